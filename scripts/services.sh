@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Makes sure the Redis and MySQL/MariaDB servers idmint needs are reachable.
+#
+# For each of REDIS_URL (default redis://127.0.0.1:6379) and MYSQL_URL (default
+# mysql://root@127.0.0.1:3306/idmint): when the port answers, nothing is done. When it does
+# not and the host is this machine, a local server is started on that port with its data
+# under .data/ in the project (Debian's redis-server / mariadb-server are installed with
+# apt-get when missing and we run as root). A remote host that does not answer is an error.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DATA="${IDMINT_DATA_DIR:-$ROOT/.data}"
+REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+MYSQL_URL="${MYSQL_URL:-mysql://root@127.0.0.1:3306/idmint}"
+
+say() { echo "[services] $*" >&2; }
+die() { echo "[services] error: $*" >&2; exit 1; }
+
+# host and port of a URL such as scheme://user:pass@host:port/path
+url_host() { local r=${1#*://}; r=${r##*@}; r=${r%%/*}; r=${r%%\?*}; [[ $r == \[* ]] && { r=${r#[}; echo "${r%%]*}"; return; }; echo "${r%%:*}"; }
+url_port() { local r=${1#*://}; r=${r##*@}; r=${r%%/*}; r=${r%%\?*}; r=${r##*]}; [[ $r == *:* ]] && echo "${r##*:}" || echo "$2"; }
+
+is_local() { [[ $1 == 127.0.0.1 || $1 == localhost || $1 == ::1 ]]; }
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+wait_port() { # host port seconds what logfile
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do port_open "$1" "$2" && return 0; sleep 0.1; done
+  [[ -f $5 ]] && tail -n 20 "$5" >&2
+  die "$4 did not start listening on $1:$2 within $3 s (log: $5)"
+}
+
+apt_updated=0
+ensure_binary() { # binary package
+  command -v "$1" >/dev/null 2>&1 && return 0
+  [[ -x /usr/sbin/$1 ]] && { PATH="$PATH:/usr/sbin"; return 0; }
+  [[ $(id -u) -eq 0 ]] || die "$1 is not installed and we are not root: install the Debian package $2 (sudo apt-get install $2), or point the URL at a running server"
+  command -v apt-get >/dev/null 2>&1 || die "$1 is not installed and apt-get is missing: install $2 yourself, or point the URL at a running server"
+  say "installing $2 with apt-get"
+  if [[ $apt_updated -eq 0 ]]; then apt-get update -qq >/dev/null; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null
+  command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 ]] || die "installing $2 did not provide $1"
+  PATH="$PATH:/usr/sbin"
+}
+
+ensure_redis() {
+  local host port
+  host=$(url_host "$REDIS_URL"); port=$(url_port "$REDIS_URL" 6379)
+  port_open "$host" "$port" && return 0
+  is_local "$host" || die "REDIS_URL points at $host:$port, which does not answer"
+  ensure_binary redis-server redis-server
+  mkdir -p "$DATA/redis-$port"
+  say "starting redis-server on 127.0.0.1:$port (data in $DATA/redis-$port)"
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --dir "$DATA/redis-$port" \
+    --save '' --appendonly no --maxmemory-policy noeviction \
+    --logfile "$DATA/redis-$port.log" --pidfile "$DATA/redis-$port.pid" >/dev/null
+  wait_port 127.0.0.1 "$port" 10 redis-server "$DATA/redis-$port.log"
+}
+
+ensure_mysql() {
+  local host port dir
+  host=$(url_host "$MYSQL_URL"); port=$(url_port "$MYSQL_URL" 3306)
+  port_open "$host" "$port" && return 0
+  is_local "$host" || die "MYSQL_URL points at $host:$port, which does not answer"
+  ensure_binary mariadbd mariadb-server
+  ensure_binary mariadb-install-db mariadb-server
+  dir="$DATA/mysql-$port"
+  if [[ ! -d $dir/mysql ]]; then
+    say "initialising a MariaDB data directory in $dir"
+    mkdir -p "$dir"
+    mariadb-install-db --no-defaults --datadir="$dir" --user="$(id -un)" --auth-root-authentication-method=normal \
+      --skip-test-db >"$DATA/mysql-$port.install.log" 2>&1 || { tail -n 20 "$DATA/mysql-$port.install.log" >&2; die "mariadb-install-db failed"; }
+  fi
+  say "starting mariadbd on 127.0.0.1:$port (data in $dir)"
+  nohup mariadbd --no-defaults --datadir="$dir" --port="$port" --bind-address=127.0.0.1 \
+    --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --user="$(id -un)" \
+    --innodb-buffer-pool-size=128M --skip-log-bin >"$DATA/mysql-$port.log" 2>&1 &
+  wait_port 127.0.0.1 "$port" 60 mariadbd "$DATA/mysql-$port.log"
+}
+
+mkdir -p "$DATA"
+ensure_redis
+ensure_mysql

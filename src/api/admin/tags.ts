@@ -1,0 +1,83 @@
+// Admin API for tags: create, list, show with live state, update, delete. Every change is
+// announced so every process serves the new definition at once.
+import type { FastifyInstance } from 'fastify';
+import { specFromCreate, specFromUpdate, specToJson } from '../../core/tag-spec.js';
+import { IdmintError } from '../../errors.js';
+import type { Runtime } from '../../runtime.js';
+import type { StoredTag } from '../../store/mysql/tags-repo.js';
+import type { SegmentRef } from '../../store/redis/segments.js';
+
+const tagParam = {
+  type: 'object',
+  required: ['tag'],
+  properties: { tag: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } },
+} as const;
+
+function view(t: StoredTag): Record<string, unknown> {
+  return { ...specToJson(t), epoch: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
+}
+
+function refs(t: StoredTag): SegmentRef[] {
+  return Array.from({ length: t.shards }, (_, shard) => ({ tag: t.tag, epoch: t.epoch, shard }));
+}
+
+export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+  const { rt } = opts;
+  const mustGet = async (name: string) => {
+    const t = await rt.tags.get(name);
+    if (!t) throw new IdmintError('TAG_NOT_FOUND', `tag "${name}" does not exist`);
+    return t;
+  };
+
+  app.post('/v1/admin/tags', async (req, reply) => {
+    const spec = specFromCreate(req.body);
+    const stored = await rt.tags.create(spec);
+    await rt.registry.announce(stored.tag);
+    req.log.info({ tag: stored.tag, epoch: stored.epoch }, 'tag created');
+    return reply.code(201).send(view(stored));
+  });
+
+  app.get('/v1/admin/tags', async () => ({ tags: (await rt.tags.list()).map(view) }));
+
+  app.get<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {
+    const t = await mustGet(req.params.tag);
+    const marks = new Map((await rt.counters.marks(t.tag)).map((m) => [m.shard, m]));
+    const shards = [];
+    for (const ref of refs(t)) {
+      const s = await rt.segments.stats(ref).catch(() => undefined);
+      const m = marks.get(ref.shard);
+      if (!m && !s?.gen) continue;
+      const remaining = s?.cur !== undefined && s.end !== undefined ? Math.max(0, s.end - s.cur + 1) : 0;
+      shards.push({
+        shard: ref.shard,
+        allocated_max: m ? String(m.maxId) : '0',
+        step: m?.step ?? t.step,
+        redis: s === undefined ? 'unreachable' : s.gen ? 'ready' : 'empty',
+        current: s?.cur !== undefined && remaining > 0 ? { next_id: String(s.cur), last_id: String(s.end), remaining } : null,
+        next: s?.next ? { first_id: String(s.next[0]), last_id: String(s.next[1]) } : null,
+        segments_used: s?.seg ?? 0,
+        issued_since_redis_start: s?.taken ?? 0,
+        exhausted: s?.exhausted ?? false,
+      });
+    }
+    return { ...view(t), state: { shards } };
+  });
+
+  app.patch<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {
+    const cur = await mustGet(req.params.tag);
+    const spec = specFromUpdate(cur, req.body);
+    const stored = await rt.tags.update(spec);
+    if (BigInt(stored.maxIdLimit) > BigInt(cur.maxIdLimit)) await rt.segments.clearExhausted(refs(stored));
+    await rt.registry.announce(stored.tag);
+    req.log.info({ tag: stored.tag }, 'tag updated');
+    return view(stored);
+  });
+
+  app.delete<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req, reply) => {
+    const old = await rt.tags.remove(req.params.tag);
+    await rt.segments.reset(refs(old)).catch((err: Error) => req.log.warn({ err: err.message }, 'Redis state of a deleted tag left behind'));
+    await rt.registry.announce(old.tag);
+    req.log.info({ tag: old.tag }, 'tag deleted');
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,77 @@
+// The ID routes: one ID, a batch, decoding, and Leaf's plain-text route.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { unpackId } from '../../core/layout.js';
+import { invalid } from '../../errors.js';
+import { Dispenser } from '../../service/dispenser.js';
+
+const tagParam = {
+  type: 'object',
+  required: ['tag'],
+  properties: { tag: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } },
+} as const;
+const keyQuery = { key: { type: 'string', maxLength: 256 } } as const;
+export const MAX_BATCH = 10000;
+
+interface TagParams { tag: string }
+interface KeyQuery { key?: string }
+
+function wantsText(req: FastifyRequest): boolean {
+  const a = req.headers.accept;
+  return typeof a === 'string' && a.startsWith('text/plain');
+}
+
+export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispenser }): Promise<void> {
+  const { dispenser } = opts;
+
+  const one = async (req: FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>) =>
+    Dispenser.format(await dispenser.take(req.params.tag, 1, req.query.key))[0];
+
+  app.get<{ Params: TagParams; Querystring: KeyQuery }>('/v1/id/:tag', {
+    schema: {
+      params: tagParam,
+      querystring: { type: 'object', properties: keyQuery, additionalProperties: false },
+      response: { 200: { type: 'object', properties: { id: { type: 'string' } } } },
+    },
+  }, async (req, reply) => {
+    const id = await one(req);
+    if (wantsText(req)) return reply.type('text/plain').send(id);
+    return { id };
+  });
+
+  app.get<{ Params: TagParams; Querystring: KeyQuery & { count: number } }>('/v1/ids/:tag', {
+    schema: {
+      params: tagParam,
+      querystring: {
+        type: 'object',
+        required: ['count'],
+        properties: { ...keyQuery, count: { type: 'integer', minimum: 1, maximum: MAX_BATCH } },
+        additionalProperties: false,
+      },
+      response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
+    },
+  }, async (req) => ({ ids: Dispenser.format(await dispenser.take(req.params.tag, req.query.count, req.query.key)) }));
+
+  // Leaf-compatible: the bare ID as text.
+  app.get<{ Params: TagParams; Querystring: KeyQuery }>('/api/segment/get/:tag', {
+    schema: { params: tagParam, querystring: { type: 'object', properties: keyQuery } },
+  }, async (req, reply: FastifyReply) => reply.type('text/plain').send(await one(req)));
+
+  app.get<{ Params: TagParams & { id: string } }>('/v1/decode/:tag/:id', {
+    schema: {
+      params: {
+        type: 'object',
+        required: ['tag', 'id'],
+        properties: { ...tagParam.properties, id: { type: 'string', pattern: '^[0-9]{1,19}$' } },
+      },
+    },
+  }, async (req) => {
+    const tag = await dispenser.resolve(req.params.tag);
+    const id = BigInt(req.params.id);
+    if (id > (1n << 63n) - 1n) throw invalid('id must be below 2^63');
+    const p = unpackId(tag, id);
+    if (tag.layout === 'sharded' && (p.appId !== tag.appId || p.shard >= tag.shards)) {
+      throw invalid(`${req.params.id} is not an ID of tag "${tag.tag}" (app_id ${p.appId}, shard ${p.shard})`);
+    }
+    return { mode: tag.mode, id: req.params.id, seq: p.seq.toString(), shard: p.shard, app_id: p.appId };
+  });
+}

@@ -1,0 +1,74 @@
+// Process concerns of a serving node: start the runtime and the HTTP app, create the demo
+// tag when asked, and shut down in order on SIGINT/SIGTERM (stop accepting, drain requests,
+// close workers, quit Redis, end the MySQL pool).
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import { specFromCreate } from '../core/tag-spec.js';
+import { IdmintError } from '../errors.js';
+import { createLogger, createRuntime, type Runtime } from '../runtime.js';
+import { buildApp } from './app.js';
+
+export interface Node {
+  readonly rt: Runtime;
+  readonly app?: FastifyInstance;
+  /** Where HTTP listens, e.g. http://127.0.0.1:8080. */
+  readonly url?: string;
+  close(): Promise<void>;
+}
+
+export async function ensureDemoTag(rt: Runtime, name: string): Promise<void> {
+  try {
+    await rt.tags.create(specFromCreate({ tag: name, mode: 'segment', description: 'quickstart demo tag' }));
+    rt.log.info({ tag: name }, 'demo tag created');
+  } catch (err) {
+    if (!(err instanceof IdmintError && err.code === 'TAG_EXISTS')) throw err;
+  }
+}
+
+export async function startNode(config: Config): Promise<Node> {
+  const log = createLogger(config);
+  const rt = await createRuntime(config, log);
+  if (config.demoTag) await ensureDemoTag(rt, config.demoTag);
+  if (config.adminTokenGenerated) {
+    log.warn({ adminToken: config.adminToken }, 'ADMIN_TOKEN is not set; generated one for this process (set ADMIN_TOKEN to choose it)');
+  }
+  if (!config.serveHttp) {
+    log.info('worker node started (no HTTP)');
+    return { rt, close: () => rt.close() };
+  }
+  const app = await buildApp(rt);
+  const address = await app.listen({ port: config.port, host: config.host });
+  log.info({ address, nodeId: config.nodeId }, 'idmint listening');
+  let closing: Promise<void> | undefined;
+  return {
+    rt,
+    app,
+    url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
+    close: () =>
+      (closing ??= (async () => {
+        await app.close();
+        await rt.close();
+      })()),
+  };
+}
+
+export function closeOnSignals(node: Node): void {
+  let signalled = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) {
+      node.rt.log.warn({ sig }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    signalled = true;
+    node.rt.log.info({ sig }, 'shutting down');
+    node.close().then(
+      () => process.exit(0),
+      (err: Error) => {
+        node.rt.log.error({ err: err.message }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}

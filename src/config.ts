@@ -1,0 +1,111 @@
+// One validated, frozen configuration read from the environment at start-up. Every option,
+// its default and its meaning is listed here and in docs/CONFIG.md; a bad value stops the
+// process with a message naming the variable.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+
+export interface Config {
+  /** HTTP and websocket port. */
+  readonly port: number;
+  readonly host: string;
+  /** id_server-compatible UDP port; 0 turns the listener off. */
+  readonly udpPort: number;
+  readonly redisUrl: string;
+  /** Prefix of every Redis key idmint writes, including BullMQ's (which gets a hash tag). */
+  readonly redisPrefix: string;
+  readonly mysqlUrl: string;
+  readonly adminToken: string;
+  /** True when ADMIN_TOKEN was unset and a token was generated for this process. */
+  readonly adminTokenGenerated: boolean;
+  /** Identity of this process in segment logs and worker leases. */
+  readonly nodeId: string;
+  readonly logLevel: string;
+  /** How long a request waits for a cold or dry tag to be refilled before answering 503. */
+  readonly refillWaitMs: number;
+  /** BullMQ refill worker concurrency; 0 means this process runs no refill worker. */
+  readonly refillConcurrency: number;
+  /** A tag definition cached by a process is re-read from MySQL at least this often. */
+  readonly tagCacheMs: number;
+  /** Upper bound of IDs one coalesced Redis take may ask for. */
+  readonly coalesceMax: number;
+  /** Extra tag created at start-up when missing (the quickstart's `demo`), or ''. */
+  readonly demoTag: string;
+  /** Serve HTTP; false for `idmint worker`. */
+  readonly serveHttp: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const problems: string[] = [];
+
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return def;
+    if (!/^\d+$/.test(raw.trim())) {
+      problems.push(`${name} must be a whole number, got "${raw}"`);
+      return def;
+    }
+    const v = Number(raw);
+    if (v < min || v > max) problems.push(`${name} must be between ${min} and ${max}, got ${v}`);
+    return v;
+  };
+  const url = (name: string, def: string, protocols: string[]): string => {
+    const raw = env[name] || def;
+    try {
+      const u = new URL(raw);
+      if (!protocols.includes(u.protocol)) problems.push(`${name} must start with ${protocols.join(' or ')}//, got "${raw}"`);
+    } catch {
+      problems.push(`${name} is not a URL: "${raw}"`);
+    }
+    return raw;
+  };
+
+  const port = int('PORT', 8080, 0, 65535);
+  const udpPort = int('UDP_PORT', 8081, 0, 65535);
+  const redisUrl = url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']);
+  const mysqlUrl = url('MYSQL_URL', 'mysql://root@127.0.0.1:3306/idmint', ['mysql:', 'mariadb:']);
+  if (!problems.some((p) => p.startsWith('MYSQL_URL'))) {
+    const db = new URL(mysqlUrl).pathname.replace(/^\//, '');
+    if (!/^[A-Za-z0-9_]{1,64}$/.test(db)) problems.push(`MYSQL_URL must name a database (letters, digits, _), got "${db}"`);
+  }
+  const redisPrefix = env.REDIS_PREFIX || 'idmint';
+  if (!/^[A-Za-z0-9_.-]{1,32}$/.test(redisPrefix)) problems.push(`REDIS_PREFIX must match [A-Za-z0-9_.-]{1,32}, got "${redisPrefix}"`);
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const token = env.ADMIN_TOKEN;
+  if (token !== undefined && token !== '' && token.length < 8) problems.push('ADMIN_TOKEN must be at least 8 characters');
+  const demoTag = env.DEMO_TAG ?? '';
+  if (demoTag !== '' && !/^[A-Za-z0-9_.-]{1,64}$/.test(demoTag)) problems.push(`DEMO_TAG is not a valid tag name: "${demoTag}"`);
+
+  const cfg: Config = {
+    port,
+    host: env.HOST || '0.0.0.0',
+    udpPort,
+    redisUrl,
+    redisPrefix,
+    mysqlUrl,
+    adminToken: token || randomBytes(18).toString('base64url'),
+    adminTokenGenerated: !token,
+    nodeId: env.NODE_ID || `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    logLevel,
+    refillWaitMs: int('REFILL_WAIT_MS', 3000, 10, 60000),
+    refillConcurrency: int('REFILL_CONCURRENCY', 4, 0, 64),
+    tagCacheMs: int('TAG_CACHE_MS', 1000, 50, 60000),
+    coalesceMax: int('COALESCE_MAX', 100000, 1, 10_000_000),
+    demoTag,
+    serveHttp: true,
+    ...overrides,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(cfg);
+}

@@ -1,0 +1,83 @@
+// The BullMQ worker that refills segments: sizes the next segment from the consumption rate,
+// allocates it in MySQL (one transaction, logged), and installs it into Redis with fencing.
+// Delivery is at least once; a job that runs twice allocates a second segment that the
+// install fence refuses or that becomes the next one: wasted at worst, never shared.
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { nextStep } from '../core/step.js';
+import { REFILL_BACKOFF, REFILL_QUEUE, type RefillJobData } from '../producer/refill-producer.js';
+import type { CountersRepo } from '../store/mysql/counters-repo.js';
+import type { TagsRepo } from '../store/mysql/tags-repo.js';
+import type { SegmentStore } from '../store/redis/segments.js';
+
+export interface RefillDeps {
+  readonly connection: Redis;
+  readonly prefix: string;
+  readonly concurrency: number;
+  readonly tags: TagsRepo;
+  readonly counters: CountersRepo;
+  readonly segments: SegmentStore;
+  readonly nodeId: string;
+  readonly log: Logger;
+}
+
+export interface RefillOutcome {
+  readonly result: string;
+  readonly first?: number;
+  readonly last?: number;
+  readonly step?: number;
+}
+
+/** Capped exponential backoff between attempts: 100 ms, 200 ms, ... at most 5 s. */
+export function refillBackoffMs(attemptsMade: number): number {
+  return Math.min(5000, 100 * 2 ** Math.max(0, attemptsMade - 1));
+}
+
+export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connection' | 'prefix' | 'concurrency'>): Promise<RefillOutcome> {
+  const ref = { tag: d.tag, epoch: d.epoch, shard: d.shard };
+  const tag = await deps.tags.get(d.tag);
+  if (!tag || tag.epoch !== d.epoch) return { result: 'tag-gone' };
+  const st = await deps.segments.stats(ref);
+  // Cheap early exits; the install script enforces the same conditions atomically.
+  if (st.gen !== d.gen) return { result: 'reset' };
+  if (st.next) return { result: 'next-present' };
+  const now = Date.now();
+  const step = nextStep({
+    takenSince: st.takenAtInstall === undefined ? 0 : st.taken - st.takenAtInstall,
+    elapsedMs: st.lastInstallMs === undefined ? 0 : now - st.lastInstallMs,
+    currentStep: (await deps.counters.lastStep(d.tag, d.shard)) ?? tag.step,
+    minStep: tag.minStep,
+    maxStep: tag.maxStep,
+    targetSeconds: tag.targetSeconds,
+  });
+  const alloc = await deps.counters.allocate(d.tag, d.shard, d.epoch, step, deps.nodeId);
+  if (alloc.kind === 'stale') return { result: 'tag-gone' };
+  if (alloc.kind === 'exhausted') {
+    await deps.segments.exhaust(ref, d.gen);
+    deps.log.warn({ tag: d.tag, shard: d.shard, maxId: alloc.maxId }, 'tag reached max_id_limit');
+    return { result: 'exhausted' };
+  }
+  const [first, last] = alloc.range;
+  const result = await deps.segments.install(ref, d.gen, alloc.range, tag.prefetch, now);
+  deps.log.info({ tag: d.tag, shard: d.shard, epoch: d.epoch, first, last, step, installed: result, urgent: d.urgent }, 'segment allocated');
+  return { result, first, last, step };
+}
+
+export function startRefillWorker(deps: RefillDeps): Worker<RefillJobData, RefillOutcome> {
+  const worker = new Worker<RefillJobData, RefillOutcome>(REFILL_QUEUE, (job: Job<RefillJobData>) => refill(job.data, deps), {
+    connection: deps.connection,
+    prefix: deps.prefix,
+    concurrency: deps.concurrency,
+    lockDuration: 10000,
+    stalledInterval: 5000,
+    settings: {
+      backoffStrategy: (attemptsMade: number, type?: string) => (type === REFILL_BACKOFF ? refillBackoffMs(attemptsMade) : -1),
+    },
+  });
+  worker.on('failed', (job, err) => {
+    deps.log.warn({ tag: job?.data.tag, attempts: job?.attemptsMade, err: err.message }, 'refill attempt failed; will retry');
+  });
+  worker.on('error', (err) => deps.log.error({ err: err.message }, 'refill worker error'));
+  return worker;
+}

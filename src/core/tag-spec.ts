@@ -1,0 +1,172 @@
+// What a tag is, its defaults, and the validation of admin input (create and update). Pure:
+// the admin routes call these and turn the problems into one INVALID_ARGUMENT answer.
+import { counterLimit, MAX_COUNTER, type SegmentLayout } from './layout.js';
+
+export const TAG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+export const MODES = ['segment', 'snowflake', 'rule'] as const;
+export type Mode = (typeof MODES)[number];
+/** Modes this version can serve; the others are refused at creation with a clear message. */
+export const SERVED_MODES: readonly Mode[] = ['segment'];
+
+export interface TagSpec extends SegmentLayout {
+  readonly tag: string;
+  readonly mode: Mode;
+  readonly order: 'global' | 'node';
+  /** Size of the first segment, and of later ones while there is no rate history. */
+  readonly step: number;
+  readonly minStep: number;
+  readonly maxStep: number;
+  /** A segment should last about this long at the observed consumption rate. */
+  readonly targetSeconds: number;
+  /** Fraction of the current segment consumed at which the next one is requested. */
+  readonly prefetch: number;
+  /** IDs never exceed this (decimal string of a 63-bit value). */
+  readonly maxIdLimit: string;
+  /** `order: node`: IDs a process takes from Redis at once into its memory. */
+  readonly nodeBlock: number;
+  readonly enabled: boolean;
+  readonly description: string;
+}
+
+export const DEFAULTS = {
+  order: 'global',
+  layout: 'plain',
+  shards: 1,
+  shardedShards: 64,
+  appId: 0,
+  appBits: 8,
+  step: 1000,
+  minStep: 100,
+  maxStep: 1_000_000,
+  targetSeconds: 60,
+  prefetch: 0.2,
+  maxIdLimit: String(MAX_COUNTER),
+  nodeBlock: 1000,
+} as const;
+
+type Body = Record<string, unknown>;
+
+const FIELD_NAMES: Record<string, keyof TagSpec> = {
+  tag: 'tag', mode: 'mode', order: 'order', layout: 'layout', shards: 'shards', app_id: 'appId',
+  app_bits: 'appBits', step: 'step', min_step: 'minStep', max_step: 'maxStep',
+  target_seconds: 'targetSeconds', prefetch: 'prefetch', max_id_limit: 'maxIdLimit',
+  node_block: 'nodeBlock', enabled: 'enabled', description: 'description',
+};
+/** Fields fixed at creation: changing them would change what existing IDs mean. */
+const IMMUTABLE = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits'];
+
+export class SpecProblems extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+  }
+}
+
+function intField(b: Body, name: string, min: number, max: number, problems: string[]): number | undefined {
+  const v = b[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    problems.push(`${name} must be an integer from ${min} to ${max}`);
+    return undefined;
+  }
+  return v;
+}
+
+function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, unknown>> {
+  const out: Partial<Record<keyof TagSpec, unknown>> = {};
+  for (const k of Object.keys(b)) if (!(k in FIELD_NAMES)) problems.push(`unknown field "${k}"`);
+  if (b.tag !== undefined && (typeof b.tag !== 'string' || !TAG_NAME.test(b.tag))) problems.push('tag must match [A-Za-z0-9_.-]{1,64}');
+  else out.tag = b.tag;
+  if (b.mode !== undefined) {
+    if (!MODES.includes(b.mode as Mode)) problems.push(`mode must be one of ${MODES.join(', ')}`);
+    else if (!SERVED_MODES.includes(b.mode as Mode)) problems.push(`mode "${String(b.mode)}" is not available in this version; available: ${SERVED_MODES.join(', ')}`);
+    else out.mode = b.mode;
+  }
+  if (b.order !== undefined && b.order !== 'global' && b.order !== 'node') problems.push('order must be "global" or "node"');
+  else out.order = b.order;
+  if (b.layout !== undefined && b.layout !== 'plain' && b.layout !== 'sharded') problems.push('layout must be "plain" or "sharded"');
+  else out.layout = b.layout;
+  out.shards = intField(b, 'shards', 1, 4096, problems);
+  out.appBits = intField(b, 'app_bits', 0, 16, problems);
+  out.appId = intField(b, 'app_id', 0, 65535, problems);
+  out.step = intField(b, 'step', 1, 100_000_000, problems);
+  out.minStep = intField(b, 'min_step', 1, 100_000_000, problems);
+  out.maxStep = intField(b, 'max_step', 1, 100_000_000, problems);
+  out.targetSeconds = intField(b, 'target_seconds', 1, 86_400, problems);
+  out.nodeBlock = intField(b, 'node_block', 1, 1_000_000, problems);
+  if (b.prefetch !== undefined) {
+    if (typeof b.prefetch !== 'number' || !(b.prefetch > 0 && b.prefetch < 1)) problems.push('prefetch must be a number between 0 and 1 (exclusive)');
+    else out.prefetch = b.prefetch;
+  }
+  if (b.max_id_limit !== undefined) {
+    const v = b.max_id_limit;
+    const s = typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : typeof v === 'string' ? v : '';
+    if (!/^[1-9]\d{0,18}$/.test(s) || BigInt(s) > (1n << 63n) - 1n) problems.push('max_id_limit must be a positive integer (a decimal string above 2^53) no larger than 2^63-1');
+    else out.maxIdLimit = s;
+  }
+  if (b.enabled !== undefined && typeof b.enabled !== 'boolean') problems.push('enabled must be true or false');
+  else out.enabled = b.enabled;
+  if (b.description !== undefined && (typeof b.description !== 'string' || b.description.length > 255)) problems.push('description must be a string of at most 255 characters');
+  else out.description = b.description;
+  for (const k of Object.keys(out) as (keyof TagSpec)[]) if (out[k] === undefined) delete out[k];
+  return out;
+}
+
+function checkWhole(s: TagSpec, problems: string[]): void {
+  if (s.minStep > s.maxStep) problems.push('min_step must not exceed max_step');
+  if (s.step < s.minStep || s.step > s.maxStep) problems.push('step must lie between min_step and max_step');
+  if (s.layout === 'sharded') {
+    if (s.appId >= 2 ** s.appBits) problems.push(`app_id must be below 2^app_bits (${2 ** s.appBits})`);
+  } else if (s.shards !== 1 || s.appId !== 0) {
+    problems.push('shards and app_id apply to layout "sharded" only');
+  }
+  if (counterLimit(s, BigInt(s.maxIdLimit)) < 1) problems.push('max_id_limit is too small for this layout to issue any ID');
+}
+
+/** Validates a create body and fills in the defaults. Throws SpecProblems. */
+export function specFromCreate(body: unknown): TagSpec {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SpecProblems(['body must be a JSON object']);
+  const problems: string[] = [];
+  const f = readFields(body as Body, problems);
+  if (f.tag === undefined && !problems.some((p) => p.startsWith('tag'))) problems.push('tag is required');
+  const layout = (f.layout as TagSpec['layout']) ?? DEFAULTS.layout;
+  const spec: TagSpec = {
+    tag: (f.tag as string) ?? '',
+    mode: (f.mode as Mode) ?? 'segment',
+    order: (f.order as TagSpec['order']) ?? DEFAULTS.order,
+    layout,
+    shards: (f.shards as number) ?? (layout === 'sharded' ? DEFAULTS.shardedShards : DEFAULTS.shards),
+    appId: (f.appId as number) ?? DEFAULTS.appId,
+    appBits: (f.appBits as number) ?? (layout === 'sharded' ? DEFAULTS.appBits : 0),
+    step: (f.step as number) ?? DEFAULTS.step,
+    minStep: (f.minStep as number) ?? Math.min(DEFAULTS.minStep, (f.step as number) ?? DEFAULTS.minStep),
+    maxStep: (f.maxStep as number) ?? Math.max(DEFAULTS.maxStep, (f.step as number) ?? 0),
+    targetSeconds: (f.targetSeconds as number) ?? DEFAULTS.targetSeconds,
+    prefetch: (f.prefetch as number) ?? DEFAULTS.prefetch,
+    maxIdLimit: (f.maxIdLimit as string) ?? DEFAULTS.maxIdLimit,
+    nodeBlock: (f.nodeBlock as number) ?? DEFAULTS.nodeBlock,
+    enabled: (f.enabled as boolean) ?? true,
+    description: (f.description as string) ?? '',
+  };
+  if (problems.length === 0) checkWhole(spec, problems);
+  if (problems.length > 0) throw new SpecProblems(problems);
+  return spec;
+}
+
+/** Applies an update body to a stored spec. Throws SpecProblems. */
+export function specFromUpdate(current: TagSpec, body: unknown): TagSpec {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SpecProblems(['body must be a JSON object']);
+  const problems: string[] = [];
+  for (const k of IMMUTABLE) if (k in (body as Body)) problems.push(`${k} cannot be changed after creation`);
+  const f = readFields(body as Body, problems);
+  const spec = { ...current, ...f } as TagSpec;
+  if (problems.length === 0) checkWhole(spec, problems);
+  if (problems.length > 0) throw new SpecProblems(problems);
+  return spec;
+}
+
+/** The wire form of a spec (snake_case, as accepted by create). */
+export function specToJson(s: TagSpec): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [wire, key] of Object.entries(FIELD_NAMES)) out[wire] = s[key];
+  return out;
+}

@@ -1,0 +1,42 @@
+// The one registry of error codes idmint answers with. Every code has an HTTP status and a
+// meaning; docs/API.md lists the same table and a test holds the two together.
+
+export const ERROR_CODES = {
+  INVALID_ARGUMENT: { status: 400, meaning: 'a parameter or body field is missing or out of range' },
+  UNAUTHORIZED: { status: 401, meaning: 'the admin token is missing or wrong' },
+  TAG_NOT_FOUND: { status: 404, meaning: 'no tag of that name exists' },
+  NOT_FOUND: { status: 404, meaning: 'no route of that method and path' },
+  TAG_EXISTS: { status: 409, meaning: 'a tag of that name already exists' },
+  TAG_DISABLED: { status: 409, meaning: 'the tag exists but an operator disabled it' },
+  ID_SPACE_EXHAUSTED: { status: 409, meaning: 'the tag reached its max_id_limit; no more IDs will be issued' },
+  UNAVAILABLE: { status: 503, meaning: 'Redis or MySQL cannot be reached past the buffered IDs, or a refill did not arrive in time' },
+  CLOCK_BACKWARDS: { status: 503, meaning: 'the clock moved back further than the tolerated bound' },
+  LEASE_LOST: { status: 503, meaning: 'this process holds no valid worker-id lease right now' },
+  INTERNAL: { status: 500, meaning: 'an unexpected fault; the request received no ID' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class IdmintError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Seconds a client should wait before retrying, sent as Retry-After on 503. */
+  readonly retryAfter?: number;
+
+  constructor(code: ErrorCode, message: string, opts: { retryAfter?: number; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'IdmintError';
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    if (opts.retryAfter !== undefined) this.retryAfter = opts.retryAfter;
+    else if (this.status === 503) this.retryAfter = 1;
+  }
+
+  toJSON(): { error: { code: ErrorCode; message: string } } {
+    return { error: { code: this.code, message: this.message } };
+  }
+}
+
+export const invalid = (message: string): IdmintError => new IdmintError('INVALID_ARGUMENT', message);
+export const unavailable = (message: string, cause?: unknown): IdmintError =>
+  new IdmintError('UNAVAILABLE', message, { cause });

@@ -1,0 +1,66 @@
+// `order: node`: a process keeps a block of IDs in memory and serves from it without a Redis
+// round trip; it fetches the next block (through the coalescer) when a fifth is left. IDs
+// increase per process; across processes only uniqueness holds.
+import { RangeQueue, type Range } from '../core/ranges.js';
+import type { Coalescer } from './coalescer.js';
+
+interface Waiter {
+  readonly n: number;
+  readonly resolve: (r: Range[]) => void;
+  readonly reject: (e: Error) => void;
+}
+
+export class NodeBuffer {
+  private readonly ids = new RangeQueue();
+  private readonly waiters: Waiter[] = [];
+  private fetching = false;
+
+  constructor(
+    private readonly source: Coalescer,
+    private readonly blockSize: () => number,
+  ) {}
+
+  get buffered(): number {
+    return this.ids.size;
+  }
+
+  take(n: number): Promise<Range[]> {
+    if (this.waiters.length === 0 && this.ids.size >= n) {
+      const out = this.ids.take(n);
+      this.topUp();
+      return Promise.resolve(out);
+    }
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ n, resolve, reject });
+      this.topUp();
+    });
+  }
+
+  private topUp(): void {
+    if (this.fetching) return;
+    const pending = this.waiters.reduce((s, w) => s + w.n, 0);
+    const block = this.blockSize();
+    if (pending === 0 && this.ids.size > block / 5) return;
+    this.fetching = true;
+    this.source
+      .take(Math.max(block, pending - this.ids.size))
+      .then((runs) => {
+        for (const r of runs) this.ids.push(r);
+        this.serve();
+      })
+      .catch((err: Error) => {
+        for (const w of this.waiters.splice(0)) w.reject(err);
+      })
+      .finally(() => {
+        this.fetching = false;
+        if (this.waiters.length > 0) this.topUp();
+      });
+  }
+
+  private serve(): void {
+    while (this.waiters.length > 0 && this.ids.size >= this.waiters[0].n) {
+      const w = this.waiters.shift()!;
+      w.resolve(this.ids.take(w.n));
+    }
+  }
+}

@@ -1,0 +1,54 @@
+// Segment allocation: one MySQL transaction moves a (tag, shard)'s high-water mark and logs
+// the segment. The row lock decides who owns which range; racing allocations get distinct
+// ranges. The tag row is read under a shared lock so a re-creation cannot interleave.
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { counterLimit } from '../../core/layout.js';
+import type { Range } from '../../core/ranges.js';
+import { inTx } from './tags-repo.js';
+
+export type Allocation =
+  | { readonly kind: 'segment'; readonly range: Range }
+  | { readonly kind: 'exhausted'; readonly maxId: number }
+  | { readonly kind: 'stale' };
+
+export class CountersRepo {
+  constructor(private readonly pool: Pool) {}
+
+  async allocate(tag: string, shard: number, epoch: number, step: number, nodeId: string): Promise<Allocation> {
+    return inTx(this.pool, async (c) => {
+      const [tags] = await c.query<RowDataPacket[]>(
+        `SELECT epoch, deleted, layout, shards, app_id, app_bits, max_id_limit, counter_floor
+           FROM idmint_tags WHERE tag = ? LOCK IN SHARE MODE`, [tag]);
+      const t = tags[0];
+      if (!t || Number(t.deleted) === 1 || Number(t.epoch) !== epoch) return { kind: 'stale' } as const;
+      await c.query('INSERT IGNORE INTO idmint_counters (tag, shard, max_id, step) VALUES (?, ?, CAST(? AS UNSIGNED), ?)',
+        [tag, shard, String(t.counter_floor), step]);
+      const [rows] = await c.query<RowDataPacket[]>(
+        'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? FOR UPDATE', [tag, shard]);
+      const maxId = Number(rows[0].max_id);
+      const limit = counterLimit(
+        { layout: t.layout, shards: Number(t.shards), appId: Number(t.app_id), appBits: Number(t.app_bits) },
+        BigInt(t.max_id_limit));
+      if (maxId >= limit) return { kind: 'exhausted', maxId } as const;
+      const last = Math.min(maxId + step, limit);
+      await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED), step = ? WHERE tag = ? AND shard = ?',
+        [String(last), step, tag, shard]);
+      await c.query(
+        'INSERT INTO idmint_segments (tag, shard, epoch, first_id, last_id, node_id) VALUES (?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)',
+        [tag, shard, epoch, String(maxId + 1), String(last), nodeId]);
+      return { kind: 'segment', range: [maxId + 1, last] } as const;
+    });
+  }
+
+  /** The last step used for a (tag, shard), or undefined before its first segment. */
+  async lastStep(tag: string, shard: number): Promise<number | undefined> {
+    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT step FROM idmint_counters WHERE tag = ? AND shard = ?', [tag, shard]);
+    return rows.length ? Number(rows[0].step) : undefined;
+  }
+
+  /** High-water marks per shard, for the admin view. */
+  async marks(tag: string): Promise<{ shard: number; maxId: number; step: number }[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT shard, max_id, step FROM idmint_counters WHERE tag = ? ORDER BY shard', [tag]);
+    return rows.map((r) => ({ shard: Number(r.shard), maxId: Number(r.max_id), step: Number(r.step) }));
+  }
+}

@@ -1,0 +1,157 @@
+// Tag definitions in MySQL: create (or re-create above every ID the old tag issued),
+// read, update, soft delete.
+import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
+import { counterLimit, shardBits, type SegmentLayout } from '../../core/layout.js';
+import type { Mode, TagSpec } from '../../core/tag-spec.js';
+import { IdmintError, invalid } from '../../errors.js';
+
+export interface StoredTag extends TagSpec {
+  /** Counts re-creations of this name; part of the tag's Redis keys. */
+  readonly epoch: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+const COLUMNS = `tag, mode, order_mode, layout, shards, app_id, app_bits, step, min_step, max_step,
+  target_seconds, prefetch, max_id_limit, node_block, enabled, description, epoch, deleted,
+  counter_floor, created_at, updated_at`;
+
+function fromRow(r: RowDataPacket): StoredTag {
+  return {
+    tag: r.tag,
+    mode: r.mode as Mode,
+    order: r.order_mode,
+    layout: r.layout,
+    shards: Number(r.shards),
+    appId: Number(r.app_id),
+    appBits: Number(r.app_bits),
+    step: Number(r.step),
+    minStep: Number(r.min_step),
+    maxStep: Number(r.max_step),
+    targetSeconds: Number(r.target_seconds),
+    prefetch: Number(r.prefetch),
+    maxIdLimit: String(r.max_id_limit),
+    nodeBlock: Number(r.node_block),
+    enabled: Number(r.enabled) === 1,
+    description: r.description,
+    epoch: Number(r.epoch),
+    createdAt: new Date(r.created_at).toISOString(),
+    updatedAt: new Date(r.updated_at).toISOString(),
+  };
+}
+
+function specValues(s: TagSpec): unknown[] {
+  return [s.mode, s.order, s.layout, s.shards, s.appId, s.appBits, s.step, s.minStep, s.maxStep,
+    s.targetSeconds, s.prefetch, s.maxIdLimit, s.nodeBlock, s.enabled ? 1 : 0, s.description];
+}
+
+const SET_SPEC = `mode = ?, order_mode = ?, layout = ?, shards = ?, app_id = ?, app_bits = ?, step = ?,
+  min_step = ?, max_step = ?, target_seconds = ?, prefetch = ?, max_id_limit = CAST(? AS UNSIGNED),
+  node_block = ?, enabled = ?, description = ?`;
+
+/** Bound on one transaction: a MySQL that stops answering must not hang a refill forever. */
+const TX_TIMEOUT_MS = 5000;
+
+async function inTx<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): Promise<T> {
+  const c = await pool.getConnection();
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      reject(new Error(`MySQL transaction took longer than ${TX_TIMEOUT_MS} ms`));
+    }, TX_TIMEOUT_MS);
+  });
+  const work = (async () => {
+    await c.beginTransaction();
+    const out = await fn(c);
+    await c.commit();
+    return out;
+  })();
+  try {
+    return await Promise.race([work, timeout]);
+  } catch (e) {
+    if (!timedOut) await c.rollback().catch(() => undefined);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => undefined);
+    // A connection stuck in a timed-out transaction is closed, never handed to another caller.
+    if (timedOut) c.destroy();
+    else c.release();
+  }
+}
+
+/** Largest counter value any (tag, shard) of the tag has handed out, or its floor. */
+async function highestCounter(c: PoolConnection, tag: string, floor: number): Promise<number> {
+  const [rows] = await c.query<RowDataPacket[]>('SELECT MAX(max_id) AS m FROM idmint_counters WHERE tag = ?', [tag]);
+  return Math.max(floor, rows[0].m === null ? 0 : Number(rows[0].m));
+}
+
+/** The counter value from which a new layout's IDs all lie above every ID of the old layout. */
+function floorFor(oldLayout: SegmentLayout, oldMaxSeq: number, newLayout: SegmentLayout): number {
+  const low = (l: SegmentLayout) => (l.layout === 'sharded' ? BigInt(shardBits(l.shards) + l.appBits) : 0n);
+  const oldMaxId = ((BigInt(oldMaxSeq) + 1n) << low(oldLayout)) - 1n;
+  return Number(oldMaxId >> low(newLayout));
+}
+
+export class TagsRepo {
+  constructor(private readonly pool: Pool) {}
+
+  async get(tag: string): Promise<StoredTag | undefined> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0`, [tag]);
+    return rows.length ? fromRow(rows[0]) : undefined;
+  }
+
+  async list(): Promise<StoredTag[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE deleted = 0 ORDER BY tag`);
+    return rows.map(fromRow);
+  }
+
+  /** Creates the tag; a name used before continues above every ID its earlier life issued. */
+  async create(spec: TagSpec): Promise<StoredTag> {
+    await inTx(this.pool, async (c) => {
+      const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? FOR UPDATE`, [spec.tag]);
+      if (rows.length === 0) {
+        await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}`, [spec.tag, ...specValues(spec)]);
+        return;
+      }
+      if (Number(rows[0].deleted) === 0) throw new IdmintError('TAG_EXISTS', `tag "${spec.tag}" already exists`);
+      const old = fromRow(rows[0]);
+      const floor = floorFor(old, await highestCounter(c, spec.tag, Number(rows[0].counter_floor)), spec);
+      await c.query('UPDATE idmint_counters SET max_id = GREATEST(max_id, CAST(? AS UNSIGNED)) WHERE tag = ?', [String(floor), spec.tag]);
+      await c.query(
+        `UPDATE idmint_tags SET ${SET_SPEC}, epoch = epoch + 1, deleted = 0, counter_floor = CAST(? AS UNSIGNED),
+           created_at = CURRENT_TIMESTAMP(3) WHERE tag = ?`,
+        [...specValues(spec), String(floor), spec.tag],
+      );
+    });
+    return (await this.get(spec.tag))!;
+  }
+
+  /** Stores a validated spec for an existing tag. Refuses to lower max_id_limit below IDs already allocated. */
+  async update(spec: TagSpec): Promise<StoredTag> {
+    await inTx(this.pool, async (c) => {
+      const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0 FOR UPDATE`, [spec.tag]);
+      if (rows.length === 0) throw new IdmintError('TAG_NOT_FOUND', `tag "${spec.tag}" does not exist`);
+      const allocated = await highestCounter(c, spec.tag, Number(rows[0].counter_floor));
+      if (counterLimit(spec, BigInt(spec.maxIdLimit)) < allocated) {
+        throw invalid(`max_id_limit ${spec.maxIdLimit} lies below IDs already allocated to Redis (counter ${allocated}); it can only be lowered to an ID above those`);
+      }
+      await c.query(`UPDATE idmint_tags SET ${SET_SPEC} WHERE tag = ?`, [...specValues(spec), spec.tag]);
+    });
+    return (await this.get(spec.tag))!;
+  }
+
+  /** Marks the tag deleted; returns what it was, for clearing its Redis state. */
+  async remove(tag: string): Promise<StoredTag> {
+    return inTx(this.pool, async (c) => {
+      const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0 FOR UPDATE`, [tag]);
+      if (rows.length === 0) throw new IdmintError('TAG_NOT_FOUND', `tag "${tag}" does not exist`);
+      await c.query('UPDATE idmint_tags SET deleted = 1, enabled = 0 WHERE tag = ?', [tag]);
+      return fromRow(rows[0]);
+    });
+  }
+}
+
+export { inTx };

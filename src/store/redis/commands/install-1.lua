@@ -1,0 +1,36 @@
+--[[
+  install: put a segment allocated in MySQL into a (tag, shard)'s double buffer, with fencing.
+
+  KEYS[1]  segment hash of the (tag, shard)
+  ARGV[1]  gen the refill was requested under (from take)
+  ARGV[2]  first ID of the segment
+  ARGV[3]  last ID of the segment (inclusive)
+  ARGV[4]  now, in milliseconds (for the consumption-rate window)
+  ARGV[5]  prefetch fraction
+
+  Returns
+     1  installed as the current segment (the current one was used up)
+     2  installed as the next segment
+    -1  refused: the hash is absent or carries another gen (Redis lost its data, or the tag
+        was reset, after this refill was requested); the segment is wasted, never shared
+    -2  refused: a next segment is already present (a racing refill won)
+    -3  refused: the segment is not above every ID already installed (a slower refill lost
+        the race); installing it would hand out IDs lower than ones already issued
+]]
+local key = KEYS[1]
+local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'hwm', 'taken')
+if not h[1] or h[1] ~= ARGV[1] then return -1 end
+if h[4] then return -2 end
+local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
+if first <= tonumber(h[5]) then return -3 end
+
+redis.call('HSET', key, 'hwm', last, 'rt', ARGV[4], 'rn', h[6])
+redis.call('HDEL', key, 'ex')
+if tonumber(h[2]) > tonumber(h[3]) then
+  local pf = first + math.floor((last - first + 1) * tonumber(ARGV[5]))
+  redis.call('HSET', key, 'cur', first, 'end', last, 'pf', pf)
+  redis.call('HINCRBY', key, 'seg', 1)
+  return 1
+end
+redis.call('HSET', key, 'nf', first, 'ne', last)
+return 2

@@ -1,0 +1,70 @@
+--[[
+  take: hand out up to n consecutive IDs of one (tag, shard) from its current segment,
+  moving into the next segment (the double buffer) when the current one ends.
+
+  KEYS[1]  segment hash of the (tag, shard)
+  ARGV[1]  n: IDs wanted (>= 1)
+  ARGV[2]  gen: a fresh random token, used only if the hash is absent (cold start, or Redis
+           lost its data, or the tag was reset); installs must later present it
+  ARGV[3]  prefetch: fraction of a segment consumed at which the next one is wanted
+
+  Hash fields: gen, cur (next ID to hand out), end (last ID of the current segment),
+  nf/ne (next segment), seg (number of the current segment), pf (prefetch point),
+  rq (segment number a refill was last asked for), hwm (highest ID ever installed),
+  taken (IDs handed out), rt/rn (time and taken count at the last install), ex (exhausted).
+
+  Returns {status, gen, seg, refill_wanted, first1, last1, first2, last2, ...}
+    status 0  all n IDs given, as inclusive runs
+    status 1  dry: fewer than n given (possibly none); a refill is wanted
+    status 2  cold: the hash was absent and has been created with ARGV[2]; none given
+    status 3  exhausted: fewer than n given and the tag reached its limit
+  refill_wanted is 1 when the caller should enqueue a refill for (gen, seg).
+]]
+local key = KEYS[1]
+local n = tonumber(ARGV[1])
+local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex')
+if not h[1] then
+  redis.call('HSET', key, 'gen', ARGV[2], 'cur', 1, 'end', 0, 'seg', 0, 'pf', 0, 'rq', 0, 'hwm', 0, 'taken', 0)
+  return {2, ARGV[2], 0, 1}
+end
+
+local cur, last, seg, pf = tonumber(h[2]), tonumber(h[3]), tonumber(h[6]), tonumber(h[7])
+local nf, ne = h[4], h[5]
+local out = {}
+local got = 0
+local promoted = false
+while got < n do
+  if cur > last then
+    if not nf then break end
+    cur, last = tonumber(nf), tonumber(ne)
+    nf, ne = false, false
+    seg = seg + 1
+    pf = cur + math.floor((last - cur + 1) * tonumber(ARGV[3]))
+    promoted = true
+  end
+  local k = math.min(n - got, last - cur + 1)
+  out[#out + 1] = cur
+  out[#out + 1] = cur + k - 1
+  cur = cur + k
+  got = got + k
+end
+
+if promoted then
+  redis.call('HDEL', key, 'nf', 'ne')
+  redis.call('HSET', key, 'cur', cur, 'end', last, 'seg', seg, 'pf', pf)
+elseif got > 0 then
+  redis.call('HSET', key, 'cur', cur)
+end
+if got > 0 then redis.call('HINCRBY', key, 'taken', got) end
+
+local status = 0
+if got < n then
+  status = 1
+  if h[9] then status = 3 end
+end
+local want = 0
+if status == 1 or (status == 0 and not nf and cur >= pf and tonumber(h[8]) ~= seg) then
+  want = 1
+  redis.call('HSET', key, 'rq', seg)
+end
+return {status, h[1], seg, want, unpack(out)}

@@ -1,0 +1,26 @@
+// The only place Redis key strings are built. Every key of a tag carries the hash tag
+// `{tag}`, so each Lua script touches a single cluster slot.
+
+export class Keys {
+  constructor(readonly prefix: string) {}
+
+  /** Segment double buffer of one (tag, shard) in one epoch of the tag (see sql/001_tags.sql). */
+  segment(tag: string, epoch: number, shard: number): string {
+    return `${this.prefix}:{${tag}}:seg:${epoch}:${shard}`;
+  }
+
+  /** Pattern matching every key of a tag (for resets). */
+  tagPattern(tag: string): string {
+    return `${this.prefix}:{${tag.replace(/[*?[\]\\]/g, '\\$&')}}:*`;
+  }
+
+  /** Pub/sub channel announcing tag definition changes. */
+  tagsChanged(): string {
+    return `${this.prefix}:tags-changed`;
+  }
+
+  /** BullMQ prefix: one hash tag so each queue's keys share a slot. */
+  queuePrefix(): string {
+    return `{${this.prefix}}`;
+  }
+}

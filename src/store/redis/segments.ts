@@ -1,0 +1,95 @@
+// Typed access to a tag's segment double buffer in Redis (scripts in ./commands).
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Range } from '../../core/ranges.js';
+import type { Keys } from './keys.js';
+import { loadScripts, type ScriptFn } from './scripts.js';
+
+export type TakeStatus = 'ok' | 'dry' | 'cold' | 'exhausted';
+const TAKE_STATUS: TakeStatus[] = ['ok', 'dry', 'cold', 'exhausted'];
+
+export interface TakeResult {
+  readonly status: TakeStatus;
+  readonly gen: string;
+  readonly seg: number;
+  readonly refillWanted: boolean;
+  readonly ranges: Range[];
+}
+
+export type InstallResult = 'current' | 'next' | 'reset' | 'next-present' | 'stale';
+const INSTALL_RESULT: Record<string, InstallResult> = { '1': 'current', '2': 'next', '-1': 'reset', '-2': 'next-present', '-3': 'stale' };
+
+export interface SegmentStats {
+  readonly gen?: string;
+  readonly taken: number;
+  /** Time (ms) and taken count at the last install: the consumption-rate window. */
+  readonly lastInstallMs?: number;
+  readonly takenAtInstall?: number;
+  readonly cur?: number;
+  readonly end?: number;
+  readonly next?: Range;
+  readonly seg?: number;
+  readonly exhausted: boolean;
+}
+
+export interface SegmentRef {
+  readonly tag: string;
+  readonly epoch: number;
+  readonly shard: number;
+}
+
+export class SegmentStore {
+  private readonly scripts: Record<string, ScriptFn>;
+
+  constructor(private readonly redis: Redis, private readonly keys: Keys) {
+    this.scripts = loadScripts(redis);
+  }
+
+  key(ref: SegmentRef): string {
+    return this.keys.segment(ref.tag, ref.epoch, ref.shard);
+  }
+
+  async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
+    const gen = randomBytes(8).toString('hex');
+    const r = (await this.scripts.take([this.key(ref)], [n, gen, prefetch])) as (string | number)[];
+    const ranges: Range[] = [];
+    for (let i = 4; i + 1 < r.length; i += 2) ranges.push([Number(r[i]), Number(r[i + 1])]);
+    return { status: TAKE_STATUS[Number(r[0])], gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1, ranges };
+  }
+
+  async install(ref: SegmentRef, gen: string, range: Range, prefetch: number, nowMs = Date.now()): Promise<InstallResult> {
+    const r = await this.scripts.install([this.key(ref)], [gen, range[0], range[1], nowMs, prefetch]);
+    return INSTALL_RESULT[String(r)];
+  }
+
+  /** Marks the (tag, shard) exhausted under gen; false when gen is no longer current. */
+  async exhaust(ref: SegmentRef, gen: string): Promise<boolean> {
+    return Number(await this.scripts.exhaust([this.key(ref)], [gen])) === 1;
+  }
+
+  async stats(ref: SegmentRef): Promise<SegmentStats> {
+    const h = await this.redis.hgetall(this.key(ref));
+    const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+    return {
+      gen: h.gen,
+      taken: Number(h.taken ?? 0),
+      lastInstallMs: num(h.rt),
+      takenAtInstall: num(h.rn),
+      cur: num(h.cur),
+      end: num(h.end),
+      next: h.nf !== undefined ? [Number(h.nf), Number(h.ne)] : undefined,
+      seg: num(h.seg),
+      exhausted: h.ex !== undefined,
+    };
+  }
+
+  /** Clears the exhausted mark (after max_id_limit was raised). */
+  async clearExhausted(refs: SegmentRef[]): Promise<void> {
+    if (refs.length) await Promise.all(refs.map((r) => this.redis.hdel(this.key(r), 'ex')));
+  }
+
+  /** Drops the Redis state of a tag's shards; the next take starts a new gen. */
+  async reset(refs: SegmentRef[]): Promise<void> {
+    if (refs.length) await this.redis.unlink(...refs.map((r) => this.key(r)));
+  }
+}

@@ -1,0 +1,72 @@
+// A private redis-server on a free loopback port for fault tests: stop it, start it again
+// empty, as a real restart without persistence does.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, connect } from 'node:net';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function waitPort(port: number, up: boolean, timeoutMs = 10000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const probe = () => {
+      const sock = connect(port, '127.0.0.1');
+      const done = (isUp: boolean) => {
+        sock.destroy();
+        if (isUp === up) resolve();
+        else if (Date.now() > until) reject(new Error(`port ${port} still ${isUp ? 'open' : 'closed'} after ${timeoutMs} ms`));
+        else setTimeout(probe, 50);
+      };
+      sock.once('connect', () => done(true));
+      sock.once('error', () => done(false));
+    };
+    probe();
+  });
+}
+
+export class RedisServer {
+  private proc?: ChildProcess;
+
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<RedisServer> {
+    const s = new RedisServer(await freePort());
+    await s.start();
+    return s;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts the server (empty: nothing is persisted). */
+  async start(): Promise<void> {
+    this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+    await waitPort(this.port, true);
+  }
+
+  /** Kills the server abruptly (SIGKILL): all its data is gone. */
+  async kill(): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGKILL');
+    await exited;
+    await waitPort(this.port, false);
+  }
+
+  /** A restart that loses every key. */
+  async restartEmpty(downMs = 0): Promise<void> {
+    await this.kill();
+    if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+    await this.start();
+  }
+}
