@@ -5,6 +5,7 @@ import type { Runtime } from '../runtime.js';
 import { adminGuard } from './auth.js';
 import { adminTagRoutes } from './admin/tags.js';
 import { installErrorHandling } from './errors.js';
+import { healthRoutes } from './routes/health.js';
 import { idRoutes } from './routes/ids.js';
 
 export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
@@ -18,6 +19,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   });
   installErrorHandling(app);
   await app.register(idRoutes, { dispenser: rt.dispenser });
+  await app.register(healthRoutes, { rt });
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(rt.config.adminToken));
     await admin.register(adminTagRoutes, { rt });
