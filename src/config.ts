@@ -32,6 +32,14 @@ export interface Config {
   readonly demoTag: string;
   /** Serve HTTP; false for `idmint worker`. */
   readonly serveHttp: boolean;
+  /** Worker-id lease TTL; renewals run every third of it. */
+  readonly leaseTtlMs: number;
+  /** A lease is treated as lost this long before it could expire in Redis. */
+  readonly leaseMarginMs: number;
+  /** A clock step back up to this long is waited out; more answers CLOCK_BACKWARDS. */
+  readonly clockMaxBackMs: number;
+  /** host:port shown to operators as this process's address ('' = HOST:PORT as bound). */
+  readonly advertiseAddr: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -87,6 +95,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const demoTag = env.DEMO_TAG ?? '';
   if (demoTag !== '' && !/^[A-Za-z0-9_.-]{1,64}$/.test(demoTag)) problems.push(`DEMO_TAG is not a valid tag name: "${demoTag}"`);
 
+  const nodeId = env.NODE_ID || `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(nodeId)) problems.push(`NODE_ID must match [A-Za-z0-9_.-]{1,100}, got "${nodeId}"`);
+  const leaseTtlMs = int('LEASE_TTL_MS', 15000, 3000, 600000);
+  const leaseMarginMs = int('LEASE_MARGIN_MS', 1000, 100, 60000);
+  if (leaseMarginMs * 3 >= leaseTtlMs) problems.push(`LEASE_MARGIN_MS (${leaseMarginMs}) must be below a third of LEASE_TTL_MS (${leaseTtlMs})`);
+
   const cfg: Config = {
     port,
     host: env.HOST || '0.0.0.0',
@@ -96,7 +110,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     mysqlUrl,
     adminToken: token || randomBytes(18).toString('base64url'),
     adminTokenGenerated: !token,
-    nodeId: env.NODE_ID || `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    nodeId,
     logLevel,
     refillWaitMs: int('REFILL_WAIT_MS', 3000, 10, 60000),
     refillConcurrency: int('REFILL_CONCURRENCY', 4, 0, 64),
@@ -104,6 +118,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     coalesceMax: int('COALESCE_MAX', 100000, 1, 10_000_000),
     demoTag,
     serveHttp: true,
+    leaseTtlMs,
+    leaseMarginMs,
+    clockMaxBackMs: int('CLOCK_MAX_BACK_MS', 10, 0, 5000),
+    advertiseAddr: env.ADVERTISE_ADDR ?? '',
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

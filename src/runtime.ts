@@ -5,16 +5,22 @@ import type { Redis } from 'ioredis';
 import type { Pool } from 'mysql2/promise';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
+import { startLeaseWorkers, type LeaseWorkers } from './consumer/lease-worker.js';
 import { startRefillWorker } from './consumer/refill-worker.js';
+import { systemClock, type Clock } from './core/clock.js';
+import { LeaseScheduler } from './producer/lease-scheduler.js';
 import { RefillProducer } from './producer/refill-producer.js';
 import { Dispenser } from './service/dispenser.js';
+import { LeaseManager } from './service/lease-manager.js';
 import { TagRegistry } from './service/tag-registry.js';
 import { CountersRepo } from './store/mysql/counters-repo.js';
+import { SpacesRepo } from './store/mysql/spaces-repo.js';
 import { migrate } from './store/mysql/migrations.js';
 import { createPool } from './store/mysql/pool.js';
 import { TagsRepo } from './store/mysql/tags-repo.js';
 import { createRedis, whenReady } from './store/redis/connection.js';
 import { Keys } from './store/redis/keys.js';
+import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
 
 export interface Runtime {
@@ -29,6 +35,9 @@ export interface Runtime {
   readonly producer: RefillProducer;
   readonly registry: TagRegistry;
   readonly dispenser: Dispenser;
+  readonly leases: LeaseManager;
+  readonly leaseStore: LeaseStore;
+  readonly clock: Clock;
   readonly refillWorker?: Worker;
   /** Closes workers, queues, Redis and MySQL, in that order. Safe to call twice. */
   close(): Promise<void>;
@@ -38,7 +47,13 @@ export function createLogger(config: Config): Logger {
   return pino({ level: config.logLevel, base: { node: config.nodeId } });
 }
 
-export async function createRuntime(config: Config, log: Logger = createLogger(config)): Promise<Runtime> {
+export interface RuntimeOptions {
+  /** Time for snowflake generation and leases (tests inject a movable clock). */
+  readonly clock?: Clock;
+}
+
+export async function createRuntime(config: Config, log: Logger = createLogger(config), opts: RuntimeOptions = {}): Promise<Runtime> {
+  const clock = opts.clock ?? systemClock;
   const keys = new Keys(config.redisPrefix);
   const redis = createRedis(config.redisUrl, 'command');
   const queueConn = createRedis(config.redisUrl, 'queue');
@@ -63,13 +78,34 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const producer = new RefillProducer(queueConn, keys.queuePrefix());
   const registry = new TagRegistry(tags, redis, keys, config.tagCacheMs, log);
   await registry.listen(subscriber);
+  const leaseStore = new LeaseStore(redis, keys);
+  const leases = new LeaseManager(leaseStore, new SpacesRepo(pool), clock, {
+    ttlMs: config.leaseTtlMs,
+    marginMs: config.leaseMarginMs,
+    nodeId: config.nodeId,
+    addr: config.advertiseAddr || `${config.host}:${config.port}`,
+  }, log);
   const dispenser = new Dispenser(registry, {
     segments,
     producer,
     log,
     maxBatch: config.coalesceMax,
     waitMs: config.refillWaitMs,
-  });
+  }, { leases, clock, maxBackMs: config.clockMaxBackMs });
+  // Serving nodes renew their leases from a queue of their own and run the janitor.
+  let leaseScheduler: LeaseScheduler | undefined;
+  let leaseWorkers: LeaseWorkers | undefined;
+  if (config.serveHttp) {
+    leaseScheduler = new LeaseScheduler(queueConn, keys.queuePrefix(), config.nodeId, Math.floor(config.leaseTtlMs / 3));
+    await leaseScheduler.start();
+    leaseWorkers = startLeaseWorkers({ connection: workerConn, redis, prefix: keys.queuePrefix(), nodeId: config.nodeId, leases, store: leaseStore, log });
+    await leaseStore.heartbeat(config.nodeId, config.leaseTtlMs * 2);
+    // The connection is ready now, so 'ready' fires only on reconnects. A Redis that comes
+    // back without its data has forgotten the schedulers: put them back (upsert is idempotent).
+    queueConn.on('ready', () => {
+      leaseScheduler?.start().catch((err: Error) => log.warn({ err: err.message }, 'could not restore the lease schedulers'));
+    });
+  }
   const refillWorker =
     config.refillConcurrency > 0
       ? startRefillWorker({ connection: workerConn, prefix: keys.queuePrefix(), concurrency: config.refillConcurrency, tags, counters, segments, nodeId: config.nodeId, log })
@@ -78,11 +114,14 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      await leaseWorkers?.close().catch(() => undefined);
+      await leases.releaseAll().catch(() => undefined);
+      await leaseScheduler?.stop().catch(() => undefined);
       await refillWorker?.close().catch((err: Error) => log.warn({ err: err.message }, 'closing the refill worker'));
       await producer.close().catch(() => undefined);
       for (const c of redisClients) await c.quit().catch(() => c.disconnect());
       await pool!.end().catch(() => undefined);
     })());
 
-  return { config, log, redis, pool, keys, tags, counters, segments, producer, registry, dispenser, refillWorker, close };
+  return { config, log, redis, pool, keys, tags, counters, segments, producer, registry, dispenser, leases, leaseStore, clock, refillWorker, close };
 }

@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Runtime } from '../runtime.js';
 import { adminGuard } from './auth.js';
 import { adminTagRoutes } from './admin/tags.js';
+import { adminWorkerRoutes } from './admin/workers.js';
 import { installErrorHandling } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { idRoutes } from './routes/ids.js';
@@ -23,6 +24,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(rt.config.adminToken));
     await admin.register(adminTagRoutes, { rt });
+    await admin.register(adminWorkerRoutes, { rt });
   });
   return app;
 }

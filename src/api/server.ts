@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { specFromCreate } from '../core/tag-spec.js';
 import { IdmintError } from '../errors.js';
-import { createLogger, createRuntime, type Runtime } from '../runtime.js';
+import { hostname } from 'node:os';
+import { createLogger, createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { buildApp } from './app.js';
 
 export interface Node {
@@ -25,9 +26,18 @@ export async function ensureDemoTag(rt: Runtime, name: string): Promise<void> {
   }
 }
 
-export async function startNode(config: Config): Promise<Node> {
+/** Takes a worker-id lease for every width the snowflake tags use, so the first request
+ * does not wait; an exhausted pool is reported here and answered per request. */
+async function acquireLeasesForTags(rt: Runtime): Promise<void> {
+  const widths = new Set((await rt.tags.list()).flatMap((t) => (t.snowflake ? [t.snowflake.workerBits] : [])));
+  for (const bits of widths) {
+    await rt.leases.get(bits).catch((err: Error) => rt.log.error({ workerBits: bits, err: err.message }, 'no worker-id lease at start-up'));
+  }
+}
+
+export async function startNode(config: Config, opts: RuntimeOptions = {}): Promise<Node> {
   const log = createLogger(config);
-  const rt = await createRuntime(config, log);
+  const rt = await createRuntime(config, log, opts);
   if (config.demoTag) await ensureDemoTag(rt, config.demoTag);
   if (config.adminTokenGenerated) {
     log.warn({ adminToken: config.adminToken }, 'ADMIN_TOKEN is not set; generated one for this process (set ADMIN_TOKEN to choose it)');
@@ -38,6 +48,9 @@ export async function startNode(config: Config): Promise<Node> {
   }
   const app = await buildApp(rt);
   const address = await app.listen({ port: config.port, host: config.host });
+  const bound = app.server.address();
+  if (!config.advertiseAddr && bound && typeof bound === 'object') rt.leases.setAddr(`${config.host === '0.0.0.0' ? hostname() : config.host}:${bound.port}`);
+  await acquireLeasesForTags(rt);
   log.info({ address, nodeId: config.nodeId }, 'idmint listening');
   let closing: Promise<void> | undefined;
   return {

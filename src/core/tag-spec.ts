@@ -1,12 +1,20 @@
 // What a tag is, its defaults, and the validation of admin input (create and update). Pure:
 // the admin routes call these and turn the problems into one INVALID_ARGUMENT answer.
 import { counterLimit, MAX_COUNTER, type SegmentLayout } from './layout.js';
+import { layoutProblems, PRESETS, runsOutAt, type PresetName, type SnowflakeLayout } from './snowflake-layout.js';
 
 export const TAG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 export const MODES = ['segment', 'snowflake', 'rule'] as const;
 export type Mode = (typeof MODES)[number];
 /** Modes this version can serve; the others are refused at creation with a clear message. */
-export const SERVED_MODES: readonly Mode[] = ['segment'];
+export const SERVED_MODES: readonly Mode[] = ['segment', 'snowflake'];
+/** A snowflake layout must last at least this long from its creation, unless forced. */
+export const MIN_LIFETIME_YEARS = 10;
+
+export interface SnowflakeSpec extends SnowflakeLayout {
+  /** The preset the layout started from. */
+  readonly preset: PresetName;
+}
 
 export interface TagSpec extends SegmentLayout {
   readonly tag: string;
@@ -26,6 +34,8 @@ export interface TagSpec extends SegmentLayout {
   readonly nodeBlock: number;
   readonly enabled: boolean;
   readonly description: string;
+  /** The layout of a snowflake tag; null for other modes. */
+  readonly snowflake: SnowflakeSpec | null;
 }
 
 export const DEFAULTS = {
@@ -52,6 +62,9 @@ const FIELD_NAMES: Record<string, keyof TagSpec> = {
   target_seconds: 'targetSeconds', prefetch: 'prefetch', max_id_limit: 'maxIdLimit',
   node_block: 'nodeBlock', enabled: 'enabled', description: 'description',
 };
+/** Snowflake layout fields (create only), and the segment fields a snowflake tag refuses. */
+const SNOWFLAKE_FIELDS = ['preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force'];
+const SEGMENT_ONLY = ['order', 'layout', 'shards', 'app_id', 'app_bits', 'step', 'min_step', 'max_step', 'target_seconds', 'prefetch', 'max_id_limit', 'node_block'];
 /** Fields fixed at creation: changing them would change what existing IDs mean. */
 const IMMUTABLE = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits'];
 
@@ -73,7 +86,7 @@ function intField(b: Body, name: string, min: number, max: number, problems: str
 
 function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, unknown>> {
   const out: Partial<Record<keyof TagSpec, unknown>> = {};
-  for (const k of Object.keys(b)) if (!(k in FIELD_NAMES)) problems.push(`unknown field "${k}"`);
+  for (const k of Object.keys(b)) if (!(k in FIELD_NAMES) && !SNOWFLAKE_FIELDS.includes(k)) problems.push(`unknown field "${k}"`);
   if (b.tag !== undefined && (typeof b.tag !== 'string' || !TAG_NAME.test(b.tag))) problems.push('tag must match [A-Za-z0-9_.-]{1,64}');
   else out.tag = b.tag;
   if (b.mode !== undefined) {
@@ -129,9 +142,18 @@ export function specFromCreate(body: unknown): TagSpec {
   const f = readFields(body as Body, problems);
   if (f.tag === undefined && !problems.some((p) => p.startsWith('tag'))) problems.push('tag is required');
   const layout = (f.layout as TagSpec['layout']) ?? DEFAULTS.layout;
+  const b = body as Body;
+  const mode = (f.mode as Mode) ?? 'segment';
+  let snowflake: SnowflakeSpec | null = null;
+  if (mode === 'snowflake') {
+    for (const k of SEGMENT_ONLY) if (k in b) problems.push(`${k} applies to segment tags only`);
+    snowflake = snowflakeFromBody(b, problems);
+  } else {
+    for (const k of SNOWFLAKE_FIELDS) if (k in b) problems.push(`${k} applies to snowflake tags only`);
+  }
   const spec: TagSpec = {
     tag: (f.tag as string) ?? '',
-    mode: (f.mode as Mode) ?? 'segment',
+    mode,
     order: (f.order as TagSpec['order']) ?? DEFAULTS.order,
     layout,
     shards: (f.shards as number) ?? (layout === 'sharded' ? DEFAULTS.shardedShards : DEFAULTS.shards),
@@ -146,8 +168,9 @@ export function specFromCreate(body: unknown): TagSpec {
     nodeBlock: (f.nodeBlock as number) ?? DEFAULTS.nodeBlock,
     enabled: (f.enabled as boolean) ?? true,
     description: (f.description as string) ?? '',
+    snowflake,
   };
-  if (problems.length === 0) checkWhole(spec, problems);
+  if (problems.length === 0 && mode === 'segment') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
   return spec;
 }
@@ -156,17 +179,63 @@ export function specFromCreate(body: unknown): TagSpec {
 export function specFromUpdate(current: TagSpec, body: unknown): TagSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SpecProblems(['body must be a JSON object']);
   const problems: string[] = [];
-  for (const k of IMMUTABLE) if (k in (body as Body)) problems.push(`${k} cannot be changed after creation`);
+  for (const k of [...IMMUTABLE, ...SNOWFLAKE_FIELDS]) if (k in (body as Body)) problems.push(`${k} cannot be changed after creation`);
+  if (current.mode === 'snowflake') for (const k of SEGMENT_ONLY) if (k in (body as Body)) problems.push(`${k} applies to segment tags only`);
   const f = readFields(body as Body, problems);
   const spec = { ...current, ...f } as TagSpec;
-  if (problems.length === 0) checkWhole(spec, problems);
+  if (problems.length === 0 && spec.mode === 'segment') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
   return spec;
+}
+
+function snowflakeFromBody(b: Body, problems: string[]): SnowflakeSpec | null {
+  const presetName = b.preset ?? 'snowflake';
+  if (typeof presetName !== 'string' || !(presetName in PRESETS)) {
+    problems.push(`preset must be one of ${Object.keys(PRESETS).join(', ')}`);
+    return null;
+  }
+  const base: SnowflakeLayout = PRESETS[presetName as PresetName];
+  let epochMs = base.epochMs;
+  if (b.epoch !== undefined) {
+    const e = typeof b.epoch === 'number' ? b.epoch : typeof b.epoch === 'string' ? Date.parse(b.epoch) : NaN;
+    if (!Number.isSafeInteger(e)) problems.push('epoch must be an ISO 8601 date or milliseconds since 1970');
+    else if (e > Date.now()) problems.push('epoch must not lie in the future');
+    else epochMs = e;
+  }
+  const num = (k: string, def: number) => (b[k] === undefined ? def : (b[k] as number));
+  const layout: SnowflakeLayout = {
+    epochMs,
+    unit: (b.time_unit ?? base.unit) as SnowflakeLayout['unit'],
+    timeBits: num('time_bits', base.timeBits),
+    workerBits: num('worker_bits', base.workerBits),
+    seqBits: num('seq_bits', base.seqBits),
+  };
+  problems.push(...layoutProblems(layout));
+  if (b.force !== undefined && typeof b.force !== 'boolean') problems.push('force must be true or false');
+  if (problems.length === 0) {
+    const end = runsOutAt(layout);
+    const minEnd = Date.now() + MIN_LIFETIME_YEARS * 365.25 * 86_400_000;
+    if (end.getTime() < minEnd && b.force !== true) {
+      problems.push(`this layout runs out at ${end.toISOString()}, in under ${MIN_LIFETIME_YEARS} years; send "force": true to create it anyway`);
+    }
+  }
+  return { ...layout, preset: presetName as PresetName };
 }
 
 /** The wire form of a spec (snake_case, as accepted by create). */
 export function specToJson(s: TagSpec): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  if (s.snowflake) {
+    const l = s.snowflake;
+    out.tag = s.tag;
+    out.mode = s.mode;
+    Object.assign(out, {
+      preset: l.preset, epoch: new Date(l.epochMs).toISOString(), time_unit: l.unit, time_bits: l.timeBits,
+      worker_bits: l.workerBits, seq_bits: l.seqBits, runs_out_at: runsOutAt(l).toISOString(),
+      enabled: s.enabled, description: s.description,
+    });
+    return out;
+  }
   for (const [wire, key] of Object.entries(FIELD_NAMES)) out[wire] = s[key];
   return out;
 }

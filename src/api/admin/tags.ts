@@ -14,7 +14,7 @@ const tagParam = {
 } as const;
 
 function view(t: StoredTag): Record<string, unknown> {
-  return { ...specToJson(t), epoch: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
+  return { ...specToJson(t), incarnation: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
 }
 
 function refs(t: StoredTag): SegmentRef[] {

@@ -1,8 +1,9 @@
 // The ID routes: one ID, a batch, decoding, and Leaf's plain-text route.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unpackId } from '../../core/layout.js';
+import { decode } from '../../core/snowflake-layout.js';
 import { invalid } from '../../errors.js';
-import { Dispenser } from '../../service/dispenser.js';
+import type { Dispenser } from '../../service/dispenser.js';
 
 const tagParam = {
   type: 'object',
@@ -24,7 +25,7 @@ export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispense
   const { dispenser } = opts;
 
   const one = async (req: FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>) =>
-    Dispenser.format(await dispenser.take(req.params.tag, 1, req.query.key))[0];
+    (await dispenser.ids(req.params.tag, 1, req.query.key))[0];
 
   app.get<{ Params: TagParams; Querystring: KeyQuery }>('/v1/id/:tag', {
     schema: {
@@ -49,12 +50,18 @@ export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispense
       },
       response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
     },
-  }, async (req) => ({ ids: Dispenser.format(await dispenser.take(req.params.tag, req.query.count, req.query.key)) }));
+  }, async (req) => ({ ids: await dispenser.ids(req.params.tag, req.query.count, req.query.key) }));
 
   // Leaf-compatible: the bare ID as text.
-  app.get<{ Params: TagParams; Querystring: KeyQuery }>('/api/segment/get/:tag', {
-    schema: { params: tagParam, querystring: { type: 'object', properties: keyQuery } },
-  }, async (req, reply: FastifyReply) => reply.type('text/plain').send(await one(req)));
+  for (const mode of ['segment', 'snowflake'] as const) {
+    app.get<{ Params: TagParams; Querystring: KeyQuery }>(`/api/${mode}/get/:tag`, {
+      schema: { params: tagParam, querystring: { type: 'object', properties: keyQuery } },
+    }, async (req, reply: FastifyReply) => {
+      const tag = await dispenser.resolve(req.params.tag);
+      if (tag.mode !== mode) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; use /api/${tag.mode}/get/${tag.tag}`);
+      return reply.type('text/plain').send(await one(req));
+    });
+  }
 
   app.get<{ Params: TagParams & { id: string } }>('/v1/decode/:tag/:id', {
     schema: {
@@ -68,6 +75,10 @@ export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispense
     const tag = await dispenser.resolve(req.params.tag);
     const id = BigInt(req.params.id);
     if (id > (1n << 63n) - 1n) throw invalid('id must be below 2^63');
+    if (tag.snowflake) {
+      const d = decode(tag.snowflake, id);
+      return { mode: tag.mode, id: req.params.id, timestamp: d.timestamp.toISOString(), time: d.time, worker_id: d.workerId, sequence: d.sequence };
+    }
     const p = unpackId(tag, id);
     if (tag.layout === 'sharded' && (p.appId !== tag.appId || p.shard >= tag.shards)) {
       throw invalid(`${req.params.id} is not an ID of tag "${tag.tag}" (app_id ${p.appId}, shard ${p.shard})`);

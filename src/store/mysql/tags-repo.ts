@@ -13,8 +13,13 @@ export interface StoredTag extends TagSpec {
 }
 
 const COLUMNS = `tag, mode, order_mode, layout, shards, app_id, app_bits, step, min_step, max_step,
-  target_seconds, prefetch, max_id_limit, node_block, enabled, description, epoch, deleted,
+  target_seconds, prefetch, max_id_limit, node_block, enabled, description, options, epoch, deleted,
   counter_floor, created_at, updated_at`;
+
+/** Mode-specific settings kept as JSON in the options column. */
+interface Options {
+  snowflake?: TagSpec['snowflake'];
+}
 
 function fromRow(r: RowDataPacket): StoredTag {
   return {
@@ -34,6 +39,7 @@ function fromRow(r: RowDataPacket): StoredTag {
     nodeBlock: Number(r.node_block),
     enabled: Number(r.enabled) === 1,
     description: r.description,
+    snowflake: (r.options ? (JSON.parse(r.options) as Options).snowflake : undefined) ?? null,
     epoch: Number(r.epoch),
     createdAt: new Date(r.created_at).toISOString(),
     updatedAt: new Date(r.updated_at).toISOString(),
@@ -42,12 +48,13 @@ function fromRow(r: RowDataPacket): StoredTag {
 
 function specValues(s: TagSpec): unknown[] {
   return [s.mode, s.order, s.layout, s.shards, s.appId, s.appBits, s.step, s.minStep, s.maxStep,
-    s.targetSeconds, s.prefetch, s.maxIdLimit, s.nodeBlock, s.enabled ? 1 : 0, s.description];
+    s.targetSeconds, s.prefetch, s.maxIdLimit, s.nodeBlock, s.enabled ? 1 : 0, s.description,
+    JSON.stringify({ snowflake: s.snowflake ?? undefined } satisfies Options)];
 }
 
 const SET_SPEC = `mode = ?, order_mode = ?, layout = ?, shards = ?, app_id = ?, app_bits = ?, step = ?,
   min_step = ?, max_step = ?, target_seconds = ?, prefetch = ?, max_id_limit = CAST(? AS UNSIGNED),
-  node_block = ?, enabled = ?, description = ?`;
+  node_block = ?, enabled = ?, description = ?, options = ?`;
 
 /** Bound on one transaction: a MySQL that stops answering must not hang a refill forever. */
 const TX_TIMEOUT_MS = 5000;
@@ -95,6 +102,12 @@ function floorFor(oldLayout: SegmentLayout, oldMaxSeq: number, newLayout: Segmen
   return Number(oldMaxId >> low(newLayout));
 }
 
+function sameSnowflakeLayout(a: TagSpec, b: TagSpec): boolean {
+  const x = a.snowflake;
+  const y = b.snowflake;
+  return !!x && !!y && x.epochMs === y.epochMs && x.unit === y.unit && x.timeBits === y.timeBits && x.workerBits === y.workerBits && x.seqBits === y.seqBits;
+}
+
 export class TagsRepo {
   constructor(private readonly pool: Pool) {}
 
@@ -118,6 +131,9 @@ export class TagsRepo {
       }
       if (Number(rows[0].deleted) === 0) throw new IdmintError('TAG_EXISTS', `tag "${spec.tag}" already exists`);
       const old = fromRow(rows[0]);
+      if (old.mode !== spec.mode || (spec.mode === 'snowflake' && !sameSnowflakeLayout(old, spec))) {
+        throw invalid(`tag "${spec.tag}" was used before as a ${old.mode} tag${old.snowflake ? ` with layout ${JSON.stringify(old.snowflake)}` : ''}; re-create it with the same mode and layout, or choose another name, so no old ID can come back`);
+      }
       const floor = floorFor(old, await highestCounter(c, spec.tag, Number(rows[0].counter_floor)), spec);
       await c.query('UPDATE idmint_counters SET max_id = GREATEST(max_id, CAST(? AS UNSIGNED)) WHERE tag = ?', [String(floor), spec.tag]);
       await c.query(

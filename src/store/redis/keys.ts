@@ -14,6 +14,21 @@ export class Keys {
     return `${this.prefix}:{${tag.replace(/[*?[\]\\]/g, '\\$&')}}:*`;
   }
 
+  /** Key base of a worker-id space (one per worker-id width); the lease scripts append to it. */
+  workerSpace(workerBits: number): string {
+    return `${this.prefix}:{ws${workerBits}}:`;
+  }
+
+  /** Pattern of every worker-id space's init marker (to list the spaces). */
+  workerSpaceInitPattern(): string {
+    return `${this.prefix}:{ws*}:init`;
+  }
+
+  /** Liveness mark of a node, refreshed by its lease renewals. */
+  nodeHeartbeat(nodeId: string): string {
+    return `${this.prefix}:node:${nodeId}`;
+  }
+
   /** Pub/sub channel announcing tag definition changes. */
   tagsChanged(): string {
     return `${this.prefix}:tags-changed`;

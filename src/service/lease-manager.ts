@@ -1,0 +1,159 @@
+// This process's worker-id leases, one per worker-id width in use. A lease is valid until a
+// local deadline (start of the last successful acquire or renewal + TTL − margin): past it the
+// process issues nothing, because Redis may already have handed the id to someone else.
+// Renewals come from a BullMQ job (src/consumer/lease-worker.ts); acquiring happens on demand.
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
+import { IdmintError } from '../errors.js';
+import type { SpacesRepo } from '../store/mysql/spaces-repo.js';
+import type { LeaseStore } from '../store/redis/leases.js';
+
+export interface Lease {
+  readonly bits: number;
+  readonly workerId: number;
+  /** Issue strictly after this wall-clock ms. */
+  readonly floorMs: number;
+  /** Issue only while the local clock is before this. */
+  deadlineMs: number;
+  /** Changes whenever this process switches worker id (generators reset their state). */
+  readonly generation: number;
+  /** Highest wall-clock ms an ID was issued at under this lease. */
+  issuedMaxMs: number;
+}
+
+export interface LeaseOptions {
+  readonly ttlMs: number;
+  readonly marginMs: number;
+  readonly nodeId: string;
+  /** host:port others can reach this process at (shown to operators). */
+  readonly addr: string;
+}
+
+export interface LeaseEvents {
+  acquired: number;
+  renewed: number;
+  lost: number;
+  exhausted: number;
+}
+
+export class LeaseManager {
+  private readonly leases = new Map<number, Lease>();
+  private readonly pending = new Map<number, Promise<Lease>>();
+  private generation = 0;
+  readonly events: LeaseEvents = { acquired: 0, renewed: 0, lost: 0, exhausted: 0 };
+  private value: string;
+
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly spaces: SpacesRepo,
+    private readonly clock: Clock,
+    readonly opts: LeaseOptions,
+    private readonly log: Logger,
+  ) {
+    this.value = `${opts.nodeId} ${opts.addr}`;
+  }
+
+  /** Sets the address shown to operators; only before the first lease is taken. */
+  setAddr(addr: string): void {
+    if (this.leases.size > 0 || this.pending.size > 0) return;
+    this.value = `${this.opts.nodeId} ${addr}`;
+  }
+
+  /** Leases held now (valid or not), for operators. */
+  held(): Lease[] {
+    return [...this.leases.values()];
+  }
+
+  isValid(l: Lease): boolean {
+    return this.clock.now() < l.deadlineMs;
+  }
+
+  /** A lease that is valid now, acquired if needed; LEASE_LOST or UNAVAILABLE otherwise. */
+  get(bits: number): Promise<Lease> {
+    const l = this.leases.get(bits);
+    if (l && this.clock.now() < l.deadlineMs) return Promise.resolve(l);
+    let p = this.pending.get(bits);
+    if (!p) {
+      p = this.acquire(bits).finally(() => this.pending.delete(bits));
+      this.pending.set(bits, p);
+    }
+    return p;
+  }
+
+  private async acquire(bits: number): Promise<Lease> {
+    const prev = this.leases.get(bits);
+    const start = this.clock.now();
+    let a;
+    try {
+      a = await this.store.acquire(bits, this.value, this.opts.ttlMs, prev?.workerId ?? -1, start + this.opts.ttlMs);
+    } catch (err) {
+      throw new IdmintError('LEASE_LOST', `no worker-id lease: Redis is unreachable (${(err as Error).message})`, { cause: err });
+    }
+    if (a.workerId < 0) {
+      this.events.exhausted++;
+      this.log.error({ workerBits: bits, size: 2 ** bits }, 'worker-id pool exhausted: every id is leased');
+      throw new IdmintError('UNAVAILABLE', `the worker-id pool of width ${bits} is exhausted: all ${2 ** bits} ids are leased`);
+    }
+    let guard = a.guardMs;
+    if (a.fresh) {
+      // The space had no state in Redis. Unless MySQL confirms it was never used, Redis lost
+      // its data and earlier holders may still be issuing: keep the guard (one TTL).
+      const isNew = await this.spaces.markUsed(bits).catch(() => false);
+      if (isNew) {
+        await this.store.clearGuard(bits).catch(() => undefined);
+        guard = 0;
+      } else {
+        this.log.warn({ workerBits: bits, until: new Date(guard).toISOString() }, 'worker-id space state was lost in Redis; waiting out one lease TTL before issuing');
+      }
+    }
+    const same = prev !== undefined && prev.workerId === a.workerId;
+    const floorMs = Math.max(a.lastMs, guard, same ? prev.issuedMaxMs : 0);
+    const lease: Lease = {
+      bits,
+      workerId: a.workerId,
+      floorMs,
+      deadlineMs: start + this.opts.ttlMs - this.opts.marginMs,
+      generation: same ? prev.generation : ++this.generation,
+      issuedMaxMs: same ? Math.max(prev.issuedMaxMs, floorMs) : floorMs,
+    };
+    this.leases.set(bits, lease);
+    this.events.acquired++;
+    this.log.info({ workerBits: bits, workerId: a.workerId, floor: new Date(floorMs).toISOString(), reacquired: same }, 'worker-id lease acquired');
+    return lease;
+  }
+
+  /** Extends every held lease (compare and extend); switches ids whose lease was lost. */
+  async renewAll(): Promise<void> {
+    await this.store.heartbeat(this.opts.nodeId, this.opts.ttlMs * 2).catch(() => undefined);
+    for (const lease of this.leases.values()) {
+      const start = this.clock.now();
+      let r;
+      try {
+        r = await this.store.renew(lease.bits, lease.workerId, this.value, this.opts.ttlMs, start + this.opts.ttlMs);
+      } catch (err) {
+        this.log.warn({ workerBits: lease.bits, workerId: lease.workerId, err: (err as Error).message }, 'lease renewal failed; the lease lapses at its deadline');
+        continue;
+      }
+      if (r === 'extended') {
+        lease.deadlineMs = start + this.opts.ttlMs - this.opts.marginMs;
+        this.events.renewed++;
+        continue;
+      }
+      this.events.lost++;
+      lease.deadlineMs = 0;
+      this.log.warn({ workerBits: lease.bits, workerId: lease.workerId, why: r }, r === 'taken' ? 'worker id is held by another node; switching ids' : 'worker-id lease expired; acquiring again');
+      await this.get(lease.bits).catch((err: Error) => this.log.error({ workerBits: lease.bits, err: err.message }, 'could not acquire a worker id'));
+    }
+  }
+
+  /** Gives every lease back (graceful shutdown); the holder has stopped issuing. */
+  async releaseAll(): Promise<void> {
+    for (const lease of this.leases.values()) {
+      const last = Math.max(lease.issuedMaxMs, lease.floorMs);
+      lease.deadlineMs = 0;
+      const ok = await this.store.release(lease.bits, lease.workerId, this.value, last).catch(() => false);
+      this.log.info({ workerBits: lease.bits, workerId: lease.workerId, released: ok }, 'worker-id lease released');
+    }
+    this.leases.clear();
+  }
+}

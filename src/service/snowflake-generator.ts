@@ -1,0 +1,84 @@
+// Snowflake IDs of one tag in this process: time from the injectable clock, the worker id of
+// this process's lease for the layout's width, and a sequence within the tick. Never issues at
+// or before the lease's floor, never past the lease's deadline, never backwards.
+import { nextTick, type Clock, type SequenceState } from '../core/clock.js';
+import { encode, maxSeq, toUnits, unitMs, type SnowflakeLayout } from '../core/snowflake-layout.js';
+import { IdmintError } from '../errors.js';
+import type { LeaseManager } from './lease-manager.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface ClockEvents {
+  backwards: number;
+  waits: number;
+}
+
+export class SnowflakeGenerator {
+  private state: SequenceState = { lastTime: -1, lastSeq: 0 };
+  private leaseGeneration = -1;
+  /** An ID was issued under the current lease generation (else lastTime is the lease floor). */
+  private issuedUnderLease = false;
+  private readonly maxSeq: number;
+  private readonly unit: number;
+
+  constructor(
+    private readonly layout: SnowflakeLayout,
+    private readonly leases: LeaseManager,
+    private readonly clock: Clock,
+    private readonly maxBackMs: number,
+    readonly events: ClockEvents = { backwards: 0, waits: 0 },
+  ) {
+    this.maxSeq = maxSeq(layout);
+    this.unit = unitMs(layout.unit);
+  }
+
+  /** n IDs, ascending. */
+  async take(n: number): Promise<bigint[]> {
+    const out: bigint[] = [];
+    while (out.length < n) {
+      const lease = await this.leases.get(this.layout.workerBits);
+      if (lease.generation !== this.leaseGeneration) {
+        this.leaseGeneration = lease.generation;
+        this.state = { lastTime: toUnits(this.layout, lease.floorMs), lastSeq: this.maxSeq };
+        this.issuedUnderLease = false;
+      }
+      // Issue synchronously while the lease holds and the clock allows.
+      for (;;) {
+        const now = this.clock.now();
+        if (now >= lease.deadlineMs) break; // lease may have lapsed: get() re-checks
+        const units = toUnits(this.layout, now);
+        if (units >= 2 ** this.layout.timeBits) {
+          throw new IdmintError('ID_SPACE_EXHAUSTED', `the layout's time range ended at ${new Date(this.layout.epochMs + 2 ** this.layout.timeBits * this.unit).toISOString()}`);
+        }
+        if (units < 0) throw new IdmintError('CLOCK_BACKWARDS', 'the clock reads a time before the layout epoch');
+        const t = nextTick(this.state, units, this.maxSeq, Number.POSITIVE_INFINITY);
+        if (t.kind === 'issue') {
+          this.state.lastTime = t.time;
+          this.state.lastSeq = t.seq;
+          this.issuedUnderLease = true;
+          if (now > lease.issuedMaxMs) lease.issuedMaxMs = now;
+          out.push(encode(this.layout, t.time, lease.workerId, t.seq));
+          if (out.length === n) return out;
+          continue;
+        }
+        if (t.kind === 'backwards') throw new Error('unreachable: unbounded wait');
+        const waitMs = this.layout.epochMs + t.time * this.unit - now;
+        if (units < this.state.lastTime && waitMs > this.maxBackMs) {
+          if (!this.issuedUnderLease) {
+            throw new IdmintError('UNAVAILABLE', `worker id ${lease.workerId} may be used only after ${new Date(lease.floorMs).toISOString()} (an earlier holder's horizon)`, {
+              retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
+            });
+          }
+          this.events.backwards++;
+          throw new IdmintError('CLOCK_BACKWARDS', `the clock is ${waitMs} ms behind the last issued time (tolerated: ${this.maxBackMs} ms)`, {
+            retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
+          });
+        }
+        this.events.waits++;
+        await sleep(Math.max(1, waitMs));
+        break; // re-check the lease after waiting
+      }
+    }
+    return out;
+  }
+}
