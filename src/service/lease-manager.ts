@@ -106,6 +106,8 @@ export class LeaseManager {
         this.log.warn({ workerBits: bits, until: new Date(guard).toISOString() }, 'worker-id space state was lost in Redis; waiting out one lease TTL before issuing');
       }
     }
+    // Every acquire starts a new generation: even the id this process held before may have
+    // been held by another process in between, whose horizon is in last_ms.
     const same = prev !== undefined && prev.workerId === a.workerId;
     const floorMs = Math.max(a.lastMs, guard, same ? prev.issuedMaxMs : 0);
     const lease: Lease = {
@@ -113,8 +115,8 @@ export class LeaseManager {
       workerId: a.workerId,
       floorMs,
       deadlineMs: start + this.opts.ttlMs - this.opts.marginMs,
-      generation: same ? prev.generation : ++this.generation,
-      issuedMaxMs: same ? Math.max(prev.issuedMaxMs, floorMs) : floorMs,
+      generation: ++this.generation,
+      issuedMaxMs: floorMs,
     };
     this.leases.set(bits, lease);
     this.events.acquired++;
