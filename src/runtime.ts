@@ -75,7 +75,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const tags = new TagsRepo(pool);
   const counters = new CountersRepo(pool);
   const segments = new SegmentStore(redis, keys);
-  const producer = new RefillProducer(queueConn, keys.queuePrefix());
+  const producer = new RefillProducer(queueConn, keys.queuePrefix(), (err) => log.debug({ err: err.message }, 'refill queue error'));
   const registry = new TagRegistry(tags, redis, keys, config.tagCacheMs, log);
   await registry.listen(subscriber);
   const leaseStore = new LeaseStore(redis, keys);
@@ -96,7 +96,8 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   let leaseScheduler: LeaseScheduler | undefined;
   let leaseWorkers: LeaseWorkers | undefined;
   if (config.serveHttp) {
-    leaseScheduler = new LeaseScheduler(queueConn, keys.queuePrefix(), config.nodeId, Math.floor(config.leaseTtlMs / 3));
+    leaseScheduler = new LeaseScheduler(queueConn, keys.queuePrefix(), config.nodeId, Math.floor(config.leaseTtlMs / 3), (err) =>
+      log.debug({ err: err.message }, 'lease queue error'));
     await leaseScheduler.start();
     leaseWorkers = startLeaseWorkers({ connection: workerConn, redis, prefix: keys.queuePrefix(), nodeId: config.nodeId, leases, store: leaseStore, log });
     await leaseStore.heartbeat(config.nodeId, config.leaseTtlMs * 2);

@@ -151,6 +151,7 @@ export function specFromCreate(body: unknown): TagSpec {
   } else {
     for (const k of SNOWFLAKE_FIELDS) if (k in b) problems.push(`${k} applies to snowflake tags only`);
   }
+  const steps = defaultSteps(f.step as number | undefined, f.minStep as number | undefined, f.maxStep as number | undefined);
   const spec: TagSpec = {
     tag: (f.tag as string) ?? '',
     mode,
@@ -159,9 +160,9 @@ export function specFromCreate(body: unknown): TagSpec {
     shards: (f.shards as number) ?? (layout === 'sharded' ? DEFAULTS.shardedShards : DEFAULTS.shards),
     appId: (f.appId as number) ?? DEFAULTS.appId,
     appBits: (f.appBits as number) ?? (layout === 'sharded' ? DEFAULTS.appBits : 0),
-    step: (f.step as number) ?? DEFAULTS.step,
-    minStep: (f.minStep as number) ?? Math.min(DEFAULTS.minStep, (f.step as number) ?? DEFAULTS.minStep),
-    maxStep: (f.maxStep as number) ?? Math.max(DEFAULTS.maxStep, (f.step as number) ?? 0),
+    step: steps.step,
+    minStep: steps.minStep,
+    maxStep: steps.maxStep,
     targetSeconds: (f.targetSeconds as number) ?? DEFAULTS.targetSeconds,
     prefetch: (f.prefetch as number) ?? DEFAULTS.prefetch,
     maxIdLimit: (f.maxIdLimit as string) ?? DEFAULTS.maxIdLimit,
@@ -186,6 +187,13 @@ export function specFromUpdate(current: TagSpec, body: unknown): TagSpec {
   if (problems.length === 0 && spec.mode === 'segment') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
   return spec;
+}
+
+/** Fills the step fields not given so that they agree with the ones given. */
+function defaultSteps(step?: number, minStep?: number, maxStep?: number): { step: number; minStep: number; maxStep: number } {
+  const lo = minStep ?? Math.min(DEFAULTS.minStep, step ?? DEFAULTS.minStep, maxStep ?? DEFAULTS.minStep);
+  const hi = maxStep ?? Math.max(DEFAULTS.maxStep, step ?? 0, minStep ?? 0);
+  return { step: step ?? Math.min(hi, Math.max(lo, DEFAULTS.step)), minStep: lo, maxStep: hi };
 }
 
 function snowflakeFromBody(b: Body, problems: string[]): SnowflakeSpec | null {
@@ -231,7 +239,7 @@ export function specToJson(s: TagSpec): Record<string, unknown> {
     out.mode = s.mode;
     Object.assign(out, {
       preset: l.preset, epoch: new Date(l.epochMs).toISOString(), time_unit: l.unit, time_bits: l.timeBits,
-      worker_bits: l.workerBits, seq_bits: l.seqBits, runs_out_at: runsOutAt(l).toISOString(),
+      worker_bits: l.workerBits, seq_bits: l.seqBits,
       enabled: s.enabled, description: s.description,
     });
     return out;

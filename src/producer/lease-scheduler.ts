@@ -14,9 +14,11 @@ export class LeaseScheduler {
   readonly queue: Queue;
   readonly janitor: Queue;
 
-  constructor(connection: Redis, prefix: string, nodeId: string, private readonly everyMs: number) {
+  constructor(connection: Redis, prefix: string, nodeId: string, private readonly everyMs: number, onError: (err: Error) => void = () => undefined) {
     this.queue = new Queue(leaseQueueName(nodeId), { connection, prefix });
     this.janitor = new Queue(JANITOR_QUEUE, { connection, prefix });
+    this.queue.on('error', onError);
+    this.janitor.on('error', onError);
   }
 
   /** Idempotent: also called again after Redis comes back without its data. */

@@ -26,7 +26,7 @@ export function refillJobId(d: Pick<RefillJobData, 'tag' | 'epoch' | 'shard' | '
 export class RefillProducer {
   readonly queue: Queue<RefillJobData>;
 
-  constructor(connection: Redis, prefix: string) {
+  constructor(connection: Redis, prefix: string, onError: (err: Error) => void = () => undefined) {
     this.queue = new Queue<RefillJobData>(REFILL_QUEUE, {
       connection,
       prefix,
@@ -38,6 +38,7 @@ export class RefillProducer {
         removeOnFail: 5000,
       },
     });
+    this.queue.on('error', onError);
   }
 
   async request(d: RefillJobData): Promise<void> {

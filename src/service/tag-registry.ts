@@ -1,7 +1,9 @@
-// Every process's view of the tag definitions. A definition is re-read from MySQL when it is
-// older than TAG_CACHE_MS, and at once when any process announces a change on Redis pub/sub,
-// so a tag created or changed anywhere is served everywhere within a second. While MySQL is
-// unreachable the last known definition keeps serving (IDs still come from Redis).
+// Every process's view of the tag definitions. A definition announced as changed (Redis
+// pub/sub, sent by whichever process changed it) is re-read from MySQL before its next use,
+// so a change made anywhere is served everywhere at once. Without an announcement, a
+// definition older than TAG_CACHE_MS is refreshed in the background while the cached one keeps
+// serving. While MySQL is unreachable the last known definition keeps serving (IDs still come
+// from Redis) and requests never wait on MySQL for it.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { unavailable } from '../errors.js';
@@ -10,7 +12,12 @@ import type { Keys } from '../store/redis/keys.js';
 
 interface Entry {
   tag: StoredTag | undefined;
+  /** When the definition was last read (or a failed read was last tried), ms. */
   at: number;
+  /** A definition was read at least once. */
+  known: boolean;
+  /** Announced as changed: read again before the next use. */
+  changed: boolean;
   loading?: Promise<StoredTag | undefined>;
 }
 
@@ -29,42 +36,58 @@ export class TagRegistry {
   async listen(subscriber: Redis): Promise<void> {
     const channel = this.keys.tagsChanged();
     subscriber.on('message', (ch: string, tag: string) => {
-      if (ch === channel) this.entries.delete(tag);
+      if (ch === channel) this.markChanged(tag);
     });
-    // Announcements may have been missed while disconnected: forget everything on reconnect.
-    subscriber.on('ready', () => this.entries.clear());
+    // Announcements may have been missed while disconnected: re-read everything before use.
+    subscriber.on('ready', () => {
+      for (const name of this.entries.keys()) this.markChanged(name);
+    });
     await subscriber.subscribe(channel);
   }
 
-  async get(name: string): Promise<StoredTag | undefined> {
+  private markChanged(name: string): void {
     const e = this.entries.get(name);
-    if (e && Date.now() - e.at < this.maxAgeMs) return e.tag;
-    if (e?.loading) return e.loading;
-    const entry: Entry = e ?? { tag: undefined, at: 0 };
+    if (e) e.changed = true;
+  }
+
+  get(name: string): Promise<StoredTag | undefined> {
+    const e = this.entries.get(name);
+    if (e?.known && !e.changed) {
+      if (Date.now() - e.at >= this.maxAgeMs && !e.loading) void this.load(name, e).catch(() => undefined);
+      return Promise.resolve(e.tag);
+    }
+    const entry = e ?? { tag: undefined, at: 0, known: false, changed: false };
+    this.entries.set(name, entry);
+    return entry.loading ?? this.load(name, entry);
+  }
+
+  private load(name: string, entry: Entry): Promise<StoredTag | undefined> {
+    entry.changed = false;
     entry.loading = this.repo
       .get(name)
       .then((tag) => {
         entry.tag = tag;
-        entry.at = Date.now();
+        entry.known = true;
         return tag;
       })
       .catch((err: Error) => {
-        if (entry.at > 0) {
+        if (entry.known) {
           this.log.warn({ tag: name, err: err.message }, 'MySQL unreachable; serving the last known tag definition');
           return entry.tag;
         }
         throw unavailable(`tag definitions cannot be read: ${err.message}`, err);
       })
       .finally(() => {
+        // A failed read is not retried before another TAG_CACHE_MS either.
+        entry.at = Date.now();
         entry.loading = undefined;
       });
-    this.entries.set(name, entry);
     return entry.loading;
   }
 
   /** Tells every process (this one included) that a tag changed. */
   async announce(name: string): Promise<void> {
-    this.entries.delete(name);
+    this.markChanged(name);
     await this.publisher.publish(this.keys.tagsChanged(), name).catch((err: Error) => {
       this.log.warn({ tag: name, err: err.message }, 'could not announce a tag change; others see it within TAG_CACHE_MS');
     });

@@ -1,6 +1,7 @@
 // Admin API for tags: create, list, show with live state, update, delete. Every change is
 // announced so every process serves the new definition at once.
 import type { FastifyInstance } from 'fastify';
+import { runsOutAt } from '../../core/snowflake-layout.js';
 import { specFromCreate, specFromUpdate, specToJson } from '../../core/tag-spec.js';
 import { IdmintError } from '../../errors.js';
 import type { Runtime } from '../../runtime.js';
@@ -14,7 +15,8 @@ const tagParam = {
 } as const;
 
 function view(t: StoredTag): Record<string, unknown> {
-  return { ...specToJson(t), incarnation: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
+  const extra = t.snowflake ? { runs_out_at: runsOutAt(t.snowflake).toISOString() } : {};
+  return { ...specToJson(t), ...extra, incarnation: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
 }
 
 function refs(t: StoredTag): SegmentRef[] {

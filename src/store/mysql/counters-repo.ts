@@ -21,7 +21,9 @@ export class CountersRepo {
            FROM idmint_tags WHERE tag = ? LOCK IN SHARE MODE`, [tag]);
       const t = tags[0];
       if (!t || Number(t.deleted) === 1 || Number(t.epoch) !== epoch) return { kind: 'stale' } as const;
-      await c.query('INSERT IGNORE INTO idmint_counters (tag, shard, max_id, step) VALUES (?, ?, CAST(? AS UNSIGNED), ?)',
+      // Creates the row when missing and, either way, takes its exclusive lock at once (a
+      // shared lock first, then FOR UPDATE, would let two refills deadlock).
+      await c.query('INSERT INTO idmint_counters (tag, shard, max_id, step) VALUES (?, ?, CAST(? AS UNSIGNED), ?) ON DUPLICATE KEY UPDATE max_id = max_id',
         [tag, shard, String(t.counter_floor), step]);
       const [rows] = await c.query<RowDataPacket[]>(
         'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? FOR UPDATE', [tag, shard]);

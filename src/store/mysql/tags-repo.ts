@@ -59,7 +59,21 @@ const SET_SPEC = `mode = ?, order_mode = ?, layout = ?, shards = ?, app_id = ?, 
 /** Bound on one transaction: a MySQL that stops answering must not hang a refill forever. */
 const TX_TIMEOUT_MS = 5000;
 
+/** MySQL errors after which the whole transaction may simply run again. */
+const RETRYABLE = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+
+/** Runs fn in a transaction; a deadlock or lock timeout rolls back and runs it again (3 tries). */
 async function inTx<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await inTxOnce(pool, fn);
+    } catch (err) {
+      if (attempt >= 3 || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
+    }
+  }
+}
+
+async function inTxOnce<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): Promise<T> {
   const c = await pool.getConnection();
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
