@@ -1,0 +1,225 @@
+// Load for fault-injection tests: clients that fetch batches of IDs in a loop and record
+// every request (send time, answer time, IDs or error), and checks of the promises over
+// those records: no duplicates, per-client order, real-time order, only clean 503s.
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+
+export interface Rec {
+  readonly client: string;
+  readonly tag: string;
+  /** Where the request went (the node's base URL). */
+  readonly url: string;
+  readonly count: number;
+  /** performance.now() just before the request was sent / just after the answer was read. */
+  readonly sent: number;
+  readonly done: number;
+  /** HTTP status, or 0 when no answer arrived (connection refused or reset). */
+  readonly status: number;
+  /** Only on a 200 holding exactly `count` decimal IDs. */
+  readonly ids?: bigint[];
+  readonly code?: string;
+  readonly retryAfter?: string | null;
+  /** What was wrong: a transport error, or a 200 that was not a well-formed answer. */
+  readonly detail?: string;
+}
+
+export const now = (): number => performance.now();
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** One GET /v1/ids/:tag?count=n, recorded; never throws. */
+export async function fetchRecorded(client: string, url: string, tag: string, count: number, timeoutMs = 15000): Promise<Rec> {
+  const sent = now();
+  const base = { client, tag, url, count, sent };
+  try {
+    const res = await fetch(`${url}/v1/ids/${tag}?count=${count}`, { signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    const done = now();
+    let body: { ids?: unknown; error?: { code?: string } } = {};
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      return { ...base, done, status: res.status, detail: `not JSON: ${text.slice(0, 200)}` };
+    }
+    if (res.status === 200) {
+      const ids = body.ids;
+      if (!Array.isArray(ids) || ids.length !== count || !ids.every((s) => typeof s === 'string' && /^[1-9]\d*$/.test(s))) {
+        return { ...base, done, status: 200, detail: `200 without ${count} IDs: ${text.slice(0, 200)}` };
+      }
+      return { ...base, done, status: 200, ids: (ids as string[]).map(BigInt) };
+    }
+    return { ...base, done, status: res.status, code: body.error?.code, retryAfter: res.headers.get('retry-after') };
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string } };
+    return { ...base, done: now(), status: 0, detail: `${e.message} ${e.cause?.code ?? ''}`.trim() };
+  }
+}
+
+export interface ClientSpec {
+  readonly name: string;
+  readonly tag: string;
+  /** Base URL for the next request (may change, e.g. when a node is replaced). */
+  readonly url: () => string;
+  /** Batch size of the next request. */
+  readonly count: () => number;
+  /** Pause after a failed request, ms (default 20). */
+  readonly pauseOnError?: number;
+  /** Pause after every successful request, ms (default 0). */
+  readonly pauseOnSuccess?: number;
+}
+
+/** Clients looping until stop(); every request lands in `records`. */
+export class Load {
+  readonly records: Rec[] = [];
+  private running = true;
+  private readonly loops: Promise<void>[];
+
+  constructor(clients: ClientSpec[]) {
+    this.loops = clients.map((c) => this.loop(c));
+  }
+
+  private async loop(c: ClientSpec): Promise<void> {
+    while (this.running) {
+      const r = await fetchRecorded(c.name, c.url(), c.tag, c.count());
+      this.records.push(r);
+      const pause = r.ids ? c.pauseOnSuccess ?? 0 : c.pauseOnError ?? 20;
+      if (pause > 0) await sleep(pause);
+    }
+  }
+
+  async stop(): Promise<Rec[]> {
+    this.running = false;
+    await Promise.all(this.loops);
+    return this.records;
+  }
+
+  /** Successful requests sent at or after time t (performance.now()). */
+  okSince(t: number, tag?: string): Rec[] {
+    return this.records.filter((r) => r.ids !== undefined && r.sent >= t && (tag === undefined || r.tag === tag));
+  }
+}
+
+/** Deterministic pseudo-random batch sizes from 1 to max (xorshift32). */
+export function counter(seed: number, max: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return 1 + (s % max);
+  };
+}
+
+type OkRec = Rec & { ids: bigint[] };
+export const answered = (recs: readonly Rec[]): OkRec[] => recs.filter((r): r is OkRec => r.ids !== undefined);
+export const maxId = (recs: readonly Rec[]): bigint =>
+  answered(recs).reduce((m, r) => (r.ids.length && r.ids[r.ids.length - 1] > m ? r.ids[r.ids.length - 1] : m), 0n);
+
+/** No ID answered twice within the records (which should be of one tag). Returns the number of IDs. */
+export function assertNoDuplicates(recs: readonly Rec[], what = ''): number {
+  const seen = new Map<bigint, Rec>();
+  let n = 0;
+  for (const r of answered(recs)) {
+    for (const id of r.ids) {
+      const prev = seen.get(id);
+      assert.ok(prev === undefined, `${what}: ID ${id} answered twice: to ${prev?.client} at ${prev?.done.toFixed(1)} ms and to ${r.client} at ${r.done.toFixed(1)} ms`);
+      seen.set(id, r);
+      n++;
+    }
+  }
+  return n;
+}
+
+/** Every answer is ascending, and each client's answers follow each other. Returns answers checked. */
+export function assertClientOrder(recs: readonly Rec[], what = ''): number {
+  const last = new Map<string, bigint>();
+  let n = 0;
+  for (const r of answered(recs).sort((a, b) => a.sent - b.sent)) {
+    for (let i = 1; i < r.ids.length; i++) assert.ok(r.ids[i] > r.ids[i - 1], `${what}: answer to ${r.client} not ascending: ${r.ids[i - 1]} then ${r.ids[i]}`);
+    const prev = last.get(r.client);
+    assert.ok(prev === undefined || r.ids[0] > prev, `${what}: client ${r.client} got ${r.ids[0]} after already holding ${prev}`);
+    last.set(r.client, r.ids[r.ids.length - 1]);
+    n++;
+  }
+  return n;
+}
+
+/**
+ * Real-time order: no answer holds an ID at or below the largest ID of any answer that had
+ * arrived before its request was sent. Returns the number of answers that had such a
+ * predecessor (so callers can check the test had teeth).
+ */
+export function assertRealTimeOrder(recs: readonly Rec[], what = ''): number {
+  const byDone = answered(recs).sort((a, b) => a.done - b.done);
+  const prefMax: bigint[] = [];
+  const prefWho: OkRec[] = [];
+  for (let i = 0; i < byDone.length; i++) {
+    const top = byDone[i].ids[byDone[i].ids.length - 1];
+    if (i === 0 || top > prefMax[i - 1]) {
+      prefMax.push(top);
+      prefWho.push(byDone[i]);
+    } else {
+      prefMax.push(prefMax[i - 1]);
+      prefWho.push(prefWho[i - 1]);
+    }
+  }
+  let constrained = 0;
+  for (const r of byDone) {
+    // The last answer that arrived strictly before r was sent.
+    let lo = 0;
+    let hi = byDone.length - 1;
+    let j = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (byDone[mid].done < r.sent) {
+        j = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (j < 0) continue;
+    constrained++;
+    assert.ok(r.ids[0] > prefMax[j],
+      `${what}: ${r.client} (sent at ${r.sent.toFixed(1)} ms) got ${r.ids[0]}, but ${prefWho[j].client} had already been answered ${prefMax[j]} at ${prefWho[j].done.toFixed(1)} ms`);
+  }
+  return constrained;
+}
+
+/**
+ * Every request that got no IDs got a 503 UNAVAILABLE with Retry-After (or, where allowed,
+ * no answer at all, e.g. from a node that was killed). A 200 that is not exactly the IDs
+ * asked for fails. Returns the number of 503s.
+ */
+export function assertOnlyCleanUnavailable(recs: readonly Rec[], opts: { transportOk?: (r: Rec) => boolean; what?: string } = {}): number {
+  const what = opts.what ?? '';
+  let n503 = 0;
+  for (const r of recs) {
+    if (r.ids) continue;
+    if (r.status === 0) {
+      assert.ok(opts.transportOk?.(r), `${what}: request of ${r.client} to ${r.url} got no answer: ${r.detail}`);
+      continue;
+    }
+    assert.notEqual(r.status, 200, `${what}: ${r.client} got a malformed 200: ${r.detail}`);
+    assert.equal(r.status, 503, `${what}: ${r.client} got status ${r.status} (${r.code ?? r.detail})`);
+    assert.equal(r.code, 'UNAVAILABLE', `${what}: ${r.client} got 503 with code ${r.code}`);
+    assert.ok(r.retryAfter && /^\d+$/.test(r.retryAfter), `${what}: 503 without a Retry-After header`);
+    n503++;
+  }
+  return n503;
+}
+
+/** Polls fn until it returns a truthy value or the time runs out. */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs: number, everyMs = 50): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${(lastErr as Error).message})` : ''}`);
+    await sleep(everyMs);
+  }
+}

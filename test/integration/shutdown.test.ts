@@ -1,0 +1,163 @@
+// Graceful shutdown under load: SIGTERM while requests are in flight exits with code 0 within
+// a few seconds; every request either gets its IDs or fails cleanly (a 503, or a refused or
+// closed connection: never a 500, a partial body or a wrong answer), and no ID is ever handed
+// out twice across restarts of the node.
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { after, before, describe, it } from 'node:test';
+import { cleanup, testNames } from '../helpers/env.js';
+import { duplicates, isAnswer, show, timedTake, type Answer, type Failure } from '../helpers/load.js';
+import { createTag, spawnNode, type ChildNode } from '../helpers/node.js';
+import { rng, SEED } from '../helpers/prng.js';
+
+const CLIENTS = 8;
+const LOAD_MS = 1500;
+const EXIT_WITHIN_MS = 5000;
+const GLOBAL = 'sd_global';
+const NODE = 'sd_node';
+
+interface Life {
+  readonly answers: Answer[];
+  readonly failures: Failure[];
+  /** performance.now() when SIGTERM was sent and when the process had exited. */
+  readonly signalled: number;
+  readonly exited: number;
+  readonly code: number | null;
+  /** Requests to tags that were cold when the signal was sent. */
+  readonly cold: (Answer | Failure)[];
+}
+
+/** Loads the node, sends SIGTERM while load goes on, and keeps sending until it has exited. */
+async function liveAndTerminate(node: ChildNode, life: number): Promise<Life> {
+  const answers: Answer[] = [];
+  const failures: Failure[] = [];
+  const exitedP = new Promise<number | null>((r) => node.proc.once('exit', (code) => r(code)));
+  let gone = false;
+  const loops = Array.from({ length: CLIENTS }, async (_, client) => {
+    const r = rng(SEED + life * 100 + client);
+    while (!gone) {
+      const tag = r.next() < 0.5 ? GLOBAL : NODE;
+      const single = r.next() < 0.3;
+      // Some large batches keep requests in flight for longer.
+      const count = single ? 1 : r.next() < 0.1 ? r.int(1000, 10000) : r.int(1, 100);
+      const res = await timedTake(node.url, { client, node: life }, tag, count, single);
+      if (isAnswer(res)) answers.push(res);
+      else failures.push(res);
+      if (!isAnswer(res) && res.status === 0) await new Promise((r) => setTimeout(r, 5));
+    }
+  });
+  await new Promise((r) => setTimeout(r, LOAD_MS));
+  // Requests to a fresh tag wait for its first refill: in flight across the signal.
+  const coldTag = `sd_cold_${life}`;
+  await createTag(node.url, { tag: coldTag, step: 100, min_step: 10 });
+  const coldP = Array.from({ length: 10 }, (_, i) => timedTake(node.url, { client: 100 + i, node: life }, coldTag, 5, false));
+  // Long enough for them to reach the node, shorter than a refill takes.
+  await new Promise((r) => setTimeout(r, 3));
+  const signalled = performance.now();
+  node.proc.kill('SIGTERM');
+  const code = await exitedP;
+  const exited = performance.now();
+  gone = true;
+  await Promise.all(loops);
+  const cold = await Promise.all(coldP);
+  return { answers, failures, signalled, exited, code, cold };
+}
+
+/**
+ * A failure is clean when the client learns it got no ID: a 503 answer (whatever its body;
+ * the body's shape is checked on its own below), or a refused or closed connection. A 500,
+ * any other status, a body that is not JSON, or a 200 without the IDs asked for is not.
+ */
+function unclean(f: Failure): string | undefined {
+  if (f.status === 0 || (f.status === 503 && !f.detail.includes('not JSON'))) return undefined;
+  return f.detail;
+}
+
+describe('graceful shutdown under load', () => {
+  const names = testNames();
+  const lives: Life[] = [];
+  let last: ChildNode | undefined;
+
+  before(async () => {
+    for (let life = 0; life < 2; life++) {
+      const node = await spawnNode(names, { NODE_ID: `sd-${life}` });
+      if (life === 0) {
+        await createTag(node.url, { tag: GLOBAL, step: 200, min_step: 100, target_seconds: 1 });
+        await createTag(node.url, { tag: NODE, order: 'node', node_block: 500, step: 200, min_step: 100, target_seconds: 1 });
+      }
+      lives.push(await liveAndTerminate(node, life));
+    }
+    last = await spawnNode(names, { NODE_ID: 'sd-2' });
+  });
+  after(async () => {
+    await last?.stop();
+    await cleanup(names);
+  });
+
+  it('exits with code 0 within a few seconds of SIGTERM, while under load', (t) => {
+    for (const [i, l] of lives.entries()) {
+      const ms = l.exited - l.signalled;
+      t.diagnostic(`life ${i}: exited ${ms.toFixed(0)} ms after SIGTERM; ${l.answers.length} answered, ${l.failures.length} failed`);
+      assert.equal(l.code, 0, `life ${i} exit code`);
+      assert.ok(ms < EXIT_WITHIN_MS, `life ${i} took ${ms.toFixed(0)} ms to exit`);
+      assert.ok(l.answers.length > 100, `life ${i}: only ${l.answers.length} requests answered before the signal`);
+    }
+  });
+
+  it('requests in flight at the signal get their IDs or fail cleanly', (t) => {
+    for (const [i, l] of lives.entries()) {
+      const all = [...l.answers, ...l.failures, ...l.cold];
+      const inFlight = all.filter((r) => r.sent < l.signalled && r.answered > l.signalled);
+      const completed = inFlight.filter(isAnswer);
+      const kinds = new Map<string, number>();
+      for (const f of inFlight.filter((r): r is Failure => !isAnswer(r))) kinds.set(f.detail.slice(0, 60), (kinds.get(f.detail.slice(0, 60)) ?? 0) + 1);
+      t.diagnostic(`life ${i}: ${inFlight.length} in flight at the signal, ${completed.length} completed with IDs; cold tag: ${l.cold.filter(isAnswer).length}/10 served; failures: ${show([...kinds])}`);
+      assert.ok(inFlight.length >= 5, `life ${i}: only ${inFlight.length} requests were in flight`);
+      const bad = [...l.failures, ...l.cold.filter((r): r is Failure => !isAnswer(r))].map(unclean).filter((s) => s !== undefined);
+      assert.deepEqual(bad.slice(0, 5), [], `life ${i}: ${bad.length} requests failed uncleanly`);
+      // The node drains what it is serving rather than dropping it.
+      assert.ok(completed.length >= 1, `life ${i}: no request in flight at the signal completed`);
+      // Nothing answered before the signal failed.
+      const early = l.failures.filter((f) => f.answered < l.signalled);
+      assert.deepEqual(early.map((f) => f.detail).slice(0, 5), [], `life ${i}: requests failed before the signal`);
+    }
+  });
+
+  // The API promises {"error":{"code","message"}} and Retry-After on every 503. Requests that
+  // reach a closing node on a kept-alive connection are answered by Fastify's own load-shedding
+  // 503 ({"error":"Service Unavailable","statusCode":503}: no code, no Retry-After).
+  it('error answers during shutdown carry the error shape and Retry-After of the API', (t) => {
+    const answered = lives.flatMap((l) => [...l.failures, ...l.cold.filter((r): r is Failure => !isAnswer(r))].filter((f) => f.status !== 0));
+    t.diagnostic(`${answered.length} error answers during shutdown: ${[...new Set(answered.map((f) => f.detail))].slice(0, 3).join(' | ')}`);
+    assert.ok(answered.length > 0, 'no request was answered with an error while closing');
+    for (const f of answered) {
+      assert.equal(f.status, 503, f.detail);
+      assert.equal(f.code, 'UNAVAILABLE', f.detail);
+      assert.match(f.retryAfter ?? '', /^\d+$/, `no Retry-After on ${f.detail}`);
+    }
+  });
+
+  it('never repeats an ID across the restarts, and global IDs keep increasing', async () => {
+    const after: Answer[] = [];
+    for (let i = 0; i < 200; i++) {
+      for (const tag of [GLOBAL, NODE]) {
+        const res = await timedTake(last!.url, { client: 0, node: 2 }, tag, 50, false);
+        assert.ok(isAnswer(res), show(res));
+        after.push(res);
+      }
+    }
+    const everything = [...lives.flatMap((l) => [...l.answers]), ...after];
+    for (const tag of [GLOBAL, NODE]) {
+      const { total, repeated } = duplicates(everything.filter((a) => a.tag === tag));
+      assert.ok(total > 20_000, `${tag}: only ${total} IDs checked`);
+      assert.deepEqual(repeated.slice(0, 10), [], `${tag}: ${repeated.length} of ${total} IDs repeated`);
+    }
+    // Every life's global IDs lie above the previous life's: answered later, so larger.
+    const top = (xs: Answer[]) => xs.flatMap((a) => a.ids).reduce((m, v) => (v > m ? v : m), 0n);
+    const bottom = (xs: Answer[]) => xs.flatMap((a) => a.ids).reduce((m, v) => (v < m ? v : m), BigInt(Number.MAX_SAFE_INTEGER));
+    const byLife = [...lives.map((l) => l.answers.filter((a) => a.tag === GLOBAL)), after.filter((a) => a.tag === GLOBAL)];
+    for (let i = 1; i < byLife.length; i++) {
+      assert.ok(bottom(byLife[i]) > top(byLife[i - 1]), `life ${i} issued ${bottom(byLife[i])}, not above ${top(byLife[i - 1])} of life ${i - 1}`);
+    }
+  });
+});
