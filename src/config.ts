@@ -40,6 +40,10 @@ export interface Config {
   readonly clockMaxBackMs: number;
   /** host:port shown to operators as this process's address ('' = HOST:PORT as bound). */
   readonly advertiseAddr: string;
+  /** Reported as node_offset by the UDP monitor action (informational, as in id_server). */
+  readonly nodeOffset: number;
+  /** Largest UDP datagram accepted. */
+  readonly udpMaxBytes: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -122,6 +126,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     leaseMarginMs,
     clockMaxBackMs: int('CLOCK_MAX_BACK_MS', 10, 0, 5000),
     advertiseAddr: env.ADVERTISE_ADDR ?? '',
+    nodeOffset: int('NODE_OFFSET', 0, 0, 1_000_000),
+    udpMaxBytes: int('UDP_MAX_BYTES', 8192, 256, 65507),
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -8,12 +8,15 @@ import { IdmintError } from '../errors.js';
 import { hostname } from 'node:os';
 import { createLogger, createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { buildApp } from './app.js';
+import { startUdpServer } from './udp/udp-server.js';
 
 export interface Node {
   readonly rt: Runtime;
   readonly app?: FastifyInstance;
   /** Where HTTP listens, e.g. http://127.0.0.1:8080. */
   readonly url?: string;
+  /** The UDP port, when the listener runs. */
+  readonly udpPort?: number;
   close(): Promise<void>;
 }
 
@@ -51,14 +54,19 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
   const bound = app.server.address();
   if (!config.advertiseAddr && bound && typeof bound === 'object') rt.leases.setAddr(`${config.host === '0.0.0.0' ? hostname() : config.host}:${bound.port}`);
   await acquireLeasesForTags(rt);
-  log.info({ address, nodeId: config.nodeId }, 'idmint listening');
+  const udp = config.udpPort > 0
+    ? await startUdpServer(rt.dispenser, { port: config.udpPort, host: config.host, nodeOffset: config.nodeOffset, maxDatagramBytes: config.udpMaxBytes }, log)
+    : undefined;
+  log.info({ address, udpPort: udp?.port, nodeId: config.nodeId }, 'idmint listening');
   let closing: Promise<void> | undefined;
   return {
     rt,
     app,
     url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
+    udpPort: udp?.port,
     close: () =>
       (closing ??= (async () => {
+        await udp?.close();
         await app.close();
         await rt.close();
       })()),

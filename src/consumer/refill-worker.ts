@@ -35,7 +35,8 @@ export function refillBackoffMs(attemptsMade: number): number {
 }
 
 export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connection' | 'prefix' | 'concurrency'>): Promise<RefillOutcome> {
-  const ref = { tag: d.tag, epoch: d.epoch, shard: d.shard };
+  const scope = d.scope ?? '';
+  const ref = { tag: d.tag, epoch: d.epoch, shard: d.shard, scope };
   const tag = await deps.tags.get(d.tag);
   if (!tag || tag.epoch !== d.epoch) return { result: 'tag-gone' };
   const st = await deps.segments.stats(ref);
@@ -46,21 +47,21 @@ export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connectio
   const step = nextStep({
     takenSince: st.takenAtInstall === undefined ? 0 : st.taken - st.takenAtInstall,
     elapsedMs: st.lastInstallMs === undefined ? 0 : now - st.lastInstallMs,
-    currentStep: (await deps.counters.lastStep(d.tag, d.shard)) ?? tag.step,
+    currentStep: (await deps.counters.lastStep(d.tag, d.shard, scope)) ?? tag.step,
     minStep: tag.minStep,
     maxStep: tag.maxStep,
     targetSeconds: tag.targetSeconds,
   });
-  const alloc = await deps.counters.allocate(d.tag, d.shard, d.epoch, step, deps.nodeId);
+  const alloc = await deps.counters.allocate(d.tag, d.shard, d.epoch, step, deps.nodeId, scope);
   if (alloc.kind === 'stale') return { result: 'tag-gone' };
   if (alloc.kind === 'exhausted') {
     await deps.segments.exhaust(ref, d.gen);
-    deps.log.warn({ tag: d.tag, shard: d.shard, maxId: alloc.maxId }, 'tag reached max_id_limit');
+    deps.log.warn({ tag: d.tag, shard: d.shard, scope, maxId: alloc.maxId }, 'tag reached max_id_limit');
     return { result: 'exhausted' };
   }
   const [first, last] = alloc.range;
   const result = await deps.segments.install(ref, d.gen, alloc.range, tag.prefetch, now);
-  deps.log.info({ tag: d.tag, shard: d.shard, epoch: d.epoch, first, last, step, installed: result, urgent: d.urgent }, 'segment allocated');
+  deps.log.info({ tag: d.tag, shard: d.shard, scope, epoch: d.epoch, first, last, step, installed: result, urgent: d.urgent }, 'segment allocated');
   return { result, first, last, step };
 }
 

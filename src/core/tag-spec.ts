@@ -1,15 +1,16 @@
 // What a tag is, its defaults, and the validation of admin input (create and update). Pure:
 // the admin routes call these and turn the problems into one INVALID_ARGUMENT answer.
 import { counterLimit, MAX_COUNTER, type SegmentLayout } from './layout.js';
+import { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME } from './spec-problems.js';
+
+export { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME };
+import { periodCapacity, ruleFromBody, ruleFromUpdate, RULE_FIELDS, ruleToJson, type RuleSpec } from './rule-spec.js';
 import { layoutProblems, PRESETS, runsOutAt, type PresetName, type SnowflakeLayout } from './snowflake-layout.js';
 
-export const TAG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 export const MODES = ['segment', 'snowflake', 'rule'] as const;
 export type Mode = (typeof MODES)[number];
 /** Modes this version can serve; the others are refused at creation with a clear message. */
-export const SERVED_MODES: readonly Mode[] = ['segment', 'snowflake'];
-/** A snowflake layout must last at least this long from its creation, unless forced. */
-export const MIN_LIFETIME_YEARS = 10;
+export const SERVED_MODES: readonly Mode[] = ['segment', 'snowflake', 'rule'];
 
 export interface SnowflakeSpec extends SnowflakeLayout {
   /** The preset the layout started from. */
@@ -36,6 +37,8 @@ export interface TagSpec extends SegmentLayout {
   readonly description: string;
   /** The layout of a snowflake tag; null for other modes. */
   readonly snowflake: SnowflakeSpec | null;
+  /** The template and counter of a rule tag; null for other modes. */
+  readonly rule: RuleSpec | null;
 }
 
 export const DEFAULTS = {
@@ -65,14 +68,12 @@ const FIELD_NAMES: Record<string, keyof TagSpec> = {
 /** Snowflake layout fields (create only), and the segment fields a snowflake tag refuses. */
 const SNOWFLAKE_FIELDS = ['preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force'];
 const SEGMENT_ONLY = ['order', 'layout', 'shards', 'app_id', 'app_bits', 'step', 'min_step', 'max_step', 'target_seconds', 'prefetch', 'max_id_limit', 'node_block'];
+/** Segment fields that mean nothing for a rule (its counters are plain and bounded by max_counter). */
+const NOT_FOR_RULES = ['layout', 'shards', 'app_id', 'app_bits', 'max_id_limit'];
+const SNOWFLAKE_ONLY = SNOWFLAKE_FIELDS.filter((k) => k !== 'force');
 /** Fields fixed at creation: changing them would change what existing IDs mean. */
 const IMMUTABLE = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits'];
 
-export class SpecProblems extends Error {
-  constructor(readonly problems: string[]) {
-    super(problems.join('; '));
-  }
-}
 
 function intField(b: Body, name: string, min: number, max: number, problems: string[]): number | undefined {
   const v = b[name];
@@ -86,7 +87,7 @@ function intField(b: Body, name: string, min: number, max: number, problems: str
 
 function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, unknown>> {
   const out: Partial<Record<keyof TagSpec, unknown>> = {};
-  for (const k of Object.keys(b)) if (!(k in FIELD_NAMES) && !SNOWFLAKE_FIELDS.includes(k)) problems.push(`unknown field "${k}"`);
+  for (const k of Object.keys(b)) if (!(k in FIELD_NAMES) && !SNOWFLAKE_FIELDS.includes(k) && !RULE_FIELDS.includes(k)) problems.push(`unknown field "${k}"`);
   if (b.tag !== undefined && (typeof b.tag !== 'string' || !TAG_NAME.test(b.tag))) problems.push('tag must match [A-Za-z0-9_.-]{1,64}');
   else out.tag = b.tag;
   if (b.mode !== undefined) {
@@ -145,9 +146,14 @@ export function specFromCreate(body: unknown): TagSpec {
   const b = body as Body;
   const mode = (f.mode as Mode) ?? 'segment';
   let snowflake: SnowflakeSpec | null = null;
+  let rule: RuleSpec | null = null;
+  if (mode !== 'rule') for (const k of RULE_FIELDS) if (k in b) problems.push(`${k} applies to rule tags only`);
   if (mode === 'snowflake') {
     for (const k of SEGMENT_ONLY) if (k in b) problems.push(`${k} applies to segment tags only`);
     snowflake = snowflakeFromBody(b, problems);
+  } else if (mode === 'rule') {
+    for (const k of [...NOT_FOR_RULES, ...SNOWFLAKE_ONLY]) if (k in b) problems.push(`${k} does not apply to rule tags`);
+    rule = ruleFromBody(b, problems);
   } else {
     for (const k of SNOWFLAKE_FIELDS) if (k in b) problems.push(`${k} applies to snowflake tags only`);
   }
@@ -165,13 +171,14 @@ export function specFromCreate(body: unknown): TagSpec {
     maxStep: steps.maxStep,
     targetSeconds: (f.targetSeconds as number) ?? DEFAULTS.targetSeconds,
     prefetch: (f.prefetch as number) ?? DEFAULTS.prefetch,
-    maxIdLimit: (f.maxIdLimit as string) ?? DEFAULTS.maxIdLimit,
+    maxIdLimit: rule ? String(periodCapacity(rule)) : ((f.maxIdLimit as string) ?? DEFAULTS.maxIdLimit),
     nodeBlock: (f.nodeBlock as number) ?? DEFAULTS.nodeBlock,
     enabled: (f.enabled as boolean) ?? true,
     description: (f.description as string) ?? '',
     snowflake,
+    rule,
   };
-  if (problems.length === 0 && mode === 'segment') checkWhole(spec, problems);
+  if (problems.length === 0 && mode !== 'snowflake') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
   return spec;
 }
@@ -180,11 +187,16 @@ export function specFromCreate(body: unknown): TagSpec {
 export function specFromUpdate(current: TagSpec, body: unknown): TagSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SpecProblems(['body must be a JSON object']);
   const problems: string[] = [];
-  for (const k of [...IMMUTABLE, ...SNOWFLAKE_FIELDS]) if (k in (body as Body)) problems.push(`${k} cannot be changed after creation`);
-  if (current.mode === 'snowflake') for (const k of SEGMENT_ONLY) if (k in (body as Body)) problems.push(`${k} applies to segment tags only`);
-  const f = readFields(body as Body, problems);
-  const spec = { ...current, ...f } as TagSpec;
-  if (problems.length === 0 && spec.mode === 'segment') checkWhole(spec, problems);
+  const b = body as Body;
+  const changeable = current.rule ? SNOWFLAKE_ONLY : SNOWFLAKE_FIELDS;
+  for (const k of [...IMMUTABLE, ...changeable]) if (k in b) problems.push(`${k} cannot be changed after creation`);
+  if (current.mode === 'snowflake') for (const k of SEGMENT_ONLY) if (k in b) problems.push(`${k} applies to segment tags only`);
+  const misplaced = current.rule ? NOT_FOR_RULES : RULE_FIELDS;
+  for (const k of misplaced) if (k in b) problems.push(current.rule ? `${k} does not apply to rule tags` : `${k} applies to rule tags only`);
+  const f = readFields(b, problems);
+  const rule = current.rule ? ruleFromUpdate(current.rule, b, problems) : null;
+  const spec = { ...current, ...f, ...(rule ? { rule, maxIdLimit: String(periodCapacity(rule)) } : {}) } as TagSpec;
+  if (problems.length === 0 && spec.mode !== 'snowflake') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
   return spec;
 }
@@ -245,5 +257,9 @@ export function specToJson(s: TagSpec): Record<string, unknown> {
     return out;
   }
   for (const [wire, key] of Object.entries(FIELD_NAMES)) out[wire] = s[key];
+  if (s.rule) {
+    for (const k of NOT_FOR_RULES) delete out[k];
+    Object.assign(out, ruleToJson(s.rule));
+  }
   return out;
 }

@@ -12,6 +12,8 @@ export interface RefillJobData {
   readonly tag: string;
   readonly epoch: number;
   readonly shard: number;
+  /** Rule counters: "<app>/<period>"; absent or '' for segment tags. */
+  readonly scope?: string;
   /** The segment hash's gen when the refill was asked for; installs present it. */
   readonly gen: string;
   readonly seg: number;
@@ -19,8 +21,8 @@ export interface RefillJobData {
   readonly urgent: boolean;
 }
 
-export function refillJobId(d: Pick<RefillJobData, 'tag' | 'epoch' | 'shard' | 'gen' | 'seg'>): string {
-  return `refill.${d.tag}.${d.epoch}.${d.shard}.${d.gen}.${d.seg}`;
+export function refillJobId(d: Pick<RefillJobData, 'tag' | 'epoch' | 'shard' | 'scope' | 'gen' | 'seg'>): string {
+  return `refill.${d.tag}.${d.epoch}.${d.shard}.${d.scope ?? ''}.${d.gen}.${d.seg}`;
 }
 
 export class RefillProducer {

@@ -3,6 +3,9 @@
 // snowflake generator.
 import type { Clock } from '../core/clock.js';
 import { packId, shardOf } from '../core/layout.js';
+import { localParts, periodOf } from '../core/period.js';
+import { compileRule } from '../core/rule-spec.js';
+import { isValidAppName, isValidSalt, render, type CompiledTemplate } from '../core/rule-template.js';
 import type { Range } from '../core/ranges.js';
 import { IdmintError, invalid } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
@@ -18,6 +21,13 @@ export interface Issued {
   readonly runs: Range[];
 }
 
+/** What a request may carry besides the tag: `key` for sharded tags, `app`/`salt` for rules. */
+export interface IdOptions {
+  readonly key?: string;
+  readonly app?: string;
+  readonly salt?: string;
+}
+
 export interface SnowflakeDeps {
   readonly leases: LeaseManager;
   readonly clock: Clock;
@@ -28,6 +38,7 @@ export class Dispenser {
   private readonly coalescers = new Map<string, Coalescer>();
   private readonly buffers = new Map<string, NodeBuffer>();
   private readonly generators = new Map<string, SnowflakeGenerator>();
+  private readonly templates = new Map<string, { readonly source: string; readonly max: number; readonly compiled: CompiledTemplate }>();
   /** Latest definition seen per tag, read by coalescers for prefetch and block size. */
   private readonly specs = new Map<string, StoredTag>();
   /** Clock events of all snowflake generators of this process. */
@@ -57,20 +68,72 @@ export class Dispenser {
     return shardOf(key, tag.shards);
   }
 
-  /** count IDs of any mode, as decimal strings, ascending. */
-  async ids(name: string, count: number, key?: string): Promise<string[]> {
+  /** count IDs of any mode, as strings, in issue order. */
+  async ids(name: string, count: number, opts: IdOptions = {}): Promise<string[]> {
     const tag = await this.resolve(name);
+    if (tag.rule) return this.ruleIds(tag, count, opts);
+    if (opts.app !== undefined || opts.salt !== undefined) throw invalid(`app and salt apply to rule tags; "${name}" is a ${tag.mode} tag`);
     if (tag.mode === 'snowflake') {
-      this.shardFor(tag, key);
+      this.shardFor(tag, opts.key);
       return (await this.generator(tag).take(count)).map(String);
     }
-    return Dispenser.format(await this.takeSegment(tag, count, key));
+    return Dispenser.format(await this.takeSegment(tag, count, opts.key));
+  }
+
+  /** The counter scope "<app>/<period>" of a rule at a moment. */
+  private scopeOf(tag: StoredTag, app: string, nowMs: number): string {
+    const r = tag.rule!;
+    return `${app}/${periodOf(nowMs, r.timeZone, r.resetSeconds)}`;
+  }
+
+  private compiled(tag: StoredTag): CompiledTemplate {
+    const r = tag.rule!;
+    const cached = this.templates.get(tag.tag);
+    if (cached && cached.source === r.template && cached.max === r.maxCounter) return cached.compiled;
+    // Stored rules were validated when saved; force only skips the lifetime check they passed.
+    const compiled = compileRule(r, true);
+    this.templates.set(tag.tag, { source: r.template, max: r.maxCounter, compiled });
+    return compiled;
+  }
+
+  private checkRuleInput(tag: StoredTag, opts: IdOptions): { app: string; salt: string } {
+    if (opts.key !== undefined) throw invalid(`key applies to sharded segment tags; "${tag.tag}" is a rule`);
+    if (!isValidAppName(opts.app)) throw invalid(`rule "${tag.tag}" needs an app name (app=, [A-Za-z0-9_.-]{1,64})`);
+    const salt = opts.salt ?? '';
+    if (!isValidSalt(salt)) throw invalid('salt must match [A-Za-z0-9_.-]{0,64}');
+    return { app: opts.app, salt };
+  }
+
+  private async ruleIds(tag: StoredTag, count: number, opts: IdOptions): Promise<string[]> {
+    const { app, salt } = this.checkRuleInput(tag, opts);
+    const r = tag.rule!;
+    const compiled = this.compiled(tag);
+    // One moment decides both the period (whose counter is used) and the time tokens.
+    const now = this.snowflake.clock.now();
+    const issued = await this.takeSegment(tag, count, undefined, this.scopeOf(tag, app, now));
+    const parts = localParts(now, r.timeZone);
+    const out: string[] = [];
+    for (const [a, b] of issued.runs) {
+      for (let seq = a; seq <= b; seq++) out.push(render(compiled, { counter: r.minCounter + seq - 1, salt, app, parts }));
+    }
+    return out;
+  }
+
+  /** id_server's monitor: the last counter value handed out in the current period (-1: none yet). */
+  async monitor(name: string, app: string | undefined): Promise<{ counter: number }> {
+    const tag = await this.resolve(name);
+    if (!tag.rule) throw invalid(`monitor applies to rule tags; "${name}" is a ${tag.mode} tag`);
+    const { app: appName } = this.checkRuleInput(tag, { app });
+    const scope = this.scopeOf(tag, appName, this.snowflake.clock.now());
+    const st = await this.deps.segments.stats({ tag: tag.tag, epoch: tag.epoch, shard: 0, scope });
+    const handedOut = st.cur === undefined ? 0 : st.cur - 1;
+    return { counter: handedOut > 0 ? tag.rule.minCounter + handedOut - 1 : -1 };
   }
 
   /** count IDs of a segment tag, as ascending runs of counter values. */
   async take(name: string, count: number, key?: string): Promise<Issued> {
     const tag = await this.resolve(name);
-    if (tag.mode !== 'segment') throw invalid(`tag "${name}" is a ${tag.mode} tag`);
+    if (tag.mode !== 'segment') throw invalid(`tag "${name}" is a ${tag.mode} tag, not a segment tag`);
     return this.takeSegment(tag, count, key);
   }
 
@@ -85,13 +148,13 @@ export class Dispenser {
     return g;
   }
 
-  private async takeSegment(tag: StoredTag, count: number, key: string | undefined): Promise<Issued> {
+  private async takeSegment(tag: StoredTag, count: number, key: string | undefined, scope = ''): Promise<Issued> {
     const name = tag.tag;
     const shard = this.shardFor(tag, key);
-    const k = `${name}\u0000${tag.epoch}\u0000${shard}`;
+    const k = `${name}\u0000${tag.epoch}\u0000${shard}\u0000${scope}`;
     let source = this.coalescers.get(k);
     if (!source) {
-      source = new Coalescer({ tag: name, epoch: tag.epoch, shard }, () => this.specs.get(name)?.prefetch ?? tag.prefetch, this.deps);
+      source = new Coalescer({ tag: name, epoch: tag.epoch, shard, scope }, () => this.specs.get(name)?.prefetch ?? tag.prefetch, this.deps);
       this.coalescers.set(k, source);
     }
     let runs: Range[];

@@ -10,11 +10,15 @@ const tagParam = {
   required: ['tag'],
   properties: { tag: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } },
 } as const;
-const keyQuery = { key: { type: 'string', maxLength: 256 } } as const;
+const keyQuery = {
+  key: { type: 'string', maxLength: 256 },
+  app: { type: 'string', maxLength: 64 },
+  salt: { type: 'string', maxLength: 64 },
+} as const;
 export const MAX_BATCH = 10000;
 
 interface TagParams { tag: string }
-interface KeyQuery { key?: string }
+interface KeyQuery { key?: string; app?: string; salt?: string }
 
 function wantsText(req: FastifyRequest): boolean {
   const a = req.headers.accept;
@@ -25,7 +29,7 @@ export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispense
   const { dispenser } = opts;
 
   const one = async (req: FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>) =>
-    (await dispenser.ids(req.params.tag, 1, req.query.key))[0];
+    (await dispenser.ids(req.params.tag, 1, req.query))[0];
 
   app.get<{ Params: TagParams; Querystring: KeyQuery }>('/v1/id/:tag', {
     schema: {
@@ -50,7 +54,7 @@ export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispense
       },
       response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
     },
-  }, async (req) => ({ ids: await dispenser.ids(req.params.tag, req.query.count, req.query.key) }));
+  }, async (req) => ({ ids: await dispenser.ids(req.params.tag, req.query.count, req.query) }));
 
   // Leaf-compatible: the bare ID as text.
   for (const mode of ['segment', 'snowflake'] as const) {

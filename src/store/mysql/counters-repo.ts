@@ -14,7 +14,8 @@ export type Allocation =
 export class CountersRepo {
   constructor(private readonly pool: Pool) {}
 
-  async allocate(tag: string, shard: number, epoch: number, step: number, nodeId: string): Promise<Allocation> {
+  /** scope: '' for segment tags, '<app>/<period>' for rule counters. */
+  async allocate(tag: string, shard: number, epoch: number, step: number, nodeId: string, scope = ''): Promise<Allocation> {
     return inTx(this.pool, async (c) => {
       const [tags] = await c.query<RowDataPacket[]>(
         `SELECT epoch, deleted, layout, shards, app_id, app_bits, max_id_limit, counter_floor
@@ -23,34 +24,34 @@ export class CountersRepo {
       if (!t || Number(t.deleted) === 1 || Number(t.epoch) !== epoch) return { kind: 'stale' } as const;
       // Creates the row when missing and, either way, takes its exclusive lock at once (a
       // shared lock first, then FOR UPDATE, would let two refills deadlock).
-      await c.query('INSERT INTO idmint_counters (tag, shard, max_id, step) VALUES (?, ?, CAST(? AS UNSIGNED), ?) ON DUPLICATE KEY UPDATE max_id = max_id',
-        [tag, shard, String(t.counter_floor), step]);
+      await c.query('INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, ?, ?, CAST(? AS UNSIGNED), ?) ON DUPLICATE KEY UPDATE max_id = max_id',
+        [tag, shard, scope, String(t.counter_floor), step]);
       const [rows] = await c.query<RowDataPacket[]>(
-        'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? FOR UPDATE', [tag, shard]);
+        'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ? FOR UPDATE', [tag, shard, scope]);
       const maxId = Number(rows[0].max_id);
       const limit = counterLimit(
         { layout: t.layout, shards: Number(t.shards), appId: Number(t.app_id), appBits: Number(t.app_bits) },
         BigInt(t.max_id_limit));
       if (maxId >= limit) return { kind: 'exhausted', maxId } as const;
       const last = Math.min(maxId + step, limit);
-      await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED), step = ? WHERE tag = ? AND shard = ?',
-        [String(last), step, tag, shard]);
+      await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED), step = ? WHERE tag = ? AND shard = ? AND scope = ?',
+        [String(last), step, tag, shard, scope]);
       await c.query(
-        'INSERT INTO idmint_segments (tag, shard, epoch, first_id, last_id, node_id) VALUES (?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)',
-        [tag, shard, epoch, String(maxId + 1), String(last), nodeId]);
+        'INSERT INTO idmint_segments (tag, shard, scope, epoch, first_id, last_id, node_id) VALUES (?, ?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)',
+        [tag, shard, scope, epoch, String(maxId + 1), String(last), nodeId]);
       return { kind: 'segment', range: [maxId + 1, last] } as const;
     });
   }
 
   /** The last step used for a (tag, shard), or undefined before its first segment. */
-  async lastStep(tag: string, shard: number): Promise<number | undefined> {
-    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT step FROM idmint_counters WHERE tag = ? AND shard = ?', [tag, shard]);
+  async lastStep(tag: string, shard: number, scope = ''): Promise<number | undefined> {
+    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT step FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ?', [tag, shard, scope]);
     return rows.length ? Number(rows[0].step) : undefined;
   }
 
-  /** High-water marks per shard, for the admin view. */
-  async marks(tag: string): Promise<{ shard: number; maxId: number; step: number }[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT shard, max_id, step FROM idmint_counters WHERE tag = ? ORDER BY shard', [tag]);
+  /** High-water marks per shard (segment tags: scope ''), for the admin view. */
+  async marks(tag: string, scope = ''): Promise<{ shard: number; maxId: number; step: number }[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT shard, max_id, step FROM idmint_counters WHERE tag = ? AND scope = ? ORDER BY shard', [tag, scope]);
     return rows.map((r) => ({ shard: Number(r.shard), maxId: Number(r.max_id), step: Number(r.step) }));
   }
 }

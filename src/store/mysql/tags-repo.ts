@@ -19,6 +19,12 @@ const COLUMNS = `tag, mode, order_mode, layout, shards, app_id, app_bits, step, 
 /** Mode-specific settings kept as JSON in the options column. */
 interface Options {
   snowflake?: TagSpec['snowflake'];
+  rule?: TagSpec['rule'];
+}
+
+function optionsOf(raw: string | null): { snowflake: TagSpec['snowflake']; rule: TagSpec['rule'] } {
+  const o = (raw ? JSON.parse(raw) : {}) as Options;
+  return { snowflake: o.snowflake ?? null, rule: o.rule ?? null };
 }
 
 function fromRow(r: RowDataPacket): StoredTag {
@@ -39,7 +45,7 @@ function fromRow(r: RowDataPacket): StoredTag {
     nodeBlock: Number(r.node_block),
     enabled: Number(r.enabled) === 1,
     description: r.description,
-    snowflake: (r.options ? (JSON.parse(r.options) as Options).snowflake : undefined) ?? null,
+    ...optionsOf(r.options),
     epoch: Number(r.epoch),
     createdAt: new Date(r.created_at).toISOString(),
     updatedAt: new Date(r.updated_at).toISOString(),
@@ -49,7 +55,7 @@ function fromRow(r: RowDataPacket): StoredTag {
 function specValues(s: TagSpec): unknown[] {
   return [s.mode, s.order, s.layout, s.shards, s.appId, s.appBits, s.step, s.minStep, s.maxStep,
     s.targetSeconds, s.prefetch, s.maxIdLimit, s.nodeBlock, s.enabled ? 1 : 0, s.description,
-    JSON.stringify({ snowflake: s.snowflake ?? undefined } satisfies Options)];
+    JSON.stringify({ snowflake: s.snowflake ?? undefined, rule: s.rule ?? undefined } satisfies Options)];
 }
 
 const SET_SPEC = `mode = ?, order_mode = ?, layout = ?, shards = ?, app_id = ?, app_bits = ?, step = ?,
@@ -116,10 +122,19 @@ function floorFor(oldLayout: SegmentLayout, oldMaxSeq: number, newLayout: Segmen
   return Number(oldMaxId >> low(newLayout));
 }
 
-function sameSnowflakeLayout(a: TagSpec, b: TagSpec): boolean {
-  const x = a.snowflake;
-  const y = b.snowflake;
-  return !!x && !!y && x.epochMs === y.epochMs && x.unit === y.unit && x.timeBits === y.timeBits && x.workerBits === y.workerBits && x.seqBits === y.seqBits;
+/** Whether a re-created tag writes IDs exactly as its earlier life did (segment layouts are
+ * handled by the counter floor instead). */
+function sameIdShape(a: TagSpec, b: TagSpec): boolean {
+  if (a.mode === 'segment') return true;
+  if (a.snowflake && b.snowflake) {
+    const [x, y] = [a.snowflake, b.snowflake];
+    return x.epochMs === y.epochMs && x.unit === y.unit && x.timeBits === y.timeBits && x.workerBits === y.workerBits && x.seqBits === y.seqBits;
+  }
+  if (a.rule && b.rule) {
+    const [x, y] = [a.rule, b.rule];
+    return x.template === y.template && x.minCounter === y.minCounter && x.resetSeconds === y.resetSeconds && x.timeZone === y.timeZone;
+  }
+  return false;
 }
 
 export class TagsRepo {
@@ -145,10 +160,13 @@ export class TagsRepo {
       }
       if (Number(rows[0].deleted) === 0) throw new IdmintError('TAG_EXISTS', `tag "${spec.tag}" already exists`);
       const old = fromRow(rows[0]);
-      if (old.mode !== spec.mode || (spec.mode === 'snowflake' && !sameSnowflakeLayout(old, spec))) {
-        throw invalid(`tag "${spec.tag}" was used before as a ${old.mode} tag${old.snowflake ? ` with layout ${JSON.stringify(old.snowflake)}` : ''}; re-create it with the same mode and layout, or choose another name, so no old ID can come back`);
+      if (old.mode !== spec.mode || !sameIdShape(old, spec)) {
+        const shape = old.snowflake ? ` with layout ${JSON.stringify(old.snowflake)}` : old.rule ? ` with rule ${JSON.stringify(old.rule)}` : '';
+        throw invalid(`tag "${spec.tag}" was used before as a ${old.mode} tag${shape}; re-create it with the same mode and ${old.rule ? 'rule' : 'layout'}, or choose another name, so no old ID can come back`);
       }
-      const floor = floorFor(old, await highestCounter(c, spec.tag, Number(rows[0].counter_floor)), spec);
+      // Segment tags continue above every ID the old layout could have produced; rule and
+      // snowflake tags of the same shape continue on their own (per-scope counters, time).
+      const floor = spec.mode === 'segment' ? floorFor(old, await highestCounter(c, spec.tag, Number(rows[0].counter_floor)), spec) : 0;
       await c.query('UPDATE idmint_counters SET max_id = GREATEST(max_id, CAST(? AS UNSIGNED)) WHERE tag = ?', [String(floor), spec.tag]);
       await c.query(
         `UPDATE idmint_tags SET ${SET_SPEC}, epoch = epoch + 1, deleted = 0, counter_floor = CAST(? AS UNSIGNED),

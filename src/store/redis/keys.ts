@@ -4,9 +4,13 @@
 export class Keys {
   constructor(readonly prefix: string) {}
 
-  /** Segment double buffer of one (tag, shard) in one epoch of the tag (see sql/001_tags.sql). */
-  segment(tag: string, epoch: number, shard: number): string {
-    return `${this.prefix}:{${tag}}:seg:${epoch}:${shard}`;
+  /**
+   * Segment double buffer of one (tag, shard) in one epoch of the tag (see sql/001_tags.sql);
+   * rule counters add their scope, "<app>/<period>".
+   */
+  segment(tag: string, epoch: number, shard: number, scope = ''): string {
+    const base = `${this.prefix}:{${tag}}:seg:${epoch}:${shard}`;
+    return scope === '' ? base : `${base}:${scope}`;
   }
 
   /** Pattern matching every key of a tag (for resets). */

@@ -36,6 +36,8 @@ export interface SegmentRef {
   readonly tag: string;
   readonly epoch: number;
   readonly shard: number;
+  /** Rule counters: "<app>/<period>"; absent or '' for segment tags. */
+  readonly scope?: string;
 }
 
 export class SegmentStore {
@@ -46,7 +48,7 @@ export class SegmentStore {
   }
 
   key(ref: SegmentRef): string {
-    return this.keys.segment(ref.tag, ref.epoch, ref.shard);
+    return this.keys.segment(ref.tag, ref.epoch, ref.shard, ref.scope);
   }
 
   async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {

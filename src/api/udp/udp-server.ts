@@ -1,0 +1,65 @@
+// The id_server-compatible JSON-over-UDP listener: `get` (and its alias `create`) answers an
+// ID, `monitor` the counter of the current period. Every datagram gets exactly one reply, the
+// request echoed with code, message and data (src/core/udp-protocol.ts); nothing a client
+// sends can stop the listener.
+import { createSocket, type Socket } from 'node:dgram';
+import type { Logger } from 'pino';
+import { encodeReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply } from '../../core/udp-protocol.js';
+import type { Dispenser } from '../../service/dispenser.js';
+
+export interface UdpServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export interface UdpOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly nodeOffset: number;
+  readonly maxDatagramBytes: number;
+}
+
+export async function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>): Promise<UdpReply> {
+  const parsed = parseRequest(msg, opts.maxDatagramBytes);
+  if (!parsed.ok) return parsed.reply;
+  const req = parsed.req;
+  try {
+    if (req.action === 'monitor') {
+      const { counter } = await dispenser.monitor(req.ruleName, req.appName);
+      return monitorReply(req, { counter, nodeOffset: opts.nodeOffset });
+    }
+    const tag = await dispenser.resolve(req.ruleName);
+    // Rules use the app name and salt; other tags answer their plain IDs.
+    const [id] = await dispenser.ids(req.ruleName, 1, tag.rule ? { app: req.appName, salt: req.salt || undefined } : {});
+    return successReply(req, id);
+  } catch (err) {
+    return errorReplyFor(req, err);
+  }
+}
+
+export async function startUdpServer(dispenser: Dispenser, opts: UdpOptions, log: Logger): Promise<UdpServer> {
+  const socket: Socket = createSocket({ type: opts.host.includes(':') ? 'udp6' : 'udp4' });
+  socket.on('error', (err) => log.error({ err: err.message }, 'UDP socket error'));
+  socket.on('message', (msg, rinfo) => {
+    handleDatagram(msg, dispenser, opts).then(
+      (reply) => socket.send(encodeReply(reply), rinfo.port, rinfo.address, (err) => {
+        if (err) log.debug({ err: err.message }, 'UDP reply not sent');
+      }),
+      (err: Error) => log.error({ err: err.message }, 'UDP request failed unexpectedly'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(opts.port, opts.host, () => {
+      socket.off('error', reject);
+      resolve();
+    });
+  });
+  const port = socket.address().port;
+  log.info({ port, host: opts.host }, 'UDP listener ready');
+  let closed: Promise<void> | undefined;
+  return {
+    port,
+    close: () => (closed ??= new Promise<void>((resolve) => socket.close(() => resolve()))),
+  };
+}

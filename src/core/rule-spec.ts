@@ -1,0 +1,99 @@
+// The definition of a rule tag (the id_server model): template, counter bounds, reset period
+// and time zone; validated at creation and on every change. The counter runs on the segment
+// machinery as the sequence 1, 2, 3, ... of each (rule, app, period): counter = min_counter +
+// sequence - 1, so a rule's max_id_limit is the count of counter values in a period.
+import { validateTimeZone, DEFAULT_TIME_ZONE } from './period.js';
+import { compileTemplate, templatesDisjoint, type CompiledTemplate } from './rule-template.js';
+import { SpecProblems } from './spec-problems.js';
+
+export interface RuleSpec {
+  readonly template: string;
+  readonly minCounter: number;
+  readonly maxCounter: number;
+  readonly resetSeconds: number;
+  readonly timeZone: string;
+  /** Templates this rule used before, oldest first: a new template must be disjoint from all. */
+  readonly previousTemplates?: readonly string[];
+}
+
+/** Rule fields of a create or update body. */
+export const RULE_FIELDS = ['template', 'min_counter', 'max_counter', 'reset_seconds', 'time_zone'];
+/** Fields that decide which IDs were issued already: fixed at creation. */
+const FIXED = ['min_counter', 'reset_seconds', 'time_zone'];
+
+type Body = Record<string, unknown>;
+
+export function compileRule(r: RuleSpec, force = false): CompiledTemplate {
+  return compileTemplate(r.template, { minCounter: r.minCounter, maxCounter: r.maxCounter, resetSeconds: r.resetSeconds }, { force });
+}
+
+/** Sequence values a period holds (the rule's max_id_limit). */
+export function periodCapacity(r: RuleSpec): number {
+  return r.maxCounter - r.minCounter + 1;
+}
+
+function collect(fn: () => void, problems: string[]): void {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof SpecProblems) problems.push(...err.problems);
+    else throw err;
+  }
+}
+
+/** A rule from a create body; problems are added to `problems`. */
+export function ruleFromBody(b: Body, problems: string[]): RuleSpec | null {
+  if (b.template === undefined) problems.push('template is required for rule tags');
+  if (b.max_counter === undefined) problems.push('max_counter is required for rule tags');
+  if (b.force !== undefined && typeof b.force !== 'boolean') problems.push('force must be true or false');
+  let timeZone = DEFAULT_TIME_ZONE;
+  if (b.time_zone !== undefined) collect(() => (timeZone = validateTimeZone(b.time_zone)), problems);
+  if (problems.length > 0) return null;
+  const rule: RuleSpec = {
+    template: b.template as string,
+    minCounter: (b.min_counter ?? 0) as number,
+    maxCounter: b.max_counter as number,
+    resetSeconds: (b.reset_seconds ?? 0) as number,
+    timeZone,
+  };
+  collect(() => compileRule(rule, b.force === true), problems);
+  return rule;
+}
+
+/**
+ * A rule changed by an update body. `template` may change only to one whose IDs cannot equal
+ * the old one's (or with force); `max_counter` may only grow; the rest is fixed.
+ */
+export function ruleFromUpdate(cur: RuleSpec, b: Body, problems: string[]): RuleSpec {
+  for (const k of FIXED) if (k in b) problems.push(`${k} cannot be changed after creation (it decides which IDs were issued already)`);
+  if (b.force !== undefined && typeof b.force !== 'boolean') problems.push('force must be true or false');
+  const changed = b.template !== undefined && b.template !== cur.template;
+  const earlier = [...(cur.previousTemplates ?? []), cur.template];
+  const next: RuleSpec = {
+    ...cur,
+    ...(changed ? { template: b.template as string, previousTemplates: [...new Set(earlier)].filter((t) => t !== b.template) } : {}),
+    ...(b.max_counter !== undefined ? { maxCounter: b.max_counter as number } : {}),
+  };
+  if (typeof b.max_counter === 'number' && b.max_counter < cur.maxCounter) {
+    problems.push(`max_counter can only grow (it is ${cur.maxCounter}): counters up to it may already sit in Redis`);
+  }
+  if (problems.length > 0) return next;
+  let compiled: CompiledTemplate | undefined;
+  collect(() => (compiled = compileRule(next, b.force === true)), problems);
+  // Going back to a template used before is safe (its counters never restart within a
+  // period); any other template must not be able to render what an earlier one rendered.
+  if (compiled && changed && b.force !== true) {
+    for (const old of earlier) {
+      // Only the template's shape matters here; counter bounds of its time do not.
+      const shapeOf = compileTemplate(old, { minCounter: 0, maxCounter: 0, resetSeconds: cur.resetSeconds }, { force: true });
+      if (old === next.template || templatesDisjoint(shapeOf, compiled)) continue;
+      problems.push(`the new template could render IDs that the template "${old}" rendered (same length and no differing literal text); give it another length or a distinguishing literal, or send "force": true if you are sure`);
+    }
+  }
+  return next;
+}
+
+/** Wire form of the rule fields. */
+export function ruleToJson(r: RuleSpec): Record<string, unknown> {
+  return { template: r.template, min_counter: r.minCounter, max_counter: r.maxCounter, reset_seconds: r.resetSeconds, time_zone: r.timeZone };
+}

@@ -1,0 +1,245 @@
+// The JSON-over-UDP protocol of id_server, as a pure codec: datagram → request or error
+// reply, reply → datagram. A reply is the request object echoed back with `code`, `message`
+// and (on success) `data` set, keys sorted as jsoncpp writes them. Where id_server stays
+// silent or guesses (bad JSON, missing fields, unknown actions, oversized datagrams) this
+// codec answers with a non-zero code, so a client waiting on a reply never hangs. Nothing
+// here throws, whatever the bytes.
+import type { ErrorCode } from '../errors.js';
+import { isValidAppName, isValidSalt } from './rule-template.js';
+import { TAG_NAME } from './spec-problems.js';
+
+/** Every code a reply can carry. 0 and -1 mean what they mean in id_server. */
+export const UDP_CODES = {
+  SUCCESS: { code: 0, meaning: 'success: the ID is in data (monitor: message "ok", the counter state in data)' },
+  UNKNOWN_RULE: { code: -1, meaning: 'no rule of that rule_name exists (as in id_server)' },
+  MALFORMED: { code: -2, meaning: 'the datagram is empty, not UTF-8 JSON, not a JSON object, or nested too deeply' },
+  INVALID_FIELD: { code: -3, meaning: 'a field is missing or invalid: action, rule_name, app_name or salt' },
+  UNKNOWN_ACTION: { code: -4, meaning: 'action is not get, create or monitor' },
+  TOO_LARGE: { code: -5, meaning: 'the datagram is larger than the server accepts' },
+  ID_SPACE_EXHAUSTED: { code: -6, meaning: 'the counter reached max_counter in this period; no ID until the next period' },
+  UNAVAILABLE: { code: -7, meaning: 'the rule cannot serve right now (store unreachable, rule disabled); retry later or on another node' },
+  UNAUTHORIZED: { code: -8, meaning: 'the request lacks the credentials this server requires' },
+  INTERNAL: { code: -9, meaning: 'an unexpected fault; the request received no ID' },
+} as const;
+
+export type UdpCodeName = keyof typeof UDP_CODES;
+
+/** id_server's limit is its receive buffer; 8 KiB is far above any real request. */
+export const DEFAULT_MAX_DATAGRAM_BYTES = 8192;
+/** Deeper request objects are refused, so echoing and sorting them stays cheap and bounded. */
+export const MAX_JSON_DEPTH = 32;
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+/** A reply: the echoed request plus code, message and data. */
+export type UdpReply = JsonObject;
+
+export interface UdpRequest {
+  /** `create` arrives as `get`; the echoed body keeps what the client sent. */
+  readonly action: 'get' | 'monitor';
+  readonly ruleName: string;
+  readonly appName: string;
+  /** '' when absent (or null). */
+  readonly salt: string;
+  /** The request object as received, echoed in the reply. */
+  readonly body: Readonly<JsonObject>;
+}
+
+export type ParseResult = { readonly ok: true; readonly req: UdpRequest } | { readonly ok: false; readonly reply: UdpReply };
+
+const ACTIONS: Readonly<Record<string, 'get' | 'monitor'>> = { get: 'get', create: 'get', monitor: 'monitor' };
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A reply of code and message only, for datagrams with no request object to echo. */
+function bare(name: UdpCodeName, message: string): UdpReply {
+  return { code: UDP_CODES[name].code, message };
+}
+
+function tooDeep(root: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+function quote(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}...` : v);
+  return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
+}
+
+/** Decodes one datagram. Never throws. */
+export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DATAGRAM_BYTES): ParseResult {
+  try {
+    if (buf.length > maxBytes) return { ok: false, reply: bare('TOO_LARGE', `datagram of ${buf.length} bytes is over the limit of ${maxBytes}`) };
+    if (buf.length === 0) return { ok: false, reply: bare('MALFORMED', 'empty datagram') };
+    let text: string;
+    try {
+      text = utf8.decode(buf);
+    } catch {
+      return { ok: false, reply: bare('MALFORMED', 'the datagram is not valid UTF-8') };
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return { ok: false, reply: bare('MALFORMED', 'the datagram is not valid JSON') };
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      return { ok: false, reply: bare('MALFORMED', `the request must be a JSON object, got ${quote(parsed)}`) };
+    }
+    if (tooDeep(parsed, MAX_JSON_DEPTH)) {
+      return { ok: false, reply: bare('MALFORMED', `the request is nested deeper than ${MAX_JSON_DEPTH} levels`) };
+    }
+    const body = parsed as JsonObject;
+    const field = (k: string): JsonValue | undefined => (Object.hasOwn(body, k) ? body[k] : undefined);
+
+    const a = field('action');
+    if (typeof a !== 'string') {
+      const msg = a === undefined ? 'missing field action' : `action must be a string, got ${quote(a)}`;
+      return { ok: false, reply: failure(body, 'INVALID_FIELD', msg) };
+    }
+    const action = Object.hasOwn(ACTIONS, a) ? ACTIONS[a] : undefined;
+    if (action === undefined) {
+      return { ok: false, reply: failure(body, 'UNKNOWN_ACTION', `unknown action ${quote(a)}; expected get, create or monitor`) };
+    }
+
+    const problems: string[] = [];
+    const rule = field('rule_name');
+    if (rule === undefined) problems.push('missing field rule_name');
+    else if (typeof rule !== 'string' || !TAG_NAME.test(rule)) problems.push(`rule_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(rule)}`);
+    const app = field('app_name');
+    if (app === undefined) problems.push('missing field app_name');
+    else if (!isValidAppName(app)) problems.push(`app_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(app)}`);
+    let salt = field('salt');
+    if (salt === null || action === 'monitor') salt = undefined;
+    if (salt !== undefined && !isValidSalt(salt)) problems.push(`salt must match [A-Za-z0-9_.-]{0,64}, got ${quote(salt)}`);
+    if (problems.length > 0) return { ok: false, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
+
+    return {
+      ok: true,
+      req: { action, ruleName: rule as string, appName: app as string, salt: (salt as string | undefined) ?? '', body },
+    };
+  } catch {
+    return { ok: false, reply: bare('INTERNAL', 'internal error while reading the request') };
+  }
+}
+
+/** The request echoed with code, message and data set (data dropped when undefined). */
+function echo(body: Readonly<JsonObject> | null, code: number, message: string, data?: JsonValue): UdpReply {
+  const out: UdpReply = {};
+  if (body !== null) {
+    for (const k of Object.keys(body)) {
+      // An echoed "__proto__" key must stay a plain key, not become the reply's prototype.
+      if (k === '__proto__') Object.defineProperty(out, k, { value: body[k], enumerable: true, writable: true, configurable: true });
+      else out[k] = body[k];
+    }
+  }
+  delete out.data;
+  out.code = code;
+  out.message = message;
+  if (data !== undefined) out.data = data;
+  return out;
+}
+
+/** `{...request, code: 0, message: "success", data: id}`. */
+export function successReply(req: UdpRequest, id: string): UdpReply {
+  return echo(req.body, 0, 'success', id);
+}
+
+/** `{...request, code: 0, message: "ok", data: {counter, node_offset}}`. */
+export function monitorReply(req: UdpRequest, state: { readonly counter: number; readonly nodeOffset: number }): UdpReply {
+  return echo(req.body, 0, 'ok', { counter: state.counter, node_offset: state.nodeOffset });
+}
+
+/**
+ * An error reply: the request echoed (without any `data` it carried) with the code's number
+ * and a message; `{code, message}` alone when there is no request object.
+ */
+export function errorReply(req: UdpRequest | null, name: UdpCodeName, message?: string): UdpReply {
+  return failure(req === null ? null : req.body, name, message);
+}
+
+function failure(body: Readonly<JsonObject> | null, name: UdpCodeName, message?: string): UdpReply {
+  return echo(body, UDP_CODES[name].code, message ?? UDP_CODES[name].meaning);
+}
+
+/** Which UDP code answers each idmint error code; anything unlisted is INTERNAL. */
+export const UDP_CODE_OF_ERROR: Readonly<Partial<Record<ErrorCode, UdpCodeName>>> = {
+  INVALID_ARGUMENT: 'INVALID_FIELD',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  TAG_NOT_FOUND: 'UNKNOWN_RULE',
+  ID_SPACE_EXHAUSTED: 'ID_SPACE_EXHAUSTED',
+  TAG_DISABLED: 'UNAVAILABLE',
+  UNAVAILABLE: 'UNAVAILABLE',
+  CLOCK_BACKWARDS: 'UNAVAILABLE',
+  LEASE_LOST: 'UNAVAILABLE',
+  INTERNAL: 'INTERNAL',
+};
+
+/**
+ * The reply for a thrown error: an idmint error (anything with a string `code`) keeps its
+ * message under the mapped code; anything else becomes INTERNAL without its details.
+ */
+export function errorReplyFor(req: UdpRequest | null, err: unknown): UdpReply {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  const name = typeof code === 'string' && Object.hasOwn(UDP_CODE_OF_ERROR, code) ? UDP_CODE_OF_ERROR[code as ErrorCode] : undefined;
+  if (name === undefined || name === 'INTERNAL') return errorReply(req, 'INTERNAL', 'internal error');
+  const message = (err as { message?: unknown }).message;
+  return errorReply(req, name, typeof message === 'string' && message !== '' ? message : undefined);
+}
+
+/** Orders keys by code point, which is the UTF-8 byte order jsoncpp's std::map sorts by. */
+function byCodePoint(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Surrogates (astral code points) sort after U+E000-U+FFFF.
+    if (x >= 0xd800) x = x <= 0xdfff ? x + 0x2000 : x - 0x800;
+    if (y >= 0xd800) y = y <= 0xdfff ? y + 0x2000 : y - 0x800;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+const MAX_ENCODE_DEPTH = MAX_JSON_DEPTH + 4;
+
+function write(v: unknown, depth: number): string {
+  if (depth > MAX_ENCODE_DEPTH) throw new RangeError('reply nested too deeply');
+  if (v === null || v === undefined) return 'null';
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(v);
+    case 'number':
+      return Number.isFinite(v) ? JSON.stringify(v) : 'null';
+    case 'bigint':
+      return v.toString();
+    case 'object': {
+      if (Array.isArray(v)) return `[${v.map((x) => write(x, depth + 1)).join(',')}]`;
+      const o = v as Record<string, unknown>;
+      const parts: string[] = [];
+      for (const k of Object.keys(o).sort(byCodePoint)) {
+        if (o[k] === undefined || typeof o[k] === 'function' || typeof o[k] === 'symbol') continue;
+        parts.push(`${JSON.stringify(k)}:${write(o[k], depth + 1)}`);
+      }
+      return `{${parts.join(',')}}`;
+    }
+    default:
+      return 'null';
+  }
+}
+
+/** The datagram of a reply: compact JSON, keys sorted at every level. Never throws. */
+export function encodeReply(reply: UdpReply): Buffer {
+  try {
+    return Buffer.from(write(reply, 0), 'utf8');
+  } catch {
+    return Buffer.from(`{"code":${UDP_CODES.INTERNAL.code},"message":"internal error: the reply could not be encoded"}`, 'utf8');
+  }
+}
