@@ -36,6 +36,11 @@ export class Coalescer {
     private readonly deps: CoalescerDeps,
   ) {}
 
+  /** No request is waiting or being served. */
+  get idle(): boolean {
+    return !this.running && this.queue.length === 0;
+  }
+
   /** Resolves with exactly n IDs as ascending runs, or rejects with a coded error. */
   take(n: number): Promise<Range[]> {
     return new Promise((resolve, reject) => {

@@ -22,6 +22,9 @@ export interface Issued {
 }
 
 /** What a request may carry besides the tag: `key` for sharded tags, `app`/`salt` for rules. */
+/** Rule scopes (app, period) whose sources a process keeps before dropping idle ones. */
+const MAX_IDLE_SCOPES = 1000;
+
 export interface IdOptions {
   readonly key?: string;
   readonly app?: string;
@@ -38,6 +41,8 @@ export class Dispenser {
   private readonly coalescers = new Map<string, Coalescer>();
   private readonly buffers = new Map<string, NodeBuffer>();
   private readonly generators = new Map<string, SnowflakeGenerator>();
+  /** Last use of each source key, for dropping the sources of past rule periods. */
+  private readonly lastUsed = new Map<string, number>();
   private readonly templates = new Map<string, { readonly source: string; readonly max: number; readonly compiled: CompiledTemplate }>();
   /** Latest definition seen per tag, read by coalescers for prefetch and block size. */
   private readonly specs = new Map<string, StoredTag>();
@@ -153,7 +158,9 @@ export class Dispenser {
     const shard = this.shardFor(tag, key);
     const k = `${name}\u0000${tag.epoch}\u0000${shard}\u0000${scope}`;
     let source = this.coalescers.get(k);
+    if (scope !== '') this.lastUsed.set(k, Date.now());
     if (!source) {
+      if (scope !== '' && this.lastUsed.size > MAX_IDLE_SCOPES) this.prune();
       source = new Coalescer({ tag: name, epoch: tag.epoch, shard, scope }, () => this.specs.get(name)?.prefetch ?? tag.prefetch, this.deps);
       this.coalescers.set(k, source);
     }
@@ -169,6 +176,20 @@ export class Dispenser {
       runs = await source.take(count);
     }
     return { tag, shard, runs };
+  }
+
+  /**
+   * Drops the sources of rule scopes unused for a minute (past periods, idle apps). A dropped
+   * node-order block is a gap; the counter lives on in Redis and MySQL.
+   */
+  private prune(): void {
+    const cutoff = Date.now() - 60_000;
+    for (const [k, at] of this.lastUsed) {
+      if (at > cutoff || !(this.coalescers.get(k)?.idle ?? true) || !(this.buffers.get(k)?.idle ?? true)) continue;
+      this.lastUsed.delete(k);
+      this.coalescers.delete(k);
+      this.buffers.delete(k);
+    }
   }
 
   /** Decimal strings of the IDs, packed per the tag's layout. */

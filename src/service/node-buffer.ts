@@ -24,6 +24,11 @@ export class NodeBuffer {
     return this.ids.size;
   }
 
+  /** No request is waiting and no block is being fetched. */
+  get idle(): boolean {
+    return !this.fetching && this.waiters.length === 0;
+  }
+
   take(n: number): Promise<Range[]> {
     if (this.waiters.length === 0 && this.ids.size >= n) {
       const out = this.ids.take(n);
