@@ -143,7 +143,9 @@ export class Dispenser {
   }
 
   private generator(tag: StoredTag): SnowflakeGenerator {
-    const k = `${tag.tag}\u0000${tag.epoch}`;
+    // Keyed by name and layout, not incarnation: a tag re-created (with the same layout, as it
+    // must be) continues after the time and sequence this process already used for it.
+    const k = `${tag.tag}\u0000${JSON.stringify(tag.snowflake)}`;
     let g = this.generators.get(k);
     if (!g) {
       const { leases, clock, maxBackMs } = this.snowflake;

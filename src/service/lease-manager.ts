@@ -19,6 +19,8 @@ export interface Lease {
   readonly generation: number;
   /** Highest wall-clock ms an ID was issued at under this lease. */
   issuedMaxMs: number;
+  /** The floor without the space's guard: what it drops to if the guard is lifted. */
+  readonly unguardedFloorMs: number;
 }
 
 export interface LeaseOptions {
@@ -71,13 +73,31 @@ export class LeaseManager {
   /** A lease that is valid now, acquired if needed; LEASE_LOST or UNAVAILABLE otherwise. */
   get(bits: number): Promise<Lease> {
     const l = this.leases.get(bits);
-    if (l && this.clock.now() < l.deadlineMs) return Promise.resolve(l);
+    if (l && this.clock.now() < l.deadlineMs) {
+      // Waiting out a guard that another process of a new deployment may lift in a moment.
+      if (l.floorMs > l.unguardedFloorMs && this.clock.now() <= l.floorMs) return this.recheckGuard(l);
+      return Promise.resolve(l);
+    }
     let p = this.pending.get(bits);
     if (!p) {
       p = this.acquire(bits).finally(() => this.pending.delete(bits));
       this.pending.set(bits, p);
     }
     return p;
+  }
+
+  /**
+   * Processes that start together on a new space race: the first creates the guard and lifts
+   * it once MySQL confirms the space is new; the others saw the guard meanwhile. They look
+   * again and, if it was lifted, continue from their unguarded floor (a new generation).
+   */
+  private async recheckGuard(l: Lease): Promise<Lease> {
+    const guard = await this.store.guard(l.bits).catch(() => undefined);
+    if (guard !== 0 || this.leases.get(l.bits) !== l) return l;
+    const lease: Lease = { ...l, floorMs: l.unguardedFloorMs, issuedMaxMs: l.unguardedFloorMs, generation: ++this.generation };
+    this.leases.set(l.bits, lease);
+    this.log.info({ workerBits: l.bits, workerId: l.workerId }, 'worker-id space guard lifted (new space)');
+    return lease;
   }
 
   private async acquire(bits: number): Promise<Lease> {
@@ -95,6 +115,14 @@ export class LeaseManager {
       throw new IdmintError('UNAVAILABLE', `the worker-id pool of width ${bits} is exhausted: all ${2 ** bits} ids are leased`);
     }
     let guard = a.guardMs;
+    if (!a.fresh && guard > this.clock.now()) {
+      // Another process just created the space's state; if the space is new it lifts the
+      // guard within a few milliseconds (one MySQL insert). Look again briefly before waiting.
+      for (let i = 0; i < 5 && guard > this.clock.now(); i++) {
+        await new Promise((r) => setTimeout(r, 20 * (i + 1)));
+        guard = (await this.store.guard(bits).catch(() => guard)) ?? guard;
+      }
+    }
     if (a.fresh) {
       // The space had no state in Redis. Unless MySQL confirms it was never used, Redis lost
       // its data and earlier holders may still be issuing: keep the guard (one TTL).
@@ -109,7 +137,8 @@ export class LeaseManager {
     // Every acquire starts a new generation: even the id this process held before may have
     // been held by another process in between, whose horizon is in last_ms.
     const same = prev !== undefined && prev.workerId === a.workerId;
-    const floorMs = Math.max(a.lastMs, guard, same ? prev.issuedMaxMs : 0);
+    const unguardedFloorMs = Math.max(a.lastMs, same ? prev.issuedMaxMs : 0);
+    const floorMs = Math.max(unguardedFloorMs, guard);
     const lease: Lease = {
       bits,
       workerId: a.workerId,
@@ -117,6 +146,7 @@ export class LeaseManager {
       deadlineMs: start + this.opts.ttlMs - this.opts.marginMs,
       generation: ++this.generation,
       issuedMaxMs: floorMs,
+      unguardedFloorMs,
     };
     this.leases.set(bits, lease);
     this.events.acquired++;

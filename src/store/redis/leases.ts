@@ -47,6 +47,12 @@ export class LeaseStore {
     return Number(await this.scripts['lease-release']([this.keys.workerSpace(bits)], [workerId, value, lastMs])) === 1;
   }
 
+  /** The space's guard (ms), 0 when lifted, undefined when the space has no state. */
+  async guard(bits: number): Promise<number | undefined> {
+    const v = await this.redis.get(`${this.keys.workerSpace(bits)}init`);
+    return v === null ? undefined : Number(v);
+  }
+
   /** Lifts a space's guard once MySQL confirms the space was never used before. */
   async clearGuard(bits: number): Promise<void> {
     await this.redis.set(`${this.keys.workerSpace(bits)}init`, '0', 'XX');
