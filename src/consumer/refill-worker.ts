@@ -60,7 +60,7 @@ export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connectio
     return { result: 'exhausted' };
   }
   const [first, last] = alloc.range;
-  const result = await deps.segments.install(ref, d.gen, alloc.range, tag.prefetch, now);
+  const result = await deps.segments.install(ref, d.gen, alloc.range, tag.prefetch, now, alloc.limit);
   deps.log.info({ tag: d.tag, shard: d.shard, scope, epoch: d.epoch, first, last, step, installed: result, urgent: d.urgent }, 'segment allocated');
   return { result, first, last, step };
 }

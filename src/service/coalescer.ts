@@ -2,6 +2,8 @@
 // served by one Redis `take` at a time, in arrival order. A request that arrives after
 // another's answer went out is in a later take, so IDs follow real time across processes.
 // When the tag is cold or dry it asks for an urgent refill and polls until its deadline.
+// When the tag is exhausted, the IDs left are given to the waiters that fit in them, in
+// order; a waiter is never left holding part of what it asked for.
 import type { Logger } from 'pino';
 import { IdmintError, unavailable } from '../errors.js';
 import type { Range } from '../core/ranges.js';
@@ -10,6 +12,12 @@ import type { SegmentRef, SegmentStore, TakeResult } from '../store/redis/segmen
 
 interface Waiter {
   need: number;
+  /** Fewest IDs this waiter accepts when the tag is exhausted (need, or 1 for block fetches). */
+  readonly min: number;
+  /** Arrival number: waiters are served in this order. */
+  readonly arrived: number;
+  /** Arrivals counted when `got` was first filled: who was already waiting then. */
+  gotAt?: number;
   readonly got: Range[];
   readonly deadline: number;
   readonly resolve: (r: Range[]) => void;
@@ -29,6 +37,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class Coalescer {
   private readonly queue: Waiter[] = [];
   private running = false;
+  private arrivals = 0;
 
   constructor(
     private readonly ref: SegmentRef,
@@ -41,17 +50,79 @@ export class Coalescer {
     return !this.running && this.queue.length === 0;
   }
 
-  /** Resolves with exactly n IDs as ascending runs, or rejects with a coded error. */
-  take(n: number): Promise<Range[]> {
+  /**
+   * Resolves with exactly n IDs as ascending runs (with `upTo`: between 1 and n when the tag
+   * is exhausted), or rejects with a coded error.
+   */
+  take(n: number, upTo = false): Promise<Range[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ need: n, got: [], deadline: Date.now() + this.deps.waitMs, resolve, reject });
+      this.queue.push({ need: n, min: upTo ? 1 : n, arrived: this.arrivals++, got: [], deadline: Date.now() + this.deps.waitMs, resolve, reject });
       if (!this.running) void this.run();
     });
+  }
+
+  /** Fits the waiters at the head of the queue into the IDs an exhausted tag has left. */
+  private fitExhausted(left: number): void {
+    while (this.queue.length > 0 && this.queue[0].min - this.received(this.queue[0]) > left) {
+      const w = this.queue.shift()!;
+      w.reject(new IdmintError('ID_SPACE_EXHAUSTED', `tag "${this.ref.tag}" reached its limit${left > 0 ? ` (${left} IDs left, fewer than asked)` : ''}`));
+      this.passOn(w);
+    }
+    if (this.queue.length > 0 && this.queue[0].need > left) {
+      const w = this.queue[0];
+      w.need = left;
+      if (w.need === 0) {
+        this.queue.shift();
+        w.resolve(w.got);
+      }
+    }
+  }
+
+  private received(w: Waiter): number {
+    let n = 0;
+    for (const [a, b] of w.got) n += b - a + 1;
+    return n;
+  }
+
+  /**
+   * A refused waiter already held part of its IDs (taken before the limit was known): they go
+   * to the waiters that were already waiting when those IDs were taken and that they fit
+   * whole, in order. A waiter that arrived later could have started after a higher ID was
+   * answered elsewhere, so it never gets them. What nobody can use is a gap.
+   */
+  private passOn(from: Waiter): void {
+    if (from.got.length === 0 || from.gotAt === undefined) return;
+    const spare = [...from.got];
+    let count = this.received(from);
+    for (let i = 0; i < this.queue.length && count > 0; ) {
+      const w = this.queue[i];
+      if (w.arrived >= from.gotAt || w.got.length > 0 || w.need > count) {
+        i++;
+        continue;
+      }
+      let need = w.need;
+      while (need > 0) {
+        const [a, b] = spare[0];
+        const k = Math.min(need, b - a + 1);
+        if (w.got.length === 0) w.gotAt = this.arrivals;
+        w.got.push([a, a + k - 1]);
+        if (a + k - 1 === b) spare.shift();
+        else spare[0] = [a + k, b];
+        need -= k;
+      }
+      count -= w.need;
+      w.need = 0;
+      this.queue.splice(i, 1);
+      w.resolve(w.got);
+    }
   }
 
   private async run(): Promise<void> {
     this.running = true;
     let pause = 0;
+    // IDs Redis still held when it last answered "exhausted" during this run; a later run asks
+    // again (the limit may have been raised meanwhile).
+    let left: number | undefined;
     try {
       while (this.queue.length > 0) {
         if (pause > 0) {
@@ -59,9 +130,14 @@ export class Coalescer {
           this.expire();
           if (this.queue.length === 0) break;
         }
+        if (left !== undefined) {
+          this.fitExhausted(left);
+          if (this.queue.length === 0) break;
+        }
+        const cap = Math.min(this.deps.maxBatch, left ?? Number.POSITIVE_INFINITY);
         let want = 0;
         let i = 0;
-        while (i < this.queue.length && (i === 0 || want + this.queue[i].need <= this.deps.maxBatch)) want += this.queue[i++].need;
+        while (i < this.queue.length && (i === 0 || want + this.queue[i].need <= cap)) want += this.queue[i++].need;
         let r: TakeResult;
         try {
           r = await this.deps.segments.take(this.ref, want, this.prefetch());
@@ -85,9 +161,12 @@ export class Coalescer {
           }
         }
         if (r.status === 'exhausted') {
-          this.failAll(new IdmintError('ID_SPACE_EXHAUSTED', `tag "${this.ref.tag}" reached its max_id_limit`));
-          break;
+          // Nothing was given: serve again at once, fitted into what is left.
+          left = r.avail ?? 0;
+          pause = 0;
+          continue;
         }
+        left = undefined;
         pause = r.status === 'ok' ? 0 : Math.min(50, Math.max(2, pause * 2));
       }
     } finally {
@@ -102,6 +181,7 @@ export class Coalescer {
       while (a <= b && this.queue.length > 0) {
         const w = this.queue[0];
         const k = Math.min(w.need, b - a + 1);
+        if (w.got.length === 0) w.gotAt = this.arrivals;
         w.got.push([a, a + k - 1]);
         w.need -= k;
         a += k;

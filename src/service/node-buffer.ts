@@ -48,13 +48,22 @@ export class NodeBuffer {
     if (pending === 0 && this.ids.size > block / 5) return;
     this.fetching = true;
     this.source
-      .take(Math.max(block, pending - this.ids.size))
+      // upTo: near an exhausted limit, take what is left rather than a whole block.
+      .take(Math.max(block, pending - this.ids.size), true)
       .then((runs) => {
         for (const r of runs) this.ids.push(r);
         this.serve();
       })
       .catch((err: Error) => {
-        for (const w of this.waiters.splice(0)) w.reject(err);
+        // At an exhausted limit, what is buffered still serves every waiter it fits, in order.
+        const exhausted = (err as { code?: string }).code === 'ID_SPACE_EXHAUSTED';
+        while (this.waiters.length > 0) {
+          this.serve();
+          const w = this.waiters.shift();
+          if (!w) break;
+          w.reject(err);
+          if (!exhausted) for (const rest of this.waiters.splice(0)) rest.reject(err);
+        }
       })
       .finally(() => {
         this.fetching = false;

@@ -69,7 +69,7 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     const cur = await mustGet(req.params.tag);
     const spec = specFromUpdate(cur, req.body);
     const stored = await rt.tags.update(spec);
-    if (BigInt(stored.maxIdLimit) > BigInt(cur.maxIdLimit)) await rt.segments.clearExhausted(refs(stored));
+    if (BigInt(stored.maxIdLimit) > BigInt(cur.maxIdLimit)) await rt.segments.clearExhausted(stored.tag, stored.epoch);
     await rt.registry.announce(stored.tag);
     req.log.info({ tag: stored.tag }, 'tag updated');
     return view(stored);
@@ -77,7 +77,7 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
 
   app.delete<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req, reply) => {
     const old = await rt.tags.remove(req.params.tag);
-    await rt.segments.reset(refs(old)).catch((err: Error) => req.log.warn({ err: err.message }, 'Redis state of a deleted tag left behind'));
+    await rt.segments.reset(old.tag, old.epoch).catch((err: Error) => req.log.warn({ err: err.message }, 'Redis state of a deleted tag left behind'));
     await rt.registry.announce(old.tag);
     req.log.info({ tag: old.tag }, 'tag deleted');
     return reply.code(204).send();

@@ -4,7 +4,7 @@
 // sends can stop the listener.
 import { createSocket, type Socket } from 'node:dgram';
 import type { Logger } from 'pino';
-import { encodeReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply } from '../../core/udp-protocol.js';
+import { encodeReply, errorReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply } from '../../core/udp-protocol.js';
 import type { Dispenser } from '../../service/dispenser.js';
 
 export interface UdpServer {
@@ -19,10 +19,27 @@ export interface UdpOptions {
   readonly maxDatagramBytes: number;
 }
 
+/** The largest UDP payload over IPv4. */
+const MAX_UDP_PAYLOAD = 65507;
+/** Room for code, message and data added to the echoed request. */
+const REPLY_OVERHEAD = 512;
+
+/** A reply that fits a datagram: one too large becomes a bare error reply. */
+export function replyDatagram(reply: UdpReply): Buffer {
+  const buf = encodeReply(reply);
+  if (buf.length <= MAX_UDP_PAYLOAD) return buf;
+  return encodeReply(errorReply(null, 'TOO_LARGE', `the reply would be ${buf.length} bytes, over the UDP limit of ${MAX_UDP_PAYLOAD}`));
+}
+
 export async function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>): Promise<UdpReply> {
   const parsed = parseRequest(msg, opts.maxDatagramBytes);
   if (!parsed.ok) return parsed.reply;
   const req = parsed.req;
+  // The reply echoes the request: refuse before issuing an ID whose reply could not be sent.
+  if (msg.length > 4096) {
+    const size = encodeReply(req.body).length + REPLY_OVERHEAD;
+    if (size > MAX_UDP_PAYLOAD) return errorReply(null, 'TOO_LARGE', `the reply to this request would exceed the UDP limit of ${MAX_UDP_PAYLOAD} bytes`);
+  }
   try {
     if (req.action === 'monitor') {
       const { counter } = await dispenser.monitor(req.ruleName, req.appName);
@@ -42,7 +59,7 @@ export async function startUdpServer(dispenser: Dispenser, opts: UdpOptions, log
   socket.on('error', (err) => log.error({ err: err.message }, 'UDP socket error'));
   socket.on('message', (msg, rinfo) => {
     handleDatagram(msg, dispenser, opts).then(
-      (reply) => socket.send(encodeReply(reply), rinfo.port, rinfo.address, (err) => {
+      (reply) => socket.send(replyDatagram(reply), rinfo.port, rinfo.address, (err) => {
         if (err) log.debug({ err: err.message }, 'UDP reply not sent');
       }),
       (err: Error) => log.error({ err: err.message }, 'UDP request failed unexpectedly'),

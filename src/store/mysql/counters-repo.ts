@@ -7,7 +7,7 @@ import type { Range } from '../../core/ranges.js';
 import { inTx } from './tags-repo.js';
 
 export type Allocation =
-  | { readonly kind: 'segment'; readonly range: Range }
+  | { readonly kind: 'segment'; readonly range: Range; readonly limit: number }
   | { readonly kind: 'exhausted'; readonly maxId: number }
   | { readonly kind: 'stale' };
 
@@ -39,7 +39,7 @@ export class CountersRepo {
       await c.query(
         'INSERT INTO idmint_segments (tag, shard, scope, epoch, first_id, last_id, node_id) VALUES (?, ?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)',
         [tag, shard, scope, epoch, String(maxId + 1), String(last), nodeId]);
-      return { kind: 'segment', range: [maxId + 1, last] } as const;
+      return { kind: 'segment', range: [maxId + 1, last], limit } as const;
     });
   }
 

@@ -1,6 +1,9 @@
 // The only place Redis key strings are built. Every key of a tag carries the hash tag
 // `{tag}`, so each Lua script touches a single cluster slot.
 
+/** Escapes the characters Redis MATCH patterns treat specially. */
+const escapeGlob = (s: string): string => s.replace(/[*?[\]\\]/g, '\\$&');
+
 export class Keys {
   constructor(readonly prefix: string) {}
 
@@ -13,9 +16,9 @@ export class Keys {
     return scope === '' ? base : `${base}:${scope}`;
   }
 
-  /** Pattern matching every key of a tag (for resets). */
-  tagPattern(tag: string): string {
-    return `${this.prefix}:{${tag.replace(/[*?[\]\\]/g, '\\$&')}}:*`;
+  /** Pattern matching every segment hash of one epoch of a tag: all shards and scopes. */
+  segmentPattern(tag: string, epoch: number): string {
+    return `${this.prefix}:{${escapeGlob(tag)}}:seg:${epoch}:*`;
   }
 
   /** Key base of a worker-id space (one per worker-id width); the lease scripts append to it. */

@@ -14,6 +14,8 @@ export interface TakeResult {
   readonly seg: number;
   readonly refillWanted: boolean;
   readonly ranges: Range[];
+  /** status 'exhausted': IDs Redis still holds (fewer than asked; none were given). */
+  readonly avail?: number;
 }
 
 export type InstallResult = 'current' | 'next' | 'reset' | 'next-present' | 'stale';
@@ -54,13 +56,17 @@ export class SegmentStore {
   async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
     const gen = randomBytes(8).toString('hex');
     const r = (await this.scripts.take([this.key(ref)], [n, gen, prefetch])) as (string | number)[];
+    const status = TAKE_STATUS[Number(r[0])];
+    const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };
+    if (status === 'exhausted') return { ...head, ranges: [], avail: Number(r[4]) };
     const ranges: Range[] = [];
     for (let i = 4; i + 1 < r.length; i += 2) ranges.push([Number(r[i]), Number(r[i + 1])]);
-    return { status: TAKE_STATUS[Number(r[0])], gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1, ranges };
+    return { ...head, ranges };
   }
 
-  async install(ref: SegmentRef, gen: string, range: Range, prefetch: number, nowMs = Date.now()): Promise<InstallResult> {
-    const r = await this.scripts.install([this.key(ref)], [gen, range[0], range[1], nowMs, prefetch]);
+  /** limit: the tag's largest counter value when the segment was allocated (final when reached). */
+  async install(ref: SegmentRef, gen: string, range: Range, prefetch: number, nowMs = Date.now(), limit = Number.MAX_SAFE_INTEGER): Promise<InstallResult> {
+    const r = await this.scripts.install([this.key(ref)], [gen, range[0], range[1], nowMs, prefetch, range[1] >= limit ? 1 : 0, limit]);
     return INSTALL_RESULT[String(r)];
   }
 
@@ -85,13 +91,26 @@ export class SegmentStore {
     };
   }
 
-  /** Clears the exhausted mark (after max_id_limit was raised). */
-  async clearExhausted(refs: SegmentRef[]): Promise<void> {
-    if (refs.length) await Promise.all(refs.map((r) => this.redis.hdel(this.key(r), 'ex')));
+  /**
+   * Clears the exhausted mark of every counter of a tag's epoch (after its limit was raised):
+   * all shards and, for rules, every (app, period) scope.
+   */
+  async clearExhausted(tag: string, epoch: number): Promise<void> {
+    await this.eachSegmentKey(tag, epoch, (keys) => Promise.all(keys.map((k) => this.redis.hdel(k, 'ex', 'lim'))));
   }
 
-  /** Drops the Redis state of a tag's shards; the next take starts a new gen. */
-  async reset(refs: SegmentRef[]): Promise<void> {
-    if (refs.length) await this.redis.unlink(...refs.map((r) => this.key(r)));
+  /** Drops the Redis state of every counter of a tag's epoch; a later take starts a new gen. */
+  async reset(tag: string, epoch: number): Promise<void> {
+    await this.eachSegmentKey(tag, epoch, (keys) => this.redis.unlink(...keys));
+  }
+
+  private async eachSegmentKey(tag: string, epoch: number, fn: (keys: string[]) => Promise<unknown>): Promise<void> {
+    const pattern = this.keys.segmentPattern(tag, epoch);
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await fn(keys);
+    } while (cursor !== '0');
   }
 }

@@ -7,6 +7,9 @@
   ARGV[3]  last ID of the segment (inclusive)
   ARGV[4]  now, in milliseconds (for the consumption-rate window)
   ARGV[5]  prefetch fraction
+  ARGV[6]  1 when this is the final segment (its last ID is the tag's limit): marks the hash
+           exhausted at once, so take never hands a request part of the IDs it asked for
+  ARGV[7]  the tag's limit (largest counter value) when the segment was allocated
 
   Returns
      1  installed as the current segment (the current one was used up)
@@ -24,8 +27,8 @@ if h[4] then return -2 end
 local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
 if first <= tonumber(h[5]) then return -3 end
 
-redis.call('HSET', key, 'hwm', last, 'rt', ARGV[4], 'rn', h[6])
-redis.call('HDEL', key, 'ex')
+redis.call('HSET', key, 'hwm', last, 'rt', ARGV[4], 'rn', h[6], 'lim', ARGV[7])
+if ARGV[6] == '1' then redis.call('HSET', key, 'ex', 1) else redis.call('HDEL', key, 'ex') end
 if tonumber(h[2]) > tonumber(h[3]) then
   local pf = first + math.floor((last - first + 1) * tonumber(ARGV[5]))
   redis.call('HSET', key, 'cur', first, 'end', last, 'pf', pf)

@@ -11,18 +11,21 @@
   Hash fields: gen, cur (next ID to hand out), end (last ID of the current segment),
   nf/ne (next segment), seg (number of the current segment), pf (prefetch point),
   rq (segment number a refill was last asked for), hwm (highest ID ever installed),
-  taken (IDs handed out), rt/rn (time and taken count at the last install), ex (exhausted).
+  taken (IDs handed out), rt/rn (time and taken count at the last install), ex (exhausted),
+  lim (the tag's limit when the last segment was allocated).
 
   Returns {status, gen, seg, refill_wanted, first1, last1, first2, last2, ...}
     status 0  all n IDs given, as inclusive runs
     status 1  dry: fewer than n given (possibly none); a refill is wanted
     status 2  cold: the hash was absent and has been created with ARGV[2]; none given
-    status 3  exhausted: fewer than n given and the tag reached its limit
+    status 3  exhausted: fewer than n IDs are left before the tag's limit (ex is set and Redis
+              holds fewer than n, or lim says fewer than n remain at all); none given, so no
+              request is left holding a part of its IDs; the fifth element is how many are left
   refill_wanted is 1 when the caller should enqueue a refill for (gen, seg).
 ]]
 local key = KEYS[1]
 local n = tonumber(ARGV[1])
-local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex')
+local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm')
 if not h[1] then
   redis.call('HSET', key, 'gen', ARGV[2], 'cur', 1, 'end', 0, 'seg', 0, 'pf', 0, 'rq', 0, 'hwm', 0, 'taken', 0)
   return {2, ARGV[2], 0, 1}
@@ -30,6 +33,17 @@ end
 
 local cur, last, seg, pf = tonumber(h[2]), tonumber(h[3]), tonumber(h[6]), tonumber(h[7])
 local nf, ne = h[4], h[5]
+if h[9] then
+  local avail = math.max(0, last - cur + 1)
+  if nf then avail = avail + tonumber(ne) - tonumber(nf) + 1 end
+  if avail < n then return {3, h[1], seg, 0, avail} end
+elseif h[10] then
+  -- At most this many values remain up to the limit, allocated or not.
+  local nextValue = cur
+  if cur > last then nextValue = nf and tonumber(nf) or (tonumber(h[11]) + 1) end
+  local atMost = math.max(0, tonumber(h[10]) - nextValue + 1)
+  if atMost < n then return {3, h[1], seg, 0, atMost} end
+end
 local out = {}
 local got = 0
 local promoted = false
@@ -58,12 +72,9 @@ end
 if got > 0 then redis.call('HINCRBY', key, 'taken', got) end
 
 local status = 0
-if got < n then
-  status = 1
-  if h[9] then status = 3 end
-end
+if got < n then status = 1 end
 local want = 0
-if status == 1 or (status == 0 and not nf and cur >= pf and tonumber(h[8]) ~= seg) then
+if not h[9] and (status == 1 or (not nf and cur >= pf and tonumber(h[8]) ~= seg)) then
   want = 1
   redis.call('HSET', key, 'rq', seg)
 end

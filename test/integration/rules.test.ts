@@ -1,0 +1,509 @@
+// Rule tags (the id_server model) end to end against real Redis and MySQL:
+// - the id_server example rule `{year%10}{MM}{dd}{counter:4}` served by two idmint processes
+//   over HTTP and UDP at once, for `order: global` and `order: node`: 9-digit IDs, today's
+//   date in the rule's zone, counters increasing per client, no ID twice;
+// - editing a running rule's template through the admin API (disjoint templates only);
+// - periods with a movable clock: the counter restarts at min_counter when the local period
+//   changes (and only then), survives Redis losing its data and a restart of the process,
+//   refuses past max_counter (HTTP 409, UDP -6) and serves again in the next period.
+import assert from 'node:assert/strict';
+import { createSocket, type Socket } from 'node:dgram';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { startNode, type Node } from '../../src/api/server.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { cleanup, testConfig, testNames } from '../helpers/env.js';
+import { adminHeaders, createTag, spawnNode, type ChildNode } from '../helpers/node.js';
+import { freePort, RedisServer } from '../helpers/redis-server.js';
+
+type Json = Record<string, unknown>;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One UDP socket for sequential request/reply exchanges (one datagram in flight). */
+class UdpClient {
+  private readonly inbox: Buffer[] = [];
+  private wake?: () => void;
+  received = 0;
+
+  private constructor(private readonly sock: Socket) {
+    sock.on('message', (m) => {
+      this.received++;
+      this.inbox.push(m);
+      this.wake?.();
+    });
+  }
+
+  static async open(): Promise<UdpClient> {
+    const sock = createSocket('udp4');
+    await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
+    return new UdpClient(sock);
+  }
+
+  async request(port: number, msg: Json, timeoutMs = 3000): Promise<Json> {
+    assert.equal(this.inbox.length, 0, `unexpected extra datagram before a request: ${this.inbox[0]?.toString()}`);
+    await new Promise<void>((resolve, reject) => this.sock.send(Buffer.from(JSON.stringify(msg)), port, '127.0.0.1', (e) => (e ? reject(e) : resolve())));
+    const until = Date.now() + timeoutMs;
+    while (this.inbox.length === 0) {
+      const left = until - Date.now();
+      if (left <= 0) throw new Error(`no UDP reply within ${timeoutMs} ms to ${JSON.stringify(msg)}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+    return JSON.parse(this.inbox.shift()!.toString('utf8')) as Json;
+  }
+
+  close(): void {
+    this.sock.close();
+  }
+}
+
+/** GET /v1/id/:tag for a rule: the ID, or the HTTP status and error code. */
+async function httpId(url: string, tag: string, app: string, salt?: string): Promise<{ status: number; id?: string; code?: string }> {
+  const q = new URLSearchParams({ app, ...(salt === undefined ? {} : { salt }) });
+  const res = await fetch(`${url}/v1/id/${tag}?${q}`);
+  const body = (await res.json()) as { id?: string; error?: { code: string } };
+  return { status: res.status, id: body.id, code: body.error?.code };
+}
+
+async function mustHttpId(url: string, tag: string, app: string): Promise<string> {
+  const r = await httpId(url, tag, app);
+  assert.equal(r.status, 200, `GET /v1/id/${tag}: ${r.status} ${r.code}`);
+  return r.id!;
+}
+
+async function httpIds(url: string, tag: string, app: string, count: number): Promise<string[]> {
+  const res = await fetch(`${url}/v1/ids/${tag}?count=${count}&app=${app}`);
+  const body = (await res.json()) as { ids?: string[] };
+  assert.equal(res.status, 200, `GET /v1/ids/${tag}?count=${count}: ${res.status} ${JSON.stringify(body)}`);
+  assert.equal(body.ids!.length, count);
+  return body.ids!;
+}
+
+async function udpId(c: UdpClient, port: number, rule: string, app: string, action = 'get'): Promise<string> {
+  const seq = Math.random().toString(36).slice(2);
+  const r = await c.request(port, { action, rule_name: rule, app_name: app, seq });
+  assert.equal(r.code, 0, `UDP ${action} ${rule}: ${JSON.stringify(r)}`);
+  assert.equal(r.seq, seq);
+  assert.equal(typeof r.data, 'string');
+  return r.data as string;
+}
+
+async function patchTag(url: string, tag: string, body: Json): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`${url}/v1/admin/tags/${tag}`, { method: 'PATCH', headers: adminHeaders, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Json };
+}
+
+/** `{year%10}{MM}{dd}` of an instant in a zone, computed independently of idmint. */
+function yMd(ms: number, zone: string): string {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(ms);
+  const get = (t: string) => parts.find((p) => p.type === t)!.value;
+  return `${Number(get('year')) % 10}${get('month')}${get('day')}`;
+}
+
+/** IDs of one template have one length, so their order is the order of the strings. */
+function assertStrictlyIncreasing(ids: readonly string[], what: string): void {
+  for (let i = 1; i < ids.length; i++) {
+    const [a, b] = [ids[i - 1], ids[i]];
+    assert.ok(b.length > a.length || (b.length === a.length && b > a), `${what}: ${a} then ${b}`);
+  }
+}
+
+describe('the id_server example rule on two processes, over HTTP and UDP', () => {
+  const names = testNames();
+  const nodes: { child: ChildNode; udpPort: number }[] = [];
+  const RULES = [
+    { tag: 'o2o', order: 'global', zone: 'Asia/Shanghai' },
+    { tag: 'o2on', order: 'node', zone: 'America/Los_Angeles' },
+  ] as const;
+
+  before(async () => {
+    for (let i = 0; i < 2; i++) {
+      const udpPort = await freePort();
+      const child = await spawnNode(names, { UDP_PORT: String(udpPort), NODE_OFFSET: String(i + 1) });
+      nodes.push({ child, udpPort });
+    }
+    for (const r of RULES) {
+      const made = await createTag(nodes[0].child.url, {
+        tag: r.tag, mode: 'rule', order: r.order, template: '{year%10}{MM}{dd}{counter:4}',
+        min_counter: 0, max_counter: 9999, reset_seconds: 86400, time_zone: r.zone, step: 100, min_step: 50, max_step: 400,
+        ...(r.order === 'node' ? { node_block: 40 } : {}),
+      });
+      assert.equal(made.template, '{year%10}{MM}{dd}{counter:4}');
+      assert.equal(made.time_zone, r.zone);
+    }
+  });
+
+  after(async () => {
+    for (const n of nodes) await n.child.stop().catch(() => undefined);
+    await cleanup(names);
+  });
+
+  for (const rule of RULES) {
+    it(`order ${rule.order}: 9-digit IDs of today in ${rule.zone}, increasing per client, unique across processes`, { timeout: 40000 }, async () => {
+      const clients: { name: string; ids: string[] }[] = [];
+      const sockets: UdpClient[] = [];
+      const t0 = Date.now();
+      const work: Promise<void>[] = [];
+      nodes.forEach((n, ni) => {
+        const url = n.child.url;
+        for (let w = 0; w < 6; w++) {
+          const c = { name: `http-${ni}-${w}`, ids: [] as string[] };
+          clients.push(c);
+          work.push((async () => {
+            for (let k = 0; k < 40; k++) c.ids.push(await mustHttpId(url, rule.tag, 'test'));
+          })());
+        }
+        const batch = { name: `batch-${ni}`, ids: [] as string[] };
+        clients.push(batch);
+        work.push((async () => {
+          for (let k = 0; k < 8; k++) {
+            const ids = await httpIds(url, rule.tag, 'test', 25);
+            assertStrictlyIncreasing(ids, `a batch from node ${ni}`);
+            batch.ids.push(...ids);
+          }
+        })());
+        for (let w = 0; w < 6; w++) {
+          const c = { name: `udp-${ni}-${w}`, ids: [] as string[] };
+          clients.push(c);
+          work.push((async () => {
+            const s = await UdpClient.open();
+            sockets.push(s);
+            for (let k = 0; k < 40; k++) c.ids.push(await udpId(s, n.udpPort, rule.tag, 'test', k % 3 === 2 ? 'create' : 'get'));
+          })());
+        }
+      });
+      try {
+        await Promise.all(work);
+      } finally {
+        for (const s of sockets) s.close();
+      }
+      const t1 = Date.now();
+      const days = new Set([yMd(t0, rule.zone), yMd(t1, rule.zone)]);
+
+      const all = clients.flatMap((c) => c.ids);
+      assert.equal(all.length, 2 * (6 * 40 + 8 * 25 + 6 * 40));
+      for (const id of all) {
+        assert.match(id, /^\d{9}$/);
+        assert.ok(days.has(id.slice(0, 5)), `${id} does not start with today's date in ${rule.zone} (${[...days].join(' or ')})`);
+      }
+      assert.equal(new Set(all).size, all.length, 'an ID was answered twice');
+      for (const c of clients) assertStrictlyIncreasing(c.ids, `${rule.tag} client ${c.name}`);
+      const counters = all.map((id) => Number(id.slice(5))).sort((a, b) => a - b);
+      if (days.size === 1) {
+        // A fresh rule: the day's first counter is min_counter.
+        assert.equal(counters[0], 0);
+        if (rule.order === 'global') {
+          // One shared counter: nothing is held back in process memory, so the run has no
+          // holes beyond a segment wasted by a retried refill.
+          assert.ok(counters[counters.length - 1] < all.length + 400, `counters reach ${counters[counters.length - 1]} for ${all.length} IDs`);
+        }
+      }
+    });
+  }
+
+  it('order global follows real time across processes and protocols', async () => {
+    const s = await UdpClient.open();
+    try {
+      const ids: string[] = [];
+      for (let k = 0; k < 40; k++) {
+        const n = nodes[k % 2];
+        ids.push(k % 4 < 2 ? await mustHttpId(n.child.url, 'o2o', 'test') : await udpId(s, n.udpPort, 'o2o', 'test'));
+      }
+      assertStrictlyIncreasing(ids, 'alternating between processes');
+      // Another app name has its own run of counters, from min_counter.
+      const other = await udpId(s, nodes[1].udpPort, 'o2o', 'other');
+      assert.equal(other.slice(5), '0000');
+      assert.equal(await mustHttpId(nodes[0].child.url, 'o2o', 'other'), `${other.slice(0, 5)}0001`);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('a template change reaches both processes; only disjoint templates are accepted; an earlier template may return', { timeout: 30000 }, async () => {
+    const [a, b] = nodes;
+    const T0 = '{year%10}{MM}{dd}{counter:4}';
+    await createTag(a.child.url, { tag: 'edit', mode: 'rule', template: T0, min_counter: 0, max_counter: 9999, reset_seconds: 86400, time_zone: 'UTC' });
+    const s = await UdpClient.open();
+    const seen: string[] = [];
+    const counterOf = (id: string) => Number(id.slice(-4));
+    const take = async (n: (typeof nodes)[number], via: 'http' | 'udp') => {
+      const id = via === 'http' ? await mustHttpId(n.child.url, 'edit', 'test') : await udpId(s, n.udpPort, 'edit', 'test');
+      seen.push(id);
+      return id;
+    };
+    /** Polls process n until its IDs match re; returns how long that took. */
+    const waitFor = async (n: (typeof nodes)[number], re: RegExp): Promise<number> => {
+      const start = Date.now();
+      for (;;) {
+        const id = await take(n, 'http');
+        if (re.test(id)) return Date.now() - start;
+        assert.ok(Date.now() - start < 3000, `process at ${n.child.url} still serves ${id} 3 s after the change`);
+        await sleep(25);
+      }
+    };
+    try {
+      const nine = /^\d{9}$/;
+      assert.match(await take(a, 'http'), nine);
+      assert.match(await take(b, 'udp'), nine);
+
+      // A literal prefix: disjoint (another length). The changing process serves it at once.
+      const T1 = 'A{year%10}{MM}{dd}{counter:4}';
+      let r = await patchTag(a.child.url, 'edit', { template: T1 });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.template, T1);
+      const withA = /^A\d{9}$/;
+      assert.match(await take(a, 'http'), withA);
+      assert.match(await take(a, 'udp'), withA);
+      const lag = await waitFor(b, withA);
+      assert.ok(lag <= 1000, `the other process took ${lag} ms to serve the new template`);
+      assert.match(await take(b, 'udp'), withA);
+
+      // Templates that could render what an earlier template rendered are refused, and the
+      // running template stays.
+      for (const [t, clash] of [
+        ['{MM}{dd}{year%10}{counter:4}', T0], // 9 digits, like the first template (not the current one)
+        ['{year%10}{dd}{MM}{counter:4}', T0],
+        ['A{year%10}{dd}{MM}{counter:4}', T1], // same shape as the current template
+      ]) {
+        r = await patchTag(a.child.url, 'edit', { template: t });
+        assert.equal(r.status, 400, `${t} was accepted: ${JSON.stringify(r.body)}`);
+        const err = r.body.error as { code: string; message: string };
+        assert.equal(err.code, 'INVALID_ARGUMENT');
+        assert.ok(err.message.includes(`"${clash}"`), `${t}: ${err.message}`);
+      }
+      for (const [field, value] of [['min_counter', 1], ['reset_seconds', 3600], ['time_zone', 'Asia/Tokyo'], ['max_counter', 9000]] as const) {
+        r = await patchTag(a.child.url, 'edit', { [field]: value });
+        assert.equal(r.status, 400, `${field} ${value} was accepted`);
+      }
+      const show = (await (await fetch(`${a.child.url}/v1/admin/tags/edit`, { headers: adminHeaders })).json()) as Json;
+      assert.equal(show.template, T1);
+      assert.match(await take(b, 'http'), withA);
+      assert.match(await take(a, 'udp'), withA);
+
+      // Another disjoint template, then back to the first one: allowed, and served everywhere.
+      const T2 = 'B-{yyyy}{MM}{dd}-{counter:4}';
+      r = await patchTag(b.child.url, 'edit', { template: T2 });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const withB = /^B-\d{8}-\d{4}$/;
+      assert.match(await take(b, 'udp'), withB);
+      const lagB = await waitFor(a, withB);
+      assert.ok(lagB <= 1000, `the other process took ${lagB} ms to serve the new template`);
+      r = await patchTag(a.child.url, 'edit', { template: T0 });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.match(await take(a, 'udp'), nine);
+      const lag0 = await waitFor(b, nine);
+      assert.ok(lag0 <= 1000, `the other process took ${lag0} ms to serve the earlier template again`);
+      assert.match(await take(b, 'udp'), nine);
+
+      // One counter per (rule, app, day) whatever the template: it never went back.
+      const counters = seen.map(counterOf);
+      for (let i = 1; i < counters.length; i++) assert.ok(counters[i] > counters[i - 1], `counter ${counters[i]} after ${counters[i - 1]} (${seen[i - 1]} then ${seen[i]})`);
+      assert.ok(seen.length >= 13, `only ${seen.length} IDs taken`);
+    } finally {
+      s.close();
+    }
+  });
+});
+
+describe('rule periods with a movable clock', () => {
+  const names = testNames();
+  const clock = new ManualClock(Date.UTC(2027, 2, 9, 15, 59, 58)); // 2027-03-09 23:59:58 in Shanghai
+  let redis: RedisServer;
+  let node: Node;
+  let url: string;
+  let udpPort: number;
+  let udp: UdpClient;
+
+  const start = async () => {
+    udpPort = await freePort();
+    node = await startNode(testConfig(names, { UDP_PORT: String(udpPort), REDIS_URL: redis.url, REFILL_WAIT_MS: '5000', NODE_OFFSET: '3' }), { clock });
+    url = node.url!;
+    assert.equal(node.udpPort, udpPort);
+  };
+
+  before(async () => {
+    redis = await RedisServer.start();
+    await start();
+    udp = await UdpClient.open();
+  });
+
+  after(async () => {
+    udp?.close();
+    await node?.close().catch(() => undefined);
+    await cleanup(names, redis.url).catch(() => undefined);
+    await redis?.kill();
+  });
+
+  /** Retries through the short outage after Redis lost its data or restarted. */
+  const idAfterOutage = async (tag: string): Promise<string> => {
+    const until = Date.now() + 15000;
+    for (;;) {
+      const r = await httpId(url, tag, 'test');
+      if (r.status === 200) return r.id!;
+      assert.equal(r.status, 503, `while Redis recovers: ${r.status} ${r.code}`);
+      assert.ok(Date.now() < until, 'no service 15 s after Redis came back');
+      await sleep(100);
+    }
+  };
+
+  it('restarts the counter at min_counter when the local day changes, not at UTC midnight', async () => {
+    await createTag(url, { tag: 'day', mode: 'rule', template: '{year%10}{MM}{dd}{counter:4}', min_counter: 0, max_counter: 9999, reset_seconds: 86400, time_zone: 'Asia/Shanghai', step: 10, min_step: 10, max_step: 10 });
+    const ids: string[] = [];
+    ids.push(await mustHttpId(url, 'day', 'test'), await udpId(udp, udpPort, 'day', 'test'));
+    assert.deepEqual(ids, ['703090000', '703090001']);
+    clock.advance(3000); // 2027-03-10 00:00:01 in Shanghai
+    ids.push(await udpId(udp, udpPort, 'day', 'test'), await mustHttpId(url, 'day', 'test'), ...await httpIds(url, 'day', 'test', 12));
+    assert.deepEqual(ids.slice(2), Array.from({ length: 14 }, (_, i) => `70310${String(i).padStart(4, '0')}`));
+    // UTC midnight falls at 08:00 in Shanghai: the counter goes on through it.
+    clock.set(Date.UTC(2027, 2, 10, 23, 59, 59, 500)); // 2027-03-11 07:59:59.5
+    assert.equal(await mustHttpId(url, 'day', 'test'), '703110000');
+    clock.set(Date.UTC(2027, 2, 11, 0, 0, 0, 500));
+    assert.equal(await udpId(udp, udpPort, 'day', 'test'), '703110001');
+    // Back in an earlier day (a clock stepping back): that day's counter continues, nothing repeats.
+    clock.set(Date.UTC(2027, 2, 9, 16, 30, 0));
+    assert.equal(await mustHttpId(url, 'day', 'test'), '703100014');
+    // Another app starts its own run.
+    assert.equal(await udpId(udp, udpPort, 'day', 'other'), '703100000');
+  });
+
+  it('restarts an hourly counter at min_counter every local hour', async () => {
+    clock.set(Date.UTC(2027, 5, 1, 10, 59, 59, 900));
+    await createTag(url, { tag: 'hourly', mode: 'rule', template: '{yyyy}{MM}{dd}{HH}-{counter:5}', min_counter: 10, max_counter: 99999, reset_seconds: 3600, time_zone: 'UTC' });
+    assert.deepEqual(await httpIds(url, 'hourly', 'test', 3), ['2027060110-00010', '2027060110-00011', '2027060110-00012']);
+    for (let h = 11; h <= 13; h++) {
+      clock.set(Date.UTC(2027, 5, 1, h, 0, 0, 1));
+      assert.equal(await udpId(udp, udpPort, 'hourly', 'test'), `20270601${h}-00010`);
+      assert.equal(await mustHttpId(url, 'hourly', 'test'), `20270601${h}-00011`);
+      clock.advance(3599_000);
+      assert.equal(await mustHttpId(url, 'hourly', 'test'), `20270601${h}-00012`);
+    }
+  });
+
+  it('keeps counting above the issued counters when Redis loses its data or restarts, and across a process restart', { timeout: 45000 }, async () => {
+    clock.set(Date.UTC(2027, 6, 4, 12, 0, 0));
+    const rules = ['flg', 'fln'];
+    await createTag(url, { tag: 'flg', mode: 'rule', template: '{yyyy}{MM}{dd}-{counter:6}', min_counter: 0, max_counter: 999999, reset_seconds: 86400, time_zone: 'UTC', step: 7, min_step: 7, max_step: 7 });
+    await createTag(url, { tag: 'fln', mode: 'rule', order: 'node', node_block: 5, template: '{yyyy}{MM}{dd}-{counter:6}', min_counter: 0, max_counter: 999999, reset_seconds: 86400, time_zone: 'UTC', step: 7, min_step: 7, max_step: 7 });
+    const issued = new Map<string, string[]>(rules.map((r) => [r, []]));
+    const takeSome = async (n: number) => {
+      for (const r of rules) {
+        const ids = issued.get(r)!;
+        ids.push(await idAfterOutage(r));
+        for (let i = 1; i < n; i++) ids.push(i % 2 ? await udpId(udp, udpPort, r, 'test') : await mustHttpId(url, r, 'test'));
+        ids.push(...await httpIds(url, r, 'test', n));
+      }
+    };
+    const check = (what: string) => {
+      for (const r of rules) {
+        const ids = issued.get(r)!;
+        for (const id of ids) assert.ok(id.startsWith('20270704-'), id);
+        assertStrictlyIncreasing(ids, `${r} ${what}`);
+      }
+    };
+    await takeSome(20);
+    check('before the faults');
+    const before = issued.get('flg')!.length;
+    assert.equal(issued.get('flg')![before - 1], `20270704-${String(before - 1).padStart(6, '0')}`);
+
+    // Every key gone, mid-period.
+    const r = new Redis(redis.url, { maxRetriesPerRequest: 2 });
+    try {
+      assert.ok((await r.dbsize()) > 0, 'the private Redis holds keys before the flush');
+      await r.flushall();
+    } finally {
+      r.disconnect();
+    }
+    await takeSome(20);
+    check('after FLUSHALL');
+
+    // A real restart of the Redis server, empty.
+    await redis.restartEmpty(200);
+    await takeSome(20);
+    check('after a Redis restart');
+
+    // A restart of the idmint process (node order: its in-memory block is left behind).
+    await node.close();
+    await start();
+    await takeSome(10);
+    check('after a process restart');
+    for (const rule of rules) assert.equal(issued.get(rule)!.length, 3 * 40 + 20);
+  });
+
+  it('refuses past max_counter (HTTP 409, UDP -6) until the next period', async () => {
+    clock.set(Date.UTC(2027, 7, 1, 8, 30, 0));
+    await createTag(url, { tag: 'tiny', mode: 'rule', template: '{yyyy}{MM}{dd}{HH}{counter:2}', min_counter: 5, max_counter: 12, reset_seconds: 3600, time_zone: 'UTC', step: 3, min_step: 3, max_step: 3 });
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push(i % 2 ? await udpId(udp, udpPort, 'tiny', 'test', 'create') : await mustHttpId(url, 'tiny', 'test'));
+    assert.deepEqual(ids, [5, 6, 7, 8, 9, 10, 11, 12].map((c) => `2027080108${String(c).padStart(2, '0')}`));
+
+    const h = await httpId(url, 'tiny', 'test');
+    assert.deepEqual([h.status, h.code, h.id], [409, 'ID_SPACE_EXHAUSTED', undefined]);
+    const batch = await fetch(`${url}/v1/ids/tiny?count=1&app=test`);
+    assert.equal(batch.status, 409);
+    for (const action of ['get', 'create']) {
+      const u = await udp.request(udpPort, { action, rule_name: 'tiny', app_name: 'test', seq: 41, data: 'x' });
+      assert.equal(u.code, -6, JSON.stringify(u));
+      assert.equal(u.seq, 41);
+      assert.equal(u.action, action);
+      assert.equal('data' in u, false, 'an error reply carries no data');
+      assert.equal(typeof u.message, 'string');
+    }
+    const mon = await udp.request(udpPort, { action: 'monitor', rule_name: 'tiny', app_name: 'test' });
+    assert.deepEqual(mon.data, { counter: 12, node_offset: 3 });
+    // Other app names are not affected.
+    assert.equal(await mustHttpId(url, 'tiny', 'other'), '202708010805');
+
+    clock.set(Date.UTC(2027, 7, 1, 9, 0, 0));
+    assert.equal(await udpId(udp, udpPort, 'tiny', 'test'), '202708010905');
+    assert.equal(await mustHttpId(url, 'tiny', 'test'), '202708010906');
+  });
+
+  // At an exhausted limit no waiter may be left holding part of its IDs: order node takes
+  // what is left instead of a whole block, and a batch larger than what is left is refused
+  // without burning the remainder.
+  it('order node: hands out every counter up to max_counter before refusing', async () => {
+    clock.set(Date.UTC(2027, 7, 2, 8, 30, 0));
+    await createTag(url, { tag: 'tinyn', mode: 'rule', order: 'node', node_block: 4, template: '{yyyy}{MM}{dd}{HH}{counter:2}', min_counter: 0, max_counter: 9, reset_seconds: 3600, time_zone: 'UTC', step: 3, min_step: 3, max_step: 3 });
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const r = await httpId(url, 'tinyn', 'test');
+      if (r.status !== 200) {
+        assert.deepEqual([r.status, r.code], [409, 'ID_SPACE_EXHAUSTED']);
+        break;
+      }
+      ids.push(r.id!);
+    }
+    assert.deepEqual(ids, Array.from({ length: 10 }, (_, c) => `20270802080${c}`));
+  });
+
+  it('a batch larger than what is left is refused without spending the counters left', async () => {
+    clock.set(Date.UTC(2027, 7, 2, 8, 30, 0));
+    await createTag(url, { tag: 'tinyb', mode: 'rule', template: '{yyyy}{MM}{dd}{HH}{counter:2}', min_counter: 0, max_counter: 9, reset_seconds: 3600, time_zone: 'UTC', step: 3, min_step: 3, max_step: 3 });
+    assert.deepEqual(await httpIds(url, 'tinyb', 'test', 8), Array.from({ length: 8 }, (_, c) => `20270802080${c}`));
+    const tooMany = await fetch(`${url}/v1/ids/tinyb?count=3&app=test`);
+    assert.equal(tooMany.status, 409);
+    // Two counters are left in this period: single requests still get them.
+    assert.equal((await httpId(url, 'tinyb', 'test')).id, '202708020808');
+    assert.equal(await udpId(udp, udpPort, 'tinyb', 'test'), '202708020809');
+  });
+
+  // Raising max_counter must clear the exhausted mark of every scope of the rule
+  // ("<key>:<app>/<period>"), not only the unscoped segment key.
+  it('serves again at once when max_counter is raised in an exhausted period', async () => {
+    clock.set(Date.UTC(2027, 7, 3, 8, 30, 0));
+    await createTag(url, { tag: 'grow', mode: 'rule', template: '{yyyy}{MM}{dd}{HH}{counter:2}', min_counter: 0, max_counter: 4, reset_seconds: 3600, time_zone: 'UTC', step: 2, min_step: 2, max_step: 2 });
+    assert.deepEqual(await httpIds(url, 'grow', 'test', 5), [0, 1, 2, 3, 4].map((c) => `20270803080${c}`));
+    assert.equal((await httpId(url, 'grow', 'test')).status, 409);
+    const p = await patchTag(url, 'grow', { max_counter: 9 });
+    assert.equal(p.status, 200, JSON.stringify(p.body));
+    assert.equal(p.body.max_counter, 9);
+    const r = await httpId(url, 'grow', 'test');
+    assert.deepEqual([r.status, r.code, r.id], [200, undefined, '2027080308' + '05']);
+  });
+});
