@@ -1,6 +1,6 @@
 // Builds one idmint node: connections, schema, stores, queues and workers, and takes them
 // down in order. The HTTP app (src/api/app.ts) and `idmint worker` both run on it.
-import type { Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'mysql2/promise';
 import pino, { type Logger } from 'pino';
@@ -12,6 +12,7 @@ import { LeaseScheduler } from './producer/lease-scheduler.js';
 import { RefillProducer } from './producer/refill-producer.js';
 import { Dispenser } from './service/dispenser.js';
 import { LeaseManager } from './service/lease-manager.js';
+import { Metrics } from './service/metrics.js';
 import { TagRegistry } from './service/tag-registry.js';
 import { CountersRepo } from './store/mysql/counters-repo.js';
 import { SpacesRepo } from './store/mysql/spaces-repo.js';
@@ -38,6 +39,9 @@ export interface Runtime {
   readonly leases: LeaseManager;
   readonly leaseStore: LeaseStore;
   readonly clock: Clock;
+  readonly metrics: Metrics;
+  /** Every BullMQ queue of this process (for Bull Board). */
+  readonly queues: Queue[];
   readonly refillWorker?: Worker;
   /** Closes workers, queues, Redis and MySQL, in that order. Safe to call twice. */
   close(): Promise<void>;
@@ -78,6 +82,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const producer = new RefillProducer(queueConn, keys.queuePrefix(), (err) => log.debug({ err: err.message }, 'refill queue error'));
   const registry = new TagRegistry(tags, redis, keys, config.tagCacheMs, log);
   await registry.listen(subscriber);
+  const metrics = new Metrics();
   const leaseStore = new LeaseStore(redis, keys);
   const leases = new LeaseManager(leaseStore, new SpacesRepo(pool), clock, {
     ttlMs: config.leaseTtlMs,
@@ -91,6 +96,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     log,
     maxBatch: config.coalesceMax,
     waitMs: config.refillWaitMs,
+    metrics,
   }, { leases, clock, maxBackMs: config.clockMaxBackMs });
   // Serving nodes renew their leases from a queue of their own and run the janitor.
   let leaseScheduler: LeaseScheduler | undefined;
@@ -109,8 +115,34 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   }
   const refillWorker =
     config.refillConcurrency > 0
-      ? startRefillWorker({ connection: workerConn, prefix: keys.queuePrefix(), concurrency: config.refillConcurrency, tags, counters, segments, nodeId: config.nodeId, log })
+      ? startRefillWorker({ connection: workerConn, prefix: keys.queuePrefix(), concurrency: config.refillConcurrency, tags, counters, segments, nodeId: config.nodeId, log, metrics })
       : undefined;
+
+  metrics.scrapeFrom({
+    segmentRemaining: async () => {
+      const out: { tag: string; remaining: number }[] = [];
+      for (const t of await tags.list()) {
+        if (t.mode !== 'segment') continue;
+        let remaining = 0;
+        for (let shard = 0; shard < t.shards; shard++) {
+          const s = await segments.stats({ tag: t.tag, epoch: t.epoch, shard });
+          if (s.cur !== undefined && s.end !== undefined) remaining += Math.max(0, s.end - s.cur + 1);
+        }
+        out.push({ tag: t.tag, remaining });
+      }
+      return out;
+    },
+    queueDepths: async () => {
+      const out: { queue: string; state: string; count: number }[] = [];
+      for (const q of queues) {
+        const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+        for (const [state, count] of Object.entries(counts)) out.push({ queue: q.name.startsWith('lease.') ? 'lease' : q.name, state, count });
+      }
+      return out;
+    },
+    leases: () => ({ held: leases.held().map((l) => ({ bits: l.bits, valid: leases.isValid(l) })), events: { ...leases.events } }),
+    clock: () => dispenser.clockEvents,
+  });
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -124,5 +156,6 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
       await pool!.end().catch(() => undefined);
     })());
 
-  return { config, log, redis, pool, keys, tags, counters, segments, producer, registry, dispenser, leases, leaseStore, clock, refillWorker, close };
+  const queues: Queue[] = [producer.queue, ...(leaseScheduler ? [leaseScheduler.queue, leaseScheduler.janitor] : [])];
+  return { config, log, redis, pool, keys, tags, counters, segments, producer, registry, dispenser, leases, leaseStore, clock, metrics, queues, refillWorker, close };
 }

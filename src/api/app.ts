@@ -1,14 +1,20 @@
 // The HTTP app as a plugin over a runtime: ID routes for everyone, admin routes behind the
 // admin token. Process concerns (listening, signals) live in server.ts.
+import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { IdmintError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import { adminGuard } from './auth.js';
 import { adminTagRoutes } from './admin/tags.js';
 import { adminWorkerRoutes } from './admin/workers.js';
+import { queueBoard } from './admin/queues.js';
+import { registerDocs } from './docs.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { installErrorHandling } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { idRoutes } from './routes/ids.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   const app = Fastify({
@@ -21,20 +27,28 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
   });
-  installErrorHandling(app);
+  installErrorHandling(app, (code) => rt.metrics.errors.inc({ code }));
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async () => {
-    if (closing) throw new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 });
+  // Callback-style hooks: no promise per request on the hot path.
+  app.addHook('onRequest', (_req, _reply, done) => {
+    done(closing ? new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 }) : undefined);
   });
+  app.addHook('onResponse', (req, reply, done) => {
+    rt.metrics.httpDuration.observe({ route: req.routeOptions.url ?? 'unmatched', method: req.method, status: reply.statusCode }, reply.elapsedTime / 1000);
+    done();
+  });
+  await registerDocs(app, VERSION);
   await app.register(idRoutes, { dispenser: rt.dispenser });
   await app.register(healthRoutes, { rt });
+  await app.register(metricsRoutes, { metrics: rt.metrics });
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(rt.config.adminToken));
     await admin.register(adminTagRoutes, { rt });
     await admin.register(adminWorkerRoutes, { rt });
+    await admin.register(queueBoard, { queues: rt.queues });
   });
   return app;
 }

@@ -20,9 +20,10 @@ export function toIdmintError(err: unknown): IdmintError {
   return new IdmintError('INTERNAL', 'internal error', { cause: err });
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, onError: (code: string) => void = () => undefined): void {
   app.setErrorHandler((err, req, reply) => {
     const e = toIdmintError(err);
+    onError(e.code);
     if (e.code === 'INTERNAL') req.log.error({ err }, 'unexpected failure');
     else if (e.status >= 500) req.log.warn({ code: e.code, msg: e.message }, 'request failed');
     // Fastify's own 4xx (bad JSON 400, body too large 413, bad media type 415) keep their status.

@@ -10,6 +10,7 @@ import { REFILL_BACKOFF, REFILL_QUEUE, type RefillJobData } from '../producer/re
 import type { CountersRepo } from '../store/mysql/counters-repo.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
 import type { SegmentStore } from '../store/redis/segments.js';
+import type { Metrics } from '../service/metrics.js';
 
 export interface RefillDeps {
   readonly connection: Redis;
@@ -20,6 +21,7 @@ export interface RefillDeps {
   readonly segments: SegmentStore;
   readonly nodeId: string;
   readonly log: Logger;
+  readonly metrics?: Metrics;
 }
 
 export interface RefillOutcome {
@@ -66,7 +68,22 @@ export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connectio
 }
 
 export function startRefillWorker(deps: RefillDeps): Worker<RefillJobData, RefillOutcome> {
-  const worker = new Worker<RefillJobData, RefillOutcome>(REFILL_QUEUE, (job: Job<RefillJobData>) => refill(job.data, deps), {
+  const timed = async (job: Job<RefillJobData>): Promise<RefillOutcome> => {
+    const end = deps.metrics?.refillDuration.startTimer();
+    try {
+      const out = await refill(job.data, deps);
+      end?.({ result: out.result });
+      if (out.first !== undefined && out.last !== undefined) {
+        deps.metrics?.segmentSize.observe({ tag: job.data.tag }, out.last - out.first + 1);
+        deps.metrics?.allocations.inc({ tag: job.data.tag });
+      }
+      return out;
+    } catch (err) {
+      end?.({ result: 'failed' });
+      throw err;
+    }
+  };
+  const worker = new Worker<RefillJobData, RefillOutcome>(REFILL_QUEUE, timed, {
     connection: deps.connection,
     prefix: deps.prefix,
     concurrency: deps.concurrency,

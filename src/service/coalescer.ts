@@ -9,6 +9,7 @@ import { IdmintError, unavailable } from '../errors.js';
 import type { Range } from '../core/ranges.js';
 import type { RefillProducer } from '../producer/refill-producer.js';
 import type { SegmentRef, SegmentStore, TakeResult } from '../store/redis/segments.js';
+import type { Metrics } from './metrics.js';
 
 interface Waiter {
   need: number;
@@ -30,6 +31,7 @@ export interface CoalescerDeps {
   readonly log: Logger;
   readonly maxBatch: number;
   readonly waitMs: number;
+  readonly metrics?: Metrics;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -148,6 +150,7 @@ export class Coalescer {
         this.hand(r.ranges);
         if (r.refillWanted) {
           const urgent = r.status !== 'ok';
+          if (urgent) this.deps.metrics?.refillWaits.inc({ tag: this.ref.tag });
           const ask = this.deps.producer.request({ ...this.ref, gen: r.gen, seg: r.seg, urgent });
           if (urgent) {
             try {

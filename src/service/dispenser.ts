@@ -76,8 +76,14 @@ export class Dispenser {
   /** count IDs of any mode, as strings, in issue order. */
   async ids(name: string, count: number, opts: IdOptions = {}): Promise<string[]> {
     const tag = await this.resolve(name);
+    const out = await this.idsOf(tag, count, opts);
+    this.deps.metrics?.countIssued(tag.tag, tag.mode, out.length);
+    return out;
+  }
+
+  private async idsOf(tag: StoredTag, count: number, opts: IdOptions): Promise<string[]> {
     if (tag.rule) return this.ruleIds(tag, count, opts);
-    if (opts.app !== undefined || opts.salt !== undefined) throw invalid(`app and salt apply to rule tags; "${name}" is a ${tag.mode} tag`);
+    if (opts.app !== undefined || opts.salt !== undefined) throw invalid(`app and salt apply to rule tags; "${tag.tag}" is a ${tag.mode} tag`);
     if (tag.mode === 'snowflake') {
       this.shardFor(tag, opts.key);
       return (await this.generator(tag).take(count)).map(String);
@@ -139,7 +145,9 @@ export class Dispenser {
   async take(name: string, count: number, key?: string): Promise<Issued> {
     const tag = await this.resolve(name);
     if (tag.mode !== 'segment') throw invalid(`tag "${name}" is a ${tag.mode} tag, not a segment tag`);
-    return this.takeSegment(tag, count, key);
+    const issued = await this.takeSegment(tag, count, key);
+    this.deps.metrics?.countIssued(tag.tag, tag.mode, count);
+    return issued;
   }
 
   private generator(tag: StoredTag): SnowflakeGenerator {

@@ -1,0 +1,107 @@
+// Prometheus metrics of one process (prom-client, a registry of its own). The request path
+// only increments pre-bound children; everything that needs Redis or MySQL is read when
+// /metrics is scraped.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+type Labels<T extends string> = Partial<Record<T, string | number>>;
+
+export interface ScrapeSources {
+  /** Remaining IDs in the current segment per tag (from Redis), read at scrape time. */
+  segmentRemaining?: () => Promise<{ tag: string; remaining: number }[]>;
+  /** BullMQ job counts per queue and state. */
+  queueDepths?: () => Promise<{ queue: string; state: string; count: number }[]>;
+  /** Lease state of this process: held leases and lifetime event counts. */
+  leases?: () => { held: { bits: number; valid: boolean }[]; events: Record<string, number> };
+  /** Clock events of the snowflake generators. */
+  clock?: () => { backwards: number; waits: number };
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly issued: Counter<'tag' | 'mode'>;
+  private readonly issuedChildren = new Map<string, Counter.Internal>();
+  readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
+  readonly refillDuration: Histogram<'result'>;
+  readonly segmentSize: Histogram<'tag'>;
+  readonly refillWaits: Counter<'tag'>;
+  readonly errors: Counter<'code'>;
+  readonly allocations: Counter<'tag'>;
+  private sources: ScrapeSources = {};
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'idmint_process_' });
+    this.issued = new Counter({ name: 'idmint_ids_issued_total', help: 'IDs handed out, per tag and mode', labelNames: ['tag', 'mode'], registers });
+    this.httpDuration = new Histogram({
+      name: 'idmint_http_request_duration_seconds', help: 'HTTP request latency per route',
+      labelNames: ['route', 'method', 'status'], registers,
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3],
+    });
+    this.refillDuration = new Histogram({
+      name: 'idmint_refill_duration_seconds', help: 'Refill jobs: allocate in MySQL and install in Redis',
+      labelNames: ['result'], registers, buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    });
+    this.segmentSize = new Histogram({
+      name: 'idmint_segment_size', help: 'Size of allocated segments', labelNames: ['tag'], registers,
+      buckets: [10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000],
+    });
+    this.allocations = new Counter({ name: 'idmint_segments_allocated_total', help: 'Segments allocated in MySQL', labelNames: ['tag'], registers });
+    this.refillWaits = new Counter({ name: 'idmint_refill_waits_total', help: 'Times requests had to wait for a refill (cold or dry tag)', labelNames: ['tag'], registers });
+    this.errors = new Counter({ name: 'idmint_errors_total', help: 'Error answers by code', labelNames: ['code'], registers });
+
+    const self = this;
+    new Gauge({
+      name: 'idmint_segment_remaining', help: 'IDs left in the current segment per tag (Redis)', labelNames: ['tag'], registers,
+      async collect() {
+        this.reset();
+        for (const r of (await self.sources.segmentRemaining?.().catch(() => [])) ?? []) this.set({ tag: r.tag }, r.remaining);
+      },
+    });
+    new Gauge({
+      name: 'idmint_queue_jobs', help: 'BullMQ jobs per queue and state', labelNames: ['queue', 'state'], registers,
+      async collect() {
+        this.reset();
+        for (const r of (await self.sources.queueDepths?.().catch(() => [])) ?? []) this.set({ queue: r.queue, state: r.state }, r.count);
+      },
+    });
+    new Gauge({
+      name: 'idmint_lease_valid', help: 'Worker-id leases of this process (1 valid, 0 lapsed) per worker-id width', labelNames: ['worker_bits'], registers,
+      collect() {
+        this.reset();
+        for (const l of self.sources.leases?.().held ?? []) this.set({ worker_bits: l.bits }, l.valid ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'idmint_lease_events', help: 'Lease events of this process since start (acquired, renewed, lost, exhausted)', labelNames: ['event'], registers,
+      collect() {
+        this.reset();
+        for (const [event, n] of Object.entries(self.sources.leases?.().events ?? {})) this.set({ event }, n);
+      },
+    });
+    new Gauge({
+      name: 'idmint_clock_events', help: 'Snowflake clock events since start (backwards: refused; waits: waited out)', labelNames: ['event'], registers,
+      collect() {
+        const c = self.sources.clock?.();
+        if (c) {
+          this.set({ event: 'backwards' }, c.backwards);
+          this.set({ event: 'waits' }, c.waits);
+        }
+      },
+    });
+  }
+
+  /** Wires what is read at scrape time (set once the runtime exists). */
+  scrapeFrom(sources: ScrapeSources): void {
+    this.sources = sources;
+  }
+
+  countIssued(tag: string, mode: string, n: number): void {
+    const k = `${mode}\u0000${tag}`;
+    let c = this.issuedChildren.get(k);
+    if (!c) {
+      c = this.issued.labels({ tag, mode } satisfies Labels<'tag' | 'mode'>);
+      this.issuedChildren.set(k, c);
+    }
+    c.inc(n);
+  }
+}
