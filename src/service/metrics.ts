@@ -30,7 +30,7 @@ export class Metrics {
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'idmint_process_' });
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'idmint_' });
     this.issued = new Counter({ name: 'idmint_ids_issued_total', help: 'IDs handed out, per tag and mode', labelNames: ['tag', 'mode'], registers });
     this.httpDuration = new Histogram({
       name: 'idmint_http_request_duration_seconds', help: 'HTTP request latency per route',
