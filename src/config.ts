@@ -44,6 +44,16 @@ export interface Config {
   readonly nodeOffset: number;
   /** Largest UDP datagram accepted. */
   readonly udpMaxBytes: number;
+  /** Websocket stream: most IDs one take may ask for. */
+  readonly streamMaxCount: number;
+  /** Websocket stream: most takes in flight on one socket. */
+  readonly streamMaxInFlight: number;
+  /** Websocket stream: most IDs in one block (frame). */
+  readonly streamMaxBlock: number;
+  /** Websocket stream: most bytes a socket may have buffered (unsent) in this process. */
+  readonly streamMaxBufferBytes: number;
+  /** Websocket stream: most open sockets per client IP address. */
+  readonly streamMaxSocketsPerClient: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -104,6 +114,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const leaseTtlMs = int('LEASE_TTL_MS', 15000, 3000, 600000);
   const leaseMarginMs = int('LEASE_MARGIN_MS', 1000, 100, 60000);
   if (leaseMarginMs * 3 >= leaseTtlMs) problems.push(`LEASE_MARGIN_MS (${leaseMarginMs}) must be below a third of LEASE_TTL_MS (${leaseTtlMs})`);
+  const streamMaxBlock = int('STREAM_MAX_BLOCK', 100_000, 1, 1_000_000);
+  const streamMaxBufferBytes = int('STREAM_MAX_BUFFER_BYTES', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024);
+  // A binary block must fit the buffer bound on its own, or a stream could never send it.
+  if (streamMaxBufferBytes < 8 + 8 * streamMaxBlock) {
+    problems.push(`STREAM_MAX_BUFFER_BYTES (${streamMaxBufferBytes}) must hold one binary block of STREAM_MAX_BLOCK IDs: at least ${8 + 8 * streamMaxBlock}`);
+  }
 
   const cfg: Config = {
     port,
@@ -128,6 +144,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     advertiseAddr: env.ADVERTISE_ADDR ?? '',
     nodeOffset: int('NODE_OFFSET', 0, 0, 1_000_000),
     udpMaxBytes: int('UDP_MAX_BYTES', 8192, 256, 65507),
+    streamMaxCount: int('STREAM_MAX_COUNT', 100_000_000, 1, 1_000_000_000_000),
+    streamMaxInFlight: int('STREAM_MAX_IN_FLIGHT', 16, 1, 1024),
+    streamMaxBlock,
+    streamMaxBufferBytes,
+    streamMaxSocketsPerClient: int('STREAM_MAX_SOCKETS_PER_CLIENT', 64, 1, 100_000),
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -13,6 +13,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { installErrorHandling } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { idRoutes } from './routes/ids.js';
+import { streamRoutes } from './ws/stream-route.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -42,6 +43,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   });
   await registerDocs(app, VERSION);
   await app.register(idRoutes, { dispenser: rt.dispenser });
+  await app.register(streamRoutes, { dispenser: rt.dispenser, config: rt.config });
   await app.register(healthRoutes, { rt });
   await app.register(metricsRoutes, { metrics: rt.metrics });
   await app.register(async (admin) => {

@@ -1,0 +1,358 @@
+// Websocket stream benchmark, run by `npm run bench:ws`.
+//
+// In one run, over loopback, one take per case and round, timed from sending the take to its
+// "done" (IDs per second):
+//   raw      a bare `ws` server (this file with --serve-raw, a process of its own) answering
+//            the same take message with binary frames of consecutive u64 counters, with the
+//            same per-socket buffer bound: the baseline
+//   binary   idmint's GET /v1/stream, format "binary", segment tag (plain layout)
+//   ranges   the same, format "ranges"
+//   json     the same, format "json", each block decoded into bigints by the shipped client's
+//            decoder (idmint/client, decodeIdsBlock)
+//   json-parse  the same take read with plain JSON.parse (informational: V8 interns every
+//            string of up to ten characters, which caps it near 2-3M IDs/s for short IDs)
+// idmint runs as a child process against the real Redis and MySQL/MariaDB, with a database and
+// key prefix of its own, removed at the end. The client (this process) reads every ID of
+// binary frames and every message of the others, and checks the answers: counts exact, IDs
+// ascending within a take. A failed check fails the run (exit code 1); a missed goal is
+// reported as MISS and does not.
+//
+// Goals: binary >= 0.7 x raw, ranges >= 100M IDs/s, json >= 2M IDs/s.
+// Flags: --rounds N (default 5; the table shows medians)  --binary N  --json N  --ranges N
+//        (IDs per take; defaults 50M, 10M, 2G)  --block N (IDs per binary/json block, default
+//        50000)  --no-write (do not update bench/results/ws-latest.md)
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import WebSocket, { WebSocketServer } from 'ws';
+import { decodeIdsBlock } from '../src/client/frames.js';
+import { cleanup, testNames } from '../test/helpers/env.js';
+import { createTag, spawnNode, type ChildNode } from '../test/helpers/node.js';
+
+const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
+const SELF = fileURLToPath(import.meta.url);
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+/** The per-socket buffer bound of both servers (idmint's default STREAM_MAX_BUFFER_BYTES). */
+const BUFFER_BYTES = 4 * 1024 * 1024;
+const RANGES_BLOCK = 100_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// The raw baseline server
+
+function serveRaw(): void {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
+  let next = 1;
+  wss.on('connection', (ws) => {
+    let waiting: (() => void) | undefined;
+    const onSent = () => {
+      const w = waiting;
+      waiting = undefined;
+      w?.();
+    };
+    ws.on('message', async (data: Buffer) => {
+      const m = JSON.parse(data.toString()) as { req: number; count: number; block: number };
+      for (let left = m.count; left > 0 && ws.readyState === WebSocket.OPEN; ) {
+        const n = Math.min(left, m.block);
+        while (ws.bufferedAmount > 0 && ws.bufferedAmount + 8 + 8 * n > BUFFER_BYTES) await new Promise<void>((r) => (waiting = r));
+        const buf = Buffer.allocUnsafeSlow(8 + 8 * n);
+        buf.writeUInt32LE(m.req, 0);
+        buf.writeUInt32LE(n, 4);
+        const u32 = new Uint32Array(buf.buffer, 8, 2 * n);
+        let lo = next % 4294967296;
+        let hi = Math.floor(next / 4294967296);
+        for (let i = 0; i < 2 * n; i += 2) {
+          u32[i] = lo;
+          u32[i + 1] = hi;
+          if (++lo === 4294967296) {
+            lo = 0;
+            hi++;
+          }
+        }
+        next += n;
+        left -= n;
+        ws.send(buf, { binary: true }, onSent);
+      }
+      ws.send(`{"op":"done","req":${m.req}}`);
+    });
+  });
+  wss.on('listening', () => console.log(JSON.stringify({ port: (wss.address() as { port: number }).port })));
+}
+
+async function spawnRaw(): Promise<{ proc: ChildProcess; url: string; stop(): Promise<void> }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, '--serve-raw'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let buf = '';
+    proc.stdout!.on('data', (c: Buffer) => {
+      buf += c.toString();
+      const m = /\{"port":(\d+)\}/.exec(buf);
+      if (m) resolve(Number(m[1]));
+    });
+    proc.once('exit', (code) => reject(new Error(`raw server exited with ${code}`)));
+  });
+  return {
+    proc,
+    url: `ws://127.0.0.1:${port}`,
+    stop: async () => {
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+interface Options {
+  rounds: number;
+  binary: number;
+  json: number;
+  ranges: number;
+  block: number;
+  write: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = { rounds: 5, binary: 50_000_000, json: 10_000_000, ranges: 2_000_000_000, block: 50_000, write: true };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].includes('=') ? argv[i].split(/=(.*)/s, 2) : [argv[i], undefined];
+    const num = (min: number) => {
+      const v = Number(inline ?? argv[++i]);
+      if (!Number.isSafeInteger(v) || v < min) throw new Error(`${flag} needs a whole number >= ${min}`);
+      return v;
+    };
+    switch (flag) {
+      case '--rounds': o.rounds = num(1); break;
+      case '--binary': o.binary = num(1); break;
+      case '--json': o.json = num(1); break;
+      case '--ranges': o.ranges = num(1); break;
+      case '--block': o.block = num(1); break;
+      case '--no-write': o.write = false; break;
+      case '-h':
+      case '--help':
+        console.log('usage: npm run bench:ws -- [--rounds N] [--binary N] [--json N] [--ranges N] [--block N] [--no-write]');
+        process.exit(0);
+        break;
+      default:
+        throw new Error(`unknown option ${argv[i]}`);
+    }
+  }
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client side of one take
+
+type CaseName = 'raw' | 'binary' | 'ranges' | 'json' | 'json-parse';
+interface Measured {
+  readonly ids: number;
+  readonly seconds: number;
+  readonly bytes: number;
+  readonly frames: number;
+  /** CPU seconds of the server process during the take. */
+  readonly serverCpu: number;
+  /** CPU seconds of this (client) process during the take. */
+  readonly clientCpu: number;
+}
+
+function procCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function open(url: string): Promise<WebSocket> {
+  const ws = new WebSocket(url, { perMessageDeflate: false });
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
+
+/** Runs one take on a socket and checks it: count exact, IDs ascending. */
+function runTake(ws: WebSocket, pid: number, msg: { req: number; tag: string; count: number; block: number; format: string }, plainParse = false): Promise<Measured> {
+  return new Promise((resolve, reject) => {
+    let ids = 0;
+    let bytes = 0;
+    let frames = 0;
+    let last = 0n;
+    let touch = 0;
+    const fail = (why: string) => {
+      ws.removeAllListeners('message');
+      reject(new Error(`${msg.format} take: ${why}`));
+    };
+    const ascending = (first: bigint, lastOfBlock: bigint): boolean => {
+      if (first <= last || lastOfBlock < first) return false;
+      last = lastOfBlock;
+      return true;
+    };
+    const cpu0 = procCpuSeconds(pid);
+    const own0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      frames++;
+      bytes += data.length;
+      if (isBinary) {
+        const n = data.readUInt32LE(4);
+        if (data.readUInt32LE(0) !== msg.req || data.length !== 8 + 8 * n) return fail('malformed binary frame');
+        // Read every ID (the low words), as a consumer would.
+        const u32 = (data.byteOffset & 3) === 0 ? new Uint32Array(data.buffer, data.byteOffset + 8, 2 * n) : new Uint32Array(Uint8Array.from(data.subarray(8)).buffer);
+        for (let i = 0; i < u32.length; i += 2) touch = (touch + u32[i]) | 0;
+        if (!ascending(data.readBigUInt64LE(8), data.readBigUInt64LE(data.length - 8))) return fail('IDs not ascending');
+        ids += n;
+        return;
+      }
+      if (msg.format === 'json' && !plainParse) {
+        const b = decodeIdsBlock(data);
+        if (b) {
+          if (b.req !== msg.req || !ascending(b.ids[0], b.ids[b.ids.length - 1])) return fail('IDs not ascending');
+          ids += b.ids.length;
+          return;
+        }
+      }
+      if (msg.format === 'json' && !plainParse) {
+        const b = decodeIdsBlock(data);
+        if (b) {
+          if (b.req !== msg.req || !ascending(b.ids[0], b.ids[b.ids.length - 1])) return fail('IDs not ascending');
+          ids += b.ids.length;
+          return;
+        }
+      }
+      const m = JSON.parse(data.toString()) as { op: string; req: number; ids?: string[]; ranges?: [string, string][]; message?: string };
+      if (m.op === 'done') {
+        const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+        ws.removeAllListeners('message');
+        if (ids !== msg.count) return reject(new Error(`${msg.format} take: ${ids} IDs of ${msg.count}`));
+        if (touch === 0.5) console.log(touch); // keeps the read loop from being optimised away
+        const own = process.cpuUsage(own0);
+        return resolve({ ids, seconds, bytes, frames, serverCpu: procCpuSeconds(pid) - cpu0, clientCpu: (own.user + own.system) / 1e6 });
+      }
+      if (m.op !== 'block') return fail(`${m.op}: ${m.message ?? ''}`);
+      if (m.ids) {
+        if (!ascending(BigInt(m.ids[0]), BigInt(m.ids[m.ids.length - 1]))) return fail('IDs not ascending');
+        ids += m.ids.length;
+      } else if (m.ranges) {
+        for (const [a, b] of m.ranges) {
+          const first = BigInt(a);
+          const end = BigInt(b);
+          if (!ascending(first, end)) return fail('ranges not ascending');
+          ids += Number(end - first) + 1;
+        }
+      }
+    });
+    ws.send(JSON.stringify({ op: 'take', ...msg }));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const fmt = (v: number, digits = 0) => v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const mIds = (v: number) => `${fmt(v / 1e6, 1)}M`;
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const loadBefore = loadavg()[0];
+  const names = testNames();
+  let node: ChildNode | undefined;
+  let raw: Awaited<ReturnType<typeof spawnRaw>> | undefined;
+  let failed = false;
+  const results: Record<CaseName, Measured[]> = { raw: [], binary: [], ranges: [], json: [], 'json-parse': [] };
+  try {
+    raw = await spawnRaw();
+    node = await spawnNode(names, { STREAM_MAX_COUNT: String(Math.max(o.binary, o.json, o.ranges)), STREAM_MAX_BUFFER_BYTES: String(BUFFER_BYTES) });
+    // Large segments: a refill is a MySQL transaction, and the fastest format eats 100M IDs in well under a second.
+    for (const tag of ['bin', 'rng', 'jsn']) await createTag(node.url, { tag, step: 50_000_000, min_step: 1_000_000, max_step: 100_000_000, target_seconds: 60 });
+    const wsIdmint = await open(`${node.url.replace(/^http/, 'ws')}/v1/stream`);
+    const wsRaw = await open(raw.url);
+    let req = 1;
+    const plan: [CaseName, () => Promise<Measured>][] = [
+      ['raw', () => runTake(wsRaw, raw!.proc.pid!, { req: req++, tag: 'raw', count: o.binary, block: o.block, format: 'binary' })],
+      ['binary', () => runTake(wsIdmint, node!.pid, { req: req++, tag: 'bin', count: o.binary, block: o.block, format: 'binary' })],
+      ['ranges', () => runTake(wsIdmint, node!.pid, { req: req++, tag: 'rng', count: o.ranges, block: RANGES_BLOCK, format: 'ranges' })],
+      ['json', () => runTake(wsIdmint, node!.pid, { req: req++, tag: 'jsn', count: o.json, block: o.block, format: 'json' })],
+      ['json-parse', () => runTake(wsIdmint, node!.pid, { req: req++, tag: 'jsn', count: o.json, block: o.block, format: 'json' }, true)],
+    ];
+    // Warm-up: code paths, the first segments, the raw server's JIT.
+    await runTake(wsRaw, raw.proc.pid!, { req: req++, tag: 'raw', count: 1_000_000, block: o.block, format: 'binary' });
+    for (const [tag, format] of [['bin', 'binary'], ['rng', 'ranges'], ['jsn', 'json']]) {
+      await runTake(wsIdmint, node.pid, { req: req++, tag, count: 1_000_000, block: Math.min(o.block, RANGES_BLOCK), format });
+    }
+    for (let round = 1; round <= o.rounds; round++) {
+      for (const [name, fn] of plan) {
+        const m = await fn();
+        results[name].push(m);
+        console.log(`round ${round} ${name.padEnd(10)} ${mIds(m.ids / m.seconds).padStart(9)} IDs/s  (${fmt(m.ids)} IDs in ${fmt(m.seconds, 3)} s, ${fmt(m.bytes / m.seconds / 1e6)} MB/s, server CPU ${fmt((100 * m.serverCpu) / m.seconds)}%, client CPU ${fmt((100 * m.clientCpu) / m.seconds)}%)`);
+        await sleep(200);
+      }
+    }
+    wsIdmint.close();
+    wsRaw.close();
+  } catch (err) {
+    failed = true;
+    console.error(`FAILED: ${(err as Error).message}`);
+    if (node) console.error(node.output.slice(-20).join('\n'));
+  } finally {
+    await raw?.stop();
+    await node?.stop();
+    await cleanup(names).catch(() => undefined);
+  }
+  if (failed) process.exit(1);
+
+  const rate = (c: CaseName) => median(results[c].map((m) => m.ids / m.seconds));
+  const rows = (['raw', 'binary', 'ranges', 'json', 'json-parse'] as CaseName[]).map((c) => {
+    const ms = results[c];
+    const secs = ms.reduce((s, m) => s + m.seconds, 0);
+    const cpu = ms.reduce((s, m) => s + m.serverCpu, 0);
+    const clientCpu = ms.reduce((s, m) => s + m.clientCpu, 0);
+    return { c, rate: rate(c), ids: ms[0].ids, mbps: median(ms.map((m) => m.bytes / m.seconds / 1e6)), cpu: (100 * cpu) / secs, clientCpu: (100 * clientCpu) / secs, frames: ms[0].frames };
+  });
+  const targets = [
+    { name: 'binary ≥ 0.7 × raw', value: rate('binary') / rate('raw'), shown: fmt(rate('binary') / rate('raw'), 3), pass: rate('binary') >= 0.7 * rate('raw') },
+    { name: 'ranges ≥ 100M IDs/s', value: rate('ranges'), shown: mIds(rate('ranges')), pass: rate('ranges') >= 100e6 },
+    { name: 'json ≥ 2M IDs/s', value: rate('json'), shown: mIds(rate('json')), pass: rate('json') >= 2e6 },
+  ];
+  console.log('');
+  for (const r of rows) console.log(`${r.c.padEnd(10)} ${mIds(r.rate).padStart(9)} IDs/s (median of ${o.rounds})`);
+  for (const t of targets) console.log(`${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.shown}`);
+
+  if (o.write) {
+    mkdirSync(RESULTS, { recursive: true });
+    const md = [
+      '# idmint websocket stream benchmark (latest run)',
+      '',
+      `- date: ${new Date().toISOString()}`,
+      `- node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'})`,
+      `- command: \`npm run bench:ws\` (${o.rounds} rounds, medians; one take per case and round; binary and raw blocks of ${fmt(o.block)} IDs, json ${fmt(o.block)}, ranges ${fmt(RANGES_BLOCK)})`,
+      `- servers: idmint (\`idmint serve\`, real Redis and MariaDB, STREAM_MAX_BUFFER_BYTES ${BUFFER_BYTES}) and a bare \`ws\` server, each a process of its own; the client is one more process that reads every binary ID, decodes every json block into bigints with the shipped client's decoder (json-parse: with JSON.parse, informational) and parses every ranges message`,
+      `- load average (1 min) before / after the run: ${fmt(loadBefore, 2)} / ${fmt(loadavg()[0], 2)} on ${cpus().length} CPUs`,
+      '',
+      '| case | IDs per take | IDs/s | MB/s on the wire | frames per take | server CPU % | client CPU % |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+      ...rows.map((r) => `| ${r.c} | ${fmt(r.ids)} | ${mIds(r.rate)} | ${fmt(r.mbps)} | ${fmt(r.frames)} | ${fmt(r.cpu)} | ${fmt(r.clientCpu)} |`),
+      '',
+      '| goal | value | verdict |',
+      '| --- | ---: | --- |',
+      ...targets.map((t) => `| ${t.name} | ${t.shown} | ${t.pass ? 'PASS' : 'MISS'} |`),
+      '',
+      'CPU % is of one core, averaged over the measured takes (server: /proc ticks of its process).',
+      '',
+    ].join('\n');
+    writeFileSync(`${RESULTS}ws-latest.md`, md);
+    console.log(`\nwrote ${RESULTS}ws-latest.md`);
+  }
+}
+
+if (process.argv.includes('--serve-raw')) serveRaw();
+else await main();

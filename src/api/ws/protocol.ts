@@ -1,0 +1,109 @@
+// The control messages of the websocket stream (GET /v1/stream): parsing and validation of
+// what a client sends, and the shapes of what the server answers. Nothing here does I/O.
+import type { ErrorCode, IdmintError } from '../../errors.js';
+
+export type StreamFormat = 'json' | 'binary' | 'ranges';
+export const FORMATS: readonly StreamFormat[] = ['json', 'binary', 'ranges'];
+
+/** A validated `take` message. */
+export interface TakeMessage {
+  readonly req: number;
+  readonly tag: string;
+  readonly count: number;
+  readonly block: number;
+  readonly format: StreamFormat;
+  /** Sharded segment tags. */
+  readonly key?: string;
+  /** Rule tags. */
+  readonly app?: string;
+  readonly salt?: string;
+  /** Reserved for per-tag client tokens; passed to the authorize hook, unused otherwise. */
+  readonly token?: string;
+}
+
+export interface StreamLimits {
+  readonly maxCount: number;
+  readonly maxBlock: number;
+}
+
+/** Block size when a take names none. */
+export const DEFAULT_BLOCK = 10_000;
+/** Largest control message accepted; a larger frame closes the socket (1009). */
+export const MAX_CONTROL_BYTES = 16 * 1024;
+/** `req` is echoed in the u32 header of binary frames. */
+const MAX_REQ = 0xffff_ffff;
+const TAG_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+const TAKE_FIELDS = new Set(['op', 'req', 'tag', 'count', 'block', 'format', 'key', 'app', 'salt', 'token']);
+
+/** A refused control message: the reply to send, with the req when one could be read. */
+export class ControlError extends Error {
+  constructor(readonly req: number | null, readonly code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'ControlError';
+  }
+}
+
+export function errorMessage(req: number | null, code: ErrorCode, message: string): string {
+  return JSON.stringify({ op: 'error', req, code, message });
+}
+
+export function doneMessage(req: number): string {
+  return `{"op":"done","req":${req}}`;
+}
+
+const isReq = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_REQ;
+
+function optString(m: Record<string, unknown>, name: string, max: number, req: number): string | undefined {
+  const v = m[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.length > max) throw new ControlError(req, 'INVALID_ARGUMENT', `${name} must be a string of at most ${max} characters`);
+  return v;
+}
+
+/** Parses one control frame into a take, or throws a ControlError naming what is wrong. */
+export function parseControl(data: Buffer, isBinary: boolean, limits: StreamLimits): TakeMessage {
+  if (isBinary) throw new ControlError(null, 'INVALID_ARGUMENT', 'control messages are JSON in text frames; binary frames are only sent by the server');
+  let m: unknown;
+  try {
+    m = JSON.parse(data.toString('utf8'));
+  } catch {
+    throw new ControlError(null, 'INVALID_ARGUMENT', 'a control message must be a JSON object, e.g. {"op":"take","req":1,"tag":"order","count":1000,"format":"json"}');
+  }
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) throw new ControlError(null, 'INVALID_ARGUMENT', 'a control message must be a JSON object');
+  const msg = m as Record<string, unknown>;
+  const req = isReq(msg.req) ? msg.req : null;
+  if (msg.op !== 'take') {
+    throw new ControlError(req, 'INVALID_ARGUMENT', msg.op === undefined ? 'op is missing; the only op is "take"' : `unknown op ${JSON.stringify(msg.op)}; the only op is "take"`);
+  }
+  if (req === null) throw new ControlError(null, 'INVALID_ARGUMENT', `req must be an integer from 0 to ${MAX_REQ}, chosen by the client to match replies to takes`);
+  for (const k of Object.keys(msg)) {
+    if (!TAKE_FIELDS.has(k)) throw new ControlError(req, 'INVALID_ARGUMENT', `unknown field "${k}"`);
+  }
+  if (typeof msg.tag !== 'string' || !TAG_RE.test(msg.tag)) throw new ControlError(req, 'INVALID_ARGUMENT', 'tag must match [A-Za-z0-9_.-]{1,64}');
+  const count = msg.count;
+  if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > limits.maxCount) {
+    throw new ControlError(req, 'INVALID_ARGUMENT', `count must be an integer from 1 to ${limits.maxCount}`);
+  }
+  const block = msg.block ?? Math.min(count as number, DEFAULT_BLOCK, limits.maxBlock);
+  if (!Number.isInteger(block) || (block as number) < 1 || (block as number) > limits.maxBlock) {
+    throw new ControlError(req, 'INVALID_ARGUMENT', `block must be an integer from 1 to ${limits.maxBlock}`);
+  }
+  const format = msg.format ?? 'json';
+  if (!FORMATS.includes(format as StreamFormat)) throw new ControlError(req, 'INVALID_ARGUMENT', `format must be one of ${FORMATS.join(', ')}`);
+  return {
+    req,
+    tag: msg.tag,
+    count: count as number,
+    block: block as number,
+    format: format as StreamFormat,
+    key: optString(msg, 'key', 256, req),
+    app: optString(msg, 'app', 64, req),
+    salt: optString(msg, 'salt', 64, req),
+    token: optString(msg, 'token', 512, req),
+  };
+}
+
+/** The reply for a failure of a take in flight. */
+export function takeError(req: number, err: IdmintError): string {
+  return errorMessage(req, err.code, err.message);
+}

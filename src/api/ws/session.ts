@@ -1,0 +1,215 @@
+// One websocket of the stream: reads control messages, runs the takes in flight, and sends
+// their blocks without ever letting the socket's unsent bytes grow past the configured bound
+// (a take waits for the socket to drain, so a slow reader slows only its own stream).
+// IDs are taken a chunk at a time, one chunk ahead of what is being sent; once the socket
+// closes nothing more is taken, and what was taken but not sent is a gap, never reissued.
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import { RangeQueue } from '../../core/ranges.js';
+import type { Dispenser } from '../../service/dispenser.js';
+import { toIdmintError } from '../errors.js';
+import { binaryFromDecimals, binaryFromRuns, jsonFromRuns, jsonFromStrings, rangesFromDecimals, rangesFromRuns } from './encode.js';
+import { ControlError, doneMessage, errorMessage, parseControl, takeError, type StreamLimits, type TakeMessage } from './protocol.js';
+import { openSource, type Chunk } from './sources.js';
+
+/**
+ * Decides whether a take may proceed (per-tag client tokens plug in here); throws an
+ * IdmintError (e.g. UNAUTHORIZED) to refuse it. The upgrade request carries the headers.
+ */
+export type AuthorizeTake = (ctx: { readonly request: FastifyRequest; readonly take: TakeMessage }) => void | Promise<void>;
+
+export interface SessionOptions {
+  readonly limits: StreamLimits;
+  readonly maxInFlight: number;
+  readonly maxBufferBytes: number;
+  /** IDs of a segment tag taken from the store at a time (at least the take's block). */
+  readonly chunkIds: number;
+  readonly authorize?: AuthorizeTake;
+}
+
+/** Re-check the buffered amount at least this often while waiting (a frame without a callback may drain it). */
+const DRAIN_POLL_MS = 20;
+const OPEN = 1;
+/** Replies to refused messages may exceed the buffer bound by this much (blocks never do). */
+const REPLY_SLACK_BYTES = 64 * 1024;
+
+const byteSize = (frame: Buffer | string): number => (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length);
+
+export class StreamSession {
+  private readonly inFlight = new Set<number>();
+  private drainWaiters: (() => void)[] = [];
+  private closed = false;
+  private readonly onSent = (): void => this.wake();
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly request: FastifyRequest,
+    private readonly dispenser: Dispenser,
+    private readonly opts: SessionOptions,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  onMessage(data: Buffer, isBinary: boolean): void {
+    if (this.closed) return;
+    let take: TakeMessage;
+    try {
+      take = parseControl(data, isBinary, this.opts.limits);
+    } catch (err) {
+      const e = err instanceof ControlError ? err : new ControlError(null, 'INVALID_ARGUMENT', 'unreadable control message');
+      this.reply(errorMessage(e.req, e.code, e.message));
+      return;
+    }
+    if (this.inFlight.has(take.req)) {
+      // Not answered under that req: the take in flight owns it.
+      this.reply(errorMessage(null, 'INVALID_ARGUMENT', `req ${take.req} is already in flight on this socket; use a new req per take`));
+      return;
+    }
+    if (this.inFlight.size >= this.opts.maxInFlight) {
+      this.reply(errorMessage(take.req, 'LIMIT_EXCEEDED', `at most ${this.opts.maxInFlight} takes may be in flight on one socket; wait for a "done"`));
+      return;
+    }
+    this.inFlight.add(take.req);
+    void this.run(take).finally(() => this.inFlight.delete(take.req));
+  }
+
+  /** The socket closed: takes stop at their next step and nothing more is taken. */
+  onClose(): void {
+    this.closed = true;
+    this.wake();
+  }
+
+  private get gone(): boolean {
+    return this.closed || this.socket.readyState !== OPEN;
+  }
+
+  private wake(): void {
+    if (this.drainWaiters.length === 0) return;
+    const ws = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const w of ws) w();
+  }
+
+  /** Resolves when a frame was written out, the socket closed, or after a short poll. */
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, DRAIN_POLL_MS);
+      this.drainWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Waits until a frame of `size` bytes fits under the bound; false when the socket is gone. */
+  private async room(size: number): Promise<boolean> {
+    const limit = this.opts.maxBufferBytes;
+    while (!this.gone) {
+      const buffered = this.socket.bufferedAmount;
+      if (buffered === 0 || buffered + size <= limit) return true;
+      await this.drained();
+    }
+    return false;
+  }
+
+  /** Sends a frame once it fits; false when the socket is gone. */
+  private async send(frame: Buffer | string): Promise<boolean> {
+    if (!(await this.room(byteSize(frame)))) return false;
+    this.socket.send(frame, { binary: typeof frame !== 'string' }, this.onSent);
+    return true;
+  }
+
+  /**
+   * A reply to a refused control message, sent at once (it may pass the buffer bound by a
+   * little). A client that keeps sending while not reading the replies is closed rather than
+   * buffered for.
+   */
+  private reply(text: string): void {
+    if (this.gone) return;
+    if (this.socket.bufferedAmount + byteSize(text) > this.opts.maxBufferBytes + REPLY_SLACK_BYTES) {
+      this.socket.close(1008, 'replies are not being read');
+      return;
+    }
+    this.socket.send(text, this.onSent);
+  }
+
+  private async run(t: TakeMessage): Promise<void> {
+    try {
+      await this.opts.authorize?.({ request: this.request, take: t });
+      const source = await openSource(this.dispenser, t);
+      // Counter runs cost nothing per ID, so segment chunks are large (few store round trips);
+      // snowflake and rule chunks hold a string per ID and stay one block.
+      const chunkIds = source.compact ? Math.max(t.block, this.opts.chunkIds) : t.block;
+      let left = t.count;
+      const take = (): Promise<Chunk> => {
+        const n = Math.min(left, chunkIds);
+        left -= n;
+        const p = source.next(n);
+        // Awaited in turn below; a failure is reported after the blocks before it.
+        p.catch(() => undefined);
+        return p;
+      };
+      let pending: Promise<Chunk> | undefined = take();
+      while (pending !== undefined) {
+        const chunk: Chunk = await pending;
+        if (this.gone) return;
+        // The next chunk is taken while this one is sent.
+        pending = left > 0 ? take() : undefined;
+        if (!(await this.emit(t, chunk))) return;
+      }
+      await this.send(doneMessage(t.req));
+    } catch (err) {
+      if (this.gone) return;
+      const e = toIdmintError(err);
+      if (e.code === 'INTERNAL') this.log.error({ err, req: t.req, tag: t.tag }, 'stream take failed');
+      else if (e.status >= 500) this.log.warn({ code: e.code, msg: e.message, tag: t.tag }, 'stream take failed');
+      await this.send(takeError(t.req, e));
+    }
+  }
+
+  /** Sends a chunk as blocks of at most t.block IDs; false when the socket is gone. */
+  private async emit(t: TakeMessage, chunk: Chunk): Promise<boolean> {
+    const { req, block, format } = t;
+    if (chunk.kind === 'runs') {
+      const q = new RangeQueue();
+      for (const r of chunk.runs) q.push(r);
+      while (q.size > 0) {
+        const n = Math.min(block, q.size);
+        // Wait for room before encoding, so a waiting take holds no frame.
+        if (format === 'binary' && !(await this.room(8 + 8 * n))) return false;
+        const runs = q.take(n);
+        let ok: boolean;
+        if (format === 'binary') ok = await this.send(binaryFromRuns(req, runs, n, chunk.packing));
+        else if (format === 'ranges') ok = await this.send(rangesFromRuns(req, runs));
+        else ok = await this.sendJson(req, runs, n, chunk);
+        if (!ok) return false;
+      }
+      return true;
+    }
+    const ids = chunk.ids;
+    for (let start = 0; start < ids.length; start += block) {
+      const end = Math.min(ids.length, start + block);
+      let frame: Buffer | string;
+      if (chunk.kind === 'strings') frame = jsonFromStrings(req, ids, start, end);
+      else if (format === 'binary') frame = binaryFromDecimals(req, ids, start, end);
+      else if (format === 'ranges') frame = rangesFromDecimals(req, ids, start, end);
+      else frame = jsonFromStrings(req, ids, start, end);
+      if (typeof frame === 'string' && byteSize(frame) > this.opts.maxBufferBytes && end - start > 1) {
+        // A JSON block larger than the bound goes out as smaller blocks.
+        const mid = start + Math.ceil((end - start) / 2);
+        if (!(await this.emit({ ...t, block: mid - start }, { ...chunk, ids: ids.slice(start, end) }))) return false;
+        continue;
+      }
+      if (!(await this.send(frame))) return false;
+    }
+    return true;
+  }
+
+  private async sendJson(req: number, runs: ReturnType<RangeQueue['take']>, n: number, chunk: Extract<Chunk, { kind: 'runs' }>): Promise<boolean> {
+    const frame = jsonFromRuns(req, runs, n, chunk.packing);
+    if (frame.length <= this.opts.maxBufferBytes || n === 1) return this.send(frame);
+    const q = new RangeQueue();
+    for (const r of runs) q.push(r);
+    const half = Math.ceil(n / 2);
+    return (await this.sendJson(req, q.take(half), half, chunk)) && this.sendJson(req, q.take(n - half), n - half, chunk);
+  }
+}

@@ -1,0 +1,60 @@
+// Where the IDs of one take come from, a chunk at a time: segment tags as counter runs (one
+// Dispenser.take per chunk), snowflake tags as decimal strings, rule tags as rendered strings.
+// Checks, before anything is taken, that the tag exists and suits the format and parameters.
+import type { Range } from '../../core/ranges.js';
+import { invalid } from '../../errors.js';
+import type { Dispenser } from '../../service/dispenser.js';
+import type { StoredTag } from '../../store/mysql/tags-repo.js';
+import { packing, type Packing } from './encode.js';
+import type { TakeMessage } from './protocol.js';
+
+export type Chunk =
+  /** Segment tags: ascending counter runs and how they pack into IDs. */
+  | { readonly kind: 'runs'; readonly runs: Range[]; readonly count: number; readonly packing: Packing }
+  /** Snowflake tags: IDs as decimal strings, ascending. */
+  | { readonly kind: 'decimals'; readonly ids: string[] }
+  /** Rule tags: formatted IDs. */
+  | { readonly kind: 'strings'; readonly ids: string[] };
+
+export interface ChunkSource {
+  /** Exactly n IDs, or a coded error. */
+  next(n: number): Promise<Chunk>;
+  /** Chunks are counter runs (a few numbers whatever their size), not one string per ID. */
+  readonly compact: boolean;
+}
+
+const ruleFormatOnly = (tag: string, format: string) =>
+  invalid(`tag "${tag}" is a rule tag: its IDs are formatted strings, sent with format "json" only ("${format}" carries 64-bit integers)`);
+
+const shardedRanges = (tag: string) =>
+  invalid(`tag "${tag}" is sharded: the IDs of consecutive counters are not consecutive integers, so format "ranges" cannot carry them; use "binary" or "json"`);
+
+function checkSegment(tag: StoredTag, t: TakeMessage): void {
+  if (t.format === 'ranges' && tag.layout === 'sharded') throw shardedRanges(tag.tag);
+}
+
+export async function openSource(dispenser: Dispenser, t: TakeMessage): Promise<ChunkSource> {
+  const tag = await dispenser.resolve(t.tag);
+  const opts = { key: t.key, app: t.app, salt: t.salt };
+  if (tag.rule) {
+    if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
+    return { compact: false, next: async (n) => ({ kind: 'strings', ids: await dispenser.ids(t.tag, n, opts) }) };
+  }
+  if (tag.mode === 'snowflake') {
+    if (t.key !== undefined) throw invalid(`tag "${tag.tag}" is a snowflake tag; drop the key`);
+    if (t.app !== undefined || t.salt !== undefined) throw invalid(`app and salt apply to rule tags; "${tag.tag}" is a snowflake tag`);
+    return { compact: false, next: async (n) => ({ kind: 'decimals', ids: await dispenser.ids(t.tag, n, opts) }) };
+  }
+  if (t.app !== undefined || t.salt !== undefined) throw invalid(`app and salt apply to rule tags; "${tag.tag}" is a segment tag`);
+  dispenser.shardFor(tag, t.key);
+  checkSegment(tag, t);
+  return {
+    compact: true,
+    next: async (n) => {
+      const issued = await dispenser.take(t.tag, n, t.key);
+      // The tag may have been re-created with another layout since the take began.
+      checkSegment(issued.tag, t);
+      return { kind: 'runs', runs: issued.runs, count: n, packing: packing(issued.tag, issued.shard) };
+    },
+  };
+}

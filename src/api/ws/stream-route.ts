@@ -1,0 +1,77 @@
+// GET /v1/stream: the websocket stream of ID blocks for bulk consumers (docs/STREAM.md).
+// Owns the sockets: the cap per client address, one StreamSession per socket, and closing
+// them all when the app closes.
+import websocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { Config } from '../../config.js';
+import type { Dispenser } from '../../service/dispenser.js';
+import { errorMessage, MAX_CONTROL_BYTES } from './protocol.js';
+import { StreamSession, type AuthorizeTake } from './session.js';
+
+export interface StreamRouteOptions {
+  readonly dispenser: Dispenser;
+  readonly config: Config;
+  /** Per-take authorization (per-tag client tokens); every take is allowed without it. */
+  readonly authorize?: AuthorizeTake;
+}
+
+/** Sockets still open this long after the app began closing are cut. */
+const CLOSE_GRACE_MS = 1000;
+
+export const streamRoutes = Object.assign(streamPlugin, {
+  // Not encapsulated (as fastify-plugin does): the app itself carries `websocketServer`, so
+  // operators and tests see the stream's sockets.
+  [Symbol.for('skip-override')]: true,
+});
+
+async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Promise<void> {
+  const { dispenser, config } = opts;
+  const perClient = new Map<string, number>();
+  const sockets = new Set<WebSocket>();
+
+  await app.register(websocket, {
+    options: { maxPayload: MAX_CONTROL_BYTES, perMessageDeflate: false },
+    // Replaces the default (close and wait up to 30 s): a reader that stopped reading would
+    // hold the shutdown for as long.
+    preClose: (done) => {
+      for (const s of sockets) {
+        s.close(1001, 'server shutting down');
+        setTimeout(() => s.terminate(), CLOSE_GRACE_MS).unref();
+      }
+      done();
+    },
+    errorHandler: (err, socket, request) => {
+      request.log.debug({ err: err.message }, 'websocket error');
+      socket.terminate();
+    },
+  });
+
+  app.get('/v1/stream', { websocket: true }, (socket, request) => {
+    const client = request.ip;
+    const open = perClient.get(client) ?? 0;
+    if (open >= config.streamMaxSocketsPerClient) {
+      socket.send(errorMessage(null, 'LIMIT_EXCEEDED', `at most ${config.streamMaxSocketsPerClient} stream sockets per client address`));
+      socket.close(1008, 'too many sockets from this address');
+      return;
+    }
+    perClient.set(client, open + 1);
+    sockets.add(socket);
+    const session = new StreamSession(socket, request, dispenser, {
+      limits: { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock },
+      maxInFlight: config.streamMaxInFlight,
+      maxBufferBytes: config.streamMaxBufferBytes,
+      chunkIds: config.coalesceMax,
+      authorize: opts.authorize,
+    }, request.log);
+    // Attached before the handler returns, so no message is missed.
+    socket.on('message', (data: Buffer, isBinary: boolean) => session.onMessage(data, isBinary));
+    socket.once('close', () => {
+      session.onClose();
+      sockets.delete(socket);
+      const n = (perClient.get(client) ?? 1) - 1;
+      if (n > 0) perClient.set(client, n);
+      else perClient.delete(client);
+    });
+  });
+}

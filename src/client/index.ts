@@ -1,0 +1,192 @@
+// The TypeScript client of idmint (`import { IdmintClient } from 'idmint/client'`): single IDs
+// and batches over HTTP, bulk takes over the websocket stream, and an async iterator with a
+// local prefetch buffer. Segment and snowflake IDs are bigints; rule IDs (tags that need an
+// `app`) are strings.
+import { StreamConnection, type Format, type TakeRequest } from './connection.js';
+import { IdmintClientError } from './errors.js';
+import { IdStream, type IdStreamOptions } from './id-stream.js';
+
+export { IdmintClientError, IdStream };
+export type { ClientCode } from './errors.js';
+export type { Format, IdStreamOptions };
+
+export interface IdmintClientOptions {
+  /** Base URL of an idmint node, e.g. "http://127.0.0.1:8080". */
+  readonly url: string;
+  /** Extra headers sent with every HTTP request and websocket upgrade. */
+  readonly headers?: Record<string, string>;
+  /** Timeout of an HTTP request and of opening a socket, ms. Default 10000. */
+  readonly timeoutMs?: number;
+  /** Takes in flight at once on the shared socket (more wait their turn). Default 8. */
+  readonly maxInFlight?: number;
+}
+
+/** For sharded segment tags: the key that picks the shard. */
+export interface IdOptions {
+  readonly key?: string;
+}
+
+/** Rule tags: the app whose counter is used, and an optional salt. */
+export interface RuleOptions {
+  readonly app: string;
+  readonly salt?: string;
+}
+
+export interface TakeOptions extends IdOptions {
+  /** Wire format; the result is the same. Default "binary". */
+  readonly format?: Format;
+  /** IDs per block on the wire; the server's default when unset. */
+  readonly block?: number;
+}
+
+export interface RuleTakeOptions extends RuleOptions {
+  /** Rule IDs travel as JSON only. */
+  readonly format?: 'json';
+  readonly block?: number;
+}
+
+export type StreamOptions = Omit<IdStreamOptions, 'app' | 'salt'>;
+export type RuleStreamOptions = Omit<IdStreamOptions, 'key' | 'format'> & RuleOptions & { readonly format?: 'json' };
+
+/** The largest batch of GET /v1/ids. */
+const HTTP_BATCH = 10_000;
+
+type AnyOptions = { key?: string; app?: string; salt?: string; format?: Format; block?: number };
+
+export class IdmintClient {
+  private readonly timeoutMs: number;
+  private readonly maxInFlight: number;
+  private conn?: StreamConnection;
+  private opening?: Promise<StreamConnection>;
+  private active = 0;
+  private readonly queue: (() => void)[] = [];
+
+  constructor(private readonly opts: IdmintClientOptions) {
+    new URL(opts.url); // a bad URL fails here, not on first use
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.maxInFlight = Math.max(1, opts.maxInFlight ?? 8);
+  }
+
+  /** One ID over HTTP. */
+  id(tag: string, opts?: IdOptions): Promise<bigint>;
+  id(tag: string, opts: RuleOptions): Promise<string>;
+  async id(tag: string, opts: AnyOptions = {}): Promise<bigint | string> {
+    const body = (await this.get(`/v1/id/${encodeURIComponent(tag)}`, opts)) as { id?: unknown };
+    if (typeof body.id !== 'string') throw new IdmintClientError('PROTOCOL', 'the answer has no id');
+    return opts.app !== undefined ? body.id : BigInt(body.id);
+  }
+
+  /** n IDs over HTTP, ascending, in batches of up to 10000 (use take() for bulk). */
+  ids(tag: string, n: number, opts?: IdOptions): Promise<bigint[]>;
+  ids(tag: string, n: number, opts: RuleOptions): Promise<string[]>;
+  async ids(tag: string, n: number, opts: AnyOptions = {}): Promise<bigint[] | string[]> {
+    checkCount(n);
+    const out: string[] = [];
+    for (let left = n; left > 0; ) {
+      const count = Math.min(left, HTTP_BATCH);
+      const body = (await this.get(`/v1/ids/${encodeURIComponent(tag)}`, { ...opts, count })) as { ids?: unknown };
+      if (!Array.isArray(body.ids) || body.ids.length !== count) throw new IdmintClientError('PROTOCOL', `expected ${count} ids`);
+      for (const s of body.ids as string[]) out.push(s);
+      left -= count;
+    }
+    return opts.app !== undefined ? out : out.map((s) => BigInt(s));
+  }
+
+  /** n IDs over the websocket stream, in one take. */
+  take(tag: string, n: number, opts?: TakeOptions): Promise<bigint[]>;
+  take(tag: string, n: number, opts: RuleTakeOptions): Promise<string[]>;
+  async take(tag: string, n: number, opts: AnyOptions = {}): Promise<bigint[] | string[]> {
+    checkCount(n);
+    const req: TakeRequest = {
+      tag,
+      count: n,
+      format: opts.format ?? (opts.app !== undefined ? 'json' : 'binary'),
+      block: opts.block,
+      key: opts.key,
+      app: opts.app,
+      salt: opts.salt,
+    };
+    await this.slot();
+    try {
+      const conn = await this.connection();
+      return await new Promise<bigint[] | string[]>((resolve, reject) => {
+        const out: (bigint | string)[] = [];
+        conn.take(req, {
+          ids: (ids) => {
+            for (let i = 0; i < ids.length; i++) out.push(ids[i]);
+          },
+          done: () => resolve(out as bigint[] | string[]),
+          fail: reject,
+        });
+      });
+    } finally {
+      this.release();
+    }
+  }
+
+  /**
+   * An endless async iterator over the tag's IDs, served from a local buffer kept topped up
+   * over a socket of its own; it reconnects after a drop and never yields an ID twice.
+   * Stop it with `break` or close().
+   */
+  stream(tag: string, opts?: StreamOptions): IdStream<bigint>;
+  stream(tag: string, opts: RuleStreamOptions): IdStream<string>;
+  stream(tag: string, opts: IdStreamOptions = {}): IdStream<bigint> | IdStream<string> {
+    return opts.app !== undefined ? new IdStream<string>(this.streamContext(), tag, opts) : new IdStream<bigint>(this.streamContext(), tag, opts);
+  }
+
+  /** Closes the shared socket of take(); takes in flight fail with DISCONNECTED. */
+  close(): void {
+    this.conn?.close();
+    this.conn = undefined;
+  }
+
+  private streamContext() {
+    return { url: this.opts.url, headers: this.opts.headers, timeoutMs: this.timeoutMs };
+  }
+
+  private connection(): Promise<StreamConnection> {
+    if (this.conn?.open) return Promise.resolve(this.conn);
+    this.opening ??= StreamConnection.open(this.opts.url, { headers: this.opts.headers, timeoutMs: this.timeoutMs })
+      .then((c) => (this.conn = c))
+      .finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
+  private slot(): Promise<void> {
+    if (this.active < this.maxInFlight) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.queue.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.active--;
+  }
+
+  private async get(path: string, query: Record<string, string | number | undefined>): Promise<unknown> {
+    const u = new URL(this.opts.url);
+    u.pathname = `${u.pathname.replace(/\/+$/, '')}${path}`;
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && k !== 'format' && k !== 'block') u.searchParams.set(k, String(v));
+    let res: Response;
+    try {
+      res = await fetch(u, { headers: { accept: 'application/json', ...this.opts.headers }, signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch (err) {
+      const timeout = (err as Error).name === 'TimeoutError';
+      throw new IdmintClientError(timeout ? 'TIMEOUT' : 'DISCONNECTED', `${u.origin}: ${(err as Error).message}`, { cause: err });
+    }
+    const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined;
+    if (!res.ok) {
+      throw new IdmintClientError(body?.error?.code ?? 'PROTOCOL', body?.error?.message ?? `HTTP ${res.status}`, { status: res.status });
+    }
+    if (body === undefined) throw new IdmintClientError('PROTOCOL', 'the answer is not JSON');
+    return body;
+  }
+}
+
+function checkCount(n: number): void {
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`count must be a positive integer, got ${n}`);
+}
