@@ -75,7 +75,18 @@ export class SnowflakeGenerator {
           });
         }
         this.events.waits++;
-        await sleep(Math.max(1, waitMs));
+        // The next millisecond is less than one timer tick away: spin for it, as snowflake
+        // generators do (a timer would sleep 1 ms or more and cap the rate well below the
+        // layout's). Longer waits (clock steps, second-based layouts) sleep.
+        if (waitMs <= 1) {
+          const until = performance.now() + 2; // bounded: an injected clock may not move at all
+          while (this.clock.now() < now + waitMs && performance.now() < until) {
+            /* spin until the tick */
+          }
+          if (this.clock.now() < now + waitMs) await sleep(1);
+        } else {
+          await sleep(waitMs);
+        }
         break; // re-check the lease after waiting
       }
     }
