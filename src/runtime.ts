@@ -19,6 +19,7 @@ import { SpacesRepo } from './store/mysql/spaces-repo.js';
 import { migrate } from './store/mysql/migrations.js';
 import { createPool } from './store/mysql/pool.js';
 import { TagsRepo } from './store/mysql/tags-repo.js';
+import { TokensRepo } from './store/mysql/tokens-repo.js';
 import { createRedis, whenReady } from './store/redis/connection.js';
 import { Keys } from './store/redis/keys.js';
 import { LeaseStore } from './store/redis/leases.js';
@@ -31,6 +32,7 @@ export interface Runtime {
   readonly pool: Pool;
   readonly keys: Keys;
   readonly tags: TagsRepo;
+  readonly tokens: TokensRepo;
   readonly counters: CountersRepo;
   readonly segments: SegmentStore;
   readonly producer: RefillProducer;
@@ -80,7 +82,8 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const counters = new CountersRepo(pool);
   const segments = new SegmentStore(redis, keys);
   const producer = new RefillProducer(queueConn, keys.queuePrefix(), (err) => log.debug({ err: err.message }, 'refill queue error'));
-  const registry = new TagRegistry(tags, redis, keys, config.tagCacheMs, log);
+  const tokens = new TokensRepo(pool);
+  const registry = new TagRegistry({ get: (t) => tags.get(t), tokenHashes: (t) => tokens.hashes(t) }, redis, keys, config.tagCacheMs, log);
   await registry.listen(subscriber);
   const metrics = new Metrics();
   const leaseStore = new LeaseStore(redis, keys);
@@ -157,5 +160,5 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     })());
 
   const queues: Queue[] = [producer.queue, ...(leaseScheduler ? [leaseScheduler.queue, leaseScheduler.janitor] : [])];
-  return { config, log, redis, pool, keys, tags, counters, segments, producer, registry, dispenser, leases, leaseStore, clock, metrics, queues, refillWorker, close };
+  return { config, log, redis, pool, keys, tags, tokens, counters, segments, producer, registry, dispenser, leases, leaseStore, clock, metrics, queues, refillWorker, close };
 }

@@ -7,6 +7,7 @@ import type { Runtime } from '../runtime.js';
 import { adminGuard } from './auth.js';
 import { adminTagRoutes } from './admin/tags.js';
 import { adminWorkerRoutes } from './admin/workers.js';
+import { adminTokenRoutes } from './admin/tokens.js';
 import { queueBoard } from './admin/queues.js';
 import { registerDocs } from './docs.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -50,6 +51,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     admin.addHook('onRequest', adminGuard(rt.config.adminToken));
     await admin.register(adminTagRoutes, { rt });
     await admin.register(adminWorkerRoutes, { rt });
+    await admin.register(adminTokenRoutes, { rt });
     await admin.register(queueBoard, { queues: rt.queues });
   });
   return app;

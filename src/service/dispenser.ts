@@ -9,6 +9,7 @@ import { isValidAppName, isValidSalt, render, type CompiledTemplate } from '../c
 import type { Range } from '../core/ranges.js';
 import { IdmintError, invalid } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
+import { hashToken } from '../store/mysql/tokens-repo.js';
 import { Coalescer, type CoalescerDeps } from './coalescer.js';
 import type { LeaseManager } from './lease-manager.js';
 import { NodeBuffer } from './node-buffer.js';
@@ -29,6 +30,8 @@ export interface IdOptions {
   readonly key?: string;
   readonly app?: string;
   readonly salt?: string;
+  /** A client token; required by tags that have tokens. */
+  readonly token?: string;
 }
 
 export interface SnowflakeDeps {
@@ -64,6 +67,13 @@ export class Dispenser {
     return tag;
   }
 
+  /** Tags with client tokens serve only requests carrying one of them. */
+  static authorize(tag: StoredTag, token: string | undefined): void {
+    if (!tag.tokenHashes || tag.tokenHashes.size === 0) return;
+    if (token === undefined || token === '') throw new IdmintError('UNAUTHORIZED', `tag "${tag.tag}" needs a client token`);
+    if (!tag.tokenHashes.has(hashToken(token))) throw new IdmintError('UNAUTHORIZED', `the client token is not valid for tag "${tag.tag}"`);
+  }
+
   shardFor(tag: StoredTag, key: string | undefined): number {
     if (tag.layout !== 'sharded' || tag.mode !== 'segment') {
       if (key !== undefined) throw invalid(`tag "${tag.tag}" is not sharded; drop the key parameter`);
@@ -76,6 +86,7 @@ export class Dispenser {
   /** count IDs of any mode, as strings, in issue order. */
   async ids(name: string, count: number, opts: IdOptions = {}): Promise<string[]> {
     const tag = await this.resolve(name);
+    Dispenser.authorize(tag, opts.token);
     const out = await this.idsOf(tag, count, opts);
     this.deps.metrics?.countIssued(tag.tag, tag.mode, out.length);
     return out;
@@ -131,8 +142,9 @@ export class Dispenser {
   }
 
   /** id_server's monitor: the last counter value handed out in the current period (-1: none yet). */
-  async monitor(name: string, app: string | undefined): Promise<{ counter: number }> {
+  async monitor(name: string, app: string | undefined, token?: string): Promise<{ counter: number }> {
     const tag = await this.resolve(name);
+    Dispenser.authorize(tag, token);
     if (!tag.rule) throw invalid(`monitor applies to rule tags; "${name}" is a ${tag.mode} tag`);
     const { app: appName } = this.checkRuleInput(tag, { app });
     const scope = this.scopeOf(tag, appName, this.snowflake.clock.now());
@@ -142,8 +154,9 @@ export class Dispenser {
   }
 
   /** count IDs of a segment tag, as ascending runs of counter values. */
-  async take(name: string, count: number, key?: string): Promise<Issued> {
+  async take(name: string, count: number, key?: string, token?: string): Promise<Issued> {
     const tag = await this.resolve(name);
+    Dispenser.authorize(tag, token);
     if (tag.mode !== 'segment') throw invalid(`tag "${name}" is a ${tag.mode} tag, not a segment tag`);
     const issued = await this.takeSegment(tag, count, key);
     this.deps.metrics?.countIssued(tag.tag, tag.mode, count);

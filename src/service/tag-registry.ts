@@ -25,7 +25,7 @@ export class TagRegistry {
   private readonly entries = new Map<string, Entry>();
 
   constructor(
-    private readonly repo: TagsRepo,
+    private readonly repo: Pick<TagsRepo, 'get'> & { tokenHashes(tag: string): Promise<string[]> },
     private readonly publisher: Redis,
     private readonly keys: Keys,
     private readonly maxAgeMs: number,
@@ -63,9 +63,9 @@ export class TagRegistry {
 
   private load(name: string, entry: Entry): Promise<StoredTag | undefined> {
     entry.changed = false;
-    entry.loading = this.repo
-      .get(name)
-      .then((tag) => {
+    entry.loading = Promise.all([this.repo.get(name), this.repo.tokenHashes(name)])
+      .then(([stored, hashes]) => {
+        const tag = stored && { ...stored, tokenHashes: new Set(hashes) };
         entry.tag = tag;
         entry.known = true;
         return tag;

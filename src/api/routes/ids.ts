@@ -20,6 +20,14 @@ export const MAX_BATCH = 10000;
 interface TagParams { tag: string }
 interface KeyQuery { key?: string; app?: string; salt?: string }
 
+/** A client token: `Authorization: Bearer <token>` or `X-Idmint-Token: <token>`. */
+function clientToken(req: FastifyRequest): string | undefined {
+  const x = req.headers['x-idmint-token'];
+  if (typeof x === 'string') return x;
+  const a = req.headers.authorization;
+  return typeof a === 'string' && a.startsWith('Bearer ') ? a.slice(7).trim() : undefined;
+}
+
 function wantsText(req: FastifyRequest): boolean {
   const a = req.headers.accept;
   return typeof a === 'string' && a.startsWith('text/plain');
@@ -29,7 +37,7 @@ export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispense
   const { dispenser } = opts;
 
   const one = async (req: FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>) =>
-    (await dispenser.ids(req.params.tag, 1, req.query))[0];
+    (await dispenser.ids(req.params.tag, 1, { ...req.query, token: clientToken(req) }))[0];
 
   app.get<{ Params: TagParams; Querystring: KeyQuery }>('/v1/id/:tag', {
     schema: {
@@ -54,7 +62,7 @@ export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispense
       },
       response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
     },
-  }, async (req) => ({ ids: await dispenser.ids(req.params.tag, req.query.count, req.query) }));
+  }, async (req) => ({ ids: await dispenser.ids(req.params.tag, req.query.count, { ...req.query, token: clientToken(req) }) }));
 
   // Leaf-compatible: the bare ID as text.
   for (const mode of ['segment', 'snowflake'] as const) {

@@ -35,6 +35,9 @@ export async function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pi
   const parsed = parseRequest(msg, opts.maxDatagramBytes);
   if (!parsed.ok) return parsed.reply;
   const req = parsed.req;
+  // A client token for tags that have tokens: the request's "token" field (echoed back like
+  // every other field, as the protocol does).
+  const token = typeof req.body.token === 'string' ? req.body.token : undefined;
   // The reply echoes the request: refuse before issuing an ID whose reply could not be sent.
   if (msg.length > 4096) {
     const size = encodeReply(req.body).length + REPLY_OVERHEAD;
@@ -42,12 +45,12 @@ export async function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pi
   }
   try {
     if (req.action === 'monitor') {
-      const { counter } = await dispenser.monitor(req.ruleName, req.appName);
+      const { counter } = await dispenser.monitor(req.ruleName, req.appName, token);
       return monitorReply(req, { counter, nodeOffset: opts.nodeOffset });
     }
     const tag = await dispenser.resolve(req.ruleName);
     // Rules use the app name and salt; other tags answer their plain IDs.
-    const [id] = await dispenser.ids(req.ruleName, 1, tag.rule ? { app: req.appName, salt: req.salt || undefined } : {});
+    const [id] = await dispenser.ids(req.ruleName, 1, tag.rule ? { app: req.appName, salt: req.salt || undefined, token } : { token });
     return successReply(req, id);
   } catch (err) {
     return errorReplyFor(req, err);

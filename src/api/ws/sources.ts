@@ -3,7 +3,7 @@
 // Checks, before anything is taken, that the tag exists and suits the format and parameters.
 import type { Range } from '../../core/ranges.js';
 import { invalid } from '../../errors.js';
-import type { Dispenser } from '../../service/dispenser.js';
+import { Dispenser } from '../../service/dispenser.js';
 import type { StoredTag } from '../../store/mysql/tags-repo.js';
 import { packing, type Packing } from './encode.js';
 import type { TakeMessage } from './protocol.js';
@@ -35,7 +35,8 @@ function checkSegment(tag: StoredTag, t: TakeMessage): void {
 
 export async function openSource(dispenser: Dispenser, t: TakeMessage): Promise<ChunkSource> {
   const tag = await dispenser.resolve(t.tag);
-  const opts = { key: t.key, app: t.app, salt: t.salt };
+  Dispenser.authorize(tag, t.token);
+  const opts = { key: t.key, app: t.app, salt: t.salt, token: t.token };
   if (tag.rule) {
     if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
     return { compact: false, next: async (n) => ({ kind: 'strings', ids: await dispenser.ids(t.tag, n, opts) }) };
@@ -51,7 +52,7 @@ export async function openSource(dispenser: Dispenser, t: TakeMessage): Promise<
   return {
     compact: true,
     next: async (n) => {
-      const issued = await dispenser.take(t.tag, n, t.key);
+      const issued = await dispenser.take(t.tag, n, t.key, t.token);
       // The tag may have been re-created with another layout since the take began.
       checkSegment(issued.tag, t);
       return { kind: 'runs', runs: issued.runs, count: n, packing: packing(issued.tag, issued.shard) };

@@ -8,6 +8,8 @@ import { IdmintError, invalid } from '../../errors.js';
 export interface StoredTag extends TagSpec {
   /** Counts re-creations of this name; part of the tag's Redis keys. */
   readonly epoch: number;
+  /** SHA-256 of the tag's live client tokens, as served (set by the tag registry). */
+  readonly tokenHashes?: ReadonlySet<string>;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
