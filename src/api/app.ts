@@ -12,6 +12,7 @@ import { queueBoard } from './admin/queues.js';
 import { registerDocs } from './docs.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { installErrorHandling } from './errors.js';
+import { LazyChildLogger } from './lazy-logger.js';
 import { healthRoutes } from './routes/health.js';
 import { idRoutes } from './routes/ids.js';
 import { streamRoutes } from './ws/stream-route.js';
@@ -23,6 +24,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     loggerInstance: rt.log as FastifyBaseLogger,
     // Per-request access logs would cost more than serving an ID; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (logger, bindings) => new LazyChildLogger(logger, bindings),
     bodyLimit: 64 * 1024,
     routerOptions: { maxParamLength: 200 },
     // Requests that arrive while closing get idmint's own 503 (below), in the API's error shape.
@@ -39,7 +41,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     done(closing ? new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 }) : undefined);
   });
   app.addHook('onResponse', (req, reply, done) => {
-    rt.metrics.httpDuration.observe({ route: req.routeOptions.url ?? 'unmatched', method: req.method, status: reply.statusCode }, reply.elapsedTime / 1000);
+    rt.metrics.observeHttp(req.routeOptions.url ?? 'unmatched', req.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
   await registerDocs(app, VERSION);

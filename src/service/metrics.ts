@@ -95,6 +95,19 @@ export class Metrics {
     this.sources = sources;
   }
 
+  private readonly httpChildren = new Map<string, Histogram.Internal<'route' | 'method' | 'status'>>();
+
+  /** One HTTP request; children are bound once per (route, method, status). */
+  observeHttp(route: string, method: string, status: number, seconds: number): void {
+    const k = `${route} ${method} ${status}`;
+    let h = this.httpChildren.get(k);
+    if (!h) {
+      h = this.httpDuration.labels({ route, method, status });
+      this.httpChildren.set(k, h);
+    }
+    h.observe(seconds);
+  }
+
   countIssued(tag: string, mode: string, n: number): void {
     const k = `${mode}\u0000${tag}`;
     let c = this.issuedChildren.get(k);
