@@ -2,8 +2,7 @@
 // only increments pre-bound children; everything that needs Redis or MySQL is read when
 // /metrics is scraped.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-
-type Labels<T extends string> = Partial<Record<T, string | number>>;
+import { FastCounter, FastHistogram } from './fast-metrics.js';
 
 export interface ScrapeSources {
   /** Remaining IDs in the current segment per tag (from Redis), read at scrape time. */
@@ -18,9 +17,8 @@ export interface ScrapeSources {
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly issued: Counter<'tag' | 'mode'>;
-  private readonly issuedChildren = new Map<string, Counter.Internal>();
-  readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
+  private readonly issued: FastCounter;
+  private readonly httpDuration: FastHistogram;
   readonly refillDuration: Histogram<'result'>;
   readonly segmentSize: Histogram<'tag'>;
   readonly refillWaits: Counter<'tag'>;
@@ -31,12 +29,9 @@ export class Metrics {
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'idmint_' });
-    this.issued = new Counter({ name: 'idmint_ids_issued_total', help: 'IDs handed out, per tag and mode', labelNames: ['tag', 'mode'], registers });
-    this.httpDuration = new Histogram({
-      name: 'idmint_http_request_duration_seconds', help: 'HTTP request latency per route',
-      labelNames: ['route', 'method', 'status'], registers,
-      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3],
-    });
+    this.issued = new FastCounter('idmint_ids_issued_total', 'IDs handed out, per tag and mode', this.registry);
+    this.httpDuration = new FastHistogram('idmint_http_request_duration_seconds', 'HTTP request latency per route',
+      [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3], this.registry);
     this.refillDuration = new Histogram({
       name: 'idmint_refill_duration_seconds', help: 'Refill jobs: allocate in MySQL and install in Redis',
       labelNames: ['result'], registers, buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
@@ -95,26 +90,12 @@ export class Metrics {
     this.sources = sources;
   }
 
-  private readonly httpChildren = new Map<string, Histogram.Internal<'route' | 'method' | 'status'>>();
-
-  /** One HTTP request; children are bound once per (route, method, status). */
+  /** One HTTP request. */
   observeHttp(route: string, method: string, status: number, seconds: number): void {
-    const k = `${route} ${method} ${status}`;
-    let h = this.httpChildren.get(k);
-    if (!h) {
-      h = this.httpDuration.labels({ route, method, status });
-      this.httpChildren.set(k, h);
-    }
-    h.observe(seconds);
+    this.httpDuration.series_(`${route} ${method} ${status}`, () => ({ route, method, status })).observe(seconds);
   }
 
   countIssued(tag: string, mode: string, n: number): void {
-    const k = `${mode}\u0000${tag}`;
-    let c = this.issuedChildren.get(k);
-    if (!c) {
-      c = this.issued.labels({ tag, mode } satisfies Labels<'tag' | 'mode'>);
-      this.issuedChildren.set(k, c);
-    }
-    c.inc(n);
+    this.issued.add(`${mode} ${tag}`, () => ({ tag, mode }), n);
   }
 }
