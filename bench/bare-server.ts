@@ -1,0 +1,17 @@
+// The HTTP benchmark's baseline: a bare Fastify route with the same path shape as the ID
+// route, answering a constant {"id":"1"}. It runs as its own process (started by
+// bench/http.ts) so that it has the same share of the machine as the idmint server under test.
+// Prints `listening <url>` once it accepts connections; exits on SIGTERM/SIGINT.
+import Fastify from 'fastify';
+
+const app = Fastify({ logger: false });
+app.get('/v1/id/:tag', async () => ({ id: '1' }));
+
+const address = await app.listen({ port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1' });
+process.stdout.write(`listening ${address}\n`);
+
+const stop = () => {
+  app.close().finally(() => process.exit(0));
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

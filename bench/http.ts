@@ -1,0 +1,739 @@
+// HTTP benchmark of the ID route, run by `npm run bench`.
+//
+// In one run, at C concurrent keep-alive connections over loopback (autocannon, in this
+// process), for a fixed duration per case after an uncounted warm-up, it measures:
+//   baseline  a bare Fastify route answering a constant {"id":"1"} (bench/bare-server.ts)
+//   node      GET /v1/id/:tag of a segment tag with order "node"   (IDs from process memory)
+//   global    GET /v1/id/:tag of a segment tag with order "global" (coalesced Redis takes)
+// The baseline and idmint each run as a child process of their own; idmint runs against the
+// real Redis and MySQL/MariaDB with a database and key prefix of its own, removed at the end.
+//
+// Besides speed it checks the answers: every 2xx body of an idmint case is {"id":"<n>"}, IDs
+// strictly increase on each connection (requests on one connection are sequential), all IDs of
+// a case are distinct, and every one lies between a batch fetched just before the case and one
+// fetched just after it. Any non-2xx, socket error, timeout or broken check fails the run
+// (exit code 1); a missed speed target is reported as MISS and does not.
+//
+// Flags: --duration N (s, default 10)  --warmup N (s, default 2)  --connections N (default 50)
+//        --rounds N (repeat the cases N times, interleaved; the table shows medians)
+//        --cases baseline,node,global   --env KEY=VALUE (extra env for the idmint process,
+//        repeatable)  --cpu-prof (write .cpuprofile files of both servers to
+//        bench/results/profiles/)  --no-write (do not update bench/results/http-latest.*)
+// Results: bench/results/http-latest.json and bench/results/http-latest.md (full runs only).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg } from 'node:os';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../test/helpers/env.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
+
+// ---------------------------------------------------------------------------------------------
+// autocannon (CommonJS, no bundled types): the part of its programmatic API used here.
+
+interface AutocannonOptions {
+  url: string;
+  connections: number;
+  duration: number;
+  pipelining: number;
+  timeout: number;
+  verifyBody?: (body: string) => boolean;
+}
+interface AutocannonResult {
+  duration: number;
+  errors: number;
+  timeouts: number;
+  mismatches: number;
+  non2xx: number;
+  resets: number;
+  '2xx': number;
+  statusCodeStats: Record<string, { count: number }>;
+}
+interface AutocannonInstance {
+  on(ev: 'response', fn: (client: object, status: number, bytes: number, ms: number) => void): void;
+  stop(): void;
+}
+type Autocannon = (opts: AutocannonOptions, cb: (err: Error | null, res: AutocannonResult) => void) => AutocannonInstance;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+interface Options {
+  duration: number;
+  warmup: number;
+  connections: number;
+  rounds: number;
+  cases: CaseName[];
+  env: Record<string, string>;
+  cpuProf: boolean;
+  write: boolean;
+}
+type CaseName = 'baseline' | 'node' | 'global';
+const ALL_CASES: CaseName[] = ['baseline', 'node', 'global'];
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = { duration: 10, warmup: 2, connections: 50, rounds: 1, cases: [...ALL_CASES], env: {}, cpuProf: false, write: true };
+  const num = (flag: string, v: string | undefined, min: number): number => {
+    const n = Number(v);
+    if (v === undefined || !Number.isFinite(n) || n < min) throw new Error(`${flag} needs a number >= ${min}, got ${v}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const [flag, inline] = a.startsWith('--') && a.includes('=') ? a.split(/=(.*)/s, 2) : [a, undefined];
+    const value = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--duration': o.duration = num(flag, value(), 1); break;
+      case '--warmup': o.warmup = num(flag, value(), 0); break;
+      case '--connections': o.connections = Math.floor(num(flag, value(), 1)); break;
+      case '--rounds': o.rounds = Math.floor(num(flag, value(), 1)); break;
+      case '--cases': {
+        const list = (value() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+        for (const c of list) if (!ALL_CASES.includes(c as CaseName)) throw new Error(`unknown case "${c}" (cases: ${ALL_CASES.join(', ')})`);
+        o.cases = ALL_CASES.filter((c) => list.includes(c));
+        break;
+      }
+      case '--env': {
+        const kv = value() ?? '';
+        const eq = kv.indexOf('=');
+        if (eq <= 0) throw new Error(`--env needs KEY=VALUE, got "${kv}"`);
+        o.env[kv.slice(0, eq)] = kv.slice(eq + 1);
+        break;
+      }
+      case '--cpu-prof': o.cpuProf = true; break;
+      case '--no-write': o.write = false; break;
+      case '-h':
+      case '--help':
+        console.log('usage: npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global] [--env KEY=VALUE] [--cpu-prof] [--no-write]');
+        process.exit(0);
+        break;
+      default:
+        throw new Error(`unknown option ${a}`);
+    }
+  }
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+interface Child {
+  readonly name: string;
+  readonly proc: ChildProcess;
+  readonly pid: number;
+  readonly url: string;
+  readonly output: string[];
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns `node [flags] --import tsx <script...>` and resolves once its port answers HTTP. */
+async function spawnServer(name: string, script: string[], env: Record<string, string>, nodeFlags: string[], timeoutMs = 30000): Promise<Child> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const proc = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const onData = (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n')) if (line.trim()) output.push(line);
+    if (output.length > 500) output.splice(0, output.length - 500);
+  };
+  proc.stdout!.on('data', onData);
+  proc.stderr!.on('data', onData);
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((resolve) => proc.once('exit', (code) => { exitCode = code; resolve(); }));
+  const child: Child = {
+    name,
+    proc,
+    pid: proc.pid!,
+    url,
+    output,
+    stop: async () => {
+      if (exitCode !== undefined) return;
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`${name} exited with ${exitCode} before listening:\n${output.join('\n')}`);
+    try {
+      await fetch(`${url}/`, { signal: AbortSignal.timeout(1000) });
+      return child;
+    } catch {
+      await sleep(100);
+    }
+  }
+  await child.stop();
+  throw new Error(`${name} did not listen within ${timeoutMs} ms:\n${output.join('\n')}`);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU seconds (user + system) a process has used, from /proc (Linux); NaN elsewhere. */
+function procCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds all CPUs of the machine spent busy (not idle, not waiting on I/O). */
+function machineBusySeconds(): number {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    return (total - f[3] - f[4]) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+function selfCpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redis-side counters (the Redis server is shared: other clients' calls are counted too)
+
+interface RedisCounters {
+  evalCalls: number;
+  evalUsec: number;
+  cpuSeconds: number;
+}
+
+async function redisCounters(r: Redis): Promise<RedisCounters> {
+  const stats = await r.info('commandstats');
+  const cpu = await r.info('cpu');
+  let evalCalls = 0;
+  let evalUsec = 0;
+  for (const m of stats.matchAll(/^cmdstat_(evalsha|eval|evalsha_ro|eval_ro):calls=(\d+),usec=(\d+)/gm)) {
+    evalCalls += Number(m[2]);
+    evalUsec += Number(m[3]);
+  }
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? NaN);
+  return { evalCalls, evalUsec, cpuSeconds: field('used_cpu_user') + field('used_cpu_sys') };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One load run with answer checks and a microsecond latency histogram
+
+const HIST_MAX_US = 200_000;
+
+interface LoadResult {
+  durationS: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  /** Broken answer checks (wrong body, not increasing on a connection). */
+  violations: number;
+  examples: string[];
+  ids: Float64Array;
+}
+
+type Check = { kind: 'constant'; body: string } | { kind: 'ids'; above: number };
+
+function percentile(hist: Uint32Array, overflow: number[], total: number, q: number): number {
+  if (total === 0) return NaN;
+  const rank = Math.ceil(q * total);
+  let seen = 0;
+  for (let us = 0; us <= HIST_MAX_US; us++) {
+    seen += hist[us];
+    if (seen >= rank) return us / 1000;
+  }
+  overflow.sort((a, b) => a - b);
+  return overflow[Math.min(overflow.length - 1, rank - seen - 1)] / 1000;
+}
+
+function runLoad(url: string, connections: number, seconds: number, check: Check): Promise<LoadResult> {
+  const hist = new Uint32Array(HIST_MAX_US + 1);
+  const overflow: number[] = [];
+  let maxUs = 0;
+  let latCount = 0;
+  let ids = new Float64Array(1 << 20);
+  let nIds = 0;
+  let violations = 0;
+  const examples: string[] = [];
+  const lastOnConnection = new WeakMap<object, number>();
+  // autocannon emits 'response' (with the connection) and then, synchronously, verifyBody
+  // (with the body) for the same response; the pair is joined through these two variables.
+  let curClient: object = {};
+  let curStatus = 0;
+  const violation = (msg: string) => {
+    violations++;
+    if (examples.length < 5) examples.push(msg);
+  };
+  const verifyBody = (body: string): boolean => {
+    if (curStatus < 200 || curStatus > 299) {
+      if (examples.length < 5) examples.push(`HTTP ${curStatus}: ${body.slice(0, 200)}`);
+      return true; // counted as non-2xx by autocannon
+    }
+    if (check.kind === 'constant') {
+      if (body !== check.body) violation(`unexpected body ${body.slice(0, 100)}`);
+      return true;
+    }
+    if (!body.startsWith('{"id":"') || !body.endsWith('"}')) {
+      violation(`unexpected body ${body.slice(0, 100)}`);
+      return true;
+    }
+    const id = Number(body.slice(7, -2));
+    if (!Number.isSafeInteger(id)) {
+      violation(`not a safe integer id: ${body.slice(0, 100)}`);
+      return true;
+    }
+    const prev = lastOnConnection.get(curClient) ?? check.above;
+    if (!(id > prev)) violation(`id ${id} after ${prev} on one connection`);
+    lastOnConnection.set(curClient, id);
+    if (nIds === ids.length) {
+      const bigger = new Float64Array(ids.length * 2);
+      bigger.set(ids);
+      ids = bigger;
+    }
+    ids[nIds++] = id;
+    return true;
+  };
+  return new Promise((resolve, reject) => {
+    const inst = autocannon({ url, connections, duration: seconds, pipelining: 1, timeout: 10, verifyBody }, (err, res) => {
+      if (err) return reject(err);
+      const ok = res['2xx'];
+      const statusCodes: Record<string, number> = {};
+      for (const [code, v] of Object.entries(res.statusCodeStats)) statusCodes[code] = v.count;
+      resolve({
+        durationS: res.duration,
+        ok,
+        non2xx: res.non2xx,
+        errors: res.errors,
+        timeouts: res.timeouts,
+        statusCodes,
+        rps: ok / res.duration,
+        p50: percentile(hist, overflow, latCount, 0.5),
+        p90: percentile(hist, overflow, latCount, 0.9),
+        p99: percentile(hist, overflow, latCount, 0.99),
+        max: maxUs / 1000,
+        violations,
+        examples,
+        ids: ids.subarray(0, nIds),
+      });
+    });
+    inst.on('response', (client, status, _bytes, ms) => {
+      curClient = client;
+      curStatus = status;
+      if (status < 200 || status > 299) return;
+      const us = Math.round(ms * 1000);
+      if (us > maxUs) maxUs = us;
+      if (us <= HIST_MAX_US) hist[us]++;
+      else overflow.push(us);
+      latCount++;
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// idmint helpers
+
+const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+
+async function createTag(url: string, body: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body: JSON.stringify(body) });
+  if (res.status !== 201) throw new Error(`creating tag ${JSON.stringify(body)} failed: ${res.status} ${await res.text()}`);
+}
+
+async function fetchBatch(url: string, tag: string, count: number): Promise<number[]> {
+  const res = await fetch(`${url}/v1/ids/${tag}?count=${count}`);
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET /v1/ids/${tag}?count=${count}: ${res.status} ${text}`);
+  return (JSON.parse(text) as { ids: string[] }).ids.map(Number);
+}
+
+async function showTag(url: string, tag: string): Promise<unknown> {
+  const res = await fetch(`${url}/v1/admin/tags/${tag}`, { headers: adminHeaders });
+  return res.status === 200 ? res.json() : { status: res.status };
+}
+
+function increasing(xs: number[]): boolean {
+  for (let i = 1; i < xs.length; i++) if (!(xs[i] > xs[i - 1])) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+interface CaseResult extends Omit<LoadResult, 'ids' | 'examples'> {
+  name: CaseName;
+  /** 1-based round; 0 for the median row of several rounds. */
+  round: number;
+  path: string;
+  ratioRps?: number;
+  ratioP99?: number;
+  examples: string[];
+  checks: string[];
+  cpu: { server: number; client: number; redis: number; other: number };
+  redisEvalCalls: number;
+  requestsPerEval?: number;
+  redisEvalUsecPerCall?: number;
+}
+
+interface Target {
+  name: string;
+  want: string;
+  value: number;
+  pass: boolean;
+}
+
+const fmt = (v: number | undefined, d = 0) => (v === undefined || !Number.isFinite(v) ? '-' : v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
+
+function table(rows: string[][], markdown: boolean): string {
+  if (markdown) {
+    const [head, ...body] = rows;
+    return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n');
+}
+
+function mainRows(cases: CaseResult[]): string[][] {
+  return [
+    ['case', 'req/s', 'p50 ms', 'p99 ms', 'req/s ÷ base', 'p99 ÷ base', 'non-2xx+errors'],
+    ...cases.map((c) => [c.name, fmt(c.rps), fmt(c.p50, 3), fmt(c.p99, 3), fmt(c.ratioRps, 3), fmt(c.ratioP99, 3), String(c.non2xx + c.errors + c.timeouts)]),
+  ];
+}
+
+function diagRows(cases: CaseResult[]): string[][] {
+  return [
+    ['case', 'requests', 'p90 ms', 'max ms', 'server CPU %', 'server µs/req', 'client CPU %', 'Redis CPU %', 'other CPU %', 'Redis evals', 'req per eval', 'Redis µs/eval'],
+    ...cases.map((c) => [
+      c.round > 0 ? `${c.name} #${c.round}` : c.name, fmt(c.ok), fmt(c.p90, 3), fmt(c.max, 1), fmt(c.cpu.server), fmt((c.cpu.server * 1e4) / c.rps, 1), fmt(c.cpu.client), fmt(c.cpu.redis), fmt(c.cpu.other),
+      fmt(c.redisEvalCalls), fmt(c.requestsPerEval, 1), fmt(c.redisEvalUsecPerCall, 1),
+    ]),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const opts = parseArgs(process.argv.slice(2));
+  const id = randomBytes(4).toString('hex');
+  const db = `idmint_b_${id}`;
+  const names: TestNames = { db, prefix: `b${id}`, mysqlUrl: mysqlUrlFor(db) };
+  const profDir = fileURLToPath(new URL('./results/profiles/', import.meta.url));
+  const nodeFlags = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  if (opts.cpuProf) mkdirSync(profDir, { recursive: true });
+
+  const loadBefore = loadavg()[0];
+  console.log(`idmint HTTP bench: ${opts.connections} connections, ${opts.duration} s per case after ${opts.warmup} s warm-up; ` +
+    `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'})`);
+
+  const children: Child[] = [];
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  let interrupted = false;
+  const onSignal = () => {
+    interrupted = true;
+    console.error('interrupted: cleaning up');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const runs: CaseResult[] = [];
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  try {
+    const bare = opts.cases.includes('baseline') ? await spawnServer('baseline', ['bench/bare-server.ts'], {}, nodeFlags) : undefined;
+    if (bare) children.push(bare);
+    const needIdmint = opts.cases.some((c) => c !== 'baseline');
+    const idmint = needIdmint
+      ? await spawnServer('idmint', ['src/cli.ts', 'serve'], {
+          REDIS_URL,
+          MYSQL_URL: names.mysqlUrl,
+          REDIS_PREFIX: names.prefix,
+          ADMIN_TOKEN,
+          LOG_LEVEL: 'warn',
+          UDP_PORT: '0',
+          NODE_ID: `bench-${id}`,
+          ...opts.env,
+        }, nodeFlags)
+      : undefined;
+    if (idmint) children.push(idmint);
+
+    const tags: Record<Exclude<CaseName, 'baseline'>, string> = { node: 'bench.node', global: 'bench.global' };
+    if (idmint) {
+      await createTag(idmint.url, { tag: tags.node, mode: 'segment', order: 'node' });
+      await createTag(idmint.url, { tag: tags.global, mode: 'segment', order: 'global' });
+      // Cold start: the first take of each tag waits for its first segment.
+      for (const t of Object.values(tags)) await fetchBatch(idmint.url, t, 1);
+    }
+
+    const measure = async (name: CaseName, round: number): Promise<CaseResult> => {
+      const server = name === 'baseline' ? bare! : idmint!;
+      const path = name === 'baseline' ? '/v1/id/bench' : `/v1/id/${tags[name]}`;
+      const label = opts.rounds > 1 ? `${name} (round ${round})` : name;
+      const checks: string[] = [];
+      let before: number[] = [];
+      if (name !== 'baseline') {
+        before = await fetchBatch(server.url, tags[name], 10);
+        if (!increasing(before)) problems.push(`${label}: batch before the run is not increasing: ${before.join(',')}`);
+      }
+      const check: Check = name === 'baseline' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above: before[before.length - 1] ?? 0 };
+
+      if (opts.warmup > 0) {
+        process.stdout.write(`${label}: warm-up ${opts.warmup} s... `);
+        const w = await runLoad(server.url + path, opts.connections, opts.warmup, check);
+        if (w.non2xx + w.errors + w.timeouts + w.violations > 0) {
+          problems.push(`${label} warm-up: ${w.non2xx} non-2xx, ${w.errors} errors, ${w.timeouts} timeouts, ${w.violations} broken checks ${w.examples.join(' | ')}`);
+        }
+        if (check.kind === 'ids') check.above = Math.max(check.above, maxOf(w.ids));
+      } else process.stdout.write(`${label}: `);
+      process.stdout.write(`measuring ${opts.duration} s... `);
+      const r0 = await redisCounters(redis);
+      const s0 = procCpuSeconds(server.pid);
+      const c0 = selfCpuSeconds();
+      const m0 = machineBusySeconds();
+      const t0 = process.hrtime.bigint();
+      const r = await runLoad(server.url + path, opts.connections, opts.duration, check);
+      const wall = Number(process.hrtime.bigint() - t0) / 1e9;
+      const m1 = machineBusySeconds();
+      const s1 = procCpuSeconds(server.pid);
+      const c1 = selfCpuSeconds();
+      const r1 = await redisCounters(redis);
+
+      if (name !== 'baseline') {
+        const after = await fetchBatch(server.url, tags[name], 10);
+        if (!increasing(after)) problems.push(`${label}: batch after the run is not increasing: ${after.join(',')}`);
+        const lo = before[before.length - 1];
+        const hi = after[0];
+        if (!(hi > lo)) problems.push(`${label}: batch after the run (${hi}) is not above the batch before it (${lo})`);
+        checks.push(`batches before/after increase (${lo} < ${hi})`);
+        const sorted = Float64Array.from(r.ids).sort();
+        let dup = 0;
+        for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) dup++;
+        if (dup > 0) problems.push(`${label}: ${dup} duplicate IDs`);
+        if (sorted.length && !(sorted[sorted.length - 1] < hi)) problems.push(`${label}: an ID of the run (${sorted[sorted.length - 1]}) is not below the batch fetched after it (${hi})`);
+        if (r.ids.length !== r.ok) problems.push(`${label}: ${r.ok} 2xx answers but ${r.ids.length} IDs checked`);
+        checks.push(`${fmt(sorted.length)} IDs distinct, increasing per connection, within (${lo}, ${hi})`);
+      } else {
+        checks.push(`${fmt(r.ok)} bodies equal {"id":"1"}`);
+      }
+      if (r.non2xx + r.errors + r.timeouts > 0) {
+        problems.push(`${label}: ${r.non2xx} non-2xx (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts ${r.examples.join(' | ')}`);
+      }
+      if (r.violations > 0) problems.push(`${label}: ${r.violations} broken answer checks: ${r.examples.join(' | ')}`);
+
+      const evals = r1.evalCalls - r0.evalCalls;
+      const cpu = {
+        server: ((s1 - s0) / wall) * 100,
+        client: ((c1 - c0) / wall) * 100,
+        redis: ((r1.cpuSeconds - r0.cpuSeconds) / wall) * 100,
+        other: 0,
+      };
+      cpu.other = Math.max(0, ((m1 - m0) / wall) * 100 - cpu.server - cpu.client - cpu.redis);
+      const { ids: _ids, ...rest } = r;
+      console.log(`${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 3)} ms${cpu.other > 15 ? ` (other processes used ${fmt(cpu.other)}% of a core)` : ''}`);
+      return {
+        ...rest,
+        name,
+        round,
+        path,
+        checks,
+        cpu,
+        redisEvalCalls: evals,
+        requestsPerEval: name === 'baseline' || evals === 0 ? undefined : r.ok / evals,
+        redisEvalUsecPerCall: evals === 0 ? undefined : (r1.evalUsec - r0.evalUsec) / evals,
+      };
+    };
+
+    for (let round = 1; round <= opts.rounds && !interrupted; round++) {
+      for (const name of opts.cases) {
+        if (interrupted) break;
+        runs.push(await measure(name, round));
+      }
+    }
+
+    if (idmint) {
+      const warn = idmint.output.filter((l) => l.includes('"level":40') || l.includes('"level":50') || l.includes('"level":60'));
+      if (warn.length) warnings.push(`idmint logged ${warn.length} warnings/errors; last: ${warn.slice(-3).join(' / ')}`);
+      for (const t of Object.values(tags)) {
+        const shown = (await showTag(idmint.url, t).catch(() => undefined)) as { step?: number; state?: { shards?: { step?: number; segments_used?: number }[] } } | undefined;
+        const sh = shown?.state?.shards?.[0];
+        if (sh) warnings.push(`tag ${t} after the run: ${sh.segments_used} segments used, step now ${sh.step}`);
+      }
+    }
+  } finally {
+    for (const c of children) await c.stop().catch(() => undefined);
+    redis.disconnect();
+    await cleanup(names).catch((err: Error) => console.error(`cleanup of ${names.db} / ${names.prefix} failed: ${err.message}`));
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+
+  // One row per case: the median over rounds of each figure.
+  const results: CaseResult[] = [];
+  for (const name of opts.cases) {
+    const rs = runs.filter((r) => r.name === name);
+    if (rs.length === 0) continue;
+    if (rs.length === 1) {
+      results.push(rs[0]);
+      continue;
+    }
+    const med = (f: (r: CaseResult) => number | undefined) => median(rs.map(f));
+    results.push({
+      ...rs[0],
+      round: 0,
+      durationS: rs.reduce((a, r) => a + r.durationS, 0),
+      ok: rs.reduce((a, r) => a + r.ok, 0),
+      non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+      errors: rs.reduce((a, r) => a + r.errors, 0),
+      timeouts: rs.reduce((a, r) => a + r.timeouts, 0),
+      violations: rs.reduce((a, r) => a + r.violations, 0),
+      rps: med((r) => r.rps)!,
+      p50: med((r) => r.p50)!,
+      p90: med((r) => r.p90)!,
+      p99: med((r) => r.p99)!,
+      max: Math.max(...rs.map((r) => r.max)),
+      cpu: { server: med((r) => r.cpu.server)!, client: med((r) => r.cpu.client)!, redis: med((r) => r.cpu.redis)!, other: med((r) => r.cpu.other)! },
+      redisEvalCalls: rs.reduce((a, r) => a + r.redisEvalCalls, 0),
+      requestsPerEval: med((r) => r.requestsPerEval),
+      redisEvalUsecPerCall: med((r) => r.redisEvalUsecPerCall),
+      checks: rs.flatMap((r) => r.checks.map((c) => `round ${r.round}: ${c}`)),
+      examples: rs.flatMap((r) => r.examples),
+    });
+  }
+
+  // Ratios and targets
+  const base = results.find((c) => c.name === 'baseline');
+  if (base) for (const c of results) {
+    c.ratioRps = c.rps / base.rps;
+    c.ratioP99 = c.p99 / base.p99;
+  }
+  const targets: Target[] = [];
+  const byName = (n: CaseName) => results.find((c) => c.name === n);
+  if (base) {
+    const node = byName('node');
+    const glob = byName('global');
+    if (node) {
+      targets.push({ name: 'node req/s ≥ 0.95 × bare', want: '≥ 0.95', value: node.ratioRps!, pass: node.ratioRps! >= 0.95 });
+      targets.push({ name: 'node p99 ≤ 1.2 × bare p99', want: '≤ 1.2', value: node.ratioP99!, pass: node.ratioP99! <= 1.2 });
+    }
+    if (glob) {
+      targets.push({ name: 'global req/s ≥ 0.85 × bare', want: '≥ 0.85', value: glob.ratioRps!, pass: glob.ratioRps! >= 0.85 });
+      targets.push({ name: 'global p99 ≤ 1.2 × bare p99', want: '≤ 1.2', value: glob.ratioP99!, pass: glob.ratioP99! <= 1.2 });
+    }
+  }
+  const busy = results.filter((c) => c.cpu.other > 15);
+  if (busy.length) warnings.push(`other processes were busy during ${busy.map((c) => c.name).join(', ')} (see "other CPU %"): figures are disturbed`);
+
+  const ok = problems.length === 0 && !interrupted;
+  console.log('');
+  console.log(table(mainRows(results), false));
+  console.log('');
+  console.log(table(diagRows(results), false));
+  console.log('(CPU % is of one core over the measured window; Redis counters are server-wide.)');
+  console.log('');
+  for (const t of targets) console.log(`${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${fmt(t.value, 3)}`);
+  for (const c of results) for (const ch of c.checks) console.log(`check ${c.name}: ${ch}`);
+  for (const w of warnings) console.log(`note: ${w}`);
+  for (const p of problems) console.log(`FAIL: ${p}`);
+  console.log(ok ? 'bench OK (answers correct, no errors)' : 'bench FAILED');
+
+  const full = ALL_CASES.every((c) => results.some((r) => r.name === c));
+  if (opts.write && full && !interrupted) {
+    mkdirSync(RESULTS, { recursive: true });
+    const meta = {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model.trim() ?? '',
+      durationS: opts.duration,
+      warmupS: opts.warmup,
+      connections: opts.connections,
+      rounds: opts.rounds,
+      loadavg1mBefore: Number(loadBefore.toFixed(2)),
+      client: 'autocannon (programmatic, in the bench process), pipelining 1, keep-alive, loopback',
+      env: opts.env,
+    };
+    writeFileSync(`${RESULTS}http-latest.json`, JSON.stringify({ ...meta, ok, cases: results, targets, problems, warnings }, null, 2) + '\n');
+    const md = [
+      '# idmint HTTP benchmark (latest run)',
+      '',
+      `- date: ${meta.date}`,
+      `- node ${meta.node}, ${meta.cpus} CPUs (${meta.cpuModel})`,
+      `- ${meta.connections} connections, ${meta.durationS} s per case after a ${meta.warmupS} s warm-up${meta.rounds > 1 ? `, ${meta.rounds} interleaved rounds (medians shown)` : ''}`,
+      `- 1-minute load average before the run: ${meta.loadavg1mBefore}`,
+      `- client: ${meta.client}`,
+      ...(Object.keys(opts.env).length ? [`- idmint env: ${Object.entries(opts.env).map(([k, v]) => `${k}=${v}`).join(' ')}`] : []),
+      `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
+      '',
+      table(mainRows(results), true),
+      '',
+      '| target | value | verdict |',
+      '| --- | ---: | --- |',
+      ...targets.map((t) => `| ${t.name} | ${fmt(t.value, 3)} | ${t.pass ? 'PASS' : 'MISS'} |`),
+      '',
+      'Diagnostics. CPU % is of one core over the measured window; "server µs/req" is the server',
+      'process\'s CPU time per answered request; "other CPU %" is what the rest of the machine used',
+      '(anything well above 0 disturbs the figures); Redis counters are server-wide, so other',
+      'clients of the same Redis inflate "Redis evals".',
+      '',
+      table(diagRows(results), true),
+      '',
+      ...results.flatMap((c) => c.checks.map((ch) => `- check ${c.name}: ${ch}`)),
+      ...problems.map((p) => `- FAIL: ${p}`),
+      '',
+    ].join('\n');
+    writeFileSync(`${RESULTS}http-latest.md`, md);
+    console.log(`written: bench/results/http-latest.json, bench/results/http-latest.md`);
+  } else if (opts.write) {
+    console.log('results not written (only a full run of all cases updates bench/results/http-latest.*)');
+  }
+  return ok ? 0 : 1;
+}
+
+function median(xs: (number | undefined)[]): number | undefined {
+  const v = xs.filter((x): x is number => x !== undefined && Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return undefined;
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+}
+
+function maxOf(xs: Float64Array): number {
+  let m = -Infinity;
+  for (const x of xs) if (x > m) m = x;
+  return m;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    console.error(`bench failed: ${err.stack ?? err.message}`);
+    process.exit(1);
+  },
+);
