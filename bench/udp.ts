@@ -197,8 +197,8 @@ if (role === 'echo') void echoServer();
 else if (role === 'client') {
   const [, , , port, rule, n, collect] = process.argv;
   void client(Number(port), rule, Number(n), collect === '1').then((r) => {
-    process.send!(r);
-    process.disconnect();
+    // Disconnect only once the (large) message is written, or it may never arrive.
+    process.send!(r, undefined, {}, () => process.disconnect());
   });
 } else {
   main().catch((err: Error) => {
