@@ -24,13 +24,28 @@ export class LazyChildLogger implements FastifyBaseLogger {
     this.real.level = l;
   }
 
-  fatal: LogFn = (...a: Parameters<LogFn>) => this.real.fatal(...a);
-  error: LogFn = (...a: Parameters<LogFn>) => this.real.error(...a);
-  warn: LogFn = (...a: Parameters<LogFn>) => this.real.warn(...a);
-  info: LogFn = (...a: Parameters<LogFn>) => this.real.info(...a);
-  debug: LogFn = (...a: Parameters<LogFn>) => this.real.debug(...a);
-  trace: LogFn = (...a: Parameters<LogFn>) => this.real.trace(...a);
-  silent: LogFn = (...a: Parameters<LogFn>) => this.real.silent(...a);
+  // Prototype methods, not arrow-function fields: one logger is made per request.
+  fatal(...a: Parameters<LogFn>): void {
+    this.real.fatal(...a);
+  }
+  error(...a: Parameters<LogFn>): void {
+    this.real.error(...a);
+  }
+  warn(...a: Parameters<LogFn>): void {
+    this.real.warn(...a);
+  }
+  info(...a: Parameters<LogFn>): void {
+    this.real.info(...a);
+  }
+  debug(...a: Parameters<LogFn>): void {
+    this.real.debug(...a);
+  }
+  trace(...a: Parameters<LogFn>): void {
+    this.real.trace(...a);
+  }
+  silent(...a: Parameters<LogFn>): void {
+    this.real.silent(...a);
+  }
 
   child(bindings: Record<string, unknown>, options?: Record<string, unknown>): FastifyBaseLogger {
     return this.real.child(bindings, options);

@@ -5,6 +5,9 @@ import type { Range } from '../../core/ranges.js';
 import type { Keys } from './keys.js';
 import { loadScripts, type ScriptFn } from './scripts.js';
 
+const GEN_PREFIX = randomBytes(6).toString('hex');
+let genCounter = 0;
+
 export type TakeStatus = 'ok' | 'dry' | 'cold' | 'exhausted';
 const TAKE_STATUS: TakeStatus[] = ['ok', 'dry', 'cold', 'exhausted'];
 
@@ -54,7 +57,8 @@ export class SegmentStore {
   }
 
   async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
-    const gen = randomBytes(8).toString('hex');
+    // Unique across processes (random prefix) and calls (counter); used only on a cold start.
+    const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}`;
     const r = (await this.scripts.take([this.key(ref)], [n, gen, prefetch])) as (string | number)[];
     const status = TAKE_STATUS[Number(r[0])];
     const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };
