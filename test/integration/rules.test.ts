@@ -7,7 +7,6 @@
 //   changes (and only then), survives Redis losing its data and a restart of the process,
 //   refuses past max_counter (HTTP 409, UDP -6) and serves again in the next period.
 import assert from 'node:assert/strict';
-import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { startNode, type Node } from '../../src/api/server.js';
@@ -15,53 +14,11 @@ import { ManualClock } from '../../src/core/clock.js';
 import { cleanup, testConfig, testNames } from '../helpers/env.js';
 import { adminHeaders, createTag, spawnNode, type ChildNode } from '../helpers/node.js';
 import { freePort, RedisServer } from '../helpers/redis-server.js';
+import { UdpClient } from '../helpers/udp-client.js';
 
 type Json = Record<string, unknown>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** One UDP socket for sequential request/reply exchanges (one datagram in flight). */
-class UdpClient {
-  private readonly inbox: Buffer[] = [];
-  private wake?: () => void;
-  received = 0;
-
-  private constructor(private readonly sock: Socket) {
-    sock.on('message', (m) => {
-      this.received++;
-      this.inbox.push(m);
-      this.wake?.();
-    });
-  }
-
-  static async open(): Promise<UdpClient> {
-    const sock = createSocket('udp4');
-    await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
-    return new UdpClient(sock);
-  }
-
-  async request(port: number, msg: Json, timeoutMs = 3000): Promise<Json> {
-    assert.equal(this.inbox.length, 0, `unexpected extra datagram before a request: ${this.inbox[0]?.toString()}`);
-    await new Promise<void>((resolve, reject) => this.sock.send(Buffer.from(JSON.stringify(msg)), port, '127.0.0.1', (e) => (e ? reject(e) : resolve())));
-    const until = Date.now() + timeoutMs;
-    while (this.inbox.length === 0) {
-      const left = until - Date.now();
-      if (left <= 0) throw new Error(`no UDP reply within ${timeoutMs} ms to ${JSON.stringify(msg)}`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, left);
-        this.wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.wake = undefined;
-    }
-    return JSON.parse(this.inbox.shift()!.toString('utf8')) as Json;
-  }
-
-  close(): void {
-    this.sock.close();
-  }
-}
 
 /** GET /v1/id/:tag for a rule: the ID, or the HTTP status and error code. */
 async function httpId(url: string, tag: string, app: string, salt?: string): Promise<{ status: number; id?: string; code?: string }> {

@@ -4,72 +4,16 @@
 // randomized malformed datagrams each get exactly one reply with the documented non-zero
 // code (or cannot be sent at all), after which the process still serves UDP and HTTP.
 import assert from 'node:assert/strict';
-import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import { startNode, type Node } from '../../src/api/server.js';
 import { cleanup, testConfig, testNames } from '../helpers/env.js';
 import { createTag } from '../helpers/node.js';
 import { rng, SEED, type Rng } from '../helpers/prng.js';
+import { UdpClient, type Json, type JsonValue } from '../helpers/udp-client.js';
 import { freePort } from '../helpers/redis-server.js';
 
-type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
-type Json = { [k: string]: JsonValue };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** One UDP socket for sequential exchanges: one datagram in flight, replies counted. */
-class UdpClient {
-  private readonly inbox: Buffer[] = [];
-  private wake?: () => void;
-  received = 0;
-
-  private constructor(private readonly sock: Socket) {
-    sock.on('message', (m) => {
-      this.received++;
-      this.inbox.push(m);
-      this.wake?.();
-    });
-  }
-
-  static async open(): Promise<UdpClient> {
-    const sock = createSocket('udp4');
-    await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
-    return new UdpClient(sock);
-  }
-
-  /** Sends a datagram; resolves with the send error (EMSGSIZE for a datagram UDP cannot carry), if any. */
-  send(port: number, data: Buffer): Promise<NodeJS.ErrnoException | null> {
-    return new Promise((resolve) => this.sock.send(data, port, '127.0.0.1', (e) => resolve(e ?? null)));
-  }
-
-  /** Sends a datagram and waits for the reply, as raw text. */
-  async exchange(port: number, data: Buffer | string, timeoutMs = 3000): Promise<string> {
-    assert.equal(this.inbox.length, 0, `a datagram arrived unasked: ${this.inbox[0]?.toString().slice(0, 200)}`);
-    const err = await this.send(port, typeof data === 'string' ? Buffer.from(data) : data);
-    if (err) throw err;
-    const until = Date.now() + timeoutMs;
-    while (this.inbox.length === 0) {
-      const left = until - Date.now();
-      if (left <= 0) throw new Error(`no reply within ${timeoutMs} ms to ${String(data).slice(0, 200)}`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, left);
-        this.wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.wake = undefined;
-    }
-    return this.inbox.shift()!.toString('utf8');
-  }
-
-  async request(port: number, msg: Json | string): Promise<Json> {
-    return JSON.parse(await this.exchange(port, typeof msg === 'string' ? msg : JSON.stringify(msg))) as Json;
-  }
-
-  close(): void {
-    this.sock.close();
-  }
-}
 
 /** Compact JSON with object keys sorted by their UTF-8 bytes at every level, as jsoncpp writes it. */
 function canonical(v: JsonValue): string {
