@@ -83,6 +83,22 @@ export class Dispenser {
     return shardOf(key, tag.shards);
   }
 
+  /**
+   * One ID of an `order: node` plain segment tag straight from this process's memory, without
+   * a promise; undefined whenever anything needs the full path (definition not cached, block
+   * used up, another mode or layout), which then answers as ids() does.
+   */
+  idNow(name: string, opts: IdOptions): string | undefined {
+    const tag = this.registry.peek(name);
+    if (!tag || !tag.enabled || tag.order !== 'node' || tag.mode !== 'segment' || tag.layout !== 'plain') return undefined;
+    if (opts.key !== undefined || opts.app !== undefined || opts.salt !== undefined) return undefined;
+    Dispenser.authorize(tag, opts.token);
+    const runs = this.buffers.get(`${name}\u0000${tag.epoch}\u00000\u0000`)?.takeNow(1);
+    if (!runs) return undefined;
+    this.deps.metrics?.countIssued(tag.tag, tag.mode, 1);
+    return String(runs[0][0]);
+  }
+
   /** count IDs of any mode, as strings, in issue order. */
   async ids(name: string, count: number, opts: IdOptions = {}): Promise<string[]> {
     const tag = await this.resolve(name);

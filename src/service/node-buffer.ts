@@ -29,6 +29,14 @@ export class NodeBuffer {
     return !this.fetching && this.waiters.length === 0;
   }
 
+  /** n IDs at once from memory, or undefined when they are not all here (then use take). */
+  takeNow(n: number): Range[] | undefined {
+    if (this.waiters.length > 0 || this.ids.size < n) return undefined;
+    const out = this.ids.take(n);
+    this.topUp();
+    return out;
+  }
+
   take(n: number): Promise<Range[]> {
     if (this.waiters.length === 0 && this.ids.size >= n) {
       const out = this.ids.take(n);

@@ -50,6 +50,14 @@ export class TagRegistry {
     if (e) e.changed = true;
   }
 
+  /** The cached definition when it may be used as it is now (known, fresh, not announced as
+   * changed); undefined when get() has to be asked. Synchronous, for the hot path. */
+  peek(name: string): StoredTag | undefined {
+    const e = this.entries.get(name);
+    if (!e?.known || e.changed || Date.now() - e.at >= this.maxAgeMs) return undefined;
+    return e.tag;
+  }
+
   get(name: string): Promise<StoredTag | undefined> {
     const e = this.entries.get(name);
     if (e?.known && !e.changed) {
