@@ -74,6 +74,15 @@ describe('operations endpoints', () => {
     assert.equal(h.status, 200);
     const r = await fetch(`${url}/readyz`);
     assert.equal(r.status, 200);
-    assert.deepEqual(((await r.json()) as { checks: Record<string, string> }).checks, { redis: 'ok', mysql: 'ok' });
+    assert.deepEqual(((await r.json()) as { checks: Record<string, string> }).checks, { redis: 'ok', mysql: 'ok', lease: 'ok' });
+    // A snowflake tag makes readiness need a valid lease of its width; this node takes one on use.
+    await createTag(url, { tag: 'sf-ready', mode: 'snowflake', preset: 'jssafe' });
+    const before = await fetch(`${url}/readyz`);
+    const beforeBody = (await before.json()) as { checks: Record<string, string> };
+    assert.equal(before.status, 503, JSON.stringify(beforeBody));
+    assert.match(beforeBody.checks.lease, /no valid worker-id lease of width 6/);
+    assert.equal((await fetch(`${url}/v1/id/sf-ready`)).status, 200);
+    const after = await fetch(`${url}/readyz`);
+    assert.equal(after.status, 200, JSON.stringify(await after.clone().json()));
   });
 });

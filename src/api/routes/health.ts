@@ -1,5 +1,6 @@
-// Liveness and readiness. /healthz: the process answers. /readyz: Redis and MySQL answer and
-// the schema is migrated (a node that is not ready still serves buffered IDs).
+// Liveness and readiness. /healthz: the process answers. /readyz: Redis and MySQL answer, the
+// schema is migrated, and when snowflake tags exist this process holds a valid worker-id lease
+// for each width they use (a node that is not ready may still serve buffered segment IDs).
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 
@@ -19,11 +20,19 @@ export async function healthRoutes(app: FastifyInstance, opts: { rt: Runtime }):
   const { rt } = opts;
   app.get('/healthz', async () => ({ status: 'ok', node: rt.config.nodeId }));
   app.get('/readyz', async (_req, reply) => {
-    const [redis, mysql] = await Promise.all([
+    const [redis, mysql, lease] = await Promise.all([
       check(() => rt.redis.ping()),
       check(() => rt.pool.query('SELECT 1 FROM idmint_schema_migrations LIMIT 1')),
+      check(async () => {
+        const widths = new Set((await rt.tags.list()).flatMap((t) => (t.snowflake && t.enabled ? [t.snowflake.workerBits] : [])));
+        for (const bits of widths) {
+          const held = rt.leases.held().find((l) => l.bits === bits);
+          if (!held || !rt.leases.isValid(held)) throw new Error(`no valid worker-id lease of width ${bits}`);
+        }
+      }),
     ]);
-    const ready = redis === 'ok' && mysql === 'ok';
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks: { redis, mysql } });
+    const checks = { redis, mysql, lease };
+    const ready = redis === 'ok' && mysql === 'ok' && lease === 'ok';
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
   });
 }
