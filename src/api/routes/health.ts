@@ -1,6 +1,7 @@
 // Liveness and readiness. /healthz: the process answers. /readyz: Redis and MySQL answer, the
-// schema is migrated, and when snowflake tags exist this process holds a valid worker-id lease
-// for each width they use (a node that is not ready may still serve buffered segment IDs).
+// schema is migrated, and when snowflake tags exist this process holds (or can take now) a
+// valid worker-id lease for each width they use (a node that is not ready may still serve
+// buffered segment IDs).
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../../runtime.js';
 
@@ -25,9 +26,12 @@ export async function healthRoutes(app: FastifyInstance, opts: { rt: Runtime }):
       check(() => rt.pool.query('SELECT 1 FROM idmint_schema_migrations LIMIT 1')),
       check(async () => {
         const widths = new Set((await rt.tags.list()).flatMap((t) => (t.snowflake && t.enabled ? [t.snowflake.workerBits] : [])));
+        // Taken here when missing: a node a load balancer keeps out until it is ready would
+        // otherwise never see the request that takes its lease.
         for (const bits of widths) {
-          const held = rt.leases.held().find((l) => l.bits === bits);
-          if (!held || !rt.leases.isValid(held)) throw new Error(`no valid worker-id lease of width ${bits}`);
+          await rt.leases.get(bits).catch((err: Error) => {
+            throw new Error(`no valid worker-id lease of width ${bits}: ${err.message}`);
+          });
         }
       }),
     ]);
