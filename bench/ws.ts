@@ -217,14 +217,6 @@ function runTake(ws: WebSocket, pid: number, msg: { req: number; tag: string; co
           return;
         }
       }
-      if (msg.format === 'json' && !plainParse) {
-        const b = decodeIdsBlock(data);
-        if (b) {
-          if (b.req !== msg.req || !ascending(b.ids[0], b.ids[b.ids.length - 1])) return fail('IDs not ascending');
-          ids += b.ids.length;
-          return;
-        }
-      }
       const m = JSON.parse(data.toString()) as { op: string; req: number; ids?: string[]; ranges?: [string, string][]; message?: string };
       if (m.op === 'done') {
         const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
