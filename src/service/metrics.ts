@@ -24,6 +24,7 @@ export class Metrics {
   readonly refillWaits: Counter<'tag'>;
   readonly errors: Counter<'code'>;
   readonly allocations: Counter<'tag'>;
+  readonly redisReplaced: Counter<'tag'>;
   private sources: ScrapeSources = {};
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -42,6 +43,10 @@ export class Metrics {
     });
     this.allocations = new Counter({ name: 'idmint_segments_allocated_total', help: 'Segments allocated in MySQL', labelNames: ['tag'], registers });
     this.refillWaits = new Counter({ name: 'idmint_refill_waits_total', help: 'Times requests had to wait for a refill (cold or dry tag)', labelNames: ['tag'], registers });
+    this.redisReplaced = new Counter({
+      name: 'idmint_redis_instance_changes_total', registers, labelNames: ['tag'],
+      help: 'Segment hashes found written by another Redis instance (restart from a snapshot, failover) and abandoned',
+    });
     this.errors = new Counter({ name: 'idmint_errors_total', help: 'Error answers by code', labelNames: ['code'], registers });
 
     const self = this;

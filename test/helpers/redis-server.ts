@@ -1,6 +1,9 @@
 // A private redis-server on a free loopback port for fault tests: stop it, start it again
 // empty, as a real restart without persistence does.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, connect } from 'node:net';
 
 export async function freePort(): Promise<number> {
@@ -34,6 +37,8 @@ function waitPort(port: number, up: boolean, timeoutMs = 10000): Promise<void> {
 
 export class RedisServer {
   private proc?: ChildProcess;
+  /** Working directory of the server (a replica writes the RDB it receives there). */
+  private readonly dir = mkdtempSync(join(tmpdir(), 'idmint-redis-'));
 
   private constructor(readonly port: number) {}
 
@@ -49,7 +54,7 @@ export class RedisServer {
 
   /** Starts the server (empty: nothing is persisted). */
   async start(): Promise<void> {
-    this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+    this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
     await waitPort(this.port, true);
   }
 
@@ -61,6 +66,12 @@ export class RedisServer {
     p.kill('SIGKILL');
     await exited;
     await waitPort(this.port, false);
+  }
+
+  /** Kills the server and removes its directory. */
+  async stop(): Promise<void> {
+    await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
   }
 
   /** A restart that loses every key. */

@@ -1,6 +1,7 @@
 // A loopback TCP proxy in front of a real server, for cutting a service off without touching
 // it: `block()` drops every connection and leaves new ones hanging unanswered (as a network
-// partition does); `unblock()` lets traffic through again.
+// partition does); `unblock()` lets traffic through again; `retarget()` sends every new
+// connection to another server and drops the old ones (a failover behind one address).
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export class TcpProxy {
@@ -8,14 +9,20 @@ export class TcpProxy {
   private readonly pairs = new Set<Socket>();
   private readonly held = new Set<Socket>();
 
-  private constructor(private readonly server: Server, readonly port: number) {}
+  private constructor(private readonly server: Server, readonly port: number, private targetPort: number) {}
 
   static async start(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
     let self: TcpProxy | undefined;
-    const server = createServer((client) => self!.accept(client, targetHost, targetPort));
+    const server = createServer((client) => self!.accept(client, targetHost, self!.targetPort));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    self = new TcpProxy(server, (server.address() as { port: number }).port);
+    self = new TcpProxy(server, (server.address() as { port: number }).port, targetPort);
     return self;
+  }
+
+  /** From now on connections go to targetPort; the open ones are dropped. */
+  retarget(targetPort: number): void {
+    this.targetPort = targetPort;
+    for (const s of this.pairs) s.destroy();
   }
 
   private accept(client: Socket, host: string, port: number): void {

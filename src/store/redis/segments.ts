@@ -8,8 +8,9 @@ import { loadScripts, type ScriptFn } from './scripts.js';
 const GEN_PREFIX = randomBytes(6).toString('hex');
 let genCounter = 0;
 
-export type TakeStatus = 'ok' | 'dry' | 'cold' | 'exhausted';
-const TAKE_STATUS: TakeStatus[] = ['ok', 'dry', 'cold', 'exhausted'];
+/** 'replaced': the hash came from another Redis instance and was started afresh, as 'cold'. */
+export type TakeStatus = 'ok' | 'dry' | 'cold' | 'exhausted' | 'replaced';
+const TAKE_STATUS: TakeStatus[] = ['ok', 'dry', 'cold', 'exhausted', 'replaced'];
 
 export interface TakeResult {
   readonly status: TakeStatus;
@@ -48,7 +49,15 @@ export interface SegmentRef {
 export class SegmentStore {
   private readonly scripts: Record<string, ScriptFn>;
 
-  constructor(private readonly redis: Redis, private readonly keys: Keys) {
+  /**
+   * onReplaced: told when a take found a hash written by another Redis instance (restart from
+   * a snapshot, failover) and abandoned the segments it held.
+   */
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly onReplaced?: (ref: SegmentRef) => void,
+  ) {
     this.scripts = loadScripts(redis);
   }
 
@@ -61,6 +70,7 @@ export class SegmentStore {
     const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}`;
     const r = (await this.scripts.take([this.key(ref)], [n, gen, prefetch])) as (string | number)[];
     const status = TAKE_STATUS[Number(r[0])];
+    if (status === 'replaced') this.onReplaced?.(ref);
     const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };
     if (status === 'exhausted') return { ...head, ranges: [], avail: Number(r[4]) };
     const ranges: Range[] = [];

@@ -14,15 +14,17 @@
   Returns
      1  installed as the current segment (the current one was used up)
      2  installed as the next segment
-    -1  refused: the hash is absent or carries another gen (Redis lost its data, or the tag
+    -1  refused: the hash is absent, carries another gen, or was written by another Redis
+        instance (Redis lost its data, restarted from a snapshot or failed over, or the tag
         was reset, after this refill was requested); the segment is wasted, never shared
     -2  refused: a next segment is already present (a racing refill won)
     -3  refused: the segment is not above every ID already installed (a slower refill lost
         the race); installing it would hand out IDs lower than ones already issued
 ]]
 local key = KEYS[1]
-local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'hwm', 'taken')
+local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'hwm', 'taken', 'rid')
 if not h[1] or h[1] ~= ARGV[1] then return -1 end
+if h[7] ~= string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') then return -1 end
 if h[4] then return -2 end
 local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
 if first <= tonumber(h[5]) then return -3 end

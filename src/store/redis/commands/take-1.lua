@@ -8,7 +8,7 @@
            lost its data, or the tag was reset); installs must later present it
   ARGV[3]  prefetch: fraction of a segment consumed at which the next one is wanted
 
-  Hash fields: gen, cur (next ID to hand out), end (last ID of the current segment),
+  Hash fields: rid (run id of the Redis instance that created the hash), gen, cur (next ID to hand out), end (last ID of the current segment),
   nf/ne (next segment), seg (number of the current segment), pf (prefetch point),
   rq (segment number a refill was last asked for), hwm (highest ID ever installed),
   taken (IDs handed out), rt/rn (time and taken count at the last install), ex (exhausted),
@@ -18,6 +18,9 @@
     status 0  all n IDs given, as inclusive runs
     status 1  dry: fewer than n given (possibly none); a refill is wanted
     status 2  cold: the hash was absent and has been created with ARGV[2]; none given
+    status 4  replaced: the hash was written by another Redis instance (this server restarted
+              from a snapshot, or a replica that may have missed the last takes was promoted):
+              its cursor cannot be trusted, so it has been created afresh as in status 2
     status 3  exhausted: fewer than n IDs are left before the tag's limit (ex is set and Redis
               holds fewer than n, or lim says fewer than n remain at all); none given, so no
               request is left holding a part of its IDs; the fifth element is how many are left
@@ -25,10 +28,18 @@
 ]]
 local key = KEYS[1]
 local n = tonumber(ARGV[1])
-local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm')
-if not h[1] then
-  redis.call('HSET', key, 'gen', ARGV[2], 'cur', 1, 'end', 0, 'seg', 0, 'pf', 0, 'rq', 0, 'hwm', 0, 'taken', 0)
-  return {2, ARGV[2], 0, 1}
+-- The run id changes whenever the server process changes: restart (with or without data) or
+-- failover. A hash from another instance may lag behind IDs already handed out.
+local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')
+if not h[1] or h[12] ~= rid then
+  local status = 2
+  if h[1] then
+    status = 4
+    redis.call('DEL', key)
+  end
+  redis.call('HSET', key, 'rid', rid, 'gen', ARGV[2], 'cur', 1, 'end', 0, 'seg', 0, 'pf', 0, 'rq', 0, 'hwm', 0, 'taken', 0)
+  return {status, ARGV[2], 0, 1}
 end
 
 local cur, last, seg, pf = tonumber(h[2]), tonumber(h[3]), tonumber(h[6]), tonumber(h[7])
