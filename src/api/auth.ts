@@ -1,5 +1,6 @@
-// Admin authentication: `Authorization: Bearer <ADMIN_TOKEN>` (or, for pages a browser opens,
-// the cookie `idmint_admin` holding the token), compared in constant time.
+// Admin authentication: `Authorization: Bearer <token>` (or, for pages a browser opens, the
+// cookie `idmint_admin` holding the token), compared in constant time. The admin token may do
+// everything; the optional viewer token (VIEWER_TOKEN) may only read: GET and HEAD requests.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IdmintError } from '../errors.js';
@@ -8,6 +9,17 @@ import { sendError } from './errors.js';
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 export const ADMIN_COOKIE = 'idmint_admin';
+
+/** What the caller's credential allows: everything, or reading only. */
+export type AdminRole = 'admin' | 'viewer';
+
+const READ_METHODS = new Set(['GET', 'HEAD']);
+const roles = new WeakMap<FastifyRequest, AdminRole>();
+
+/** The role the admin guard granted this request (undefined outside the admin scope). */
+export function adminRole(req: FastifyRequest): AdminRole | undefined {
+  return roles.get(req);
+}
 
 function cookieToken(header: string | undefined): string | undefined {
   if (!header) return undefined;
@@ -25,27 +37,40 @@ function cookieToken(header: string | undefined): string | undefined {
 }
 
 /**
- * An onRequest hook that answers 401 itself (rather than throwing), so it holds in scopes
- * with an error handler of their own, such as Bull Board's.
+ * An onRequest hook that answers 401 (no or wrong token) and 403 (the viewer token on a
+ * request that is not a read) itself, rather than throwing, so it holds in scopes with an
+ * error handler of their own, such as Bull Board's.
  */
-export function adminGuard(token: string): (req: FastifyRequest, reply: FastifyReply) => Promise<void> {
-  const check = tokenCheck(token);
+export function adminGuard(adminToken: string, viewerToken = ''): (req: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const check = tokenCheck(adminToken, viewerToken);
   return async (req, reply) => {
     try {
-      check(req);
+      const role = check(req);
+      if (role === 'viewer' && !READ_METHODS.has(req.method)) {
+        throw new IdmintError('FORBIDDEN', `the viewer token may only read; ${req.method} needs the admin token`);
+      }
+      roles.set(req, role);
     } catch (err) {
       await sendError(reply, err as IdmintError);
     }
   };
 }
 
-function tokenCheck(token: string): (req: FastifyRequest) => void {
-  const want = digest(token);
+function tokenCheck(adminToken: string, viewerToken: string): (req: FastifyRequest) => AdminRole {
+  const admin = digest(adminToken);
+  const viewer = viewerToken === '' ? undefined : digest(viewerToken);
+  const wrong = viewer ? 'the token is neither the admin token nor the viewer token' : 'the admin token is wrong';
   return (req) => {
     const h = req.headers.authorization;
     const m = typeof h === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
     const given = m?.[1] ?? cookieToken(req.headers.cookie);
     if (given === undefined) throw new IdmintError('UNAUTHORIZED', 'send Authorization: Bearer <admin token>');
-    if (!timingSafeEqual(digest(given), want)) throw new IdmintError('UNAUTHORIZED', 'the admin token is wrong');
+    const d = digest(given);
+    // Both comparisons run whatever the first answered, so timing tells nothing either.
+    const isAdmin = timingSafeEqual(d, admin);
+    const isViewer = viewer !== undefined && timingSafeEqual(d, viewer);
+    if (isAdmin) return 'admin';
+    if (isViewer) return 'viewer';
+    throw new IdmintError('UNAUTHORIZED', wrong);
   };
 }
