@@ -1,6 +1,7 @@
 // Turns every failure into the one error shape {"error":{"code","message"}} with the
 // registry's status; nothing a client sends produces a 500 or a stack trace.
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IdmintError } from '../errors.js';
 import { SpecProblems } from '../core/tag-spec.js';
 
@@ -18,6 +19,36 @@ export function toIdmintError(err: unknown): IdmintError {
     return new IdmintError('INVALID_ARGUMENT', fe.message);
   }
   return new IdmintError('INTERNAL', 'internal error', { cause: err });
+}
+
+/**
+ * Fastify's `clientErrorHandler`: requests Node's parser refuses before any route sees them
+ * (a head over the header size limit, an unknown method, broken framing) get the API's error
+ * shape too, with Node's status (431, 408, else 400), instead of Fastify's own body.
+ */
+export function clientErrorHandler(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // The answer to a HEAD request has no body, even here.
+  const head = Buffer.isBuffer(err.rawPacket) && err.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
+  const [status, text, message] = err.code === 'HPE_HEADER_OVERFLOW'
+    ? [431, 'Request Header Fields Too Large', 'the request head is larger than the server accepts (16 KiB)']
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'the request did not arrive in time']
+      : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
+  const body = JSON.stringify(new IdmintError('INVALID_ARGUMENT', message).toJSON());
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${head ? '' : body}`);
+  }
+  socket.destroy(err);
+}
+
+/**
+ * Fastify's `frameworkErrors`: a path with broken percent-encoding or a segment over the
+ * router's length limit is refused before routing; answered in the API's error shape.
+ */
+export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment is too long' : 'the path is not valid percent-encoded UTF-8';
+  sendError(reply, new IdmintError('INVALID_ARGUMENT', message));
 }
 
 export function installErrorHandling(app: FastifyInstance, onError: (code: string) => void = () => undefined): void {

@@ -5,6 +5,7 @@ import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Config } from '../../config.js';
+import { invalid } from '../../errors.js';
 import type { Dispenser } from '../../service/dispenser.js';
 import { errorMessage, MAX_CONTROL_BYTES } from './protocol.js';
 import { StreamSession, type AuthorizeTake } from './session.js';
@@ -47,31 +48,40 @@ async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Pro
     },
   });
 
-  app.get('/v1/stream', { websocket: true }, (socket, request) => {
-    const client = request.ip;
-    const open = perClient.get(client) ?? 0;
-    if (open >= config.streamMaxSocketsPerClient) {
-      socket.send(errorMessage(null, 'LIMIT_EXCEEDED', `at most ${config.streamMaxSocketsPerClient} stream sockets per client address`));
-      socket.close(1008, 'too many sockets from this address');
-      return;
-    }
-    perClient.set(client, open + 1);
-    sockets.add(socket);
-    const session = new StreamSession(socket, request, dispenser, {
-      limits: { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock },
-      maxInFlight: config.streamMaxInFlight,
-      maxBufferBytes: config.streamMaxBufferBytes,
-      chunkIds: config.coalesceMax,
-      authorize: opts.authorize,
-    }, request.log);
-    // Attached before the handler returns, so no message is missed.
-    socket.on('message', (data: Buffer, isBinary: boolean) => session.onMessage(data, isBinary));
-    socket.once('close', () => {
-      session.onClose();
-      sockets.delete(socket);
-      const n = (perClient.get(client) ?? 1) - 1;
-      if (n > 0) perClient.set(client, n);
-      else perClient.delete(client);
-    });
+  app.route({
+    method: 'GET',
+    url: '/v1/stream',
+    schema: { hide: true },
+    // A plain GET (no Upgrade) gets the API's error shape, not @fastify/websocket's empty 404.
+    handler: async () => {
+      throw invalid('GET /v1/stream is the websocket stream: open it with "Upgrade: websocket" (see docs/STREAM.md)');
+    },
+    wsHandler: (socket, request) => {
+      const client = request.ip;
+      const open = perClient.get(client) ?? 0;
+      if (open >= config.streamMaxSocketsPerClient) {
+        socket.send(errorMessage(null, 'LIMIT_EXCEEDED', `at most ${config.streamMaxSocketsPerClient} stream sockets per client address`));
+        socket.close(1008, 'too many sockets from this address');
+        return;
+      }
+      perClient.set(client, open + 1);
+      sockets.add(socket);
+      const session = new StreamSession(socket, request, dispenser, {
+        limits: { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock },
+        maxInFlight: config.streamMaxInFlight,
+        maxBufferBytes: config.streamMaxBufferBytes,
+        chunkIds: config.coalesceMax,
+        authorize: opts.authorize,
+      }, request.log);
+      // Attached before the handler returns, so no message is missed.
+      socket.on('message', (data: Buffer, isBinary: boolean) => session.onMessage(data, isBinary));
+      socket.once('close', () => {
+        session.onClose();
+        sockets.delete(socket);
+        const n = (perClient.get(client) ?? 1) - 1;
+        if (n > 0) perClient.set(client, n);
+        else perClient.delete(client);
+      });
+    },
   });
 }
