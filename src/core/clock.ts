@@ -57,3 +57,23 @@ export function commit(s: SequenceState, t: Tick & { kind: 'issue' }): void {
   s.lastTime = t.time;
   s.lastSeq = t.seq;
 }
+
+/**
+ * The system clock moved by an offset that can be changed while running (test mode's debug
+ * switch): the snowflake generator, the lease manager and rule periods all read the same
+ * shifted time, as they would on a machine whose clock was stepped.
+ */
+export class ShiftedClock implements Clock {
+  private offset = 0;
+  constructor(private readonly base: Clock = systemClock) {}
+  now(): number {
+    return this.base.now() + this.offset;
+  }
+  /** The current offset in ms (positive: ahead of the base clock). */
+  get offsetMs(): number {
+    return this.offset;
+  }
+  setOffset(ms: number): void {
+    this.offset = ms;
+  }
+}

@@ -1,0 +1,199 @@
+// The faults of the chaos campaign, on a schedule drawn from the seed: Redis restarted empty,
+// MariaDB stopped and started, an idmint process SIGKILLed and started again, a process's
+// clock shifted (and put back later), a process's worker-id lease made to expire. Faults run
+// one after the other, in rounds holding every kind once; a clock shift is put back in the
+// background while the next ones run.
+import { writeFileSync } from 'node:fs';
+import { nowUs } from './recorder.js';
+import { rng } from '../../test/helpers/prng.js';
+import type { ServerPool } from './servers.js';
+import type { ChaosMysql, ChaosRedis } from './services.js';
+
+export const FAULT_KINDS = ['redis-restart', 'mysql-restart', 'kill', 'clock-shift', 'lease-expire'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface PlannedFault {
+  /** Seconds after the load started. */
+  readonly at: number;
+  readonly kind: FaultKind;
+  readonly slot: number;
+  /** How long the fault lasts (down time, shift duration), ms. */
+  readonly holdMs: number;
+  /** clock-shift: the offset, ms. */
+  readonly offsetMs?: number;
+}
+
+export interface FaultRecord {
+  readonly kind: FaultKind;
+  slot?: number;
+  /** µs on the monotonic clock: when it began and when the system was whole again. */
+  readonly start: number;
+  end?: number;
+  /** kill: when the killed process was gone, and when its successor listened. */
+  deadAt?: number;
+  upAt?: number;
+  detail?: string;
+  /** The fault could not be injected (its target was down). */
+  skipped?: string;
+}
+
+const SHIFTS = [-2500, -1200, -400, -8, 600, 1500, 3000];
+
+/**
+ * A schedule over `durationS` seconds: nothing in the first and last stretch (warm-up and
+ * recovery), then a fault about every `everyS` seconds, in rounds that hold every kind once.
+ */
+export function planFaults(seed: number, durationS: number, servers: number, everyS?: number): PlannedFault[] {
+  const g = rng(seed ^ 0x5eed);
+  const warm = Math.min(8, Math.max(2, durationS * 0.1));
+  const tail = Math.min(12, Math.max(4, durationS * 0.15));
+  const window = durationS - warm - tail;
+  if (window <= 0) return [];
+  const every = everyS ?? (durationS >= 60 ? 7 : 3.5);
+  const count = Math.max(1, Math.floor(window / every));
+  // Rounds of every kind once, each round in a new order: the kinds stay balanced.
+  const kinds: FaultKind[] = [];
+  while (kinds.length < count) {
+    const round = [...FAULT_KINDS];
+    for (let i = round.length - 1; i > 0; i--) {
+      const j = g.int(0, i);
+      [round[i], round[j]] = [round[j], round[i]];
+    }
+    kinds.push(...round.slice(0, count - kinds.length));
+  }
+  return kinds.map((kind, i) => {
+    const at = warm + (window * i) / count + g.next() * (window / count) * 0.3;
+    const slot = g.int(0, servers - 1);
+    switch (kind) {
+      case 'redis-restart':
+        return { at, kind, slot, holdMs: g.int(200, 1500) };
+      case 'mysql-restart':
+        return { at, kind, slot, holdMs: g.int(1000, 5000) };
+      case 'kill':
+        return { at, kind, slot, holdMs: g.int(200, 1500) };
+      case 'clock-shift':
+        return { at, kind, slot, holdMs: g.int(1500, 4000), offsetMs: g.pick(SHIFTS) };
+      case 'lease-expire':
+        return { at, kind, slot, holdMs: 0 };
+    }
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class FaultRunner {
+  readonly done: FaultRecord[] = [];
+  private readonly background: Promise<void>[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly pool: ServerPool,
+    private readonly redis: ChaosRedis,
+    private readonly mysql: ChaosMysql,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Runs the plan from `startedAt` (Date.now()) until it ends or stop() is called. */
+  async run(plan: readonly PlannedFault[], startedAt: number): Promise<void> {
+    for (const f of plan) {
+      const wait = startedAt + f.at * 1000 - Date.now();
+      if (wait > 0) await this.sleepUnlessStopped(wait);
+      if (this.stopped) break;
+      const rec: FaultRecord = { kind: f.kind, slot: f.slot, start: nowUs() };
+      this.done.push(rec);
+      try {
+        await this.inject(f, rec);
+      } catch (err) {
+        rec.detail = `${rec.detail ?? ''} failed: ${(err as Error).message}`.trim();
+        this.log(`fault ${f.kind} failed: ${(err as Error).message}`);
+      }
+      rec.end ??= nowUs();
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Waits for shifts still to be put back. */
+  async settle(): Promise<void> {
+    await Promise.all(this.background);
+  }
+
+  counts(): Map<string, number> {
+    const m = new Map<string, number>();
+    for (const f of this.done) if (!f.skipped) m.set(f.kind, (m.get(f.kind) ?? 0) + 1);
+    return m;
+  }
+
+  write(path: string): void {
+    writeFileSync(path, this.done.map((f) => JSON.stringify(f)).join('\n') + '\n');
+  }
+
+  private async sleepUnlessStopped(ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    while (!this.stopped && Date.now() < until) await sleep(Math.min(200, until - Date.now()));
+  }
+
+  private async inject(f: PlannedFault, rec: FaultRecord): Promise<void> {
+    switch (f.kind) {
+      case 'redis-restart': {
+        await this.redis.kill();
+        await sleep(f.holdMs);
+        await this.redis.start();
+        rec.detail = `down ${f.holdMs} ms, restarted empty`;
+        return;
+      }
+      case 'mysql-restart': {
+        await this.mysql.stop();
+        await sleep(f.holdMs);
+        await this.mysql.start();
+        rec.detail = `down ${f.holdMs} ms`;
+        return;
+      }
+      case 'kill': {
+        if (!this.pool.isUp(f.slot)) return void (rec.skipped = 'slot down');
+        const inst = await this.pool.kill(f.slot);
+        rec.deadAt = nowUs();
+        await sleep(f.holdMs);
+        await this.pool.start(f.slot);
+        rec.upAt = nowUs();
+        rec.detail = `${inst?.nodeId} killed, next instance after ${f.holdMs} ms`;
+        return;
+      }
+      case 'clock-shift': {
+        const slot = this.upSlot(f.slot);
+        if (slot === undefined) return void (rec.skipped = 'no process up');
+        await this.pool.debug(slot, 'clock', { offset_ms: f.offsetMs });
+        rec.detail = `slot ${slot} clock ${f.offsetMs! > 0 ? '+' : ''}${f.offsetMs} ms for ${f.holdMs} ms`;
+        rec.slot = slot;
+        this.background.push(
+          sleep(f.holdMs)
+            .then(() => (this.pool.isUp(slot) ? this.pool.debug(slot, 'clock', { offset_ms: 0 }) : undefined))
+            .then(
+              () => undefined,
+              (err: Error) => this.log(`putting the clock of slot ${slot} back failed: ${err.message}`),
+            ),
+        );
+        return;
+      }
+      case 'lease-expire': {
+        const slot = this.upSlot(f.slot);
+        if (slot === undefined) return void (rec.skipped = 'no process up');
+        rec.slot = slot;
+        const r = (await this.pool.debug(slot, 'lease/expire', {})) as { expired: unknown[] };
+        rec.detail = `slot ${slot}: ${JSON.stringify(r.expired)}`;
+        return;
+      }
+    }
+  }
+
+  /** The slot if its process is up, else another one that is. */
+  private upSlot(slot: number): number | undefined {
+    for (let i = 0; i < this.pool.size; i++) {
+      const s = (slot + i) % this.pool.size;
+      if (this.pool.isUp(s)) return s;
+    }
+    return undefined;
+  }
+}

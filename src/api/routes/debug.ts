@@ -1,0 +1,80 @@
+// Debug switches for fault campaigns (scripts/chaos), registered only in test mode
+// (TEST_MODE=1, which the config allows only on a loopback HOST) and behind the admin token:
+// shift this process's clock, and make its worker-id leases expire now.
+import type { FastifyInstance } from 'fastify';
+import { ShiftedClock } from '../../core/clock.js';
+import { IdmintError } from '../../errors.js';
+import type { Runtime } from '../../runtime.js';
+
+/** Largest shift accepted either way: one day. */
+const MAX_SHIFT_MS = 86_400_000;
+
+export async function debugRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+  const { rt } = opts;
+  const shifted = (): ShiftedClock => {
+    if (!(rt.clock instanceof ShiftedClock)) throw new IdmintError('INVALID_ARGUMENT', 'this process runs on an injected clock that cannot be shifted');
+    return rt.clock;
+  };
+  const clockState = () => ({ offset_ms: shifted().offsetMs, now: new Date(rt.clock.now()).toISOString(), system_now: new Date().toISOString() });
+
+  app.get('/v1/debug/clock', async () => clockState());
+
+  // Sets the offset (not adds to it): {"offset_ms": -1500} puts the clock 1.5 s behind the
+  // system clock, {"offset_ms": 0} back on it. Moving the offset down is a step backwards.
+  app.post<{ Body: { offset_ms: number } }>(
+    '/v1/debug/clock',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          required: ['offset_ms'],
+          additionalProperties: false,
+          properties: { offset_ms: { type: 'integer', minimum: -MAX_SHIFT_MS, maximum: MAX_SHIFT_MS } },
+        },
+      },
+    },
+    async (req) => {
+      const clock = shifted();
+      const before = clock.offsetMs;
+      clock.setOffset(req.body.offset_ms);
+      rt.log.warn({ from: before, to: req.body.offset_ms }, 'debug: clock offset changed');
+      return { previous_offset_ms: before, ...clockState() };
+    },
+  );
+
+  // The worker-id leases this process holds lapse now, as if its renewals had stopped for a
+  // TTL: the lease keys are deleted in Redis (the ids are free for any process) and the local
+  // deadlines set to the past. The process issues no snowflake ID until it holds a lease again,
+  // and the new lease starts above the horizon recorded for the id (last:<id>), so nothing it
+  // or the id's next holder issues can repeat what was issued under the old lease.
+  app.post<{ Body: { worker_bits?: number } }>(
+    '/v1/debug/lease/expire',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { worker_bits: { type: 'integer', minimum: 1, maximum: 63 } },
+        },
+      },
+    },
+    async (req) => {
+      const bits = req.body?.worker_bits;
+      const expired = [];
+      for (const lease of rt.leases.held()) {
+        if (bits !== undefined && lease.bits !== bits) continue;
+        lease.deadlineMs = 0;
+        // The lease key as src/store/redis/leases.ts names it: "<space base>w:<id>". Deleted only
+        // while it is still this process's (the value starts with the node id).
+        const key = `${rt.keys.workerSpace(lease.bits)}w:${lease.workerId}`;
+        const value = await rt.redis.get(key);
+        const ours = value !== null && value.split(' ')[0] === rt.config.nodeId;
+        if (ours) await rt.redis.del(key);
+        lease.deadlineMs = 0; // again: a renewal that was in flight may have extended it meanwhile
+        expired.push({ worker_bits: lease.bits, worker_id: lease.workerId, key_deleted: ours });
+      }
+      rt.log.warn({ expired }, 'debug: worker-id leases expired');
+      return { expired };
+    },
+  );
+}
