@@ -1,10 +1,10 @@
 // BullMQ workers for leases: the renewal worker of this process's own queue, and the janitor,
 // which removes the lease queues of nodes whose heartbeat lapsed (killed processes).
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { JANITOR_QUEUE, LEASE_QUEUE_PREFIX, leaseQueueName } from '../producer/lease-scheduler.js';
 import type { LeaseManager } from '../service/lease-manager.js';
+import { scanKeys, type RedisClient } from '../store/redis/connection.js';
 import type { LeaseStore } from '../store/redis/leases.js';
 
 export interface LeaseWorkers {
@@ -14,13 +14,10 @@ export interface LeaseWorkers {
 }
 
 /** Lease queues of other nodes whose heartbeat is gone, removed; returns their node ids. */
-export async function sweepDeadLeaseQueues(redis: Redis, connection: Redis, prefix: string, store: LeaseStore, selfId: string): Promise<string[]> {
+export async function sweepDeadLeaseQueues(redis: RedisClient, connection: RedisClient, prefix: string, store: LeaseStore, selfId: string): Promise<string[]> {
   const removed: string[] = [];
-  let cursor = '0';
   const pattern = `${prefix}:${LEASE_QUEUE_PREFIX}*:meta`;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
+  await scanKeys(redis, pattern, async (keys) => {
     for (const key of keys) {
       const nodeId = key.slice(prefix.length + 1 + LEASE_QUEUE_PREFIX.length, -':meta'.length);
       if (nodeId === selfId || (await store.isAlive(nodeId))) continue;
@@ -33,13 +30,13 @@ export async function sweepDeadLeaseQueues(redis: Redis, connection: Redis, pref
         await q.close();
       }
     }
-  } while (cursor !== '0');
+  });
   return removed;
 }
 
 export function startLeaseWorkers(deps: {
-  connection: Redis;
-  redis: Redis;
+  connection: RedisClient;
+  redis: RedisClient;
   prefix: string;
   nodeId: string;
   leases: LeaseManager;

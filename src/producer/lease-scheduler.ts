@@ -2,7 +2,7 @@
 // queue of its own (`lease.<node id>`, every TTL/3), and every process keeps one shared
 // janitor scheduler alive that clears queues left behind by processes that were killed.
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis/connection.js';
 
 export const LEASE_QUEUE_PREFIX = 'lease.';
 export const JANITOR_QUEUE = 'janitor';
@@ -14,7 +14,7 @@ export class LeaseScheduler {
   readonly queue: Queue;
   readonly janitor: Queue;
 
-  constructor(connection: Redis, prefix: string, nodeId: string, private readonly everyMs: number, onError: (err: Error) => void = () => undefined) {
+  constructor(connection: RedisClient, prefix: string, nodeId: string, private readonly everyMs: number, onError: (err: Error) => void = () => undefined) {
     this.queue = new Queue(leaseQueueName(nodeId), { connection, prefix });
     this.janitor = new Queue(JANITOR_QUEUE, { connection, prefix });
     this.queue.on('error', onError);

@@ -2,7 +2,7 @@
 // deduplication id makes every process that notices the same prefetch point, or the same
 // dry or cold tag, share one job.
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis/connection.js';
 
 export const REFILL_QUEUE = 'refill';
 /** Backoff type handled by the refill worker's strategy (capped exponential). */
@@ -28,7 +28,7 @@ export function refillJobId(d: Pick<RefillJobData, 'tag' | 'epoch' | 'shard' | '
 export class RefillProducer {
   readonly queue: Queue<RefillJobData>;
 
-  constructor(connection: Redis, prefix: string, onError: (err: Error) => void = () => undefined) {
+  constructor(connection: RedisClient, prefix: string, onError: (err: Error) => void = () => undefined) {
     this.queue = new Queue<RefillJobData>(REFILL_QUEUE, {
       connection,
       prefix,

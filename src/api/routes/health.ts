@@ -1,9 +1,11 @@
 // Liveness and readiness. /healthz: the process answers. /readyz: Redis and MySQL answer, the
 // schema is migrated, and when snowflake tags exist this process holds (or can take now) a
 // valid worker-id lease for each width they use (a node that is not ready may still serve
-// buffered segment IDs).
+// buffered segment IDs). A Redis Cluster is ready when it reports cluster_state:ok and every
+// master answers.
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../../runtime.js';
+import { checkRedis } from '../../store/redis/connection.js';
 
 async function check(fn: () => Promise<unknown>, timeoutMs = 1000): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
@@ -22,7 +24,7 @@ export async function healthRoutes(app: FastifyInstance, opts: { rt: Runtime }):
   app.get('/healthz', async () => ({ status: 'ok', node: rt.config.nodeId }));
   app.get('/readyz', async (_req, reply) => {
     const [redis, mysql, lease] = await Promise.all([
-      check(() => rt.redis.ping()),
+      check(() => checkRedis(rt.redis)),
       check(() => rt.pool.query('SELECT 1 FROM idmint_schema_migrations LIMIT 1')),
       check(async () => {
         const widths = new Set((await rt.tags.list()).flatMap((t) => (t.snowflake && t.enabled ? [t.snowflake.workerBits] : [])));

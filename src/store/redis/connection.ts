@@ -1,8 +1,18 @@
 // Redis connections by role. The request path fails fast while Redis is away (callers answer
-// 503); BullMQ workers wait for Redis forever, as BullMQ requires.
-import { Redis, type RedisOptions } from 'ioredis';
+// 503); BullMQ workers wait for Redis forever, as BullMQ requires. The "default" Redis is a
+// single server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES); both give the same
+// roles, and RedisClient is either.
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { Config } from '../../config.js';
 
 export type RedisRole = 'command' | 'queue' | 'worker' | 'subscriber';
+
+/** A single server or a cluster: everything idmint runs works on both. */
+export type RedisClient = Redis | Cluster;
+
+export function isCluster(r: RedisClient): r is Cluster {
+  return r.isCluster;
+}
 
 export function redisOptions(role: RedisRole): RedisOptions {
   const base: RedisOptions = {
@@ -28,13 +38,45 @@ export function createRedis(url: string, role: RedisRole): Redis {
   return new Redis(url, redisOptions(role));
 }
 
-/** Resolves when the client is ready, or rejects after timeoutMs. */
-export function whenReady(r: Redis, timeoutMs = 10000): Promise<void> {
+/**
+ * The same roles on a Redis Cluster. The offline queue is the cluster's (commands sent while
+ * it has no slot map); the per-node options (retries per request, timeouts, credentials and
+ * TLS from `url`) apply to every node's connection. BullMQ reads maxRetriesPerRequest from
+ * the per-node options, so workers and subscribers carry null there.
+ */
+export function createCluster(nodes: readonly { host: string; port: number }[], url: string, role: RedisRole): Cluster {
+  const { lazyConnect, retryStrategy, enableOfflineQueue, ...perNode } = redisOptions(role);
+  const u = new URL(url);
+  const options: ClusterOptions = {
+    lazyConnect,
+    enableOfflineQueue: enableOfflineQueue ?? true,
+    clusterRetryStrategy: retryStrategy,
+    // After a failover the slot map is stale until refreshed: retry moved slots soon.
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    slotsRefreshTimeout: 2000,
+    redisOptions: {
+      ...perNode,
+      ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+      ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+      ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  };
+  return new Cluster(nodes.map((n) => ({ host: n.host, port: n.port })), options);
+}
+
+/** The "default" Redis of a role: the cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL. */
+export function createDefaultRedis(config: Pick<Config, 'redisUrl' | 'redisClusterNodes'>, role: RedisRole): RedisClient {
+  return config.redisClusterNodes.length > 0 ? createCluster(config.redisClusterNodes, config.redisUrl, role) : createRedis(config.redisUrl, role);
+}
+
+/** Resolves when the client is ready (a cluster: slot map loaded, cluster state ok), or rejects after timeoutMs. */
+export function whenReady(r: RedisClient, timeoutMs = 10000): Promise<void> {
   if (r.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => {
       cleanup();
-      reject(new Error(`Redis not ready after ${timeoutMs} ms (status ${r.status})`));
+      reject(new Error(`Redis${isCluster(r) ? ' Cluster' : ''} not ready after ${timeoutMs} ms (status ${r.status})`));
     }, timeoutMs);
     const onReady = () => {
       cleanup();
@@ -46,4 +88,44 @@ export function whenReady(r: Redis, timeoutMs = 10000): Promise<void> {
     };
     r.on('ready', onReady);
   });
+}
+
+/**
+ * Calls fn with every batch of keys matching pattern. SCAN walks one server's keyspace, so on
+ * a cluster every master is scanned (a slot being migrated may have keys on two of them).
+ * The keys of one batch come from one node; fn may send commands for them through `r`.
+ */
+export async function scanKeys(r: RedisClient, pattern: string, fn: (keys: string[]) => Promise<unknown>): Promise<void> {
+  // Until a cluster has loaded its slot map, its node list holds only the seeds, as masters.
+  if (isCluster(r)) await whenReady(r);
+  const nodes: Redis[] = isCluster(r) ? r.nodes('master') : [r];
+  if (nodes.length === 0) throw new Error('Redis Cluster has no known master (slot map not loaded)');
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await fn(keys);
+    } while (cursor !== '0');
+  }
+}
+
+/**
+ * Throws with a readable reason unless Redis can serve: a single server answers PING; a
+ * cluster is connected, reports cluster_state:ok, and every master answers PING.
+ */
+export async function checkRedis(r: RedisClient): Promise<void> {
+  if (!isCluster(r)) {
+    await r.ping();
+    return;
+  }
+  if (r.status !== 'ready') throw new Error(`Redis Cluster connection is ${r.status}`);
+  const info = String(await r.cluster('INFO'));
+  const state = /cluster_state:(\w+)/.exec(info)?.[1];
+  if (state !== 'ok') throw new Error(`Redis Cluster reports cluster_state:${state ?? 'unknown'}`);
+  const masters = r.nodes('master');
+  if (masters.length === 0) throw new Error('Redis Cluster has no known master');
+  await Promise.all(masters.map((m) => m.ping().catch((err: Error) => {
+    throw new Error(`Redis Cluster master ${m.options.host}:${m.options.port}: ${err.message}`);
+  })));
 }

@@ -1,5 +1,5 @@
 // Typed access to worker-id leases in Redis (scripts lease-*.lua).
-import type { Redis } from 'ioredis';
+import { scanKeys, type RedisClient } from './connection.js';
 import type { Keys } from './keys.js';
 import { loadScripts, type ScriptFn } from './scripts.js';
 
@@ -28,7 +28,7 @@ export const MAX_PROBES = 4096;
 export class LeaseStore {
   private readonly scripts: Record<string, ScriptFn>;
 
-  constructor(private readonly redis: Redis, private readonly keys: Keys) {
+  constructor(private readonly redis: RedisClient, private readonly keys: Keys) {
     this.scripts = loadScripts(redis);
   }
 
@@ -68,12 +68,7 @@ export class LeaseStore {
 
   private async scan(pattern: string): Promise<string[]> {
     const out: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      out.push(...keys);
-    } while (cursor !== '0');
+    await scanKeys(this.redis, pattern, async (keys) => out.push(...keys));
     return out;
   }
 

@@ -4,14 +4,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 const DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'commands');
 
 export type ScriptReply = (string | number)[];
 export type ScriptFn = (keys: string[], args: (string | number)[]) => Promise<unknown>;
 
-export function loadScripts(redis: Redis): Record<string, ScriptFn> {
+export function loadScripts(redis: RedisClient): Record<string, ScriptFn> {
   const out: Record<string, ScriptFn> = {};
   for (const file of readdirSync(DIR)) {
     const m = /^([a-z][a-z-]*)-(\d+)\.lua$/.exec(file);

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# A local Redis Cluster for development and the cluster test run: 3 masters and 3 replicas,
+# six redis-server processes on loopback ports.
+#
+#   bash scripts/redis-cluster.sh start    start it (or check the running one) and print the seeds
+#   bash scripts/redis-cluster.sh stop     kill its processes and remove its data
+#   bash scripts/redis-cluster.sh status   each node's role and cluster state; exit 1 unless healthy
+#   bash scripts/redis-cluster.sh seeds    print the seeds only
+#
+# The seeds (host:port,...) are the only thing printed on stdout, for
+# REDIS_CLUSTER_NODES=$(bash scripts/redis-cluster.sh seeds). Ports are
+# REDIS_CLUSTER_BASE_PORT (default 7101) to base+5; each node also uses its cluster bus port,
+# port + 10000. Data (nodes.conf, log, pid) lives under .data/redis-cluster/<port>/
+# (IDMINT_DATA_DIR moves .data). Nothing is persisted: a stopped cluster starts empty.
+# redis-server and redis-cli come from Debian's redis-server / redis-tools packages, installed
+# with apt-get when missing (as root), as scripts/services.sh does.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DATA="${IDMINT_DATA_DIR:-$ROOT/.data}/redis-cluster"
+BASE="${REDIS_CLUSTER_BASE_PORT:-7101}"
+HOST=127.0.0.1
+
+say() { echo "[redis-cluster] $*" >&2; }
+die() { echo "[redis-cluster] error: $*" >&2; exit 1; }
+
+[[ $BASE =~ ^[0-9]+$ ]] && ((BASE >= 1024 && BASE + 5 <= 55535)) ||
+  die "REDIS_CLUSTER_BASE_PORT must be a port from 1024 to 55530 (its bus ports are +10000), got \"$BASE\""
+PORTS=()
+for ((i = 0; i < 6; i++)); do PORTS+=($((BASE + i))); done
+
+seeds() { local IFS=,; local s=("${PORTS[@]/#/$HOST:}"); echo "${s[*]}"; }
+
+port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+apt_updated=0
+ensure_binary() { # binary package
+  command -v "$1" >/dev/null 2>&1 && return 0
+  [[ -x /usr/sbin/$1 ]] && { PATH="$PATH:/usr/sbin"; return 0; }
+  [[ $(id -u) -eq 0 ]] || die "$1 is not installed and we are not root: install the Debian package $2 (sudo apt-get install $2)"
+  command -v apt-get >/dev/null 2>&1 || die "$1 is not installed and apt-get is missing: install $2 yourself"
+  say "installing $2 with apt-get"
+  if [[ $apt_updated -eq 0 ]]; then apt-get update -qq >/dev/null; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null
+  command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 ]] || die "installing $2 did not provide $1"
+  PATH="$PATH:/usr/sbin"
+}
+
+cli() { redis-cli -h "$HOST" -p "$1" --no-auth-warning "${@:2}"; }
+
+# The pid of our redis-server on a port: from its pid file, or, when that is gone, from a
+# server on the port whose working directory is ours.
+our_pid() {
+  local f="$DATA/$1/redis.pid" pid dir
+  if [[ -f $f ]]; then
+    pid=$(<"$f")
+  else
+    dir=$(cli "$1" config get dir 2>/dev/null | sed -n 2p | tr -d '\r') || return 1
+    [[ -n $dir && $dir == "$(realpath -m "$DATA/$1")" ]] || return 1
+    pid=$(cli "$1" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
+  fi
+  [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && grep -q redis-server "/proc/$pid/cmdline" 2>/dev/null || return 1
+  echo "$pid"
+}
+
+node_ok() { # port: answers, cluster_state:ok, knows all six nodes
+  local info
+  info=$(cli "$1" cluster info 2>/dev/null | tr -d '\r') || return 1
+  grep -q '^cluster_state:ok$' <<<"$info" && grep -q '^cluster_known_nodes:6$' <<<"$info" &&
+    grep -q '^cluster_slots_ok:16384$' <<<"$info"
+}
+
+healthy() {
+  local p
+  for p in "${PORTS[@]}"; do our_pid "$p" >/dev/null && node_ok "$p" || return 1; done
+}
+
+stop_nodes() {
+  local p pid i
+  for p in "${PORTS[@]}"; do
+    pid=$(our_pid "$p") || continue
+    kill "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+  done
+  # Only this cluster's directories: another one (other ports) may share $DATA.
+  for p in "${PORTS[@]}"; do rm -rf "${DATA:?}/$p"; done
+  rm -f "$DATA/create-$BASE.log"
+  rmdir "$DATA" 2>/dev/null || true
+}
+
+start() {
+  ensure_binary redis-server redis-server
+  ensure_binary redis-cli redis-tools
+  if healthy; then
+    say "already running and healthy on ports ${PORTS[0]}-${PORTS[5]}"
+    seeds
+    return 0
+  fi
+  # Ours but not healthy (a half-made cluster, a node that died): start again from nothing.
+  stop_nodes
+  local p i
+  for p in "${PORTS[@]}"; do
+    port_open "$p" && die "port $p is in use by another process; choose other ports with REDIS_CLUSTER_BASE_PORT"
+    port_open $((p + 10000)) && die "cluster bus port $((p + 10000)) is in use by another process; choose other ports with REDIS_CLUSTER_BASE_PORT"
+  done
+  for p in "${PORTS[@]}"; do
+    mkdir -p "$DATA/$p"
+    redis-server --daemonize yes --bind "$HOST" --port "$p" --dir "$DATA/$p" \
+      --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 3000 \
+      --save '' --appendonly no --maxmemory-policy noeviction \
+      --logfile "$DATA/$p/redis.log" --pidfile "$DATA/$p/redis.pid" >/dev/null
+  done
+  for p in "${PORTS[@]}"; do
+    for ((i = 0; i < 100; i++)); do cli "$p" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
+    cli "$p" ping 2>/dev/null | grep -q PONG || { tail -n 20 "$DATA/$p/redis.log" >&2; die "redis-server on port $p did not start"; }
+  done
+  say "creating the cluster (3 masters, 3 replicas) on ports ${PORTS[0]}-${PORTS[5]}"
+  redis-cli --cluster create "${PORTS[@]/#/$HOST:}" --cluster-replicas 1 --cluster-yes >"$DATA/create-$BASE.log" 2>&1 ||
+    { tail -n 30 "$DATA/create-$BASE.log" >&2; die "redis-cli --cluster create failed (log: $DATA/create-$BASE.log)"; }
+  for ((i = 0; i < 300; i++)); do healthy && break; sleep 0.1; done
+  healthy || { for p in "${PORTS[@]}"; do say "$p: $(cli "$p" cluster info 2>&1 | tr -d '\r' | grep -E 'cluster_state|known_nodes' | tr '\n' ' ')"; done; die "the cluster did not reach cluster_state:ok within 30 s"; }
+  say "cluster_state:ok on all six nodes"
+  seeds
+}
+
+status() {
+  local p role state ok=0
+  for p in "${PORTS[@]}"; do
+    if ! our_pid "$p" >/dev/null; then say "$HOST:$p  not running"; ok=1; continue; fi
+    role=$(cli "$p" role 2>/dev/null | head -n 1 | tr -d '\r')
+    state=$(cli "$p" cluster info 2>/dev/null | tr -d '\r' | grep '^cluster_state:' || true)
+    say "$HOST:$p  ${role:-no answer}  ${state:-cluster_state:unknown}"
+    node_ok "$p" || ok=1
+  done
+  [[ $ok -eq 0 ]] && seeds
+  return $ok
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop_nodes; say "stopped; data removed" ;;
+  status) status ;;
+  seeds) seeds ;;
+  *) die "usage: $0 start|stop|status|seeds" ;;
+esac
