@@ -1,9 +1,13 @@
-// idmint command line: `idmint serve [--demo]` runs a serving node (HTTP + workers);
-// `idmint worker` runs the BullMQ workers alone.
+// idmint command line: `idmint serve [--demo] [--processes N]` runs a serving node (HTTP +
+// workers), or N of them sharing the ports (src/api/processes.ts); `idmint worker` runs the
+// BullMQ workers alone.
 import { ConfigError, loadConfig } from './config.js';
+import { isProcessWorker, runPrimary, runWorker, takeProcessesFlag } from './api/processes.js';
 import { closeOnSignals, startNode } from './api/server.js';
 
-const USAGE = `usage: idmint serve [--demo]   serve HTTP and run workers (--demo: create tag "demo")
+const USAGE = `usage: idmint serve [--demo] [--processes N|auto]
+                               serve HTTP and run workers (--demo: create tag "demo";
+                               --processes: N serving processes sharing the ports)
        idmint worker           run the refill workers only
 settings come from the environment; see docs/CONFIG.md`;
 
@@ -13,9 +17,11 @@ async function main(argv: string[]): Promise<void> {
     console.error(USAGE);
     process.exit(2);
   }
-  const unknown = flags.filter((f) => f !== '--demo');
-  if (unknown.length) {
-    console.error(`unknown option ${unknown[0]}\n${USAGE}`);
+  const { processes, rest, error } = takeProcessesFlag(flags);
+  const unknown = rest.find((f) => f !== '--demo');
+  const problem = error ?? (unknown ? `unknown option ${unknown}` : cmd === 'worker' && processes > 1 ? '--processes is an option of serve' : '');
+  if (problem) {
+    console.error(`${problem}\n${USAGE}`);
     process.exit(2);
   }
   const env = { ...process.env };
@@ -30,6 +36,8 @@ async function main(argv: string[]): Promise<void> {
     }
     throw err;
   }
+  if (isProcessWorker()) return runWorker(config);
+  if (processes > 1) process.exit(await runPrimary(config, env, processes));
   const node = await startNode(config);
   closeOnSignals(node);
 }
