@@ -3,7 +3,7 @@
 // Delivery is at least once; a job that runs twice allocates a second segment that the
 // install fence refuses or that becomes the next one: wasted at worst, never shared.
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis/connection.js';
 import type { Logger } from 'pino';
 import { nextStep } from '../core/step.js';
 import { REFILL_BACKOFF, REFILL_QUEUE, type RefillJobData } from '../producer/refill-producer.js';
@@ -13,7 +13,7 @@ import type { SegmentStore } from '../store/redis/segments.js';
 import type { Metrics } from '../service/metrics.js';
 
 export interface RefillDeps {
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly prefix: string;
   readonly concurrency: number;
   readonly tags: TagsRepo;
@@ -38,9 +38,10 @@ export function refillBackoffMs(attemptsMade: number): number {
 
 export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connection' | 'prefix' | 'concurrency'>): Promise<RefillOutcome> {
   const scope = d.scope ?? '';
-  const ref = { tag: d.tag, epoch: d.epoch, shard: d.shard, scope };
   const tag = await deps.tags.get(d.tag);
   if (!tag || tag.epoch !== d.epoch) return { result: 'tag-gone' };
+  // The epoch changes when the tag moves, so under this epoch its state lives on tag.redis.
+  const ref = { tag: d.tag, epoch: d.epoch, shard: d.shard, scope, redis: tag.redis };
   const st = await deps.segments.stats(ref);
   // Cheap early exits; the install script enforces the same conditions atomically.
   if (st.gen !== d.gen) return { result: 'reset' };
@@ -63,7 +64,7 @@ export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connectio
   }
   const [first, last] = alloc.range;
   const result = await deps.segments.install(ref, d.gen, alloc.range, tag.prefetch, now, alloc.limit);
-  deps.log.info({ tag: d.tag, shard: d.shard, scope, epoch: d.epoch, first, last, step, installed: result, urgent: d.urgent }, 'segment allocated');
+  deps.log.info({ tag: d.tag, shard: d.shard, scope, epoch: d.epoch, redis: tag.redis, first, last, step, installed: result, urgent: d.urgent }, 'segment allocated');
   return { result, first, last, step };
 }
 

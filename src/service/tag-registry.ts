@@ -3,11 +3,12 @@
 // so a change made anywhere is served everywhere at once. Without an announcement, a
 // definition older than TAG_CACHE_MS is refreshed in the background while the cached one keeps
 // serving. While MySQL is unreachable the last known definition keeps serving (IDs still come
-// from Redis) and requests never wait on MySQL for it.
-import type { Redis } from 'ioredis';
+// from Redis) and requests never wait on MySQL for it. On a Redis Cluster, PUBLISH reaches
+// subscribers on every node (the cluster bus forwards it), so the same channel works there.
 import type { Logger } from 'pino';
 import { unavailable } from '../errors.js';
 import type { StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
+import { isCluster, type RedisClient } from '../store/redis/connection.js';
 import type { Keys } from '../store/redis/keys.js';
 
 interface Entry {
@@ -26,22 +27,26 @@ export class TagRegistry {
 
   constructor(
     private readonly repo: Pick<TagsRepo, 'get'> & { tokenHashes(tag: string): Promise<string[]> },
-    private readonly publisher: Redis,
+    private readonly publisher: RedisClient,
     private readonly keys: Keys,
     private readonly maxAgeMs: number,
     private readonly log: Logger,
   ) {}
 
   /** Starts listening for change announcements on a dedicated subscriber connection. */
-  async listen(subscriber: Redis): Promise<void> {
+  async listen(subscriber: RedisClient): Promise<void> {
     const channel = this.keys.tagsChanged();
     subscriber.on('message', (ch: string, tag: string) => {
       if (ch === channel) this.markChanged(tag);
     });
     // Announcements may have been missed while disconnected: re-read everything before use.
-    subscriber.on('ready', () => {
+    const markAll = () => {
       for (const name of this.entries.keys()) this.markChanged(name);
-    });
+    };
+    subscriber.on('ready', markAll);
+    // A cluster subscribes on one node and moves to another when that node leaves the slot
+    // map, without a 'ready' of its own: announcements may have been missed then too.
+    if (isCluster(subscriber)) subscriber.on('-node', markAll);
     await subscriber.subscribe(channel);
   }
 
@@ -67,6 +72,12 @@ export class TagRegistry {
     const entry = e ?? { tag: undefined, at: 0, known: false, changed: false };
     this.entries.set(name, entry);
     return entry.loading ?? this.load(name, entry);
+  }
+
+  /** The definition read again from MySQL now (not from the cache). */
+  refresh(name: string): Promise<StoredTag | undefined> {
+    this.markChanged(name);
+    return this.get(name);
   }
 
   private load(name: string, entry: Entry): Promise<StoredTag | undefined> {

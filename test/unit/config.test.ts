@@ -81,6 +81,18 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ PORT: ' 81 ' }).port, 81, 'surrounding blanks are tolerated');
   });
 
+  it('reads named Redis servers from REDIS_URLS, REDIS_URL being "default"', () => {
+    const c = loadConfig({ REDIS_URL: 'redis://r0:6379', REDIS_URLS: ' a=redis://r1:6379 , b-2=rediss://u:p@r2:6380/1,' });
+    assert.deepEqual(c.redisUrls, { default: 'redis://r0:6379', a: 'redis://r1:6379', 'b-2': 'rediss://u:p@r2:6380/1' });
+    assert.deepEqual(loadConfig({}).redisUrls, { default: 'redis://127.0.0.1:6379' });
+    for (const [bad, why] of [
+      ['a', /name=redis/], ['=redis://x', /name=redis/], ['A=redis://x', /name=redis/], ['a=http://x', /"a" is not a redis/],
+      ['default=redis://x', /must not name "default"/], ['a=redis://x,a=redis://y', /names "a" twice/],
+    ] as const) {
+      assert.throws(() => loadConfig({ REDIS_URLS: bad }), (e: unknown) => e instanceof ConfigError && why.test(e.message) && /REDIS_URLS/.test(e.message), bad);
+    }
+  });
+
   it('names the variable in the message for each bad value', () => {
     const cases: [name: string, value: string][] = [
       ['PORT', 'abc'], ['PORT', '-1'], ['PORT', '1.5'], ['PORT', '65536'], ['PORT', '0x50'], ['PORT', '8080a'],

@@ -3,24 +3,21 @@
 import type { FastifyInstance } from 'fastify';
 import { runsOutAt } from '../../core/snowflake-layout.js';
 import { specFromCreate, specFromUpdate, specToJson } from '../../core/tag-spec.js';
-import { IdmintError } from '../../errors.js';
+import { IdmintError, invalid } from '../../errors.js';
 import type { Runtime } from '../../runtime.js';
 import type { StoredTag } from '../../store/mysql/tags-repo.js';
-import type { SegmentRef } from '../../store/redis/segments.js';
-
-const tagParam = {
-  type: 'object',
-  required: ['tag'],
-  properties: { tag: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } },
-} as const;
+import { DEFAULT_REDIS, type SegmentRef } from '../../store/redis/segments.js';
+import { tagParam } from '../schemas.js';
 
 function view(t: StoredTag): Record<string, unknown> {
   const extra = t.snowflake ? { runs_out_at: runsOutAt(t.snowflake).toISOString() } : {};
-  return { ...specToJson(t), ...extra, incarnation: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
+  // Snowflake tags keep no state of their own in Redis: no server to show.
+  const redis = t.mode === 'snowflake' ? {} : { redis: t.redis };
+  return { ...specToJson(t), ...extra, ...redis, incarnation: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
 }
 
 function refs(t: StoredTag): SegmentRef[] {
-  return Array.from({ length: t.shards }, (_, shard) => ({ tag: t.tag, epoch: t.epoch, shard }));
+  return Array.from({ length: t.shards }, (_, shard) => ({ tag: t.tag, epoch: t.epoch, shard, redis: t.redis }));
 }
 
 export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
@@ -31,9 +28,23 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     return t;
   };
 
+  /** The optional "redis" field of a create body: which named server holds the tag's state. */
+  const redisOf = (body: unknown): { redis: string; rest: unknown } => {
+    if (body === null || typeof body !== 'object' || Array.isArray(body) || !('redis' in body)) return { redis: DEFAULT_REDIS, rest: body };
+    const { redis, ...rest } = body as Record<string, unknown>;
+    if (typeof redis !== 'string' || !rt.segments.has(redis)) {
+      throw invalid(`redis must name a configured Redis server: ${rt.segments.names().map((n) => `"${n}"`).join(', ')} (REDIS_URLS)`);
+    }
+    if (redis !== DEFAULT_REDIS && (rest as { mode?: unknown }).mode === 'snowflake') {
+      throw invalid('snowflake tags keep no state of their own in Redis: leave out redis');
+    }
+    return { redis, rest };
+  };
+
   app.post('/v1/admin/tags', async (req, reply) => {
-    const spec = specFromCreate(req.body);
-    const stored = await rt.tags.create(spec);
+    const { redis, rest } = redisOf(req.body);
+    const spec = specFromCreate(rest);
+    const stored = await rt.tags.create(spec, redis);
     await rt.registry.announce(stored.tag);
     req.log.info({ tag: stored.tag, epoch: stored.epoch }, 'tag created');
     return reply.code(201).send(view(stored));
@@ -69,7 +80,7 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     const cur = await mustGet(req.params.tag);
     const spec = specFromUpdate(cur, req.body);
     const stored = await rt.tags.update(spec);
-    if (BigInt(stored.maxIdLimit) > BigInt(cur.maxIdLimit)) await rt.segments.clearExhausted(stored.tag, stored.epoch);
+    if (BigInt(stored.maxIdLimit) > BigInt(cur.maxIdLimit)) await rt.segments.clearExhausted(stored.tag, stored.epoch, stored.redis);
     await rt.registry.announce(stored.tag);
     req.log.info({ tag: stored.tag }, 'tag updated');
     return view(stored);
@@ -77,7 +88,7 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
 
   app.delete<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req, reply) => {
     const old = await rt.tags.remove(req.params.tag);
-    await rt.segments.reset(old.tag, old.epoch).catch((err: Error) => req.log.warn({ err: err.message }, 'Redis state of a deleted tag left behind'));
+    await rt.segments.reset(old.tag, old.epoch, old.redis).catch((err: Error) => req.log.warn({ err: err.message }, 'Redis state of a deleted tag left behind'));
     await rt.registry.announce(old.tag);
     req.log.info({ tag: old.tag }, 'tag deleted');
     return reply.code(204).send();

@@ -1,13 +1,15 @@
 // Tag definitions in MySQL: create (or re-create above every ID the old tag issued),
 // read, update, soft delete.
-import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
+import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { counterLimit, shardBits, type SegmentLayout } from '../../core/layout.js';
 import type { Mode, TagSpec } from '../../core/tag-spec.js';
 import { IdmintError, invalid } from '../../errors.js';
 
 export interface StoredTag extends TagSpec {
-  /** Counts re-creations of this name; part of the tag's Redis keys. */
+  /** Counts re-creations and moves of this name; part of the tag's Redis keys. */
   readonly epoch: number;
+  /** The named Redis server holding the tag's segment state (see REDIS_URLS). */
+  readonly redis: string;
   /** SHA-256 of the tag's live client tokens, as served (set by the tag registry). */
   readonly tokenHashes?: ReadonlySet<string>;
   readonly createdAt: string;
@@ -16,7 +18,7 @@ export interface StoredTag extends TagSpec {
 
 const COLUMNS = `tag, mode, order_mode, layout, shards, app_id, app_bits, step, min_step, max_step,
   target_seconds, prefetch, max_id_limit, node_block, enabled, description, options, epoch, deleted,
-  counter_floor, created_at, updated_at`;
+  counter_floor, redis_name, created_at, updated_at`;
 
 /** Mode-specific settings kept as JSON in the options column. */
 interface Options {
@@ -49,6 +51,7 @@ function fromRow(r: RowDataPacket): StoredTag {
     description: r.description,
     ...optionsOf(r.options),
     epoch: Number(r.epoch),
+    redis: r.redis_name,
     createdAt: new Date(r.created_at).toISOString(),
     updatedAt: new Date(r.updated_at).toISOString(),
   };
@@ -152,12 +155,15 @@ export class TagsRepo {
     return rows.map(fromRow);
   }
 
-  /** Creates the tag; a name used before continues above every ID its earlier life issued. */
-  async create(spec: TagSpec): Promise<StoredTag> {
+  /**
+   * Creates the tag on a named Redis server; a name used before continues above every ID its
+   * earlier life issued.
+   */
+  async create(spec: TagSpec, redis = 'default'): Promise<StoredTag> {
     await inTx(this.pool, async (c) => {
       const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? FOR UPDATE`, [spec.tag]);
       if (rows.length === 0) {
-        await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}`, [spec.tag, ...specValues(spec)]);
+        await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, redis_name = ?`, [spec.tag, ...specValues(spec), redis]);
         return;
       }
       if (Number(rows[0].deleted) === 0) throw new IdmintError('TAG_EXISTS', `tag "${spec.tag}" already exists`);
@@ -172,8 +178,8 @@ export class TagsRepo {
       await c.query('UPDATE idmint_counters SET max_id = GREATEST(max_id, CAST(? AS UNSIGNED)) WHERE tag = ?', [String(floor), spec.tag]);
       await c.query(
         `UPDATE idmint_tags SET ${SET_SPEC}, epoch = epoch + 1, deleted = 0, counter_floor = CAST(? AS UNSIGNED),
-           created_at = CURRENT_TIMESTAMP(3) WHERE tag = ?`,
-        [...specValues(spec), String(floor), spec.tag],
+           redis_name = ?, created_at = CURRENT_TIMESTAMP(3) WHERE tag = ?`,
+        [...specValues(spec), String(floor), redis, spec.tag],
       );
     });
     return (await this.get(spec.tag))!;
@@ -191,6 +197,23 @@ export class TagsRepo {
       await c.query(`UPDATE idmint_tags SET ${SET_SPEC} WHERE tag = ?`, [...specValues(spec), spec.tag]);
     });
     return (await this.get(spec.tag))!;
+  }
+
+  /**
+   * Records that the tag now lives on another Redis server, under a new epoch (so no state of
+   * the old one is ever read again); false when the tag changed meanwhile (deleted,
+   * re-created or moved: its epoch is no longer `epoch`).
+   */
+  async move(tag: string, epoch: number, to: string): Promise<boolean> {
+    const [r] = await this.pool.query<ResultSetHeader>(
+      'UPDATE idmint_tags SET redis_name = ?, epoch = epoch + 1 WHERE tag = ? AND epoch = ? AND deleted = 0', [to, tag, epoch]);
+    return r.affectedRows === 1;
+  }
+
+  /** Number of live tags per Redis server name. */
+  async countByRedis(): Promise<Map<string, number>> {
+    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT redis_name, COUNT(*) AS n FROM idmint_tags WHERE deleted = 0 GROUP BY redis_name');
+    return new Map(rows.map((r) => [String(r.redis_name), Number(r.n)]));
   }
 
   /** Marks the tag deleted; returns what it was, for clearing its Redis state. */

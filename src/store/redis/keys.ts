@@ -16,6 +16,14 @@ export class Keys {
     return scope === '' ? base : `${base}:${scope}`;
   }
 
+  /**
+   * Highest epoch of a tag retired on this Redis because the tag moved to another one; take
+   * and install refuse every segment hash of that epoch or below (same slot as the hashes).
+   */
+  moved(tag: string): string {
+    return `${this.prefix}:{${tag}}:moved`;
+  }
+
   /** Pattern matching every segment hash of one epoch of a tag: all shards and scopes. */
   segmentPattern(tag: string, epoch: number): string {
     return `${this.prefix}:{${escapeGlob(tag)}}:seg:${epoch}:*`;

@@ -1,16 +1,23 @@
-// Typed access to a tag's segment double buffer in Redis (scripts in ./commands).
+// Typed access to a tag's segment double buffer in Redis (scripts in ./commands), on the
+// named Redis server the tag lives on (REDIS_URL is "default", REDIS_URLS adds others).
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { IdmintError } from '../../errors.js';
 import type { Range } from '../../core/ranges.js';
+import { scanKeys, type RedisClient } from './connection.js';
 import type { Keys } from './keys.js';
 import { loadScripts, type ScriptFn } from './scripts.js';
 
 const GEN_PREFIX = randomBytes(6).toString('hex');
 let genCounter = 0;
 
-/** 'replaced': the hash came from another Redis instance and was started afresh, as 'cold'. */
-export type TakeStatus = 'ok' | 'dry' | 'cold' | 'exhausted' | 'replaced';
-const TAKE_STATUS: TakeStatus[] = ['ok', 'dry', 'cold', 'exhausted', 'replaced'];
+/**
+ * 'replaced': the hash came from another Redis instance and was started afresh, as 'cold'.
+ * 'moved': the tag moved to another Redis; nothing was given (read the definition again).
+ */
+export type TakeStatus = 'ok' | 'dry' | 'cold' | 'exhausted' | 'replaced' | 'moved';
+const TAKE_STATUS: TakeStatus[] = ['ok', 'dry', 'cold', 'exhausted', 'replaced', 'moved'];
+
+export const DEFAULT_REDIS = 'default';
 
 export interface TakeResult {
   readonly status: TakeStatus;
@@ -44,21 +51,51 @@ export interface SegmentRef {
   readonly shard: number;
   /** Rule counters: "<app>/<period>"; absent or '' for segment tags. */
   readonly scope?: string;
+  /** Name of the Redis server the tag lives on; absent means "default". */
+  readonly redis?: string;
+}
+
+interface Server {
+  readonly redis: RedisClient;
+  readonly scripts: Record<string, ScriptFn>;
 }
 
 export class SegmentStore {
-  private readonly scripts: Record<string, ScriptFn>;
+  private readonly servers = new Map<string, Server>();
 
   /**
-   * onReplaced: told when a take found a hash written by another Redis instance (restart from
-   * a snapshot, failover) and abandoned the segments it held.
+   * redis: the connections by name ("default" required). onReplaced: told when a take found
+   * a hash written by another Redis instance (restart from a snapshot, failover) and
+   * abandoned the segments it held.
    */
   constructor(
-    private readonly redis: Redis,
+    redis: RedisClient | Readonly<Record<string, RedisClient>>,
     private readonly keys: Keys,
     private readonly onReplaced?: (ref: SegmentRef) => void,
   ) {
-    this.scripts = loadScripts(redis);
+    const byName: Readonly<Record<string, RedisClient>> = 'defineCommand' in redis ? { [DEFAULT_REDIS]: redis as RedisClient } : redis;
+    for (const [name, r] of Object.entries(byName)) this.servers.set(name, { redis: r, scripts: loadScripts(r) });
+    if (!this.servers.has(DEFAULT_REDIS)) throw new Error('SegmentStore needs a "default" Redis');
+  }
+
+  /** Names of the Redis servers this process can reach, "default" first. */
+  names(): string[] {
+    return [...this.servers.keys()];
+  }
+
+  has(name: string): boolean {
+    return this.servers.has(name);
+  }
+
+  /** The connection of a named server, for operators' checks. */
+  connection(name: string = DEFAULT_REDIS): RedisClient {
+    return this.server(name).redis;
+  }
+
+  private server(name: string = DEFAULT_REDIS): Server {
+    const s = this.servers.get(name);
+    if (!s) throw new IdmintError('UNAVAILABLE', `this process has no Redis named "${name}": every process needs the same REDIS_URLS`);
+    return s;
   }
 
   key(ref: SegmentRef): string {
@@ -68,7 +105,7 @@ export class SegmentStore {
   async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
     // Unique across processes (random prefix) and calls (counter); used only on a cold start.
     const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}`;
-    const r = (await this.scripts.take([this.key(ref)], [n, gen, prefetch])) as (string | number)[];
+    const r = (await this.server(ref.redis).scripts.take([this.key(ref), this.keys.moved(ref.tag)], [n, gen, prefetch, ref.epoch])) as (string | number)[];
     const status = TAKE_STATUS[Number(r[0])];
     if (status === 'replaced') this.onReplaced?.(ref);
     const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };
@@ -80,17 +117,18 @@ export class SegmentStore {
 
   /** limit: the tag's largest counter value when the segment was allocated (final when reached). */
   async install(ref: SegmentRef, gen: string, range: Range, prefetch: number, nowMs = Date.now(), limit = Number.MAX_SAFE_INTEGER): Promise<InstallResult> {
-    const r = await this.scripts.install([this.key(ref)], [gen, range[0], range[1], nowMs, prefetch, range[1] >= limit ? 1 : 0, limit]);
+    const r = await this.server(ref.redis).scripts.install([this.key(ref), this.keys.moved(ref.tag)],
+      [gen, range[0], range[1], nowMs, prefetch, range[1] >= limit ? 1 : 0, limit, ref.epoch]);
     return INSTALL_RESULT[String(r)];
   }
 
   /** Marks the (tag, shard) exhausted under gen; false when gen is no longer current. */
   async exhaust(ref: SegmentRef, gen: string): Promise<boolean> {
-    return Number(await this.scripts.exhaust([this.key(ref)], [gen])) === 1;
+    return Number(await this.server(ref.redis).scripts.exhaust([this.key(ref)], [gen])) === 1;
   }
 
   async stats(ref: SegmentRef): Promise<SegmentStats> {
-    const h = await this.redis.hgetall(this.key(ref));
+    const h = await this.server(ref.redis).redis.hgetall(this.key(ref));
     const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
     return {
       gen: h.gen,
@@ -109,22 +147,33 @@ export class SegmentStore {
    * Clears the exhausted mark of every counter of a tag's epoch (after its limit was raised):
    * all shards and, for rules, every (app, period) scope.
    */
-  async clearExhausted(tag: string, epoch: number): Promise<void> {
-    await this.eachSegmentKey(tag, epoch, (keys) => Promise.all(keys.map((k) => this.redis.hdel(k, 'ex', 'lim'))));
+  async clearExhausted(tag: string, epoch: number, redis?: string): Promise<void> {
+    const r = this.server(redis).redis;
+    await this.eachSegmentKey(r, tag, epoch, (keys) => Promise.all(keys.map((k) => r.hdel(k, 'ex', 'lim'))));
   }
 
   /** Drops the Redis state of every counter of a tag's epoch; a later take starts a new gen. */
-  async reset(tag: string, epoch: number): Promise<void> {
-    await this.eachSegmentKey(tag, epoch, (keys) => this.redis.unlink(...keys));
+  async reset(tag: string, epoch: number, redis?: string): Promise<void> {
+    const r = this.server(redis).redis;
+    await this.eachSegmentKey(r, tag, epoch, (keys) => r.unlink(...keys));
   }
 
-  private async eachSegmentKey(tag: string, epoch: number, fn: (keys: string[]) => Promise<unknown>): Promise<void> {
-    const pattern = this.keys.segmentPattern(tag, epoch);
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await fn(keys);
-    } while (cursor !== '0');
+  /**
+   * Retires a tag's state up to `epoch` on one server (the tag moved away): from now on every
+   * take there answers 'moved' and every install is refused, for existing and new hashes.
+   */
+  async retire(tag: string, epoch: number, redis?: string): Promise<void> {
+    await this.server(redis).redis.set(this.keys.moved(tag), epoch);
+  }
+
+  /** Takes a retirement back (a move that could not be recorded in MySQL). */
+  async unretire(tag: string, epoch: number, redis?: string): Promise<void> {
+    const r = this.server(redis).redis;
+    if ((await r.get(this.keys.moved(tag))) === String(epoch)) await r.del(this.keys.moved(tag));
+  }
+
+  /** On a cluster every key of the pattern is in the tag's slot, so a batch is one slot. */
+  private eachSegmentKey(r: RedisClient, tag: string, epoch: number, fn: (keys: string[]) => Promise<unknown>): Promise<void> {
+    return scanKeys(r, this.keys.segmentPattern(tag, epoch), fn);
   }
 }

@@ -2,6 +2,7 @@
   install: put a segment allocated in MySQL into a (tag, shard)'s double buffer, with fencing.
 
   KEYS[1]  segment hash of the (tag, shard)
+  KEYS[2]  the tag's "moved" marker: the highest epoch retired on this Redis
   ARGV[1]  gen the refill was requested under (from take)
   ARGV[2]  first ID of the segment
   ARGV[3]  last ID of the segment (inclusive)
@@ -10,18 +11,22 @@
   ARGV[6]  1 when this is the final segment (its last ID is the tag's limit): marks the hash
            exhausted at once, so take never hands a request part of the IDs it asked for
   ARGV[7]  the tag's limit (largest counter value) when the segment was allocated
+  ARGV[8]  the tag's epoch (part of KEYS[1])
 
   Returns
      1  installed as the current segment (the current one was used up)
      2  installed as the next segment
     -1  refused: the hash is absent, carries another gen, or was written by another Redis
         instance (Redis lost its data, restarted from a snapshot or failed over, or the tag
-        was reset, after this refill was requested); the segment is wasted, never shared
+        was reset or moved to another Redis, after this refill was requested); the segment
+        is wasted, never shared
     -2  refused: a next segment is already present (a racing refill won)
     -3  refused: the segment is not above every ID already installed (a slower refill lost
         the race); installing it would hand out IDs lower than ones already issued
 ]]
 local key = KEYS[1]
+local moved = redis.call('GET', KEYS[2])
+if moved and tonumber(moved) >= tonumber(ARGV[8]) then return -1 end
 local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'hwm', 'taken', 'rid')
 if not h[1] or h[1] ~= ARGV[1] then return -1 end
 if h[7] ~= string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') then return -1 end

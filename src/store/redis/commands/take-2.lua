@@ -3,10 +3,12 @@
   moving into the next segment (the double buffer) when the current one ends.
 
   KEYS[1]  segment hash of the (tag, shard)
+  KEYS[2]  the tag's "moved" marker: the highest epoch retired on this Redis
   ARGV[1]  n: IDs wanted (>= 1)
   ARGV[2]  gen: a fresh random token, used only if the hash is absent (cold start, or Redis
            lost its data, or the tag was reset); installs must later present it
   ARGV[3]  prefetch: fraction of a segment consumed at which the next one is wanted
+  ARGV[4]  the tag's epoch (part of KEYS[1])
 
   Hash fields: rid (run id of the Redis instance that created the hash), gen, cur (next ID to hand out), end (last ID of the current segment),
   nf/ne (next segment), seg (number of the current segment), pf (prefetch point),
@@ -21,6 +23,8 @@
     status 4  replaced: the hash was written by another Redis instance (this server restarted
               from a snapshot, or a replica that may have missed the last takes was promoted):
               its cursor cannot be trusted, so it has been created afresh as in status 2
+    status 5  moved: the tag moved to another Redis; this epoch's state here is retired and
+              nothing is given or created (the caller reads the tag's definition again)
     status 3  exhausted: fewer than n IDs are left before the tag's limit (ex is set and Redis
               holds fewer than n, or lim says fewer than n remain at all); none given, so no
               request is left holding a part of its IDs; the fifth element is how many are left
@@ -28,6 +32,8 @@
 ]]
 local key = KEYS[1]
 local n = tonumber(ARGV[1])
+local moved = redis.call('GET', KEYS[2])
+if moved and tonumber(moved) >= tonumber(ARGV[4]) then return {5, '', 0, 0} end
 -- The run id changes whenever the server process changes: restart (with or without data) or
 -- failover. A hash from another instance may lag behind IDs already handed out.
 local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')

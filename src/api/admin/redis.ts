@@ -1,0 +1,51 @@
+// Admin API for the named Redis servers (REDIS_URL is "default", REDIS_URLS adds others): list
+// them with their tags, and move a tag from one to another.
+import type { FastifyInstance } from 'fastify';
+import type { Runtime } from '../../runtime.js';
+import { DEFAULT_REDIS } from '../../store/redis/segments.js';
+import { TagMover } from '../../service/tag-mover.js';
+import { tagParam } from '../schemas.js';
+
+const moveBody = {
+  type: 'object',
+  required: ['to'],
+  additionalProperties: false,
+  properties: {
+    to: { type: 'string', minLength: 1, maxLength: 32, description: 'name of the Redis server to move the tag to' },
+    force: { type: 'boolean', description: 'move even when the current server is unreachable (only if it will never come back with this data)' },
+  },
+} as const;
+
+/** host:port of a Redis URL; credentials are never shown. */
+function where(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || '6379'}${u.pathname.length > 1 ? u.pathname : ''}`;
+}
+
+export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+  const { rt } = opts;
+  const mover = new TagMover({ tags: rt.tags, segments: rt.segments, registry: rt.registry, log: rt.log });
+
+  app.get('/v1/admin/redis', async () => {
+    const counts = await rt.tags.countByRedis();
+    const redis = rt.segments.names().map((name) => ({
+      name,
+      default: name === DEFAULT_REDIS,
+      address: name === DEFAULT_REDIS && rt.config.redisClusterNodes.length > 0
+        ? `cluster ${rt.config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}`
+        : where(rt.config.redisUrls[name]),
+      status: rt.segments.connection(name).status,
+      tags: counts.get(name) ?? 0,
+    }));
+    // Tags on a server this process has no connection for (REDIS_URLS differs between processes).
+    const unknown = [...counts.entries()].filter(([name]) => !rt.segments.has(name)).map(([name, tags]) => ({ name, tags }));
+    return { redis, ...(unknown.length ? { unknown } : {}) };
+  });
+
+  app.post<{ Params: { tag: string }; Body: { to: string; force?: boolean } }>('/v1/admin/tags/:tag/migrate', {
+    schema: { params: tagParam, body: moveBody },
+  }, async (req) => {
+    const r = await mover.move(req.params.tag, req.body.to, { force: req.body.force === true });
+    return { tag: r.tag, from: r.from, to: r.to, moved: r.moved, incarnation: r.epoch, paused_ms: r.pausedMs };
+  });
+}
