@@ -3,7 +3,9 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+# npm install, not npm ci: the lockfile leaves out optional per-platform builds (msgpackr)
+# that npm ci would demand; npm install still honours the lockfile for all it holds.
+RUN npm install --omit=dev --no-audit --no-fund
 COPY bin ./bin
 COPY sql ./sql
 COPY src ./src
