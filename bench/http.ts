@@ -5,18 +5,20 @@
 //   baseline  a bare Fastify route answering a constant {"id":"1"} (bench/bare-server.ts)
 //   node      GET /v1/id/:tag of a segment tag with order "node"   (IDs from process memory)
 //   global    GET /v1/id/:tag of a segment tag with order "global" (coalesced Redis takes)
+//   snowflake GET /v1/id/:tag of a snowflake tag
+//   rule      GET /v1/id/:tag?app=bench of a rule tag with order "node" (formatted strings)
 // The baseline and idmint each run as a child process of their own; idmint runs against the
 // real Redis and MySQL/MariaDB with a database and key prefix of its own, removed at the end.
 //
 // Besides speed it checks the answers: every 2xx body of an idmint case is {"id":"<n>"}, IDs
 // strictly increase on each connection (requests on one connection are sequential), all IDs of
 // a case are distinct, and every one lies between a batch fetched just before the case and one
-// fetched just after it. Any non-2xx, socket error, timeout or broken check fails the run
+// fetched just after it (rule IDs: distinct and of the template's shape). Any non-2xx, socket error, timeout or broken check fails the run
 // (exit code 1); a missed speed target is reported as MISS and does not.
 //
 // Flags: --duration N (s, default 10)  --warmup N (s, default 2)  --connections N (default 50)
 //        --rounds N (repeat the cases N times, interleaved; the table shows medians)
-//        --cases baseline,node,global   --env KEY=VALUE (extra env for the idmint process,
+//        --cases baseline,node,global,snowflake,rule   --env KEY=VALUE (extra env for the idmint process,
 //        repeatable)  --cpu-prof (write .cpuprofile files of both servers to
 //        bench/results/profiles/)  --no-write (do not update bench/results/http-latest.*)
 // Results: bench/results/http-latest.json and bench/results/http-latest.md (full runs only).
@@ -24,42 +26,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../test/helpers/env.js';
 import { freePort } from '../test/helpers/redis-server.js';
+import { duplicatesIn, maxOf, runLoad, type Check, type LoadResult } from './load.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
-
-// ---------------------------------------------------------------------------------------------
-// autocannon (CommonJS, no bundled types): the part of its programmatic API used here.
-
-interface AutocannonOptions {
-  url: string;
-  connections: number;
-  duration: number;
-  pipelining: number;
-  timeout: number;
-  verifyBody?: (body: string) => boolean;
-}
-interface AutocannonResult {
-  duration: number;
-  errors: number;
-  timeouts: number;
-  mismatches: number;
-  non2xx: number;
-  resets: number;
-  '2xx': number;
-  statusCodeStats: Record<string, { count: number }>;
-}
-interface AutocannonInstance {
-  on(ev: 'response', fn: (client: object, status: number, bytes: number, ms: number) => void): void;
-  stop(): void;
-}
-type Autocannon = (opts: AutocannonOptions, cb: (err: Error | null, res: AutocannonResult) => void) => AutocannonInstance;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -74,8 +48,22 @@ interface Options {
   cpuProf: boolean;
   write: boolean;
 }
-type CaseName = 'baseline' | 'node' | 'global';
-const ALL_CASES: CaseName[] = ['baseline', 'node', 'global'];
+type CaseName = 'baseline' | 'node' | 'global' | 'snowflake' | 'rule';
+const ALL_CASES: CaseName[] = ['baseline', 'node', 'global', 'snowflake', 'rule'];
+
+/** The idmint cases: the tag each one creates and the request it measures. */
+const ID_CASES: Record<Exclude<CaseName, 'baseline'>, { tag: string; query: string; create: Record<string, unknown>; pattern?: RegExp }> = {
+  node: { tag: 'bench.node', query: '', create: { mode: 'segment', order: 'node' } },
+  global: { tag: 'bench.global', query: '', create: { mode: 'segment', order: 'global' } },
+  snowflake: { tag: 'bench.sf', query: '', create: { mode: 'snowflake' } },
+  // Rule IDs are strings: checked against their pattern and for being distinct.
+  rule: {
+    tag: 'bench.rule',
+    query: '?app=bench',
+    create: { mode: 'rule', order: 'node', template: 'B{yyyy}{MM}{dd}{counter:9}', min_counter: 1, max_counter: 999_999_999, reset_seconds: 86400 },
+    pattern: /^B\d{17}$/,
+  },
+};
 
 function parseArgs(argv: string[]): Options {
   const o: Options = { duration: 10, warmup: 2, connections: 50, rounds: 1, cases: [...ALL_CASES], env: {}, cpuProf: false, write: true };
@@ -110,7 +98,7 @@ function parseArgs(argv: string[]): Options {
       case '--no-write': o.write = false; break;
       case '-h':
       case '--help':
-        console.log('usage: npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global] [--env KEY=VALUE] [--cpu-prof] [--no-write]');
+        console.log('usage: npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule] [--env KEY=VALUE] [--cpu-prof] [--no-write]');
         process.exit(0);
         break;
       default:
@@ -231,126 +219,6 @@ async function redisCounters(r: Redis): Promise<RedisCounters> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One load run with answer checks and a microsecond latency histogram
-
-const HIST_MAX_US = 200_000;
-
-interface LoadResult {
-  durationS: number;
-  ok: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  statusCodes: Record<string, number>;
-  rps: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  /** Broken answer checks (wrong body, not increasing on a connection). */
-  violations: number;
-  examples: string[];
-  ids: Float64Array;
-}
-
-type Check = { kind: 'constant'; body: string } | { kind: 'ids'; above: number };
-
-function percentile(hist: Uint32Array, overflow: number[], total: number, q: number): number {
-  if (total === 0) return NaN;
-  const rank = Math.ceil(q * total);
-  let seen = 0;
-  for (let us = 0; us <= HIST_MAX_US; us++) {
-    seen += hist[us];
-    if (seen >= rank) return us / 1000;
-  }
-  overflow.sort((a, b) => a - b);
-  return overflow[Math.min(overflow.length - 1, rank - seen - 1)] / 1000;
-}
-
-function runLoad(url: string, connections: number, seconds: number, check: Check): Promise<LoadResult> {
-  const hist = new Uint32Array(HIST_MAX_US + 1);
-  const overflow: number[] = [];
-  let maxUs = 0;
-  let latCount = 0;
-  let ids = new Float64Array(1 << 20);
-  let nIds = 0;
-  let violations = 0;
-  const examples: string[] = [];
-  const lastOnConnection = new WeakMap<object, number>();
-  // autocannon emits 'response' (with the connection) and then, synchronously, verifyBody
-  // (with the body) for the same response; the pair is joined through these two variables.
-  let curClient: object = {};
-  let curStatus = 0;
-  const violation = (msg: string) => {
-    violations++;
-    if (examples.length < 5) examples.push(msg);
-  };
-  const verifyBody = (body: string): boolean => {
-    if (curStatus < 200 || curStatus > 299) {
-      if (examples.length < 5) examples.push(`HTTP ${curStatus}: ${body.slice(0, 200)}`);
-      return true; // counted as non-2xx by autocannon
-    }
-    if (check.kind === 'constant') {
-      if (body !== check.body) violation(`unexpected body ${body.slice(0, 100)}`);
-      return true;
-    }
-    if (!body.startsWith('{"id":"') || !body.endsWith('"}')) {
-      violation(`unexpected body ${body.slice(0, 100)}`);
-      return true;
-    }
-    const id = Number(body.slice(7, -2));
-    if (!Number.isSafeInteger(id)) {
-      violation(`not a safe integer id: ${body.slice(0, 100)}`);
-      return true;
-    }
-    const prev = lastOnConnection.get(curClient) ?? check.above;
-    if (!(id > prev)) violation(`id ${id} after ${prev} on one connection`);
-    lastOnConnection.set(curClient, id);
-    if (nIds === ids.length) {
-      const bigger = new Float64Array(ids.length * 2);
-      bigger.set(ids);
-      ids = bigger;
-    }
-    ids[nIds++] = id;
-    return true;
-  };
-  return new Promise((resolve, reject) => {
-    const inst = autocannon({ url, connections, duration: seconds, pipelining: 1, timeout: 10, verifyBody }, (err, res) => {
-      if (err) return reject(err);
-      const ok = res['2xx'];
-      const statusCodes: Record<string, number> = {};
-      for (const [code, v] of Object.entries(res.statusCodeStats)) statusCodes[code] = v.count;
-      resolve({
-        durationS: res.duration,
-        ok,
-        non2xx: res.non2xx,
-        errors: res.errors,
-        timeouts: res.timeouts,
-        statusCodes,
-        rps: ok / res.duration,
-        p50: percentile(hist, overflow, latCount, 0.5),
-        p90: percentile(hist, overflow, latCount, 0.9),
-        p99: percentile(hist, overflow, latCount, 0.99),
-        max: maxUs / 1000,
-        violations,
-        examples,
-        ids: ids.subarray(0, nIds),
-      });
-    });
-    inst.on('response', (client, status, _bytes, ms) => {
-      curClient = client;
-      curStatus = status;
-      if (status < 200 || status > 299) return;
-      const us = Math.round(ms * 1000);
-      if (us > maxUs) maxUs = us;
-      if (us <= HIST_MAX_US) hist[us]++;
-      else overflow.push(us);
-      latCount++;
-    });
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
 // idmint helpers
 
 const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
@@ -360,11 +228,12 @@ async function createTag(url: string, body: Record<string, unknown>): Promise<vo
   if (res.status !== 201) throw new Error(`creating tag ${JSON.stringify(body)} failed: ${res.status} ${await res.text()}`);
 }
 
-async function fetchBatch(url: string, tag: string, count: number): Promise<number[]> {
-  const res = await fetch(`${url}/v1/ids/${tag}?count=${count}`);
+async function fetchBatch(url: string, tag: string, count: number, query = ''): Promise<string[]> {
+  const path = `/v1/ids/${tag}?count=${count}${query.replace('?', '&')}`;
+  const res = await fetch(url + path);
   const text = await res.text();
-  if (res.status !== 200) throw new Error(`GET /v1/ids/${tag}?count=${count}: ${res.status} ${text}`);
-  return (JSON.parse(text) as { ids: string[] }).ids.map(Number);
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text}`);
+  return (JSON.parse(text) as { ids: string[] }).ids;
 }
 
 async function showTag(url: string, tag: string): Promise<unknown> {
@@ -372,7 +241,7 @@ async function showTag(url: string, tag: string): Promise<unknown> {
   return res.status === 200 ? res.json() : { status: res.status };
 }
 
-function increasing(xs: number[]): boolean {
+function increasing(xs: bigint[]): boolean {
   for (let i = 1; i < xs.length; i++) if (!(xs[i] > xs[i - 1])) return false;
   return true;
 }
@@ -380,7 +249,7 @@ function increasing(xs: number[]): boolean {
 // ---------------------------------------------------------------------------------------------
 // Report
 
-interface CaseResult extends Omit<LoadResult, 'ids' | 'examples'> {
+interface CaseResult extends Omit<LoadResult, 'ids' | 'strings' | 'examples'> {
   name: CaseName;
   /** 1-based round; 0 for the median row of several rounds. */
   round: number;
@@ -476,25 +345,31 @@ async function main(): Promise<number> {
       : undefined;
     if (idmint) children.push(idmint);
 
-    const tags: Record<Exclude<CaseName, 'baseline'>, string> = { node: 'bench.node', global: 'bench.global' };
     if (idmint) {
-      await createTag(idmint.url, { tag: tags.node, mode: 'segment', order: 'node' });
-      await createTag(idmint.url, { tag: tags.global, mode: 'segment', order: 'global' });
-      // Cold start: the first take of each tag waits for its first segment.
-      for (const t of Object.values(tags)) await fetchBatch(idmint.url, t, 1);
+      for (const c of Object.values(ID_CASES)) {
+        await createTag(idmint.url, { tag: c.tag, ...c.create });
+        // Cold start: the first take of each tag waits for its first segment or lease.
+        await fetchBatch(idmint.url, c.tag, 1, c.query);
+      }
     }
 
     const measure = async (name: CaseName, round: number): Promise<CaseResult> => {
       const server = name === 'baseline' ? bare! : idmint!;
-      const path = name === 'baseline' ? '/v1/id/bench' : `/v1/id/${tags[name]}`;
+      const idCase = name === 'baseline' ? undefined : ID_CASES[name];
+      const path = idCase ? `/v1/id/${idCase.tag}${idCase.query}` : '/v1/id/bench';
       const label = opts.rounds > 1 ? `${name} (round ${round})` : name;
       const checks: string[] = [];
-      let before: number[] = [];
-      if (name !== 'baseline') {
-        before = await fetchBatch(server.url, tags[name], 10);
+      const numeric = idCase !== undefined && idCase.pattern === undefined;
+      let before: bigint[] = [];
+      if (idCase && numeric) {
+        before = (await fetchBatch(server.url, idCase.tag, 10, idCase.query)).map(BigInt);
         if (!increasing(before)) problems.push(`${label}: batch before the run is not increasing: ${before.join(',')}`);
       }
-      const check: Check = name === 'baseline' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above: before[before.length - 1] ?? 0 };
+      const check: Check = !idCase
+        ? { kind: 'constant', body: '{"id":"1"}' }
+        : idCase.pattern
+          ? { kind: 'strings', pattern: idCase.pattern }
+          : { kind: 'ids', above: before[before.length - 1] ?? 0n };
 
       if (opts.warmup > 0) {
         process.stdout.write(`${label}: warm-up ${opts.warmup} s... `);
@@ -502,7 +377,7 @@ async function main(): Promise<number> {
         if (w.non2xx + w.errors + w.timeouts + w.violations > 0) {
           problems.push(`${label} warm-up: ${w.non2xx} non-2xx, ${w.errors} errors, ${w.timeouts} timeouts, ${w.violations} broken checks ${w.examples.join(' | ')}`);
         }
-        if (check.kind === 'ids') check.above = Math.max(check.above, maxOf(w.ids));
+        if (check.kind === 'ids') check.above = maxOf(w.ids, check.above);
       } else process.stdout.write(`${label}: `);
       process.stdout.write(`measuring ${opts.duration} s... `);
       const r0 = await redisCounters(redis);
@@ -517,20 +392,24 @@ async function main(): Promise<number> {
       const c1 = selfCpuSeconds();
       const r1 = await redisCounters(redis);
 
-      if (name !== 'baseline') {
-        const after = await fetchBatch(server.url, tags[name], 10);
+      if (idCase && numeric) {
+        const after = (await fetchBatch(server.url, idCase.tag, 10, idCase.query)).map(BigInt);
         if (!increasing(after)) problems.push(`${label}: batch after the run is not increasing: ${after.join(',')}`);
         const lo = before[before.length - 1];
         const hi = after[0];
         if (!(hi > lo)) problems.push(`${label}: batch after the run (${hi}) is not above the batch before it (${lo})`);
         checks.push(`batches before/after increase (${lo} < ${hi})`);
-        const sorted = Float64Array.from(r.ids).sort();
-        let dup = 0;
-        for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) dup++;
+        const top = maxOf(r.ids, lo);
+        const dup = duplicatesIn(r.ids);
         if (dup > 0) problems.push(`${label}: ${dup} duplicate IDs`);
-        if (sorted.length && !(sorted[sorted.length - 1] < hi)) problems.push(`${label}: an ID of the run (${sorted[sorted.length - 1]}) is not below the batch fetched after it (${hi})`);
+        if (r.ids.length && !(top < hi)) problems.push(`${label}: an ID of the run (${top}) is not below the batch fetched after it (${hi})`);
         if (r.ids.length !== r.ok) problems.push(`${label}: ${r.ok} 2xx answers but ${r.ids.length} IDs checked`);
-        checks.push(`${fmt(sorted.length)} IDs distinct, increasing per connection, within (${lo}, ${hi})`);
+        checks.push(`${fmt(r.ids.length)} IDs distinct, increasing per connection, within (${lo}, ${hi})`);
+      } else if (idCase) {
+        const dup = duplicatesIn(r.strings);
+        if (dup > 0) problems.push(`${label}: ${dup} duplicate IDs`);
+        if (r.strings.length !== r.ok) problems.push(`${label}: ${r.ok} 2xx answers but ${r.strings.length} IDs checked`);
+        checks.push(`${fmt(r.strings.length)} IDs distinct, matching ${idCase.pattern}`);
       } else {
         checks.push(`${fmt(r.ok)} bodies equal {"id":"1"}`);
       }
@@ -547,7 +426,7 @@ async function main(): Promise<number> {
         other: 0,
       };
       cpu.other = Math.max(0, ((m1 - m0) / wall) * 100 - cpu.server - cpu.client - cpu.redis);
-      const { ids: _ids, ...rest } = r;
+      const { ids: _ids, strings: _strings, ...rest } = r;
       console.log(`${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 3)} ms${cpu.other > 15 ? ` (other processes used ${fmt(cpu.other)}% of a core)` : ''}`);
       return {
         ...rest,
@@ -572,7 +451,7 @@ async function main(): Promise<number> {
     if (idmint) {
       const warn = idmint.output.filter((l) => l.includes('"level":40') || l.includes('"level":50') || l.includes('"level":60'));
       if (warn.length) warnings.push(`idmint logged ${warn.length} warnings/errors; last: ${warn.slice(-3).join(' / ')}`);
-      for (const t of Object.values(tags)) {
+      for (const t of Object.values(ID_CASES).map((c) => c.tag)) {
         const shown = (await showTag(idmint.url, t).catch(() => undefined)) as { step?: number; state?: { shards?: { step?: number; segments_used?: number }[] } } | undefined;
         const sh = shown?.state?.shards?.[0];
         if (sh) warnings.push(`tag ${t} after the run: ${sh.segments_used} segments used, step now ${sh.step}`);
@@ -638,6 +517,8 @@ async function main(): Promise<number> {
       targets.push({ name: 'global req/s ≥ 0.85 × bare', want: '≥ 0.85', value: glob.ratioRps!, pass: glob.ratioRps! >= 0.85 });
       targets.push({ name: 'global p99 ≤ 1.2 × bare p99', want: '≤ 1.2', value: glob.ratioP99!, pass: glob.ratioP99! <= 1.2 });
     }
+    const sf = byName('snowflake');
+    if (sf) targets.push({ name: 'snowflake req/s ≥ 0.95 × bare', want: '≥ 0.95', value: sf.ratioRps!, pass: sf.ratioRps! >= 0.95 });
   }
   const busy = results.filter((c) => c.cpu.other > 15);
   if (busy.length) warnings.push(`other processes were busy during ${busy.map((c) => c.name).join(', ')} (see "other CPU %"): figures are disturbed`);
@@ -712,12 +593,6 @@ function median(xs: (number | undefined)[]): number | undefined {
   const v = xs.filter((x): x is number => x !== undefined && Number.isFinite(x)).sort((a, b) => a - b);
   if (v.length === 0) return undefined;
   return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-}
-
-function maxOf(xs: Float64Array): number {
-  let m = -Infinity;
-  for (const x of xs) if (x > m) m = x;
-  return m;
 }
 
 main().then(

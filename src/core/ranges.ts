@@ -58,6 +58,17 @@ export class RangeQueue {
     return out;
   }
 
+  /** The next single value, or undefined when empty (take(1) without allocating). */
+  takeOne(): number | undefined {
+    const head = this.runs[0];
+    if (head === undefined) return undefined;
+    const v = head[0];
+    if (v === head[1]) this.runs.shift();
+    else head[0] = v + 1;
+    this.count--;
+    return v;
+  }
+
   /** Drops everything (the values are spent: gaps are allowed, reissue never). */
   clear(): void {
     this.runs.length = 0;

@@ -36,6 +36,17 @@ export interface CoalescerDeps {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The tag moved to another Redis server: this source's state is retired. The dispenser reads
+ * the definition again and continues on the new server; a client only sees it (a 503) when
+ * the move is not recorded within its wait.
+ */
+export class TagMovedError extends IdmintError {
+  constructor(readonly tag: string) {
+    super('UNAVAILABLE', `tag "${tag}" is moving to another Redis server; retry`);
+  }
+}
+
 export class Coalescer {
   private readonly queue: Waiter[] = [];
   private running = false;
@@ -127,6 +138,11 @@ export class Coalescer {
     let left: number | undefined;
     try {
       while (this.queue.length > 0) {
+        // Let the requests that arrived in this event-loop turn join the take: a round trip to
+        // Redis costs the process far more CPU than a turn (measured: ~13 requests per take
+        // without this, ~21 with it, at 50 connections). Order holds: every request in a take
+        // arrived before it was sent.
+        await new Promise((r) => setImmediate(r));
         if (pause > 0) {
           await sleep(pause);
           this.expire();
@@ -145,6 +161,10 @@ export class Coalescer {
           r = await this.deps.segments.take(this.ref, want, this.prefetch());
         } catch (err) {
           this.failAll(unavailable(`Redis is unreachable: ${(err as Error).message}`, err));
+          break;
+        }
+        if (r.status === 'moved') {
+          this.failAll(new TagMovedError(this.ref.tag));
           break;
         }
         this.hand(r.ranges);

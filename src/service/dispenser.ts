@@ -10,7 +10,7 @@ import type { Range } from '../core/ranges.js';
 import { IdmintError, invalid } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
 import { hashToken } from '../store/mysql/tokens-repo.js';
-import { Coalescer, type CoalescerDeps } from './coalescer.js';
+import { Coalescer, TagMovedError, type CoalescerDeps } from './coalescer.js';
 import type { LeaseManager } from './lease-manager.js';
 import { NodeBuffer } from './node-buffer.js';
 import { SnowflakeGenerator, type ClockEvents } from './snowflake-generator.js';
@@ -43,6 +43,12 @@ export interface SnowflakeDeps {
 export class Dispenser {
   private readonly coalescers = new Map<string, Coalescer>();
   private readonly buffers = new Map<string, NodeBuffer>();
+  /** The block of each plain `order: node` tag, by name, for idNow (no key to build). */
+  private readonly plainNode = new Map<string, { readonly epoch: number; readonly buffer: NodeBuffer; readonly issued?: { value: number } }>();
+  /** The generator of each snowflake tag, by name, with the layout it was made for (idNow). */
+  private readonly plainSnowflake = new Map<string, { readonly spec: StoredTag['snowflake']; readonly generator: SnowflakeGenerator; readonly issued?: { value: number } }>();
+  /** The source of each plain `order: global` tag, by name, for idGlobal. */
+  private readonly plainGlobal = new Map<string, { readonly epoch: number; readonly source: Coalescer; readonly issued?: { value: number } }>();
   private readonly generators = new Map<string, SnowflakeGenerator>();
   /** Last use of each source key, for dropping the sources of past rule periods. */
   private readonly lastUsed = new Map<string, number>();
@@ -90,13 +96,44 @@ export class Dispenser {
    */
   idNow(name: string, opts: IdOptions): string | undefined {
     const tag = this.registry.peek(name);
-    if (!tag || !tag.enabled || tag.order !== 'node' || tag.mode !== 'segment' || tag.layout !== 'plain') return undefined;
-    if (opts.key !== undefined || opts.app !== undefined || opts.salt !== undefined) return undefined;
+    if (!tag || !tag.enabled || opts.key !== undefined || opts.app !== undefined || opts.salt !== undefined) return undefined;
+    if (tag.mode === 'snowflake') {
+      const s = this.plainSnowflake.get(name);
+      if (s === undefined || s.spec !== tag.snowflake) return undefined;
+      Dispenser.authorize(tag, opts.token);
+      const id = s.generator.takeOneNow();
+      if (id === undefined) return undefined;
+      if (s.issued) s.issued.value++;
+      return String(id);
+    }
+    if (tag.order !== 'node' || tag.mode !== 'segment' || tag.layout !== 'plain') return undefined;
     Dispenser.authorize(tag, opts.token);
-    const runs = this.buffers.get(`${name}\u0000${tag.epoch}\u00000\u0000`)?.takeNow(1);
-    if (!runs) return undefined;
-    this.deps.metrics?.countIssued(tag.tag, tag.mode, 1);
-    return String(runs[0][0]);
+    const f = this.plainNode.get(name);
+    if (f === undefined || f.epoch !== tag.epoch) return undefined;
+    const v = f.buffer.takeOneNow();
+    if (v === undefined) return undefined;
+    if (f.issued) f.issued.value++;
+    return String(v);
+  }
+
+  /**
+   * One ID of a plain `order: global` segment tag without tokens whose definition is cached,
+   * straight from its coalescer (one promise); undefined whenever the full path is needed.
+   */
+  idGlobal(name: string): Promise<string> | undefined {
+    const tag = this.registry.peek(name);
+    if (!tag || !tag.enabled || tag.order !== 'global' || tag.mode !== 'segment' || tag.layout !== 'plain') return undefined;
+    if (tag.tokenHashes !== undefined && tag.tokenHashes.size > 0) return undefined;
+    const f = this.plainGlobal.get(name);
+    if (f === undefined || f.epoch !== tag.epoch) return undefined;
+    return f.source.take(1).then(
+      (runs) => {
+        if (f.issued) f.issued.value++;
+        return String(runs[0][0]);
+      },
+      // The tag moved to another Redis: the full path follows it.
+      (err: unknown) => (err instanceof TagMovedError ? this.ids(name, 1).then((ids) => ids[0]) : Promise.reject(err)),
+    );
   }
 
   /** count IDs of any mode, as strings, in issue order. */
@@ -164,7 +201,7 @@ export class Dispenser {
     if (!tag.rule) throw invalid(`monitor applies to rule tags; "${name}" is a ${tag.mode} tag`);
     const { app: appName } = this.checkRuleInput(tag, { app });
     const scope = this.scopeOf(tag, appName, this.snowflake.clock.now());
-    const st = await this.deps.segments.stats({ tag: tag.tag, epoch: tag.epoch, shard: 0, scope });
+    const st = await this.deps.segments.stats({ tag: tag.tag, epoch: tag.epoch, shard: 0, scope, redis: tag.redis });
     const handedOut = st.cur === undefined ? 0 : st.cur - 1;
     return { counter: handedOut > 0 ? tag.rule.minCounter + handedOut - 1 : -1 };
   }
@@ -189,10 +226,40 @@ export class Dispenser {
       g = new SnowflakeGenerator(tag.snowflake!, leases, clock, maxBackMs, this.clockEvents);
       this.generators.set(k, g);
     }
+    if (this.plainSnowflake.get(tag.tag)?.spec !== tag.snowflake) {
+      this.plainSnowflake.set(tag.tag, { spec: tag.snowflake, generator: g, issued: this.deps.metrics?.issuedSeries(tag.tag, tag.mode) });
+    }
     return g;
   }
 
+  /**
+   * takeFrom, following the tag when it moves to another Redis server: the old state answers
+   * "moved", and the request continues under the definition MySQL holds now (a new epoch on
+   * the new server), waiting at most REFILL_WAIT_MS for the move to be recorded.
+   */
   private async takeSegment(tag: StoredTag, count: number, key: string | undefined, scope = ''): Promise<Issued> {
+    const deadline = Date.now() + this.deps.waitMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.takeFrom(tag, count, key, scope);
+      } catch (err) {
+        if (!(err instanceof TagMovedError) || Date.now() >= deadline) throw err;
+      }
+      for (;;) {
+        const now = await this.registry.refresh(tag.tag);
+        if (!now) throw new IdmintError('TAG_NOT_FOUND', `tag "${tag.tag}" does not exist`);
+        if (now.epoch !== tag.epoch) {
+          tag = now;
+          this.specs.set(tag.tag, tag);
+          break;
+        }
+        if (Date.now() >= deadline) throw new TagMovedError(tag.tag);
+        await new Promise((r) => setTimeout(r, Math.min(10 * attempt, 50)));
+      }
+    }
+  }
+
+  private async takeFrom(tag: StoredTag, count: number, key: string | undefined, scope: string): Promise<Issued> {
     const name = tag.tag;
     const shard = this.shardFor(tag, key);
     const k = `${name}\u0000${tag.epoch}\u0000${shard}\u0000${scope}`;
@@ -200,8 +267,11 @@ export class Dispenser {
     if (scope !== '') this.lastUsed.set(k, Date.now());
     if (!source) {
       if (scope !== '' && this.lastUsed.size > MAX_IDLE_SCOPES) this.prune();
-      source = new Coalescer({ tag: name, epoch: tag.epoch, shard, scope }, () => this.specs.get(name)?.prefetch ?? tag.prefetch, this.deps);
+      source = new Coalescer({ tag: name, epoch: tag.epoch, shard, scope, redis: tag.redis }, () => this.specs.get(name)?.prefetch ?? tag.prefetch, this.deps);
       this.coalescers.set(k, source);
+      if (tag.order === 'global' && tag.layout === 'plain' && scope === '') {
+        this.plainGlobal.set(name, { epoch: tag.epoch, source, issued: this.deps.metrics?.issuedSeries(tag.tag, tag.mode) });
+      }
     }
     let runs: Range[];
     if (tag.order === 'node') {
@@ -209,6 +279,9 @@ export class Dispenser {
       if (!buf) {
         buf = new NodeBuffer(source, () => this.specs.get(name)?.nodeBlock ?? tag.nodeBlock);
         this.buffers.set(k, buf);
+        if (tag.layout === 'plain' && scope === '') {
+          this.plainNode.set(name, { epoch: tag.epoch, buffer: buf, issued: this.deps.metrics?.issuedSeries(tag.tag, tag.mode) });
+        }
       }
       runs = await buf.take(count);
     } else {

@@ -78,12 +78,17 @@ export class FastCounter {
   }
 
   add(key: string, labels: () => Record<string, string | number>, n: number): void {
+    this.series_(key, labels).value += n;
+  }
+
+  /** The series of one label set, to keep and add to directly. */
+  series_(key: string, labels: () => Record<string, string | number>): { value: number } {
     let s = this.series.get(key);
     if (!s) {
       s = { labels: labels(), value: 0 };
       this.series.set(key, s);
     }
-    s.value += n;
+    return s;
   }
 
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Value[] }> {

@@ -70,6 +70,15 @@ export class LeaseManager {
     return this.clock.now() < l.deadlineMs;
   }
 
+  /** The lease get() would answer at once, or undefined when it would have to wait or acquire. */
+  current(bits: number): Lease | undefined {
+    const l = this.leases.get(bits);
+    if (l === undefined) return undefined;
+    const now = this.clock.now();
+    if (now >= l.deadlineMs || (l.floorMs > l.unguardedFloorMs && now <= l.floorMs)) return undefined;
+    return l;
+  }
+
   /** A lease that is valid now, acquired if needed; LEASE_LOST or UNAVAILABLE otherwise. */
   get(bits: number): Promise<Lease> {
     const l = this.leases.get(bits);

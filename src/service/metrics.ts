@@ -103,4 +103,14 @@ export class Metrics {
   countIssued(tag: string, mode: string, n: number): void {
     this.issued.add(`${mode} ${tag}`, () => ({ tag, mode }), n);
   }
+
+  /** The histogram series of one (route, method, status), for callers that keep it. */
+  httpSeries(route: string, method: string, status: number): { observe(seconds: number): void } {
+    return this.httpDuration.series_(`${route} ${method} ${status}`, () => ({ route, method, status }));
+  }
+
+  /** The issued-IDs counter of one (tag, mode), for callers that keep it. */
+  issuedSeries(tag: string, mode: string): { value: number } {
+    return this.issued.series_(`${mode} ${tag}`, () => ({ tag, mode }));
+  }
 }

@@ -37,6 +37,14 @@ export class NodeBuffer {
     return out;
   }
 
+  /** One ID from memory, or undefined when none is at hand or requests wait (then use take). */
+  takeOneNow(): number | undefined {
+    if (this.waiters.length > 0) return undefined;
+    const v = this.ids.takeOne();
+    if (v !== undefined && this.ids.size <= this.blockSize() / 5) this.topUp();
+    return v;
+  }
+
   take(n: number): Promise<Range[]> {
     if (this.waiters.length === 0 && this.ids.size >= n) {
       const out = this.ids.take(n);

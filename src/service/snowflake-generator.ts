@@ -32,6 +32,26 @@ export class SnowflakeGenerator {
     this.unit = unitMs(layout.unit);
   }
 
+  /**
+   * One ID now, synchronously, or undefined whenever take() has something to decide (no lease
+   * at hand, a new lease generation, a tick to wait for, the clock behind or out of range).
+   */
+  takeOneNow(): bigint | undefined {
+    const lease = this.leases.current(this.layout.workerBits);
+    if (lease === undefined || lease.generation !== this.leaseGeneration) return undefined;
+    const now = this.clock.now();
+    if (now >= lease.deadlineMs) return undefined;
+    const units = toUnits(this.layout, now);
+    if (units < 0 || units >= 2 ** this.layout.timeBits) return undefined;
+    const t = nextTick(this.state, units, this.maxSeq, Number.POSITIVE_INFINITY);
+    if (t.kind !== 'issue') return undefined;
+    this.state.lastTime = t.time;
+    this.state.lastSeq = t.seq;
+    this.issuedUnderLease = true;
+    if (now > lease.issuedMaxMs) lease.issuedMaxMs = now;
+    return encode(this.layout, t.time, lease.workerId, t.seq);
+  }
+
   /** n IDs, ascending. */
   async take(n: number): Promise<bigint[]> {
     const out: bigint[] = [];

@@ -281,3 +281,57 @@ describe('SnowflakeGenerator', () => {
     assert.deepEqual(parts(l, ids), [[s, 7, 0], [s, 7, 1], [s + 1, 7, 0]]);
   });
 });
+
+describe('SnowflakeGenerator.takeOneNow (the synchronous path of the HTTP fast path)', () => {
+  /** A lease source whose current() answers the lease while `held` says so. */
+  function live(l: Lease) {
+    const src = { held: true, get: async () => l, current: () => (src.held ? l : undefined) };
+    return src;
+  }
+
+  it('issues what take() would, and declines whenever take() has to decide', async () => {
+    const clock = new ManualClock(T);
+    const l = lease({ deadlineMs: T + 1000 });
+    const src = live(l);
+    const g = new SnowflakeGenerator(L, src as unknown as LeaseManager, clock, MAX_BACK);
+    assert.equal(g.takeOneNow(), undefined, 'no lease generation adopted yet: take() does that');
+    const [first] = await g.take(1);
+    const a = g.takeOneNow()!;
+    assert.deepEqual(parts(L, [first, a]), [[units(T), 7, 0], [units(T), 7, 1]], 'the next sequence of the same tick');
+    clock.advance(1);
+    const b = g.takeOneNow()!;
+    assert.deepEqual(parts(L, [b]), [[units(T + 1), 7, 0]]);
+    // Sequence used up within the tick: take() would wait for the next one.
+    const maxSeq = 2 ** L.seqBits - 1;
+    for (let i = 1; i <= maxSeq; i++) assert.ok(g.takeOneNow() !== undefined);
+    assert.equal(g.takeOneNow(), undefined, 'used-up tick: declined');
+    clock.advance(1);
+    const c = g.takeOneNow()!;
+    assert.ok(c > b);
+    // Clock behind the last issued time: declined (take() waits or refuses).
+    clock.set(T - 5);
+    assert.equal(g.takeOneNow(), undefined);
+    clock.set(T + 3);
+    assert.ok(g.takeOneNow()! > c);
+    // No lease at hand, or past the deadline: declined.
+    src.held = false;
+    assert.equal(g.takeOneNow(), undefined);
+    src.held = true;
+    clock.set(T + 1000);
+    assert.equal(g.takeOneNow(), undefined, 'at the lease deadline');
+  });
+
+  it('declines a new lease generation until take() has adopted its floor', async () => {
+    const clock = new ManualClock(T);
+    let l = lease({ deadlineMs: T + 1000 });
+    const src = { get: async () => l, current: () => l };
+    const g = new SnowflakeGenerator(L, src as unknown as LeaseManager, clock, MAX_BACK);
+    await g.take(1);
+    l = lease({ generation: 2, workerId: 9, floorMs: T + 5, deadlineMs: T + 1000 });
+    assert.equal(g.takeOneNow(), undefined);
+    clock.set(T + 6);
+    const [id] = await g.take(1);
+    assert.deepEqual(parts(L, [id]), [[units(T + 6), 9, 0]]);
+    assert.deepEqual(parts(L, [g.takeOneNow()!]), [[units(T + 6), 9, 1]]);
+  });
+});

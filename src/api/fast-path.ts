@@ -1,0 +1,96 @@
+// The hottest request, answered in front of Fastify's router: `GET /v1/id/<tag>` with no query
+// string and no token, for a tag whose definition is cached: a snowflake tag whose lease and
+// clock allow an ID at once, or a plain `order: node` segment tag whose block has one in
+// memory (both synchronously), or a plain `order: global` segment tag (through its coalescer,
+// as the route does). It is the same answer the route in routes/ids.ts gives (same status,
+// headers and body, same errors, same metrics and logs); anything else (a query, a token, an
+// unknown, disabled or other tag, a node block to refill, a lease to acquire or a tick to wait
+// for, shutdown) declines, and Fastify serves the request with its routing, validation and
+// hooks as usual.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { FastifyServerOptions } from 'fastify';
+import type { Logger } from 'pino';
+import type { Dispenser } from '../service/dispenser.js';
+import type { Metrics } from '../service/metrics.js';
+import { toIdmintError } from './errors.js';
+
+const PREFIX = '/v1/id/';
+/** The route's tag pattern (routes/ids.ts): anything else, a query string included, declines. */
+const TAG = /^[A-Za-z0-9_.-]{1,64}$/;
+const ROUTE = '/v1/id/:tag';
+
+export interface FastPathDeps {
+  readonly dispenser: Dispenser;
+  readonly metrics: Metrics;
+  readonly log: Logger;
+  /** True once the app is closing: the router then answers 503. */
+  readonly closing: () => boolean;
+}
+
+/** Answers the request and returns true, or returns false having written nothing. */
+export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { dispenser, metrics } = deps;
+  const ok = metrics.httpSeries(ROUTE, 'GET', 200);
+  return (req, res) => {
+    const url = req.url;
+    if (req.method !== 'GET' || url === undefined || !url.startsWith(PREFIX)) return false;
+    const h = req.headers;
+    if (h.authorization !== undefined || h['x-idmint-token'] !== undefined || deps.closing()) return false;
+    const tag = url.slice(PREFIX.length);
+    if (!TAG.test(tag)) return false;
+    const start = performance.now();
+    const text = typeof h.accept === 'string' && h.accept.startsWith('text/plain');
+    let id: string | undefined;
+    try {
+      id = dispenser.idNow(tag, {});
+    } catch {
+      return false; // e.g. the tag needs a token: the router answers with the error
+    }
+    if (id !== undefined) {
+      send(res, text, id, start);
+      return true;
+    }
+    const later = dispenser.idGlobal(tag);
+    if (later === undefined) return false;
+    later.then((v) => send(res, text, v, start), (err: unknown) => fail(res, err, start));
+    return true;
+  };
+
+  function send(res: ServerResponse, text: boolean, id: string, start: number): void {
+    const body = text ? id : `{"id":"${id}"}`;
+    res.writeHead(200, { 'content-type': text ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8', 'content-length': body.length });
+    res.end(body);
+    ok.observe((performance.now() - start) / 1000);
+  }
+
+  /** As the app's error handler (errors.ts) answers a failure of the route. */
+  function fail(res: ServerResponse, err: unknown, start: number): void {
+    const e = toIdmintError(err);
+    metrics.errors.inc({ code: e.code });
+    if (e.code === 'INTERNAL') deps.log.error({ err }, 'unexpected failure');
+    else if (e.status >= 500) deps.log.warn({ code: e.code, msg: e.message }, 'request failed');
+    const body = JSON.stringify(e.toJSON());
+    const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) };
+    if (e.retryAfter !== undefined) headers['retry-after'] = String(e.retryAfter);
+    res.writeHead(e.status, headers);
+    res.end(body);
+    metrics.observeHttp(ROUTE, 'GET', e.status, (performance.now() - start) / 1000);
+  }
+}
+
+/**
+ * Fastify's `serverFactory`: the HTTP/1.1 server Fastify would create (same timeouts), with the
+ * fast path in front of Fastify's handler.
+ */
+export function serverWithFastPath(fast: (req: IncomingMessage, res: ServerResponse) => boolean) {
+  return (handler: (req: IncomingMessage, res: ServerResponse) => void, opts: FastifyServerOptions): Server => {
+    const server = createServer((req, res) => {
+      if (!fast(req, res)) handler(req, res);
+    });
+    if (opts.keepAliveTimeout !== undefined) server.keepAliveTimeout = opts.keepAliveTimeout;
+    if (opts.requestTimeout !== undefined) server.requestTimeout = opts.requestTimeout;
+    if (opts.connectionTimeout !== undefined) server.setTimeout(opts.connectionTimeout);
+    if (opts.maxRequestsPerSocket) server.maxRequestsPerSocket = opts.maxRequestsPerSocket;
+    return server;
+  };
+}

@@ -1,0 +1,152 @@
+// The single-ID fast path in front of Fastify's router: it answers exactly as the route does
+// (status, headers, body, metrics) and declines, writing nothing and taking no ID, whenever
+// the router has anything to decide.
+import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { fastIdPath } from '../../src/api/fast-path.js';
+import { cleanup, testNames } from '../helpers/env.js';
+import { adminHeaders, createTag, startLocalNode } from '../helpers/node.js';
+
+type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
+
+/** A request and a response that records what is written. */
+function exchange(url: string, method = 'GET', headers: Record<string, string> = {}) {
+  const req = { method, url, headers } as unknown as IncomingMessage;
+  const out: { status?: number; headers?: Record<string, unknown>; body?: string } = {};
+  const res = {
+    writeHead(status: number, h: Record<string, unknown>) {
+      out.status = status;
+      out.headers = h;
+      return this;
+    },
+    end(body: string) {
+      out.body = body;
+    },
+  } as unknown as ServerResponse;
+  return { req, res, out };
+}
+
+const httpCount = (metrics: string) =>
+  Number(/idmint_http_request_duration_seconds_count\{route="\/v1\/id\/:tag",method="GET",status="200"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+
+describe('the single-ID fast path', () => {
+  const names = testNames();
+  let node: LocalNode;
+  let closing = false;
+  let fast: ReturnType<typeof fastIdPath>;
+
+  before(async () => {
+    node = await startLocalNode(names, { LOG_LEVEL: 'error' });
+    await createTag(node.url, { tag: 'n', order: 'node', node_block: 100 });
+    await createTag(node.url, { tag: 'g' });
+    await createTag(node.url, { tag: 'full', max_id_limit: 1 });
+    await createTag(node.url, { tag: 'sf', mode: 'snowflake' });
+    await createTag(node.url, { tag: 't', order: 'node' });
+    const tok = await fetch(`${node.url}/v1/admin/tags/t/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' });
+    assert.equal(tok.status, 201);
+    fast = fastIdPath({ dispenser: node.rt.dispenser, metrics: node.rt.metrics, log: node.rt.log, closing: () => closing });
+    // The first request of a tag reads its definition and fills the block through the router.
+    for (const tag of ['n', 'g', 'full', 'sf']) assert.equal((await fetch(`${node.url}/v1/id/${tag}`)).status, 200);
+  });
+
+  after(async () => {
+    await node.close();
+    await cleanup(names);
+  });
+
+  it('answers a cached node-order tag itself, as the route would', () => {
+    const a = exchange('/v1/id/n');
+    assert.equal(fast(a.req, a.res), true);
+    assert.equal(a.out.status, 200);
+    assert.deepEqual(a.out.headers, { 'content-type': 'application/json; charset=utf-8', 'content-length': a.out.body!.length });
+    const first = BigInt((JSON.parse(a.out.body!) as { id: string }).id);
+    const b = exchange('/v1/id/n', 'GET', { accept: 'text/plain' });
+    assert.equal(fast(b.req, b.res), true);
+    assert.equal(b.out.headers!['content-type'], 'text/plain; charset=utf-8');
+    assert.equal(BigInt(b.out.body!), first + 1n);
+  });
+
+  it('answers a cached global-order tag through its coalescer, errors as the router does', async () => {
+    const done = async (x: ReturnType<typeof exchange>) => {
+      for (let i = 0; i < 200 && x.out.body === undefined; i++) await new Promise((r) => setTimeout(r, 5));
+      return x.out;
+    };
+    const a = exchange('/v1/id/g');
+    assert.equal(fast(a.req, a.res), true);
+    const out = await done(a);
+    assert.equal(out.status, 200);
+    assert.deepEqual(out.headers, { 'content-type': 'application/json; charset=utf-8', 'content-length': out.body!.length });
+    assert.match(out.body!, /^\{"id":"\d+"\}$/);
+    // The tag's one ID is gone: the same 409 as through the router.
+    const b = exchange('/v1/id/full');
+    assert.equal(fast(b.req, b.res), true);
+    const refused = await done(b);
+    const viaRouter = await fetch(`${node.url}/v1/id/full?`);
+    assert.equal(refused.status, viaRouter.status);
+    assert.equal(refused.status, 409);
+    assert.deepEqual(JSON.parse(refused.body!).error.code, ((await viaRouter.json()) as { error: { code: string } }).error.code);
+    assert.equal(refused.headers!['content-type'], viaRouter.headers.get('content-type'));
+  });
+
+  it('answers a snowflake tag with a lease at hand, increasing on the route\'s IDs', async () => {
+    const viaRouter = BigInt(((await (await fetch(`${node.url}/v1/id/sf?`)).json()) as { id: string }).id);
+    const a = exchange('/v1/id/sf');
+    assert.equal(fast(a.req, a.res), true);
+    assert.equal(a.out.status, 200);
+    const id = BigInt(JSON.parse(a.out.body!).id);
+    assert.ok(id > viaRouter, `${id} follows ${viaRouter}`);
+    const decoded = (await (await fetch(`${node.url}/v1/decode/sf/${id}`)).json()) as { worker_id: number };
+    assert.equal(decoded.worker_id, node.rt.leases.held()[0].workerId, 'issued under this process\'s lease');
+    const b = exchange('/v1/id/sf');
+    assert.equal(fast(b.req, b.res), true);
+    assert.ok(BigInt(JSON.parse(b.out.body!).id) > id);
+  });
+
+  it('declines without writing or taking an ID whenever the router has to decide', () => {
+    const cases: [string, string, Record<string, string>][] = [
+      ['/v1/id/n?key=1', 'GET', {}], ['/v1/id/n?', 'GET', {}], ['/v1/id/n', 'POST', {}], ['/v1/ids/n', 'GET', {}],
+      ['/v1/id/n/x', 'GET', {}], ['/v1/id/%6E', 'GET', {}], ['/v1/id/' + 'x'.repeat(65), 'GET', {}],
+      ['/v1/id/n', 'GET', { authorization: 'Bearer x' }], ['/v1/id/n', 'GET', { 'x-idmint-token': 'x' }],
+      ['/v1/id/missing', 'GET', {}], ['/v1/id/t', 'GET', {}],
+    ];
+    const before = exchange('/v1/id/n');
+    assert.equal(fast(before.req, before.res), true);
+    for (const [url, method, headers] of cases) {
+      const x = exchange(url, method, headers);
+      assert.equal(fast(x.req, x.res), false, `${method} ${url} ${JSON.stringify(headers)} declines`);
+      assert.deepEqual(x.out, {}, 'nothing written');
+    }
+    closing = true;
+    const c = exchange('/v1/id/n');
+    assert.equal(fast(c.req, c.res), false, 'declines while closing (the router answers 503)');
+    closing = false;
+    const next = exchange('/v1/id/n');
+    assert.equal(fast(next.req, next.res), true);
+    assert.equal(BigInt(JSON.parse(next.out.body!).id), BigInt(JSON.parse(before.out.body!).id) + 1n, 'no ID was taken by a declined request');
+  });
+
+  it('gives over HTTP the same answer as the router, and counts it in the metrics', async () => {
+    const m0 = httpCount(await (await fetch(`${node.url}/metrics`)).text());
+    const viaFast = await fetch(`${node.url}/v1/id/n`);
+    const viaRouter = await fetch(`${node.url}/v1/id/n?`); // a query string: the router serves it
+    for (const r of [viaFast, viaRouter]) {
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8');
+    }
+    const [a, b] = [await viaFast.json(), await viaRouter.json()] as { id: string }[];
+    assert.deepEqual(Object.keys(a), ['id']);
+    assert.deepEqual(Object.keys(b), ['id']);
+    assert.equal(BigInt(b.id), BigInt(a.id) + 1n);
+    const textFast = await fetch(`${node.url}/v1/id/n`, { headers: { accept: 'text/plain' } });
+    const textRouter = await fetch(`${node.url}/v1/id/n?`, { headers: { accept: 'text/plain' } });
+    assert.equal(textFast.headers.get('content-type'), textRouter.headers.get('content-type'));
+    assert.match(await textFast.text(), /^\d+$/);
+    assert.match(await textRouter.text(), /^\d+$/);
+    const m1 = httpCount(await (await fetch(`${node.url}/metrics`)).text());
+    assert.equal(m1 - m0, 4, 'every answer is in the latency histogram, fast or not');
+    // A tag with tokens is refused by the router, as without the fast path.
+    const refused = await fetch(`${node.url}/v1/id/t`);
+    assert.equal(refused.status, 401);
+  });
+});
