@@ -4,7 +4,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { createServer, connect } from 'node:net';
+
+/** Runs fn with a short-lived client of the server at url (errors do not go unhandled). */
+export async function withRedis<T>(url: string, fn: (r: Redis) => Promise<T>): Promise<T> {
+  const r = new Redis(url, { maxRetriesPerRequest: 3, connectTimeout: 2000 });
+  r.on('error', () => undefined);
+  try {
+    return await fn(r);
+  } finally {
+    r.disconnect();
+  }
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -5,10 +5,9 @@
 // segment tags abandon it and continue from MySQL, worker-id spaces hold every id for one TTL.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
 import { cleanup, testNames } from '../helpers/env.js';
 import { createTag, startLocalNode } from '../helpers/node.js';
-import { RedisServer } from '../helpers/redis-server.js';
+import { RedisServer, withRedis } from '../helpers/redis-server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import {
   Load, answered, assertClientOrder, assertNoDuplicates, assertRealTimeOrder, counter, maxId, now, sleep, waitFor,
@@ -17,15 +16,6 @@ import {
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
-async function withRedis<T>(url: string, fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis(url, { maxRetriesPerRequest: 3, connectTimeout: 2000 });
-  r.on('error', () => undefined);
-  try {
-    return await fn(r);
-  } finally {
-    r.disconnect();
-  }
-}
 
 const runId = (url: string) => withRedis(url, async (r) => /run_id:(\w+)/.exec(await r.info('server'))![1]);
 

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { cleanup, testNames } from '../helpers/env.js';
 import { createTag, startLocalNode } from '../helpers/node.js';
-import { RedisServer } from '../helpers/redis-server.js';
+import { RedisServer, withRedis } from '../helpers/redis-server.js';
 import {
   Load, answered, assertClientOrder, assertNoDuplicates, assertOnlyCleanUnavailable, assertRealTimeOrder, counter, maxId, now, sleep,
   waitFor, type ClientSpec, type Rec,
@@ -16,15 +16,6 @@ import {
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
-async function withRedis<T>(url: string, fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis(url, { maxRetriesPerRequest: 3, connectTimeout: 2000 });
-  r.on('error', () => undefined);
-  try {
-    return await fn(r);
-  } finally {
-    r.disconnect();
-  }
-}
 
 describe('segment mode across Redis restarts and data loss', () => {
   const names = testNames();

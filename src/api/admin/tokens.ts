@@ -4,11 +4,12 @@
 import type { FastifyInstance } from 'fastify';
 import { IdmintError } from '../../errors.js';
 import type { Runtime } from '../../runtime.js';
+import { tagName } from '../schemas.js';
 
 const params = {
   type: 'object',
   required: ['tag'],
-  properties: { tag: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' }, id: { type: 'integer', minimum: 1 } },
+  properties: { tag: tagName, id: { type: 'integer', minimum: 1 } },
 } as const;
 
 export async function adminTokenRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {

@@ -4,12 +4,8 @@ import { unpackId } from '../../core/layout.js';
 import { decode } from '../../core/snowflake-layout.js';
 import { invalid } from '../../errors.js';
 import type { Dispenser } from '../../service/dispenser.js';
+import { tagParam } from '../schemas.js';
 
-const tagParam = {
-  type: 'object',
-  required: ['tag'],
-  properties: { tag: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } },
-} as const;
 const keyQuery = {
   key: { type: 'string', maxLength: 256 },
   app: { type: 'string', maxLength: 64 },
@@ -90,6 +86,8 @@ export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispense
     },
   }, async (req) => {
     const tag = await dispenser.resolve(req.params.tag);
+    // Rule IDs are rendered strings: a number has no seq, shard or time to decode back to.
+    if (tag.rule) throw invalid(`tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`);
     const id = BigInt(req.params.id);
     if (id > (1n << 63n) - 1n) throw invalid('id must be below 2^63');
     if (tag.snowflake) {
