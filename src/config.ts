@@ -11,12 +11,24 @@ export interface Config {
   /** id_server-compatible UDP port; 0 turns the listener off. */
   readonly udpPort: number;
   readonly redisUrl: string;
+  /**
+   * Named Redis servers for segment and rule state: `default` is REDIS_URL (which also holds
+   * the queues, leases and pub/sub); REDIS_URLS adds others. Each tag lives on one of them.
+   */
+  readonly redisUrls: Readonly<Record<string, string>>;
+  /**
+   * REDIS_CLUSTER_NODES: seeds of a Redis Cluster that is then the `default` Redis (REDIS_URL
+   * gives only its credentials and TLS); empty for a single server.
+   */
+  readonly redisClusterNodes: readonly { readonly host: string; readonly port: number }[];
   /** Prefix of every Redis key idmint writes, including BullMQ's (which gets a hash tag). */
   readonly redisPrefix: string;
   readonly mysqlUrl: string;
   readonly adminToken: string;
   /** True when ADMIN_TOKEN was unset and a token was generated for this process. */
   readonly adminTokenGenerated: boolean;
+  /** Read-only admin credential (GET admin routes, read-only Bull Board); '' when unset. */
+  readonly viewerToken: string;
   /** Identity of this process in segment logs and worker leases. */
   readonly nodeId: string;
   readonly logLevel: string;
@@ -54,6 +66,8 @@ export interface Config {
   readonly streamMaxBufferBytes: number;
   /** Websocket stream: most open sockets per client IP address. */
   readonly streamMaxSocketsPerClient: number;
+  /** Test mode: debug routes under /v1/debug/ (clock shift, lease expiry); loopback HOST only. */
+  readonly testMode: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -95,6 +109,41 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const port = int('PORT', 8080, 0, 65535);
   const udpPort = int('UDP_PORT', 8081, 0, 65535);
   const redisUrl = url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']);
+  const redisUrls: Record<string, string> = { default: redisUrl };
+  for (const item of (env.REDIS_URLS ?? '').split(',').map((x) => x.trim()).filter(Boolean)) {
+    const eq = item.indexOf('=');
+    const name = eq > 0 ? item.slice(0, eq).trim() : '';
+    const raw = eq > 0 ? item.slice(eq + 1).trim() : '';
+    if (!/^[a-z0-9_-]{1,32}$/.test(name)) {
+      problems.push(`REDIS_URLS entries are name=redis://host:port with a name of [a-z0-9_-]{1,32}, got "${item}"`);
+      continue;
+    }
+    if (name in redisUrls) {
+      problems.push(name === 'default' ? 'REDIS_URLS must not name "default": that is REDIS_URL' : `REDIS_URLS names "${name}" twice`);
+      continue;
+    }
+    try {
+      if (!['redis:', 'rediss:'].includes(new URL(raw).protocol)) throw new Error();
+      redisUrls[name] = raw;
+    } catch {
+      problems.push(`REDIS_URLS entry "${name}" is not a redis:// or rediss:// URL: "${raw}"`);
+    }
+  }
+  const redisClusterNodes: { host: string; port: number }[] = [];
+  if ((env.REDIS_CLUSTER_NODES ?? '').trim() !== '') {
+    for (const item of env.REDIS_CLUSTER_NODES!.split(',').map((x) => x.trim()).filter(Boolean)) {
+      const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/.exec(item);
+      if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
+        problems.push(`REDIS_CLUSTER_NODES entries are host:port (a [bracketed] IPv6 host, a port from 1 to 65535), separated by commas, got "${item}"`);
+        continue;
+      }
+      redisClusterNodes.push({ host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) });
+    }
+    if (redisClusterNodes.length === 0 && !problems.some((p) => p.startsWith('REDIS_CLUSTER_NODES'))) problems.push('REDIS_CLUSTER_NODES names no host:port');
+    // REDIS_URL then only gives the nodes' credentials and TLS; a cluster has database 0 only.
+    const db = problems.some((p) => p.startsWith('REDIS_URL ')) ? '' : new URL(redisUrl).pathname.replace(/^\//, '');
+    if (db !== '' && db !== '0') problems.push(`REDIS_URL selects database ${db}, but a Redis Cluster (REDIS_CLUSTER_NODES) has database 0 only`);
+  }
   const mysqlUrl = url('MYSQL_URL', 'mysql://root@127.0.0.1:3306/idmint', ['mysql:', 'mariadb:']);
   if (!problems.some((p) => p.startsWith('MYSQL_URL'))) {
     const db = new URL(mysqlUrl).pathname.replace(/^\//, '');
@@ -106,6 +155,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const token = env.ADMIN_TOKEN;
   if (token !== undefined && token !== '' && token.length < 8) problems.push('ADMIN_TOKEN must be at least 8 characters');
+  const viewerToken = env.VIEWER_TOKEN ?? '';
+  if (viewerToken !== '' && viewerToken.length < 8) problems.push('VIEWER_TOKEN must be at least 8 characters');
+  if (viewerToken !== '' && viewerToken === token) problems.push('VIEWER_TOKEN must differ from ADMIN_TOKEN');
   const demoTag = env.DEMO_TAG ?? '';
   if (demoTag !== '' && !/^[A-Za-z0-9_.-]{1,64}$/.test(demoTag)) problems.push(`DEMO_TAG is not a valid tag name: "${demoTag}"`);
 
@@ -121,15 +173,23 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     problems.push(`STREAM_MAX_BUFFER_BYTES (${streamMaxBufferBytes}) must hold one binary block of STREAM_MAX_BLOCK IDs: at least ${8 + 8 * streamMaxBlock}`);
   }
 
+  const testMode = env.TEST_MODE === '1' || env.TEST_MODE === 'true';
+  if (env.TEST_MODE !== undefined && !['', '0', '1', 'true', 'false'].includes(env.TEST_MODE)) problems.push(`TEST_MODE must be 1 or 0, got "${env.TEST_MODE}"`);
+  // The debug routes move the clock and drop leases: never reachable from another machine.
+  if (testMode && !/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(env.HOST || '0.0.0.0')) problems.push(`TEST_MODE needs a loopback HOST (127.0.0.1, ::1), got "${env.HOST || '0.0.0.0'}"`);
+
   const cfg: Config = {
     port,
     host: env.HOST || '0.0.0.0',
     udpPort,
     redisUrl,
+    redisUrls: Object.freeze(redisUrls),
+    redisClusterNodes: Object.freeze(redisClusterNodes.map((n) => Object.freeze(n))),
     redisPrefix,
     mysqlUrl,
     adminToken: token || randomBytes(18).toString('base64url'),
     adminTokenGenerated: !token,
+    viewerToken,
     nodeId,
     logLevel,
     refillWaitMs: int('REFILL_WAIT_MS', 3000, 10, 60000),
@@ -149,6 +209,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     streamMaxBlock,
     streamMaxBufferBytes,
     streamMaxSocketsPerClient: int('STREAM_MAX_SOCKETS_PER_CLIENT', 64, 1, 100_000),
+    testMode,
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -4,9 +4,11 @@
 export const ERROR_CODES = {
   INVALID_ARGUMENT: { status: 400, meaning: 'a parameter or body field is missing or out of range' },
   UNAUTHORIZED: { status: 401, meaning: 'the admin token is missing or wrong' },
+  FORBIDDEN: { status: 403, meaning: 'the viewer token only reads: every admin change needs the admin token' },
   TAG_NOT_FOUND: { status: 404, meaning: 'no tag of that name exists' },
   NOT_FOUND: { status: 404, meaning: 'no route of that method and path' },
   TAG_EXISTS: { status: 409, meaning: 'a tag of that name already exists' },
+  CONFLICT: { status: 409, meaning: 'the tag changed while the request ran (deleted, re-created or moved); read it again and retry' },
   TAG_DISABLED: { status: 409, meaning: 'the tag exists but an operator disabled it' },
   ID_SPACE_EXHAUSTED: { status: 409, meaning: 'the tag reached its max_id_limit; no more IDs will be issued' },
   LIMIT_EXCEEDED: { status: 429, meaning: 'a per-client limit of the websocket stream was reached (sockets per client, takes in flight per socket)' },

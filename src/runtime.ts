@@ -1,13 +1,12 @@
 // Builds one idmint node: connections, schema, stores, queues and workers, and takes them
 // down in order. The HTTP app (src/api/app.ts) and `idmint worker` both run on it.
 import type { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Pool } from 'mysql2/promise';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { startLeaseWorkers, type LeaseWorkers } from './consumer/lease-worker.js';
 import { startRefillWorker } from './consumer/refill-worker.js';
-import { systemClock, type Clock } from './core/clock.js';
+import { ShiftedClock, systemClock, type Clock } from './core/clock.js';
 import { LeaseScheduler } from './producer/lease-scheduler.js';
 import { RefillProducer } from './producer/refill-producer.js';
 import { Dispenser } from './service/dispenser.js';
@@ -20,7 +19,7 @@ import { migrate } from './store/mysql/migrations.js';
 import { createPool } from './store/mysql/pool.js';
 import { TagsRepo } from './store/mysql/tags-repo.js';
 import { TokensRepo } from './store/mysql/tokens-repo.js';
-import { createRedis, whenReady } from './store/redis/connection.js';
+import { createDefaultRedis, createRedis, whenReady, type RedisClient } from './store/redis/connection.js';
 import { Keys } from './store/redis/keys.js';
 import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
@@ -28,7 +27,8 @@ import { SegmentStore } from './store/redis/segments.js';
 export interface Runtime {
   readonly config: Config;
   readonly log: Logger;
-  readonly redis: Redis;
+  /** The "default" Redis: a single server (REDIS_URL) or a cluster (REDIS_CLUSTER_NODES). */
+  readonly redis: RedisClient;
   readonly pool: Pool;
   readonly keys: Keys;
   readonly tags: TagsRepo;
@@ -59,17 +59,25 @@ export interface RuntimeOptions {
 }
 
 export async function createRuntime(config: Config, log: Logger = createLogger(config), opts: RuntimeOptions = {}): Promise<Runtime> {
-  const clock = opts.clock ?? systemClock;
+  // Test mode: a clock the debug routes can shift (src/api/routes/debug.ts).
+  const clock = opts.clock ?? (config.testMode ? new ShiftedClock(systemClock) : systemClock);
   const keys = new Keys(config.redisPrefix);
-  const redis = createRedis(config.redisUrl, 'command');
-  const queueConn = createRedis(config.redisUrl, 'queue');
-  const workerConn = createRedis(config.redisUrl, 'worker');
-  const subscriber = createRedis(config.redisUrl, 'subscriber');
-  const redisClients = [redis, queueConn, workerConn, subscriber];
+  // The default Redis (a cluster when REDIS_CLUSTER_NODES is set) holds the queues, leases,
+  // announcements and the segments of the tags on it.
+  const redis = createDefaultRedis(config, 'command');
+  const queueConn = createDefaultRedis(config, 'queue');
+  const workerConn = createDefaultRedis(config, 'worker');
+  const subscriber = createDefaultRedis(config, 'subscriber');
+  // Other named Redis servers (REDIS_URLS) hold only the segment state of the tags on them.
+  const extraRedis = Object.entries(config.redisUrls).filter(([name]) => name !== 'default')
+    .map(([name, url]) => [name, createRedis(url, 'command')] as const);
+  const redisClients: RedisClient[] = [redis, queueConn, workerConn, subscriber, ...extraRedis.map(([, c]) => c)];
   for (const c of redisClients) c.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));
   let pool: Pool | undefined;
   try {
-    await Promise.all(redisClients.map((c) => whenReady(c)));
+    await Promise.all([redis, queueConn, workerConn, subscriber].map((c) => whenReady(c)));
+    // A named server that is down only affects its own tags: start anyway.
+    await Promise.all(extraRedis.map(([name, c]) => whenReady(c, 3000).catch((err: Error) => log.warn({ redis: name, err: err.message }, 'named Redis not reachable at start-up; its tags answer 503 until it is'))));
     pool = await createPool(config.mysqlUrl);
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'schema migrations applied');
@@ -81,7 +89,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const tags = new TagsRepo(pool);
   const counters = new CountersRepo(pool);
   const metrics = new Metrics();
-  const segments = new SegmentStore(redis, keys, (ref) => {
+  const segments = new SegmentStore({ default: redis, ...Object.fromEntries(extraRedis) }, keys, (ref) => {
     metrics.redisReplaced.inc({ tag: ref.tag });
     log.warn({ tag: ref.tag, shard: ref.shard, scope: ref.scope || undefined }, 'segment state written by another Redis instance (restart from a snapshot or failover): abandoned, continuing from the MySQL high-water mark');
   });
@@ -131,7 +139,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
         if (t.mode !== 'segment') continue;
         let remaining = 0;
         for (let shard = 0; shard < t.shards; shard++) {
-          const s = await segments.stats({ tag: t.tag, epoch: t.epoch, shard });
+          const s = await segments.stats({ tag: t.tag, epoch: t.epoch, shard, redis: t.redis });
           if (s.cur !== undefined && s.end !== undefined) remaining += Math.max(0, s.end - s.cur + 1);
         }
         out.push({ tag: t.tag, remaining });

@@ -8,10 +8,12 @@ import { adminGuard } from './auth.js';
 import { adminTagRoutes } from './admin/tags.js';
 import { adminWorkerRoutes } from './admin/workers.js';
 import { adminTokenRoutes } from './admin/tokens.js';
+import { adminRedisRoutes } from './admin/redis.js';
 import { queueBoard } from './admin/queues.js';
 import { registerDocs } from './docs.js';
 import { metricsRoutes } from './routes/metrics.js';
-import { installErrorHandling } from './errors.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
+import { fastIdPath, serverWithFastPath } from './fast-path.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { healthRoutes } from './routes/health.js';
 import { idRoutes } from './routes/ids.js';
@@ -20,7 +22,10 @@ import { streamRoutes } from './ws/stream-route.js';
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
+  let closing = false;
   const app = Fastify({
+    // The single-ID route of in-memory blocks is answered before routing (fast-path.ts).
+    serverFactory: serverWithFastPath(fastIdPath({ dispenser: rt.dispenser, metrics: rt.metrics, log: rt.log, closing: () => closing })),
     loggerInstance: rt.log as FastifyBaseLogger,
     // Per-request access logs would cost more than serving an ID; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
@@ -30,9 +35,10 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     // Requests that arrive while closing get idmint's own 503 (below), in the API's error shape.
     return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
+    clientErrorHandler,
+    frameworkErrors,
   });
   installErrorHandling(app, (code) => rt.metrics.errors.inc({ code }));
-  let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
@@ -49,12 +55,15 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   await app.register(streamRoutes, { dispenser: rt.dispenser, config: rt.config });
   await app.register(healthRoutes, { rt });
   await app.register(metricsRoutes, { metrics: rt.metrics });
+  await app.register(import('./admin/page-route.js'), { config: rt.config });
   await app.register(async (admin) => {
-    admin.addHook('onRequest', adminGuard(rt.config.adminToken));
+    admin.addHook('onRequest', adminGuard(rt.config.adminToken, rt.config.viewerToken));
     await admin.register(adminTagRoutes, { rt });
     await admin.register(adminWorkerRoutes, { rt });
     await admin.register(adminTokenRoutes, { rt });
+    await admin.register(adminRedisRoutes, { rt });
     await admin.register(queueBoard, { queues: rt.queues });
+    if (rt.config.testMode) await admin.register((await import('./routes/debug.js')).debugRoutes, { rt });
   });
   return app;
 }
