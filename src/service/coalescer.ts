@@ -32,18 +32,21 @@ export interface CoalescerDeps {
   readonly maxBatch: number;
   readonly waitMs: number;
   readonly metrics?: Metrics;
+  /** True when a new definition of the tag was announced (checked while waiting for a refill). */
+  readonly changed?: (tag: string, epoch: number) => boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * The tag moved to another Redis server: this source's state is retired. The dispenser reads
- * the definition again and continues on the new server; a client only sees it (a 503) when
- * the move is not recorded within its wait.
+ * The tag changed under this source: it moved to another Redis server (its state here is
+ * retired: `moved`), or a new definition was announced while requests waited for a refill
+ * (deleted, re-created, changed). The dispenser reads the definition again and continues
+ * under it; a client only sees this error (a 503) when a move is not recorded in time.
  */
 export class TagMovedError extends IdmintError {
-  constructor(readonly tag: string) {
-    super('UNAVAILABLE', `tag "${tag}" is moving to another Redis server; retry`);
+  constructor(readonly tag: string, readonly moved = true) {
+    super('UNAVAILABLE', moved ? `tag "${tag}" is moving to another Redis server; retry` : `tag "${tag}" changed; retry`);
   }
 }
 
@@ -147,6 +150,12 @@ export class Coalescer {
           await sleep(pause);
           this.expire();
           if (this.queue.length === 0) break;
+          // Waiting for a refill that may never come (the tag was deleted or re-created):
+          // let the dispenser read the definition again rather than wait out the deadline.
+          if (this.deps.changed?.(this.ref.tag, this.ref.epoch)) {
+            this.failAll(new TagMovedError(this.ref.tag, false));
+            break;
+          }
         }
         if (left !== undefined) {
           this.fitExhausted(left);

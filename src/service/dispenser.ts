@@ -58,11 +58,15 @@ export class Dispenser {
   /** Clock events of all snowflake generators of this process. */
   readonly clockEvents: ClockEvents = { backwards: 0, waits: 0 };
 
+  private readonly deps: CoalescerDeps;
+
   constructor(
     readonly registry: TagRegistry,
-    private readonly deps: CoalescerDeps,
+    deps: CoalescerDeps,
     private readonly snowflake: SnowflakeDeps,
-  ) {}
+  ) {
+    this.deps = { ...deps, changed: (tag, epoch) => registry.changed(tag, epoch) };
+  }
 
   /** The enabled tag of that name, or a coded error. */
   async resolve(name: string): Promise<StoredTag> {
@@ -240,15 +244,19 @@ export class Dispenser {
   private async takeSegment(tag: StoredTag, count: number, key: string | undefined, scope = ''): Promise<Issued> {
     const deadline = Date.now() + this.deps.waitMs;
     for (let attempt = 1; ; attempt++) {
+      let moved: boolean;
       try {
         return await this.takeFrom(tag, count, key, scope);
       } catch (err) {
         if (!(err instanceof TagMovedError) || Date.now() >= deadline) throw err;
+        moved = err.moved;
       }
       for (;;) {
         const now = await this.registry.refresh(tag.tag);
         if (!now) throw new IdmintError('TAG_NOT_FOUND', `tag "${tag.tag}" does not exist`);
-        if (now.epoch !== tag.epoch) {
+        if (!now.enabled) throw new IdmintError('TAG_DISABLED', `tag "${tag.tag}" is disabled`);
+        // A new epoch (moved, re-created), or any other change: continue under it at once.
+        if (now.epoch !== tag.epoch || !moved) {
           tag = now;
           this.specs.set(tag.tag, tag);
           break;

@@ -74,6 +74,16 @@ export class TagRegistry {
     return entry.loading ?? this.load(name, entry);
   }
 
+  /**
+   * True when this process knows that (name, epoch) is no longer the tag's current definition:
+   * a change was announced and not yet read, or the cached definition is another epoch or none.
+   */
+  changed(name: string, epoch: number): boolean {
+    const e = this.entries.get(name);
+    if (!e) return false;
+    return e.changed || (e.known && (e.tag === undefined || e.tag.epoch !== epoch));
+  }
+
   /** The definition read again from MySQL now (not from the cache). */
   refresh(name: string): Promise<StoredTag | undefined> {
     this.markChanged(name);

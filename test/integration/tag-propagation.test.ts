@@ -152,3 +152,31 @@ describe('tag changes propagate between processes', () => {
     assert.equal(Object.keys(delays).length, 8);
   });
 });
+
+describe('requests waiting for a refill when their tag changes', () => {
+  const names = testNames();
+  let node: ChildNode;
+
+  before(async () => {
+    // No refill worker anywhere: a request to a new tag waits for a segment that never comes.
+    node = await spawnNode(names, { REFILL_CONCURRENCY: '0', REFILL_WAIT_MS: '8000' });
+  });
+
+  after(async () => {
+    await node.stop();
+    await cleanup(names);
+  });
+
+  it('answer TAG_NOT_FOUND at once when the tag is deleted, instead of waiting out REFILL_WAIT_MS', async () => {
+    await createTag(node.url, { tag: 'stuck' });
+    const start = performance.now();
+    const waiting = fetch(`${node.url}/v1/id/stuck`).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: { code: string } }, ms: performance.now() - start }));
+    await new Promise((r) => setTimeout(r, 300));
+    const del = await fetch(`${node.url}/v1/admin/tags/stuck`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    assert.equal(del.status, 204);
+    const r = await waiting;
+    assert.equal(r.status, 404);
+    assert.equal(r.body.error?.code, 'TAG_NOT_FOUND');
+    assert.ok(r.ms < 2000, `answered after ${r.ms.toFixed(0)} ms, not after the 8 s refill wait`);
+  });
+});
