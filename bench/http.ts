@@ -22,7 +22,7 @@
 //        repeatable)  --cpu-prof (write .cpuprofile files of both servers to
 //        bench/results/profiles/)  --no-write (do not update bench/results/http-latest.*)
 // Results: bench/results/http-latest.json and bench/results/http-latest.md (full runs only).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -46,6 +46,8 @@ interface Options {
   cases: CaseName[];
   env: Record<string, string>;
   cpuProf: boolean;
+  /** Pin the server under test to CPU 1 and the load generator to CPU 0 (taskset). */
+  pin: boolean;
   write: boolean;
 }
 type CaseName = 'baseline' | 'node' | 'global' | 'snowflake' | 'rule';
@@ -66,7 +68,7 @@ const ID_CASES: Record<Exclude<CaseName, 'baseline'>, { tag: string; query: stri
 };
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { duration: 10, warmup: 2, connections: 50, rounds: 1, cases: [...ALL_CASES], env: {}, cpuProf: false, write: true };
+  const o: Options = { duration: 10, warmup: 2, connections: 50, rounds: 1, cases: [...ALL_CASES], env: {}, cpuProf: false, write: true, pin: false };
   const num = (flag: string, v: string | undefined, min: number): number => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n) || n < min) throw new Error(`${flag} needs a number >= ${min}, got ${v}`);
@@ -96,6 +98,7 @@ function parseArgs(argv: string[]): Options {
       }
       case '--cpu-prof': o.cpuProf = true; break;
       case '--no-write': o.write = false; break;
+      case '--pin': o.pin = true; break;
       case '-h':
       case '--help':
         console.log('usage: npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule] [--env KEY=VALUE] [--cpu-prof] [--no-write]');
@@ -122,10 +125,14 @@ interface Child {
 
 
 /** Spawns `node [flags] --import tsx <script...>` and resolves once its port answers HTTP. */
+let PIN = false;
+
 async function spawnServer(name: string, script: string[], env: Record<string, string>, nodeFlags: string[], timeoutMs = 30000): Promise<Child> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const proc = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...script], {
+  const argv = [...nodeFlags, '--import', 'tsx', ...script];
+  // --pin: the server on CPU 1, this process (the load) on CPU 0 (see main).
+  const proc = spawn(PIN ? 'taskset' : process.execPath, PIN ? ['-c', '1', process.execPath, ...argv] : argv, {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -310,6 +317,11 @@ async function main(): Promise<number> {
   const nodeFlags = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
   if (opts.cpuProf) mkdirSync(profDir, { recursive: true });
 
+  if (opts.pin) {
+    if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
+    spawnSync('taskset', ['-pc', '0', String(process.pid)], { stdio: 'ignore' });
+    PIN = true;
+  }
   const loadBefore = loadavg()[0];
   console.log(`idmint HTTP bench: ${opts.connections} connections, ${opts.duration} s per case after ${opts.warmup} s warm-up; ` +
     `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'})`);

@@ -100,7 +100,9 @@ export class Dispenser {
    */
   idNow(name: string, opts: IdOptions): string | undefined {
     const tag = this.registry.peek(name);
-    if (!tag || !tag.enabled || opts.key !== undefined || opts.app !== undefined || opts.salt !== undefined) return undefined;
+    if (!tag || !tag.enabled) return undefined;
+    if (tag.rule) return this.ruleIdNow(tag, opts);
+    if (opts.key !== undefined || opts.app !== undefined || opts.salt !== undefined) return undefined;
     if (tag.mode === 'snowflake') {
       const s = this.plainSnowflake.get(name);
       if (s === undefined || s.spec !== tag.snowflake) return undefined;
@@ -157,6 +159,21 @@ export class Dispenser {
       return (await this.generator(tag).take(count)).map(String);
     }
     return Dispenser.format(await this.takeSegment(tag, count, opts.key));
+  }
+
+  /** idNow for an `order: node` rule whose (app, period) block has a counter in memory. */
+  private ruleIdNow(tag: StoredTag, opts: IdOptions): string | undefined {
+    if (tag.order !== 'node' || opts.key !== undefined) return undefined;
+    Dispenser.authorize(tag, opts.token);
+    const { app, salt } = this.checkRuleInput(tag, opts);
+    const now = this.snowflake.clock.now();
+    const k = `${tag.tag}\u0000${tag.epoch}\u00000\u0000${this.scopeOf(tag, app, now)}`;
+    const v = this.buffers.get(k)?.takeOneNow();
+    if (v === undefined) return undefined;
+    this.lastUsed.set(k, Date.now());
+    this.deps.metrics?.countIssued(tag.tag, tag.mode, 1);
+    const r = tag.rule!;
+    return render(this.compiled(tag), { counter: r.minCounter + v - 1, salt, app, parts: localParts(now, r.timeZone) });
   }
 
   /** The counter scope "<app>/<period>" of a rule at a moment. */

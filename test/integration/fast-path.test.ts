@@ -42,6 +42,7 @@ describe('the single-ID fast path', () => {
     await createTag(node.url, { tag: 'g' });
     await createTag(node.url, { tag: 'full', max_id_limit: 1 });
     await createTag(node.url, { tag: 'sf', mode: 'snowflake' });
+    await createTag(node.url, { tag: 'r', mode: 'rule', order: 'node', template: 'R"{app}\\{counter:6}', min_counter: 1, max_counter: 999_999, reset_seconds: 0 });
     await createTag(node.url, { tag: 't', order: 'node' });
     const tok = await fetch(`${node.url}/v1/admin/tags/t/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' });
     assert.equal(tok.status, 201);
@@ -101,6 +102,31 @@ describe('the single-ID fast path', () => {
     const b = exchange('/v1/id/sf');
     assert.equal(fast(b.req, b.res), true);
     assert.ok(BigInt(JSON.parse(b.out.body!).id) > id);
+  });
+
+  it('answers an order-node rule with its app and salt, escaped as JSON', async () => {
+    // A request through the router refreshes the cached definition (kept TAG_CACHE_MS).
+    const first = ((await (await fetch(`${node.url}/v1/id/r?app=web&salt=`)).json()) as { id: string }).id;
+    await new Promise((r) => setTimeout(r, 50));
+    const n0 = Number(first.slice(-6));
+    const want = (k: number) => `R"web\\${String(n0 + k).padStart(6, '0')}`;
+    const a = exchange('/v1/id/r?app=web');
+    assert.equal(fast(a.req, a.res), true);
+    assert.deepEqual(JSON.parse(a.out.body!), { id: want(1) });
+    assert.equal(a.out.headers!['content-length'], a.out.body!.length);
+    const viaRouter = (await (await fetch(`${node.url}/v1/id/r?app=web&x=`)).json()) as { error?: { code: string } };
+    assert.equal(viaRouter.error?.code, 'INVALID_ARGUMENT', 'an unknown parameter: declined, and the router refuses it');
+    const b = exchange('/v1/id/r?salt=s1&app=web');
+    assert.equal(fast(b.req, b.res), true);
+    assert.deepEqual(JSON.parse(b.out.body!), { id: want(2) });
+    for (const url of ['/v1/id/r', '/v1/id/r?app=', '/v1/id/r?app=w%20b', '/v1/id/r?app=web&app=x', '/v1/id/r?app=web&count=2', '/v1/id/n?app=web']) {
+      const x = exchange(url);
+      assert.equal(fast(x.req, x.res), false, `${url} declines`);
+      assert.deepEqual(x.out, {});
+    }
+    const c = exchange('/v1/id/r?app=web');
+    assert.equal(fast(c.req, c.res), true);
+    assert.deepEqual(JSON.parse(c.out.body!), { id: want(3) }, 'declined requests took no counter');
   });
 
   it('declines without writing or taking an ID whenever the router has to decide', () => {

@@ -48,8 +48,19 @@ export async function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pi
       const { counter } = await dispenser.monitor(req.ruleName, req.appName, token);
       return monitorReply(req, { counter, nodeOffset: opts.nodeOffset });
     }
+    // Rules use the app name and salt; other tags answer their plain IDs. An ID this process
+    // holds in memory for a cached definition is answered at once; otherwise (or on any
+    // refusal) the full path decides.
+    const cached = dispenser.registry.peek(req.ruleName);
+    if (cached) {
+      try {
+        const now = dispenser.idNow(req.ruleName, cached.rule ? { app: req.appName, salt: req.salt || undefined, token } : { token });
+        if (now !== undefined) return successReply(req, now);
+      } catch {
+        /* the full path answers with the error */
+      }
+    }
     const tag = await dispenser.resolve(req.ruleName);
-    // Rules use the app name and salt; other tags answer their plain IDs.
     const [id] = await dispenser.ids(req.ruleName, 1, tag.rule ? { app: req.appName, salt: req.salt || undefined, token } : { token });
     return successReply(req, id);
   } catch (err) {
