@@ -9,6 +9,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../helpers/node.js';
+import { RedisServer } from '../helpers/redis-server.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const VIEWER_TOKEN = 'page-viewer-token';
@@ -16,6 +17,8 @@ const VIEWER_TOKEN = 'page-viewer-token';
 describe('admin page in Chromium', () => {
   const names = testNames();
   let node: Awaited<ReturnType<typeof startLocalNode>>;
+  /** A second Redis server, "b", that tags can be moved to. */
+  let second: RedisServer;
   let url: string;
   let browser: Browser;
   let context: BrowserContext;
@@ -56,7 +59,8 @@ describe('admin page in Chromium', () => {
 
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run scripts/chromium.sh (apt-get install chromium)`);
-    node = await startLocalNode(names, { VIEWER_TOKEN });
+    second = await RedisServer.start();
+    node = await startLocalNode(names, { VIEWER_TOKEN, REDIS_URLS: `b=${second.url}` });
     url = node.url;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -67,6 +71,7 @@ describe('admin page in Chromium', () => {
     await browser?.close();
     await node?.close();
     await cleanup(names);
+    await second?.stop();
   });
   beforeEach(async () => {
     context = await browser.newContext();
@@ -253,5 +258,27 @@ describe('admin page in Chromium', () => {
     const board = await page.request.get(`${url}/admin/queues/api/queues`);
     assert.equal(board.status(), 200);
     assert.ok(((await board.json()) as { queues: { readOnlyMode: boolean }[] }).queues.every((q) => q.readOnlyMode));
+  });
+
+  it('moves a tag to another Redis server, which then serves it above every earlier ID', async () => {
+    await createTag(url, { tag: 'pmove', step: 100 });
+    const before = (await api('/v1/ids/pmove?count=5')).body!.ids as string[];
+    await signInAsAdmin();
+    await openTag('pmove');
+    await page.locator('#move-to option[value="b"]').waitFor({ state: 'attached' });
+    await page.selectOption('#move-to', 'b');
+    await page.click('#move-button');
+    await textOf('#move-result', 'Moved to b');
+    assert.equal((await api('/v1/admin/tags/pmove')).body!.redis, 'b');
+    const after = (await api('/v1/ids/pmove?count=5')).body!.ids as string[];
+    assert.ok(BigInt(after[0]) > BigInt(before[4]), `${after[0]} follows ${before[4]}`);
+    // A refusal shows the server's message: snowflake tags have nothing to move.
+    await createTag(url, { tag: 'pmove-sf', mode: 'snowflake' });
+    await openTag('pmove-sf');
+    await page.locator('#move-to option[value="b"]').waitFor({ state: 'attached' });
+    await page.selectOption('#move-to', 'b');
+    await page.click('#move-button');
+    const refused = await textOf('#move-error', /snowflake/);
+    assert.match(refused, /nothing to move/);
   });
 });
