@@ -33,18 +33,8 @@ seeds() { local IFS=,; local s=("${PORTS[@]/#/$HOST:}"); echo "${s[*]}"; }
 
 port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
 
-apt_updated=0
-ensure_binary() { # binary package
-  command -v "$1" >/dev/null 2>&1 && return 0
-  [[ -x /usr/sbin/$1 ]] && { PATH="$PATH:/usr/sbin"; return 0; }
-  [[ $(id -u) -eq 0 ]] || die "$1 is not installed and we are not root: install the Debian package $2 (sudo apt-get install $2)"
-  command -v apt-get >/dev/null 2>&1 || die "$1 is not installed and apt-get is missing: install $2 yourself"
-  say "installing $2 with apt-get"
-  if [[ $apt_updated -eq 0 ]]; then apt-get update -qq >/dev/null; apt_updated=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null
-  command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 ]] || die "installing $2 did not provide $1"
-  PATH="$PATH:/usr/sbin"
-}
+# shellcheck source=scripts/ensure-binary.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ensure-binary.sh"
 
 cli() { redis-cli -h "$HOST" -p "$1" --no-auth-warning "${@:2}"; }
 

@@ -30,25 +30,15 @@ wait_port() { # host port seconds what logfile
   die "$4 did not start listening on $1:$2 within $3 s (log: $5)"
 }
 
-apt_updated=0
-ensure_binary() { # binary package
-  command -v "$1" >/dev/null 2>&1 && return 0
-  [[ -x /usr/sbin/$1 ]] && { PATH="$PATH:/usr/sbin"; return 0; }
-  [[ $(id -u) -eq 0 ]] || die "$1 is not installed and we are not root: install the Debian package $2 (sudo apt-get install $2), or point the URL at a running server"
-  command -v apt-get >/dev/null 2>&1 || die "$1 is not installed and apt-get is missing: install $2 yourself, or point the URL at a running server"
-  say "installing $2 with apt-get"
-  if [[ $apt_updated -eq 0 ]]; then apt-get update -qq >/dev/null; apt_updated=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null
-  command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 ]] || die "installing $2 did not provide $1"
-  PATH="$PATH:/usr/sbin"
-}
+# shellcheck source=scripts/ensure-binary.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ensure-binary.sh"
 
 ensure_redis() {
   local host port
   host=$(url_host "$REDIS_URL"); port=$(url_port "$REDIS_URL" 6379)
   port_open "$host" "$port" && return 0
   is_local "$host" || die "REDIS_URL points at $host:$port, which does not answer"
-  ensure_binary redis-server redis-server
+  ensure_binary redis-server redis-server "or point the URL at a running server"
   mkdir -p "$DATA/redis-$port"
   say "starting redis-server on 127.0.0.1:$port (data in $DATA/redis-$port)"
   redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --dir "$DATA/redis-$port" \
@@ -62,8 +52,8 @@ ensure_mysql() {
   host=$(url_host "$MYSQL_URL"); port=$(url_port "$MYSQL_URL" 3306)
   port_open "$host" "$port" && return 0
   is_local "$host" || die "MYSQL_URL points at $host:$port, which does not answer"
-  ensure_binary mariadbd mariadb-server
-  ensure_binary mariadb-install-db mariadb-server
+  ensure_binary mariadbd mariadb-server "or point the URL at a running server"
+  ensure_binary mariadb-install-db mariadb-server "or point the URL at a running server"
   dir="$DATA/mysql-$port"
   if [[ ! -d $dir/mysql ]]; then
     say "initialising a MariaDB data directory in $dir"
