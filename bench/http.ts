@@ -21,6 +21,7 @@
 //        --cases baseline,node,global,snowflake,rule   --env KEY=VALUE (extra env for the idmint process,
 //        repeatable)  --cpu-prof (write .cpuprofile files of both servers to
 //        bench/results/profiles/)  --no-write (do not update bench/results/http-latest.*)
+//        --pin (taskset: the server under test on CPU 1, this process on CPU 0)
 // Results: bench/results/http-latest.json and bench/results/http-latest.md (full runs only).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -101,7 +102,7 @@ function parseArgs(argv: string[]): Options {
       case '--pin': o.pin = true; break;
       case '-h':
       case '--help':
-        console.log('usage: npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule] [--env KEY=VALUE] [--cpu-prof] [--no-write]');
+        console.log('usage: npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule] [--env KEY=VALUE] [--cpu-prof] [--no-write] [--pin]');
         process.exit(0);
         break;
       default:
