@@ -98,7 +98,7 @@ start() {
     mkdir -p "$DATA/$p"
     redis-server --daemonize yes --bind "$HOST" --port "$p" --dir "$DATA/$p" \
       --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 3000 \
-      --save '' --appendonly no --maxmemory-policy noeviction \
+      --save '' --appendonly no --maxmemory-policy noeviction --repl-diskless-sync-delay 0 \
       --logfile "$DATA/$p/redis.log" --pidfile "$DATA/$p/redis.pid" >/dev/null
   done
   for p in "${PORTS[@]}"; do
@@ -110,8 +110,20 @@ start() {
     { tail -n 30 "$DATA/create-$BASE.log" >&2; die "redis-cli --cluster create failed (log: $DATA/create-$BASE.log)"; }
   for ((i = 0; i < 300; i++)); do healthy && break; sleep 0.1; done
   healthy || { for p in "${PORTS[@]}"; do say "$p: $(cli "$p" cluster info 2>&1 | tr -d '\r' | grep -E 'cluster_state|known_nodes' | tr '\n' ' ')"; done; die "the cluster did not reach cluster_state:ok within 30 s"; }
-  say "cluster_state:ok on all six nodes"
+  # A replica can only take over once it has synced with its master: wait for every link.
+  for ((i = 0; i < 300; i++)); do replicas_synced && break; sleep 0.1; done
+  replicas_synced || die "the replicas did not sync with their masters within 30 s"
+  say "cluster_state:ok on all six nodes, every replica in sync"
   seeds
+}
+
+# Three replicas, each with its link to its master up.
+replicas_synced() {
+  local p up=0
+  for p in "${PORTS[@]}"; do
+    cli "$p" info replication 2>/dev/null | tr -d '\r' | grep -q '^master_link_status:up' && up=$((up + 1))
+  done
+  [[ $up -eq 3 ]]
 }
 
 status() {
