@@ -223,3 +223,40 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
     await sleep(everyMs);
   }
 }
+
+/** `perTag` clients per (node, tag), each with its own seeded batch sizes (1 to maxBatch). */
+export function clientsPerNode(urls: readonly string[], tags: readonly string[], perTag: number, seed: number, extra: Partial<ClientSpec> = {}, maxBatch = 20): ClientSpec[] {
+  const clients: ClientSpec[] = [];
+  urls.forEach((url, ni) => {
+    for (const tag of tags) {
+      for (let c = 0; c < perTag; c++) clients.push({ name: `${tag}-node${ni}-c${c}`, tag, url: () => url, count: counter(seed++, maxBatch), ...extra });
+    }
+  });
+  return clients;
+}
+
+/**
+ * The promises over a load of a global-order tag and a node-order tag served by `urls`: no
+ * duplicate in either, per-client order for both, real-time order across every client for the
+ * global tag and among each node's clients for the node tag. Returns the IDs checked per tag.
+ */
+export function assertGlobalAndNodeOrder(recs: readonly Rec[], urls: readonly string[], globalTag = 'g', nodeTag = 'n'): { global: number; node: number } {
+  const of = (tag: string, url?: string) => recs.filter((r) => r.tag === tag && (url === undefined || r.url === url));
+  const global = assertNoDuplicates(of(globalTag), 'global tag');
+  const node = assertNoDuplicates(of(nodeTag), 'node tag');
+  assertClientOrder(of(globalTag), 'global tag');
+  assertRealTimeOrder(of(globalTag), 'global tag');
+  assertClientOrder(of(nodeTag), 'node tag');
+  for (const url of urls) assertRealTimeOrder(of(nodeTag, url), `node tag on ${url}`);
+  return { global, node };
+}
+
+/** idmint_redis_instance_changes_total of these tags, summed over the processes at `urls`. */
+export async function instanceChanges(urls: readonly string[], tags: readonly string[]): Promise<number> {
+  let changes = 0;
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    for (const m of text.matchAll(/^idmint_redis_instance_changes_total\{tag="([^"]+)"\} (\d+)/gm)) if (tags.includes(m[1])) changes += Number(m[2]);
+  }
+  return changes;
+}

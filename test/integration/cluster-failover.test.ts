@@ -12,8 +12,7 @@ import { Redis } from 'ioredis';
 import { cleanup, testNames } from '../helpers/env.js';
 import { createTag, startLocalNode } from '../helpers/node.js';
 import {
-  Load, answered, assertClientOrder, assertNoDuplicates, assertOnlyCleanUnavailable, assertRealTimeOrder, counter, maxId, now, sleep, waitFor,
-  type ClientSpec,
+  answered, assertGlobalAndNodeOrder, assertOnlyCleanUnavailable, clientsPerNode, instanceChanges, Load, maxId, now, sleep, waitFor,
 } from '../helpers/fault-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
@@ -73,14 +72,7 @@ describe('a Redis Cluster master killed under load', () => {
     // The global tag's master is killed; the node tag lives wherever its slot puts it.
     const victim = await masterOf(key);
 
-    const clients: ClientSpec[] = [];
-    let seed = 11;
-    nodes.forEach((node, ni) => {
-      for (const tag of ['g', 'n']) {
-        for (let c = 0; c < 3; c++) clients.push({ name: `${tag}-node${ni}-c${c}`, tag, url: () => node.url, count: counter(seed++, 20), pauseOnError: 50 });
-      }
-    });
-    const load = new Load(clients);
+    const load = new Load(clientsPerNode(nodes.map((n) => n.url), ['g', 'n'], 3, 11, { pauseOnError: 50 }));
     const served = (t: number, what: string) =>
       waitFor(`service ${what}`, () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))), 45000);
     let killedAt = 0;
@@ -100,26 +92,17 @@ describe('a Redis Cluster master killed under load', () => {
     assert.notEqual(promoted.port, victim.port, 'a replica took over the slot');
 
     const recs = load.records;
-    const of = (tag: string, url?: string) => recs.filter((r) => r.tag === tag && (url === undefined || r.url === url));
+    const of = (tag: string) => recs.filter((r) => r.tag === tag);
     const n503 = assertOnlyCleanUnavailable(recs, { what: 'cluster failover' });
-    const gIds = assertNoDuplicates(of('g'), 'global tag');
-    const nIds = assertNoDuplicates(of('n'), 'node tag');
-    assert.ok(gIds > 2000 && nIds > 2000, `enough IDs checked (global ${gIds}, node ${nIds})`);
-    assertClientOrder(of('g'), 'global tag');
-    assertRealTimeOrder(of('g'), 'global tag');
-    assertClientOrder(of('n'), 'node tag');
-    for (const n of nodes) assertRealTimeOrder(of('n', n.url), `node tag on ${n.url}`);
+    const ids = assertGlobalAndNodeOrder(recs, nodes.map((n) => n.url));
+    assert.ok(ids.global > 2000 && ids.node > 2000, `enough IDs checked (${JSON.stringify(ids)})`);
     // After the takeover everything lies above everything answered before the kill.
     const before = maxId(of('g').filter((r) => r.done < killedAt));
     const firstAfter = answered(of('g')).filter((r) => r.sent > back).sort((a, b) => a.done - b.done)[0];
     assert.ok(firstAfter.ids[0] > before, `${firstAfter.ids[0]} lies above ${before}`);
     // The promoted replica's segment state came from another server: abandoned, not served.
-    let changes = 0;
-    for (const n of nodes) {
-      const text = await (await fetch(`${n.url}/metrics`)).text();
-      for (const m of text.matchAll(/^idmint_redis_instance_changes_total\{tag="(?:g|n)"\} (\d+)/gm)) changes += Number(m[1]);
-    }
+    const changes = await instanceChanges(nodes.map((n) => n.url), ['g', 'n']);
     assert.ok(changes >= 1, 'the replica\'s copy of the state was recognised as another server\'s');
-    console.log(JSON.stringify({ ids: { global: gIds, node: nIds }, n503, recoveredMs: Math.round(back - killedAt), changes }));
+    console.log(JSON.stringify({ ids, n503, recoveredMs: Math.round(back - killedAt), changes }));
   });
 });

@@ -18,6 +18,7 @@ import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
 import { adminHeaders, createTag, spawnNode, type ChildNode } from '../helpers/node.js';
 import { freePort } from '../helpers/redis-server.js';
 import { UdpClient, type Json } from '../helpers/udp-client.js';
+import { udpRequestShape } from '../helpers/udp-oracle.js';
 
 /** Cases per property: HTTP requests and UDP datagrams; websocket sessions a fifteenth (each sends up to 12 frames). */
 const RUNS = Number(process.env.FUZZ_RUNS ?? '') || 4000;
@@ -674,37 +675,11 @@ class StreamProbe {
 
 // ---- UDP ----
 
-const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const SALT = /^[A-Za-z0-9_.-]{0,64}$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function depth(v: unknown): number {
-  if (v === null || typeof v !== 'object') return 0;
-  let d = 0;
-  for (const c of Object.values(v)) d = Math.max(d, depth(c));
-  return d + 1;
-}
-
 /** The codes UDP.md allows for a datagram; `echo` when the reply must echo a request object. */
 function udpExpected(buf: Buffer): { codes: number[]; echo: boolean; tag?: string } {
-  if (buf.length > UDP_MAX_BYTES) return { codes: [-5], echo: false };
-  if (buf.length === 0) return { codes: [-2], echo: false };
-  let v: unknown;
-  try {
-    v = JSON.parse(utf8.decode(buf));
-  } catch {
-    return { codes: [-2], echo: false };
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || depth(v) > 32) return { codes: [-2], echo: false };
-  const o = v as Json;
-  const has = (k: string) => Object.hasOwn(o, k);
-  if (!has('action') || typeof o.action !== 'string') return { codes: [-3], echo: true };
-  if (!['get', 'create', 'monitor'].includes(o.action)) return { codes: [-4], echo: true };
-  const salt = has('salt') && o.action !== 'monitor' ? o.salt : null;
-  const fieldsOk = has('rule_name') && typeof o.rule_name === 'string' && NAME.test(o.rule_name)
-    && has('app_name') && typeof o.app_name === 'string' && NAME.test(o.app_name)
-    && (salt === null || (typeof salt === 'string' && SALT.test(salt)));
-  if (!fieldsOk) return { codes: [-3], echo: true };
+  const shape = udpRequestShape(buf, UDP_MAX_BYTES);
+  if (shape.code !== 0 || !shape.request) return { codes: [shape.code], echo: shape.request !== undefined };
+  const o = shape.request;
   const rule = o.rule_name as string;
   const tag = Object.keys(ID_TAGS).find((t) => t === rule);
   // Names that differ from a tag only in letter case: UDP.md does not say how they resolve.

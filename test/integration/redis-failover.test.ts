@@ -10,8 +10,8 @@ import { createTag, startLocalNode } from '../helpers/node.js';
 import { RedisServer, withRedis } from '../helpers/redis-server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import {
-  Load, answered, assertClientOrder, assertNoDuplicates, assertRealTimeOrder, counter, maxId, now, sleep, waitFor,
-  type ClientSpec, type Rec,
+  answered, assertGlobalAndNodeOrder, assertNoDuplicates, assertRealTimeOrder, clientsPerNode, counter, instanceChanges, Load, maxId,
+  now, sleep, waitFor, type ClientSpec, type Rec,
 } from '../helpers/fault-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
@@ -76,14 +76,7 @@ describe('segment tags across a failover to a lagging replica', () => {
   });
 
   it('abandons the replica\'s segment state and continues above every ID answered', { timeout: 60000 }, async () => {
-    const clients: ClientSpec[] = [];
-    let seed = 7;
-    nodes.forEach((node, ni) => {
-      for (const tag of ['g', 'n']) {
-        for (let c = 0; c < 3; c++) clients.push({ name: `${tag}-node${ni}-c${c}`, tag, url: () => node.url, count: counter(seed++, 20) });
-      }
-    });
-    const load = new Load(clients);
+    const load = new Load(clientsPerNode(nodes.map((n) => n.url), ['g', 'n'], 3, 7));
     const servedSince = (t: number, what: string) =>
       waitFor(`service ${what}`, () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))), 20000);
 
@@ -107,14 +100,9 @@ describe('segment tags across a failover to a lagging replica', () => {
     assert.ok(masterCursor > frozenCursor, `the replica lags: its cursor ${frozenCursor}, the master's ${masterCursor}`);
 
     const recs = load.records;
-    const of = (tag: string, url?: string) => recs.filter((r) => r.tag === tag && (url === undefined || r.url === url));
-    const gIds = assertNoDuplicates(of('g'), 'global tag');
-    const nIds = assertNoDuplicates(of('n'), 'node tag');
-    assert.ok(gIds > 2000 && nIds > 2000, `enough IDs checked (global ${gIds}, node ${nIds})`);
-    assertClientOrder(of('g'), 'global tag');
-    assertRealTimeOrder(of('g'), 'global tag');
-    assertClientOrder(of('n'), 'node tag');
-    for (const n of nodes) assertRealTimeOrder(of('n', n.url), `node tag on ${n.url}`);
+    const of = (tag: string) => recs.filter((r) => r.tag === tag);
+    const ids = assertGlobalAndNodeOrder(recs, nodes.map((n) => n.url));
+    assert.ok(ids.global > 2000 && ids.node > 2000, `enough IDs checked (${JSON.stringify(ids)})`);
 
     // Failures during the switch are clean errors with a code, never a wrong answer.
     const failed = recs.filter((r: Rec) => r.ids === undefined);
@@ -128,11 +116,7 @@ describe('segment tags across a failover to a lagging replica', () => {
     // The state in the new Redis was rebuilt under its own run id, and operators were told.
     const replicaRun = await runId(rr.replica.url);
     assert.equal(await withRedis(rr.replica.url, (r) => r.hget(segKey, 'rid')), replicaRun);
-    let changes = 0;
-    for (const n of nodes) {
-      const text = await (await fetch(`${n.url}/metrics`)).text();
-      for (const m of text.matchAll(/^idmint_redis_instance_changes_total\{tag="(?:g|n)"\} (\d+)/gm)) changes += Number(m[1]);
-    }
+    const changes = await instanceChanges(nodes.map((n) => n.url), ['g', 'n']);
     assert.ok(changes >= 2, `both tags' stale state was reported (${changes})`);
   });
 });

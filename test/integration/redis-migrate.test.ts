@@ -10,7 +10,7 @@ import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
 import { adminHeaders, createTag, fetchIds, startLocalNode } from '../helpers/node.js';
 import { RedisServer, withRedis } from '../helpers/redis-server.js';
 import {
-  Load, assertClientOrder, assertNoDuplicates, assertRealTimeOrder, counter, now, sleep, waitFor, type ClientSpec,
+  assertGlobalAndNodeOrder, clientsPerNode, counter, Load, now, sleep, waitFor,
 } from '../helpers/fault-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
@@ -85,14 +85,7 @@ describe('moving tags between Redis servers', () => {
   });
 
   it('moves busy tags back and forth with no duplicate, no step back and a short pause', { timeout: 60000 }, async () => {
-    const clients: ClientSpec[] = [];
-    let seed = 3;
-    nodes.forEach((node, ni) => {
-      for (const tag of ['g', 'n']) {
-        for (let c = 0; c < 3; c++) clients.push({ name: `${tag}-node${ni}-c${c}`, tag, url: () => node.url, count: counter(seed++, 20) });
-      }
-    });
-    const load = new Load(clients);
+    const load = new Load(clientsPerNode(nodes.map((n) => n.url), ['g', 'n'], 3, 3));
     const ruleIds: string[] = [];
     let ruleRunning = true;
     const ruleLoop = (async () => {
@@ -125,14 +118,8 @@ describe('moving tags between Redis servers', () => {
     }
 
     const recs = load.records;
-    const of = (tag: string, url?: string) => recs.filter((r) => r.tag === tag && (url === undefined || r.url === url));
-    const gIds = assertNoDuplicates(of('g'), 'global tag');
-    const nIds = assertNoDuplicates(of('n'), 'node tag');
-    assert.ok(gIds > 2000 && nIds > 2000, `enough IDs checked (global ${gIds}, node ${nIds})`);
-    assertClientOrder(of('g'), 'global tag');
-    assertRealTimeOrder(of('g'), 'global tag');
-    assertClientOrder(of('n'), 'node tag');
-    for (const n of nodes) assertRealTimeOrder(of('n', n.url), `node tag on ${n.url}`);
+    const ids = assertGlobalAndNodeOrder(recs, nodes.map((n) => n.url));
+    assert.ok(ids.global > 2000 && ids.node > 2000, `enough IDs checked (${JSON.stringify(ids)})`);
     // The moves did not show: requests in flight followed the tag.
     const failed = recs.filter((r) => r.ids === undefined);
     assert.deepEqual(failed.map((r) => `${r.status} ${r.code}`), [], 'no request failed during the moves');

@@ -11,6 +11,7 @@ import { createTag } from '../helpers/node.js';
 import { rng, SEED, type Rng } from '../helpers/prng.js';
 import { UdpClient, type Json, type JsonValue } from '../helpers/udp-client.js';
 import { freePort } from '../helpers/redis-server.js';
+import { udpRequestShape } from '../helpers/udp-oracle.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,37 +33,11 @@ function todayUtc(ms: number): string {
 
 // ---- the documented request rules, written out independently as an oracle for the fuzz ----
 
-const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const SALT = /^[A-Za-z0-9_.-]{0,64}$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function depth(v: unknown): number {
-  if (v === null || typeof v !== 'object') return 0;
-  let d = 0;
-  for (const c of Object.values(v)) d = Math.max(d, depth(c));
-  return d + 1;
-}
-
 /** What UDP.md says the reply to a datagram is: its code, and whether it echoes a request object. */
 function expected(buf: Buffer, maxBytes: number, rules: ReadonlySet<string>): { code: number; echo?: Json } {
-  if (buf.length > maxBytes) return { code: -5 };
-  if (buf.length === 0) return { code: -2 };
-  let v: unknown;
-  try {
-    v = JSON.parse(utf8.decode(buf));
-  } catch {
-    return { code: -2 };
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || depth(v) > 32) return { code: -2 };
-  const o = v as Json;
-  const has = (k: string) => Object.hasOwn(o, k);
-  if (!has('action') || typeof o.action !== 'string') return { code: -3, echo: o };
-  if (!['get', 'create', 'monitor'].includes(o.action)) return { code: -4, echo: o };
-  const salt = has('salt') && o.action !== 'monitor' ? o.salt : null;
-  const fieldsOk = has('rule_name') && typeof o.rule_name === 'string' && NAME.test(o.rule_name)
-    && has('app_name') && typeof o.app_name === 'string' && NAME.test(o.app_name)
-    && (salt === null || (typeof salt === 'string' && SALT.test(salt)));
-  if (!fieldsOk) return { code: -3, echo: o };
+  const shape = udpRequestShape(buf, maxBytes);
+  if (shape.code !== 0 || !shape.request) return { code: shape.code, echo: shape.request };
+  const o = shape.request;
   // Rule names that differ from an existing one only in letter case are left out of the fuzz
   // (UDP.md does not say whether rule names are case-sensitive): report them as valid.
   if (![...rules].some((n) => n.toLowerCase() === (o.rule_name as string).toLowerCase())) return { code: -1, echo: o };
