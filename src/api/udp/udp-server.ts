@@ -4,7 +4,7 @@
 // sends can stop the listener.
 import { createSocket, type Socket } from 'node:dgram';
 import type { Logger } from 'pino';
-import { encodeReply, errorReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply } from '../../core/udp-protocol.js';
+import { encodeReply, errorReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply, type UdpRequest } from '../../core/udp-protocol.js';
 import type { Dispenser } from '../../service/dispenser.js';
 
 export interface UdpServer {
@@ -31,7 +31,11 @@ export function replyDatagram(reply: UdpReply): Buffer {
   return encodeReply(errorReply(null, 'TOO_LARGE', `the reply would be ${buf.length} bytes, over the UDP limit of ${MAX_UDP_PAYLOAD}`));
 }
 
-export async function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>): Promise<UdpReply> {
+/**
+ * The reply to one datagram: at once when it can be given from memory (a refusal, or an ID of
+ * a cached definition this process holds), otherwise a promise of it.
+ */
+export function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>): UdpReply | Promise<UdpReply> {
   const parsed = parseRequest(msg, opts.maxDatagramBytes);
   if (!parsed.ok) return parsed.reply;
   const req = parsed.req;
@@ -43,11 +47,7 @@ export async function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pi
     const size = encodeReply(req.body).length + REPLY_OVERHEAD;
     if (size > MAX_UDP_PAYLOAD) return errorReply(null, 'TOO_LARGE', `the reply to this request would exceed the UDP limit of ${MAX_UDP_PAYLOAD} bytes`);
   }
-  try {
-    if (req.action === 'monitor') {
-      const { counter } = await dispenser.monitor(req.ruleName, req.appName, token);
-      return monitorReply(req, { counter, nodeOffset: opts.nodeOffset });
-    }
+  if (req.action !== 'monitor') {
     // Rules use the app name and salt; other tags answer their plain IDs. An ID this process
     // holds in memory for a cached definition is answered at once; otherwise (or on any
     // refusal) the full path decides.
@@ -60,6 +60,16 @@ export async function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pi
         /* the full path answers with the error */
       }
     }
+  }
+  return answer(req, token, dispenser, opts.nodeOffset);
+}
+
+async function answer(req: UdpRequest, token: string | undefined, dispenser: Dispenser, nodeOffset: number): Promise<UdpReply> {
+  try {
+    if (req.action === 'monitor') {
+      const { counter } = await dispenser.monitor(req.ruleName, req.appName, token);
+      return monitorReply(req, { counter, nodeOffset });
+    }
     const tag = await dispenser.resolve(req.ruleName);
     const [id] = await dispenser.ids(req.ruleName, 1, tag.rule ? { app: req.appName, salt: req.salt || undefined, token } : { token });
     return successReply(req, id);
@@ -71,13 +81,25 @@ export async function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pi
 export async function startUdpServer(dispenser: Dispenser, opts: UdpOptions, log: Logger): Promise<UdpServer> {
   const socket: Socket = createSocket({ type: opts.host.includes(':') ? 'udp6' : 'udp4' });
   socket.on('error', (err) => log.error({ err: err.message }, 'UDP socket error'));
+  const onSent = (err: Error | null) => {
+    if (err) log.debug({ err: err.message }, 'UDP reply not sent');
+  };
   socket.on('message', (msg, rinfo) => {
-    handleDatagram(msg, dispenser, opts).then(
-      (reply) => socket.send(replyDatagram(reply), rinfo.port, rinfo.address, (err) => {
-        if (err) log.debug({ err: err.message }, 'UDP reply not sent');
-      }),
-      (err: Error) => log.error({ err: err.message }, 'UDP request failed unexpectedly'),
-    );
+    const send = (reply: UdpReply) => socket.send(replyDatagram(reply), rinfo.port, rinfo.address, onSent);
+    // Every datagram gets one reply, an unexpected fault included.
+    const failed = (err: Error) => {
+      log.error({ err: err.message }, 'UDP request failed unexpectedly');
+      send(errorReply(null, 'INTERNAL'));
+    };
+    let reply: UdpReply | Promise<UdpReply>;
+    try {
+      reply = handleDatagram(msg, dispenser, opts);
+    } catch (err) {
+      failed(err as Error);
+      return;
+    }
+    if (reply instanceof Promise) reply.then(send, failed);
+    else send(reply);
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);
