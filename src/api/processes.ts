@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createLogger } from '../runtime.js';
 import { startNode, type Node } from './server.js';
+import { serveClusterMetrics } from './cluster-metrics.js';
 
 /** Most processes `--processes` accepts. */
 export const MAX_PROCESSES = 256;
@@ -194,6 +195,8 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
   process.on('SIGTERM', onSignal);
 
   log.info({ processes, nodeId: config.nodeId }, 'starting serving processes');
+  // GET /metrics on any process answers for all of them (cluster-metrics.ts).
+  serveClusterMetrics();
   for (const slot of slots) fork(slot);
   return finished;
 }

@@ -52,6 +52,8 @@ export class Metrics {
     const self = this;
     new Gauge({
       name: 'idmint_segment_remaining', help: 'IDs left in the current segment per tag (Redis)', labelNames: ['tag'], registers,
+      // Read from Redis, the same in every process: several processes report it once.
+      aggregator: 'max',
       async collect() {
         this.reset();
         for (const r of (await self.sources.segmentRemaining?.().catch(() => [])) ?? []) this.set({ tag: r.tag }, r.remaining);
@@ -59,6 +61,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'idmint_queue_jobs', help: 'BullMQ jobs per queue and state', labelNames: ['queue', 'state'], registers,
+      aggregator: 'max',
       async collect() {
         this.reset();
         for (const r of (await self.sources.queueDepths?.().catch(() => [])) ?? []) this.set({ queue: r.queue, state: r.state }, r.count);

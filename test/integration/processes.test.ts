@@ -186,6 +186,19 @@ describe('serve --processes 2', () => {
     assert.deepEqual([...issuedBy].map((w) => owners.get(w)).sort(), [`${base}-0`, `${base}-1`], `worker ids ${[...issuedBy]} in the IDs; leases ${JSON.stringify(leases)}`);
   });
 
+  it('answers /metrics for all processes, whichever one a scrape reaches', async () => {
+    const value = (text: string, series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1));
+    for (let i = 0; i < 8; i++) {
+      const r = await getFresh(url, '/metrics');
+      assert.equal(r.status, 200, r.body.slice(0, 300));
+      // Both processes hold a snowflake lease (the test before issued from each): a scrape of
+      // one process alone would say 1.
+      assert.equal(value(r.body, 'idmint_lease_valid{worker_bits="10"}'), 2, 'valid leases of both processes');
+      // And it counts the IDs both handed out, not the share of the one asked.
+      assert.equal(value(r.body, 'idmint_ids_issued_total{tag="pg",mode="segment"}'), globalIds.length);
+    }
+  });
+
   it('replaces a process killed with SIGKILL while the other keeps serving', async () => {
     const victim = readyPids().find((p) => p.index === 1)!;
     process.kill(victim.pid, 'SIGKILL');
