@@ -9,8 +9,9 @@
 #
 # The seeds (host:port,...) are the only thing printed on stdout, for
 # REDIS_CLUSTER_NODES=$(bash scripts/redis-cluster.sh seeds). Ports are
-# REDIS_CLUSTER_BASE_PORT (default 7101) to base+5; each node also uses its cluster bus port,
-# port + 10000. Data (nodes.conf, log, pid) lives under .data/redis-cluster/<port>/
+# REDIS_CLUSTER_BASE_PORT to base+5; each node also uses its cluster bus port, port + 10000.
+# Without REDIS_CLUSTER_BASE_PORT, start takes 7101, or the first of 7111, 7121, ... 7191 whose
+# ports are all free when another program holds them, and remembers it for the other commands. Data (nodes.conf, log, pid) lives under .data/redis-cluster/<port>/
 # (IDMINT_DATA_DIR moves .data). Nothing is persisted: a stopped cluster starts empty.
 # redis-server and redis-cli come from Debian's redis-server / redis-tools packages, installed
 # with apt-get when missing (as root), as scripts/services.sh does.
@@ -18,7 +19,14 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DATA="${IDMINT_DATA_DIR:-$ROOT/.data}/redis-cluster"
-BASE="${REDIS_CLUSTER_BASE_PORT:-7101}"
+BASE_FILE="$DATA/base"
+if [[ -n ${REDIS_CLUSTER_BASE_PORT:-} ]]; then
+  BASE=$REDIS_CLUSTER_BASE_PORT CHOSEN=1
+elif [[ -f $BASE_FILE ]]; then
+  BASE=$(<"$BASE_FILE") CHOSEN=0
+else
+  BASE=7101 CHOSEN=0
+fi
 HOST=127.0.0.1
 
 say() { echo "[redis-cluster] $*" >&2; }
@@ -27,7 +35,12 @@ die() { echo "[redis-cluster] error: $*" >&2; exit 1; }
 [[ $BASE =~ ^[0-9]+$ ]] && ((BASE >= 1024 && BASE + 5 <= 55535)) ||
   die "REDIS_CLUSTER_BASE_PORT must be a port from 1024 to 55530 (its bus ports are +10000), got \"$BASE\""
 PORTS=()
-for ((i = 0; i < 6; i++)); do PORTS+=($((BASE + i))); done
+use_base() {
+  BASE=$1
+  PORTS=()
+  for ((i = 0; i < 6; i++)); do PORTS+=($((BASE + i))); done
+}
+use_base "$BASE"
 
 seeds() { local IFS=,; local s=("${PORTS[@]/#/$HOST:}"); echo "${s[*]}"; }
 
@@ -76,6 +89,7 @@ stop_nodes() {
   # Only this cluster's directories: another one (other ports) may share $DATA.
   for p in "${PORTS[@]}"; do rm -rf "${DATA:?}/$p"; done
   rm -f "$DATA/create-$BASE.log"
+  [[ $CHOSEN -eq 1 ]] || rm -f "$BASE_FILE"
   rmdir "$DATA" 2>/dev/null || true
 }
 
@@ -89,11 +103,22 @@ start() {
   fi
   # Ours but not healthy (a half-made cluster, a node that died): start again from nothing.
   stop_nodes
-  local p i
-  for p in "${PORTS[@]}"; do
-    port_open "$p" && die "port $p is in use by another process; choose other ports with REDIS_CLUSTER_BASE_PORT"
-    port_open $((p + 10000)) && die "cluster bus port $((p + 10000)) is in use by another process; choose other ports with REDIS_CLUSTER_BASE_PORT"
-  done
+  local p i busy
+  busy=$(busy_port)
+  if [[ -n $busy && $CHOSEN -eq 0 ]]; then
+    # Another program (or a cluster of another checkout) holds the default ports: take the
+    # next free range, and remember it for seeds, status and stop.
+    local b
+    for ((b = 7101; b <= 7191; b += 10)); do
+      use_base "$b"
+      busy=$(busy_port)
+      [[ -z $busy ]] && break
+    done
+  fi
+  [[ -z $busy ]] || die "port $busy is in use by another process; choose other ports with REDIS_CLUSTER_BASE_PORT"
+  mkdir -p "$DATA"
+  # An explicit REDIS_CLUSTER_BASE_PORT is a cluster of its own: the remembered one stays.
+  [[ $CHOSEN -eq 1 ]] || echo "$BASE" >"$BASE_FILE"
   for p in "${PORTS[@]}"; do
     mkdir -p "$DATA/$p"
     redis-server --daemonize yes --bind "$HOST" --port "$p" --dir "$DATA/$p" \
@@ -115,6 +140,16 @@ start() {
   replicas_synced || die "the replicas did not sync with their masters within 30 s"
   say "cluster_state:ok on all six nodes, every replica in sync"
   seeds
+}
+
+# The first of this cluster's ports (or their bus ports) that something answers on.
+busy_port() {
+  local p
+  for p in "${PORTS[@]}"; do
+    port_open "$p" && { echo "$p"; return; }
+    port_open $((p + 10000)) && { echo $((p + 10000)); return; }
+  done
+  return 0
 }
 
 # Three replicas, each with its link to its master up.
