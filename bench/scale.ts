@@ -39,7 +39,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../test/helpers/env.js';
-import { createTag, fetchIds } from '../test/helpers/node.js';
+import { createTag, eachLine, fetchIds } from '../test/helpers/node.js';
 import { logLines } from '../test/helpers/load.js';
 import { freePort } from '../test/helpers/redis-server.js';
 import { duplicatesIn, maxOf, runLoad, type Check } from './load.js';
@@ -220,20 +220,9 @@ async function spawnServer(name: string, args: string[], env: Record<string, str
   let exitCode: number | null | undefined;
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve((exitCode = code))));
   let isReady = false;
-  let buf = '';
-  const onData = (chunk: Buffer) => {
-    buf += chunk.toString();
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      output.push(line);
-      if (output.length > 2000) output.shift();
-      if (ready(line)) isReady = true;
-    }
-  };
-  proc.stdout!.on('data', onData);
-  proc.stderr!.on('data', onData);
+  eachLine(proc, output, (line) => {
+    if (ready(line)) isReady = true;
+  });
   const server: Server = {
     name,
     pid: proc.pid!,

@@ -1,7 +1,7 @@
 // Turns every failure into the one error shape {"error":{"code","message"}} with the
 // registry's status; nothing a client sends produces a 500 or a stack trace.
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IdmintError } from '../errors.js';
 import { SpecProblems } from '../core/tag-spec.js';
 
@@ -51,12 +51,21 @@ export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: 
   sendError(reply, new IdmintError('INVALID_ARGUMENT', message));
 }
 
+/**
+ * A failed request as the API answers it: counted by code, logged when it is the server's
+ * fault (an unexpected one at error, unavailability at warn), as an IdmintError.
+ */
+export function noteFailure(err: unknown, log: Pick<FastifyBaseLogger, 'error' | 'warn'>, onError: (code: string) => void): IdmintError {
+  const e = toIdmintError(err);
+  onError(e.code);
+  if (e.code === 'INTERNAL') log.error({ err }, 'unexpected failure');
+  else if (e.status >= 500) log.warn({ code: e.code, msg: e.message }, 'request failed');
+  return e;
+}
+
 export function installErrorHandling(app: FastifyInstance, onError: (code: string) => void = () => undefined): void {
   app.setErrorHandler((err, req, reply) => {
-    const e = toIdmintError(err);
-    onError(e.code);
-    if (e.code === 'INTERNAL') req.log.error({ err }, 'unexpected failure');
-    else if (e.status >= 500) req.log.warn({ code: e.code, msg: e.message }, 'request failed');
+    const e = noteFailure(err, req.log, onError);
     // Fastify's own 4xx (bad JSON 400, body too large 413, bad media type 415) keep their status.
     const own = (err as FastifyError).statusCode;
     const status = e.code === 'INVALID_ARGUMENT' && own !== undefined && own >= 400 && own < 500 ? own : e.status;

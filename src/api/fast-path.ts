@@ -12,7 +12,7 @@ import type { FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Dispenser } from '../service/dispenser.js';
 import type { Metrics } from '../service/metrics.js';
-import { toIdmintError } from './errors.js';
+import { noteFailure } from './errors.js';
 
 const PREFIX = '/v1/id/';
 /** The route's tag pattern (routes/ids.ts): anything else, a query string included, declines. */
@@ -88,10 +88,7 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
 
   /** As the app's error handler (errors.ts) answers a failure of the route. */
   function fail(res: ServerResponse, err: unknown, start: number): void {
-    const e = toIdmintError(err);
-    metrics.errors.inc({ code: e.code });
-    if (e.code === 'INTERNAL') deps.log.error({ err }, 'unexpected failure');
-    else if (e.status >= 500) deps.log.warn({ code: e.code, msg: e.message }, 'request failed');
+    const e = noteFailure(err, deps.log, (code) => metrics.errors.inc({ code }));
     const body = JSON.stringify(e.toJSON());
     const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) };
     if (e.retryAfter !== undefined) headers['retry-after'] = String(e.retryAfter);

@@ -12,6 +12,27 @@ export async function startLocalNode(names: TestNames, extra: Record<string, str
   return node as Node & { url: string };
 }
 
+/**
+ * Calls fn with each line a child prints (stdout and stderr) and keeps the last 2000 of them
+ * in `output`.
+ */
+export function eachLine(proc: ChildProcess, output: string[], fn: (line: string) => void): void {
+  let buf = '';
+  const onData = (chunk: Buffer) => {
+    buf += chunk.toString();
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      output.push(line);
+      if (output.length > 2000) output.shift();
+      fn(line);
+    }
+  };
+  proc.stdout!.on('data', onData);
+  proc.stderr!.on('data', onData);
+}
+
 export interface ChildNode {
   readonly proc: ChildProcess;
   readonly url: string;
@@ -35,37 +56,26 @@ export function spawnNode(names: TestNames, extra: Record<string, string> = {}, 
       proc.kill('SIGKILL');
       reject(new Error(`idmint child did not start within ${timeoutMs} ms:\n${output.join('\n')}`));
     }, timeoutMs);
-    let buf = '';
-    const onData = (chunk: Buffer) => {
-      buf += chunk.toString();
-      let i;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        output.push(line);
-        if (output.length > 2000) output.shift();
-        if (line.includes('"idmint listening"')) {
-          clearTimeout(timer);
-          const url = JSON.parse(line).address as string;
-          resolve({
-            proc,
-            url,
-            pid: proc.pid!,
-            output,
-            stop: () => {
-              proc.kill('SIGTERM');
-              return exited;
-            },
-            kill: async () => {
-              proc.kill('SIGKILL');
-              await exited;
-            },
-          });
-        }
+    eachLine(proc, output, (line) => {
+      if (line.includes('"idmint listening"')) {
+        clearTimeout(timer);
+        const url = JSON.parse(line).address as string;
+        resolve({
+          proc,
+          url,
+          pid: proc.pid!,
+          output,
+          stop: () => {
+            proc.kill('SIGTERM');
+            return exited;
+          },
+          kill: async () => {
+            proc.kill('SIGKILL');
+            await exited;
+          },
+        });
       }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
+    });
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`idmint child exited with ${code} before listening:\n${output.join('\n')}`));

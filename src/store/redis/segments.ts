@@ -64,16 +64,15 @@ export class SegmentStore {
   private readonly servers = new Map<string, Server>();
 
   /**
-   * redis: the connections by name ("default" required). onReplaced: told when a take found
+   * byName: the connections by name ("default" required). onReplaced: told when a take found
    * a hash written by another Redis instance (restart from a snapshot, failover) and
    * abandoned the segments it held.
    */
   constructor(
-    redis: RedisClient | Readonly<Record<string, RedisClient>>,
+    byName: Readonly<Record<string, RedisClient>>,
     private readonly keys: Keys,
     private readonly onReplaced?: (ref: SegmentRef) => void,
   ) {
-    const byName: Readonly<Record<string, RedisClient>> = 'defineCommand' in redis ? { [DEFAULT_REDIS]: redis as RedisClient } : redis;
     for (const [name, r] of Object.entries(byName)) this.servers.set(name, { redis: r, scripts: loadScripts(r) });
     if (!this.servers.has(DEFAULT_REDIS)) throw new Error('SegmentStore needs a "default" Redis');
   }
