@@ -40,6 +40,8 @@ export interface Config {
   readonly tagCacheMs: number;
   /** Upper bound of IDs one coalesced Redis take may ask for. */
   readonly coalesceMax: number;
+  /** Most coalesced Redis takes of one tag in flight at once (pipelined) while it answers normally. */
+  readonly coalescePipeline: number;
   /** Extra tag created at start-up when missing (the quickstart's `demo`), or ''. */
   readonly demoTag: string;
   /** Serve HTTP; false for `idmint worker`. */
@@ -196,6 +198,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     refillConcurrency: int('REFILL_CONCURRENCY', 4, 0, 64),
     tagCacheMs: int('TAG_CACHE_MS', 1000, 50, 60000),
     coalesceMax: int('COALESCE_MAX', 100000, 1, 10_000_000),
+    coalescePipeline: int('COALESCE_PIPELINE', 4, 1, 64),
     demoTag,
     serveHttp: true,
     leaseTtlMs,

@@ -109,6 +109,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     producer,
     log,
     maxBatch: config.coalesceMax,
+    pipeline: config.coalescePipeline,
     waitMs: config.refillWaitMs,
     metrics,
   }, { leases, clock, maxBackMs: config.clockMaxBackMs });
