@@ -7,14 +7,15 @@
 // prefix of its own, removed at the end. Every reply is checked (code 0 and a 9-digit ID for
 // idmint); all IDs of a case must be distinct.
 //
-// Flags: --requests N (per client, default 200000)  --clients N (default 4)  --no-write
+// Flags: --requests N (per client, default 200000)  --clients N (default 4)  --rounds N
+//        (repeat the cases N times, interleaved; medians)  --no-write
 // Results: bench/results/udp-latest.md
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { ADMIN_TOKEN, cleanup, testEnv, testNames } from '../test/helpers/env.js';
+import { ADMIN_TOKEN, REDIS_URL, cleanup, testEnv, testNames } from '../test/helpers/env.js';
 import { freePort } from '../test/helpers/redis-server.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -23,6 +24,7 @@ const args = process.argv.slice(2);
 const flag = (name: string, def: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : def);
 const REQUESTS = flag('--requests', 200_000);
 const CLIENTS = flag('--clients', 4);
+const ROUNDS = flag('--rounds', 1);
 
 interface ClientResult { readonly total: number; readonly fail: number; readonly min: number; readonly max: number; readonly avg: number; readonly ids: string[]; readonly seconds: number }
 
@@ -39,6 +41,31 @@ async function echoServer(): Promise<void> {
       reply = Buffer.from('{"code":-2}');
     }
     sock.send(reply, r.port, r.address);
+  });
+  sock.bind(0, '127.0.0.1', () => process.send!({ port: sock.address().port }));
+}
+
+/**
+ * The Redis baseline: the echo server, plus one raw Redis INCR per request (no script, no
+ * coalescing) whose value is the reply's data. It shows what a Redis round trip per request
+ * costs on this machine, the floor under every `order: global` request.
+ */
+async function redisEchoServer(key: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(REDIS_URL);
+  const sock = createSocket('udp4');
+  sock.on('message', (msg, r) => {
+    let req: Record<string, unknown>;
+    try {
+      req = JSON.parse(msg.toString()) as Record<string, unknown>;
+    } catch {
+      sock.send('{"code":-2}', r.port, r.address);
+      return;
+    }
+    redis.incr(key).then(
+      (n) => sock.send(JSON.stringify({ ...req, code: 0, message: 'success', data: String(n) }), r.port, r.address),
+      () => sock.send(JSON.stringify({ ...req, code: -5, message: 'redis' }), r.port, r.address),
+    );
   });
   sock.bind(0, '127.0.0.1', () => process.send!({ port: sock.address().port }));
 }
@@ -120,63 +147,102 @@ async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number,
   }
 }
 
-async function main(): Promise<void> {
-  console.log(`UDP benchmark: ${CLIENTS} clients x ${REQUESTS} sequential requests per case`);
-  const rows: { name: string; tps: number; avgMs: number; fail: number }[] = [];
+interface Row { readonly name: string; readonly tps: number; readonly avgMs: number; readonly fail: number; readonly ratioTps: number; readonly ratioLatency: number }
 
+const median = (xs: number[]) => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+
+async function main(): Promise<void> {
+  console.log(`UDP benchmark: ${CLIENTS} clients x ${REQUESTS} sequential requests per case, ${ROUNDS} round(s)`);
   const echo = startChild('echo');
-  const { port: echoPort } = await echo.ready;
-  console.log('echo (baseline)');
-  const base = await runClients(echoPort, 'o2o', false);
-  rows.push({ name: 'echo (baseline)', ...base });
-  echo.proc.kill();
+  const redisKey = `idmint:bench:udp:${process.pid}`;
+  const redisEcho = startChild('redis-echo', [redisKey]);
+  const [{ port: echoPort }, { port: redisPort }] = await Promise.all([echo.ready, redisEcho.ready]);
 
   const names = testNames();
   const [udpPort, httpPort] = [await freePort(), await freePort()];
   const idmint = await startIdmint(names, udpPort, httpPort);
   let ok = true;
+  // Per case, one measurement per round; each round runs every case once, in the same order,
+  // so a slow spell of the machine hits a round rather than one case.
+  const measured = new Map<string, { tps: number; avgMs: number; fail: number }[]>();
   try {
     for (const order of ['node', 'global'] as const) {
       const tag = `o2o_${order}`;
       const res = await fetch(`http://127.0.0.1:${httpPort}/v1/admin/tags`, {
         method: 'POST',
         headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        // Six counter digits: the id_server template, wide enough for the 800k IDs of a run.
+        // Six counter digits: the id_server template, wide enough for the IDs of a run.
         body: JSON.stringify({ tag, mode: 'rule', order, template: '{year%10}{MM}{dd}{counter:6}', min_counter: 0, max_counter: 999_999, reset_seconds: 86400, step: 10000, min_step: 1000, node_block: 1000 }),
       });
       if (res.status !== 201) throw new Error(`creating ${tag}: ${res.status} ${await res.text()}`);
-      console.log(`idmint ${order}`);
-      const r = await runClients(udpPort, tag, true);
-      const distinct = new Set(r.ids).size;
-      if (distinct !== r.ids.length || r.fail > 0) {
-        ok = false;
-        console.log(`  FAILED: ${r.ids.length - distinct} duplicate IDs, ${r.fail} failed requests`);
+    }
+    const cases: { name: string; port: number; rule: string; idmint: boolean }[] = [
+      { name: 'echo (baseline)', port: echoPort, rule: 'o2o', idmint: false },
+      { name: 'echo + one Redis INCR', port: redisPort, rule: 'o2o', idmint: false },
+      { name: 'idmint get, order node', port: udpPort, rule: 'o2o_node', idmint: true },
+      { name: 'idmint get, order global', port: udpPort, rule: 'o2o_global', idmint: true },
+    ];
+    const seen = new Map<string, Set<string>>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const c of cases) {
+        console.log(`${c.name}${ROUNDS > 1 ? ` (round ${round})` : ''}`);
+        const r = await runClients(c.port, c.rule, c.idmint);
+        if (c.idmint) {
+          // Every ID of a case, over all rounds, must be distinct (the counter never restarts).
+          const all = seen.get(c.name) ?? new Set<string>();
+          const before = all.size;
+          for (const id of r.ids) all.add(id);
+          seen.set(c.name, all);
+          if (all.size - before !== r.ids.length || r.fail > 0) {
+            ok = false;
+            console.log(`  FAILED: ${r.ids.length - (all.size - before)} duplicate IDs, ${r.fail} failed requests`);
+          }
+        }
+        const list = measured.get(c.name) ?? [];
+        list.push({ tps: r.tps, avgMs: r.avgMs, fail: r.fail });
+        measured.set(c.name, list);
       }
-      rows.push({ name: `idmint get, order ${order}`, tps: r.tps, avgMs: r.avgMs, fail: r.fail });
     }
   } finally {
     idmint.kill('SIGTERM');
+    echo.proc.kill();
+    redisEcho.proc.kill();
     await new Promise((r) => idmint.once('exit', r));
     await cleanup(names);
   }
 
-  const b = rows[0];
+  // Medians over rounds; each ratio is the median of the per-round ratios to that round's echo.
+  const base = measured.get('echo (baseline)')!;
+  const rows: Row[] = [...measured].map(([name, ms]) => ({
+    name,
+    tps: median(ms.map((m) => m.tps)),
+    avgMs: median(ms.map((m) => m.avgMs)),
+    fail: ms.reduce((s, m) => s + m.fail, 0),
+    ratioTps: median(ms.map((m, i) => m.tps / base[i].tps)),
+    ratioLatency: median(ms.map((m, i) => m.avgMs / base[i].avgMs)),
+  }));
+  const row = (name: string) => rows.find((r) => r.name === name)!;
   const lines = [
     '| case | TPS | avg latency (ms) | TPS ÷ echo | latency ÷ echo | failed |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.name} | ${Math.round(r.tps).toLocaleString('en-US')} | ${r.avgMs.toFixed(3)} | ${(r.tps / b.tps).toFixed(2)} | ${(r.avgMs / b.avgMs).toFixed(2)} | ${r.fail} |`),
+    ...rows.map((r) => `| ${r.name} | ${Math.round(r.tps).toLocaleString('en-US')} | ${r.avgMs.toFixed(3)} | ${r.ratioTps.toFixed(2)} | ${r.ratioLatency.toFixed(2)} | ${r.fail} |`),
   ];
+  const node = row('idmint get, order node');
+  const glob = row('idmint get, order global');
   const goals = [
-    ['order node TPS ≥ 0.9 × echo', rows[1].tps / b.tps >= 0.9],
-    ['order global TPS ≥ 0.6 × echo', rows[2].tps / b.tps >= 0.6],
-    ['avg latency ≤ 1.2 × echo (node)', rows[1].avgMs / b.avgMs <= 1.2],
+    ['order node TPS ≥ 0.9 × echo', node.ratioTps >= 0.9],
+    ['order global TPS ≥ 0.6 × echo', glob.ratioTps >= 0.6],
+    ['avg latency ≤ 1.2 × echo (node)', node.ratioLatency <= 1.2],
   ] as const;
   const verdicts = goals.map(([g, pass]) => `- ${g}: ${pass ? 'PASS' : 'MISS'}`);
   const md = [
     '# idmint UDP benchmark (latest run)',
     '',
     `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs`,
-    `- ${CLIENTS} client processes x ${REQUESTS} sequential requests (send, wait for the reply) per case`,
+    `- ${CLIENTS} client processes x ${REQUESTS} sequential requests (send, wait for the reply) per case${ROUNDS > 1 ? `, ${ROUNDS} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}`,
     `- command: npm run bench:udp${args.length ? ` -- ${args.join(' ')}` : ''}`,
     '',
     ...lines,
@@ -194,6 +260,7 @@ async function main(): Promise<void> {
 
 const role = process.argv[2];
 if (role === 'echo') void echoServer();
+else if (role === 'redis-echo') void redisEchoServer(process.argv[3]);
 else if (role === 'client') {
   const [, , , port, rule, n, collect] = process.argv;
   void client(Number(port), rule, Number(n), collect === '1').then((r) => {

@@ -56,6 +56,17 @@ function bare(name: UdpCodeName, message: string): UdpReply {
 }
 
 function tooDeep(root: unknown, max: number): boolean {
+  // The usual request is one flat object: nothing to walk.
+  if (max >= 2 && typeof root === 'object' && root !== null && !Array.isArray(root)) {
+    let nested = false;
+    for (const v of Object.values(root)) {
+      if (typeof v === 'object' && v !== null) {
+        nested = true;
+        break;
+      }
+    }
+    if (!nested) return false;
+  }
   const stack: [unknown, number][] = [[root, 1]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop() as [unknown, number];
@@ -64,6 +75,10 @@ function tooDeep(root: unknown, max: number): boolean {
     for (const child of Object.values(v)) stack.push([child, depth + 1]);
   }
   return false;
+}
+
+function fieldOf(body: JsonObject, k: string): JsonValue | undefined {
+  return Object.hasOwn(body, k) ? body[k] : undefined;
 }
 
 function quote(v: unknown): string {
@@ -95,9 +110,8 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
       return { ok: false, reply: bare('MALFORMED', `the request is nested deeper than ${MAX_JSON_DEPTH} levels`) };
     }
     const body = parsed as JsonObject;
-    const field = (k: string): JsonValue | undefined => (Object.hasOwn(body, k) ? body[k] : undefined);
 
-    const a = field('action');
+    const a = fieldOf(body, 'action');
     if (typeof a !== 'string') {
       const msg = a === undefined ? 'missing field action' : `action must be a string, got ${quote(a)}`;
       return { ok: false, reply: failure(body, 'INVALID_FIELD', msg) };
@@ -108,13 +122,13 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
     }
 
     const problems: string[] = [];
-    const rule = field('rule_name');
+    const rule = fieldOf(body, 'rule_name');
     if (rule === undefined) problems.push('missing field rule_name');
     else if (typeof rule !== 'string' || !TAG_NAME.test(rule)) problems.push(`rule_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(rule)}`);
-    const app = field('app_name');
+    const app = fieldOf(body, 'app_name');
     if (app === undefined) problems.push('missing field app_name');
     else if (!isValidAppName(app)) problems.push(`app_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(app)}`);
-    let salt = field('salt');
+    let salt = fieldOf(body, 'salt');
     if (salt === null || action === 'monitor') salt = undefined;
     if (salt !== undefined && !isValidSalt(salt)) problems.push(`salt must match [A-Za-z0-9_.-]{0,64}, got ${quote(salt)}`);
     if (problems.length > 0) return { ok: false, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
@@ -211,6 +225,9 @@ function byCodePoint(a: string, b: string): number {
 }
 
 const MAX_ENCODE_DEPTH = MAX_JSON_DEPTH + 4;
+const SURROGATE = /[\uD800-\uDFFF]/;
+/** Keys a JS object orders before all others (array indices; any run of digits, to be safe). */
+const INDEX_LIKE = /^\d+$/;
 
 function write(v: unknown, depth: number): string {
   if (depth > MAX_ENCODE_DEPTH) throw new RangeError('reply nested too deeply');
@@ -224,14 +241,44 @@ function write(v: unknown, depth: number): string {
     case 'bigint':
       return v.toString();
     case 'object': {
-      if (Array.isArray(v)) return `[${v.map((x) => write(x, depth + 1)).join(',')}]`;
-      const o = v as Record<string, unknown>;
-      const parts: string[] = [];
-      for (const k of Object.keys(o).sort(byCodePoint)) {
-        if (o[k] === undefined || typeof o[k] === 'function' || typeof o[k] === 'symbol') continue;
-        parts.push(`${JSON.stringify(k)}:${write(o[k], depth + 1)}`);
+      if (Array.isArray(v)) {
+        let out = '[';
+        for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + write(v[i], depth + 1);
+        return `${out}]`;
       }
-      return `{${parts.join(',')}}`;
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o);
+      // The default sort orders UTF-16 code units, which is code point order unless a key
+      // holds a surrogate (an astral character): only then the slower comparison is needed.
+      keys.sort();
+      for (const k of keys) {
+        if (SURROGATE.test(k)) {
+          keys.sort(byCodePoint);
+          break;
+        }
+      }
+      // The usual reply is flat: one native stringify of a copy with its keys in that order.
+      // Not for index-like keys (an object lists them first, in numeric order), "__proto__"
+      // (not a plain key in a literal copy), or values the native encoder writes otherwise.
+      const copy: Record<string, unknown> = {};
+      let flat = true;
+      for (const k of keys) {
+        const x = o[k];
+        const t = typeof x;
+        if ((t === 'object' && x !== null) || t === 'bigint' || k === '__proto__' || INDEX_LIKE.test(k)) {
+          flat = false;
+          break;
+        }
+        copy[k] = x;
+      }
+      if (flat) return JSON.stringify(copy);
+      let out = '{';
+      for (const k of keys) {
+        const x = o[k];
+        if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
+        out += (out.length > 1 ? ',' : '') + JSON.stringify(k) + ':' + write(x, depth + 1);
+      }
+      return `${out}}`;
     }
     default:
       return 'null';

@@ -173,6 +173,14 @@ describe('udp: errors', () => {
 });
 
 describe('udp: encoding', () => {
+  it('sorts digit-only keys as text too (a JS object lists them first, by number)', () => {
+    const r = { 10: 1, 9: 2, a: 3, '007': 4, code: 0 } as unknown as UdpReply;
+    assert.equal(wire(r), '{"007":4,"10":1,"9":2,"a":3,"code":0}');
+    assert.equal(wire({ b: { 2: 'x', 10: 'y' }, a: [1, { 3: null, z: true }] } as unknown as UdpReply), '{"a":[1,{"3":null,"z":true}],"b":{"10":"y","2":"x"}}');
+    // An own "__proto__" key (JSON.parse makes one) is written like any other key.
+    assert.equal(wire(JSON.parse('{"z":1,"__proto__":"p","a":2}') as UdpReply), '{"__proto__":"p","a":2,"z":1}');
+  });
+
   it('sorts keys by code point (UTF-8 byte order), as jsoncpp does', () => {
     const r = { b: 1, B: 2, a: 3, _: 4, é: 5, '\uffff': 6, '😀': 7, aa: 8, '': 9 } as UdpReply;
     assert.deepEqual(Object.keys(JSON.parse(wire(r))), ['', 'B', '_', 'a', 'aa', 'b', 'é', '\uffff', '😀']);

@@ -2,7 +2,7 @@
 // ID, `monitor` the counter of the current period. Every datagram gets exactly one reply, the
 // request echoed with code, message and data (src/core/udp-protocol.ts); nothing a client
 // sends can stop the listener.
-import { createSocket, type Socket } from 'node:dgram';
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import type { Logger } from 'pino';
 import { encodeReply, errorReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply, type UdpRequest } from '../../core/udp-protocol.js';
 import type { Dispenser } from '../../service/dispenser.js';
@@ -84,22 +84,23 @@ export async function startUdpServer(dispenser: Dispenser, opts: UdpOptions, log
   const onSent = (err: Error | null) => {
     if (err) log.debug({ err: err.message }, 'UDP reply not sent');
   };
+  const send = (reply: UdpReply, rinfo: RemoteInfo) => socket.send(replyDatagram(reply), rinfo.port, rinfo.address, onSent);
+  // Every datagram gets one reply, an unexpected fault included.
+  const failed = (err: Error, rinfo: RemoteInfo) => {
+    log.error({ err: err.message }, 'UDP request failed unexpectedly');
+    send(errorReply(null, 'INTERNAL'), rinfo);
+  };
   socket.on('message', (msg, rinfo) => {
-    const send = (reply: UdpReply) => socket.send(replyDatagram(reply), rinfo.port, rinfo.address, onSent);
-    // Every datagram gets one reply, an unexpected fault included.
-    const failed = (err: Error) => {
-      log.error({ err: err.message }, 'UDP request failed unexpectedly');
-      send(errorReply(null, 'INTERNAL'));
-    };
     let reply: UdpReply | Promise<UdpReply>;
     try {
       reply = handleDatagram(msg, dispenser, opts);
     } catch (err) {
-      failed(err as Error);
+      failed(err as Error, rinfo);
       return;
     }
-    if (reply instanceof Promise) reply.then(send, failed);
-    else send(reply);
+    // Answered from memory: sent at once, without a closure or a promise.
+    if (!(reply instanceof Promise)) send(reply, rinfo);
+    else reply.then((r) => send(r, rinfo), (err: Error) => failed(err, rinfo));
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);
