@@ -17,7 +17,8 @@
 // (exit code 1); a missed speed target is reported as MISS and does not.
 //
 // Flags: --duration N (s, default 10)  --warmup N (s, default 2)  --connections N (default 50)
-//        --rounds N (repeat the cases N times, interleaved; the table shows medians)
+//        --rounds N (repeat the cases N times, interleaved; the table shows medians, and each
+//        ratio is the median of the ratios measured within a round)
 //        --cases baseline,node,global,snowflake,rule   --env KEY=VALUE (extra env for the idmint process,
 //        repeatable)  --cpu-prof (write .cpuprofile files of both servers to
 //        bench/results/profiles/)  --no-write (do not update bench/results/http-latest.*)
@@ -297,6 +298,18 @@ function mainRows(cases: CaseResult[]): string[][] {
   ];
 }
 
+/** Every round of a multi-round run, with its ratios to the same round's baseline. */
+function roundRows(runs: CaseResult[]): string[][] {
+  const base = (r: CaseResult) => runs.find((b) => b.name === 'baseline' && b.round === r.round);
+  return [
+    ['case', 'round', 'req/s', 'p99 ms', 'req/s ÷ base', 'p99 ÷ base'],
+    ...runs.map((r) => {
+      const b = base(r);
+      return [r.name, String(r.round), fmt(r.rps), fmt(r.p99, 3), b ? fmt(r.rps / b.rps, 3) : '-', b ? fmt(r.p99 / b.p99, 3) : '-'];
+    }),
+  ];
+}
+
 function diagRows(cases: CaseResult[]): string[][] {
   return [
     ['case', 'requests', 'p90 ms', 'max ms', 'server CPU %', 'server µs/req', 'client CPU %', 'Redis CPU %', 'other CPU %', 'Redis evals', 'req per eval', 'Redis µs/eval'],
@@ -511,11 +524,17 @@ async function main(): Promise<number> {
     });
   }
 
-  // Ratios and targets
+  // Ratios and targets. Each round measures the baseline and every case back to back, so a
+  // ratio is taken within a round and the median over rounds is shown: a slow spell of the
+  // machine then moves both sides of one ratio instead of one side of the median.
   const base = results.find((c) => c.name === 'baseline');
   if (base) for (const c of results) {
-    c.ratioRps = c.rps / base.rps;
-    c.ratioP99 = c.p99 / base.p99;
+    const pairs = runs
+      .filter((r) => r.name === c.name)
+      .map((r) => [r, runs.find((b) => b.name === 'baseline' && b.round === r.round)] as const)
+      .filter((p): p is readonly [CaseResult, CaseResult] => p[1] !== undefined);
+    c.ratioRps = median(pairs.map(([r, b]) => r.rps / b.rps));
+    c.ratioP99 = median(pairs.map(([r, b]) => r.p99 / b.p99));
   }
   const targets: Target[] = [];
   const byName = (n: CaseName) => results.find((c) => c.name === n);
@@ -541,6 +560,10 @@ async function main(): Promise<number> {
   console.log(table(mainRows(results), false));
   console.log('');
   console.log(table(diagRows(results), false));
+  if (opts.rounds > 1) {
+    console.log('');
+    console.log(table(roundRows(runs), false));
+  }
   console.log('(CPU % is of one core over the measured window; Redis counters are server-wide.)');
   console.log('');
   for (const t of targets) console.log(`${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${fmt(t.value, 3)}`);
@@ -571,7 +594,7 @@ async function main(): Promise<number> {
       '',
       `- date: ${meta.date}`,
       `- node ${meta.node}, ${meta.cpus} CPUs (${meta.cpuModel})`,
-      `- ${meta.connections} connections, ${meta.durationS} s per case after a ${meta.warmupS} s warm-up${meta.rounds > 1 ? `, ${meta.rounds} interleaved rounds (medians shown)` : ''}`,
+      `- ${meta.connections} connections, ${meta.durationS} s per case after a ${meta.warmupS} s warm-up${meta.rounds > 1 ? `, ${meta.rounds} interleaved rounds (medians shown; a ratio is the median of the per-round ratios)` : ''}`,
       `- 1-minute load average before the run: ${meta.loadavg1mBefore}`,
       `- client: ${meta.client}`,
       ...(Object.keys(opts.env).length ? [`- idmint env: ${Object.entries(opts.env).map(([k, v]) => `${k}=${v}`).join(' ')}`] : []),
@@ -590,6 +613,7 @@ async function main(): Promise<number> {
       '',
       table(diagRows(results), true),
       '',
+      ...(opts.rounds > 1 ? ['Every round (the baseline and each case measured back to back):', '', table(roundRows(runs), true), ''] : []),
       ...results.flatMap((c) => c.checks.map((ch) => `- check ${c.name}: ${ch}`)),
       ...problems.map((p) => `- FAIL: ${p}`),
       '',
