@@ -247,33 +247,26 @@ function write(v: unknown, depth: number): string {
         return `${out}]`;
       }
       const o = v as Record<string, unknown>;
-      const keys = Object.keys(o);
-      // The default sort orders UTF-16 code units, which is code point order unless a key
-      // holds a surrogate (an astral character): only then the slower comparison is needed.
-      keys.sort();
-      for (const k of keys) {
-        if (SURROGATE.test(k)) {
-          keys.sort(byCodePoint);
-          break;
-        }
-      }
+      const keys = orderedKeys(o);
       // The usual reply is flat: one native stringify of a copy with its keys in that order.
       // Not for index-like keys (an object lists them first, in numeric order), "__proto__"
       // (not a plain key in a literal copy), or values the native encoder writes otherwise.
+      let flat = keys.plain;
       const copy: Record<string, unknown> = {};
-      let flat = true;
-      for (const k of keys) {
-        const x = o[k];
-        const t = typeof x;
-        if ((t === 'object' && x !== null) || t === 'bigint' || k === '__proto__' || INDEX_LIKE.test(k)) {
-          flat = false;
-          break;
+      if (flat) {
+        for (const k of keys.sorted) {
+          const x = o[k];
+          const t = typeof x;
+          if ((t === 'object' && x !== null) || t === 'bigint') {
+            flat = false;
+            break;
+          }
+          copy[k] = x;
         }
-        copy[k] = x;
       }
       if (flat) return JSON.stringify(copy);
       let out = '{';
-      for (const k of keys) {
+      for (const k of keys.sorted) {
         const x = o[k];
         if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
         out += (out.length > 1 ? ',' : '') + JSON.stringify(k) + ':' + write(x, depth + 1);
@@ -283,6 +276,34 @@ function write(v: unknown, depth: number): string {
     default:
       return 'null';
   }
+}
+
+interface KeyOrder {
+  /** Own keys as Object.keys lists them. */
+  readonly listed: readonly string[];
+  /** The same keys by code point. */
+  readonly sorted: readonly string[];
+  /** No index-like or "__proto__" key: a copy built in `sorted` order keeps that order. */
+  readonly plain: boolean;
+}
+
+/** The last key order worked out: replies to one kind of request share it. */
+let lastOrder: KeyOrder = { listed: [], sorted: [], plain: true };
+
+function orderedKeys(o: object): KeyOrder {
+  const listed = Object.keys(o);
+  const last = lastOrder.listed;
+  if (listed.length === last.length) {
+    let same = true;
+    for (let i = 0; i < listed.length && same; i++) same = listed[i] === last[i];
+    if (same) return lastOrder;
+  }
+  // The default sort orders UTF-16 code units, which is code point order unless a key holds
+  // a surrogate (an astral character): only then the slower comparison is needed.
+  const sorted = [...listed].sort();
+  if (sorted.some((k) => SURROGATE.test(k))) sorted.sort(byCodePoint);
+  lastOrder = { listed, sorted, plain: !sorted.some((k) => k === '__proto__' || INDEX_LIKE.test(k)) };
+  return lastOrder;
 }
 
 /** The datagram of a reply: compact JSON, keys sorted at every level. Never throws. */
