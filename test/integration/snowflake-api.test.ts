@@ -10,6 +10,8 @@ import { PRESETS, encode, runsOutAt, type SnowflakeLayout } from '../../src/core
 import { cleanup, testConfig, testNames } from '../helpers/env.js';
 import { adminHeaders, createTag, fetchIds } from '../helpers/node.js';
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /** Wall clock plus an adjustable offset, or frozen at one reading. */
 class TestClock implements Clock {
   offset = 0;
@@ -49,7 +51,12 @@ describe('HTTP API (snowflake tags)', () => {
   const workers = () =>
     fetch(`${url}/v1/admin/workers`, { headers: adminHeaders }).then((r) => r.json()) as Promise<{
       spaces: { worker_bits: number; leases: { worker_id: number; owner: string }[] }[];
-      this_node: { node_id: string; leases: { worker_bits: number; worker_id: number; valid: boolean }[]; clock_events: { backwards: number; waits: number } };
+      this_node: {
+        node_id: string;
+        leases: { worker_bits: number; worker_id: number; valid: boolean }[];
+        clock_events: { backwards: number; waits: number };
+        lease_events: { renewed: number };
+      };
     }>;
   const myWorker = async (bits: number) => {
     const w = await workers();
@@ -304,6 +311,15 @@ describe('HTTP API (snowflake tags)', () => {
     }
     const ev1 = (await workers()).this_node.clock_events;
     assert.equal(ev1.backwards - ev0.backwards, 3);
+
+    // A renewal that ran while the clock read 2.5 s behind set the lease's local deadline
+    // 2.5 s early: once the clock is right again the lease counts as lapsed, and the next
+    // request would take a new lease (refused below its floor) instead of waiting. Let one
+    // renewal run on the right clock first.
+    clock.offset = 0;
+    const renewed = (await workers()).this_node.lease_events.renewed;
+    for (let i = 0; i < 50 && (await workers()).this_node.lease_events.renewed === renewed; i++) await sleep(100);
+    assert.ok((await workers()).this_node.lease_events.renewed > renewed, 'no lease renewal within 5 s');
 
     // A step back within CLOCK_MAX_BACK_MS: the request waits until the clock catches up.
     clock.offset = lastMs - 150 - Date.now();
