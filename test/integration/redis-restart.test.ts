@@ -39,6 +39,9 @@ describe('segment mode across Redis restarts and data loss', () => {
   });
 
   it('never duplicates or goes backwards, answers only 503 while Redis is away, and recovers', { timeout: 50000 }, async () => {
+    // Steady load between the faults, long enough for the real-time order check to have well
+    // over 1000 answers to constrain on a slow machine too.
+    const STEADY_MS = 1500;
     const segKey = (tag: string) => nodes[0].rt.keys.segment(tag, 1, 0);
     const genOf = (tag: string) => withRedis(redis.url, (r) => r.hget(segKey(tag), 'gen'));
     const runId = () => withRedis(redis.url, async (r) => /run_id:(\w+)/.exec(await r.info('server'))![1]);
@@ -62,7 +65,7 @@ describe('segment mode across Redis restarts and data loss', () => {
     const faults: { what: string; at: number; back: number; genBefore: string | null; genAfter: string | null }[] = [];
     try {
       await recovered(now(), 'start');
-      await sleep(1000);
+      await sleep(STEADY_MS);
 
       // 1: restart, down for 300 ms.
       let genBefore = await genOf('g');
@@ -73,7 +76,7 @@ describe('segment mode across Redis restarts and data loss', () => {
       await recovered(back, 'restart 1');
       assert.notEqual(await runId(), run1, 'redis-server was really restarted');
       faults.push({ what: 'restart 1', at, back, genBefore, genAfter: await genOf('g') });
-      await sleep(1000);
+      await sleep(STEADY_MS);
 
       // 2: every key lost without the connections noticing (FLUSHALL).
       genBefore = await genOf('g');
@@ -82,7 +85,7 @@ describe('segment mode across Redis restarts and data loss', () => {
       back = now();
       await recovered(back, 'FLUSHALL');
       faults.push({ what: 'FLUSHALL', at, back, genBefore, genAfter: await genOf('g') });
-      await sleep(1000);
+      await sleep(STEADY_MS);
 
       // 3: restart with no pause.
       genBefore = await genOf('g');
@@ -91,7 +94,7 @@ describe('segment mode across Redis restarts and data loss', () => {
       back = now();
       await recovered(back, 'restart 2');
       faults.push({ what: 'restart 2', at, back, genBefore, genAfter: await genOf('g') });
-      await sleep(1000);
+      await sleep(STEADY_MS);
     } finally {
       await load.stop();
     }
