@@ -409,6 +409,18 @@ describe('websocket stream', () => {
     await big.whenClosed();
     assert.equal(big.closed?.code, 1009);
 
+    // The same while blocks are still queued for a client that is not reading: the close
+    // frame waits behind them and arrives once the client reads again (not a cut connection).
+    const busy = await Probe.open(url);
+    busy.ws.pause();
+    void busy.take({ req: 1, tag: 'bulk', count: 5_000_000, format: 'binary' });
+    await sleep(300);
+    busy.ws.send(JSON.stringify({ op: 'take', req: 2, tag: 'bulk', count: 1, pad: 'x'.repeat(64 * 1024) }));
+    await sleep(100);
+    busy.ws.resume();
+    await Promise.race([busy.whenClosed(), sleep(10_000)]);
+    assert.equal(busy.closed?.code, 1009, 'an oversized message closes with 1009 even while blocks are queued');
+
     // A client that keeps sending bad messages without reading the replies is cut off.
     const spammer = await Probe.open(url);
     spammer.ws.pause();

@@ -17,7 +17,7 @@ export interface StreamRouteOptions {
   readonly authorize?: AuthorizeTake;
 }
 
-/** Sockets still open this long after the app began closing are cut. */
+/** Sockets still open this long after the app began closing, or after a protocol error began their close, are cut. */
 const CLOSE_GRACE_MS = 1000;
 
 export const streamRoutes = Object.assign(streamPlugin, {
@@ -44,7 +44,12 @@ async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Pro
     },
     errorHandler: (err, socket, request) => {
       request.log.debug({ err: err.message }, 'websocket error');
-      socket.terminate();
+      // A protocol error (a message over the size limit, a bad frame) has already started the
+      // close with its code (1009, 1002...): that close frame waits behind whatever blocks are
+      // still being written, so give the client a moment to read up to it rather than cutting
+      // the connection (which it would see as 1006). Other errors end the socket at once.
+      if (socket.readyState === socket.CLOSING) setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
+      else socket.terminate();
     },
   });
 
