@@ -124,19 +124,7 @@ export class Coalescer {
   /** Sends one pipelined take for the waiters no take in flight asked for yet. */
   private send(): void {
     if (this.running || this.serialNext) return this.pump();
-    // The first unit of need not asked for yet, then whole waiters up to the batch cap.
-    let skip = this.covered;
-    let want = 0;
-    for (const w of this.queue) {
-      if (skip >= w.need) {
-        skip -= w.need;
-        continue;
-      }
-      const part = w.need - skip;
-      skip = 0;
-      if (want > 0 && want + part > this.deps.maxBatch) break;
-      want += part;
-    }
+    const want = this.batch(this.covered, this.deps.maxBatch);
     if (want === 0) return;
     const generation = this.generation;
     const sentAt = this.arrivals;
@@ -166,6 +154,25 @@ export class Coalescer {
       }
     }
     this.pump();
+  }
+
+  /**
+   * IDs for the next take: the need of the queue past the first `skip` IDs (those asked for
+   * by takes in flight), the first waiter's whole and further waiters while the sum fits cap.
+   */
+  private batch(skip: number, cap: number): number {
+    let want = 0;
+    for (const w of this.queue) {
+      if (skip >= w.need) {
+        skip -= w.need;
+        continue;
+      }
+      const part = w.need - skip;
+      skip = 0;
+      if (want > 0 && want + part > cap) break;
+      want += part;
+    }
+    return want;
   }
 
   private prefetchRefill(r: TakeResult): void {
@@ -255,10 +262,7 @@ export class Coalescer {
           this.fitExhausted(left);
           if (this.queue.length === 0) break;
         }
-        const cap = Math.min(this.deps.maxBatch, left ?? Number.POSITIVE_INFINITY);
-        let want = 0;
-        let i = 0;
-        while (i < this.queue.length && (i === 0 || want + this.queue[i].need <= cap)) want += this.queue[i++].need;
+        const want = this.batch(0, Math.min(this.deps.maxBatch, left ?? Number.POSITIVE_INFINITY));
         let r: TakeResult;
         const sentAt = this.arrivals;
         try {
@@ -272,19 +276,14 @@ export class Coalescer {
           break;
         }
         this.hand(r.ranges, sentAt);
-        if (r.refillWanted) {
-          const urgent = r.status !== 'ok';
-          if (urgent) this.deps.metrics?.refillWaits.inc({ tag: this.ref.tag });
-          const ask = this.deps.producer.request({ ...this.ref, gen: r.gen, seg: r.seg, urgent });
-          if (urgent) {
-            try {
-              await ask;
-            } catch (err) {
-              this.failAll(unavailable(`refill could not be queued: ${(err as Error).message}`, err));
-              break;
-            }
-          } else {
-            ask.catch((err: Error) => this.deps.log.warn({ tag: this.ref.tag, err: err.message }, 'prefetch refill could not be queued'));
+        if (r.refillWanted && r.status === 'ok') this.prefetchRefill(r);
+        else if (r.refillWanted) {
+          this.deps.metrics?.refillWaits.inc({ tag: this.ref.tag });
+          try {
+            await this.deps.producer.request({ ...this.ref, gen: r.gen, seg: r.seg, urgent: true });
+          } catch (err) {
+            this.failAll(unavailable(`refill could not be queued: ${(err as Error).message}`, err));
+            break;
           }
         }
         if (r.status === 'exhausted') {
