@@ -33,6 +33,7 @@ import { Redis } from 'ioredis';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../test/helpers/env.js';
 import { freePort } from '../test/helpers/redis-server.js';
 import { duplicatesIn, maxOf, runLoad, type Check, type LoadResult } from './load.js';
+import { median } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -624,12 +625,6 @@ async function main(): Promise<number> {
     console.log('results not written (only a full run of all cases updates bench/results/http-latest.*)');
   }
   return ok ? 0 : 1;
-}
-
-function median(xs: (number | undefined)[]): number | undefined {
-  const v = xs.filter((x): x is number => x !== undefined && Number.isFinite(x)).sort((a, b) => a - b);
-  if (v.length === 0) return undefined;
-  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
 }
 
 main().then(

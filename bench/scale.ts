@@ -43,6 +43,7 @@ import { createTag, eachLine, fetchIds } from '../test/helpers/node.js';
 import { logLines } from '../test/helpers/load.js';
 import { freePort } from '../test/helpers/redis-server.js';
 import { duplicatesIn, maxOf, runLoad, type Check } from './load.js';
+import { medianOrNaN as median } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -404,11 +405,6 @@ function rows(results: CaseResult[], redis: RedisLimit | undefined): string[][] 
   return out;
 }
 
-function median(xs: number[]): number {
-  const v = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  if (v.length === 0) return NaN;
-  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-}
 
 /** One row for the rounds of a case: the median of every figure. */
 function medianOf(rs: CaseResult[], maxOther: number): CaseResult {

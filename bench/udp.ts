@@ -17,6 +17,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, testEnv, testNames } from '../test/helpers/env.js';
 import { freePort } from '../test/helpers/redis-server.js';
+import { medianOrNaN as median } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -149,10 +150,6 @@ async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number,
 
 interface Row { readonly name: string; readonly tps: number; readonly avgMs: number; readonly fail: number; readonly ratioTps: number; readonly ratioLatency: number }
 
-const median = (xs: number[]) => {
-  const v = [...xs].sort((a, b) => a - b);
-  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-};
 
 async function main(): Promise<void> {
   console.log(`UDP benchmark: ${CLIENTS} clients x ${REQUESTS} sequential requests per case, ${ROUNDS} round(s)`);

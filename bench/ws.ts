@@ -29,6 +29,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { decodeIdsBlock } from '../src/client/frames.js';
 import { cleanup, testNames } from '../test/helpers/env.js';
 import { createTag, spawnNode, type ChildNode } from '../test/helpers/node.js';
+import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
@@ -246,10 +247,6 @@ function runTake(ws: WebSocket, pid: number, msg: { req: number; tag: string; co
 // ---------------------------------------------------------------------------------------------
 // Main
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const fmt = (v: number, digits = 0) => v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const mIds = (v: number) => `${fmt(v / 1e6, 1)}M`;
 
