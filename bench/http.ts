@@ -32,6 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../test/helpers/env.js';
 import { freePort } from '../test/helpers/redis-server.js';
+import { pick, readOptions } from './args.js';
 import { duplicatesIn, maxOf, runLoad, type Check, type LoadResult } from './load.js';
 import { median } from './stats.js';
 
@@ -72,28 +73,16 @@ const ID_CASES: Record<Exclude<CaseName, 'baseline'>, { tag: string; query: stri
 
 function parseArgs(argv: string[]): Options {
   const o: Options = { duration: 10, warmup: 2, connections: 50, rounds: 1, cases: [...ALL_CASES], env: {}, cpuProf: false, write: true, pin: false };
-  const num = (flag: string, v: string | undefined, min: number): number => {
-    const n = Number(v);
-    if (v === undefined || !Number.isFinite(n) || n < min) throw new Error(`${flag} needs a number >= ${min}, got ${v}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? a.split(/=(.*)/s, 2) : [a, undefined];
-    const value = () => inline ?? argv[++i];
-    switch (flag) {
-      case '--duration': o.duration = num(flag, value(), 1); break;
-      case '--warmup': o.warmup = num(flag, value(), 0); break;
-      case '--connections': o.connections = Math.floor(num(flag, value(), 1)); break;
-      case '--rounds': o.rounds = Math.floor(num(flag, value(), 1)); break;
-      case '--cases': {
-        const list = (value() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-        for (const c of list) if (!ALL_CASES.includes(c as CaseName)) throw new Error(`unknown case "${c}" (cases: ${ALL_CASES.join(', ')})`);
-        o.cases = ALL_CASES.filter((c) => list.includes(c));
-        break;
-      }
+  const usage = 'npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule] [--env KEY=VALUE] [--cpu-prof] [--no-write] [--pin]';
+  readOptions(argv, usage, (a) => {
+    switch (a.flag) {
+      case '--duration': o.duration = a.number(1); break;
+      case '--warmup': o.warmup = a.number(0); break;
+      case '--connections': o.connections = a.whole(1); break;
+      case '--rounds': o.rounds = a.whole(1); break;
+      case '--cases': o.cases = pick(a.flag, a.list(), ALL_CASES); break;
       case '--env': {
-        const kv = value() ?? '';
+        const kv = a.text();
         const eq = kv.indexOf('=');
         if (eq <= 0) throw new Error(`--env needs KEY=VALUE, got "${kv}"`);
         o.env[kv.slice(0, eq)] = kv.slice(eq + 1);
@@ -102,15 +91,10 @@ function parseArgs(argv: string[]): Options {
       case '--cpu-prof': o.cpuProf = true; break;
       case '--no-write': o.write = false; break;
       case '--pin': o.pin = true; break;
-      case '-h':
-      case '--help':
-        console.log('usage: npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule] [--env KEY=VALUE] [--cpu-prof] [--no-write] [--pin]');
-        process.exit(0);
-        break;
-      default:
-        throw new Error(`unknown option ${a}`);
+      default: return false;
     }
-  }
+    return true;
+  });
   return o;
 }
 

@@ -42,6 +42,7 @@ import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '..
 import { createTag, eachLine, fetchIds } from '../test/helpers/node.js';
 import { logLines } from '../test/helpers/load.js';
 import { freePort } from '../test/helpers/redis-server.js';
+import { pick, readOptions } from './args.js';
 import { duplicatesIn, maxOf, runLoad, type Check } from './load.js';
 import { medianOrNaN as median } from './stats.js';
 
@@ -72,41 +73,29 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
   const o: Options = { duration: 5, warmup: 1, connections: 50, processesList: [1, 2, 4], cases: [...ALL_CASES], redisRequests: 300_000, maxOther: 15, retries: 2, waitQuiet: 0, rounds: 1, write: true };
-  const num = (flag: string, v: string | undefined, min: number, max = Infinity): number => {
-    const n = Number(v);
-    if (v === undefined || !Number.isFinite(n) || n < min || n > max) throw new Error(`${flag} needs a number from ${min}${max < Infinity ? ` to ${max}` : ''}, got ${v}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? a.split(/=(.*)/s, 2) : [a, undefined];
-    const value = () => inline ?? argv[++i];
-    switch (flag) {
-      case '--duration': o.duration = num(flag, value(), 1, 120); break;
-      case '--warmup': o.warmup = num(flag, value(), 0, 60); break;
-      case '--connections': o.connections = Math.floor(num(flag, value(), 1, 1000)); break;
-      case '--processes-list': o.processesList = (value() ?? '').split(',').map((s) => Math.floor(num(flag, s.trim(), 1, 16))); break;
-      case '--cases': {
-        const list = (value() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-        for (const c of list) if (!ALL_CASES.includes(c as CaseName)) throw new Error(`unknown case "${c}" (cases: ${ALL_CASES.join(', ')})`);
-        o.cases = ALL_CASES.filter((c) => list.includes(c));
+  const usage = 'npm run bench:scale -- [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--no-write]';
+  readOptions(argv, usage, (a) => {
+    switch (a.flag) {
+      case '--duration': o.duration = a.number(1, 120); break;
+      case '--warmup': o.warmup = a.number(0, 60); break;
+      case '--connections': o.connections = a.whole(1, 1000); break;
+      case '--processes-list': {
+        const list = a.list().map(Number);
+        if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n < 1 || n > 16)) throw new Error(`--processes-list needs whole numbers from 1 to 16, e.g. 1,2,4`);
+        o.processesList = list;
         break;
       }
-      case '--redis-requests': o.redisRequests = Math.floor(num(flag, value(), 0, 10_000_000)); break;
-      case '--max-other': o.maxOther = num(flag, value(), 0); break;
-      case '--retries': o.retries = Math.floor(num(flag, value(), 0, 10)); break;
-      case '--wait-quiet': o.waitQuiet = num(flag, value(), 0, 600); break;
-      case '--rounds': o.rounds = Math.floor(num(flag, value(), 1, 20)); break;
+      case '--cases': o.cases = pick(a.flag, a.list(), ALL_CASES); break;
+      case '--redis-requests': o.redisRequests = a.whole(0, 10_000_000); break;
+      case '--max-other': o.maxOther = a.number(0); break;
+      case '--retries': o.retries = a.whole(0, 10); break;
+      case '--wait-quiet': o.waitQuiet = a.number(0, 600); break;
+      case '--rounds': o.rounds = a.whole(1, 20); break;
       case '--no-write': o.write = false; break;
-      case '-h':
-      case '--help':
-        console.log('usage: npm run bench:scale -- [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--no-write]');
-        process.exit(0);
-        break;
-      default:
-        throw new Error(`unknown option ${a}`);
+      default: return false;
     }
-  }
+    return true;
+  });
   return o;
 }
 

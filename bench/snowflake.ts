@@ -19,11 +19,21 @@ import { systemClock } from '../src/core/clock.js';
 import { PRESETS } from '../src/core/snowflake-layout.js';
 import type { Lease, LeaseManager } from '../src/service/lease-manager.js';
 import { SnowflakeGenerator } from '../src/service/snowflake-generator.js';
+import { readOptions } from './args.js';
 
 const args = process.argv.slice(2);
-const flag = (name: string, def: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : def);
-const N = flag('--ids', 2_000_000);
-const ROUNDS = flag('--rounds', 5);
+const opts = { ids: 2_000_000, rounds: 5, write: true };
+readOptions(args, 'npm run bench:snowflake -- [--ids N] [--rounds N] [--no-write]', (a) => {
+  switch (a.flag) {
+    case '--ids': opts.ids = a.whole(1); break;
+    case '--rounds': opts.rounds = a.whole(1); break;
+    case '--no-write': opts.write = false; break;
+    default: return false;
+  }
+  return true;
+});
+const N = opts.ids;
+const ROUNDS = opts.rounds;
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 
 /** A lease held for the whole run: the generator checks it per ID exactly as in service. */
@@ -97,7 +107,7 @@ async function main(): Promise<void> {
     '',
   ].join('\n');
   console.log(md);
-  if (!args.includes('--no-write')) {
+  if (opts.write) {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}snowflake-latest.md`, md);
   }

@@ -17,15 +17,27 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, testEnv, testNames } from '../test/helpers/env.js';
 import { freePort } from '../test/helpers/redis-server.js';
+import { readOptions } from './args.js';
 import { medianOrNaN as median } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const args = process.argv.slice(2);
-const flag = (name: string, def: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : def);
-const REQUESTS = flag('--requests', 200_000);
-const CLIENTS = flag('--clients', 4);
-const ROUNDS = flag('--rounds', 1);
+/** Set from the command line by main (child processes get what they need as arguments). */
+const opts = { requests: 200_000, clients: 4, rounds: 1, write: true };
+
+function parseArgs(argv: readonly string[]): void {
+  readOptions(argv, 'npm run bench:udp -- [--requests N] [--clients N] [--rounds N] [--no-write]', (a) => {
+    switch (a.flag) {
+      case '--requests': opts.requests = a.whole(1); break;
+      case '--clients': opts.clients = a.whole(1, 64); break;
+      case '--rounds': opts.rounds = a.whole(1); break;
+      case '--no-write': opts.write = false; break;
+      default: return false;
+    }
+    return true;
+  });
+}
 
 interface ClientResult { readonly total: number; readonly fail: number; readonly min: number; readonly max: number; readonly avg: number; readonly ids: string[]; readonly seconds: number }
 
@@ -120,7 +132,7 @@ function startChild(role: string, extra: string[] = []): { proc: ChildProcess; r
 }
 
 async function runClients(port: number, rule: string, collect: boolean): Promise<{ tps: number; avgMs: number; fail: number; ids: string[] }> {
-  const kids = Array.from({ length: CLIENTS }, () => startChild('client', [String(port), rule, String(REQUESTS), collect ? '1' : '0']));
+  const kids = Array.from({ length: opts.clients }, () => startChild('client', [String(port), rule, String(opts.requests), collect ? '1' : '0']));
   const results = await Promise.all(kids.map((k) => k.ready as unknown as Promise<ClientResult>));
   const seconds = Math.max(...results.map((r) => r.seconds));
   const total = results.reduce((s, r) => s + r.total, 0);
@@ -152,7 +164,8 @@ interface Row { readonly name: string; readonly tps: number; readonly avgMs: num
 
 
 async function main(): Promise<void> {
-  console.log(`UDP benchmark: ${CLIENTS} clients x ${REQUESTS} sequential requests per case, ${ROUNDS} round(s)`);
+  parseArgs(args);
+  console.log(`UDP benchmark: ${opts.clients} clients x ${opts.requests} sequential requests per case, ${opts.rounds} round(s)`);
   const echo = startChild('echo');
   const redisKey = `idmint:bench:udp:${process.pid}`;
   const redisEcho = startChild('redis-echo', [redisKey]);
@@ -183,9 +196,9 @@ async function main(): Promise<void> {
       { name: 'idmint get, order global', port: udpPort, rule: 'o2o_global', idmint: true },
     ];
     const seen = new Map<string, Set<string>>();
-    for (let round = 1; round <= ROUNDS; round++) {
+    for (let round = 1; round <= opts.rounds; round++) {
       for (const c of cases) {
-        console.log(`${c.name}${ROUNDS > 1 ? ` (round ${round})` : ''}`);
+        console.log(`${c.name}${opts.rounds > 1 ? ` (round ${round})` : ''}`);
         const r = await runClients(c.port, c.rule, c.idmint);
         if (c.idmint) {
           // Every ID of a case, over all rounds, must be distinct (the counter never restarts).
@@ -239,7 +252,7 @@ async function main(): Promise<void> {
     '# idmint UDP benchmark (latest run)',
     '',
     `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs`,
-    `- ${CLIENTS} client processes x ${REQUESTS} sequential requests (send, wait for the reply) per case${ROUNDS > 1 ? `, ${ROUNDS} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}`,
+    `- ${opts.clients} client processes x ${opts.requests} sequential requests (send, wait for the reply) per case${opts.rounds > 1 ? `, ${opts.rounds} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}`,
     `- command: npm run bench:udp${args.length ? ` -- ${args.join(' ')}` : ''}`,
     '',
     ...lines,
@@ -248,7 +261,7 @@ async function main(): Promise<void> {
     '',
   ].join('\n');
   console.log(`\n${lines.join('\n')}\n\n${verdicts.join('\n')}`);
-  if (!args.includes('--no-write')) {
+  if (opts.write) {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}udp-latest.md`, md);
   }

@@ -29,6 +29,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { decodeIdsBlock } from '../src/client/frames.js';
 import { cleanup, testNames } from '../test/helpers/env.js';
 import { createTag, spawnNode, type ChildNode } from '../test/helpers/node.js';
+import { readOptions } from './args.js';
 import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -118,29 +119,18 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
   const o: Options = { rounds: 5, binary: 50_000_000, json: 10_000_000, ranges: 2_000_000_000, block: 50_000, write: true };
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].includes('=') ? argv[i].split(/=(.*)/s, 2) : [argv[i], undefined];
-    const num = (min: number) => {
-      const v = Number(inline ?? argv[++i]);
-      if (!Number.isSafeInteger(v) || v < min) throw new Error(`${flag} needs a whole number >= ${min}`);
-      return v;
-    };
-    switch (flag) {
-      case '--rounds': o.rounds = num(1); break;
-      case '--binary': o.binary = num(1); break;
-      case '--json': o.json = num(1); break;
-      case '--ranges': o.ranges = num(1); break;
-      case '--block': o.block = num(1); break;
+  readOptions(argv, 'npm run bench:ws -- [--rounds N] [--binary N] [--json N] [--ranges N] [--block N] [--no-write]', (a) => {
+    switch (a.flag) {
+      case '--rounds': o.rounds = a.whole(1); break;
+      case '--binary': o.binary = a.whole(1); break;
+      case '--json': o.json = a.whole(1); break;
+      case '--ranges': o.ranges = a.whole(1); break;
+      case '--block': o.block = a.whole(1); break;
       case '--no-write': o.write = false; break;
-      case '-h':
-      case '--help':
-        console.log('usage: npm run bench:ws -- [--rounds N] [--binary N] [--json N] [--ranges N] [--block N] [--no-write]');
-        process.exit(0);
-        break;
-      default:
-        throw new Error(`unknown option ${argv[i]}`);
+      default: return false;
     }
-  }
+    return true;
+  });
   return o;
 }
 
