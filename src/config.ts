@@ -42,6 +42,8 @@ export interface Config {
   readonly coalesceMax: number;
   /** Most coalesced Redis takes of one tag in flight at once (pipelined) while it answers normally. */
   readonly coalescePipeline: number;
+  /** A coalesced take waits one more event-loop turn while requests keep arriving, unless this many wait already (0: never). */
+  readonly coalesceHold: number;
   /** Extra tag created at start-up when missing (the quickstart's `demo`), or ''. */
   readonly demoTag: string;
   /** Serve HTTP; false for `idmint worker`. */
@@ -199,6 +201,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     tagCacheMs: int('TAG_CACHE_MS', 1000, 50, 60000),
     coalesceMax: int('COALESCE_MAX', 100000, 1, 10_000_000),
     coalescePipeline: int('COALESCE_PIPELINE', 4, 1, 64),
+    coalesceHold: int('COALESCE_HOLD', 32, 0, 100_000),
     demoTag,
     serveHttp: true,
     leaseTtlMs,

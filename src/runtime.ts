@@ -110,6 +110,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     log,
     maxBatch: config.coalesceMax,
     pipeline: config.coalescePipeline,
+    hold: config.coalesceHold,
     waitMs: config.refillWaitMs,
     metrics,
   }, { leases, clock, maxBackMs: config.clockMaxBackMs });

@@ -46,6 +46,11 @@ export interface CoalescerDeps {
   readonly waitMs: number;
   /** Most takes in flight at once while the tag answers normally (1: one at a time). */
   readonly pipeline?: number;
+  /**
+   * A take scheduled in a turn of the event loop in which further requests arrived waits one
+   * more turn, unless this many requests are waiting already (0 or absent: it never waits).
+   */
+  readonly hold?: number;
   readonly metrics?: Metrics;
   /** True when a new definition of the tag was announced (checked while waiting for a refill). */
   readonly changed?: (tag: string, epoch: number) => boolean;
@@ -115,10 +120,24 @@ export class Coalescer {
     // Redis costs the process far more CPU than a turn (measured: ~13 requests per take
     // without this, ~21 with it, at 50 connections). Order holds: every request in a take
     // arrived before it was sent.
-    setImmediate(() => {
-      this.scheduled = false;
-      this.send();
-    });
+    const seen = this.arrivals;
+    setImmediate(() => this.due(seen));
+  }
+
+  /**
+   * The turn after a take was scheduled (seen: the arrivals counted then). When more requests
+   * arrived meanwhile, the tag is busy and more are coming: the take waits one more turn, once,
+   * unless `hold` requests are waiting already. A take costs the process and Redis a round
+   * trip, the turn only its own work (measured at 50 connections: about 30 requests per take
+   * instead of 20, and less CPU per request). A lone request is never held.
+   */
+  private due(seen?: number): void {
+    if (seen !== undefined && this.arrivals !== seen && this.queue.length < (this.deps.hold ?? 0)) {
+      setImmediate(() => this.due());
+      return;
+    }
+    this.scheduled = false;
+    this.send();
   }
 
   /** Sends one pipelined take for the waiters no take in flight asked for yet. */

@@ -116,7 +116,7 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     await cleanup(names);
   });
 
-  function coalescer(ref: SegmentRef, slow: SlowStore, refiller: Refiller, pipeline: number): Coalescer {
+  function coalescer(ref: SegmentRef, slow: SlowStore | Pick<SegmentStore, 'take'>, refiller: Refiller, pipeline: number, hold = 0): Coalescer {
     return new Coalescer(ref, () => 0.5, {
       segments: slow as unknown as SegmentStore,
       producer: refiller as unknown as RefillProducer,
@@ -124,6 +124,7 @@ describe('coalescer: pipelined takes on a real Redis', () => {
       maxBatch: 100_000,
       waitMs: 5000,
       pipeline,
+      hold,
     });
   }
 
@@ -149,12 +150,12 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     return served;
   }
 
-  for (const pipeline of [4, 1]) {
-    it(`keeps real-time order with ${pipeline} take(s) in flight, through dry and cold takes`, async () => {
+  for (const [pipeline, hold] of [[4, 8], [4, 0], [1, 0]]) {
+    it(`keeps real-time order with ${pipeline} take(s) in flight${hold > 0 ? ` and takes held up to ${hold} requests` : ''}, through dry and cold takes`, async () => {
       const ref = fresh();
       const slow = new SlowStore(store, 3);
       const refiller = new Refiller(store, 37);
-      const c = coalescer(ref, slow, refiller, pipeline);
+      const c = coalescer(ref, slow, refiller, pipeline, hold);
       const served = await drive(c, 12, 120);
       const all = served.flatMap((s) => s.ids);
       assert.equal(new Set(all).size, all.length, 'duplicate IDs');
@@ -167,6 +168,34 @@ describe('coalescer: pipelined takes on a real Redis', () => {
       assert.ok((slow.statuses.get('ok') ?? 0) > 0);
     });
   }
+
+  it('a take waits one more turn while requests keep arriving, unless enough are waiting; a lone request is not held', async () => {
+    const ref = fresh();
+    const refiller = new Refiller(store, 1000);
+    await coalescer(ref, new SlowStore(store, 0), refiller, 4).take(1); // cold take, then a segment
+    const sizes: number[] = [];
+    const counting = { take: (r: SegmentRef, n: number, p: number) => (sizes.push(n), store.take(r, n, p)) };
+    /** first requests in one turn, then more in the next turn; the sizes of the takes sent. */
+    const burst = async (hold: number, first: number, more: number): Promise<number[]> => {
+      sizes.length = 0;
+      const c = coalescer(ref, counting, refiller, 4, hold);
+      const answers = Array.from({ length: first }, () => c.take(1));
+      await new Promise<void>((r) =>
+        setImmediate(() => {
+          answers.push(...Array.from({ length: more }, () => c.take(1)));
+          r();
+        }),
+      );
+      const ids = (await Promise.all(answers)).map(([[a]]) => a);
+      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'answered in arrival order');
+      assert.ok(c.idle);
+      return [...sizes];
+    };
+    assert.deepEqual(await burst(32, 3, 3), [6], 'three requests in a turn: the take waits for the next turn');
+    assert.deepEqual(await burst(0, 3, 3), [3, 3], 'hold 0: never waits');
+    assert.deepEqual(await burst(3, 3, 3), [3, 3], 'as many waiting as hold: sent at once');
+    assert.deepEqual(await burst(32, 1, 1), [1, 1], 'a lone request is not held');
+  });
 
   it('never hands a reply of a take sent before a failure to a request that came after it', async () => {
     const ref = fresh();

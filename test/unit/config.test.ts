@@ -19,6 +19,7 @@ const DEFAULTS: Partial<Config> = {
   tagCacheMs: 1000,
   coalesceMax: 100_000,
   coalescePipeline: 4,
+  coalesceHold: 32,
   leaseTtlMs: 15_000,
   leaseMarginMs: 1000,
   clockMaxBackMs: 10,
@@ -69,13 +70,13 @@ describe('loadConfig', () => {
     const c = loadConfig({
       PORT: '9000', HOST: '127.0.0.1', UDP_PORT: '0', REDIS_URL: 'rediss://r.example:6380/2', REDIS_PREFIX: 'my.app-1',
       MYSQL_URL: 'mariadb://u:p%40ss@db:3307/ids_db', ADMIN_TOKEN: 'secret-token', NODE_ID: 'node-a', LOG_LEVEL: 'debug',
-      REFILL_WAIT_MS: '10', REFILL_CONCURRENCY: '0', TAG_CACHE_MS: '60000', COALESCE_MAX: '10000000', COALESCE_PIPELINE: '1', DEMO_TAG: 'demo',
+      REFILL_WAIT_MS: '10', REFILL_CONCURRENCY: '0', TAG_CACHE_MS: '60000', COALESCE_MAX: '10000000', COALESCE_PIPELINE: '1', COALESCE_HOLD: '0', DEMO_TAG: 'demo',
       LEASE_TTL_MS: '30000', LEASE_MARGIN_MS: '9999', CLOCK_MAX_BACK_MS: '0', ADVERTISE_ADDR: 'ids-1.internal:9000',
     });
     const want: Partial<Config> = {
       port: 9000, host: '127.0.0.1', udpPort: 0, redisUrl: 'rediss://r.example:6380/2', redisPrefix: 'my.app-1',
       mysqlUrl: 'mariadb://u:p%40ss@db:3307/ids_db', adminToken: 'secret-token', adminTokenGenerated: false, nodeId: 'node-a',
-      logLevel: 'debug', refillWaitMs: 10, refillConcurrency: 0, tagCacheMs: 60000, coalesceMax: 10_000_000, coalescePipeline: 1, demoTag: 'demo',
+      logLevel: 'debug', refillWaitMs: 10, refillConcurrency: 0, tagCacheMs: 60000, coalesceMax: 10_000_000, coalescePipeline: 1, coalesceHold: 0, demoTag: 'demo',
       leaseTtlMs: 30_000, leaseMarginMs: 9999, clockMaxBackMs: 0, advertiseAddr: 'ids-1.internal:9000', serveHttp: true,
     };
     assert.deepEqual(pick(c, want), want);
@@ -109,6 +110,7 @@ describe('loadConfig', () => {
       ['REFILL_CONCURRENCY', '65'], ['REFILL_CONCURRENCY', '-2'],
       ['TAG_CACHE_MS', '49'], ['TAG_CACHE_MS', '60001'],
       ['COALESCE_MAX', '0'], ['COALESCE_MAX', '10000001'],
+      ['COALESCE_PIPELINE', '0'], ['COALESCE_PIPELINE', '65'], ['COALESCE_HOLD', '-1'], ['COALESCE_HOLD', '100001'],
       ['NODE_ID', 'a b'], ['NODE_ID', 'x'.repeat(101)], ['NODE_ID', 'node/1'],
       ['LEASE_TTL_MS', '2999'], ['LEASE_TTL_MS', '600001'],
       ['LEASE_MARGIN_MS', '99'], ['LEASE_MARGIN_MS', '5000'],
@@ -121,7 +123,7 @@ describe('loadConfig', () => {
       for (const q of p) assert.ok(q.includes(name), `${name}=${value}: unrelated problem "${q}"`);
       assert.ok(p.length <= 2, `${name}=${value}: ${JSON.stringify(p)}`);
     }
-    assert.equal(cases.length, 43);
+    assert.equal(cases.length, 47);
   });
 
   it('checks the lease margin against the TTL', () => {
