@@ -283,13 +283,17 @@ function mainRows(cases: CaseResult[]): string[][] {
   ];
 }
 
+/** The baseline measured in the same round as r. */
+function baselineOf(runs: CaseResult[], r: CaseResult): CaseResult | undefined {
+  return runs.find((b) => b.name === 'baseline' && b.round === r.round);
+}
+
 /** Every round of a multi-round run, with its ratios to the same round's baseline. */
 function roundRows(runs: CaseResult[]): string[][] {
-  const base = (r: CaseResult) => runs.find((b) => b.name === 'baseline' && b.round === r.round);
   return [
     ['case', 'round', 'req/s', 'p99 ms', 'req/s ÷ base', 'p99 ÷ base'],
     ...runs.map((r) => {
-      const b = base(r);
+      const b = baselineOf(runs, r);
       return [r.name, String(r.round), fmt(r.rps), fmt(r.p99, 3), b ? fmt(r.rps / b.rps, 3) : '-', b ? fmt(r.p99 / b.p99, 3) : '-'];
     }),
   ];
@@ -516,7 +520,7 @@ async function main(): Promise<number> {
   if (base) for (const c of results) {
     const pairs = runs
       .filter((r) => r.name === c.name)
-      .map((r) => [r, runs.find((b) => b.name === 'baseline' && b.round === r.round)] as const)
+      .map((r) => [r, baselineOf(runs, r)] as const)
       .filter((p): p is readonly [CaseResult, CaseResult] => p[1] !== undefined);
     c.ratioRps = median(pairs.map(([r, b]) => r.rps / b.rps));
     c.ratioP99 = median(pairs.map(([r, b]) => r.p99 / b.p99));

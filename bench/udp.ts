@@ -162,7 +162,6 @@ async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number,
 
 interface Row { readonly name: string; readonly tps: number; readonly avgMs: number; readonly fail: number; readonly ratioTps: number; readonly ratioLatency: number }
 
-
 async function main(): Promise<void> {
   parseArgs(args);
   console.log(`UDP benchmark: ${opts.clients} clients x ${opts.requests} sequential requests per case, ${opts.rounds} round(s)`);

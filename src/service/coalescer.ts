@@ -78,7 +78,7 @@ export class Coalescer {
   /** Pipelined takes in flight, and the IDs they asked for (of the queue's head). */
   private inFlight = 0;
   private covered = 0;
-  /** A pipelined take is due at the next turn of the event loop. */
+  /** A pipelined take is due at the next turn of the event loop (or the one after: due). */
   private scheduled = false;
   /** A pipelined take had an answer other than "ok": the serial loop serves next. */
   private serialNext = false;
