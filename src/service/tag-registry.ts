@@ -17,9 +17,12 @@ interface Entry {
   at: number;
   /** A definition was read at least once. */
   known: boolean;
-  /** Announced as changed: read again before the next use. */
-  changed: boolean;
-  loading?: Promise<StoredTag | undefined>;
+  /** Bumped by every change announced (or noticed) for this tag. */
+  version: number;
+  /** The version at which the cached definition was read: usable only while it is `version`. */
+  readAt: number;
+  /** The newest read in flight, with the version it started at. */
+  loading?: { readonly version: number; readonly promise: Promise<StoredTag | undefined> };
 }
 
 export class TagRegistry {
@@ -50,28 +53,45 @@ export class TagRegistry {
     await subscriber.subscribe(channel);
   }
 
+  /**
+   * From now on, neither the cached definition nor a read that started before this moment
+   * answers a request: the next one reads MySQL again (and those arriving meanwhile join it).
+   */
   private markChanged(name: string): void {
     const e = this.entries.get(name);
-    if (e) e.changed = true;
+    if (e) e.version++;
   }
 
-  /** The cached definition when it may be used as it is now (known, fresh, not announced as
-   * changed); undefined when get() has to be asked. Synchronous, for the hot path. */
+  /** The cached definition was read after the last change this process knows of. */
+  private static current(e: Entry): boolean {
+    return e.known && e.readAt === e.version;
+  }
+
+  /** The cached definition when it may be used as it is now (known, fresh, read after the last
+   * announced change); undefined when get() has to be asked. Synchronous, for the hot path. */
   peek(name: string): StoredTag | undefined {
     const e = this.entries.get(name);
-    if (!e?.known || e.changed || Date.now() - e.at >= this.maxAgeMs) return undefined;
+    if (e === undefined || !TagRegistry.current(e) || Date.now() - e.at >= this.maxAgeMs) return undefined;
     return e.tag;
   }
 
+  /**
+   * The definition as of a read that started after the last change this process knows of:
+   * the cached one when it was read so (refreshed in the background once older than
+   * TAG_CACHE_MS), else the read in flight when it started so, else a new read.
+   */
   get(name: string): Promise<StoredTag | undefined> {
-    const e = this.entries.get(name);
-    if (e?.known && !e.changed) {
-      if (Date.now() - e.at >= this.maxAgeMs && !e.loading) void this.load(name, e).catch(() => undefined);
+    let e = this.entries.get(name);
+    if (e === undefined) {
+      e = { tag: undefined, at: 0, known: false, version: 0, readAt: -1 };
+      this.entries.set(name, e);
+    }
+    const joinable = e.loading !== undefined && e.loading.version === e.version ? e.loading.promise : undefined;
+    if (TagRegistry.current(e)) {
+      if (Date.now() - e.at >= this.maxAgeMs && joinable === undefined) void this.load(name, e).catch(() => undefined);
       return Promise.resolve(e.tag);
     }
-    const entry = e ?? { tag: undefined, at: 0, known: false, changed: false };
-    this.entries.set(name, entry);
-    return entry.loading ?? this.load(name, entry);
+    return joinable ?? this.load(name, e);
   }
 
   /**
@@ -80,8 +100,8 @@ export class TagRegistry {
    */
   changed(name: string, epoch: number): boolean {
     const e = this.entries.get(name);
-    if (!e) return false;
-    return e.changed || (e.known && (e.tag === undefined || e.tag.epoch !== epoch));
+    if (!e?.known) return false;
+    return e.readAt !== e.version || e.tag === undefined || e.tag.epoch !== epoch;
   }
 
   /** The definition read again from MySQL now (not from the cache). */
@@ -90,28 +110,42 @@ export class TagRegistry {
     return this.get(name);
   }
 
+  /**
+   * Reads the definition. Its result is cached only when no read that started later was
+   * cached already (reads may finish out of order); its callers get it either way (they
+   * arrived before any later change).
+   */
   private load(name: string, entry: Entry): Promise<StoredTag | undefined> {
-    entry.changed = false;
-    entry.loading = Promise.all([this.repo.get(name), this.repo.tokenHashes(name)])
+    const version = entry.version;
+    const promise = Promise.all([this.repo.get(name), this.repo.tokenHashes(name)])
       .then(([stored, hashes]) => {
         const tag = stored && { ...stored, tokenHashes: new Set(hashes) };
-        entry.tag = tag;
-        entry.known = true;
+        if (version >= entry.readAt) {
+          entry.tag = tag;
+          entry.known = true;
+          entry.readAt = version;
+          entry.at = Date.now();
+        }
         return tag;
       })
       .catch((err: Error) => {
         if (entry.known) {
           this.log.warn({ tag: name, err: err.message }, 'MySQL unreachable; serving the last known tag definition');
+          // A failed read is not retried before another TAG_CACHE_MS either: until then the
+          // last known definition serves, a change announced before this read included.
+          if (version >= entry.readAt) {
+            entry.readAt = version;
+            entry.at = Date.now();
+          }
           return entry.tag;
         }
         throw unavailable(`tag definitions cannot be read: ${err.message}`, err);
       })
       .finally(() => {
-        // A failed read is not retried before another TAG_CACHE_MS either.
-        entry.at = Date.now();
-        entry.loading = undefined;
+        if (entry.loading?.promise === promise) entry.loading = undefined;
       });
-    return entry.loading;
+    entry.loading = { version, promise };
+    return promise;
   }
 
   /** Tells every process (this one included) that a tag changed. */
