@@ -37,6 +37,8 @@ export interface Runtime {
   readonly segments: SegmentStore;
   readonly producer: RefillProducer;
   readonly registry: TagRegistry;
+  /** The connection tag change announcements arrive on (the registry listens on it). */
+  readonly subscriber: RedisClient;
   readonly dispenser: Dispenser;
   readonly leases: LeaseManager;
   readonly leaseStore: LeaseStore;
@@ -173,5 +175,5 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     })());
 
   const queues: Queue[] = [producer.queue, ...(leaseScheduler ? [leaseScheduler.queue, leaseScheduler.janitor] : [])];
-  return { config, log, redis, pool, keys, tags, tokens, counters, segments, producer, registry, dispenser, leases, leaseStore, clock, metrics, queues, refillWorker, close };
+  return { config, log, redis, pool, keys, tags, tokens, counters, segments, producer, registry, subscriber, dispenser, leases, leaseStore, clock, metrics, queues, refillWorker, close };
 }
