@@ -1,10 +1,13 @@
-// Every process's view of the tag definitions. A definition announced as changed (Redis
-// pub/sub, sent by whichever process changed it) is re-read from MySQL before its next use,
-// so a change made anywhere is served everywhere at once. Without an announcement, a
-// definition older than TAG_CACHE_MS is refreshed in the background while the cached one keeps
-// serving. While MySQL is unreachable the last known definition keeps serving (IDs still come
-// from Redis) and requests never wait on MySQL for it. On a Redis Cluster, PUBLISH reaches
-// subscribers on every node (the cluster bus forwards it), so the same channel works there.
+// Every process's view of the tag definitions. A change is announced (Redis pub/sub, sent by
+// whichever process made it) and bumps the tag's version here; a cached definition serves only
+// if it was read at the current version, and a request joins a read in flight only if that read
+// started at the current version. So once a change is announced (or made by this process),
+// every request after it sees it, and none gets the old definition because another is already
+// reading. Without an announcement, a definition older than TAG_CACHE_MS is refreshed in the
+// background while the cached one keeps serving. While MySQL is unreachable the last known
+// definition keeps serving (IDs still come from Redis) and is not read again before another
+// TAG_CACHE_MS. On a Redis Cluster, PUBLISH reaches subscribers on every node (the cluster bus
+// forwards it), so the same channel works there.
 import type { Logger } from 'pino';
 import { unavailable } from '../errors.js';
 import type { StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
