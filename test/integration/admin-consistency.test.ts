@@ -12,7 +12,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import type { Node } from '../../src/api/server.js';
-import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
+import { ADMIN_TOKEN, cleanup, skipOnCluster, testNames } from '../helpers/env.js';
 import { adminHeaders, createTag, spawnNode, startLocalNode, type ChildNode } from '../helpers/node.js';
 import { freePort, RedisServer } from '../helpers/redis-server.js';
 
@@ -307,7 +307,7 @@ async function afterChange(where: 'same' | 'other', node: Node & { url: string }
   return await fired;
 }
 
-describe('a tag moved off a named Redis that died is served from the new one by the very next request', () => {
+describe('a tag moved off a named Redis that died is served from the new one by the very next request', { skip: skipOnCluster('it starts and kills its own redis-servers') }, () => {
   const names = testNames();
   let dead: RedisServer;
   let live: RedisServer;
