@@ -5,16 +5,18 @@
 // rule's template, disable, enable, delete, token create and revoke) is checked with bursts of
 // concurrent requests over the dispenser itself (fired in the same turn, so the old race cannot
 // hide), HTTP, UDP and the websocket stream, several times, on one process and across two.
-// Also a tag moved (forced) off a named Redis that died: requests after the move are served
+// Also: requests after a change do not join a read of the definition that began before it
+// (MySQL's answers to it held back by a proxy), and a tag moved (forced) off a named Redis that died: requests after the move are served
 // from the new server at once instead of trying the dead one.
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import type { Node } from '../../src/api/server.js';
-import { ADMIN_TOKEN, cleanup, skipOnCluster, testNames } from '../helpers/env.js';
+import { ADMIN_TOKEN, cleanup, mysqlUrlFor, skipOnCluster, testNames } from '../helpers/env.js';
 import { adminHeaders, createTag, spawnNode, startLocalNode, type ChildNode } from '../helpers/node.js';
 import { freePort, RedisServer } from '../helpers/redis-server.js';
+import { ReplyHoldProxy } from '../helpers/reply-hold-proxy.js';
 
 /** Times each change is made, per place it is made from. */
 const REPEAT = 3;
@@ -282,6 +284,18 @@ describe('an admin change is seen by the very next request', () => {
   }
 });
 
+/** Waits for the delivery of an announcement of tag at node, calls fn at once, and answers what it returned. */
+function onDelivery<T>(node: Node, tag: string, fn: () => T): Promise<{ readonly value: T }> {
+  return new Promise((resolve) => {
+    const onMessage = (_ch: string, t: string) => {
+      if (t !== tag) return;
+      node.rt.subscriber.off('message', onMessage);
+      resolve({ value: fn() });
+    };
+    node.rt.subscriber.on('message', onMessage);
+  });
+}
+
 /**
  * Makes the change (through `node` when `where` is 'same', else through another process) and
  * answers the outcomes of a burst sent at `node` as soon as the change is visible there: the
@@ -295,16 +309,9 @@ async function afterChange(where: 'same' | 'other', node: Node & { url: string }
   }
   // Announcements of the preparation are delivered by now.
   await new Promise((r) => setTimeout(r, 100));
-  const fired = new Promise<Promise<Outcomes>>((resolve) => {
-    const onMessage = (_ch: string, t: string) => {
-      if (t !== tag) return;
-      node.rt.subscriber.off('message', onMessage);
-      resolve(burst.fire());
-    };
-    node.rt.subscriber.on('message', onMessage);
-  });
+  const fired = onDelivery(node, tag, () => burst.fire());
   await change();
-  return await fired;
+  return await (await fired).value;
 }
 
 describe('a tag moved off a named Redis that died is served from the new one by the very next request', { skip: skipOnCluster('it starts and kills its own redis-servers') }, () => {
@@ -361,4 +368,67 @@ describe('a tag moved off a named Redis that died is served from the new one by 
       }
     });
   }
+});
+
+describe('requests after a change do not join a read that began before it', () => {
+  const names = testNames();
+  let proxy: ReplyHoldProxy;
+  let b: Node & { url: string };
+  let a: ChildNode;
+
+  before(async () => {
+    proxy = await ReplyHoldProxy.start(Number(new URL(names.mysqlUrl).port || 3306));
+    // This process reaches MySQL through the proxy; the other process directly.
+    const viaProxy = mysqlUrlFor(names.db, `mysql://root@127.0.0.1:${proxy.port}/idmint`);
+    b = await startLocalNode(names, { MYSQL_URL: viaProxy, UDP_PORT: String(await freePort()), TAG_CACHE_MS: '60000', NODE_ID: 'consistency-hold-b' });
+    a = await spawnNode(names, { NODE_ID: 'consistency-hold-a', TAG_CACHE_MS: '60000' });
+  });
+  after(async () => {
+    await b.close();
+    const code = await a.stop();
+    await proxy.close();
+    await cleanup(names);
+    assert.equal(code, 0);
+  });
+
+  it('a change announced while the definition is being read for an earlier one', { timeout: 60000 }, async () => {
+    for (let round = 0; round < REPEAT; round++) {
+      const tag = `hold${round}`;
+      await createTag(a.url, { tag, order: 'node' });
+      const burst = await Burst.open(b, { tag });
+      try {
+        assertAll(await burst.fire(), 'OK', `round ${round}, before the changes (reading it)`);
+        assertAll(await burst.fire(), 'OK', `round ${round}, before the changes (cached)`);
+        // Idle pool connections, so that reads go out at once (a new connection's handshake
+        // would be held back too).
+        await Promise.all(Array.from({ length: 8 }, () => b.rt.pool.query('SELECT 1')));
+        await new Promise((r) => setTimeout(r, 100));
+
+        proxy.hold();
+        const heldBefore = proxy.heldChunks;
+        // A first change: a request at its delivery starts a read, which MySQL runs at once
+        // (it sees the tag still enabled); its answer is held back.
+        const early = onDelivery(b, tag, () => b.rt.dispenser.ids(tag, 1).then(() => 'OK', (e: { code?: string }) => String(e.code)));
+        await admin(a.url, 'PATCH', `/v1/admin/tags/${tag}`, { description: `first change, round ${round}` });
+        for (const until = Date.now() + 5000; proxy.heldChunks < heldBefore + 2;) {
+          assert.ok(Date.now() < until, 'the read of the first change never reached MySQL');
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        // The second change, announced while that read's answer is still on its way.
+        const late = onDelivery(b, tag, () => burst.fire());
+        await admin(a.url, 'PATCH', `/v1/admin/tags/${tag}`, { enabled: false });
+        const fired = await Promise.race([late, new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000))]);
+        assert.ok(fired, 'the second announcement was not delivered within 5 s');
+        // Let the requests after it start their own reads (if they do), then let every answer through.
+        await new Promise((r) => setTimeout(r, 100));
+        proxy.release();
+        assertAll(await fired.value, 'TAG_DISABLED', `round ${round}, after the second change`);
+        assert.ok(['OK', 'TAG_DISABLED'].includes(await (await early).value), 'the request before the second change sees either definition');
+        assertAll(await burst.fire(), 'TAG_DISABLED', `round ${round}, later`);
+      } finally {
+        proxy.release();
+        burst.close();
+      }
+    }
+  });
 });
