@@ -107,8 +107,15 @@ export class TagRegistry {
     return e.readAt !== e.version || e.tag === undefined || e.tag.epoch !== epoch;
   }
 
-  /** The definition read again from MySQL now (not from the cache). */
+  /**
+   * The definition read again from MySQL (not the cached one): the read in flight when it
+   * started after the last change known here, else a new one. Requests that found their
+   * definition out of date (a tag moving) all share one read; until it is back, nobody is
+   * served the cached definition.
+   */
   refresh(name: string): Promise<StoredTag | undefined> {
+    const e = this.entries.get(name);
+    if (e?.loading !== undefined && e.loading.version === e.version) return e.loading.promise;
     this.markChanged(name);
     return this.get(name);
   }

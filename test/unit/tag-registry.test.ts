@@ -175,4 +175,25 @@ describe('tag registry: a change is seen by every request after it', () => {
     repo.reads[2].fail(new Error('connect ECONNREFUSED'));
     await assert.rejects(none, (e: Error & { code?: string }) => e.code === 'UNAVAILABLE');
   });
+
+  it('refresh() by many requests at once (a tag moving) is one read, and the cache waits for it', async () => {
+    const { repo, reg } = await setup();
+    const first = reg.get('t8');
+    repo.reads[0].answer(def('t8', 1));
+    await first;
+    const refreshed = Promise.all(Array.from({ length: 50 }, () => reg.refresh('t8')));
+    assert.equal(reg.peek('t8'), undefined, 'the cached definition does not serve while it is read again');
+    const other = reg.get('t8');
+    await turns();
+    assert.equal(repo.reads.length, 2, 'one read for every refresh and get');
+    repo.reads[1].answer(def('t8', 2));
+    assert.deepEqual(epochs(await refreshed), Array(50).fill('2'));
+    assert.equal((await other)?.epoch, 2);
+    // Once it is back, a refresh reads again.
+    const again = reg.refresh('t8');
+    await turns();
+    assert.equal(repo.reads.length, 3);
+    repo.reads[2].answer(def('t8', 3));
+    assert.equal((await again)?.epoch, 3);
+  });
 });
