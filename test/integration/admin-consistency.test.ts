@@ -6,8 +6,9 @@
 // concurrent requests over the dispenser itself (fired in the same turn, so the old race cannot
 // hide), HTTP, UDP and the websocket stream, several times, on one process and across two.
 // Also: requests after a change do not join a read of the definition that began before it
-// (MySQL's answers to it held back by a proxy), and a tag moved (forced) off a named Redis that died: requests after the move are served
-// from the new server at once instead of trying the dead one.
+// (MySQL's answers to it held back by a proxy), and a tag moved (forced) off a named Redis
+// that died is served from the new server by the requests after the move, instead of their
+// trying the dead one.
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
