@@ -103,7 +103,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     marginMs: config.leaseMarginMs,
     nodeId: config.nodeId,
     addr: config.advertiseAddr || `${config.host}:${config.port}`,
-  }, log);
+  }, log, (bits) => metrics.counterRegressions.inc({ tag: `ws${bits}`, kind: 'worker_space' }));
   const dispenser = new Dispenser(registry, {
     segments,
     producer,

@@ -25,6 +25,7 @@ export class Metrics {
   readonly errors: Counter<'code'>;
   readonly allocations: Counter<'tag'>;
   readonly redisReplaced: Counter<'tag'>;
+  readonly counterRegressions: Counter<'tag' | 'kind'>;
   private sources: ScrapeSources = {};
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -46,6 +47,10 @@ export class Metrics {
     this.redisReplaced = new Counter({
       name: 'idmint_redis_instance_changes_total', registers, labelNames: ['tag'],
       help: 'Segment hashes found written by another Redis instance (restart from a snapshot, failover) and abandoned',
+    });
+    this.counterRegressions = new Counter({
+      name: 'idmint_counter_regressions_total', registers, labelNames: ['tag', 'kind'],
+      help: 'MySQL found behind what Redis holds (backup restore, lagging failover) and raised at once; kind: segment, rule, worker_space',
     });
     this.errors = new Counter({ name: 'idmint_errors_total', help: 'Error answers by code', labelNames: ['code'], registers });
 

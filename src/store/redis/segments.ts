@@ -42,6 +42,8 @@ export interface SegmentStats {
   readonly end?: number;
   readonly next?: Range;
   readonly seg?: number;
+  /** Highest value ever installed under this hash (0 before the first install). */
+  readonly hwm: number;
   readonly exhausted: boolean;
 }
 
@@ -138,6 +140,7 @@ export class SegmentStore {
       end: num(h.end),
       next: h.nf !== undefined ? [Number(h.nf), Number(h.ne)] : undefined,
       seg: num(h.seg),
+      hwm: Number(h.hwm ?? 0),
       exhausted: h.ex !== undefined,
     };
   }
