@@ -23,6 +23,7 @@ import { createDefaultRedis, createRedis, whenReady, type RedisClient } from './
 import { Keys } from './store/redis/keys.js';
 import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
+import { redisServerStates } from './store/redis/server-health.js';
 
 export interface Runtime {
   readonly config: Config;
@@ -158,6 +159,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     },
     leases: () => ({ held: leases.held().map((l) => ({ bits: l.bits, valid: leases.isValid(l) })), events: { ...leases.events } }),
     clock: () => dispenser.clockEvents,
+    redisUp: async () => Object.entries(await redisServerStates(segments)).map(([server, s]) => ({ server, up: s === 'ok' })),
   });
 
   let closing: Promise<void> | undefined;

@@ -13,6 +13,8 @@ export interface ScrapeSources {
   leases?: () => { held: { bits: number; valid: boolean }[]; events: Record<string, number> };
   /** Clock events of the snowflake generators. */
   clock?: () => { backwards: number; waits: number };
+  /** Whether each Redis server this process uses answers ("default" and REDIS_URLS). */
+  redisUp?: () => Promise<{ server: string; up: boolean }[]>;
 }
 
 export class Metrics {
@@ -84,6 +86,15 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [event, n] of Object.entries(self.sources.leases?.().events ?? {})) this.set({ event }, n);
+      },
+    });
+    new Gauge({
+      name: 'idmint_redis_up', help: 'Redis servers of this process (default and REDIS_URLS): 1 answers, 0 down', labelNames: ['server'], registers,
+      // Each process has its own connections: a server is up only if every process reaches it.
+      aggregator: 'min',
+      async collect() {
+        this.reset();
+        for (const r of (await self.sources.redisUp?.().catch(() => [])) ?? []) this.set({ server: r.server }, r.up ? 1 : 0);
       },
     });
     new Gauge({
