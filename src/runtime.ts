@@ -23,6 +23,7 @@ import { createDefaultRedis, createRedis, whenReady, type RedisClient } from './
 import { Keys } from './store/redis/keys.js';
 import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
+import { redisServerStates } from './store/redis/server-health.js';
 
 export interface Runtime {
   readonly config: Config;
@@ -105,7 +106,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     marginMs: config.leaseMarginMs,
     nodeId: config.nodeId,
     addr: config.advertiseAddr || `${config.host}:${config.port}`,
-  }, log);
+  }, log, (bits) => metrics.counterRegressions.inc({ tag: `ws${bits}`, kind: 'worker_space' }));
   const dispenser = new Dispenser(registry, {
     segments,
     producer,
@@ -160,6 +161,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     },
     leases: () => ({ held: leases.held().map((l) => ({ bits: l.bits, valid: leases.isValid(l) })), events: { ...leases.events } }),
     clock: () => dispenser.clockEvents,
+    redisUp: async () => Object.entries(await redisServerStates(segments)).map(([server, s]) => ({ server, up: s === 'ok' })),
   });
 
   let closing: Promise<void> | undefined;

@@ -2,12 +2,15 @@
 // allocates it in MySQL (one transaction, logged), and installs it into Redis with fencing.
 // Delivery is at least once; a job that runs twice allocates a second segment that the
 // install fence refuses or that becomes the next one: wasted at worst, never shared.
+// The highest value Redis has installed goes with the allocation as a floor: a MySQL that came
+// back behind (backup restore, failover to a lagging replica) is raised above it at once
+// instead of handing out segments the `stale` fence refuses one by one.
 import { Worker, type Job } from 'bullmq';
 import type { RedisClient } from '../store/redis/connection.js';
 import type { Logger } from 'pino';
 import { nextStep } from '../core/step.js';
 import { REFILL_BACKOFF, REFILL_QUEUE, type RefillJobData } from '../producer/refill-producer.js';
-import type { CountersRepo } from '../store/mysql/counters-repo.js';
+import type { CountersRepo, Regression } from '../store/mysql/counters-repo.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
 import type { SegmentStore } from '../store/redis/segments.js';
 import type { Metrics } from '../service/metrics.js';
@@ -29,6 +32,8 @@ export interface RefillOutcome {
   readonly first?: number;
   readonly last?: number;
   readonly step?: number;
+  /** MySQL's mark was below Redis's and was raised: from (MySQL) to (Redis). */
+  readonly regression?: Regression;
 }
 
 /** Capped exponential backoff between attempts: 100 ms, 200 ms, ... at most 5 s. */
@@ -55,17 +60,26 @@ export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connectio
     maxStep: tag.maxStep,
     targetSeconds: tag.targetSeconds,
   });
-  const alloc = await deps.counters.allocate(d.tag, d.shard, d.epoch, step, deps.nodeId, scope);
+  const alloc = await deps.counters.allocate(d.tag, d.shard, d.epoch, step, deps.nodeId, scope, st.hwm);
   if (alloc.kind === 'stale') return { result: 'tag-gone' };
+  const regression = alloc.regression;
+  if (regression) {
+    deps.metrics?.counterRegressions.inc({ tag: d.tag, kind: scope === '' ? 'segment' : 'rule' });
+    deps.log.warn({ tag: d.tag, shard: d.shard, scope: scope || undefined, epoch: d.epoch, mysql: regression.from, redis: regression.to, behind: regression.to - regression.from },
+      'MySQL high-water mark was behind Redis (restored from a backup or failed over?): raised above what Redis installed');
+  }
   if (alloc.kind === 'exhausted') {
     await deps.segments.exhaust(ref, d.gen);
     deps.log.warn({ tag: d.tag, shard: d.shard, scope, maxId: alloc.maxId }, 'tag reached max_id_limit');
-    return { result: 'exhausted' };
+    return { result: 'exhausted', ...(regression ? { regression } : {}) };
   }
   const [first, last] = alloc.range;
   const result = await deps.segments.install(ref, d.gen, alloc.range, tag.prefetch, now, alloc.limit);
-  deps.log.info({ tag: d.tag, shard: d.shard, scope, epoch: d.epoch, redis: tag.redis, first, last, step, installed: result, urgent: d.urgent }, 'segment allocated');
-  return { result, first, last, step };
+  const fields = { tag: d.tag, shard: d.shard, scope, epoch: d.epoch, redis: tag.redis, first, last, step, installed: result, urgent: d.urgent };
+  // A refused segment is a gap; refusals in a row mean something lags (see docs/GUARANTEES.md).
+  if (result === 'stale') deps.log.warn(fields, 'segment allocated but refused: not above the IDs Redis already installed');
+  else deps.log.info(fields, 'segment allocated');
+  return { result, first, last, step, ...(regression ? { regression } : {}) };
 }
 
 export function startRefillWorker(deps: RefillDeps): Worker<RefillJobData, RefillOutcome> {

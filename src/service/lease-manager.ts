@@ -51,6 +51,8 @@ export class LeaseManager {
     private readonly clock: Clock,
     readonly opts: LeaseOptions,
     private readonly log: Logger,
+    /** Told when MySQL had lost its record of a space Redis still holds (and got it back). */
+    private readonly onSpaceRegression?: (bits: number) => void,
   ) {
     this.value = `${opts.nodeId} ${opts.addr}`;
   }
@@ -142,6 +144,11 @@ export class LeaseManager {
       } else {
         this.log.warn({ workerBits: bits, until: new Date(guard).toISOString() }, 'worker-id space state was lost in Redis; waiting out one lease TTL before issuing');
       }
+    } else {
+      // Redis holds the space, so it was used. MySQL's record of that is what keeps the guard
+      // up after a later Redis loss; a MySQL restored from an older backup may have lost it.
+      // Off the request path: a MySQL outage must not delay leases.
+      void this.recordSpace(bits);
     }
     // Every acquire starts a new generation: even the id this process held before may have
     // been held by another process in between, whose horizon is in last_ms.
@@ -161,6 +168,19 @@ export class LeaseManager {
     this.events.acquired++;
     this.log.info({ workerBits: bits, workerId: a.workerId, floor: new Date(floorMs).toISOString(), reacquired: same }, 'worker-id lease acquired');
     return lease;
+  }
+
+  /** Records a space Redis holds as used in MySQL; a row that had to be added is a regression. */
+  private async recordSpace(bits: number): Promise<void> {
+    let added: boolean;
+    try {
+      added = await this.spaces.markUsed(bits);
+    } catch {
+      return; // MySQL away: the next acquire records it
+    }
+    if (!added) return;
+    this.onSpaceRegression?.(bits);
+    this.log.warn({ workerBits: bits }, 'MySQL had no record of a worker-id space Redis holds (restored from a backup or failed over?): recorded again, so a later Redis loss still guards it');
   }
 
   /** Extends every held lease (compare and extend); switches ids whose lease was lost. */

@@ -13,6 +13,8 @@ export interface ScrapeSources {
   leases?: () => { held: { bits: number; valid: boolean }[]; events: Record<string, number> };
   /** Clock events of the snowflake generators. */
   clock?: () => { backwards: number; waits: number };
+  /** Whether each Redis server this process uses answers ("default" and REDIS_URLS). */
+  redisUp?: () => Promise<{ server: string; up: boolean }[]>;
 }
 
 export class Metrics {
@@ -25,6 +27,7 @@ export class Metrics {
   readonly errors: Counter<'code'>;
   readonly allocations: Counter<'tag'>;
   readonly redisReplaced: Counter<'tag'>;
+  readonly counterRegressions: Counter<'tag' | 'kind'>;
   private sources: ScrapeSources = {};
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -46,6 +49,10 @@ export class Metrics {
     this.redisReplaced = new Counter({
       name: 'idmint_redis_instance_changes_total', registers, labelNames: ['tag'],
       help: 'Segment hashes found written by another Redis instance (restart from a snapshot, failover) and abandoned',
+    });
+    this.counterRegressions = new Counter({
+      name: 'idmint_counter_regressions_total', registers, labelNames: ['tag', 'kind'],
+      help: 'MySQL found behind what Redis holds (backup restore, lagging failover) and raised at once; kind: segment, rule, worker_space',
     });
     this.errors = new Counter({ name: 'idmint_errors_total', help: 'Error answers by code', labelNames: ['code'], registers });
 
@@ -79,6 +86,15 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [event, n] of Object.entries(self.sources.leases?.().events ?? {})) this.set({ event }, n);
+      },
+    });
+    new Gauge({
+      name: 'idmint_redis_up', help: 'Redis servers of this process (default and REDIS_URLS): 1 answers, 0 down', labelNames: ['server'], registers,
+      // Each process has its own connections: a server is up only if every process reaches it.
+      aggregator: 'min',
+      async collect() {
+        this.reset();
+        for (const r of (await self.sources.redisUp?.().catch(() => [])) ?? []) this.set({ server: r.server }, r.up ? 1 : 0);
       },
     });
     new Gauge({

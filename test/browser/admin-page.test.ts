@@ -281,4 +281,16 @@ describe('admin page in Chromium', () => {
     const refused = await textOf('#move-error', /snowflake/);
     assert.match(refused, /nothing to move/);
   });
+
+  it('notes when MySQL was found behind Redis for a tag', async () => {
+    await createTag(url, { tag: 'pbehind', step: 100, min_step: 100, max_step: 100 });
+    assert.equal(((await api('/v1/ids/pbehind?count=5')).body!.ids as string[])[0], '1');
+    // MySQL restored from before the first segment: its mark is behind the 100 Redis installed.
+    await node.rt.pool.query("UPDATE idmint_counters SET max_id = 0 WHERE tag = 'pbehind'");
+    assert.equal((await api('/v1/ids/pbehind?count=100')).status, 200);
+    await signInAsAdmin();
+    await openTag('pbehind');
+    const note = await textOf('#counter-regression', 'found behind Redis');
+    assert.match(note, /once; last at .*\(shard 0\): raised from 0 to 100/);
+  });
 });

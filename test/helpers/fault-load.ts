@@ -26,12 +26,12 @@ export interface Rec {
 export const now = (): number => performance.now();
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** One GET /v1/ids/:tag?count=n, recorded; never throws. */
-export async function fetchRecorded(client: string, url: string, tag: string, count: number, timeoutMs = 15000): Promise<Rec> {
+/** One GET /v1/ids/:tag?count=n (plus `query`, e.g. "&app=x"), recorded; never throws. */
+export async function fetchRecorded(client: string, url: string, tag: string, count: number, timeoutMs = 15000, query = ''): Promise<Rec> {
   const sent = now();
   const base = { client, tag, url, count, sent };
   try {
-    const res = await fetch(`${url}/v1/ids/${tag}?count=${count}`, { signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(`${url}/v1/ids/${tag}?count=${count}${query}`, { signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.text();
     const done = now();
     let body: { ids?: unknown; error?: { code?: string } } = {};
@@ -65,6 +65,8 @@ export interface ClientSpec {
   readonly pauseOnError?: number;
   /** Pause after every successful request, ms (default 0). */
   readonly pauseOnSuccess?: number;
+  /** Appended to every request's query string, e.g. "&app=x" for a rule. */
+  readonly query?: string;
 }
 
 /** Clients looping until stop(); every request lands in `records`. */
@@ -79,7 +81,7 @@ export class Load {
 
   private async loop(c: ClientSpec): Promise<void> {
     while (this.running) {
-      const r = await fetchRecorded(c.name, c.url(), c.tag, c.count());
+      const r = await fetchRecorded(c.name, c.url(), c.tag, c.count(), 15000, c.query);
       this.records.push(r);
       const pause = r.ids ? c.pauseOnSuccess ?? 0 : c.pauseOnError ?? 20;
       if (pause > 0) await sleep(pause);

@@ -73,7 +73,12 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
         exhausted: s?.exhausted ?? false,
       });
     }
-    return { ...view(t), state: { shards } };
+    // MySQL found behind Redis and raised by a refill (docs/GUARANTEES.md, "MySQL comes back behind").
+    const r = await rt.counters.lastRegression(t.tag);
+    const counterRegression = r && {
+      at: r.at, shard: r.shard, ...(r.scope ? { scope: r.scope } : {}), from: String(r.from), to: String(r.to), node: r.nodeId, count: r.count,
+    };
+    return { ...view(t), state: { shards, ...(counterRegression ? { counter_regression: counterRegression } : {}) } };
   });
 
   app.patch<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {

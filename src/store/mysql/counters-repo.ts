@@ -1,21 +1,44 @@
 // Segment allocation: one MySQL transaction moves a (tag, shard)'s high-water mark and logs
 // the segment. The row lock decides who owns which range; racing allocations get distinct
 // ranges. The tag row is read under a shared lock so a re-creation cannot interleave.
+// A caller that knows what Redis has already installed for the counter passes it as `floor`:
+// when MySQL lies below it (restored from a backup, failed over to a replica that missed the
+// last allocations), the mark is raised above it in the same transaction and the regression
+// is recorded. The floor only ever raises; the install fences still decide what is served.
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { counterLimit } from '../../core/layout.js';
 import type { Range } from '../../core/ranges.js';
 import { inTx } from './tags-repo.js';
 
+/** MySQL's mark was found below what Redis had installed, and raised from `from` to `to`. */
+export interface Regression {
+  readonly from: number;
+  readonly to: number;
+}
+
 export type Allocation =
-  | { readonly kind: 'segment'; readonly range: Range; readonly limit: number }
-  | { readonly kind: 'exhausted'; readonly maxId: number }
+  | { readonly kind: 'segment'; readonly range: Range; readonly limit: number; readonly regression?: Regression }
+  | { readonly kind: 'exhausted'; readonly maxId: number; readonly regression?: Regression }
   | { readonly kind: 'stale' };
+
+/** The last regression recorded for a tag (any shard or scope), for the admin view. */
+export interface RegressionRecord extends Regression {
+  readonly shard: number;
+  readonly scope: string;
+  readonly at: string;
+  readonly nodeId: string;
+  /** How many have been recorded for the tag in all. */
+  readonly count: number;
+}
 
 export class CountersRepo {
   constructor(private readonly pool: Pool) {}
 
-  /** scope: '' for segment tags, '<app>/<period>' for rule counters. */
-  async allocate(tag: string, shard: number, epoch: number, step: number, nodeId: string, scope = ''): Promise<Allocation> {
+  /**
+   * scope: '' for segment tags, '<app>/<period>' for rule counters. floor: the highest value
+   * Redis has installed for this counter (its `hwm`), 0 when unknown.
+   */
+  async allocate(tag: string, shard: number, epoch: number, step: number, nodeId: string, scope = '', floor = 0): Promise<Allocation> {
     return inTx(this.pool, async (c) => {
       const [tags] = await c.query<RowDataPacket[]>(
         `SELECT epoch, deleted, layout, shards, app_id, app_bits, max_id_limit, counter_floor
@@ -28,19 +51,46 @@ export class CountersRepo {
         [tag, shard, scope, String(t.counter_floor), step]);
       const [rows] = await c.query<RowDataPacket[]>(
         'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ? FOR UPDATE', [tag, shard, scope]);
-      const maxId = Number(rows[0].max_id);
+      let maxId = Number(rows[0].max_id);
+      let regression: Regression | undefined;
+      if (floor > maxId) {
+        // Every value up to floor went to Redis already: MySQL came back behind. Raise it here,
+        // under the row lock, so this allocation is above everything installed.
+        regression = { from: maxId, to: floor };
+        maxId = floor;
+        await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED) WHERE tag = ? AND shard = ? AND scope = ? AND max_id < CAST(? AS UNSIGNED)',
+          [String(floor), tag, shard, scope, String(floor)]);
+        await c.query(
+          `INSERT INTO idmint_counter_regressions (tag, shard, scope, mysql_value, redis_value, node_id)
+             VALUES (?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)`,
+          [tag, shard, scope, String(regression.from), String(regression.to), nodeId]);
+      }
       const limit = counterLimit(
         { layout: t.layout, shards: Number(t.shards), appId: Number(t.app_id), appBits: Number(t.app_bits) },
         BigInt(t.max_id_limit));
-      if (maxId >= limit) return { kind: 'exhausted', maxId } as const;
+      if (maxId >= limit) return { kind: 'exhausted', maxId, ...(regression ? { regression } : {}) } as const;
       const last = Math.min(maxId + step, limit);
       await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED), step = ? WHERE tag = ? AND shard = ? AND scope = ?',
         [String(last), step, tag, shard, scope]);
       await c.query(
         'INSERT INTO idmint_segments (tag, shard, scope, epoch, first_id, last_id, node_id) VALUES (?, ?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)',
         [tag, shard, scope, epoch, String(maxId + 1), String(last), nodeId]);
-      return { kind: 'segment', range: [maxId + 1, last], limit } as const;
+      return { kind: 'segment', range: [maxId + 1, last], limit, ...(regression ? { regression } : {}) } as const;
     });
+  }
+
+  /** The last regression recorded for a tag, or undefined when none was. */
+  async lastRegression(tag: string): Promise<RegressionRecord | undefined> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT shard, scope, mysql_value, redis_value, node_id, seen_at,
+              (SELECT COUNT(*) FROM idmint_counter_regressions WHERE tag = ?) AS n
+         FROM idmint_counter_regressions WHERE tag = ? ORDER BY id DESC LIMIT 1`, [tag, tag]);
+    const r = rows[0];
+    if (!r) return undefined;
+    return {
+      shard: Number(r.shard), scope: String(r.scope), from: Number(r.mysql_value), to: Number(r.redis_value),
+      at: new Date(r.seen_at).toISOString(), nodeId: String(r.node_id), count: Number(r.n),
+    };
   }
 
   /** The last step used for a (tag, shard), or undefined before its first segment. */

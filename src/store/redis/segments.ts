@@ -42,6 +42,8 @@ export interface SegmentStats {
   readonly end?: number;
   readonly next?: Range;
   readonly seg?: number;
+  /** Highest value ever installed under this hash (0 before the first install). */
+  readonly hwm: number;
   readonly exhausted: boolean;
 }
 
@@ -104,7 +106,15 @@ export class SegmentStore {
   async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
     // Unique across processes (random prefix) and calls (counter); used only on a cold start.
     const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}`;
-    const r = (await this.server(ref.redis).scripts.take([this.key(ref), this.keys.moved(ref.tag)], [n, gen, prefetch, ref.epoch])) as (string | number)[];
+    const s = this.server(ref.redis);
+    let r: (string | number)[];
+    try {
+      r = (await s.scripts.take([this.key(ref), this.keys.moved(ref.tag)], [n, gen, prefetch, ref.epoch])) as (string | number)[];
+    } catch (err) {
+      // Named, so a request for a tag on a server that is down says which one.
+      const why = s.redis.status === 'ready' ? (err as Error).message : `not connected (${s.redis.status})`;
+      throw new Error(`server "${ref.redis ?? DEFAULT_REDIS}" of tag "${ref.tag}": ${why}`, { cause: err });
+    }
     const status = TAKE_STATUS[Number(r[0])];
     if (status === 'replaced') this.onReplaced?.(ref);
     const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };
@@ -138,6 +148,7 @@ export class SegmentStore {
       end: num(h.end),
       next: h.nf !== undefined ? [Number(h.nf), Number(h.ne)] : undefined,
       seg: num(h.seg),
+      hwm: Number(h.hwm ?? 0),
       exhausted: h.ex !== undefined,
     };
   }

@@ -33,6 +33,15 @@ function shardsTable(detail) {
     ))));
 }
 
+/** The last time MySQL was found behind Redis for this tag and raised, if ever. */
+function regressionNote(detail) {
+  const r = detail.state?.counter_regression;
+  if (!r) return null;
+  const where = `shard ${r.shard}${r.scope ? `, ${r.scope}` : ''}`;
+  return h('p', { class: 'note', id: 'counter-regression' },
+    `MySQL's counter was found behind Redis ${r.count === 1 ? 'once' : `${fmtNumber(r.count)} times`}; last at ${r.at} (${where}): raised from ${r.from} to ${r.to}. Was MySQL restored or failed over?`);
+}
+
 export class TagPanel {
   /** ctx: { role(), refresh(), onDeleted(tag), onUnauthorized(err) } */
   constructor(root, ctx) {
@@ -77,7 +86,7 @@ export class TagPanel {
   drawLive() {
     const live = $('#detail-live', this.root);
     if (this.detail instanceof Error) fill(live, h('p', { class: 'error' }, this.detail.message));
-    else fill(live, definition(this.detail), shardsTable(this.detail));
+    else fill(live, definition(this.detail), shardsTable(this.detail), regressionNote(this.detail));
   }
 
   drawActions() {

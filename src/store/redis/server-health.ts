@@ -1,0 +1,35 @@
+// Reachability of every Redis server this process uses: "default" (REDIS_URL, or the cluster
+// of REDIS_CLUSTER_NODES) and each server REDIS_URLS names. /readyz reports it and
+// idmint_redis_up exports it.
+import { checkRedis, isCluster, type RedisClient } from './connection.js';
+import { DEFAULT_REDIS, type SegmentStore } from './segments.js';
+
+/** 'ok', or why the server cannot serve (not connected, no answer in time, cluster state). */
+export type ServerState = string;
+
+/** Throws with a readable reason unless the server answers within timeoutMs. */
+export async function checkServer(r: RedisClient, timeoutMs = 1000): Promise<void> {
+  // A single server's command connection queues nothing while away: say so rather than
+  // ioredis's "Stream isn't writeable".
+  if (!isCluster(r) && r.status !== 'ready') throw new Error(`not connected (${r.status})`);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([checkRedis(r), new Promise((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Every server by name, "default" first, checked at once. */
+export async function redisServerStates(segments: SegmentStore, timeoutMs = 1000): Promise<Record<string, ServerState>> {
+  const names = segments.names();
+  const states = await Promise.all(names.map((n) => checkServer(segments.connection(n), timeoutMs).then(() => 'ok', (err: Error) => err.message)));
+  const out: Record<string, ServerState> = {};
+  names.forEach((n, i) => (out[n] = states[i]));
+  return out;
+}
+
+/** True when a server other than "default" is not ok: only the tags on it are affected. */
+export function isDegraded(states: Readonly<Record<string, ServerState>>): boolean {
+  return Object.entries(states).some(([name, s]) => name !== DEFAULT_REDIS && s !== 'ok');
+}
