@@ -267,5 +267,12 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
     // The old tag had allocated a segment of 50 counters: up to 50 * 10 + 7 = 507.
     assert.ok(next[0] > 507n, `re-created tag issued ${next[0]}`);
     for (const id of next) assert.equal(id % 3n, 0n);
+    // A rule keeps its stride and offset across re-creation (its counters restart per scope).
+    await createTag(url, { tag: 'rr', ...RULE, stride: 2, offset: 1 });
+    assert.equal((await fetch(`${url}/v1/admin/tags/rr`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } })).status, 204);
+    const other = await fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ tag: 'rr', ...RULE, stride: 2, offset: 0 }) });
+    assert.equal(other.status, 400);
+    assert.match(((await other.json()) as { error: { message: string } }).error.message, /stride 2 and offset 1/);
+    await createTag(url, { tag: 'rr', ...RULE, stride: 2, offset: 1 });
   });
 });
