@@ -227,12 +227,16 @@ export class Dispenser {
     return { counter: handedOut > 0 ? counterAt(tag.rule, tag, handedOut) : -1 };
   }
 
-  /** count IDs of a segment tag, as ascending runs of counter values. */
-  async take(name: string, count: number, key?: string, token?: string): Promise<Issued> {
+  /**
+   * count IDs of a segment tag, as ascending runs of counter values. `direct`: straight from
+   * Redis even for an `order: node` tag, not through this process's block (for a block a
+   * client holds itself, as a process does: one take, runs only where a segment ends).
+   */
+  async take(name: string, count: number, key?: string, token?: string, direct = false): Promise<Issued> {
     const tag = await this.resolve(name);
     Dispenser.authorize(tag, token);
     if (tag.mode !== 'segment') throw invalid(`tag "${name}" is a ${tag.mode} tag, not a segment tag`);
-    const issued = await this.takeSegment(tag, count, key);
+    const issued = await this.takeSegment(tag, count, key, '', direct);
     this.deps.metrics?.countIssued(tag.tag, tag.mode, count);
     return issued;
   }
@@ -258,12 +262,12 @@ export class Dispenser {
    * "moved", and the request continues under the definition MySQL holds now (a new epoch on
    * the new server), waiting at most REFILL_WAIT_MS for the move to be recorded.
    */
-  private async takeSegment(tag: StoredTag, count: number, key: string | undefined, scope = ''): Promise<Issued> {
+  private async takeSegment(tag: StoredTag, count: number, key: string | undefined, scope = '', direct = false): Promise<Issued> {
     const deadline = Date.now() + this.deps.waitMs;
     for (let attempt = 1; ; attempt++) {
       let moved: boolean;
       try {
-        return await this.takeFrom(tag, count, key, scope);
+        return await this.takeFrom(tag, count, key, scope, direct);
       } catch (err) {
         if (!(err instanceof TagMovedError) || Date.now() >= deadline) throw err;
         moved = err.moved;
@@ -284,7 +288,7 @@ export class Dispenser {
     }
   }
 
-  private async takeFrom(tag: StoredTag, count: number, key: string | undefined, scope: string): Promise<Issued> {
+  private async takeFrom(tag: StoredTag, count: number, key: string | undefined, scope: string, direct: boolean): Promise<Issued> {
     const name = tag.tag;
     const shard = this.shardFor(tag, key);
     const k = `${name}\u0000${tag.epoch}\u0000${shard}\u0000${scope}`;
@@ -299,7 +303,7 @@ export class Dispenser {
       }
     }
     let runs: Range[];
-    if (tag.order === 'node') {
+    if (tag.order === 'node' && !direct) {
       let buf = this.buffers.get(k);
       if (!buf) {
         buf = new NodeBuffer(source, () => this.specs.get(name)?.nodeBlock ?? tag.nodeBlock);

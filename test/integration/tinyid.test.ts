@@ -193,14 +193,17 @@ describe('Tinyid HTTP API', () => {
     ]);
     assert.equal(segments.length, 80);
     let inSegments = 0n;
+    let whole = 0;
     for (const s of segments) {
+      if (s.maxId - s.currentId === 50n) whole++;
       // node_block IDs, or fewer where a take spans two Redis segments (the rest is a gap).
       const width = s.maxId - s.currentId;
       assert.ok(width > 0n && width <= 50n, `segment ${s.currentId}..${s.maxId}`);
       assert.equal(s.loadingId, s.currentId + width / 5n);
       inSegments += width;
     }
-    assert.ok(inSegments > 80n * 25n, `segments held only ${inSegments} IDs`);
+    // One take from Redis: a segment is short only where one of idmint's segments ended.
+    assert.ok(whole >= 60, `only ${whole} of 80 segments hold node_block IDs`);
     assert.equal(owner.size, Number(inSegments) + 80 * 7 + 80 * 5);
   });
 

@@ -90,7 +90,9 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { dispenser: Disp
     if (tag.order !== 'node') {
       throw new Refused(`tag "${tag.tag}" has order global: a segment held by a client would issue IDs below ones answered after it; nextSegmentId serves order node tags`);
     }
-    const issued = await dispenser.take(tag.tag, tag.nodeBlock, undefined, token);
+    // Straight from Redis (one take), as a process fills its own block: one run but where a
+    // segment of idmint ends.
+    const issued = await dispenser.take(tag.tag, tag.nodeBlock, undefined, token, true);
     return segmentOfRun(issued.tag, longestRun(issued.runs), issued.tag.prefetch);
   }
 
