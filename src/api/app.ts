@@ -17,6 +17,7 @@ import { fastIdPath, serverWithFastPath } from './fast-path.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { healthRoutes } from './routes/health.js';
 import { idRoutes } from './routes/ids.js';
+import { tinyidRoutes } from './routes/tinyid.js';
 import { streamRoutes } from './ws/stream-route.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -52,6 +53,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   });
   await registerDocs(app, VERSION);
   await app.register(idRoutes, { dispenser: rt.dispenser });
+  await app.register(tinyidRoutes, { dispenser: rt.dispenser });
   await app.register(streamRoutes, { dispenser: rt.dispenser, config: rt.config });
   await app.register(healthRoutes, { rt });
   await app.register(metricsRoutes, { metrics: rt.metrics });

@@ -134,6 +134,22 @@ describe('admin page in Chromium', () => {
     assert.equal(await page.textContent('#tags-table tr[data-tag="pseg"] td.left'), '199');
   });
 
+  it('creates an interleaved tag (stride, offset) and shows them, with its segments as IDs', async () => {
+    await signInAsAdmin();
+    await createThroughPage({ tag: 'podd', step: '100', stride: '2', offset: '1' });
+    await textOf('#detail-title', 'Tag podd');
+    const stored = await api('/v1/admin/tags/podd');
+    assert.deepEqual([stored.body!.stride, stored.body!.offset], [2, 1]);
+    const r = await fetch(`${url}/v1/id/podd`);
+    assert.equal(((await r.json()) as { id: string }).id, '3');
+    await page.click('#refresh');
+    await page.click('#tags-table tr[data-tag="podd"]');
+    await textOf('#detail-live dd[data-field="stride"]', '2');
+    await textOf('#detail-live dd[data-field="offset"]', '1');
+    // The current segment in IDs: counters 2..100 are 5..201.
+    await textOf('#tags-table tr[data-tag="podd"] td.current', '5 – 201');
+  });
+
   it('creates snowflake and rule tags', async () => {
     await signInAsAdmin();
     await createThroughPage({ tag: 'psf', description: 'sf' }, 'snowflake', { preset: 'jssafe' });

@@ -48,6 +48,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ID_TAGS: Record<string, (id: string) => boolean> = {
   seg: (id) => /^[1-9]\d*$/.test(id) && BigInt(id) <= MAX_SAFE,
   nodeo: (id) => /^[1-9]\d*$/.test(id) && BigInt(id) <= MAX_SAFE,
+  // Interleaved: stride 2, offset 1, so odd.
+  odd: (id) => /^[1-9]\d*$/.test(id) && BigInt(id) <= MAX_SAFE && BigInt(id) % 2n === 1n,
   locked: (id) => /^[1-9]\d*$/.test(id) && BigInt(id) <= MAX_SAFE,
   // shards 8 (3 bits) over app_bits 8 with app_id 3: the low byte of every ID is 3.
   shard: (id) => /^[1-9]\d*$/.test(id) && BigInt(id) <= MAX_SAFE && (BigInt(id) & 0xffn) === 3n,
@@ -137,6 +139,7 @@ const idSegment = fc.oneof(
 const tokenIdSegment = fc.oneof(fc.constantFrom('0', '1', '-1', '1.5', 'abc', '99999999999999999999', '1e3', ''), fc.integer({ min: 0, max: 100 }).map(String));
 
 const ID_POOL = Object.keys(ID_TAGS);
+const TINYID_ROUTES = ['nextId', 'nextIdSimple', 'nextSegmentId', 'nextSegmentIdSimple'];
 const ADMIN_POOL = [...VICTIMS, 'fz-new'];
 
 /** Paths built from the real route shapes, with random segments, sometimes bent out of shape. */
@@ -152,11 +155,19 @@ const pathArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.tuple(segment(ADMIN_POOL), tokenIdSegment).map(([t, id]) => `/v1/admin/tags/${t}/tokens/${id}`) },
   { weight: 1, arbitrary: fc.constantFrom('/v1/admin/workers', '/healthz', '/readyz', '/v1/stream', '/', '/v1', '/v1/', '/v1/id', '/v1/id/', '/v1/ids', '/api', '/V1/id/seg', '/v1//id/seg', '/v1/admin', '/v1/admin/') },
   { weight: 1, arbitrary: fc.array(segment(ID_POOL), { minLength: 1, maxLength: 5 }).map((s) => `/${s.join('/')}`) },
+  { weight: 2, arbitrary: fc.constantFrom(...TINYID_ROUTES).map((r) => `/tinyid/id/${r}`) },
+  // With a bizType (Tinyid's tag parameter) so that some reach an ID; more parameters may follow.
+  {
+    weight: 3,
+    arbitrary: fc.tuple(fc.constantFrom(...TINYID_ROUTES), segment(ID_POOL), fc.option(fc.oneof(edgeNumberText, fc.integer({ min: -2, max: 12000 }).map(String))))
+      .map(([r, t, n]) => `/tinyid/id/${r}?bizType=${t}${n === null ? '' : `&batchSize=${n}`}`),
+  },
 );
 
-const QUERY_KEYS = ['count', 'key', 'app', 'salt', 'token', 'colour', '', 'count[]', 'COUNT', 'count%00', '__proto__'];
+const QUERY_KEYS = ['count', 'key', 'app', 'salt', 'token', 'colour', '', 'count[]', 'COUNT', 'count%00', '__proto__', 'bizType', 'batchSize'];
 const queryValue = fc.oneof(
   edgeNumberText,
+  fc.constantFrom(...ID_POOL, ...MISSING),
   fc.constantFrom('NaN', 'Infinity', '', 'abc', 'true', 'null', '%zz', '%', 'shop', 'k', 'u1', 'bad salt', 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(257), 'x'.repeat(2000), '[]', '{}'),
   fc.integer({ min: -5, max: 10005 }).map(String),
   nastyString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, 'x'))),
@@ -189,7 +200,7 @@ const fieldValue = fc.oneof(
   fc.constantFrom<unknown>(true, false, null, [], {}, ['segment'], { x: 1 }),
   fc.jsonValue({ maxDepth: 2 }),
 );
-const SPEC_FIELDS = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits', 'step', 'min_step', 'max_step', 'target_seconds', 'prefetch', 'max_id_limit', 'node_block', 'enabled', 'description', 'preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force', 'template', 'min_counter', 'max_counter', 'reset_seconds', 'time_zone', 'name', 'colour', '__proto__'];
+const SPEC_FIELDS = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits', 'step', 'min_step', 'max_step', 'target_seconds', 'prefetch', 'max_id_limit', 'node_block', 'stride', 'offset', 'enabled', 'description', 'preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force', 'template', 'min_counter', 'max_counter', 'reset_seconds', 'time_zone', 'name', 'colour', '__proto__'];
 const specLike = fc.dictionary(fc.constantFrom(...SPEC_FIELDS), fieldValue, { maxKeys: 6 }).chain((o) =>
   // A fresh name now and then, so a create can succeed and later requests meet it.
   fc.constantFrom(...(['tag', 'tag', 'fz', 'none'] as const)).map((how) => (how === 'fz' ? { ...o, tag: `fz-${Object.keys(o).length}` } : how === 'none' ? o : { tag: 'fz-new', ...o })),
@@ -209,7 +220,7 @@ const bodyArb: fc.Arbitrary<string | undefined> = fc.oneof(
 /** Bodies an admin route accepts, so creates, changes and deletes do happen. */
 const freshName = fc.oneof(fc.constantFrom(...VICTIMS), fc.stringMatching(/^[a-z0-9]{1,8}$/).map((n) => `fz-${n}`));
 const validBody = fc.oneof(
-  fc.tuple(freshName, fc.constantFrom<Record<string, unknown>>({}, { mode: 'snowflake' }, RULE_DEF, { order: 'node' }, { layout: 'sharded', shards: 4 }, { step: 100, min_step: 10, max_id_limit: '9007199254740993' })).map(([tag, def]) => ({ tag, ...def })),
+  fc.tuple(freshName, fc.constantFrom<Record<string, unknown>>({}, { mode: 'snowflake' }, RULE_DEF, { order: 'node' }, { layout: 'sharded', shards: 4 }, { step: 100, min_step: 10, max_id_limit: '9007199254740993' }, { stride: 3, offset: 2 })).map(([tag, def]) => ({ tag, ...def })),
   fc.record({ description: fc.string({ maxLength: 20 }), enabled: fc.boolean(), step: fc.integer({ min: 100, max: 1000 }), max_counter: fc.constant(999999999) }, { requiredKeys: [] }),
   fc.record({ name: fc.stringMatching(/^[A-Za-z0-9_.-]{1,10}$/) }, { requiredKeys: [] }),
 ).map((o) => JSON.stringify(o));
@@ -423,12 +434,41 @@ function checkError(a: HttpAnswer, what: string): void {
 const tally = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
 const show = (m: Map<string, number>) => JSON.stringify(Object.fromEntries([...m].sort((a, b) => b[1] - a[1])));
 
+/** Tinyid's answers (docs/TINYID.md): its exact shapes, Spring's 400, or the API's error shape. */
+function checkTinyid(c: HttpCase, a: HttpAnswer, route: string, what: string): void {
+  const text = a.body.toString('utf8');
+  const ctype = String(a.headers['content-type'] ?? '');
+  if (a.status === 400 && text.includes('"exception"')) {
+    const o = JSON.parse(text) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(o), ['timestamp', 'status', 'error', 'exception', 'message', 'path'], what);
+    assert.ok(route === 'nextId' || route === 'nextIdSimple', `a bind failure without batchSize: ${what}`);
+    return;
+  }
+  if (a.status !== 200) return checkError(a, what);
+  const simple = route.endsWith('Simple');
+  assert.equal(ctype, simple ? 'text/plain;charset=UTF-8' : 'application/json;charset=UTF-8', what);
+  if (route === 'nextIdSimple') return assert.match(text, /^(\d+(,\d+)*)?$/, what);
+  if (route === 'nextSegmentIdSimple') return assert.match(text, /^(\d+,\d+,\d+,\d+,\d+)?$/, what);
+  const o = JSON.parse(text) as { data: unknown; code: number; message: string };
+  assert.deepEqual(Object.keys(o), ['data', 'code', 'message'], what);
+  if (o.code === 5) return assert.equal(text, '{"data":null,"code":5,"message":"token is error"}', what);
+  if (o.code === 6) {
+    assert.equal(o.data, null, what);
+    assert.ok(o.message.length > 0 && o.message !== 'internal error', `an internal error: ${what}`);
+    return;
+  }
+  if (route === 'nextId') return assert.match(text, /^\{"data":\[(\d+(,\d+)*)?\],"code":200,"message":""\}$/, what);
+  assert.match(text, /^\{"data":\{"maxId":\d+,"loadingId":\d+,"currentId":\d+,"delta":\d+,"remainder":\d+\},"code":200,"message":""\}$/, what);
+}
+
 function checkHttp(c: HttpCase, a: HttpAnswer): void {
   const what = `${c.method} ${c.path.slice(0, 300)} ${JSON.stringify(c.headers).slice(0, 300)} body ${c.body?.toString('utf8', 0, 200) ?? '(none)'} → ${a.status} ${a.body.toString('utf8', 0, 300)}`;
   assert.ok(a.status >= 200 && a.status < 600, what);
   assert.ok(!(a.status >= 300 && a.status < 400), `a redirect: ${what}`);
   assert.ok(a.status < 500 || a.status === 503, `a ${a.status}: ${what}`);
   if (c.method === 'HEAD') return;
+  const tinyid = /^\/tinyid\/id\/([A-Za-z]+)$/.exec(c.path.split('?')[0].split('#')[0]);
+  if (tinyid && TINYID_ROUTES.includes(tinyid[1]) && (c.method === 'GET' || c.method === 'POST')) return checkTinyid(c, a, tinyid[1], what);
   if (a.status >= 400) checkError(a, what);
   else checkSuccess(c, a, what);
 }
@@ -781,6 +821,7 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
     node.proc.stderr!.on('data', scan);
     await createTag(url, { tag: 'seg' });
     await createTag(url, { tag: 'nodeo', order: 'node' });
+    await createTag(url, { tag: 'odd', order: 'node', stride: 2, offset: 1, node_block: 50 });
     await createTag(url, { tag: 'locked' });
     await createTag(url, { tag: 'shard', layout: 'sharded', shards: 8, app_id: 3 });
     await createTag(url, { tag: 'tiny', step: 10, min_step: 10, max_id_limit: 60 });

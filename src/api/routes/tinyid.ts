@@ -1,0 +1,177 @@
+// Tinyid's HTTP API under /tinyid/id/, so Tinyid clients (tinyid-client's segment fetches,
+// plain HTTP callers) work unchanged: nextId, nextIdSimple, nextSegmentId and
+// nextSegmentIdSimple, GET or POST, parameters in the query string or a form body. Answers
+// are Tinyid's bytes: always 200, {"data":...,"code":200,"message":""} or code 5 (token) /
+// 6 (any other failure), and the Simple routes answer "" on every failure. IDs come from the
+// dispenser, out of the same counter as every other route of the tag. See docs/TINYID.md.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { TAG_NAME } from '../../core/spec-problems.js';
+import {
+  bindInteger, BindError, longestRun, responseJson, segmentJson, segmentOfRun, segmentText,
+  TINYID_BATCH_MAX, TINYID_SYS_ERR_CODE, TINYID_TOKEN_ERR, type TinyidSegment,
+} from '../../core/tinyid.js';
+import { IdmintError } from '../../errors.js';
+import { Dispenser } from '../../service/dispenser.js';
+import type { StoredTag } from '../../store/mysql/tags-repo.js';
+
+const PREFIX = '/tinyid/id/';
+const JSON_TYPE = 'application/json;charset=UTF-8';
+const TEXT_TYPE = 'text/plain;charset=UTF-8';
+
+type Params = (name: string) => string | undefined;
+
+/** Request parameters as a servlet sees them: the query string's first, then the form body's. */
+function paramsOf(req: FastifyRequest): Params {
+  const q = req.query as Record<string, string | string[] | undefined>;
+  const form = typeof req.body === 'string' && req.body !== '' ? new URLSearchParams(req.body) : undefined;
+  return (name) => {
+    const v = q[name];
+    if (v !== undefined) return Array.isArray(v) ? v[0] : v;
+    return form?.get(name) ?? undefined;
+  };
+}
+
+/** Not served to a Tinyid caller: answered as Tinyid's "sys error" (code 6) with this message. */
+class Refused extends Error {}
+
+/** Spring Boot 1.5's error body for a parameter that does not bind (answered 400). */
+function bindFailure(reply: FastifyReply, req: FastifyRequest, err: BindError): FastifyReply {
+  const body = {
+    timestamp: Date.now(), status: 400, error: 'Bad Request',
+    exception: 'org.springframework.web.method.annotation.MethodArgumentTypeMismatchException',
+    message: `Failed to convert value of type 'java.lang.String' to required type 'java.lang.Integer'; nested exception is java.lang.NumberFormatException: ${err.message}`,
+    path: req.url.split('?')[0],
+  };
+  return reply.code(400).type(JSON_TYPE).send(JSON.stringify(body));
+}
+
+export async function tinyidRoutes(app: FastifyInstance, opts: { dispenser: Dispenser }): Promise<void> {
+  const { dispenser } = opts;
+  // Any body is accepted and read as a form (Tinyid's client POSTs an empty form); nothing is
+  // refused for its content type, as a servlet would not.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  /**
+   * Tinyid's token check, on idmint's client tokens: a tag with tokens needs one of them; a tag
+   * without tokens is open, as on every other route. An unknown (or unnamed) tag fails the
+   * check, as no Tinyid token can visit an unknown bizType. undefined: refused.
+   */
+  async function visit(bizType: string | undefined, token: string | undefined): Promise<StoredTag | undefined> {
+    if (bizType === undefined || !TAG_NAME.test(bizType)) return undefined;
+    const tag = await dispenser.registry.get(bizType);
+    if (!tag) return undefined;
+    try {
+      Dispenser.authorize(tag, token);
+    } catch {
+      return undefined;
+    }
+    return tag;
+  }
+
+  function plainSegment(tag: StoredTag): void {
+    if (tag.mode !== 'segment') throw new Refused(`tag "${tag.tag}" is a ${tag.mode} tag; the Tinyid routes serve segment tags`);
+    if (tag.layout !== 'plain') throw new Refused(`tag "${tag.tag}" is sharded (its IDs need a key); the Tinyid routes serve plain segment tags`);
+  }
+
+  async function ids(tag: StoredTag, n: number, token: string | undefined): Promise<string[]> {
+    plainSegment(tag);
+    if (n <= 0) {
+      await dispenser.resolve(tag.tag); // a disabled tag still fails
+      return [];
+    }
+    return dispenser.ids(tag.tag, n, { token });
+  }
+
+  async function segment(tag: StoredTag, token: string | undefined): Promise<TinyidSegment> {
+    plainSegment(tag);
+    // A segment is served by the client from its memory, long after it was taken: IDs answered
+    // meanwhile by idmint are higher. Only order node promises no more than that.
+    if (tag.order !== 'node') {
+      throw new Refused(`tag "${tag.tag}" has order global: a segment held by a client would issue IDs below ones answered after it; nextSegmentId serves order node tags`);
+    }
+    // Straight from Redis (one take), as a process fills its own block: one run but where a
+    // segment of idmint ends.
+    const issued = await dispenser.take(tag.tag, tag.nodeBlock, undefined, token, true);
+    return segmentOfRun(issued.tag, longestRun(issued.runs), issued.tag.prefetch);
+  }
+
+  const failed = (req: FastifyRequest, route: string, err: unknown): string => {
+    const e = err instanceof Refused || err instanceof IdmintError ? err : new IdmintError('INTERNAL', 'internal error', { cause: err });
+    if (e instanceof IdmintError && e.code === 'INTERNAL') req.log.error({ err, route }, 'tinyid route failed');
+    else req.log.warn({ route, msg: e.message }, 'tinyid route failed');
+    return e.message;
+  };
+
+  const route = (name: string, handler: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>) =>
+    app.route({ method: ['GET', 'POST'], url: `${PREFIX}${name}`, handler });
+
+  route('nextId', async (req, reply) => {
+    const p = paramsOf(req);
+    let batch: number | null;
+    try {
+      batch = bindInteger(p('batchSize'));
+    } catch (err) {
+      return bindFailure(reply, req, err as BindError);
+    }
+    const n = Math.min(batch ?? 1, TINYID_BATCH_MAX);
+    const token = p('token');
+    let body: string;
+    try {
+      const tag = await visit(p('bizType'), token);
+      if (!tag) body = responseJson('null', TINYID_TOKEN_ERR.code, TINYID_TOKEN_ERR.message);
+      else body = responseJson(`[${(await ids(tag, n, token)).join(',')}]`);
+    } catch (err) {
+      body = responseJson('null', TINYID_SYS_ERR_CODE, failed(req, 'nextId', err));
+    }
+    return reply.type(JSON_TYPE).send(body);
+  });
+
+  route('nextIdSimple', async (req, reply) => {
+    const p = paramsOf(req);
+    let batch: number | null;
+    try {
+      batch = bindInteger(p('batchSize'));
+    } catch (err) {
+      return bindFailure(reply, req, err as BindError);
+    }
+    const n = Math.min(batch ?? 1, TINYID_BATCH_MAX);
+    const token = p('token');
+    let body = '';
+    try {
+      const tag = await visit(p('bizType'), token);
+      // Tinyid answers "" for an empty batch too (its join fails on no IDs).
+      if (tag && n > 0) body = (await ids(tag, n, token)).join(',');
+    } catch (err) {
+      failed(req, 'nextIdSimple', err);
+    }
+    return reply.type(TEXT_TYPE).send(body);
+  });
+
+  route('nextSegmentId', async (req, reply) => {
+    const p = paramsOf(req);
+    const token = p('token');
+    let body: string;
+    try {
+      const tag = await visit(p('bizType'), token);
+      if (!tag) body = responseJson('null', TINYID_TOKEN_ERR.code, TINYID_TOKEN_ERR.message);
+      else body = responseJson(segmentJson(await segment(tag, token)));
+    } catch (err) {
+      body = responseJson('null', TINYID_SYS_ERR_CODE, failed(req, 'nextSegmentId', err));
+    }
+    return reply.type(JSON_TYPE).send(body);
+  });
+
+  route('nextSegmentIdSimple', async (req, reply) => {
+    const p = paramsOf(req);
+    const token = p('token');
+    let body = '';
+    try {
+      const tag = await visit(p('bizType'), token);
+      if (tag) body = segmentText(await segment(tag, token));
+    } catch (err) {
+      failed(req, 'nextSegmentIdSimple', err);
+    }
+    return reply.type(TEXT_TYPE).send(body);
+  });
+}

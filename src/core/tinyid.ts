@@ -1,0 +1,97 @@
+// Tinyid compatibility, the pure part: the segment a Tinyid client is handed (its fields and
+// their meanings), the answers' exact bytes, and how a Spring MVC server binds an Integer
+// request parameter. The routes are in src/api/routes/tinyid.ts.
+import { seqOf, type Interleave } from './layout.js';
+import type { Range } from './ranges.js';
+
+/** Tinyid's batch.size.max: larger batchSize values are lowered to it, silently. */
+export const TINYID_BATCH_MAX = 10_000;
+
+/** Tinyid's ErrorCode: code and message. */
+export const TINYID_TOKEN_ERR = { code: 5, message: 'token is error' } as const;
+export const TINYID_SYS_ERR_CODE = 6;
+
+/**
+ * A Tinyid segment: the client issues currentId + delta, + 2 delta, ... up to maxId (the IDs
+ * in (currentId, maxId] that are remainder (mod delta)), and fetches the next segment once it
+ * reaches loadingId.
+ */
+export interface TinyidSegment {
+  readonly currentId: bigint;
+  readonly loadingId: bigint;
+  readonly maxId: bigint;
+  readonly delta: number;
+  readonly remainder: number;
+}
+
+/**
+ * The segment of the counter run [a, b] of a plain segment tag: currentId is the value of
+ * counter a - 1 (itself remainder mod delta, so the client's first ID is the value of a),
+ * maxId the value of b. loadingId lies `prefetch` of the way through, as Tinyid's 20 %.
+ */
+export function segmentOfRun(i: Interleave, run: Range, prefetch: number): TinyidSegment {
+  const currentId = seqOf(i, run[0] - 1);
+  const maxId = seqOf(i, run[1]);
+  const permille = BigInt(Math.round(prefetch * 1000));
+  return { currentId, loadingId: currentId + ((maxId - currentId) * permille) / 1000n, maxId, delta: i.stride, remainder: i.offset };
+}
+
+/** The IDs a Tinyid client issues from a segment, in order (for checks and tests). */
+export function idsOfSegment(s: TinyidSegment): bigint[] {
+  const out: bigint[] = [];
+  const d = BigInt(s.delta);
+  let id = s.currentId;
+  // Tinyid's client first moves currentId onto the remainder; ours always is.
+  while (((id % d) + d) % d !== BigInt(s.remainder)) id++;
+  for (id += d; id <= s.maxId; id += d) out.push(id);
+  return out;
+}
+
+/** The longest run (the first of equals): a segment is one run; the others are a gap. */
+export function longestRun(runs: readonly Range[]): Range {
+  let best = runs[0];
+  for (const r of runs) if (r[1] - r[0] > best[1] - best[0]) best = r;
+  return best;
+}
+
+/** `{"data":...,"code":200,"message":""}`, Tinyid's Response as Jackson writes it (data raw JSON). */
+export function responseJson(data: string, code = 200, message = ''): string {
+  return `{"data":${data},"code":${code},"message":${JSON.stringify(message)}}`;
+}
+
+/** SegmentId as Jackson writes it: fields in declaration order, numbers. */
+export function segmentJson(s: TinyidSegment): string {
+  return `{"maxId":${s.maxId},"loadingId":${s.loadingId},"currentId":${s.currentId},"delta":${s.delta},"remainder":${s.remainder}}`;
+}
+
+/** nextSegmentIdSimple's text: currentId,loadingId,maxId,delta,remainder. */
+export function segmentText(s: TinyidSegment): string {
+  return `${s.currentId},${s.loadingId},${s.maxId},${s.delta},${s.remainder}`;
+}
+
+const INT_MIN = -(2 ** 31);
+const INT_MAX = 2 ** 31 - 1;
+
+/**
+ * An Integer request parameter as Spring MVC binds it: absent or empty is null; otherwise the
+ * text with all whitespace removed, as a decimal int (sign allowed) or, after an optional
+ * "-", a hexadecimal one (0x, 0X or #). Anything else, or a value outside int, throws a
+ * BindError (Spring's NumberFormatException, answered 400 before the method runs).
+ */
+export function bindInteger(raw: string | undefined): number | null {
+  if (raw === undefined || raw === '') return null;
+  const t = raw.replace(/\s/g, '');
+  let v: number;
+  const hex = /^(-?)(?:0x|0X|#)([0-9a-fA-F]+)$/.exec(t);
+  if (hex) v = (hex[1] === '-' ? -1 : 1) * parseInt(hex[2], 16);
+  else if (/^[-+]?\d+$/.test(t)) v = Number(t);
+  else throw new BindError(t);
+  if (!Number.isSafeInteger(v) || v < INT_MIN || v > INT_MAX) throw new BindError(t);
+  return v;
+}
+
+export class BindError extends Error {
+  constructor(readonly input: string) {
+    super(`For input string: "${input}"`);
+  }
+}
