@@ -1,0 +1,34 @@
+// What idmint holds for the names an import brings: definitions, epochs, counter floors,
+// high-water marks and token hashes (the plan's view of idmint, read before planning).
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { markKey, type Current, type CurrentTag } from '../../core/import-plan.js';
+import type { TagsRepo } from '../../store/mysql/tags-repo.js';
+import type { TokensRepo } from '../../store/mysql/tokens-repo.js';
+
+export interface CurrentWithRedis extends Current {
+  /** The named Redis server of each live tag. */
+  readonly redis: ReadonlyMap<string, string>;
+}
+
+export async function readCurrent(pool: Pool, tags: TagsRepo, tokens: TokensRepo, names: readonly string[]): Promise<CurrentWithRedis> {
+  const live = new Map<string, CurrentTag>();
+  const deleted = new Set<string>();
+  const redis = new Map<string, string>();
+  if (names.length === 0) return { live, deleted, redis };
+  const [rows] = await pool.query<RowDataPacket[]>('SELECT tag, deleted, counter_floor FROM idmint_tags WHERE tag IN (?)', [names]);
+  const [counters] = await pool.query<RowDataPacket[]>('SELECT tag, shard, scope, max_id FROM idmint_counters WHERE tag IN (?)', [names]);
+  for (const r of rows) {
+    const name = String(r.tag);
+    if (Number(r.deleted) === 1) {
+      deleted.add(name);
+      continue;
+    }
+    const t = await tags.get(name);
+    if (!t) continue;
+    const marks = new Map<string, number>();
+    for (const c of counters) if (String(c.tag) === name) marks.set(markKey(Number(c.shard), String(c.scope)), Number(c.max_id));
+    live.set(name, { spec: t, epoch: t.epoch, counterFloor: Number(r.counter_floor), marks, tokenHashes: new Set(await tokens.hashes(name)) });
+    redis.set(name, t.redis);
+  }
+  return { live, deleted, redis };
+}
