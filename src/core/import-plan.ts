@@ -54,6 +54,12 @@ export interface CurrentTag {
   readonly counterFloor: number;
   /** High-water marks by "<shard>/<scope>". */
   readonly marks: ReadonlyMap<string, number>;
+  /**
+   * The lowest counter value of the segments allocated in the current epoch, by
+   * "<shard>/<scope>": Redis may still hold them, so a mark above the old maximum is not
+   * enough while one of them starts at or below it.
+   */
+  readonly lowestLive: ReadonlyMap<string, number>;
   readonly tokenHashes: ReadonlySet<string>;
 }
 
@@ -122,6 +128,11 @@ export function segmentFloor(spec: TagSpec, maxId: bigint): number {
 /** The highest mark of (shard, scope), or the tag's floor for a counter not yet used. */
 function markOf(cur: CurrentTag, shard: number, scope: string): number {
   return cur.marks.get(markKey(shard, scope)) ?? (scope === '' ? cur.counterFloor : 0);
+}
+
+/** Whether a counter may still hand out a value at or below `floor`. */
+function below(cur: CurrentTag, shard: number, scope: string, floor: number): boolean {
+  return markOf(cur, shard, scope) < floor || (cur.lowestLive.get(markKey(shard, scope)) ?? Infinity) <= floor;
 }
 
 /** Problems that stop the whole import for a name idmint already has. */
@@ -223,8 +234,8 @@ export function planSegments(
       tags.push({ tag: o.tag, mode: 'segment', action: 'create', spec, counterFloor: floor, floors: [], tokens, oldMax: o.maxId, notes });
       continue;
     }
-    const low = Array.from({ length: spec.shards }, (_, shard) => shard).filter((shard) => markOf(cur, shard, '') < floor);
-    const raise = low.length > 0 || cur.counterFloor < floor;
+    const low = Array.from({ length: spec.shards }, (_, shard) => shard).filter((shard) => below(cur, shard, '', floor));
+    const raise = low.length > 0;
     tags.push({
       tag: o.tag, mode: 'segment', action: raise ? 'raise' : 'unchanged', spec, epoch: cur.epoch,
       counterFloor: raise ? Math.max(floor, cur.counterFloor) : undefined,
@@ -299,7 +310,7 @@ export function planRules(
       const seq = Math.min(saved - rule.minCounter + 1, rule.maxCounter - rule.minCounter + 1);
       if (seq <= 0) continue;
       const scope = `${app}/${period}`;
-      if (cur && markOf(cur, 0, scope) >= seq) continue;
+      if (cur && !below(cur, 0, scope, seq)) continue;
       floors.push({ shard: 0, scope, counter: seq });
       if (saved >= rule.maxCounter) tagNotes.push(`app "${app}" reached max_counter ${rule.maxCounter} in this period: it answers ID_SPACE_EXHAUSTED until the next one`);
     }

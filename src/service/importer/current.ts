@@ -11,12 +11,15 @@ export interface CurrentWithRedis extends Current {
 }
 
 export async function readCurrent(pool: Pool, tags: TagsRepo, tokens: TokensRepo, names: readonly string[]): Promise<CurrentWithRedis> {
-  const live = new Map<string, CurrentTag>();
+  const current = new Map<string, CurrentTag>();
   const deleted = new Set<string>();
   const redis = new Map<string, string>();
-  if (names.length === 0) return { live, deleted, redis };
+  if (names.length === 0) return { live: current, deleted, redis };
   const [rows] = await pool.query<RowDataPacket[]>('SELECT tag, deleted, counter_floor FROM idmint_tags WHERE tag IN (?)', [names]);
   const [counters] = await pool.query<RowDataPacket[]>('SELECT tag, shard, scope, max_id FROM idmint_counters WHERE tag IN (?)', [names]);
+  const [live] = await pool.query<RowDataPacket[]>(
+    `SELECT s.tag, s.shard, s.scope, MIN(s.first_id) AS lowest FROM idmint_segments s
+       JOIN idmint_tags t ON t.tag = s.tag AND t.epoch = s.epoch WHERE s.tag IN (?) GROUP BY s.tag, s.shard, s.scope`, [names]);
   for (const r of rows) {
     const name = String(r.tag);
     if (Number(r.deleted) === 1) {
@@ -27,8 +30,10 @@ export async function readCurrent(pool: Pool, tags: TagsRepo, tokens: TokensRepo
     if (!t) continue;
     const marks = new Map<string, number>();
     for (const c of counters) if (String(c.tag) === name) marks.set(markKey(Number(c.shard), String(c.scope)), Number(c.max_id));
-    live.set(name, { spec: t, epoch: t.epoch, counterFloor: Number(r.counter_floor), marks, tokenHashes: new Set(await tokens.hashes(name)) });
+    const lowestLive = new Map<string, number>();
+    for (const s of live) if (String(s.tag) === name) lowestLive.set(markKey(Number(s.shard), String(s.scope)), Number(s.lowest));
+    current.set(name, { spec: t, epoch: t.epoch, counterFloor: Number(r.counter_floor), marks, lowestLive, tokenHashes: new Set(await tokens.hashes(name)) });
     redis.set(name, t.redis);
   }
-  return { live, deleted, redis };
+  return { live: current, deleted, redis };
 }

@@ -1,0 +1,356 @@
+// Importing from Leaf, Tinyid and id_server against real MySQL and Redis: each old system's
+// tables are created in a scratch database from its published DDL and filled with rows in its
+// shape; after the import every ID idmint hands out (HTTP, Leaf's route, UDP for rules) lies
+// above every ID the old system could have handed out, no ID twice, interleaving kept. A dry
+// run writes nothing, a re-run changes nothing, a tag idmint serves below the old counter is
+// raised (its buffered segment abandoned), a mode clash or a Lua file of another shape
+// refuses the whole import.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import mysql from 'mysql2/promise';
+import { periodOf, periodStart } from '../../src/core/period.js';
+import { poolOptions } from '../../src/store/mysql/pool.js';
+import { cleanup, mysqlUrlFor, testEnv, testNames } from '../helpers/env.js';
+import { adminHeaders, createTag, fetchIds, startLocalNode } from '../helpers/node.js';
+import { freePort } from '../helpers/redis-server.js';
+import { UdpClient } from '../helpers/udp-client.js';
+
+type Json = Record<string, unknown>;
+type Report = { dry_run: boolean; tags: { tag: string; action: string; counter_floor?: string; floors: { scope: string; counter: string }[]; tokens_added: number; notes: string[] }[] };
+
+// Published schemas (Leaf scripts/leaf_alloc.sql, Tinyid tinyid-server/db.sql, id_server deploy/counter.sql).
+const LEAF_DDL = `CREATE TABLE \`leaf_alloc\` (
+  \`biz_tag\` varchar(128)  NOT NULL DEFAULT '',
+  \`max_id\` bigint(20) NOT NULL DEFAULT '1',
+  \`step\` int(11) NOT NULL,
+  \`description\` varchar(256)  DEFAULT NULL,
+  \`update_time\` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  PRIMARY KEY (\`biz_tag\`)
+) ENGINE=InnoDB`;
+const TINYID_DDL = [`CREATE TABLE \`tiny_id_info\` (
+  \`id\` bigint(20) unsigned NOT NULL AUTO_INCREMENT,
+  \`biz_type\` varchar(63) NOT NULL DEFAULT '',
+  \`begin_id\` bigint(20) NOT NULL DEFAULT '0',
+  \`max_id\` bigint(20) NOT NULL DEFAULT '0',
+  \`step\` int(11) DEFAULT '0',
+  \`delta\` int(11) NOT NULL DEFAULT '1',
+  \`remainder\` int(11) NOT NULL DEFAULT '0',
+  \`create_time\` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00',
+  \`update_time\` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00',
+  \`version\` bigint(20) NOT NULL DEFAULT '0',
+  PRIMARY KEY (\`id\`),
+  UNIQUE KEY \`uniq_biz_type\` (\`biz_type\`)
+) ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT CHARSET=utf8`, `CREATE TABLE \`tiny_id_token\` (
+  \`id\` int(11) unsigned NOT NULL AUTO_INCREMENT,
+  \`token\` varchar(255) NOT NULL DEFAULT '',
+  \`biz_type\` varchar(63) NOT NULL DEFAULT '',
+  \`remark\` varchar(255) NOT NULL DEFAULT '',
+  \`create_time\` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00',
+  \`update_time\` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00',
+  PRIMARY KEY (\`id\`)
+) ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT CHARSET=utf8`];
+const ID_SERVER_DDL = `create table if not exists counter
+(
+    node_offset int not null default 0 comment 'node offset' ,
+    counter int not null default 0 comment 'counter' ,
+    update_time int not null default 0 comment 'counter last update time' ,
+    rule_name varchar(64) not null default '' comment 'rule name' ,
+    app_name varchar(64) not null default '' comment 'app name' ,
+    primary key(node_offset,rule_name,app_name)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8 COMMENT='counter table'`;
+
+/** A scratch database holding an old system's tables; dropped by the caller. */
+async function oldDb(name: string, ddl: string[]): Promise<{ url: string; c: mysql.Connection }> {
+  const url = mysqlUrlFor(name);
+  const admin = await mysql.createConnection({ ...poolOptions(url), database: undefined });
+  await admin.query(`CREATE DATABASE \`${name}\``);
+  await admin.end();
+  const c = await mysql.createConnection({ ...poolOptions(url), supportBigNumbers: true, bigNumberStrings: true });
+  for (const s of ddl) await c.query(s);
+  return { url, c };
+}
+
+async function dropDb(name: string): Promise<void> {
+  const admin = await mysql.createConnection({ ...poolOptions(mysqlUrlFor(name)), database: undefined });
+  await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+  await admin.end();
+}
+
+async function importVia(url: string, body: Json): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`${url}/v1/admin/import`, { method: 'POST', headers: adminHeaders, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Json };
+}
+
+async function mustImport(url: string, body: Json): Promise<Report> {
+  const r = await importVia(url, body);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body as unknown as Report;
+}
+
+async function tagStatus(url: string, tag: string): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`${url}/v1/admin/tags/${tag}`, { headers: adminHeaders });
+  return { status: res.status, body: (await res.json()) as Json };
+}
+
+function assertAbove(ids: readonly bigint[], floor: bigint, what: string): void {
+  assert.equal(new Set(ids).size, ids.length, `${what}: an ID twice`);
+  for (const id of ids) assert.ok(id > floor, `${what}: ${id} is not above ${floor}`);
+}
+
+describe('import from Leaf', () => {
+  const names = testNames();
+  const db = `${names.db}_leaf`;
+  let node: Awaited<ReturnType<typeof startLocalNode>>;
+  let leaf: { url: string; c: mysql.Connection };
+  const ROWS: [string, string, number, string | null][] = [
+    ['order', '4503599627370000', 2000, 'orders'],
+    ['user', '123456789012', 1000, null],
+    ['pay.v2', '1000', 100, 'payments'],
+  ];
+
+  before(async () => {
+    node = await startLocalNode(names);
+    leaf = await oldDb(db, [LEAF_DDL]);
+    for (const r of ROWS) await leaf.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)', r);
+  });
+  after(async () => {
+    await leaf?.c.end();
+    await node?.close();
+    await dropDb(db);
+    await cleanup(names);
+  });
+
+  it('a dry run prints the plan and writes nothing', async () => {
+    const r = await mustImport(node.url, { system: 'leaf', mysql: leaf.url, dry_run: true });
+    assert.equal(r.dry_run, true);
+    assert.deepEqual(r.tags.map((t) => [t.tag, t.action, t.counter_floor]), [['order', 'create', '4503599627370000'], ['pay.v2', 'create', '1000'], ['user', 'create', '123456789012']]);
+    for (const [tag] of ROWS) assert.equal((await tagStatus(node.url, tag)).status, 404, `${tag} was created by a dry run`);
+  });
+
+  it('creates a segment tag per biz_tag whose IDs lie above max_id; a re-run changes nothing', async () => {
+    const r = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
+    assert.deepEqual(r.tags.map((t) => t.action), ['create', 'create', 'create']);
+    for (const [tag, maxId, step, description] of ROWS) {
+      const t = (await tagStatus(node.url, tag)).body;
+      assert.equal(t.mode, 'segment');
+      assert.equal(t.step, step);
+      assert.equal(t.description, description ?? '');
+      const ids = await fetchIds(node.url, tag, 300);
+      assertAbove(ids, BigInt(maxId), tag);
+      // Leaf's own route, which Leaf clients call.
+      const res = await fetch(`${node.url}/api/segment/get/${tag}`);
+      assert.equal(res.status, 200);
+      assert.ok(BigInt(await res.text()) > ids[ids.length - 1]);
+    }
+    const epochs = await Promise.all(ROWS.map(async ([tag]) => (await tagStatus(node.url, tag)).body.incarnation));
+    const again = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
+    assert.deepEqual(again.tags.map((t) => t.action), ['unchanged', 'unchanged', 'unchanged']);
+    assert.deepEqual(await Promise.all(ROWS.map(async ([tag]) => (await tagStatus(node.url, tag)).body.incarnation)), epochs);
+    assertAbove(await fetchIds(node.url, 'order', 50), BigInt(ROWS[0][1]), 'order after the re-run');
+  });
+
+  it('raises a tag idmint serves below the old counter, abandoning the segment Redis holds', async () => {
+    await createTag(node.url, { tag: 'legacy', mode: 'segment', step: 1000 });
+    const before = await fetchIds(node.url, 'legacy', 10);
+    assert.deepEqual(before, Array.from({ length: 10 }, (_, i) => BigInt(i + 1)));
+    // Redis now holds the rest of the segment 1..1000; Leaf handed out up to 499.
+    await leaf.c.query("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('legacy', 500, 200)");
+    const r = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
+    assert.equal(r.tags.find((t) => t.tag === 'legacy')!.action, 'raise');
+    assertAbove([...await fetchIds(node.url, 'legacy', 20), ...await fetchIds(node.url, 'legacy', 1)], 500n, 'legacy after the raise');
+    const again = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
+    assert.ok(again.tags.every((t) => t.action === 'unchanged'));
+  });
+
+  it('refuses a name idmint has with another mode, and writes nothing of the import', async () => {
+    await createTag(node.url, { tag: 'clash', mode: 'snowflake' });
+    await leaf.c.query("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('clash', 10, 10), ('fresh', 77, 10)");
+    const r = await importVia(node.url, { system: 'leaf', mysql: leaf.url });
+    assert.equal(r.status, 400);
+    assert.match(JSON.stringify(r.body), /tag \\"clash\\" exists in idmint as a snowflake tag/);
+    assert.equal((await tagStatus(node.url, 'fresh')).status, 404);
+    await leaf.c.query("DELETE FROM leaf_alloc WHERE biz_tag IN ('clash', 'fresh')");
+  });
+});
+
+describe('import from Tinyid (command line)', () => {
+  const names = testNames();
+  const db = `${names.db}_tinyid`;
+  let node: Awaited<ReturnType<typeof startLocalNode>>;
+  let tiny: { url: string; c: mysql.Connection };
+  const TOKEN = '0f673adf80504e2eaa552f5d791b644c';
+
+  before(async () => {
+    node = await startLocalNode(names);
+    tiny = await oldDb(db, TINYID_DDL);
+    await tiny.c.query(`INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder, version) VALUES
+      ('test', 1, 8000000000123, 100000, 1, 0, 80000001), ('test_odd', 1, 5000000001, 100000, 2, 1, 50001)`);
+    await tiny.c.query(`INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'test', '1'), (?, 'test_odd', '1'), ('second-token', 'test', 'ops')`, [TOKEN, TOKEN]);
+  });
+  after(async () => {
+    await tiny?.c.end();
+    await node?.close();
+    await dropDb(db);
+    await cleanup(names);
+  });
+
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', 'tinyid', '--mysql', tiny.url, ...args], {
+    env: { ...process.env, ...testEnv(names) }, encoding: 'utf8', timeout: 60000,
+  });
+
+  it('--dry-run prints the plan and writes nothing', () => {
+    const r = cli('--dry-run');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /dry run \(nothing written\)/);
+    assert.match(r.stdout, /create\s+segment test: old max 8000000000123, first counter above 8000000000123; 2 token\(s\) added/);
+  });
+
+  it('creates the tags above max_id with delta/remainder kept and the tokens as client tokens; a re-run changes nothing', async () => {
+    assert.equal((await tagStatus(node.url, 'test')).status, 404, 'the dry run wrote nothing');
+    const r = cli('--json');
+    assert.equal(r.status, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as Report;
+    assert.deepEqual(report.tags.map((t) => [t.tag, t.action, t.tokens_added]), [['test', 'create', 2], ['test_odd', 'create', 1]]);
+    const refused = await fetch(`${node.url}/v1/ids/test?count=1`);
+    assert.equal(refused.status, 401, 'the tag takes only its Tinyid tokens');
+    const withToken = async (tag: string, token: string, n: number) => {
+      const res = await fetch(`${node.url}/v1/ids/${tag}?count=${n}`, { headers: { 'x-idmint-token': token } });
+      const body = (await res.json()) as { ids: string[] };
+      assert.equal(res.status, 200, JSON.stringify(body));
+      return body.ids.map(BigInt);
+    };
+    assertAbove([...await withToken('test', TOKEN, 400), ...await withToken('test', 'second-token', 400)], 8000000000123n, 'test');
+    const odd = await withToken('test_odd', TOKEN, 400);
+    assertAbove(odd, 5000000001n, 'test_odd');
+    for (const id of odd) assert.equal(id % 2n, 1n, `test_odd handed out ${id}`);
+    const again = cli('--json');
+    assert.equal(again.status, 0, again.stderr);
+    assert.deepEqual((JSON.parse(again.stdout) as Report).tags.map((t) => [t.action, t.tokens_added]), [['unchanged', 0], ['unchanged', 0]]);
+  });
+});
+
+describe('import from id_server', () => {
+  const names = testNames();
+  const db = `${names.db}_ids`;
+  let node: Awaited<ReturnType<typeof startLocalNode>>;
+  let ids: { url: string; c: mysql.Connection };
+  let dir: string;
+  // A zone where the day is not about to end, so the test's period stays the import's.
+  const ZONE = ['UTC', 'Asia/Shanghai', 'America/New_York'].find((z) => {
+    const h = Number(new Intl.DateTimeFormat('en-US', { timeZone: z, hour: 'numeric', hourCycle: 'h23' }).format(Date.now()));
+    return h >= 1 && h <= 22;
+  })!;
+  const README_RULE = `function min_counter()
+    return 0
+end
+function max_counter()
+    return 9999
+end
+function reset_seconds()
+    return 86400
+end
+function create_id(counter,now,salt)
+    local seq = counter:generate_counter()
+    local new_id = string.format("%01d%02d%02d%04d",now:year()%10 ,now:month(),now:day(),seq)
+    return new_id
+end
+`;
+  const TASK_RULE = README_RULE.replace('return 9999', 'return 999999')
+    .replace('string.format("%01d%02d%02d%04d",now:year()%10 ,', 'string.format("O%s%02d%02d%02d%06d",salt,now:year()%100 ,').replace('%04d",', '%06d",');
+
+  before(async () => {
+    const udpPort = await freePort();
+    node = Object.assign(await startLocalNode(names, { UDP_PORT: String(udpPort) }), { udpPort });
+    ids = await oldDb(db, [ID_SERVER_DDL]);
+    dir = await mkdtemp(join(tmpdir(), 'idmint-import-'));
+    await writeFile(join(dir, 'o2o.lua'), README_RULE);
+    await writeFile(join(dir, 'task.lua'), TASK_RULE);
+    await writeFile(join(dir, 'config.json'), JSON.stringify({
+      service_port: 1200, id_step: 2, id_offset: 1,
+      rules: [{ name: 'o2o', lua_file: 'o2o.lua', batch_save: 100 }, { name: 'task', lua_file: 'task.lua', batch_save: 100 }],
+    }));
+    const now = Math.floor(Date.now() / 1000);
+    const prev = Math.floor(periodStart(periodOf(Date.now(), ZONE, 86400), ZONE, 86400) / 1000) - 60;
+    // Two nodes (offsets 0 and 1) saved counters of app "shop" today; "blog" was busy yesterday.
+    await ids.c.query(`INSERT INTO counter (node_offset, counter, update_time, rule_name, app_name) VALUES
+      (0, 4200, ?, 'o2o', 'shop'), (1, 4501, ?, 'o2o', 'shop'), (0, 9000, ?, 'o2o', 'blog'), (1, 121, ?, 'o2o', 'blog'),
+      (1, 70000, ?, 'task', 'shop')`, [now - 30, now - 5, prev, now - 10, now - 20]);
+  });
+  after(async () => {
+    await ids?.c.end();
+    await node?.close();
+    await dropDb(db);
+    await rm(dir, { recursive: true, force: true });
+    await cleanup(names);
+  });
+
+  const body = (extra: Json = {}) => ({ system: 'id_server', mysql: ids.url, config: join(dir, 'config.json'), time_zone: ZONE, ...extra });
+
+  it('refuses a Lua file of another shape, naming file and line, and writes nothing', async () => {
+    await writeFile(join(dir, 'task.lua'), TASK_RULE.replace('    local seq', '    if salt == "" then salt = "x" end\n    local seq'));
+    const r = await importVia(node.url, body());
+    assert.equal(r.status, 400);
+    assert.match(String((r.body.error as Json).message), new RegExp(`${join(dir, 'task.lua').replace(/[.]/g, '\\.')}:11: create_id: not understood: "if salt`));
+    assert.equal((await tagStatus(node.url, 'o2o')).status, 404);
+    await writeFile(join(dir, 'task.lua'), TASK_RULE);
+  });
+
+  it('a dry run writes nothing', async () => {
+    const r = await mustImport(node.url, body({ dry_run: true }));
+    assert.deepEqual(r.tags.map((t) => [t.tag, t.action]), [['o2o', 'create'], ['task', 'create']]);
+    assert.equal((await tagStatus(node.url, 'o2o')).status, 404);
+  });
+
+  it('continues each (rule, app) counter of the current period above every saved one, over HTTP and UDP', async () => {
+    const r = await mustImport(node.url, body());
+    assert.deepEqual(r.tags.map((t) => [t.tag, t.action]), [['o2o', 'create'], ['task', 'create']]);
+    const o2o = (await tagStatus(node.url, 'o2o')).body;
+    assert.equal(o2o.template, '{year%10}{MM}{dd}{counter:4}');
+    assert.equal(o2o.time_zone, ZONE);
+    const get = async (rule: string, app: string, n: number, salt = '') => {
+      const res = await fetch(`${node.url}/v1/ids/${rule}?count=${n}&app=${app}${salt ? `&salt=${salt}` : ''}`);
+      const b = (await res.json()) as { ids: string[] };
+      assert.equal(res.status, 200, JSON.stringify(b));
+      return b.ids;
+    };
+    const udp = await UdpClient.open();
+    try {
+      const viaUdp: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const a = await udp.request(node.udpPort!, { action: 'get', rule_name: 'o2o', app_name: 'shop', seq: String(i) });
+        assert.equal(a.code, 0, JSON.stringify(a));
+        viaUdp.push(String(a.data));
+      }
+      const shop = [...await get('o2o', 'shop', 200), ...viaUdp];
+      assert.equal(new Set(shop).size, shop.length);
+      for (const id of shop) {
+        assert.equal(id.length, 9);
+        const counter = Number(id.slice(5));
+        assert.ok(counter > 4501, `o2o/shop counter ${counter} is not above 4501`);
+        assert.equal(counter % 2, 1, `id_offset 1 of id_step 2 keeps counters odd (${id})`);
+      }
+      // Yesterday's 9000 does not hold today's counter back; today's 121 does.
+      const blog = await get('o2o', 'blog', 20);
+      assert.ok(blog.every((id) => Number(id.slice(5)) > 121 && Number(id.slice(5)) < 9000), blog.join(' '));
+      const task = await get('task', 'shop', 20, 'u1');
+      assert.ok(task.every((id) => id.startsWith('Ou1') && Number(id.slice(-6)) > 70000), task.join(' '));
+    } finally {
+      udp.close();
+    }
+    const again = await mustImport(node.url, body());
+    assert.deepEqual(again.tags.map((t) => t.action), ['unchanged', 'unchanged']);
+  });
+
+  it('raises a rule whose counter lies below a node that saved later', async () => {
+    await ids.c.query("UPDATE counter SET counter = 7001, update_time = ? WHERE node_offset = 0 AND rule_name = 'o2o' AND app_name = 'shop'", [Math.floor(Date.now() / 1000)]);
+    const r = await mustImport(node.url, body());
+    assert.deepEqual(r.tags.map((t) => [t.tag, t.action]), [['o2o', 'raise'], ['task', 'unchanged']]);
+    const res = await fetch(`${node.url}/v1/ids/o2o?count=50&app=shop`);
+    const b = (await res.json()) as { ids: string[] };
+    assert.ok(b.ids.every((id) => Number(id.slice(5)) > 7001), b.ids.join(' '));
+  });
+});
