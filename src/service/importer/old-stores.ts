@@ -91,7 +91,10 @@ export async function readIdServer(configPath: string, url: string, timeZone: st
       continue;
     }
     try {
-      rules.push({ tag: r.name, file, rule: parseIdServerLua(file, lua), timeZone, stride: config.idStep, offset: config.idOffset });
+      const rule = parseIdServerLua(file, lua);
+      // A node's counters are min_counter + id_offset + k * id_step: the values congruent to
+      // min_counter + id_offset, which is what idmint's offset (mod stride) names.
+      rules.push({ tag: r.name, file, rule, timeZone, stride: config.idStep, offset: (rule.minCounter + config.idOffset) % config.idStep });
     } catch (e) {
       if (!(e instanceof SpecProblems)) throw e;
       problems.push(...e.problems);
