@@ -115,14 +115,30 @@ function interleaveOf(s: TagSpec): Interleave {
 }
 
 /**
- * The counter floor of a segment tag above an old maximum ID: with counter c the tag writes
- * the ID c (plain) or c << low | shard | app (sharded), so a counter above maxId >> low
- * writes IDs above maxId.
+ * The counter floor of a segment tag above an old maximum ID: counter k writes the sequence
+ * value k * stride + offset, as the ID (plain) or shifted past the shard and app bits
+ * (sharded); so every counter above the largest one whose sequence value is at most
+ * maxId >> low writes IDs above maxId.
  */
 export function segmentFloor(spec: TagSpec, maxId: bigint): number {
-  const floor = maxId >> BigInt(lowBits(spec));
+  const { stride, offset } = interleaveOf(spec);
+  const rest = (maxId >> BigInt(lowBits(spec))) - BigInt(offset);
+  const floor = rest < 0n ? 0n : rest / BigInt(stride);
   if (floor >= BigInt(MAX_COUNTER)) throw new SpecProblems([`tag "${spec.tag}": the old maximum ${maxId} leaves no room below idmint's largest counter (2^53-1)`]);
   return Number(floor);
+}
+
+/**
+ * The sequence floor of a rule counter above a saved counter: sequence k (1, 2, ...) writes the
+ * k-th value from min_counter on that is offset (mod stride), so the floor is the number of
+ * such values at or below `saved` (capped at the period's capacity).
+ */
+export function ruleFloor(spec: TagSpec, saved: number): number {
+  const r = spec.rule!;
+  const { stride, offset } = interleaveOf(spec);
+  const first = r.minCounter + ((((offset - r.minCounter) % stride) + stride) % stride);
+  const count = (last: number) => (last < first ? 0 : Math.floor((last - first) / stride) + 1);
+  return Math.min(count(saved), count(r.maxCounter));
 }
 
 /** The highest mark of (shard, scope), or the tag's floor for a counter not yet used. */
@@ -306,8 +322,7 @@ export function planRules(
     }
     const floors: Floor[] = [];
     for (const [app, saved] of [...highest].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      // Sequence s writes counter min_counter + s - 1: above `saved` from s = saved - min + 2.
-      const seq = Math.min(saved - rule.minCounter + 1, rule.maxCounter - rule.minCounter + 1);
+      const seq = ruleFloor(spec, saved);
       if (seq <= 0) continue;
       const scope = `${app}/${period}`;
       if (cur && !below(cur, 0, scope, seq)) continue;

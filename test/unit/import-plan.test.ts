@@ -2,10 +2,11 @@
 // later ID above the old system's, and every reason to refuse an import.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { markKey, planRules, planSegments, type Current, type CurrentTag, type OldRule, type OldSegmentTag } from '../../src/core/import-plan.js';
+import { markKey, planRules, planSegments, ruleFloor, segmentFloor, type Current, type CurrentTag, type OldRule, type OldSegmentTag } from '../../src/core/import-plan.js';
 import { periodOf, periodStart } from '../../src/core/period.js';
 import { SpecProblems } from '../../src/core/spec-problems.js';
-import { specFromCreate } from '../../src/core/tag-spec.js';
+import { specFromCreate, type TagSpec } from '../../src/core/tag-spec.js';
+import { rng, SEED } from '../helpers/prng.js';
 
 const hash = (t: string) => `h(${t})`;
 const none: Current = { live: new Map(), deleted: new Set() };
@@ -113,5 +114,39 @@ describe('planning an id_server import', () => {
     assert.equal(planRules([rule()], rows, current([existing(body, [[0, scope, 5000]], [[0, scope, 1]])]), now).tags[0].action, 'raise');
     const other = existing({ ...body, template: 'X{yyyy}{MM}{dd}{counter:4}' });
     assert.match(refusal(() => planRules([rule()], rows, current([other]), now)), /rule "o2o" exists in idmint with template X\{yyyy\}/);
+  });
+});
+
+describe('floors of interleaved counters', () => {
+  const interleaved = (body: Record<string, unknown>, stride: number, offset: number) => ({ ...specFromCreate(body), stride, offset }) as TagSpec;
+
+  it('the counter after a segment floor writes the first sequence value above the old maximum', () => {
+    const rand = rng(SEED);
+    for (let n = 0; n < 5000; n++) {
+      const stride = rand.int(1, 9);
+      const offset = rand.int(0, stride - 1);
+      const maxId = BigInt(rand.int(0, 1e12));
+      const f = BigInt(segmentFloor(interleaved({ tag: 't' }, stride, offset), maxId));
+      const seq = (k: bigint) => k * BigInt(stride) + BigInt(offset);
+      assert.ok(seq(f + 1n) > maxId, `stride ${stride} offset ${offset} max ${maxId}: floor ${f}`);
+      assert.ok(f === 0n || seq(f) <= maxId, `stride ${stride} offset ${offset} max ${maxId}: floor ${f} skips values`);
+    }
+  });
+
+  it('the sequence after a rule floor writes the first counter of the residue above the saved one', () => {
+    const rand = rng(SEED + 1);
+    for (let n = 0; n < 5000; n++) {
+      const stride = rand.int(1, 5);
+      const offset = rand.int(0, stride - 1);
+      const min = rand.int(0, 20);
+      const max = min + rand.int(stride, 500);
+      const spec = interleaved({ tag: 'r', mode: 'rule', template: '{counter:4}', min_counter: min, max_counter: max }, stride, offset);
+      const saved = rand.int(0, max + 10);
+      const f = ruleFloor(spec, saved);
+      // Counters of the residue from min on, written independently of the code under test.
+      const values: number[] = [];
+      for (let v = min; v <= max; v++) if (v % stride === offset) values.push(v);
+      assert.equal(f, values.filter((v) => v <= saved).length, `stride ${stride} offset ${offset} min ${min} saved ${saved}`);
+    }
   });
 });
