@@ -1,17 +1,59 @@
-// Segment ID layouts. `plain`: the ID is the counter. `sharded`: a request's key picks a
-// shard, each (tag, shard) has its own counter, and the ID packs the three:
+// Segment ID layouts. `plain`: the ID is the sequence value. `sharded`: a request's key picks
+// a shard, each (tag, shard) has its own counter, and the ID packs the three:
 //   id = seq << (shardBits + appBits) | shard << appBits | appId
 // so IDs do not reveal volume and the app id and shard can be read back from any ID.
+//
+// Interleaving (stride, offset): the counter k that MySQL and Redis hand out (1, 2, 3, ...)
+// becomes the sequence value seq = k * stride + offset, so every sequence value of the tag is
+// offset (mod stride). Deployments that share nothing but agree on one stride and give the
+// tag distinct offsets never issue the same ID. The mapping is strictly increasing, so
+// uniqueness and order of IDs are those of the counter; nothing below it knows about it.
 
 /** Counters live in Redis Lua (doubles) and MySQL BIGINT: they stay within 2^53 - 1. */
 export const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
 export const MAX_ID = (1n << 63n) - 1n;
 
-export interface SegmentLayout {
+/** Largest stride: keeps stride << (shard_bits + app_bits) below 2^48 (exact numbers). */
+export const MAX_STRIDE = 1_000_000;
+
+export interface Interleave {
+  /** Distance between consecutive sequence values (1: no interleaving). */
+  readonly stride: number;
+  /** Every sequence value is offset (mod stride); 0 <= offset < stride. */
+  readonly offset: number;
+}
+
+export interface SegmentLayout extends Interleave {
   readonly layout: 'plain' | 'sharded';
   readonly shards: number;
   readonly appId: number;
   readonly appBits: number;
+}
+
+/** The sequence value of counter k: k * stride + offset (a bigint: it may pass 2^53). */
+export function seqOf(i: Interleave, k: number | bigint): bigint {
+  return i.stride === 1 ? BigInt(k) : BigInt(k) * BigInt(i.stride) + BigInt(i.offset);
+}
+
+/** The sequence value of counter k as a decimal string (the plain ID). */
+export function seqString(i: Interleave, k: number): string {
+  if (i.stride === 1) return String(k);
+  const v = k * i.stride + i.offset;
+  return Number.isSafeInteger(v) ? String(v) : seqOf(i, k).toString();
+}
+
+/** The counter behind a sequence value, or undefined when the value is not offset (mod stride). */
+export function counterOfSeq(i: Interleave, seq: bigint): bigint | undefined {
+  const s = BigInt(i.stride);
+  const rest = seq - BigInt(i.offset);
+  if (rest < 0n || rest % s !== 0n) return undefined;
+  return rest / s;
+}
+
+/** The largest counter whose sequence value stays at or below maxSeq (0: none). */
+export function counterAtOrBelow(i: Interleave, maxSeq: bigint): bigint {
+  const rest = maxSeq - BigInt(i.offset);
+  return rest < 0n ? 0n : rest / BigInt(i.stride);
 }
 
 export function shardBits(shards: number): number {
@@ -32,26 +74,41 @@ export function shardOf(key: string, shards: number): number {
   return h % shards;
 }
 
-export function packId(l: SegmentLayout, seq: bigint, shard: number): bigint {
+/** The ID of counter k of a shard. */
+export function packId(l: SegmentLayout, k: number | bigint, shard: number): bigint {
+  const seq = seqOf(l, k);
   if (l.layout === 'plain') return seq;
   return (seq << lowBits(l)) | (BigInt(shard) << BigInt(l.appBits)) | BigInt(l.appId);
 }
 
 export interface SegmentParts {
+  /** The sequence field of the ID (for a plain tag, the ID itself). */
   readonly seq: bigint;
+  /** The counter behind seq; undefined when seq is not one of the tag's (wrong offset). */
+  readonly counter: bigint | undefined;
   readonly shard: number;
   readonly appId: number;
 }
 
 export function unpackId(l: SegmentLayout, id: bigint): SegmentParts {
-  if (l.layout === 'plain') return { seq: id, shard: 0, appId: 0 };
+  if (l.layout === 'plain') return { seq: id, counter: counterOfSeq(l, id), shard: 0, appId: 0 };
   const appMask = (1n << BigInt(l.appBits)) - 1n;
   const shardMask = (1n << BigInt(shardBits(l.shards))) - 1n;
+  const seq = id >> lowBits(l);
   return {
-    seq: id >> lowBits(l),
+    seq,
+    counter: counterOfSeq(l, seq),
     shard: Number((id >> BigInt(l.appBits)) & shardMask),
     appId: Number(id & appMask),
   };
+}
+
+/** The largest sequence value whose packed ID, for any shard, stays at or below maxIdLimit (-1: none). */
+function seqLimit(l: SegmentLayout, maxIdLimit: bigint): bigint {
+  const low = lowBits(l);
+  const highestLow = (1n << low) - 1n;
+  if (maxIdLimit < highestLow) return -1n;
+  return (maxIdLimit - highestLow) >> low;
 }
 
 /**
@@ -59,9 +116,17 @@ export function unpackId(l: SegmentLayout, id: bigint): SegmentParts {
  * capped at MAX_COUNTER. 0 means the layout cannot issue a single ID under the limit.
  */
 export function counterLimit(l: SegmentLayout, maxIdLimit: bigint): number {
-  const low = lowBits(l);
-  const highestLow = (1n << low) - 1n;
-  if (maxIdLimit < highestLow) return 0;
-  const seq = (maxIdLimit - highestLow) >> low;
-  return seq > BigInt(MAX_COUNTER) ? MAX_COUNTER : Number(seq);
+  const seq = seqLimit(l, maxIdLimit);
+  if (seq < 0n) return 0;
+  const k = counterAtOrBelow(l, seq);
+  return k > BigInt(MAX_COUNTER) ? MAX_COUNTER : Number(k);
+}
+
+/**
+ * The counter floor from which a tag re-created with layout `next` issues only IDs above every
+ * ID that counters up to oldMax could have had under layout `old` (any shard).
+ */
+export function floorAbove(old: SegmentLayout, oldMax: number, next: SegmentLayout): number {
+  const oldMaxId = ((seqOf(old, oldMax) + 1n) << lowBits(old)) - 1n;
+  return Number(counterAtOrBelow(next, oldMaxId >> lowBits(next)));
 }

@@ -1,7 +1,9 @@
 // The definition of a rule tag (the id_server model): template, counter bounds, reset period
 // and time zone; validated at creation and on every change. The counter runs on the segment
-// machinery as the sequence 1, 2, 3, ... of each (rule, app, period): counter = min_counter +
-// sequence - 1, so a rule's max_id_limit is the count of counter values in a period.
+// machinery as the sequence 1, 2, 3, ... of each (rule, app, period): the sequence k gives
+// the k-th value from min_counter on that is offset (mod stride) (with stride 1: min_counter +
+// k - 1), so a rule's max_id_limit is the count of such counter values in a period.
+import type { Interleave } from './layout.js';
 import { validateTimeZone, DEFAULT_TIME_ZONE } from './period.js';
 import { compileTemplate, templatesDisjoint, type CompiledTemplate } from './rule-template.js';
 import { SpecProblems } from './spec-problems.js';
@@ -27,9 +29,20 @@ export function compileRule(r: RuleSpec, force = false): CompiledTemplate {
   return compileTemplate(r.template, { minCounter: r.minCounter, maxCounter: r.maxCounter, resetSeconds: r.resetSeconds }, { force });
 }
 
-/** Sequence values a period holds (the rule's max_id_limit). */
-export function periodCapacity(r: RuleSpec): number {
-  return r.maxCounter - r.minCounter + 1;
+/** The first counter value at or above min_counter that is offset (mod stride). */
+export function firstCounter(r: RuleSpec, i: Interleave): number {
+  return r.minCounter + ((((i.offset - r.minCounter) % i.stride) + i.stride) % i.stride);
+}
+
+/** The counter value of sequence k (1, 2, ...) of a period. */
+export function counterAt(r: RuleSpec, i: Interleave, k: number): number {
+  return firstCounter(r, i) + (k - 1) * i.stride;
+}
+
+/** Sequence values a period holds (the rule's max_id_limit); 0 when no counter fits. */
+export function periodCapacity(r: RuleSpec, i: Interleave = { stride: 1, offset: 0 }): number {
+  const first = firstCounter(r, i);
+  return first > r.maxCounter ? 0 : Math.floor((r.maxCounter - first) / i.stride) + 1;
 }
 
 function collect(fn: () => void, problems: string[]): void {

@@ -1,6 +1,6 @@
 // What a tag is, its defaults, and the validation of admin input (create and update). Pure:
 // the admin routes call these and turn the problems into one INVALID_ARGUMENT answer.
-import { counterLimit, MAX_COUNTER, type SegmentLayout } from './layout.js';
+import { counterLimit, MAX_COUNTER, MAX_STRIDE, type SegmentLayout } from './layout.js';
 import { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME } from './spec-problems.js';
 
 export { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME };
@@ -55,6 +55,8 @@ export const DEFAULTS = {
   prefetch: 0.2,
   maxIdLimit: String(MAX_COUNTER),
   nodeBlock: 1000,
+  stride: 1,
+  offset: 0,
 } as const;
 
 type Body = Record<string, unknown>;
@@ -63,16 +65,16 @@ const FIELD_NAMES: Record<string, keyof TagSpec> = {
   tag: 'tag', mode: 'mode', order: 'order', layout: 'layout', shards: 'shards', app_id: 'appId',
   app_bits: 'appBits', step: 'step', min_step: 'minStep', max_step: 'maxStep',
   target_seconds: 'targetSeconds', prefetch: 'prefetch', max_id_limit: 'maxIdLimit',
-  node_block: 'nodeBlock', enabled: 'enabled', description: 'description',
+  node_block: 'nodeBlock', stride: 'stride', offset: 'offset', enabled: 'enabled', description: 'description',
 };
 /** Snowflake layout fields (create only), and the segment fields a snowflake tag refuses. */
 const SNOWFLAKE_FIELDS = ['preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force'];
-const SEGMENT_ONLY = ['order', 'layout', 'shards', 'app_id', 'app_bits', 'step', 'min_step', 'max_step', 'target_seconds', 'prefetch', 'max_id_limit', 'node_block'];
+const SEGMENT_ONLY = ['order', 'layout', 'shards', 'app_id', 'app_bits', 'step', 'min_step', 'max_step', 'target_seconds', 'prefetch', 'max_id_limit', 'node_block', 'stride', 'offset'];
 /** Segment fields that mean nothing for a rule (its counters are plain and bounded by max_counter). */
 const NOT_FOR_RULES = ['layout', 'shards', 'app_id', 'app_bits', 'max_id_limit'];
 const SNOWFLAKE_ONLY = SNOWFLAKE_FIELDS.filter((k) => k !== 'force');
 /** Fields fixed at creation: changing them would change what existing IDs mean. */
-const IMMUTABLE = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits'];
+const IMMUTABLE = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits', 'stride', 'offset'];
 
 
 function intField(b: Body, name: string, min: number, max: number, problems: string[]): number | undefined {
@@ -107,6 +109,8 @@ function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, 
   out.maxStep = intField(b, 'max_step', 1, 100_000_000, problems);
   out.targetSeconds = intField(b, 'target_seconds', 1, 86_400, problems);
   out.nodeBlock = intField(b, 'node_block', 1, 1_000_000, problems);
+  out.stride = intField(b, 'stride', 1, MAX_STRIDE, problems);
+  out.offset = intField(b, 'offset', 0, MAX_STRIDE - 1, problems);
   if (b.prefetch !== undefined) {
     if (typeof b.prefetch !== 'number' || !(b.prefetch > 0 && b.prefetch < 1)) problems.push('prefetch must be a number between 0 and 1 (exclusive)');
     else out.prefetch = b.prefetch;
@@ -133,7 +137,10 @@ function checkWhole(s: TagSpec, problems: string[]): void {
   } else if (s.shards !== 1 || s.appId !== 0) {
     problems.push('shards and app_id apply to layout "sharded" only');
   }
-  if (counterLimit(s, BigInt(s.maxIdLimit)) < 1) problems.push('max_id_limit is too small for this layout to issue any ID');
+  if (s.offset >= s.stride) problems.push(`offset must be below stride (${s.stride})`);
+  else if (s.rule) {
+    if (periodCapacity(s.rule, s) < 1) problems.push(`no counter value from min_counter to max_counter is ${s.offset} (mod ${s.stride})`);
+  } else if (counterLimit(s, BigInt(s.maxIdLimit)) < 1) problems.push('max_id_limit is too small for this layout to issue any ID');
 }
 
 /** Validates a create body and fills in the defaults. Throws SpecProblems. */
@@ -158,6 +165,7 @@ export function specFromCreate(body: unknown): TagSpec {
     for (const k of SNOWFLAKE_FIELDS) if (k in b) problems.push(`${k} applies to snowflake tags only`);
   }
   const steps = defaultSteps(f.step as number | undefined, f.minStep as number | undefined, f.maxStep as number | undefined);
+  const interleave = { stride: (f.stride as number) ?? DEFAULTS.stride, offset: (f.offset as number) ?? DEFAULTS.offset };
   const spec: TagSpec = {
     tag: (f.tag as string) ?? '',
     mode,
@@ -171,8 +179,9 @@ export function specFromCreate(body: unknown): TagSpec {
     maxStep: steps.maxStep,
     targetSeconds: (f.targetSeconds as number) ?? DEFAULTS.targetSeconds,
     prefetch: (f.prefetch as number) ?? DEFAULTS.prefetch,
-    maxIdLimit: rule ? String(periodCapacity(rule)) : ((f.maxIdLimit as string) ?? DEFAULTS.maxIdLimit),
+    maxIdLimit: rule ? String(periodCapacity(rule, interleave)) : ((f.maxIdLimit as string) ?? DEFAULTS.maxIdLimit),
     nodeBlock: (f.nodeBlock as number) ?? DEFAULTS.nodeBlock,
+    ...interleave,
     enabled: (f.enabled as boolean) ?? true,
     description: (f.description as string) ?? '',
     snowflake,
@@ -195,7 +204,7 @@ export function specFromUpdate(current: TagSpec, body: unknown): TagSpec {
   for (const k of misplaced) if (k in b) problems.push(current.rule ? `${k} does not apply to rule tags` : `${k} applies to rule tags only`);
   const f = readFields(b, problems);
   const rule = current.rule ? ruleFromUpdate(current.rule, b, problems) : null;
-  const spec = { ...current, ...f, ...(rule ? { rule, maxIdLimit: String(periodCapacity(rule)) } : {}) } as TagSpec;
+  const spec = { ...current, ...f, ...(rule ? { rule, maxIdLimit: String(periodCapacity(rule, current)) } : {}) } as TagSpec;
   if (problems.length === 0 && spec.mode !== 'snowflake') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
   return spec;

@@ -2,9 +2,9 @@
 // (coalescer for `order: global`, in-memory block for `order: node`, per shard) or from its
 // snowflake generator.
 import type { Clock } from '../core/clock.js';
-import { packId, shardOf } from '../core/layout.js';
+import { packId, seqString, shardOf } from '../core/layout.js';
 import { localParts, periodOf } from '../core/period.js';
-import { compileRule } from '../core/rule-spec.js';
+import { compileRule, counterAt } from '../core/rule-spec.js';
 import { isValidAppName, isValidSalt, render, type CompiledTemplate } from '../core/rule-template.js';
 import type { Range } from '../core/ranges.js';
 import { IdmintError, invalid } from '../errors.js';
@@ -119,7 +119,7 @@ export class Dispenser {
     const v = f.buffer.takeOneNow();
     if (v === undefined) return undefined;
     if (f.issued) f.issued.value++;
-    return String(v);
+    return seqString(tag, v);
   }
 
   /**
@@ -135,7 +135,7 @@ export class Dispenser {
     return f.source.take(1).then(
       (runs) => {
         if (f.issued) f.issued.value++;
-        return String(runs[0][0]);
+        return seqString(tag, runs[0][0]);
       },
       // The tag moved to another Redis: the full path follows it.
       (err: unknown) => (err instanceof TagMovedError ? this.ids(name, 1).then((ids) => ids[0]) : Promise.reject(err)),
@@ -173,7 +173,7 @@ export class Dispenser {
     this.lastUsed.set(k, Date.now());
     this.deps.metrics?.countIssued(tag.tag, tag.mode, 1);
     const r = tag.rule!;
-    return render(this.compiled(tag), { counter: r.minCounter + v - 1, salt, app, parts: localParts(now, r.timeZone) });
+    return render(this.compiled(tag), { counter: counterAt(r, tag, v), salt, app, parts: localParts(now, r.timeZone) });
   }
 
   /** The counter scope "<app>/<period>" of a rule at a moment. */
@@ -210,7 +210,7 @@ export class Dispenser {
     const parts = localParts(now, r.timeZone);
     const out: string[] = [];
     for (const [a, b] of issued.runs) {
-      for (let seq = a; seq <= b; seq++) out.push(render(compiled, { counter: r.minCounter + seq - 1, salt, app, parts }));
+      for (let seq = a; seq <= b; seq++) out.push(render(compiled, { counter: counterAt(r, tag, seq), salt, app, parts }));
     }
     return out;
   }
@@ -224,7 +224,7 @@ export class Dispenser {
     const scope = this.scopeOf(tag, appName, this.snowflake.clock.now());
     const st = await this.deps.segments.stats({ tag: tag.tag, epoch: tag.epoch, shard: 0, scope, redis: tag.redis });
     const handedOut = st.cur === undefined ? 0 : st.cur - 1;
-    return { counter: handedOut > 0 ? tag.rule.minCounter + handedOut - 1 : -1 };
+    return { counter: handedOut > 0 ? counterAt(tag.rule, tag, handedOut) : -1 };
   }
 
   /** count IDs of a segment tag, as ascending runs of counter values. */
@@ -329,12 +329,12 @@ export class Dispenser {
     }
   }
 
-  /** Decimal strings of the IDs, packed per the tag's layout. */
+  /** Decimal strings of the IDs of counter runs, per the tag's interleave and layout. */
   static format(issued: Issued): string[] {
     const out: string[] = [];
     const { tag, shard } = issued;
     for (const [a, b] of issued.runs) {
-      for (let v = a; v <= b; v++) out.push(tag.layout === 'plain' ? String(v) : packId(tag, BigInt(v), shard).toString());
+      for (let v = a; v <= b; v++) out.push(tag.layout === 'plain' ? seqString(tag, v) : packId(tag, v, shard).toString());
     }
     return out;
   }

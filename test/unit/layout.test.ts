@@ -5,8 +5,8 @@ import { describe, it } from 'node:test';
 import { counterLimit, MAX_COUNTER, MAX_ID, packId, shardBits, shardOf, unpackId, type SegmentLayout } from '../../src/core/layout.js';
 import { rng, SEED } from '../helpers/prng.js';
 
-const plain: SegmentLayout = { layout: 'plain', shards: 1, appId: 0, appBits: 0 };
-const sharded = (shards: number, appBits: number, appId: number): SegmentLayout => ({ layout: 'sharded', shards, appBits, appId });
+const plain: SegmentLayout = { layout: 'plain', shards: 1, appId: 0, appBits: 0, stride: 1, offset: 0 };
+const sharded = (shards: number, appBits: number, appId: number): SegmentLayout => ({ layout: 'sharded', shards, appBits, appId, stride: 1, offset: 0 });
 const low = (l: SegmentLayout) => (l.layout === 'sharded' ? shardBits(l.shards) + l.appBits : 0);
 
 describe('shardBits', () => {
@@ -23,7 +23,7 @@ describe('packId / unpackId', () => {
   it('plain: the ID is the counter', () => {
     for (const seq of [1n, 2n, 1000n, BigInt(MAX_COUNTER), MAX_ID]) {
       assert.equal(packId(plain, seq, 0), seq);
-      assert.deepEqual(unpackId(plain, seq), { seq, shard: 0, appId: 0 });
+      assert.deepEqual(unpackId(plain, seq), { seq, counter: seq, shard: 0, appId: 0 });
     }
   });
 
@@ -46,7 +46,7 @@ describe('packId / unpackId', () => {
             for (const seq of [0n, 1n, 2n, BigInt(MAX_COUNTER), maxSeq - 1n, maxSeq].filter((s) => s <= maxSeq)) {
               const id = packId(l, seq, shard);
               assert.ok(id >= 0n && id <= MAX_ID, `${JSON.stringify(l)} seq ${seq} shard ${shard}: ${id} out of 63 bits`);
-              assert.deepEqual(unpackId(l, id), { seq, shard, appId }, `${JSON.stringify(l)} seq ${seq} shard ${shard}`);
+              assert.deepEqual(unpackId(l, id), { seq, counter: seq, shard, appId }, `${JSON.stringify(l)} seq ${seq} shard ${shard}`);
               checked++;
             }
           }
@@ -68,7 +68,7 @@ describe('packId / unpackId', () => {
       const shard = r.int(0, shards - 1);
       const id = packId(l, seq, shard);
       const what = `seed ${SEED} case ${i}: ${JSON.stringify(l)} seq ${seq} shard ${shard}`;
-      assert.deepEqual(unpackId(l, id), { seq, shard, appId }, what);
+      assert.deepEqual(unpackId(l, id), { seq, counter: seq, shard, appId }, what);
       // Within one layout, distinct (seq, shard) pairs never share an ID.
       const fixed = sharded(64, 8, 3);
       const k = packId(fixed, seq & 0xffffn, shard % 64);

@@ -264,7 +264,7 @@ describe('specFromUpdate', () => {
 describe('specToJson', () => {
   it('uses the wire names of create', () => {
     const j = specToJson(specFromCreate({ tag: 'user', layout: 'sharded', app_id: 3 }));
-    assert.deepEqual(Object.keys(j).sort(), ['app_bits', 'app_id', 'description', 'enabled', 'layout', 'max_id_limit', 'max_step', 'min_step', 'mode', 'node_block', 'order', 'prefetch', 'shards', 'step', 'tag', 'target_seconds']);
+    assert.deepEqual(Object.keys(j).sort(), ['app_bits', 'app_id', 'description', 'enabled', 'layout', 'max_id_limit', 'max_step', 'min_step', 'mode', 'node_block', 'offset', 'order', 'prefetch', 'shards', 'step', 'stride', 'tag', 'target_seconds']);
     assert.equal(j.app_id, 3);
     assert.equal(j.max_id_limit, String(MAX_COUNTER));
   });

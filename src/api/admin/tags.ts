@@ -1,6 +1,7 @@
 // Admin API for tags: create, list, show with live state, update, delete. Every change is
 // announced so every process serves the new definition at once.
 import type { FastifyInstance } from 'fastify';
+import { seqString } from '../../core/layout.js';
 import { runsOutAt } from '../../core/snowflake-layout.js';
 import { specFromCreate, specFromUpdate, specToJson } from '../../core/tag-spec.js';
 import { IdmintError, invalid } from '../../errors.js';
@@ -56,6 +57,9 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     const t = await mustGet(req.params.tag);
     const marks = new Map((await rt.counters.marks(t.tag)).map((m) => [m.shard, m]));
     const shards = [];
+    // A plain segment tag shows IDs (with stride: counter * stride + offset); sharded and rule
+    // tags show their counters, as allocated_max always does.
+    const id = (k: number) => (t.layout === 'plain' && t.mode === 'segment' ? seqString(t, k) : String(k));
     for (const ref of refs(t)) {
       const s = await rt.segments.stats(ref).catch(() => undefined);
       const m = marks.get(ref.shard);
@@ -66,8 +70,8 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
         allocated_max: m ? String(m.maxId) : '0',
         step: m?.step ?? t.step,
         redis: s === undefined ? 'unreachable' : s.gen ? 'ready' : 'empty',
-        current: s?.cur !== undefined && remaining > 0 ? { next_id: String(s.cur), last_id: String(s.end), remaining } : null,
-        next: s?.next ? { first_id: String(s.next[0]), last_id: String(s.next[1]) } : null,
+        current: s?.cur !== undefined && remaining > 0 ? { next_id: id(s.cur), last_id: id(s.end!), remaining } : null,
+        next: s?.next ? { first_id: id(s.next[0]), last_id: id(s.next[1]) } : null,
         segments_used: s?.seg ?? 0,
         issued_since_redis_start: s?.taken ?? 0,
         exhausted: s?.exhausted ?? false,

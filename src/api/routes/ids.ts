@@ -98,6 +98,12 @@ export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispense
     if (tag.layout === 'sharded' && (p.appId !== tag.appId || p.shard >= tag.shards)) {
       throw invalid(`${req.params.id} is not an ID of tag "${tag.tag}" (app_id ${p.appId}, shard ${p.shard})`);
     }
-    return { mode: tag.mode, id: req.params.id, seq: p.seq.toString(), shard: p.shard, app_id: p.appId };
+    if (p.counter === undefined) {
+      throw invalid(`${req.params.id} is not an ID of tag "${tag.tag}" (its sequence value ${p.seq} is not ${tag.offset} mod ${tag.stride})`);
+    }
+    return {
+      mode: tag.mode, id: req.params.id, seq: p.seq.toString(), shard: p.shard, app_id: p.appId,
+      stride: tag.stride, offset: tag.offset, counter: p.counter.toString(),
+    };
   });
 }

@@ -1,7 +1,8 @@
 // Encoding of stream blocks: binary frames (u32 req, u32 count, then count u64 IDs, all
 // little-endian), JSON ID lists and JSON inclusive ranges. Segment IDs are written from their
-// counter runs without a BigInt per ID: a packed ID is seq * 2^low + c, kept as two 32-bit
-// halves that step by 2^low.
+// counter runs without a BigInt per ID: the ID of counter k is k * step + base (step =
+// stride << low, base = offset << low | shard << app_bits | app_id), kept as two 32-bit halves
+// that step by the halves of `step`.
 import { endianness } from 'node:os';
 import { shardBits, type SegmentLayout } from '../../core/layout.js';
 import type { Range } from '../../core/ranges.js';
@@ -11,23 +12,27 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 /** IDs whose high half is below this are below 2^53 and exact as numbers. */
 const SAFE_HIGH = 2 ** 21;
 
-/** How the counters of one (tag, shard) become IDs. */
+/** How the counters of one (tag, shard) become IDs: id = k * step + base. */
 export interface Packing {
-  /** The layout is `plain`: the ID is the counter, and consecutive counters are consecutive IDs. */
+  /** The ID is the counter (plain layout, stride 1): consecutive counters are consecutive IDs. */
   readonly plain: boolean;
-  /** 2^low: the distance between the IDs of consecutive counters. */
-  readonly stride: number;
-  /** 2^(32 - low): splits a counter into the halves of its ID. */
-  readonly split: number;
-  /** shard << app_bits | app_id: the low bits of every ID. */
-  readonly low: number;
+  /** The distance between the IDs of consecutive counters (below 2^48: exact). */
+  readonly step: number;
+  /** The ID of counter 0 (below 2^48: exact). */
+  readonly base: number;
 }
 
 export function packing(l: SegmentLayout, shard: number): Packing {
-  if (l.layout === 'plain') return { plain: true, stride: 1, split: TWO32, low: 0 };
-  const bits = shardBits(l.shards) + l.appBits;
-  // shard_bits <= 12 and app_bits <= 16 (tag validation), so the low part fits 32 bits.
-  return { plain: false, stride: 2 ** bits, split: 2 ** (32 - bits), low: shard * 2 ** l.appBits + l.appId };
+  const bits = l.layout === 'plain' ? 0 : shardBits(l.shards) + l.appBits;
+  // shard_bits <= 12, app_bits <= 16 and stride <= 10^6 (tag validation): step and base stay below 2^48.
+  const low = l.layout === 'plain' ? 0 : shard * 2 ** l.appBits + l.appId;
+  return { plain: l.layout === 'plain' && l.stride === 1, step: l.stride * 2 ** bits, base: l.offset * 2 ** bits + low };
+}
+
+/** The halves of the ID of counter k. */
+function halves(k: number, p: Packing): [hi: number, lo: number] {
+  const id = BigInt(k) * BigInt(p.step) + BigInt(p.base);
+  return [Number(id >> 32n), Number(id & 0xffffffffn)];
 }
 
 function header(buf: Buffer, req: number, count: number): void {
@@ -42,15 +47,16 @@ export function binaryFromRuns(req: number, runs: readonly Range[], count: numbe
   header(buf, req, count);
   if (!LITTLE_ENDIAN) return fillSlow(buf, runs, p);
   const u32 = new Uint32Array(buf.buffer, buf.byteOffset + 8, 2 * count);
-  const stride = p.stride;
+  const stepLo = p.step % TWO32;
+  const stepHi = Math.floor(p.step / TWO32);
   let i = 0;
   for (const [a, b] of runs) {
-    let hi = Math.floor(a / p.split);
-    let lo = (a % p.split) * stride + p.low;
+    let [hi, lo] = halves(a, p);
     for (let n = b - a + 1; n > 0; n--) {
       u32[i++] = lo;
       u32[i++] = hi;
-      lo += stride;
+      lo += stepLo;
+      hi += stepHi;
       if (lo >= TWO32) {
         lo -= TWO32;
         hi++;
@@ -64,8 +70,7 @@ function fillSlow(buf: Buffer, runs: readonly Range[], p: Packing): Buffer {
   let off = 8;
   for (const [a, b] of runs) {
     for (let v = a; v <= b; v++) {
-      const hi = Math.floor(v / p.split);
-      const lo = (v % p.split) * p.stride + p.low;
+      const [hi, lo] = halves(v, p);
       buf.writeUInt32LE(lo, off);
       buf.writeUInt32LE(hi, off + 4);
       off += 8;
@@ -101,11 +106,13 @@ export function jsonFromRuns(req: number, runs: readonly Range[], count: number,
       for (let v = a; v <= b; v++) parts[i++] = String(v);
       continue;
     }
-    let hi = Math.floor(a / p.split);
-    let lo = (a % p.split) * p.stride + p.low;
+    const stepLo = p.step % TWO32;
+    const stepHi = Math.floor(p.step / TWO32);
+    let [hi, lo] = halves(a, p);
     for (let n = b - a + 1; n > 0; n--) {
       parts[i++] = idString(hi, lo);
-      lo += p.stride;
+      lo += stepLo;
+      hi += stepHi;
       if (lo >= TWO32) {
         lo -= TWO32;
         hi++;
@@ -120,7 +127,7 @@ export function jsonFromStrings(req: number, ids: readonly string[], start: numb
   return `{"op":"block","req":${req},"ids":${JSON.stringify(ids.slice(start, end))}}`;
 }
 
-/** `{"op":"block","req":n,"ranges":[["first","last"],...]}` of plain counter runs (ID = counter). */
+/** `{"op":"block","req":n,"ranges":[["first","last"],...]}` of counter runs of a tag whose ID is the counter (Packing.plain). */
 export function rangesFromRuns(req: number, runs: readonly Range[]): string {
   let s = `{"op":"block","req":${req},"ranges":[`;
   for (let i = 0; i < runs.length; i++) s += `${i ? ',' : ''}["${runs[i][0]}","${runs[i][1]}"]`;

@@ -26,11 +26,13 @@ export interface ChunkSource {
 const ruleFormatOnly = (tag: string, format: string) =>
   invalid(`tag "${tag}" is a rule tag: its IDs are formatted strings, sent with format "json" only ("${format}" carries 64-bit integers)`);
 
-const shardedRanges = (tag: string) =>
-  invalid(`tag "${tag}" is sharded: the IDs of consecutive counters are not consecutive integers, so format "ranges" cannot carry them; use "binary" or "json"`);
+const noRanges = (tag: string, why: string) =>
+  invalid(`tag "${tag}" is ${why}: the IDs of consecutive counters are not consecutive integers, so format "ranges" cannot carry them; use "binary" or "json"`);
 
 function checkSegment(tag: StoredTag, t: TakeMessage): void {
-  if (t.format === 'ranges' && tag.layout === 'sharded') throw shardedRanges(tag.tag);
+  if (t.format !== 'ranges') return;
+  if (tag.layout === 'sharded') throw noRanges(tag.tag, 'sharded');
+  if (tag.stride !== 1) throw noRanges(tag.tag, `interleaved (stride ${tag.stride})`);
 }
 
 export async function openSource(dispenser: Dispenser, t: TakeMessage): Promise<ChunkSource> {

@@ -18,7 +18,7 @@ export class CountersRepo {
   async allocate(tag: string, shard: number, epoch: number, step: number, nodeId: string, scope = ''): Promise<Allocation> {
     return inTx(this.pool, async (c) => {
       const [tags] = await c.query<RowDataPacket[]>(
-        `SELECT epoch, deleted, layout, shards, app_id, app_bits, max_id_limit, counter_floor
+        `SELECT epoch, deleted, mode, layout, shards, app_id, app_bits, max_id_limit, stride, id_offset, counter_floor
            FROM idmint_tags WHERE tag = ? LOCK IN SHARE MODE`, [tag]);
       const t = tags[0];
       if (!t || Number(t.deleted) === 1 || Number(t.epoch) !== epoch) return { kind: 'stale' } as const;
@@ -29,8 +29,10 @@ export class CountersRepo {
       const [rows] = await c.query<RowDataPacket[]>(
         'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ? FOR UPDATE', [tag, shard, scope]);
       const maxId = Number(rows[0].max_id);
-      const limit = counterLimit(
-        { layout: t.layout, shards: Number(t.shards), appId: Number(t.app_id), appBits: Number(t.app_bits) },
+      // A rule's max_id_limit counts its sequence values already (stride included); a segment
+      // tag's is an ID, converted to the counter through its layout and interleave.
+      const limit = t.mode === 'rule' ? Number(t.max_id_limit) : counterLimit(
+        { layout: t.layout, shards: Number(t.shards), appId: Number(t.app_id), appBits: Number(t.app_bits), stride: Number(t.stride), offset: Number(t.id_offset) },
         BigInt(t.max_id_limit));
       if (maxId >= limit) return { kind: 'exhausted', maxId } as const;
       const last = Math.min(maxId + step, limit);

@@ -1,7 +1,7 @@
 // Tag definitions in MySQL: create (or re-create above every ID the old tag issued),
 // read, update, soft delete.
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { counterLimit, shardBits, type SegmentLayout } from '../../core/layout.js';
+import { counterLimit, floorAbove } from '../../core/layout.js';
 import type { Mode, TagSpec } from '../../core/tag-spec.js';
 import { IdmintError, invalid } from '../../errors.js';
 
@@ -17,7 +17,7 @@ export interface StoredTag extends TagSpec {
 }
 
 const COLUMNS = `tag, mode, order_mode, layout, shards, app_id, app_bits, step, min_step, max_step,
-  target_seconds, prefetch, max_id_limit, node_block, enabled, description, options, epoch, deleted,
+  target_seconds, prefetch, max_id_limit, stride, id_offset, node_block, enabled, description, options, epoch, deleted,
   counter_floor, redis_name, created_at, updated_at`;
 
 /** Mode-specific settings kept as JSON in the options column. */
@@ -46,6 +46,8 @@ function fromRow(r: RowDataPacket): StoredTag {
     targetSeconds: Number(r.target_seconds),
     prefetch: Number(r.prefetch),
     maxIdLimit: String(r.max_id_limit),
+    stride: Number(r.stride),
+    offset: Number(r.id_offset),
     nodeBlock: Number(r.node_block),
     enabled: Number(r.enabled) === 1,
     description: r.description,
@@ -59,13 +61,13 @@ function fromRow(r: RowDataPacket): StoredTag {
 
 function specValues(s: TagSpec): unknown[] {
   return [s.mode, s.order, s.layout, s.shards, s.appId, s.appBits, s.step, s.minStep, s.maxStep,
-    s.targetSeconds, s.prefetch, s.maxIdLimit, s.nodeBlock, s.enabled ? 1 : 0, s.description,
+    s.targetSeconds, s.prefetch, s.maxIdLimit, s.stride, s.offset, s.nodeBlock, s.enabled ? 1 : 0, s.description,
     JSON.stringify({ snowflake: s.snowflake ?? undefined, rule: s.rule ?? undefined } satisfies Options)];
 }
 
 const SET_SPEC = `mode = ?, order_mode = ?, layout = ?, shards = ?, app_id = ?, app_bits = ?, step = ?,
   min_step = ?, max_step = ?, target_seconds = ?, prefetch = ?, max_id_limit = CAST(? AS UNSIGNED),
-  node_block = ?, enabled = ?, description = ?, options = ?`;
+  stride = ?, id_offset = ?, node_block = ?, enabled = ?, description = ?, options = ?`;
 
 /** Bound on one transaction: a MySQL that stops answering must not hang a refill forever. */
 const TX_TIMEOUT_MS = 5000;
@@ -120,13 +122,6 @@ async function highestCounter(c: PoolConnection, tag: string, floor: number): Pr
   return Math.max(floor, rows[0].m === null ? 0 : Number(rows[0].m));
 }
 
-/** The counter value from which a new layout's IDs all lie above every ID of the old layout. */
-function floorFor(oldLayout: SegmentLayout, oldMaxSeq: number, newLayout: SegmentLayout): number {
-  const low = (l: SegmentLayout) => (l.layout === 'sharded' ? BigInt(shardBits(l.shards) + l.appBits) : 0n);
-  const oldMaxId = ((BigInt(oldMaxSeq) + 1n) << low(oldLayout)) - 1n;
-  return Number(oldMaxId >> low(newLayout));
-}
-
 /** Whether a re-created tag writes IDs exactly as its earlier life did (segment layouts are
  * handled by the counter floor instead). */
 function sameIdShape(a: TagSpec, b: TagSpec): boolean {
@@ -137,7 +132,8 @@ function sameIdShape(a: TagSpec, b: TagSpec): boolean {
   }
   if (a.rule && b.rule) {
     const [x, y] = [a.rule, b.rule];
-    return x.template === y.template && x.minCounter === y.minCounter && x.resetSeconds === y.resetSeconds && x.timeZone === y.timeZone;
+    return x.template === y.template && x.minCounter === y.minCounter && x.resetSeconds === y.resetSeconds && x.timeZone === y.timeZone
+      && a.stride === b.stride && a.offset === b.offset;
   }
   return false;
 }
@@ -169,12 +165,13 @@ export class TagsRepo {
       if (Number(rows[0].deleted) === 0) throw new IdmintError('TAG_EXISTS', `tag "${spec.tag}" already exists`);
       const old = fromRow(rows[0]);
       if (old.mode !== spec.mode || !sameIdShape(old, spec)) {
-        const shape = old.snowflake ? ` with layout ${JSON.stringify(old.snowflake)}` : old.rule ? ` with rule ${JSON.stringify(old.rule)}` : '';
+        const shape = old.snowflake ? ` with layout ${JSON.stringify(old.snowflake)}` : old.rule ? ` with rule ${JSON.stringify(old.rule)}, stride ${old.stride} and offset ${old.offset}` : '';
         throw invalid(`tag "${spec.tag}" was used before as a ${old.mode} tag${shape}; re-create it with the same mode and ${old.rule ? 'rule' : 'layout'}, or choose another name, so no old ID can come back`);
       }
-      // Segment tags continue above every ID the old layout could have produced; rule and
-      // snowflake tags of the same shape continue on their own (per-scope counters, time).
-      const floor = spec.mode === 'segment' ? floorFor(old, await highestCounter(c, spec.tag, Number(rows[0].counter_floor)), spec) : 0;
+      // Segment tags continue above every ID the old layout (and interleave) could have
+      // produced; rule and snowflake tags of the same shape continue on their own (per-scope
+      // counters, time).
+      const floor = spec.mode === 'segment' ? floorAbove(old, await highestCounter(c, spec.tag, Number(rows[0].counter_floor)), spec) : 0;
       await c.query('UPDATE idmint_counters SET max_id = GREATEST(max_id, CAST(? AS UNSIGNED)) WHERE tag = ?', [String(floor), spec.tag]);
       await c.query(
         `UPDATE idmint_tags SET ${SET_SPEC}, epoch = epoch + 1, deleted = 0, counter_floor = CAST(? AS UNSIGNED),
@@ -191,7 +188,8 @@ export class TagsRepo {
       const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0 FOR UPDATE`, [spec.tag]);
       if (rows.length === 0) throw new IdmintError('TAG_NOT_FOUND', `tag "${spec.tag}" does not exist`);
       const allocated = await highestCounter(c, spec.tag, Number(rows[0].counter_floor));
-      if (counterLimit(spec, BigInt(spec.maxIdLimit)) < allocated) {
+      const limit = spec.rule ? Number(spec.maxIdLimit) : counterLimit(spec, BigInt(spec.maxIdLimit));
+      if (limit < allocated) {
         throw invalid(`max_id_limit ${spec.maxIdLimit} lies below IDs already allocated to Redis (counter ${allocated}); it can only be lowered to an ID above those`);
       }
       await c.query(`UPDATE idmint_tags SET ${SET_SPEC} WHERE tag = ?`, [...specValues(spec), spec.tag]);

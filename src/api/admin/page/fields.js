@@ -36,6 +36,8 @@ export const FIELDS = [
   { name: 'prefetch', label: 'Prefetch', kind: 'number', create: SEG_RULE, edit: SEG_RULE },
   { name: 'max_id_limit', label: 'Max ID', kind: 'bigint', create: SEG, edit: SEG },
   { name: 'node_block', label: 'Node block', kind: 'int', create: SEG_RULE, edit: SEG_RULE },
+  { name: 'stride', label: 'Stride', kind: 'int', create: SEG_RULE, edit: [], hint: 'default 1; every value is offset (mod stride)' },
+  { name: 'offset', label: 'Offset', kind: 'int', create: SEG_RULE, edit: [], hint: 'default 0; below stride' },
   { name: 'description', label: 'Description', kind: 'text', create: MODES, edit: MODES },
   { name: 'force', label: 'Force (accept a short lifetime)', kind: 'bool', create: ['snowflake', 'rule'], edit: RULE },
   { name: 'enabled', label: 'Enabled', kind: 'bool', create: MODES, edit: [], default: true },
