@@ -2,9 +2,10 @@
 // and what idmint holds now, which tags to create, which to raise and which to leave, with
 // the counter floor that puts every later ID above every ID the old system could have handed
 // out. Pure: the importer reads both stores and writes the plan in one transaction.
-import { shardBits, MAX_COUNTER } from './layout.js';
+import { counterAtOrBelow, shardBits, MAX_COUNTER, type Interleave } from './layout.js';
 import { periodOf } from './period.js';
 import type { IdServerRule } from './idserver-lua.js';
+import { firstCounter, periodCapacity } from './rule-spec.js';
 import { isValidAppName } from './rule-template.js';
 import { SpecProblems, TAG_NAME } from './spec-problems.js';
 import { specFromCreate, type TagSpec } from './tag-spec.js';
@@ -12,11 +13,7 @@ import { specFromCreate, type TagSpec } from './tag-spec.js';
 export const SYSTEMS = ['leaf', 'tinyid', 'id_server'] as const;
 export type OldSystem = (typeof SYSTEMS)[number];
 
-/** Interleaving of a counter: the values v with v % stride == offset (1, 0: every value). */
-export interface Interleave {
-  readonly stride: number;
-  readonly offset: number;
-}
+export type { Interleave };
 
 /** A Leaf biz_tag or a Tinyid biz_type: every ID it handed out is at most maxId. */
 export interface OldSegmentTag extends Interleave {
@@ -109,11 +106,6 @@ function lowBits(s: TagSpec): number {
   return s.layout === 'sharded' ? shardBits(s.shards) + s.appBits : 0;
 }
 
-function interleaveOf(s: TagSpec): Interleave {
-  const x = s as TagSpec & Partial<Interleave>;
-  return { stride: x.stride ?? 1, offset: x.offset ?? 0 };
-}
-
 /**
  * The counter floor of a segment tag above an old maximum ID: counter k writes the sequence
  * value k * stride + offset, as the ID (plain) or shifted past the shard and app bits
@@ -121,9 +113,7 @@ function interleaveOf(s: TagSpec): Interleave {
  * maxId >> low writes IDs above maxId.
  */
 export function segmentFloor(spec: TagSpec, maxId: bigint): number {
-  const { stride, offset } = interleaveOf(spec);
-  const rest = (maxId >> BigInt(lowBits(spec))) - BigInt(offset);
-  const floor = rest < 0n ? 0n : rest / BigInt(stride);
+  const floor = counterAtOrBelow(spec, maxId >> BigInt(lowBits(spec)));
   if (floor >= BigInt(MAX_COUNTER)) throw new SpecProblems([`tag "${spec.tag}": the old maximum ${maxId} leaves no room below idmint's largest counter (2^53-1)`]);
   return Number(floor);
 }
@@ -134,11 +124,9 @@ export function segmentFloor(spec: TagSpec, maxId: bigint): number {
  * such values at or below `saved` (capped at the period's capacity).
  */
 export function ruleFloor(spec: TagSpec, saved: number): number {
-  const r = spec.rule!;
-  const { stride, offset } = interleaveOf(spec);
-  const first = r.minCounter + ((((offset - r.minCounter) % stride) + stride) % stride);
-  const count = (last: number) => (last < first ? 0 : Math.floor((last - first) / stride) + 1);
-  return Math.min(count(saved), count(r.maxCounter));
+  const first = firstCounter(spec.rule!, spec);
+  const below = saved < first ? 0 : Math.floor((saved - first) / spec.stride) + 1;
+  return Math.min(below, periodCapacity(spec.rule!, spec));
 }
 
 /** The highest mark of (shard, scope), or the tag's floor for a counter not yet used. */
@@ -158,7 +146,7 @@ function clash(current: Current, want: TagSpec, what: string): string | undefine
   if (!cur && current.deleted.has(name)) return `tag "${name}" was deleted in idmint; re-create it (or choose another name in the old system) before importing ${what}`;
   if (!cur) return undefined;
   if (cur.spec.mode !== want.mode) return `tag "${name}" exists in idmint as a ${cur.spec.mode} tag; ${what} needs a ${want.mode} tag: rename one of them`;
-  const [a, b] = [interleaveOf(cur.spec), interleaveOf(want)];
+  const [a, b] = [cur.spec, want];
   if (a.stride !== b.stride || a.offset !== b.offset) {
     return `tag "${name}" exists in idmint with stride ${a.stride} and offset ${a.offset}; ${what} needs stride ${b.stride} and offset ${b.offset}`;
   }
@@ -175,14 +163,6 @@ function checkName(tag: string, problems: string[], what: string): boolean {
   if (TAG_NAME.test(tag)) return true;
   problems.push(`${what} "${tag}" is not a valid idmint tag name ([A-Za-z0-9_.-]{1,64}); rename it in the old system first`);
   return false;
-}
-
-/** Whether tag definitions carry `stride` and `offset` (interleaved counters). */
-const INTERLEAVE_FIELDS = false;
-
-function interleaveProblem(o: Interleave, what: string, names: string): string | undefined {
-  if (INTERLEAVE_FIELDS || (o.stride === 1 && o.offset === 0)) return undefined;
-  return `${what} hands out every ${o.stride}th value (${names}); this version of idmint has no interleaved counters, so it cannot continue them`;
 }
 
 function specOf(body: Record<string, unknown>, problems: string[], what: string): TagSpec | undefined {
@@ -213,11 +193,6 @@ export function planSegments(
     if (step > 100_000_000) {
       notes.push(`step ${o.step} lowered to idmint's largest, 100000000`);
       step = 100_000_000;
-    }
-    const stuck = interleaveProblem(o, `${label} "${o.tag}"`, `delta ${o.stride}, remainder ${o.offset}`);
-    if (stuck) {
-      problems.push(stuck);
-      continue;
     }
     const body: Record<string, unknown> = { tag: o.tag, mode: 'segment', step, description: o.description.slice(0, 255) };
     if (o.stride !== 1 || o.offset !== 0) Object.assign(body, { stride: o.stride, offset: o.offset });
@@ -285,11 +260,6 @@ export function planRules(
   for (const o of rules) {
     const what = `rule "${o.tag}" (${o.file})`;
     if (!checkName(o.tag, problems, 'id_server rule')) continue;
-    const stuck = interleaveProblem(o, what, `id_step ${o.stride}, id_offset ${o.offset}`);
-    if (stuck) {
-      problems.push(stuck);
-      continue;
-    }
     const r = o.rule;
     const body: Record<string, unknown> = {
       tag: o.tag, mode: 'rule', template: r.template, min_counter: r.minCounter, max_counter: r.maxCounter,
