@@ -202,6 +202,17 @@ describe('import from Tinyid (command line)', () => {
     env: { ...process.env, ...testEnv(names) }, encoding: 'utf8', timeout: 60000,
   });
 
+  it('refuses a command line without the old database, and an unreadable one, with exit code 2', () => {
+    const usage = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', 'tinyid', '--dry-run'], { env: { ...process.env, ...testEnv(names) }, encoding: 'utf8' });
+    assert.equal(usage.status, 2);
+    assert.match(usage.stderr, /import tinyid needs --mysql/);
+    const missing = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', 'tinyid', '--mysql', mysqlUrlFor(`${db}_none`)], {
+      env: { ...process.env, ...testEnv(names) }, encoding: 'utf8', timeout: 60000,
+    });
+    assert.equal(missing.status, 2, missing.stderr);
+    assert.match(missing.stderr, /import refused, nothing was written: cannot connect to Tinyid's database .*Unknown database/);
+  });
+
   it('--dry-run prints the plan and writes nothing', () => {
     const r = cli('--dry-run');
     assert.equal(r.status, 0, r.stderr);
