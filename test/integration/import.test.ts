@@ -7,7 +7,7 @@
 // refuses the whole import.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -299,25 +299,35 @@ end
     await cleanup(names);
   });
 
-  const body = (extra: Json = {}) => ({ system: 'id_server', mysql: ids.url, config: join(dir, 'config.json'), time_zone: ZONE, ...extra });
+  // The admin route takes the files in the body; the command line reads them from disk.
+  const body = async (extra: Json = {}) => ({
+    system: 'id_server', mysql: ids.url, time_zone: ZONE, ...extra,
+    config_json: await readFile(join(dir, 'config.json'), 'utf8'),
+    lua_files: { 'o2o.lua': await readFile(join(dir, 'o2o.lua'), 'utf8'), 'task.lua': await readFile(join(dir, 'task.lua'), 'utf8') },
+  });
 
   it('refuses a Lua file of another shape, naming file and line, and writes nothing', async () => {
     await writeFile(join(dir, 'task.lua'), TASK_RULE.replace('    local seq', '    if salt == "" then salt = "x" end\n    local seq'));
-    const r = await importVia(node.url, body());
+    const r = await importVia(node.url, await body());
     assert.equal(r.status, 400);
-    assert.match(String((r.body.error as Json).message), new RegExp(`${join(dir, 'task.lua').replace(/[.]/g, '\\.')}:11: create_id: not understood: "if salt`));
+    assert.match(String((r.body.error as Json).message), /: task\.lua:11: create_id: not understood: "if salt/);
     assert.equal((await tagStatus(node.url, 'o2o')).status, 404);
     await writeFile(join(dir, 'task.lua'), TASK_RULE);
   });
 
-  it('a dry run writes nothing', async () => {
-    const r = await mustImport(node.url, body({ dry_run: true }));
+  it('a dry run writes nothing (admin route, and the command line reading the files from disk)', async () => {
+    const r = await mustImport(node.url, await body({ dry_run: true }));
     assert.deepEqual(r.tags.map((t) => [t.tag, t.action]), [['o2o', 'create'], ['task', 'create']]);
+    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', 'id_server', '--config', join(dir, 'config.json'), '--mysql', ids.url, '--time-zone', ZONE, '--dry-run'], {
+      env: { ...process.env, ...testEnv(names) }, encoding: 'utf8', timeout: 60000,
+    });
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.match(cli.stdout, /create\s+rule\s+o2o: old max shop:4501 blog:121; counters blog\/\d+ above sequence 61, shop\/\d+ above sequence 2251/);
     assert.equal((await tagStatus(node.url, 'o2o')).status, 404);
   });
 
   it('continues each (rule, app) counter of the current period above every saved one, over HTTP and UDP', async () => {
-    const r = await mustImport(node.url, body());
+    const r = await mustImport(node.url, await body());
     assert.deepEqual(r.tags.map((t) => [t.tag, t.action]), [['o2o', 'create'], ['task', 'create']]);
     const o2o = (await tagStatus(node.url, 'o2o')).body;
     assert.equal(o2o.template, '{year%10}{MM}{dd}{counter:4}');
@@ -352,21 +362,21 @@ end
     } finally {
       udp.close();
     }
-    const again = await mustImport(node.url, body());
+    const again = await mustImport(node.url, await body());
     assert.deepEqual(again.tags.map((t) => t.action), ['unchanged', 'unchanged']);
   });
 
   it('raises a rule whose counter lies below a node that saved later, abandoning the segment Redis holds', async () => {
     // idmint holds blog's segment from 122 on (its first IDs came above 121); a node saved 5001 later.
     await ids.c.query("UPDATE counter SET counter = 5001, update_time = ? WHERE node_offset = 1 AND rule_name = 'o2o' AND app_name = 'blog'", [Math.floor(Date.now() / 1000)]);
-    const r = await mustImport(node.url, body());
+    const r = await mustImport(node.url, await body());
     assert.deepEqual(r.tags.map((t) => [t.tag, t.action]), [['o2o', 'raise'], ['task', 'unchanged']]);
     assert.deepEqual(r.tags[0].floors.map((f) => f.scope.split('/')[0]), ['blog']);
     const res = await fetch(`${node.url}/v1/ids/o2o?count=50&app=blog`);
     const b = (await res.json()) as { ids: string[] };
     assert.equal(res.status, 200, JSON.stringify(b));
     assert.ok(b.ids.every((id) => Number(id.slice(5)) > 5001), b.ids.join(' '));
-    const again = await mustImport(node.url, body());
+    const again = await mustImport(node.url, await body());
     assert.deepEqual(again.tags.map((t) => t.action), ['unchanged', 'unchanged']);
   });
 });

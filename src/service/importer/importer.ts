@@ -15,7 +15,7 @@ import { inTx, insertTag, type TagsRepo } from '../../store/mysql/tags-repo.js';
 import { hashToken, type TokensRepo } from '../../store/mysql/tokens-repo.js';
 import type { SegmentStore } from '../../store/redis/segments.js';
 import { readCurrent } from './current.js';
-import { readIdServer, readLeaf, readTinyid } from './old-stores.js';
+import { filesOnDisk, filesSent, readIdServer, readLeaf, readTinyid } from './old-stores.js';
 
 export interface ImportRequest {
   readonly system: OldSystem;
@@ -23,6 +23,8 @@ export interface ImportRequest {
   readonly mysql: string;
   /** id_server: path of its config.json (Lua files are read relative to it). */
   readonly config?: string;
+  /** id_server, instead of a path: the text of config.json and of each Lua file it names. */
+  readonly files?: { readonly config: string; readonly lua: Readonly<Record<string, string>> };
   /** id_server: the zone its servers ran in (their local time decided dates and periods). */
   readonly timeZone?: string;
   readonly dryRun?: boolean;
@@ -87,9 +89,10 @@ export class Importer {
       const current = await readCurrent(pool, tags, tokens, old.map((o) => o.tag));
       return { plan: planSegments(req.system, old, current, hashToken), redisOf: current.redis };
     }
-    if (!req.config) throw new SpecProblems(['id_server needs --config <path of its config.json>']);
+    const files = req.config !== undefined ? filesOnDisk(req.config) : req.files ? filesSent(req.files.config, req.files.lua) : undefined;
+    if (!files) throw new SpecProblems(['id_server needs its config.json and Lua files']);
     const zone = validateTimeZone(req.timeZone ?? DEFAULT_TIME_ZONE);
-    const { rules, rows } = await readIdServer(req.config, req.mysql, zone);
+    const { rules, rows } = await readIdServer(files, req.mysql, zone);
     const current = await readCurrent(pool, tags, tokens, rules.map((r) => r.tag));
     const now = this.deps.now?.() ?? Date.now();
     return { plan: planRules(rules, rows, current, now, { force: req.force }), redisOf: current.redis };

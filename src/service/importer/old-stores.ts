@@ -70,24 +70,56 @@ export interface IdServerSources {
   readonly rows: OldCounterRow[];
 }
 
-/** id_server's rules (config.json and the Lua files it names, relative to it) and saved counters. */
-export async function readIdServer(configPath: string, url: string, timeZone: string): Promise<IdServerSources> {
-  let text: string;
-  try {
-    text = await readFile(configPath, 'utf8');
-  } catch (e) {
-    throw new SpecProblems([`cannot read ${configPath}: ${(e as Error).message}`]);
-  }
-  const config = parseIdServerConfig(configPath, text);
+/**
+ * id_server's config.json and the Lua files it names: read from disk (the command line), or
+ * sent in the request (the admin route, which never reads the server's files).
+ */
+export interface IdServerFiles {
+  /** How the config is named in messages (its path, or "config.json"). */
+  readonly configName: string;
+  readConfig(): Promise<string>;
+  /** The Lua file a rule names: how messages name it, and its text. */
+  readLua(luaFile: string): Promise<{ name: string; text: string }>;
+}
+
+export function filesOnDisk(configPath: string): IdServerFiles {
+  const read = (path: string) => readFile(path, 'utf8').catch((e: Error) => {
+    throw new SpecProblems([`cannot read ${path}: ${e.message}`]);
+  });
+  return {
+    configName: configPath,
+    readConfig: () => read(configPath),
+    readLua: async (luaFile) => {
+      const name = resolve(dirname(configPath), luaFile);
+      return { name, text: await read(name) };
+    },
+  };
+}
+
+export function filesSent(config: string, lua: Readonly<Record<string, string>>): IdServerFiles {
+  return {
+    configName: 'config.json',
+    readConfig: async () => config,
+    readLua: async (luaFile) => {
+      if (!Object.hasOwn(lua, luaFile)) throw new SpecProblems([`config.json names the Lua file "${luaFile}", which lua_files does not hold`]);
+      return { name: luaFile, text: lua[luaFile] };
+    },
+  };
+}
+
+/** id_server's rules (config.json and the Lua files it names) and saved counters. */
+export async function readIdServer(files: IdServerFiles, url: string, timeZone: string): Promise<IdServerSources> {
+  const config = parseIdServerConfig(files.configName, await files.readConfig());
   const problems: string[] = [];
   const rules: OldRule[] = [];
   for (const r of config.rules) {
-    const file = resolve(dirname(configPath), r.luaFile);
+    let file: string;
     let lua: string;
     try {
-      lua = await readFile(file, 'utf8');
+      ({ name: file, text: lua } = await files.readLua(r.luaFile));
     } catch (e) {
-      problems.push(`rule "${r.name}": cannot read ${file}: ${(e as Error).message}`);
+      if (!(e instanceof SpecProblems)) throw e;
+      problems.push(...e.problems.map((p) => `rule "${r.name}": ${p}`));
       continue;
     }
     try {
