@@ -166,6 +166,22 @@ describe('import from Leaf', () => {
     assert.ok(again.tags.every((t) => t.action === 'unchanged'));
   });
 
+  it('the command line prints a large report whole before it exits', async () => {
+    const rows = Array.from({ length: 1500 }, (_, i) => [`bulk_${i}`, String(1_000_000 + i), 1000, `bulk tag ${i} `.repeat(8)]);
+    await leaf.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ?', [rows]);
+    try {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', 'leaf', '--mysql', leaf.url, '--dry-run', '--json'], {
+        env: { ...process.env, ...testEnv(names) }, encoding: 'utf8', timeout: 60000, maxBuffer: 64 * 1024 * 1024,
+      });
+      assert.equal(r.status, 0, r.stderr);
+      assert.ok(r.stdout.length > 256 * 1024, `a report of ${r.stdout.length} bytes`);
+      const report = JSON.parse(r.stdout) as Report;
+      assert.equal(report.tags.filter((t) => t.tag.startsWith('bulk_') && t.action === 'create').length, 1500);
+    } finally {
+      await leaf.c.query("DELETE FROM leaf_alloc WHERE biz_tag LIKE 'bulk\\_%'");
+    }
+  });
+
   it('refuses a name idmint has with another mode, and writes nothing of the import', async () => {
     await createTag(node.url, { tag: 'clash', mode: 'snowflake' });
     await leaf.c.query("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('clash', 10, 10), ('fresh', 77, 10)");

@@ -88,7 +88,9 @@ export async function runImport(config: Config, args: ImportArgs): Promise<numbe
       },
     });
     const report = await importer.run(args.request);
-    console.log(args.json ? JSON.stringify(report, null, 2) : formatReport(report));
+    // Written out before the process exits: a large report to a pipe is written asynchronously.
+    const text = `${args.json ? JSON.stringify(report, null, 2) : formatReport(report)}\n`;
+    await new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
     return 0;
   } catch (err) {
     if (err instanceof IdmintError) {
