@@ -258,6 +258,18 @@ describe('import from Tinyid (command line)', () => {
     assert.equal(again.status, 0, again.stderr);
     assert.deepEqual((JSON.parse(again.stdout) as Report).tags.map((t) => [t.action, t.tokens_added]), [['unchanged', 0], ['unchanged', 0]]);
   });
+
+  it('a re-run does not bring back a token revoked in idmint', async () => {
+    const list = (await (await fetch(`${node.url}/v1/admin/tags/test/tokens`, { headers: adminHeaders })).json()) as { tokens: { id: number; name: string }[] };
+    const second = list.tokens.find((t) => t.name === 'tinyid-3')!;
+    const del = await fetch(`${node.url}/v1/admin/tags/test/tokens/${second.id}`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
+    assert.equal(del.status, 204);
+    const r = cli('--json');
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual((JSON.parse(r.stdout) as Report).tags.map((t) => t.tokens_added), [0, 0]);
+    const res = await fetch(`${node.url}/v1/ids/test?count=1`, { headers: { 'x-idmint-token': 'second-token' } });
+    assert.equal(res.status, 401);
+  });
 });
 
 describe('import from id_server', () => {

@@ -36,7 +36,7 @@ const body = {
 export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
   const { rt } = opts;
   const importer = new Importer({
-    pool: rt.pool, tags: rt.tags, tokens: rt.tokens, segments: rt.segments, log: rt.log,
+    pool: rt.pool, tags: rt.tags, segments: rt.segments, log: rt.log,
     announce: (tag) => rt.registry.announce(tag),
   });
   app.post<{ Body: Body }>('/v1/admin/import', { schema: { body } }, async (req) => {

@@ -8,7 +8,6 @@ import { IdmintError } from '../../errors.js';
 import { migrate } from '../../store/mysql/migrations.js';
 import { createPool } from '../../store/mysql/pool.js';
 import { TagsRepo } from '../../store/mysql/tags-repo.js';
-import { TokensRepo } from '../../store/mysql/tokens-repo.js';
 import { createDefaultRedis, createRedis, whenReady, type RedisClient } from '../../store/redis/connection.js';
 import { Keys } from '../../store/redis/keys.js';
 import { SegmentStore } from '../../store/redis/segments.js';
@@ -81,7 +80,7 @@ export async function runImport(config: Config, args: ImportArgs): Promise<numbe
     await whenReady(redis);
     await migrate(pool);
     const importer = new Importer({
-      pool, tags: new TagsRepo(pool), tokens: new TokensRepo(pool), log,
+      pool, tags: new TagsRepo(pool), log,
       segments: new SegmentStore({ default: redis, ...Object.fromEntries(named) }, keys),
       announce: async (tag) => {
         await redis.publish(keys.tagsChanged(), tag);

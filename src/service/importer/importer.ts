@@ -12,7 +12,7 @@ import { DEFAULT_TIME_ZONE, validateTimeZone } from '../../core/period.js';
 import { SpecProblems } from '../../core/spec-problems.js';
 import { IdmintError, invalid } from '../../errors.js';
 import { inTx, insertTag, type TagsRepo } from '../../store/mysql/tags-repo.js';
-import { hashToken, type TokensRepo } from '../../store/mysql/tokens-repo.js';
+import { hashToken } from '../../store/mysql/tokens-repo.js';
 import type { SegmentStore } from '../../store/redis/segments.js';
 import { readCurrent } from './current.js';
 import { filesOnDisk, filesSent, readIdServer, readLeaf, readTinyid } from './old-stores.js';
@@ -54,7 +54,6 @@ export interface ImportReport {
 export interface ImporterDeps {
   readonly pool: Pool;
   readonly tags: TagsRepo;
-  readonly tokens: TokensRepo;
   readonly segments: SegmentStore;
   /** Tells every serving process that a tag changed. */
   readonly announce: (tag: string) => Promise<void>;
@@ -83,17 +82,17 @@ export class Importer {
   }
 
   private async plan(req: ImportRequest): Promise<{ plan: ImportPlan; redisOf: ReadonlyMap<string, string> }> {
-    const { pool, tags, tokens } = this.deps;
+    const { pool, tags } = this.deps;
     if (req.system === 'leaf' || req.system === 'tinyid') {
       const old = req.system === 'leaf' ? await readLeaf(req.mysql) : await readTinyid(req.mysql);
-      const current = await readCurrent(pool, tags, tokens, old.map((o) => o.tag));
+      const current = await readCurrent(pool, tags, old.map((o) => o.tag));
       return { plan: planSegments(req.system, old, current, hashToken), redisOf: current.redis };
     }
     const files = req.config !== undefined ? filesOnDisk(req.config) : req.files ? filesSent(req.files.config, req.files.lua) : undefined;
     if (!files) throw new SpecProblems(['id_server needs its config.json and Lua files']);
     const zone = validateTimeZone(req.timeZone ?? DEFAULT_TIME_ZONE);
     const { rules, rows } = await readIdServer(files, req.mysql, zone);
-    const current = await readCurrent(pool, tags, tokens, rules.map((r) => r.tag));
+    const current = await readCurrent(pool, tags, rules.map((r) => r.tag));
     const now = this.deps.now?.() ?? Date.now();
     return { plan: planRules(rules, rows, current, now, { force: req.force }), redisOf: current.redis };
   }
