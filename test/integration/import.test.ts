@@ -166,6 +166,22 @@ describe('import from Leaf', () => {
     assert.ok(again.tags.every((t) => t.action === 'unchanged'));
   });
 
+  it('raises an order: node tag, whose block sits in the process memory', async () => {
+    await createTag(node.url, { tag: 'legacy_node', mode: 'segment', order: 'node', node_block: 100, step: 1000 });
+    const one = async () => {
+      const res = await fetch(`${node.url}/v1/id/legacy_node`);
+      const b = (await res.json()) as { id: string };
+      assert.equal(res.status, 200, JSON.stringify(b));
+      return BigInt(b.id);
+    };
+    for (let i = 1n; i <= 5n; i++) assert.equal(await one(), i);
+    await leaf.c.query("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('legacy_node', 50, 10)");
+    const r = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
+    assert.equal(r.tags.find((t) => t.tag === 'legacy_node')!.action, 'raise');
+    const after = [await one(), await one(), ...await fetchIds(node.url, 'legacy_node', 20), await one()];
+    assertAbove(after, 50n, 'legacy_node after the raise');
+  });
+
   it('the command line prints a large report whole before it exits', async () => {
     const rows = Array.from({ length: 1500 }, (_, i) => [`bulk_${i}`, String(1_000_000 + i), 1000, `bulk tag ${i} `.repeat(8)]);
     await leaf.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ?', [rows]);
