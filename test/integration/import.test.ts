@@ -15,7 +15,7 @@ import mysql from 'mysql2/promise';
 import { periodOf, periodStart } from '../../src/core/period.js';
 import { poolOptions } from '../../src/store/mysql/pool.js';
 import { cleanup, mysqlUrlFor, testEnv, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, fetchIds, startLocalNode } from '../helpers/node.js';
+import { adminHeaders, createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../helpers/node.js';
 import { freePort } from '../helpers/redis-server.js';
 import { UdpClient } from '../helpers/udp-client.js';
 
@@ -422,5 +422,53 @@ end
     assert.ok(b.ids.every((id) => Number(id.slice(5)) > 5001), b.ids.join(' '));
     const again = await mustImport(node.url, await body());
     assert.deepEqual(again.tags.map((t) => t.action), ['unchanged', 'unchanged']);
+  });
+});
+
+describe('import raising a tag two processes serve under load', () => {
+  const names = testNames();
+  const db = `${names.db}_leafload`;
+  const nodes: ChildNode[] = [];
+  let leaf: { url: string; c: mysql.Connection };
+
+  before(async () => {
+    nodes.push(...(await Promise.all([spawnNode(names, { NODE_ID: 'imp-a' }), spawnNode(names, { NODE_ID: 'imp-b' })])));
+    leaf = await oldDb(db, [LEAF_DDL]);
+  });
+  after(async () => {
+    await leaf?.c.end();
+    for (const n of nodes) await n.stop().catch(() => undefined);
+    await dropDb(db);
+    await cleanup(names);
+  });
+
+  it('every ID asked for after the import returned lies above the old maximum, none twice', { timeout: 60000 }, async () => {
+    await createTag(nodes[0].url, { tag: 'hot', mode: 'segment', step: 2000 });
+    await leaf.c.query("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('hot', 100000, 1000)");
+    const answers: { start: number; ids: bigint[] }[] = [];
+    let stop = false;
+    let importedAt = Infinity;
+    const worker = async (url: string) => {
+      while (!stop) {
+        const start = performance.now();
+        const res = await fetch(`${url}/v1/ids/hot?count=5`);
+        const b = (await res.json()) as { ids?: string[] };
+        assert.equal(res.status, 200, JSON.stringify(b));
+        answers.push({ start, ids: b.ids!.map(BigInt) });
+      }
+    };
+    const load = nodes.flatMap((n) => [worker(n.url), worker(n.url), worker(n.url)]);
+    await new Promise((r) => setTimeout(r, 1000));
+    const r = await mustImport(nodes[1].url, { system: 'leaf', mysql: leaf.url });
+    importedAt = performance.now();
+    assert.equal(r.tags[0].action, 'raise');
+    await new Promise((r) => setTimeout(r, 1000));
+    stop = true;
+    await Promise.all(load);
+    const all = answers.flatMap((a) => a.ids);
+    assert.equal(new Set(all).size, all.length, 'an ID twice');
+    const later = answers.filter((a) => a.start > importedAt);
+    assert.ok(later.length > 20 && answers.length - later.length > 20, `${answers.length - later.length} answers before, ${later.length} after`);
+    assertAbove(later.flatMap((a) => a.ids), 100000n, 'after the import');
   });
 });
