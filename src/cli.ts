@@ -1,18 +1,22 @@
 // idmint command line: `idmint serve [--demo] [--processes N]` runs a serving node (HTTP +
 // workers), or N of them sharing the ports (src/api/processes.ts); `idmint worker` runs the
-// BullMQ workers alone.
+// BullMQ workers alone; `idmint import <system>` brings the counters of Leaf, Tinyid or
+// id_server over (src/service/importer).
 import { ConfigError, loadConfig } from './config.js';
 import { isProcessWorker, runPrimary, runWorker, takeProcessesFlag } from './api/processes.js';
 import { closeOnSignals, startNode } from './api/server.js';
+import { IMPORT_USAGE, parseImportArgs, runImport } from './service/importer/import-command.js';
 
 const USAGE = `usage: idmint serve [--demo] [--processes N|auto]
                                serve HTTP and run workers (--demo: create tag "demo";
                                --processes: N serving processes sharing the ports)
        idmint worker           run the refill workers only
+${IMPORT_USAGE}
 settings come from the environment; see docs/CONFIG.md`;
 
 async function main(argv: string[]): Promise<void> {
   const [cmd, ...flags] = argv;
+  if (cmd === 'import') return runImportCommand(flags);
   if (cmd !== 'serve' && cmd !== 'worker') {
     console.error(USAGE);
     process.exit(2);
@@ -40,6 +44,25 @@ async function main(argv: string[]): Promise<void> {
   if (processes > 1) process.exit(await runPrimary(config, env, processes));
   const node = await startNode(config);
   closeOnSignals(node);
+}
+
+async function runImportCommand(args: string[]): Promise<void> {
+  const parsed = parseImportArgs(args);
+  if (typeof parsed === 'string') {
+    console.error(`${parsed}\n${USAGE}`);
+    process.exit(2);
+  }
+  let config;
+  try {
+    config = loadConfig(process.env, { serveHttp: false });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  process.exit(await runImport(config, parsed));
 }
 
 main(process.argv.slice(2)).catch((err: Error) => {

@@ -9,6 +9,7 @@ import { adminTagRoutes } from './admin/tags.js';
 import { adminWorkerRoutes } from './admin/workers.js';
 import { adminTokenRoutes } from './admin/tokens.js';
 import { adminRedisRoutes } from './admin/redis.js';
+import { adminImportRoutes } from './admin/import.js';
 import { queueBoard } from './admin/queues.js';
 import { registerDocs } from './docs.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -64,6 +65,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     await admin.register(adminWorkerRoutes, { rt });
     await admin.register(adminTokenRoutes, { rt });
     await admin.register(adminRedisRoutes, { rt });
+    await admin.register(adminImportRoutes, { rt });
     await admin.register(queueBoard, { queues: rt.queues });
     if (rt.config.testMode) await admin.register((await import('./routes/debug.js')).debugRoutes, { rt });
   });

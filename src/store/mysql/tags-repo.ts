@@ -226,3 +226,12 @@ export class TagsRepo {
 }
 
 export { inTx };
+
+/**
+ * Inserts a new tag inside the caller's transaction (imports write many tags in one),
+ * starting its counters above `counterFloor`. Fails with ER_DUP_ENTRY when the name exists.
+ */
+export async function insertTag(c: PoolConnection, spec: TagSpec, counterFloor: number, redis = 'default'): Promise<void> {
+  await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, counter_floor = CAST(? AS UNSIGNED), redis_name = ?`,
+    [spec.tag, ...specValues(spec), String(counterFloor), redis]);
+}

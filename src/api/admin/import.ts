@@ -1,0 +1,52 @@
+// Admin API for imports from Leaf, Tinyid and id_server (the same as `idmint import`): reads
+// the old system's store, and creates or raises tags so every later ID lies above every ID the
+// old system handed out. `dry_run` answers the plan and writes nothing. id_server's config.json
+// and Lua files come in the body: the route never reads files of the server it runs on.
+import type { FastifyInstance } from 'fastify';
+import { SYSTEMS, type OldSystem } from '../../core/import-plan.js';
+import { invalid } from '../../errors.js';
+import { Importer } from '../../service/importer/importer.js';
+import type { Runtime } from '../../runtime.js';
+
+interface Body {
+  system: OldSystem;
+  mysql: string;
+  config_json?: string | Record<string, unknown>;
+  lua_files?: Record<string, string>;
+  time_zone?: string;
+  dry_run?: boolean;
+  force?: boolean;
+}
+
+const body = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['system', 'mysql'],
+  properties: {
+    system: { type: 'string', enum: [...SYSTEMS] },
+    mysql: { type: 'string', minLength: 1, maxLength: 1000 },
+    config_json: { anyOf: [{ type: 'string', minLength: 1, maxLength: 65536 }, { type: 'object' }] },
+    lua_files: { type: 'object', additionalProperties: { type: 'string', maxLength: 65536 }, maxProperties: 1000 },
+    time_zone: { type: 'string', minLength: 1, maxLength: 64 },
+    dry_run: { type: 'boolean' },
+    force: { type: 'boolean' },
+  },
+} as const;
+
+export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+  const { rt } = opts;
+  const importer = new Importer({
+    pool: rt.pool, tags: rt.tags, segments: rt.segments, log: rt.log,
+    announce: (tag) => rt.registry.announce(tag),
+  });
+  app.post<{ Body: Body }>('/v1/admin/import', { schema: { body } }, async (req) => {
+    const b = req.body;
+    if (b.system !== 'id_server' && (b.config_json !== undefined || b.lua_files !== undefined)) throw invalid('config_json and lua_files apply to id_server');
+    if (b.system === 'id_server' && b.config_json === undefined) throw invalid('id_server needs config_json (the text of its config.json) and lua_files (each Lua file it names, by that name)');
+    const files = b.config_json === undefined ? undefined
+      : { config: typeof b.config_json === 'string' ? b.config_json : JSON.stringify(b.config_json), lua: b.lua_files ?? {} };
+    const out = await importer.run({ system: b.system, mysql: b.mysql, files, timeZone: b.time_zone, dryRun: b.dry_run, force: b.force });
+    if (!out.dry_run) req.log.info({ system: out.system, tags: out.tags.map((t) => `${t.tag}:${t.action}`) }, 'import');
+    return out;
+  });
+}

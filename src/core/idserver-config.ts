@@ -1,0 +1,45 @@
+// Reads id_server's config.json: the node's id_step and id_offset (its counters are the
+// values offset + k * step) and its rules, each a name and a Lua file. Pure.
+import { SpecProblems } from './spec-problems.js';
+
+export interface IdServerConfig {
+  readonly idStep: number;
+  readonly idOffset: number;
+  readonly rules: readonly { readonly name: string; readonly luaFile: string }[];
+}
+
+export function parseIdServerConfig(file: string, text: string): IdServerConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new SpecProblems([`${file}: not JSON (${(e as Error).message})`]);
+  }
+  const problems: string[] = [];
+  const c = (raw ?? {}) as Record<string, unknown>;
+  const int = (k: string, def: number): number => {
+    const v = c[k] ?? def;
+    if (typeof v !== 'number' || !Number.isInteger(v)) {
+      problems.push(`${file}: ${k} must be a whole number`);
+      return def;
+    }
+    return v;
+  };
+  const idStep = int('id_step', 1);
+  const idOffset = int('id_offset', 0);
+  if (idStep < 1 || idOffset < 0 || idOffset >= idStep) problems.push(`${file}: id_offset must lie from 0 to id_step - 1 (id_step ${idStep}, id_offset ${idOffset}), as id_server requires`);
+  const rules: { name: string; luaFile: string }[] = [];
+  if (!Array.isArray(c.rules)) problems.push(`${file}: "rules" must be a list of {"name", "lua_file"}`);
+  else {
+    c.rules.forEach((r: unknown, i: number) => {
+      const x = (r ?? {}) as Record<string, unknown>;
+      if (typeof x.name !== 'string' || x.name === '' || typeof x.lua_file !== 'string' || x.lua_file === '') {
+        problems.push(`${file}: rules[${i}] needs a "name" and a "lua_file"`);
+      } else rules.push({ name: x.name, luaFile: x.lua_file });
+    });
+  }
+  const names = rules.map((r) => r.name);
+  for (const n of new Set(names.filter((n, i) => names.indexOf(n) !== i))) problems.push(`${file}: rule "${n}" is listed twice`);
+  if (problems.length) throw new SpecProblems(problems);
+  return { idStep, idOffset, rules };
+}

@@ -1,0 +1,269 @@
+// Reads an id_server rule file (Lua) into an idmint rule: the four functions min_counter,
+// max_counter, reset_seconds and create_id, in the shape id_server's examples use:
+//
+//   function max_counter()  return 9999  end
+//   function create_id(counter, now, salt)
+//     local seq = counter:generate_counter()
+//     local new_id = string.format("%01d%02d%02d%04d", now:year()%10, now:month(), now:day(), seq)
+//     return new_id
+//   end
+//
+// Nothing is evaluated: each line is matched against that shape, and anything else is refused
+// with the file, the line and what was not understood, so a rule is never imported with a
+// template that renders other IDs than id_server did. Pure: the caller reads the file.
+import { SpecProblems } from './spec-problems.js';
+
+export interface IdServerRule {
+  readonly minCounter: number;
+  readonly maxCounter: number;
+  readonly resetSeconds: number;
+  /** The idmint template of create_id, e.g. `{year%10}{MM}{dd}{counter:4}`. */
+  readonly template: string;
+}
+
+const NUMERIC = ['min_counter', 'max_counter', 'reset_seconds'] as const;
+type Numeric = (typeof NUMERIC)[number];
+
+/** What one create_id argument is, as idmint tokens per printf conversion. */
+type Arg = { kind: 'time'; what: 'year' | 'year%10' | 'year%100' | 'month' | 'day' | 'hour' | 'minute' | 'second' } | { kind: 'counter' } | { kind: 'salt' };
+
+class Refusal extends Error {}
+
+/** Strips a `--` comment that is not inside a string literal. */
+function stripComment(line: string): string {
+  let quote = '';
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = '';
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '-' && line[i + 1] === '-') return line.slice(0, i);
+  }
+  return line;
+}
+
+/** An integer expression: a literal or a product of literals (`24*3600`). */
+function integerOf(expr: string): number {
+  const parts = expr.split('*').map((p) => p.trim());
+  if (!parts.every((p) => /^\d{1,16}$/.test(p))) throw new Refusal(`expected a whole number (or a product of whole numbers), found "${expr}"`);
+  const v = parts.reduce((a, p) => a * Number(p), 1);
+  if (!Number.isSafeInteger(v)) throw new Refusal(`${expr} is too large`);
+  return v;
+}
+
+/** The text of a Lua string literal (double or single quotes, simple escapes). */
+function luaString(src: string): { text: string; rest: string } {
+  const q = src[0];
+  if (q !== '"' && q !== "'") throw new Refusal('expected a string literal as the format');
+  let text = '';
+  for (let i = 1; i < src.length; i++) {
+    const c = src[i];
+    if (c === q) return { text, rest: src.slice(i + 1) };
+    if (c === '\\') {
+      const e = src[++i];
+      if (e === '\\' || e === '"' || e === "'") text += e;
+      else throw new Refusal(`the escape \\${e ?? ''} in the format string`);
+    } else text += c;
+  }
+  throw new Refusal('the format string is not closed on this line');
+}
+
+/** Splits a call's argument list at top-level commas. */
+function splitArgs(src: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const c of src) {
+    if (c === '(') depth++;
+    if (c === ')') depth--;
+    if (c === ',' && depth === 0) {
+      out.push(cur.trim());
+      cur = '';
+    } else cur += c;
+  }
+  if (cur.trim() !== '') out.push(cur.trim());
+  return out;
+}
+
+const TIME_METHODS: Record<string, Arg & { kind: 'time' }> = {
+  'year()': { kind: 'time', what: 'year' },
+  'year()%10': { kind: 'time', what: 'year%10' },
+  'year()%100': { kind: 'time', what: 'year%100' },
+  'month()': { kind: 'time', what: 'month' },
+  'day()': { kind: 'time', what: 'day' },
+  'hour()': { kind: 'time', what: 'hour' },
+  'minute()': { kind: 'time', what: 'minute' },
+  'second()': { kind: 'time', what: 'second' },
+};
+
+interface Names {
+  readonly counter: string;
+  readonly now: string;
+  readonly salt: string;
+  /** Locals bound to counter:generate_counter(). */
+  readonly seqs: Set<string>;
+}
+
+function argOf(expr: string, n: Names): Arg {
+  const e = expr.replace(/\s+/g, '');
+  if (n.seqs.has(e) || e === `${n.counter}:generate_counter()`) return { kind: 'counter' };
+  if (e === n.salt) return { kind: 'salt' };
+  if (e.startsWith(`${n.now}:`)) {
+    const t = TIME_METHODS[e.slice(n.now.length + 1)];
+    if (t) return t;
+  }
+  throw new Refusal(`the argument "${expr}" (expected ${n.now}:year()%10, ${n.now}:year()%100, ${n.now}:month(), ${n.now}:day(), ${n.now}:hour(), ${n.now}:minute(), ${n.now}:second(), the counter or ${n.salt})`);
+}
+
+/** Two-digit fields and the idmint token each is written as. */
+const TWO_DIGITS: Record<string, string> = { month: '{MM}', day: '{dd}', hour: '{HH}', minute: '{mm}', second: '{ss}', 'year%100': '{yy}' };
+
+/** One printf conversion applied to one argument, as idmint template text. */
+function tokenFor(conv: string, arg: Arg, argText: string): string {
+  const m = /^%(0?)(\d*)([ds])$/.exec(conv);
+  if (!m) throw new Refusal(`the conversion ${conv} (only %d, %0Nd and %s are understood)`);
+  const [, zero, widthText, type] = m;
+  const width = widthText === '' ? 0 : Number(widthText);
+  if (arg.kind === 'salt') {
+    if (conv !== '%s') throw new Refusal(`the salt is written with ${conv}; only %s is understood for it`);
+    return '{salt}';
+  }
+  if (type !== 'd') throw new Refusal(`${argText} is written with ${conv}; a number needs %d or %0Nd`);
+  if (width > 1 && zero !== '0') throw new Refusal(`${conv} pads ${argText} with spaces; only zero padding (%0${width}d) is understood`);
+  if (arg.kind === 'counter') {
+    if (width > 18) throw new Refusal(`${conv}: a counter of more than 18 digits`);
+    return width <= 1 ? '{counter}' : `{counter:${width}}`;
+  }
+  const what = arg.what;
+  if (what === 'year') {
+    if (width <= 4) return '{yyyy}';
+    return '0'.repeat(width - 4) + '{yyyy}';
+  }
+  if (what === 'year%10') return width <= 1 ? '{year%10}' : '0'.repeat(width - 1) + '{year%10}';
+  // Fields of two digits: %d would write 1 to 9 with one digit, and IDs of different
+  // dates could read the same ("1" "11" and "11" "1"): only a width of 2 or more is exact.
+  if (width < 2) throw new Refusal(`${argText} is written with ${conv}, in 1 or 2 digits; idmint writes it in exactly 2 (%02d)`);
+  return '0'.repeat(width - 2) + TWO_DIGITS[what];
+}
+
+/** The idmint template of a string.format call's arguments. */
+function templateOf(args: string[], n: Names): string {
+  const { text: fmt, rest } = luaString(args[0]);
+  if (rest.trim() !== '') throw new Refusal(`unexpected text after the format string: "${rest.trim()}"`);
+  const values = args.slice(1);
+  let out = '';
+  let used = 0;
+  for (let i = 0; i < fmt.length; i++) {
+    const c = fmt[i];
+    if (c !== '%') {
+      if (c === '{') out += '{{';
+      else if (c === '}') out += '}}';
+      else out += c;
+      continue;
+    }
+    if (fmt[i + 1] === '%') {
+      out += '%';
+      i++;
+      continue;
+    }
+    const m = /^%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]/.exec(fmt.slice(i));
+    if (!m) throw new Refusal(`an incomplete conversion at the end of the format "${fmt}"`);
+    if (used >= values.length) throw new Refusal(`the format "${fmt}" has more conversions than arguments`);
+    const argText = values[used++];
+    out += tokenFor(m[0], argOf(argText, n), argText);
+    i += m[0].length - 1;
+  }
+  if (used !== values.length) throw new Refusal(`string.format has ${values.length} arguments for ${used} conversions`);
+  return out;
+}
+
+const FORMAT_CALL = /^string\.format\s*\((.*)\)$/;
+
+/**
+ * The rule of one id_server Lua file. Throws SpecProblems whose messages read
+ * `<file>:<line>: <what is not understood>`.
+ */
+export function parseIdServerLua(file: string, source: string): IdServerRule {
+  const lines = source.split(/\r?\n/);
+  const numbers: Partial<Record<Numeric, number>> = {};
+  let template: string | undefined;
+  const fail = (line: number, what: string): never => {
+    throw new SpecProblems([`${file}:${line}: ${what}`]);
+  };
+  let i = 0;
+  const next = (): { no: number; text: string } | undefined => {
+    while (i < lines.length) {
+      const text = stripComment(lines[i++]).trim();
+      if (text !== '') return { no: i, text };
+    }
+    return undefined;
+  };
+  for (let l = next(); l; l = next()) {
+    const head = /^function\s+([A-Za-z_]\w*)\s*\(([^)]*)\)\s*$/.exec(l.text);
+    if (!head) fail(l.no, `not understood: "${l.text}" (expected "function min_counter()", "function max_counter()", "function reset_seconds()" or "function create_id(counter,now,salt)")`);
+    const [, name, params] = head!;
+    try {
+      if ((NUMERIC as readonly string[]).includes(name)) {
+        if (params.trim() !== '') throw new Refusal(`${name} takes no parameters`);
+        const body = next();
+        const ret = body && /^return\s+(.+)$/.exec(body.text);
+        if (!body || !ret) return fail(body?.no ?? l.no, `${name} must be "return <number>", found "${body?.text ?? 'the end of the file'}"`);
+        try {
+          numbers[name as Numeric] = integerOf(ret[1]);
+        } catch (e) {
+          if (e instanceof Refusal) fail(body.no, `${name}: ${e.message}`);
+          throw e;
+        }
+        const end = next();
+        if (end?.text !== 'end') fail(end?.no ?? body.no, `${name} must end after its return, found "${end?.text ?? 'the end of the file'}"`);
+      } else if (name === 'create_id') {
+        const ps = params.split(',').map((p) => p.trim());
+        if (ps.length !== 3 || !ps.every((p) => /^[A-Za-z_]\w*$/.test(p))) throw new Refusal('create_id must take three parameters (counter, now, salt)');
+        const names: Names = { counter: ps[0], now: ps[1], salt: ps[2], seqs: new Set() };
+        const formatted = new Map<string, string>();
+        for (;;) {
+          const b = next();
+          if (!b) return fail(lines.length, 'create_id is not closed by "end"');
+          if (b.text === 'end') break;
+          try {
+            const local = /^local\s+([A-Za-z_]\w*)\s*=\s*(.+)$/.exec(b.text);
+            const ret = /^return\s+(.+)$/.exec(b.text);
+            if (local) {
+              const [, v, expr] = local;
+              const e = expr.trim();
+              if (e.replace(/\s+/g, '') === `${names.counter}:generate_counter()`) names.seqs.add(v);
+              else {
+                const f = FORMAT_CALL.exec(e);
+                if (!f) throw new Refusal(`not understood: "${b.text}" (expected ${names.counter}:generate_counter() or string.format(...))`);
+                formatted.set(v, templateOf(splitArgs(f[1]), names));
+              }
+            } else if (ret) {
+              if (template !== undefined) throw new Refusal('create_id returns twice');
+              const e = ret[1].trim();
+              const f = FORMAT_CALL.exec(e);
+              if (f) template = templateOf(splitArgs(f[1]), names);
+              else if (formatted.has(e)) template = formatted.get(e);
+              else throw new Refusal(`create_id must return string.format(...) or a local holding one, found "${e}"`);
+            } else {
+              throw new Refusal(`not understood: "${b.text}"`);
+            }
+          } catch (e) {
+            if (e instanceof Refusal) fail(b.no, `create_id: ${e.message}`);
+            throw e;
+          }
+        }
+        if (template === undefined) fail(l.no, 'create_id returns no string.format(...)');
+        if (!template!.includes('{counter')) fail(l.no, 'create_id does not write the counter (counter:generate_counter())');
+      } else {
+        fail(l.no, `function ${name} is not one of min_counter, max_counter, reset_seconds, create_id`);
+      }
+    } catch (e) {
+      if (e instanceof Refusal) fail(l.no, e.message);
+      throw e;
+    }
+  }
+  for (const n of NUMERIC) if (numbers[n] === undefined) fail(lines.length, `function ${n} is missing`);
+  if (template === undefined) fail(lines.length, 'function create_id is missing');
+  return { minCounter: numbers.min_counter!, maxCounter: numbers.max_counter!, resetSeconds: numbers.reset_seconds!, template: template! };
+}

@@ -1,0 +1,308 @@
+// Planning an import from Leaf, Tinyid or id_server: from what the old system's store holds
+// and what idmint holds now, which tags to create, which to raise and which to leave, with
+// the counter floor that puts every later ID above every ID the old system could have handed
+// out. Pure: the importer reads both stores and writes the plan in one transaction.
+import { counterAtOrBelow, shardBits, MAX_COUNTER, type Interleave } from './layout.js';
+import { periodOf } from './period.js';
+import type { IdServerRule } from './idserver-lua.js';
+import { firstCounter, periodCapacity } from './rule-spec.js';
+import { isValidAppName } from './rule-template.js';
+import { SpecProblems, TAG_NAME } from './spec-problems.js';
+import { specFromCreate, type TagSpec } from './tag-spec.js';
+
+export const SYSTEMS = ['leaf', 'tinyid', 'id_server'] as const;
+export type OldSystem = (typeof SYSTEMS)[number];
+
+export type { Interleave };
+
+/** A Leaf biz_tag or a Tinyid biz_type: every ID it handed out is at most maxId. */
+export interface OldSegmentTag extends Interleave {
+  readonly tag: string;
+  /** Decimal string (BIGINT). */
+  readonly maxId: string;
+  readonly step: number;
+  readonly description: string;
+  /** Tinyid tokens allowed to this biz_type (plain text as Tinyid stores them). */
+  readonly tokens: readonly { readonly name: string; readonly token: string }[];
+}
+
+/** One row of id_server's counter table. */
+export interface OldCounterRow {
+  readonly nodeOffset: number;
+  /** The saved counter: id_server saves a bound above every counter the node hands out until its next save. */
+  readonly counter: number;
+  /** Seconds since 1970. */
+  readonly updateTime: number;
+  readonly ruleName: string;
+  readonly appName: string;
+}
+
+export interface OldRule extends Interleave {
+  readonly tag: string;
+  readonly file: string;
+  readonly rule: IdServerRule;
+  readonly timeZone: string;
+}
+
+/** What idmint holds for a tag of the same name. */
+export interface CurrentTag {
+  readonly spec: TagSpec;
+  readonly epoch: number;
+  readonly counterFloor: number;
+  /** High-water marks by "<shard>/<scope>". */
+  readonly marks: ReadonlyMap<string, number>;
+  /**
+   * The lowest counter value of the segments allocated in the current epoch, by
+   * "<shard>/<scope>": Redis may still hold them, so a mark above the old maximum is not
+   * enough while one of them starts at or below it.
+   */
+  readonly lowestLive: ReadonlyMap<string, number>;
+  readonly tokenHashes: ReadonlySet<string>;
+}
+
+/** idmint's tags of the names being imported: live ones, and names of deleted ones. */
+export interface Current {
+  readonly live: ReadonlyMap<string, CurrentTag>;
+  readonly deleted: ReadonlySet<string>;
+}
+
+export const markKey = (shard: number, scope: string): string => `${shard}/${scope}`;
+
+export interface Floor {
+  readonly shard: number;
+  /** '' for segment tags, "<app>/<period>" for rule counters. */
+  readonly scope: string;
+  /** The counter value every later one lies above (idmint_counters.max_id). */
+  readonly counter: number;
+}
+
+export interface TagPlan {
+  readonly tag: string;
+  readonly mode: 'segment' | 'rule';
+  readonly action: 'create' | 'raise' | 'unchanged';
+  /** The definition created (action create), or the current one. */
+  readonly spec: TagSpec;
+  /** action raise: the epoch the tag must still have when the plan is written. */
+  readonly epoch?: number;
+  /** Segment tags: the tag's counter floor (counters of shards not yet used start above it). */
+  readonly counterFloor?: number;
+  /** High-water marks raised (or set on creation). */
+  readonly floors: readonly Floor[];
+  /** Client tokens to add, by name and SHA-256. */
+  readonly tokens: readonly { readonly name: string; readonly hash: string }[];
+  /** The highest ID (segment) or counter (rule, per app) of the old system, for the report. */
+  readonly oldMax: string;
+  readonly notes: readonly string[];
+}
+
+export interface ImportPlan {
+  readonly system: OldSystem;
+  readonly tags: readonly TagPlan[];
+  readonly notes: readonly string[];
+}
+
+/** Low bits below a segment tag's counter in its IDs (sharded layouts). */
+function lowBits(s: TagSpec): number {
+  return s.layout === 'sharded' ? shardBits(s.shards) + s.appBits : 0;
+}
+
+/**
+ * The counter floor of a segment tag above an old maximum ID: counter k writes the sequence
+ * value k * stride + offset, as the ID (plain) or shifted past the shard and app bits
+ * (sharded); so every counter above the largest one whose sequence value is at most
+ * maxId >> low writes IDs above maxId.
+ */
+export function segmentFloor(spec: TagSpec, maxId: bigint): number {
+  const floor = counterAtOrBelow(spec, maxId >> BigInt(lowBits(spec)));
+  if (floor >= BigInt(MAX_COUNTER)) throw new SpecProblems([`tag "${spec.tag}": the old maximum ${maxId} leaves no room below idmint's largest counter (2^53-1)`]);
+  return Number(floor);
+}
+
+/**
+ * The sequence floor of a rule counter above a saved counter: sequence k (1, 2, ...) writes the
+ * k-th value from min_counter on that is offset (mod stride), so the floor is the number of
+ * such values at or below `saved` (capped at the period's capacity).
+ */
+export function ruleFloor(spec: TagSpec, saved: number): number {
+  const first = firstCounter(spec.rule!, spec);
+  const below = saved < first ? 0 : Math.floor((saved - first) / spec.stride) + 1;
+  return Math.min(below, periodCapacity(spec.rule!, spec));
+}
+
+/** The highest mark of (shard, scope), or the tag's floor for a counter not yet used. */
+function markOf(cur: CurrentTag, shard: number, scope: string): number {
+  return cur.marks.get(markKey(shard, scope)) ?? (scope === '' ? cur.counterFloor : 0);
+}
+
+/** Whether a counter may still hand out a value at or below `floor`. */
+function below(cur: CurrentTag, shard: number, scope: string, floor: number): boolean {
+  return markOf(cur, shard, scope) < floor || (cur.lowestLive.get(markKey(shard, scope)) ?? Infinity) <= floor;
+}
+
+/** Problems that stop the whole import for a name idmint already has. */
+function clash(current: Current, want: TagSpec, what: string): string | undefined {
+  const name = want.tag;
+  const cur = current.live.get(name);
+  if (!cur && current.deleted.has(name)) return `tag "${name}" was deleted in idmint; re-create it (or choose another name in the old system) before importing ${what}`;
+  if (!cur) return undefined;
+  if (cur.spec.mode !== want.mode) return `tag "${name}" exists in idmint as a ${cur.spec.mode} tag; ${what} needs a ${want.mode} tag: rename one of them`;
+  const [a, b] = [cur.spec, want];
+  if (a.stride !== b.stride || a.offset !== b.offset) {
+    return `tag "${name}" exists in idmint with stride ${a.stride} and offset ${a.offset}; ${what} needs stride ${b.stride} and offset ${b.offset}`;
+  }
+  if (want.rule && cur.spec.rule) {
+    const [x, y] = [cur.spec.rule, want.rule];
+    if (x.template !== y.template || x.minCounter !== y.minCounter || x.resetSeconds !== y.resetSeconds || x.timeZone !== y.timeZone) {
+      return `rule "${name}" exists in idmint with template ${x.template} (counter from ${x.minCounter}, reset ${x.resetSeconds} s, ${x.timeZone}); ${what} writes ${y.template} (from ${y.minCounter}, reset ${y.resetSeconds} s, ${y.timeZone}): its counters would not continue the old IDs`;
+    }
+  }
+  return undefined;
+}
+
+function checkName(tag: string, problems: string[], what: string): boolean {
+  if (TAG_NAME.test(tag)) return true;
+  problems.push(`${what} "${tag}" is not a valid idmint tag name ([A-Za-z0-9_.-]{1,64}); rename it in the old system first`);
+  return false;
+}
+
+function specOf(body: Record<string, unknown>, problems: string[], what: string): TagSpec | undefined {
+  try {
+    return specFromCreate(body);
+  } catch (e) {
+    if (!(e instanceof SpecProblems)) throw e;
+    problems.push(...e.problems.map((p) => `${what}: ${p}`));
+    return undefined;
+  }
+}
+
+/** Plans Leaf's or Tinyid's tags. Throws SpecProblems listing every reason to refuse. */
+export function planSegments(
+  system: 'leaf' | 'tinyid',
+  old: readonly OldSegmentTag[],
+  current: Current,
+  hash: (token: string) => string,
+): ImportPlan {
+  const problems: string[] = [];
+  const tags: TagPlan[] = [];
+  const label = system === 'leaf' ? 'Leaf biz_tag' : 'Tinyid biz_type';
+  for (const o of old) {
+    if (!checkName(o.tag, problems, label)) continue;
+    const notes: string[] = [];
+    let step = o.step;
+    if (!(step >= 1)) step = 1000;
+    if (step > 100_000_000) {
+      notes.push(`step ${o.step} lowered to idmint's largest, 100000000`);
+      step = 100_000_000;
+    }
+    const body: Record<string, unknown> = { tag: o.tag, mode: 'segment', step, description: o.description.slice(0, 255) };
+    if (o.stride !== 1 || o.offset !== 0) Object.assign(body, { stride: o.stride, offset: o.offset });
+    const want = specOf(body, problems, `${label} "${o.tag}"`);
+    if (!want) continue;
+    const cur = current.live.get(o.tag);
+    const why = clash(current, want, `${label} "${o.tag}"`);
+    if (why) {
+      problems.push(why);
+      continue;
+    }
+    const spec = cur?.spec ?? want;
+    let floor: number;
+    try {
+      floor = segmentFloor(spec, BigInt(o.maxId));
+    } catch (e) {
+      if (e instanceof SpecProblems) problems.push(...e.problems);
+      else throw e;
+      continue;
+    }
+    const have = cur ? new Set(cur.tokenHashes) : new Set<string>();
+    const tokens: { name: string; hash: string }[] = [];
+    for (const t of o.tokens) {
+      const h = hash(t.token);
+      if (have.has(h)) continue;
+      have.add(h);
+      tokens.push({ name: t.name.slice(0, 64), hash: h });
+    }
+    if (!cur) {
+      tags.push({ tag: o.tag, mode: 'segment', action: 'create', spec, counterFloor: floor, floors: [], tokens, oldMax: o.maxId, notes });
+      continue;
+    }
+    const low = Array.from({ length: spec.shards }, (_, shard) => shard).filter((shard) => below(cur, shard, '', floor));
+    const raise = low.length > 0;
+    tags.push({
+      tag: o.tag, mode: 'segment', action: raise ? 'raise' : 'unchanged', spec, epoch: cur.epoch,
+      counterFloor: raise ? Math.max(floor, cur.counterFloor) : undefined,
+      floors: raise ? low.map((shard) => ({ shard, scope: '', counter: floor })) : [],
+      tokens, oldMax: o.maxId, notes,
+    });
+  }
+  if (problems.length) throw new SpecProblems(problems);
+  return { system, tags, notes: [] };
+}
+
+/**
+ * Plans id_server's rules at the moment `nowMs`: each (rule, app) counter of the current
+ * period continues above the highest counter any node saved in that period. Throws
+ * SpecProblems listing every reason to refuse.
+ */
+export function planRules(
+  rules: readonly OldRule[],
+  rows: readonly OldCounterRow[],
+  current: Current,
+  nowMs: number,
+  opts: { force?: boolean } = {},
+): ImportPlan {
+  const problems: string[] = [];
+  const notes: string[] = [];
+  const tags: TagPlan[] = [];
+  const known = new Set(rules.map((r) => r.tag));
+  for (const name of new Set(rows.map((r) => r.ruleName))) {
+    if (!known.has(name)) notes.push(`counters of rule "${name}" left out: config.json names no such rule`);
+  }
+  for (const o of rules) {
+    const what = `rule "${o.tag}" (${o.file})`;
+    if (!checkName(o.tag, problems, 'id_server rule')) continue;
+    const r = o.rule;
+    const body: Record<string, unknown> = {
+      tag: o.tag, mode: 'rule', template: r.template, min_counter: r.minCounter, max_counter: r.maxCounter,
+      reset_seconds: r.resetSeconds, time_zone: o.timeZone, description: `imported from id_server (${o.file})`.slice(0, 255),
+      ...(opts.force ? { force: true } : {}),
+    };
+    if (o.stride !== 1 || o.offset !== 0) Object.assign(body, { stride: o.stride, offset: o.offset });
+    const want = specOf(body, problems, what);
+    if (!want) continue;
+    const cur = current.live.get(o.tag);
+    const why = clash(current, want, what);
+    if (why) {
+      problems.push(why);
+      continue;
+    }
+    const spec = cur?.spec ?? want;
+    const rule = spec.rule!;
+    const period = periodOf(nowMs, rule.timeZone, rule.resetSeconds);
+    // The highest counter saved in the current period, per app.
+    const highest = new Map<string, number>();
+    const tagNotes: string[] = [];
+    for (const row of rows) {
+      if (row.ruleName !== o.tag) continue;
+      if (periodOf(row.updateTime * 1000, rule.timeZone, rule.resetSeconds) !== period) continue;
+      if (!isValidAppName(row.appName)) {
+        tagNotes.push(`app "${row.appName}" left out: not a valid idmint app name, so idmint can never be asked for it`);
+        continue;
+      }
+      highest.set(row.appName, Math.max(highest.get(row.appName) ?? -Infinity, row.counter));
+    }
+    const floors: Floor[] = [];
+    for (const [app, saved] of [...highest].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const seq = ruleFloor(spec, saved);
+      if (seq <= 0) continue;
+      const scope = `${app}/${period}`;
+      if (cur && !below(cur, 0, scope, seq)) continue;
+      floors.push({ shard: 0, scope, counter: seq });
+      if (saved >= rule.maxCounter) tagNotes.push(`app "${app}" reached max_counter ${rule.maxCounter} in this period: it answers ID_SPACE_EXHAUSTED until the next one`);
+    }
+    const oldMax = [...highest].map(([app, c]) => `${app}:${c}`).join(' ') || 'none this period';
+    const action = !cur ? 'create' : floors.length ? 'raise' : 'unchanged';
+    tags.push({ tag: o.tag, mode: 'rule', action, spec, epoch: cur?.epoch, floors, tokens: [], oldMax, notes: tagNotes });
+  }
+  if (problems.length) throw new SpecProblems(problems);
+  return { system: 'id_server', tags, notes };
+}

@@ -1,0 +1,181 @@
+// `idmint import <system>`: reads the old system's store, plans every tag (src/core/import-plan.ts)
+// and writes the plan in one MySQL transaction, so an import either happens whole or not at
+// all. A tag that idmint already serves and whose counter lies below the old system's is
+// raised the way a move is made safe: its Redis state is retired first (takes answer "moved"
+// and wait for the new definition), then MySQL raises its marks under a new epoch, then the
+// change is announced; its old buffered segments are never served again. A re-run finds every
+// counter at or above the old one and changes nothing.
+import type { Logger } from 'pino';
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { planRules, planSegments, type ImportPlan, type OldSystem, type TagPlan } from '../../core/import-plan.js';
+import { DEFAULT_TIME_ZONE, validateTimeZone } from '../../core/period.js';
+import { SpecProblems } from '../../core/spec-problems.js';
+import { IdmintError, invalid } from '../../errors.js';
+import { inTx, insertTag, type TagsRepo } from '../../store/mysql/tags-repo.js';
+import { hashToken } from '../../store/mysql/tokens-repo.js';
+import type { SegmentStore } from '../../store/redis/segments.js';
+import { readCurrent } from './current.js';
+import { filesOnDisk, filesSent, readIdServer, readLeaf, readTinyid } from './old-stores.js';
+
+export interface ImportRequest {
+  readonly system: OldSystem;
+  /** URL of the old system's MySQL database. */
+  readonly mysql: string;
+  /** id_server: path of its config.json (Lua files are read relative to it). */
+  readonly config?: string;
+  /** id_server, instead of a path: the text of config.json and of each Lua file it names. */
+  readonly files?: { readonly config: string; readonly lua: Readonly<Record<string, string>> };
+  /** id_server: the zone its servers ran in (their local time decided dates and periods). */
+  readonly timeZone?: string;
+  readonly dryRun?: boolean;
+  /** id_server: accept templates whose IDs repeat within 10 years (as for rule creation). */
+  readonly force?: boolean;
+}
+
+export interface ImportedTag {
+  readonly tag: string;
+  readonly mode: string;
+  readonly action: TagPlan['action'];
+  readonly old_max: string;
+  /** Segment tags: the first counter value idmint will hand out is above this. */
+  readonly counter_floor?: string;
+  readonly floors: { shard: number; scope: string; counter: string }[];
+  readonly tokens_added: number;
+  readonly notes: readonly string[];
+}
+
+export interface ImportReport {
+  readonly system: OldSystem;
+  readonly dry_run: boolean;
+  readonly tags: ImportedTag[];
+  readonly notes: readonly string[];
+}
+
+export interface ImporterDeps {
+  readonly pool: Pool;
+  readonly tags: TagsRepo;
+  readonly segments: SegmentStore;
+  /** Tells every serving process that a tag changed. */
+  readonly announce: (tag: string) => Promise<void>;
+  readonly log: Logger;
+  readonly now?: () => number;
+}
+
+function refused(e: SpecProblems): IdmintError {
+  return invalid(`import refused, nothing was written: ${e.problems.join('; ')}`);
+}
+
+export class Importer {
+  constructor(private readonly deps: ImporterDeps) {}
+
+  async run(req: ImportRequest): Promise<ImportReport> {
+    let plan: ImportPlan;
+    let redisOf: ReadonlyMap<string, string>;
+    try {
+      ({ plan, redisOf } = await this.plan(req));
+    } catch (e) {
+      if (e instanceof SpecProblems) throw refused(e);
+      throw e;
+    }
+    if (!req.dryRun) await this.apply(plan, redisOf);
+    return report(plan, req.dryRun === true);
+  }
+
+  private async plan(req: ImportRequest): Promise<{ plan: ImportPlan; redisOf: ReadonlyMap<string, string> }> {
+    const { pool, tags } = this.deps;
+    if (req.system === 'leaf' || req.system === 'tinyid') {
+      const old = req.system === 'leaf' ? await readLeaf(req.mysql) : await readTinyid(req.mysql);
+      const current = await readCurrent(pool, tags, old.map((o) => o.tag));
+      return { plan: planSegments(req.system, old, current, hashToken), redisOf: current.redis };
+    }
+    const files = req.config !== undefined ? filesOnDisk(req.config) : req.files ? filesSent(req.files.config, req.files.lua) : undefined;
+    if (!files) throw new SpecProblems(['id_server needs its config.json and Lua files']);
+    const zone = validateTimeZone(req.timeZone ?? DEFAULT_TIME_ZONE);
+    const { rules, rows } = await readIdServer(files, req.mysql, zone);
+    const current = await readCurrent(pool, tags, rules.map((r) => r.tag));
+    const now = this.deps.now?.() ?? Date.now();
+    return { plan: planRules(rules, rows, current, now, { force: req.force }), redisOf: current.redis };
+  }
+
+  private async apply(plan: ImportPlan, redisOf: ReadonlyMap<string, string>): Promise<void> {
+    const { pool, segments, announce, log } = this.deps;
+    const raised = plan.tags.filter((t) => t.action === 'raise');
+    // Retire the buffered state of every tag to raise before MySQL moves its floor: no take
+    // can serve a segment from below the floor once the import has returned.
+    const retired: TagPlan[] = [];
+    try {
+      for (const t of raised) {
+        await segments.retire(t.tag, t.epoch!, redisOf.get(t.tag));
+        retired.push(t);
+      }
+    } catch (err) {
+      await this.undoRetire(retired, redisOf);
+      throw new IdmintError('UNAVAILABLE', `import not written: the Redis state of tag "${raised[retired.length].tag}" could not be retired (${(err as Error).message}); retry once Redis answers`, { cause: err });
+    }
+    try {
+      await inTx(pool, async (c) => {
+        for (const t of plan.tags) {
+          if (t.action === 'create') {
+            await insertTag(c, t.spec, t.counterFloor ?? 0).catch((err: { code?: string }) => {
+              if (err.code === 'ER_DUP_ENTRY') throw new IdmintError('CONFLICT', `tag "${t.tag}" was created while the import ran; run the import again`);
+              throw err;
+            });
+          } else if (t.action === 'raise') {
+            const [rows] = await c.query<RowDataPacket[]>('SELECT epoch, deleted FROM idmint_tags WHERE tag = ? FOR UPDATE', [t.tag]);
+            if (!rows.length || Number(rows[0].deleted) === 1 || Number(rows[0].epoch) !== t.epoch) {
+              throw new IdmintError('CONFLICT', `tag "${t.tag}" changed while the import ran (deleted, re-created or moved); run the import again`);
+            }
+            await c.query('UPDATE idmint_tags SET counter_floor = GREATEST(counter_floor, CAST(? AS UNSIGNED)), epoch = epoch + 1 WHERE tag = ?',
+              [String(t.counterFloor ?? 0), t.tag]);
+          }
+          for (const f of t.floors) {
+            await c.query(
+              `INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, ?, ?, CAST(? AS UNSIGNED), ?)
+                 ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, VALUES(max_id))`,
+              [t.tag, f.shard, f.scope, String(f.counter), t.spec.step]);
+          }
+          for (const k of t.tokens) {
+            await c.query('INSERT INTO idmint_client_tokens (tag, name, token_hash) VALUES (?, ?, ?)', [t.tag, k.name, k.hash]);
+          }
+        }
+      });
+    } catch (err) {
+      await this.undoRetire(retired, redisOf);
+      throw err;
+    }
+    for (const t of plan.tags) {
+      if (t.action !== 'unchanged' || t.tokens.length) await announce(t.tag);
+    }
+    for (const t of raised) {
+      void segments.reset(t.tag, t.epoch!, redisOf.get(t.tag)).catch((err: Error) => log.warn({ tag: t.tag, err: err.message }, 'Redis state of a raised tag left behind'));
+    }
+    log.info({ system: plan.system, created: plan.tags.filter((t) => t.action === 'create').length, raised: raised.length }, 'import written');
+  }
+
+  /** Serves from the retired state again, but only where MySQL confirms the epoch is unchanged. */
+  private async undoRetire(tags: readonly TagPlan[], redisOf: ReadonlyMap<string, string>): Promise<void> {
+    for (const t of tags) {
+      const now = await this.deps.tags.get(t.tag).catch(() => undefined);
+      if (now && now.epoch === t.epoch) await this.deps.segments.unretire(t.tag, t.epoch!, redisOf.get(t.tag)).catch(() => undefined);
+      else this.deps.log.warn({ tag: t.tag }, 'tag left retired: the import may or may not have been written; run it again');
+    }
+  }
+}
+
+function report(plan: ImportPlan, dryRun: boolean): ImportReport {
+  return {
+    system: plan.system,
+    dry_run: dryRun,
+    tags: plan.tags.map((t) => ({
+      tag: t.tag,
+      mode: t.mode,
+      action: t.action,
+      old_max: t.oldMax,
+      ...(t.counterFloor !== undefined ? { counter_floor: String(t.counterFloor) } : {}),
+      floors: t.floors.map((f) => ({ shard: f.shard, scope: f.scope, counter: String(f.counter) })),
+      tokens_added: t.tokens.length,
+      notes: t.notes,
+    })),
+    notes: plan.notes,
+  };
+}

@@ -1,0 +1,144 @@
+// Reading the old system's store for an import: Leaf's leaf_alloc, Tinyid's tiny_id_info and
+// tiny_id_token, id_server's config.json, Lua rule files and counter table. Read only: the
+// old store is never written.
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import mysql, { type RowDataPacket } from 'mysql2/promise';
+import { parseIdServerConfig } from '../../core/idserver-config.js';
+import { parseIdServerLua } from '../../core/idserver-lua.js';
+import type { OldCounterRow, OldRule, OldSegmentTag } from '../../core/import-plan.js';
+import { SpecProblems } from '../../core/spec-problems.js';
+import { poolOptions } from '../../store/mysql/pool.js';
+
+/** Runs fn on one connection to the old database; a database that cannot be read is a refusal. */
+async function withOldDb<T>(url: string, what: string, fn: (c: mysql.Connection) => Promise<T>): Promise<T> {
+  let opts: mysql.ConnectionOptions;
+  try {
+    const { connectionLimit: _, enableKeepAlive: __, ...rest } = poolOptions(url);
+    opts = rest;
+  } catch {
+    throw new SpecProblems([`--mysql ${JSON.stringify(url)} is not a MySQL URL (mysql://user:password@host:port/database)`]);
+  }
+  if (!opts.database) throw new SpecProblems([`--mysql must name ${what}'s database: mysql://user:password@host:port/<database>`]);
+  let c: mysql.Connection;
+  try {
+    c = await mysql.createConnection(opts);
+  } catch (e) {
+    throw new SpecProblems([`cannot connect to ${what}'s database ${opts.host}:${opts.port}/${opts.database}: ${(e as Error).message}`]);
+  }
+  try {
+    return await fn(c);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'ER_NO_SUCH_TABLE' || code === 'ER_BAD_FIELD_ERROR') throw new SpecProblems([`${what}'s database ${opts.database}: ${(e as Error).message}`]);
+    throw e;
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+export async function readLeaf(url: string): Promise<OldSegmentTag[]> {
+  return withOldDb(url, 'Leaf', async (c) => {
+    const [rows] = await c.query<RowDataPacket[]>('SELECT biz_tag, max_id, step, description FROM leaf_alloc ORDER BY biz_tag');
+    return rows.map((r) => ({
+      tag: String(r.biz_tag), maxId: String(r.max_id), step: Number(r.step), description: r.description === null ? '' : String(r.description),
+      stride: 1, offset: 0, tokens: [],
+    }));
+  });
+}
+
+export async function readTinyid(url: string): Promise<OldSegmentTag[]> {
+  return withOldDb(url, 'Tinyid', async (c) => {
+    const [infos] = await c.query<RowDataPacket[]>('SELECT biz_type, max_id, step, delta, remainder FROM tiny_id_info ORDER BY biz_type');
+    const [tokens] = await c.query<RowDataPacket[]>('SELECT id, token, biz_type, remark FROM tiny_id_token ORDER BY id');
+    return infos.map((r) => ({
+      tag: String(r.biz_type),
+      maxId: String(r.max_id),
+      step: Number(r.step ?? 0),
+      description: 'imported from Tinyid',
+      // Tinyid hands out the values v of a segment with v % delta == remainder.
+      stride: Number(r.delta ?? 1) || 1,
+      offset: Number(r.remainder ?? 0),
+      tokens: tokens.filter((t) => String(t.biz_type) === String(r.biz_type) && String(t.token) !== '')
+        .map((t) => ({ name: `tinyid-${String(t.id)}`, token: String(t.token) })),
+    }));
+  });
+}
+
+export interface IdServerSources {
+  readonly rules: OldRule[];
+  readonly rows: OldCounterRow[];
+}
+
+/**
+ * id_server's config.json and the Lua files it names: read from disk (the command line), or
+ * sent in the request (the admin route, which never reads the server's files).
+ */
+export interface IdServerFiles {
+  /** How the config is named in messages (its path, or "config.json"). */
+  readonly configName: string;
+  readConfig(): Promise<string>;
+  /** The Lua file a rule names: how messages name it, and its text. */
+  readLua(luaFile: string): Promise<{ name: string; text: string }>;
+}
+
+export function filesOnDisk(configPath: string): IdServerFiles {
+  const read = (path: string) => readFile(path, 'utf8').catch((e: Error) => {
+    throw new SpecProblems([`cannot read ${path}: ${e.message}`]);
+  });
+  return {
+    configName: configPath,
+    readConfig: () => read(configPath),
+    readLua: async (luaFile) => {
+      const name = resolve(dirname(configPath), luaFile);
+      return { name, text: await read(name) };
+    },
+  };
+}
+
+export function filesSent(config: string, lua: Readonly<Record<string, string>>): IdServerFiles {
+  return {
+    configName: 'config.json',
+    readConfig: async () => config,
+    readLua: async (luaFile) => {
+      if (!Object.hasOwn(lua, luaFile)) throw new SpecProblems([`config.json names the Lua file "${luaFile}", which lua_files does not hold`]);
+      return { name: luaFile, text: lua[luaFile] };
+    },
+  };
+}
+
+/** id_server's rules (config.json and the Lua files it names) and saved counters. */
+export async function readIdServer(files: IdServerFiles, url: string, timeZone: string): Promise<IdServerSources> {
+  const config = parseIdServerConfig(files.configName, await files.readConfig());
+  const problems: string[] = [];
+  const rules: OldRule[] = [];
+  for (const r of config.rules) {
+    let file: string;
+    let lua: string;
+    try {
+      ({ name: file, text: lua } = await files.readLua(r.luaFile));
+    } catch (e) {
+      if (!(e instanceof SpecProblems)) throw e;
+      problems.push(...e.problems.map((p) => `rule "${r.name}": ${p}`));
+      continue;
+    }
+    try {
+      const rule = parseIdServerLua(file, lua);
+      // A node's counters are min_counter + id_offset + k * id_step: the values congruent to
+      // min_counter + id_offset, which is what idmint's offset (mod stride) names.
+      rules.push({ tag: r.name, file, rule, timeZone, stride: config.idStep, offset: (rule.minCounter + config.idOffset) % config.idStep });
+    } catch (e) {
+      if (!(e instanceof SpecProblems)) throw e;
+      problems.push(...e.problems);
+    }
+  }
+  if (problems.length) throw new SpecProblems(problems);
+  const rows = await withOldDb(url, 'id_server', async (c) => {
+    const [rs] = await c.query<RowDataPacket[]>('SELECT node_offset, counter, update_time, rule_name, app_name FROM counter');
+    return rs.map((r) => ({
+      nodeOffset: Number(r.node_offset), counter: Number(r.counter), updateTime: Number(r.update_time),
+      ruleName: String(r.rule_name), appName: String(r.app_name),
+    }));
+  });
+  return { rules, rows };
+}
