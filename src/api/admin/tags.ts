@@ -8,6 +8,7 @@ import type { Runtime } from '../../runtime.js';
 import type { StoredTag } from '../../store/mysql/tags-repo.js';
 import { DEFAULT_REDIS, type SegmentRef } from '../../store/redis/segments.js';
 import { tagParam } from '../schemas.js';
+import { capacityJson } from './capacity-view.js';
 
 function view(t: StoredTag): Record<string, unknown> {
   const extra = t.snowflake ? { runs_out_at: runsOutAt(t.snowflake).toISOString() } : {};
@@ -50,7 +51,17 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     return reply.code(201).send(view(stored));
   });
 
-  app.get('/v1/admin/tags', async () => ({ tags: (await rt.tags.list()).map(view) }));
+  /** A tag's capacity, or null when it cannot be read now (the rest of the view still answers). */
+  const capacityOf = (t: StoredTag) => rt.capacity.ofTag(t).then(capacityJson, (err: Error) => {
+    app.log.warn({ tag: t.tag, err: err.message }, 'capacity of a tag could not be read');
+    return null;
+  });
+
+  app.get('/v1/admin/tags', async () => {
+    const tags = await rt.tags.list();
+    const capacities = await Promise.all(tags.map(capacityOf));
+    return { tags: tags.map((t, i) => ({ ...view(t), capacity: capacities[i] })) };
+  });
 
   app.get<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {
     const t = await mustGet(req.params.tag);
@@ -73,7 +84,7 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
         exhausted: s?.exhausted ?? false,
       });
     }
-    return { ...view(t), state: { shards } };
+    return { ...view(t), capacity: await capacityOf(t), state: { shards } };
   });
 
   app.patch<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {
