@@ -2,7 +2,7 @@
 // out at the current rate. Pure arithmetic over what the stores recorded; `nowMs` is always
 // passed in, so tests move a fake clock.
 import { consumptionRate } from './step.js';
-import { runsOutAt, type SnowflakeLayout } from './snowflake-layout.js';
+import { unitMs, type SnowflakeLayout } from './snowflake-layout.js';
 
 /** IDs consumed over a span of time. */
 export interface Window {
@@ -27,6 +27,9 @@ export function rateOf(recent?: Window, longer?: Window): number | undefined {
   return of(longer) ?? of(recent);
 }
 
+/** The last instant a JavaScript Date holds. */
+const MAX_DATE_MS = 8.64e15;
+
 export interface Forecast {
   /** IDs (counter values) left. */
   readonly remaining: number;
@@ -34,7 +37,7 @@ export interface Forecast {
   readonly rate: number;
   /** Seconds until nothing is left at the current rate: 0 when nothing is left, Infinity when it never runs out at this rate. */
   readonly exhaustionSeconds: number;
-  /** When it runs out (ms since 1970), or null when it does not at this rate. */
+  /** When it runs out (ms since 1970), or null when it does not at this rate (or only past the last instant a Date holds, in the year 275760). */
   readonly runsOutAtMs: number | null;
 }
 
@@ -45,7 +48,8 @@ export function forecast(remaining: number, rate: number | undefined, nowMs: num
   if (left === 0) return { remaining: 0, rate: r, exhaustionSeconds: 0, runsOutAtMs: nowMs };
   if (r === 0) return { remaining: left, rate: 0, exhaustionSeconds: Infinity, runsOutAtMs: null };
   const s = left / r;
-  return { remaining: left, rate: r, exhaustionSeconds: s, runsOutAtMs: nowMs + Math.ceil(s * 1000) };
+  const at = nowMs + Math.ceil(s * 1000);
+  return { remaining: left, rate: r, exhaustionSeconds: s, runsOutAtMs: at <= MAX_DATE_MS ? at : null };
 }
 
 /**
@@ -93,7 +97,8 @@ export function ruleForecast(remaining: number, rate: number | undefined, nowMs:
 }
 
 /** A snowflake layout runs out of time, whatever the rate: seconds until its end of time. */
-export function snowflakeForecast(layout: SnowflakeLayout, nowMs: number): { exhaustionSeconds: number; runsOutAtMs: number } {
-  const end = runsOutAt(layout).getTime();
-  return { exhaustionSeconds: Math.max(0, (end - nowMs) / 1000), runsOutAtMs: end };
+export function snowflakeForecast(layout: SnowflakeLayout, nowMs: number): { exhaustionSeconds: number; runsOutAtMs: number | null } {
+  // Wide second-unit layouts end past what a Date holds: seconds are still exact enough.
+  const end = layout.epochMs + 2 ** layout.timeBits * unitMs(layout.unit);
+  return { exhaustionSeconds: Math.max(0, (end - nowMs) / 1000), runsOutAtMs: end <= MAX_DATE_MS ? end : null };
 }

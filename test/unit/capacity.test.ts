@@ -42,6 +42,11 @@ describe('forecast', () => {
       assert.equal(f.rate, 0);
     }
   });
+  it('has no date for an end past what a Date holds (2^53 IDs at a trickle)', () => {
+    const f = forecast(2 ** 53 - 1, 0.001, T0);
+    assert.ok(Number.isFinite(f.exhaustionSeconds) && f.exhaustionSeconds > 1e15);
+    assert.equal(f.runsOutAtMs, null);
+  });
   it('is out now when nothing is left, whatever the rate', () => {
     assert.deepEqual(forecast(0, 0, T0), { remaining: 0, rate: 0, exhaustionSeconds: 0, runsOutAtMs: T0 });
     assert.equal(forecast(-5, 10, T0).remaining, 0);
@@ -114,5 +119,8 @@ describe('snowflakeForecast', () => {
     const end = runsOutAt(l).getTime();
     assert.deepEqual(snowflakeForecast(l, end - 86_400_000), { exhaustionSeconds: 86_400, runsOutAtMs: end });
     assert.equal(snowflakeForecast(l, end + 5).exhaustionSeconds, 0);
+    const wide = { ...l, timeBits: 50 }; // 2^50 seconds: past the year 275760
+    assert.equal(snowflakeForecast(wide, T0).runsOutAtMs, null);
+    assert.ok(snowflakeForecast(wide, T0).exhaustionSeconds > 1e15);
   });
 });
