@@ -56,6 +56,7 @@ describe('capacity per tag', () => {
     await createTag(url, { tag: 'r', mode: 'rule', template: '{yyyy}{MM}{dd}-{counter:4}', min_counter: 0, max_counter: 999, reset_seconds: 86400, time_zone: 'UTC', step: 50, min_step: 50, max_step: 50 });
     await createTag(url, { tag: 'rbig', mode: 'rule', template: '{yyyy}{MM}{dd}{HH}{mm}-{counter:9}', min_counter: 0, max_counter: 999_999_999, reset_seconds: 60, time_zone: 'UTC', step: 50, min_step: 50, max_step: 50 });
     await createTag(url, { tag: 'sf', mode: 'snowflake', preset: 'jssafe' });
+    await createTag(url, { tag: 'rnever', mode: 'rule', template: 'N{counter:5}', min_counter: 0, max_counter: 99_999 });
   });
   after(async () => {
     await node.close();
@@ -137,6 +138,19 @@ describe('capacity per tag', () => {
     assert.equal(big.runs_out_before_reset, false, 'a billion counter values last past a 60 s period');
     assert.equal(big.exhaustion_seconds, null);
     assert.ok(big.period_end_seconds > 0 && big.period_end_seconds <= 60);
+  });
+
+  it('rule tag that never resets: no period end, it runs out at the rate alone', async () => {
+    for (let i = 0; i < 3; i++) {
+      await ruleIds(url, 'rnever', 200, 'x');
+      await sleep(100);
+    }
+    const c = (await tagView(url, 'rnever')).capacity;
+    assert.equal(c.remaining_ids, 100_000 - 600);
+    assert.equal(c.period_ends_at, null);
+    assert.equal(c.period_end_seconds, null);
+    assert.equal(c.runs_out_before_reset, true, 'with no reset, any rate runs it out');
+    assert.ok(c.exhaustion_seconds > 0 && near(c.exhaustion_seconds, c.remaining_ids / c.rate_ids_per_second), JSON.stringify(c));
   });
 
   it('snowflake tag: the layout\'s end of time and the worker pool in use', async () => {
