@@ -9,9 +9,13 @@ import { startRefillWorker } from './consumer/refill-worker.js';
 import { ShiftedClock, systemClock, type Clock } from './core/clock.js';
 import { LeaseScheduler } from './producer/lease-scheduler.js';
 import { RefillProducer } from './producer/refill-producer.js';
+import { CapacityReader } from './service/capacity.js';
+import { registerCapacityMetrics } from './service/capacity-metrics.js';
 import { Dispenser } from './service/dispenser.js';
+import { registerHealthMetrics } from './service/health-metrics.js';
 import { LeaseManager } from './service/lease-manager.js';
 import { Metrics } from './service/metrics.js';
+import { readiness } from './service/readiness.js';
 import { TagRegistry } from './service/tag-registry.js';
 import { CountersRepo } from './store/mysql/counters-repo.js';
 import { SpacesRepo } from './store/mysql/spaces-repo.js';
@@ -19,7 +23,7 @@ import { migrate } from './store/mysql/migrations.js';
 import { createPool } from './store/mysql/pool.js';
 import { TagsRepo } from './store/mysql/tags-repo.js';
 import { TokensRepo } from './store/mysql/tokens-repo.js';
-import { createDefaultRedis, createRedis, whenReady, type RedisClient } from './store/redis/connection.js';
+import { createDefaultRedis, createRedis, isCluster, whenReady, type RedisClient } from './store/redis/connection.js';
 import { Keys } from './store/redis/keys.js';
 import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
@@ -45,6 +49,8 @@ export interface Runtime {
   readonly leaseStore: LeaseStore;
   readonly clock: Clock;
   readonly metrics: Metrics;
+  /** Consumption rate, ID space left and forecasts per tag (admin API, /metrics). */
+  readonly capacity: CapacityReader;
   /** Every BullMQ queue of this process (for Bull Board). */
   readonly queues: Queue[];
   readonly refillWorker?: Worker;
@@ -164,6 +170,27 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     redisUp: async () => Object.entries(await redisServerStates(segments)).map(([server, s]) => ({ server, up: s === 'ok' })),
   });
 
+  const capacity = new CapacityReader({ tags, counters, segments, leaseStore, clock });
+  registerCapacityMetrics(metrics.registry, {
+    capacity: () => capacity.all(),
+    workerPools: async () => {
+      const out: { bits: number; size: number; used: number }[] = [];
+      for (const bits of await leaseStore.spaces()) out.push({ bits, size: 2 ** bits, used: await leaseStore.count(bits) });
+      return out;
+    },
+  });
+  registerHealthMetrics(metrics.registry, {
+    ready: async () => (await readiness({ segments, pool, tags, leases })).ready,
+    redisServers: segments.names(),
+    redisRunIds: () => Promise.all(segments.names().map(async (server) => {
+      const c = segments.connection(server);
+      // A cluster has a run id per node; its failovers show in the segment hashes instead.
+      if (isCluster(c)) return { server, runId: undefined };
+      const info = await c.info('server').catch(() => '');
+      return { server, runId: /run_id:([0-9a-f]+)/.exec(info)?.[1] };
+    })),
+  });
+
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
@@ -177,5 +204,5 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     })());
 
   const queues: Queue[] = [producer.queue, ...(leaseScheduler ? [leaseScheduler.queue, leaseScheduler.janitor] : [])];
-  return { config, log, redis, pool, keys, tags, tokens, counters, segments, producer, registry, subscriber, dispenser, leases, leaseStore, clock, metrics, queues, refillWorker, close };
+  return { config, log, redis, pool, keys, tags, tokens, counters, segments, producer, registry, subscriber, dispenser, leases, leaseStore, clock, metrics, capacity, queues, refillWorker, close };
 }

@@ -209,6 +209,26 @@ describe('admin page in Chromium', () => {
     assert.equal((await api('/v1/admin/tags/pedit')).body!.min_step, 10);
   });
 
+  it('shows each tag\'s capacity: IDs left, rate and when they run out; the worker pool of a snowflake tag', async () => {
+    await createTag(url, { tag: 'pcap', step: 100, min_step: 100, max_step: 100, max_id_limit: '1000' });
+    await createTag(url, { tag: 'pcapsf', mode: 'snowflake', preset: 'jssafe' });
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await fetch(`${url}/v1/ids/pcap?count=50`)).status, 200);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal((await fetch(`${url}/v1/id/pcapsf`)).status, 200);
+    await signInAsAdmin();
+    await openTag('pcap');
+    await textOf('#capacity dd[data-capacity="left"]', '750');
+    await textOf('#capacity tr[data-counter="0"]', '750');
+    const server = (await api('/v1/admin/tags/pcap')).body!.capacity as { runs_out_at: string };
+    assert.ok(server.runs_out_at, 'a tag in use runs out at some date');
+    await textOf('#tags-table tr[data-tag="pcap"] td.runs-out', server.runs_out_at.slice(0, 10));
+    await openTag('pcapsf');
+    await textOf('#capacity dd[data-capacity="worker ids leased"]', / of 64$/);
+    await textOf('#capacity dd[data-capacity="layout runs out"]', '2089-09-06');
+  });
+
   it('disables, enables and deletes a tag', async () => {
     await createTag(url, { tag: 'pgone' });
     await signInAsAdmin();

@@ -187,6 +187,9 @@ describe('serve --processes 2', () => {
   });
 
   it('answers /metrics for all processes, whichever one a scrape reaches', async () => {
+    const view = await fetch(`${url}/v1/admin/tags/pg`, { headers: adminHeaders });
+    const remaining = ((await view.json()) as { capacity: { remaining_ids: number } }).capacity.remaining_ids;
+    assert.ok(remaining > 0);
     const value = (text: string, series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1));
     for (let i = 0; i < 8; i++) {
       const r = await getFresh(url, '/metrics');
@@ -196,6 +199,10 @@ describe('serve --processes 2', () => {
       assert.equal(value(r.body, 'idmint_lease_valid{worker_bits="10"}'), 2, 'valid leases of both processes');
       // And it counts the IDs both handed out, not the share of the one asked.
       assert.equal(value(r.body, 'idmint_ids_issued_total{tag="pg",mode="segment"}'), globalIds.length);
+      // Shared state (Redis, MySQL) is reported once, not summed over the processes.
+      assert.equal(value(r.body, 'idmint_tag_remaining_ids{tag="pg"}'), remaining, 'IDs left as the admin API says, not twice');
+      assert.equal(value(r.body, 'idmint_worker_ids_total{worker_bits="10"}'), 1024);
+      assert.equal(value(r.body, 'idmint_ready'), 1, 'ready: 1 when every process is, not their sum');
     }
   });
 

@@ -9,6 +9,7 @@ import type { Runtime } from '../../runtime.js';
 import type { StoredTag } from '../../store/mysql/tags-repo.js';
 import { DEFAULT_REDIS, type SegmentRef } from '../../store/redis/segments.js';
 import { tagParam } from '../schemas.js';
+import { capacityJson } from './capacity-view.js';
 
 function view(t: StoredTag): Record<string, unknown> {
   const extra = t.snowflake ? { runs_out_at: runsOutAt(t.snowflake).toISOString() } : {};
@@ -51,7 +52,17 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     return reply.code(201).send(view(stored));
   });
 
-  app.get('/v1/admin/tags', async () => ({ tags: (await rt.tags.list()).map(view) }));
+  /** A tag's capacity, or null when it cannot be read now (the rest of the view still answers). */
+  const capacityOf = (t: StoredTag) => rt.capacity.ofTag(t).then(capacityJson, (err: Error) => {
+    app.log.warn({ tag: t.tag, err: err.message }, 'capacity of a tag could not be read');
+    return null;
+  });
+
+  app.get('/v1/admin/tags', async () => {
+    const tags = await rt.tags.list();
+    const capacities = await Promise.all(tags.map(capacityOf));
+    return { tags: tags.map((t, i) => ({ ...view(t), capacity: capacities[i] })) };
+  });
 
   app.get<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {
     const t = await mustGet(req.params.tag);
@@ -82,7 +93,7 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     const counterRegression = r && {
       at: r.at, shard: r.shard, ...(r.scope ? { scope: r.scope } : {}), from: String(r.from), to: String(r.to), node: r.nodeId, count: r.count,
     };
-    return { ...view(t), state: { shards, ...(counterRegression ? { counter_regression: counterRegression } : {}) } };
+    return { ...view(t), capacity: await capacityOf(t), state: { shards, ...(counterRegression ? { counter_regression: counterRegression } : {}) } };
   });
 
   app.patch<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {

@@ -106,4 +106,35 @@ export class CountersRepo {
     const [rows] = await this.pool.query<RowDataPacket[]>('SELECT shard, max_id, step FROM idmint_counters WHERE tag = ? AND scope = ? ORDER BY shard', [tag, scope]);
     return rows.map((r) => ({ shard: Number(r.shard), maxId: Number(r.max_id), step: Number(r.step) }));
   }
+
+  /** High-water marks of a rule's counters in one period: every app's scope "<app>/<period>". */
+  async periodMarks(tag: string, period: number): Promise<{ scope: string; maxId: number }[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      'SELECT scope, max_id FROM idmint_counters WHERE tag = ? AND shard = 0 AND scope LIKE ? ORDER BY scope', [tag, `%/${period}`]);
+    return rows.map((r) => ({ scope: String(r.scope), maxId: Number(r.max_id) }));
+  }
+
+  /**
+   * Counter values consumed per (shard, scope) of a tag's epoch over the allocations of the
+   * last `seconds`: the high-water mark moved from the first segment's last ID to the newest
+   * one's between their allocation times (each refill comes when the one before is used up
+   * to its prefetch point). Needs two allocations in the window; MySQL's clock on both ends.
+   */
+  async allocationWindows(tag: string, epoch: number, seconds = 3600): Promise<Map<string, { ids: number; ms: number }>> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT shard, scope, COUNT(*) AS n, MIN(last_id) AS lo, MAX(last_id) AS hi,
+              TIMESTAMPDIFF(MICROSECOND, MIN(allocated_at), MAX(allocated_at)) AS us
+         FROM idmint_segments
+        WHERE tag = ? AND epoch = ? AND allocated_at >= NOW(3) - INTERVAL ? SECOND
+        GROUP BY shard, scope`, [tag, epoch, seconds]);
+    const out = new Map<string, { ids: number; ms: number }>();
+    for (const r of rows) {
+      if (Number(r.n) < 2) continue;
+      out.set(windowKey(Number(r.shard), String(r.scope)), { ids: Number(r.hi) - Number(r.lo), ms: Number(r.us) / 1000 });
+    }
+    return out;
+  }
 }
+
+/** Key of allocationWindows' map. */
+export const windowKey = (shard: number, scope: string): string => `${shard}\u0000${scope}`;

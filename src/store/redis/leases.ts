@@ -92,4 +92,10 @@ export class LeaseStore {
     }
     return out.sort((a, b) => a.workerId - b.workerId);
   }
+
+  /** Number of live leases of one space (one SCAN, no per-lease reads). */
+  async count(bits: number): Promise<number> {
+    const base = this.keys.workerSpace(bits);
+    return (await this.scan(`${base.replace(/[*?[\]]/g, '\\$&')}w:*`)).length;
+  }
 }

@@ -3,9 +3,10 @@
 // to another Redis connection. Every error shown is the server's message.
 import { api } from './api.js';
 import { $, fill, fmtNumber, h, showError } from './dom.js';
+import { capacitySection } from './capacity.js';
 import { fieldInputs, formBody, showMode } from './fields.js';
 
-const LIVE_KEYS = new Set(['state', 'tag', 'mode']);
+const LIVE_KEYS = new Set(['state', 'tag', 'mode', 'capacity']);
 
 function definition(tag) {
   return h('dl', { class: 'definition' }, Object.entries(tag).filter(([k]) => !LIVE_KEYS.has(k)).flatMap(([k, v]) => [
@@ -86,7 +87,7 @@ export class TagPanel {
   drawLive() {
     const live = $('#detail-live', this.root);
     if (this.detail instanceof Error) fill(live, h('p', { class: 'error' }, this.detail.message));
-    else fill(live, definition(this.detail), shardsTable(this.detail), regressionNote(this.detail));
+    else fill(live, definition(this.detail), capacitySection(this.detail), shardsTable(this.detail), regressionNote(this.detail));
   }
 
   drawActions() {

@@ -1,5 +1,6 @@
 // The tags table: one row per tag with its live state as GET /v1/admin/tags/:tag answers it,
 // and the consumption rate the page measures between two refreshes.
+import { runsOutText } from './capacity.js';
 import { fill, fmtNumber, h } from './dom.js';
 
 /** Sums of the live state over the shards of a tag detail. */
@@ -55,7 +56,7 @@ function segmentCells(t, detail) {
 
 export function renderTagsTable(tbody, tags, details, rates, onSelect) {
   if (tags.length === 0) {
-    fill(tbody, h('tr', {}, h('td', { colspan: 10, class: 'empty' }, 'No tags yet.')));
+    fill(tbody, h('tr', {}, h('td', { colspan: 11, class: 'empty' }, 'No tags yet.')));
     return;
   }
   fill(tbody, tags.map((t) => {
@@ -74,6 +75,7 @@ export function renderTagsTable(tbody, tags, details, rates, onSelect) {
       h('td', { class: 'left num' }, c.left),
       h('td', { class: 'next' }, c.next),
       h('td', { class: 'rate num' }, rate === undefined || t.mode === 'snowflake' ? '–' : `${rate.toFixed(1)}/s`),
+      h('td', { class: 'runs-out' }, runsOutText(t)),
       h('td', { class: 'issued num' }, c.issued),
       h('td', { class: 'problems' }, c.problems.join('; ')),
     );

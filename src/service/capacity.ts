@@ -1,0 +1,149 @@
+// Capacity of every tag: consumption rate, ID space left and when it runs out at that rate
+// (arithmetic in src/core/capacity.ts), read from what Redis and MySQL already record:
+// segment hashes (taken, and the time and taken count at the last install), MySQL's
+// high-water marks and allocation log, worker-id leases. The admin API reads one tag fresh;
+// /metrics reads all of them through a short cache so scrapes stay cheap.
+import {
+  combine, counterRemaining, forecast, rateOf, ruleForecast, snowflakeForecast, type Forecast, type Window,
+} from '../core/capacity.js';
+import type { Clock } from '../core/clock.js';
+import { counterLimit } from '../core/layout.js';
+import { nextPeriodChange, periodOf } from '../core/period.js';
+import { maxWorkers } from '../core/snowflake-layout.js';
+import { windowKey, type CountersRepo } from '../store/mysql/counters-repo.js';
+import type { StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
+import type { LeaseStore } from '../store/redis/leases.js';
+import type { SegmentStats, SegmentStore } from '../store/redis/segments.js';
+
+/** How long /metrics reuses the capacity of all tags. */
+export const CAPACITY_CACHE_MS = 10_000;
+
+export interface CounterCapacity extends Forecast {
+  /** Shard number (segment tags) or app name (rule tags). */
+  readonly shard?: number;
+  readonly app?: string;
+  /** Largest counter value the tag's max_id_limit allows, and MySQL's high-water mark. */
+  readonly limit: number;
+  readonly allocatedMax: number;
+  /** False when Redis could not be read: only MySQL's share is counted. */
+  readonly redisRead: boolean;
+}
+
+export interface TagCapacity {
+  readonly tag: string;
+  readonly mode: StoredTag['mode'];
+  readonly forecast: Forecast;
+  /** Segment tags: one entry per shard that has a counter. Rule tags: one per app in the current period. */
+  readonly counters: readonly CounterCapacity[];
+  /** Rule tags: the current period and when it ends. */
+  readonly period?: { readonly period: number; readonly endsAtMs: number; readonly endSeconds: number; readonly runsOutBeforeReset: boolean };
+  /** Snowflake tags: the worker-id pool of the layout's width. */
+  readonly workerPool?: { readonly workerBits: number; readonly size: number; readonly used: number };
+}
+
+export interface CapacityDeps {
+  readonly tags: TagsRepo;
+  readonly counters: CountersRepo;
+  readonly segments: SegmentStore;
+  readonly leaseStore: LeaseStore;
+  readonly clock: Clock;
+}
+
+const installWindow = (s: SegmentStats | undefined, nowMs: number): Window | undefined =>
+  s?.lastInstallMs === undefined || s.takenAtInstall === undefined ? undefined : { ids: Math.max(0, s.taken - s.takenAtInstall), ms: nowMs - s.lastInstallMs };
+
+/** IDs Redis holds allocated but not yet handed out: the rest of the current segment and the next one. */
+function buffered(s: SegmentStats | undefined): number {
+  if (!s?.gen) return 0;
+  const cur = s.cur !== undefined && s.end !== undefined ? Math.max(0, s.end - s.cur + 1) : 0;
+  return cur + (s.next ? s.next[1] - s.next[0] + 1 : 0);
+}
+
+export class CapacityReader {
+  private cached?: { atMs: number; value: Promise<TagCapacity[]> };
+
+  constructor(private readonly d: CapacityDeps) {}
+
+  /** Every live tag's capacity, reused for CAPACITY_CACHE_MS (concurrent callers share one read). */
+  all(): Promise<TagCapacity[]> {
+    const now = Date.now();
+    if (this.cached && now - this.cached.atMs < CAPACITY_CACHE_MS) return this.cached.value;
+    const value = (async () => {
+      const out: TagCapacity[] = [];
+      for (const t of await this.d.tags.list()) out.push(await this.ofTag(t));
+      return out;
+    })();
+    this.cached = { atMs: now, value };
+    // A failed read is not kept: the next scrape tries again.
+    value.catch(() => {
+      if (this.cached?.value === value) this.cached = undefined;
+    });
+    return value;
+  }
+
+  async ofTag(t: StoredTag): Promise<TagCapacity> {
+    if (t.mode === 'snowflake' && t.snowflake) return this.snowflake(t);
+    if (t.rule) return this.rule(t);
+    return this.segment(t);
+  }
+
+  private async stats(t: StoredTag, shard: number, scope = ''): Promise<SegmentStats | undefined> {
+    return this.d.segments.stats({ tag: t.tag, epoch: t.epoch, shard, scope, redis: t.redis }).catch(() => undefined);
+  }
+
+  private counter(limit: number, allocatedMax: number, s: SegmentStats | undefined, longer: Window | undefined, nowMs: number): CounterCapacity {
+    const f = forecast(counterRemaining(limit, allocatedMax, buffered(s)), rateOf(installWindow(s, nowMs), longer), nowMs);
+    return { ...f, limit, allocatedMax, redisRead: s !== undefined };
+  }
+
+  private async segment(t: StoredTag): Promise<TagCapacity> {
+    const limit = counterLimit(t, BigInt(t.maxIdLimit));
+    const [marks, windows] = await Promise.all([this.d.counters.marks(t.tag), this.d.counters.allocationWindows(t.tag, t.epoch)]);
+    const byShard = new Map(marks.map((m) => [m.shard, m.maxId]));
+    const now = this.d.clock.now();
+    const counters: CounterCapacity[] = [];
+    for (let shard = 0; shard < t.shards; shard++) {
+      const s = await this.stats(t, shard);
+      counters.push({ shard, ...this.counter(limit, byShard.get(shard) ?? 0, s, windows.get(windowKey(shard, '')), now) });
+    }
+    return { tag: t.tag, mode: t.mode, forecast: combine(counters, now), counters };
+  }
+
+  private async rule(t: StoredTag): Promise<TagCapacity> {
+    const r = t.rule!;
+    const limit = counterLimit(t, BigInt(t.maxIdLimit));
+    const now = this.d.clock.now();
+    const period = periodOf(now, r.timeZone, r.resetSeconds);
+    const endsAtMs = nextPeriodChange(now, r.timeZone, r.resetSeconds);
+    const [marks, windows] = await Promise.all([this.d.counters.periodMarks(t.tag, period), this.d.counters.allocationWindows(t.tag, t.epoch)]);
+    const counters: CounterCapacity[] = [];
+    for (const m of marks) {
+      const s = await this.stats(t, 0, m.scope);
+      const c = this.counter(limit, m.maxId, s, windows.get(windowKey(0, m.scope)), now);
+      const rf = ruleForecast(c.remaining, c.rate, now, endsAtMs);
+      counters.push({ ...c, ...rf, app: m.scope.slice(0, m.scope.lastIndexOf('/')) });
+    }
+    // An app that has not taken an ID this period has the whole period's capacity.
+    const f = counters.length ? combine(counters, now) : forecast(limit, 0, now);
+    const endSeconds = Math.max(0, (endsAtMs - now) / 1000);
+    // Every app's counter is its own: the tag's remaining is the app closest to running out.
+    const least = counters.reduce((a, c) => Math.min(a, c.remaining), limit);
+    return {
+      tag: t.tag, mode: t.mode, counters,
+      forecast: { ...f, remaining: least },
+      period: { period, endsAtMs, endSeconds, runsOutBeforeReset: f.exhaustionSeconds < endSeconds },
+    };
+  }
+
+  private async snowflake(t: StoredTag): Promise<TagCapacity> {
+    const l = t.snowflake!;
+    const now = this.d.clock.now();
+    const sf = snowflakeForecast(l, now);
+    const used = await this.d.leaseStore.count(l.workerBits).catch(() => 0);
+    return {
+      tag: t.tag, mode: t.mode, counters: [],
+      forecast: { remaining: 0, rate: 0, ...sf },
+      workerPool: { workerBits: l.workerBits, size: maxWorkers(l), used },
+    };
+  }
+}

@@ -1,0 +1,67 @@
+// Readiness of this process, shared by GET /readyz and the idmint_ready gauge: Redis and MySQL
+// answer, the schema is migrated, and when snowflake tags exist this process holds (or can
+// take now) a valid worker-id lease for each width they use. A Redis Cluster is ready when it
+// reports cluster_state:ok and every master answers. Every other Redis server (REDIS_URLS) is
+// reported in `redisServers` without deciding readiness: it is shared by every node and holds
+// only some tags, so failing them all would take the whole fleet out of the load balancer for a
+// fault of those tags; `degraded` says one is down, and requests for its tags answer
+// UNAVAILABLE meanwhile.
+import type { Pool } from 'mysql2/promise';
+import type { TagsRepo } from '../store/mysql/tags-repo.js';
+import type { SegmentStore } from '../store/redis/segments.js';
+import { DEFAULT_REDIS } from '../store/redis/segments.js';
+import { isDegraded, redisServerStates, type ServerState } from '../store/redis/server-health.js';
+import type { LeaseManager } from './lease-manager.js';
+
+export interface ReadinessDeps {
+  readonly segments: SegmentStore;
+  readonly pool: Pool;
+  readonly tags: TagsRepo;
+  readonly leases: LeaseManager;
+}
+
+export interface Readiness {
+  readonly ready: boolean;
+  /** 'ok' or what failed, per check. */
+  readonly checks: { readonly redis: string; readonly mysql: string; readonly lease: string };
+  /** Every Redis server by name ("default" first): 'ok' or why it cannot serve. */
+  readonly redisServers: Readonly<Record<string, ServerState>>;
+  /** A named server other than the default is down: only its tags are affected. */
+  readonly degraded: boolean;
+}
+
+async function check(fn: () => Promise<unknown>, timeoutMs = 1000): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([fn(), new Promise((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))]);
+    return 'ok';
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function readiness(d: ReadinessDeps): Promise<Readiness> {
+  const [servers, mysql, lease] = await Promise.all([
+    redisServerStates(d.segments),
+    check(() => d.pool.query('SELECT 1 FROM idmint_schema_migrations LIMIT 1')),
+    check(async () => {
+      const widths = new Set((await d.tags.list()).flatMap((t) => (t.snowflake && t.enabled ? [t.snowflake.workerBits] : [])));
+      // Taken here when missing: a node a load balancer keeps out until it is ready would
+      // otherwise never see the request that takes its lease.
+      for (const bits of widths) {
+        await d.leases.get(bits).catch((err: Error) => {
+          throw new Error(`no valid worker-id lease of width ${bits}: ${err.message}`);
+        });
+      }
+    }),
+  ]);
+  const redis = servers[DEFAULT_REDIS];
+  return {
+    ready: redis === 'ok' && mysql === 'ok' && lease === 'ok',
+    checks: { redis, mysql, lease },
+    redisServers: servers,
+    degraded: isDegraded(servers),
+  };
+}
