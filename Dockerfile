@@ -1,4 +1,4 @@
-# idmint: one serving node (HTTP + refill workers). Settings come from the environment.
+# idmint: one serving node (HTTP, UDP, gRPC + refill workers). Settings come from the environment.
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
