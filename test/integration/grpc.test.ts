@@ -139,6 +139,33 @@ describe('gRPC API', () => {
     assert.equal(noCount.error?.code, status.INVALID_ARGUMENT);
   });
 
+  it('takes no faster than the client reads, and stops taking once the call is cancelled', async () => {
+    await createTag(node.url, { tag: 'bp', step: 100_000 });
+    const start = (await fetchIds(node.url, 'bp', 1))[0];
+    const call = client.stub.Take({ tag: 'bp', count: 5_000_000, block: 10_000 });
+    let blocks = 0;
+    call.on('data', () => {
+      blocks++;
+      call.pause(); // and never resumed: the client stops reading
+    });
+    const ended = new Promise<number>((resolve) => {
+      call.on('error', (e: { code: number }) => resolve(e.code));
+      call.on('end', () => resolve(status.OK));
+    });
+    await new Promise((r) => setTimeout(r, 2500));
+    const a = (await fetchIds(node.url, 'bp', 1))[0];
+    // Bounded by STREAM_MAX_BUFFER_BYTES (4 MiB: about 190,000 IDs), one chunk of 100,000 taken
+    // ahead, and what HTTP/2's windows hold; 5,000,000 if the server wrote without waiting.
+    assert.ok(a - start < 1_000_000n, `the take went on to ${a - start} IDs while the client read ${blocks} blocks`);
+    call.cancel();
+    assert.equal(await ended, status.CANCELLED);
+    await new Promise((r) => setTimeout(r, 300));
+    const b = (await fetchIds(node.url, 'bp', 1))[0];
+    await new Promise((r) => setTimeout(r, 500));
+    const c = (await fetchIds(node.url, 'bp', 1))[0];
+    assert.equal(c, b + 1n, 'nothing is taken for a cancelled call');
+  });
+
   it('decodes as GET /v1/decode/:tag/:id does', async () => {
     for (const [tag, query] of [['sh', '&key=dave'], ['sf', ''], ['g', '']] as const) {
       const [id] = await fetchIds(node.url, tag, 1, query);
