@@ -21,6 +21,7 @@ import { idsService } from './proto.js';
 import { checkTag, parseNext, parseTake, type DecodeRequest, type DecodeResponse, type NextRequest, type NextResponse, type TakeBlock, type TakeRequest } from './requests.js';
 import { grpcStatus, statusName } from './status.js';
 import { TakeCall } from './take-call.js';
+import type { TakeMessage } from '../ws/protocol.js';
 
 export interface GrpcServer {
   readonly port: number;
@@ -119,7 +120,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
       }
     };
     if (closing) return end(shuttingDown());
-    let t;
+    let t: TakeMessage;
     try {
       t = parseTake(call.request, call.metadata, limits);
     } catch (err) {
