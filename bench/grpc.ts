@@ -108,6 +108,16 @@ function procCpuSeconds(pid: number): number {
   }
 }
 
+/** CPU seconds all CPUs of the machine spent busy (not idle, not waiting on I/O). */
+function machineBusySeconds(): number {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    return (f.reduce((a, b) => a + b, 0) - f[3] - f[4]) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
 async function batch(url: string, tag: string): Promise<bigint[]> {
   const res = await fetch(`${url}/v1/ids/${tag}?count=10`);
@@ -119,7 +129,13 @@ interface LoadOut {
   ok: number; errors: number; violations: number; examples: string[]; rps: number; wall: number;
   p50: number; p90: number; p99: number; max: number; clientCpu: number; distinct: number; min?: string; maxId?: string;
 }
-interface Run extends LoadOut { name: CaseName; round: number; serverCpu: number }
+interface Run extends LoadOut {
+  name: CaseName;
+  round: number;
+  serverCpu: number;
+  /** What the rest of the machine (Redis, MariaDB, other processes) used meanwhile, % of one core. */
+  otherCpu: number;
+}
 
 const fmt = (v: number | undefined, d = 0) => (v === undefined || !Number.isFinite(v) ? '-' : v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
 
@@ -173,10 +189,13 @@ async function main(): Promise<number> {
         '--duration', String(o.duration), '--warmup', String(o.warmup), '--concurrency', String(o.concurrency), '--channels', String(o.channels),
         ...(idCase ? [] : ['--constant'])], {}, 0);
       const s0 = procCpuSeconds(server.proc.pid!);
-      // The server's CPU over the load's whole life (warm-up included) divided by its wall time.
+      const m0 = machineBusySeconds();
+      // CPU over the load's whole life (warm-up included) divided by its wall time.
       const t0 = performance.now();
       const line = await waitFor(load, (l) => l.startsWith('{"ok"'), `${label} load`, (o.duration + o.warmup) * 1000 + 60_000);
-      const serverCpu = ((procCpuSeconds(server.proc.pid!) - s0) / ((performance.now() - t0) / 1000)) * 100;
+      const wall = (performance.now() - t0) / 1000;
+      const serverCpu = ((procCpuSeconds(server.proc.pid!) - s0) / wall) * 100;
+      const busy = ((machineBusySeconds() - m0) / wall) * 100;
       await load.stop();
       const r = JSON.parse(line) as LoadOut;
       if (r.errors + r.violations > 0) problems.push(`${label}: ${r.errors} failed calls, ${r.violations} broken checks: ${r.examples.join(' | ')}`);
@@ -187,8 +206,9 @@ async function main(): Promise<number> {
         if (r.distinct !== r.ok) problems.push(`${label}: ${r.ok} answers but ${r.distinct} distinct IDs`);
         if (r.min !== undefined && !(BigInt(r.min) > lo && BigInt(r.maxId!) < hi)) problems.push(`${label}: IDs ${r.min}..${r.maxId} not within (${lo}, ${hi})`);
       }
-      console.log(`${label}: ${fmt(r.rps)} calls/s, p50 ${fmt(r.p50, 3)} ms, p99 ${fmt(r.p99, 3)} ms, server CPU ${fmt(serverCpu)}%, load CPU ${fmt(r.clientCpu)}%`);
-      return { ...r, name, round, serverCpu };
+      const otherCpu = Math.max(0, busy - serverCpu - r.clientCpu);
+      console.log(`${label}: ${fmt(r.rps)} calls/s, p50 ${fmt(r.p50, 3)} ms, p99 ${fmt(r.p99, 3)} ms, server CPU ${fmt(serverCpu)}%, load CPU ${fmt(r.clientCpu)}%, rest of the machine ${fmt(otherCpu)}%`);
+      return { ...r, name, round, serverCpu, otherCpu };
     };
     for (let round = 1; round <= o.rounds; round++) for (const name of o.cases) runs.push(await measure(name, round));
   } finally {
@@ -208,7 +228,7 @@ async function main(): Promise<number> {
   });
   const head = ['case', 'calls/s', 'p50 ms', 'p99 ms', 'calls/s ÷ bare', 'p99 ÷ bare', 'server CPU %', 'load CPU %', 'calls checked'];
   const body = rows.map((r) => [r.name, fmt(r.rps), fmt(r.p50, 3), fmt(r.p99, 3), fmt(r.ratio, 3), fmt(r.p99Ratio, 3), fmt(r.serverCpu), fmt(r.clientCpu), fmt(r.calls)]);
-  const perRound = runs.map((r) => { const b = base(r); return [r.name, String(r.round), fmt(r.rps), fmt(r.p99, 3), b ? fmt(r.rps / b.rps, 3) : '-']; });
+  const perRound = runs.map((r) => { const b = base(r); return [r.name, String(r.round), fmt(r.rps), fmt(r.p99, 3), b ? fmt(r.rps / b.rps, 3) : '-', fmt(r.serverCpu), fmt(r.clientCpu), fmt(r.otherCpu)]; });
   const goals = rows.flatMap((r) => (GOALS[r.name] !== undefined && r.ratio !== undefined ? [{ name: `${r.name} calls/s ≥ ${GOALS[r.name]} × bare`, value: r.ratio, pass: r.ratio >= GOALS[r.name]! }] : []));
   const ok = problems.length === 0;
   const md = (rs: string[][], h: string[]) => [`| ${h.join(' | ')} |`, `|${h.map((_, i) => (i ? ' ---: ' : ' --- ')).join('|')}|`, ...rs.map((r) => `| ${r.join(' | ')} |`)].join('\n');
@@ -235,9 +255,10 @@ async function main(): Promise<number> {
       '| --- | ---: | --- |',
       ...goals.map((g) => `| ${g.name} | ${fmt(g.value, 3)} | ${g.pass ? 'PASS' : 'MISS'} |`),
       '',
-      'Every round:',
+      'Every round (CPU in % of one core over the case, warm-up included; "rest" is what the rest of the',
+      'machine used meanwhile: Redis, MariaDB and other processes; well above 0 disturbs the figures):',
       '',
-      md(perRound, ['case', 'round', 'calls/s', 'p99 ms', 'calls/s ÷ bare']),
+      md(perRound, ['case', 'round', 'calls/s', 'p99 ms', 'calls/s ÷ bare', 'server CPU %', 'load CPU %', 'rest CPU %']),
       '',
       ...problems.map((p) => `- FAIL: ${p}`),
       '',
