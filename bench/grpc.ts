@@ -8,8 +8,10 @@
 //   snowflake Next of a snowflake tag
 // The baseline and idmint each run as a child process of their own; idmint runs against the
 // real Redis and MySQL/MariaDB with a database and key prefix of its own, removed at the end.
-// Rounds are interleaved (every case once per round, back to back); a ratio is the median of
-// the per-round ratios to the same round's baseline.
+// Rounds are interleaved, and within a round every idmint case is measured right after a
+// baseline measurement of its own (baseline, node, baseline, global, ...), so that the two
+// sides of a ratio share the state of the (shared, busy) machine; a case's ratio is the median
+// over rounds of these paired ratios.
 //
 // Besides speed it checks the answers: no call fails, every answer is one ID, IDs of a case
 // are distinct, increase on each caller loop, and lie between a batch fetched (over HTTP)
@@ -135,6 +137,8 @@ interface Run extends LoadOut {
   serverCpu: number;
   /** What the rest of the machine (Redis, MariaDB, other processes) used meanwhile, % of one core. */
   otherCpu: number;
+  /** The baseline measured right before this case, in the same round. */
+  pair?: Run;
 }
 
 const fmt = (v: number | undefined, d = 0) => (v === undefined || !Number.isFinite(v) ? '-' : v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
@@ -210,25 +214,35 @@ async function main(): Promise<number> {
       console.log(`${label}: ${fmt(r.rps)} calls/s, p50 ${fmt(r.p50, 3)} ms, p99 ${fmt(r.p99, 3)} ms, server CPU ${fmt(serverCpu)}%, load CPU ${fmt(r.clientCpu)}%, rest of the machine ${fmt(otherCpu)}%`);
       return { ...r, name, round, serverCpu, otherCpu };
     };
-    for (let round = 1; round <= o.rounds; round++) for (const name of o.cases) runs.push(await measure(name, round));
+    const withBase = o.cases.includes('baseline');
+    for (let round = 1; round <= o.rounds; round++) {
+      for (const name of o.cases) {
+        if (name === 'baseline') continue;
+        const pair = withBase ? await measure('baseline', round) : undefined;
+        if (pair) runs.push(pair);
+        runs.push({ ...(await measure(name, round)), pair });
+      }
+      if (withBase && o.cases.length === 1) runs.push(await measure('baseline', round));
+    }
   } finally {
     for (const c of children) await c.stop().catch(() => undefined);
     await cleanup(names).catch((err: Error) => console.error(`cleanup of ${names.db} failed: ${err.message}`));
   }
 
-  const base = (r: Run) => runs.find((b) => b.name === 'baseline' && b.round === r.round);
+  const base = (r: Run) => (r.name === 'baseline' ? r : r.pair);
   const rows = o.cases.map((name) => {
     const rs = runs.filter((r) => r.name === name);
     const ratio = median(rs.map((r) => { const b = base(r); return b ? r.rps / b.rps : undefined; }));
     const p99Ratio = median(rs.map((r) => { const b = base(r); return b ? r.p99 / b.p99 : undefined; }));
     return {
       name, ratio, p99Ratio, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)),
-      serverCpu: median(rs.map((r) => r.serverCpu)), clientCpu: median(rs.map((r) => r.clientCpu)), calls: rs.reduce((a, r) => a + r.ok, 0),
+      serverCpu: median(rs.map((r) => r.serverCpu)), usPerCall: median(rs.map((r) => (r.serverCpu * 1e4) / r.rps)), clientCpu: median(rs.map((r) => r.clientCpu)), calls: rs.reduce((a, r) => a + r.ok, 0),
     };
   });
-  const head = ['case', 'calls/s', 'p50 ms', 'p99 ms', 'calls/s ÷ bare', 'p99 ÷ bare', 'server CPU %', 'load CPU %', 'calls checked'];
-  const body = rows.map((r) => [r.name, fmt(r.rps), fmt(r.p50, 3), fmt(r.p99, 3), fmt(r.ratio, 3), fmt(r.p99Ratio, 3), fmt(r.serverCpu), fmt(r.clientCpu), fmt(r.calls)]);
-  const perRound = runs.map((r) => { const b = base(r); return [r.name, String(r.round), fmt(r.rps), fmt(r.p99, 3), b ? fmt(r.rps / b.rps, 3) : '-', fmt(r.serverCpu), fmt(r.clientCpu), fmt(r.otherCpu)]; });
+  // Server CPU per call moves less with the machine's other load than calls/s does.
+  const head = ['case', 'calls/s', 'p50 ms', 'p99 ms', 'calls/s ÷ bare', 'p99 ÷ bare', 'server CPU %', 'server µs/call', 'load CPU %', 'calls checked'];
+  const body = rows.map((r) => [r.name, fmt(r.rps), fmt(r.p50, 3), fmt(r.p99, 3), fmt(r.ratio, 3), fmt(r.p99Ratio, 3), fmt(r.serverCpu), fmt(r.usPerCall, 1), fmt(r.clientCpu), fmt(r.calls)]);
+  const perRound = runs.map((r) => { const b = base(r); return [r.name, String(r.round), fmt(r.rps), fmt(r.p99, 3), b ? fmt(r.rps / b.rps, 3) : '-', fmt(r.serverCpu), fmt((r.serverCpu * 1e4) / r.rps, 1), fmt(r.clientCpu), fmt(r.otherCpu)]; });
   const goals = rows.flatMap((r) => (GOALS[r.name] !== undefined && r.ratio !== undefined ? [{ name: `${r.name} calls/s ≥ ${GOALS[r.name]} × bare`, value: r.ratio, pass: r.ratio >= GOALS[r.name]! }] : []));
   const ok = problems.length === 0;
   const md = (rs: string[][], h: string[]) => [`| ${h.join(' | ')} |`, `|${h.map((_, i) => (i ? ' ---: ' : ' --- ')).join('|')}|`, ...rs.map((r) => `| ${r.join(' | ')} |`)].join('\n');
@@ -244,7 +258,7 @@ async function main(): Promise<number> {
       `- date: ${new Date().toISOString()}`,
       `- node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'})${o.pin ? '; pinned: servers on CPU 1, load on CPU 0' : ''}`,
       `- command: \`npm run bench:grpc -- ${process.argv.slice(2).join(' ')}\``,
-      `- unary Next, ${o.concurrency} calls in flight over ${o.channels} HTTP/2 connections (grpc-js client in a process of its own), ${o.duration} s per case after ${o.warmup} s warm-up, ${o.rounds} interleaved rounds (medians; a ratio is the median of the per-round ratios)`,
+      `- unary Next, ${o.concurrency} calls in flight over ${o.channels} HTTP/2 connections (grpc-js client in a process of its own), ${o.duration} s per case after ${o.warmup} s warm-up, ${o.rounds} interleaved rounds, each case right after a baseline measurement of its own (medians; a ratio is the median over rounds of these paired ratios)`,
       `- servers: \`idmint serve\` (real Redis and MariaDB) and a bare grpc-js server of the same proto answering a constant ID, each a process of its own`,
       `- 1-minute load average before the run: ${loadBefore.toFixed(2)} (the machine is shared)`,
       `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
@@ -258,7 +272,7 @@ async function main(): Promise<number> {
       'Every round (CPU in % of one core over the case, warm-up included; "rest" is what the rest of the',
       'machine used meanwhile: Redis, MariaDB and other processes; well above 0 disturbs the figures):',
       '',
-      md(perRound, ['case', 'round', 'calls/s', 'p99 ms', 'calls/s ÷ bare', 'server CPU %', 'load CPU %', 'rest CPU %']),
+      md(perRound, ['case', 'round', 'calls/s', 'p99 ms', 'calls/s ÷ bare', 'server CPU %', 'server µs/call', 'load CPU %', 'rest CPU %']),
       '',
       ...problems.map((p) => `- FAIL: ${p}`),
       '',
