@@ -354,6 +354,7 @@ async function main(): Promise<number> {
           ADMIN_TOKEN,
           LOG_LEVEL: 'warn',
           UDP_PORT: '0',
+          GRPC_PORT: '0',
           NODE_ID: `bench-${id}`,
           ...opts.env,
         }, nodeFlags)

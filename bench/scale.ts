@@ -246,7 +246,7 @@ function startBare(processes: number): Promise<Server> {
 }
 
 function startIdmint(processes: number, names: TestNames, runId: string): Promise<Server> {
-  const env = { REDIS_URL, MYSQL_URL: names.mysqlUrl, REDIS_PREFIX: names.prefix, ADMIN_TOKEN, LOG_LEVEL: 'info', UDP_PORT: '0', NODE_ID: `scale-${runId}-p${processes}` };
+  const env = { REDIS_URL, MYSQL_URL: names.mysqlUrl, REDIS_PREFIX: names.prefix, ADMIN_TOKEN, LOG_LEVEL: 'info', UDP_PORT: '0', GRPC_PORT: '0', NODE_ID: `scale-${runId}-p${processes}` };
   const readyMsg = processes === 1 ? 'idmint listening' : 'all serving processes ready';
   return spawnServer(`idmint x${processes}`, ['src/cli.ts', 'serve', '--processes', String(processes)], env, (l) => l.includes(`"msg":"${readyMsg}"`));
 }

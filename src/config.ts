@@ -10,6 +10,8 @@ export interface Config {
   readonly host: string;
   /** id_server-compatible UDP port; 0 turns the listener off. */
   readonly udpPort: number;
+  /** gRPC port (service idmint.v1.Ids); 0 turns the listener off. */
+  readonly grpcPort: number;
   readonly redisUrl: string;
   /**
    * Named Redis servers for segment and rule state: `default` is REDIS_URL (which also holds
@@ -112,6 +114,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const port = int('PORT', 8080, 0, 65535);
   const udpPort = int('UDP_PORT', 8081, 0, 65535);
+  const grpcPort = int('GRPC_PORT', 8082, 0, 65535);
+  if (grpcPort !== 0 && grpcPort === port) problems.push(`GRPC_PORT must differ from PORT (${port})`);
   const redisUrl = url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']);
   const redisUrls: Record<string, string> = { default: redisUrl };
   for (const item of (env.REDIS_URLS ?? '').split(',').map((x) => x.trim()).filter(Boolean)) {
@@ -186,6 +190,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     host: env.HOST || '0.0.0.0',
     udpPort,
+    grpcPort,
     redisUrl,
     redisUrls: Object.freeze(redisUrls),
     redisClusterNodes: Object.freeze(redisClusterNodes.map((n) => Object.freeze(n))),

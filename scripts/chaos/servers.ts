@@ -86,6 +86,7 @@ export class ServerPool {
       HOST: '127.0.0.1',
       PORT: String(s.httpPort),
       UDP_PORT: String(s.udpPort),
+      GRPC_PORT: '0',
       TEST_MODE: '1',
       LOG_LEVEL: 'info',
     });

@@ -1,7 +1,8 @@
 // Several serving processes on one machine (`idmint serve --processes N`), with node's
 // cluster module. The primary serves nothing itself: it forks N workers, each a full node
-// with a NODE_ID, worker-id lease, lease queue and NODE_OFFSET of its own, sharing the HTTP
-// and UDP ports (the primary holds the listening sockets), Redis and MySQL. It replaces a
+// with a NODE_ID, worker-id lease, lease queue and NODE_OFFSET of its own, sharing the HTTP,
+// UDP and gRPC ports (the primary holds the listening sockets: grpc-js listens through
+// node's net module, which hands cluster workers the primary's socket), Redis and MySQL. It replaces a
 // worker that dies, with a capped backoff, gives up on one that keeps failing at start-up,
 // and on SIGINT/SIGTERM asks every worker to shut down in order and exits once all have.
 // Migrations need no step of their own here: each worker runs them under a MySQL named lock.
@@ -26,7 +27,7 @@ export const MAX_START_FAILURES = 5;
 export const SHUTDOWN_TIMEOUT_MS = 30_000;
 
 type Env = Record<string, string | undefined>;
-type Message = { idmint: 'ready'; url?: string; udpPort?: number } | { idmint: 'shutdown' };
+type Message = { idmint: 'ready'; url?: string; udpPort?: number; grpcPort?: number } | { idmint: 'shutdown' };
 
 /**
  * Takes `--processes N` / `--processes=N` out of the flags. N is 1 to MAX_PROCESSES, or
@@ -129,10 +130,10 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
       if (m?.idmint !== 'ready') return;
       slot.readyAt = Date.now();
       slot.startFailures = 0;
-      log.info({ index: slot.index, pid, nodeId: slot.nodeId, address: m.url, udpPort: m.udpPort }, 'serving process ready');
+      log.info({ index: slot.index, pid, nodeId: slot.nodeId, address: m.url, udpPort: m.udpPort, grpcPort: m.grpcPort }, 'serving process ready');
       if (!allReadyLogged && slots.every((s) => s.readyAt !== undefined)) {
         allReadyLogged = true;
-        log.info({ processes, address: m.url, udpPort: m.udpPort }, 'all serving processes ready');
+        log.info({ processes, address: m.url, udpPort: m.udpPort, grpcPort: m.grpcPort }, 'all serving processes ready');
       }
     });
     worker.on('exit', (code, signal) => {
@@ -241,6 +242,6 @@ export async function runWorker(config: Config): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   node = await startNode(config);
-  process.send?.({ idmint: 'ready', url: node.url, udpPort: node.udpPort } satisfies Message);
+  process.send?.({ idmint: 'ready', url: node.url, udpPort: node.udpPort, grpcPort: node.grpcPort } satisfies Message);
   if (wanted) stop(wanted);
 }

@@ -1,6 +1,6 @@
-// Process concerns of a serving node: start the runtime and the HTTP app, create the demo
-// tag when asked, and shut down in order on SIGINT/SIGTERM (stop accepting, drain requests,
-// close workers, quit Redis, end the MySQL pool).
+// Process concerns of a serving node: start the runtime, the HTTP app and the UDP and gRPC
+// listeners, create the demo tag when asked, and shut down in order on SIGINT/SIGTERM (stop
+// accepting, drain requests and calls, close workers, quit Redis, end the MySQL pool).
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { specFromCreate } from '../core/tag-spec.js';
@@ -8,6 +8,7 @@ import { IdmintError } from '../errors.js';
 import { hostname } from 'node:os';
 import { createLogger, createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { buildApp } from './app.js';
+import { startGrpcServer } from './grpc/grpc-server.js';
 import { startUdpServer } from './udp/udp-server.js';
 
 export interface Node {
@@ -17,6 +18,8 @@ export interface Node {
   readonly url?: string;
   /** The UDP port, when the listener runs. */
   readonly udpPort?: number;
+  /** The gRPC port, when the listener runs. */
+  readonly grpcPort?: number;
   close(): Promise<void>;
 }
 
@@ -57,17 +60,32 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
   const udp = config.udpPort > 0
     ? await startUdpServer(rt.dispenser, { port: config.udpPort, host: config.host, nodeOffset: config.nodeOffset, maxDatagramBytes: config.udpMaxBytes }, log)
     : undefined;
-  log.info({ address, udpPort: udp?.port, nodeId: config.nodeId }, 'idmint listening');
+  const grpc = config.grpcPort > 0
+    ? await startGrpcServer({ dispenser: rt.dispenser, metrics: rt.metrics, log, config }).catch(async (err: Error) => {
+      await udp?.close();
+      await app.close();
+      await rt.close();
+      throw err;
+    })
+    : undefined;
+  log.info({ address, udpPort: udp?.port, grpcPort: grpc?.port, nodeId: config.nodeId }, 'idmint listening');
   let closing: Promise<void> | undefined;
   return {
     rt,
     app,
     url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
     udpPort: udp?.port,
+    grpcPort: grpc?.port,
     close: () =>
       (closing ??= (async () => {
-        await udp?.close();
-        await app.close();
+        // gRPC stops accepting and drains its calls while UDP and HTTP do the same.
+        await Promise.all([
+          grpc?.close(),
+          (async () => {
+            await udp?.close();
+            await app.close();
+          })(),
+        ]);
         await rt.close();
       })()),
   };

@@ -21,6 +21,7 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly issued: FastCounter;
   private readonly httpDuration: FastHistogram;
+  private readonly grpcDuration: FastHistogram;
   readonly refillDuration: Histogram<'result'>;
   readonly segmentSize: Histogram<'tag'>;
   readonly refillWaits: Counter<'tag'>;
@@ -35,6 +36,8 @@ export class Metrics {
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'idmint_' });
     this.issued = new FastCounter('idmint_ids_issued_total', 'IDs handed out, per tag and mode', this.registry);
     this.httpDuration = new FastHistogram('idmint_http_request_duration_seconds', 'HTTP request latency per route',
+      [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3], this.registry);
+    this.grpcDuration = new FastHistogram('idmint_grpc_request_duration_seconds', 'gRPC call latency per method and status',
       [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3], this.registry);
     this.refillDuration = new Histogram({
       name: 'idmint_refill_duration_seconds', help: 'Refill jobs: allocate in MySQL and install in Redis',
@@ -117,6 +120,16 @@ export class Metrics {
   /** One HTTP request. */
   observeHttp(route: string, method: string, status: number, seconds: number): void {
     this.httpDuration.series_(`${route} ${method} ${status}`, () => ({ route, method, status })).observe(seconds);
+  }
+
+  /** One gRPC call, by method (Next, Take, Decode) and status name (OK, NOT_FOUND...). */
+  observeGrpc(method: string, code: string, seconds: number): void {
+    this.grpcSeries(method, code).observe(seconds);
+  }
+
+  /** The histogram series of one (gRPC method, status), for callers that keep it. */
+  grpcSeries(method: string, code: string): { observe(seconds: number): void } {
+    return this.grpcDuration.series_(`${method} ${code}`, () => ({ method, code }));
   }
 
   countIssued(tag: string, mode: string, n: number): void {

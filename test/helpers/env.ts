@@ -67,6 +67,7 @@ export function testEnv(names: TestNames, extra: Record<string, string> = {}): R
     PORT: '0',
     HOST: '127.0.0.1',
     UDP_PORT: '0',
+    GRPC_PORT: '0',
     ...extra,
   };
 }

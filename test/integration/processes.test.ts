@@ -1,4 +1,4 @@
-// `idmint serve --processes N`: the serving processes share the HTTP and UDP ports and each is
+// `idmint serve --processes N`: the serving processes share the HTTP, UDP and gRPC ports and each is
 // a node of its own (node id, worker-id lease, node_offset); IDs stay unique across them; a
 // killed process is replaced while the others keep serving; SIGTERM to the primary shuts them
 // all down cleanly; a process that keeps failing at start-up is given up on.
@@ -15,6 +15,7 @@ import { cleanup, testEnv, testNames, type TestNames } from '../helpers/env.js';
 import { logLines } from '../helpers/load.js';
 import { freePort } from '../helpers/redis-server.js';
 import { UdpClient } from '../helpers/udp-client.js';
+import { IdsClient } from '../helpers/grpc-client.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXIT_WITHIN_MS = 15_000;
@@ -119,13 +120,15 @@ describe('serve --processes 2', () => {
   let primary: Primary;
   let url = '';
   let udpPort = 0;
+  let grpcPort = 0;
   const globalIds: bigint[] = [];
 
   const readyPids = () => primary.logs().filter((l) => l.msg === 'serving process ready').map((l) => ({ index: l.index as number, pid: l.pid as number }));
 
   before(async () => {
     udpPort = await freePort();
-    primary = startPrimary(names, 2, { NODE_ID: base, NODE_OFFSET: '10', UDP_PORT: String(udpPort) });
+    grpcPort = await freePort();
+    primary = startPrimary(names, 2, { NODE_ID: base, NODE_OFFSET: '10', UDP_PORT: String(udpPort), GRPC_PORT: String(grpcPort) });
     const ready = await primary.waitFor((l) => l.msg === 'all serving processes ready', 30_000, 'both processes ready');
     url = ready.address as string;
     await createTag(url, { tag: 'pg', step: 200, min_step: 100 });
@@ -162,6 +165,24 @@ describe('serve --processes 2', () => {
     } finally {
       udp.close();
     }
+  });
+
+  it('serves gRPC from both processes on one GRPC_PORT (one connection stays with one process)', async () => {
+    const workers = new Set<number>();
+    const ids: string[] = [];
+    // A channel is one HTTP/2 connection: each new one goes to the next process in turn.
+    for (let i = 0; i < 8; i++) {
+      const client = new IdsClient(grpcPort);
+      try {
+        const got = await client.next({ tag: 'ps', count: 3 });
+        ids.push(...got);
+        for (const id of got) workers.add((await client.decode({ tag: 'ps', id })).snowflake!.worker_id);
+      } finally {
+        client.close();
+      }
+    }
+    assert.equal(new Set(ids).size, ids.length);
+    assert.equal(workers.size, 2, `snowflake worker ids seen over gRPC: ${[...workers].join(', ')}`);
   });
 
   it('hands out unique IDs to concurrent requests, from both processes', async () => {

@@ -59,8 +59,8 @@ describe('docker-compose.yml', () => {
     assert.equal(config.adminTokenGenerated, false, 'the admin token is set (changeable through ADMIN_TOKEN)');
     assert.ok(config.demoTag, 'the quickstart demo tag is created');
 
-    // The published ports are the ones idmint listens on: HTTP over TCP, id_server over UDP.
-    assert.deepEqual(idmint.ports, [`${config.port}:${config.port}`, `${config.udpPort}:${config.udpPort}/udp`]);
+    // The published ports are the ones idmint listens on: HTTP over TCP, id_server over UDP, gRPC.
+    assert.deepEqual(idmint.ports, [`${config.port}:${config.port}`, `${config.udpPort}:${config.udpPort}/udp`, `${config.grpcPort}:${config.grpcPort}`]);
     // Its health check asks readiness on that port.
     assert.match(idmint.healthcheck!.test.join(' '), new RegExp(`127\\.0\\.0\\.1:${config.port}/readyz`));
   });
@@ -100,7 +100,7 @@ describe('Dockerfile', () => {
   it('uses the Node version the package requires and exposes the service ports', () => {
     const major = Number(/^FROM node:(\d+)/m.exec(df)?.[1]);
     assert.ok(major >= Number(/\d+/.exec(pkg.engines.node)![0]), `node ${major} satisfies ${pkg.engines.node}`);
-    assert.match(df, /^EXPOSE 8080 8081\/udp$/m);
+    assert.match(df, /^EXPOSE 8080 8081\/udp 8082$/m);
     assert.match(df, /^USER node$/m, 'does not run as root');
   });
 });

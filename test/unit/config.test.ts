@@ -9,6 +9,7 @@ const DEFAULTS: Partial<Config> = {
   port: 8080,
   host: '0.0.0.0',
   udpPort: 8081,
+  grpcPort: 8082,
   redisUrl: 'redis://127.0.0.1:6379',
   redisPrefix: 'idmint',
   mysqlUrl: 'mysql://root@127.0.0.1:3306/idmint',

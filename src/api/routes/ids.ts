@@ -1,9 +1,8 @@
 // The ID routes: one ID, a batch, decoding, and Leaf's plain-text route.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { unpackId } from '../../core/layout.js';
-import { decode } from '../../core/snowflake-layout.js';
 import { invalid } from '../../errors.js';
 import type { Dispenser } from '../../service/dispenser.js';
+import { decodeId } from '../decode.js';
 import { tagParam } from '../schemas.js';
 
 const keyQuery = {
@@ -84,26 +83,5 @@ export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispense
         properties: { ...tagParam.properties, id: { type: 'string', pattern: '^[0-9]{1,19}$' } },
       },
     },
-  }, async (req) => {
-    const tag = await dispenser.resolve(req.params.tag);
-    // Rule IDs are rendered strings: a number has no seq, shard or time to decode back to.
-    if (tag.rule) throw invalid(`tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`);
-    const id = BigInt(req.params.id);
-    if (id > (1n << 63n) - 1n) throw invalid('id must be below 2^63');
-    if (tag.snowflake) {
-      const d = decode(tag.snowflake, id);
-      return { mode: tag.mode, id: req.params.id, timestamp: d.timestamp.toISOString(), time: d.time, worker_id: d.workerId, sequence: d.sequence };
-    }
-    const p = unpackId(tag, id);
-    if (tag.layout === 'sharded' && (p.appId !== tag.appId || p.shard >= tag.shards)) {
-      throw invalid(`${req.params.id} is not an ID of tag "${tag.tag}" (app_id ${p.appId}, shard ${p.shard})`);
-    }
-    if (p.counter === undefined) {
-      throw invalid(`${req.params.id} is not an ID of tag "${tag.tag}" (its sequence value ${p.seq} is not ${tag.offset} mod ${tag.stride})`);
-    }
-    return {
-      mode: tag.mode, id: req.params.id, seq: p.seq.toString(), shard: p.shard, app_id: p.appId,
-      stride: tag.stride, offset: tag.offset, counter: p.counter.toString(),
-    };
-  });
+  }, async (req) => decodeId(dispenser, req.params.tag, req.params.id));
 }

@@ -97,8 +97,8 @@ function idString(hi: number, lo: number): string {
   return hi < SAFE_HIGH ? String(hi * TWO32 + lo) : ((BigInt(hi) << 32n) | BigInt(lo)).toString();
 }
 
-/** `{"op":"block","req":n,"ids":["..."]}` of the IDs of counter runs. */
-export function jsonFromRuns(req: number, runs: readonly Range[], count: number, p: Packing): string {
+/** The IDs of counter runs holding `count` counters in all, as decimal strings. */
+export function idsFromRuns(runs: readonly Range[], count: number, p: Packing): string[] {
   const parts = new Array<string>(count);
   let i = 0;
   for (const [a, b] of runs) {
@@ -119,7 +119,12 @@ export function jsonFromRuns(req: number, runs: readonly Range[], count: number,
       }
     }
   }
-  return `{"op":"block","req":${req},"ids":["${parts.join('","')}"]}`;
+  return parts;
+}
+
+/** `{"op":"block","req":n,"ids":["..."]}` of the IDs of counter runs. */
+export function jsonFromRuns(req: number, runs: readonly Range[], count: number, p: Packing): string {
+  return `{"op":"block","req":${req},"ids":["${idsFromRuns(runs, count, p).join('","')}"]}`;
 }
 
 /** `{"op":"block","req":n,"ids":[...]}` of strings (snowflake decimals, rule IDs). */
@@ -134,9 +139,9 @@ export function rangesFromRuns(req: number, runs: readonly Range[]): string {
   return `${s}]}`;
 }
 
-/** Ranges of IDs given as ascending decimal strings: one run per stretch of consecutive IDs. */
-export function rangesFromDecimals(req: number, ids: readonly string[], start: number, end: number): string {
-  let s = `{"op":"block","req":${req},"ranges":[`;
+/** Inclusive runs [first, last] of ascending decimal IDs: one per stretch of consecutive IDs. */
+export function decimalRuns(ids: readonly string[], start: number, end: number): [string, string][] {
+  const out: [string, string][] = [];
   let first = start;
   let prev = BigInt(ids[start]);
   for (let i = start + 1; i <= end; i++) {
@@ -145,9 +150,14 @@ export function rangesFromDecimals(req: number, ids: readonly string[], start: n
       prev = cur;
       continue;
     }
-    s += `${first > start ? ',' : ''}["${ids[first]}","${ids[i - 1]}"]`;
+    out.push([ids[first], ids[i - 1]]);
     first = i;
     prev = cur;
   }
-  return `${s}]}`;
+  return out;
+}
+
+/** Ranges of IDs given as ascending decimal strings: one run per stretch of consecutive IDs. */
+export function rangesFromDecimals(req: number, ids: readonly string[], start: number, end: number): string {
+  return `{"op":"block","req":${req},"ranges":${JSON.stringify(decimalRuns(ids, start, end))}}`;
 }

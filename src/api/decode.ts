@@ -1,0 +1,37 @@
+// Decoding an ID back into its parts, for GET /v1/decode/:tag/:id and gRPC's Decode: the same
+// checks and the same answer on both.
+import { unpackId } from '../core/layout.js';
+import { decode } from '../core/snowflake-layout.js';
+import { invalid } from '../errors.js';
+import type { Dispenser } from '../service/dispenser.js';
+
+export type Decoded =
+  | { mode: 'segment'; id: string; seq: string; shard: number; app_id: number; stride: number; offset: number; counter: string }
+  | { mode: 'snowflake'; id: string; timestamp: string; time: number; worker_id: number; sequence: number };
+
+/** The pattern of an ID accepted for decoding (then also checked to be below 2^63). */
+export const DECODE_ID = /^[0-9]{1,19}$/;
+
+export async function decodeId(dispenser: Dispenser, tagName: string, idText: string): Promise<Decoded> {
+  if (!DECODE_ID.test(idText)) throw invalid('id must be a decimal of 1 to 19 digits');
+  const tag = await dispenser.resolve(tagName);
+  // Rule IDs are rendered strings: a number has no seq, shard or time to decode back to.
+  if (tag.rule) throw invalid(`tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`);
+  const id = BigInt(idText);
+  if (id > (1n << 63n) - 1n) throw invalid('id must be below 2^63');
+  if (tag.snowflake) {
+    const d = decode(tag.snowflake, id);
+    return { mode: 'snowflake', id: idText, timestamp: d.timestamp.toISOString(), time: d.time, worker_id: d.workerId, sequence: d.sequence };
+  }
+  const p = unpackId(tag, id);
+  if (tag.layout === 'sharded' && (p.appId !== tag.appId || p.shard >= tag.shards)) {
+    throw invalid(`${idText} is not an ID of tag "${tag.tag}" (app_id ${p.appId}, shard ${p.shard})`);
+  }
+  if (p.counter === undefined) {
+    throw invalid(`${idText} is not an ID of tag "${tag.tag}" (its sequence value ${p.seq} is not ${tag.offset} mod ${tag.stride})`);
+  }
+  return {
+    mode: 'segment', id: idText, seq: p.seq.toString(), shard: p.shard, app_id: p.appId,
+    stride: tag.stride, offset: tag.offset, counter: p.counter.toString(),
+  };
+}

@@ -1,0 +1,171 @@
+// The gRPC listener (GRPC_PORT): service idmint.v1.Ids of proto/idmint/v1/ids.proto over
+// @grpc/grpc-js, answering from the same dispenser as HTTP with the same fast paths, tokens,
+// errors (as gRPC statuses, status.ts) and metrics. Closing stops accepting (GOAWAY), ends the
+// takes in flight at their next block, lets unary calls finish, and cuts what is left after a
+// grace period.
+import {
+  Server,
+  ServerCredentials,
+  type handleServerStreamingCall,
+  type handleUnaryCall,
+  type ServerWritableStream,
+} from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import { IdmintError } from '../../errors.js';
+import type { Dispenser } from '../../service/dispenser.js';
+import type { Metrics } from '../../service/metrics.js';
+import { decodeId } from '../decode.js';
+import { noteFailure } from '../errors.js';
+import { idsService } from './proto.js';
+import { checkTag, parseNext, parseTake, type DecodeRequest, type DecodeResponse, type NextRequest, type NextResponse, type TakeBlock, type TakeRequest } from './requests.js';
+import { grpcStatus, statusName } from './status.js';
+import { TakeCall } from './take-call.js';
+import type { TakeMessage } from '../ws/protocol.js';
+
+export interface GrpcServer {
+  readonly port: number;
+  /** Stops accepting, waits for calls in flight (takes end at their next block), at most `graceMs`. */
+  close(): Promise<void>;
+}
+
+export interface GrpcDeps {
+  readonly dispenser: Dispenser;
+  readonly metrics: Metrics;
+  readonly log: Logger;
+  readonly config: Pick<Config, 'grpcPort' | 'host' | 'streamMaxCount' | 'streamMaxBlock' | 'streamMaxBufferBytes' | 'coalesceMax'>;
+}
+
+/** Calls still running this long after closing began are cut (CANCELLED for their clients). */
+export const GRPC_CLOSE_GRACE_MS = 10_000;
+/** Requests are a few fields: anything larger is refused by grpc-js (RESOURCE_EXHAUSTED). */
+const MAX_REQUEST_BYTES = 64 * 1024;
+const NEXT = 'Next';
+const TAKE = 'Take';
+const DECODE = 'Decode';
+
+const shuttingDown = () => new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 });
+
+/** host:port for grpc-js, IPv6 hosts in brackets. */
+export const bindAddress = (host: string, port: number): string => `${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
+  const { dispenser, metrics, log, config } = deps;
+  let closing = false;
+  const takes = new Set<TakeCall>();
+  const limits = { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock };
+  const okNext = metrics.grpcSeries(NEXT, 'OK');
+
+  /** Counts, logs and answers a failed call (as the HTTP error handler does). */
+  const failure = (method: string, err: unknown, start: number) => {
+    const e = noteFailure(err, log, (code) => metrics.errors.inc({ code }));
+    const st = grpcStatus(e);
+    metrics.observeGrpc(method, statusName(st.code), (performance.now() - start) / 1000);
+    return st;
+  };
+
+  const next: handleUnaryCall<NextRequest, NextResponse> = (call, callback) => {
+    const start = performance.now();
+    const done = (ids: string[]) => {
+      callback(null, { ids });
+      okNext.observe((performance.now() - start) / 1000);
+    };
+    const fail = (err: unknown) => callback(failure(NEXT, err, start));
+    if (closing) return fail(shuttingDown());
+    try {
+      const { tag, count, opts } = parseNext(call.request, call.metadata);
+      if (count === 1) {
+        // The HTTP route's fast paths: an ID at hand in memory at once, a plain order-global
+        // tag through its coalescer with one promise.
+        const now = dispenser.idNow(tag, opts);
+        if (now !== undefined) return done([now]);
+        if (opts.key === undefined && opts.app === undefined && opts.salt === undefined) {
+          const later = dispenser.idGlobal(tag);
+          if (later !== undefined) return void later.then((id) => done([id]), fail);
+        }
+      }
+      dispenser.ids(tag, count, opts).then(done, fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const decode: handleUnaryCall<DecodeRequest, DecodeResponse> = (call, callback) => {
+    const start = performance.now();
+    const fail = (err: unknown) => callback(failure(DECODE, err, start));
+    if (closing) return fail(shuttingDown());
+    let tag: string;
+    try {
+      tag = checkTag(call.request.tag);
+    } catch (err) {
+      return fail(err);
+    }
+    decodeId(dispenser, tag, call.request.id).then((d) => {
+      callback(null, d.mode === 'snowflake'
+        ? { mode: d.mode, id: d.id, snowflake: { timestamp: d.timestamp, time: String(d.time), worker_id: d.worker_id, sequence: d.sequence } }
+        : { mode: d.mode, id: d.id, segment: { seq: d.seq, shard: d.shard, app_id: d.app_id, stride: d.stride, offset: d.offset, counter: d.counter } });
+      metrics.observeGrpc(DECODE, 'OK', (performance.now() - start) / 1000);
+    }, fail);
+  };
+
+  const take: handleServerStreamingCall<TakeRequest, TakeBlock> = (call) => {
+    const start = performance.now();
+    // emit('error') ends the call with that status once the blocks written before it are out.
+    const end = (err?: unknown) => {
+      if (err === undefined) {
+        call.end();
+        metrics.observeGrpc(TAKE, 'OK', (performance.now() - start) / 1000);
+      } else {
+        call.emit('error', failure(TAKE, err, start));
+      }
+    };
+    if (closing) return end(shuttingDown());
+    let t: TakeMessage;
+    try {
+      t = parseTake(call.request, call.metadata, limits);
+    } catch (err) {
+      return end(err);
+    }
+    const session = new TakeCall(call as ServerWritableStream<TakeRequest, TakeBlock>, dispenser, {
+      maxBufferBytes: config.streamMaxBufferBytes,
+      chunkIds: config.coalesceMax,
+      closing: () => closing,
+    });
+    takes.add(session);
+    session.run(t).then(
+      (stopped) => {
+        if (stopped === 'cancelled') metrics.observeGrpc(TAKE, 'CANCELLED', (performance.now() - start) / 1000);
+        else end(stopped === 'closing' ? shuttingDown() : undefined);
+      },
+      (err: unknown) => {
+        if (call.cancelled) metrics.observeGrpc(TAKE, 'CANCELLED', (performance.now() - start) / 1000);
+        else end(err);
+      },
+    ).finally(() => takes.delete(session));
+  };
+
+  const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
+  server.addService(idsService(), { Next: next, Take: take, Decode: decode });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(bindAddress(config.host, config.grpcPort), ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  log.info({ port, host: config.host }, 'gRPC listener ready');
+
+  let closed: Promise<void> | undefined;
+  return {
+    port,
+    close: () =>
+      (closed ??= new Promise<void>((resolve) => {
+        closing = true;
+        for (const s of takes) s.interrupt();
+        const cut = setTimeout(() => {
+          log.warn({ takes: takes.size }, `gRPC calls still running ${GRPC_CLOSE_GRACE_MS} ms after closing began: cut`);
+          server.forceShutdown();
+          resolve();
+        }, GRPC_CLOSE_GRACE_MS);
+        server.tryShutdown(() => {
+          clearTimeout(cut);
+          resolve();
+        });
+      })),
+  };
+}

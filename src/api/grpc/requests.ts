@@ -1,0 +1,78 @@
+// The messages of idmint.v1.Ids as they arrive (proto-loader objects: absent strings are '',
+// 64-bit integers decimal strings) and their validation, with the HTTP API's and the stream's
+// bounds. An empty string means absent, as proto3 cannot tell them apart.
+import type { Metadata } from '@grpc/grpc-js';
+import { invalid } from '../../errors.js';
+import type { IdOptions } from '../../service/dispenser.js';
+import { DEFAULT_BLOCK, type StreamLimits, type TakeMessage } from '../ws/protocol.js';
+import { MAX_BATCH } from '../routes/ids.js';
+
+export interface NextRequest { tag: string; count: number; key: string; app: string; salt: string; token: string }
+export interface NextResponse { ids: string[] }
+export interface TakeRequest { tag: string; count: string; block: number; key: string; app: string; salt: string; token: string; ranges: boolean }
+export interface TakeBlock { ids?: string[]; ranges?: { first: string; last: string }[] }
+export interface DecodeRequest { tag: string; id: string }
+export interface DecodeResponse {
+  mode: string;
+  id: string;
+  segment?: { seq: string; shard: number; app_id: number; stride: number; offset: number; counter: string };
+  snowflake?: { timestamp: string; time: string; worker_id: number; sequence: number };
+}
+
+const TAG = /^[A-Za-z0-9_.-]{1,64}$/;
+const MAX_TOKEN = 512;
+
+export function checkTag(tag: string): string {
+  if (!TAG.test(tag)) throw invalid('tag must match [A-Za-z0-9_.-]{1,64}');
+  return tag;
+}
+
+function opt(value: string, name: string, max: number): string | undefined {
+  if (value === '') return undefined;
+  if (value.length > max) throw invalid(`${name} must be at most ${max} characters`);
+  return value;
+}
+
+/**
+ * A client token: the request's field, else the metadata `authorization: Bearer <token>` or
+ * `x-idmint-token: <token>` (as the HTTP headers).
+ */
+export function tokenOf(field: string, md: Metadata): string | undefined {
+  if (field !== '') return opt(field, 'token', MAX_TOKEN);
+  const x = md.get('x-idmint-token')[0];
+  if (typeof x === 'string') return x;
+  const a = md.get('authorization')[0];
+  return typeof a === 'string' && a.startsWith('Bearer ') ? a.slice(7).trim() : undefined;
+}
+
+/** Next's count (0 means 1) and options, as GET /v1/ids/:tag checks them. */
+export function parseNext(r: NextRequest, md: Metadata): { tag: string; count: number; opts: IdOptions } {
+  const tag = checkTag(r.tag);
+  const count = r.count === 0 ? 1 : r.count;
+  if (!(count >= 1 && count <= MAX_BATCH)) throw invalid(`count must be from 1 to ${MAX_BATCH}`);
+  return {
+    tag,
+    count,
+    opts: { key: opt(r.key, 'key', 256), app: opt(r.app, 'app', 64), salt: opt(r.salt, 'salt', 64), token: tokenOf(r.token, md) },
+  };
+}
+
+/** Take's request as the stream's take (docs/STREAM.md), with the same limits. */
+export function parseTake(r: TakeRequest, md: Metadata, limits: StreamLimits): TakeMessage {
+  const tag = checkTag(r.tag);
+  const count = /^\d{1,16}$/.test(r.count) ? Number(r.count) : NaN;
+  if (!(count >= 1 && count <= limits.maxCount)) throw invalid(`count must be from 1 to ${limits.maxCount}`);
+  const block = r.block === 0 ? Math.min(count, DEFAULT_BLOCK, limits.maxBlock) : r.block;
+  if (!(block >= 1 && block <= limits.maxBlock)) throw invalid(`block must be from 1 to ${limits.maxBlock}`);
+  return {
+    req: 0,
+    tag,
+    count,
+    block,
+    format: r.ranges ? 'ranges' : 'json',
+    key: opt(r.key, 'key', 256),
+    app: opt(r.app, 'app', 64),
+    salt: opt(r.salt, 'salt', 64),
+    token: tokenOf(r.token, md),
+  };
+}

@@ -1,0 +1,155 @@
+// One Take call: a bulk take served as a stream of blocks, with the websocket stream's
+// semantics (docs/STREAM.md): chunks taken from the store one ahead of what is sent, blocks of
+// at most `block` IDs in ascending order, never more than STREAM_MAX_BUFFER_BYTES written and
+// not yet taken by HTTP/2 (whose flow control follows the client's reading), so a slow reader
+// slows its own stream. Once the call is cancelled nothing more is taken; a chunk taken and not
+// sent is a gap, never reissued.
+import type { ServerWritableStream } from '@grpc/grpc-js';
+import { RangeQueue } from '../../core/ranges.js';
+import { decimalRuns, idsFromRuns } from '../ws/encode.js';
+import type { TakeMessage } from '../ws/protocol.js';
+import { openSource, type Chunk } from '../ws/sources.js';
+import type { Dispenser } from '../../service/dispenser.js';
+import type { TakeBlock, TakeRequest } from './requests.js';
+
+/** A gRPC client's default limit on a received message is 4 MiB: blocks stay below it. */
+export const MAX_BLOCK_BYTES = 4 * 1024 * 1024 - 64 * 1024;
+
+export interface TakeCallOptions {
+  readonly maxBufferBytes: number;
+  /** IDs of a segment tag taken from the store at a time (at least the take's block). */
+  readonly chunkIds: number;
+  /** True once the server is shutting down: the take stops at its next block. */
+  readonly closing: () => boolean;
+}
+
+/** Why a take stopped before its last block without an error of the dispenser. */
+export type Stopped = 'cancelled' | 'closing';
+
+/** The serialized size of a block of string IDs (tag, length and bytes per ID). */
+function idsBytes(ids: readonly string[], start: number, end: number): number {
+  let n = 0;
+  for (let i = start; i < end; i++) n += ids[i].length + 2;
+  return n;
+}
+
+export class TakeCall {
+  private queued = 0;
+  private waiters: (() => void)[] = [];
+  private readonly wake = (): void => {
+    const ws = this.waiters;
+    this.waiters = [];
+    for (const w of ws) w();
+  };
+
+  constructor(
+    private readonly call: ServerWritableStream<TakeRequest, TakeBlock>,
+    private readonly dispenser: Dispenser,
+    private readonly opts: TakeCallOptions,
+  ) {
+    call.on('cancelled', this.wake);
+  }
+
+  /** Wakes a take waiting for room, so that it sees the server closing. */
+  interrupt(): void {
+    this.wake();
+  }
+
+  private get stopped(): Stopped | undefined {
+    if (this.call.cancelled) return 'cancelled';
+    if (this.opts.closing()) return 'closing';
+    return undefined;
+  }
+
+  /** Waits until `bytes` more fit the bound; the reason to stop instead, if any. */
+  private async room(bytes: number): Promise<Stopped | undefined> {
+    for (;;) {
+      const s = this.stopped;
+      if (s !== undefined) return s;
+      if (this.queued === 0 || this.queued + bytes <= this.opts.maxBufferBytes) return undefined;
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  /** Writes a block once it fits; the reason to stop instead, if any. */
+  private async send(block: TakeBlock, bytes: number): Promise<Stopped | undefined> {
+    const s = await this.room(bytes);
+    if (s !== undefined) return s;
+    this.queued += bytes;
+    // The callback runs once HTTP/2 has taken the message (after flow control let it through).
+    this.call.write(block, () => {
+      this.queued -= bytes;
+      this.wake();
+    });
+    return undefined;
+  }
+
+  /** Serves the take; resolves when every block was written, or with why it stopped. Errors of the dispenser reject. */
+  async run(t: TakeMessage): Promise<Stopped | undefined> {
+    const source = await openSource(this.dispenser, t);
+    const chunkIds = source.compact ? Math.max(t.block, this.opts.chunkIds) : t.block;
+    let left = t.count;
+    const take = (): Promise<Chunk> => {
+      const n = Math.min(left, chunkIds);
+      left -= n;
+      const p = source.next(n);
+      // Awaited in turn below; a failure is reported after the blocks before it.
+      p.catch(() => undefined);
+      return p;
+    };
+    let pending: Promise<Chunk> | undefined = take();
+    while (pending !== undefined) {
+      const chunk: Chunk = await pending;
+      const s = this.stopped;
+      if (s !== undefined) return s;
+      pending = left > 0 ? take() : undefined;
+      const e = await this.emit(t, chunk);
+      if (e !== undefined) return e;
+    }
+    return undefined;
+  }
+
+  private async emit(t: TakeMessage, chunk: Chunk): Promise<Stopped | undefined> {
+    const ranges = t.format === 'ranges';
+    if (chunk.kind === 'runs') {
+      const q = new RangeQueue();
+      for (const r of chunk.runs) q.push(r);
+      while (q.size > 0) {
+        const n = Math.min(t.block, q.size);
+        // Room first, so that a waiting take holds no block.
+        const estimate = ranges ? 64 : 22 * n;
+        const s = await this.room(Math.min(estimate, this.opts.maxBufferBytes));
+        if (s !== undefined) return s;
+        const runs = q.take(n);
+        const r = ranges
+          ? await this.send({ ranges: runs.map(([a, b]) => ({ first: String(a), last: String(b) })) }, 48 * runs.length)
+          : await this.sendIds(idsFromRuns(runs, n, chunk.packing), 0, n);
+        if (r !== undefined) return r;
+      }
+      return undefined;
+    }
+    const ids = chunk.ids;
+    for (let start = 0; start < ids.length; start += t.block) {
+      const end = Math.min(ids.length, start + t.block);
+      let r: Stopped | undefined;
+      if (ranges && chunk.kind === 'decimals') {
+        const runs = decimalRuns(ids, start, end);
+        r = await this.send({ ranges: runs.map(([first, last]) => ({ first, last })) }, 48 * runs.length);
+      } else {
+        r = await this.sendIds(ids, start, end);
+      }
+      if (r !== undefined) return r;
+    }
+    return undefined;
+  }
+
+  /** ids[start, end) as one block, or as several when one would pass a client's message limit. */
+  private async sendIds(ids: readonly string[], start: number, end: number): Promise<Stopped | undefined> {
+    const bytes = idsBytes(ids, start, end);
+    if (bytes > MAX_BLOCK_BYTES && end - start > 1) {
+      const mid = start + Math.ceil((end - start) / 2);
+      return (await this.sendIds(ids, start, mid)) ?? this.sendIds(ids, mid, end);
+    }
+    return this.send({ ids: start === 0 && end === ids.length ? (ids as string[]) : ids.slice(start, end) }, bytes);
+  }
+}

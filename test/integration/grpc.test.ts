@@ -1,0 +1,323 @@
+// The gRPC API (idmint.v1.Ids, proto/idmint/v1/ids.proto) against real Redis and MySQL, through
+// a client generated from the shipped proto: IDs of every mode, the Take stream's blocks and
+// ranges, Decode, each error as its status code with the idmint code, client tokens, GRPC_PORT=0,
+// and shutdown with calls in flight.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { status } from '@grpc/grpc-js';
+import { loadConfig } from '../../src/config.js';
+import { cleanup, testNames } from '../helpers/env.js';
+import { failure, IdsClient, type Block } from '../helpers/grpc-client.js';
+import { adminHeaders, createTag, fetchIds, startLocalNode } from '../helpers/node.js';
+import { freePort } from '../helpers/redis-server.js';
+
+/** A batch of the 'slow' tag (segments of 100): about 20 refills one after another. */
+const BATCH = 2000;
+
+type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
+
+const big = (xs: string[]) => xs.map(BigInt);
+const ascending = (xs: bigint[]) => xs.every((v, i) => i === 0 || v > xs[i - 1]);
+const unique = <T>(xs: T[]) => new Set(xs).size === xs.length;
+/** Every ID of a take's blocks, expanding ranges. */
+function idsOf(blocks: Block[]): bigint[] {
+  const out: bigint[] = [];
+  for (const b of blocks) {
+    for (const id of b.ids) out.push(BigInt(id));
+    for (const r of b.ranges) for (let v = BigInt(r.first); v <= BigInt(r.last); v++) out.push(v);
+  }
+  return out;
+}
+
+describe('gRPC API', () => {
+  const names = testNames();
+  let node: LocalNode;
+  let client: IdsClient;
+
+  before(async () => {
+    node = await startLocalNode(names, { GRPC_PORT: String(await freePort()) });
+    assert.ok(node.grpcPort);
+    client = new IdsClient(node.grpcPort);
+    await createTag(node.url, { tag: 'g', step: 1000, min_step: 100 });
+    await createTag(node.url, { tag: 'n', order: 'node', step: 1000, min_step: 100 });
+    await createTag(node.url, { tag: 'sh', layout: 'sharded', shards: 4, app_id: 5, step: 1000, min_step: 100 });
+    await createTag(node.url, { tag: 'sf', mode: 'snowflake' });
+    await createTag(node.url, { tag: 'r', mode: 'rule', template: '{app}-{salt}-{counter:6}', max_counter: 999999 });
+  });
+  after(async () => {
+    client?.close();
+    await node?.close();
+    await cleanup(names);
+  });
+
+  it('serves unique IDs of every mode, single and batched, alongside HTTP', async () => {
+    // order global: every answer is larger than every answer before it, over HTTP or gRPC.
+    const seen: bigint[] = [];
+    for (let i = 0; i < 20; i++) {
+      seen.push(...big(await client.next({ tag: 'g' })));
+      seen.push(...(await fetchIds(node.url, 'g', 3)));
+      seen.push(...big(await client.next({ tag: 'g', count: 7 })));
+    }
+    assert.equal(seen.length, 20 * 11);
+    assert.ok(ascending(seen), 'order global increases across gRPC and HTTP');
+    const concurrent = (await Promise.all(Array.from({ length: 200 }, () => client.next({ tag: 'g' })))).flat();
+    assert.ok(unique(concurrent) && big(concurrent).every((v) => v > seen[seen.length - 1]));
+
+    // order node, snowflake: unique and increasing within this process, count 0 meaning 1.
+    for (const tag of ['n', 'sf']) {
+      const ids: bigint[] = [];
+      for (let i = 0; i < 50; i++) {
+        const one = await client.next({ tag, count: 0 });
+        assert.equal(one.length, 1);
+        ids.push(...big(one), ...big(await client.next({ tag, count: 10 })));
+      }
+      ids.push(...big((await Promise.all(Array.from({ length: 200 }, () => client.next({ tag })))).flat()));
+      assert.equal(ids.length, 50 * 11 + 200);
+      assert.ok(unique(ids), `${tag}: unique`);
+      assert.ok(ascending(ids.slice(0, 550)), `${tag}: increasing in this process`);
+    }
+
+    // sharded with a key: the key picks the shard, every ID decodes to this tag.
+    const sharded = [...(await client.next({ tag: 'sh', key: 'alice', count: 100 })), ...(await client.next({ tag: 'sh', key: 'bob' }))];
+    assert.ok(unique(sharded));
+    const da = await client.decode({ tag: 'sh', id: sharded[0] });
+    const db = await client.decode({ tag: 'sh', id: sharded[99] });
+    assert.equal(da.segment!.app_id, 5);
+    assert.equal(db.segment!.shard, da.segment!.shard, 'one key, one shard');
+    assert.equal(BigInt(db.segment!.seq), BigInt(da.segment!.seq) + 99n);
+
+    // rule with app and salt.
+    const r = await client.next({ tag: 'r', app: 'shop', salt: 'x1', count: 5 });
+    assert.deepEqual(r.map((id) => id.slice(0, 8)), Array(5).fill('shop-x1-'));
+    assert.ok(unique(r));
+    const r2 = await client.next({ tag: 'r', app: 'shop' });
+    assert.match(r2[0], /^shop--\d{6}$/);
+  });
+
+  it('streams a take in blocks of at most `block` IDs, as IDs or as ranges', async () => {
+    const before = (await fetchIds(node.url, 'g', 1))[0];
+    const plain = await client.take({ tag: 'g', count: 25_000, block: 10_000 });
+    assert.equal(plain.error, undefined);
+    assert.deepEqual(plain.blocks.map((b) => b.ids.length), [10_000, 10_000, 5_000]);
+    const ids = idsOf(plain.blocks);
+    assert.ok(ascending(ids) && ids[0] > before);
+    const afterIt = (await fetchIds(node.url, 'g', 1))[0];
+    assert.ok(afterIt > ids[ids.length - 1], 'order global holds across the stream');
+
+    const ranged = await client.take({ tag: 'g', count: 250_000, block: 100_000, ranges: true });
+    assert.equal(ranged.error, undefined);
+    assert.ok(ranged.blocks.every((b) => b.ids.length === 0 && b.ranges.length >= 1));
+    const rIds = idsOf(ranged.blocks);
+    assert.equal(rIds.length, 250_000);
+    assert.ok(ascending(rIds) && rIds[0] > afterIt);
+    for (const b of ranged.blocks) {
+      assert.ok(b.ranges.reduce((n, r) => n + Number(BigInt(r.last) - BigInt(r.first) + 1n), 0) <= 100_000);
+    }
+
+    const sf = await client.take({ tag: 'sf', count: 5_000, block: 1_000, ranges: true });
+    assert.equal(sf.error, undefined);
+    const sfIds = idsOf(sf.blocks);
+    assert.equal(sfIds.length, 5_000);
+    assert.ok(ascending(sfIds));
+
+    const shard = await client.take({ tag: 'sh', key: 'carol', count: 3_000 });
+    assert.equal(shard.error, undefined);
+    assert.equal(idsOf(shard.blocks).length, 3_000);
+    assert.ok(ascending(idsOf(shard.blocks)));
+    const rule = await client.take({ tag: 'r', app: 'bulk', count: 1_500, block: 500 });
+    assert.deepEqual(rule.blocks.map((b) => b.ids.length), [500, 500, 500]);
+    assert.ok(unique(rule.blocks.flatMap((b) => b.ids)));
+
+    // Ranges of sharded and rule tags cannot be sent: refused before anything is taken.
+    for (const req of [{ tag: 'sh', key: 'a', count: 10, ranges: true }, { tag: 'r', app: 'a', count: 10, ranges: true }]) {
+      const refused = await client.take(req);
+      assert.equal(refused.blocks.length, 0);
+      assert.equal(refused.error?.code, status.INVALID_ARGUMENT);
+      assert.equal(refused.error?.metadata.get('idmint-code')[0], 'INVALID_ARGUMENT');
+    }
+    const noCount = await client.take({ tag: 'g' });
+    assert.equal(noCount.error?.code, status.INVALID_ARGUMENT);
+  });
+
+  it('takes no faster than the client reads, and stops taking once the call is cancelled', async () => {
+    await createTag(node.url, { tag: 'bp', step: 100_000 });
+    const start = (await fetchIds(node.url, 'bp', 1))[0];
+    const call = client.stub.Take({ tag: 'bp', count: 5_000_000, block: 10_000 });
+    let blocks = 0;
+    call.on('data', () => {
+      blocks++;
+      call.pause(); // and never resumed: the client stops reading
+    });
+    const ended = new Promise<number>((resolve) => {
+      call.on('error', (e: { code: number }) => resolve(e.code));
+      call.on('end', () => resolve(status.OK));
+    });
+    await new Promise((r) => setTimeout(r, 2500));
+    const a = (await fetchIds(node.url, 'bp', 1))[0];
+    // Bounded by STREAM_MAX_BUFFER_BYTES (4 MiB: about 190,000 IDs), one chunk of 100,000 taken
+    // ahead, and what HTTP/2's windows hold; 5,000,000 if the server wrote without waiting.
+    assert.ok(a - start < 1_000_000n, `the take went on to ${a - start} IDs while the client read ${blocks} blocks`);
+    call.cancel();
+    assert.equal(await ended, status.CANCELLED);
+    await new Promise((r) => setTimeout(r, 300));
+    const b = (await fetchIds(node.url, 'bp', 1))[0];
+    await new Promise((r) => setTimeout(r, 500));
+    const c = (await fetchIds(node.url, 'bp', 1))[0];
+    assert.equal(c, b + 1n, 'nothing is taken for a cancelled call');
+  });
+
+  it('decodes as GET /v1/decode/:tag/:id does', async () => {
+    for (const [tag, query] of [['sh', '&key=dave'], ['sf', ''], ['g', '']] as const) {
+      const [id] = await fetchIds(node.url, tag, 1, query);
+      const http = (await (await fetch(`${node.url}/v1/decode/${tag}/${id}`)).json()) as Record<string, unknown>;
+      const d = await client.decode({ tag, id: String(id) });
+      assert.equal(d.mode, http.mode);
+      assert.equal(d.id, http.id);
+      if (d.mode === 'snowflake') {
+        assert.deepEqual({ ...d.snowflake, time: Number(d.snowflake!.time) }, { timestamp: http.timestamp, time: http.time, worker_id: http.worker_id, sequence: http.sequence });
+        assert.equal(d.parts, 'snowflake');
+        assert.equal(d.segment, undefined);
+      } else {
+        assert.equal(d.parts, 'segment');
+        assert.deepEqual(d.segment, { seq: http.seq, shard: http.shard, app_id: http.app_id, stride: http.stride, offset: http.offset, counter: http.counter });
+      }
+    }
+    const rule = await failure(client.decode({ tag: 'r', id: '1' }));
+    assert.equal(rule.code, status.INVALID_ARGUMENT);
+    for (const id of ['', 'abc', '9223372036854775808']) {
+      assert.equal((await failure(client.decode({ tag: 'g', id }))).code, status.INVALID_ARGUMENT, `id "${id}"`);
+    }
+    assert.equal((await failure(client.decode({ tag: 'nope', id: '1' }))).code, status.NOT_FOUND);
+  });
+
+  it('answers every error with its status code, the idmint code in metadata and message', async () => {
+    const expect = async (p: Promise<unknown>, code: status, idmint: string) => {
+      const f = await failure(p);
+      assert.equal(f.code, code, `${idmint}: ${f.details}`);
+      assert.equal(f.idmint, idmint);
+      assert.ok(f.details.startsWith(`${idmint}: `), f.details);
+      return f;
+    };
+    await expect(client.next({ tag: 'nope' }), status.NOT_FOUND, 'TAG_NOT_FOUND');
+    await expect(client.take({ tag: 'nope', count: 5 }).then((r) => Promise.reject(r.error)), status.NOT_FOUND, 'TAG_NOT_FOUND');
+    await expect(client.next({ tag: 'bad tag!' }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    await expect(client.next({ tag: 'g', count: 10_001 }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    await expect(client.next({ tag: 'g', key: 'k' }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    await expect(client.next({ tag: 'sh' }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    await expect(client.next({ tag: 'r' }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    await expect(client.next({ tag: 'n', app: 'x' }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    await expect(client.next({ tag: 'g', key: 'k'.repeat(257) }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    await expect(client.take({ tag: 'g', count: 10, block: 1_000_000 }).then((r) => Promise.reject(r.error)), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+
+    // Disabled, as the HTTP route answers it (409 TAG_DISABLED).
+    await createTag(node.url, { tag: 'off' });
+    await client.next({ tag: 'off' });
+    assert.equal((await fetch(`${node.url}/v1/admin/tags/off`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":false}' })).status, 200);
+    await expect(client.next({ tag: 'off' }), status.FAILED_PRECONDITION, 'TAG_DISABLED');
+    await expect(client.take({ tag: 'off', count: 3 }).then((r) => Promise.reject(r.error)), status.FAILED_PRECONDITION, 'TAG_DISABLED');
+
+    // Exhausted: every ID up to the limit, then RESOURCE_EXHAUSTED, never an ID above it.
+    await createTag(node.url, { tag: 'small', step: 10, min_step: 10, max_id_limit: 25 });
+    assert.deepEqual(big(await client.next({ tag: 'small', count: 20 })), Array.from({ length: 20 }, (_, i) => BigInt(i + 1)));
+    // A take whose chunk does not fit what is left fails whole: no block, nothing spent.
+    await expect(client.take({ tag: 'small', count: 10, block: 2 }).then((r) => Promise.reject(r.error)), status.RESOURCE_EXHAUSTED, 'ID_SPACE_EXHAUSTED');
+    assert.deepEqual(big(await client.next({ tag: 'small', count: 5 })), [21n, 22n, 23n, 24n, 25n]);
+    await expect(client.next({ tag: 'small' }), status.RESOURCE_EXHAUSTED, 'ID_SPACE_EXHAUSTED');
+  });
+
+  it('serves a tag with client tokens only to calls carrying a live one (field or metadata)', async () => {
+    await createTag(node.url, { tag: 'guarded' });
+    assert.equal((await client.next({ tag: 'guarded' })).length, 1, 'open before it has a token');
+    const made = await fetch(`${node.url}/v1/admin/tags/guarded/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"svc"}' });
+    const { token } = (await made.json()) as { token: string };
+    const missing = await failure(client.next({ tag: 'guarded' }));
+    assert.equal(missing.code, status.UNAUTHENTICATED);
+    assert.equal(missing.idmint, 'UNAUTHORIZED');
+    assert.equal((await failure(client.next({ tag: 'guarded', token: 'wrong-token' }))).code, status.UNAUTHENTICATED);
+    assert.equal((await failure(client.next({ tag: 'guarded' }, IdsClient.md({ authorization: 'Bearer wrong-token' })))).code, status.UNAUTHENTICATED);
+    const byField = await client.next({ tag: 'guarded', token, count: 3 });
+    const byMetadata = await client.next({ tag: 'guarded' }, IdsClient.md({ authorization: `Bearer ${token}` }));
+    assert.ok(ascending(big([...byField, ...byMetadata])));
+    const denied = await client.take({ tag: 'guarded', count: 10 });
+    assert.equal(denied.error?.code, status.UNAUTHENTICATED);
+    assert.equal(denied.blocks.length, 0);
+    const streamed = await client.take({ tag: 'guarded', count: 10 }, IdsClient.md({ authorization: `Bearer ${token}` }));
+    assert.equal(streamed.error, undefined);
+    assert.equal(idsOf(streamed.blocks).length, 10);
+  });
+
+  it('counts calls by method and status in /metrics', async () => {
+    const text = await (await fetch(`${node.url}/metrics`)).text();
+    assert.match(text, /idmint_grpc_request_duration_seconds_count\{method="Next",code="OK"\} [1-9]/);
+    assert.match(text, /idmint_grpc_request_duration_seconds_count\{method="Next",code="NOT_FOUND"\} [1-9]/);
+    assert.match(text, /idmint_grpc_request_duration_seconds_count\{method="Take",code="OK"\} [1-9]/);
+    assert.match(text, /idmint_errors_total\{code="TAG_NOT_FOUND"\} [1-9]/);
+  });
+});
+
+describe('gRPC listener settings and shutdown', () => {
+  const names = testNames();
+  after(() => cleanup(names));
+
+  it('listens on GRPC_PORT (default 8082) and not at all with 0', async () => {
+    assert.equal(loadConfig({}).grpcPort, 8082);
+    assert.throws(() => loadConfig({ PORT: '9000', GRPC_PORT: '9000' }), /GRPC_PORT must differ from PORT/);
+    const off = await startLocalNode(names, { GRPC_PORT: '0' });
+    try {
+      assert.equal(off.grpcPort, undefined);
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('finishes calls in flight when closing, ends takes with UNAVAILABLE and refuses new calls', async () => {
+    const port = await freePort();
+    // A long refill wait: the batch below must not time out on a busy machine.
+    const node = await startLocalNode(names, { GRPC_PORT: String(port), REFILL_WAIT_MS: '20000' });
+    const client = new IdsClient(port);
+    try {
+      // Many small segments: a batch needs refill after refill, so it is still running below.
+      await createTag(node.url, { tag: 'slow', step: 100, min_step: 100, max_step: 100 });
+      await createTag(node.url, { tag: 'bulk', step: 100_000 });
+      await client.next({ tag: 'slow' });
+      // A take that is read slowly: it is still streaming when the node closes.
+      const call = client.stub.Take({ tag: 'bulk', count: 50_000_000, block: 1000 });
+      const got: Block[] = [];
+      let ended: { code: number; idmint: string; retryAfter: string } | undefined;
+      const streamEnded = new Promise<void>((resolve) => {
+        call.on('data', (b: Block) => {
+          got.push(b);
+          call.pause();
+          setTimeout(() => call.resume(), 5);
+        });
+        call.on('error', (e: { code: number; metadata: { get(k: string): unknown[] } }) => {
+          ended = { code: e.code, idmint: String(e.metadata.get('idmint-code')[0]), retryAfter: String(e.metadata.get('retry-after')[0]) };
+          resolve();
+        });
+        call.on('end', () => resolve());
+      });
+      while (got.length < 3) await new Promise((r) => setTimeout(r, 10));
+      const batch = client.next({ tag: 'slow', count: BATCH });
+      const batchDone = batch.then(() => performance.now(), () => performance.now());
+      await new Promise((r) => setTimeout(r, 30));
+      const closeStarted = performance.now();
+      const closed = node.close();
+      const ids = big(await batch);
+      assert.equal(ids.length, BATCH, 'the batch in flight is answered in full');
+      assert.ok(unique(ids) && ascending(ids));
+      assert.ok((await batchDone) > closeStarted, 'the batch was still in flight when closing began');
+      await streamEnded;
+      assert.deepEqual(ended, { code: status.UNAVAILABLE, idmint: 'UNAVAILABLE', retryAfter: '1' });
+      const streamed = idsOf(got);
+      assert.ok(streamed.length < 50_000_000 && unique(streamed) && ascending(streamed), 'the blocks before the end stay valid');
+      const t0 = performance.now();
+      await closed;
+      assert.ok(performance.now() - t0 < 8000, 'closing does not wait for the grace period');
+      const refused = await failure(client.next({ tag: 'slow' }));
+      assert.equal(refused.code, status.UNAVAILABLE);
+    } finally {
+      client.close();
+      await node.close();
+    }
+  });
+});
