@@ -6,7 +6,8 @@ import type { Config } from '../config.js';
 import { specFromCreate } from '../core/tag-spec.js';
 import { IdmintError } from '../errors.js';
 import { hostname } from 'node:os';
-import { createLogger, createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
+import { createLogger } from '../logger.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { buildApp } from './app.js';
 import { startUdpServer } from './udp/udp-server.js';
 
