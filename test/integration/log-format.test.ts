@@ -47,13 +47,16 @@ describe('log format', () => {
 
   it('prints JSON objects, one a line, on a pipe', async () => {
     const p = await serve(false);
+    // A request first: the signal handlers are installed just after the listening line.
+    assert.equal((await fetchIds(p.url, 'demo', 10)).length, 10);
     await p.stop();
-    assert.ok(p.output.length >= 3, p.output.join('\n'));
+    assert.ok(p.output.some((l) => l.includes('shutting down')), p.output.join('\n'));
     for (const l of p.output) assert.ok(isJson(l), `JSON: ${l}`);
   });
 
   it('prints JSON on a terminal with LOG_FORMAT=json', async () => {
     const p = await serve(true, { LOG_FORMAT: 'json' });
+    assert.equal((await fetchIds(p.url, 'demo', 10)).length, 10);
     await p.stop();
     const logs = p.output.filter((l) => !l.startsWith('PID='));
     assert.ok(logs.length >= 3, logs.join('\n'));

@@ -14,13 +14,20 @@ import { fetchIds } from '../helpers/node.js';
 import { startServe, withoutNpmVars, type ServeProcess } from '../helpers/serve-process.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; engines: { node: string } };
 
-/** Runs npm (the one on PATH) and returns its stdout; throws with its output on failure. */
+/** Runs npm (the one on PATH) and returns what it printed; throws with that on failure. */
 function npm(args: string[], cwd: string): string {
   const r = spawnSync('npm', args, { cwd, env: withoutNpmVars(process.env), encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
-  return r.stdout;
+  return `${r.stdout}\n${r.stderr}`;
+}
+
+/** Whether this Node is one package.json's engines declares (written as ">=N"). */
+function declaredNode(): boolean {
+  const min = /^>=(\d+)$/.exec(PKG.engines.node);
+  assert.ok(min, `engines.node is written as >=N: ${PKG.engines.node}`);
+  return Number(process.versions.node.split('.')[0]) >= Number(min[1]);
 }
 
 const isJson = (line: string) => {
@@ -80,7 +87,9 @@ describe('build and package', () => {
   it('installs from the tarball into an empty project: npx idmint serve and idmint/client work', async () => {
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-    npm(['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], app);
+    const printed = npm(['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], app);
+    // On a Node version the package declares, neither it nor any dependency objects to it.
+    if (declaredNode()) assert.doesNotMatch(printed, /EBADENGINE/, printed);
     for (const dev of ['tsx', 'typescript', 'pino-pretty']) {
       assert.ok(!existsSync(join(app, 'node_modules', dev)), `${dev} is not installed with the package`);
     }
