@@ -1,5 +1,12 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx's loader.
-import { register } from 'tsx/esm/api';
-register();
-await import('../src/cli.ts');
+// The installed command: runs the compiled server in dist/ with plain node (`npm run build`
+// makes it; the published package ships it). A development checkout runs the TypeScript
+// sources with `npm run serve` instead.
+import { existsSync } from 'node:fs';
+
+const cli = new URL('../dist/cli.js', import.meta.url);
+if (!existsSync(cli)) {
+  console.error('idmint: dist/cli.js is missing; run `npm run build` first (or `npm run serve` to run the sources)');
+  process.exit(1);
+}
+await import(cli.href);

@@ -34,6 +34,8 @@ export interface Config {
   /** Identity of this process in segment logs and worker leases. */
   readonly nodeId: string;
   readonly logLevel: string;
+  /** LOG_FORMAT: `json` lines, `pretty` readable lines (pino-pretty), or `auto` (pretty on a terminal). */
+  readonly logFormat: LogFormat;
   /** How long a request waits for a cold or dry tag to be refilled before answering 503. */
   readonly refillWaitMs: number;
   /** BullMQ refill worker concurrency; 0 means this process runs no refill worker. */
@@ -79,6 +81,8 @@ export interface Config {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -161,6 +165,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!/^[A-Za-z0-9_.-]{1,32}$/.test(redisPrefix)) problems.push(`REDIS_PREFIX must match [A-Za-z0-9_.-]{1,32}, got "${redisPrefix}"`);
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const logFormat = (env.LOG_FORMAT || 'auto') as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) problems.push(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
   const token = env.ADMIN_TOKEN;
   if (token !== undefined && token !== '' && token.length < 8) problems.push('ADMIN_TOKEN must be at least 8 characters');
   const viewerToken = env.VIEWER_TOKEN ?? '';
@@ -201,6 +207,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     viewerToken,
     nodeId,
     logLevel,
+    logFormat,
     refillWaitMs: int('REFILL_WAIT_MS', 3000, 10, 60000),
     refillConcurrency: int('REFILL_CONCURRENCY', 4, 0, 64),
     tagCacheMs: int('TAG_CACHE_MS', 1000, 50, 60000),

@@ -2,10 +2,11 @@
 // down in order. The HTTP app (src/api/app.ts) and `idmint worker` both run on it.
 import type { Queue, Worker } from 'bullmq';
 import type { Pool } from 'mysql2/promise';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { startLeaseWorkers, type LeaseWorkers } from './consumer/lease-worker.js';
 import { startRefillWorker } from './consumer/refill-worker.js';
+import { createLogger } from './logger.js';
 import { ShiftedClock, systemClock, type Clock } from './core/clock.js';
 import { LeaseScheduler } from './producer/lease-scheduler.js';
 import { RefillProducer } from './producer/refill-producer.js';
@@ -56,10 +57,6 @@ export interface Runtime {
   readonly refillWorker?: Worker;
   /** Closes workers, queues, Redis and MySQL, in that order. Safe to call twice. */
   close(): Promise<void>;
-}
-
-export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, base: { node: config.nodeId } });
 }
 
 export interface RuntimeOptions {

@@ -10,7 +10,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { createLogger } from '../runtime.js';
+import { createLogger } from '../logger.js';
 import { startNode, type Node } from './server.js';
 import { serveClusterMetrics } from './cluster-metrics.js';
 

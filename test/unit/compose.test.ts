@@ -80,27 +80,53 @@ describe('docker-compose.yml', () => {
 
 describe('Dockerfile', () => {
   const df = read('Dockerfile');
-  const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; engines: { node: string } };
+  const pkg = JSON.parse(read('package.json')) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+    engines: { node: string };
+    files: string[];
+  };
+  // The stages, each from its FROM line to the next one.
+  const stages = df.split(/^(?=FROM )/m).filter((s) => s.startsWith('FROM '));
+  const build = stages[0] ?? '';
+  const runtime = stages[stages.length - 1] ?? '';
 
-  it('copies what the server runs and starts it', () => {
-    for (const dir of ['bin', 'sql', 'src']) assert.match(df, new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'), `copies ${dir}/`);
-    assert.match(df, /^CMD \["node", "bin\/idmint\.mjs", "serve"\]$/m);
-    // bin/idmint.mjs loads the TypeScript sources through tsx: it must be a runtime dependency.
-    assert.match(read('bin/idmint.mjs'), /tsx/);
-    assert.ok(pkg.dependencies.tsx, 'tsx is installed with --omit=dev');
+  it('builds in a build stage: all dependencies, then npm pack (which compiles dist/)', () => {
+    assert.equal(stages.length, 2, 'a build stage and a runtime stage');
+    assert.match(build, /^FROM node:[\w.-]+ AS build$/m);
+    assert.match(build, /^RUN npm install --no-audit\b/m, 'the build installs dev dependencies (TypeScript) too');
+    assert.match(build, /^RUN npm pack\b/m);
+    // npm pack builds through prepack and packs what `files` ships.
+    assert.match(JSON.parse(read('package.json')).scripts.prepack, /npm run build/);
+    for (const f of ['dist/', 'sql/', 'bin/']) assert.ok(pkg.files.includes(f), `the package ships ${f}`);
   });
 
-  it('installs production dependencies with a command that accepts this lockfile', () => {
+  it('runs the compiled server with plain node, on production dependencies only', () => {
+    assert.match(runtime, /^COPY --from=build \/pkg \.\/$/m, 'takes the packed files from the build stage');
+    assert.match(runtime, /^RUN npm install --omit=dev\b/m);
+    assert.match(runtime, /^CMD \["node", "dist\/cli\.js", "serve"\]$/m);
+    assert.doesNotMatch(runtime, /tsx|--import|--loader|src\//, 'no TypeScript loader, no sources in the image');
+    assert.ok(!pkg.dependencies.tsx && pkg.devDependencies.tsx, 'tsx is a dev dependency, left out by --omit=dev');
+    assert.ok(!pkg.dependencies.typescript, 'typescript is a dev dependency');
+  });
+
+  it('installs dependencies with a command that accepts this lockfile', () => {
     // The lockfile leaves out optional per-platform builds the registry lacks, which `npm ci`
     // refuses; `npm install` honours the lockfile for everything it holds.
-    assert.match(df, /^RUN npm install --omit=dev\b/m);
-    assert.doesNotMatch(df, /^RUN npm ci\b/m);
+    for (const stage of stages) {
+      assert.match(stage, /^COPY package\.json package-lock\.json \.\/$/m, 'the lockfile is used');
+      assert.doesNotMatch(stage, /^RUN npm ci\b/m);
+    }
   });
 
-  it('uses the Node version the package requires and exposes the service ports', () => {
-    const major = Number(/^FROM node:(\d+)/m.exec(df)?.[1]);
-    assert.ok(major >= Number(/\d+/.exec(pkg.engines.node)![0]), `node ${major} satisfies ${pkg.engines.node}`);
-    assert.match(df, /^EXPOSE 8080 8081\/udp 8082$/m);
-    assert.match(df, /^USER node$/m, 'does not run as root');
+  it('uses a Node version the package requires, in both stages, and exposes the service ports', () => {
+    const min = Number(/^>=(\d+)/.exec(pkg.engines.node)?.[1]);
+    assert.ok(min >= 22, `engines.node is a current line: ${pkg.engines.node}`);
+    for (const stage of stages) {
+      const major = Number(/^FROM node:(\d+)/.exec(stage)?.[1]);
+      assert.ok(major >= min, `node ${major} satisfies ${pkg.engines.node}`);
+    }
+    assert.match(runtime, /^EXPOSE 8080 8081\/udp 8082$/m);
+    assert.match(runtime, /^USER node$/m, 'does not run as root');
   });
 });

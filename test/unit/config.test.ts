@@ -15,6 +15,7 @@ const DEFAULTS: Partial<Config> = {
   mysqlUrl: 'mysql://root@127.0.0.1:3306/idmint',
   adminTokenGenerated: true,
   logLevel: 'info',
+  logFormat: 'auto',
   refillWaitMs: 3000,
   refillConcurrency: 4,
   tagCacheMs: 1000,
@@ -70,14 +71,14 @@ describe('loadConfig', () => {
   it('reads every variable', () => {
     const c = loadConfig({
       PORT: '9000', HOST: '127.0.0.1', UDP_PORT: '0', REDIS_URL: 'rediss://r.example:6380/2', REDIS_PREFIX: 'my.app-1',
-      MYSQL_URL: 'mariadb://u:p%40ss@db:3307/ids_db', ADMIN_TOKEN: 'secret-token', NODE_ID: 'node-a', LOG_LEVEL: 'debug',
+      MYSQL_URL: 'mariadb://u:p%40ss@db:3307/ids_db', ADMIN_TOKEN: 'secret-token', NODE_ID: 'node-a', LOG_LEVEL: 'debug', LOG_FORMAT: 'json',
       REFILL_WAIT_MS: '10', REFILL_CONCURRENCY: '0', TAG_CACHE_MS: '60000', COALESCE_MAX: '10000000', COALESCE_PIPELINE: '1', COALESCE_HOLD: '0', DEMO_TAG: 'demo',
       LEASE_TTL_MS: '30000', LEASE_MARGIN_MS: '9999', CLOCK_MAX_BACK_MS: '0', ADVERTISE_ADDR: 'ids-1.internal:9000',
     });
     const want: Partial<Config> = {
       port: 9000, host: '127.0.0.1', udpPort: 0, redisUrl: 'rediss://r.example:6380/2', redisPrefix: 'my.app-1',
       mysqlUrl: 'mariadb://u:p%40ss@db:3307/ids_db', adminToken: 'secret-token', adminTokenGenerated: false, nodeId: 'node-a',
-      logLevel: 'debug', refillWaitMs: 10, refillConcurrency: 0, tagCacheMs: 60000, coalesceMax: 10_000_000, coalescePipeline: 1, coalesceHold: 0, demoTag: 'demo',
+      logLevel: 'debug', logFormat: 'json', refillWaitMs: 10, refillConcurrency: 0, tagCacheMs: 60000, coalesceMax: 10_000_000, coalescePipeline: 1, coalesceHold: 0, demoTag: 'demo',
       leaseTtlMs: 30_000, leaseMarginMs: 9999, clockMaxBackMs: 0, advertiseAddr: 'ids-1.internal:9000', serveHttp: true,
     };
     assert.deepEqual(pick(c, want), want);
@@ -104,7 +105,7 @@ describe('loadConfig', () => {
       ['MYSQL_URL', 'postgres://root@h/db'], ['MYSQL_URL', '::'], ['MYSQL_URL', 'mysql://root@h/'], ['MYSQL_URL', 'mysql://root@h/my-db'],
       ['MYSQL_URL', 'mysql://root@h:3306'],
       ['REDIS_PREFIX', 'a b'], ['REDIS_PREFIX', 'x'.repeat(33)], ['REDIS_PREFIX', '{p}'],
-      ['LOG_LEVEL', 'verbose'], ['LOG_LEVEL', 'INFO'],
+      ['LOG_LEVEL', 'verbose'], ['LOG_LEVEL', 'INFO'], ['LOG_FORMAT', 'text'], ['LOG_FORMAT', 'JSON'],
       ['ADMIN_TOKEN', 'short'], ['ADMIN_TOKEN', '1234567'],
       ['DEMO_TAG', 'bad tag'], ['DEMO_TAG', 'x'.repeat(65)],
       ['REFILL_WAIT_MS', '9'], ['REFILL_WAIT_MS', '60001'], ['REFILL_WAIT_MS', 'soon'],
@@ -124,7 +125,7 @@ describe('loadConfig', () => {
       for (const q of p) assert.ok(q.includes(name), `${name}=${value}: unrelated problem "${q}"`);
       assert.ok(p.length <= 2, `${name}=${value}: ${JSON.stringify(p)}`);
     }
-    assert.equal(cases.length, 47);
+    assert.equal(cases.length, 49);
   });
 
   it('checks the lease margin against the TTL', () => {
