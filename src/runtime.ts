@@ -97,6 +97,11 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const tokens = new TokensRepo(pool);
   const registry = new TagRegistry({ get: (t) => tags.get(t), tokenHashes: (t) => tokens.hashes(t) }, redis, keys, config.tagCacheMs, log);
   await registry.listen(subscriber);
+  // A subscriber waits for nothing, so a silent connection would never be noticed: a PING now
+  // and then (answered within the worker socket timeout, or the connection is reset).
+  const subscriberPing = setInterval(() => void subscriber.ping().catch(() => undefined), 5000);
+  subscriberPing.unref();
+  subscriber.once('end', () => clearInterval(subscriberPing));
   const leaseStore = new LeaseStore(redis, keys);
   const leases = new LeaseManager(leaseStore, new SpacesRepo(pool), clock, {
     ttlMs: config.leaseTtlMs,
