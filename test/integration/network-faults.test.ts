@@ -30,6 +30,8 @@ const SLACK_MS = 1500;
 /** Latency and jitter, then stalls (each below the command timeout). */
 const SLOW = { latencyMs: 5, jitterMs: 25 };
 const STALLS = { stallRate: 0.05, stallMs: 300 };
+/** Stalls longer than the command timeout: takes time out, their replies come late or never. */
+const LONG_STALLS = { stallRate: 0.1, stallMs: 2 * COMMAND_TIMEOUT_MS };
 
 function assertBounded(recs: readonly Rec[], what: string): number {
   let max = 0;
@@ -101,13 +103,15 @@ describe('network faults between idmint and Redis or MySQL', () => {
   const resumed = (tag: string, timeoutMs: number) =>
     waitFor(`${tag} served again`, async () => (await fetchRecorded('probe', node.url, tag, 1, 5000)).ids !== undefined, timeoutMs, 100);
 
-  /** Runs load on tag through: slow link, stalls, a blackhole of blackholeMs; then waits for service. */
+  /** Runs load on tag through: slow link, stalls, long stalls, a blackhole of blackholeMs; then waits for service. */
   async function faultRun(proxy: FaultProxy, tag: string, blackholeMs: number, seed: number): Promise<{ recs: Rec[]; during: Rec[] }> {
     const load = new Load(clients(tag, 4, seed));
     await sleep(300);
     proxy.set(SLOW);
     await sleep(1500);
     proxy.set({ ...SLOW, ...STALLS });
+    await sleep(1500);
+    proxy.set(LONG_STALLS);
     await sleep(1500);
     proxy.clear();
     const t0 = now();
