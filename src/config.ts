@@ -26,6 +26,10 @@ export interface Config {
   /** Prefix of every Redis key idmint writes, including BullMQ's (which gets a hash tag). */
   readonly redisPrefix: string;
   readonly mysqlUrl: string;
+  /** A Redis command of the request path without a reply this long fails, and its connection is reset. */
+  readonly redisCommandTimeoutMs: number;
+  /** A MySQL query without an answer this long fails, and its connection is closed. */
+  readonly mysqlQueryTimeoutMs: number;
   readonly adminToken: string;
   /** True when ADMIN_TOKEN was unset and a token was generated for this process. */
   readonly adminTokenGenerated: boolean;
@@ -202,6 +206,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisClusterNodes: Object.freeze(redisClusterNodes.map((n) => Object.freeze(n))),
     redisPrefix,
     mysqlUrl,
+    redisCommandTimeoutMs: int('REDIS_COMMAND_TIMEOUT_MS', 1000, 50, 60000),
+    mysqlQueryTimeoutMs: int('MYSQL_QUERY_TIMEOUT_MS', 2000, 100, 60000),
     adminToken: token || randomBytes(18).toString('base64url'),
     adminTokenGenerated: !token,
     viewerToken,

@@ -76,7 +76,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const subscriber = createDefaultRedis(config, 'subscriber');
   // Other named Redis servers (REDIS_URLS) hold only the segment state of the tags on them.
   const extraRedis = Object.entries(config.redisUrls).filter(([name]) => name !== 'default')
-    .map(([name, url]) => [name, createRedis(url, 'command')] as const);
+    .map(([name, url]) => [name, createRedis(url, 'command', config.redisCommandTimeoutMs)] as const);
   const redisClients: RedisClient[] = [redis, queueConn, workerConn, subscriber, ...extraRedis.map(([, c]) => c)];
   for (const c of redisClients) c.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));
   let pool: Pool | undefined;
@@ -84,7 +84,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     await Promise.all([redis, queueConn, workerConn, subscriber].map((c) => whenReady(c)));
     // A named server that is down only affects its own tags: start anyway.
     await Promise.all(extraRedis.map(([name, c]) => whenReady(c, 3000).catch((err: Error) => log.warn({ redis: name, err: err.message }, 'named Redis not reachable at start-up; its tags answer 503 until it is'))));
-    pool = await createPool(config.mysqlUrl);
+    pool = await createPool(config.mysqlUrl, config.mysqlQueryTimeoutMs);
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'schema migrations applied');
   } catch (err) {
@@ -103,6 +103,11 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const tokens = new TokensRepo(pool);
   const registry = new TagRegistry({ get: (t) => tags.get(t), tokenHashes: (t) => tokens.hashes(t) }, redis, keys, config.tagCacheMs, log);
   await registry.listen(subscriber);
+  // A subscriber waits for nothing, so a silent connection would never be noticed: a PING now
+  // and then (answered within the worker socket timeout, or the connection is reset).
+  const subscriberPing = setInterval(() => void subscriber.ping().catch(() => undefined), 5000);
+  subscriberPing.unref();
+  subscriber.once('end', () => clearInterval(subscriberPing));
   const leaseStore = new LeaseStore(redis, keys);
   const leases = new LeaseManager(leaseStore, new SpacesRepo(pool), clock, {
     ttlMs: config.leaseTtlMs,

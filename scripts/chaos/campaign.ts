@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Checker, problems, summaryLine, type Report, type TagModes } from './checker.js';
 import type { ClientSettings } from './client.js';
 import { FaultRunner, planFaults } from './faults.js';
+import { FaultProxy } from '../../test/helpers/fault-proxy.js';
 import { readRecords } from './recorder.js';
 import { ServerPool } from './servers.js';
 import { ChaosMysql, ChaosRedis, ChildRegistry, freePort } from './services.js';
@@ -47,7 +48,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function createTags(url: string, token: string): Promise<void> {
   const bodies = [
     // Small, fast-adapting segments: refills (and their fences) happen all the time.
-    { tag: TAGS.global, mode: 'segment', step: 1000, min_step: 200, max_step: 200000, target_seconds: 2 },
+    // The global tag lives on the named Redis (b), the others on the default one.
+    { tag: TAGS.global, mode: 'segment', step: 1000, min_step: 200, max_step: 200000, target_seconds: 2, redis: 'b' },
     { tag: TAGS.node, mode: 'segment', order: 'node', node_block: 500, step: 1000, min_step: 200, max_step: 200000, target_seconds: 2 },
     { tag: TAGS.snowflake, mode: 'snowflake' },
     { tag: TAGS.rule, mode: 'rule', template: '{yyyy}{MM}{dd}{HH}{mm}-{counter:7}', min_counter: 0, max_counter: 9999999, reset_seconds: 60 },
@@ -89,6 +91,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
   const reg = new ChildRegistry(runId, workDir);
   const adminToken = randomBytes(12).toString('hex');
   const clients: ChildProcess[] = [];
+  const openProxies: FaultProxy[] = [];
 
   // Whatever happens from here on, every child dies.
   let aborted = false;
@@ -109,20 +112,31 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
   try {
     const redis = new ChaosRedis(reg, await freePort(), join(workDir, 'redis'));
     await redis.start();
+    const redisB = new ChaosRedis(reg, await freePort(), join(workDir, 'redis-b'));
+    await redisB.start();
     const mysql = new ChaosMysql(reg, await freePort(), join(chaosRoot, 'mysql-template'), workDir);
     log('preparing MariaDB (the first run creates a template data directory)');
     mysql.prepare();
     await mysql.start();
-    log(`own redis-server on 127.0.0.1:${redis.port}, mariadbd on 127.0.0.1:${mysql.port}`);
+    // idmint reaches every store through a fault proxy (network faults).
+    const proxies = {
+      redis: await FaultProxy.start(redis.port, { seed: o.seed }),
+      'redis-b': await FaultProxy.start(redisB.port, { seed: o.seed + 1 }),
+      mysql: await FaultProxy.start(mysql.port, { seed: o.seed + 2 }),
+    };
+    openProxies.push(...Object.values(proxies));
+    log(`own redis-servers on 127.0.0.1:${redis.port} (default) and ${redisB.port} (b), mariadbd on 127.0.0.1:${mysql.port}; proxies ${proxies.redis.port}, ${proxies['redis-b'].port}, ${proxies.mysql.port}`);
+    const mysqlViaProxy = new URL(mysql.url('idmint'));
+    mysqlViaProxy.port = String(proxies.mysql.port);
 
     const pool = await ServerPool.create(reg, o.servers, {
       root: o.root,
       outDir,
-      redisUrl: redis.url,
-      mysqlUrl: mysql.url('idmint'),
+      redisUrl: proxies.redis.url,
+      mysqlUrl: mysqlViaProxy.toString(),
       adminToken,
       runId,
-      env: { LEASE_TTL_MS: '3000', LEASE_MARGIN_MS: '500', REFILL_CONCURRENCY: '2' },
+      env: { LEASE_TTL_MS: '3000', LEASE_MARGIN_MS: '500', REFILL_CONCURRENCY: '2', REDIS_URLS: `b=${proxies['redis-b'].url}` },
     });
     await pool.start(0); // migrates the schema
     await Promise.all(Array.from({ length: o.servers - 1 }, (_, i) => pool.start(i + 1)));
@@ -156,7 +170,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
 
     const plan = planFaults(o.seed, o.durationS, o.servers, o.faultEveryS);
     writeFileSync(join(outDir, 'plan.json'), JSON.stringify({ seed: o.seed, durationS: o.durationS, servers: o.servers, clients: o.clients, plan }, null, 1));
-    const faults = new FaultRunner(pool, redis, mysql, log);
+    const faults = new FaultRunner(pool, [redis, redisB], mysql, proxies, log);
     const startedAt = Date.now();
     const faultRun = faults.run(plan, startedAt);
     const every = o.durationS > 30 ? 5000 : 2500;
@@ -190,8 +204,10 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     );
     log('stopping idmint, MariaDB and Redis');
     await pool.stopAll();
+    for (const p of openProxies) await p.close();
     await mysql.stop();
     await redis.kill();
+    await redisB.kill();
     clearTimeout(hard);
 
     writeFileSync(join(outDir, 'instances.json'), JSON.stringify(pool.instances, null, 1));

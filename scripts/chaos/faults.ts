@@ -1,15 +1,23 @@
-// The faults of the chaos campaign, on a schedule drawn from the seed: Redis restarted empty,
-// MariaDB stopped and started, an idmint process SIGKILLed and started again, a process's
-// clock shifted (and put back later), a process's worker-id lease made to expire. Faults run
-// one after the other, in rounds holding every kind once; a clock shift is put back in the
-// background while the next ones run.
+// The faults of the chaos campaign, on a schedule drawn from the seed: a Redis (the default or
+// the named one) restarted empty, MariaDB stopped and started, an idmint process SIGKILLed and
+// started again, a process's clock shifted (and put back later), a process's worker-id lease
+// made to expire, and faults of the network between idmint and a store (the default Redis,
+// the named Redis, MariaDB; through fault proxies): a slow link (latency, jitter, stalls
+// longer than the command timeout), and a blackhole (nothing forwarded, no RST, no FIN; the
+// connections open then stay dead). Faults run one after the other, in rounds holding every
+// kind once; a clock shift is put back in the background while the next ones run.
 import { writeFileSync } from 'node:fs';
 import { nowUs } from './recorder.js';
 import { rng } from '../../test/helpers/prng.js';
 import type { ServerPool } from './servers.js';
 import type { ChaosMysql, ChaosRedis } from './services.js';
+import type { FaultProxy } from '../../test/helpers/fault-proxy.js';
 
-export const FAULT_KINDS = ['redis-restart', 'mysql-restart', 'kill', 'clock-shift', 'lease-expire'] as const;
+export const FAULT_KINDS = ['redis-restart', 'mysql-restart', 'kill', 'clock-shift', 'lease-expire', 'net-slow', 'net-blackhole'] as const;
+
+/** The links a network fault hits, by slot modulo their number. */
+export const NET_TARGETS = ['redis', 'redis-b', 'mysql'] as const;
+export type NetTarget = (typeof NET_TARGETS)[number];
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface PlannedFault {
@@ -75,6 +83,10 @@ export function planFaults(seed: number, durationS: number, servers: number, eve
         return { at, kind, slot, holdMs: g.int(1500, 4000), offsetMs: g.pick(SHIFTS) };
       case 'lease-expire':
         return { at, kind, slot, holdMs: 0 };
+      case 'net-slow':
+        return { at, kind, slot: g.int(0, NET_TARGETS.length - 1), holdMs: g.int(1500, 4000) };
+      case 'net-blackhole':
+        return { at, kind, slot: g.int(0, NET_TARGETS.length - 1), holdMs: g.int(1000, 4000) };
     }
   });
 }
@@ -88,8 +100,10 @@ export class FaultRunner {
 
   constructor(
     private readonly pool: ServerPool,
-    private readonly redis: ChaosRedis,
+    /** The default Redis and the named one ("b"). */
+    private readonly redis: readonly [ChaosRedis, ChaosRedis],
     private readonly mysql: ChaosMysql,
+    private readonly proxies: Readonly<Record<NetTarget, FaultProxy>>,
     private readonly log: (line: string) => void,
   ) {}
 
@@ -138,10 +152,31 @@ export class FaultRunner {
   private async inject(f: PlannedFault, rec: FaultRecord): Promise<void> {
     switch (f.kind) {
       case 'redis-restart': {
-        await this.redis.kill();
+        const which = f.slot % 2;
+        const redis = this.redis[which];
+        await redis.kill();
         await sleep(f.holdMs);
-        await this.redis.start();
-        rec.detail = `down ${f.holdMs} ms, restarted empty`;
+        await redis.start();
+        rec.detail = `${which === 0 ? 'default' : 'named (b)'} Redis down ${f.holdMs} ms, restarted empty`;
+        return;
+      }
+      case 'net-slow': {
+        const target = NET_TARGETS[f.slot % NET_TARGETS.length];
+        const proxy = this.proxies[target];
+        // Latency with jitter, and now and then a stall longer than the command timeout.
+        proxy.set({ latencyMs: 2, jitterMs: 20, stallRate: 0.03, stallMs: 1500 });
+        await sleep(f.holdMs);
+        proxy.clear();
+        rec.detail = `${target} link slow (latency, jitter, stalls) for ${f.holdMs} ms`;
+        return;
+      }
+      case 'net-blackhole': {
+        const target = NET_TARGETS[f.slot % NET_TARGETS.length];
+        const proxy = this.proxies[target];
+        proxy.blackhole();
+        await sleep(f.holdMs);
+        proxy.restore();
+        rec.detail = `${target} blackholed for ${f.holdMs} ms (its open connections stay dead)`;
         return;
       }
       case 'mysql-restart': {

@@ -17,6 +17,8 @@ const DEFAULTS: Partial<Config> = {
   logLevel: 'info',
   logFormat: 'auto',
   refillWaitMs: 3000,
+  redisCommandTimeoutMs: 1000,
+  mysqlQueryTimeoutMs: 2000,
   refillConcurrency: 4,
   tagCacheMs: 1000,
   coalesceMax: 100_000,
@@ -74,12 +76,14 @@ describe('loadConfig', () => {
       MYSQL_URL: 'mariadb://u:p%40ss@db:3307/ids_db', ADMIN_TOKEN: 'secret-token', NODE_ID: 'node-a', LOG_LEVEL: 'debug', LOG_FORMAT: 'json',
       REFILL_WAIT_MS: '10', REFILL_CONCURRENCY: '0', TAG_CACHE_MS: '60000', COALESCE_MAX: '10000000', COALESCE_PIPELINE: '1', COALESCE_HOLD: '0', DEMO_TAG: 'demo',
       LEASE_TTL_MS: '30000', LEASE_MARGIN_MS: '9999', CLOCK_MAX_BACK_MS: '0', ADVERTISE_ADDR: 'ids-1.internal:9000',
+      REDIS_COMMAND_TIMEOUT_MS: '250', MYSQL_QUERY_TIMEOUT_MS: '60000',
     });
     const want: Partial<Config> = {
       port: 9000, host: '127.0.0.1', udpPort: 0, redisUrl: 'rediss://r.example:6380/2', redisPrefix: 'my.app-1',
       mysqlUrl: 'mariadb://u:p%40ss@db:3307/ids_db', adminToken: 'secret-token', adminTokenGenerated: false, nodeId: 'node-a',
       logLevel: 'debug', logFormat: 'json', refillWaitMs: 10, refillConcurrency: 0, tagCacheMs: 60000, coalesceMax: 10_000_000, coalescePipeline: 1, coalesceHold: 0, demoTag: 'demo',
       leaseTtlMs: 30_000, leaseMarginMs: 9999, clockMaxBackMs: 0, advertiseAddr: 'ids-1.internal:9000', serveHttp: true,
+      redisCommandTimeoutMs: 250, mysqlQueryTimeoutMs: 60_000,
     };
     assert.deepEqual(pick(c, want), want);
     assert.equal(loadConfig({ PORT: ' 81 ' }).port, 81, 'surrounding blanks are tolerated');
@@ -110,6 +114,8 @@ describe('loadConfig', () => {
       ['DEMO_TAG', 'bad tag'], ['DEMO_TAG', 'x'.repeat(65)],
       ['REFILL_WAIT_MS', '9'], ['REFILL_WAIT_MS', '60001'], ['REFILL_WAIT_MS', 'soon'],
       ['REFILL_CONCURRENCY', '65'], ['REFILL_CONCURRENCY', '-2'],
+      ['REDIS_COMMAND_TIMEOUT_MS', '49'], ['REDIS_COMMAND_TIMEOUT_MS', '60001'], ['REDIS_COMMAND_TIMEOUT_MS', 'fast'],
+      ['MYSQL_QUERY_TIMEOUT_MS', '99'], ['MYSQL_QUERY_TIMEOUT_MS', '60001'],
       ['TAG_CACHE_MS', '49'], ['TAG_CACHE_MS', '60001'],
       ['COALESCE_MAX', '0'], ['COALESCE_MAX', '10000001'],
       ['COALESCE_PIPELINE', '0'], ['COALESCE_PIPELINE', '65'], ['COALESCE_HOLD', '-1'], ['COALESCE_HOLD', '100001'],
@@ -125,7 +131,7 @@ describe('loadConfig', () => {
       for (const q of p) assert.ok(q.includes(name), `${name}=${value}: unrelated problem "${q}"`);
       assert.ok(p.length <= 2, `${name}=${value}: ${JSON.stringify(p)}`);
     }
-    assert.equal(cases.length, 49);
+    assert.equal(cases.length, 54);
   });
 
   it('checks the lease margin against the TTL', () => {

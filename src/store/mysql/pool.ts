@@ -1,6 +1,8 @@
 // The MySQL pool. BIGINTs come back as decimal strings (never lossy doubles); the database
-// named in MYSQL_URL is created when missing.
-import mysql, { type Pool } from 'mysql2/promise';
+// named in MYSQL_URL is created when missing. Every pool.query is bounded: a MySQL that stops
+// answering (a silent network, no RST, no FIN) fails the query after MYSQL_QUERY_TIMEOUT_MS,
+// and the connection it waited on is closed, never handed to another caller.
+import mysql, { type Pool, type PoolConnection } from 'mysql2/promise';
 
 export function poolOptions(mysqlUrl: string): mysql.PoolOptions {
   const u = new URL(mysqlUrl);
@@ -19,8 +21,11 @@ export function poolOptions(mysqlUrl: string): mysql.PoolOptions {
   };
 }
 
-/** Creates the database when missing, then a pool on it. */
-export async function createPool(mysqlUrl: string): Promise<Pool> {
+/** Default of MYSQL_QUERY_TIMEOUT_MS. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 2000;
+
+/** Creates the database when missing, then a pool on it whose queries are bounded by queryTimeoutMs. */
+export async function createPool(mysqlUrl: string, queryTimeoutMs = DEFAULT_QUERY_TIMEOUT_MS): Promise<Pool> {
   const opts = poolOptions(mysqlUrl);
   const admin = await mysql.createConnection({ ...opts, database: undefined });
   try {
@@ -28,5 +33,43 @@ export async function createPool(mysqlUrl: string): Promise<Pool> {
   } finally {
     await admin.end();
   }
-  return mysql.createPool(opts);
+  return boundQueries(mysql.createPool(opts), queryTimeoutMs);
+}
+
+/**
+ * Makes pool.query fail with an Error after ms (waiting for a connection included) and close
+ * the connection of a query that timed out. Transactions (getConnection) bound themselves.
+ */
+export function boundQueries(pool: Pool, ms: number): Pool {
+  const run = async (args: unknown[]): Promise<unknown> => {
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        reject(new Error(`MySQL did not answer within ${ms} ms`));
+      }, ms);
+    });
+    const got = pool.getConnection();
+    let c: PoolConnection;
+    try {
+      c = await Promise.race([got, timeout]);
+    } catch (err) {
+      clearTimeout(timer);
+      // A connection that arrives after the caller gave up goes back to the pool unused.
+      got.then((late) => late.release(), () => undefined);
+      throw err;
+    }
+    const q = (c.query as (...a: unknown[]) => Promise<unknown>).apply(c, args);
+    try {
+      return await Promise.race([q, timeout]);
+    } finally {
+      clearTimeout(timer);
+      q.catch(() => undefined);
+      if (timedOut) c.destroy();
+      else c.release();
+    }
+  };
+  (pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => run(args);
+  return pool;
 }

@@ -2,6 +2,13 @@
 // 503); BullMQ workers wait for Redis forever, as BullMQ requires. The "default" Redis is a
 // single server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES); both give the same
 // roles, and RedisClient is either.
+//
+// A silent peer (blackholed network, no RST, no FIN) is found by time, never by TCP: on the
+// request path a command without a reply within REDIS_COMMAND_TIMEOUT_MS fails ("Command
+// timed out"), and a connection that receives nothing for that long while commands wait is
+// destroyed and opened again, so later commands are not queued behind the silent one. BullMQ
+// workers' connections (no command timeout: a job's blocking pop waits up to 10 s) are reset
+// after WORKER_SOCKET_TIMEOUT_MS of silence with a command waiting.
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Config } from '../../config.js';
 
@@ -14,28 +21,42 @@ export function isCluster(r: RedisClient): r is Cluster {
   return r.isCluster;
 }
 
-export function redisOptions(role: RedisRole): RedisOptions {
+/** Default of REDIS_COMMAND_TIMEOUT_MS. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
+
+/**
+ * Silence (ms) after which a BullMQ worker's or the subscriber's connection with a command
+ * waiting is reset: above the longest blocking pop BullMQ sends (10 s).
+ */
+export const WORKER_SOCKET_TIMEOUT_MS = 15000;
+
+export function redisOptions(role: RedisRole, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): RedisOptions {
   const base: RedisOptions = {
     lazyConnect: false,
     connectTimeout: 3000,
+    keepAlive: 10000,
     retryStrategy: (times) => Math.min(50 * times, 1000),
   };
+  // Request path: a reply is due within commandTimeoutMs; a connection silent that long with
+  // commands waiting is reset. A timed-out command may still have run in Redis: its reply is
+  // dropped (for a take, a gap; for a lease renewal, an extension the process never counts).
+  const bounded = { commandTimeout: commandTimeoutMs, socketTimeout: commandTimeoutMs };
   switch (role) {
     case 'command':
       // No auto-pipelining: the coalescer already sends one take per tag at a time, and
       // pipelining them measured slower and with a worse p99.
-      return { ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1 };
+      return { ...base, ...bounded, enableOfflineQueue: false, maxRetriesPerRequest: 1 };
     case 'queue':
-      return { ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1 };
+      return { ...base, ...bounded, enableOfflineQueue: false, maxRetriesPerRequest: 1 };
     case 'worker':
-      return { ...base, maxRetriesPerRequest: null };
+      return { ...base, socketTimeout: WORKER_SOCKET_TIMEOUT_MS, maxRetriesPerRequest: null };
     case 'subscriber':
-      return { ...base, maxRetriesPerRequest: null };
+      return { ...base, socketTimeout: WORKER_SOCKET_TIMEOUT_MS, maxRetriesPerRequest: null };
   }
 }
 
-export function createRedis(url: string, role: RedisRole): Redis {
-  return new Redis(url, redisOptions(role));
+export function createRedis(url: string, role: RedisRole, commandTimeoutMs?: number): Redis {
+  return new Redis(url, redisOptions(role, commandTimeoutMs));
 }
 
 /**
@@ -44,8 +65,8 @@ export function createRedis(url: string, role: RedisRole): Redis {
  * TLS from `url`) apply to every node's connection. BullMQ reads maxRetriesPerRequest from
  * the per-node options, so workers and subscribers carry null there.
  */
-export function createCluster(nodes: readonly { host: string; port: number }[], url: string, role: RedisRole): Cluster {
-  const { lazyConnect, retryStrategy, enableOfflineQueue, ...perNode } = redisOptions(role);
+export function createCluster(nodes: readonly { host: string; port: number }[], url: string, role: RedisRole, commandTimeoutMs?: number): Cluster {
+  const { lazyConnect, retryStrategy, enableOfflineQueue, ...perNode } = redisOptions(role, commandTimeoutMs);
   const u = new URL(url);
   const options: ClusterOptions = {
     lazyConnect,
@@ -66,8 +87,9 @@ export function createCluster(nodes: readonly { host: string; port: number }[], 
 }
 
 /** The "default" Redis of a role: the cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL. */
-export function createDefaultRedis(config: Pick<Config, 'redisUrl' | 'redisClusterNodes'>, role: RedisRole): RedisClient {
-  return config.redisClusterNodes.length > 0 ? createCluster(config.redisClusterNodes, config.redisUrl, role) : createRedis(config.redisUrl, role);
+export function createDefaultRedis(config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'redisCommandTimeoutMs'>, role: RedisRole): RedisClient {
+  const t = config.redisCommandTimeoutMs;
+  return config.redisClusterNodes.length > 0 ? createCluster(config.redisClusterNodes, config.redisUrl, role, t) : createRedis(config.redisUrl, role, t);
 }
 
 /** Resolves when the client is ready (a cluster: slot map loaded, cluster state ok), or rejects after timeoutMs. */
