@@ -8,7 +8,7 @@ import type { ServerWritableStream } from '@grpc/grpc-js';
 import { RangeQueue } from '../../core/ranges.js';
 import { decimalRuns, idsFromRuns } from '../ws/encode.js';
 import type { TakeMessage } from '../ws/protocol.js';
-import { openSource, type Chunk } from '../ws/sources.js';
+import { openSource, takeChunks, type Chunk } from '../ws/sources.js';
 import type { Dispenser } from '../../service/dispenser.js';
 import type { TakeBlock, TakeRequest } from './requests.js';
 
@@ -87,26 +87,11 @@ export class TakeCall {
   /** Serves the take; resolves when every block was written, or with why it stopped. Errors of the dispenser reject. */
   async run(t: TakeMessage): Promise<Stopped | undefined> {
     const source = await openSource(this.dispenser, t);
-    const chunkIds = source.compact ? Math.max(t.block, this.opts.chunkIds) : t.block;
-    let left = t.count;
-    const take = (): Promise<Chunk> => {
-      const n = Math.min(left, chunkIds);
-      left -= n;
-      const p = source.next(n);
-      // Awaited in turn below; a failure is reported after the blocks before it.
-      p.catch(() => undefined);
-      return p;
-    };
-    let pending: Promise<Chunk> | undefined = take();
-    while (pending !== undefined) {
-      const chunk: Chunk = await pending;
-      const s = this.stopped;
-      if (s !== undefined) return s;
-      pending = left > 0 ? take() : undefined;
+    for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.stopped !== undefined)) {
       const e = await this.emit(t, chunk);
       if (e !== undefined) return e;
     }
-    return undefined;
+    return this.stopped;
   }
 
   private async emit(t: TakeMessage, chunk: Chunk): Promise<Stopped | undefined> {

@@ -34,6 +34,12 @@ function paramsOf(req: FastifyRequest): Params {
 /** Not served to a Tinyid caller: answered as Tinyid's "sys error" (code 6) with this message. */
 class Refused extends Error {}
 
+/** Tinyid's batchSize: 1 when absent, at most TINYID_BATCH_MAX (more is lowered silently, as
+ * Tinyid does); throws BindError for a value Spring would not bind to an Integer. */
+function batchOf(p: Params): number {
+  return Math.min(bindInteger(p('batchSize')) ?? 1, TINYID_BATCH_MAX);
+}
+
 /** Spring Boot 1.5's error body for a parameter that does not bind (answered 400). */
 function bindFailure(reply: FastifyReply, req: FastifyRequest, err: BindError): FastifyReply {
   const body = {
@@ -108,13 +114,12 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { dispenser: Disp
 
   route('nextId', async (req, reply) => {
     const p = paramsOf(req);
-    let batch: number | null;
+    let n: number;
     try {
-      batch = bindInteger(p('batchSize'));
+      n = batchOf(p);
     } catch (err) {
       return bindFailure(reply, req, err as BindError);
     }
-    const n = Math.min(batch ?? 1, TINYID_BATCH_MAX);
     const token = p('token');
     let body: string;
     try {
@@ -129,13 +134,12 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { dispenser: Disp
 
   route('nextIdSimple', async (req, reply) => {
     const p = paramsOf(req);
-    let batch: number | null;
+    let n: number;
     try {
-      batch = bindInteger(p('batchSize'));
+      n = batchOf(p);
     } catch (err) {
       return bindFailure(reply, req, err as BindError);
     }
-    const n = Math.min(batch ?? 1, TINYID_BATCH_MAX);
     const token = p('token');
     let body = '';
     try {

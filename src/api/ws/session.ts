@@ -10,7 +10,7 @@ import type { Dispenser } from '../../service/dispenser.js';
 import { toIdmintError } from '../errors.js';
 import { binaryFromDecimals, binaryFromRuns, jsonFromRuns, jsonFromStrings, rangesFromDecimals, rangesFromRuns } from './encode.js';
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type StreamLimits, type TakeMessage } from './protocol.js';
-import { openSource, type Chunk } from './sources.js';
+import { openSource, takeChunks, type Chunk } from './sources.js';
 
 /**
  * Decides whether a take may proceed (per-tag client tokens plug in here); throws an
@@ -136,26 +136,10 @@ export class StreamSession {
     try {
       await this.opts.authorize?.({ request: this.request, take: t });
       const source = await openSource(this.dispenser, t);
-      // Counter runs cost nothing per ID, so segment chunks are large (few store round trips);
-      // snowflake and rule chunks hold a string per ID and stay one block.
-      const chunkIds = source.compact ? Math.max(t.block, this.opts.chunkIds) : t.block;
-      let left = t.count;
-      const take = (): Promise<Chunk> => {
-        const n = Math.min(left, chunkIds);
-        left -= n;
-        const p = source.next(n);
-        // Awaited in turn below; a failure is reported after the blocks before it.
-        p.catch(() => undefined);
-        return p;
-      };
-      let pending: Promise<Chunk> | undefined = take();
-      while (pending !== undefined) {
-        const chunk: Chunk = await pending;
-        if (this.gone) return;
-        // The next chunk is taken while this one is sent.
-        pending = left > 0 ? take() : undefined;
+      for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.gone)) {
         if (!(await this.emit(t, chunk))) return;
       }
+      if (this.gone) return;
       await this.send(doneMessage(t.req));
     } catch (err) {
       if (this.gone) return;

@@ -23,6 +23,33 @@ export interface ChunkSource {
   readonly compact: boolean;
 }
 
+/**
+ * The chunks of one take of t.count IDs. Counter runs cost nothing per ID, so segment chunks
+ * hold up to max(t.block, chunkIds) IDs (few store round trips); snowflake and rule chunks hold
+ * a string per ID and stay one block. The next chunk is taken while the caller sends this one,
+ * unless stopped() says the caller is gone (nothing more is taken then); a failed chunk throws
+ * after the chunks before it were yielded.
+ */
+export async function* takeChunks(source: ChunkSource, t: TakeMessage, chunkIds: number, stopped: () => boolean): AsyncGenerator<Chunk> {
+  const size = source.compact ? Math.max(t.block, chunkIds) : t.block;
+  let left = t.count;
+  const take = (): Promise<Chunk> => {
+    const n = Math.min(left, size);
+    left -= n;
+    const p = source.next(n);
+    // Awaited in turn below; a failure is reported after the chunks before it.
+    p.catch(() => undefined);
+    return p;
+  };
+  let pending: Promise<Chunk> | undefined = take();
+  while (pending !== undefined) {
+    const chunk: Chunk = await pending;
+    if (stopped()) return;
+    pending = left > 0 ? take() : undefined;
+    yield chunk;
+  }
+}
+
 const ruleFormatOnly = (tag: string, format: string) =>
   invalid(`tag "${tag}" is a rule tag: its IDs are formatted strings, sent with format "json" only ("${format}" carries 64-bit integers)`);
 
