@@ -1,0 +1,162 @@
+// Redis CPU per `take`, run by `npm run bench:take`: a private redis-server on a free loopback
+// port (its commandstats see only this run's calls, so CONFIG RESETSTAT is safe there), one
+// segment hash installed through the segment store (src/store/redis/segments.ts: a cold take,
+// then one install of a segment too large to end during the run), then in interleaved rounds
+// each case runs alone in its own window: RESETSTAT, CALLS calls (one ID each, a few in flight),
+// INFO commandstats. The figure is the server's usec / calls of the case's command (EVALSHA,
+// or INCR), median over the rounds, and its ratio to the no-op script.
+//   no-op EVALSHA   `return 1` with the take's keys and arguments
+//   INCR            one INCR of a plain key: the cheapest write
+//   take            SegmentStore.take(ref, 1): the script every order:global request runs
+//   take - X        scratch copies of the take script with one part removed (a breakdown;
+//                   these hand out IDs from the same hash, so they are real steady-state calls)
+//   only X          scripts doing just one part of the take
+// Flags: --rounds N (default 7)  --calls N (per window, default 20000)  --no-write
+// Results: bench/results/take-cpu-latest.md
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { Keys } from '../src/store/redis/keys.js';
+import { SegmentStore, type SegmentRef } from '../src/store/redis/segments.js';
+import { RedisServer } from '../test/helpers/redis-server.js';
+import { readOptions } from './args.js';
+import { median } from './stats.js';
+
+const args = process.argv.slice(2);
+const opts = { rounds: 7, calls: 20000, write: true };
+readOptions(args, 'npm run bench:take -- [--rounds N] [--calls N] [--no-write]', (a) => {
+  switch (a.flag) {
+    case '--rounds': opts.rounds = a.whole(1); break;
+    case '--calls': opts.calls = a.whole(100); break;
+    case '--no-write': opts.write = false; break;
+    default: return false;
+  }
+  return true;
+});
+
+const IN_FLIGHT = 8;
+const TAKE_LUA = readFileSync(fileURLToPath(new URL('../src/store/redis/commands/take-2.lua', import.meta.url)), 'utf8');
+const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
+
+interface Case {
+  readonly name: string;
+  /** The commandstats entry the case is measured by. */
+  readonly stat: 'evalsha' | 'incr';
+  readonly call: () => Promise<unknown>;
+}
+
+async function commandStat(r: Redis, stat: string): Promise<{ calls: number; usec: number }> {
+  const info = await r.info('commandstats');
+  const m = new RegExp(`cmdstat_${stat}:calls=(\\d+),usec=(\\d+)`).exec(info);
+  return m ? { calls: Number(m[1]), usec: Number(m[2]) } : { calls: 0, usec: 0 };
+}
+
+async function runWindow(r: Redis, c: Case, calls: number): Promise<number> {
+  await r.config('RESETSTAT');
+  let left = calls;
+  const lane = async () => {
+    while (left-- > 0) await c.call();
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  const s = await commandStat(r, c.stat);
+  if (s.calls < calls) throw new Error(`${c.name}: commandstats saw ${s.calls} calls of ${calls}`);
+  return s.usec / s.calls;
+}
+
+async function main(): Promise<void> {
+  const server = await RedisServer.start();
+  const version = execFileSync('redis-server', ['--version']).toString().trim();
+  const r = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  try {
+    const keys = new Keys('bench');
+    const store = new SegmentStore({ default: r }, keys);
+    const ref: SegmentRef = { tag: 'take-cpu', epoch: 1, shard: 0 };
+    const cold = await store.take(ref, 1, 0.9);
+    if (cold.status !== 'cold') throw new Error(`expected a cold start, got ${cold.status}`);
+    const installed = await store.install(ref, cold.gen, [1, 1e14], 0.9);
+    if (installed !== 'current') throw new Error(`install answered ${installed}`);
+    const first = await store.take(ref, 1, 0.9);
+    if (first.status !== 'ok') throw new Error(`take answered ${first.status}`);
+
+    const seg = store.key(ref);
+    const moved = keys.moved(ref.tag);
+    const runId = /run_id:(\w+)/.exec(await r.info('server'))![1];
+    const takeArgs = (): (string | number)[] => [1, 'unused-gen', 0.9, ref.epoch];
+    const script = (name: string, lua: string): Case => {
+      const sha = sha1(lua);
+      return { name, stat: 'evalsha', call: () => r.evalsha(sha, 2, seg, moved, ...takeArgs()) };
+    };
+    const scripts: { name: string; lua: string }[] = [{ name: 'no-op EVALSHA', lua: 'return 1' }];
+    // A scratch copy of the take without one part; skipped when the part is not in the script.
+    const without = (name: string, part: string, replacement: string) => {
+      if (TAKE_LUA.includes(part)) scripts.push({ name: `take - ${name}`, lua: TAKE_LUA.split(part).join(replacement) });
+      else console.log(`(skipped "take - ${name}": the script has no ${JSON.stringify(part)})`);
+    };
+    without('INFO server (run id as a constant)', "redis.call('INFO', 'server')", `'run_id:${runId}\\r\\n'`);
+    without('GET moved', "redis.call('GET', KEYS[2])", 'false');
+    without('HINCRBY taken', "if got > 0 then redis.call('HINCRBY', key, 'taken', got) end", '');
+    scripts.push({ name: 'only GET moved + INFO server', lua: "local m = redis.call('GET', KEYS[2])\nlocal rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\nreturn 1" });
+    scripts.push({ name: 'only HMGET of 12 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')\nreturn 1" });
+    scripts.push({ name: 'only HMGET of 5 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'rid', 'cur', 'fe', 'gen', 'seg')\nreturn 1" });
+    scripts.push({ name: 'only HSET of one field', lua: "redis.call('HSET', KEYS[1], 'bench', 1)\nreturn 1" });
+    for (const s of scripts) await r.script('LOAD', s.lua);
+
+    const cases: Case[] = [
+      script(scripts[0].name, scripts[0].lua),
+      { name: 'INCR', stat: 'incr', call: () => r.incr('bench:incr') },
+      { name: 'take', stat: 'evalsha', call: () => store.take(ref, 1, 0.9).then((t) => { if (t.status !== 'ok') throw new Error(`take answered ${t.status}`); }) },
+      ...scripts.slice(1).map((s) => script(s.name, s.lua)),
+    ];
+    // One warm-up window per case, not counted.
+    for (const c of cases) await runWindow(r, c, Math.min(2000, opts.calls));
+    const per = new Map<string, number[]>(cases.map((c) => [c.name, []]));
+    for (let round = 0; round < opts.rounds; round++) {
+      // Interleaved: each round runs every case once, starting from a different one.
+      for (let i = 0; i < cases.length; i++) {
+        const c = cases[(i + round) % cases.length];
+        per.get(c.name)!.push(await runWindow(r, c, opts.calls));
+      }
+      process.stdout.write(`round ${round + 1}/${opts.rounds}\n`);
+    }
+    const med = new Map([...per].map(([k, v]) => [k, median(v)!]));
+    const base = med.get('no-op EVALSHA')!;
+    const take = med.get('take')!;
+    const rows = cases.map((c) => {
+      const xs = per.get(c.name)!;
+      return `| ${c.name} | ${med.get(c.name)!.toFixed(2)} | ${Math.min(...xs).toFixed(2)} to ${Math.max(...xs).toFixed(2)} | ${(med.get(c.name)! / base).toFixed(2)} |`;
+    });
+    const goal = 3.5;
+    const md = [
+      '# Redis CPU per take (latest run)',
+      '',
+      `- date: ${new Date().toISOString()}; ${version.split(' ').slice(0, 3).join(' ')}; node ${process.version}; ${cpus().length} CPUs`,
+      `- a private redis-server (nothing else on it); ${opts.calls.toLocaleString('en')} calls per case and window, ${IN_FLIGHT} in flight, one ID per take; ${opts.rounds} rounds interleaved, medians`,
+      '- figure: usec / calls of the case\'s command in INFO commandstats (EVALSHA, or INCR), after CONFIG RESETSTAT on the private server',
+      `- command: npm run bench:take${args.length ? ` -- ${args.join(' ')}` : ''}`,
+      '',
+      '| case | µs per call (median) | range over rounds | ÷ no-op |',
+      '| --- | ---: | ---: | ---: |',
+      ...rows,
+      '',
+      `- take ≤ ${goal}x the no-op script: ${take / base <= goal ? 'MET' : 'MISS'} (${(take / base).toFixed(2)}x)`,
+      '',
+    ].join('\n');
+    console.log(md);
+    if (opts.write) {
+      const dir = fileURLToPath(new URL('./results/', import.meta.url));
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(`${dir}take-cpu-latest.md`, md);
+    }
+  } finally {
+    r.disconnect();
+    await server.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
