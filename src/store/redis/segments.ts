@@ -3,9 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import { IdmintError } from '../../errors.js';
 import type { Range } from '../../core/ranges.js';
-import { scanKeys, type RedisClient } from './connection.js';
+import { isCluster, scanKeys, type RedisClient } from './connection.js';
+import { PinnedTake } from './pinned-take.js';
 import type { Keys } from './keys.js';
-import { loadScripts, type ScriptFn } from './scripts.js';
+import { loadScripts, scriptText, type ScriptFn } from './scripts.js';
 
 const GEN_PREFIX = randomBytes(6).toString('hex');
 let genCounter = 0;
@@ -60,8 +61,21 @@ interface Server {
   readonly scripts: Record<string, ScriptFn>;
 }
 
+/**
+ * IDs handed out since the hash was created: take does not count them (one write less per
+ * call); they are the IDs installed (ins) less those still in the buffer. A hash written
+ * before ins existed counted them in taken.
+ */
+export function takenOf(h: Readonly<Record<string, string>>): number {
+  if (h.ins === undefined) return Number(h.taken ?? 0);
+  const held = Math.max(0, Number(h.end) - Number(h.cur) + 1) + (h.nf !== undefined ? Number(h.ne) - Number(h.nf) + 1 : 0);
+  return Number(h.ins) - held;
+}
+
 export class SegmentStore {
   private readonly servers = new Map<string, Server>();
+  /** The pinned take of each single server (none on a cluster, or when turned off). */
+  readonly pinned = new Map<string, PinnedTake>();
 
   /**
    * byName: the connections by name ("default" required). onReplaced: told when a take found
@@ -72,8 +86,18 @@ export class SegmentStore {
     byName: Readonly<Record<string, RedisClient>>,
     private readonly keys: Keys,
     private readonly onReplaced?: (ref: SegmentRef) => void,
+    opts: { readonly pinTake?: boolean } = {},
   ) {
-    for (const [name, r] of Object.entries(byName)) this.servers.set(name, { redis: r, scripts: loadScripts(r) });
+    for (const [name, r] of Object.entries(byName)) {
+      const scripts = loadScripts(r);
+      // On a single server, take runs a copy of its script without the INFO read (pinned-take.ts).
+      if (opts.pinTake !== false && !isCluster(r)) {
+        const pinned = new PinnedTake(r, scriptText('take-2'), scripts.take);
+        this.pinned.set(name, pinned);
+        scripts.take = (keys, args) => pinned.call(keys, args);
+      }
+      this.servers.set(name, { redis: r, scripts });
+    }
     if (!this.servers.has(DEFAULT_REDIS)) throw new Error('SegmentStore needs a "default" Redis');
   }
 
@@ -131,7 +155,7 @@ export class SegmentStore {
     const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
     return {
       gen: h.gen,
-      taken: Number(h.taken ?? 0),
+      taken: takenOf(h),
       lastInstallMs: num(h.rt),
       takenAtInstall: num(h.rn),
       cur: num(h.cur),
