@@ -7,7 +7,9 @@
 // or INCR), median over the rounds, and its ratio to the no-op script.
 //   no-op EVALSHA   `return 1` with the take's keys and arguments
 //   INCR            one INCR of a plain key: the cheapest write
-//   take            SegmentStore.take(ref, 1): the script every order:global request runs
+//   take            SegmentStore.take(ref, 1): the call every order:global request makes (on a
+//                   single server: the copy of the script with the run id as a constant)
+//   take, full      the same with the copy turned off: take-2.lua as written, with INFO server
 //   take - X        scratch copies of the take script with one part removed (a breakdown;
 //                   these hand out IDs from the same hash, so they are real steady-state calls)
 //   only X          scripts doing just one part of the take
@@ -72,7 +74,8 @@ async function main(): Promise<void> {
   const r = new Redis(server.url, { maxRetriesPerRequest: 1 });
   try {
     const keys = new Keys('bench');
-    const store = new SegmentStore({ default: r }, keys);
+    const store = new SegmentStore({ default: r }, keys, undefined, { pinTake: false });
+    const pinnedStore = new SegmentStore({ default: r }, keys);
     const ref: SegmentRef = { tag: 'take-cpu', epoch: 1, shard: 0 };
     const cold = await store.take(ref, 1, 0.9);
     if (cold.status !== 'cold') throw new Error(`expected a cold start, got ${cold.status}`);
@@ -107,9 +110,13 @@ async function main(): Promise<void> {
     const cases: Case[] = [
       script(scripts[0].name, scripts[0].lua),
       { name: 'INCR', stat: 'incr', call: () => r.incr('bench:incr') },
-      { name: 'take', stat: 'evalsha', call: () => store.take(ref, 1, 0.9).then((t) => { if (t.status !== 'ok') throw new Error(`take answered ${t.status}`); }) },
+      { name: 'take', stat: 'evalsha', call: () => pinnedStore.take(ref, 1, 0.9).then((t) => { if (t.status !== 'ok') throw new Error(`take answered ${t.status}`); }) },
+      { name: 'take, full script (INFO server)', stat: 'evalsha', call: () => store.take(ref, 1, 0.9).then((t) => { if (t.status !== 'ok') throw new Error(`take answered ${t.status}`); }) },
       ...scripts.slice(1).map((s) => script(s.name, s.lua)),
     ];
+    // The pinned copy loads in the background after the first call.
+    await pinnedStore.take(ref, 1, 0.9);
+    for (let i = 0; i < 100 && pinnedStore.pinned.get('default')!.counts.loads === 0; i++) await new Promise((res) => setTimeout(res, 20));
     // One warm-up window per case, not counted.
     for (const c of cases) await runWindow(r, c, Math.min(2000, opts.calls));
     const per = new Map<string, number[]>(cases.map((c) => [c.name, []]));
@@ -128,6 +135,8 @@ async function main(): Promise<void> {
       const xs = per.get(c.name)!;
       return `| ${c.name} | ${med.get(c.name)!.toFixed(2)} | ${Math.min(...xs).toFixed(2)} to ${Math.max(...xs).toFixed(2)} | ${(med.get(c.name)! / base).toFixed(2)} |`;
     });
+    const counts = pinnedStore.pinned.get('default')!.counts;
+    if (counts.full > 1) throw new Error(`the pinned store ran the full script ${counts.full} times`);
     const goal = 3.5;
     const md = [
       '# Redis CPU per take (latest run)',
