@@ -10,7 +10,7 @@
 //   take            SegmentStore.take(ref, 1): the call every order:global request makes (on a
 //                   single server: the copy of the script with the run id as a constant)
 //   take, full      the same with the copy turned off: take-2.lua as written, with INFO server
-//   take - X        scratch copies of the take script with one part removed (a breakdown;
+//   take - X        scratch copies of the pinned take with one part removed (a breakdown;
 //                   these hand out IDs from the same hash, so they are real steady-state calls)
 //   only X          scripts doing just one part of the take
 // Flags: --rounds N (default 7)  --calls N (per window, default 20000)  --no-write
@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { Keys } from '../src/store/redis/keys.js';
+import { pinnedTakeText } from '../src/store/redis/pinned-take.js';
 import { SegmentStore, type SegmentRef } from '../src/store/redis/segments.js';
 import { RedisServer } from '../test/helpers/redis-server.js';
 import { readOptions } from './args.js';
@@ -93,17 +94,21 @@ async function main(): Promise<void> {
       return { name, stat: 'evalsha', call: () => r.evalsha(sha, 2, seg, moved, ...takeArgs()) };
     };
     const scripts: { name: string; lua: string }[] = [{ name: 'no-op EVALSHA', lua: 'return 1' }];
-    // A scratch copy of the take without one part; skipped when the part is not in the script.
-    const without = (name: string, part: string, replacement: string) => {
-      if (TAKE_LUA.includes(part)) scripts.push({ name: `take - ${name}`, lua: TAKE_LUA.split(part).join(replacement) });
-      else console.log(`(skipped "take - ${name}": the script has no ${JSON.stringify(part)})`);
+    // Scratch copies of the take as it runs on a single server (the pinned copy) without one
+    // part; skipped when the part is not in the script.
+    const pinnedLua = pinnedTakeText(TAKE_LUA, runId);
+    const without = (name: string, part: string | RegExp, replacement: string) => {
+      const lua = pinnedLua.replace(part, replacement);
+      if (lua !== pinnedLua) scripts.push({ name: `take - ${name}`, lua });
+      else console.log(`(skipped "take - ${name}": the script has no ${String(part)})`);
     };
-    without('INFO server (run id as a constant)', "redis.call('INFO', 'server')", `'run_id:${runId}\\r\\n'`);
     without('GET moved', "redis.call('GET', KEYS[2])", 'false');
-    without('HINCRBY taken', "if got > 0 then redis.call('HINCRBY', key, 'taken', got) end", '');
+    without('the cursor write', "redis.call('HSET', key, 'cur', first + n)", '');
+    without('the fast path (the general path only)', "if f[1] == rid and f[3] then", 'if false then');
+    without('the reply (returns 1)', 'return first\n', 'return 1\n');
     scripts.push({ name: 'only GET moved + INFO server', lua: "local m = redis.call('GET', KEYS[2])\nlocal rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\nreturn 1" });
     scripts.push({ name: 'only HMGET of 12 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')\nreturn 1" });
-    scripts.push({ name: 'only HMGET of 5 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'rid', 'cur', 'fe', 'gen', 'seg')\nreturn 1" });
+    scripts.push({ name: 'only HMGET of 3 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'rid', 'cur', 'fe')\nreturn 1" });
     scripts.push({ name: 'only HSET of one field', lua: "redis.call('HSET', KEYS[1], 'bench', 1)\nreturn 1" });
     for (const s of scripts) await r.script('LOAD', s.lua);
 

@@ -22,6 +22,11 @@ export const DEFAULT_REDIS = 'default';
 
 export interface TakeResult {
   readonly status: TakeStatus;
+  /**
+   * The hash's gen and current segment number, for refill requests: given whenever
+   * refillWanted is true or status is not 'ok'; a steady-state 'ok' (nothing due) carries ''
+   * and -1.
+   */
   readonly gen: string;
   readonly seg: number;
   readonly refillWanted: boolean;
@@ -128,7 +133,9 @@ export class SegmentStore {
   async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
     // Unique across processes (random prefix) and calls (counter); used only on a cold start.
     const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}`;
-    const r = (await this.server(ref.redis).scripts.take([this.key(ref), this.keys.moved(ref.tag)], [n, gen, prefetch, ref.epoch])) as (string | number)[];
+    const r = (await this.server(ref.redis).scripts.take([this.key(ref), this.keys.moved(ref.tag)], [n, gen, prefetch, ref.epoch])) as number | (string | number)[];
+    // The steady-state reply: the first of n consecutive IDs, nothing else due.
+    if (typeof r === 'number') return { status: 'ok', gen: '', seg: -1, refillWanted: false, ranges: [[r, r + n - 1]] };
     const status = TAKE_STATUS[Number(r[0])];
     if (status === 'replaced') this.onReplaced?.(ref);
     const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };

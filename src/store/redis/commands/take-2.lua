@@ -24,7 +24,9 @@
   script with that read replaced by the run id as a constant, loaded into that server
   process only (see src/store/redis/pinned-take.ts and docs/GUARANTEES.md).
 
-  Returns {status, gen, seg, refill_wanted, first1, last1, first2, last2, ...}
+  Returns first (an integer) in the steady state: all n IDs given, first .. first + n - 1,
+  no refill wanted (status 0 without the rest of the reply); otherwise
+          {status, gen, seg, refill_wanted, first1, last1, first2, last2, ...}
     status 0  all n IDs given, as inclusive runs
     status 1  dry: fewer than n given (possibly none); a refill is wanted
     status 2  cold: the hash was absent and has been created with ARGV[2]; none given
@@ -45,14 +47,14 @@ if moved and tonumber(moved) >= tonumber(ARGV[4]) then return {5, '', 0, 0} end
 -- The run id changes whenever the server process changes: restart (with or without data) or
 -- failover. A hash from another instance may lag behind IDs already handed out.
 local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
--- Steady state: n IDs up to fe in the current segment, one read and one write.
-local f = redis.call('HMGET', key, 'rid', 'cur', 'fe', 'gen', 'seg')
+-- Steady state: n IDs up to fe in the current segment, one read and one write, and the
+-- shortest reply (the first ID).
+local f = redis.call('HMGET', key, 'rid', 'cur', 'fe')
 if f[1] == rid and f[3] then
   local first = tonumber(f[2])
-  local upto = first + n - 1
-  if upto <= tonumber(f[3]) then
-    redis.call('HSET', key, 'cur', upto + 1)
-    return {0, f[4], tonumber(f[5]), 0, first, upto}
+  if first + n - 1 <= tonumber(f[3]) then
+    redis.call('HSET', key, 'cur', first + n)
+    return first
   end
 end
 local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')
