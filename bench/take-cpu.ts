@@ -13,7 +13,9 @@
 //   take - X        scratch copies of the pinned take with one part removed (a breakdown;
 //                   these hand out IDs from the same hash, so they are real steady-state calls)
 //   only X          scripts doing just one part of the take
-// Flags: --rounds N (default 7)  --calls N (per window, default 20000)  --no-write
+//   take, FILE      --also FILE: another take script (e.g. an earlier version, from git show)
+//                   on the same hash with the same keys and arguments
+// Flags: --rounds N (default 7)  --calls N (per window, default 20000)  --also FILE  --no-write
 // Results: bench/results/take-cpu-latest.md
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,12 +31,13 @@ import { readOptions } from './args.js';
 import { median } from './stats.js';
 
 const args = process.argv.slice(2);
-const opts = { rounds: 7, calls: 20000, write: true };
-readOptions(args, 'npm run bench:take -- [--rounds N] [--calls N] [--no-write]', (a) => {
+const opts = { rounds: 7, calls: 20000, write: true, also: [] as string[] };
+readOptions(args, 'npm run bench:take -- [--rounds N] [--calls N] [--also FILE.lua] [--no-write]', (a) => {
   switch (a.flag) {
     case '--rounds': opts.rounds = a.whole(1); break;
     case '--calls': opts.calls = a.whole(100); break;
     case '--no-write': opts.write = false; break;
+    case '--also': opts.also.push(a.text()); break;
     default: return false;
   }
   return true;
@@ -106,6 +109,7 @@ async function main(): Promise<void> {
     without('the cursor write', "redis.call('HSET', key, 'cur', first + n)", '');
     without('the fast path (the general path only)', "if f[1] == rid and f[3] then", 'if false then');
     without('the reply (returns 1)', 'return first\n', 'return 1\n');
+    for (const file of opts.also) scripts.push({ name: `take, ${file}`, lua: readFileSync(file, 'utf8') });
     scripts.push({ name: 'only GET moved + INFO server', lua: "local m = redis.call('GET', KEYS[2])\nlocal rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\nreturn 1" });
     scripts.push({ name: 'only HMGET of 12 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')\nreturn 1" });
     scripts.push({ name: 'only HMGET of 3 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'rid', 'cur', 'fe')\nreturn 1" });
