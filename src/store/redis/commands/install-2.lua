@@ -13,6 +13,10 @@
   ARGV[7]  the tag's limit (largest counter value) when the segment was allocated
   ARGV[8]  the tag's epoch (part of KEYS[1])
 
+  Writes the fields take reads (see take-2.lua): the segment (cur/end/pf/seg, or nf/ne),
+  hwm, lim, ex, ins (plus the segment's size), rt/rn (now and the IDs handed out so far), and
+  fe (the steady-state bound) for the new state.
+
   Returns
      1  installed as the current segment (the current one was used up)
      2  installed as the next segment
