@@ -52,6 +52,11 @@ export interface Config {
   readonly coalescePipeline: number;
   /** A coalesced take waits one more event-loop turn while requests keep arriving, unless this many wait already (0: never). */
   readonly coalesceHold: number;
+  /**
+   * TAKE_PIN: on a single Redis server, take runs a copy of its script with the server's run id
+   * as a constant, loaded into that server process only (src/store/redis/pinned-take.ts).
+   */
+  readonly takePin: boolean;
   /** Extra tag created at start-up when missing (the quickstart's `demo`), or ''. */
   readonly demoTag: string;
   /** Serve HTTP; false for `idmint worker`. */
@@ -220,6 +225,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     coalesceMax: int('COALESCE_MAX', 100000, 1, 10_000_000),
     coalescePipeline: int('COALESCE_PIPELINE', 4, 1, 64),
     coalesceHold: int('COALESCE_HOLD', 32, 0, 100_000),
+    takePin: int('TAKE_PIN', 1, 0, 1) === 1,
     demoTag,
     serveHttp: true,
     leaseTtlMs,

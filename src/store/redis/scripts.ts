@@ -11,6 +11,11 @@ const DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'commands');
 export type ScriptReply = (string | number)[];
 export type ScriptFn = (keys: string[], args: (string | number)[]) => Promise<unknown>;
 
+/** The text of a script file, e.g. scriptText('take-2'). */
+export function scriptText(file: string): string {
+  return readFileSync(join(DIR, `${file}.lua`), 'utf8');
+}
+
 export function loadScripts(redis: RedisClient): Record<string, ScriptFn> {
   const out: Record<string, ScriptFn> = {};
   for (const file of readdirSync(DIR)) {

@@ -3,9 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import { IdmintError } from '../../errors.js';
 import type { Range } from '../../core/ranges.js';
-import { scanKeys, type RedisClient } from './connection.js';
+import { isCluster, scanKeys, type RedisClient } from './connection.js';
+import { PinnedTake } from './pinned-take.js';
 import type { Keys } from './keys.js';
-import { loadScripts, type ScriptFn } from './scripts.js';
+import { loadScripts, scriptText, type ScriptFn } from './scripts.js';
 
 const GEN_PREFIX = randomBytes(6).toString('hex');
 let genCounter = 0;
@@ -21,6 +22,11 @@ export const DEFAULT_REDIS = 'default';
 
 export interface TakeResult {
   readonly status: TakeStatus;
+  /**
+   * The hash's gen and current segment number, for refill requests: given whenever
+   * refillWanted is true or status is not 'ok'; a steady-state 'ok' (nothing due) carries ''
+   * and -1.
+   */
   readonly gen: string;
   readonly seg: number;
   readonly refillWanted: boolean;
@@ -62,8 +68,21 @@ interface Server {
   readonly scripts: Record<string, ScriptFn>;
 }
 
+/**
+ * IDs handed out since the hash was created: take does not count them (one write less per
+ * call); they are the IDs installed (ins) less those still in the buffer. A hash written
+ * before ins existed counted them in taken.
+ */
+export function takenOf(h: Readonly<Record<string, string>>): number {
+  if (h.ins === undefined) return Number(h.taken ?? 0);
+  const held = Math.max(0, Number(h.end) - Number(h.cur) + 1) + (h.nf !== undefined ? Number(h.ne) - Number(h.nf) + 1 : 0);
+  return Number(h.ins) - held;
+}
+
 export class SegmentStore {
   private readonly servers = new Map<string, Server>();
+  /** The pinned take of each single server (none on a cluster, or when turned off). */
+  readonly pinned = new Map<string, PinnedTake>();
 
   /**
    * byName: the connections by name ("default" required). onReplaced: told when a take found
@@ -74,8 +93,18 @@ export class SegmentStore {
     byName: Readonly<Record<string, RedisClient>>,
     private readonly keys: Keys,
     private readonly onReplaced?: (ref: SegmentRef) => void,
+    opts: { readonly pinTake?: boolean } = {},
   ) {
-    for (const [name, r] of Object.entries(byName)) this.servers.set(name, { redis: r, scripts: loadScripts(r) });
+    for (const [name, r] of Object.entries(byName)) {
+      const scripts = loadScripts(r);
+      // On a single server, take runs a copy of its script without the INFO read (pinned-take.ts).
+      if (opts.pinTake !== false && !isCluster(r)) {
+        const pinned = new PinnedTake(r, scriptText('take-2'), scripts.take);
+        this.pinned.set(name, pinned);
+        scripts.take = (keys, args) => pinned.call(keys, args);
+      }
+      this.servers.set(name, { redis: r, scripts });
+    }
     if (!this.servers.has(DEFAULT_REDIS)) throw new Error('SegmentStore needs a "default" Redis');
   }
 
@@ -107,14 +136,16 @@ export class SegmentStore {
     // Unique across processes (random prefix) and calls (counter); used only on a cold start.
     const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}`;
     const s = this.server(ref.redis);
-    let r: (string | number)[];
+    let r: number | (string | number)[];
     try {
-      r = (await s.scripts.take([this.key(ref), this.keys.moved(ref.tag)], [n, gen, prefetch, ref.epoch])) as (string | number)[];
+      r = (await s.scripts.take([this.key(ref), this.keys.moved(ref.tag)], [n, gen, prefetch, ref.epoch])) as number | (string | number)[];
     } catch (err) {
       // Named, so a request for a tag on a server that is down says which one.
       const why = s.redis.status === 'ready' ? (err as Error).message : `not connected (${s.redis.status})`;
       throw new Error(`server "${ref.redis ?? DEFAULT_REDIS}" of tag "${ref.tag}": ${why}`, { cause: err });
     }
+    // The steady-state reply: the first of n consecutive IDs, nothing else due.
+    if (typeof r === 'number') return { status: 'ok', gen: '', seg: -1, refillWanted: false, ranges: [[r, r + n - 1]] };
     const status = TAKE_STATUS[Number(r[0])];
     if (status === 'replaced') this.onReplaced?.(ref);
     const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };
@@ -141,7 +172,7 @@ export class SegmentStore {
     const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
     return {
       gen: h.gen,
-      taken: Number(h.taken ?? 0),
+      taken: takenOf(h),
       lastInstallMs: num(h.rt),
       takenAtInstall: num(h.rn),
       cur: num(h.cur),

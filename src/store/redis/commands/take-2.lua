@@ -13,10 +13,20 @@
   Hash fields: rid (run id of the Redis instance that created the hash), gen, cur (next ID to hand out), end (last ID of the current segment),
   nf/ne (next segment), seg (number of the current segment), pf (prefetch point),
   rq (segment number a refill was last asked for), hwm (highest ID ever installed),
-  taken (IDs handed out), rt/rn (time and taken count at the last install), ex (exhausted),
-  lim (the tag's limit when the last segment was allocated).
+  ins (IDs installed into this hash: IDs handed out = ins minus the IDs still in the buffer),
+  rt/rn (time and IDs handed out at the last install), ex (exhausted),
+  lim (the tag's limit when the last segment was allocated),
+  fe (fast end: the last ID a take may hand out with nothing but a cursor move, because up to
+  it no segment change, no refill request and no limit is due; rewritten with every change
+  of cur/end/nf/pf/rq/lim, by take and install; absent or 0 means none).
 
-  Returns {status, gen, seg, refill_wanted, first1, last1, first2, last2, ...}
+  The server's run id is read from INFO server (below); the store may run a copy of this
+  script with that read replaced by the run id as a constant, loaded into that server
+  process only (see src/store/redis/pinned-take.ts and docs/GUARANTEES.md).
+
+  Returns first (an integer) in the steady state: all n IDs given, first .. first + n - 1,
+  no refill wanted (status 0 without the rest of the reply); otherwise
+          {status, gen, seg, refill_wanted, first1, last1, first2, last2, ...}
     status 0  all n IDs given, as inclusive runs
     status 1  dry: fewer than n given (possibly none); a refill is wanted
     status 2  cold: the hash was absent and has been created with ARGV[2]; none given
@@ -37,6 +47,16 @@ if moved and tonumber(moved) >= tonumber(ARGV[4]) then return {5, '', 0, 0} end
 -- The run id changes whenever the server process changes: restart (with or without data) or
 -- failover. A hash from another instance may lag behind IDs already handed out.
 local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+-- Steady state: n IDs up to fe in the current segment, one read and one write, and the
+-- shortest reply (the first ID).
+local f = redis.call('HMGET', key, 'rid', 'cur', 'fe')
+if f[1] == rid and f[3] then
+  local first = tonumber(f[2])
+  if first + n - 1 <= tonumber(f[3]) then
+    redis.call('HSET', key, 'cur', first + n)
+    return first
+  end
+end
 local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')
 if not h[1] or h[12] ~= rid then
   local status = 2
@@ -44,7 +64,7 @@ if not h[1] or h[12] ~= rid then
     status = 4
     redis.call('DEL', key)
   end
-  redis.call('HSET', key, 'rid', rid, 'gen', ARGV[2], 'cur', 1, 'end', 0, 'seg', 0, 'pf', 0, 'rq', 0, 'hwm', 0, 'taken', 0)
+  redis.call('HSET', key, 'rid', rid, 'gen', ARGV[2], 'cur', 1, 'end', 0, 'seg', 0, 'pf', 0, 'rq', 0, 'hwm', 0, 'ins', 0, 'fe', 0)
   return {status, ARGV[2], 0, 1}
 end
 
@@ -80,19 +100,24 @@ while got < n do
   got = got + k
 end
 
-if promoted then
-  redis.call('HDEL', key, 'nf', 'ne')
-  redis.call('HSET', key, 'cur', cur, 'end', last, 'seg', seg, 'pf', pf)
-elseif got > 0 then
-  redis.call('HSET', key, 'cur', cur)
-end
-if got > 0 then redis.call('HINCRBY', key, 'taken', got) end
-
 local status = 0
 if got < n then status = 1 end
+local rq = tonumber(h[8]) or -1
 local want = 0
-if not h[9] and (status == 1 or (not nf and cur >= pf and tonumber(h[8]) ~= seg)) then
+if not h[9] and (status == 1 or (not nf and cur >= pf and rq ~= seg)) then
   want = 1
-  redis.call('HSET', key, 'rq', seg)
+  rq = seg
+end
+-- The fast path may hand out up to the segment's end, the limit, and (while no next segment
+-- is present nor asked for) up to just before the take that reaches the prefetch point.
+local fe = last
+if h[10] then fe = math.min(fe, tonumber(h[10])) end
+if not nf and rq ~= seg then fe = math.min(fe, pf - 2) end
+
+if promoted then
+  redis.call('HDEL', key, 'nf', 'ne')
+  redis.call('HSET', key, 'cur', cur, 'end', last, 'seg', seg, 'pf', pf, 'rq', rq, 'fe', fe)
+else
+  redis.call('HSET', key, 'cur', cur, 'rq', rq, 'fe', fe)
 end
 return {status, h[1], seg, want, unpack(out)}

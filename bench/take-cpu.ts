@@ -1,0 +1,180 @@
+// Redis CPU per `take`, run by `npm run bench:take`: a private redis-server on a free loopback
+// port (its commandstats see only this run's calls, so CONFIG RESETSTAT is safe there), one
+// segment hash installed through the segment store (src/store/redis/segments.ts: a cold take,
+// then one install of a segment too large to end during the run), then in interleaved rounds
+// each case runs alone in its own window: RESETSTAT, CALLS calls (one ID each, a few in flight),
+// INFO commandstats. The figure is the server's usec / calls of the case's command (EVALSHA,
+// or INCR), median over the rounds, and its ratio to the no-op script.
+//   no-op EVALSHA   `return 1` with the take's keys and arguments
+//   INCR            one INCR of a plain key: the cheapest write
+//   take            SegmentStore.take(ref, 1): the call every order:global request makes (on a
+//                   single server: the copy of the script with the run id as a constant)
+//   take, full      the same with the copy turned off: take-2.lua as written, with INFO server
+//   take - X        scratch copies of the pinned take with one part removed (a breakdown;
+//                   these hand out IDs from the same hash, so they are real steady-state calls)
+//   only X          scripts doing just one part of the take
+//   take, FILE      --also FILE: another take script (e.g. an earlier version, from git show)
+//                   on the same hash with the same keys and arguments
+// Flags: --rounds N (default 7)  --calls N (per window, default 20000)  --also FILE  --no-write
+// Results: bench/results/take-cpu-latest.md
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { Keys } from '../src/store/redis/keys.js';
+import { pinnedTakeText } from '../src/store/redis/pinned-take.js';
+import { SegmentStore, type SegmentRef } from '../src/store/redis/segments.js';
+import { RedisServer } from '../test/helpers/redis-server.js';
+import { readOptions } from './args.js';
+import { median } from './stats.js';
+
+const args = process.argv.slice(2);
+const opts = { rounds: 7, calls: 20000, write: true, also: [] as string[] };
+readOptions(args, 'npm run bench:take -- [--rounds N] [--calls N] [--also FILE.lua] [--no-write]', (a) => {
+  switch (a.flag) {
+    case '--rounds': opts.rounds = a.whole(1); break;
+    case '--calls': opts.calls = a.whole(100); break;
+    case '--no-write': opts.write = false; break;
+    case '--also': opts.also.push(a.text()); break;
+    default: return false;
+  }
+  return true;
+});
+
+const IN_FLIGHT = 8;
+const TAKE_LUA = readFileSync(fileURLToPath(new URL('../src/store/redis/commands/take-2.lua', import.meta.url)), 'utf8');
+const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
+
+interface Case {
+  readonly name: string;
+  /** The commandstats entry the case is measured by. */
+  readonly stat: 'evalsha' | 'incr';
+  readonly call: () => Promise<unknown>;
+}
+
+async function commandStat(r: Redis, stat: string): Promise<{ calls: number; usec: number }> {
+  const info = await r.info('commandstats');
+  const m = new RegExp(`cmdstat_${stat}:calls=(\\d+),usec=(\\d+)`).exec(info);
+  return m ? { calls: Number(m[1]), usec: Number(m[2]) } : { calls: 0, usec: 0 };
+}
+
+async function runWindow(r: Redis, c: Case, calls: number): Promise<number> {
+  await r.config('RESETSTAT');
+  let left = calls;
+  const lane = async () => {
+    while (left-- > 0) await c.call();
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  const s = await commandStat(r, c.stat);
+  if (s.calls < calls) throw new Error(`${c.name}: commandstats saw ${s.calls} calls of ${calls}`);
+  return s.usec / s.calls;
+}
+
+async function main(): Promise<void> {
+  const server = await RedisServer.start();
+  const version = execFileSync('redis-server', ['--version']).toString().trim();
+  const r = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  try {
+    const keys = new Keys('bench');
+    const store = new SegmentStore({ default: r }, keys, undefined, { pinTake: false });
+    const pinnedStore = new SegmentStore({ default: r }, keys);
+    const ref: SegmentRef = { tag: 'take-cpu', epoch: 1, shard: 0 };
+    const cold = await store.take(ref, 1, 0.9);
+    if (cold.status !== 'cold') throw new Error(`expected a cold start, got ${cold.status}`);
+    const installed = await store.install(ref, cold.gen, [1, 1e14], 0.9);
+    if (installed !== 'current') throw new Error(`install answered ${installed}`);
+    const first = await store.take(ref, 1, 0.9);
+    if (first.status !== 'ok') throw new Error(`take answered ${first.status}`);
+
+    const seg = store.key(ref);
+    const moved = keys.moved(ref.tag);
+    const runId = /run_id:(\w+)/.exec(await r.info('server'))![1];
+    const takeArgs = (): (string | number)[] => [1, 'unused-gen', 0.9, ref.epoch];
+    const script = (name: string, lua: string): Case => {
+      const sha = sha1(lua);
+      return { name, stat: 'evalsha', call: () => r.evalsha(sha, 2, seg, moved, ...takeArgs()) };
+    };
+    const scripts: { name: string; lua: string }[] = [{ name: 'no-op EVALSHA', lua: 'return 1' }];
+    // Scratch copies of the take as it runs on a single server (the pinned copy) without one
+    // part; skipped when the part is not in the script.
+    const pinnedLua = pinnedTakeText(TAKE_LUA, runId);
+    const without = (name: string, part: string | RegExp, replacement: string) => {
+      const lua = pinnedLua.replace(part, replacement);
+      if (lua !== pinnedLua) scripts.push({ name: `take - ${name}`, lua });
+      else console.log(`(skipped "take - ${name}": the script has no ${String(part)})`);
+    };
+    without('GET moved', "redis.call('GET', KEYS[2])", 'false');
+    without('the cursor write', "redis.call('HSET', key, 'cur', first + n)", '');
+    without('the fast path (the general path only)', "if f[1] == rid and f[3] then", 'if false then');
+    without('the reply (returns 1)', 'return first\n', 'return 1\n');
+    for (const file of opts.also) scripts.push({ name: `take, ${file}`, lua: readFileSync(file, 'utf8') });
+    scripts.push({ name: 'only GET moved + INFO server', lua: "local m = redis.call('GET', KEYS[2])\nlocal rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\nreturn 1" });
+    scripts.push({ name: 'only HMGET of 12 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')\nreturn 1" });
+    scripts.push({ name: 'only HMGET of 3 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'rid', 'cur', 'fe')\nreturn 1" });
+    scripts.push({ name: 'only HSET of one field', lua: "redis.call('HSET', KEYS[1], 'bench', 1)\nreturn 1" });
+    for (const s of scripts) await r.script('LOAD', s.lua);
+
+    const cases: Case[] = [
+      script(scripts[0].name, scripts[0].lua),
+      { name: 'INCR', stat: 'incr', call: () => r.incr('bench:incr') },
+      { name: 'take', stat: 'evalsha', call: () => pinnedStore.take(ref, 1, 0.9).then((t) => { if (t.status !== 'ok') throw new Error(`take answered ${t.status}`); }) },
+      { name: 'take, full script (INFO server)', stat: 'evalsha', call: () => store.take(ref, 1, 0.9).then((t) => { if (t.status !== 'ok') throw new Error(`take answered ${t.status}`); }) },
+      ...scripts.slice(1).map((s) => script(s.name, s.lua)),
+    ];
+    // The pinned copy loads in the background after the first call.
+    await pinnedStore.take(ref, 1, 0.9);
+    for (let i = 0; i < 100 && pinnedStore.pinned.get('default')!.counts.loads === 0; i++) await new Promise((res) => setTimeout(res, 20));
+    // One warm-up window per case, not counted.
+    for (const c of cases) await runWindow(r, c, Math.min(2000, opts.calls));
+    const per = new Map<string, number[]>(cases.map((c) => [c.name, []]));
+    for (let round = 0; round < opts.rounds; round++) {
+      // Interleaved: each round runs every case once, starting from a different one.
+      for (let i = 0; i < cases.length; i++) {
+        const c = cases[(i + round) % cases.length];
+        per.get(c.name)!.push(await runWindow(r, c, opts.calls));
+      }
+      process.stdout.write(`round ${round + 1}/${opts.rounds}\n`);
+    }
+    const med = new Map([...per].map(([k, v]) => [k, median(v)!]));
+    const base = med.get('no-op EVALSHA')!;
+    const take = med.get('take')!;
+    const rows = cases.map((c) => {
+      const xs = per.get(c.name)!;
+      return `| ${c.name} | ${med.get(c.name)!.toFixed(2)} | ${Math.min(...xs).toFixed(2)} to ${Math.max(...xs).toFixed(2)} | ${(med.get(c.name)! / base).toFixed(2)} |`;
+    });
+    const counts = pinnedStore.pinned.get('default')!.counts;
+    if (counts.full > 1) throw new Error(`the pinned store ran the full script ${counts.full} times`);
+    const goal = 3.5;
+    const md = [
+      '# Redis CPU per take (latest run)',
+      '',
+      `- date: ${new Date().toISOString()}; ${version.split(' ').slice(0, 3).join(' ')}; node ${process.version}; ${cpus().length} CPUs`,
+      `- a private redis-server (nothing else on it); ${opts.calls.toLocaleString('en')} calls per case and window, ${IN_FLIGHT} in flight, one ID per take; ${opts.rounds} rounds interleaved, medians`,
+      '- figure: usec / calls of the case\'s command in INFO commandstats (EVALSHA, or INCR), after CONFIG RESETSTAT on the private server',
+      `- command: npm run bench:take${args.length ? ` -- ${args.join(' ')}` : ''}`,
+      '',
+      '| case | µs per call (median) | range over rounds | ÷ no-op |',
+      '| --- | ---: | ---: | ---: |',
+      ...rows,
+      '',
+      `- take ≤ ${goal}x the no-op script: ${take / base <= goal ? 'MET' : 'MISS'} (${(take / base).toFixed(2)}x)`,
+      '',
+    ].join('\n');
+    console.log(md);
+    if (opts.write) {
+      const dir = fileURLToPath(new URL('./results/', import.meta.url));
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(`${dir}take-cpu-latest.md`, md);
+    }
+  } finally {
+    r.disconnect();
+    await server.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
