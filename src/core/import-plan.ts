@@ -195,6 +195,10 @@ export function planSegments(
       step = 100_000_000;
     }
     const body: Record<string, unknown> = { tag: o.tag, mode: 'segment', step, description: o.description.slice(0, 255) };
+    // Tinyid's clients (tinyid-client) fetch segments and issue IDs from their own memory:
+    // idmint serves nextSegmentId only for order node tags, which promise no more than that.
+    // Leaf's callers get one ID per request: order global keeps Leaf's global order.
+    if (system === 'tinyid') body.order = 'node';
     if (o.stride !== 1 || o.offset !== 0) Object.assign(body, { stride: o.stride, offset: o.offset });
     const want = specOf(body, problems, `${label} "${o.tag}"`);
     if (!want) continue;
@@ -203,6 +207,9 @@ export function planSegments(
     if (why) {
       problems.push(why);
       continue;
+    }
+    if (cur && system === 'tinyid' && cur.spec.order !== 'node') {
+      notes.push(`tag "${o.tag}" exists in idmint with order ${cur.spec.order} (kept: order cannot change): nextId serves it, nextSegmentId (tinyid-client) is refused with code 6`);
     }
     const spec = cur?.spec ?? want;
     let floor: number;

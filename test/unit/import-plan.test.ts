@@ -42,6 +42,22 @@ describe('planning a segment import', () => {
     assert.match(p.tags[1].notes[0], /step 500000000 lowered/);
   });
 
+  it('creates Tinyid tags with order node (tinyid-client fetches segments) and Leaf tags with order global', () => {
+    const odd = { ...leaf('test_odd', '5000000001'), stride: 2, offset: 1 };
+    const t = planSegments('tinyid', [leaf('test', '100'), odd], none, hash);
+    assert.deepEqual(t.tags.map((x) => [x.tag, x.spec.order, x.spec.stride, x.spec.offset]), [['test', 'node', 1, 0], ['test_odd', 'node', 2, 1]]);
+    assert.deepEqual(planSegments('leaf', [leaf('order', '100')], none, hash).tags.map((x) => x.spec.order), ['global']);
+  });
+
+  it('keeps the order of a Tinyid tag idmint already has, and says when nextSegmentId cannot serve it', () => {
+    const glob = existing({ tag: 'g' }, [[0, '', 10]]);
+    const node = existing({ tag: 'n', order: 'node' }, [[0, '', 10]]);
+    const p = planSegments('tinyid', [leaf('g', '4000'), leaf('n', '4000')], current([glob, node]), hash);
+    assert.deepEqual(p.tags.map((x) => [x.tag, x.action, x.spec.order]), [['g', 'raise', 'global'], ['n', 'raise', 'node']]);
+    assert.match(p.tags[0].notes.join('\n'), /order global .*nextSegmentId \(tinyid-client\) is refused with code 6/);
+    assert.deepEqual(p.tags[1].notes, []);
+  });
+
   it('leaves a tag whose counters and live segments all lie above; raises one with a live segment below', () => {
     const above = existing({ tag: 'a' }, [[0, '', 5000]], [[0, '', 4001]]);
     const below = existing({ tag: 'b' }, [[0, '', 5000]], [[0, '', 1]]);
