@@ -98,13 +98,17 @@ export class CapacityReader {
 
   private async segment(t: StoredTag): Promise<TagCapacity> {
     const limit = counterLimit(t, BigInt(t.maxIdLimit));
+    // Redis first, MySQL after: every segment Redis holds was allocated (committed) before it was
+    // installed, so the marks read afterwards include it. Read the other way round, a refill
+    // landing in between would count its segment both as unallocated and as held.
+    const stats: (SegmentStats | undefined)[] = [];
+    for (let shard = 0; shard < t.shards; shard++) stats.push(await this.stats(t, shard));
     const [marks, windows] = await Promise.all([this.d.counters.marks(t.tag), this.d.counters.allocationWindows(t.tag, t.epoch)]);
     const byShard = new Map(marks.map((m) => [m.shard, m.maxId]));
     const now = this.d.clock.now();
     const counters: CounterCapacity[] = [];
     for (let shard = 0; shard < t.shards; shard++) {
-      const s = await this.stats(t, shard);
-      counters.push({ shard, ...this.counter(limit, byShard.get(shard) ?? 0, s, windows.get(windowKey(shard, '')), now) });
+      counters.push({ shard, ...this.counter(limit, byShard.get(shard) ?? 0, stats[shard], windows.get(windowKey(shard, '')), now) });
     }
     return { tag: t.tag, mode: t.mode, forecast: combine(counters, now), counters };
   }
@@ -115,10 +119,16 @@ export class CapacityReader {
     const now = this.d.clock.now();
     const period = periodOf(now, r.timeZone, r.resetSeconds);
     const endsAtMs = nextPeriodChange(now, r.timeZone, r.resetSeconds);
+    // The apps come from MySQL; each one's Redis state is read before its mark (see segment()).
+    const scopes = (await this.d.counters.periodMarks(t.tag, period)).map((m) => m.scope);
+    const stats = new Map<string, SegmentStats | undefined>();
+    for (const scope of scopes) stats.set(scope, await this.stats(t, 0, scope));
     const [marks, windows] = await Promise.all([this.d.counters.periodMarks(t.tag, period), this.d.counters.allocationWindows(t.tag, t.epoch)]);
     const counters: CounterCapacity[] = [];
     for (const m of marks) {
-      const s = await this.stats(t, 0, m.scope);
+      // An app that appeared between the two reads has its Redis state read now, after its mark:
+      // at most one segment in flight is counted twice until the next read.
+      const s = stats.has(m.scope) ? stats.get(m.scope) : await this.stats(t, 0, m.scope);
       const c = this.counter(limit, m.maxId, s, windows.get(windowKey(0, m.scope)), now);
       const rf = ruleForecast(c.remaining, c.rate, now, endsAtMs);
       counters.push({ ...c, ...rf, app: m.scope.slice(0, m.scope.lastIndexOf('/')) });
