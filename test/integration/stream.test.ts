@@ -398,6 +398,15 @@ describe('websocket stream', () => {
     const again = await p.refused(JSON.stringify({ op: 'take', req: 300, tag: 'bulk', count: 1 }));
     assert.match(again.message, /already in flight/);
     assert.equal((await first).ids.length, 1_000_000);
+    // A faulty message under a req in flight is refused without that req: the take keeps it,
+    // with every block and its done (under the req, the client would end the take there).
+    const held = p.take({ req: 301, tag: 'bulk', count: 1_000_000, format: 'binary' });
+    const faulty = await p.refused(JSON.stringify({ op: 'take', req: 301, tag: 'bulk', count: 1, block: -1 }));
+    assert.equal(faulty.code, 'INVALID_ARGUMENT');
+    assert.equal(faulty.req, null);
+    const kept = await held;
+    assert.equal(kept.error, undefined, 'the take in flight goes on');
+    assert.equal(kept.ids.length, 1_000_000);
 
     // The socket still serves.
     const ok = await p.take({ req: 400, tag: 'bulk', count: 10, format: 'json' });

@@ -56,7 +56,10 @@ export class StreamSession {
       take = parseControl(data, isBinary, this.opts.limits);
     } catch (err) {
       const e = err instanceof ControlError ? err : new ControlError(null, 'INVALID_ARGUMENT', 'unreadable control message');
-      this.reply(errorMessage(e.req, e.code, e.message));
+      // A faulty message whose req a take in flight holds is not answered under that req: the
+      // client would take the error for the end of that take.
+      const req = e.req !== null && this.inFlight.has(e.req) ? null : e.req;
+      this.reply(errorMessage(req, e.code, e.message));
       return;
     }
     if (this.inFlight.has(take.req)) {
