@@ -84,12 +84,16 @@ export class Coalescer {
   private serialNext = false;
   /** Bumped whenever every waiter is failed: replies of takes sent before are discarded. */
   private generation = 0;
+  /** Takes this coalescer sent (idmint_takes_total of the tag). */
+  private readonly takes: { value: number } | undefined;
 
   constructor(
     private readonly ref: SegmentRef,
     private readonly prefetch: () => number,
     private readonly deps: CoalescerDeps,
-  ) {}
+  ) {
+    this.takes = deps.metrics?.takesSeries(ref.tag);
+  }
 
   /** No request is waiting or being served. */
   get idle(): boolean {
@@ -149,6 +153,7 @@ export class Coalescer {
     const sentAt = this.arrivals;
     this.inFlight++;
     this.covered += want;
+    if (this.takes) this.takes.value++;
     this.deps.segments.take(this.ref, want, this.prefetch()).then(
       (r) => this.pipelined(generation, want, sentAt, r, undefined),
       (err: Error) => this.pipelined(generation, want, sentAt, undefined, err),
@@ -284,6 +289,7 @@ export class Coalescer {
         const want = this.batch(0, Math.min(this.deps.maxBatch, left ?? Number.POSITIVE_INFINITY));
         let r: TakeResult;
         const sentAt = this.arrivals;
+        if (this.takes) this.takes.value++;
         try {
           r = await this.deps.segments.take(this.ref, want, this.prefetch());
         } catch (err) {
