@@ -612,6 +612,7 @@ async function main(): Promise<number> {
       `- servers: idmint \`serve --processes N\` and the bare route (N > 1: N copies under node's cluster module) share the ${cores} CPUs with the load generator and Redis`,
       `- a case is run again (up to ${opts.retries} times) when other processes used more than ${opts.maxOther}% of a core; ${disturbed.length ? `still disturbed: ${disturbed.map((c) => `${c.name} x${c.processes}`).join(', ')}` : 'no case stayed disturbed'}`,
       `- Redis: ${ownRedis ? 'a redis-server of this run alone (--private-redis): its commandstats count only this run' : `the shared server at ${redisUrl}: commandstats are server-wide, other clients count too`}`,
+      `- idmint settings from the environment: ${Object.entries(process.env).filter(([k]) => k.startsWith('COALESCE_') || k === 'TAKE_PIN').map(([k, v]) => `${k}=${v}`).join(' ') || 'none (defaults)'}`,
       `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
       '',
       table(rows(results, limit), true),
