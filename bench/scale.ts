@@ -30,6 +30,12 @@
 //        --max-other PCT (15)  --retries N (2)  --wait-quiet S (0)  --no-write
 //        --rounds N (1): the cases of each process count N times, interleaved; the table shows
 //        medians and the range of req/s
+//        --pin: every server process on CPU 1, the load generator on CPU 0 (taskset)
+//        --private-redis: idmint and redis-benchmark use a redis-server of this run alone, so
+//        its commandstats (calls and usec per EVALSHA) count only this run
+// For order global it also reports the nodes' own count of takes (idmint_takes_total) and IDs
+// of the tag, so requests per take, and Redis usec per EVALSHA during the case beside a no-op
+// script (`return 1` with the take's keys and arguments) measured right after it.
 // Results: bench/results/scale-latest.md (full runs only).
 import cluster from 'node:cluster';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -52,6 +58,8 @@ const SELF = fileURLToPath(import.meta.url);
 const COMMANDS = fileURLToPath(new URL('../src/store/redis/commands/', import.meta.url));
 /** The Redis idmint and the measurements use: the shared one, or (--private-redis) one of this run. */
 let redisUrl = REDIS_URL;
+/** --pin: servers on CPU 1, this process (the load generator) on CPU 0. */
+let pinServers = false;
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -72,11 +80,12 @@ interface Options {
   rounds: number;
   write: boolean;
   privateRedis: boolean;
+  pin: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { duration: 5, warmup: 1, connections: 50, processesList: [1, 2, 4], cases: [...ALL_CASES], redisRequests: 300_000, maxOther: 15, retries: 2, waitQuiet: 0, rounds: 1, write: true, privateRedis: false };
-  const usage = 'npm run bench:scale -- [--private-redis] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--no-write]';
+  const o: Options = { duration: 5, warmup: 1, connections: 50, processesList: [1, 2, 4], cases: [...ALL_CASES], redisRequests: 300_000, maxOther: 15, retries: 2, waitQuiet: 0, rounds: 1, write: true, privateRedis: false, pin: false };
+  const usage = 'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--no-write]';
   readOptions(argv, usage, (a) => {
     switch (a.flag) {
       case '--duration': o.duration = a.number(1, 120); break;
@@ -96,6 +105,7 @@ function parseArgs(argv: string[]): Options {
       case '--rounds': o.rounds = a.whole(1, 20); break;
       case '--no-write': o.write = false; break;
       case '--private-redis': o.privateRedis = true; break;
+      case '--pin': o.pin = true; break;
       default: return false;
     }
     return true;
@@ -240,6 +250,8 @@ async function spawnServer(name: string, args: string[], env: Record<string, str
     }
     await sleep(50);
   }
+  // --pin: every thread of every process of the server on CPU 1 (the load stays on CPU 0).
+  if (pinServers) for (const pid of tree(readProcs(), server.pid)) spawnSync('taskset', ['-a', '-p', '-c', '1', String(pid)], { stdio: 'ignore' });
   return server;
 }
 
@@ -457,6 +469,11 @@ async function main(): Promise<number> {
   console.log(`idmint scale bench: processes ${opts.processesList.join(', ')}; ${opts.connections} connections, ${opts.duration} s per case after ${opts.warmup} s warm-up; ` +
     `node ${process.version}, ${cores} CPUs (${cpus()[0]?.model.trim() ?? '?'}); load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
 
+  if (opts.pin) {
+    if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
+    pinServers = true;
+    spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  }
   const ownRedis = opts.privateRedis ? await RedisServer.start() : undefined;
   if (ownRedis) redisUrl = ownRedis.url;
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
@@ -609,6 +626,7 @@ async function main(): Promise<number> {
       `- machine: ${cores} CPUs (${cpus()[0]?.model.trim() ?? '?'}), node ${process.version}; load average before the run ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`,
       `- load: autocannon in the bench process (one thread), ${opts.connections} keep-alive connections over loopback, pipelining 1, ${opts.duration} s per case after a ${opts.warmup} s warm-up` +
         (opts.rounds > 1 ? `; ${opts.rounds} interleaved rounds per process count, medians shown with the range of req/s` : ''),
+      opts.pin ? '- pinned (taskset): every server process on CPU 1, the load generator (this process) on CPU 0; Redis unpinned' : '- not pinned: servers, load generator and Redis share both CPUs',
       `- servers: idmint \`serve --processes N\` and the bare route (N > 1: N copies under node's cluster module) share the ${cores} CPUs with the load generator and Redis`,
       `- a case is run again (up to ${opts.retries} times) when other processes used more than ${opts.maxOther}% of a core; ${disturbed.length ? `still disturbed: ${disturbed.map((c) => `${c.name} x${c.processes}`).join(', ')}` : 'no case stayed disturbed'}`,
       `- Redis: ${ownRedis ? 'a redis-server of this run alone (--private-redis): its commandstats count only this run' : `the shared server at ${redisUrl}: commandstats are server-wide, other clients count too`}`,
