@@ -332,15 +332,15 @@ function takeScript(): { file: string; numKeys: number; lua: string } {
 }
 
 /** The keys and arguments of the take script as idmint sends it for `tag`, seen with MONITOR while `trigger` runs. */
-async function captureTake(r: Redis, sha: string | undefined, numKeys: number, tag: string, trigger: () => Promise<unknown>): Promise<{ keys: string[]; args: string[] }> {
+async function captureTake(r: Redis, sha: string | undefined, numKeys: number, tag: string, trigger: () => Promise<unknown>): Promise<{ sha: string; keys: string[]; args: string[] }> {
   const mon = await r.monitor();
   try {
-    const seen = new Promise<{ keys: string[]; args: string[] }>((resolve) => {
+    const seen = new Promise<{ sha: string; keys: string[]; args: string[] }>((resolve) => {
       mon.on('monitor', (_time: string, a: string[]) => {
         const cmd = String(a[0]).toLowerCase();
         if (cmd !== 'evalsha' || (sha !== undefined && String(a[1]).toLowerCase() !== sha) || Number(a[2]) !== numKeys) return;
         const keys = a.slice(3, 3 + numKeys);
-        if (keys[0]?.includes(`{${tag}}:seg:`)) resolve({ keys, args: a.slice(3 + numKeys) });
+        if (keys[0]?.includes(`{${tag}}:seg:`)) resolve({ sha: String(a[1]).toLowerCase(), keys, args: a.slice(3 + numKeys) });
       });
     });
     await trigger();
@@ -353,8 +353,9 @@ async function captureTake(r: Redis, sha: string | undefined, numKeys: number, t
 /** redis-benchmark of the take script against the segment key of `tag` (one ID per call). */
 async function redisLimit(r: Redis, tag: string, trigger: () => Promise<unknown>, calls: number, clients: number, pid: number | undefined, serverRoot: number): Promise<RedisLimit> {
   const script = takeScript();
-  const sha = (await r.script('LOAD', script.lua)) as string;
-  const { keys, args } = await captureTake(r, sha, script.numKeys, tag, trigger);
+  await r.script('LOAD', script.lua);
+  // The script idmint runs: take-<keys>.lua, or on a single Redis 7 server its pinned copy.
+  const { sha, keys, args } = await captureTake(r, undefined, script.numKeys, tag, trigger);
   const key = keys[0];
   // ARGV[1] is n, the IDs wanted (see the script's header): one per call here.
   const benchArgs = ['EVALSHA', sha, String(keys.length), ...keys, '1', ...args.slice(1)];
