@@ -48,6 +48,7 @@ import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '..
 import { createTag, eachLine, fetchIds } from '../test/helpers/node.js';
 import { logLines } from '../test/helpers/load.js';
 import { freePort, RedisServer } from '../test/helpers/redis-server.js';
+import { takenOf } from '../src/store/redis/segments.js';
 import { pick, readOptions } from './args.js';
 import { duplicatesIn, maxOf, runLoad, type Check } from './load.js';
 import { medianOrNaN as median } from './stats.js';
@@ -360,7 +361,7 @@ async function redisLimit(r: Redis, tag: string, trigger: () => Promise<unknown>
   // ARGV[1] is n, the IDs wanted (see the script's header): one per call here.
   const benchArgs = ['EVALSHA', sha, String(keys.length), ...keys, '1', ...args.slice(1)];
   const url = new URL(redisUrl);
-  const takenBefore = Number(await r.hget(key, 'taken'));
+  const takenBefore = takenOf(await r.hgetall(key));
   const [seg0, end0] = (await r.hmget(key, 'cur', 'end')).map(Number);
   if (!(end0 - seg0 > calls)) throw new Error(`the segment of ${key} holds ${end0 - seg0 + 1} IDs, fewer than ${calls} calls`);
   const before = readProcs();
@@ -374,7 +375,7 @@ async function redisLimit(r: Redis, tag: string, trigger: () => Promise<unknown>
   const c1 = await redisCounters(r);
   const cpu = cpuWindow(before, readProcs(), wallS, machineBusySeconds() - b0, serverRoot, pid, reapedChildrenSeconds() - k0);
   if (res.status !== 0) throw new Error(`redis-benchmark failed (${res.status}): ${res.stderr}`);
-  const takenAdvance = Number(await r.hget(key, 'taken')) - takenBefore;
+  const takenAdvance = takenOf(await r.hgetall(key)) - takenBefore;
   // --csv: a header line, then "name","rps","avg","min","p50","p95","p99","max" (7.x).
   const rows = res.stdout.trim().split('\n').map((l) => l.split(',').map((c) => c.replace(/"/g, '')));
   const head = rows[0];
