@@ -14,6 +14,7 @@ import { IdmintError } from '../../src/errors.js';
 import type { Range } from '../../src/core/ranges.js';
 import type { RefillJobData, RefillProducer } from '../../src/producer/refill-producer.js';
 import { Coalescer } from '../../src/service/coalescer.js';
+import { Metrics } from '../../src/service/metrics.js';
 import { Keys } from '../../src/store/redis/keys.js';
 import { SegmentStore, type SegmentRef, type TakeResult, type TakeStatus } from '../../src/store/redis/segments.js';
 import { REDIS_URL, cleanup, testNames } from '../helpers/env.js';
@@ -250,6 +251,20 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     const few = make(2, 1);
     await few.take(1);
     assert.deepEqual(await inFlight(few, 2), [3, 1, 1, 1], 'as many waiting as COALESCE_HOLD: sent at once');
+  });
+
+  it('counts every take it sends in idmint_takes_total of the tag', async () => {
+    const ref = fresh();
+    const refiller = new Refiller(store, 5); // small segments: serial-loop takes (cold, dry) too
+    let sent = 0;
+    const counting = { take: (r: SegmentRef, n: number, p: number) => (sent++, store.take(r, n, p)) };
+    const metrics = new Metrics({ defaultMetrics: false });
+    const c = new Coalescer(ref, () => 0.5, { segments: counting as unknown as SegmentStore, producer: refiller as unknown as RefillProducer, log: silent, maxBatch: 100_000, waitMs: 5000, pipeline: 4, hold: 8, holdRtt: 1, metrics });
+    for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 7 }, () => c.take(1)));
+    const text = await metrics.registry.metrics();
+    const line = text.split('\n').find((l) => l.startsWith('idmint_takes_total{tag="co"}'));
+    assert.ok(sent > 5, `${sent} takes`);
+    assert.equal(line, `idmint_takes_total{tag="co"} ${sent}`);
   });
 
   it('never hands a reply of a take sent before a failure to a request that came after it', async () => {
