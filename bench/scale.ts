@@ -30,7 +30,13 @@
 //        --max-other PCT (15)  --retries N (2)  --wait-quiet S (0)  --no-write
 //        --rounds N (1): the cases of each process count N times, interleaved; the table shows
 //        medians and the range of req/s
-// Results: bench/results/scale.md (full runs only).
+//        --pin: every server process on CPU 1, the load generator on CPU 0 (taskset)
+//        --private-redis: idmint and redis-benchmark use a redis-server of this run alone, so
+//        its commandstats (calls and usec per EVALSHA) count only this run
+// For order global it also reports the nodes' own count of takes (idmint_takes_total) and IDs
+// of the tag, so requests per take, and Redis usec per EVALSHA during the case beside a no-op
+// script (`return 1` with the take's keys and arguments) measured right after it.
+// Results: bench/results/scale-latest.md (full runs only).
 import cluster from 'node:cluster';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -41,7 +47,8 @@ import { Redis } from 'ioredis';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../test/helpers/env.js';
 import { createTag, eachLine, fetchIds } from '../test/helpers/node.js';
 import { logLines } from '../test/helpers/load.js';
-import { freePort } from '../test/helpers/redis-server.js';
+import { freePort, RedisServer } from '../test/helpers/redis-server.js';
+import { takenOf } from '../src/store/redis/segments.js';
 import { pick, readOptions } from './args.js';
 import { duplicatesIn, maxOf, runLoad, type Check } from './load.js';
 import { medianOrNaN as median } from './stats.js';
@@ -50,6 +57,10 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
 const COMMANDS = fileURLToPath(new URL('../src/store/redis/commands/', import.meta.url));
+/** The Redis idmint and the measurements use: the shared one, or (--private-redis) one of this run. */
+let redisUrl = REDIS_URL;
+/** --pin: servers on CPU 1, this process (the load generator) on CPU 0. */
+let pinServers = false;
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -69,11 +80,13 @@ interface Options {
   waitQuiet: number;
   rounds: number;
   write: boolean;
+  privateRedis: boolean;
+  pin: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { duration: 5, warmup: 1, connections: 50, processesList: [1, 2, 4], cases: [...ALL_CASES], redisRequests: 300_000, maxOther: 15, retries: 2, waitQuiet: 0, rounds: 1, write: true };
-  const usage = 'npm run bench:scale -- [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--no-write]';
+  const o: Options = { duration: 5, warmup: 1, connections: 50, processesList: [1, 2, 4], cases: [...ALL_CASES], redisRequests: 300_000, maxOther: 15, retries: 2, waitQuiet: 0, rounds: 1, write: true, privateRedis: false, pin: false };
+  const usage = 'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--no-write]';
   readOptions(argv, usage, (a) => {
     switch (a.flag) {
       case '--duration': o.duration = a.number(1, 120); break;
@@ -92,6 +105,8 @@ function parseArgs(argv: string[]): Options {
       case '--wait-quiet': o.waitQuiet = a.number(0, 600); break;
       case '--rounds': o.rounds = a.whole(1, 20); break;
       case '--no-write': o.write = false; break;
+      case '--private-redis': o.privateRedis = true; break;
+      case '--pin': o.pin = true; break;
       default: return false;
     }
     return true;
@@ -236,6 +251,8 @@ async function spawnServer(name: string, args: string[], env: Record<string, str
     }
     await sleep(50);
   }
+  // --pin: every thread of every process of the server on CPU 1 (the load stays on CPU 0).
+  if (pinServers) for (const pid of tree(readProcs(), server.pid)) spawnSync('taskset', ['-a', '-p', '-c', '1', String(pid)], { stdio: 'ignore' });
   return server;
 }
 
@@ -246,7 +263,7 @@ function startBare(processes: number): Promise<Server> {
 }
 
 function startIdmint(processes: number, names: TestNames, runId: string): Promise<Server> {
-  const env = { REDIS_URL, MYSQL_URL: names.mysqlUrl, REDIS_PREFIX: names.prefix, ADMIN_TOKEN, LOG_LEVEL: 'info', UDP_PORT: '0', GRPC_PORT: '0', NODE_ID: `scale-${runId}-p${processes}` };
+  const env = { REDIS_URL: redisUrl, MYSQL_URL: names.mysqlUrl, REDIS_PREFIX: names.prefix, ADMIN_TOKEN, LOG_LEVEL: 'info', UDP_PORT: '0', GRPC_PORT: '0', NODE_ID: `scale-${runId}-p${processes}` };
   const readyMsg = processes === 1 ? 'idmint listening' : 'all serving processes ready';
   return spawnServer(`idmint x${processes}`, ['src/cli.ts', 'serve', '--processes', String(processes)], env, (l) => l.includes(`"msg":"${readyMsg}"`));
 }
@@ -256,15 +273,38 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // ---------------------------------------------------------------------------------------------
 // Redis
 
-interface RedisCounters { evalCalls: number; cpuS: number }
+interface RedisCounters { evalCalls: number; cpuS: number; evalshaCalls: number; evalshaUsec: number }
 
 async function redisCounters(r: Redis): Promise<RedisCounters> {
   const stats = await r.info('commandstats');
   const cpu = await r.info('cpu');
   let evalCalls = 0;
   for (const m of stats.matchAll(/^cmdstat_(evalsha|eval|evalsha_ro|eval_ro):calls=(\d+)/gm)) evalCalls += Number(m[2]);
+  const sha = /^cmdstat_evalsha:calls=(\d+),usec=(\d+)/m.exec(stats);
   const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? NaN);
-  return { evalCalls, cpuS: field('used_cpu_user') + field('used_cpu_sys') };
+  return { evalCalls, cpuS: field('used_cpu_user') + field('used_cpu_sys'), evalshaCalls: Number(sha?.[1] ?? 0), evalshaUsec: Number(sha?.[2] ?? 0) };
+}
+
+/** Redis usec per EVALSHA between two readings (commandstats: server-wide). */
+const usecPerEvalsha = (a: RedisCounters, b: RedisCounters) => (b.evalshaUsec - a.evalshaUsec) / (b.evalshaCalls - a.evalshaCalls);
+
+/**
+ * The no-op script's Redis usec per EVALSHA in this run: `return 1` with the keys and
+ * arguments of a take, `calls` times, 8 in flight (as in bench/take-cpu.ts).
+ */
+async function noopUsec(r: Redis, keys: readonly string[], args: readonly string[], calls = 20_000): Promise<number> {
+  const sha = (await r.script('LOAD', 'return 1')) as string;
+  const c0 = await redisCounters(r);
+  for (let i = 0; i < calls; i += 8) await Promise.all(Array.from({ length: Math.min(8, calls - i) }, () => r.evalsha(sha, keys.length, ...keys, ...args)));
+  return usecPerEvalsha(c0, await redisCounters(r));
+}
+
+/** A counter of the node's /metrics (summed over its series of that tag). */
+async function metricOf(url: string, name: string, tag: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith(`${name}{`) && line.includes(`tag="${tag}"`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
 }
 
 async function redisPid(r: Redis): Promise<number | undefined> {
@@ -293,15 +333,15 @@ function takeScript(): { file: string; numKeys: number; lua: string } {
 }
 
 /** The keys and arguments of the take script as idmint sends it for `tag`, seen with MONITOR while `trigger` runs. */
-async function captureTake(r: Redis, sha: string, numKeys: number, tag: string, trigger: () => Promise<unknown>): Promise<{ keys: string[]; args: string[] }> {
+async function captureTake(r: Redis, sha: string | undefined, numKeys: number, tag: string, trigger: () => Promise<unknown>): Promise<{ sha: string; keys: string[]; args: string[] }> {
   const mon = await r.monitor();
   try {
-    const seen = new Promise<{ keys: string[]; args: string[] }>((resolve) => {
+    const seen = new Promise<{ sha: string; keys: string[]; args: string[] }>((resolve) => {
       mon.on('monitor', (_time: string, a: string[]) => {
         const cmd = String(a[0]).toLowerCase();
-        if (cmd !== 'evalsha' || String(a[1]).toLowerCase() !== sha || Number(a[2]) !== numKeys) return;
+        if (cmd !== 'evalsha' || (sha !== undefined && String(a[1]).toLowerCase() !== sha) || Number(a[2]) !== numKeys) return;
         const keys = a.slice(3, 3 + numKeys);
-        if (keys[0]?.includes(`{${tag}}:seg:`)) resolve({ keys, args: a.slice(3 + numKeys) });
+        if (keys[0]?.includes(`{${tag}}:seg:`)) resolve({ sha: String(a[1]).toLowerCase(), keys, args: a.slice(3 + numKeys) });
       });
     });
     await trigger();
@@ -314,13 +354,14 @@ async function captureTake(r: Redis, sha: string, numKeys: number, tag: string, 
 /** redis-benchmark of the take script against the segment key of `tag` (one ID per call). */
 async function redisLimit(r: Redis, tag: string, trigger: () => Promise<unknown>, calls: number, clients: number, pid: number | undefined, serverRoot: number): Promise<RedisLimit> {
   const script = takeScript();
-  const sha = (await r.script('LOAD', script.lua)) as string;
-  const { keys, args } = await captureTake(r, sha, script.numKeys, tag, trigger);
+  await r.script('LOAD', script.lua);
+  // The script idmint runs: take-<keys>.lua, or on a single Redis 7 server its pinned copy.
+  const { sha, keys, args } = await captureTake(r, undefined, script.numKeys, tag, trigger);
   const key = keys[0];
   // ARGV[1] is n, the IDs wanted (see the script's header): one per call here.
   const benchArgs = ['EVALSHA', sha, String(keys.length), ...keys, '1', ...args.slice(1)];
-  const url = new URL(REDIS_URL);
-  const takenBefore = Number(await r.hget(key, 'taken'));
+  const url = new URL(redisUrl);
+  const takenBefore = takenOf(await r.hgetall(key));
   const [seg0, end0] = (await r.hmget(key, 'cur', 'end')).map(Number);
   if (!(end0 - seg0 > calls)) throw new Error(`the segment of ${key} holds ${end0 - seg0 + 1} IDs, fewer than ${calls} calls`);
   const before = readProcs();
@@ -334,7 +375,7 @@ async function redisLimit(r: Redis, tag: string, trigger: () => Promise<unknown>
   const c1 = await redisCounters(r);
   const cpu = cpuWindow(before, readProcs(), wallS, machineBusySeconds() - b0, serverRoot, pid, reapedChildrenSeconds() - k0);
   if (res.status !== 0) throw new Error(`redis-benchmark failed (${res.status}): ${res.stderr}`);
-  const takenAdvance = Number(await r.hget(key, 'taken')) - takenBefore;
+  const takenAdvance = takenOf(await r.hgetall(key)) - takenBefore;
   // --csv: a header line, then "name","rps","avg","min","p50","p95","p99","max" (7.x).
   const rows = res.stdout.trim().split('\n').map((l) => l.split(',').map((c) => c.replace(/"/g, '')));
   const head = rows[0];
@@ -357,6 +398,12 @@ interface CaseResult {
   cpu: CpuWindow;
   /** Redis script calls per second during the case (server-wide: other clients count too). */
   evalsPerS: number;
+  /** Global: takes per second the nodes sent for the tag (idmint_takes_total), and requests per take. */
+  takesPerS: number;
+  reqPerTake: number;
+  /** Global: Redis usec per EVALSHA during the case, and of the no-op script measured after it. */
+  usecPerTake: number;
+  usecNoop: number;
   attempts: number;
   disturbed: boolean;
   checks: string;
@@ -380,16 +427,18 @@ const CASE_LABEL: Record<CaseName, string> = { bare: 'bare Fastify route', node:
 function rows(results: CaseResult[], redis: RedisLimit | undefined): string[][] {
   const one = (c: CaseResult) => results.find((r) => r.name === c.name && r.processes === Math.min(...results.filter((x) => x.name === c.name).map((x) => x.processes)));
   const bare = (c: CaseResult) => results.find((r) => r.name === 'bare' && r.processes === c.processes);
-  const out = [['case', 'processes', 'req/s', 'req/s range', '× fewest processes', '÷ bare', 'p50 ms', 'p99 ms', 'server CPU %', 'load gen CPU %', 'Redis CPU %', 'other CPU %', 'Redis calls/s', 'req per call']];
+  const out = [['case', 'processes', 'req/s', 'req/s range', '× fewest processes', '÷ bare', 'p50 ms', 'p99 ms', 'server CPU %', 'load gen CPU %', 'Redis CPU %', 'other CPU %', 'Redis calls/s', 'req per call', 'takes/s (nodes)', 'req per take (nodes)', 'Redis usec/take', 'no-op usec', 'take ÷ no-op']];
   for (const c of results) {
     out.push([
       CASE_LABEL[c.name], String(c.processes), fmt(c.rps), c.roundsRps.length > 1 ? `${fmt(Math.min(...c.roundsRps))}–${fmt(Math.max(...c.roundsRps))}` : '-', fmt(c.rps / one(c)!.rps, 2), c.name === 'bare' ? '1.00' : fmt(c.rps / (bare(c)?.rps ?? NaN), 2),
       fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.cpu.server), fmt(c.cpu.client), fmt(c.cpu.redis), `${fmt(c.cpu.other)}${c.disturbed ? ' (disturbed)' : ''}`, fmt(c.evalsPerS),
       c.name === 'global' ? fmt(c.rps / c.evalsPerS, 1) : '-',
+      c.name === 'global' ? fmt(c.takesPerS) : '-', c.name === 'global' ? fmt(c.reqPerTake, 1) : '-',
+      c.name === 'global' ? fmt(c.usecPerTake, 2) : '-', c.name === 'global' ? fmt(c.usecNoop, 2) : '-', c.name === 'global' ? fmt(c.usecPerTake / c.usecNoop, 2) : '-',
     ]);
   }
   if (redis) {
-    out.push([`redis-benchmark EVALSHA take (1 ID per call, ${redis.clients} clients)`, '-', fmt(redis.rps), '-', '-', '-', fmt(redis.p50, 3), fmt(redis.p99, 3), '-', fmt(redis.cpu.client), fmt(redis.redisCpu), fmt(redis.cpu.other), fmt(redis.rps), '1.0']);
+    out.push([`redis-benchmark EVALSHA take (1 ID per call, ${redis.clients} clients)`, '-', fmt(redis.rps), '-', '-', '-', fmt(redis.p50, 3), fmt(redis.p99, 3), '-', fmt(redis.cpu.client), fmt(redis.redisCpu), fmt(redis.cpu.other), fmt(redis.rps), '1.0', '-', '-', '-', '-', '-']);
   }
   return out;
 }
@@ -404,7 +453,7 @@ function medianOf(rs: CaseResult[], maxOther: number): CaseResult {
     ...rs[0],
     rps: m((r) => r.rps), p50: m((r) => r.p50), p99: m((r) => r.p99), requests: rs.reduce((a, r) => a + r.requests, 0),
     cpu: { server: m((r) => r.cpu.server), client: m((r) => r.cpu.client), redis: m((r) => r.cpu.redis), other, busiest: [...new Set(rs.flatMap((r) => r.cpu.busiest))].slice(0, 4) },
-    evalsPerS: m((r) => r.evalsPerS), attempts: rs.reduce((a, r) => a + r.attempts, 0), disturbed: other > maxOther,
+    evalsPerS: m((r) => r.evalsPerS), takesPerS: m((r) => r.takesPerS), reqPerTake: m((r) => r.reqPerTake), usecPerTake: m((r) => r.usecPerTake), usecNoop: m((r) => r.usecNoop), attempts: rs.reduce((a, r) => a + r.attempts, 0), disturbed: other > maxOther,
     checks: rs.map((r) => r.checks).join('; '), roundsRps: rs.map((r) => r.rps),
   };
 }
@@ -422,7 +471,14 @@ async function main(): Promise<number> {
   console.log(`idmint scale bench: processes ${opts.processesList.join(', ')}; ${opts.connections} connections, ${opts.duration} s per case after ${opts.warmup} s warm-up; ` +
     `node ${process.version}, ${cores} CPUs (${cpus()[0]?.model.trim() ?? '?'}); load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
 
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  if (opts.pin) {
+    if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
+    pinServers = true;
+    spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  }
+  const ownRedis = opts.privateRedis ? await RedisServer.start() : undefined;
+  if (ownRedis) redisUrl = ownRedis.url;
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   const rPid = await redisPid(redis);
   const results: CaseResult[] = [];
   const problems: string[] = [];
@@ -435,6 +491,8 @@ async function main(): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let tagsCreated = false;
+  /** Keys and arguments of a take of the global tag, for the no-op script. */
+  let takeShape: { keys: string[]; args: string[] } | undefined;
 
   const measure = async (name: CaseName, processes: number, server: Server, round: number): Promise<CaseResult> => {
     const path = name === 'bare' ? '/v1/id/bench' : `/v1/id/${tags[name]}`;
@@ -457,11 +515,22 @@ async function main(): Promise<number> {
       }
       const before = readProcs();
       const b0 = machineBusySeconds();
+      const takes0 = name === 'global' ? await metricOf(server.url, 'idmint_takes_total', tags.global) : 0;
+      const issued0 = name === 'global' ? await metricOf(server.url, 'idmint_ids_issued_total', tags.global) : 0;
       const r0 = await redisCounters(redis);
       const t0 = performance.now();
       const r = await runLoad(server.url + path, opts.connections, opts.duration, check);
       const wallS = (performance.now() - t0) / 1000;
       const r1 = await redisCounters(redis);
+      let takes = NaN;
+      let issued = NaN;
+      let usecNoop = NaN;
+      if (name === 'global') {
+        takes = (await metricOf(server.url, 'idmint_takes_total', tags.global)) - takes0;
+        issued = (await metricOf(server.url, 'idmint_ids_issued_total', tags.global)) - issued0;
+        takeShape ??= await captureTake(redis, undefined, takeScript().numKeys, tags.global, () => fetchIds(server.url, tags.global, 1));
+        usecNoop = await noopUsec(redis, takeShape.keys, takeShape.args);
+      }
       const cpu = cpuWindow(before, readProcs(), wallS, machineBusySeconds() - b0, server.pid, rPid);
       let checks = `${fmt(r.ok)} bodies {"id":"1"}`;
       if (name !== 'bare') {
@@ -475,9 +544,11 @@ async function main(): Promise<number> {
       if (r.violations > 0) problems.push(`${label}: ${r.violations} broken checks: ${r.examples.join(' | ')}`);
       const res: CaseResult = {
         name, processes, rps: r.rps, p50: r.p50, p99: r.p99, requests: r.ok, cpu,
-        evalsPerS: (r1.evalCalls - r0.evalCalls) / wallS, attempts: attempt, disturbed: cpu.other > opts.maxOther, checks, roundsRps: [r.rps],
+        evalsPerS: (r1.evalCalls - r0.evalCalls) / wallS, takesPerS: takes / wallS, reqPerTake: issued / takes,
+        usecPerTake: name === 'global' ? usecPerEvalsha(r0, r1) : NaN, usecNoop, attempts: attempt, disturbed: cpu.other > opts.maxOther, checks, roundsRps: [r.rps],
       };
       console.log(`${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms; CPU % server ${fmt(cpu.server)}, load gen ${fmt(cpu.client)}, Redis ${fmt(cpu.redis)}, other ${fmt(cpu.other)}` +
+        (name === 'global' ? `; ${fmt(res.takesPerS)} takes/s, ${fmt(res.reqPerTake, 1)} req/take, ${fmt(res.usecPerTake, 2)} usec/take vs no-op ${fmt(usecNoop, 2)}` : '') +
         (cpu.busiest.length ? ` (${cpu.busiest.join(', ')})` : ''));
       if (!best || best.disturbed) best = res;
       if (!res.disturbed) break;
@@ -531,7 +602,8 @@ async function main(): Promise<number> {
     }
   } finally {
     redis.disconnect();
-    await cleanup(names).catch((err: Error) => console.error(`cleanup of ${names.db} / ${names.prefix} failed: ${err.message}`));
+    await ownRedis?.stop();
+    await cleanup(names, ownRedis ? undefined : redisUrl).catch((err: Error) => console.error(`cleanup of ${names.db} / ${names.prefix} failed: ${err.message}`));
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
@@ -556,8 +628,11 @@ async function main(): Promise<number> {
       `- machine: ${cores} CPUs (${cpus()[0]?.model.trim() ?? '?'}), node ${process.version}; load average before the run ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`,
       `- load: autocannon in the bench process (one thread), ${opts.connections} keep-alive connections over loopback, pipelining 1, ${opts.duration} s per case after a ${opts.warmup} s warm-up` +
         (opts.rounds > 1 ? `; ${opts.rounds} interleaved rounds per process count, medians shown with the range of req/s` : ''),
+      opts.pin ? '- pinned (taskset): every server process on CPU 1, the load generator (this process) on CPU 0; Redis unpinned' : '- not pinned: servers, load generator and Redis share both CPUs',
       `- servers: idmint \`serve --processes N\` and the bare route (N > 1: N copies under node's cluster module) share the ${cores} CPUs with the load generator and Redis`,
       `- a case is run again (up to ${opts.retries} times) when other processes used more than ${opts.maxOther}% of a core; ${disturbed.length ? `still disturbed: ${disturbed.map((c) => `${c.name} x${c.processes}`).join(', ')}` : 'no case stayed disturbed'}`,
+      `- Redis: ${ownRedis ? 'a redis-server of this run alone (--private-redis): its commandstats count only this run' : `the shared server at ${redisUrl}: commandstats are server-wide, other clients count too`}`,
+      `- idmint settings from the environment: ${Object.entries(process.env).filter(([k]) => k.startsWith('COALESCE_') || k === 'TAKE_PIN').map(([k, v]) => `${k}=${v}`).join(' ') || 'none (defaults)'}`,
       `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
       '',
       table(rows(results, limit), true),
@@ -567,7 +642,11 @@ async function main(): Promise<number> {
       'redis-benchmark itself); "Redis CPU" and "Redis calls/s" are server-wide, so other clients of',
       'the same Redis count too; "other" is what every other process used (well above 0: a disturbed',
       'figure). "× fewest processes" compares a case with itself at the smallest process count; "req per',
-      'call" is how many requests of a global-order case one Redis take served (the coalescing).',
+      'call" is how many requests of a global-order case one Redis script call served (server-wide);',
+      '"takes/s (nodes)" and "req per take (nodes)" come from the nodes\' own idmint_takes_total and',
+      'idmint_ids_issued_total of the tag (exact, whatever else uses Redis). "Redis usec/take" is',
+      'commandstats usec per EVALSHA during the case; "no-op usec" the same for `return 1` with the',
+      'keys and arguments of a take, measured right after the case (8 calls in flight).',
       '',
       '## Other processes during each case',
       '',
@@ -582,10 +661,10 @@ async function main(): Promise<number> {
       ...problems.map((p) => `- FAIL: ${p}`),
       '',
     ].join('\n');
-    writeFileSync(`${RESULTS}scale.md`, md);
-    console.log('written: bench/results/scale.md');
+    writeFileSync(`${RESULTS}scale-latest.md`, md);
+    console.log('written: bench/results/scale-latest.md');
   } else if (opts.write) {
-    console.log('results not written (only a run of all cases, more than one process count and redis-benchmark updates bench/results/scale.md)');
+    console.log('results not written (only a run of all cases, more than one process count and redis-benchmark updates bench/results/scale-latest.md)');
   }
   return ok ? 0 : 1;
 }

@@ -1,19 +1,31 @@
 // UDP benchmark, run by `npm run bench:udp`: the setup id_server published, 4 client processes
-// each sending N sequential `get` requests and waiting for each reply. In one run it measures:
-//   echo    a bare Node dgram server that parses the JSON and echoes it (the baseline)
-//   node    idmint's UDP `get` for a rule tag with order "node"
-//   global  idmint's UDP `get` for a rule tag with order "global"
+// each sending N sequential requests and waiting for each reply. Two workloads:
+//   idserver (default)  what id_server's own client does per call: a new UDP socket for every
+//                       request (socket, sendto, recvfrom, close), action `create`, a `salt`,
+//                       and each client its own app name (its own counter: nothing shared
+//                       between clients)
+//   reuse               one socket per client for all its requests, action `get`, one app name
+//                       shared by all clients
+// In one run it measures:
+//   echo    a bare Node dgram server that parses the JSON and echoes it with code, message and
+//           data (the baseline)
+//   incr    the same server doing one Redis INCR per request (the floor of a request that
+//           needs a Redis round trip)
+//   node    idmint's UDP answer for a rule tag with order "node"
+//   global  idmint's UDP answer for a rule tag with order "global"
 // idmint runs as a child process against the real Redis and MySQL with a database and key
-// prefix of its own, removed at the end. Every reply is checked (code 0 and a 9-digit ID for
-// idmint); all IDs of a case must be distinct.
+// prefix of its own, removed at the end. Every reply is checked (code 0, the request's seq
+// echoed); the IDs of one counter (one app name) must be distinct over all rounds.
 //
 // Flags: --requests N (per client, default 200000)  --clients N (default 4)  --rounds N
-//        (repeat the cases N times, interleaved; medians)  --no-write
+//        (repeat the cases N times, interleaved; medians)  --workload idserver|reuse
+//        --pin (taskset: the servers on CPU 1, the clients on CPU 0)
+//        --cpu-prof DIR (idmint writes a .cpuprofile there)  --no-write
 // Results: bench/results/udp-latest.md
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { writeFileSync, mkdirSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, testEnv, testNames } from '../test/helpers/env.js';
 import { freePort } from '../test/helpers/redis-server.js';
@@ -24,11 +36,20 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const args = process.argv.slice(2);
 /** Set from the command line by main (child processes get what they need as arguments). */
-const opts = { requests: 200_000, clients: 4, rounds: 1, write: true };
+const opts = { requests: 200_000, clients: 4, rounds: 1, write: true, workload: 'idserver' as Workload, pin: false, cpuProf: '' };
+type Workload = 'idserver' | 'reuse';
 
 function parseArgs(argv: readonly string[]): void {
-  readOptions(argv, 'npm run bench:udp -- [--requests N] [--clients N] [--rounds N] [--no-write]', (a) => {
+  readOptions(argv, 'npm run bench:udp -- [--requests N] [--clients N] [--rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]', (a) => {
     switch (a.flag) {
+      case '--workload': {
+        const w = a.text();
+        if (w !== 'idserver' && w !== 'reuse') throw new Error(`--workload is idserver or reuse, not ${w}`);
+        opts.workload = w;
+        break;
+      }
+      case '--pin': opts.pin = true; break;
+      case '--cpu-prof': opts.cpuProf = a.text(); break;
       case '--requests': opts.requests = a.whole(1); break;
       case '--clients': opts.clients = a.whole(1, 64); break;
       case '--rounds': opts.rounds = a.whole(1); break;
@@ -39,7 +60,7 @@ function parseArgs(argv: readonly string[]): void {
   });
 }
 
-interface ClientResult { readonly total: number; readonly fail: number; readonly min: number; readonly max: number; readonly avg: number; readonly ids: string[]; readonly seconds: number }
+interface ClientResult { readonly total: number; readonly fail: number; readonly min: number; readonly max: number; readonly avg: number; readonly ids: string[]; readonly seconds: number; readonly app: string }
 
 // ---- child roles -------------------------------------------------------------------------
 
@@ -83,9 +104,36 @@ async function redisEchoServer(key: string): Promise<void> {
   sock.bind(0, '127.0.0.1', () => process.send!({ port: sock.address().port }));
 }
 
-async function client(port: number, rule: string, n: number, collect: boolean): Promise<ClientResult> {
-  const sock = createSocket('udp4');
-  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+/** One request and its reply (undefined after 2 s), on the given socket. */
+function exchange(sock: ReturnType<typeof createSocket>, msg: Buffer, port: number): Promise<Buffer | undefined> {
+  return new Promise<Buffer | undefined>((resolve) => {
+    const timer = setTimeout(() => {
+      sock.off('message', on);
+      resolve(undefined);
+    }, 2000);
+    const on = (m: Buffer) => {
+      clearTimeout(timer);
+      sock.off('message', on);
+      resolve(m);
+    };
+    sock.on('message', on);
+    sock.send(msg, port, '127.0.0.1');
+  });
+}
+
+/**
+ * One client: n requests one at a time. idserver: a new socket per request, closed after its
+ * reply (id_server's client), action create with a salt, app name app<index>; reuse: one
+ * socket, action get, app name bench.
+ */
+async function client(port: number, rule: string, n: number, collect: boolean, workload: Workload, index: number): Promise<ClientResult> {
+  const perRequest = workload === 'idserver';
+  let shared: ReturnType<typeof createSocket> | undefined;
+  if (!perRequest) {
+    shared = createSocket('udp4');
+    await new Promise<void>((r) => shared!.bind(0, '127.0.0.1', r));
+  }
+  const app = perRequest ? `app${index}` : 'bench';
   const ids: string[] = [];
   let fail = 0;
   let min = Infinity;
@@ -93,21 +141,16 @@ async function client(port: number, rule: string, n: number, collect: boolean): 
   let sum = 0;
   const started = process.hrtime.bigint();
   for (let i = 0; i < n; i++) {
-    const msg = Buffer.from(JSON.stringify({ action: 'get', rule_name: rule, app_name: 'bench', seq: String(i) }));
+    const body = perRequest ? { action: 'create', rule_name: rule, app_name: app, salt: `u${i % 1000}`, seq: String(i) } : { action: 'get', rule_name: rule, app_name: app, seq: String(i) };
+    const msg = Buffer.from(JSON.stringify(body));
     const t0 = process.hrtime.bigint();
-    const reply = await new Promise<Buffer | undefined>((resolve) => {
-      const timer = setTimeout(() => {
-        sock.off('message', on);
-        resolve(undefined);
-      }, 2000);
-      const on = (m: Buffer) => {
-        clearTimeout(timer);
-        sock.off('message', on);
-        resolve(m);
-      };
-      sock.on('message', on);
-      sock.send(msg, port, '127.0.0.1');
-    });
+    let reply: Buffer | undefined;
+    if (shared) reply = await exchange(shared, msg, port);
+    else {
+      const sock = createSocket('udp4');
+      reply = await exchange(sock, msg, port);
+      sock.close();
+    }
     const s = Number(process.hrtime.bigint() - t0) / 1e9;
     if (s < min) min = s;
     if (s > max) max = s;
@@ -120,8 +163,8 @@ async function client(port: number, rule: string, n: number, collect: boolean): 
     if (r.code !== 0 || r.seq !== String(i)) fail++;
     else if (collect) ids.push(String(r.data));
   }
-  sock.close();
-  return { total: n, fail, min, max, avg: sum / n, ids, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+  shared?.close();
+  return { total: n, fail, min, max, avg: sum / n, ids, seconds: Number(process.hrtime.bigint() - started) / 1e9, app };
 }
 
 // ---- orchestration -----------------------------------------------------------------------
@@ -131,8 +174,13 @@ function startChild(role: string, extra: string[] = []): { proc: ChildProcess; r
   return { proc, ready: new Promise((resolve) => proc.once('message', (m) => resolve(m as { port: number }))) };
 }
 
-async function runClients(port: number, rule: string, collect: boolean): Promise<{ tps: number; avgMs: number; fail: number; ids: string[] }> {
-  const kids = Array.from({ length: opts.clients }, () => startChild('client', [String(port), rule, String(opts.requests), collect ? '1' : '0']));
+/** --pin: a server (every thread of it) on CPU 1; the clients stay on CPU 0 with this process. */
+function pinServer(pid: number | undefined): void {
+  if (opts.pin && pid !== undefined) spawnSync('taskset', ['-a', '-p', '-c', '1', String(pid)], { stdio: 'ignore' });
+}
+
+async function runClients(port: number, rule: string, collect: boolean): Promise<{ tps: number; avgMs: number; fail: number; ids: Map<string, string[]> }> {
+  const kids = Array.from({ length: opts.clients }, (_, i) => startChild('client', [String(port), rule, String(opts.requests), collect ? '1' : '0', opts.workload, String(i)]));
   const results = await Promise.all(kids.map((k) => k.ready as unknown as Promise<ClientResult>));
   const seconds = Math.max(...results.map((r) => r.seconds));
   const total = results.reduce((s, r) => s + r.total, 0);
@@ -141,17 +189,21 @@ async function runClients(port: number, rule: string, collect: boolean): Promise
     tps: total / seconds,
     avgMs: (results.reduce((s, r) => s + r.avg, 0) / results.length) * 1000,
     fail: results.reduce((s, r) => s + r.fail, 0),
-    ids: results.flatMap((r) => r.ids),
+    ids: new Map(results.map((r) => [r.app, r.ids])),
   };
 }
 
 async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number, httpPort: number): Promise<ChildProcess> {
   const env = { ...process.env, ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn' }) };
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], { cwd: ROOT, env, stdio: 'inherit' });
+  const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
+  const proc = spawn(process.execPath, [...prof, '--import', 'tsx', 'src/cli.ts', 'serve'], { cwd: ROOT, env, stdio: 'inherit' });
   const until = Date.now() + 30000;
   for (;;) {
     try {
-      if ((await fetch(`http://127.0.0.1:${httpPort}/healthz`)).ok) return proc;
+      if ((await fetch(`http://127.0.0.1:${httpPort}/healthz`)).ok) {
+        pinServer(proc.pid);
+        return proc;
+      }
     } catch {
       /* not up yet */
     }
@@ -160,15 +212,26 @@ async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number,
   }
 }
 
-interface Row { readonly name: string; readonly tps: number; readonly avgMs: number; readonly fail: number; readonly ratioTps: number; readonly ratioLatency: number }
+const NODE_CASE = 'idmint, order node';
+const GLOBAL_CASE = 'idmint, order global';
+
+interface Row { readonly name: string; readonly tps: number; readonly avgMs: number; readonly fail: number; readonly ratioTps: number; readonly ratioLatency: number; readonly incrTps: number; readonly incrLatency: number }
 
 async function main(): Promise<void> {
   parseArgs(args);
-  console.log(`UDP benchmark: ${opts.clients} clients x ${opts.requests} sequential requests per case, ${opts.rounds} round(s)`);
+  if (opts.pin) {
+    if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
+    spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  }
+  if (opts.cpuProf) mkdirSync(opts.cpuProf, { recursive: true });
+  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
+  console.log(`UDP benchmark (${opts.workload}): ${opts.clients} clients x ${opts.requests} sequential requests per case, ${opts.rounds} round(s); load average ${load}`);
   const echo = startChild('echo');
   const redisKey = `idmint:bench:udp:${process.pid}`;
   const redisEcho = startChild('redis-echo', [redisKey]);
   const [{ port: echoPort }, { port: redisPort }] = await Promise.all([echo.ready, redisEcho.ready]);
+  pinServer(echo.proc.pid);
+  pinServer(redisEcho.proc.pid);
 
   const names = testNames();
   const [udpPort, httpPort] = [await freePort(), await freePort()];
@@ -191,23 +254,28 @@ async function main(): Promise<void> {
     const cases: { name: string; port: number; rule: string; idmint: boolean }[] = [
       { name: 'echo (baseline)', port: echoPort, rule: 'o2o', idmint: false },
       { name: 'echo + one Redis INCR', port: redisPort, rule: 'o2o', idmint: false },
-      { name: 'idmint get, order node', port: udpPort, rule: 'o2o_node', idmint: true },
-      { name: 'idmint get, order global', port: udpPort, rule: 'o2o_global', idmint: true },
+      { name: NODE_CASE, port: udpPort, rule: 'o2o_node', idmint: true },
+      { name: GLOBAL_CASE, port: udpPort, rule: 'o2o_global', idmint: true },
     ];
+    /** Per case and app name (one counter), every ID seen over all rounds. */
     const seen = new Map<string, Set<string>>();
     for (let round = 1; round <= opts.rounds; round++) {
       for (const c of cases) {
         console.log(`${c.name}${opts.rounds > 1 ? ` (round ${round})` : ''}`);
         const r = await runClients(c.port, c.rule, c.idmint);
         if (c.idmint) {
-          // Every ID of a case, over all rounds, must be distinct (the counter never restarts).
-          const all = seen.get(c.name) ?? new Set<string>();
-          const before = all.size;
-          for (const id of r.ids) all.add(id);
-          seen.set(c.name, all);
-          if (all.size - before !== r.ids.length || r.fail > 0) {
+          // Every ID of one counter (case and app name), over all rounds, must be distinct.
+          let dups = 0;
+          for (const [app, ids] of r.ids) {
+            const all = seen.get(`${c.name}/${app}`) ?? new Set<string>();
+            const before = all.size;
+            for (const id of ids) all.add(id);
+            seen.set(`${c.name}/${app}`, all);
+            dups += ids.length - (all.size - before);
+          }
+          if (dups > 0 || r.fail > 0) {
             ok = false;
-            console.log(`  FAILED: ${r.ids.length - (all.size - before)} duplicate IDs, ${r.fail} failed requests`);
+            console.log(`  FAILED: ${dups} duplicate IDs, ${r.fail} failed requests`);
           }
         }
         const list = measured.get(c.name) ?? [];
@@ -223,8 +291,10 @@ async function main(): Promise<void> {
     await cleanup(names);
   }
 
-  // Medians over rounds; each ratio is the median of the per-round ratios to that round's echo.
+  // Medians over rounds; each ratio is the median of the per-round ratios to that round's
+  // baseline (echo, and echo + INCR).
   const base = measured.get('echo (baseline)')!;
+  const incr = measured.get('echo + one Redis INCR')!;
   const rows: Row[] = [...measured].map(([name, ms]) => ({
     name,
     tps: median(ms.map((m) => m.tps)),
@@ -232,26 +302,33 @@ async function main(): Promise<void> {
     fail: ms.reduce((s, m) => s + m.fail, 0),
     ratioTps: median(ms.map((m, i) => m.tps / base[i].tps)),
     ratioLatency: median(ms.map((m, i) => m.avgMs / base[i].avgMs)),
+    incrTps: median(ms.map((m, i) => m.tps / incr[i].tps)),
+    incrLatency: median(ms.map((m, i) => m.avgMs / incr[i].avgMs)),
   }));
   const row = (name: string) => rows.find((r) => r.name === name)!;
   const lines = [
-    '| case | TPS | avg latency (ms) | TPS ÷ echo | latency ÷ echo | failed |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.name} | ${Math.round(r.tps).toLocaleString('en-US')} | ${r.avgMs.toFixed(3)} | ${r.ratioTps.toFixed(2)} | ${r.ratioLatency.toFixed(2)} | ${r.fail} |`),
+    '| case | TPS | avg latency (ms) | TPS ÷ echo | latency ÷ echo | TPS ÷ INCR | latency ÷ INCR | failed |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.name} | ${Math.round(r.tps).toLocaleString('en-US')} | ${r.avgMs.toFixed(3)} | ${r.ratioTps.toFixed(2)} | ${r.ratioLatency.toFixed(2)} | ${r.incrTps.toFixed(2)} | ${r.incrLatency.toFixed(2)} | ${r.fail} |`),
   ];
-  const node = row('idmint get, order node');
-  const glob = row('idmint get, order global');
+  const node = row(NODE_CASE);
+  const glob = row(GLOBAL_CASE);
   const goals = [
-    ['order node TPS ≥ 0.9 × echo', node.ratioTps >= 0.9],
-    ['order global TPS ≥ 0.6 × echo', glob.ratioTps >= 0.6],
-    ['avg latency ≤ 1.2 × echo (node)', node.ratioLatency <= 1.2],
+    ['order node TPS ≥ 0.95 × echo', node.ratioTps >= 0.95],
+    ['order node avg latency ≤ 1.1 × echo', node.ratioLatency <= 1.1],
+    ['order global TPS ≥ 0.9 × echo + INCR', glob.incrTps >= 0.9],
   ] as const;
   const verdicts = goals.map(([g, pass]) => `- ${g}: ${pass ? 'PASS' : 'MISS'}`);
+  const workload = opts.workload === 'idserver'
+    ? `id_server's client: a new UDP socket per request (socket, send, receive, close), action create, a salt, each client its own app name`
+    : 'one socket per client for all its requests, action get, one app name for all clients';
   const md = [
     '# idmint UDP benchmark (latest run)',
     '',
-    `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs`,
+    `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs; load average before the run ${load}`,
+    `- workload ${opts.workload}: ${workload}`,
     `- ${opts.clients} client processes x ${opts.requests} sequential requests (send, wait for the reply) per case${opts.rounds > 1 ? `, ${opts.rounds} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}`,
+    opts.pin ? '- pinned (taskset): the servers on CPU 1, the client processes on CPU 0' : '- not pinned: servers and clients share both CPUs',
     `- command: npm run bench:udp${args.length ? ` -- ${args.join(' ')}` : ''}`,
     '',
     ...lines,
@@ -271,8 +348,8 @@ const role = process.argv[2];
 if (role === 'echo') void echoServer();
 else if (role === 'redis-echo') void redisEchoServer(process.argv[3]);
 else if (role === 'client') {
-  const [, , , port, rule, n, collect] = process.argv;
-  void client(Number(port), rule, Number(n), collect === '1').then((r) => {
+  const [, , , port, rule, n, collect, workload, index] = process.argv;
+  void client(Number(port), rule, Number(n), collect === '1', workload as Workload, Number(index)).then((r) => {
     // Disconnect only once the (large) message is written, or it may never arrive.
     process.send!(r, undefined, {}, () => process.disconnect());
   });

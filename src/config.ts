@@ -52,6 +52,8 @@ export interface Config {
   readonly coalescePipeline: number;
   /** A coalesced take waits one more event-loop turn while requests keep arriving, unless this many wait already (0: never). */
   readonly coalesceHold: number;
+  /** While a take of a tag is in flight, the next one waits for its reply, for at most this many measured round trips (0: never). */
+  readonly coalesceHoldRtt: number;
   /**
    * TAKE_PIN: on a single Redis server, take runs a copy of its script with the server's run id
    * as a constant, loaded into that server process only (src/store/redis/pinned-take.ts).
@@ -225,6 +227,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     coalesceMax: int('COALESCE_MAX', 100000, 1, 10_000_000),
     coalescePipeline: int('COALESCE_PIPELINE', 4, 1, 64),
     coalesceHold: int('COALESCE_HOLD', 32, 0, 100_000),
+    coalesceHoldRtt: int('COALESCE_HOLD_RTT', 1, 0, 16),
     takePin: int('TAKE_PIN', 1, 0, 1) === 1,
     demoTag,
     serveHttp: true,

@@ -122,6 +122,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     maxBatch: config.coalesceMax,
     pipeline: config.coalescePipeline,
     hold: config.coalesceHold,
+    holdRtt: config.coalesceHoldRtt,
     waitMs: config.refillWaitMs,
     metrics,
   }, { leases, clock, maxBackMs: config.clockMaxBackMs });

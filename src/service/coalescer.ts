@@ -51,6 +51,12 @@ export interface CoalescerDeps {
    * more turn, unless this many requests are waiting already (0 or absent: it never waits).
    */
   readonly hold?: number;
+  /**
+   * While a pipelined take of the tag is in flight, a further take is held (not sent) until
+   * that take's reply is back, for at most this many of the tag's measured round trips and
+   * while fewer than `hold` requests wait (0 or absent: never held this way).
+   */
+  readonly holdRtt?: number;
   readonly metrics?: Metrics;
   /** True when a new definition of the tag was announced (checked while waiting for a refill). */
   readonly changed?: (tag: string, epoch: number) => boolean;
@@ -84,12 +90,20 @@ export class Coalescer {
   private serialNext = false;
   /** Bumped whenever every waiter is failed: replies of takes sent before are discarded. */
   private generation = 0;
+  /** When the latest pipelined take was sent (performance.now(), ms). */
+  private lastSentMs = 0;
+  /** Round trip of a pipelined take, ms: a moving average of the replies seen (0: none yet). */
+  private rttMs = 0;
+  /** Takes this coalescer sent (idmint_takes_total of the tag). */
+  private readonly takes: { value: number } | undefined;
 
   constructor(
     private readonly ref: SegmentRef,
     private readonly prefetch: () => number,
     private readonly deps: CoalescerDeps,
-  ) {}
+  ) {
+    this.takes = deps.metrics?.takesSeries(ref.tag);
+  }
 
   /** No request is waiting or being served. */
   get idle(): boolean {
@@ -115,6 +129,7 @@ export class Coalescer {
       return;
     }
     if (this.scheduled || this.inFlight >= (this.deps.pipeline ?? 1)) return;
+    if (this.inFlight > 0 && this.holding()) return;
     this.scheduled = true;
     // Let the requests that arrived in this event-loop turn join the take: a round trip to
     // Redis costs the process far more CPU than a turn (measured: ~13 requests per take
@@ -122,6 +137,20 @@ export class Coalescer {
     // arrived before it was sent.
     const seen = this.arrivals;
     setImmediate(() => this.due(seen));
+  }
+
+  /**
+   * A take is in flight: hold the next one until its reply is back (pipelined() pumps again),
+   * so the waiters that arrive meanwhile share one take instead of each turn sending its own.
+   * Replies on the tag's connection come back in the order the takes were sent, so a held
+   * request waits at most one round trip longer than it would have: and not even that when
+   * the reply is late (older than holdRtt round trips), or when `hold` requests are waiting
+   * already. Order holds: holding only delays sending.
+   */
+  private holding(): boolean {
+    const k = this.deps.holdRtt ?? 0;
+    if (k <= 0 || this.rttMs === 0 || this.queue.length >= (this.deps.hold ?? 0)) return false;
+    return performance.now() - this.lastSentMs < k * this.rttMs;
   }
 
   /**
@@ -149,8 +178,14 @@ export class Coalescer {
     const sentAt = this.arrivals;
     this.inFlight++;
     this.covered += want;
+    if (this.takes) this.takes.value++;
+    const sentMs = (this.lastSentMs = performance.now());
     this.deps.segments.take(this.ref, want, this.prefetch()).then(
-      (r) => this.pipelined(generation, want, sentAt, r, undefined),
+      (r) => {
+        const rtt = performance.now() - sentMs;
+        this.rttMs = this.rttMs === 0 ? rtt : this.rttMs + (rtt - this.rttMs) / 8;
+        this.pipelined(generation, want, sentAt, r, undefined);
+      },
       (err: Error) => this.pipelined(generation, want, sentAt, undefined, err),
     );
     this.pump();
@@ -284,6 +319,7 @@ export class Coalescer {
         const want = this.batch(0, Math.min(this.deps.maxBatch, left ?? Number.POSITIVE_INFINITY));
         let r: TakeResult;
         const sentAt = this.arrivals;
+        if (this.takes) this.takes.value++;
         try {
           r = await this.deps.segments.take(this.ref, want, this.prefetch());
         } catch (err) {

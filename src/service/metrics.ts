@@ -20,6 +20,7 @@ export interface ScrapeSources {
 export class Metrics {
   readonly registry = new Registry();
   private readonly issued: FastCounter;
+  private readonly takes: FastCounter;
   private readonly httpDuration: FastHistogram;
   private readonly grpcDuration: FastHistogram;
   readonly refillDuration: Histogram<'result'>;
@@ -35,6 +36,7 @@ export class Metrics {
     const registers = [this.registry];
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'idmint_' });
     this.issued = new FastCounter('idmint_ids_issued_total', 'IDs handed out, per tag and mode', this.registry);
+    this.takes = new FastCounter('idmint_takes_total', 'Redis takes sent by the coalescers of this process (the requests per take show the coalescing), per tag', this.registry);
     this.httpDuration = new FastHistogram('idmint_http_request_duration_seconds', 'HTTP request latency per route',
       [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3], this.registry);
     this.grpcDuration = new FastHistogram('idmint_grpc_request_duration_seconds', 'gRPC call latency per method and status',
@@ -139,6 +141,11 @@ export class Metrics {
   /** The histogram series of one (route, method, status), for callers that keep it. */
   httpSeries(route: string, method: string, status: number): { observe(seconds: number): void } {
     return this.httpDuration.series_(`${route} ${method} ${status}`, () => ({ route, method, status }));
+  }
+
+  /** The Redis-takes counter of one tag, for a coalescer to keep. */
+  takesSeries(tag: string): { value: number } {
+    return this.takes.series_(tag, () => ({ tag }));
   }
 
   /** The issued-IDs counter of one (tag, mode), for callers that keep it. */

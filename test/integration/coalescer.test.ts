@@ -14,6 +14,7 @@ import { IdmintError } from '../../src/errors.js';
 import type { Range } from '../../src/core/ranges.js';
 import type { RefillJobData, RefillProducer } from '../../src/producer/refill-producer.js';
 import { Coalescer } from '../../src/service/coalescer.js';
+import { Metrics } from '../../src/service/metrics.js';
 import { Keys } from '../../src/store/redis/keys.js';
 import { SegmentStore, type SegmentRef, type TakeResult, type TakeStatus } from '../../src/store/redis/segments.js';
 import { REDIS_URL, cleanup, testNames } from '../helpers/env.js';
@@ -116,7 +117,7 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     await cleanup(names);
   });
 
-  function coalescer(ref: SegmentRef, slow: SlowStore | Pick<SegmentStore, 'take'>, refiller: Refiller, pipeline: number, hold = 0): Coalescer {
+  function coalescer(ref: SegmentRef, slow: SlowStore | Pick<SegmentStore, 'take'>, refiller: Refiller, pipeline: number, hold = 0, holdRtt = 0): Coalescer {
     return new Coalescer(ref, () => 0.5, {
       segments: slow as unknown as SegmentStore,
       producer: refiller as unknown as RefillProducer,
@@ -125,6 +126,7 @@ describe('coalescer: pipelined takes on a real Redis', () => {
       waitMs: 5000,
       pipeline,
       hold,
+      holdRtt,
     });
   }
 
@@ -150,12 +152,12 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     return served;
   }
 
-  for (const [pipeline, hold] of [[4, 8], [4, 0], [1, 0]]) {
-    it(`keeps real-time order with ${pipeline} take(s) in flight${hold > 0 ? ` and takes held up to ${hold} requests` : ''}, through dry and cold takes`, async () => {
+  for (const [pipeline, hold, holdRtt] of [[4, 8, 0], [4, 8, 1], [4, 0, 0], [1, 0, 0]]) {
+    it(`keeps real-time order with ${pipeline} take(s) in flight${hold > 0 ? ` and takes held up to ${hold} requests` : ''}${holdRtt > 0 ? ` or ${holdRtt} round trip(s) while a take is in flight` : ''}, through dry and cold takes`, async () => {
       const ref = fresh();
       const slow = new SlowStore(store, 3);
       const refiller = new Refiller(store, 37);
-      const c = coalescer(ref, slow, refiller, pipeline, hold);
+      const c = coalescer(ref, slow, refiller, pipeline, hold, holdRtt);
       const served = await drive(c, 12, 120);
       const all = served.flatMap((s) => s.ids);
       assert.equal(new Set(all).size, all.length, 'duplicate IDs');
@@ -195,6 +197,74 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     assert.deepEqual(await burst(0, 3, 3), [3, 3], 'hold 0: never waits');
     assert.deepEqual(await burst(3, 3, 3), [3, 3], 'as many waiting as hold: sent at once');
     assert.deepEqual(await burst(32, 1, 1), [1, 1], 'a lone request is not held');
+  });
+
+  it('while a take is in flight the next waits for its reply, at most a round trip and unless enough are waiting', async () => {
+    const ref = fresh();
+    const refiller = new Refiller(store, 1000);
+    await coalescer(ref, new SlowStore(store, 0), refiller, 4).take(1); // cold take, then a segment
+    const sizes: number[] = [];
+    /** Takes run on Redis when sent; each reply waits for `release` (or 50 ms when none is set). */
+    let gate: Promise<void> | undefined;
+    const gated = {
+      take: async (r: SegmentRef, n: number, p: number) => {
+        sizes.push(n);
+        const result = store.take(r, n, p);
+        await (gate ?? sleep(50));
+        return result;
+      },
+    };
+    const turn = () => new Promise<void>((r) => setImmediate(r));
+    /**
+     * One request whose take is in flight (reply held until released), then `more` requests,
+     * each in a turn of its own, `lateMs` after that take was sent; the sizes of the takes.
+     */
+    const inFlight = async (c: Coalescer, more: number, lateMs = 0): Promise<number[]> => {
+      let release!: () => void;
+      gate = new Promise<void>((r) => (release = r));
+      sizes.length = 0;
+      const answers = [c.take(1)];
+      while (sizes.length === 0) await turn(); // the first take is out
+      if (lateMs > 0) await sleep(lateMs);
+      for (let i = 0; i < more; i++) {
+        answers.push(c.take(1));
+        await turn();
+        await turn();
+      }
+      const sent = [...sizes];
+      release();
+      gate = undefined;
+      const ids = (await Promise.all(answers)).map(([[a]]) => a);
+      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'answered in arrival order');
+      assert.ok(c.idle);
+      return [sent.length, ...sizes];
+    };
+    const make = (hold: number, holdRtt: number) => coalescer(ref, gated, refiller, 4, hold, holdRtt);
+    // The first reply measures the round trip: 50 ms.
+    const held = make(32, 1);
+    await held.take(1);
+    assert.deepEqual(await inFlight(held, 3), [1, 1, 3], 'three requests while a take was in flight: one take once its reply is back');
+    const piped = make(32, 0);
+    await piped.take(1);
+    assert.deepEqual(await inFlight(piped, 3), [4, 1, 1, 1, 1], 'COALESCE_HOLD_RTT 0: each turn sends its own take at once');
+    assert.deepEqual(await inFlight(held, 2, 120), [2, 1, 1, 1], 'a take out longer than the round trip holds nothing: the next request goes at once (the one after waits for its reply)');
+    const few = make(2, 1);
+    await few.take(1);
+    assert.deepEqual(await inFlight(few, 2), [3, 1, 1, 1], 'as many waiting as COALESCE_HOLD: sent at once');
+  });
+
+  it('counts every take it sends in idmint_takes_total of the tag', async () => {
+    const ref = fresh();
+    const refiller = new Refiller(store, 5); // small segments: serial-loop takes (cold, dry) too
+    let sent = 0;
+    const counting = { take: (r: SegmentRef, n: number, p: number) => (sent++, store.take(r, n, p)) };
+    const metrics = new Metrics({ defaultMetrics: false });
+    const c = new Coalescer(ref, () => 0.5, { segments: counting as unknown as SegmentStore, producer: refiller as unknown as RefillProducer, log: silent, maxBatch: 100_000, waitMs: 5000, pipeline: 4, hold: 8, holdRtt: 1, metrics });
+    for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 7 }, () => c.take(1)));
+    const text = await metrics.registry.metrics();
+    const line = text.split('\n').find((l) => l.startsWith('idmint_takes_total{tag="co"}'));
+    assert.ok(sent > 5, `${sent} takes`);
+    assert.equal(line, `idmint_takes_total{tag="co"} ${sent}`);
   });
 
   it('never hands a reply of a take sent before a failure to a request that came after it', async () => {

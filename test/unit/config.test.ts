@@ -24,6 +24,7 @@ const DEFAULTS: Partial<Config> = {
   coalesceMax: 100_000,
   coalescePipeline: 4,
   coalesceHold: 32,
+  coalesceHoldRtt: 1,
   takePin: true,
   leaseTtlMs: 15_000,
   leaseMarginMs: 1000,
@@ -75,14 +76,14 @@ describe('loadConfig', () => {
     const c = loadConfig({
       PORT: '9000', HOST: '127.0.0.1', UDP_PORT: '0', REDIS_URL: 'rediss://r.example:6380/2', REDIS_PREFIX: 'my.app-1',
       MYSQL_URL: 'mariadb://u:p%40ss@db:3307/ids_db', ADMIN_TOKEN: 'secret-token', NODE_ID: 'node-a', LOG_LEVEL: 'debug', LOG_FORMAT: 'json',
-      REFILL_WAIT_MS: '10', REFILL_CONCURRENCY: '0', TAG_CACHE_MS: '60000', COALESCE_MAX: '10000000', COALESCE_PIPELINE: '1', COALESCE_HOLD: '0', TAKE_PIN: '0', DEMO_TAG: 'demo',
+      REFILL_WAIT_MS: '10', REFILL_CONCURRENCY: '0', TAG_CACHE_MS: '60000', COALESCE_MAX: '10000000', COALESCE_PIPELINE: '1', COALESCE_HOLD: '0', COALESCE_HOLD_RTT: '3', TAKE_PIN: '0', DEMO_TAG: 'demo',
       LEASE_TTL_MS: '30000', LEASE_MARGIN_MS: '9999', CLOCK_MAX_BACK_MS: '0', ADVERTISE_ADDR: 'ids-1.internal:9000',
       REDIS_COMMAND_TIMEOUT_MS: '250', MYSQL_QUERY_TIMEOUT_MS: '60000',
     });
     const want: Partial<Config> = {
       port: 9000, host: '127.0.0.1', udpPort: 0, redisUrl: 'rediss://r.example:6380/2', redisPrefix: 'my.app-1',
       mysqlUrl: 'mariadb://u:p%40ss@db:3307/ids_db', adminToken: 'secret-token', adminTokenGenerated: false, nodeId: 'node-a',
-      logLevel: 'debug', logFormat: 'json', refillWaitMs: 10, refillConcurrency: 0, tagCacheMs: 60000, coalesceMax: 10_000_000, coalescePipeline: 1, coalesceHold: 0, takePin: false, demoTag: 'demo',
+      logLevel: 'debug', logFormat: 'json', refillWaitMs: 10, refillConcurrency: 0, tagCacheMs: 60000, coalesceMax: 10_000_000, coalescePipeline: 1, coalesceHold: 0, coalesceHoldRtt: 3, takePin: false, demoTag: 'demo',
       leaseTtlMs: 30_000, leaseMarginMs: 9999, clockMaxBackMs: 0, advertiseAddr: 'ids-1.internal:9000', serveHttp: true,
       redisCommandTimeoutMs: 250, mysqlQueryTimeoutMs: 60_000,
     };

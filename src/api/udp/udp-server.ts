@@ -3,6 +3,8 @@
 // request echoed with code, message and data (src/core/udp-protocol.ts); nothing a client
 // sends can stop the listener.
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
+import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { encodeReply, errorReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply, type UdpRequest } from '../../core/udp-protocol.js';
 import type { Dispenser } from '../../service/dispenser.js';
@@ -78,8 +80,19 @@ async function answer(req: UdpRequest, token: string | undefined, dispenser: Dis
   }
 }
 
+/**
+ * The socket's address lookup: a reply goes to the sender's address, always an IP literal,
+ * answered at once (the default lookup answers it too, but a tick later, through dns.lookup's
+ * argument handling, for every reply). Anything else goes to dns.lookup.
+ */
+function literalLookup(host: string, options: LookupOneOptions, callback: (err: NodeJS.ErrnoException | null, address: string, family: number) => void): void {
+  const family = isIP(host);
+  if (family !== 0) callback(null, host, family);
+  else dnsLookup(host, options, callback);
+}
+
 export async function startUdpServer(dispenser: Dispenser, opts: UdpOptions, log: Logger): Promise<UdpServer> {
-  const socket: Socket = createSocket({ type: opts.host.includes(':') ? 'udp6' : 'udp4' });
+  const socket: Socket = createSocket({ type: opts.host.includes(':') ? 'udp6' : 'udp4', lookup: literalLookup });
   socket.on('error', (err) => log.error({ err: err.message }, 'UDP socket error'));
   const onSent = (err: Error | null) => {
     if (err) log.debug({ err: err.message }, 'UDP reply not sent');
