@@ -16,7 +16,7 @@ import { Dispenser } from './service/dispenser.js';
 import { registerHealthMetrics } from './service/health-metrics.js';
 import { LeaseManager } from './service/lease-manager.js';
 import { Metrics } from './service/metrics.js';
-import { readiness } from './service/readiness.js';
+import { readiness, type Readiness } from './service/readiness.js';
 import { TagRegistry } from './service/tag-registry.js';
 import { CountersRepo } from './store/mysql/counters-repo.js';
 import { SpacesRepo } from './store/mysql/spaces-repo.js';
@@ -28,7 +28,6 @@ import { createDefaultRedis, createRedis, isCluster, whenReady, type RedisClient
 import { Keys } from './store/redis/keys.js';
 import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
-import { redisServerStates } from './store/redis/server-health.js';
 
 export interface Runtime {
   readonly config: Config;
@@ -146,6 +145,13 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
       ? startRefillWorker({ connection: workerConn, prefix: keys.queuePrefix(), concurrency: config.refillConcurrency, tags, counters, segments, nodeId: config.nodeId, log, metrics })
       : undefined;
 
+  // One readiness check answers both idmint_ready and idmint_redis_up in a scrape (their
+  // collectors run at once), instead of pinging every Redis server twice.
+  let checking: Promise<Readiness> | undefined;
+  const readinessOnce = () =>
+    (checking ??= readiness({ segments, pool, tags, leases }).finally(() => {
+      checking = undefined;
+    }));
   metrics.scrapeFrom({
     segmentRemaining: async () => {
       const out: { tag: string; remaining: number }[] = [];
@@ -170,7 +176,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     },
     leases: () => ({ held: leases.held().map((l) => ({ bits: l.bits, valid: leases.isValid(l) })), events: { ...leases.events } }),
     clock: () => dispenser.clockEvents,
-    redisUp: async () => Object.entries(await redisServerStates(segments)).map(([server, s]) => ({ server, up: s === 'ok' })),
+    redisUp: async () => Object.entries((await readinessOnce()).redisServers).map(([server, s]) => ({ server, up: s === 'ok' })),
   });
 
   const capacity = new CapacityReader({ tags, counters, segments, leaseStore, clock });
@@ -183,7 +189,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     },
   });
   registerHealthMetrics(metrics.registry, {
-    ready: async () => (await readiness({ segments, pool, tags, leases })).ready,
+    ready: async () => (await readinessOnce()).ready,
     redisServers: segments.names(),
     redisRunIds: () => Promise.all(segments.names().map(async (server) => {
       const c = segments.connection(server);
