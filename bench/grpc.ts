@@ -28,6 +28,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../test/helpers/env.js';
+import { eachLine } from '../test/helpers/node.js';
 import { freePort } from '../test/helpers/redis-server.js';
 import { pick, readOptions } from './args.js';
 import { median } from './stats.js';
@@ -70,12 +71,7 @@ function spawnNode(args: string[], env: Record<string, string>, cpu: number): Ch
     cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  const onData = (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n')) if (line.trim()) output.push(line);
-    if (output.length > 500) output.splice(0, output.length - 500);
-  };
-  proc.stdout!.on('data', onData);
-  proc.stderr!.on('data', onData);
+  eachLine(proc, output, () => undefined);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   return {
     proc,
