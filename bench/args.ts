@@ -49,7 +49,11 @@ export function readOptions(argv: readonly string[], usage: string, take: (o: Op
       const n = number(min, max);
       return Number.isSafeInteger(n) ? n : fail(`${flag} needs a whole number, got ${n}`);
     };
-    const list = (): string[] => text().split(',').map((s) => s.trim()).filter(Boolean);
+    const list = (): string[] =>
+      text()
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     if (!take({ flag, text, number, whole, list })) fail(`unknown option ${arg}`);
   }
 }

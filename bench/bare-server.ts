@@ -1,11 +1,23 @@
 // The HTTP benchmark's baseline: a bare Fastify route with the same path shape as the ID
 // route, answering a constant {"id":"1"}. It runs as its own process (started by
 // bench/http.ts) so that it has the same share of the machine as the idmint server under test.
+// With BARE_INCR_REDIS=<url> and BARE_INCR_KEY=<key> the route answers {"id":"<n>"} with n from
+// one Redis INCR of the key per request instead: the floor of a request that needs a round trip
+// to Redis (bench:scale's `incr` case).
 // Prints `listening <url>` once it accepts connections; exits on SIGTERM/SIGINT.
 import Fastify from 'fastify';
+import { Redis } from 'ioredis';
 
 const app = Fastify({ logger: false });
-app.get('/v1/id/:tag', async () => ({ id: '1' }));
+const incrUrl = process.env.BARE_INCR_REDIS;
+if (incrUrl) {
+  const redis = new Redis(incrUrl);
+  const key = process.env.BARE_INCR_KEY ?? 'bare:incr';
+  app.get('/v1/id/:tag', async () => ({ id: String(await redis.incr(key)) }));
+  app.addHook('onClose', async () => void redis.disconnect());
+} else {
+  app.get('/v1/id/:tag', async () => ({ id: '1' }));
+}
 
 const address = await app.listen({ port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1' });
 process.stdout.write(`listening ${address}\n`);

@@ -6,9 +6,23 @@
 //        [--timeline] (busy share per second, to find the window of a load run)
 import { readFileSync } from 'node:fs';
 
-interface Frame { functionName: string; url: string; lineNumber: number }
-interface ProfileNode { id: number; callFrame: Frame; children?: number[] }
-interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+interface Frame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: Frame;
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
 
 const args = process.argv.slice(2);
 const file = args.find((a) => !a.startsWith('--'));
@@ -47,7 +61,7 @@ if (args.includes('--timeline')) {
   perSecond.forEach((s, i) => console.log(`  ${String(i).padStart(4)} s  ${s ? ((s.busy / s.all) * 100).toFixed(0).padStart(3) : '  -'}%`));
 }
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
-const busyTotal = total - (idleId !== undefined ? selfUs.get(idleId) ?? 0 : 0);
+const busyTotal = total - (idleId !== undefined ? (selfUs.get(idleId) ?? 0) : 0);
 
 function where(f: Frame): string {
   const u = f.url;
@@ -70,7 +84,9 @@ for (const [id, us] of selfUs) {
 }
 
 const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%${per ? `  ${(us / per).toFixed(3).padStart(7)} µs` : ''}`;
-console.log(`${file}: ${(total / 1e6).toFixed(2)} s sampled, ${(busyTotal / 1e6).toFixed(2)} s busy${per ? `, ${(busyTotal / per).toFixed(2)} µs busy per unit` : ''}`);
+console.log(
+  `${file}: ${(total / 1e6).toFixed(2)} s sampled, ${(busyTotal / 1e6).toFixed(2)} s busy${per ? `, ${(busyTotal / per).toFixed(2)} µs busy per unit` : ''}`,
+);
 console.log('\nself time by package / file:');
 for (const [k, us] of [...pkgSelf].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  ${pct(us)}  ${k}`);
 console.log('\nself time by function:');

@@ -9,9 +9,14 @@ const next: handleUnaryCall<unknown, { ids: string[] }> = (_call, callback) => c
 const unimplemented = (_call: unknown, callback: (e: { code: number }) => void) => callback({ code: status.UNIMPLEMENTED });
 
 const server = new Server();
-server.addService(idsService(), { Next: next, Decode: unimplemented, Take: (call: { emit(e: string, v: unknown): void }) => call.emit('error', { code: status.UNIMPLEMENTED }) });
+server.addService(idsService(), {
+  Next: next,
+  Decode: unimplemented,
+  Take: (call: { emit(e: string, v: unknown): void }) => call.emit('error', { code: status.UNIMPLEMENTED }),
+});
 const port = await new Promise<number>((resolve, reject) =>
-  server.bindAsync(`127.0.0.1:${Number(process.env.GRPC_PORT ?? 0)}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  server.bindAsync(`127.0.0.1:${Number(process.env.GRPC_PORT ?? 0)}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+);
 process.stdout.write(`listening ${port}\n`);
 
 const stop = () => server.tryShutdown(() => process.exit(0));

@@ -6,9 +6,11 @@
 // compares them with batches taken before and after). For the baseline every ID must be "1".
 //
 // Flags: --port N --tag T [--app A] --duration S --warmup S --concurrency N --channels N [--constant]
+import { setTimeout as sleep } from 'node:timers/promises';
 import { credentials, loadPackageDefinition, Metadata, type Client, type ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { findProtoRoot, LOADER_OPTIONS, PROTO_FILE } from '../src/api/grpc/proto.js';
+import { selfCpuSeconds } from '../tools/cpu.js';
 import { readOptions } from './args.js';
 
 interface Stub extends Client {
@@ -18,21 +20,40 @@ interface Stub extends Client {
 const o = { port: 0, tag: '', app: '', duration: 10, warmup: 2, concurrency: 50, channels: 2, constant: false };
 readOptions(process.argv.slice(2), 'grpc-load --port N --tag T [--app A] [--duration S] [--warmup S] [--concurrency N] [--channels N] [--constant]', (a) => {
   switch (a.flag) {
-    case '--port': o.port = a.whole(1, 65535); break;
-    case '--tag': o.tag = a.text(); break;
-    case '--app': o.app = a.text(); break;
-    case '--duration': o.duration = a.number(0.1); break;
-    case '--warmup': o.warmup = a.number(0); break;
-    case '--concurrency': o.concurrency = a.whole(1); break;
-    case '--channels': o.channels = a.whole(1); break;
-    case '--constant': o.constant = true; break;
-    default: return false;
+    case '--port':
+      o.port = a.whole(1, 65535);
+      break;
+    case '--tag':
+      o.tag = a.text();
+      break;
+    case '--app':
+      o.app = a.text();
+      break;
+    case '--duration':
+      o.duration = a.number(0.1);
+      break;
+    case '--warmup':
+      o.warmup = a.number(0);
+      break;
+    case '--concurrency':
+      o.concurrency = a.whole(1);
+      break;
+    case '--channels':
+      o.channels = a.whole(1);
+      break;
+    case '--constant':
+      o.constant = true;
+      break;
+    default:
+      return false;
   }
   return true;
 });
 
 const def = loadSync(PROTO_FILE, { ...LOADER_OPTIONS, includeDirs: [findProtoRoot()] });
-const Ids = (loadPackageDefinition(def) as unknown as { idmint: { v1: { Ids: new (a: string, c: ReturnType<typeof credentials.createInsecure>, o: object) => Stub } } }).idmint.v1.Ids;
+const Ids = (
+  loadPackageDefinition(def) as unknown as { idmint: { v1: { Ids: new (a: string, c: ReturnType<typeof credentials.createInsecure>, o: object) => Stub } } }
+).idmint.v1.Ids;
 // A subchannel pool of its own per client: each channel is a connection of its own.
 const stubs = Array.from({ length: o.channels }, () => new Ids(`127.0.0.1:${o.port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }));
 const md = new Metadata();
@@ -53,13 +74,15 @@ const note = (what: string) => {
 };
 
 const call = (stub: Stub): Promise<string[] | undefined> =>
-  new Promise((resolve) => stub.Next(req, md, (err, res) => {
-    if (err) {
-      errors++;
-      note(`${err.code} ${err.details}`);
-      resolve(undefined);
-    } else resolve(res.ids);
-  }));
+  new Promise((resolve) =>
+    stub.Next(req, md, (err, res) => {
+      if (err) {
+        errors++;
+        note(`${err.code} ${err.details}`);
+        resolve(undefined);
+      } else resolve(res.ids);
+    }),
+  );
 
 async function loop(i: number): Promise<void> {
   const stub = stubs[i % stubs.length];
@@ -101,25 +124,36 @@ async function loop(i: number): Promise<void> {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loops = Array.from({ length: o.concurrency }, (_, i) => loop(i));
 await sleep(o.warmup * 1000);
-const cpu0 = process.cpuUsage();
+const cpu0 = selfCpuSeconds();
 const t0 = performance.now();
 measuring = true;
 await sleep(o.duration * 1000);
 measuring = false;
 const wall = (performance.now() - t0) / 1000;
-const cpu1 = process.cpuUsage(cpu0);
+const cpu1 = selfCpuSeconds() - cpu0;
 stopped = true;
 await Promise.all(loops);
 for (const s of stubs) s.close();
 lat.sort((a, b) => a - b);
 const pct = (p: number) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] : NaN);
-process.stdout.write(`${JSON.stringify({
-  ok, errors, violations, examples, rps: ok / wall, wall,
-  p50: pct(50), p90: pct(90), p99: pct(99), max: lat[lat.length - 1] ?? NaN,
-  clientCpu: ((cpu1.user + cpu1.system) / 1e6 / wall) * 100,
-  distinct: seen.size, min: min?.toString(), maxId: max?.toString(),
-})}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    ok,
+    errors,
+    violations,
+    examples,
+    rps: ok / wall,
+    wall,
+    p50: pct(50),
+    p90: pct(90),
+    p99: pct(99),
+    max: lat[lat.length - 1] ?? NaN,
+    clientCpu: (cpu1 / wall) * 100,
+    distinct: seen.size,
+    min: min?.toString(),
+    maxId: max?.toString(),
+  })}\n`,
+);
 process.exit(0);

@@ -22,18 +22,19 @@
 //        default 50)  --channels N (connections, default 2)  --rounds N (default 3)
 //        --cases baseline,node,global,snowflake  --pin (taskset: the server under test on
 //        CPU 1, the load process on CPU 0)  --no-write (do not update bench/results/grpc-latest.md)
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../test/helpers/env.js';
-import { eachLine } from '../test/helpers/node.js';
-import { freePort } from '../test/helpers/redis-server.js';
+import { freePort, startTsx, type Child } from '../tools/child.js';
+import { machineBusySeconds, procCpuSeconds } from '../tools/cpu.js';
+import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
+import { createTag, fetchIds } from '../tools/node.js';
+import { fmt, markdownTable } from '../tools/table.js';
 import { pick, readOptions } from './args.js';
 import { median } from './stats.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 
 type CaseName = 'baseline' | 'node' | 'global' | 'snowflake';
@@ -47,85 +48,64 @@ const ID_CASES: Record<Exclude<CaseName, 'baseline'>, { tag: string; create: Rec
 const GOALS: Partial<Record<CaseName, number>> = { node: 0.9, snowflake: 0.9 };
 
 const o = { duration: 10, warmup: 2, concurrency: 50, channels: 2, rounds: 3, cases: [...ALL_CASES], pin: false, write: true };
-readOptions(process.argv.slice(2), 'npm run bench:grpc -- [--duration S] [--warmup S] [--concurrency N] [--channels N] [--rounds N] [--cases baseline,node,global,snowflake] [--pin] [--no-write]', (a) => {
-  switch (a.flag) {
-    case '--duration': o.duration = a.number(1); break;
-    case '--warmup': o.warmup = a.number(0); break;
-    case '--concurrency': o.concurrency = a.whole(1); break;
-    case '--channels': o.channels = a.whole(1); break;
-    case '--rounds': o.rounds = a.whole(1); break;
-    case '--cases': o.cases = pick(a.flag, a.list(), ALL_CASES); break;
-    case '--pin': o.pin = true; break;
-    case '--no-write': o.write = false; break;
-    default: return false;
-  }
-  return true;
-});
-
-interface Child { readonly proc: ChildProcess; readonly output: string[]; stop(): Promise<void> }
+readOptions(
+  process.argv.slice(2),
+  'npm run bench:grpc -- [--duration S] [--warmup S] [--concurrency N] [--channels N] [--rounds N] [--cases baseline,node,global,snowflake] [--pin] [--no-write]',
+  (a) => {
+    switch (a.flag) {
+      case '--duration':
+        o.duration = a.number(1);
+        break;
+      case '--warmup':
+        o.warmup = a.number(0);
+        break;
+      case '--concurrency':
+        o.concurrency = a.whole(1);
+        break;
+      case '--channels':
+        o.channels = a.whole(1);
+        break;
+      case '--rounds':
+        o.rounds = a.whole(1);
+        break;
+      case '--cases':
+        o.cases = pick(a.flag, a.list(), ALL_CASES);
+        break;
+      case '--pin':
+        o.pin = true;
+        break;
+      case '--no-write':
+        o.write = false;
+        break;
+      default:
+        return false;
+    }
+    return true;
+  },
+);
 
 /** `node --import tsx <args>`, on CPU `cpu` with --pin. */
-function spawnNode(args: string[], env: Record<string, string>, cpu: number): Child {
-  const argv = ['--import', 'tsx', ...args];
-  const proc = spawn(o.pin ? 'taskset' : process.execPath, o.pin ? ['-c', String(cpu), process.execPath, ...argv] : argv, {
-    cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  eachLine(proc, output, () => undefined);
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  return {
-    proc,
-    output,
-    stop: async () => {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.kill('SIGTERM');
-      const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(t);
-    },
-  };
+function spawnNode(name: string, args: string[], env: Record<string, string>, cpu: number): Child {
+  return startTsx(args, { name, env: { ...process.env, ...env }, cpu: o.pin ? cpu : undefined });
 }
 
-async function waitFor(c: Child, match: (line: string) => boolean, what: string, ms = 30_000): Promise<string> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const hit = c.output.find(match);
-    if (hit) return hit;
-    if (c.proc.exitCode !== null || Date.now() > until) throw new Error(`${what}: not ready (exit ${c.proc.exitCode}):\n${c.output.slice(-20).join('\n')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function procCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU seconds all CPUs of the machine spent busy (not idle, not waiting on I/O). */
-function machineBusySeconds(): number {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
-    return (f.reduce((a, b) => a + b, 0) - f[3] - f[4]) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-async function batch(url: string, tag: string): Promise<bigint[]> {
-  const res = await fetch(`${url}/v1/ids/${tag}?count=10`);
-  if (res.status !== 200) throw new Error(`GET /v1/ids/${tag}: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { ids: string[] }).ids.map(BigInt);
-}
+const batch = (url: string, tag: string): Promise<bigint[]> => fetchIds(url, tag, 10);
 
 interface LoadOut {
-  ok: number; errors: number; violations: number; examples: string[]; rps: number; wall: number;
-  p50: number; p90: number; p99: number; max: number; clientCpu: number; distinct: number; min?: string; maxId?: string;
+  ok: number;
+  errors: number;
+  violations: number;
+  examples: string[];
+  rps: number;
+  wall: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  clientCpu: number;
+  distinct: number;
+  min?: string;
+  maxId?: string;
 }
 interface Run extends LoadOut {
   name: CaseName;
@@ -137,8 +117,6 @@ interface Run extends LoadOut {
   pair?: Run;
 }
 
-const fmt = (v: number | undefined, d = 0) => (v === undefined || !Number.isFinite(v) ? '-' : v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
-
 async function main(): Promise<number> {
   if (o.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
@@ -148,35 +126,42 @@ async function main(): Promise<number> {
   const db = `idmint_b_${id}`;
   const names: TestNames = { db, prefix: `b${id}`, mysqlUrl: mysqlUrlFor(db) };
   const loadBefore = loadavg()[0];
-  console.log(`idmint gRPC bench: unary Next, ${o.concurrency} calls in flight over ${o.channels} connections, ${o.duration} s per case after ${o.warmup} s warm-up, ` +
-    `${o.rounds} rounds; node ${process.version}, ${cpus().length} CPUs${o.pin ? ', pinned' : ''}; load average ${loadBefore.toFixed(2)}`);
+  console.log(
+    `idmint gRPC bench: unary Next, ${o.concurrency} calls in flight over ${o.channels} connections, ${o.duration} s per case after ${o.warmup} s warm-up, ` +
+      `${o.rounds} rounds; node ${process.version}, ${cpus().length} CPUs${o.pin ? ', pinned' : ''}; load average ${loadBefore.toFixed(2)}`,
+  );
   const children: Child[] = [];
   const runs: Run[] = [];
   const problems: string[] = [];
   try {
     const barePort = await freePort();
-    const bare = spawnNode(['bench/grpc-bare-server.ts'], { GRPC_PORT: String(barePort) }, 1);
+    const bare = spawnNode('bare gRPC server', ['bench/grpc-bare-server.ts'], { GRPC_PORT: String(barePort) }, 1);
     children.push(bare);
     const httpPort = await freePort();
     const grpcPort = await freePort();
-    const idmint = spawnNode(['src/cli.ts', 'serve'], {
-      REDIS_URL, MYSQL_URL: names.mysqlUrl, REDIS_PREFIX: names.prefix, ADMIN_TOKEN, LOG_LEVEL: 'warn', HOST: '127.0.0.1',
-      PORT: String(httpPort), UDP_PORT: '0', GRPC_PORT: String(grpcPort), NODE_ID: `bench-grpc-${id}`,
-    }, 1);
+    const idmint = spawnNode(
+      'idmint',
+      ['src/cli.ts', 'serve'],
+      {
+        REDIS_URL,
+        MYSQL_URL: names.mysqlUrl,
+        REDIS_PREFIX: names.prefix,
+        ADMIN_TOKEN,
+        LOG_LEVEL: 'warn',
+        HOST: '127.0.0.1',
+        PORT: String(httpPort),
+        UDP_PORT: '0',
+        GRPC_PORT: String(grpcPort),
+        NODE_ID: `bench-grpc-${id}`,
+      },
+      1,
+    );
     children.push(idmint);
-    await waitFor(bare, (l) => l.startsWith('listening'), 'bare gRPC server');
+    await bare.waitForLine((l) => l.startsWith('listening'), 30_000);
     const url = `http://127.0.0.1:${httpPort}`;
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${url}/healthz`)).ok) break;
-      } catch {
-        if (i > 300 || idmint.proc.exitCode !== null) throw new Error(`idmint did not start:\n${idmint.output.slice(-20).join('\n')}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    await idmint.waitUntil(async () => (await fetch(`${url}/healthz`)).ok, 30_000);
     for (const c of Object.values(ID_CASES)) {
-      const res = await fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ tag: c.tag, ...c.create }) });
-      if (res.status !== 201) throw new Error(`creating ${c.tag}: ${res.status} ${await res.text()}`);
+      await createTag(url, { tag: c.tag, ...c.create });
       await batch(url, c.tag);
     }
 
@@ -185,18 +170,36 @@ async function main(): Promise<number> {
       const label = `${name} (round ${round})`;
       const before = idCase ? await batch(url, idCase.tag) : [];
       const server = idCase ? idmint : bare;
-      const load = spawnNode(['bench/grpc-load.ts', '--port', String(idCase ? grpcPort : barePort), '--tag', idCase?.tag ?? 'bench',
-        '--duration', String(o.duration), '--warmup', String(o.warmup), '--concurrency', String(o.concurrency), '--channels', String(o.channels),
-        ...(idCase ? [] : ['--constant'])], {}, 0);
+      const load = spawnNode(
+        `${label} load`,
+        [
+          'bench/grpc-load.ts',
+          '--port',
+          String(idCase ? grpcPort : barePort),
+          '--tag',
+          idCase?.tag ?? 'bench',
+          '--duration',
+          String(o.duration),
+          '--warmup',
+          String(o.warmup),
+          '--concurrency',
+          String(o.concurrency),
+          '--channels',
+          String(o.channels),
+          ...(idCase ? [] : ['--constant']),
+        ],
+        {},
+        0,
+      );
       const s0 = procCpuSeconds(server.proc.pid!);
       const m0 = machineBusySeconds();
       // CPU over the load's whole life (warm-up included) divided by its wall time.
       const t0 = performance.now();
-      const line = await waitFor(load, (l) => l.startsWith('{"ok"'), `${label} load`, (o.duration + o.warmup) * 1000 + 60_000);
+      const line = await load.waitForLine((l) => l.startsWith('{"ok"'), (o.duration + o.warmup) * 1000 + 60_000);
       const wall = (performance.now() - t0) / 1000;
       const serverCpu = ((procCpuSeconds(server.proc.pid!) - s0) / wall) * 100;
       const busy = ((machineBusySeconds() - m0) / wall) * 100;
-      await load.stop();
+      await load.stop(10_000);
       const r = JSON.parse(line) as LoadOut;
       if (r.errors + r.violations > 0) problems.push(`${label}: ${r.errors} failed calls, ${r.violations} broken checks: ${r.examples.join(' | ')}`);
       if (idCase) {
@@ -204,10 +207,13 @@ async function main(): Promise<number> {
         const lo = before[before.length - 1];
         const hi = after[0];
         if (r.distinct !== r.ok) problems.push(`${label}: ${r.ok} answers but ${r.distinct} distinct IDs`);
-        if (r.min !== undefined && !(BigInt(r.min) > lo && BigInt(r.maxId!) < hi)) problems.push(`${label}: IDs ${r.min}..${r.maxId} not within (${lo}, ${hi})`);
+        if (r.min !== undefined && !(BigInt(r.min) > lo && BigInt(r.maxId!) < hi))
+          problems.push(`${label}: IDs ${r.min}..${r.maxId} not within (${lo}, ${hi})`);
       }
       const otherCpu = Math.max(0, busy - serverCpu - r.clientCpu);
-      console.log(`${label}: ${fmt(r.rps)} calls/s, p50 ${fmt(r.p50, 3)} ms, p99 ${fmt(r.p99, 3)} ms, server CPU ${fmt(serverCpu)}%, load CPU ${fmt(r.clientCpu)}%, rest of the machine ${fmt(otherCpu)}%`);
+      console.log(
+        `${label}: ${fmt(r.rps)} calls/s, p50 ${fmt(r.p50, 3)} ms, p99 ${fmt(r.p99, 3)} ms, server CPU ${fmt(serverCpu)}%, load CPU ${fmt(r.clientCpu)}%, rest of the machine ${fmt(otherCpu)}%`,
+      );
       return { ...r, name, round, serverCpu, otherCpu };
     };
     const withBase = o.cases.includes('baseline');
@@ -221,64 +227,116 @@ async function main(): Promise<number> {
       if (withBase && o.cases.length === 1) runs.push(await measure('baseline', round));
     }
   } finally {
-    for (const c of children) await c.stop().catch(() => undefined);
+    for (const c of children) await c.stop(10_000).catch(() => undefined);
     await cleanup(names).catch((err: Error) => console.error(`cleanup of ${names.db} failed: ${err.message}`));
   }
 
   const base = (r: Run) => (r.name === 'baseline' ? r : r.pair);
   const rows = o.cases.map((name) => {
     const rs = runs.filter((r) => r.name === name);
-    const ratio = median(rs.map((r) => { const b = base(r); return b ? r.rps / b.rps : undefined; }));
-    const p99Ratio = median(rs.map((r) => { const b = base(r); return b ? r.p99 / b.p99 : undefined; }));
+    const ratio = median(
+      rs.map((r) => {
+        const b = base(r);
+        return b ? r.rps / b.rps : undefined;
+      }),
+    );
+    const p99Ratio = median(
+      rs.map((r) => {
+        const b = base(r);
+        return b ? r.p99 / b.p99 : undefined;
+      }),
+    );
     return {
-      name, ratio, p99Ratio, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)),
-      serverCpu: median(rs.map((r) => r.serverCpu)), usPerCall: median(rs.map((r) => (r.serverCpu * 1e4) / r.rps)), clientCpu: median(rs.map((r) => r.clientCpu)), calls: rs.reduce((a, r) => a + r.ok, 0),
+      name,
+      ratio,
+      p99Ratio,
+      rps: median(rs.map((r) => r.rps)),
+      p50: median(rs.map((r) => r.p50)),
+      p99: median(rs.map((r) => r.p99)),
+      serverCpu: median(rs.map((r) => r.serverCpu)),
+      usPerCall: median(rs.map((r) => (r.serverCpu * 1e4) / r.rps)),
+      clientCpu: median(rs.map((r) => r.clientCpu)),
+      calls: rs.reduce((a, r) => a + r.ok, 0),
     };
   });
   // Server CPU per call moves less with the machine's other load than calls/s does.
   const head = ['case', 'calls/s', 'p50 ms', 'p99 ms', 'calls/s ÷ bare', 'p99 ÷ bare', 'server CPU %', 'server µs/call', 'load CPU %', 'calls checked'];
-  const body = rows.map((r) => [r.name, fmt(r.rps), fmt(r.p50, 3), fmt(r.p99, 3), fmt(r.ratio, 3), fmt(r.p99Ratio, 3), fmt(r.serverCpu), fmt(r.usPerCall, 1), fmt(r.clientCpu), fmt(r.calls)]);
-  const perRound = runs.map((r) => { const b = base(r); return [r.name, String(r.round), fmt(r.rps), fmt(r.p99, 3), b ? fmt(r.rps / b.rps, 3) : '-', fmt(r.serverCpu), fmt((r.serverCpu * 1e4) / r.rps, 1), fmt(r.clientCpu), fmt(r.otherCpu)]; });
-  const goals = rows.flatMap((r) => (GOALS[r.name] !== undefined && r.ratio !== undefined ? [{ name: `${r.name} calls/s ≥ ${GOALS[r.name]} × bare`, value: r.ratio, pass: r.ratio >= GOALS[r.name]! }] : []));
+  const body = rows.map((r) => [
+    r.name,
+    fmt(r.rps),
+    fmt(r.p50, 3),
+    fmt(r.p99, 3),
+    fmt(r.ratio, 3),
+    fmt(r.p99Ratio, 3),
+    fmt(r.serverCpu),
+    fmt(r.usPerCall, 1),
+    fmt(r.clientCpu),
+    fmt(r.calls),
+  ]);
+  const perRound = runs.map((r) => {
+    const b = base(r);
+    return [
+      r.name,
+      String(r.round),
+      fmt(r.rps),
+      fmt(r.p99, 3),
+      b ? fmt(r.rps / b.rps, 3) : '-',
+      fmt(r.serverCpu),
+      fmt((r.serverCpu * 1e4) / r.rps, 1),
+      fmt(r.clientCpu),
+      fmt(r.otherCpu),
+    ];
+  });
+  const goals = rows.flatMap((r) =>
+    GOALS[r.name] !== undefined && r.ratio !== undefined
+      ? [{ name: `${r.name} calls/s ≥ ${GOALS[r.name]} × bare`, value: r.ratio, pass: r.ratio >= GOALS[r.name]! }]
+      : [],
+  );
   const ok = problems.length === 0;
-  const md = (rs: string[][], h: string[]) => [`| ${h.join(' | ')} |`, `|${h.map((_, i) => (i ? ' ---: ' : ' --- ')).join('|')}|`, ...rs.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const md = (rs: string[][], h: string[]) => markdownTable([h, ...rs]);
   console.log(`\n${md(body, head)}\n`);
   for (const g of goals) console.log(`${g.pass ? 'PASS' : 'MISS'}  ${g.name}: ${fmt(g.value, 3)}`);
   for (const p of problems) console.log(`FAIL: ${p}`);
   console.log(ok ? 'bench OK (answers correct, no errors)' : 'bench FAILED');
   if (o.write && o.cases.length === ALL_CASES.length) {
     mkdirSync(RESULTS, { recursive: true });
-    writeFileSync(`${RESULTS}grpc-latest.md`, [
-      '# idmint gRPC benchmark (latest run)',
-      '',
-      `- date: ${new Date().toISOString()}`,
-      `- node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'})${o.pin ? '; pinned: servers on CPU 1, load on CPU 0' : ''}`,
-      `- command: \`npm run bench:grpc -- ${process.argv.slice(2).join(' ')}\``,
-      `- unary Next, ${o.concurrency} calls in flight over ${o.channels} HTTP/2 connections (grpc-js client in a process of its own), ${o.duration} s per case after ${o.warmup} s warm-up, ${o.rounds} interleaved rounds, each case right after a baseline measurement of its own (medians; a ratio is the median over rounds of these paired ratios)`,
-      `- servers: \`idmint serve\` (real Redis and MariaDB) and a bare grpc-js server of the same proto answering a constant ID, each a process of its own`,
-      `- 1-minute load average before the run: ${loadBefore.toFixed(2)} (the machine is shared)`,
-      `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
-      '',
-      md(body, head),
-      '',
-      '| goal | value | verdict |',
-      '| --- | ---: | --- |',
-      ...goals.map((g) => `| ${g.name} | ${fmt(g.value, 3)} | ${g.pass ? 'PASS' : 'MISS'} |`),
-      '',
-      'Every round (CPU in % of one core over the case, warm-up included; "rest" is what the rest of the',
-      'machine used meanwhile: Redis, MariaDB and other processes; well above 0 disturbs the figures):',
-      '',
-      md(perRound, ['case', 'round', 'calls/s', 'p99 ms', 'calls/s ÷ bare', 'server CPU %', 'server µs/call', 'load CPU %', 'rest CPU %']),
-      '',
-      ...problems.map((p) => `- FAIL: ${p}`),
-      '',
-    ].join('\n'));
+    writeFileSync(
+      `${RESULTS}grpc-latest.md`,
+      [
+        '# idmint gRPC benchmark (latest run)',
+        '',
+        `- date: ${new Date().toISOString()}`,
+        `- node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'})${o.pin ? '; pinned: servers on CPU 1, load on CPU 0' : ''}`,
+        `- command: \`npm run bench:grpc -- ${process.argv.slice(2).join(' ')}\``,
+        `- unary Next, ${o.concurrency} calls in flight over ${o.channels} HTTP/2 connections (grpc-js client in a process of its own), ${o.duration} s per case after ${o.warmup} s warm-up, ${o.rounds} interleaved rounds, each case right after a baseline measurement of its own (medians; a ratio is the median over rounds of these paired ratios)`,
+        `- servers: \`idmint serve\` (real Redis and MariaDB) and a bare grpc-js server of the same proto answering a constant ID, each a process of its own`,
+        `- 1-minute load average before the run: ${loadBefore.toFixed(2)} (the machine is shared)`,
+        `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
+        '',
+        md(body, head),
+        '',
+        '| goal | value | verdict |',
+        '| --- | ---: | --- |',
+        ...goals.map((g) => `| ${g.name} | ${fmt(g.value, 3)} | ${g.pass ? 'PASS' : 'MISS'} |`),
+        '',
+        'Every round (CPU in % of one core over the case, warm-up included; "rest" is what the rest of the',
+        'machine used meanwhile: Redis, MariaDB and other processes; well above 0 disturbs the figures):',
+        '',
+        md(perRound, ['case', 'round', 'calls/s', 'p99 ms', 'calls/s ÷ bare', 'server CPU %', 'server µs/call', 'load CPU %', 'rest CPU %']),
+        '',
+        ...problems.map((p) => `- FAIL: ${p}`),
+        '',
+      ].join('\n'),
+    );
     console.log('written: bench/results/grpc-latest.md');
   }
   return ok ? 0 : 1;
 }
 
-main().then((code) => process.exit(code), (err: Error) => {
-  console.error(`bench failed: ${err.stack ?? err.message}`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    console.error(`bench failed: ${err.stack ?? err.message}`);
+    process.exit(1);
+  },
+);

@@ -31,8 +31,8 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import { startNode } from '../src/api/server.js';
-import { ADMIN_TOKEN, cleanup, testConfig, testNames } from '../test/helpers/env.js';
-import { dropDb, LEAF_DDL, oldDb } from '../test/helpers/old-systems.js';
+import { ADMIN_TOKEN, cleanup, testConfig, testNames } from '../tools/env.js';
+import { dropDb, LEAF_DDL, oldDb } from '../tools/old-systems.js';
 import { readOptions } from './args.js';
 import { median } from './stats.js';
 
@@ -46,13 +46,26 @@ const opts = { duration: 5, warmup: 1, rounds: 3, connections: 64, step: 1000, w
 const USAGE = 'npm run bench:leaf-stall -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--step N] [--no-write]';
 readOptions(process.argv.slice(2), USAGE, (a) => {
   switch (a.flag) {
-    case '--duration': opts.duration = a.number(0.5, 600); break;
-    case '--warmup': opts.warmup = a.number(0, 600); break;
-    case '--rounds': opts.rounds = a.whole(1, 100); break;
-    case '--connections': opts.connections = a.whole(1, 1000); break;
-    case '--step': opts.step = a.whole(1, 100_000_000); break;
-    case '--no-write': opts.write = false; break;
-    default: return false;
+    case '--duration':
+      opts.duration = a.number(0.5, 600);
+      break;
+    case '--warmup':
+      opts.warmup = a.number(0, 600);
+      break;
+    case '--rounds':
+      opts.rounds = a.whole(1, 100);
+      break;
+    case '--connections':
+      opts.connections = a.whole(1, 1000);
+      break;
+    case '--step':
+      opts.step = a.whole(1, 100_000_000);
+      break;
+    case '--no-write':
+      opts.write = false;
+      break;
+    default:
+      return false;
   }
   return true;
 });
@@ -82,7 +95,9 @@ function get(agent: Agent, url: URL): Promise<{ status: number; body: string; ms
     const req = request(url, { agent, method: 'GET' }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (c: string) => { body += c; });
+      res.on('data', (c: string) => {
+        body += c;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ms: performance.now() - t0 }));
       res.on('error', (e) => resolve({ status: 0, body: e.message, ms: performance.now() - t0 }));
     });
@@ -97,7 +112,12 @@ function quantile(sorted: Float64Array, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 }
 
-interface Snapshot { waits: number; allocations: number; sizeSum: number; sizeCount: number }
+interface Snapshot {
+  waits: number;
+  allocations: number;
+  sizeSum: number;
+  sizeCount: number;
+}
 
 /** The tag's refill waits, allocations and segment sizes from /metrics (each summed over its series, 0 when absent). */
 async function snapshot(base: string, tag: string): Promise<Snapshot> {
@@ -108,8 +128,10 @@ async function snapshot(base: string, tag: string): Promise<Snapshot> {
     return sum;
   };
   return {
-    waits: of('idmint_refill_waits_total'), allocations: of('idmint_segments_allocated_total'),
-    sizeSum: of('idmint_segment_size_sum'), sizeCount: of('idmint_segment_size_count'),
+    waits: of('idmint_refill_waits_total'),
+    allocations: of('idmint_segments_allocated_total'),
+    sizeSum: of('idmint_segment_size_sum'),
+    sizeCount: of('idmint_segment_size_count'),
   };
 }
 
@@ -125,31 +147,33 @@ async function load(url: URL, seconds: number, tag: string | undefined): Promise
   const errorExamples: string[] = [];
   const start = performance.now();
   const end = start + seconds * 1000;
-  await Promise.all(Array.from({ length: opts.connections }, async () => {
-    let last = OLD_MAX;
-    while (performance.now() < end) {
-      const r = await get(agent, url);
-      lat.push(r.ms);
-      if (r.status !== 200) {
-        errors++;
-        if (errorExamples.length < 3) errorExamples.push(`${r.status} ${r.body.slice(0, 200)}`);
-        continue;
+  await Promise.all(
+    Array.from({ length: opts.connections }, async () => {
+      let last = OLD_MAX;
+      while (performance.now() < end) {
+        const r = await get(agent, url);
+        lat.push(r.ms);
+        if (r.status !== 200) {
+          errors++;
+          if (errorExamples.length < 3) errorExamples.push(`${r.status} ${r.body.slice(0, 200)}`);
+          continue;
+        }
+        if (tag === undefined) continue;
+        if (!/^[1-9]\d*$/.test(r.body)) {
+          problems.push(`not a bare decimal: ${JSON.stringify(r.body.slice(0, 100))}`);
+          continue;
+        }
+        const id = BigInt(r.body);
+        if (id <= last) problems.push(`ID ${id} after ${last} on one client${last === OLD_MAX ? ' (the old max_id)' : ''}`);
+        let ids = seen.get(tag);
+        if (!ids) seen.set(tag, (ids = new Set()));
+        if (ids.has(id)) problems.push(`ID ${id} of ${tag} twice`);
+        ids.add(id);
+        checked++;
+        last = id;
       }
-      if (tag === undefined) continue;
-      if (!/^[1-9]\d*$/.test(r.body)) {
-        problems.push(`not a bare decimal: ${JSON.stringify(r.body.slice(0, 100))}`);
-        continue;
-      }
-      const id = BigInt(r.body);
-      if (id <= last) problems.push(`ID ${id} after ${last} on one client${last === OLD_MAX ? ' (the old max_id)' : ''}`);
-      let ids = seen.get(tag);
-      if (!ids) seen.set(tag, ids = new Set());
-      if (ids.has(id)) problems.push(`ID ${id} of ${tag} twice`);
-      ids.add(id);
-      checked++;
-      last = id;
-    }
-  }));
+    }),
+  );
   const elapsed = (performance.now() - start) / 1000;
   agent.destroy();
   if (errorExamples.length) console.log(`  errors, e.g.: ${errorExamples.join(' | ')}`);
@@ -171,16 +195,20 @@ async function main(): Promise<void> {
     }
     const nodeUrl = (node as unknown as { url: string }).url;
     const imp = await fetch(`${nodeUrl}/v1/admin/import`, {
-      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ system: 'leaf', mysql: leaf.url }),
     });
     if (imp.status !== 200) throw new Error(`import failed: ${imp.status} ${await imp.text()}`);
     const pin = await fetch(`${nodeUrl}/v1/admin/tags/${TAGS['idmint-fixed']}`, {
-      method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ max_step: opts.step }),
     });
     if (pin.status !== 200) throw new Error(`pinning max_step failed: ${pin.status} ${await pin.text()}`);
-    console.log(`imported leaf_alloc rows ${Object.values(TAGS).join(', ')} (max_id ${OLD_MAX}, step ${opts.step}); ${opts.connections} clients, ${opts.duration} s per case, ${opts.rounds} round(s)`);
+    console.log(
+      `imported leaf_alloc rows ${Object.values(TAGS).join(', ')} (max_id ${OLD_MAX}, step ${opts.step}); ${opts.connections} clients, ${opts.duration} s per case, ${opts.rounds} round(s)`,
+    );
     const urls: Record<CaseName, URL> = {
       baseline: new URL(`/api/segment/get/${TAGS.idmint}`, bareUrl),
       idmint: new URL(`/api/segment/get/${TAGS.idmint}`, nodeUrl),
@@ -197,12 +225,22 @@ async function main(): Promise<void> {
       const r = await load(urls[name], seconds, tag);
       const s1 = tag ? await snapshot(nodeUrl, tag) : zero;
       const res: Result = {
-        name, round, requests: r.requests, rps: r.requests / r.elapsed, errors: r.errors, refillWaits: s1.waits - s0.waits, allocations: s1.allocations - s0.allocations,
+        name,
+        round,
+        requests: r.requests,
+        rps: r.requests / r.elapsed,
+        errors: r.errors,
+        refillWaits: s1.waits - s0.waits,
+        allocations: s1.allocations - s0.allocations,
         segmentSize: (s1.sizeSum - s0.sizeSum) / (s1.sizeCount - s0.sizeCount),
-        p50: quantile(r.lat, 0.5), p99: quantile(r.lat, 0.99), max: r.lat.length ? r.lat[r.lat.length - 1] : NaN,
+        p50: quantile(r.lat, 0.5),
+        p99: quantile(r.lat, 0.99),
+        max: r.lat.length ? r.lat[r.lat.length - 1] : NaN,
       };
-      console.log(`${round ? `round ${round}` : 'warm-up'} ${name.padEnd(12)} ${res.requests} requests (${res.rps.toFixed(0)}/s), ${res.errors} errors, ` +
-        `${isId ? `${res.refillWaits} refill waits, ${res.allocations} segments allocated (mean size ${res.segmentSize.toFixed(0)}), ` : ''}p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms, max ${res.max.toFixed(2)} ms`);
+      console.log(
+        `${round ? `round ${round}` : 'warm-up'} ${name.padEnd(12)} ${res.requests} requests (${res.rps.toFixed(0)}/s), ${res.errors} errors, ` +
+          `${isId ? `${res.refillWaits} refill waits, ${res.allocations} segments allocated (mean size ${res.segmentSize.toFixed(0)}), ` : ''}p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms, max ${res.max.toFixed(2)} ms`,
+      );
       return res;
     };
     if (opts.warmup > 0) {
@@ -242,15 +280,17 @@ function render(results: Result[]): string {
     '# Leaf route after an import: stalls while segments refill',
     '',
     `Command: \`npm run bench:leaf-stall -- --duration ${opts.duration} --warmup ${opts.warmup} --rounds ${opts.rounds} --connections ${opts.connections} --step ${opts.step}\``,
-    `(${new Date().toISOString()}, ${cpus().length} CPUs shared with other work running at the same time, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end; Node ${process.version}).`,
+    `(${new Date().toISOString()}, ${cpus().length} CPUs shared with other work running at the same time, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} at the end; Node ${process.version}).`,
     'The machine was busy: absolute rates and tail latencies vary from round to round; compare within a round.',
     '',
     `Two leaf_alloc rows (max_id ${OLD_MAX}, step ${opts.step}) imported with \`POST /v1/admin/import\`, then ${opts.connections} keep-alive clients`,
     'in a closed loop on `GET /api/segment/get/{tag}`: idmint (in this process, real Redis and MariaDB) against a bare',
     'Fastify route answering a constant, in the same process, alternating each round. `idmint`: the imported tag as',
     `it is (idmint sizes its segments to the rate); \`idmint-fixed\`: the other tag with \`max_step\` ${opts.step}, so every`,
-    'segment holds Leaf\'s step and refills come many times a second. Errors: any non-200 or socket',
-    'error. Refill waits: `idmint_refill_waits_total` of the tag (takes that found the tag\'s Redis segments dry and',
+    "segment holds Leaf's step and refills come many times a second. Errors: any non-200 or socket",
+    "error. Refill waits: `idmint_refill_waits_total` of the tag (takes that found the tag's Redis segments dry and",
     'waited for a refill; one take serves every request queued at that moment). Segment size: mean of the segments',
     'allocated (`idmint_segment_size`): idmint sizes segments to the',
     'observed rate. The warm-up row holds the first seconds after the import (the first segment is allocated on the',
@@ -265,12 +305,31 @@ function render(results: Result[]): string {
     for (const r of results.filter((x) => x.name === name && x.round === 0)) lines.push(row(`${name}, warm-up`, r, true));
     for (const r of rs) lines.push(row(`${name}, round ${r.round}`, r, name !== 'baseline'));
     const m = (k: keyof Omit<Result, 'name' | 'round'>) => median(rs.map((r) => r[k])) ?? NaN;
-    lines.push(row(`**${name}, median**`, {
-      requests: m('requests'), rps: m('rps'), errors: m('errors'), refillWaits: m('refillWaits'), allocations: m('allocations'),
-      segmentSize: m('segmentSize'), p50: m('p50'), p99: m('p99'), max: m('max'),
-    }, name !== 'baseline'));
+    lines.push(
+      row(
+        `**${name}, median**`,
+        {
+          requests: m('requests'),
+          rps: m('rps'),
+          errors: m('errors'),
+          refillWaits: m('refillWaits'),
+          allocations: m('allocations'),
+          segmentSize: m('segmentSize'),
+          p50: m('p50'),
+          p99: m('p99'),
+          max: m('max'),
+        },
+        name !== 'baseline',
+      ),
+    );
   }
-  lines.push('', problems.length ? `**${problems.length} broken check(s)**: ${problems.slice(0, 3).join('; ')}` : `Checks: ${checked} IDs, all above ${OLD_MAX}, increasing per client, none twice per tag.`, '');
+  lines.push(
+    '',
+    problems.length
+      ? `**${problems.length} broken check(s)**: ${problems.slice(0, 3).join('; ')}`
+      : `Checks: ${checked} IDs, all above ${OLD_MAX}, increasing per client, none twice per tag.`,
+    '',
+  );
   lines.push(
     '## Leaf under the same load (from its source, not run here)',
     '',

@@ -167,14 +167,6 @@ export function runLoad(url: string, connections: number, seconds: number, check
   });
 }
 
-/** Number of repeated values in xs (sorted in place). */
-export function duplicatesIn(xs: BigInt64Array | string[]): number {
-  xs.sort();
-  let dup = 0;
-  for (let i = 1; i < xs.length; i++) if (xs[i] === xs[i - 1]) dup++;
-  return dup;
-}
-
 export function maxOf(xs: BigInt64Array, floor: bigint): bigint {
   let m = floor;
   for (const x of xs) if (x > m) m = x;

@@ -19,16 +19,24 @@ import { systemClock } from '../src/core/clock.js';
 import { PRESETS } from '../src/core/snowflake-layout.js';
 import type { Lease, LeaseManager } from '../src/service/lease-manager.js';
 import { SnowflakeGenerator } from '../src/service/snowflake-generator.js';
+import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 
 const args = process.argv.slice(2);
 const opts = { ids: 2_000_000, rounds: 5, write: true };
 readOptions(args, 'npm run bench:snowflake -- [--ids N] [--rounds N] [--no-write]', (a) => {
   switch (a.flag) {
-    case '--ids': opts.ids = a.whole(1); break;
-    case '--rounds': opts.rounds = a.whole(1); break;
-    case '--no-write': opts.write = false; break;
-    default: return false;
+    case '--ids':
+      opts.ids = a.whole(1);
+      break;
+    case '--rounds':
+      opts.rounds = a.whole(1);
+      break;
+    case '--no-write':
+      opts.write = false;
+      break;
+    default:
+      return false;
   }
   return true;
 });
@@ -88,9 +96,10 @@ async function main(): Promise<void> {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const base = median(rates.sapphire);
   const lines = [
-    '| case | IDs/s (median) | ÷ sapphire |',
-    '| --- | ---: | ---: |',
-    ...Object.entries(rates).map(([name, xs]) => `| ${name} | ${Math.round(median(xs)).toLocaleString('en-US')} | ${(median(xs) / base).toFixed(2)} |`),
+    markdownTable([
+      ['case', 'IDs/s (median)', '÷ sapphire'],
+      ...Object.entries(rates).map(([name, xs]) => [name, Math.round(median(xs)).toLocaleString('en-US'), (median(xs) / base).toFixed(2)]),
+    ]),
   ];
   const verdict = `- idmint batch ≥ sapphire: ${median(rates['idmint batch']) >= base ? 'PASS' : 'MISS'}; idmint single ≥ sapphire: ${median(rates['idmint single']) >= base ? 'PASS' : 'MISS'}`;
   const md = [

@@ -24,9 +24,12 @@ import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { Keys } from '../src/store/redis/keys.js';
+import { scriptText } from '../src/store/redis/lua.js';
 import { pinnedTakeText } from '../src/store/redis/pinned-take.js';
 import { SegmentStore, type SegmentRef } from '../src/store/redis/segments.js';
-import { RedisServer } from '../test/helpers/redis-server.js';
+import { RedisServer } from '../tools/redis-server.js';
+import { commandStat, redisRunId } from '../tools/redis-stats.js';
+import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 import { median } from './stats.js';
 
@@ -34,17 +37,26 @@ const args = process.argv.slice(2);
 const opts = { rounds: 7, calls: 20000, write: true, also: [] as string[] };
 readOptions(args, 'npm run bench:take -- [--rounds N] [--calls N] [--also FILE.lua] [--no-write]', (a) => {
   switch (a.flag) {
-    case '--rounds': opts.rounds = a.whole(1); break;
-    case '--calls': opts.calls = a.whole(100); break;
-    case '--no-write': opts.write = false; break;
-    case '--also': opts.also.push(a.text()); break;
-    default: return false;
+    case '--rounds':
+      opts.rounds = a.whole(1);
+      break;
+    case '--calls':
+      opts.calls = a.whole(100);
+      break;
+    case '--no-write':
+      opts.write = false;
+      break;
+    case '--also':
+      opts.also.push(a.text());
+      break;
+    default:
+      return false;
   }
   return true;
 });
 
 const IN_FLIGHT = 8;
-const TAKE_LUA = readFileSync(fileURLToPath(new URL('../src/store/redis/commands/take-2.lua', import.meta.url)), 'utf8');
+const TAKE_LUA = scriptText('take-2');
 const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
 
 interface Case {
@@ -52,12 +64,6 @@ interface Case {
   /** The commandstats entry the case is measured by. */
   readonly stat: 'evalsha' | 'incr';
   readonly call: () => Promise<unknown>;
-}
-
-async function commandStat(r: Redis, stat: string): Promise<{ calls: number; usec: number }> {
-  const info = await r.info('commandstats');
-  const m = new RegExp(`cmdstat_${stat}:calls=(\\d+),usec=(\\d+)`).exec(info);
-  return m ? { calls: Number(m[1]), usec: Number(m[2]) } : { calls: 0, usec: 0 };
 }
 
 async function runWindow(r: Redis, c: Case, calls: number): Promise<number> {
@@ -90,7 +96,7 @@ async function main(): Promise<void> {
 
     const seg = store.key(ref);
     const moved = keys.moved(ref.tag);
-    const runId = /run_id:(\w+)/.exec(await r.info('server'))![1];
+    const runId = await redisRunId(r);
     const takeArgs = (): (string | number)[] => [1, 'unused-gen', 0.9, ref.epoch];
     const script = (name: string, lua: string): Case => {
       const sha = sha1(lua);
@@ -107,11 +113,17 @@ async function main(): Promise<void> {
     };
     without('GET moved', "redis.call('GET', KEYS[2])", 'false');
     without('the cursor write', "redis.call('HSET', key, 'cur', first + n)", '');
-    without('the fast path (the general path only)', "if f[1] == rid and f[3] then", 'if false then');
+    without('the fast path (the general path only)', 'if f[1] == rid and f[3] then', 'if false then');
     without('the reply (returns 1)', 'return first\n', 'return 1\n');
     for (const file of opts.also) scripts.push({ name: `take, ${file}`, lua: readFileSync(file, 'utf8') });
-    scripts.push({ name: 'only GET moved + INFO server', lua: "local m = redis.call('GET', KEYS[2])\nlocal rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\nreturn 1" });
-    scripts.push({ name: 'only HMGET of 12 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')\nreturn 1" });
+    scripts.push({
+      name: 'only GET moved + INFO server',
+      lua: "local m = redis.call('GET', KEYS[2])\nlocal rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\nreturn 1",
+    });
+    scripts.push({
+      name: 'only HMGET of 12 fields',
+      lua: "local h = redis.call('HMGET', KEYS[1], 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')\nreturn 1",
+    });
     scripts.push({ name: 'only HMGET of 3 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'rid', 'cur', 'fe')\nreturn 1" });
     scripts.push({ name: 'only HSET of one field', lua: "redis.call('HSET', KEYS[1], 'bench', 1)\nreturn 1" });
     for (const s of scripts) await r.script('LOAD', s.lua);
@@ -119,8 +131,22 @@ async function main(): Promise<void> {
     const cases: Case[] = [
       script(scripts[0].name, scripts[0].lua),
       { name: 'INCR', stat: 'incr', call: () => r.incr('bench:incr') },
-      { name: 'take', stat: 'evalsha', call: () => pinnedStore.take(ref, 1, 0.9).then((t) => { if (t.status !== 'ok') throw new Error(`take answered ${t.status}`); }) },
-      { name: 'take, full script (INFO server)', stat: 'evalsha', call: () => store.take(ref, 1, 0.9).then((t) => { if (t.status !== 'ok') throw new Error(`take answered ${t.status}`); }) },
+      {
+        name: 'take',
+        stat: 'evalsha',
+        call: () =>
+          pinnedStore.take(ref, 1, 0.9).then((t) => {
+            if (t.status !== 'ok') throw new Error(`take answered ${t.status}`);
+          }),
+      },
+      {
+        name: 'take, full script (INFO server)',
+        stat: 'evalsha',
+        call: () =>
+          store.take(ref, 1, 0.9).then((t) => {
+            if (t.status !== 'ok') throw new Error(`take answered ${t.status}`);
+          }),
+      },
       ...scripts.slice(1).map((s) => script(s.name, s.lua)),
     ];
     // The pinned copy loads in the background after the first call.
@@ -142,7 +168,7 @@ async function main(): Promise<void> {
     const take = med.get('take')!;
     const rows = cases.map((c) => {
       const xs = per.get(c.name)!;
-      return `| ${c.name} | ${med.get(c.name)!.toFixed(2)} | ${Math.min(...xs).toFixed(2)} to ${Math.max(...xs).toFixed(2)} | ${(med.get(c.name)! / base).toFixed(2)} |`;
+      return [c.name, med.get(c.name)!.toFixed(2), `${Math.min(...xs).toFixed(2)} to ${Math.max(...xs).toFixed(2)}`, (med.get(c.name)! / base).toFixed(2)];
     });
     const counts = pinnedStore.pinned.get('default')!.counts;
     if (counts.full > 1) throw new Error(`the pinned store ran the full script ${counts.full} times`);
@@ -152,12 +178,10 @@ async function main(): Promise<void> {
       '',
       `- date: ${new Date().toISOString()}; ${version.split(' ').slice(0, 3).join(' ')}; node ${process.version}; ${cpus().length} CPUs`,
       `- a private redis-server (nothing else on it); ${opts.calls.toLocaleString('en')} calls per case and window, ${IN_FLIGHT} in flight, one ID per take; ${opts.rounds} rounds interleaved, medians`,
-      '- figure: usec / calls of the case\'s command in INFO commandstats (EVALSHA, or INCR), after CONFIG RESETSTAT on the private server',
+      "- figure: usec / calls of the case's command in INFO commandstats (EVALSHA, or INCR), after CONFIG RESETSTAT on the private server",
       `- command: npm run bench:take${args.length ? ` -- ${args.join(' ')}` : ''}`,
       '',
-      '| case | µs per call (median) | range over rounds | ÷ no-op |',
-      '| --- | ---: | ---: | ---: |',
-      ...rows,
+      markdownTable([['case', 'µs per call (median)', 'range over rounds', '÷ no-op'], ...rows]),
       '',
       `- take ≤ ${goal}x the no-op script: ${take / base <= goal ? 'MET' : 'MISS'} (${(take / base).toFixed(2)}x)`,
       '',

@@ -22,17 +22,19 @@
 //        --pin (taskset: the servers on CPU 1, the clients on CPU 0)
 //        --cpu-prof DIR (idmint writes a .cpuprofile there)  --no-write
 // Results: bench/results/udp-latest.md
-import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { ADMIN_TOKEN, REDIS_URL, cleanup, testEnv, testNames } from '../test/helpers/env.js';
-import { freePort } from '../test/helpers/redis-server.js';
+import { freePort, startTsx, type Child } from '../tools/child.js';
+import { SeenIds } from '../tools/duplicates.js';
+import { REDIS_URL, cleanup, testEnv, testNames } from '../tools/env.js';
+import { createTag } from '../tools/node.js';
+import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 import { medianOrNaN as median } from './stats.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const args = process.argv.slice(2);
 /** Set from the command line by main (child processes get what they need as arguments). */
@@ -48,19 +50,41 @@ function parseArgs(argv: readonly string[]): void {
         opts.workload = w;
         break;
       }
-      case '--pin': opts.pin = true; break;
-      case '--cpu-prof': opts.cpuProf = a.text(); break;
-      case '--requests': opts.requests = a.whole(1); break;
-      case '--clients': opts.clients = a.whole(1, 64); break;
-      case '--rounds': opts.rounds = a.whole(1); break;
-      case '--no-write': opts.write = false; break;
-      default: return false;
+      case '--pin':
+        opts.pin = true;
+        break;
+      case '--cpu-prof':
+        opts.cpuProf = a.text();
+        break;
+      case '--requests':
+        opts.requests = a.whole(1);
+        break;
+      case '--clients':
+        opts.clients = a.whole(1, 64);
+        break;
+      case '--rounds':
+        opts.rounds = a.whole(1);
+        break;
+      case '--no-write':
+        opts.write = false;
+        break;
+      default:
+        return false;
     }
     return true;
   });
 }
 
-interface ClientResult { readonly total: number; readonly fail: number; readonly min: number; readonly max: number; readonly avg: number; readonly ids: string[]; readonly seconds: number; readonly app: string }
+interface ClientResult {
+  readonly total: number;
+  readonly fail: number;
+  readonly min: number;
+  readonly max: number;
+  readonly avg: number;
+  readonly ids: string[];
+  readonly seconds: number;
+  readonly app: string;
+}
 
 // ---- child roles -------------------------------------------------------------------------
 
@@ -141,7 +165,9 @@ async function client(port: number, rule: string, n: number, collect: boolean, w
   let sum = 0;
   const started = process.hrtime.bigint();
   for (let i = 0; i < n; i++) {
-    const body = perRequest ? { action: 'create', rule_name: rule, app_name: app, salt: `u${i % 1000}`, seq: String(i) } : { action: 'get', rule_name: rule, app_name: app, seq: String(i) };
+    const body = perRequest
+      ? { action: 'create', rule_name: rule, app_name: app, salt: `u${i % 1000}`, seq: String(i) }
+      : { action: 'get', rule_name: rule, app_name: app, seq: String(i) };
     const msg = Buffer.from(JSON.stringify(body));
     const t0 = process.hrtime.bigint();
     let reply: Buffer | undefined;
@@ -180,7 +206,9 @@ function pinServer(pid: number | undefined): void {
 }
 
 async function runClients(port: number, rule: string, collect: boolean): Promise<{ tps: number; avgMs: number; fail: number; ids: Map<string, string[]> }> {
-  const kids = Array.from({ length: opts.clients }, (_, i) => startChild('client', [String(port), rule, String(opts.requests), collect ? '1' : '0', opts.workload, String(i)]));
+  const kids = Array.from({ length: opts.clients }, (_, i) =>
+    startChild('client', [String(port), rule, String(opts.requests), collect ? '1' : '0', opts.workload, String(i)]),
+  );
   const results = await Promise.all(kids.map((k) => k.ready as unknown as Promise<ClientResult>));
   const seconds = Math.max(...results.map((r) => r.seconds));
   const total = results.reduce((s, r) => s + r.total, 0);
@@ -193,29 +221,28 @@ async function runClients(port: number, rule: string, collect: boolean): Promise
   };
 }
 
-async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number, httpPort: number): Promise<ChildProcess> {
+async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number, httpPort: number): Promise<Child> {
   const env = { ...process.env, ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn' }) };
-  const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
-  const proc = spawn(process.execPath, [...prof, '--import', 'tsx', 'src/cli.ts', 'serve'], { cwd: ROOT, env, stdio: 'inherit' });
-  const until = Date.now() + 30000;
-  for (;;) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${httpPort}/healthz`)).ok) {
-        pinServer(proc.pid);
-        return proc;
-      }
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > until) throw new Error('idmint did not start');
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const nodeFlags = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
+  const idmint = startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env, nodeFlags, inherit: true });
+  await idmint.waitUntil(async () => (await fetch(`http://127.0.0.1:${httpPort}/healthz`)).ok, 30000, 200);
+  pinServer(idmint.pid);
+  return idmint;
 }
 
 const NODE_CASE = 'idmint, order node';
 const GLOBAL_CASE = 'idmint, order global';
 
-interface Row { readonly name: string; readonly tps: number; readonly avgMs: number; readonly fail: number; readonly ratioTps: number; readonly ratioLatency: number; readonly incrTps: number; readonly incrLatency: number }
+interface Row {
+  readonly name: string;
+  readonly tps: number;
+  readonly avgMs: number;
+  readonly fail: number;
+  readonly ratioTps: number;
+  readonly ratioLatency: number;
+  readonly incrTps: number;
+  readonly incrLatency: number;
+}
 
 async function main(): Promise<void> {
   parseArgs(args);
@@ -224,8 +251,12 @@ async function main(): Promise<void> {
     spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
   }
   if (opts.cpuProf) mkdirSync(opts.cpuProf, { recursive: true });
-  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
-  console.log(`UDP benchmark (${opts.workload}): ${opts.clients} clients x ${opts.requests} sequential requests per case, ${opts.rounds} round(s); load average ${load}`);
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+  console.log(
+    `UDP benchmark (${opts.workload}): ${opts.clients} clients x ${opts.requests} sequential requests per case, ${opts.rounds} round(s); load average ${load}`,
+  );
   const echo = startChild('echo');
   const redisKey = `idmint:bench:udp:${process.pid}`;
   const redisEcho = startChild('redis-echo', [redisKey]);
@@ -243,13 +274,19 @@ async function main(): Promise<void> {
   try {
     for (const order of ['node', 'global'] as const) {
       const tag = `o2o_${order}`;
-      const res = await fetch(`http://127.0.0.1:${httpPort}/v1/admin/tags`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        // Six counter digits: the id_server template, wide enough for the IDs of a run.
-        body: JSON.stringify({ tag, mode: 'rule', order, template: '{year%10}{MM}{dd}{counter:6}', min_counter: 0, max_counter: 999_999, reset_seconds: 86400, step: 10000, min_step: 1000, node_block: 1000 }),
+      // Six counter digits: the id_server template, wide enough for the IDs of a run.
+      await createTag(`http://127.0.0.1:${httpPort}`, {
+        tag,
+        mode: 'rule',
+        order,
+        template: '{year%10}{MM}{dd}{counter:6}',
+        min_counter: 0,
+        max_counter: 999_999,
+        reset_seconds: 86400,
+        step: 10000,
+        min_step: 1000,
+        node_block: 1000,
       });
-      if (res.status !== 201) throw new Error(`creating ${tag}: ${res.status} ${await res.text()}`);
     }
     const cases: { name: string; port: number; rule: string; idmint: boolean }[] = [
       { name: 'echo (baseline)', port: echoPort, rule: 'o2o', idmint: false },
@@ -258,7 +295,7 @@ async function main(): Promise<void> {
       { name: GLOBAL_CASE, port: udpPort, rule: 'o2o_global', idmint: true },
     ];
     /** Per case and app name (one counter), every ID seen over all rounds. */
-    const seen = new Map<string, Set<string>>();
+    const seen = new Map<string, SeenIds<string, string>>();
     for (let round = 1; round <= opts.rounds; round++) {
       for (const c of cases) {
         console.log(`${c.name}${opts.rounds > 1 ? ` (round ${round})` : ''}`);
@@ -267,11 +304,10 @@ async function main(): Promise<void> {
           // Every ID of one counter (case and app name), over all rounds, must be distinct.
           let dups = 0;
           for (const [app, ids] of r.ids) {
-            const all = seen.get(`${c.name}/${app}`) ?? new Set<string>();
-            const before = all.size;
-            for (const id of ids) all.add(id);
-            seen.set(`${c.name}/${app}`, all);
-            dups += ids.length - (all.size - before);
+            const key = `${c.name}/${app}`;
+            const all = seen.get(key) ?? new SeenIds<string, string>();
+            seen.set(key, all);
+            for (const id of ids) if (all.add(id, key) !== undefined) dups++;
           }
           if (dups > 0 || r.fail > 0) {
             ok = false;
@@ -284,10 +320,10 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    idmint.kill('SIGTERM');
+    const stopped = idmint.stop();
     echo.proc.kill();
     redisEcho.proc.kill();
-    await new Promise((r) => idmint.once('exit', r));
+    await stopped;
     await cleanup(names);
   }
 
@@ -307,9 +343,19 @@ async function main(): Promise<void> {
   }));
   const row = (name: string) => rows.find((r) => r.name === name)!;
   const lines = [
-    '| case | TPS | avg latency (ms) | TPS ÷ echo | latency ÷ echo | TPS ÷ INCR | latency ÷ INCR | failed |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.name} | ${Math.round(r.tps).toLocaleString('en-US')} | ${r.avgMs.toFixed(3)} | ${r.ratioTps.toFixed(2)} | ${r.ratioLatency.toFixed(2)} | ${r.incrTps.toFixed(2)} | ${r.incrLatency.toFixed(2)} | ${r.fail} |`),
+    markdownTable([
+      ['case', 'TPS', 'avg latency (ms)', 'TPS ÷ echo', 'latency ÷ echo', 'TPS ÷ INCR', 'latency ÷ INCR', 'failed'],
+      ...rows.map((r) => [
+        r.name,
+        Math.round(r.tps).toLocaleString('en-US'),
+        r.avgMs.toFixed(3),
+        r.ratioTps.toFixed(2),
+        r.ratioLatency.toFixed(2),
+        r.incrTps.toFixed(2),
+        r.incrLatency.toFixed(2),
+        String(r.fail),
+      ]),
+    ]),
   ];
   const node = row(NODE_CASE);
   const glob = row(GLOBAL_CASE);
@@ -319,9 +365,10 @@ async function main(): Promise<void> {
     ['order global TPS ≥ 0.9 × echo + INCR', glob.incrTps >= 0.9],
   ] as const;
   const verdicts = goals.map(([g, pass]) => `- ${g}: ${pass ? 'PASS' : 'MISS'}`);
-  const workload = opts.workload === 'idserver'
-    ? `id_server's client: a new UDP socket per request (socket, send, receive, close), action create, a salt, each client its own app name`
-    : 'one socket per client for all its requests, action get, one app name for all clients';
+  const workload =
+    opts.workload === 'idserver'
+      ? `id_server's client: a new UDP socket per request (socket, send, receive, close), action create, a salt, each client its own app name`
+      : 'one socket per client for all its requests, action get, one app name for all clients';
   const md = [
     '# idmint UDP benchmark (latest run)',
     '',

@@ -21,25 +21,24 @@
 // Flags: --rounds N (default 5; the table shows medians)  --binary N  --json N  --ranges N
 //        (IDs per take; defaults 50M, 10M, 2G)  --block N (IDs per binary/json block, default
 //        50000)  --no-write (do not update bench/results/ws-latest.md)
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket, { WebSocketServer } from 'ws';
 import { decodeIdsBlock } from '../src/client/frames.js';
-import { cleanup, testNames } from '../test/helpers/env.js';
-import { createTag, spawnNode, type ChildNode } from '../test/helpers/node.js';
+import { startTsx, type Child } from '../tools/child.js';
+import { procCpuSeconds, selfCpuSeconds } from '../tools/cpu.js';
+import { cleanup, testNames } from '../tools/env.js';
+import { createTag, spawnNode, type ChildNode } from '../tools/node.js';
+import { fmt, markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
-const SELF = fileURLToPath(import.meta.url);
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** The per-socket buffer bound of both servers (idmint's default STREAM_MAX_BUFFER_BYTES). */
 const BUFFER_BYTES = 4 * 1024 * 1024;
 const RANGES_BLOCK = 100_000;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------
 // The raw baseline server
@@ -83,26 +82,10 @@ function serveRaw(): void {
   wss.on('listening', () => console.log(JSON.stringify({ port: (wss.address() as { port: number }).port })));
 }
 
-async function spawnRaw(): Promise<{ proc: ChildProcess; url: string; stop(): Promise<void> }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, '--serve-raw'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let buf = '';
-    proc.stdout!.on('data', (c: Buffer) => {
-      buf += c.toString();
-      const m = /\{"port":(\d+)\}/.exec(buf);
-      if (m) resolve(Number(m[1]));
-    });
-    proc.once('exit', (code) => reject(new Error(`raw server exited with ${code}`)));
-  });
-  return {
-    proc,
-    url: `ws://127.0.0.1:${port}`,
-    stop: async () => {
-      proc.kill('SIGTERM');
-      await exited;
-    },
-  };
+async function spawnRaw(): Promise<Child & { url: string }> {
+  const raw = startTsx(['bench/ws.ts', '--serve-raw'], { name: 'raw server' });
+  const m = /\{"port":(\d+)\}/.exec(await raw.waitForLine((l) => /\{"port":(\d+)\}/.test(l), 30_000))!;
+  return Object.assign(raw, { url: `ws://127.0.0.1:${m[1]}` });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -121,13 +104,26 @@ function parseArgs(argv: string[]): Options {
   const o: Options = { rounds: 5, binary: 50_000_000, json: 10_000_000, ranges: 2_000_000_000, block: 50_000, write: true };
   readOptions(argv, 'npm run bench:ws -- [--rounds N] [--binary N] [--json N] [--ranges N] [--block N] [--no-write]', (a) => {
     switch (a.flag) {
-      case '--rounds': o.rounds = a.whole(1); break;
-      case '--binary': o.binary = a.whole(1); break;
-      case '--json': o.json = a.whole(1); break;
-      case '--ranges': o.ranges = a.whole(1); break;
-      case '--block': o.block = a.whole(1); break;
-      case '--no-write': o.write = false; break;
-      default: return false;
+      case '--rounds':
+        o.rounds = a.whole(1);
+        break;
+      case '--binary':
+        o.binary = a.whole(1);
+        break;
+      case '--json':
+        o.json = a.whole(1);
+        break;
+      case '--ranges':
+        o.ranges = a.whole(1);
+        break;
+      case '--block':
+        o.block = a.whole(1);
+        break;
+      case '--no-write':
+        o.write = false;
+        break;
+      default:
+        return false;
     }
     return true;
   });
@@ -149,16 +145,6 @@ interface Measured {
   readonly clientCpu: number;
 }
 
-function procCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 function open(url: string): Promise<WebSocket> {
   const ws = new WebSocket(url, { perMessageDeflate: false });
   return new Promise((resolve, reject) => {
@@ -168,7 +154,12 @@ function open(url: string): Promise<WebSocket> {
 }
 
 /** Runs one take on a socket and checks it: count exact, IDs ascending. */
-function runTake(ws: WebSocket, pid: number, msg: { req: number; tag: string; count: number; block: number; format: string }, plainParse = false): Promise<Measured> {
+function runTake(
+  ws: WebSocket,
+  pid: number,
+  msg: { req: number; tag: string; count: number; block: number; format: string },
+  plainParse = false,
+): Promise<Measured> {
   return new Promise((resolve, reject) => {
     let ids = 0;
     let bytes = 0;
@@ -185,7 +176,7 @@ function runTake(ws: WebSocket, pid: number, msg: { req: number; tag: string; co
       return true;
     };
     const cpu0 = procCpuSeconds(pid);
-    const own0 = process.cpuUsage();
+    const own0 = selfCpuSeconds();
     const t0 = process.hrtime.bigint();
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       frames++;
@@ -194,7 +185,8 @@ function runTake(ws: WebSocket, pid: number, msg: { req: number; tag: string; co
         const n = data.readUInt32LE(4);
         if (data.readUInt32LE(0) !== msg.req || data.length !== 8 + 8 * n) return fail('malformed binary frame');
         // Read every ID (the low words), as a consumer would.
-        const u32 = (data.byteOffset & 3) === 0 ? new Uint32Array(data.buffer, data.byteOffset + 8, 2 * n) : new Uint32Array(Uint8Array.from(data.subarray(8)).buffer);
+        const u32 =
+          (data.byteOffset & 3) === 0 ? new Uint32Array(data.buffer, data.byteOffset + 8, 2 * n) : new Uint32Array(Uint8Array.from(data.subarray(8)).buffer);
         for (let i = 0; i < u32.length; i += 2) touch = (touch + u32[i]) | 0;
         if (!ascending(data.readBigUInt64LE(8), data.readBigUInt64LE(data.length - 8))) return fail('IDs not ascending');
         ids += n;
@@ -214,8 +206,7 @@ function runTake(ws: WebSocket, pid: number, msg: { req: number; tag: string; co
         ws.removeAllListeners('message');
         if (ids !== msg.count) return reject(new Error(`${msg.format} take: ${ids} IDs of ${msg.count}`));
         if (touch === 0.5) console.log(touch); // keeps the read loop from being optimised away
-        const own = process.cpuUsage(own0);
-        return resolve({ ids, seconds, bytes, frames, serverCpu: procCpuSeconds(pid) - cpu0, clientCpu: (own.user + own.system) / 1e6 });
+        return resolve({ ids, seconds, bytes, frames, serverCpu: procCpuSeconds(pid) - cpu0, clientCpu: selfCpuSeconds() - own0 });
       }
       if (m.op !== 'block') return fail(`${m.op}: ${m.message ?? ''}`);
       if (m.ids) {
@@ -237,7 +228,6 @@ function runTake(ws: WebSocket, pid: number, msg: { req: number; tag: string; co
 // ---------------------------------------------------------------------------------------------
 // Main
 
-const fmt = (v: number, digits = 0) => v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const mIds = (v: number) => `${fmt(v / 1e6, 1)}M`;
 
 async function main(): Promise<void> {
@@ -252,7 +242,8 @@ async function main(): Promise<void> {
     raw = await spawnRaw();
     node = await spawnNode(names, { STREAM_MAX_COUNT: String(Math.max(o.binary, o.json, o.ranges)), STREAM_MAX_BUFFER_BYTES: String(BUFFER_BYTES) });
     // Large segments: a refill is a MySQL transaction, and the fastest format eats 100M IDs in well under a second.
-    for (const tag of ['bin', 'rng', 'jsn']) await createTag(node.url, { tag, step: 50_000_000, min_step: 1_000_000, max_step: 100_000_000, target_seconds: 60 });
+    for (const tag of ['bin', 'rng', 'jsn'])
+      await createTag(node.url, { tag, step: 50_000_000, min_step: 1_000_000, max_step: 100_000_000, target_seconds: 60 });
     const wsIdmint = await open(`${node.url.replace(/^http/, 'ws')}/v1/stream`);
     const wsRaw = await open(raw.url);
     let req = 1;
@@ -265,14 +256,20 @@ async function main(): Promise<void> {
     ];
     // Warm-up: code paths, the first segments, the raw server's JIT.
     await runTake(wsRaw, raw.proc.pid!, { req: req++, tag: 'raw', count: 1_000_000, block: o.block, format: 'binary' });
-    for (const [tag, format] of [['bin', 'binary'], ['rng', 'ranges'], ['jsn', 'json']]) {
+    for (const [tag, format] of [
+      ['bin', 'binary'],
+      ['rng', 'ranges'],
+      ['jsn', 'json'],
+    ]) {
       await runTake(wsIdmint, node.pid, { req: req++, tag, count: 1_000_000, block: Math.min(o.block, RANGES_BLOCK), format });
     }
     for (let round = 1; round <= o.rounds; round++) {
       for (const [name, fn] of plan) {
         const m = await fn();
         results[name].push(m);
-        console.log(`round ${round} ${name.padEnd(10)} ${mIds(m.ids / m.seconds).padStart(9)} IDs/s  (${fmt(m.ids)} IDs in ${fmt(m.seconds, 3)} s, ${fmt(m.bytes / m.seconds / 1e6)} MB/s, server CPU ${fmt((100 * m.serverCpu) / m.seconds)}%, client CPU ${fmt((100 * m.clientCpu) / m.seconds)}%)`);
+        console.log(
+          `round ${round} ${name.padEnd(10)} ${mIds(m.ids / m.seconds).padStart(9)} IDs/s  (${fmt(m.ids)} IDs in ${fmt(m.seconds, 3)} s, ${fmt(m.bytes / m.seconds / 1e6)} MB/s, server CPU ${fmt((100 * m.serverCpu) / m.seconds)}%, client CPU ${fmt((100 * m.clientCpu) / m.seconds)}%)`,
+        );
         await sleep(200);
       }
     }
@@ -295,7 +292,15 @@ async function main(): Promise<void> {
     const secs = ms.reduce((s, m) => s + m.seconds, 0);
     const cpu = ms.reduce((s, m) => s + m.serverCpu, 0);
     const clientCpu = ms.reduce((s, m) => s + m.clientCpu, 0);
-    return { c, rate: rate(c), ids: ms[0].ids, mbps: median(ms.map((m) => m.bytes / m.seconds / 1e6)), cpu: (100 * cpu) / secs, clientCpu: (100 * clientCpu) / secs, frames: ms[0].frames };
+    return {
+      c,
+      rate: rate(c),
+      ids: ms[0].ids,
+      mbps: median(ms.map((m) => m.bytes / m.seconds / 1e6)),
+      cpu: (100 * cpu) / secs,
+      clientCpu: (100 * clientCpu) / secs,
+      frames: ms[0].frames,
+    };
   });
   const targets = [
     { name: 'binary ≥ 0.7 × raw', value: rate('binary') / rate('raw'), shown: fmt(rate('binary') / rate('raw'), 3), pass: rate('binary') >= 0.7 * rate('raw') },
@@ -317,9 +322,10 @@ async function main(): Promise<void> {
       `- servers: idmint (\`idmint serve\`, real Redis and MariaDB, STREAM_MAX_BUFFER_BYTES ${BUFFER_BYTES}) and a bare \`ws\` server, each a process of its own; the client is one more process that reads every binary ID, decodes every json block into bigints with the shipped client's decoder (json-parse: with JSON.parse, informational) and parses every ranges message`,
       `- load average (1 min) before / after the run: ${fmt(loadBefore, 2)} / ${fmt(loadavg()[0], 2)} on ${cpus().length} CPUs`,
       '',
-      '| case | IDs per take | IDs/s | MB/s on the wire | frames per take | server CPU % | client CPU % |',
-      '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-      ...rows.map((r) => `| ${r.c} | ${fmt(r.ids)} | ${mIds(r.rate)} | ${fmt(r.mbps)} | ${fmt(r.frames)} | ${fmt(r.cpu)} | ${fmt(r.clientCpu)} |`),
+      markdownTable([
+        ['case', 'IDs per take', 'IDs/s', 'MB/s on the wire', 'frames per take', 'server CPU %', 'client CPU %'],
+        ...rows.map((r) => [r.c, fmt(r.ids), mIds(r.rate), fmt(r.mbps), fmt(r.frames), fmt(r.cpu), fmt(r.clientCpu)]),
+      ]),
       '',
       '| goal | value | verdict |',
       '| --- | ---: | --- |',

@@ -1,7 +1,7 @@
 // `npm run build`: compiles src/ to dist/ with tsc (tsconfig.build.json) and copies every
-// file under src/ that is not TypeScript (Lua scripts, the admin page, any asset a module
-// reads through import.meta.url) to the same place under dist/, so that dist/ runs with
-// plain node exactly as src/ runs under tsx. dist/ is emptied first: a module deleted from
+// file under src/ that is not TypeScript (Lua scripts and their includes/, the admin page,
+// any asset a module reads through import.meta.url) to the same place under dist/, so that
+// dist/ runs with plain node exactly as src/ runs under tsx. dist/ is emptied first: a module deleted from
 // src/ must not linger in the build.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';

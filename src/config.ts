@@ -3,6 +3,7 @@
 // process with a message naming the variable.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { TAG_NAME } from './core/tag-name.js';
 
 export interface Config {
   /** HTTP and websocket port. */
@@ -30,6 +31,8 @@ export interface Config {
   readonly redisCommandTimeoutMs: number;
   /** A MySQL query without an answer this long fails, and its connection is closed. */
   readonly mysqlQueryTimeoutMs: number;
+  /** Shutdown steps still running this long after close() began are abandoned and the connections dropped. */
+  readonly shutdownTimeoutMs: number;
   readonly adminToken: string;
   /** True when ADMIN_TOKEN was unset and a token was generated for this process. */
   readonly adminTokenGenerated: boolean;
@@ -133,7 +136,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (grpcPort !== 0 && grpcPort === port) problems.push(`GRPC_PORT must differ from PORT (${port})`);
   const redisUrl = url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']);
   const redisUrls: Record<string, string> = { default: redisUrl };
-  for (const item of (env.REDIS_URLS ?? '').split(',').map((x) => x.trim()).filter(Boolean)) {
+  for (const item of (env.REDIS_URLS ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     const eq = item.indexOf('=');
     const name = eq > 0 ? item.slice(0, eq).trim() : '';
     const raw = eq > 0 ? item.slice(eq + 1).trim() : '';
@@ -154,7 +160,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   const redisClusterNodes: { host: string; port: number }[] = [];
   if ((env.REDIS_CLUSTER_NODES ?? '').trim() !== '') {
-    for (const item of env.REDIS_CLUSTER_NODES!.split(',').map((x) => x.trim()).filter(Boolean)) {
+    for (const item of env
+      .REDIS_CLUSTER_NODES!.split(',')
+      .map((x) => x.trim())
+      .filter(Boolean)) {
       const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/.exec(item);
       if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
         problems.push(`REDIS_CLUSTER_NODES entries are host:port (a [bracketed] IPv6 host, a port from 1 to 65535), separated by commas, got "${item}"`);
@@ -184,7 +193,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (viewerToken !== '' && viewerToken.length < 8) problems.push('VIEWER_TOKEN must be at least 8 characters');
   if (viewerToken !== '' && viewerToken === token) problems.push('VIEWER_TOKEN must differ from ADMIN_TOKEN');
   const demoTag = env.DEMO_TAG ?? '';
-  if (demoTag !== '' && !/^[A-Za-z0-9_.-]{1,64}$/.test(demoTag)) problems.push(`DEMO_TAG is not a valid tag name: "${demoTag}"`);
+  if (demoTag !== '' && !TAG_NAME.test(demoTag)) problems.push(`DEMO_TAG is not a valid tag name: "${demoTag}"`);
 
   const nodeId = env.NODE_ID || `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}-${process.pid}-${randomBytes(3).toString('hex')}`;
   if (!/^[A-Za-z0-9_.-]{1,100}$/.test(nodeId)) problems.push(`NODE_ID must match [A-Za-z0-9_.-]{1,100}, got "${nodeId}"`);
@@ -199,9 +208,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
 
   const testMode = env.TEST_MODE === '1' || env.TEST_MODE === 'true';
-  if (env.TEST_MODE !== undefined && !['', '0', '1', 'true', 'false'].includes(env.TEST_MODE)) problems.push(`TEST_MODE must be 1 or 0, got "${env.TEST_MODE}"`);
+  if (env.TEST_MODE !== undefined && !['', '0', '1', 'true', 'false'].includes(env.TEST_MODE))
+    problems.push(`TEST_MODE must be 1 or 0, got "${env.TEST_MODE}"`);
   // The debug routes move the clock and drop leases: never reachable from another machine.
-  if (testMode && !/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(env.HOST || '0.0.0.0')) problems.push(`TEST_MODE needs a loopback HOST (127.0.0.1, ::1), got "${env.HOST || '0.0.0.0'}"`);
+  if (testMode && !/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(env.HOST || '0.0.0.0'))
+    problems.push(`TEST_MODE needs a loopback HOST (127.0.0.1, ::1), got "${env.HOST || '0.0.0.0'}"`);
 
   const cfg: Config = {
     port,
@@ -214,6 +225,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisPrefix,
     mysqlUrl,
     redisCommandTimeoutMs: int('REDIS_COMMAND_TIMEOUT_MS', 1000, 50, 60000),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 20000, 1000, 25000),
     mysqlQueryTimeoutMs: int('MYSQL_QUERY_TIMEOUT_MS', 2000, 100, 60000),
     adminToken: token || randomBytes(18).toString('base64url'),
     adminTokenGenerated: !token,

@@ -41,5 +41,4 @@ export class IdmintError extends Error {
 }
 
 export const invalid = (message: string): IdmintError => new IdmintError('INVALID_ARGUMENT', message);
-export const unavailable = (message: string, cause?: unknown): IdmintError =>
-  new IdmintError('UNAVAILABLE', message, { cause });
+export const unavailable = (message: string, cause?: unknown): IdmintError => new IdmintError('UNAVAILABLE', message, { cause });

@@ -11,11 +11,11 @@ import { ShiftedClock, systemClock, type Clock } from './core/clock.js';
 import { LeaseScheduler } from './producer/lease-scheduler.js';
 import { RefillProducer } from './producer/refill-producer.js';
 import { CapacityReader } from './service/capacity.js';
-import { registerCapacityMetrics } from './service/capacity-metrics.js';
-import { Dispenser } from './service/dispenser.js';
-import { registerHealthMetrics } from './service/health-metrics.js';
+import { registerCapacityMetrics } from './metrics/capacity-metrics.js';
+import { registerHealthMetrics } from './metrics/health-metrics.js';
+import { IdService } from './service/id-service.js';
 import { LeaseManager } from './service/lease-manager.js';
-import { Metrics } from './service/metrics.js';
+import { Metrics } from './metrics/metrics.js';
 import { readiness, type Readiness } from './service/readiness.js';
 import { TagRegistry } from './service/tag-registry.js';
 import { CountersRepo } from './store/mysql/counters-repo.js';
@@ -28,6 +28,7 @@ import { createDefaultRedis, createRedis, isCluster, whenReady, type RedisClient
 import { Keys } from './store/redis/keys.js';
 import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
+import { runShutdown } from './shutdown-steps.js';
 
 export interface Runtime {
   readonly config: Config;
@@ -44,7 +45,8 @@ export interface Runtime {
   readonly registry: TagRegistry;
   /** The connection tag change announcements arrive on (the registry listens on it). */
   readonly subscriber: RedisClient;
-  readonly dispenser: Dispenser;
+  /** Issues IDs for every transport. */
+  readonly ids: IdService;
   readonly leases: LeaseManager;
   readonly leaseStore: LeaseStore;
   readonly clock: Clock;
@@ -74,7 +76,8 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const workerConn = createDefaultRedis(config, 'worker');
   const subscriber = createDefaultRedis(config, 'subscriber');
   // Other named Redis servers (REDIS_URLS) hold only the segment state of the tags on them.
-  const extraRedis = Object.entries(config.redisUrls).filter(([name]) => name !== 'default')
+  const extraRedis = Object.entries(config.redisUrls)
+    .filter(([name]) => name !== 'default')
     .map(([name, url]) => [name, createRedis(url, 'command', config.redisCommandTimeoutMs)] as const);
   const redisClients: RedisClient[] = [redis, queueConn, workerConn, subscriber, ...extraRedis.map(([, c]) => c)];
   for (const c of redisClients) c.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));
@@ -82,7 +85,13 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   try {
     await Promise.all([redis, queueConn, workerConn, subscriber].map((c) => whenReady(c)));
     // A named server that is down only affects its own tags: start anyway.
-    await Promise.all(extraRedis.map(([name, c]) => whenReady(c, 3000).catch((err: Error) => log.warn({ redis: name, err: err.message }, 'named Redis not reachable at start-up; its tags answer 503 until it is'))));
+    await Promise.all(
+      extraRedis.map(([name, c]) =>
+        whenReady(c, 3000).catch((err: Error) =>
+          log.warn({ redis: name, err: err.message }, 'named Redis not reachable at start-up; its tags answer 503 until it is'),
+        ),
+      ),
+    );
     pool = await createPool(config.mysqlUrl, config.mysqlQueryTimeoutMs);
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'schema migrations applied');
@@ -94,10 +103,18 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const tags = new TagsRepo(pool);
   const counters = new CountersRepo(pool);
   const metrics = new Metrics();
-  const segments = new SegmentStore({ default: redis, ...Object.fromEntries(extraRedis) }, keys, (ref) => {
-    metrics.redisReplaced.inc({ tag: ref.tag });
-    log.warn({ tag: ref.tag, shard: ref.shard, scope: ref.scope || undefined }, 'segment state written by another Redis instance (restart from a snapshot or failover): abandoned, continuing from the MySQL high-water mark');
-  }, { pinTake: config.takePin });
+  const segments = new SegmentStore(
+    { default: redis, ...Object.fromEntries(extraRedis) },
+    keys,
+    (ref) => {
+      metrics.redisReplaced.inc({ tag: ref.tag });
+      log.warn(
+        { tag: ref.tag, shard: ref.shard, scope: ref.scope || undefined },
+        'segment state written by another Redis instance (restart from a snapshot or failover): abandoned, continuing from the MySQL high-water mark',
+      );
+    },
+    { pinTake: config.takePin },
+  );
   const producer = new RefillProducer(queueConn, keys.queuePrefix(), (err) => log.debug({ err: err.message }, 'refill queue error'));
   const tokens = new TokensRepo(pool);
   const registry = new TagRegistry({ get: (t) => tags.get(t), tokenHashes: (t) => tokens.hashes(t) }, redis, keys, config.tagCacheMs, log);
@@ -108,29 +125,41 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   subscriberPing.unref();
   subscriber.once('end', () => clearInterval(subscriberPing));
   const leaseStore = new LeaseStore(redis, keys);
-  const leases = new LeaseManager(leaseStore, new SpacesRepo(pool), clock, {
-    ttlMs: config.leaseTtlMs,
-    marginMs: config.leaseMarginMs,
-    nodeId: config.nodeId,
-    addr: config.advertiseAddr || `${config.host}:${config.port}`,
-  }, log, (bits) => metrics.counterRegressions.inc({ tag: `ws${bits}`, kind: 'worker_space' }));
-  const dispenser = new Dispenser(registry, {
-    segments,
-    producer,
+  const leases = new LeaseManager(
+    leaseStore,
+    new SpacesRepo(pool),
+    clock,
+    {
+      ttlMs: config.leaseTtlMs,
+      marginMs: config.leaseMarginMs,
+      nodeId: config.nodeId,
+      addr: config.advertiseAddr || `${config.host}:${config.port}`,
+    },
     log,
-    maxBatch: config.coalesceMax,
-    pipeline: config.coalescePipeline,
-    hold: config.coalesceHold,
-    holdRtt: config.coalesceHoldRtt,
-    waitMs: config.refillWaitMs,
-    metrics,
-  }, { leases, clock, maxBackMs: config.clockMaxBackMs });
+    (bits) => metrics.counterRegressions.inc({ tag: `ws${bits}`, kind: 'worker_space' }),
+  );
+  const ids = new IdService(
+    registry,
+    {
+      segments,
+      producer,
+      log,
+      maxBatch: config.coalesceMax,
+      pipeline: config.coalescePipeline,
+      hold: config.coalesceHold,
+      holdRtt: config.coalesceHoldRtt,
+      waitMs: config.refillWaitMs,
+      metrics,
+    },
+    { leases, clock, maxBackMs: config.clockMaxBackMs },
+  );
   // Serving nodes renew their leases from a queue of their own and run the janitor.
   let leaseScheduler: LeaseScheduler | undefined;
   let leaseWorkers: LeaseWorkers | undefined;
   if (config.serveHttp) {
     leaseScheduler = new LeaseScheduler(queueConn, keys.queuePrefix(), config.nodeId, Math.floor(config.leaseTtlMs / 3), (err) =>
-      log.debug({ err: err.message }, 'lease queue error'));
+      log.debug({ err: err.message }, 'lease queue error'),
+    );
     await leaseScheduler.start();
     leaseWorkers = startLeaseWorkers({ connection: workerConn, redis, prefix: keys.queuePrefix(), nodeId: config.nodeId, leases, store: leaseStore, log });
     await leaseStore.heartbeat(config.nodeId, config.leaseTtlMs * 2);
@@ -142,7 +171,17 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   }
   const refillWorker =
     config.refillConcurrency > 0
-      ? startRefillWorker({ connection: workerConn, prefix: keys.queuePrefix(), concurrency: config.refillConcurrency, tags, counters, segments, nodeId: config.nodeId, log, metrics })
+      ? startRefillWorker({
+          connection: workerConn,
+          prefix: keys.queuePrefix(),
+          concurrency: config.refillConcurrency,
+          tags,
+          counters,
+          segments,
+          nodeId: config.nodeId,
+          log,
+          metrics,
+        })
       : undefined;
 
   // One readiness check answers both idmint_ready and idmint_redis_up in a scrape (their
@@ -175,7 +214,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
       return out;
     },
     leases: () => ({ held: leases.held().map((l) => ({ bits: l.bits, valid: leases.isValid(l) })), events: { ...leases.events } }),
-    clock: () => dispenser.clockEvents,
+    clock: () => ids.clockEvents,
     redisUp: async () => Object.entries((await readinessOnce()).redisServers).map(([server, s]) => ({ server, up: s === 'ok' })),
   });
 
@@ -191,27 +230,72 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   registerHealthMetrics(metrics.registry, {
     ready: async () => (await readinessOnce()).ready,
     redisServers: segments.names(),
-    redisRunIds: () => Promise.all(segments.names().map(async (server) => {
-      const c = segments.connection(server);
-      // A cluster has a run id per node; its failovers show in the segment hashes instead.
-      if (isCluster(c)) return { server, runId: undefined };
-      const info = await c.info('server').catch(() => '');
-      return { server, runId: /run_id:([0-9a-f]+)/.exec(info)?.[1] };
-    })),
+    redisRunIds: () =>
+      Promise.all(
+        segments.names().map(async (server) => {
+          const c = segments.connection(server);
+          // A cluster has a run id per node; its failovers show in the segment hashes instead.
+          if (isCluster(c)) return { server, runId: undefined };
+          const info = await c.info('server').catch(() => '');
+          return { server, runId: /run_id:([0-9a-f]+)/.exec(info)?.[1] };
+        }),
+      ),
   });
 
   let closing: Promise<void> | undefined;
+  // Every step is bounded by SHUTDOWN_TIMEOUT_MS in all (src/shutdown-steps.ts); what a silent
+  // store keeps from finishing is abandoned, and the connections are dropped in any case.
   const close = () =>
     (closing ??= (async () => {
-      await leaseWorkers?.close().catch(() => undefined);
-      await leases.releaseAll().catch(() => undefined);
-      await leaseScheduler?.stop().catch(() => undefined);
-      await refillWorker?.close().catch((err: Error) => log.warn({ err: err.message }, 'closing the refill worker'));
-      await producer.close().catch(() => undefined);
-      for (const c of redisClients) await c.quit().catch(() => c.disconnect());
-      await pool!.end().catch(() => undefined);
+      const { unfinished, ms } = await runShutdown(
+        [
+          { name: 'lease workers', run: () => leaseWorkers?.close() },
+          { name: 'lease release', run: () => leases.releaseAll() },
+          { name: 'lease schedules', run: () => leaseScheduler?.stop() },
+          { name: 'refill worker', run: () => refillWorker?.close() },
+          { name: 'refill queue', run: () => producer.close() },
+          { name: 'redis quit', run: () => Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect()))) },
+          { name: 'mysql pool', run: () => pool!.end() },
+          {
+            name: 'drop what is left',
+            always: true,
+            run: async () => {
+              for (const c of redisClients) if (c.status !== 'end') c.disconnect();
+              await refillWorker?.disconnect();
+            },
+          },
+        ],
+        config.shutdownTimeoutMs,
+        log,
+      );
+      if (unfinished.length > 0) {
+        log.error({ unfinished, ms: Math.round(ms), shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutdown forced: steps did not finish in time');
+        throw new Error(`shutdown forced after ${Math.round(ms)} ms: ${unfinished.join(', ')} did not finish`);
+      }
     })());
 
   const queues: Queue[] = [producer.queue, ...(leaseScheduler ? [leaseScheduler.queue, leaseScheduler.janitor] : [])];
-  return { config, log, redis, pool, keys, tags, tokens, counters, segments, producer, registry, subscriber, dispenser, leases, leaseStore, clock, metrics, capacity, queues, refillWorker, close };
+  return {
+    config,
+    log,
+    redis,
+    pool,
+    keys,
+    tags,
+    tokens,
+    counters,
+    segments,
+    producer,
+    registry,
+    subscriber,
+    ids,
+    leases,
+    leaseStore,
+    clock,
+    metrics,
+    capacity,
+    queues,
+    refillWorker,
+    close,
+  };
 }

@@ -6,13 +6,15 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Checker, problems, summaryLine, type Report, type TagModes } from './checker.js';
 import type { ClientSettings } from './client.js';
 import { FaultRunner, planFaults } from './faults.js';
-import { FaultProxy } from '../../test/helpers/fault-proxy.js';
+import { FaultProxy } from '../../tools/proxies/fault-proxy.js';
 import { readRecords } from './recorder.js';
 import { ServerPool } from './servers.js';
-import { ChaosMysql, ChaosRedis, ChildRegistry, freePort } from './services.js';
+import { freePort } from '../../tools/child.js';
+import { ChaosMysql, ChaosRedis, ChildRegistry } from './services.js';
 
 export interface CampaignOptions {
   /** Seconds of load (faults happen within it). */
@@ -42,8 +44,6 @@ export interface CampaignResult {
 export const TAGS = { global: 'chaos-global', node: 'chaos-node', snowflake: 'chaos-sf', rule: 'chaos-rule' } as const;
 export const TAG_MODES: TagModes = { global: [TAGS.global], perProcess: [TAGS.node, TAGS.snowflake], rule: [TAGS.rule] };
 const APPS = ['a1', 'a2'];
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function createTags(url: string, token: string): Promise<void> {
   const bodies = [
@@ -125,7 +125,9 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       mysql: await FaultProxy.start(mysql.port, { seed: o.seed + 2 }),
     };
     openProxies.push(...Object.values(proxies));
-    log(`own redis-servers on 127.0.0.1:${redis.port} (default) and ${redisB.port} (b), mariadbd on 127.0.0.1:${mysql.port}; proxies ${proxies.redis.port}, ${proxies['redis-b'].port}, ${proxies.mysql.port}`);
+    log(
+      `own redis-servers on 127.0.0.1:${redis.port} (default) and ${redisB.port} (b), mariadbd on 127.0.0.1:${mysql.port}; proxies ${proxies.redis.port}, ${proxies['redis-b'].port}, ${proxies.mysql.port}`,
+    );
     const mysqlViaProxy = new URL(mysql.url('idmint'));
     mysqlViaProxy.port = String(proxies.mysql.port);
 
@@ -160,7 +162,12 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
         hardDeadline: Date.now() + (o.durationS + 60) * 1000,
       };
       const child = reg.add(
-        fork(join(o.root, 'scripts/chaos/client.ts'), [], { execArgv: ['--import', 'tsx'], cwd: o.root, env: reg.env({ CHAOS_CLIENT: JSON.stringify(settings) }), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+        fork(join(o.root, 'scripts/chaos/client.ts'), [], {
+          execArgv: ['--import', 'tsx'],
+          cwd: o.root,
+          env: reg.env({ CHAOS_CLIENT: JSON.stringify(settings) }),
+          stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        }),
       );
       child.on('message', (m: { progress?: { ids: number; requests: number; failed: number } }) => {
         if (m.progress) progress.set(name, m.progress);
@@ -182,7 +189,9 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
         failed += p.failed;
       }
       const fc = [...faults.counts()].map(([k, v]) => `${k} ${v}`).join(', ');
-      log(`${Math.round((Date.now() - startedAt) / 1000)}/${o.durationS} s: ${ids} IDs, ${failed} failed requests, ${faults.done.length} faults${fc ? ` (${fc})` : ''}`);
+      log(
+        `${Math.round((Date.now() - startedAt) / 1000)}/${o.durationS} s: ${ids} IDs, ${failed} failed requests, ${faults.done.length} faults${fc ? ` (${fc})` : ''}`,
+      );
     }, every);
     await sleep(o.durationS * 1000);
     faults.stop();

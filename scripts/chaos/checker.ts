@@ -10,6 +10,8 @@
 //    KILLED; any other transport failure is a failure without a code.
 import { ERROR_CODES } from '../../src/errors.js';
 import { UDP_CODES } from '../../src/core/udp-protocol.js';
+import { overlappingRanges, SeenIds } from '../../tools/duplicates.js';
+import { realTimeOrder } from '../../tools/order.js';
 import type { Rec } from './recorder.js';
 
 export interface InstanceSpan {
@@ -69,13 +71,28 @@ const fmt = (r: Rec): string =>
   `${r.c}/${r.p} slot ${r.slot} ${r.tag}${r.app ? `?app=${r.app}` : ''} n=${r.n} sent ${(r.t0 / 1000).toFixed(3)} ms answered ${(r.t1 / 1000).toFixed(3)} ms`;
 
 export class Checker {
-  private readonly report: Report = { ids: 0, requests: 0, answered: 0, duplicates: 0, orderViolations: 0, failures: {}, uncoded: 0, orderChecked: 0, faults: {}, examples: [] };
+  private readonly report: Report = {
+    ids: 0,
+    requests: 0,
+    answered: 0,
+    duplicates: 0,
+    orderViolations: 0,
+    failures: {},
+    uncoded: 0,
+    orderChecked: 0,
+    faults: {},
+    examples: [],
+  };
   private readonly answers = new Map<string, Answer[]>();
-  private readonly ranges = new Map<string, { lo: bigint; hi: bigint; rec: Rec }[]>();
-  private readonly ruleSeen = new Map<string, Map<string, Rec>>();
+  private readonly ranges = new Map<string, { lo: bigint; hi: bigint; who: Rec }[]>();
+  private readonly ruleSeen = new Map<string, SeenIds<string, Rec>>();
   private readonly kinds = new Map<string, 'global' | 'perProcess' | 'rule'>();
 
-  constructor(private readonly modes: TagModes, private readonly instances: readonly InstanceSpan[], private readonly faults: readonly KillSpan[]) {
+  constructor(
+    private readonly modes: TagModes,
+    private readonly instances: readonly InstanceSpan[],
+    private readonly faults: readonly KillSpan[],
+  ) {
     for (const t of modes.global) this.kinds.set(t, 'global');
     for (const t of modes.perProcess) this.kinds.set(t, 'perProcess');
     for (const t of modes.rule) this.kinds.set(t, 'rule');
@@ -134,14 +151,14 @@ export class Checker {
   private addRule(r: Rec): void {
     const key = `${r.tag}\u0000${r.app ?? ''}`;
     let seen = this.ruleSeen.get(key);
-    if (!seen) this.ruleSeen.set(key, (seen = new Map()));
+    if (!seen) this.ruleSeen.set(key, (seen = new SeenIds()));
     for (const id of r.s!) {
       this.report.ids++;
-      const prev = seen.get(id);
+      const prev = seen.add(id, r);
       if (prev) {
         this.report.duplicates++;
         this.example(`duplicate rule ID ${id} (${r.tag}, app ${r.app}): first to ${fmt(prev)}, again to ${fmt(r)}`);
-      } else seen.set(id, r);
+      }
     }
   }
 
@@ -155,7 +172,7 @@ export class Checker {
       const lo = BigInt(first);
       const hi = lo + BigInt(len) - 1n;
       this.report.ids += len;
-      list.push({ lo, hi, rec: r });
+      list.push({ lo, hi, who: r });
       if (max !== undefined && lo <= max) ascending = false;
       if (min === undefined || lo < min) min = lo;
       if (max === undefined || hi > max) max = hi;
@@ -193,54 +210,20 @@ export class Checker {
     return this.report;
   }
 
-  private duplicatesOf(tag: string, list: { lo: bigint; hi: bigint; rec: Rec }[]): void {
-    list.sort((a, b) => (a.lo < b.lo ? -1 : a.lo > b.lo ? 1 : 0));
-    let top: { hi: bigint; rec: Rec } | undefined;
-    for (const x of list) {
-      if (top && x.lo <= top.hi) {
-        const end = x.hi < top.hi ? x.hi : top.hi;
-        this.report.duplicates += Number(end - x.lo + 1n);
-        this.example(`duplicate ${tag} IDs ${x.lo}..${end}: first to ${fmt(top.rec)}, again to ${fmt(x.rec)}`);
-      }
-      if (!top || x.hi > top.hi) top = { hi: x.hi, rec: x.rec };
+  private duplicatesOf(tag: string, list: { lo: bigint; hi: bigint; who: Rec }[]): void {
+    for (const d of overlappingRanges(list)) {
+      this.report.duplicates += Number(d.hi - d.lo + 1n);
+      this.example(`duplicate ${tag} IDs ${d.lo}..${d.hi}: first to ${fmt(d.first)}, again to ${fmt(d.again)}`);
     }
   }
 
-  /**
-   * For every answer B: every answer A that arrived before B's request was sent holds only
-   * IDs below B's. Answers sorted by arrival with a running maximum; a binary search finds the
-   * last arrival before B was sent.
-   */
+  /** For every answer B: every answer A that arrived before B's request was sent holds only IDs below B's. */
   private realTimeOrder(group: string, list: Answer[]): void {
-    const byT1 = [...list].sort((a, b) => a.rec.t1 - b.rec.t1);
-    const prefMax: bigint[] = new Array(byT1.length);
-    const prefWho: Answer[] = new Array(byT1.length);
-    for (let i = 0; i < byT1.length; i++) {
-      if (i === 0 || byT1[i].max > prefMax[i - 1]) {
-        prefMax[i] = byT1[i].max;
-        prefWho[i] = byT1[i];
-      } else {
-        prefMax[i] = prefMax[i - 1];
-        prefWho[i] = prefWho[i - 1];
-      }
-    }
-    for (const b of list) {
-      let lo = 0;
-      let hi = byT1.length - 1;
-      let j = -1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >> 1;
-        if (byT1[mid].rec.t1 < b.rec.t0) {
-          j = mid;
-          lo = mid + 1;
-        } else hi = mid - 1;
-      }
-      if (j < 0) continue;
-      this.report.orderChecked++;
-      if (b.min <= prefMax[j]) {
-        this.report.orderViolations++;
-        this.example(`order (${group}): ${fmt(b.rec)} got ${b.min}, but ${fmt(prefWho[j].rec)} had already got ${prefMax[j]}`);
-      }
+    const { checked, violations } = realTimeOrder(list, (a) => ({ sent: a.rec.t0, answered: a.rec.t1, min: a.min, max: a.max }));
+    this.report.orderChecked += checked;
+    for (const v of violations) {
+      this.report.orderViolations++;
+      this.example(`order (${group}): ${fmt(v.item.rec)} got ${v.itemMin}, but ${fmt(v.earlier.rec)} had already got ${v.earlierMax}`);
     }
   }
 }

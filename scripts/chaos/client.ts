@@ -3,10 +3,11 @@
 // websocket stream (src/client) and UDP (the id_server protocol), and record every request.
 // Stops on the parent's "stop", when the parent goes away, or at its own hard deadline.
 import { createSocket, type Socket } from 'node:dgram';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { IdmintClient, IdmintClientError } from '../../src/client/index.js';
 import { UDP_CODES } from '../../src/core/udp-protocol.js';
 import { RecordWriter, countRuns, nowUs, toRuns, type Proto, type Rec, type Runs } from './recorder.js';
-import { rng, type Rng } from '../../test/helpers/prng.js';
+import { rng, type Rng } from '../../tools/prng.js';
 
 export interface ClientSettings {
   readonly name: string;
@@ -22,7 +23,6 @@ export interface ClientSettings {
   readonly hardDeadline: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const HTTP_TIMEOUT_MS = 8000;
 // A rule's new period or a dry segment waits up to REFILL_WAIT_MS (3 s) for MySQL before answering.
 const UDP_TIMEOUT_MS = 8000;
@@ -108,7 +108,7 @@ class ClientProcess {
         }
       } catch (err) {
         const e = err as Error & { cause?: { code?: string } };
-        rec = { ...base, t0, t1: nowUs(), tr: `${e.name === 'TimeoutError' ? 'TIMEOUT' : e.cause?.code ?? e.message}` };
+        rec = { ...base, t0, t1: nowUs(), tr: `${e.name === 'TimeoutError' ? 'TIMEOUT' : (e.cause?.code ?? e.message)}` };
       }
       this.record(rec);
       await this.pause(rec.err === undefined && rec.tr === undefined && rec.bad === undefined);

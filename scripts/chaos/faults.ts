@@ -7,11 +7,12 @@
 // connections open then stay dead). Faults run one after the other, in rounds holding every
 // kind once; a clock shift is put back in the background while the next ones run.
 import { writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { nowUs } from './recorder.js';
-import { rng } from '../../test/helpers/prng.js';
+import { rng } from '../../tools/prng.js';
 import type { ServerPool } from './servers.js';
 import type { ChaosMysql, ChaosRedis } from './services.js';
-import type { FaultProxy } from '../../test/helpers/fault-proxy.js';
+import type { FaultProxy } from '../../tools/proxies/fault-proxy.js';
 
 export const FAULT_KINDS = ['redis-restart', 'mysql-restart', 'kill', 'clock-shift', 'lease-expire', 'net-slow', 'net-blackhole'] as const;
 
@@ -90,8 +91,6 @@ export function planFaults(seed: number, durationS: number, servers: number, eve
     }
   });
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class FaultRunner {
   readonly done: FaultRecord[] = [];

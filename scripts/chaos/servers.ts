@@ -2,11 +2,11 @@
 // loopback ports (HTTP and UDP) with TEST_MODE on. A slot's process can be SIGKILLed and
 // started again on the same ports; every start is a new instance, with the monotonic times it
 // was spawned and found dead, so the checker can tell which instance answered a request.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { freePort, startTsx, type Child } from '../../tools/child.js';
 import { nowUs } from './recorder.js';
-import { freePort, type ChildRegistry } from './services.js';
+import type { ChildRegistry } from './services.js';
 
 export interface Instance {
   readonly slot: number;
@@ -25,7 +25,7 @@ interface Slot {
   readonly index: number;
   readonly httpPort: number;
   readonly udpPort: number;
-  proc?: ChildProcess;
+  proc?: Child;
   inst?: Instance;
   up: boolean;
 }
@@ -47,7 +47,10 @@ export class ServerPool {
   /** Exits nobody asked for (a crash is a finding). */
   readonly unexpectedExits: Instance[] = [];
 
-  private constructor(private readonly reg: ChildRegistry, private readonly o: PoolOptions) {}
+  private constructor(
+    private readonly reg: ChildRegistry,
+    private readonly o: PoolOptions,
+  ) {}
 
   static async create(reg: ChildRegistry, count: number, o: PoolOptions): Promise<ServerPool> {
     const pool = new ServerPool(reg, o);
@@ -92,43 +95,28 @@ export class ServerPool {
     });
     const inst: Instance = { slot, n, nodeId, spawnAt: nowUs() };
     this.instances.push(inst);
-    const proc = this.reg.add(spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], { cwd: this.o.root, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const proc = startTsx(['src/cli.ts', 'serve'], { name: `idmint slot ${slot}`, cwd: this.o.root, env });
+    this.reg.add(proc.proc);
     s.proc = proc;
     s.inst = inst;
     const log = createWriteStream(join(this.o.outDir, `server-${slot}-${n}.log`));
-    proc.stderr!.pipe(log, { end: false });
-    proc.once('exit', (code, signal) => {
+    proc.onLine((line) => log.write(`${line}\n`));
+    void proc.exited.then((code) => {
       inst.deadAt = nowUs();
-      inst.end ??= `exited ${code ?? signal}`;
+      inst.end ??= `exited ${code ?? proc.proc.signalCode}`;
       s.up = false;
       if (s.proc === proc) s.proc = undefined;
       if (inst.end.startsWith('exited') && !this.stopping) this.unexpectedExits.push(inst);
     });
-    return new Promise<Instance>((resolve, reject) => {
-      let buf = '';
-      let listening = false;
-      const timer = setTimeout(() => {
-        proc.kill('SIGKILL');
-        reject(new Error(`idmint slot ${slot} did not listen within ${timeoutMs} ms (log: server-${slot}-${n}.log)`));
-      }, timeoutMs);
-      proc.stdout!.on('data', (chunk: Buffer) => {
-        log.write(chunk);
-        if (listening) return;
-        buf += chunk.toString();
-        if (buf.includes('"idmint listening"')) {
-          listening = true;
-          buf = '';
-          clearTimeout(timer);
-          inst.listenAt = nowUs();
-          s.up = true;
-          resolve(inst);
-        } else if (buf.length > 1 << 20) buf = buf.slice(-4096);
-      });
-      proc.once('exit', (code) => {
-        clearTimeout(timer);
-        if (!listening) reject(new Error(`idmint slot ${slot} exited with ${code} before listening (log: server-${slot}-${n}.log)`));
-      });
-    });
+    try {
+      await proc.waitForLine((line) => line.includes('"idmint listening"'), timeoutMs);
+    } catch {
+      await proc.kill();
+      throw new Error(`idmint slot ${slot} did not listen within ${timeoutMs} ms or exited first (log: server-${slot}-${n}.log)`);
+    }
+    inst.listenAt = nowUs();
+    s.up = true;
+    return inst;
   }
 
   /** SIGKILL; resolves once the process is gone. */
@@ -139,9 +127,7 @@ export class ServerPool {
     if (!p || !inst) return undefined;
     inst.end = 'killed';
     s.up = false;
-    const gone = new Promise((r) => p.once('exit', r));
-    p.kill('SIGKILL');
-    await gone;
+    await p.kill();
     return inst;
   }
 
@@ -166,11 +152,7 @@ export class ServerPool {
         const p = s.proc;
         if (!p) return;
         if (s.inst) s.inst.end = 'stopped';
-        const gone = new Promise((r) => p.once('exit', r));
-        p.kill('SIGTERM');
-        const t = setTimeout(() => p.kill('SIGKILL'), graceMs);
-        await gone;
-        clearTimeout(t);
+        await p.stop(graceMs);
       }),
     );
   }

@@ -5,30 +5,9 @@
 // its leftovers removed by the next one.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../test/helpers/redis-server.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export { freePort };
-
-export function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = connect(port, '127.0.0.1');
-    sock.once('connect', () => (sock.destroy(), resolve(true)));
-    sock.once('error', () => (sock.destroy(), resolve(false)));
-  });
-}
-
-export async function waitPort(port: number, up: boolean, timeoutMs: number, what: string): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while ((await portOpen(port)) !== up) {
-    if (Date.now() > until) throw new Error(`${what}: port ${port} still ${up ? 'closed' : 'open'} after ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
+import { waitPort } from '../../tools/child.js';
 
 const MARK = 'IDMINT_CHAOS_RUN';
 
@@ -40,7 +19,10 @@ export class ChildRegistry {
   private readonly live = new Set<ChildProcess>();
   private readonly pidFile: string;
 
-  constructor(readonly runId: string, readonly workDir: string) {
+  constructor(
+    readonly runId: string,
+    readonly workDir: string,
+  ) {
     this.pidFile = join(workDir, 'pids');
     writeFileSync(join(workDir, 'runner.pid'), String(process.pid));
   }
@@ -82,7 +64,10 @@ export class ChildRegistry {
       const dir = join(root, run);
       const runner = Number(readFileSafe(join(dir, 'runner.pid')));
       if (!runner || alive(runner)) continue;
-      for (const pid of readFileSafe(join(dir, 'pids')).split('\n').map(Number).filter((n) => n > 0)) {
+      for (const pid of readFileSafe(join(dir, 'pids'))
+        .split('\n')
+        .map(Number)
+        .filter((n) => n > 0)) {
         if (readFileSafe(`/proc/${pid}/environ`).split('\0').includes(`${MARK}=${run}`)) {
           try {
             process.kill(pid, 'SIGKILL');
@@ -122,7 +107,11 @@ function exited(p: ChildProcess): Promise<void> {
 /** redis-server without persistence: every start is empty. */
 export class ChaosRedis {
   private proc?: ChildProcess;
-  constructor(private readonly reg: ChildRegistry, readonly port: number, private readonly dir: string) {}
+  constructor(
+    private readonly reg: ChildRegistry,
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
@@ -132,10 +121,14 @@ export class ChaosRedis {
     mkdirSync(this.dir, { recursive: true });
     const log = openSync(join(this.dir, 'redis.log'), 'a');
     this.proc = this.reg.add(
-      spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--dir', this.dir], {
-        stdio: ['ignore', log, log],
-        env: this.reg.env(),
-      }),
+      spawn(
+        'redis-server',
+        ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--dir', this.dir],
+        {
+          stdio: ['ignore', log, log],
+          env: this.reg.env(),
+        },
+      ),
     );
     await waitPort(this.port, true, 10000, 'redis-server');
   }
@@ -156,7 +149,12 @@ export class ChaosMysql {
   private proc?: ChildProcess;
   private readonly dataDir: string;
 
-  constructor(private readonly reg: ChildRegistry, readonly port: number, private readonly templateDir: string, private readonly workDir: string) {
+  constructor(
+    private readonly reg: ChildRegistry,
+    readonly port: number,
+    private readonly templateDir: string,
+    private readonly workDir: string,
+  ) {
     this.dataDir = join(workDir, 'mysql');
   }
 
@@ -173,7 +171,14 @@ export class ChaosMysql {
       mkdirSync(tmp, { recursive: true });
       execFileSync(
         'mariadb-install-db',
-        ['--no-defaults', `--datadir=${tmp}`, `--user=${userInfo().username}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--innodb-log-file-size=16M'],
+        [
+          '--no-defaults',
+          `--datadir=${tmp}`,
+          `--user=${userInfo().username}`,
+          '--auth-root-authentication-method=normal',
+          '--skip-test-db',
+          '--innodb-log-file-size=16M',
+        ],
         { stdio: 'ignore' },
       );
       rmSync(this.templateDir, { recursive: true, force: true });

@@ -2,7 +2,6 @@
 // admin token. Process concerns (listening, signals) live in server.ts.
 import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { IdmintError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import { adminGuard } from './auth.js';
 import { adminTagRoutes } from './admin/tags.js';
@@ -15,6 +14,7 @@ import { registerDocs } from './docs.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { fastIdPath, serverWithFastPath } from './fast-path.js';
+import { closingGuard, responseObserver, unhonouredHooks } from './pre-router-hooks.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { healthRoutes } from './routes/health.js';
 import { idRoutes } from './routes/ids.js';
@@ -23,11 +23,21 @@ import { streamRoutes } from './ws/stream-route.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
+export interface BuildOptions {
+  /**
+   * Plugins and hooks of an embedding application (a rate limit, CORS, request ids), added
+   * ahead of the routes so that they apply to them.
+   */
+  readonly extend?: (app: FastifyInstance) => void | Promise<void>;
+}
+
+export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<FastifyInstance> {
   let closing = false;
+  /** The pre-router path may answer: the app is ready and honours every hook of the route. */
+  let preRouter = false;
   const app = Fastify({
     // The single-ID route of in-memory blocks is answered before routing (fast-path.ts).
-    serverFactory: serverWithFastPath(fastIdPath({ dispenser: rt.dispenser, metrics: rt.metrics, log: rt.log, closing: () => closing })),
+    serverFactory: serverWithFastPath(fastIdPath({ ids: rt.ids, metrics: rt.metrics, log: rt.log, open: () => preRouter && !closing })),
     loggerInstance: rt.log as FastifyBaseLogger,
     // Per-request access logs would cost more than serving an ID; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
@@ -44,18 +54,22 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // Callback-style hooks: no promise per request on the hot path.
-  app.addHook('onRequest', (_req, _reply, done) => {
-    done(closing ? new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 }) : undefined);
+  // The pre-router path does the work of these two itself (pre-router-hooks.ts).
+  app.addHook(
+    'onRequest',
+    closingGuard(() => closing),
+  );
+  app.addHook('onResponse', responseObserver(rt.metrics));
+  app.addHook('onReady', function decidePreRouter() {
+    const others = unhonouredHooks(app);
+    preRouter = others.length === 0;
+    if (!preRouter) rt.log.warn({ hooks: others }, 'GET /v1/id/:tag has hooks the pre-router path does not honour: Fastify serves every request of it');
   });
-  app.addHook('onResponse', (req, reply, done) => {
-    rt.metrics.observeHttp(req.routeOptions.url ?? 'unmatched', req.method, reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
+  await opts.extend?.(app);
   await registerDocs(app, VERSION);
-  await app.register(idRoutes, { dispenser: rt.dispenser });
-  await app.register(tinyidRoutes, { dispenser: rt.dispenser });
-  await app.register(streamRoutes, { dispenser: rt.dispenser, config: rt.config });
+  await app.register(idRoutes, { ids: rt.ids });
+  await app.register(tinyidRoutes, { ids: rt.ids });
+  await app.register(streamRoutes, { ids: rt.ids, config: rt.config });
   await app.register(healthRoutes, { rt });
   await app.register(metricsRoutes, { metrics: rt.metrics });
   await app.register(import('./admin/page-route.js'), { config: rt.config });

@@ -10,8 +10,16 @@ const ANSWER = 'idmint:metrics';
 /** Longer than prom-client's own 5 s for collecting from the processes. */
 const WAIT_MS = 7000;
 
-interface Ask { readonly type: typeof ASK; readonly id: number }
-interface Answer { readonly type: typeof ANSWER; readonly id: number; readonly text?: string; readonly error?: string }
+interface Ask {
+  readonly type: typeof ASK;
+  readonly id: number;
+}
+interface Answer {
+  readonly type: typeof ANSWER;
+  readonly id: number;
+  readonly text?: string;
+  readonly error?: string;
+}
 
 /** In the primary: answers the processes' requests for the metrics of all of them. */
 export function serveClusterMetrics(): void {
@@ -21,7 +29,10 @@ export function serveClusterMetrics(): void {
     const reply = (a: Omit<Answer, 'type' | 'id'>) => {
       if (worker.isConnected()) worker.send({ type: ANSWER, id: m.id, ...a } satisfies Answer);
     };
-    aggregator.clusterMetrics().then((text) => reply({ text }), (err: Error) => reply({ error: err.message }));
+    aggregator.clusterMetrics().then(
+      (text) => reply({ text }),
+      (err: Error) => reply({ error: err.message }),
+    );
   });
 }
 

@@ -3,7 +3,7 @@
 import { unpackId } from '../core/layout.js';
 import { decode } from '../core/snowflake-layout.js';
 import { invalid } from '../errors.js';
-import type { Dispenser } from '../service/dispenser.js';
+import type { IdService } from '../service/id-service.js';
 
 export type Decoded =
   | { mode: 'segment'; id: string; seq: string; shard: number; app_id: number; stride: number; offset: number; counter: string }
@@ -12,9 +12,9 @@ export type Decoded =
 /** The pattern of an ID accepted for decoding (then also checked to be below 2^63). */
 export const DECODE_ID = /^[0-9]{1,19}$/;
 
-export async function decodeId(dispenser: Dispenser, tagName: string, idText: string): Promise<Decoded> {
+export async function decodeId(ids: IdService, tagName: string, idText: string): Promise<Decoded> {
   if (!DECODE_ID.test(idText)) throw invalid('id must be a decimal of 1 to 19 digits');
-  const tag = await dispenser.resolve(tagName);
+  const tag = await ids.resolve(tagName);
   // Rule IDs are rendered strings: a number has no seq, shard or time to decode back to.
   if (tag.rule) throw invalid(`tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`);
   const id = BigInt(idText);
@@ -31,7 +31,13 @@ export async function decodeId(dispenser: Dispenser, tagName: string, idText: st
     throw invalid(`${idText} is not an ID of tag "${tag.tag}" (its sequence value ${p.seq} is not ${tag.offset} mod ${tag.stride})`);
   }
   return {
-    mode: 'segment', id: idText, seq: p.seq.toString(), shard: p.shard, app_id: p.appId,
-    stride: tag.stride, offset: tag.offset, counter: p.counter.toString(),
+    mode: 'segment',
+    id: idText,
+    seq: p.seq.toString(),
+    shard: p.shard,
+    app_id: p.appId,
+    stride: tag.stride,
+    offset: tag.offset,
+    counter: p.counter.toString(),
   };
 }

@@ -14,7 +14,11 @@ export function toIdmintError(err: unknown): IdmintError {
   if (err instanceof IdmintError) return err;
   if (err instanceof SpecProblems) return new IdmintError('INVALID_ARGUMENT', err.message);
   const fe = err as FastifyError;
-  if (fe && fe.validation) return new IdmintError('INVALID_ARGUMENT', `${fe.validationContext ?? 'request'} ${fe.validation.map((v) => `${v.instancePath || ''} ${v.message ?? ''}`.trim()).join('; ')}`);
+  if (fe && fe.validation)
+    return new IdmintError(
+      'INVALID_ARGUMENT',
+      `${fe.validationContext ?? 'request'} ${fe.validation.map((v) => `${v.instancePath || ''} ${v.message ?? ''}`.trim()).join('; ')}`,
+    );
   if (fe && typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new IdmintError('INVALID_ARGUMENT', fe.message);
   }
@@ -30,14 +34,17 @@ export function clientErrorHandler(err: Error & { code?: string; rawPacket?: unk
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   // The answer to a HEAD request has no body, even here.
   const head = Buffer.isBuffer(err.rawPacket) && err.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
-  const [status, text, message] = err.code === 'HPE_HEADER_OVERFLOW'
-    ? [431, 'Request Header Fields Too Large', 'the request head is larger than the server accepts (16 KiB)']
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'Request Timeout', 'the request did not arrive in time']
-      : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
+  const [status, text, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'the request head is larger than the server accepts (16 KiB)']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'the request did not arrive in time']
+        : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
   const body = JSON.stringify(new IdmintError('INVALID_ARGUMENT', message).toJSON());
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${head ? '' : body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+    );
   }
   socket.destroy(err);
 }
@@ -72,7 +79,5 @@ export function installErrorHandling(app: FastifyInstance, onError: (code: strin
     if (e.retryAfter !== undefined) reply.header('retry-after', String(e.retryAfter));
     return reply.code(status).send(e.toJSON());
   });
-  app.setNotFoundHandler((req, reply) =>
-    sendError(reply, new IdmintError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler((req, reply) => sendError(reply, new IdmintError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)));
 }

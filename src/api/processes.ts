@@ -152,7 +152,10 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
       slot.crashes = served && Date.now() - slot.readyAt! >= STABLE_MS ? 1 : slot.crashes + 1;
       if (slot.startFailures >= MAX_START_FAILURES) {
         slot.givenUp = true;
-        log.error({ ...info, startFailures: slot.startFailures }, `serving process ${slot.index} failed ${slot.startFailures} times in a row before serving; not replacing it again`);
+        log.error(
+          { ...info, startFailures: slot.startFailures },
+          `serving process ${slot.index} failed ${slot.startFailures} times in a row before serving; not replacing it again`,
+        );
         if (slots.every((s) => s.givenUp)) {
           log.error('no serving process is left; exiting');
           stopping = true;
@@ -186,7 +189,10 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
     }
     killTimer = setTimeout(() => {
       const left = live();
-      log.error({ pids: left.map((s) => s.worker!.process.pid) }, `serving processes still running ${SHUTDOWN_TIMEOUT_MS} ms after the shutdown request; killing them`);
+      log.error(
+        { pids: left.map((s) => s.worker!.process.pid) },
+        `serving processes still running ${SHUTDOWN_TIMEOUT_MS} ms after the shutdown request; killing them`,
+      );
       shutdownFailed = true;
       for (const s of left) s.worker!.process.kill('SIGKILL');
     }, SHUTDOWN_TIMEOUT_MS);

@@ -1,7 +1,8 @@
 // JSON schemas shared by routes (they validate requests and generate the OpenAPI document).
+import { TAG_NAME_PATTERN } from '../core/tag-name.js';
 
 /** A tag name in a path or body. */
-export const tagName = { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } as const;
+export const tagName = { type: 'string', pattern: TAG_NAME_PATTERN } as const;
 
 /** Params of routes under /:tag. */
 export const tagParam = {

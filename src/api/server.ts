@@ -58,17 +58,19 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
   const bound = app.server.address();
   if (!config.advertiseAddr && bound && typeof bound === 'object') rt.leases.setAddr(`${config.host === '0.0.0.0' ? hostname() : config.host}:${bound.port}`);
   await acquireLeasesForTags(rt);
-  const udp = config.udpPort > 0
-    ? await startUdpServer(rt.dispenser, { port: config.udpPort, host: config.host, nodeOffset: config.nodeOffset, maxDatagramBytes: config.udpMaxBytes }, log)
-    : undefined;
-  const grpc = config.grpcPort > 0
-    ? await startGrpcServer({ dispenser: rt.dispenser, metrics: rt.metrics, log, config }).catch(async (err: Error) => {
-      await udp?.close();
-      await app.close();
-      await rt.close();
-      throw err;
-    })
-    : undefined;
+  const udp =
+    config.udpPort > 0
+      ? await startUdpServer(rt.ids, { port: config.udpPort, host: config.host, nodeOffset: config.nodeOffset, maxDatagramBytes: config.udpMaxBytes }, log)
+      : undefined;
+  const grpc =
+    config.grpcPort > 0
+      ? await startGrpcServer({ ids: rt.ids, metrics: rt.metrics, log, config }).catch(async (err: Error) => {
+          await udp?.close();
+          await app.close();
+          await rt.close();
+          throw err;
+        })
+      : undefined;
   log.info({ address, udpPort: udp?.port, grpcPort: grpc?.port, nodeId: config.nodeId }, 'idmint listening');
   let closing: Promise<void> | undefined;
   return {

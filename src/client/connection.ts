@@ -50,7 +50,8 @@ export class StreamConnection {
   private constructor(private readonly ws: WebSocket) {
     ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
     ws.on('close', (code: number, reason: Buffer) =>
-      this.failAll(new IdmintClientError('DISCONNECTED', `the stream socket closed (${code}${reason.length ? ` ${reason.toString()}` : ''})`)));
+      this.failAll(new IdmintClientError('DISCONNECTED', `the stream socket closed (${code}${reason.length ? ` ${reason.toString()}` : ''})`)),
+    );
     ws.on('error', () => undefined); // 'close' follows and fails the takes
   }
 

@@ -46,7 +46,11 @@ export class IdStream<T extends bigint | string> implements AsyncIterableIterato
   private readonly prefetch: number;
   private readonly request: Omit<TakeRequest, 'count'>;
 
-  constructor(private readonly ctx: IdStreamContext, tag: string, private readonly opts: IdStreamOptions = {}) {
+  constructor(
+    private readonly ctx: IdStreamContext,
+    tag: string,
+    private readonly opts: IdStreamOptions = {},
+  ) {
     this.prefetch = Math.max(1, opts.prefetch ?? 10_000);
     this.backoff = opts.reconnectMinMs ?? 50;
     const format = opts.format ?? (opts.app !== undefined ? 'json' : 'binary');
@@ -121,31 +125,34 @@ export class IdStream<T extends bigint | string> implements AsyncIterableIterato
     }
     this.taking = true;
     const conn = this.conn;
-    conn.take({ ...this.request, count: this.prefetch - this.size }, {
-      ids: (ids) => {
-        if (this.ended || ids.length === 0) return;
-        this.chunks.push(ids as T[]);
-        this.size += ids.length;
-        this.backoff = this.opts.reconnectMinMs ?? 50;
-        this.wake();
-      },
-      done: () => {
-        this.taking = false;
-        this.topUp();
-      },
-      fail: (err) => {
-        this.taking = false;
-        if (this.ended) return;
-        if (!err.transient) {
-          this.failure = err;
+    conn.take(
+      { ...this.request, count: this.prefetch - this.size },
+      {
+        ids: (ids) => {
+          if (this.ended || ids.length === 0) return;
+          this.chunks.push(ids as T[]);
+          this.size += ids.length;
+          this.backoff = this.opts.reconnectMinMs ?? 50;
           this.wake();
-          return;
-        }
-        if (conn === this.conn && conn.open) conn.close();
-        this.conn = undefined;
-        void this.connect();
+        },
+        done: () => {
+          this.taking = false;
+          this.topUp();
+        },
+        fail: (err) => {
+          this.taking = false;
+          if (this.ended) return;
+          if (!err.transient) {
+            this.failure = err;
+            this.wake();
+            return;
+          }
+          if (conn === this.conn && conn.open) conn.close();
+          this.conn = undefined;
+          void this.connect();
+        },
       },
-    });
+    );
   }
 
   private async connect(): Promise<void> {

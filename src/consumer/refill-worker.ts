@@ -1,5 +1,6 @@
-// The BullMQ worker that refills segments: sizes the next segment from the consumption rate,
-// allocates it in MySQL (one transaction, logged), and installs it into Redis with fencing.
+// The BullMQ worker that runs refill jobs (their contract: src/jobs/refill.ts): sizes the next
+// segment from the consumption rate, allocates it in MySQL (one transaction, logged), and
+// installs it into Redis with fencing.
 // Delivery is at least once; a job that runs twice allocates a second segment that the
 // install fence refuses or that becomes the next one: wasted at worst, never shared.
 // The highest value Redis has installed goes with the allocation as a floor: a MySQL that came
@@ -9,11 +10,11 @@ import { Worker, type Job } from 'bullmq';
 import type { RedisClient } from '../store/redis/connection.js';
 import type { Logger } from 'pino';
 import { nextStep } from '../core/step.js';
-import { REFILL_BACKOFF, REFILL_QUEUE, type RefillJobData } from '../producer/refill-producer.js';
-import type { CountersRepo, Regression } from '../store/mysql/counters-repo.js';
+import { REFILL_QUEUE, refillBackoffStrategy, type RefillJobData, type RefillOutcome } from '../jobs/refill.js';
+import type { CountersRepo } from '../store/mysql/counters-repo.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
 import type { SegmentStore } from '../store/redis/segments.js';
-import type { Metrics } from '../service/metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 export interface RefillDeps {
   readonly connection: RedisClient;
@@ -25,20 +26,6 @@ export interface RefillDeps {
   readonly nodeId: string;
   readonly log: Logger;
   readonly metrics?: Metrics;
-}
-
-export interface RefillOutcome {
-  readonly result: string;
-  readonly first?: number;
-  readonly last?: number;
-  readonly step?: number;
-  /** MySQL's mark was below Redis's and was raised: from (MySQL) to (Redis). */
-  readonly regression?: Regression;
-}
-
-/** Capped exponential backoff between attempts: 100 ms, 200 ms, ... at most 5 s. */
-export function refillBackoffMs(attemptsMade: number): number {
-  return Math.min(5000, 100 * 2 ** Math.max(0, attemptsMade - 1));
 }
 
 export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connection' | 'prefix' | 'concurrency'>): Promise<RefillOutcome> {
@@ -65,8 +52,18 @@ export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connectio
   const regression = alloc.regression;
   if (regression) {
     deps.metrics?.counterRegressions.inc({ tag: d.tag, kind: scope === '' ? 'segment' : 'rule' });
-    deps.log.warn({ tag: d.tag, shard: d.shard, scope: scope || undefined, epoch: d.epoch, mysql: regression.from, redis: regression.to, behind: regression.to - regression.from },
-      'MySQL high-water mark was behind Redis (restored from a backup or failed over?): raised above what Redis installed');
+    deps.log.warn(
+      {
+        tag: d.tag,
+        shard: d.shard,
+        scope: scope || undefined,
+        epoch: d.epoch,
+        mysql: regression.from,
+        redis: regression.to,
+        behind: regression.to - regression.from,
+      },
+      'MySQL high-water mark was behind Redis (restored from a backup or failed over?): raised above what Redis installed',
+    );
   }
   if (alloc.kind === 'exhausted') {
     await deps.segments.exhaust(ref, d.gen);
@@ -104,9 +101,7 @@ export function startRefillWorker(deps: RefillDeps): Worker<RefillJobData, Refil
     concurrency: deps.concurrency,
     lockDuration: 10000,
     stalledInterval: 5000,
-    settings: {
-      backoffStrategy: (attemptsMade: number, type?: string) => (type === REFILL_BACKOFF ? refillBackoffMs(attemptsMade) : -1),
-    },
+    settings: { backoffStrategy: refillBackoffStrategy },
   });
   worker.on('failed', (job, err) => {
     deps.log.warn({ tag: job?.data.tag, attempts: job?.attemptsMade, err: err.message }, 'refill attempt failed; will retry');

@@ -27,7 +27,8 @@ export function parseIdServerConfig(file: string, text: string): IdServerConfig 
   };
   const idStep = int('id_step', 1);
   const idOffset = int('id_offset', 0);
-  if (idStep < 1 || idOffset < 0 || idOffset >= idStep) problems.push(`${file}: id_offset must lie from 0 to id_step - 1 (id_step ${idStep}, id_offset ${idOffset}), as id_server requires`);
+  if (idStep < 1 || idOffset < 0 || idOffset >= idStep)
+    problems.push(`${file}: id_offset must lie from 0 to id_step - 1 (id_step ${idStep}, id_offset ${idOffset}), as id_server requires`);
   const rules: { name: string; luaFile: string }[] = [];
   if (!Array.isArray(c.rules)) problems.push(`${file}: "rules" must be a list of {"name", "lua_file"}`);
   else {

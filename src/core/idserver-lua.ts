@@ -113,7 +113,9 @@ function argOf(expr: string, n: Names): Arg {
     const t = TIME_METHODS[e.slice(n.now.length + 1)];
     if (t) return t;
   }
-  throw new Refusal(`the argument "${expr}" (expected ${n.now}:year()%10, ${n.now}:year()%100, ${n.now}:month(), ${n.now}:day(), ${n.now}:hour(), ${n.now}:minute(), ${n.now}:second(), the counter or ${n.salt})`);
+  throw new Refusal(
+    `the argument "${expr}" (expected ${n.now}:year()%10, ${n.now}:year()%100, ${n.now}:month(), ${n.now}:day(), ${n.now}:hour(), ${n.now}:minute(), ${n.now}:second(), the counter or ${n.salt})`,
+  );
 }
 
 /** Two-digit fields and the idmint token each is written as. */
@@ -201,7 +203,11 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
   };
   for (let l = next(); l; l = next()) {
     const head = /^function\s+([A-Za-z_]\w*)\s*\(([^)]*)\)\s*$/.exec(l.text);
-    if (!head) fail(l.no, `not understood: "${l.text}" (expected "function min_counter()", "function max_counter()", "function reset_seconds()" or "function create_id(counter,now,salt)")`);
+    if (!head)
+      fail(
+        l.no,
+        `not understood: "${l.text}" (expected "function min_counter()", "function max_counter()", "function reset_seconds()" or "function create_id(counter,now,salt)")`,
+      );
     const [, name, params] = head!;
     try {
       if ((NUMERIC as readonly string[]).includes(name)) {

@@ -114,7 +114,8 @@ function lowBits(s: TagSpec): number {
  */
 export function segmentFloor(spec: TagSpec, maxId: bigint): number {
   const floor = counterAtOrBelow(spec, maxId >> BigInt(lowBits(spec)));
-  if (floor >= BigInt(MAX_COUNTER)) throw new SpecProblems([`tag "${spec.tag}": the old maximum ${maxId} leaves no room below idmint's largest counter (2^53-1)`]);
+  if (floor >= BigInt(MAX_COUNTER))
+    throw new SpecProblems([`tag "${spec.tag}": the old maximum ${maxId} leaves no room below idmint's largest counter (2^53-1)`]);
   return Number(floor);
 }
 
@@ -143,7 +144,8 @@ function below(cur: CurrentTag, shard: number, scope: string, floor: number): bo
 function clash(current: Current, want: TagSpec, what: string): string | undefined {
   const name = want.tag;
   const cur = current.live.get(name);
-  if (!cur && current.deleted.has(name)) return `tag "${name}" was deleted in idmint; re-create it (or choose another name in the old system) before importing ${what}`;
+  if (!cur && current.deleted.has(name))
+    return `tag "${name}" was deleted in idmint; re-create it (or choose another name in the old system) before importing ${what}`;
   if (!cur) return undefined;
   if (cur.spec.mode !== want.mode) return `tag "${name}" exists in idmint as a ${cur.spec.mode} tag; ${what} needs a ${want.mode} tag: rename one of them`;
   const [a, b] = [cur.spec, want];
@@ -176,12 +178,7 @@ function specOf(body: Record<string, unknown>, problems: string[], what: string)
 }
 
 /** Plans Leaf's or Tinyid's tags. Throws SpecProblems listing every reason to refuse. */
-export function planSegments(
-  system: 'leaf' | 'tinyid',
-  old: readonly OldSegmentTag[],
-  current: Current,
-  hash: (token: string) => string,
-): ImportPlan {
+export function planSegments(system: 'leaf' | 'tinyid', old: readonly OldSegmentTag[], current: Current, hash: (token: string) => string): ImportPlan {
   const problems: string[] = [];
   const tags: TagPlan[] = [];
   const label = system === 'leaf' ? 'Leaf biz_tag' : 'Tinyid biz_type';
@@ -209,7 +206,9 @@ export function planSegments(
       continue;
     }
     if (cur && system === 'tinyid' && cur.spec.order !== 'node') {
-      notes.push(`tag "${o.tag}" exists in idmint with order ${cur.spec.order} (kept: order cannot change): nextId serves it, nextSegmentId (tinyid-client) is refused with code 6`);
+      notes.push(
+        `tag "${o.tag}" exists in idmint with order ${cur.spec.order} (kept: order cannot change): nextId serves it, nextSegmentId (tinyid-client) is refused with code 6`,
+      );
     }
     const spec = cur?.spec ?? want;
     let floor: number;
@@ -235,10 +234,16 @@ export function planSegments(
     const low = Array.from({ length: spec.shards }, (_, shard) => shard).filter((shard) => below(cur, shard, '', floor));
     const raise = low.length > 0;
     tags.push({
-      tag: o.tag, mode: 'segment', action: raise ? 'raise' : 'unchanged', spec, epoch: cur.epoch,
+      tag: o.tag,
+      mode: 'segment',
+      action: raise ? 'raise' : 'unchanged',
+      spec,
+      epoch: cur.epoch,
       counterFloor: raise ? Math.max(floor, cur.counterFloor) : undefined,
       floors: raise ? low.map((shard) => ({ shard, scope: '', counter: floor })) : [],
-      tokens, oldMax: o.maxId, notes,
+      tokens,
+      oldMax: o.maxId,
+      notes,
     });
   }
   if (problems.length) throw new SpecProblems(problems);
@@ -269,8 +274,14 @@ export function planRules(
     if (!checkName(o.tag, problems, 'id_server rule')) continue;
     const r = o.rule;
     const body: Record<string, unknown> = {
-      tag: o.tag, mode: 'rule', template: r.template, min_counter: r.minCounter, max_counter: r.maxCounter,
-      reset_seconds: r.resetSeconds, time_zone: o.timeZone, description: `imported from id_server (${o.file})`.slice(0, 255),
+      tag: o.tag,
+      mode: 'rule',
+      template: r.template,
+      min_counter: r.minCounter,
+      max_counter: r.maxCounter,
+      reset_seconds: r.resetSeconds,
+      time_zone: o.timeZone,
+      description: `imported from id_server (${o.file})`.slice(0, 255),
       ...(opts.force ? { force: true } : {}),
     };
     if (o.stride !== 1 || o.offset !== 0) Object.assign(body, { stride: o.stride, offset: o.offset });
@@ -304,7 +315,8 @@ export function planRules(
       const scope = `${app}/${period}`;
       if (cur && !below(cur, 0, scope, seq)) continue;
       floors.push({ shard: 0, scope, counter: seq });
-      if (saved >= rule.maxCounter) tagNotes.push(`app "${app}" reached max_counter ${rule.maxCounter} in this period: it answers ID_SPACE_EXHAUSTED until the next one`);
+      if (saved >= rule.maxCounter)
+        tagNotes.push(`app "${app}" reached max_counter ${rule.maxCounter} in this period: it answers ID_SPACE_EXHAUSTED until the next one`);
     }
     const oldMax = [...highest].map(([app, c]) => `${app}:${c}`).join(' ') || 'none this period';
     const action = !cur ? 'create' : floors.length ? 'raise' : 'unchanged';

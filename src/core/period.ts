@@ -86,19 +86,42 @@ function computeSecond(sec: number, zone: string): SecondParts {
   if (isUtc(zone)) {
     const d = new Date(ms);
     return {
-      sec, year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(),
-      hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), wallMs: ms,
+      sec,
+      year: d.getUTCFullYear(),
+      month: d.getUTCMonth() + 1,
+      day: d.getUTCDate(),
+      hour: d.getUTCHours(),
+      minute: d.getUTCMinutes(),
+      second: d.getUTCSeconds(),
+      wallMs: ms,
     };
   }
-  let year = 0, month = 1, day = 1, hour = 0, minute = 0, second = 0;
+  let year = 0,
+    month = 1,
+    day = 1,
+    hour = 0,
+    minute = 0,
+    second = 0;
   for (const p of formatter(zone).formatToParts(ms)) {
     switch (p.type) {
-      case 'year': year = Number(p.value); break;
-      case 'month': month = Number(p.value); break;
-      case 'day': day = Number(p.value); break;
-      case 'hour': hour = Number(p.value) % 24; break;
-      case 'minute': minute = Number(p.value); break;
-      case 'second': second = Number(p.value); break;
+      case 'year':
+        year = Number(p.value);
+        break;
+      case 'month':
+        month = Number(p.value);
+        break;
+      case 'day':
+        day = Number(p.value);
+        break;
+      case 'hour':
+        hour = Number(p.value) % 24;
+        break;
+      case 'minute':
+        minute = Number(p.value);
+        break;
+      case 'second':
+        second = Number(p.value);
+        break;
     }
   }
   return { sec, year, month, day, hour, minute, second, wallMs: utcMs(year, month, day, hour, minute, second) };
@@ -154,7 +177,12 @@ export function localParts(ms: number, zone: string = DEFAULT_TIME_ZONE): LocalP
   checkMs(ms);
   const s = cachedSecond(ms, zone);
   return {
-    year: s.year, month: s.month, day: s.day, hour: s.hour, minute: s.minute, second: s.second,
+    year: s.year,
+    month: s.month,
+    day: s.day,
+    hour: s.hour,
+    minute: s.minute,
+    second: s.second,
     millisecond: Math.floor(ms) - s.sec * 1000,
   };
 }

@@ -100,7 +100,9 @@ export function ruleFromUpdate(cur: RuleSpec, b: Body, problems: string[]): Rule
       // Only the template's shape matters here; counter bounds of its time do not.
       const shapeOf = compileTemplate(old, { minCounter: 0, maxCounter: 0, resetSeconds: cur.resetSeconds }, { force: true });
       if (old === next.template || templatesDisjoint(shapeOf, compiled)) continue;
-      problems.push(`the new template could render IDs that the template "${old}" rendered (same length and no differing literal text); give it another length or a distinguishing literal, or send "force": true if you are sure`);
+      problems.push(
+        `the new template could render IDs that the template "${old}" rendered (same length and no differing literal text); give it another length or a distinguishing literal, or send "force": true if you are sure`,
+      );
     }
   }
   return next;

@@ -38,22 +38,50 @@ type Field = 'millisecond' | 'second' | 'minute' | 'hour' | 'day' | 'month' | 'y
 const FIELDS: readonly Field[] = ['millisecond', 'second', 'minute', 'hour', 'day', 'month', 'year'];
 /** Length of each field's unit in ms; months and years vary and align with no fixed period. */
 const UNIT_MS: Record<Field, number> = {
-  millisecond: 1, second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000,
-  month: Number.POSITIVE_INFINITY, year: Number.POSITIVE_INFINITY,
+  millisecond: 1,
+  second: 1000,
+  minute: 60_000,
+  hour: 3_600_000,
+  day: 86_400_000,
+  month: Number.POSITIVE_INFINITY,
+  year: Number.POSITIVE_INFINITY,
 };
 /** Shortest span after which a field's values repeat when the next coarser field is absent. */
 const CYCLE_SECONDS: Record<Field, number> = {
-  millisecond: 0.001, second: 1, minute: 60, hour: 3600, day: 86_400, month: 28 * 86_400, year: YEAR_SECONDS,
+  millisecond: 0.001,
+  second: 1,
+  minute: 60,
+  hour: 3600,
+  day: 86_400,
+  month: 28 * 86_400,
+  year: YEAR_SECONDS,
 };
 /** The token that names each field, for messages. */
 const FIELD_TOKEN: Record<Field, string> = {
-  millisecond: '{SSS}', second: '{ss}', minute: '{mm}', hour: '{HH}', day: '{dd}', month: '{MM}', year: '{yyyy}',
+  millisecond: '{SSS}',
+  second: '{ss}',
+  minute: '{mm}',
+  hour: '{HH}',
+  day: '{dd}',
+  month: '{MM}',
+  year: '{yyyy}',
 };
 
 /** Piece kinds (numbers, so render's switch stays cheap). */
 const K = {
-  LITERAL: 0, YYYY: 1, YY: 2, Y10: 3, MONTH: 4, DAY: 5, HOUR: 6, MINUTE: 7, SECOND: 8, MILLI: 9,
-  COUNTER: 10, SALT: 11, APP: 12,
+  LITERAL: 0,
+  YYYY: 1,
+  YY: 2,
+  Y10: 3,
+  MONTH: 4,
+  DAY: 5,
+  HOUR: 6,
+  MINUTE: 7,
+  SECOND: 8,
+  MILLI: 9,
+  COUNTER: 10,
+  SALT: 11,
+  APP: 12,
 } as const;
 type Kind = (typeof K)[keyof typeof K];
 
@@ -293,15 +321,14 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
     const needed = (['day', 'hour', 'minute', 'second'] as const).find((f) => (R * 1000) % UNIT_MS[f] === 0) ?? 'second';
     if (finest === undefined || UNIT_MS[finest] > UNIT_MS[needed]) {
       const has = finestTimeToken === null ? 'this template has no time token' : `the finest here is ${finestTimeToken}`;
-      problems.push(
-        `reset_seconds ${R} needs a time token of ${FIELD_TOKEN[needed]} or finer, or different periods would render the same IDs; ${has}`,
-      );
+      problems.push(`reset_seconds ${R} needs a time token of ${FIELD_TOKEN[needed]} or finer, or different periods would render the same IDs; ${has}`);
       uniqueForSeconds = R;
     } else {
       uniqueForSeconds = horizon(finest, fields, yearCycle);
       if (uniqueForSeconds < MIN_UNIQUE_YEARS * YEAR_SECONDS && opts.force !== true) {
         const k = FIELDS.findIndex((f, n) => n > FIELDS.indexOf(finest) && !fields.has(f));
-        const why = k < 0 ? `${yearTok} wraps round` : `it has ${FIELD_TOKEN[FIELDS[k - 1]]} but no ${k === FIELDS.length - 1 ? 'year' : FIELD_TOKEN[FIELDS[k]]} token`;
+        const why =
+          k < 0 ? `${yearTok} wraps round` : `it has ${FIELD_TOKEN[FIELDS[k - 1]]} but no ${k === FIELDS.length - 1 ? 'year' : FIELD_TOKEN[FIELDS[k]]} token`;
         problems.push(
           `IDs of this template repeat after ${describeSeconds(uniqueForSeconds)} (${why}), under ${MIN_UNIQUE_YEARS} years; ` +
             'add coarser time tokens, or send "force": true to accept it',
@@ -363,19 +390,45 @@ export function render(t: CompiledTemplate, input: RenderInput): string {
   for (let i = 0; i < ps.length; i++) {
     const p = ps[i];
     switch (p.kind) {
-      case K.LITERAL: out += p.text; break;
-      case K.YYYY: out += parts.year >= 0 && parts.year < 1000 ? String(parts.year).padStart(4, '0') : String(parts.year); break;
-      case K.YY: out += PAD2[((parts.year % 100) + 100) % 100]; break;
-      case K.Y10: out += String(((parts.year % 10) + 10) % 10); break;
-      case K.MONTH: out += PAD2[parts.month]; break;
-      case K.DAY: out += PAD2[parts.day]; break;
-      case K.HOUR: out += PAD2[parts.hour]; break;
-      case K.MINUTE: out += PAD2[parts.minute]; break;
-      case K.SECOND: out += PAD2[parts.second]; break;
-      case K.MILLI: out += PAD3[parts.millisecond]; break;
-      case K.COUNTER: out += p.width === 0 ? String(counter) : String(counter).padStart(p.width, '0'); break;
-      case K.SALT: out += input.salt ?? ''; break;
-      case K.APP: out += input.app; break;
+      case K.LITERAL:
+        out += p.text;
+        break;
+      case K.YYYY:
+        out += parts.year >= 0 && parts.year < 1000 ? String(parts.year).padStart(4, '0') : String(parts.year);
+        break;
+      case K.YY:
+        out += PAD2[((parts.year % 100) + 100) % 100];
+        break;
+      case K.Y10:
+        out += String(((parts.year % 10) + 10) % 10);
+        break;
+      case K.MONTH:
+        out += PAD2[parts.month];
+        break;
+      case K.DAY:
+        out += PAD2[parts.day];
+        break;
+      case K.HOUR:
+        out += PAD2[parts.hour];
+        break;
+      case K.MINUTE:
+        out += PAD2[parts.minute];
+        break;
+      case K.SECOND:
+        out += PAD2[parts.second];
+        break;
+      case K.MILLI:
+        out += PAD3[parts.millisecond];
+        break;
+      case K.COUNTER:
+        out += p.width === 0 ? String(counter) : String(counter).padStart(p.width, '0');
+        break;
+      case K.SALT:
+        out += input.salt ?? '';
+        break;
+      case K.APP:
+        out += input.app;
+        break;
     }
   }
   return out;
@@ -383,7 +436,15 @@ export function render(t: CompiledTemplate, input: RenderInput): string {
 
 /** Digits each fixed-width piece writes; undefined for pieces of varying width. */
 const FIXED_DIGITS: Partial<Record<Kind, number>> = {
-  [K.YYYY]: 4, [K.YY]: 2, [K.Y10]: 1, [K.MONTH]: 2, [K.DAY]: 2, [K.HOUR]: 2, [K.MINUTE]: 2, [K.SECOND]: 2, [K.MILLI]: 3,
+  [K.YYYY]: 4,
+  [K.YY]: 2,
+  [K.Y10]: 1,
+  [K.MONTH]: 2,
+  [K.DAY]: 2,
+  [K.HOUR]: 2,
+  [K.MINUTE]: 2,
+  [K.SECOND]: 2,
+  [K.MILLI]: 3,
 };
 
 /** Per character: the literal character, or '' for "some digit"; undefined if the length varies. */

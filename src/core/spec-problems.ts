@@ -3,8 +3,7 @@
 
 /** A snowflake layout or a rule template must stay unique at least this long, unless forced. */
 export const MIN_LIFETIME_YEARS = 10;
-/** Tag names, also used as rule names on UDP. */
-export const TAG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+export { TAG_NAME } from './tag-name.js';
 
 export class SpecProblems extends Error {
   constructor(readonly problems: string[]) {

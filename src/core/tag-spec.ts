@@ -2,6 +2,7 @@
 // the admin routes call these and turn the problems into one INVALID_ARGUMENT answer.
 import { counterLimit, MAX_COUNTER, MAX_STRIDE, type SegmentLayout } from './layout.js';
 import { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME } from './spec-problems.js';
+import { TAG_NAME_CHARS } from './tag-name.js';
 
 export { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME };
 import { periodCapacity, ruleFromBody, ruleFromUpdate, RULE_FIELDS, ruleToJson, type RuleSpec } from './rule-spec.js';
@@ -62,20 +63,48 @@ export const DEFAULTS = {
 type Body = Record<string, unknown>;
 
 const FIELD_NAMES: Record<string, keyof TagSpec> = {
-  tag: 'tag', mode: 'mode', order: 'order', layout: 'layout', shards: 'shards', app_id: 'appId',
-  app_bits: 'appBits', step: 'step', min_step: 'minStep', max_step: 'maxStep',
-  target_seconds: 'targetSeconds', prefetch: 'prefetch', max_id_limit: 'maxIdLimit',
-  node_block: 'nodeBlock', stride: 'stride', offset: 'offset', enabled: 'enabled', description: 'description',
+  tag: 'tag',
+  mode: 'mode',
+  order: 'order',
+  layout: 'layout',
+  shards: 'shards',
+  app_id: 'appId',
+  app_bits: 'appBits',
+  step: 'step',
+  min_step: 'minStep',
+  max_step: 'maxStep',
+  target_seconds: 'targetSeconds',
+  prefetch: 'prefetch',
+  max_id_limit: 'maxIdLimit',
+  node_block: 'nodeBlock',
+  stride: 'stride',
+  offset: 'offset',
+  enabled: 'enabled',
+  description: 'description',
 };
 /** Snowflake layout fields (create only), and the segment fields a snowflake tag refuses. */
 const SNOWFLAKE_FIELDS = ['preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force'];
-const SEGMENT_ONLY = ['order', 'layout', 'shards', 'app_id', 'app_bits', 'step', 'min_step', 'max_step', 'target_seconds', 'prefetch', 'max_id_limit', 'node_block', 'stride', 'offset'];
+const SEGMENT_ONLY = [
+  'order',
+  'layout',
+  'shards',
+  'app_id',
+  'app_bits',
+  'step',
+  'min_step',
+  'max_step',
+  'target_seconds',
+  'prefetch',
+  'max_id_limit',
+  'node_block',
+  'stride',
+  'offset',
+];
 /** Segment fields that mean nothing for a rule (its counters are plain and bounded by max_counter). */
 const NOT_FOR_RULES = ['layout', 'shards', 'app_id', 'app_bits', 'max_id_limit'];
 const SNOWFLAKE_ONLY = SNOWFLAKE_FIELDS.filter((k) => k !== 'force');
 /** Fields fixed at creation: changing them would change what existing IDs mean. */
 const IMMUTABLE = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits', 'stride', 'offset'];
-
 
 function intField(b: Body, name: string, min: number, max: number, problems: string[]): number | undefined {
   const v = b[name];
@@ -90,11 +119,12 @@ function intField(b: Body, name: string, min: number, max: number, problems: str
 function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, unknown>> {
   const out: Partial<Record<keyof TagSpec, unknown>> = {};
   for (const k of Object.keys(b)) if (!(k in FIELD_NAMES) && !SNOWFLAKE_FIELDS.includes(k) && !RULE_FIELDS.includes(k)) problems.push(`unknown field "${k}"`);
-  if (b.tag !== undefined && (typeof b.tag !== 'string' || !TAG_NAME.test(b.tag))) problems.push('tag must match [A-Za-z0-9_.-]{1,64}');
+  if (b.tag !== undefined && (typeof b.tag !== 'string' || !TAG_NAME.test(b.tag))) problems.push(`tag must match ${TAG_NAME_CHARS}`);
   else out.tag = b.tag;
   if (b.mode !== undefined) {
     if (!MODES.includes(b.mode as Mode)) problems.push(`mode must be one of ${MODES.join(', ')}`);
-    else if (!SERVED_MODES.includes(b.mode as Mode)) problems.push(`mode "${String(b.mode)}" is not available in this version; available: ${SERVED_MODES.join(', ')}`);
+    else if (!SERVED_MODES.includes(b.mode as Mode))
+      problems.push(`mode "${String(b.mode)}" is not available in this version; available: ${SERVED_MODES.join(', ')}`);
     else out.mode = b.mode;
   }
   if (b.order !== undefined && b.order !== 'global' && b.order !== 'node') problems.push('order must be "global" or "node"');
@@ -118,12 +148,14 @@ function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, 
   if (b.max_id_limit !== undefined) {
     const v = b.max_id_limit;
     const s = typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : typeof v === 'string' ? v : '';
-    if (!/^[1-9]\d{0,18}$/.test(s) || BigInt(s) > (1n << 63n) - 1n) problems.push('max_id_limit must be a positive integer (a decimal string above 2^53) no larger than 2^63-1');
+    if (!/^[1-9]\d{0,18}$/.test(s) || BigInt(s) > (1n << 63n) - 1n)
+      problems.push('max_id_limit must be a positive integer (a decimal string above 2^53) no larger than 2^63-1');
     else out.maxIdLimit = s;
   }
   if (b.enabled !== undefined && typeof b.enabled !== 'boolean') problems.push('enabled must be true or false');
   else out.enabled = b.enabled;
-  if (b.description !== undefined && (typeof b.description !== 'string' || b.description.length > 255)) problems.push('description must be a string of at most 255 characters');
+  if (b.description !== undefined && (typeof b.description !== 'string' || b.description.length > 255))
+    problems.push('description must be a string of at most 255 characters');
   else out.description = b.description;
   for (const k of Object.keys(out) as (keyof TagSpec)[]) if (out[k] === undefined) delete out[k];
   return out;
@@ -259,9 +291,14 @@ export function specToJson(s: TagSpec): Record<string, unknown> {
     out.tag = s.tag;
     out.mode = s.mode;
     Object.assign(out, {
-      preset: l.preset, epoch: new Date(l.epochMs).toISOString(), time_unit: l.unit, time_bits: l.timeBits,
-      worker_bits: l.workerBits, seq_bits: l.seqBits,
-      enabled: s.enabled, description: s.description,
+      preset: l.preset,
+      epoch: new Date(l.epochMs).toISOString(),
+      time_unit: l.unit,
+      time_bits: l.timeBits,
+      worker_bits: l.workerBits,
+      seq_bits: l.seqBits,
+      enabled: s.enabled,
+      description: s.description,
     });
     return out;
   }

@@ -3,9 +3,7 @@
 // segment hashes (taken, and the time and taken count at the last install), MySQL's
 // high-water marks and allocation log, worker-id leases. The admin API reads one tag fresh;
 // /metrics reads all of them through a short cache so scrapes stay cheap.
-import {
-  combine, counterRemaining, forecast, rateOf, ruleForecast, snowflakeForecast, type Forecast, type Window,
-} from '../core/capacity.js';
+import { combine, counterRemaining, forecast, rateOf, ruleForecast, snowflakeForecast, type Forecast, type Window } from '../core/capacity.js';
 import type { Clock } from '../core/clock.js';
 import { counterLimit } from '../core/layout.js';
 import { nextPeriodChange, periodOf } from '../core/period.js';
@@ -139,7 +137,9 @@ export class CapacityReader {
     // Every app's counter is its own: the tag's remaining is the app closest to running out.
     const least = counters.reduce((a, c) => Math.min(a, c.remaining), limit);
     return {
-      tag: t.tag, mode: t.mode, counters,
+      tag: t.tag,
+      mode: t.mode,
+      counters,
       forecast: { ...f, remaining: least },
       period: { period, endsAtMs, endSeconds, runsOutBeforeReset: f.exhaustionSeconds < endSeconds },
     };
@@ -151,7 +151,9 @@ export class CapacityReader {
     const sf = snowflakeForecast(l, now);
     const used = await this.d.leaseStore.count(l.workerBits).catch(() => 0);
     return {
-      tag: t.tag, mode: t.mode, counters: [],
+      tag: t.tag,
+      mode: t.mode,
+      counters: [],
       forecast: { remaining: 0, rate: 0, ...sf },
       workerPool: { workerBits: l.workerBits, size: maxWorkers(l), used },
     };

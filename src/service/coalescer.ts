@@ -19,7 +19,7 @@ import { IdmintError, unavailable } from '../errors.js';
 import type { Range } from '../core/ranges.js';
 import type { RefillProducer } from '../producer/refill-producer.js';
 import type { SegmentRef, SegmentStore, TakeResult } from '../store/redis/segments.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 interface Waiter {
   need: number;
@@ -71,7 +71,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * under it; a client only sees this error (a 503) when a move is not recorded in time.
  */
 export class TagMovedError extends IdmintError {
-  constructor(readonly tag: string, readonly moved = true) {
+  constructor(
+    readonly tag: string,
+    readonly moved = true,
+  ) {
     super('UNAVAILABLE', moved ? `tag "${tag}" is moving to another Redis server; retry` : `tag "${tag}" changed; retry`);
   }
 }
@@ -132,9 +135,9 @@ export class Coalescer {
     if (this.inFlight > 0 && this.holding()) return;
     this.scheduled = true;
     // Let the requests that arrived in this event-loop turn join the take: a round trip to
-    // Redis costs the process far more CPU than a turn (measured: ~13 requests per take
-    // without this, ~21 with it, at 50 connections). Order holds: every request in a take
-    // arrived before it was sent.
+    // Redis costs the process far more CPU than a turn, so a take shared by more requests is
+    // cheaper per request (bench:scale reports requests per take). Order holds: every request
+    // in a take arrived before it was sent.
     const seen = this.arrivals;
     setImmediate(() => this.due(seen));
   }
@@ -157,8 +160,8 @@ export class Coalescer {
    * The turn after a take was scheduled (seen: the arrivals counted then). When more requests
    * arrived meanwhile, the tag is busy and more are coming: the take waits one more turn, once,
    * unless `hold` requests are waiting already. A take costs the process and Redis a round
-   * trip, the turn only its own work (measured at 50 connections: 22 to 26 requests per take
-   * instead of 16 to 21, and less CPU per request). A lone request is never held.
+   * trip, the turn only its own work, so the takes get larger and the CPU per request smaller
+   * under load. A lone request is never held.
    */
   private due(seen?: number): void {
     if (seen !== undefined && this.arrivals !== seen && this.queue.length < (this.deps.hold ?? 0)) {

@@ -120,7 +120,7 @@ export class LeaseManager {
     } catch (err) {
       throw new IdmintError('LEASE_LOST', `no worker-id lease: Redis is unreachable (${(err as Error).message})`, { cause: err });
     }
-    if (a.workerId < 0) {
+    if (a.kind === 'exhausted') {
       this.events.exhausted++;
       this.log.error({ workerBits: bits, size: 2 ** bits }, 'worker-id pool exhausted: every id is leased');
       throw new IdmintError('UNAVAILABLE', `the worker-id pool of width ${bits} is exhausted: all ${2 ** bits} ids are leased`);
@@ -142,7 +142,10 @@ export class LeaseManager {
         await this.store.clearGuard(bits).catch(() => undefined);
         guard = 0;
       } else {
-        this.log.warn({ workerBits: bits, until: new Date(guard).toISOString() }, 'worker-id space state was lost in Redis; waiting out one lease TTL before issuing');
+        this.log.warn(
+          { workerBits: bits, until: new Date(guard).toISOString() },
+          'worker-id space state was lost in Redis; waiting out one lease TTL before issuing',
+        );
       }
     } else {
       // Redis holds the space, so it was used. MySQL's record of that is what keeps the guard
@@ -180,7 +183,10 @@ export class LeaseManager {
     }
     if (!added) return;
     this.onSpaceRegression?.(bits);
-    this.log.warn({ workerBits: bits }, 'MySQL had no record of a worker-id space Redis holds (restored from a backup or failed over?): recorded again, so a later Redis loss still guards it');
+    this.log.warn(
+      { workerBits: bits },
+      'MySQL had no record of a worker-id space Redis holds (restored from a backup or failed over?): recorded again, so a later Redis loss still guards it',
+    );
   }
 
   /** Extends every held lease (compare and extend); switches ids whose lease was lost. */
@@ -192,7 +198,10 @@ export class LeaseManager {
       try {
         r = await this.store.renew(lease.bits, lease.workerId, this.value, this.opts.ttlMs, start + this.opts.ttlMs);
       } catch (err) {
-        this.log.warn({ workerBits: lease.bits, workerId: lease.workerId, err: (err as Error).message }, 'lease renewal failed; the lease lapses at its deadline');
+        this.log.warn(
+          { workerBits: lease.bits, workerId: lease.workerId, err: (err as Error).message },
+          'lease renewal failed; the lease lapses at its deadline',
+        );
         continue;
       }
       if (r === 'extended') {
@@ -202,7 +211,10 @@ export class LeaseManager {
       }
       this.events.lost++;
       lease.deadlineMs = 0;
-      this.log.warn({ workerBits: lease.bits, workerId: lease.workerId, why: r }, r === 'taken' ? 'worker id is held by another node; switching ids' : 'worker-id lease expired; acquiring again');
+      this.log.warn(
+        { workerBits: lease.bits, workerId: lease.workerId, why: r },
+        r === 'taken' ? 'worker id is held by another node; switching ids' : 'worker-id lease expired; acquiring again',
+      );
       await this.get(lease.bits).catch((err: Error) => this.log.error({ workerBits: lease.bits, err: err.message }, 'could not acquire a worker id'));
     }
   }

@@ -7,6 +7,7 @@
 // fault of those tags; `degraded` says one is down, and requests for its tags answer
 // UNAVAILABLE meanwhile.
 import type { Pool } from 'mysql2/promise';
+import { withinLate } from '../late-timeout.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
 import type { SegmentStore } from '../store/redis/segments.js';
 import { DEFAULT_REDIS } from '../store/redis/segments.js';
@@ -31,14 +32,11 @@ export interface Readiness {
 }
 
 async function check(fn: () => Promise<unknown>, timeoutMs = 1000): Promise<string> {
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([fn(), new Promise((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))]);
+    await withinLate(fn(), timeoutMs, () => new Error(`no answer within ${timeoutMs} ms`));
     return 'ok';
   } catch (err) {
     return (err as Error).message;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -4,7 +4,7 @@
 import { nextTick, type Clock, type SequenceState } from '../core/clock.js';
 import { encode, maxSeq, toUnits, unitMs, type SnowflakeLayout } from '../core/snowflake-layout.js';
 import { IdmintError } from '../errors.js';
-import type { LeaseManager } from './lease-manager.js';
+import type { Lease, LeaseManager } from './lease-manager.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -52,23 +52,38 @@ export class SnowflakeGenerator {
     return encode(this.layout, t.time, lease.workerId, t.seq);
   }
 
+  /**
+   * Takes up the lease this process holds now for the layout's width, if any and not taken up
+   * yet, as take() would before its first ID: takeOneNow can then issue the first ID at once.
+   */
+  prime(): void {
+    const lease = this.leases.current(this.layout.workerBits);
+    if (lease !== undefined && lease.generation !== this.leaseGeneration) this.adopt(lease);
+  }
+
+  /** Issuing continues under a new lease generation, from its floor. */
+  private adopt(lease: Lease): void {
+    this.leaseGeneration = lease.generation;
+    this.state = { lastTime: toUnits(this.layout, lease.floorMs), lastSeq: this.maxSeq };
+    this.issuedUnderLease = false;
+  }
+
   /** n IDs, ascending. */
   async take(n: number): Promise<bigint[]> {
     const out: bigint[] = [];
     while (out.length < n) {
       const lease = await this.leases.get(this.layout.workerBits);
-      if (lease.generation !== this.leaseGeneration) {
-        this.leaseGeneration = lease.generation;
-        this.state = { lastTime: toUnits(this.layout, lease.floorMs), lastSeq: this.maxSeq };
-        this.issuedUnderLease = false;
-      }
+      if (lease.generation !== this.leaseGeneration) this.adopt(lease);
       // Issue synchronously while the lease holds and the clock allows.
       for (;;) {
         const now = this.clock.now();
         if (now >= lease.deadlineMs) break; // lease may have lapsed: get() re-checks
         const units = toUnits(this.layout, now);
         if (units >= 2 ** this.layout.timeBits) {
-          throw new IdmintError('ID_SPACE_EXHAUSTED', `the layout's time range ended at ${new Date(this.layout.epochMs + 2 ** this.layout.timeBits * this.unit).toISOString()}`);
+          throw new IdmintError(
+            'ID_SPACE_EXHAUSTED',
+            `the layout's time range ended at ${new Date(this.layout.epochMs + 2 ** this.layout.timeBits * this.unit).toISOString()}`,
+          );
         }
         if (units < 0) throw new IdmintError('CLOCK_BACKWARDS', 'the clock reads a time before the layout epoch');
         const t = nextTick(this.state, units, this.maxSeq, Number.POSITIVE_INFINITY);
@@ -85,9 +100,13 @@ export class SnowflakeGenerator {
         const waitMs = this.layout.epochMs + t.time * this.unit - now;
         if (units < this.state.lastTime && waitMs > this.maxBackMs) {
           if (!this.issuedUnderLease) {
-            throw new IdmintError('UNAVAILABLE', `worker id ${lease.workerId} may be used only after ${new Date(lease.floorMs).toISOString()} (an earlier holder's horizon)`, {
-              retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
-            });
+            throw new IdmintError(
+              'UNAVAILABLE',
+              `worker id ${lease.workerId} may be used only after ${new Date(lease.floorMs).toISOString()} (an earlier holder's horizon)`,
+              {
+                retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
+              },
+            );
           }
           this.events.backwards++;
           throw new IdmintError('CLOCK_BACKWARDS', `the clock is ${waitMs} ms behind the last issued time (tolerated: ${this.maxBackMs} ms)`, {

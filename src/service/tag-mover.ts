@@ -39,20 +39,35 @@ export class TagMover {
     const tag = await tags.get(name);
     if (!tag) throw new IdmintError('TAG_NOT_FOUND', `tag "${name}" does not exist`);
     if (tag.mode === 'snowflake') {
-      throw invalid(`tag "${name}" is a snowflake tag: it keeps no state of its own in Redis (its worker-id leases live on the default Redis), so there is nothing to move`);
+      throw invalid(
+        `tag "${name}" is a snowflake tag: it keeps no state of its own in Redis (its worker-id leases live on the default Redis), so there is nothing to move`,
+      );
     }
-    if (!segments.has(to)) throw invalid(`no Redis server is named "${to}"; this process knows ${segments.names().map((n) => `"${n}"`).join(', ')} (REDIS_URLS)`);
+    if (!segments.has(to))
+      throw invalid(
+        `no Redis server is named "${to}"; this process knows ${segments
+          .names()
+          .map((n) => `"${n}"`)
+          .join(', ')} (REDIS_URLS)`,
+      );
     if (tag.redis === to) return { tag: name, from: to, to, moved: false, epoch: tag.epoch, pausedMs: 0 };
-    await segments.connection(to).ping().catch((err: Error) => {
-      throw new IdmintError('UNAVAILABLE', `the target Redis "${to}" is unreachable: ${err.message}`, { cause: err });
-    });
+    await segments
+      .connection(to)
+      .ping()
+      .catch((err: Error) => {
+        throw new IdmintError('UNAVAILABLE', `the target Redis "${to}" is unreachable: ${err.message}`, { cause: err });
+      });
 
     const from = tag.redis;
     const start = performance.now();
     let retired = true;
     await segments.retire(name, tag.epoch, from).catch((err: Error) => {
       if (!opts.force) {
-        throw new IdmintError('UNAVAILABLE', `the tag's current Redis "${from}" is unreachable, so its state cannot be retired (${err.message}); retry once it is back, or pass "force": true if it will never come back with this data`, { cause: err });
+        throw new IdmintError(
+          'UNAVAILABLE',
+          `the tag's current Redis "${from}" is unreachable, so its state cannot be retired (${err.message}); retry once it is back, or pass "force": true if it will never come back with this data`,
+          { cause: err },
+        );
       }
       retired = false;
       log.warn({ tag: name, from, err: err.message }, 'moving a tag without retiring its state on an unreachable Redis (force)');
@@ -66,14 +81,19 @@ export class TagMover {
     }
     if (!recorded) {
       if (retired) await this.undoRetire(tag);
-      throw new IdmintError('CONFLICT', `tag "${name}" changed while it was being moved (deleted, re-created or moved by another request); read it again and retry`);
+      throw new IdmintError(
+        'CONFLICT',
+        `tag "${name}" changed while it was being moved (deleted, re-created or moved by another request); read it again and retry`,
+      );
     }
     await registry.announce(name);
     const pausedMs = Math.round(performance.now() - start);
     log.info({ tag: name, from, to, epoch: tag.epoch + 1, pausedMs, retired }, 'tag moved to another Redis');
     // The old state is never read again (the marker stays); drop it.
     if (retired) {
-      void segments.reset(name, tag.epoch, from).catch((err: Error) => log.warn({ tag: name, from, err: err.message }, 'Redis state of a moved tag left behind'));
+      void segments
+        .reset(name, tag.epoch, from)
+        .catch((err: Error) => log.warn({ tag: name, from, err: err.message }, 'Redis state of a moved tag left behind'));
     }
     return { tag: name, from, to, moved: true, epoch: tag.epoch + 1, pausedMs };
   }

@@ -30,6 +30,7 @@ interface Entry {
 
 export class TagRegistry {
   private readonly entries = new Map<string, Entry>();
+  private readonly listeners: ((name: string, tag: StoredTag | undefined) => void)[] = [];
 
   constructor(
     private readonly repo: Pick<TagsRepo, 'get'> & { tokenHashes(tag: string): Promise<string[]> },
@@ -38,6 +39,14 @@ export class TagRegistry {
     private readonly maxAgeMs: number,
     private readonly log: Logger,
   ) {}
+
+  /**
+   * Calls `listener` with every definition read and cached here (undefined: the tag does not
+   * exist), before the requests waiting for the read get it.
+   */
+  onLoad(listener: (name: string, tag: StoredTag | undefined) => void): void {
+    this.listeners.push(listener);
+  }
 
   /** Starts listening for change announcements on a dedicated subscriber connection. */
   async listen(subscriber: RedisClient): Promise<void> {
@@ -98,13 +107,22 @@ export class TagRegistry {
   }
 
   /**
-   * True when this process knows that (name, epoch) is no longer the tag's current definition:
-   * a change was announced and not yet read, or the cached definition is another epoch or none.
+   * True when this process knows that (name, epoch) no longer serves: the definition read
+   * since the last announcement is another epoch, disabled, or gone. While an announced change
+   * has not been read yet, it starts that read and answers false.
    */
   changed(name: string, epoch: number): boolean {
     const e = this.entries.get(name);
     if (!e?.known) return false;
-    return e.readAt !== e.version || e.tag === undefined || e.tag.epoch !== epoch;
+    if (e.readAt !== e.version) {
+      // Announced since it was read: read it again (or join the read at this version), and
+      // answer from that read on a later call. An announcement alone does not move the
+      // counter (an edit that keeps the epoch, or the echo of a change this request already
+      // saw), and the requests waiting keep the IDs they hold until it is known to.
+      this.get(name).catch(() => undefined);
+      return false;
+    }
+    return e.tag === undefined || !e.tag.enabled || e.tag.epoch !== epoch;
   }
 
   /**
@@ -135,6 +153,7 @@ export class TagRegistry {
           entry.known = true;
           entry.readAt = version;
           entry.at = Date.now();
+          this.notify(name, tag);
         }
         return tag;
       })
@@ -156,6 +175,16 @@ export class TagRegistry {
       });
     entry.loading = { version, promise };
     return promise;
+  }
+
+  private notify(name: string, tag: StoredTag | undefined): void {
+    for (const l of this.listeners) {
+      try {
+        l(name, tag);
+      } catch (err) {
+        this.log.error({ tag: name, err: (err as Error).message }, 'a listener of tag definitions failed');
+      }
+    }
   }
 
   /** Tells every process (this one included) that a tag changed. */

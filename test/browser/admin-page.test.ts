@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, startLocalNode } from '../helpers/node.js';
-import { RedisServer } from '../helpers/redis-server.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
+import { RedisServer } from '../../tools/redis-server.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const VIEWER_TOKEN = 'page-viewer-token';
@@ -27,6 +27,7 @@ describe('admin page in Chromium', () => {
 
   const api = async (path: string, init: RequestInit = {}) => {
     const r = await fetch(`${url}${path}`, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests read admin replies of every shape
     return { status: r.status, body: r.status === 204 ? undefined : ((await r.json()) as Record<string, any>) };
   };
   /** The element's text once it matches. */
@@ -99,7 +100,7 @@ describe('admin page in Chromium', () => {
     assert.equal(await page.getAttribute('#link-docs', 'href'), '/docs');
   });
 
-  it('shows the server\'s message for a wrong token and keeps the console closed', async () => {
+  it("shows the server's message for a wrong token and keeps the console closed", async () => {
     await signIn('not-the-token');
     const msg = await textOf('#sign-in-error', /token/);
     assert.equal(msg, 'the token is neither the admin token nor the viewer token');
@@ -115,7 +116,10 @@ describe('admin page in Chromium', () => {
     await textOf('#role-badge', 'admin'); // the kept cookie signs in again
     await page.click('#sign-out');
     await page.locator('#sign-in-form').waitFor({ state: 'visible' });
-    assert.equal((await context.cookies()).some((c) => c.name === 'idmint_admin'), false);
+    assert.equal(
+      (await context.cookies()).some((c) => c.name === 'idmint_admin'),
+      false,
+    );
   });
 
   it('creates a segment tag that then serves IDs over HTTP, with its live state', async () => {
@@ -168,11 +172,14 @@ describe('admin page in Chromium', () => {
     await textOf('#tags-table tr[data-tag="prule"]', 'rule R{counter:5}');
   });
 
-  it('shows the server\'s validation message next to the form', async () => {
+  it("shows the server's validation message next to the form", async () => {
     await signInAsAdmin();
     await createThroughPage({ tag: 'pbad', step: 'many', min_step: '10', max_step: '5' });
     const shown = await textOf('#create-error', /step/);
-    const direct = await api('/v1/admin/tags', { method: 'POST', body: JSON.stringify({ tag: 'pbad', mode: 'segment', step: 'many', min_step: 10, max_step: 5 }) });
+    const direct = await api('/v1/admin/tags', {
+      method: 'POST',
+      body: JSON.stringify({ tag: 'pbad', mode: 'segment', step: 'many', min_step: 10, max_step: 5 }),
+    });
     assert.equal(direct.status, 400);
     assert.equal(shown, direct.body!.error.message, 'the page shows exactly what the server answered');
     assert.equal((await api('/v1/admin/tags/pbad')).status, 404);
@@ -209,7 +216,7 @@ describe('admin page in Chromium', () => {
     assert.equal((await api('/v1/admin/tags/pedit')).body!.min_step, 10);
   });
 
-  it('shows each tag\'s capacity: IDs left, rate and when they run out; the worker pool of a snowflake tag', async () => {
+  it("shows each tag's capacity: IDs left, rate and when they run out; the worker pool of a snowflake tag", async () => {
     await createTag(url, { tag: 'pcap', step: 100, min_step: 100, max_step: 100, max_id_limit: '1000' });
     await createTag(url, { tag: 'pcapsf', mode: 'snowflake', preset: 'jssafe' });
     for (let i = 0; i < 5; i++) {

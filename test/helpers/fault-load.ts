@@ -3,6 +3,9 @@
 // those records: no duplicates, per-client order, real-time order, only clean 503s.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { findDuplicates } from '../../tools/duplicates.js';
+import { realTimeOrder } from '../../tools/order.js';
 
 export interface Rec {
   readonly client: string;
@@ -24,7 +27,6 @@ export interface Rec {
 }
 
 export const now = (): number => performance.now();
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** One GET /v1/ids/:tag?count=n (plus `query`, e.g. "&app=x"), recorded; never throws. */
 export async function fetchRecorded(client: string, url: string, tag: string, count: number, timeoutMs = 15000, query = ''): Promise<Rec> {
@@ -34,7 +36,7 @@ export async function fetchRecorded(client: string, url: string, tag: string, co
     const res = await fetch(`${url}/v1/ids/${tag}?count=${count}${query}`, { signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.text();
     const done = now();
-    let body: { ids?: unknown; error?: { code?: string } } = {};
+    let body: { ids?: unknown; error?: { code?: string; message?: string } } = {};
     try {
       body = JSON.parse(text) as typeof body;
     } catch {
@@ -47,7 +49,7 @@ export async function fetchRecorded(client: string, url: string, tag: string, co
       }
       return { ...base, done, status: 200, ids: (ids as string[]).map(BigInt) };
     }
-    return { ...base, done, status: res.status, code: body.error?.code, retryAfter: res.headers.get('retry-after') };
+    return { ...base, done, status: res.status, code: body.error?.code, retryAfter: res.headers.get('retry-after'), detail: body.error?.message };
   } catch (err) {
     const e = err as Error & { cause?: { code?: string } };
     return { ...base, done: now(), status: 0, detail: `${e.message} ${e.cause?.code ?? ''}`.trim() };
@@ -83,7 +85,7 @@ export class Load {
     while (this.running) {
       const r = await fetchRecorded(c.name, c.url(), c.tag, c.count(), 15000, c.query);
       this.records.push(r);
-      const pause = r.ids ? c.pauseOnSuccess ?? 0 : c.pauseOnError ?? 20;
+      const pause = r.ids ? (c.pauseOnSuccess ?? 0) : (c.pauseOnError ?? 20);
       if (pause > 0) await sleep(pause);
     }
   }
@@ -120,17 +122,13 @@ export const maxId = (recs: readonly Rec[]): bigint =>
 
 /** No ID answered twice within the records (which should be of one tag). Returns the number of IDs. */
 export function assertNoDuplicates(recs: readonly Rec[], what = ''): number {
-  const seen = new Map<bigint, Rec>();
-  let n = 0;
-  for (const r of answered(recs)) {
-    for (const id of r.ids) {
-      const prev = seen.get(id);
-      assert.ok(prev === undefined, `${what}: ID ${id} answered twice: to ${prev?.client} at ${prev?.done.toFixed(1)} ms and to ${r.client} at ${r.done.toFixed(1)} ms`);
-      seen.set(id, r);
-      n++;
-    }
-  }
-  return n;
+  const { total, repeats } = findDuplicates(answered(recs), (r) => r.ids);
+  const d = repeats[0];
+  assert.ok(
+    d === undefined,
+    `${what}: ID ${d?.id} answered twice: to ${d?.first.client} at ${d?.first.done.toFixed(1)} ms and to ${d?.again.client} at ${d?.again.done.toFixed(1)} ms`,
+  );
+  return total;
 }
 
 /** Every answer is ascending, and each client's answers follow each other. Returns answers checked. */
@@ -153,38 +151,13 @@ export function assertClientOrder(recs: readonly Rec[], what = ''): number {
  * predecessor (so callers can check the test had teeth).
  */
 export function assertRealTimeOrder(recs: readonly Rec[], what = ''): number {
-  const byDone = answered(recs).sort((a, b) => a.done - b.done);
-  const prefMax: bigint[] = [];
-  const prefWho: OkRec[] = [];
-  for (let i = 0; i < byDone.length; i++) {
-    const top = byDone[i].ids[byDone[i].ids.length - 1];
-    if (i === 0 || top > prefMax[i - 1]) {
-      prefMax.push(top);
-      prefWho.push(byDone[i]);
-    } else {
-      prefMax.push(prefMax[i - 1]);
-      prefWho.push(prefWho[i - 1]);
-    }
-  }
-  let constrained = 0;
-  for (const r of byDone) {
-    // The last answer that arrived strictly before r was sent.
-    let lo = 0;
-    let hi = byDone.length - 1;
-    let j = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (byDone[mid].done < r.sent) {
-        j = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    if (j < 0) continue;
-    constrained++;
-    assert.ok(r.ids[0] > prefMax[j],
-      `${what}: ${r.client} (sent at ${r.sent.toFixed(1)} ms) got ${r.ids[0]}, but ${prefWho[j].client} had already been answered ${prefMax[j]} at ${prefWho[j].done.toFixed(1)} ms`);
-  }
-  return constrained;
+  const { checked, violations } = realTimeOrder(answered(recs), (r) => ({ sent: r.sent, answered: r.done, min: r.ids[0], max: r.ids[r.ids.length - 1] }));
+  const v = violations[0];
+  assert.ok(
+    v === undefined,
+    `${what}: ${v?.item.client} (sent at ${v?.item.sent.toFixed(1)} ms) got ${v?.itemMin}, but ${v?.earlier.client} had already been answered ${v?.earlierMax} at ${v?.earlier.done.toFixed(1)} ms`,
+  );
+  return checked;
 }
 
 /**
@@ -211,7 +184,12 @@ export function assertOnlyCleanUnavailable(recs: readonly Rec[], opts: { transpo
 }
 
 /** Polls fn until it returns a truthy value or the time runs out. */
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs: number, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs: number,
+  everyMs = 50,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {
@@ -221,13 +199,21 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
     } catch (err) {
       lastErr = err;
     }
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${(lastErr as Error).message})` : ''}`);
+    if (Date.now() > until)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${(lastErr as Error).message})` : ''}`);
     await sleep(everyMs);
   }
 }
 
 /** `perTag` clients per (node, tag), each with its own seeded batch sizes (1 to maxBatch). */
-export function clientsPerNode(urls: readonly string[], tags: readonly string[], perTag: number, seed: number, extra: Partial<ClientSpec> = {}, maxBatch = 20): ClientSpec[] {
+export function clientsPerNode(
+  urls: readonly string[],
+  tags: readonly string[],
+  perTag: number,
+  seed: number,
+  extra: Partial<ClientSpec> = {},
+  maxBatch = 20,
+): ClientSpec[] {
   const clients: ClientSpec[] = [];
   urls.forEach((url, ni) => {
     for (const tag of tags) {

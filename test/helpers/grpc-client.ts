@@ -6,7 +6,10 @@ import { loadSync } from '@grpc/proto-loader';
 
 export const PROTO_ROOT = fileURLToPath(new URL('../../proto/', import.meta.url));
 
-export interface Block { ids: string[]; ranges: { first: string; last: string }[] }
+export interface Block {
+  ids: string[];
+  ranges: { first: string; last: string }[];
+}
 export interface DecodeAnswer {
   mode: string;
   id: string;
@@ -27,7 +30,9 @@ export class IdsClient {
 
   constructor(port: number) {
     const def = loadSync('idmint/v1/ids.proto', { includeDirs: [PROTO_ROOT], keepCase: true, longs: String, defaults: true, oneofs: true });
-    const Ids = (loadPackageDefinition(def) as unknown as { idmint: { v1: { Ids: new (addr: string, creds: ReturnType<typeof credentials.createInsecure>) => IdsStub } } }).idmint.v1.Ids;
+    const Ids = (
+      loadPackageDefinition(def) as unknown as { idmint: { v1: { Ids: new (addr: string, creds: ReturnType<typeof credentials.createInsecure>) => IdsStub } } }
+    ).idmint.v1.Ids;
     this.stub = new Ids(`127.0.0.1:${port}`, credentials.createInsecure());
   }
 

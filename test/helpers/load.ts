@@ -1,6 +1,8 @@
 // Client-side load for integration tests: timed ID requests, and the checks of the ordering
 // promises over what the clients saw.
 import { performance } from 'node:perf_hooks';
+import { findDuplicates } from '../../tools/duplicates.js';
+import { realTimeOrder as realTimeOrderOf } from '../../tools/order.js';
 
 export interface Answer {
   /** Which client loop and which node sent it. */
@@ -28,13 +30,7 @@ export interface Failure {
 }
 
 /** GET /v1/id/:tag (count 1, single) or /v1/ids/:tag?count=n, timed. */
-export async function timedTake(
-  url: string,
-  who: { client: number; node: number },
-  tag: string,
-  count: number,
-  single: boolean,
-): Promise<Answer | Failure> {
+export async function timedTake(url: string, who: { client: number; node: number }, tag: string, count: number, single: boolean): Promise<Answer | Failure> {
   const sent = performance.now();
   const path = single ? `/v1/id/${tag}` : `/v1/ids/${tag}?count=${count}`;
   let status = 0;
@@ -68,17 +64,8 @@ export const isAnswer = (r: Answer | Failure): r is Answer => 'ids' in r;
 
 /** Every ID of the answers, with a report of the repeated ones (empty when all are unique). */
 export function duplicates(answers: readonly Answer[]): { total: number; repeated: string[] } {
-  const seen = new Set<bigint>();
-  const repeated: string[] = [];
-  let total = 0;
-  for (const a of answers) {
-    for (const id of a.ids) {
-      total++;
-      if (seen.has(id)) repeated.push(`${id} (client ${a.client}, node ${a.node})`);
-      seen.add(id);
-    }
-  }
-  return { total, repeated };
+  const { total, repeats } = findDuplicates(answers, (a) => a.ids);
+  return { total, repeated: repeats.map((d) => `${d.id} (client ${d.again.client}, node ${d.again.node})`) };
 }
 
 /**
@@ -87,33 +74,20 @@ export function duplicates(answers: readonly Answer[]): { total: number; repeate
  * with, and the violations found.
  */
 export function realTimeOrder(answers: readonly Answer[]): { checked: number; violations: string[] } {
-  const byAnswer = [...answers].sort((a, b) => a.answered - b.answered);
-  const bySend = [...answers].sort((a, b) => a.sent - b.sent);
-  const violations: string[] = [];
-  let checked = 0;
-  let i = 0;
-  let maxBefore = -1n;
-  let maxFrom: Answer | undefined;
-  for (const b of bySend) {
-    while (i < byAnswer.length && byAnswer[i].answered < b.sent) {
-      const a = byAnswer[i++];
-      const top = a.ids[a.ids.length - 1];
-      if (top > maxBefore) {
-        maxBefore = top;
-        maxFrom = a;
-      }
-    }
-    if (maxFrom === undefined) continue;
-    checked++;
-    const low = b.ids.reduce((m, v) => (v < m ? v : m), b.ids[0]);
-    if (low <= maxBefore) {
-      violations.push(
-        `client ${b.client} (node ${b.node}) sent at ${b.sent.toFixed(2)} got ${low}, ` +
-          `but client ${maxFrom.client} (node ${maxFrom.node}) had received ${maxBefore} at ${maxFrom.answered.toFixed(2)}`,
-      );
-    }
-  }
-  return { checked, violations };
+  const { checked, violations } = realTimeOrderOf(answers, (a) => ({
+    sent: a.sent,
+    answered: a.answered,
+    min: a.ids.reduce((m, v) => (v < m ? v : m), a.ids[0]),
+    max: a.ids[a.ids.length - 1],
+  }));
+  return {
+    checked,
+    violations: violations.map(
+      ({ item: b, itemMin, earlier, earlierMax }) =>
+        `client ${b.client} (node ${b.node}) sent at ${b.sent.toFixed(2)} got ${itemMin}, ` +
+        `but client ${earlier.client} (node ${earlier.node}) had received ${earlierMax} at ${earlier.answered.toFixed(2)}`,
+    ),
+  };
 }
 
 /** IDs strictly increasing along a sequence of answers (and within each). */
@@ -135,17 +109,3 @@ export function strictlyIncreasing(answers: readonly Answer[]): { checked: numbe
 
 /** JSON.stringify that writes bigints as decimal strings (for assertion messages). */
 export const show = (v: unknown): string => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? String(x) : x));
-
-/** pino JSON lines of a child's output, parsed; other lines skipped. */
-export function logLines(output: readonly string[]): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const line of output) {
-    if (!line.startsWith('{')) continue;
-    try {
-      out.push(JSON.parse(line) as Record<string, unknown>);
-    } catch {
-      // a line cut by the buffer: not a log record
-    }
-  }
-  return out;
-}

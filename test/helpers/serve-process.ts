@@ -4,7 +4,7 @@
 // runs through wrappers (npx, a shell) is stopped as a whole: its own process group, or the
 // server process itself behind the terminal.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { eachLine } from './node.js';
+import { eachLine } from '../../tools/child.js';
 
 export interface ServeOptions {
   readonly cwd: string;

@@ -33,8 +33,13 @@ export function udpRequestShape(buf: Buffer, maxBytes: number): { code: number; 
   if (!has('action') || typeof o.action !== 'string') return { code: -3, request: o };
   if (!['get', 'create', 'monitor'].includes(o.action)) return { code: -4, request: o };
   const salt = has('salt') && o.action !== 'monitor' ? o.salt : null;
-  const fieldsOk = has('rule_name') && typeof o.rule_name === 'string' && NAME.test(o.rule_name)
-    && has('app_name') && typeof o.app_name === 'string' && NAME.test(o.app_name)
-    && (salt === null || (typeof salt === 'string' && SALT.test(salt)));
+  const fieldsOk =
+    has('rule_name') &&
+    typeof o.rule_name === 'string' &&
+    NAME.test(o.rule_name) &&
+    has('app_name') &&
+    typeof o.app_name === 'string' &&
+    NAME.test(o.app_name) &&
+    (salt === null || (typeof salt === 'string' && SALT.test(salt)));
   return { code: fieldsOk ? 0 : -3, request: o };
 }

@@ -1,3 +1,4 @@
+// suite: cluster
 // Once an admin call has answered, every request that arrives afterwards on the same process
 // sees the change; on another process, every request that arrives after the announcement was
 // delivered there sees it. No request gets the old definition because another request is
@@ -14,10 +15,21 @@ import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import type { Node } from '../../src/api/server.js';
-import { ADMIN_TOKEN, cleanup, mysqlUrlFor, skipOnCluster, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, spawnNode, startLocalNode, type ChildNode } from '../helpers/node.js';
-import { freePort, RedisServer } from '../helpers/redis-server.js';
-import { ReplyHoldProxy } from '../helpers/reply-hold-proxy.js';
+import type { IdOptions, IdService } from '../../src/service/id-service.js';
+import { ADMIN_TOKEN, cleanup, mysqlUrlFor, skipOnCluster, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
+import { RedisServer } from '../../tools/redis-server.js';
+import { freePort } from '../../tools/child.js';
+import { ReplyHoldProxy } from '../../tools/proxies/reply-hold-proxy.js';
+
+/** One ID straight from a node's ID service, as a promise whether it was answered at once or not. */
+function issued(node: { rt: { ids: IdService } }, tag: string, opts: IdOptions = {}): Promise<string[]> {
+  try {
+    return Promise.resolve(node.rt.ids.issue(tag, 1, opts));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
 
 /** Times each change is made, per place it is made from. */
 const REPEAT = 3;
@@ -51,58 +63,89 @@ const ok = (p: Probe, id: string) => (p.mark ? `OK:${p.mark(id)}` : 'OK');
 
 /** Open UDP sockets and websockets, ready to send one request each at once. */
 class Burst {
-  private constructor(private readonly node: Node & { url: string }, private readonly p: Probe, private readonly socks: Socket[], private readonly wss: WebSocket[]) {}
+  private constructor(
+    private readonly node: Node & { url: string },
+    private readonly p: Probe,
+    private readonly socks: Socket[],
+    private readonly wss: WebSocket[],
+  ) {}
 
   static async open(node: Node & { url: string }, p: Probe): Promise<Burst> {
-    const socks = await Promise.all(Array.from({ length: UDP }, async () => {
-      const s = createSocket('udp4');
-      await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
-      return s;
-    }));
-    const wss = await Promise.all(Array.from({ length: WS }, async () => {
-      const ws = new WebSocket(`${node.url.replace('http', 'ws')}/v1/stream`);
-      await new Promise((resolve, reject) => {
-        ws.once('open', resolve);
-        ws.once('error', reject);
-      });
-      return ws;
-    }));
+    const socks = await Promise.all(
+      Array.from({ length: UDP }, async () => {
+        const s = createSocket('udp4');
+        await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
+        return s;
+      }),
+    );
+    const wss = await Promise.all(
+      Array.from({ length: WS }, async () => {
+        const ws = new WebSocket(`${node.url.replace('http', 'ws')}/v1/stream`);
+        await new Promise((resolve, reject) => {
+          ws.once('open', resolve);
+          ws.once('error', reject);
+        });
+        return ws;
+      }),
+    );
     return new Burst(node, p, socks, wss);
   }
 
   /**
-   * Sends every request now: the dispenser's own calls within this very turn, then the
+   * Sends every request now: the ID service's own calls within this very turn, then the
    * datagrams, stream takes and HTTP requests. Resolves with every outcome.
    */
   fire(): Promise<Outcomes> {
     const { p, node } = this;
     const opts = { app: p.app, token: p.token };
-    const direct = Array.from({ length: DIRECT }, () => node.rt.dispenser.ids(p.tag, 1, opts).then(
-      ([id]) => ok(p, id),
-      (e: { code?: string }) => String(e.code),
-    ));
-    const udp = this.socks.map((s) => new Promise<string>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('no UDP reply within 5 s')), 5000);
-      s.once('message', (m) => {
-        clearTimeout(t);
-        const r = JSON.parse(m.toString()) as { code: number; message?: string; data?: string };
-        resolve(r.code === 0 ? ok(p, String(r.data)) : udpOutcome(r.code, r.message));
-      });
-      s.send(JSON.stringify({ action: 'get', rule_name: p.tag, app_name: p.app ?? 'a', ...(p.token ? { token: p.token } : {}) }), node.udpPort!, '127.0.0.1');
-    }));
-    const ws = this.wss.map((w, i) => new Promise<string>((resolve) => {
-      const ids: string[] = [];
-      const onMessage = (m: WebSocket.RawData) => {
-        const msg = JSON.parse(m.toString()) as { op: string; code?: string; ids?: string[] };
-        if (msg.op === 'block') ids.push(...(msg.ids ?? []));
-        if (msg.op === 'error' || msg.op === 'done') {
-          w.off('message', onMessage);
-          resolve(msg.op === 'error' ? String(msg.code) : ids.length === 1 ? ok(p, ids[0]) : `ids ${ids.length}`);
-        }
-      };
-      w.on('message', onMessage);
-      w.send(JSON.stringify({ op: 'take', req: i + 1, tag: p.tag, count: 1, format: 'json', ...(p.app ? { app: p.app } : {}), ...(p.token ? { token: p.token } : {}) }));
-    }));
+    const direct = Array.from({ length: DIRECT }, () =>
+      issued(node, p.tag, opts).then(
+        ([id]) => ok(p, id),
+        (e: { code?: string }) => String(e.code),
+      ),
+    );
+    const udp = this.socks.map(
+      (s) =>
+        new Promise<string>((resolve, reject) => {
+          const t = setTimeout(() => reject(new Error('no UDP reply within 5 s')), 5000);
+          s.once('message', (m) => {
+            clearTimeout(t);
+            const r = JSON.parse(m.toString()) as { code: number; message?: string; data?: string };
+            resolve(r.code === 0 ? ok(p, String(r.data)) : udpOutcome(r.code, r.message));
+          });
+          s.send(
+            JSON.stringify({ action: 'get', rule_name: p.tag, app_name: p.app ?? 'a', ...(p.token ? { token: p.token } : {}) }),
+            node.udpPort!,
+            '127.0.0.1',
+          );
+        }),
+    );
+    const ws = this.wss.map(
+      (w, i) =>
+        new Promise<string>((resolve) => {
+          const ids: string[] = [];
+          const onMessage = (m: WebSocket.RawData) => {
+            const msg = JSON.parse(m.toString()) as { op: string; code?: string; ids?: string[] };
+            if (msg.op === 'block') ids.push(...(msg.ids ?? []));
+            if (msg.op === 'error' || msg.op === 'done') {
+              w.off('message', onMessage);
+              resolve(msg.op === 'error' ? String(msg.code) : ids.length === 1 ? ok(p, ids[0]) : `ids ${ids.length}`);
+            }
+          };
+          w.on('message', onMessage);
+          w.send(
+            JSON.stringify({
+              op: 'take',
+              req: i + 1,
+              tag: p.tag,
+              count: 1,
+              format: 'json',
+              ...(p.app ? { app: p.app } : {}),
+              ...(p.token ? { token: p.token } : {}),
+            }),
+          );
+        }),
+    );
     const query = p.app ? `?app=${p.app}` : '';
     const headers: Record<string, string> = p.token ? { 'x-idmint-token': p.token } : {};
     const http = Array.from({ length: HTTP }, async () => {
@@ -263,7 +306,9 @@ describe('an admin change is seen by the very next request', () => {
 
   for (const where of ['same', 'other'] as const) {
     for (const [n, c] of CHANGES.entries()) {
-      it(`${c.name}, ${where === 'same' ? 'on the process that answered the admin call' : 'on another process, once the announcement is delivered'}`, { timeout: 60000 }, async () => {
+      it(`${c.name}, ${where === 'same' ? 'on the process that answered the admin call' : 'on another process, once the announcement is delivered'}`, {
+        timeout: 60000,
+      }, async () => {
         for (let round = 0; round < REPEAT; round++) {
           const tag = `c${n}${where[0]}${round}`;
           const p = await c.prepare(b.url, tag);
@@ -315,7 +360,9 @@ async function afterChange(where: 'same' | 'other', node: Node & { url: string }
   return await (await fired).value;
 }
 
-describe('a tag moved off a named Redis that died is served from the new one by the very next request', { skip: skipOnCluster('it starts and kills its own redis-servers') }, () => {
+describe('a tag moved off a named Redis that died is served from the new one by the very next request', {
+  skip: skipOnCluster('it starts and kills its own redis-servers'),
+}, () => {
   const names = testNames();
   let dead: RedisServer;
   let live: RedisServer;
@@ -344,7 +391,7 @@ describe('a tag moved off a named Redis that died is served from the new one by 
         const tag = `mv${where[0]}${round}`;
         await createTag(b.url, { tag, redis: 'old', step: 100, min_step: 100 });
         // The old server is back from the previous round once this process reaches it again.
-        for (const until = Date.now() + 15000; ;) {
+        for (const until = Date.now() + 15000; ; ) {
           const res = await fetch(`${b.url}/v1/id/${tag}`);
           if (res.status === 200) break;
           assert.ok(Date.now() < until, `the restarted Redis is not served again: ${res.status} ${await res.text()}`);
@@ -409,9 +456,14 @@ describe('requests after a change do not join a read that began before it', () =
         const heldBefore = proxy.heldChunks;
         // A first change: a request at its delivery starts a read, which MySQL runs at once
         // (it sees the tag still enabled); its answer is held back.
-        const early = onDelivery(b, tag, () => b.rt.dispenser.ids(tag, 1).then(() => 'OK', (e: { code?: string }) => String(e.code)));
+        const early = onDelivery(b, tag, () =>
+          issued(b, tag).then(
+            () => 'OK',
+            (e: { code?: string }) => String(e.code),
+          ),
+        );
         await admin(a.url, 'PATCH', `/v1/admin/tags/${tag}`, { description: `first change, round ${round}` });
-        for (const until = Date.now() + 5000; proxy.heldChunks < heldBefore + 2;) {
+        for (const until = Date.now() + 5000; proxy.heldChunks < heldBefore + 2; ) {
           assert.ok(Date.now() < until, 'the read of the first change never reached MySQL');
           await new Promise((r) => setTimeout(r, 5));
         }

@@ -1,9 +1,10 @@
+// suite: cluster
 // The HTTP API of segment tags against real Redis and MySQL: IDs, batches, text, decode,
 // Leaf's route, admin CRUD, and clean 4xx answers for bad input.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, testNames, ADMIN_TOKEN } from '../helpers/env.js';
-import { adminHeaders, createTag, fetchIds, startLocalNode } from '../helpers/node.js';
+import { cleanup, testNames, ADMIN_TOKEN } from '../../tools/env.js';
+import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 
 describe('HTTP API (segment tags)', () => {
   const names = testNames();
@@ -21,8 +22,8 @@ describe('HTTP API (segment tags)', () => {
   });
 
   it('serves increasing IDs as decimal strings', async () => {
-    const a = await (await fetch(`${url}/v1/id/order`)).json() as { id: string };
-    const b = await (await fetch(`${url}/v1/id/order`)).json() as { id: string };
+    const a = (await (await fetch(`${url}/v1/id/order`)).json()) as { id: string };
+    const b = (await (await fetch(`${url}/v1/id/order`)).json()) as { id: string };
     assert.match(a.id, /^\d+$/);
     assert.ok(BigInt(b.id) > BigInt(a.id));
   });
@@ -73,7 +74,15 @@ describe('HTTP API (segment tags)', () => {
 
   it('validates tag definitions', async () => {
     const post = (body: string) => fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body });
-    for (const body of ['{bad', '[]', '{"tag":"a b"}', '{"tag":"x","mode":"nope"}', '{"tag":"x","step":0}', '{"tag":"x","min_step":10,"max_step":5}', '{"tag":"x","colour":"red"}']) {
+    for (const body of [
+      '{bad',
+      '[]',
+      '{"tag":"a b"}',
+      '{"tag":"x","mode":"nope"}',
+      '{"tag":"x","step":0}',
+      '{"tag":"x","min_step":10,"max_step":5}',
+      '{"tag":"x","colour":"red"}',
+    ]) {
       const r = await post(body);
       assert.equal(r.status, 400, body);
       assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'INVALID_ARGUMENT', body);
@@ -127,7 +136,10 @@ describe('HTTP API (segment tags)', () => {
   it('answers ID_SPACE_EXHAUSTED at max_id_limit, never above it', async () => {
     await createTag(url, { tag: 'small', step: 10, min_step: 10, max_id_limit: 25 });
     const ids = await fetchIds(url, 'small', 25);
-    assert.deepEqual(ids, Array.from({ length: 25 }, (_, i) => BigInt(i + 1)));
+    assert.deepEqual(
+      ids,
+      Array.from({ length: 25 }, (_, i) => BigInt(i + 1)),
+    );
     const r = await fetch(`${url}/v1/id/small`);
     assert.equal(r.status, 409);
     assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'ID_SPACE_EXHAUSTED');

@@ -1,3 +1,4 @@
+// suite: single — a private redis-server and a Redis connection through a proxy
 // Capacity per tag in the admin API and on /metrics, read from real Redis and MySQL: ID space
 // left (exact after known takes), rate and forecast for segment tags (sharded: the first shard
 // to run out), rule counters against their period's end, snowflake layouts' end of time and
@@ -5,16 +6,17 @@
 // MySQL reports not ready, and a Redis restarted under the node counts a run id change.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PRESETS, runsOutAt } from '../../src/core/snowflake-layout.js';
 import { shardOf } from '../../src/core/layout.js';
-import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
-import { createTag, fetchIds, startLocalNode } from '../helpers/node.js';
-import { RedisServer, freePort } from '../helpers/redis-server.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
+import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
+import { RedisServer } from '../../tools/redis-server.js';
+import { freePort } from '../../tools/child.js';
+import { TcpProxy } from '../../tools/proxies/tcp-proxy.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** count rule IDs for an app (strings, not numbers). */
 async function ruleIds(url: string, tag: string, count: number, app: string): Promise<string[]> {
@@ -37,7 +39,11 @@ async function tagView(url: string, tag: string): Promise<Json> {
  * segment in flight (documented).
  */
 async function quietView(url: string, tag: string): Promise<Json> {
-  const shape = (v: Json) => JSON.stringify([v.capacity?.remaining_ids, ...[...(v.capacity?.shards ?? []), ...(v.capacity?.apps ?? [])].map((c: Json) => [c.remaining_ids, c.allocated_max])]);
+  const shape = (v: Json) =>
+    JSON.stringify([
+      v.capacity?.remaining_ids,
+      ...[...(v.capacity?.shards ?? []), ...(v.capacity?.apps ?? [])].map((c: Json) => [c.remaining_ids, c.allocated_max]),
+    ]);
   let last = await tagView(url, tag);
   for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
     await sleep(150);
@@ -71,8 +77,30 @@ describe('capacity per tag', () => {
     await createTag(url, { tag: 'seg', max_id_limit: '10000', ...small });
     await createTag(url, { tag: 'idle', max_id_limit: '5000', ...small });
     await createTag(url, { tag: 'sh', layout: 'sharded', shards: 4, max_id_limit: '100000000', ...small });
-    await createTag(url, { tag: 'r', mode: 'rule', template: '{yyyy}{MM}{dd}-{counter:4}', min_counter: 0, max_counter: 999, reset_seconds: 86400, time_zone: 'UTC', step: 50, min_step: 50, max_step: 50 });
-    await createTag(url, { tag: 'rbig', mode: 'rule', template: '{yyyy}{MM}{dd}{HH}{mm}-{counter:9}', min_counter: 0, max_counter: 999_999_999, reset_seconds: 60, time_zone: 'UTC', step: 50, min_step: 50, max_step: 50 });
+    await createTag(url, {
+      tag: 'r',
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}-{counter:4}',
+      min_counter: 0,
+      max_counter: 999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+      step: 50,
+      min_step: 50,
+      max_step: 50,
+    });
+    await createTag(url, {
+      tag: 'rbig',
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}{HH}{mm}-{counter:9}',
+      min_counter: 0,
+      max_counter: 999_999_999,
+      reset_seconds: 60,
+      time_zone: 'UTC',
+      step: 50,
+      min_step: 50,
+      max_step: 50,
+    });
     await createTag(url, { tag: 'sf', mode: 'snowflake', preset: 'jssafe' });
     await createTag(url, { tag: 'rnever', mode: 'rule', template: 'N{counter:5}', min_counter: 0, max_counter: 99_999 });
   });
@@ -100,7 +128,10 @@ describe('capacity per tag', () => {
 
   it('an idle tag has its whole space and never runs out', async () => {
     const c = (await tagView(url, 'idle')).capacity;
-    assert.deepEqual({ ...c, shards: undefined }, { rate_ids_per_second: 0, remaining_ids: 5000, exhaustion_seconds: null, runs_out_at: null, shards: undefined });
+    assert.deepEqual(
+      { ...c, shards: undefined },
+      { rate_ids_per_second: 0, remaining_ids: 5000, exhaustion_seconds: null, runs_out_at: null, shards: undefined },
+    );
   });
 
   it('sharded tag: remaining adds up over shards, the tag runs out with its first shard', async () => {
@@ -114,7 +145,10 @@ describe('capacity per tag', () => {
     assert.equal(c.shards.length, 4);
     const perShard = c.shards[0].limit as number;
     assert.equal(c.remaining_ids, 4 * perShard - 1600);
-    assert.equal(c.remaining_ids, c.shards.reduce((a: number, s: Json) => a + s.remaining_ids, 0));
+    assert.equal(
+      c.remaining_ids,
+      c.shards.reduce((a: number, s: Json) => a + s.remaining_ids, 0),
+    );
     for (const s of c.shards) {
       if (s.shard === used) {
         assert.equal(s.remaining_ids, perShard - 1600);
@@ -129,7 +163,7 @@ describe('capacity per tag', () => {
     assert.equal(c.runs_out_at, busy.runs_out_at);
   });
 
-  it('rule tag: each app\'s counter in the current period, forecast against the reset', async () => {
+  it("rule tag: each app's counter in the current period, forecast against the reset", async () => {
     for (let i = 0; i < 9; i++) {
       assert.equal((await ruleIds(url, 'r', 100, 'a1')).length, 100);
       await sleep(50);
@@ -171,7 +205,7 @@ describe('capacity per tag', () => {
     assert.ok(c.exhaustion_seconds > 0 && near(c.exhaustion_seconds, c.remaining_ids / c.rate_ids_per_second), JSON.stringify(c));
   });
 
-  it('snowflake tag: the layout\'s end of time and the worker pool in use', async () => {
+  it("snowflake tag: the layout's end of time and the worker pool in use", async () => {
     await fetchIds(url, 'sf', 3);
     const c = (await tagView(url, 'sf')).capacity;
     assert.equal(c.runs_out_at, runsOutAt(PRESETS.jssafe).toISOString());

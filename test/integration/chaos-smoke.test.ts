@@ -1,3 +1,4 @@
+// suite: single — the campaign runs its own private Redis and MariaDB
 // The chaos campaign (scripts/chaos) in small: its checker catches what it must on synthetic
 // records (a duplicate, global and per-process order violations, failures without a code),
 // and a ~20 s campaign with 2 idmint processes and a few faults finds none in idmint.
@@ -51,8 +52,11 @@ describe('chaos checker', () => {
     assert.equal(problems(r), 0, JSON.stringify(r));
     assert.equal(r.ids, 13);
     assert.deepEqual(r.failures, { UNAVAILABLE: 2, KILLED: 1 });
-    assert.equal(r.orderChecked, 2, "the two later answers of tag g were compared");
-    assert.match(summaryLine(r), /^chaos: 13 IDs checked in 9 answers, 0 duplicates, 0 order violations .*failed requests 3 \(UNAVAILABLE 2, KILLED 1\), faults injected 1 \(kill 1\)$/);
+    assert.equal(r.orderChecked, 2, 'the two later answers of tag g were compared');
+    assert.match(
+      summaryLine(r),
+      /^chaos: 13 IDs checked in 9 answers, 0 duplicates, 0 order violations .*failed requests 3 \(UNAVAILABLE 2, KILLED 1\), faults injected 1 \(kill 1\)$/,
+    );
   });
 
   it('catches a duplicate, numeric and rule', () => {
@@ -109,7 +113,10 @@ describe('chaos campaign, 20 s', () => {
       clearTimeout(killer);
       const line = stdout.trim().split('\n').at(-1) ?? '';
       const what = `seed ${seed}: ${line}\n${stderr.split('\n').slice(-30).join('\n')}`;
-      const m = /^chaos: (\d+) IDs checked in (\d+) answers, (\d+) duplicates, (\d+) order violations \((\d+) ordered pairs checked\), failed requests \d+.*, faults injected (\d+)/.exec(line);
+      const m =
+        /^chaos: (\d+) IDs checked in (\d+) answers, (\d+) duplicates, (\d+) order violations \((\d+) ordered pairs checked\), failed requests \d+.*, faults injected (\d+)/.exec(
+          line,
+        );
       assert.ok(m, `no summary line: ${what}`);
       const [ids, answers, dups, violations, pairs, faults] = m.slice(1).map(Number);
       assert.equal(dups, 0, what);

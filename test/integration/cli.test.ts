@@ -1,10 +1,11 @@
+// suite: single — command-line parsing and start-up messages, no Redis key layout involved
 // The command line: `serve --demo` gives a working demo tag, `worker` refills for others,
 // and a bad setting stops start-up with a message naming the variable.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, describe, it } from 'node:test';
-import { cleanup, testEnv, testNames } from '../helpers/env.js';
-import { fetchIds, spawnNode, type ChildNode } from '../helpers/node.js';
+import { cleanup, testEnv, testNames } from '../../tools/env.js';
+import { fetchIds, spawnNode, type ChildNode } from '../../tools/node.js';
 import { spawn } from 'node:child_process';
 
 describe('command line', () => {

@@ -1,3 +1,4 @@
+// suite: cluster
 // The TypeScript client (idmint/client) against a real node with Redis and MySQL: HTTP IDs and
 // batches, takes over the websocket in every format, the stream iterator across forced
 // disconnects without a duplicate, and the built package imported from another project.
@@ -9,13 +10,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { IdmintClient, IdmintClientError } from '../../src/client/index.js';
-import { cleanup, testNames } from '../helpers/env.js';
-import { createTag, fetchIds, startLocalNode } from '../helpers/node.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function assertAscending(ids: readonly bigint[], what: string): void {
   for (let i = 1; i < ids.length; i++) if (!(ids[i] > ids[i - 1])) assert.fail(`${what}: ${ids[i]} follows ${ids[i - 1]} at ${i}`);
@@ -45,7 +46,15 @@ describe('TypeScript client', () => {
     await createTag(node.url, { tag: 'feed', ...big });
     await createTag(node.url, { tag: 'user', layout: 'sharded', shards: 4, app_id: 2 });
     await createTag(node.url, { tag: 'evt', mode: 'snowflake' });
-    await createTag(node.url, { tag: 'day', mode: 'rule', template: '{yyyy}{MM}{dd}-{counter:6}', min_counter: 0, max_counter: 999999, reset_seconds: 86400, time_zone: 'UTC' });
+    await createTag(node.url, {
+      tag: 'day',
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}-{counter:6}',
+      min_counter: 0,
+      max_counter: 999999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+    });
   });
   after(async () => {
     client.close();
@@ -77,7 +86,11 @@ describe('TypeScript client', () => {
       client.take('order', 1_000_000, { format: 'json', block: 50_000 }),
       client.take('order', 1_000_000, { format: 'ranges', block: 100_000 }),
     ]);
-    for (const [l, f] of [[bin, 'binary'], [json, 'json'], [ranges, 'ranges']] as const) {
+    for (const [l, f] of [
+      [bin, 'binary'],
+      [json, 'json'],
+      [ranges, 'ranges'],
+    ] as const) {
       assert.equal(l.length, 1_000_000, f);
       assert.equal(typeof l[0], 'bigint');
       assertAscending(l, f);
@@ -143,29 +156,49 @@ describe('TypeScript client', () => {
       mkdirSync(join(dir, 'node_modules'));
       symlinkSync(ROOT, join(dir, 'node_modules', 'idmint'), 'dir');
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module', private: true }));
-      writeFileSync(join(dir, 'main.ts'), [
-        "import { IdmintClient, IdmintClientError } from 'idmint/client';",
-        'const client = new IdmintClient({ url: process.env.IDMINT_URL! });',
-        "const ids: bigint[] = await client.take('order', 3);",
-        "const one: bigint = await client.id('order');",
-        "const rule: string[] = await client.take('day', 2, { app: 'shop' });",
-        'const e: typeof IdmintClientError = IdmintClientError;',
-        'void e;',
-        'console.log(JSON.stringify({ ids: ids.map(String), one: String(one), rule }));',
-        'client.close();',
-      ].join('\n'));
-      const tsc = [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
-        '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'main.ts'];
+      writeFileSync(
+        join(dir, 'main.ts'),
+        [
+          "import { IdmintClient, IdmintClientError } from 'idmint/client';",
+          'const client = new IdmintClient({ url: process.env.IDMINT_URL! });',
+          "const ids: bigint[] = await client.take('order', 3);",
+          "const one: bigint = await client.id('order');",
+          "const rule: string[] = await client.take('day', 2, { app: 'shop' });",
+          'const e: typeof IdmintClientError = IdmintClientError;',
+          'void e;',
+          'console.log(JSON.stringify({ ids: ids.map(String), one: String(one), rule }));',
+          'client.close();',
+        ].join('\n'),
+      );
+      const tsc = [
+        join(ROOT, 'node_modules/typescript/bin/tsc'),
+        '--noEmit',
+        '--strict',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        '--types',
+        'node',
+        '--typeRoots',
+        join(ROOT, 'node_modules/@types'),
+        'main.ts',
+      ];
       await run(process.execPath, tsc, { cwd: dir });
-      writeFileSync(join(dir, 'main.mjs'), [
-        "import { IdmintClient } from 'idmint/client';",
-        'const client = new IdmintClient({ url: process.env.IDMINT_URL });',
-        "const ids = await client.take('order', 3);",
-        "const one = await client.id('order');",
-        "const rule = await client.take('day', 2, { app: 'shop' });",
-        'console.log(JSON.stringify({ ids: ids.map(String), one: String(one), rule }));',
-        'client.close();',
-      ].join('\n'));
+      writeFileSync(
+        join(dir, 'main.mjs'),
+        [
+          "import { IdmintClient } from 'idmint/client';",
+          'const client = new IdmintClient({ url: process.env.IDMINT_URL });',
+          "const ids = await client.take('order', 3);",
+          "const one = await client.id('order');",
+          "const rule = await client.take('day', 2, { app: 'shop' });",
+          'console.log(JSON.stringify({ ids: ids.map(String), one: String(one), rule }));',
+          'client.close();',
+        ].join('\n'),
+      );
       const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: dir, env: { ...process.env, IDMINT_URL: node.url } });
       const out = JSON.parse(stdout) as { ids: string[]; one: string; rule: string[] };
       assert.equal(out.ids.length, 3);

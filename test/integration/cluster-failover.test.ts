@@ -1,3 +1,4 @@
+// suite: single — starts a Redis Cluster of its own and kills one of its masters
 // A Redis Cluster master SIGKILLed under load: its replica is promoted (cluster-node-timeout
 // 3 s), possibly without the master's last writes. A private 3-master cluster of its own
 // (scripts/redis-cluster.sh on other ports) serves two idmint processes while clients hammer
@@ -8,18 +9,31 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { cleanup, testNames } from '../helpers/env.js';
-import { createTag, startLocalNode } from '../helpers/node.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { createTag, startLocalNode } from '../../tools/node.js';
 import {
-  answered, assertGlobalAndNodeOrder, assertOnlyCleanUnavailable, clientsPerNode, instanceChanges, Load, maxId, now, sleep, waitFor,
+  answered,
+  assertGlobalAndNodeOrder,
+  assertOnlyCleanUnavailable,
+  clientsPerNode,
+  instanceChanges,
+  Load,
+  maxId,
+  now,
+  waitFor,
 } from '../helpers/fault-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
 const BASE = Number(process.env.FAILOVER_CLUSTER_BASE_PORT ?? 7301);
 const script = (cmd: string) =>
-  execFileSync('bash', ['scripts/redis-cluster.sh', cmd], { env: { ...process.env, REDIS_CLUSTER_BASE_PORT: String(BASE) }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  execFileSync('bash', ['scripts/redis-cluster.sh', cmd], {
+    env: { ...process.env, REDIS_CLUSTER_BASE_PORT: String(BASE) },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
 
 async function withNode<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
   const r = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
@@ -72,7 +86,15 @@ describe('a Redis Cluster master killed under load', () => {
     // The global tag's master is killed; the node tag lives wherever its slot puts it.
     const victim = await masterOf(key);
 
-    const load = new Load(clientsPerNode(nodes.map((n) => n.url), ['g', 'n'], 3, 11, { pauseOnError: 50 }));
+    const load = new Load(
+      clientsPerNode(
+        nodes.map((n) => n.url),
+        ['g', 'n'],
+        3,
+        11,
+        { pauseOnError: 50 },
+      ),
+    );
     const served = (t: number, what: string) =>
       waitFor(`service ${what}`, () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))), 45000);
     let killedAt = 0;
@@ -94,18 +116,26 @@ describe('a Redis Cluster master killed under load', () => {
     const recs = load.records;
     const of = (tag: string) => recs.filter((r) => r.tag === tag);
     const n503 = assertOnlyCleanUnavailable(recs, { what: 'cluster failover' });
-    const ids = assertGlobalAndNodeOrder(recs, nodes.map((n) => n.url));
+    const ids = assertGlobalAndNodeOrder(
+      recs,
+      nodes.map((n) => n.url),
+    );
     assert.ok(ids.global > 2000 && ids.node > 2000, `enough IDs checked (${JSON.stringify(ids)})`);
     // After the takeover everything lies above everything answered before the kill.
     const before = maxId(of('g').filter((r) => r.done < killedAt));
-    const firstAfter = answered(of('g')).filter((r) => r.sent > back).sort((a, b) => a.done - b.done)[0];
+    const firstAfter = answered(of('g'))
+      .filter((r) => r.sent > back)
+      .sort((a, b) => a.done - b.done)[0];
     assert.ok(firstAfter.ids[0] > before, `${firstAfter.ids[0]} lies above ${before}`);
     // The promoted replica's segment state came from another server: abandoned, not served. The
     // hash now names the promoted server; the nodes count the change, unless the take that met it
     // timed out on the way back (its effect in Redis stands, the count is lost).
     const [rid, runId] = await withNode(promoted.port, async (r) => [await r.hget(key, 'rid'), /run_id:(\w+)/.exec(await r.info('server'))![1]]);
     assert.equal(rid, runId, 'the state of the global tag was written afresh by the promoted server');
-    const changes = await instanceChanges(nodes.map((n) => n.url), ['g', 'n']);
+    const changes = await instanceChanges(
+      nodes.map((n) => n.url),
+      ['g', 'n'],
+    );
     console.log(JSON.stringify({ ids, n503, recoveredMs: Math.round(back - killedAt), changes }));
   });
 });

@@ -1,3 +1,4 @@
+// suite: cluster
 // idmint on a Redis Cluster (REDIS_CLUSTER_NODES, `npm run test:cluster` starts a local
 // 3-master cluster with scripts/redis-cluster.sh): two processes serve segment tags whose
 // keys lie on each of the three masters and a snowflake tag, with refills through BullMQ and
@@ -6,21 +7,22 @@
 // janitor finds dead nodes' queues; /readyz reports the cluster. Skipped without a cluster.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis, type Cluster } from 'ioredis';
-import { sweepDeadLeaseQueues } from '../../src/consumer/lease-worker.js';
-import { JANITOR_QUEUE, leaseQueueName } from '../../src/producer/lease-scheduler.js';
-import { REFILL_QUEUE } from '../../src/producer/refill-producer.js';
+import { sweepDeadLeaseQueues } from '../../src/consumer/janitor-worker.js';
+import { JANITOR_QUEUE } from '../../src/jobs/janitor.js';
+import { leaseQueueName } from '../../src/jobs/lease-renewal.js';
+import { REFILL_QUEUE } from '../../src/jobs/refill.js';
 import { Keys } from '../../src/store/redis/keys.js';
 import { checkRedis, createCluster } from '../../src/store/redis/connection.js';
 import { LeaseStore } from '../../src/store/redis/leases.js';
-import { ON_CLUSTER, cleanup, testNames, testRedis } from '../helpers/env.js';
-import { adminHeaders, createTag, fetchIds, spawnNode, type ChildNode } from '../helpers/node.js';
+import { ON_CLUSTER, cleanup, testNames, testRedis } from '../../tools/env.js';
+import { adminHeaders, createTag, fetchIds, spawnNode, type ChildNode } from '../../tools/node.js';
 
 const TTL = 3000;
 const LEASE_ENV = { LEASE_TTL_MS: String(TTL), LEASE_MARGIN_MS: '500' };
 const STEP = 100;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const SKIP = ON_CLUSTER ? false : 'REDIS_CLUSTER_NODES is not set: these tests need a Redis Cluster (npm run test:cluster starts one)';
 
@@ -140,13 +142,19 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
     for (const [i, w] of afterTtl.entries()) {
       const name = i === 0 ? 'cl-a' : 'cl-b';
       assert.equal(idOf(w, 10), idOf(before[i], 10), `${name} changed its worker id`);
-      assert.ok(w.this_node.leases.every((l) => l.valid), `${name} holds an invalid lease: ${JSON.stringify(w.this_node.leases)}`);
+      assert.ok(
+        w.this_node.leases.every((l) => l.valid),
+        `${name} holds an invalid lease: ${JSON.stringify(w.this_node.leases)}`,
+      );
       assert.ok(w.this_node.lease_events.renewed >= 3, `${name} renewed ${w.this_node.lease_events.renewed} times in ${TTL + 1500} ms`);
       assert.equal(w.this_node.lease_events.lost, 0, `${name} lost a lease`);
     }
     // The spaces of both widths are listed, wherever their slots are ({ws10}, {ws2}).
     const spaces = afterTtl[0].spaces;
-    assert.deepEqual(spaces.map((s) => s.worker_bits).sort((x, y) => x - y), [2, 10]);
+    assert.deepEqual(
+      spaces.map((s) => s.worker_bits).sort((x, y) => x - y),
+      [2, 10],
+    );
     const ws10 = spaces.find((s) => s.worker_bits === 10)!;
     assert.deepEqual(ws10.leases.map((l) => l.owner).sort(), ['cl-a', 'cl-b']);
     assert.ok(ws10.leases.every((l) => l.expires_in_ms > 0 && l.expires_in_ms <= TTL));
@@ -193,7 +201,7 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
     const removed = await sweepDeadLeaseQueues(cluster, cluster, prefix, new LeaseStore(cluster, keys), 'cl-test');
     assert.deepEqual(removed, ['ghost-1']);
     assert.equal(await cluster.exists(meta('ghost-1')), 0);
-    assert.equal(await cluster.exists(meta('cl-a')), 1, 'the live node\'s lease queue was removed');
+    assert.equal(await cluster.exists(meta('cl-a')), 1, "the live node's lease queue was removed");
     // The janitor's own queue shares the slot too.
     assert.equal(await slotOf(`${prefix}:${JANITOR_QUEUE}:meta`), await slotOf(meta('cl-a')));
   });

@@ -1,3 +1,4 @@
+// suite: single — drives the coalescer with a single-server Redis client on REDIS_URL
 // The coalescer's hand-out order against a real Redis: pipelined takes (several in flight,
 // replies delayed, executions reordered as a retried command would be), segments so small
 // that takes often come back dry or cold (the serial loop's turn), a failure while takes are
@@ -8,18 +9,19 @@
 // of its own (MySQL's part, tested elsewhere); Redis and its scripts are the real ones.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { IdmintError } from '../../src/errors.js';
 import type { Range } from '../../src/core/ranges.js';
-import type { RefillJobData, RefillProducer } from '../../src/producer/refill-producer.js';
+import type { RefillJobData } from '../../src/jobs/refill.js';
+import type { RefillProducer } from '../../src/producer/refill-producer.js';
 import { Coalescer } from '../../src/service/coalescer.js';
-import { Metrics } from '../../src/service/metrics.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import { Keys } from '../../src/store/redis/keys.js';
 import { SegmentStore, type SegmentRef, type TakeResult, type TakeStatus } from '../../src/store/redis/segments.js';
-import { REDIS_URL, cleanup, testNames } from '../helpers/env.js';
+import { REDIS_URL, cleanup, testNames } from '../../tools/env.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const silent = pino({ level: 'silent' });
 
 /** The SegmentStore's take, with replies (and sometimes the takes themselves) delayed, counted. */
@@ -32,7 +34,10 @@ class SlowStore {
   private count = 0;
   private tail: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly inner: SegmentStore, private readonly maxDelayMs: number) {}
+  constructor(
+    private readonly inner: SegmentStore,
+    private readonly maxDelayMs: number,
+  ) {}
 
   async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
     const k = ++this.count;
@@ -69,7 +74,10 @@ class Refiller {
   limit = Number.MAX_SAFE_INTEGER;
   /** Serve only the refills a waiting request asked for (no prefetch). */
   urgentOnly = false;
-  constructor(private readonly store: SegmentStore, private readonly step: number) {}
+  constructor(
+    private readonly store: SegmentStore,
+    private readonly step: number,
+  ) {}
 
   async request(d: RefillJobData): Promise<void> {
     const ref = { tag: d.tag, epoch: d.epoch, shard: d.shard };
@@ -152,7 +160,12 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     return served;
   }
 
-  for (const [pipeline, hold, holdRtt] of [[4, 8, 0], [4, 8, 1], [4, 0, 0], [1, 0, 0]]) {
+  for (const [pipeline, hold, holdRtt] of [
+    [4, 8, 0],
+    [4, 8, 1],
+    [4, 0, 0],
+    [1, 0, 0],
+  ]) {
     it(`keeps real-time order with ${pipeline} take(s) in flight${hold > 0 ? ` and takes held up to ${hold} requests` : ''}${holdRtt > 0 ? ` or ${holdRtt} round trip(s) while a take is in flight` : ''}, through dry and cold takes`, async () => {
       const ref = fresh();
       const slow = new SlowStore(store, 3);
@@ -189,7 +202,11 @@ describe('coalescer: pipelined takes on a real Redis', () => {
         }),
       );
       const ids = (await Promise.all(answers)).map(([[a]]) => a);
-      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'answered in arrival order');
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => a - b),
+        'answered in arrival order',
+      );
       assert.ok(c.idle);
       return [...sizes];
     };
@@ -235,7 +252,11 @@ describe('coalescer: pipelined takes on a real Redis', () => {
       release();
       gate = undefined;
       const ids = (await Promise.all(answers)).map(([[a]]) => a);
-      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'answered in arrival order');
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => a - b),
+        'answered in arrival order',
+      );
       assert.ok(c.idle);
       return [sent.length, ...sizes];
     };
@@ -247,7 +268,11 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     const piped = make(32, 0);
     await piped.take(1);
     assert.deepEqual(await inFlight(piped, 3), [4, 1, 1, 1, 1], 'COALESCE_HOLD_RTT 0: each turn sends its own take at once');
-    assert.deepEqual(await inFlight(held, 2, 120), [2, 1, 1, 1], 'a take out longer than the round trip holds nothing: the next request goes at once (the one after waits for its reply)');
+    assert.deepEqual(
+      await inFlight(held, 2, 120),
+      [2, 1, 1, 1],
+      'a take out longer than the round trip holds nothing: the next request goes at once (the one after waits for its reply)',
+    );
     const few = make(2, 1);
     await few.take(1);
     assert.deepEqual(await inFlight(few, 2), [3, 1, 1, 1], 'as many waiting as COALESCE_HOLD: sent at once');
@@ -259,7 +284,17 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     let sent = 0;
     const counting = { take: (r: SegmentRef, n: number, p: number) => (sent++, store.take(r, n, p)) };
     const metrics = new Metrics({ defaultMetrics: false });
-    const c = new Coalescer(ref, () => 0.5, { segments: counting as unknown as SegmentStore, producer: refiller as unknown as RefillProducer, log: silent, maxBatch: 100_000, waitMs: 5000, pipeline: 4, hold: 8, holdRtt: 1, metrics });
+    const c = new Coalescer(ref, () => 0.5, {
+      segments: counting as unknown as SegmentStore,
+      producer: refiller as unknown as RefillProducer,
+      log: silent,
+      maxBatch: 100_000,
+      waitMs: 5000,
+      pipeline: 4,
+      hold: 8,
+      holdRtt: 1,
+      metrics,
+    });
     for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 7 }, () => c.take(1)));
     const text = await metrics.registry.metrics();
     const line = text.split('\n').find((l) => l.startsWith('idmint_takes_total{tag="co"}'));

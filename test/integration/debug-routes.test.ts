@@ -1,3 +1,4 @@
+// suite: single — reads the keys it checks with a single-server Redis client on REDIS_URL
 // The test-mode debug routes (src/api/routes/debug.ts) against real Redis and MySQL: refused
 // outside test mode (config and routes) and without the admin token; a clock shifted back past
 // CLOCK_MAX_BACK_MS answers CLOCK_BACKWARDS until real time catches up, then issues above
@@ -5,16 +6,16 @@
 // 503 until it holds a lease again, and every ID after it lies above the old lease's horizon.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { Node } from '../../src/api/server.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { PRESETS, decode } from '../../src/core/snowflake-layout.js';
 import { Keys } from '../../src/store/redis/keys.js';
-import { REDIS_URL, cleanup, testEnv, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, startLocalNode } from '../helpers/node.js';
+import { REDIS_URL, cleanup, testEnv, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
 
 const show = (v: unknown): string => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? String(x) : x));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TTL = 3000;
 const MARGIN = 500;
 const SF = PRESETS.snowflake;
@@ -54,7 +55,10 @@ const debugPost = (url: string, path: string, body: unknown, headers: Record<str
 
 describe('test mode is refused outside loopback', () => {
   it('TEST_MODE=1 needs a loopback HOST', () => {
-    assert.throws(() => loadConfig({ TEST_MODE: '1', HOST: '0.0.0.0' }), (e: unknown) => e instanceof ConfigError && /TEST_MODE needs a loopback HOST/.test(e.message));
+    assert.throws(
+      () => loadConfig({ TEST_MODE: '1', HOST: '0.0.0.0' }),
+      (e: unknown) => e instanceof ConfigError && /TEST_MODE needs a loopback HOST/.test(e.message),
+    );
     assert.throws(() => loadConfig({ TEST_MODE: '1' }), ConfigError, 'the default HOST 0.0.0.0 is not loopback');
     assert.throws(() => loadConfig({ TEST_MODE: 'yes', HOST: '127.0.0.1' }), /TEST_MODE must be 1 or 0/);
     assert.equal(loadConfig({ TEST_MODE: '1', HOST: '127.0.0.1' }).testMode, true);
@@ -164,7 +168,8 @@ describe('debug routes', () => {
     const horizon = Number(await redis.get(`${space}last:${workerId}`));
     assert.ok(horizon > Date.now(), 'the horizon lies ahead (now + TTL at the last renewal)');
     const events = async () =>
-      ((await (await fetch(`${node.url}/v1/admin/workers`, { headers: adminHeaders })).json()) as { this_node: { lease_events: { acquired: number } } }).this_node.lease_events;
+      ((await (await fetch(`${node.url}/v1/admin/workers`, { headers: adminHeaders })).json()) as { this_node: { lease_events: { acquired: number } } })
+        .this_node.lease_events;
     const acquiredBefore = (await events()).acquired;
 
     const r = await debugPost(node.url, 'lease/expire', {});

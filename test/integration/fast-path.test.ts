@@ -1,12 +1,15 @@
+// suite: single — request handling in front of the router; the takes under it run on the cluster in api.test.ts
 // The single-ID fast path in front of Fastify's router: it answers exactly as the route does
 // (status, headers, body, metrics) and declines, writing nothing and taking no ID, whenever
 // the router has anything to decide.
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { buildApp } from '../../src/api/app.js';
 import { fastIdPath } from '../../src/api/fast-path.js';
-import { cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, startLocalNode } from '../helpers/node.js';
+import { HONOURED_HOOKS, unhonouredHooks } from '../../src/api/pre-router-hooks.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
@@ -42,11 +45,19 @@ describe('the single-ID fast path', () => {
     await createTag(node.url, { tag: 'g' });
     await createTag(node.url, { tag: 'full', max_id_limit: 1 });
     await createTag(node.url, { tag: 'sf', mode: 'snowflake' });
-    await createTag(node.url, { tag: 'r', mode: 'rule', order: 'node', template: 'R"{app}\\{counter:6}', min_counter: 1, max_counter: 999_999, reset_seconds: 0 });
+    await createTag(node.url, {
+      tag: 'r',
+      mode: 'rule',
+      order: 'node',
+      template: 'R"{app}\\{counter:6}',
+      min_counter: 1,
+      max_counter: 999_999,
+      reset_seconds: 0,
+    });
     await createTag(node.url, { tag: 't', order: 'node' });
     const tok = await fetch(`${node.url}/v1/admin/tags/t/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' });
     assert.equal(tok.status, 201);
-    fast = fastIdPath({ dispenser: node.rt.dispenser, metrics: node.rt.metrics, log: node.rt.log, closing: () => closing });
+    fast = fastIdPath({ ids: node.rt.ids, metrics: node.rt.metrics, log: node.rt.log, open: () => !closing });
     // The first request of a tag reads its definition and fills the block through the router.
     for (const tag of ['n', 'g', 'full', 'sf']) assert.equal((await fetch(`${node.url}/v1/id/${tag}`)).status, 200);
   });
@@ -90,7 +101,7 @@ describe('the single-ID fast path', () => {
     assert.equal(refused.headers!['content-type'], viaRouter.headers.get('content-type'));
   });
 
-  it('answers a snowflake tag with a lease at hand, increasing on the route\'s IDs', async () => {
+  it("answers a snowflake tag with a lease at hand, increasing on the route's IDs", async () => {
     const viaRouter = BigInt(((await (await fetch(`${node.url}/v1/id/sf?`)).json()) as { id: string }).id);
     const a = exchange('/v1/id/sf');
     assert.equal(fast(a.req, a.res), true);
@@ -98,7 +109,7 @@ describe('the single-ID fast path', () => {
     const id = BigInt(JSON.parse(a.out.body!).id);
     assert.ok(id > viaRouter, `${id} follows ${viaRouter}`);
     const decoded = (await (await fetch(`${node.url}/v1/decode/sf/${id}`)).json()) as { worker_id: number };
-    assert.equal(decoded.worker_id, node.rt.leases.held()[0].workerId, 'issued under this process\'s lease');
+    assert.equal(decoded.worker_id, node.rt.leases.held()[0].workerId, "issued under this process's lease");
     const b = exchange('/v1/id/sf');
     assert.equal(fast(b.req, b.res), true);
     assert.ok(BigInt(JSON.parse(b.out.body!).id) > id);
@@ -131,10 +142,17 @@ describe('the single-ID fast path', () => {
 
   it('declines without writing or taking an ID whenever the router has to decide', () => {
     const cases: [string, string, Record<string, string>][] = [
-      ['/v1/id/n?key=1', 'GET', {}], ['/v1/id/n?', 'GET', {}], ['/v1/id/n', 'POST', {}], ['/v1/ids/n', 'GET', {}],
-      ['/v1/id/n/x', 'GET', {}], ['/v1/id/%6E', 'GET', {}], ['/v1/id/' + 'x'.repeat(65), 'GET', {}],
-      ['/v1/id/n', 'GET', { authorization: 'Bearer x' }], ['/v1/id/n', 'GET', { 'x-idmint-token': 'x' }],
-      ['/v1/id/missing', 'GET', {}], ['/v1/id/t', 'GET', {}],
+      ['/v1/id/n?key=1', 'GET', {}],
+      ['/v1/id/n?', 'GET', {}],
+      ['/v1/id/n', 'POST', {}],
+      ['/v1/ids/n', 'GET', {}],
+      ['/v1/id/n/x', 'GET', {}],
+      ['/v1/id/%6E', 'GET', {}],
+      ['/v1/id/' + 'x'.repeat(65), 'GET', {}],
+      ['/v1/id/n', 'GET', { authorization: 'Bearer x' }],
+      ['/v1/id/n', 'GET', { 'x-idmint-token': 'x' }],
+      ['/v1/id/missing', 'GET', {}],
+      ['/v1/id/t', 'GET', {}],
     ];
     const before = exchange('/v1/id/n');
     assert.equal(fast(before.req, before.res), true);
@@ -174,5 +192,67 @@ describe('the single-ID fast path', () => {
     // A tag with tokens is refused by the router, as without the fast path.
     const refused = await fetch(`${node.url}/v1/id/t`);
     assert.equal(refused.status, 401);
+  });
+
+  it('serves the first request of a tag from the sources warmed when its definition was read', async () => {
+    await createTag(node.url, { tag: 'wn', order: 'node', node_block: 100 });
+    await createTag(node.url, { tag: 'wg' });
+    await createTag(node.url, { tag: 'wsf', mode: 'snowflake' });
+    // Reading the definitions asks for no ID; it warms their sources (the lease this process
+    // holds is taken up; a node-order block is still fetched by the first request needing it).
+    for (const tag of ['wn', 'wg', 'wsf']) await node.rt.ids.resolve(tag);
+    assert.deepEqual(node.rt.ids.cachedSources('wn')?.segments, 1, "the node-order tag's source is cached");
+    const g = exchange('/v1/id/wg');
+    assert.equal(fast(g.req, g.res), true, 'the first request of an order-global tag goes through its coalescer');
+    for (let i = 0; i < 200 && g.out.body === undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(g.out.status, 200);
+    const n = exchange('/v1/id/wn');
+    assert.equal(fast(n.req, n.res), false, 'no block yet: declined, and nothing taken');
+    assert.deepEqual(n.out, {});
+    const s = exchange('/v1/id/wsf');
+    assert.equal(fast(s.req, s.res), true, 'the first request of a snowflake tag is served under the lease already held');
+    assert.equal(s.out.status, 200);
+  });
+
+  it('drops the sources of an old epoch once the new definition is read', async () => {
+    await createTag(node.url, { tag: 'ep', order: 'node', node_block: 100 });
+    assert.equal((await fetch(`${node.url}/v1/id/ep`)).status, 200);
+    const before = node.rt.ids.cachedSources('ep');
+    assert.equal(before?.segments, 1);
+    const del = await fetch(`${node.url}/v1/admin/tags/ep`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
+    assert.ok(del.ok, `delete: ${del.status}`);
+    assert.equal((await fetch(`${node.url}/v1/id/ep`)).status, 404);
+    assert.equal(node.rt.ids.cachedSources('ep'), undefined, 'a deleted tag keeps no sources');
+    await createTag(node.url, { tag: 'ep', order: 'node', node_block: 100 });
+    assert.equal((await fetch(`${node.url}/v1/id/ep`)).status, 200);
+    const after = node.rt.ids.cachedSources('ep');
+    assert.ok(after !== undefined && after.epoch > before!.epoch, `a new epoch: ${JSON.stringify(after)} after ${JSON.stringify(before)}`);
+    assert.equal(after.segments, 1, "only the new epoch's source is kept");
+  });
+
+  it('honours exactly the hooks the app adds itself', () => {
+    assert.deepEqual(unhonouredHooks(node.app!), []);
+    assert.deepEqual(Object.keys(HONOURED_HOOKS).sort(), ['onRequest', 'onResponse']);
+  });
+
+  it('steps aside when the app has a hook on the route it does not honour', async () => {
+    let seen = 0;
+    const app = await buildApp(node.rt, {
+      extend: (a) => {
+        a.addHook('onRequest', function countRequests(_req, _reply, done) {
+          seen++;
+          done();
+        });
+      },
+    });
+    try {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      assert.deepEqual(unhonouredHooks(app), ['onRequest countRequests']);
+      const port = (app.server.address() as { port: number }).port;
+      for (let i = 0; i < 3; i++) assert.equal((await fetch(`http://127.0.0.1:${port}/v1/id/n`)).status, 200);
+      assert.equal(seen, 3, 'the hook ran for every request of the hottest route');
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+// suite: single — malformed input at the transports, long (npm run fuzz)
 // Fuzzing the edges of a real idmint child process (real Redis and MySQL): randomised
 // malformed HTTP requests, websocket frames and UDP datagrams (fast-check). Every reply must
 // be a documented success or a documented error (HTTP: {"error":{"code","message"}} with the
@@ -11,12 +12,13 @@ import assert from 'node:assert/strict';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import WebSocket from 'ws';
 import { ERROR_CODES } from '../../src/errors.js';
-import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, spawnNode, type ChildNode } from '../helpers/node.js';
-import { freePort } from '../helpers/redis-server.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, spawnNode, type ChildNode } from '../../tools/node.js';
+import { freePort } from '../../tools/child.js';
 import { UdpClient, type Json } from '../helpers/udp-client.js';
 import { udpRequestShape } from '../helpers/udp-oracle.js';
 
@@ -40,7 +42,6 @@ const STREAM_MAX_COUNT = 100_000;
 const UDP_MAX_BYTES = 8192;
 const MAX_SAFE = 2n ** 53n - 1n;
 const MAX_I63 = 2n ** 63n - 1n;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---- the tags ----
 
@@ -67,7 +68,14 @@ let lockedToken = '';
 
 // Counters wide enough that long runs never exhaust a day's counter (tiny is the exhausted tag).
 const RULE_DEF = { mode: 'rule', template: '{yyyy}{MM}{dd}-{counter:9}', min_counter: 0, max_counter: 999999999, reset_seconds: 86400, time_zone: 'UTC' };
-const SALTY_DEF = { mode: 'rule', template: '{app}-{yyyy}{MM}{dd}-{salt}{counter:9}', min_counter: 0, max_counter: 999999999, reset_seconds: 86400, time_zone: 'UTC' };
+const SALTY_DEF = {
+  mode: 'rule',
+  template: '{app}-{yyyy}{MM}{dd}-{salt}{counter:9}',
+  min_counter: 0,
+  max_counter: 999999999,
+  reset_seconds: 86400,
+  time_zone: 'UTC',
+};
 
 // ---- shared generators ----
 
@@ -76,12 +84,53 @@ const nastyString = fc.oneof(
   fc.string({ maxLength: 20 }),
   fc.string({ unit: 'grapheme', maxLength: 12 }),
   fc.string({ unit: 'binary', maxLength: 12 }),
-  fc.constantFrom('', ' ', '\u0000', '..', '%', '%zz', '\ud800', 'é', '😀', '\n', '"', '\\', '{}', '[]', 'null', 'true', '1e309', 'NaN', '-1', '__proto__', 'constructor'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    '..',
+    '%',
+    '%zz',
+    '\ud800',
+    'é',
+    '😀',
+    '\n',
+    '"',
+    '\\',
+    '{}',
+    '[]',
+    'null',
+    'true',
+    '1e309',
+    'NaN',
+    '-1',
+    '__proto__',
+    'constructor',
+  ),
   fc.integer({ min: 65, max: 1500 }).map((n) => 'x'.repeat(n)),
 );
 
 /** Numbers at the edges, including ones JSON cannot say exactly. */
-const edgeNumberText = fc.constantFrom('0', '-0', '-1', '1', '1.5', '1e309', '-1e309', '1e-400', '9007199254740993', '18446744073709551616', '99999999999999999999999999', '4294967296', '4294967295', '100000', '100001', '1e5', '0x10', '1_000');
+const edgeNumberText = fc.constantFrom(
+  '0',
+  '-0',
+  '-1',
+  '1',
+  '1.5',
+  '1e309',
+  '-1e309',
+  '1e-400',
+  '9007199254740993',
+  '18446744073709551616',
+  '99999999999999999999999999',
+  '4294967296',
+  '4294967295',
+  '100000',
+  '100001',
+  '1e5',
+  '0x10',
+  '1_000',
+);
 
 // ---- HTTP ----
 
@@ -122,18 +171,69 @@ function segment(pool: readonly string[]): fc.Arbitrary<string> {
     { weight: 1, arbitrary: fc.constantFrom(...MISSING) },
     {
       weight: 4,
-      arbitrary: fc.oneof(
-        fc.constantFrom('', '.', '..', '%2e%2e', '%2E', '%', '%zz', '%00', '%2F', '%2f..%2f', 'a%20b', '%C3%A9', '%ED%A0%80', '%FF', 'é', 'x'.repeat(65), 'x'.repeat(200), 'x'.repeat(201), 'x'.repeat(2000), '-', '_', 'a.b', ';', '*', '~', "'", '(', ')', '!', '$', ':', '@', '+'),
-        nastyString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, 'x'))),
-        fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 30 }).map((s) => s.replace(/[^\u0021-\u007e]/g, '').replace(/[?#/]/g, '') || '-'),
-      // A random name never hits an ID tag (in any letter case): the admin fuzz must not change those.
-      ).filter((s) => !ID_POOL.includes((decodeSeg(s) ?? s).toLowerCase())),
+      arbitrary: fc
+        .oneof(
+          fc.constantFrom(
+            '',
+            '.',
+            '..',
+            '%2e%2e',
+            '%2E',
+            '%',
+            '%zz',
+            '%00',
+            '%2F',
+            '%2f..%2f',
+            'a%20b',
+            '%C3%A9',
+            '%ED%A0%80',
+            '%FF',
+            'é',
+            'x'.repeat(65),
+            'x'.repeat(200),
+            'x'.repeat(201),
+            'x'.repeat(2000),
+            '-',
+            '_',
+            'a.b',
+            ';',
+            '*',
+            '~',
+            "'",
+            '(',
+            ')',
+            '!',
+            '$',
+            ':',
+            '@',
+            '+',
+          ),
+          nastyString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, 'x'))),
+          fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 30 }).map((s) => s.replace(/[^\u0021-\u007e]/g, '').replace(/[?#/]/g, '') || '-'),
+          // A random name never hits an ID tag (in any letter case): the admin fuzz must not change those.
+        )
+        .filter((s) => !ID_POOL.includes((decodeSeg(s) ?? s).toLowerCase())),
     },
   );
 }
 
 const idSegment = fc.oneof(
-  fc.constantFrom('0', '1', '12x', '-1', '9223372036854775807', '9223372036854775808', '18446744073709551615', '99999999999999999999', '1e5', '0x10', '', '%31', '00000000000000000001', '1'.repeat(200)),
+  fc.constantFrom(
+    '0',
+    '1',
+    '12x',
+    '-1',
+    '9223372036854775807',
+    '9223372036854775808',
+    '18446744073709551615',
+    '99999999999999999999',
+    '1e5',
+    '0x10',
+    '',
+    '%31',
+    '00000000000000000001',
+    '1'.repeat(200),
+  ),
   fc.bigInt({ min: 0n, max: MAX_I63 }).map(String),
 );
 const tokenIdSegment = fc.oneof(fc.constantFrom('0', '1', '-1', '1.5', 'abc', '99999999999999999999', '1e3', ''), fc.integer({ min: 0, max: 100 }).map(String));
@@ -153,13 +253,33 @@ const pathArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: segment(ADMIN_POOL).map((t) => `/v1/admin/tags/${t}`) },
   { weight: 2, arbitrary: segment(ADMIN_POOL).map((t) => `/v1/admin/tags/${t}/tokens`) },
   { weight: 2, arbitrary: fc.tuple(segment(ADMIN_POOL), tokenIdSegment).map(([t, id]) => `/v1/admin/tags/${t}/tokens/${id}`) },
-  { weight: 1, arbitrary: fc.constantFrom('/v1/admin/workers', '/healthz', '/readyz', '/v1/stream', '/', '/v1', '/v1/', '/v1/id', '/v1/id/', '/v1/ids', '/api', '/V1/id/seg', '/v1//id/seg', '/v1/admin', '/v1/admin/') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '/v1/admin/workers',
+      '/healthz',
+      '/readyz',
+      '/v1/stream',
+      '/',
+      '/v1',
+      '/v1/',
+      '/v1/id',
+      '/v1/id/',
+      '/v1/ids',
+      '/api',
+      '/V1/id/seg',
+      '/v1//id/seg',
+      '/v1/admin',
+      '/v1/admin/',
+    ),
+  },
   { weight: 1, arbitrary: fc.array(segment(ID_POOL), { minLength: 1, maxLength: 5 }).map((s) => `/${s.join('/')}`) },
   { weight: 2, arbitrary: fc.constantFrom(...TINYID_ROUTES).map((r) => `/tinyid/id/${r}`) },
   // With a bizType (Tinyid's tag parameter) so that some reach an ID; more parameters may follow.
   {
     weight: 3,
-    arbitrary: fc.tuple(fc.constantFrom(...TINYID_ROUTES), segment(ID_POOL), fc.option(fc.oneof(edgeNumberText, fc.integer({ min: -2, max: 12000 }).map(String))))
+    arbitrary: fc
+      .tuple(fc.constantFrom(...TINYID_ROUTES), segment(ID_POOL), fc.option(fc.oneof(edgeNumberText, fc.integer({ min: -2, max: 12000 }).map(String))))
       .map(([r, t, n]) => `/tinyid/id/${r}?bizType=${t}${n === null ? '' : `&batchSize=${n}`}`),
   },
 );
@@ -168,7 +288,26 @@ const QUERY_KEYS = ['count', 'key', 'app', 'salt', 'token', 'colour', '', 'count
 const queryValue = fc.oneof(
   edgeNumberText,
   fc.constantFrom(...ID_POOL, ...MISSING),
-  fc.constantFrom('NaN', 'Infinity', '', 'abc', 'true', 'null', '%zz', '%', 'shop', 'k', 'u1', 'bad salt', 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(257), 'x'.repeat(2000), '[]', '{}'),
+  fc.constantFrom(
+    'NaN',
+    'Infinity',
+    '',
+    'abc',
+    'true',
+    'null',
+    '%zz',
+    '%',
+    'shop',
+    'k',
+    'u1',
+    'bad salt',
+    'x'.repeat(64),
+    'x'.repeat(65),
+    'x'.repeat(257),
+    'x'.repeat(2000),
+    '[]',
+    '{}',
+  ),
   fc.integer({ min: -5, max: 10005 }).map(String),
   nastyString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, 'x'))),
 );
@@ -176,41 +315,158 @@ const queryArb = fc.oneof(
   { weight: 2, arbitrary: fc.constant('') },
   {
     weight: 8,
-    arbitrary: fc.array(
-      fc.oneof(
-        { weight: 6, arbitrary: fc.tuple(fc.constantFrom(...QUERY_KEYS), queryValue).map(([k, v]) => `${k}=${v}`) },
-        { weight: 1, arbitrary: fc.constantFrom('count', '=', '&', 'count=', '=5', 'count=1=2', 'a[b]=1', 'count[0]=1', 'count=1%26count=2') },
-      ),
-      { maxLength: 5 },
-    ).map((pairs) => `?${pairs.join('&')}`),
+    arbitrary: fc
+      .array(
+        fc.oneof(
+          { weight: 6, arbitrary: fc.tuple(fc.constantFrom(...QUERY_KEYS), queryValue).map(([k, v]) => `${k}=${v}`) },
+          { weight: 1, arbitrary: fc.constantFrom('count', '=', '&', 'count=', '=5', 'count=1=2', 'a[b]=1', 'count[0]=1', 'count=1%26count=2') },
+        ),
+        { maxLength: 5 },
+      )
+      .map((pairs) => `?${pairs.join('&')}`),
   },
 );
 
 const authHeader = fc.constantFrom(
-  undefined, undefined, `Bearer ${ADMIN_TOKEN}`, `Bearer ${ADMIN_TOKEN}`, `bearer ${ADMIN_TOKEN}`, `Bearer  ${ADMIN_TOKEN}  `, `Bearer ${ADMIN_TOKEN} extra`,
-  'Bearer', 'Bearer ', 'Bearer nope', `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`, `Bearer ${'x'.repeat(2000)}`, `Bearer ${ADMIN_TOKEN}\u00e9`, 'LOCKED', '',
+  undefined,
+  undefined,
+  `Bearer ${ADMIN_TOKEN}`,
+  `Bearer ${ADMIN_TOKEN}`,
+  `bearer ${ADMIN_TOKEN}`,
+  `Bearer  ${ADMIN_TOKEN}  `,
+  `Bearer ${ADMIN_TOKEN} extra`,
+  'Bearer',
+  'Bearer ',
+  'Bearer nope',
+  `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`,
+  `Bearer ${'x'.repeat(2000)}`,
+  `Bearer ${ADMIN_TOKEN}\u00e9`,
+  'LOCKED',
+  '',
 );
-const contentType = fc.constantFrom(undefined, 'application/json', 'application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', 'application/jsonx', 'json', '', '*/*', 'application/vnd.api+json');
+const contentType = fc.constantFrom(
+  undefined,
+  'application/json',
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json; charset=latin1',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/octet-stream',
+  'application/jsonx',
+  'json',
+  '',
+  '*/*',
+  'application/vnd.api+json',
+);
 const accept = fc.constantFrom(undefined, 'text/plain', 'text/plain; q=0.5', 'application/json', '*/*', 'text/html', 'garbage', '');
 
 /** Tag-definition-like objects: real field names with values of every type, valid and not. */
 const fieldValue = fc.oneof(
-  fc.constantFrom<unknown>('seg', 'x', 'fz-new', 'segment', 'snowflake', 'rule', 'nope', 'global', 'node', 'plain', 'sharded', 'UTC', 'Mars/Olympus', 'ms', 's', 'uid', 'jssafe', '{yyyy}{counter:4}', '{counter:4}', '{', '{counter:99}', '{salt}', '2020-01-01', '9223372036854775807', '9223372036854775808', '-1', ''),
+  fc.constantFrom<unknown>(
+    'seg',
+    'x',
+    'fz-new',
+    'segment',
+    'snowflake',
+    'rule',
+    'nope',
+    'global',
+    'node',
+    'plain',
+    'sharded',
+    'UTC',
+    'Mars/Olympus',
+    'ms',
+    's',
+    'uid',
+    'jssafe',
+    '{yyyy}{counter:4}',
+    '{counter:4}',
+    '{',
+    '{counter:99}',
+    '{salt}',
+    '2020-01-01',
+    '9223372036854775807',
+    '9223372036854775808',
+    '-1',
+    '',
+  ),
+  // eslint-disable-next-line no-loss-of-precision -- ±1e309 overflow to ±Infinity on purpose
   fc.constantFrom<unknown>(0, -1, 1, 1.5, 0.2, 1e309, -1e309, 2 ** 53, 2 ** 63, 1e21, 100_000_000, 100_000_001, 4096, 4097, 65536),
   fc.constantFrom<unknown>(true, false, null, [], {}, ['segment'], { x: 1 }),
   fc.jsonValue({ maxDepth: 2 }),
 );
-const SPEC_FIELDS = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits', 'step', 'min_step', 'max_step', 'target_seconds', 'prefetch', 'max_id_limit', 'node_block', 'stride', 'offset', 'enabled', 'description', 'preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force', 'template', 'min_counter', 'max_counter', 'reset_seconds', 'time_zone', 'name', 'colour', '__proto__'];
+const SPEC_FIELDS = [
+  'tag',
+  'mode',
+  'order',
+  'layout',
+  'shards',
+  'app_id',
+  'app_bits',
+  'step',
+  'min_step',
+  'max_step',
+  'target_seconds',
+  'prefetch',
+  'max_id_limit',
+  'node_block',
+  'stride',
+  'offset',
+  'enabled',
+  'description',
+  'preset',
+  'epoch',
+  'time_unit',
+  'time_bits',
+  'worker_bits',
+  'seq_bits',
+  'force',
+  'template',
+  'min_counter',
+  'max_counter',
+  'reset_seconds',
+  'time_zone',
+  'name',
+  'colour',
+  '__proto__',
+];
 const specLike = fc.dictionary(fc.constantFrom(...SPEC_FIELDS), fieldValue, { maxKeys: 6 }).chain((o) =>
   // A fresh name now and then, so a create can succeed and later requests meet it.
-  fc.constantFrom(...(['tag', 'tag', 'fz', 'none'] as const)).map((how) => (how === 'fz' ? { ...o, tag: `fz-${Object.keys(o).length}` } : how === 'none' ? o : { tag: 'fz-new', ...o })),
+  fc
+    .constantFrom(...(['tag', 'tag', 'fz', 'none'] as const))
+    .map((how) => (how === 'fz' ? { ...o, tag: `fz-${Object.keys(o).length}` } : how === 'none' ? o : { tag: 'fz-new', ...o })),
 );
 
 const bodyArb: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(undefined) },
   { weight: 4, arbitrary: specLike.map((o) => JSON.stringify(o)) },
   { weight: 2, arbitrary: fc.json({ maxDepth: 3 }) },
-  { weight: 1, arbitrary: fc.constantFrom('{bad', '{"tag":', '', ' ', 'null', '[]', '"x"', '1', '{"tag":"x",}', '\u0000', '{"tag":"fz-n","step":1e309}', '{"tag":"fz-n","max_id_limit":1e400}', '{"tag":"fz-n","max_id_limit":99999999999999999999}', '{"name":"billing"}', '{"name":7}', '{"enabled":false,"enabled":true}', '{"__proto__":{"enabled":false}}', '{"constructor":{"prototype":{"x":1}}}') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '{bad',
+      '{"tag":',
+      '',
+      ' ',
+      'null',
+      '[]',
+      '"x"',
+      '1',
+      '{"tag":"x",}',
+      '\u0000',
+      '{"tag":"fz-n","step":1e309}',
+      '{"tag":"fz-n","max_id_limit":1e400}',
+      '{"tag":"fz-n","max_id_limit":99999999999999999999}',
+      '{"name":"billing"}',
+      '{"name":7}',
+      '{"enabled":false,"enabled":true}',
+      '{"__proto__":{"enabled":false}}',
+      '{"constructor":{"prototype":{"x":1}}}',
+    ),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 50_000 }).map((n) => `${'['.repeat(n)}${']'.repeat(n)}`) },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 20_000 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`) },
   { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 70_000 }).map((n) => JSON.stringify({ tag: 'fz-big', description: 'd'.repeat(n) })) },
@@ -218,12 +474,33 @@ const bodyArb: fc.Arbitrary<string | undefined> = fc.oneof(
 );
 
 /** Bodies an admin route accepts, so creates, changes and deletes do happen. */
-const freshName = fc.oneof(fc.constantFrom(...VICTIMS), fc.stringMatching(/^[a-z0-9]{1,8}$/).map((n) => `fz-${n}`));
-const validBody = fc.oneof(
-  fc.tuple(freshName, fc.constantFrom<Record<string, unknown>>({}, { mode: 'snowflake' }, RULE_DEF, { order: 'node' }, { layout: 'sharded', shards: 4 }, { step: 100, min_step: 10, max_id_limit: '9007199254740993' }, { stride: 3, offset: 2 })).map(([tag, def]) => ({ tag, ...def })),
-  fc.record({ description: fc.string({ maxLength: 20 }), enabled: fc.boolean(), step: fc.integer({ min: 100, max: 1000 }), max_counter: fc.constant(999999999) }, { requiredKeys: [] }),
-  fc.record({ name: fc.stringMatching(/^[A-Za-z0-9_.-]{1,10}$/) }, { requiredKeys: [] }),
-).map((o) => JSON.stringify(o));
+const freshName = fc.oneof(
+  fc.constantFrom(...VICTIMS),
+  fc.stringMatching(/^[a-z0-9]{1,8}$/).map((n) => `fz-${n}`),
+);
+const validBody = fc
+  .oneof(
+    fc
+      .tuple(
+        freshName,
+        fc.constantFrom<Record<string, unknown>>(
+          {},
+          { mode: 'snowflake' },
+          RULE_DEF,
+          { order: 'node' },
+          { layout: 'sharded', shards: 4 },
+          { step: 100, min_step: 10, max_id_limit: '9007199254740993' },
+          { stride: 3, offset: 2 },
+        ),
+      )
+      .map(([tag, def]) => ({ tag, ...def })),
+    fc.record(
+      { description: fc.string({ maxLength: 20 }), enabled: fc.boolean(), step: fc.integer({ min: 100, max: 1000 }), max_counter: fc.constant(999999999) },
+      { requiredKeys: [] },
+    ),
+    fc.record({ name: fc.stringMatching(/^[A-Za-z0-9_.-]{1,10}$/) }, { requiredKeys: [] }),
+  )
+  .map((o) => JSON.stringify(o));
 
 /** The real admin routes, as method and path. */
 const adminRoute = fc.oneof(
@@ -252,47 +529,61 @@ const otherHeaders = {
   accept,
   cookie: fc.constantFrom(undefined, undefined, undefined, `idmint_admin=${ADMIN_TOKEN}`, 'idmint_admin=%zz', 'idmint_admin=', 'a=b; idmint_admin'),
 };
-const tail = fc.oneof({ weight: 12, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('/', '/..', '/../..', '/.', '//', '/extra', '%00', '#frag') });
+const tail = fc.oneof(
+  { weight: 12, arbitrary: fc.constant('') },
+  { weight: 1, arbitrary: fc.constantFrom('/', '/..', '/../..', '/.', '//', '/extra', '%00', '#frag') },
+);
 
 const rawCase: fc.Arbitrary<RawCase> = fc.oneof(
   // The ID routes, mostly as meant (GET), with random segments, queries and headers.
   {
     weight: 4,
-    arbitrary: fc.record({
-      method: fc.oneof({ weight: 8, arbitrary: fc.constant('GET') }, { weight: 2, arbitrary: fc.constantFrom('HEAD', 'POST', 'DELETE', 'OPTIONS', 'PUT') }),
-      path: fc.tuple(pathArb, tail).map(([p, t]) => p + t),
-      query: queryArb,
-      auth: authHeader,
-      contentType,
-      body: fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: bodyArb }),
-      ...otherHeaders,
-    }, { requiredKeys: ['method', 'path', 'query'] }),
+    arbitrary: fc.record(
+      {
+        method: fc.oneof({ weight: 8, arbitrary: fc.constant('GET') }, { weight: 2, arbitrary: fc.constantFrom('HEAD', 'POST', 'DELETE', 'OPTIONS', 'PUT') }),
+        path: fc.tuple(pathArb, tail).map(([p, t]) => p + t),
+        query: queryArb,
+        auth: authHeader,
+        contentType,
+        body: fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: bodyArb }),
+        ...otherHeaders,
+      },
+      { requiredKeys: ['method', 'path', 'query'] },
+    ),
   },
   // The admin routes with their own methods, mostly with the admin token and JSON bodies.
   {
     weight: 4,
-    arbitrary: fc.record({
-      route: adminRoute,
-      tail,
-      query: fc.oneof({ weight: 5, arbitrary: fc.constant('') }, { weight: 1, arbitrary: queryArb }),
-      auth: fc.oneof({ weight: 3, arbitrary: fc.constant(`Bearer ${ADMIN_TOKEN}`) }, { weight: 1, arbitrary: authHeader }),
-      contentType: fc.oneof({ weight: 3, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: contentType }),
-      body: fc.oneof({ weight: 2, arbitrary: validBody }, { weight: 2, arbitrary: bodyArb }),
-      ...otherHeaders,
-    }, { requiredKeys: ['route', 'tail', 'query'] }).map(({ route, tail: t, ...r }) => ({ ...r, method: route[0], path: route[1] + t })),
+    arbitrary: fc
+      .record(
+        {
+          route: adminRoute,
+          tail,
+          query: fc.oneof({ weight: 5, arbitrary: fc.constant('') }, { weight: 1, arbitrary: queryArb }),
+          auth: fc.oneof({ weight: 3, arbitrary: fc.constant(`Bearer ${ADMIN_TOKEN}`) }, { weight: 1, arbitrary: authHeader }),
+          contentType: fc.oneof({ weight: 3, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: contentType }),
+          body: fc.oneof({ weight: 2, arbitrary: validBody }, { weight: 2, arbitrary: bodyArb }),
+          ...otherHeaders,
+        },
+        { requiredKeys: ['route', 'tail', 'query'] },
+      )
+      .map(({ route, tail: t, ...r }) => ({ ...r, method: route[0], path: route[1] + t })),
   },
   // Anything: random methods on any shape.
   {
     weight: 1,
-    arbitrary: fc.record({
-      method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'FOO', 'PROPFIND', 'get'),
-      path: fc.tuple(pathArb, tail).map(([p, t]) => p + t),
-      query: queryArb,
-      auth: authHeader,
-      contentType,
-      body: bodyArb,
-      ...otherHeaders,
-    }, { requiredKeys: ['method', 'path', 'query'] }),
+    arbitrary: fc.record(
+      {
+        method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'FOO', 'PROPFIND', 'get'),
+        path: fc.tuple(pathArb, tail).map(([p, t]) => p + t),
+        query: queryArb,
+        auth: authHeader,
+        contentType,
+        body: bodyArb,
+        ...otherHeaders,
+      },
+      { requiredKeys: ['method', 'path', 'query'] },
+    ),
   },
 );
 
@@ -307,7 +598,9 @@ const httpCaseArb: fc.Arbitrary<HttpCase> = rawCase.map((r) => {
   if (hasBody) headers['content-length'] = String(Buffer.byteLength(r.body!));
   const [p, frag] = r.path.split('#');
   // Node's client sends only bytes 0x21-0xff in a path: encode the rest (Latin-1 goes raw).
-  const path = (p + r.query + (frag === undefined ? '' : `#${frag}`)).replace(/[\ud800-\udfff]/g, 'x').replace(/[^\u0021-\u00ff]/g, (ch) => encodeURIComponent(ch));
+  const path = (p + r.query + (frag === undefined ? '' : `#${frag}`))
+    .replace(/[\ud800-\udfff]/g, 'x')
+    .replace(/[^\u0021-\u00ff]/g, (ch) => encodeURIComponent(ch));
   // Node's client upper-cases the method.
   return { method: r.method.toUpperCase(), path, headers, body: hasBody ? Buffer.from(r.body!) : undefined };
 });
@@ -381,7 +674,7 @@ function checkSuccess(c: HttpCase, a: HttpAnswer, what: string): void {
     assert.match(String(o.id), /^\d{1,19}$/, what);
     return;
   }
-  if (route === 'admin' || parts[0] === 'v1' && parts[1] === 'admin') {
+  if (route === 'admin' || (parts[0] === 'v1' && parts[1] === 'admin')) {
     if (a.status === 204) {
       assert.equal(a.body.length, 0, what);
       return;
@@ -488,7 +781,17 @@ function rawHttp(base: string, head: string): Promise<string> {
 
 // ---- websocket stream ----
 
-const STREAM_CODES = new Set(['INVALID_ARGUMENT', 'LIMIT_EXCEEDED', 'TAG_NOT_FOUND', 'TAG_DISABLED', 'ID_SPACE_EXHAUSTED', 'UNAVAILABLE', 'CLOCK_BACKWARDS', 'LEASE_LOST', 'UNAUTHORIZED']);
+const STREAM_CODES = new Set([
+  'INVALID_ARGUMENT',
+  'LIMIT_EXCEEDED',
+  'TAG_NOT_FOUND',
+  'TAG_DISABLED',
+  'ID_SPACE_EXHAUSTED',
+  'UNAVAILABLE',
+  'CLOCK_BACKWARDS',
+  'LEASE_LOST',
+  'UNAUTHORIZED',
+]);
 /** Close codes the server may use: shutdown, too many sockets or unread replies, a frame too large. */
 const CLOSE_CODES = new Set([1001, 1008, 1009]);
 
@@ -524,14 +827,24 @@ const takeArb = fc
     count: fc.oneof(fc.integer({ min: 1, max: 3000 }), fc.constantFrom(1, 10_000, 50_000)),
     block: fc.option(fc.integer({ min: 1, max: 4000 }), { nil: undefined }),
     format: fc.constantFrom('json', 'binary', 'ranges'),
-    edits: fc.array(fc.oneof(
-      fc.tuple(fc.constantFrom(...Object.keys(badTakeField)), fc.constant(true)),
-      fc.tuple(fc.constantFrom('op', 'req', 'tag', 'count', 'key', 'app', 'token'), fc.constant(false)),
-    ), { maxLength: 2 }),
+    edits: fc.array(
+      fc.oneof(
+        fc.tuple(fc.constantFrom(...Object.keys(badTakeField)), fc.constant(true)),
+        fc.tuple(fc.constantFrom('op', 'req', 'tag', 'count', 'key', 'app', 'token'), fc.constant(false)),
+      ),
+      { maxLength: 2 },
+    ),
     values: fc.record(badTakeField),
   })
   .map(({ tag, req, count, block, format, edits, values }) => {
-    const m: Record<string, unknown> = { op: 'take', req, tag, count, block, format: RULE_TAGS.has(tag) ? 'json' : tag === 'shard' && format === 'ranges' ? 'binary' : format };
+    const m: Record<string, unknown> = {
+      op: 'take',
+      req,
+      tag,
+      count,
+      block,
+      format: RULE_TAGS.has(tag) ? 'json' : tag === 'shard' && format === 'ranges' ? 'binary' : format,
+    };
     if (tag === 'shard') m.key = 'alice';
     if (RULE_TAGS.has(tag)) m.app = 'shop';
     if (tag === 'salty') m.salt = 'u1';
@@ -553,7 +866,22 @@ const wsActionArb: fc.Arbitrary<WsAction> = fc.oneof(
       .oneof(
         fc.json({ maxDepth: 3 }),
         nastyString,
-        fc.constantFrom('not json', '{', '{"op":"take"', '[1,2]', '"take"', 'null', '{}', '{"req":3}', '{"op":"take","req":1e309,"tag":"seg","count":1}', '{"op":"take","req":2,"tag":"seg","count":1e309}', '{"op":"take","req":2,"tag":"seg","count":1,"block":-1e309}', '{"op":"take","req":3,"tag":"seg","count":1,"__proto__":{"x":1}}', `{"op":"take","req":4,"tag":"seg","count":1,"pad":"${'p'.repeat(15000)}"}`, `${'['.repeat(5000)}${']'.repeat(5000)}`),
+        fc.constantFrom(
+          'not json',
+          '{',
+          '{"op":"take"',
+          '[1,2]',
+          '"take"',
+          'null',
+          '{}',
+          '{"req":3}',
+          '{"op":"take","req":1e309,"tag":"seg","count":1}',
+          '{"op":"take","req":2,"tag":"seg","count":1e309}',
+          '{"op":"take","req":2,"tag":"seg","count":1,"block":-1e309}',
+          '{"op":"take","req":3,"tag":"seg","count":1,"__proto__":{"x":1}}',
+          `{"op":"take","req":4,"tag":"seg","count":1,"pad":"${'p'.repeat(15000)}"}`,
+          `${'['.repeat(5000)}${']'.repeat(5000)}`,
+        ),
       )
       .map((data): WsAction => ({ t: 'text', data })),
   },
@@ -583,11 +911,13 @@ class StreamProbe {
   readonly closedP: Promise<void>;
 
   private constructor(readonly ws: WebSocket) {
-    this.closedP = new Promise((resolve) => ws.once('close', (code, reason) => {
-      this.closed = { code, reason: reason.toString() };
-      this.wake();
-      resolve();
-    }));
+    this.closedP = new Promise((resolve) =>
+      ws.once('close', (code, reason) => {
+        this.closed = { code, reason: reason.toString() };
+        this.wake();
+        resolve();
+      }),
+    );
     ws.on('error', () => undefined);
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       try {
@@ -723,7 +1053,8 @@ function udpExpected(buf: Buffer): { codes: number[]; echo: boolean; tag?: strin
   const rule = o.rule_name as string;
   const tag = Object.keys(ID_TAGS).find((t) => t === rule);
   // Names that differ from a tag only in letter case: UDP.md does not say how they resolve.
-  if (tag === undefined) return { codes: Object.keys(ID_TAGS).some((t) => t.toLowerCase() === rule.toLowerCase()) ? [-1, 0, -3, -6, -7, -8] : [-1], echo: true };
+  if (tag === undefined)
+    return { codes: Object.keys(ID_TAGS).some((t) => t.toLowerCase() === rule.toLowerCase()) ? [-1, 0, -3, -6, -7, -8] : [-1], echo: true };
   const authorized = tag !== 'locked' || o.token === lockedToken;
   if (!authorized) return { codes: [-8], echo: true, tag };
   if (tag === 'off') return { codes: [-7], echo: true, tag };
@@ -739,18 +1070,29 @@ const udpField = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom<unknown>(...ID_POOL, 'nope', 'SEG', 'Rule') },
   { weight: 1, arbitrary: fc.constantFrom<unknown>('', 'a b', 'x'.repeat(65), 'x'.repeat(5000), 'é', 7, -1, 1.5, true, null, [], ['rule'], { a: 1 }) },
 );
-const udpRequest = fc.record({
-  action: fc.oneof({ weight: 6, arbitrary: fc.constantFrom<unknown>('get', 'create', 'monitor') }, { weight: 1, arbitrary: fc.constantFrom<unknown>('GET', 'delete', '', 'get ', 'x'.repeat(3000), 5, null, ['get'], { get: 1 }) }),
-  rule_name: udpField,
-  app_name: fc.oneof({ weight: 4, arbitrary: fc.constantFrom<unknown>('shop', 'a.b-c_D') }, { weight: 1, arbitrary: udpField }),
-  salt: fc.constantFrom<unknown>(null, '', 'u1', 'x'.repeat(64), 'x'.repeat(65), 'bad salt', 5, [], {}),
-  token: fc.constantFrom<unknown>('LOCKED', 'nope', '', 5, null),
-  seq: fc.jsonValue({ maxDepth: 3 }),
-  code: fc.constantFrom<unknown>(0, 99, 'x'),
-  data: fc.constantFrom<unknown>('client data', 1, null),
-  message: fc.constant<unknown>('from the client'),
-  extra: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.integer({ min: 1, max: 9000 }).map((n) => 'e'.repeat(n))),
-}, { requiredKeys: [] }).map((o) => (o.token === 'LOCKED' ? { ...o, token: lockedToken } : o));
+const udpRequest = fc
+  .record(
+    {
+      action: fc.oneof(
+        { weight: 6, arbitrary: fc.constantFrom<unknown>('get', 'create', 'monitor') },
+        { weight: 1, arbitrary: fc.constantFrom<unknown>('GET', 'delete', '', 'get ', 'x'.repeat(3000), 5, null, ['get'], { get: 1 }) },
+      ),
+      rule_name: udpField,
+      app_name: fc.oneof({ weight: 4, arbitrary: fc.constantFrom<unknown>('shop', 'a.b-c_D') }, { weight: 1, arbitrary: udpField }),
+      salt: fc.constantFrom<unknown>(null, '', 'u1', 'x'.repeat(64), 'x'.repeat(65), 'bad salt', 5, [], {}),
+      token: fc.constantFrom<unknown>('LOCKED', 'nope', '', 5, null),
+      seq: fc.jsonValue({ maxDepth: 3 }),
+      code: fc.constantFrom<unknown>(0, 99, 'x'),
+      data: fc.constantFrom<unknown>('client data', 1, null),
+      message: fc.constant<unknown>('from the client'),
+      extra: fc.oneof(
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.integer({ min: 1, max: 9000 }).map((n) => 'e'.repeat(n)),
+      ),
+    },
+    { requiredKeys: [] },
+  )
+  .map((o) => (o.token === 'LOCKED' ? { ...o, token: lockedToken } : o));
 
 const datagramArb: fc.Arbitrary<Buffer> = fc.oneof(
   { weight: 10, arbitrary: udpRequest.map((o) => Buffer.from(jsonText(o))) },
@@ -759,15 +1101,45 @@ const datagramArb: fc.Arbitrary<Buffer> = fc.oneof(
   { weight: 1, arbitrary: fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), nastyString).map((s) => Buffer.from(jsonText(s))) },
   {
     weight: 2,
-    arbitrary: fc.tuple(udpRequest, fc.constantFrom([0xff], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf8, 0x88, 0x80, 0x80, 0x80]), fc.nat()).map(([o, bad, at]) => {
-      const s = Buffer.from(jsonText(o));
-      const i = at % (s.length + 1);
-      return Buffer.concat([s.subarray(0, i), Buffer.from(bad), s.subarray(i)]);
-    }),
+    arbitrary: fc
+      .tuple(udpRequest, fc.constantFrom([0xff], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf8, 0x88, 0x80, 0x80, 0x80]), fc.nat())
+      .map(([o, bad, at]) => {
+        const s = Buffer.from(jsonText(o));
+        const i = at % (s.length + 1);
+        return Buffer.concat([s.subarray(0, i), Buffer.from(bad), s.subarray(i)]);
+      }),
   },
-  { weight: 1, arbitrary: fc.integer({ min: 1, max: 80 }).map((n) => Buffer.from(`{"action":"get","rule_name":"rule","app_name":"shop","seq":${'['.repeat(n)}1${']'.repeat(n)}}`)) },
-  { weight: 1, arbitrary: fc.integer({ min: UDP_MAX_BYTES - 200, max: 30_000 }).map((n) => Buffer.from(`{"action":"get","rule_name":"rule","app_name":"shop","pad":"${'p'.repeat(n)}"}`)) },
-  { weight: 1, arbitrary: fc.constantFrom('', ' ', '{}', '[]', 'null', '0', '1e309', '"x"', '{"action":"get"}', '{"action":"get","rule_name":"rule","app_name":"shop","action":"GET"}', '{"action":"get","rule_name":"rule","app_name":"shop","__proto__":{"x":1}}', '{"action":"get","rule_name":"rule","app_name":"shop","n":1e309}').map((s) => Buffer.from(s)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 1, max: 80 })
+      .map((n) => Buffer.from(`{"action":"get","rule_name":"rule","app_name":"shop","seq":${'['.repeat(n)}1${']'.repeat(n)}}`)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: UDP_MAX_BYTES - 200, max: 30_000 })
+      .map((n) => Buffer.from(`{"action":"get","rule_name":"rule","app_name":"shop","pad":"${'p'.repeat(n)}"}`)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(
+        '',
+        ' ',
+        '{}',
+        '[]',
+        'null',
+        '0',
+        '1e309',
+        '"x"',
+        '{"action":"get"}',
+        '{"action":"get","rule_name":"rule","app_name":"shop","action":"GET"}',
+        '{"action":"get","rule_name":"rule","app_name":"shop","__proto__":{"x":1}}',
+        '{"action":"get","rule_name":"rule","app_name":"shop","n":1e309}',
+      )
+      .map((s) => Buffer.from(s)),
+  },
 );
 
 function checkUdp(buf: Buffer, raw: string): void {
@@ -899,7 +1271,9 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
     t.diagnostic(`answers: ${show(seen)}`);
     // The generators reach successes and the common refusals, not one kind of answer only.
     const has = (p: string) => [...seen.keys()].some((k) => k.startsWith(p));
-    if (HTTP_RUNS >= 1000) for (const p of ['200', '201', '204', '400 INVALID_ARGUMENT', '401', '404 TAG_NOT_FOUND', '404 NOT_FOUND', '409 TAG_DISABLED', '413', '415']) assert.ok(has(p), `no answer ${p} in ${HTTP_RUNS} runs: ${show(seen)}`);
+    if (HTTP_RUNS >= 1000)
+      for (const p of ['200', '201', '204', '400 INVALID_ARGUMENT', '401', '404 TAG_NOT_FOUND', '404 NOT_FOUND', '409 TAG_DISABLED', '413', '415'])
+        assert.ok(has(p), `no answer ${p} in ${HTTP_RUNS} runs: ${show(seen)}`);
     // The ID routes still serve.
     const r = await fetch(`${url}/v1/ids/seg?count=3`);
     assert.equal(r.status, 200);
@@ -974,7 +1348,9 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
       { ...params(WS_RUNS), endOnFailure: true },
     );
     t.diagnostic(`replies: ${show(seen)}`);
-    if (WS_RUNS >= 100) for (const k of ['done', 'error INVALID_ARGUMENT', 'error LIMIT_EXCEEDED', 'close 1009']) assert.ok(seen.has(k), `no ${k} in ${WS_RUNS} sessions: ${show(seen)}`);
+    if (WS_RUNS >= 100)
+      for (const k of ['done', 'error INVALID_ARGUMENT', 'error LIMIT_EXCEEDED', 'close 1009'])
+        assert.ok(seen.has(k), `no ${k} in ${WS_RUNS} sessions: ${show(seen)}`);
     assert.equal(bystander.closed, undefined, 'the bystander socket was closed');
     await bystander.close();
   });
@@ -994,7 +1370,9 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
         params(UDP_RUNS),
       );
       t.diagnostic(`codes: ${show(seen)}`);
-      if (UDP_RUNS >= 1000) for (const code of ['0', '-1', '-2', '-3', '-4', '-5', '-7', '-8']) assert.ok(seen.has(code), `no code ${code} in ${UDP_RUNS} datagrams: ${show(seen)}`);
+      if (UDP_RUNS >= 1000)
+        for (const code of ['0', '-1', '-2', '-3', '-4', '-5', '-7', '-8'])
+          assert.ok(seen.has(code), `no code ${code} in ${UDP_RUNS} datagrams: ${show(seen)}`);
       await sleep(200);
       assert.equal(c.received, sent, 'a datagram got more than one reply');
       // Still serving.

@@ -1,3 +1,4 @@
+// suite: cluster
 // The gRPC API (idmint.v1.Ids, proto/idmint/v1/ids.proto) against real Redis and MySQL, through
 // a client generated from the shipped proto: IDs of every mode, the Take stream's blocks and
 // ranges, Decode, each error as its status code with the idmint code, client tokens, GRPC_PORT=0,
@@ -6,10 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { loadConfig } from '../../src/config.js';
-import { cleanup, testNames } from '../helpers/env.js';
+import { cleanup, testNames } from '../../tools/env.js';
 import { failure, IdsClient, type Block } from '../helpers/grpc-client.js';
-import { adminHeaders, createTag, fetchIds, startLocalNode } from '../helpers/node.js';
-import { freePort } from '../helpers/redis-server.js';
+import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
+import { freePort } from '../../tools/child.js';
 
 /** A batch of the 'slow' tag (segments of 100): about 20 refills one after another. */
 const BATCH = 2000;
@@ -88,7 +89,10 @@ describe('gRPC API', () => {
 
     // rule with app and salt.
     const r = await client.next({ tag: 'r', app: 'shop', salt: 'x1', count: 5 });
-    assert.deepEqual(r.map((id) => id.slice(0, 8)), Array(5).fill('shop-x1-'));
+    assert.deepEqual(
+      r.map((id) => id.slice(0, 8)),
+      Array(5).fill('shop-x1-'),
+    );
     assert.ok(unique(r));
     const r2 = await client.next({ tag: 'r', app: 'shop' });
     assert.match(r2[0], /^shop--\d{6}$/);
@@ -98,7 +102,10 @@ describe('gRPC API', () => {
     const before = (await fetchIds(node.url, 'g', 1))[0];
     const plain = await client.take({ tag: 'g', count: 25_000, block: 10_000 });
     assert.equal(plain.error, undefined);
-    assert.deepEqual(plain.blocks.map((b) => b.ids.length), [10_000, 10_000, 5_000]);
+    assert.deepEqual(
+      plain.blocks.map((b) => b.ids.length),
+      [10_000, 10_000, 5_000],
+    );
     const ids = idsOf(plain.blocks);
     assert.ok(ascending(ids) && ids[0] > before);
     const afterIt = (await fetchIds(node.url, 'g', 1))[0];
@@ -125,11 +132,17 @@ describe('gRPC API', () => {
     assert.equal(idsOf(shard.blocks).length, 3_000);
     assert.ok(ascending(idsOf(shard.blocks)));
     const rule = await client.take({ tag: 'r', app: 'bulk', count: 1_500, block: 500 });
-    assert.deepEqual(rule.blocks.map((b) => b.ids.length), [500, 500, 500]);
+    assert.deepEqual(
+      rule.blocks.map((b) => b.ids.length),
+      [500, 500, 500],
+    );
     assert.ok(unique(rule.blocks.flatMap((b) => b.ids)));
 
     // Ranges of sharded and rule tags cannot be sent: refused before anything is taken.
-    for (const req of [{ tag: 'sh', key: 'a', count: 10, ranges: true }, { tag: 'r', app: 'a', count: 10, ranges: true }]) {
+    for (const req of [
+      { tag: 'sh', key: 'a', count: 10, ranges: true },
+      { tag: 'r', app: 'a', count: 10, ranges: true },
+    ]) {
       const refused = await client.take(req);
       assert.equal(refused.blocks.length, 0);
       assert.equal(refused.error?.code, status.INVALID_ARGUMENT);
@@ -167,14 +180,21 @@ describe('gRPC API', () => {
   });
 
   it('decodes as GET /v1/decode/:tag/:id does', async () => {
-    for (const [tag, query] of [['sh', '&key=dave'], ['sf', ''], ['g', '']] as const) {
+    for (const [tag, query] of [
+      ['sh', '&key=dave'],
+      ['sf', ''],
+      ['g', ''],
+    ] as const) {
       const [id] = await fetchIds(node.url, tag, 1, query);
       const http = (await (await fetch(`${node.url}/v1/decode/${tag}/${id}`)).json()) as Record<string, unknown>;
       const d = await client.decode({ tag, id: String(id) });
       assert.equal(d.mode, http.mode);
       assert.equal(d.id, http.id);
       if (d.mode === 'snowflake') {
-        assert.deepEqual({ ...d.snowflake, time: Number(d.snowflake!.time) }, { timestamp: http.timestamp, time: http.time, worker_id: http.worker_id, sequence: http.sequence });
+        assert.deepEqual(
+          { ...d.snowflake, time: Number(d.snowflake!.time) },
+          { timestamp: http.timestamp, time: http.time, worker_id: http.worker_id, sequence: http.sequence },
+        );
         assert.equal(d.parts, 'snowflake');
         assert.equal(d.segment, undefined);
       } else {
@@ -199,7 +219,11 @@ describe('gRPC API', () => {
       return f;
     };
     await expect(client.next({ tag: 'nope' }), status.NOT_FOUND, 'TAG_NOT_FOUND');
-    await expect(client.take({ tag: 'nope', count: 5 }).then((r) => Promise.reject(r.error)), status.NOT_FOUND, 'TAG_NOT_FOUND');
+    await expect(
+      client.take({ tag: 'nope', count: 5 }).then((r) => Promise.reject(r.error)),
+      status.NOT_FOUND,
+      'TAG_NOT_FOUND',
+    );
     await expect(client.next({ tag: 'bad tag!' }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
     await expect(client.next({ tag: 'g', count: 10_001 }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
     await expect(client.next({ tag: 'g', key: 'k' }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
@@ -207,20 +231,35 @@ describe('gRPC API', () => {
     await expect(client.next({ tag: 'r' }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
     await expect(client.next({ tag: 'n', app: 'x' }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
     await expect(client.next({ tag: 'g', key: 'k'.repeat(257) }), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
-    await expect(client.take({ tag: 'g', count: 10, block: 1_000_000 }).then((r) => Promise.reject(r.error)), status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    await expect(
+      client.take({ tag: 'g', count: 10, block: 1_000_000 }).then((r) => Promise.reject(r.error)),
+      status.INVALID_ARGUMENT,
+      'INVALID_ARGUMENT',
+    );
 
     // Disabled, as the HTTP route answers it (409 TAG_DISABLED).
     await createTag(node.url, { tag: 'off' });
     await client.next({ tag: 'off' });
     assert.equal((await fetch(`${node.url}/v1/admin/tags/off`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":false}' })).status, 200);
     await expect(client.next({ tag: 'off' }), status.FAILED_PRECONDITION, 'TAG_DISABLED');
-    await expect(client.take({ tag: 'off', count: 3 }).then((r) => Promise.reject(r.error)), status.FAILED_PRECONDITION, 'TAG_DISABLED');
+    await expect(
+      client.take({ tag: 'off', count: 3 }).then((r) => Promise.reject(r.error)),
+      status.FAILED_PRECONDITION,
+      'TAG_DISABLED',
+    );
 
     // Exhausted: every ID up to the limit, then RESOURCE_EXHAUSTED, never an ID above it.
     await createTag(node.url, { tag: 'small', step: 10, min_step: 10, max_id_limit: 25 });
-    assert.deepEqual(big(await client.next({ tag: 'small', count: 20 })), Array.from({ length: 20 }, (_, i) => BigInt(i + 1)));
+    assert.deepEqual(
+      big(await client.next({ tag: 'small', count: 20 })),
+      Array.from({ length: 20 }, (_, i) => BigInt(i + 1)),
+    );
     // A take whose chunk does not fit what is left fails whole: no block, nothing spent.
-    await expect(client.take({ tag: 'small', count: 10, block: 2 }).then((r) => Promise.reject(r.error)), status.RESOURCE_EXHAUSTED, 'ID_SPACE_EXHAUSTED');
+    await expect(
+      client.take({ tag: 'small', count: 10, block: 2 }).then((r) => Promise.reject(r.error)),
+      status.RESOURCE_EXHAUSTED,
+      'ID_SPACE_EXHAUSTED',
+    );
     assert.deepEqual(big(await client.next({ tag: 'small', count: 5 })), [21n, 22n, 23n, 24n, 25n]);
     await expect(client.next({ tag: 'small' }), status.RESOURCE_EXHAUSTED, 'ID_SPACE_EXHAUSTED');
   });
@@ -297,8 +336,21 @@ describe('gRPC listener settings and shutdown', () => {
         call.on('end', () => resolve());
       });
       while (got.length < 3) await new Promise((r) => setTimeout(r, 10));
+      // Closing begins once the server has the batch (a fixed pause was too short on a busy
+      // machine: the call had not reached the server, and found the listener closed).
+      const reached = new Promise<void>((resolve) => {
+        const issue = node.rt.ids.issue.bind(node.rt.ids);
+        node.rt.ids.issue = (name, count, opts) => {
+          if (name === 'slow' && count === BATCH) resolve();
+          return issue(name, count, opts);
+        };
+      });
       const batch = client.next({ tag: 'slow', count: BATCH });
-      const batchDone = batch.then(() => performance.now(), () => performance.now());
+      const batchDone = batch.then(
+        () => performance.now(),
+        () => performance.now(),
+      );
+      await reached;
       await new Promise((r) => setTimeout(r, 30));
       const closeStarted = performance.now();
       const closed = node.close();

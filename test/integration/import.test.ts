@@ -1,3 +1,4 @@
+// suite: cluster
 // Importing from Leaf, Tinyid and id_server against real MySQL and Redis: each old system's
 // tables are created in a scratch database from its published DDL and filled with rows in its
 // shape; after the import every ID idmint hands out (HTTP, Leaf's route, UDP for rules) lies
@@ -6,21 +7,23 @@
 // raised (its buffered segment abandoned), a mode clash or a Lua file of another shape
 // refuses the whole import.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import mysql from 'mysql2/promise';
 import { periodOf, periodStart } from '../../src/core/period.js';
-import { cleanup, mysqlUrlFor, testEnv, testNames } from '../helpers/env.js';
-import { dropDb, ID_SERVER_DDL, LEAF_DDL, oldDb, TINYID_DDL } from '../helpers/old-systems.js';
-import { adminHeaders, createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../helpers/node.js';
-import { freePort } from '../helpers/redis-server.js';
+import { cleanup, mysqlUrlFor, testEnv, testNames } from '../../tools/env.js';
+import { dropDb, ID_SERVER_DDL, LEAF_DDL, oldDb, TINYID_DDL } from '../../tools/old-systems.js';
+import { adminHeaders, createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
+import { freePort, runTsx } from '../../tools/child.js';
 import { UdpClient } from '../helpers/udp-client.js';
 
 type Json = Record<string, unknown>;
-type Report = { dry_run: boolean; tags: { tag: string; action: string; counter_floor?: string; floors: { scope: string; counter: string }[]; tokens_added: number; notes: string[] }[] };
+type Report = {
+  dry_run: boolean;
+  tags: { tag: string; action: string; counter_floor?: string; floors: { scope: string; counter: string }[]; tokens_added: number; notes: string[] }[];
+};
 
 async function importVia(url: string, body: Json): Promise<{ status: number; body: Json }> {
   const res = await fetch(`${url}/v1/admin/import`, { method: 'POST', headers: adminHeaders, body: JSON.stringify(body) });
@@ -69,13 +72,23 @@ describe('import from Leaf', () => {
   it('a dry run prints the plan and writes nothing', async () => {
     const r = await mustImport(node.url, { system: 'leaf', mysql: leaf.url, dry_run: true });
     assert.equal(r.dry_run, true);
-    assert.deepEqual(r.tags.map((t) => [t.tag, t.action, t.counter_floor]), [['order', 'create', '4503599627370000'], ['pay.v2', 'create', '1000'], ['user', 'create', '123456789012']]);
+    assert.deepEqual(
+      r.tags.map((t) => [t.tag, t.action, t.counter_floor]),
+      [
+        ['order', 'create', '4503599627370000'],
+        ['pay.v2', 'create', '1000'],
+        ['user', 'create', '123456789012'],
+      ],
+    );
     for (const [tag] of ROWS) assert.equal((await tagStatus(node.url, tag)).status, 404, `${tag} was created by a dry run`);
   });
 
   it('creates a segment tag per biz_tag whose IDs lie above max_id; a re-run changes nothing', async () => {
     const r = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
-    assert.deepEqual(r.tags.map((t) => t.action), ['create', 'create', 'create']);
+    assert.deepEqual(
+      r.tags.map((t) => t.action),
+      ['create', 'create', 'create'],
+    );
     for (const [tag, maxId, step, description] of ROWS) {
       const t = (await tagStatus(node.url, tag)).body;
       assert.equal(t.mode, 'segment');
@@ -90,7 +103,10 @@ describe('import from Leaf', () => {
     }
     const epochs = await Promise.all(ROWS.map(async ([tag]) => (await tagStatus(node.url, tag)).body.incarnation));
     const again = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
-    assert.deepEqual(again.tags.map((t) => t.action), ['unchanged', 'unchanged', 'unchanged']);
+    assert.deepEqual(
+      again.tags.map((t) => t.action),
+      ['unchanged', 'unchanged', 'unchanged'],
+    );
     assert.deepEqual(await Promise.all(ROWS.map(async ([tag]) => (await tagStatus(node.url, tag)).body.incarnation)), epochs);
     assertAbove(await fetchIds(node.url, 'order', 50), BigInt(ROWS[0][1]), 'order after the re-run');
   });
@@ -98,12 +114,15 @@ describe('import from Leaf', () => {
   it('raises a tag idmint serves below the old counter, abandoning the segment Redis holds', async () => {
     await createTag(node.url, { tag: 'legacy', mode: 'segment', step: 1000 });
     const before = await fetchIds(node.url, 'legacy', 10);
-    assert.deepEqual(before, Array.from({ length: 10 }, (_, i) => BigInt(i + 1)));
+    assert.deepEqual(
+      before,
+      Array.from({ length: 10 }, (_, i) => BigInt(i + 1)),
+    );
     // Redis now holds the rest of the segment 1..1000; Leaf handed out up to 499.
     await leaf.c.query("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('legacy', 500, 200)");
     const r = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
     assert.equal(r.tags.find((t) => t.tag === 'legacy')!.action, 'raise');
-    assertAbove([...await fetchIds(node.url, 'legacy', 20), ...await fetchIds(node.url, 'legacy', 1)], 500n, 'legacy after the raise');
+    assertAbove([...(await fetchIds(node.url, 'legacy', 20)), ...(await fetchIds(node.url, 'legacy', 1))], 500n, 'legacy after the raise');
     const again = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
     assert.ok(again.tags.every((t) => t.action === 'unchanged'));
   });
@@ -120,7 +139,7 @@ describe('import from Leaf', () => {
     await leaf.c.query("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('legacy_node', 50, 10)");
     const r = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
     assert.equal(r.tags.find((t) => t.tag === 'legacy_node')!.action, 'raise');
-    const after = [await one(), await one(), ...await fetchIds(node.url, 'legacy_node', 20), await one()];
+    const after = [await one(), await one(), ...(await fetchIds(node.url, 'legacy_node', 20)), await one()];
     assertAbove(after, 50n, 'legacy_node after the raise');
   });
 
@@ -128,9 +147,7 @@ describe('import from Leaf', () => {
     const rows = Array.from({ length: 1500 }, (_, i) => [`bulk_${i}`, String(1_000_000 + i), 1000, `bulk tag ${i} `.repeat(8)]);
     await leaf.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ?', [rows]);
     try {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', 'leaf', '--mysql', leaf.url, '--dry-run', '--json'], {
-        env: { ...process.env, ...testEnv(names) }, encoding: 'utf8', timeout: 60000, maxBuffer: 64 * 1024 * 1024,
-      });
+      const r = await runTsx(['src/cli.ts', 'import', 'leaf', '--mysql', leaf.url, '--dry-run', '--json'], { env: { ...process.env, ...testEnv(names) } });
       assert.equal(r.status, 0, r.stderr);
       assert.ok(r.stdout.length > 256 * 1024, `a report of ${r.stdout.length} bytes`);
       const report = JSON.parse(r.stdout) as Report;
@@ -163,7 +180,10 @@ describe('import from Tinyid (command line)', () => {
     tiny = await oldDb(db, TINYID_DDL);
     await tiny.c.query(`INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder, version) VALUES
       ('test', 1, 8000000000123, 100000, 1, 0, 80000001), ('test_odd', 1, 5000000001, 100000, 2, 1, 50001)`);
-    await tiny.c.query(`INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'test', '1'), (?, 'test_odd', '1'), ('second-token', 'test', 'ops')`, [TOKEN, TOKEN]);
+    await tiny.c.query(`INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'test', '1'), (?, 'test_odd', '1'), ('second-token', 'test', 'ops')`, [
+      TOKEN,
+      TOKEN,
+    ]);
   });
   after(async () => {
     await tiny?.c.end();
@@ -172,23 +192,19 @@ describe('import from Tinyid (command line)', () => {
     await cleanup(names);
   });
 
-  const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', 'tinyid', '--mysql', tiny.url, ...args], {
-    env: { ...process.env, ...testEnv(names) }, encoding: 'utf8', timeout: 60000,
-  });
+  const cli = (...args: string[]) => runTsx(['src/cli.ts', 'import', 'tinyid', '--mysql', tiny.url, ...args], { env: { ...process.env, ...testEnv(names) } });
 
-  it('refuses a command line without the old database, and an unreadable one, with exit code 2', () => {
-    const usage = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', 'tinyid', '--dry-run'], { env: { ...process.env, ...testEnv(names) }, encoding: 'utf8' });
+  it('refuses a command line without the old database, and an unreadable one, with exit code 2', async () => {
+    const usage = await runTsx(['src/cli.ts', 'import', 'tinyid', '--dry-run'], { env: { ...process.env, ...testEnv(names) } });
     assert.equal(usage.status, 2);
     assert.match(usage.stderr, /import tinyid needs --mysql/);
-    const missing = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', 'tinyid', '--mysql', mysqlUrlFor(`${db}_none`)], {
-      env: { ...process.env, ...testEnv(names) }, encoding: 'utf8', timeout: 60000,
-    });
+    const missing = await runTsx(['src/cli.ts', 'import', 'tinyid', '--mysql', mysqlUrlFor(`${db}_none`)], { env: { ...process.env, ...testEnv(names) } });
     assert.equal(missing.status, 2, missing.stderr);
     assert.match(missing.stderr, /import refused, nothing was written: cannot connect to Tinyid's database .*Unknown database/);
   });
 
-  it('--dry-run prints the plan and writes nothing', () => {
-    const r = cli('--dry-run');
+  it('--dry-run prints the plan and writes nothing', async () => {
+    const r = await cli('--dry-run');
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /dry run \(nothing written\)/);
     assert.match(r.stdout, /create\s+segment test: old max 8000000000123, first counter above 8000000000123; 2 token\(s\) added/);
@@ -196,10 +212,16 @@ describe('import from Tinyid (command line)', () => {
 
   it('creates the tags above max_id with delta/remainder kept and the tokens as client tokens; a re-run changes nothing', async () => {
     assert.equal((await tagStatus(node.url, 'test')).status, 404, 'the dry run wrote nothing');
-    const r = cli('--json');
+    const r = await cli('--json');
     assert.equal(r.status, 0, r.stderr);
     const report = JSON.parse(r.stdout) as Report;
-    assert.deepEqual(report.tags.map((t) => [t.tag, t.action, t.tokens_added]), [['test', 'create', 2], ['test_odd', 'create', 1]]);
+    assert.deepEqual(
+      report.tags.map((t) => [t.tag, t.action, t.tokens_added]),
+      [
+        ['test', 'create', 2],
+        ['test_odd', 'create', 1],
+      ],
+    );
     const refused = await fetch(`${node.url}/v1/ids/test?count=1`);
     assert.equal(refused.status, 401, 'the tag takes only its Tinyid tokens');
     const withToken = async (tag: string, token: string, n: number) => {
@@ -208,13 +230,19 @@ describe('import from Tinyid (command line)', () => {
       assert.equal(res.status, 200, JSON.stringify(body));
       return body.ids.map(BigInt);
     };
-    assertAbove([...await withToken('test', TOKEN, 400), ...await withToken('test', 'second-token', 400)], 8000000000123n, 'test');
+    assertAbove([...(await withToken('test', TOKEN, 400)), ...(await withToken('test', 'second-token', 400))], 8000000000123n, 'test');
     const odd = await withToken('test_odd', TOKEN, 400);
     assertAbove(odd, 5000000001n, 'test_odd');
     for (const id of odd) assert.equal(id % 2n, 1n, `test_odd handed out ${id}`);
-    const again = cli('--json');
+    const again = await cli('--json');
     assert.equal(again.status, 0, again.stderr);
-    assert.deepEqual((JSON.parse(again.stdout) as Report).tags.map((t) => [t.action, t.tokens_added]), [['unchanged', 0], ['unchanged', 0]]);
+    assert.deepEqual(
+      (JSON.parse(again.stdout) as Report).tags.map((t) => [t.action, t.tokens_added]),
+      [
+        ['unchanged', 0],
+        ['unchanged', 0],
+      ],
+    );
   });
 
   it('a re-run does not bring back a token revoked in idmint', async () => {
@@ -222,9 +250,12 @@ describe('import from Tinyid (command line)', () => {
     const second = list.tokens.find((t) => t.name === 'tinyid-3')!;
     const del = await fetch(`${node.url}/v1/admin/tags/test/tokens/${second.id}`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
     assert.equal(del.status, 204);
-    const r = cli('--json');
+    const r = await cli('--json');
     assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual((JSON.parse(r.stdout) as Report).tags.map((t) => t.tokens_added), [0, 0]);
+    assert.deepEqual(
+      (JSON.parse(r.stdout) as Report).tags.map((t) => t.tokens_added),
+      [0, 0],
+    );
     const res = await fetch(`${node.url}/v1/ids/test?count=1`, { headers: { 'x-idmint-token': 'second-token' } });
     assert.equal(res.status, 401);
   });
@@ -257,7 +288,8 @@ function create_id(counter,now,salt)
 end
 `;
   const TASK_RULE = README_RULE.replace('return 9999', 'return 999999')
-    .replace('string.format("%01d%02d%02d%04d",now:year()%10 ,', 'string.format("O%s%02d%02d%02d%06d",salt,now:year()%100 ,').replace('%04d",', '%06d",');
+    .replace('string.format("%01d%02d%02d%04d",now:year()%10 ,', 'string.format("O%s%02d%02d%02d%06d",salt,now:year()%100 ,')
+    .replace('%04d",', '%06d",');
 
   before(async () => {
     const udpPort = await freePort();
@@ -266,16 +298,27 @@ end
     dir = await mkdtemp(join(tmpdir(), 'idmint-import-'));
     await writeFile(join(dir, 'o2o.lua'), README_RULE);
     await writeFile(join(dir, 'task.lua'), TASK_RULE);
-    await writeFile(join(dir, 'config.json'), JSON.stringify({
-      service_port: 1200, id_step: 2, id_offset: 1,
-      rules: [{ name: 'o2o', lua_file: 'o2o.lua', batch_save: 100 }, { name: 'task', lua_file: 'task.lua', batch_save: 100 }],
-    }));
+    await writeFile(
+      join(dir, 'config.json'),
+      JSON.stringify({
+        service_port: 1200,
+        id_step: 2,
+        id_offset: 1,
+        rules: [
+          { name: 'o2o', lua_file: 'o2o.lua', batch_save: 100 },
+          { name: 'task', lua_file: 'task.lua', batch_save: 100 },
+        ],
+      }),
+    );
     const now = Math.floor(Date.now() / 1000);
     const prev = Math.floor(periodStart(periodOf(Date.now(), ZONE, 86400), ZONE, 86400) / 1000) - 60;
     // Two nodes (offsets 0 and 1) saved counters of app "shop" today; "blog" was busy yesterday.
-    await ids.c.query(`INSERT INTO counter (node_offset, counter, update_time, rule_name, app_name) VALUES
+    await ids.c.query(
+      `INSERT INTO counter (node_offset, counter, update_time, rule_name, app_name) VALUES
       (0, 4200, ?, 'o2o', 'shop'), (1, 4501, ?, 'o2o', 'shop'), (0, 9000, ?, 'o2o', 'blog'), (1, 121, ?, 'o2o', 'blog'),
-      (1, 70000, ?, 'task', 'shop')`, [now - 30, now - 5, prev, now - 10, now - 20]);
+      (1, 70000, ?, 'task', 'shop')`,
+      [now - 30, now - 5, prev, now - 10, now - 20],
+    );
   });
   after(async () => {
     await ids?.c.end();
@@ -287,7 +330,10 @@ end
 
   // The admin route takes the files in the body; the command line reads them from disk.
   const body = async (extra: Json = {}) => ({
-    system: 'id_server', mysql: ids.url, time_zone: ZONE, ...extra,
+    system: 'id_server',
+    mysql: ids.url,
+    time_zone: ZONE,
+    ...extra,
     config_json: await readFile(join(dir, 'config.json'), 'utf8'),
     lua_files: { 'o2o.lua': await readFile(join(dir, 'o2o.lua'), 'utf8'), 'task.lua': await readFile(join(dir, 'task.lua'), 'utf8') },
   });
@@ -303,10 +349,19 @@ end
 
   it('a dry run writes nothing (admin route, and the command line reading the files from disk)', async () => {
     const r = await mustImport(node.url, await body({ dry_run: true }));
-    assert.deepEqual(r.tags.map((t) => [t.tag, t.action]), [['o2o', 'create'], ['task', 'create']]);
-    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', 'id_server', '--config', join(dir, 'config.json'), '--mysql', ids.url, '--time-zone', ZONE, '--dry-run'], {
-      env: { ...process.env, ...testEnv(names) }, encoding: 'utf8', timeout: 60000,
-    });
+    assert.deepEqual(
+      r.tags.map((t) => [t.tag, t.action]),
+      [
+        ['o2o', 'create'],
+        ['task', 'create'],
+      ],
+    );
+    const cli = await runTsx(
+      ['src/cli.ts', 'import', 'id_server', '--config', join(dir, 'config.json'), '--mysql', ids.url, '--time-zone', ZONE, '--dry-run'],
+      {
+        env: { ...process.env, ...testEnv(names) },
+      },
+    );
     assert.equal(cli.status, 0, cli.stderr);
     assert.match(cli.stdout, /create\s+rule\s+o2o: old max shop:4501 blog:121; counters blog\/\d+ above sequence 61, shop\/\d+ above sequence 2251/);
     assert.equal((await tagStatus(node.url, 'o2o')).status, 404);
@@ -314,7 +369,13 @@ end
 
   it('continues each (rule, app) counter of the current period above every saved one, over HTTP and UDP', async () => {
     const r = await mustImport(node.url, await body());
-    assert.deepEqual(r.tags.map((t) => [t.tag, t.action]), [['o2o', 'create'], ['task', 'create']]);
+    assert.deepEqual(
+      r.tags.map((t) => [t.tag, t.action]),
+      [
+        ['o2o', 'create'],
+        ['task', 'create'],
+      ],
+    );
     const o2o = (await tagStatus(node.url, 'o2o')).body;
     assert.equal(o2o.template, '{year%10}{MM}{dd}{counter:4}');
     assert.equal(o2o.time_zone, ZONE);
@@ -332,7 +393,7 @@ end
         assert.equal(a.code, 0, JSON.stringify(a));
         viaUdp.push(String(a.data));
       }
-      const shop = [...await get('o2o', 'shop', 200), ...viaUdp];
+      const shop = [...(await get('o2o', 'shop', 200)), ...viaUdp];
       assert.equal(new Set(shop).size, shop.length);
       for (const id of shop) {
         assert.equal(id.length, 9);
@@ -342,28 +403,54 @@ end
       }
       // Yesterday's 9000 does not hold today's counter back; today's 121 does.
       const blog = await get('o2o', 'blog', 20);
-      assert.ok(blog.every((id) => Number(id.slice(5)) > 121 && Number(id.slice(5)) < 9000), blog.join(' '));
+      assert.ok(
+        blog.every((id) => Number(id.slice(5)) > 121 && Number(id.slice(5)) < 9000),
+        blog.join(' '),
+      );
       const task = await get('task', 'shop', 20, 'u1');
-      assert.ok(task.every((id) => id.startsWith('Ou1') && Number(id.slice(-6)) > 70000), task.join(' '));
+      assert.ok(
+        task.every((id) => id.startsWith('Ou1') && Number(id.slice(-6)) > 70000),
+        task.join(' '),
+      );
     } finally {
       udp.close();
     }
     const again = await mustImport(node.url, await body());
-    assert.deepEqual(again.tags.map((t) => t.action), ['unchanged', 'unchanged']);
+    assert.deepEqual(
+      again.tags.map((t) => t.action),
+      ['unchanged', 'unchanged'],
+    );
   });
 
   it('raises a rule whose counter lies below a node that saved later, abandoning the segment Redis holds', async () => {
     // idmint holds blog's segment from 122 on (its first IDs came above 121); a node saved 5001 later.
-    await ids.c.query("UPDATE counter SET counter = 5001, update_time = ? WHERE node_offset = 1 AND rule_name = 'o2o' AND app_name = 'blog'", [Math.floor(Date.now() / 1000)]);
+    await ids.c.query("UPDATE counter SET counter = 5001, update_time = ? WHERE node_offset = 1 AND rule_name = 'o2o' AND app_name = 'blog'", [
+      Math.floor(Date.now() / 1000),
+    ]);
     const r = await mustImport(node.url, await body());
-    assert.deepEqual(r.tags.map((t) => [t.tag, t.action]), [['o2o', 'raise'], ['task', 'unchanged']]);
-    assert.deepEqual(r.tags[0].floors.map((f) => f.scope.split('/')[0]), ['blog']);
+    assert.deepEqual(
+      r.tags.map((t) => [t.tag, t.action]),
+      [
+        ['o2o', 'raise'],
+        ['task', 'unchanged'],
+      ],
+    );
+    assert.deepEqual(
+      r.tags[0].floors.map((f) => f.scope.split('/')[0]),
+      ['blog'],
+    );
     const res = await fetch(`${node.url}/v1/ids/o2o?count=50&app=blog`);
     const b = (await res.json()) as { ids: string[] };
     assert.equal(res.status, 200, JSON.stringify(b));
-    assert.ok(b.ids.every((id) => Number(id.slice(5)) > 5001), b.ids.join(' '));
+    assert.ok(
+      b.ids.every((id) => Number(id.slice(5)) > 5001),
+      b.ids.join(' '),
+    );
     const again = await mustImport(node.url, await body());
-    assert.deepEqual(again.tags.map((t) => t.action), ['unchanged', 'unchanged']);
+    assert.deepEqual(
+      again.tags.map((t) => t.action),
+      ['unchanged', 'unchanged'],
+    );
   });
 });
 
@@ -411,6 +498,10 @@ describe('import raising a tag two processes serve under load', () => {
     assert.equal(new Set(all).size, all.length, 'an ID twice');
     const later = answers.filter((a) => a.start > importedAt);
     assert.ok(later.length > 20 && answers.length - later.length > 20, `${answers.length - later.length} answers before, ${later.length} after`);
-    assertAbove(later.flatMap((a) => a.ids), 100000n, 'after the import');
+    assertAbove(
+      later.flatMap((a) => a.ids),
+      100000n,
+      'after the import',
+    );
   });
 });

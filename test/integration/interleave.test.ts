@@ -1,3 +1,4 @@
+// suite: cluster
 // Interleaved counters (stride, offset) against real Redis and MySQL: two idmint deployments
 // that share nothing (each its own MySQL database and Redis key prefix) serve one tag with
 // stride 2 and offsets 0 and 1 under concurrent load on every transport (HTTP single IDs and
@@ -9,9 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import { IdmintClient, IdmintClientError } from '../../src/client/index.js';
 import type { Node } from '../../src/api/server.js';
 import { startNode } from '../../src/api/server.js';
-import { cleanup, testConfig, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, fetchIds } from '../helpers/node.js';
-import { freePort } from '../helpers/redis-server.js';
+import { cleanup, testConfig, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, fetchIds } from '../../tools/node.js';
+import { freePort } from '../../tools/child.js';
 import { UdpClient } from '../helpers/udp-client.js';
 
 const STRIDE = 2;
@@ -29,9 +30,11 @@ interface Deployment {
 
 async function runPool(n: number, workers: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: workers }, async () => {
-    while (next < n) await fn(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
 }
 
 async function getId(url: string, tag: string, query = ''): Promise<string> {
@@ -180,7 +183,9 @@ describe('interleaved counters: two independent deployments of one tag', () => {
       // monitor shows the last counter handed out, which has the deployment's parity.
       for (const d of deployments) {
         const last = await udpGet(udp, d.node.udpPort!, 'r', 'mon');
-        const m = JSON.parse(await udp.exchange(d.node.udpPort!, JSON.stringify({ action: 'monitor', rule_name: 'r', app_name: 'mon' }))) as { data: { counter: number } };
+        const m = JSON.parse(await udp.exchange(d.node.udpPort!, JSON.stringify({ action: 'monitor', rule_name: 'r', app_name: 'mon' }))) as {
+          data: { counter: number };
+        };
         assert.equal(m.data.counter, Number(last.slice(1)));
         assert.equal(m.data.counter % STRIDE, d.offset);
       }
@@ -207,7 +212,10 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
   it('max_id_limit bounds the ID, not the counter: stride 3, offset 2, limit 50 gives 5, 8, ..., 50 and then ID_SPACE_EXHAUSTED', async () => {
     await createTag(url, { tag: 'cap', stride: 3, offset: 2, max_id_limit: 52, step: 4, min_step: 4 });
     const ids = await fetchIds(url, 'cap', 16);
-    assert.deepEqual(ids, Array.from({ length: 16 }, (_, k) => BigInt((k + 1) * 3 + 2)));
+    assert.deepEqual(
+      ids,
+      Array.from({ length: 16 }, (_, k) => BigInt((k + 1) * 3 + 2)),
+    );
     const over = await fetch(`${url}/v1/id/cap`);
     assert.equal(over.status, 409);
     assert.equal(((await over.json()) as { error: { code: string } }).error.code, 'ID_SPACE_EXHAUSTED');
@@ -217,11 +225,15 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
     assert.equal(await getId(url, 'cap'), '53');
     assert.equal((await fetch(`${url}/v1/id/cap`)).status, 409);
     // A limit below what the stride allows at all is refused at creation.
-    const bad = await fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ tag: 'none', stride: 10, offset: 9, max_id_limit: 18 }) });
+    const bad = await fetch(`${url}/v1/admin/tags`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: JSON.stringify({ tag: 'none', stride: 10, offset: 9, max_id_limit: 18 }),
+    });
     assert.equal(bad.status, 400);
   });
 
-  it('decode shows stride, offset and the counter; an ID of another residue is not the tag\'s', async () => {
+  it("decode shows stride, offset and the counter; an ID of another residue is not the tag's", async () => {
     await createTag(url, { tag: 'dec', stride: 4, offset: 3 });
     await createTag(url, { tag: 'decs', stride: 4, offset: 1, layout: 'sharded', shards: 2, app_bits: 1, app_id: 1 });
     const id = await getId(url, 'dec');
@@ -247,7 +259,10 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
     await createTag(url, { tag: 'wr', stride: 2, offset: 1 });
     const client = new IdmintClient({ url });
     try {
-      await assert.rejects(client.take('wr', 10, { format: 'ranges' }), (e: unknown) => e instanceof IdmintClientError && e.code === 'INVALID_ARGUMENT' && /interleaved/.test(e.message));
+      await assert.rejects(
+        client.take('wr', 10, { format: 'ranges' }),
+        (e: unknown) => e instanceof IdmintClientError && e.code === 'INVALID_ARGUMENT' && /interleaved/.test(e.message),
+      );
       const bin = await client.take('wr', 5, { format: 'binary' });
       const json = await client.take('wr', 5, { format: 'json' });
       assert.deepEqual([...bin, ...json], [3n, 5n, 7n, 9n, 11n, 13n, 15n, 17n, 19n, 21n]);
@@ -270,7 +285,11 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
     // A rule keeps its stride and offset across re-creation (its counters restart per scope).
     await createTag(url, { tag: 'rr', ...RULE, stride: 2, offset: 1 });
     assert.equal((await fetch(`${url}/v1/admin/tags/rr`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } })).status, 204);
-    const other = await fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ tag: 'rr', ...RULE, stride: 2, offset: 0 }) });
+    const other = await fetch(`${url}/v1/admin/tags`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: JSON.stringify({ tag: 'rr', ...RULE, stride: 2, offset: 0 }),
+    });
     assert.equal(other.status, 400);
     assert.match(((await other.json()) as { error: { message: string } }).error.message, /stride 2 and offset 1/);
     await createTag(url, { tag: 'rr', ...RULE, stride: 2, offset: 1 });

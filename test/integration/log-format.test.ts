@@ -1,11 +1,12 @@
+// suite: single — the log output of the command line, no Redis key layout involved
 // The log output of `idmint serve` run from the sources: readable lines (pino-pretty) when
 // stdout is a real terminal, JSON objects when it is a pipe, and JSON on a terminal too when
 // LOG_FORMAT=json.
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { cleanup, testEnv, testNames } from '../helpers/env.js';
-import { fetchIds } from '../helpers/node.js';
+import { cleanup, testEnv, testNames } from '../../tools/env.js';
+import { fetchIds } from '../../tools/node.js';
 import { startServe, withoutNpmVars, type ServeProcess } from '../helpers/serve-process.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,7 +22,10 @@ const isJson = (line: string) => {
 
 describe('log format', () => {
   const names = testNames();
-  const env = (extra: Record<string, string> = {}) => ({ ...withoutNpmVars(process.env), ...testEnv(names, { DEMO_TAG: 'demo', LOG_LEVEL: 'info', ...extra }) });
+  const env = (extra: Record<string, string> = {}) => ({
+    ...withoutNpmVars(process.env),
+    ...testEnv(names, { DEMO_TAG: 'demo', LOG_LEVEL: 'info', ...extra }),
+  });
   const running: ServeProcess[] = [];
   const serve = async (terminal: boolean, extra: Record<string, string> = {}) => {
     const p = await startServe(SERVE, { cwd: ROOT, env: env(extra), terminal });
@@ -42,7 +46,10 @@ describe('log format', () => {
     assert.match(listening, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: idmint listening \{/, listening);
     assert.ok(logs.length >= 3, logs.join('\n'));
     for (const l of logs) assert.ok(!isJson(l), `a readable line, not JSON: ${l}`);
-    assert.ok(logs.some((l) => /INFO: shutting down/.test(l)), `the lines logged while stopping are printed too:\n${logs.join('\n')}`);
+    assert.ok(
+      logs.some((l) => /INFO: shutting down/.test(l)),
+      `the lines logged while stopping are printed too:\n${logs.join('\n')}`,
+    );
   });
 
   it('prints JSON objects, one a line, on a pipe', async () => {
@@ -50,7 +57,10 @@ describe('log format', () => {
     // A request first: the signal handlers are installed just after the listening line.
     assert.equal((await fetchIds(p.url, 'demo', 10)).length, 10);
     await p.stop();
-    assert.ok(p.output.some((l) => l.includes('shutting down')), p.output.join('\n'));
+    assert.ok(
+      p.output.some((l) => l.includes('shutting down')),
+      p.output.join('\n'),
+    );
     for (const l of p.output) assert.ok(isJson(l), `JSON: ${l}`);
   });
 

@@ -1,3 +1,4 @@
+// suite: single — metric names on /metrics, no Redis key layout involved
 // Every metric the alert rules (deploy/prometheus/idmint-rules.yml) and the Grafana dashboard
 // (deploy/grafana/idmint.json) name is one a real idmint node exports: the PromQL is parsed for
 // metric names (functions, label matchers and lists, ranges, keywords and strings stripped;
@@ -10,10 +11,10 @@ import { after, before, describe, it } from 'node:test';
 import mysql from 'mysql2/promise';
 import { parse } from 'yaml';
 import { poolOptions } from '../../src/store/mysql/pool.js';
-import { cleanup, testNames, testRedis } from '../helpers/env.js';
+import { cleanup, testNames, testRedis } from '../../tools/env.js';
 import { IdsClient } from '../helpers/grpc-client.js';
-import { createTag, fetchIds, startLocalNode } from '../helpers/node.js';
-import { freePort } from '../helpers/redis-server.js';
+import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
+import { freePort } from '../../tools/child.js';
 
 const ROOT = new URL('../../', import.meta.url);
 
@@ -26,7 +27,8 @@ export function metricNames(expr: string): string[] {
     .replace(/\{[^}]*\}/g, '') // label matchers
     .replace(/\[[^\]]*\]/g, '') // ranges and subqueries
     .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' '); // label lists
-  e = e.replace(/\$\w+/g, '') // Grafana variables
+  e = e
+    .replace(/\$\w+/g, '') // Grafana variables
     .replace(/\b\d+(?:\.\d+)?(?:e[+-]?\d+)?(?:ms|[smhdwy])?\b/gi, ' '); // numbers and durations (offset 15m)
   const names = new Set<string>();
   for (const m of e.matchAll(/[A-Za-z_:][A-Za-z0-9_:]*(\s*\()?/g)) {
@@ -58,7 +60,9 @@ function dashboardExprs(): string[] {
 
 describe('metric names in the PromQL parser', () => {
   it('strips functions, labels, ranges, keywords and strings', () => {
-    assert.deepEqual(metricNames('histogram_quantile(0.99, sum by (route, le) (rate(idmint_x_bucket{instance=~"$instance"}[$__rate_interval])))'), ['idmint_x_bucket']);
+    assert.deepEqual(metricNames('histogram_quantile(0.99, sum by (route, le) (rate(idmint_x_bucket{instance=~"$instance"}[$__rate_interval])))'), [
+      'idmint_x_bucket',
+    ]);
     assert.deepEqual(metricNames('max by (worker_bits) (a_b) / on (worker_bits) max by (worker_bits) (c) > 0.8'), ['a_b', 'c']);
     assert.deepEqual(metricNames('min by (tag) (x) < 7 * 86400 unless on (tag) y unless on (tag) z offset 15m'), ['x', 'y', 'z']);
     assert.deepEqual(metricNames('predict_linear(min by (tag) (r)[6h:5m], 14 * 86400) < 0'), ['r']);
@@ -81,7 +85,17 @@ describe('every metric the alert rules and the dashboard name is exported', () =
   it('finds each name on /metrics of a node serving every mode', { timeout: 60000 }, async () => {
     const url = node.url;
     await createTag(url, { tag: 'seg', step: 100, min_step: 100, max_step: 100, max_id_limit: '100000' });
-    await createTag(url, { tag: 'rl', mode: 'rule', template: 'R{yyyy}{MM}{dd}{HH}-{counter:6}', min_counter: 0, max_counter: 999_999, reset_seconds: 3600, step: 100, min_step: 100, max_step: 100 });
+    await createTag(url, {
+      tag: 'rl',
+      mode: 'rule',
+      template: 'R{yyyy}{MM}{dd}{HH}-{counter:6}',
+      min_counter: 0,
+      max_counter: 999_999,
+      reset_seconds: 3600,
+      step: 100,
+      min_step: 100,
+      max_step: 100,
+    });
     await createTag(url, { tag: 'sf', mode: 'snowflake', preset: 'jssafe' });
     await fetchIds(url, 'seg', 250);
     // MySQL set back below what Redis installed (a restore): the next refills raise it and
@@ -115,7 +129,10 @@ describe('every metric the alert rules and the dashboard name is exported', () =
     const text = await (await fetch(`${url}/metrics`)).text();
     const exported = new Set([...text.matchAll(/^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{| )/gm)].map((m) => m[1]));
     const named = new Map<string, string>();
-    for (const [where, exprs] of [['rules', ruleExprs()], ['dashboard', dashboardExprs()]] as const) {
+    for (const [where, exprs] of [
+      ['rules', ruleExprs()],
+      ['dashboard', dashboardExprs()],
+    ] as const) {
       assert.ok(exprs.length > 5, `${where}: expressions found`);
       for (const e of exprs) for (const n of metricNames(e)) named.set(n, `${where}: ${e.trim()}`);
     }

@@ -1,3 +1,4 @@
+// suite: cluster
 // Switching Tinyid clients to idmint, end to end against real MySQL and Redis: Tinyid's tables
 // are created from its published DDL in a scratch database and filled in its shape, the import
 // runs, then two idmint processes are called exactly as Tinyid clients call a Tinyid server
@@ -9,9 +10,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type mysql from 'mysql2/promise';
 import { idsOfSegment, type TinyidSegment } from '../../src/core/tinyid.js';
-import { cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, startLocalNode } from '../helpers/node.js';
-import { dropDb, oldDb, TINYID_DDL } from '../helpers/old-systems.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, startLocalNode } from '../../tools/node.js';
+import { dropDb, oldDb, TINYID_DDL } from '../../tools/old-systems.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
@@ -30,7 +31,9 @@ async function call(url: string, path: string, init?: RequestInit): Promise<{ st
 /** tinyid-client's request: POST, token and bizType in the query string, an empty form body. */
 async function clientSegment(url: string, bizType: string, token: string): Promise<{ status: number; body: string }> {
   return call(url, `/tinyid/id/nextSegmentIdSimple?token=${token}&bizType=${bizType}`, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '',
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: '',
   });
 }
 
@@ -59,8 +62,11 @@ describe('Tinyid clients after an import', () => {
     a = await startLocalNode(names);
     b = await startLocalNode(names);
     tiny = await oldDb(db, TINYID_DDL);
-    await tiny.c.query(`INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder, version) VALUES
-      ('test', 1, ?, 100000, 1, 0, 80000001), ('test_odd', 1, ?, 100000, 2, 1, 50001)`, [String(TEST_MAX), String(ODD_MAX)]);
+    await tiny.c.query(
+      `INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder, version) VALUES
+      ('test', 1, ?, 100000, 1, 0, 80000001), ('test_odd', 1, ?, 100000, 2, 1, 50001)`,
+      [String(TEST_MAX), String(ODD_MAX)],
+    );
     await tiny.c.query(`INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'test', '1'), (?, 'test_odd', '1')`, [TEST_TOKEN, ODD_TOKEN]);
   });
   after(async () => {
@@ -75,7 +81,13 @@ describe('Tinyid clients after an import', () => {
     const res = await fetch(`${a.url}/v1/admin/import`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ system: 'tinyid', mysql: tiny.url }) });
     const report = (await res.json()) as { tags: { tag: string; action: string; tokens_added: number }[] };
     assert.equal(res.status, 200, JSON.stringify(report));
-    assert.deepEqual(report.tags.map((t) => [t.tag, t.action, t.tokens_added]), [['test', 'create', 1], ['test_odd', 'create', 1]]);
+    assert.deepEqual(
+      report.tags.map((t) => [t.tag, t.action, t.tokens_added]),
+      [
+        ['test', 'create', 1],
+        ['test_odd', 'create', 1],
+      ],
+    );
     for (const tag of ['test', 'test_odd']) {
       const t = (await (await fetch(`${a.url}/v1/admin/tags/${tag}`, { headers: adminHeaders })).json()) as { order: string };
       assert.equal(t.order, 'node', `tag ${tag}`);
@@ -92,7 +104,10 @@ describe('Tinyid clients after an import', () => {
     assert.equal(json.status, 200);
     assert.equal(idsOfJson(json.body).length, 1);
     assert.match((await call(a.url, `/tinyid/id/nextIdSimple?bizType=test&batchSize=3&token=${TEST_TOKEN}`)).body, /^\d+,\d+,\d+$/);
-    const jsonSeg = JSON.parse((await call(b.url, `/tinyid/id/nextSegmentId?bizType=test_odd&token=${ODD_TOKEN}`)).body) as { code: number; data: { delta: number; remainder: number } };
+    const jsonSeg = JSON.parse((await call(b.url, `/tinyid/id/nextSegmentId?bizType=test_odd&token=${ODD_TOKEN}`)).body) as {
+      code: number;
+      data: { delta: number; remainder: number };
+    };
     assert.equal(jsonSeg.code, 200);
     assert.deepEqual([jsonSeg.data.delta, jsonSeg.data.remainder], [2, 1]);
     // Tinyid maps a token to its bizType: test_odd's token does not open test, nor a made-up one.
@@ -127,28 +142,43 @@ describe('Tinyid clients after an import', () => {
     for (const tag of ['test', 'test_odd']) {
       const token = tokens[tag];
       for (const [i, n] of [a, b].entries()) {
-        work.push((async () => {
-          for (let k = 0; k < 15; k++) {
-            const s = parseSimple((await clientSegment(n.url, tag, token)).body);
-            assert.deepEqual([s.delta, s.remainder], tag === 'test' ? [1, 0] : [2, 1]);
-            for (const id of idsOfSegment(s)) claim(tag, id, `segment ${k} of node ${i}`);
-            const j = JSON.parse((await call(n.url, `/tinyid/id/nextSegmentId?bizType=${tag}&token=${token}`)).body) as { code: number; data: Record<string, number> };
-            assert.equal(j.code, 200);
-            const js = { currentId: BigInt(j.data.currentId), loadingId: BigInt(j.data.loadingId), maxId: BigInt(j.data.maxId), delta: j.data.delta, remainder: j.data.remainder };
-            for (const id of idsOfSegment(js)) claim(tag, id, `JSON segment ${k} of node ${i}`);
-            segments += 2;
-          }
-        })());
-        work.push((async () => {
-          for (let k = 0; k < 30; k++) {
-            for (const id of idsOfJson((await call(n.url, `/tinyid/id/nextId?bizType=${tag}&batchSize=7&token=${token}`)).body)) claim(tag, id, `nextId of node ${i}`);
-            for (const id of (await call(n.url, `/tinyid/id/nextIdSimple?bizType=${tag}&batchSize=3&token=${token}`)).body.split(',')) claim(tag, BigInt(id), `nextIdSimple of node ${i}`);
-            const r = await fetch(`${n.url}/v1/ids/${tag}?count=5`, { headers: { 'x-idmint-token': token } });
-            const body = (await r.json()) as { ids: string[] };
-            assert.equal(r.status, 200, JSON.stringify(body));
-            for (const id of body.ids) claim(tag, BigInt(id), `/v1/ids of node ${i}`);
-          }
-        })());
+        work.push(
+          (async () => {
+            for (let k = 0; k < 15; k++) {
+              const s = parseSimple((await clientSegment(n.url, tag, token)).body);
+              assert.deepEqual([s.delta, s.remainder], tag === 'test' ? [1, 0] : [2, 1]);
+              for (const id of idsOfSegment(s)) claim(tag, id, `segment ${k} of node ${i}`);
+              const j = JSON.parse((await call(n.url, `/tinyid/id/nextSegmentId?bizType=${tag}&token=${token}`)).body) as {
+                code: number;
+                data: Record<string, number>;
+              };
+              assert.equal(j.code, 200);
+              const js = {
+                currentId: BigInt(j.data.currentId),
+                loadingId: BigInt(j.data.loadingId),
+                maxId: BigInt(j.data.maxId),
+                delta: j.data.delta,
+                remainder: j.data.remainder,
+              };
+              for (const id of idsOfSegment(js)) claim(tag, id, `JSON segment ${k} of node ${i}`);
+              segments += 2;
+            }
+          })(),
+        );
+        work.push(
+          (async () => {
+            for (let k = 0; k < 30; k++) {
+              for (const id of idsOfJson((await call(n.url, `/tinyid/id/nextId?bizType=${tag}&batchSize=7&token=${token}`)).body))
+                claim(tag, id, `nextId of node ${i}`);
+              for (const id of (await call(n.url, `/tinyid/id/nextIdSimple?bizType=${tag}&batchSize=3&token=${token}`)).body.split(','))
+                claim(tag, BigInt(id), `nextIdSimple of node ${i}`);
+              const r = await fetch(`${n.url}/v1/ids/${tag}?count=5`, { headers: { 'x-idmint-token': token } });
+              const body = (await r.json()) as { ids: string[] };
+              assert.equal(r.status, 200, JSON.stringify(body));
+              for (const id of body.ids) claim(tag, BigInt(id), `/v1/ids of node ${i}`);
+            }
+          })(),
+        );
       }
     }
     await Promise.all(work);

@@ -1,10 +1,11 @@
+// suite: single — MySQL schema migrations only
 // Schema migrations: applied once, safe when several processes start at the same moment.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { RowDataPacket } from 'mysql2/promise';
 import { migrate, readMigrations } from '../../src/store/mysql/migrations.js';
 import { createPool } from '../../src/store/mysql/pool.js';
-import { cleanup, testNames } from '../helpers/env.js';
+import { cleanup, testNames } from '../../tools/env.js';
 
 describe('migrations', () => {
   const names = testNames();
@@ -15,7 +16,13 @@ describe('migrations', () => {
     try {
       const applied = await Promise.all(pools.map((p) => migrate(p)));
       const all = applied.flat();
-      assert.deepEqual(all.sort(), readMigrations().map((m) => m.name).sort(), 'each migration applied by exactly one caller');
+      assert.deepEqual(
+        all.sort(),
+        readMigrations()
+          .map((m) => m.name)
+          .sort(),
+        'each migration applied by exactly one caller',
+      );
       assert.deepEqual(await migrate(pools[0]), [], 'a later start applies nothing');
       const [rows] = await pools[0].query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM idmint_schema_migrations');
       assert.equal(Number(rows[0].n), readMigrations().length);

@@ -1,3 +1,4 @@
+// suite: cluster
 // Two `idmint serve` processes on one Redis and one MySQL under concurrent load: IDs are
 // unique across processes; a global-order tag follows real time across both; a node-order
 // tag increases per process; and once warm, refills arrive before they are needed (no
@@ -5,10 +6,11 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, testNames } from '../helpers/env.js';
-import { duplicates, isAnswer, logLines, realTimeOrder, strictlyIncreasing, timedTake, type Answer, type Failure } from '../helpers/load.js';
-import { createTag, spawnNode, type ChildNode } from '../helpers/node.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { duplicates, isAnswer, realTimeOrder, strictlyIncreasing, timedTake, type Answer, type Failure } from '../helpers/load.js';
+import { logLines } from '../../tools/child.js';
+import { createTag, spawnNode, type ChildNode } from '../../tools/node.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 const CLIENTS = 8;
 const LOAD_MS = 7000;
@@ -53,7 +55,11 @@ describe('two processes under concurrent load', () => {
   after(async () => {
     const codes = await Promise.all(nodes.map((n) => n.stop()));
     await cleanup(names);
-    assert.deepEqual(codes, nodes.map(() => 0), 'both processes exit cleanly');
+    assert.deepEqual(
+      codes,
+      nodes.map(() => 0),
+      'both processes exit cleanly',
+    );
   });
 
   it('answers every request', (t) => {
@@ -61,9 +67,10 @@ describe('two processes under concurrent load', () => {
     t.diagnostic(`${answers.length} requests answered, ${ids} IDs, in ${loadEndWall - loadStartWall} ms`);
     assert.deepEqual(failures.slice(0, 5), [], `${failures.length} requests failed`);
     assert.ok(answers.length > 500, `only ${answers.length} requests were answered in ${LOAD_MS} ms`);
-    for (const n of [0, 1]) for (const tag of [GLOBAL, NODE]) {
-      assert.ok(answers.filter((a) => a.node === n && a.tag === tag).length > 100, `node ${n} served few requests of ${tag}`);
-    }
+    for (const n of [0, 1])
+      for (const tag of [GLOBAL, NODE]) {
+        assert.ok(answers.filter((a) => a.node === n && a.tag === tag).length > 100, `node ${n} served few requests of ${tag}`);
+      }
   });
 
   it('never hands out an ID twice, across both processes', () => {
@@ -113,21 +120,37 @@ describe('two processes under concurrent load', () => {
 
   it('after warm-up, refills are prefetched: no request waits for MySQL', (t) => {
     // The refill worker logs {"msg":"segment allocated","tag","step","installed","urgent",...}.
-    interface Refill { msg?: string; tag?: string; time: number; step?: number; installed?: string; urgent?: unknown; from: number }
-    const refills = nodes
-      .flatMap((n, node) => logLines(n.output).map((l) => ({ ...l, from: node }) as Refill))
-      .filter((l) => l.msg === 'segment allocated');
+    interface Refill {
+      msg?: string;
+      tag?: string;
+      time: number;
+      step?: number;
+      installed?: string;
+      urgent?: unknown;
+      from: number;
+    }
+    const refills = nodes.flatMap((n, node) => logLines(n.output).map((l) => ({ ...l, from: node }) as Refill)).filter((l) => l.msg === 'segment allocated');
     for (const l of refills) assert.equal(typeof l.urgent, 'boolean', JSON.stringify(l));
     const warm = refills.filter((l) => l.time >= loadStartWall + WARM_MS && l.time <= loadEndWall);
-    const summary = refills.map((l) => `${l.tag} +${l.time - loadStartWall}ms step ${l.step} ${l.installed}${l.urgent ? ' URGENT' : ''} (node ${l.from})`).join('\n');
+    const summary = refills
+      .map((l) => `${l.tag} +${l.time - loadStartWall}ms step ${l.step} ${l.installed}${l.urgent ? ' URGENT' : ''} (node ${l.from})`)
+      .join('\n');
     t.diagnostic(`refills: ${refills.length} in all, ${warm.length} after warm-up, ${refills.filter((l) => l.urgent).length} urgent in all`);
     if (process.env.SHOW_REFILLS) t.diagnostic(summary);
     const urgent = warm.filter((l) => l.urgent);
-    assert.deepEqual(urgent.map((l) => `${l.tag} +${l.time - loadStartWall}ms`), [], `urgent refills after warm-up:\n${summary}`);
+    assert.deepEqual(
+      urgent.map((l) => `${l.tag} +${l.time - loadStartWall}ms`),
+      [],
+      `urgent refills after warm-up:\n${summary}`,
+    );
     // A prefetch that arrives after its tag ran dry is installed as the current segment
     // (requests waited for it even though the urgent request was folded into that job).
     const late = warm.filter((l) => l.installed === 'current');
-    assert.deepEqual(late.map((l) => `${l.tag} +${l.time - loadStartWall}ms`), [], `refills that arrived after the tag ran dry:\n${summary}`);
+    assert.deepEqual(
+      late.map((l) => `${l.tag} +${l.time - loadStartWall}ms`),
+      [],
+      `refills that arrived after the tag ran dry:\n${summary}`,
+    );
     for (const tag of [GLOBAL, NODE]) {
       const prefetched = warm.filter((l) => l.tag === tag && l.urgent === false && l.installed === 'next');
       assert.ok(prefetched.length >= 3, `${tag}: only ${prefetched.length} prefetch refills after warm-up:\n${summary}`);

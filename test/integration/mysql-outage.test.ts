@@ -1,3 +1,4 @@
+// suite: single — MySQL cut off through a proxy; the Redis side runs on the cluster in api.test.ts
 // Segment mode while MySQL is cut off: the node reaches MySQL through a TCP proxy that is
 // blocked mid-load. IDs keep flowing from the segments already in Redis, the refill job
 // fails and is retried with backoff (no segment is allocated meanwhile), and once MySQL is
@@ -7,15 +8,26 @@
 // MySQL returns.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import mysql, { type RowDataPacket } from 'mysql2/promise';
-import { refillBackoffMs } from '../../src/consumer/refill-worker.js';
+import { refillBackoffMs } from '../../src/jobs/refill.js';
 import { poolOptions } from '../../src/store/mysql/pool.js';
-import { cleanup, mysqlUrlFor, testNames } from '../helpers/env.js';
-import { createTag, fetchIds, startLocalNode } from '../helpers/node.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { cleanup, mysqlUrlFor, testNames } from '../../tools/env.js';
+import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
+import { TcpProxy } from '../../tools/proxies/tcp-proxy.js';
 import {
-  Load, answered, assertClientOrder, assertNoDuplicates, assertOnlyCleanUnavailable, assertRealTimeOrder, counter, fetchRecorded, maxId, now,
-  sleep, waitFor, type Rec,
+  Load,
+  answered,
+  assertClientOrder,
+  assertNoDuplicates,
+  assertOnlyCleanUnavailable,
+  assertRealTimeOrder,
+  counter,
+  fetchRecorded,
+  maxId,
+  now,
+  waitFor,
+  type Rec,
 } from '../helpers/fault-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
@@ -36,8 +48,10 @@ describe('segment mode while MySQL is unreachable', () => {
   const completions: { at: number; tag: string; jobId?: string; result: string }[] = [];
   const ref = (tag: string) => ({ tag, epoch: 1, shard: 0 });
   const segmentRows = async (tag: string) =>
-    (await direct.query<RowDataPacket[]>('SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id', [tag]))[0]
-      .map((r) => ({ first: Number(r.first_id), last: Number(r.last_id) }));
+    (await direct.query<RowDataPacket[]>('SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id', [tag]))[0].map((r) => ({
+      first: Number(r.first_id),
+      last: Number(r.last_id),
+    }));
 
   before(async () => {
     proxy = await TcpProxy.start(3306);
@@ -89,10 +103,12 @@ describe('segment mode while MySQL is unreachable', () => {
     assert.ok(s0.next && s0.cur !== undefined && s0.end !== undefined, 'current and next segment present');
     for (let n = s0.end - s0.cur + 1 - 3000; n > 0; n -= 10000) pre.push(await fetchRecorded('pre', node.url, 'buf', Math.min(n, 10000)));
 
-    const load = new Load(Array.from({ length: 4 }, (_, i) => ({ name: `c${i}`, tag: 'buf', url: () => node.url, count: counter(i + 7, 10), pauseOnSuccess: 1 })));
+    const load = new Load(
+      Array.from({ length: 4 }, (_, i) => ({ name: `c${i}`, tag: 'buf', url: () => node.url, count: counter(i + 7, 10), pauseOnSuccess: 1 })),
+    );
     const jump: Rec[] = [];
-    let rowsAtBlock: { first: number; last: number }[] = [];
-    let rowsWhileBlocked: { first: number; last: number }[] = [];
+    let rowsAtBlock: { first: number; last: number }[];
+    let rowsWhileBlocked: { first: number; last: number }[];
     try {
       await sleep(300);
       rowsAtBlock = await segmentRows('buf');
@@ -131,12 +147,14 @@ describe('segment mode while MySQL is unreachable', () => {
     outage.recs = recs;
     const during = answered(recs).filter((r) => r.sent >= blockAt && r.done <= unblockAt);
     const fails = failures.filter((f) => f.tag === 'buf' && f.at > blockAt && f.at <= unblockAt);
-    console.log(JSON.stringify({
-      requests: recs.length,
-      servedDuringOutage: during.length,
-      attempts: starts.filter((a) => a.tag === 'buf' && a.at > blockAt).map((a) => ({ started_ms: Math.round(a.at - blockAt), attempt: a.attempts + 1 })),
-      failed: fails.map((f) => ({ at_ms: Math.round(f.at - blockAt), attemptsMade: f.attempts, err: f.err.slice(0, 60) })),
-    }));
+    console.log(
+      JSON.stringify({
+        requests: recs.length,
+        servedDuringOutage: during.length,
+        attempts: starts.filter((a) => a.tag === 'buf' && a.at > blockAt).map((a) => ({ started_ms: Math.round(a.at - blockAt), attempt: a.attempts + 1 })),
+        failed: fails.map((f) => ({ at_ms: Math.round(f.at - blockAt), attemptsMade: f.attempts, err: f.err.slice(0, 60) })),
+      }),
+    );
 
     // Every request succeeded, also during the outage.
     assertOnlyCleanUnavailable(recs, { what: 'buffered tag' });
@@ -155,11 +173,17 @@ describe('segment mode while MySQL is unreachable', () => {
       const next = starts.find((a) => a.jobId === jobId && a.attempts === f.attempts);
       if (!next) continue;
       const waited = next.at - f.at;
-      assert.ok(waited >= refillBackoffMs(f.attempts) - 15, `retry after ${Math.round(waited)} ms, backoff for attempt ${f.attempts} is ${refillBackoffMs(f.attempts)} ms`);
+      assert.ok(
+        waited >= refillBackoffMs(f.attempts) - 15,
+        `retry after ${Math.round(waited)} ms, backoff for attempt ${f.attempts} is ${refillBackoffMs(f.attempts)} ms`,
+      );
     }
     // After MySQL returned, that same job allocated and installed the next segment.
     const done = completions.filter((c) => c.tag === 'buf' && c.at > unblockAt);
-    assert.ok(done.some((c) => c.jobId === jobId && (c.result === 'next' || c.result === 'current')), `the retried job completed: ${JSON.stringify(done)}`);
+    assert.ok(
+      done.some((c) => c.jobId === jobId && (c.result === 'next' || c.result === 'current')),
+      `the retried job completed: ${JSON.stringify(done)}`,
+    );
     const rowsAfter = await segmentRows('buf');
     assert.ok(rowsAfter.length > rowsAtBlock.length, 'a segment was allocated after MySQL returned');
     for (let i = 1; i < rowsAfter.length; i++) assert.ok(rowsAfter[i].first > rowsAfter[i - 1].last, 'segments are disjoint and ascending');
@@ -184,8 +208,19 @@ describe('segment mode while MySQL is unreachable', () => {
     const during = answered(recs).filter((r) => r.sent >= blockAt + 1500 && r.done <= unblockAt);
     const latencies = during.map((r) => r.done - r.sent).sort((a, b) => a - b);
     const slow = latencies.filter((l) => l > 1000).length;
-    console.log(JSON.stringify({ served: during.length, p50: Math.round(latencies[latencies.length >> 1] ?? 0), max: Math.round(latencies[latencies.length - 1] ?? 0), over1s: slow }));
-    assert.equal(slow, 0, `${slow} of ${during.length} requests to a warm tag took over 1 s while MySQL was unreachable (max ${Math.round(latencies[latencies.length - 1] ?? 0)} ms)`);
+    console.log(
+      JSON.stringify({
+        served: during.length,
+        p50: Math.round(latencies[latencies.length >> 1] ?? 0),
+        max: Math.round(latencies[latencies.length - 1] ?? 0),
+        over1s: slow,
+      }),
+    );
+    assert.equal(
+      slow,
+      0,
+      `${slow} of ${during.length} requests to a warm tag took over 1 s while MySQL was unreachable (max ${Math.round(latencies[latencies.length - 1] ?? 0)} ms)`,
+    );
     assert.ok(during.length >= 200, `only ${during.length} requests served in ~5 s of MySQL outage by 4 clients`);
   });
 
@@ -209,11 +244,16 @@ describe('segment mode while MySQL is unreachable', () => {
       proxy.unblock();
     }
     const unblockAt = now();
-    const back = await waitFor('dry tag serves again', async () => {
-      const r = await fetchRecorded('retry', node.url, 'dry', 5);
-      recs.push(r);
-      return r.ids ? r : undefined;
-    }, 15000, 100);
+    const back = await waitFor(
+      'dry tag serves again',
+      async () => {
+        const r = await fetchRecorded('retry', node.url, 'dry', 5);
+        recs.push(r);
+        return r.ids ? r : undefined;
+      },
+      15000,
+      100,
+    );
     const took = dryAnswers.map((r) => Math.round(r.done - r.sent));
     console.log(JSON.stringify({ servedBeforeDry: served, dryAnswerMs: took, recoveredAfterMs: Math.round(back.done - unblockAt) }));
 
@@ -226,7 +266,10 @@ describe('segment mode while MySQL is unreachable', () => {
     }
     assertOnlyCleanUnavailable(recs, { what: 'dry tag' });
     assertNoDuplicates(recs, 'dry tag');
-    assertClientOrder(recs.map((r) => ({ ...r, client: 'one' })), 'dry tag');
+    assertClientOrder(
+      recs.map((r) => ({ ...r, client: 'one' })),
+      'dry tag',
+    );
     assert.ok(back.ids![0] > maxId(recs.filter((r) => r !== back)), 'IDs continue upwards after recovery');
     // The wait for a refill is bounded by REFILL_WAIT_MS (plus a little scheduling slack).
     for (const t of took) assert.ok(t <= REFILL_WAIT_MS + 500, `503 after ${t} ms; REFILL_WAIT_MS is ${REFILL_WAIT_MS} (all: ${took.join(', ')} ms)`);

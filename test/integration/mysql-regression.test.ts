@@ -1,3 +1,4 @@
+// suite: cluster
 // MySQL comes back behind (restored from a backup, failed over to a replica that missed the
 // last allocations): its high-water marks lie below what Redis has already installed. Under
 // load, a segment tag's and a rule counter's mark is set back by a million IDs with step
@@ -10,10 +11,20 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { poolOptions } from '../../src/store/mysql/pool.js';
-import { cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, eachLine, fetchIds, spawnNode, type ChildNode } from '../helpers/node.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, fetchIds, spawnNode, type ChildNode } from '../../tools/node.js';
+import { eachLine } from '../../tools/child.js';
 import {
-  Load, answered, assertClientOrder, assertNoDuplicates, assertOnlyCleanUnavailable, assertRealTimeOrder, counter, now, waitFor, type Rec,
+  Load,
+  answered,
+  assertClientOrder,
+  assertNoDuplicates,
+  assertOnlyCleanUnavailable,
+  assertRealTimeOrder,
+  counter,
+  now,
+  waitFor,
+  type Rec,
 } from '../helpers/fault-load.js';
 
 const STEP = 1000;
@@ -35,7 +46,10 @@ async function regressionsMetric(url: string, tag: string, kind: string): Promis
 
 /** The longest time (ms) from `since` during which no request got its IDs. */
 function longestGap(recs: readonly Rec[], since: number, until: number): number {
-  const dones = answered(recs).map((r) => r.done).filter((d) => d >= since).sort((a, b) => a - b);
+  const dones = answered(recs)
+    .map((r) => r.done)
+    .filter((d) => d >= since)
+    .sort((a, b) => a - b);
   let gap = 0;
   let prev = since;
   for (const d of [...dones, until]) {
@@ -80,7 +94,10 @@ describe('MySQL comes back behind Redis', () => {
     await createTag(node.url, { tag: 'rul', mode: 'rule', template: '{counter}', min_counter: 1, max_counter: 999_999_999, reset_seconds: 0, ...fixed });
     await createTag(node.url, { tag: 'sf', mode: 'snowflake' });
     // Start the counters high enough to be set back by a million.
-    for (const [tag, scope] of [['seg', ''], ['rul', 'a/0']]) {
+    for (const [tag, scope] of [
+      ['seg', ''],
+      ['rul', 'a/0'],
+    ]) {
       await db.query('INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, 0, ?, ?, ?)', [tag, scope, START, STEP]);
     }
   });
@@ -110,7 +127,9 @@ describe('MySQL comes back behind Redis', () => {
       assert.ok(assertRealTimeOrder(recs, tag) > 100, 'the real-time order check had answers to compare');
       assertOnlyCleanUnavailable(recs, { what: tag });
       assert.ok(ids > 5 * STEP, `${ids} IDs served`);
-      const servedBefore = answered(recs).filter((r) => r.done < atSetback).flatMap((r) => r.ids);
+      const servedBefore = answered(recs)
+        .filter((r) => r.done < atSetback)
+        .flatMap((r) => r.ids);
       assert.ok(servedBefore.length > 0);
 
       // At most two allocations refused by the install fence after the set-back: one raised
@@ -118,7 +137,9 @@ describe('MySQL comes back behind Redis', () => {
       const refused = lines.slice(linesAtSetback).filter((l) => l.tag === tag && l.installed === 'stale');
       // Requests barely wait: a thousand refused allocations would take seconds.
       const gap = longestGap(recs, atSetback, end);
-      t.diagnostic(`${tag}: ${refused.length} refused after the set-back; longest wait ${gap.toFixed(0)} ms; five segments above it after ${(end - atSetback).toFixed(0)} ms`);
+      t.diagnostic(
+        `${tag}: ${refused.length} refused after the set-back; longest wait ${gap.toFixed(0)} ms; five segments above it after ${(end - atSetback).toFixed(0)} ms`,
+      );
       assert.ok(refused.length <= 2, `${refused.length} allocations refused after the set-back (${SETBACK / STEP} without the raise)`);
       assert.ok(gap < 2500, `no request was answered for ${gap.toFixed(0)} ms after the set-back`);
 
@@ -135,9 +156,18 @@ describe('MySQL comes back behind Redis', () => {
       const res = await fetch(`${node.url}/v1/admin/tags/${tag}`, { headers: adminHeaders });
       const view = (await res.json()) as { state: { counter_regression?: Record<string, unknown> } };
       const last = warns[warns.length - 1];
-      assert.deepEqual({ ...view.state.counter_regression, at: undefined }, {
-        at: undefined, shard: 0, ...(scope ? { scope } : {}), from: String(last.mysql), to: String(last.redis), node: 'regress-node', count: warns.length,
-      });
+      assert.deepEqual(
+        { ...view.state.counter_regression, at: undefined },
+        {
+          at: undefined,
+          shard: 0,
+          ...(scope ? { scope } : {}),
+          from: String(last.mysql),
+          to: String(last.redis),
+          node: 'regress-node',
+          count: warns.length,
+        },
+      );
       assert.ok(Date.parse(String(view.state.counter_regression?.at)) > Date.now() - 120_000);
       // MySQL's mark is above everything Redis installed again.
       assert.ok((await maxIdOf(tag, scope)) > before);

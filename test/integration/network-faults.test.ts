@@ -1,3 +1,4 @@
+// suite: single — private redis-servers behind fault proxies
 // Faults of the network itself, between idmint and each of its servers: added latency with
 // jitter, loss as TCP shows it (stalls), and a blackholed peer (nothing forwarded, no RST, no
 // FIN). A private redis-server as the default Redis, another as a named one (REDIS_URLS), and
@@ -7,13 +8,24 @@
 // clears, and a snowflake lease stops issuing before Redis could let it go.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, testNames } from '../helpers/env.js';
-import { FaultProxy } from '../helpers/fault-proxy.js';
-import { createTag, startLocalNode } from '../helpers/node.js';
-import { RedisServer, withRedis } from '../helpers/redis-server.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cleanup, testNames } from '../../tools/env.js';
+import { FaultProxy } from '../../tools/proxies/fault-proxy.js';
+import { createTag, startLocalNode } from '../../tools/node.js';
+import { RedisServer, withRedis } from '../../tools/redis-server.js';
 import {
-  Load, answered, assertClientOrder, assertNoDuplicates, assertOnlyCleanUnavailable, assertRealTimeOrder, counter, now, sleep, waitFor,
-  fetchRecorded, type ClientSpec, type Rec,
+  Load,
+  answered,
+  assertClientOrder,
+  assertNoDuplicates,
+  assertOnlyCleanUnavailable,
+  assertRealTimeOrder,
+  counter,
+  now,
+  waitFor,
+  fetchRecorded,
+  type ClientSpec,
+  type Rec,
 } from '../helpers/fault-load.js';
 import { DEFAULT_EPOCH_MS } from '../../src/core/snowflake-layout.js';
 
@@ -101,7 +113,21 @@ describe('network faults between idmint and Redis or MySQL', () => {
 
   /** Waits until a request to tag sent now is answered with IDs. */
   const resumed = (tag: string, timeoutMs: number) =>
-    waitFor(`${tag} served again`, async () => (await fetchRecorded('probe', node.url, tag, 1, 5000)).ids !== undefined, timeoutMs, 100);
+    waitFor(
+      `${tag} served again`,
+      async () => {
+        const r = await fetchRecorded('probe', node.url, tag, 1, 5000);
+        if (r.ids === undefined) throw new Error(`${r.status} ${r.code ?? ''} ${r.detail ?? ''}; Redis connections: ${redisStates()}`);
+        return true;
+      },
+      timeoutMs,
+      100,
+    );
+  const redisStates = () =>
+    node.rt.segments
+      .names()
+      .map((n) => `${n}=${node.rt.segments.connection(n).status}`)
+      .join(' ');
 
   /** Runs load on tag through: slow link, stalls, long stalls, a blackhole of blackholeMs; then waits for service. */
   async function faultRun(proxy: FaultProxy, tag: string, blackholeMs: number, seed: number): Promise<{ recs: Rec[]; during: Rec[] }> {
@@ -132,7 +158,10 @@ describe('network faults between idmint and Redis or MySQL', () => {
     assertPromises(recs, 'default Redis');
     assert.ok(answered(recs).length > 200, `too few answers to mean anything: ${answered(recs).length}`);
     // The blackhole was seen: requests sent during it were refused, not left waiting.
-    assert.ok(during.some((r) => r.status === 503), 'no 503 while the default Redis was blackholed');
+    assert.ok(
+      during.some((r) => r.status === 503),
+      'no 503 while the default Redis was blackholed',
+    );
   });
 
   it('named Redis: latency, stalls and a blackhole; bounded answers, no duplicate, order global, resumes', { timeout: 40000 }, async () => {
@@ -142,7 +171,10 @@ describe('network faults between idmint and Redis or MySQL', () => {
     const g = await other.stop();
     assertPromises(recs, 'named Redis');
     assertPromises(g, 'default Redis beside a blackholed named one');
-    assert.ok(during.some((r) => r.status === 503), 'no 503 while the named Redis was blackholed');
+    assert.ok(
+      during.some((r) => r.status === 503),
+      'no 503 while the named Redis was blackholed',
+    );
     assert.ok(answered(g).length > 20, 'the default Redis tag was not served while the named one was away');
   });
 
@@ -208,9 +240,13 @@ describe('network faults between idmint and Redis or MySQL', () => {
     const blackholedAt = now() - (Date.now() - before);
     const issuedDuring = answered(recs).filter((r) => r.sent >= blackholedAt && r.sent < t1);
     for (const r of issuedDuring) {
-      for (const id of r.ids) assert.ok(tsOf(id) < expiresAt - LEASE_MARGIN_MS / 2, `ID ${id} issued at ${tsOf(id)}, the lease expired in Redis at ${expiresAt}`);
+      for (const id of r.ids)
+        assert.ok(tsOf(id) < expiresAt - LEASE_MARGIN_MS / 2, `ID ${id} issued at ${tsOf(id)}, the lease expired in Redis at ${expiresAt}`);
     }
-    assert.ok(recs.some((r) => r.sent >= blackholedAt && r.sent < t1 && r.status === 503), 'snowflake never refused while Redis was away');
+    assert.ok(
+      recs.some((r) => r.sent >= blackholedAt && r.sent < t1 && r.status === 503),
+      'snowflake never refused while Redis was away',
+    );
     assert.ok(answered(recs.filter((r) => r.sent > t1)).length > 0, 'snowflake not served after the blackhole');
   });
 });

@@ -1,9 +1,10 @@
+// suite: single — metrics, OpenAPI, Bull Board and health routes, no Redis key layout involved
 // The operations surface: Prometheus metrics, OpenAPI, Bull Board behind the admin token,
 // liveness and readiness.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
-import { createTag, fetchIds, startLocalNode } from '../helpers/node.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
+import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 
 describe('operations endpoints', () => {
   const names = testNames();
@@ -35,7 +36,9 @@ describe('operations endpoints', () => {
     assert.ok(value(/^idmint_refill_duration_seconds_count\{result="current"\} (\d+)$/m) >= 1, 'the cold refill was timed');
     assert.ok(value(/^idmint_segments_allocated_total\{tag="m1"\} (\d+)$/m) >= 2, 'a cold segment of 100 and at least one refill for 251 IDs');
     const remaining = value(/^idmint_segment_remaining\{tag="m1"\} (\d+)$/m);
-    const view = (await (await fetch(`${url}/v1/admin/tags/m1`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { state: { shards: { current: { remaining: number } }[] } };
+    const view = (await (await fetch(`${url}/v1/admin/tags/m1`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+      state: { shards: { current: { remaining: number } }[] };
+    };
     assert.equal(remaining, view.state.shards[0].current.remaining, 'the gauge reads the live segment');
     assert.match(text, /^idmint_queue_jobs\{queue="refill",state="waiting"\} \d+$/m);
     assert.match(text, /^idmint_process_cpu_user_seconds_total /m);
@@ -44,9 +47,23 @@ describe('operations endpoints', () => {
   it('describes every public route in OpenAPI, from the validating schemas', async () => {
     const r = await fetch(`${url}/docs/json`);
     assert.equal(r.status, 200);
-    const doc = (await r.json()) as { openapi: string; paths: Record<string, Record<string, { parameters?: { name: string; schema?: { maximum?: number } }[] }>> };
+    const doc = (await r.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { parameters?: { name: string; schema?: { maximum?: number } }[] }>>;
+    };
     assert.match(doc.openapi, /^3\./);
-    for (const p of ['/v1/id/{tag}', '/v1/ids/{tag}', '/v1/decode/{tag}/{id}', '/api/segment/get/{tag}', '/api/snowflake/get/{tag}', '/v1/admin/tags', '/v1/admin/tags/{tag}', '/v1/admin/workers', '/healthz', '/readyz']) {
+    for (const p of [
+      '/v1/id/{tag}',
+      '/v1/ids/{tag}',
+      '/v1/decode/{tag}/{id}',
+      '/api/segment/get/{tag}',
+      '/api/snowflake/get/{tag}',
+      '/v1/admin/tags',
+      '/v1/admin/tags/{tag}',
+      '/v1/admin/workers',
+      '/healthz',
+      '/readyz',
+    ]) {
       assert.ok(doc.paths[p], `OpenAPI lacks ${p}`);
     }
     const count = doc.paths['/v1/ids/{tag}'].get.parameters?.find((x) => x.name === 'count');
@@ -66,7 +83,10 @@ describe('operations endpoints', () => {
     const queueNames = body.queues.map((q) => q.name);
     assert.ok(queueNames.includes('refill'), queueNames.join(','));
     assert.ok(queueNames.includes('janitor'), queueNames.join(','));
-    assert.ok(queueNames.some((n) => n.startsWith('lease.')), queueNames.join(','));
+    assert.ok(
+      queueNames.some((n) => n.startsWith('lease.')),
+      queueNames.join(','),
+    );
   });
 
   it('answers liveness and readiness', async () => {
@@ -77,10 +97,18 @@ describe('operations endpoints', () => {
     assert.deepEqual(((await r.json()) as { checks: Record<string, string> }).checks, { redis: 'ok', mysql: 'ok', lease: 'ok' });
     // A snowflake tag makes readiness need a valid lease of its width: the check takes it.
     await createTag(url, { tag: 'sf-ready', mode: 'snowflake', preset: 'jssafe' });
-    const held = async () => ((await (await fetch(`${url}/v1/admin/workers`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { this_node: { leases: { worker_bits: number; valid: boolean }[] } }).this_node.leases;
+    const held = async () =>
+      (
+        (await (await fetch(`${url}/v1/admin/workers`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+          this_node: { leases: { worker_bits: number; valid: boolean }[] };
+        }
+      ).this_node.leases;
     assert.ok(!(await held()).some((l) => l.worker_bits === 6), 'no lease of width 6 before the check');
     const ready = await fetch(`${url}/readyz`);
     assert.equal(ready.status, 200, JSON.stringify(await ready.clone().json()));
-    assert.ok((await held()).some((l) => l.worker_bits === 6 && l.valid), 'the readiness check took the lease');
+    assert.ok(
+      (await held()).some((l) => l.worker_bits === 6 && l.valid),
+      'the readiness check took the lease',
+    );
   });
 });

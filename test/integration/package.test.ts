@@ -1,3 +1,4 @@
+// suite: single — the build and the packed package
 // The build and the published package. `npm pack` (whose prepack step runs `npm run build`)
 // makes the tarball; the checkout's dist/ then serves with plain node, and the tarball,
 // installed into an empty project, gives a working `npx idmint serve` and `idmint/client`,
@@ -9,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, testEnv, testNames } from '../helpers/env.js';
-import { fetchIds } from '../helpers/node.js';
+import { cleanup, testEnv, testNames } from '../../tools/env.js';
+import { fetchIds } from '../../tools/node.js';
 import { startServe, withoutNpmVars, type ServeProcess } from '../helpers/serve-process.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -71,7 +72,13 @@ describe('build and package', () => {
   });
 
   it('builds dist/, which serves IDs with plain node', async () => {
-    for (const asset of ['store/redis/commands/take-2.lua', 'api/admin/page/index.html', 'client/index.d.ts', 'cli.js']) {
+    for (const asset of [
+      'store/redis/commands/take-2.lua',
+      'store/redis/commands/includes/server-run-id.lua',
+      'api/admin/page/index.html',
+      'client/index.d.ts',
+      'cli.js',
+    ]) {
       assert.ok(existsSync(join(ROOT, 'dist', asset)), `dist/${asset} is built`);
     }
     const node = await serve([process.execPath, 'dist/cli.js', 'serve'], ROOT);

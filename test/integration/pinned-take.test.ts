@@ -1,3 +1,4 @@
+// suite: single — the pinned take script of a single Redis server, on a private redis-server
 // The take's copy with the run id as a constant (src/store/redis/pinned-take.ts) on a private
 // redis-server restarted from a snapshot at the same address: the snapshot's hashes lag behind
 // IDs already handed out, and no take may trust them, neither the first after the restart
@@ -5,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { skipOnCluster } from '../helpers/env.js';
-import { RedisServer } from '../helpers/redis-server.js';
+import { skipOnCluster } from '../../tools/env.js';
+import { RedisServer } from '../../tools/redis-server.js';
 import { Keys } from '../../src/store/redis/keys.js';
 import { SegmentStore, type SegmentRef } from '../../src/store/redis/segments.js';
 
@@ -75,7 +76,7 @@ describe('the pinned take across a restart from a snapshot', { skip: skipOnClust
     await waitLoaded(store, 2);
     const pinnedBefore = pinned.counts.pinned;
     const second = await store.take(refs[1], 3, PREFETCH);
-    assert.equal(pinned.counts.pinned, pinnedBefore + 1, 'the take ran the new process\'s copy');
+    assert.equal(pinned.counts.pinned, pinnedBefore + 1, "the take ran the new process's copy");
     assert.equal(second.status, 'replaced', `a take through the new copy answered ${second.status} ${JSON.stringify(second.ranges)}`);
     for (const ref of refs) assert.equal(await redis.hget(store.key(ref), 'rid'), /run_id:(\w+)/.exec(await redis.info('server'))![1]);
   });
@@ -101,7 +102,10 @@ describe('the pinned take across a restart from a snapshot', { skip: skipOnClust
       monitor.disconnect();
     }
     const constantRunId = /'[0-9a-f]{40}'/;
-    assert.ok(loads.some((t) => constantRunId.test(t)), 'the copy was loaded by SCRIPT LOAD');
+    assert.ok(
+      loads.some((t) => constantRunId.test(t)),
+      'the copy was loaded by SCRIPT LOAD',
+    );
     assert.ok(evals.length > 0, 'the full script was sent by EVAL after the flush');
     for (const t of evals) assert.ok(!constantRunId.test(t), 'a script with a constant run id was sent by EVAL');
   });

@@ -1,3 +1,4 @@
+// suite: single — the process management of serve --processes
 // `idmint serve --processes N`: the serving processes share the HTTP, UDP and gRPC ports and each is
 // a node of its own (node id, worker-id lease, node_offset); IDs stay unique across them; a
 // killed process is replaced while the others keep serving; SIGTERM to the primary shuts them
@@ -10,10 +11,9 @@ import { get } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { PRESETS, decode } from '../../src/core/snowflake-layout.js';
-import { adminHeaders, createTag } from '../helpers/node.js';
-import { cleanup, testEnv, testNames, type TestNames } from '../helpers/env.js';
-import { logLines } from '../helpers/load.js';
-import { freePort } from '../helpers/redis-server.js';
+import { adminHeaders, createTag } from '../../tools/node.js';
+import { cleanup, testEnv, testNames, type TestNames } from '../../tools/env.js';
+import { freePort, logLines } from '../../tools/child.js';
 import { UdpClient } from '../helpers/udp-client.js';
 import { IdsClient } from '../helpers/grpc-client.js';
 
@@ -32,7 +32,11 @@ interface Primary {
 
 function startPrimary(names: TestNames, processes: number, extra: Record<string, string>): Primary {
   const env = { ...process.env, ...testEnv(names, { LOG_LEVEL: 'info', ...extra }) };
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--processes', String(processes)], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--processes', String(processes)], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   let buf = '';
   const onData = (chunk: Buffer) => {
@@ -123,7 +127,11 @@ describe('serve --processes 2', () => {
   let grpcPort = 0;
   const globalIds: bigint[] = [];
 
-  const readyPids = () => primary.logs().filter((l) => l.msg === 'serving process ready').map((l) => ({ index: l.index as number, pid: l.pid as number }));
+  const readyPids = () =>
+    primary
+      .logs()
+      .filter((l) => l.msg === 'serving process ready')
+      .map((l) => ({ index: l.index as number, pid: l.pid as number }));
 
   before(async () => {
     udpPort = await freePort();
@@ -134,7 +142,15 @@ describe('serve --processes 2', () => {
     await createTag(url, { tag: 'pg', step: 200, min_step: 100 });
     await createTag(url, { tag: 'pn', order: 'node', node_block: 50, step: 200, min_step: 100 });
     await createTag(url, { tag: 'ps', mode: 'snowflake' });
-    await createTag(url, { tag: 'o2o', mode: 'rule', template: '{year%10}{MM}{dd}{counter:4}', min_counter: 0, max_counter: 9999, reset_seconds: 86400, time_zone: 'UTC' });
+    await createTag(url, {
+      tag: 'o2o',
+      mode: 'rule',
+      template: '{year%10}{MM}{dd}{counter:4}',
+      min_counter: 0,
+      max_counter: 9999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+    });
   });
 
   after(async () => {
@@ -204,14 +220,24 @@ describe('serve --processes 2', () => {
     const pool = (await res.json()) as { spaces: { worker_bits: number; leases: { worker_id: number; owner: string }[] }[] };
     const leases = pool.spaces.find((sp) => sp.worker_bits === PRESETS.snowflake.workerBits)?.leases ?? [];
     const owners = new Map(leases.map((l) => [l.worker_id, l.owner]));
-    assert.deepEqual([...issuedBy].map((w) => owners.get(w)).sort(), [`${base}-0`, `${base}-1`], `worker ids ${[...issuedBy]} in the IDs; leases ${JSON.stringify(leases)}`);
+    assert.deepEqual(
+      [...issuedBy].map((w) => owners.get(w)).sort(),
+      [`${base}-0`, `${base}-1`],
+      `worker ids ${[...issuedBy]} in the IDs; leases ${JSON.stringify(leases)}`,
+    );
   });
 
   it('answers /metrics for all processes, whichever one a scrape reaches', async () => {
     const view = await fetch(`${url}/v1/admin/tags/pg`, { headers: adminHeaders });
     const remaining = ((await view.json()) as { capacity: { remaining_ids: number } }).capacity.remaining_ids;
     assert.ok(remaining > 0);
-    const value = (text: string, series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1));
+    const value = (text: string, series: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(`${series} `))
+          ?.slice(series.length + 1),
+      );
     for (let i = 0; i < 8; i++) {
       const r = await getFresh(url, '/metrics');
       assert.equal(r.status, 200, r.body.slice(0, 300));
@@ -230,11 +256,19 @@ describe('serve --processes 2', () => {
   it('replaces a process killed with SIGKILL while the other keeps serving', async () => {
     const victim = readyPids().find((p) => p.index === 1)!;
     process.kill(victim.pid, 'SIGKILL');
-    await primary.waitFor((l) => l.msg === 'serving process exited unexpectedly; replacing it' && l.pid === victim.pid && l.signal === 'SIGKILL', 5000, 'the exit of the killed process');
+    await primary.waitFor(
+      (l) => l.msg === 'serving process exited unexpectedly; replacing it' && l.pid === victim.pid && l.signal === 'SIGKILL',
+      5000,
+      'the exit of the killed process',
+    );
     // Until the replacement serves, the other process answers every request.
     const during = await takeConcurrently(url, ['/v1/id/pg', '/v1/ids/pg?count=10'], 8, 10);
     globalIds.push(...during.get('/v1/id/pg')!, ...during.get('/v1/ids/pg?count=10')!);
-    const replaced = await primary.waitFor((l) => l.msg === 'serving process ready' && l.index === 1 && l.pid !== victim.pid, 15_000, 'a replacement for process 1');
+    const replaced = await primary.waitFor(
+      (l) => l.msg === 'serving process ready' && l.index === 1 && l.pid !== victim.pid,
+      15_000,
+      'a replacement for process 1',
+    );
     assert.ok(!alive(victim.pid));
     assert.equal(replaced.nodeId, `${base}-1`);
     assert.deepEqual(await nodeIdsServing(url, 12), [`${base}-0`, `${base}-1`]);
@@ -255,7 +289,11 @@ describe('serve --processes 2', () => {
     clearTimeout(timer);
     assert.equal(code, 0, primary.output.slice(-20).join('\n'));
     assert.ok(Date.now() - t0 < EXIT_WITHIN_MS);
-    const finished = primary.logs().filter((l) => l.msg === 'serving process finished').map((l) => l.index).sort();
+    const finished = primary
+      .logs()
+      .filter((l) => l.msg === 'serving process finished')
+      .map((l) => l.index)
+      .sort();
     assert.deepEqual(finished, [0, 1]);
     // Each process shut down in order: it released its worker-id lease.
     assert.equal(primary.logs().filter((l) => l.msg === 'worker-id lease released').length >= 2, true, 'both leases released');
@@ -269,7 +307,11 @@ describe('serve --processes: failures at start-up', () => {
 
   it('refuses a bad --processes value with exit code 2', () => {
     for (const v of ['0', 'many', '']) {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--processes', v], { cwd: ROOT, env: { ...process.env, ...testEnv(names) }, encoding: 'utf8' });
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--processes', v], {
+        cwd: ROOT,
+        env: { ...process.env, ...testEnv(names) },
+        encoding: 'utf8',
+      });
       assert.equal(r.status, 2, r.stderr);
       assert.match(r.stderr, /--processes needs a number/);
     }
@@ -286,7 +328,10 @@ describe('serve --processes: failures at start-up', () => {
       clearTimeout(timer);
       const logs = p.logs();
       assert.equal(code, 1, p.output.slice(-20).join('\n'));
-      const gaveUp = logs.filter((l) => typeof l.msg === 'string' && l.msg.includes('not replacing it again')).map((l) => l.index).sort();
+      const gaveUp = logs
+        .filter((l) => typeof l.msg === 'string' && l.msg.includes('not replacing it again'))
+        .map((l) => l.index)
+        .sort();
       assert.deepEqual(gaveUp, [0, 1]);
       assert.ok(logs.some((l) => l.msg === 'no serving process is left; exiting'));
       // Backoff: the replacements came later and later.

@@ -1,3 +1,4 @@
+// suite: single — private redis-servers and a proxy that fails over between them
 // Redis replaced by a copy that missed the last writes: a replica promoted after the master
 // handed out more IDs than it replicated, reached at the same address (a proxy retargeted, as
 // a failover behind one endpoint does). The replica's segment cursors and lease keys lag;
@@ -5,23 +6,38 @@
 // segment tags abandon it and continue from MySQL, worker-id spaces hold every id for one TTL.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, testNames } from '../helpers/env.js';
-import { createTag, startLocalNode } from '../helpers/node.js';
-import { RedisServer, withRedis } from '../helpers/redis-server.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cleanup, testNames } from '../../tools/env.js';
+import { createTag, startLocalNode } from '../../tools/node.js';
+import { RedisServer, withRedis } from '../../tools/redis-server.js';
+import { TcpProxy } from '../../tools/proxies/tcp-proxy.js';
 import {
-  answered, assertGlobalAndNodeOrder, assertNoDuplicates, assertRealTimeOrder, clientsPerNode, counter, instanceChanges, Load, maxId,
-  now, sleep, waitFor, type ClientSpec, type Rec,
+  answered,
+  assertGlobalAndNodeOrder,
+  assertNoDuplicates,
+  assertRealTimeOrder,
+  clientsPerNode,
+  counter,
+  instanceChanges,
+  Load,
+  maxId,
+  now,
+  waitFor,
+  type ClientSpec,
+  type Rec,
 } from '../helpers/fault-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
-
 
 const runId = (url: string) => withRedis(url, async (r) => /run_id:(\w+)/.exec(await r.info('server'))![1]);
 
 /** A master with one replica, behind a proxy that plays the failover. */
 class ReplicatedRedis {
-  private constructor(readonly master: RedisServer, readonly replica: RedisServer, readonly proxy: TcpProxy) {}
+  private constructor(
+    readonly master: RedisServer,
+    readonly replica: RedisServer,
+    readonly proxy: TcpProxy,
+  ) {}
 
   static async start(): Promise<ReplicatedRedis> {
     const master = await RedisServer.start();
@@ -38,7 +54,7 @@ class ReplicatedRedis {
   /** Waits until the replica has every write so far, then cuts it off: its data stops there. */
   async freezeReplica(): Promise<void> {
     await waitFor('replica link up', () => withRedis(this.replica.url, async (r) => /master_link_status:up/.test(await r.info('replication'))), 10000);
-    const acked = await withRedis(this.master.url, (r) => r.call('WAIT', '1', '5000')) as number;
+    const acked = (await withRedis(this.master.url, (r) => r.call('WAIT', '1', '5000'))) as number;
     assert.equal(acked, 1, 'the replica acknowledged every write before it was cut off');
     await withRedis(this.replica.url, (r) => r.call('REPLICAOF', 'NO', 'ONE'));
   }
@@ -75,8 +91,15 @@ describe('segment tags across a failover to a lagging replica', () => {
     await rr.stop();
   });
 
-  it('abandons the replica\'s segment state and continues above every ID answered', { timeout: 60000 }, async () => {
-    const load = new Load(clientsPerNode(nodes.map((n) => n.url), ['g', 'n'], 3, 7));
+  it("abandons the replica's segment state and continues above every ID answered", { timeout: 60000 }, async () => {
+    const load = new Load(
+      clientsPerNode(
+        nodes.map((n) => n.url),
+        ['g', 'n'],
+        3,
+        7,
+      ),
+    );
     const servedSince = (t: number, what: string) =>
       waitFor(`service ${what}`, () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))), 20000);
 
@@ -101,7 +124,10 @@ describe('segment tags across a failover to a lagging replica', () => {
 
     const recs = load.records;
     const of = (tag: string) => recs.filter((r) => r.tag === tag);
-    const ids = assertGlobalAndNodeOrder(recs, nodes.map((n) => n.url));
+    const ids = assertGlobalAndNodeOrder(
+      recs,
+      nodes.map((n) => n.url),
+    );
     assert.ok(ids.global > 2000 && ids.node > 2000, `enough IDs checked (${JSON.stringify(ids)})`);
 
     // Failures during the switch are clean errors with a code, never a wrong answer.
@@ -110,13 +136,18 @@ describe('segment tags across a failover to a lagging replica', () => {
 
     // Everything answered after the failover lies above everything answered before it.
     const before = maxId(of('g').filter((r) => r.done < failoverAt));
-    const firstAfter = answered(of('g')).filter((r) => r.sent > failoverAt).sort((a, b) => a.done - b.done)[0];
+    const firstAfter = answered(of('g'))
+      .filter((r) => r.sent > failoverAt)
+      .sort((a, b) => a.done - b.done)[0];
     assert.ok(firstAfter.ids[0] > before, `${firstAfter.ids[0]} lies above ${before}`);
 
     // The state in the new Redis was rebuilt under its own run id, and operators were told.
     const replicaRun = await runId(rr.replica.url);
     assert.equal(await withRedis(rr.replica.url, (r) => r.hget(segKey, 'rid')), replicaRun);
-    const changes = await instanceChanges(nodes.map((n) => n.url), ['g', 'n']);
+    const changes = await instanceChanges(
+      nodes.map((n) => n.url),
+      ['g', 'n'],
+    );
     assert.ok(changes >= 2, `both tags' stale state was reported (${changes})`);
   });
 });
@@ -182,12 +213,19 @@ describe('snowflake worker ids across a failover to a lagging replica', () => {
     const recs = [...load.records, ...cLoad!.records];
     const ids = assertNoDuplicates(recs, 'snowflake');
     assert.ok(ids > 1000, `enough IDs checked (${ids})`);
-    for (const node of [b, c!]) assertRealTimeOrder(recs.filter((r) => r.url === node.url), `snowflake on ${node.url}`);
+    for (const node of [b, c!])
+      assertRealTimeOrder(
+        recs.filter((r) => r.url === node.url),
+        `snowflake on ${node.url}`,
+      );
     // B really issued under id 1 after the failover; C's IDs under id 1 all lie above B's (C
     // waited out the guard, past B's deadline), so the two never shared a millisecond.
     // (B may go on under another id once its renewal finds id 1 taken.)
     const workerOf = (id: bigint) => Number((id >> 12n) & 1023n);
-    const under1 = (rs: Rec[]) => answered(rs).flatMap((r) => r.ids).filter((id) => workerOf(id) === 1);
+    const under1 = (rs: Rec[]) =>
+      answered(rs)
+        .flatMap((r) => r.ids)
+        .filter((id) => workerOf(id) === 1);
     const bIds = under1(load.records.filter((r) => r.sent > failoverAt));
     assert.ok(bIds.length > 0, 'B went on issuing under id 1 after the failover');
     const cIds = under1(cLoad!.records);

@@ -1,3 +1,4 @@
+// suite: single — moves tags between two private redis-servers
 // Moving tags between named Redis servers (REDIS_URLS) under load: two private redis-servers
 // "a" and "b" next to the default one (queues, leases); tags of every segment kind move
 // back and forth while clients of two processes hammer them. Promises checked over every
@@ -6,19 +7,19 @@
 // state is retired. Also: the API's refusals, and a move off a server that died.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, fetchIds, startLocalNode } from '../helpers/node.js';
-import { RedisServer, withRedis } from '../helpers/redis-server.js';
-import {
-  assertGlobalAndNodeOrder, clientsPerNode, counter, Load, now, sleep, waitFor,
-} from '../helpers/fault-load.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
+import { RedisServer, withRedis } from '../../tools/redis-server.js';
+import { assertGlobalAndNodeOrder, clientsPerNode, Load, now, waitFor } from '../helpers/fault-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
-
 async function move(url: string, tag: string, body: Record<string, unknown>, token = ADMIN_TOKEN): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${url}/v1/admin/tags/${tag}/migrate`, {
-    method: 'POST', headers: { ...adminHeaders, authorization: `Bearer ${token}` }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { ...adminHeaders, authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
@@ -35,9 +36,14 @@ describe('moving tags between Redis servers', () => {
     a = await RedisServer.start();
     b = await RedisServer.start();
     for (let i = 0; i < 2; i++) {
-      nodes.push(await startLocalNode(names, {
-        REDIS_URLS: `a=${a.url},b=${b.url}`, REFILL_WAIT_MS: '2000', NODE_ID: `mv-node-${i}`, LOG_LEVEL: 'error',
-      }));
+      nodes.push(
+        await startLocalNode(names, {
+          REDIS_URLS: `a=${a.url},b=${b.url}`,
+          REFILL_WAIT_MS: '2000',
+          NODE_ID: `mv-node-${i}`,
+          LOG_LEVEL: 'error',
+        }),
+      );
     }
     const seg = { mode: 'segment', step: 200, min_step: 100, max_step: 1000, target_seconds: 1 };
     await createTag(nodes[0].url, { tag: 'g', redis: 'a', ...seg });
@@ -57,7 +63,14 @@ describe('moving tags between Redis servers', () => {
     const res = await fetch(`${nodes[0].url}/v1/admin/redis`, { headers: adminHeaders });
     assert.equal(res.status, 200);
     const body = (await res.json()) as { redis: { name: string; default: boolean; address: string; status: string; tags: number }[] };
-    assert.deepEqual(body.redis.map((r) => [r.name, r.default, r.tags]), [['default', true, 1], ['a', false, 3], ['b', false, 0]]);
+    assert.deepEqual(
+      body.redis.map((r) => [r.name, r.default, r.tags]),
+      [
+        ['default', true, 1],
+        ['a', false, 3],
+        ['b', false, 0],
+      ],
+    );
     assert.equal(body.redis[1].address, `127.0.0.1:${a.port}`);
     assert.ok(body.redis.every((r) => r.status === 'ready'));
     assert.equal((await fetch(`${nodes[0].url}/v1/admin/redis`)).status, 401);
@@ -80,12 +93,23 @@ describe('moving tags between Redis servers', () => {
     r = await move(url, 'g', { to: 'a' });
     assert.equal(r.status, 200);
     assert.equal(r.json.moved, false, 'already there: nothing moved');
-    const bad = await fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ tag: 'x', mode: 'segment', redis: 'zz' }) });
+    const bad = await fetch(`${url}/v1/admin/tags`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: JSON.stringify({ tag: 'x', mode: 'segment', redis: 'zz' }),
+    });
     assert.equal(bad.status, 400);
   });
 
   it('moves busy tags back and forth with no duplicate, no step back and a short pause', { timeout: 60000 }, async () => {
-    const load = new Load(clientsPerNode(nodes.map((n) => n.url), ['g', 'n'], 3, 3));
+    const load = new Load(
+      clientsPerNode(
+        nodes.map((n) => n.url),
+        ['g', 'n'],
+        3,
+        3,
+      ),
+    );
     const ruleIds: string[] = [];
     let ruleRunning = true;
     const ruleLoop = (async () => {
@@ -100,7 +124,14 @@ describe('moving tags between Redis servers', () => {
     const moves: { tag: string; to: string; pausedMs: number; at: number }[] = [];
     try {
       await served(now());
-      for (const [tag, to] of [['g', 'b'], ['n', 'b'], ['r', 'b'], ['g', 'a'], ['n', 'default'], ['r', 'a']]) {
+      for (const [tag, to] of [
+        ['g', 'b'],
+        ['n', 'b'],
+        ['r', 'b'],
+        ['g', 'a'],
+        ['n', 'default'],
+        ['r', 'a'],
+      ]) {
         await sleep(700);
         const at = now();
         const r = await move(nodes[moves.length % 2].url, tag, { to });
@@ -118,18 +149,28 @@ describe('moving tags between Redis servers', () => {
     }
 
     const recs = load.records;
-    const ids = assertGlobalAndNodeOrder(recs, nodes.map((n) => n.url));
+    const ids = assertGlobalAndNodeOrder(
+      recs,
+      nodes.map((n) => n.url),
+    );
     assert.ok(ids.global > 2000 && ids.node > 2000, `enough IDs checked (${JSON.stringify(ids)})`);
     // The moves did not show: requests in flight followed the tag.
     const failed = recs.filter((r) => r.ids === undefined);
-    assert.deepEqual(failed.map((r) => `${r.status} ${r.code}`), [], 'no request failed during the moves');
+    assert.deepEqual(
+      failed.map((r) => `${r.status} ${r.code}`),
+      [],
+      'no request failed during the moves',
+    );
     for (const m of moves) assert.ok(m.pausedMs < 1000, `${m.tag} -> ${m.to} paused ${m.pausedMs} ms`);
 
     // Rule counters continued across three moves: unique, and the counter never restarted.
     assert.equal(new Set(ruleIds).size, ruleIds.length, 'rule IDs unique');
     assert.ok(ruleIds.length > 100, `enough rule IDs (${ruleIds.length})`);
     const counters = ruleIds.map((s) => Number(s.slice(1)));
-    assert.ok(counters.some((c) => c > 200), 'the counter went on past the first segments');
+    assert.ok(
+      counters.some((c) => c > 200),
+      'the counter went on past the first segments',
+    );
 
     // Where the state lives now: g on a (epoch 3), n on default, r on a; b holds only markers.
     const prefix = names.prefix;

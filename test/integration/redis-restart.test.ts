@@ -1,3 +1,4 @@
+// suite: single — restarts a private redis-server empty
 // Segment mode when Redis loses everything under load: two nodes share a private
 // redis-server that is restarted empty twice and flushed once while clients hammer an
 // `order: global` and an `order: node` tag. Promises checked over every request: no ID
@@ -5,17 +6,26 @@
 // increase per node, failures are only 503 UNAVAILABLE with Retry-After, service resumes.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
-import { cleanup, testNames } from '../helpers/env.js';
-import { createTag, startLocalNode } from '../helpers/node.js';
-import { RedisServer, withRedis } from '../helpers/redis-server.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cleanup, testNames } from '../../tools/env.js';
+import { createTag, startLocalNode } from '../../tools/node.js';
+import { RedisServer, withRedis } from '../../tools/redis-server.js';
 import {
-  Load, answered, assertClientOrder, assertNoDuplicates, assertOnlyCleanUnavailable, assertRealTimeOrder, counter, maxId, now, sleep,
-  waitFor, type ClientSpec, type Rec,
+  Load,
+  answered,
+  assertClientOrder,
+  assertNoDuplicates,
+  assertOnlyCleanUnavailable,
+  assertRealTimeOrder,
+  counter,
+  maxId,
+  now,
+  waitFor,
+  type ClientSpec,
+  type Rec,
 } from '../helpers/fault-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
-
 
 describe('segment mode across Redis restarts and data loss', () => {
   const names = testNames();
@@ -59,8 +69,7 @@ describe('segment mode across Redis restarts and data loss', () => {
 
     /** Waits until every node served both tags to a request sent after t. */
     const recovered = (t: number, what: string) =>
-      waitFor(`service after ${what}`, () =>
-        nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))), 15000);
+      waitFor(`service after ${what}`, () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))), 15000);
 
     const faults: { what: string; at: number; back: number; genBefore: string | null; genAfter: string | null }[] = [];
     try {
@@ -132,8 +141,10 @@ describe('segment mode across Redis restarts and data loss', () => {
     for (const f of faults) {
       for (const n of nodes) {
         for (const tag of ['g', 'n']) {
-          assert.ok(recs.some((r) => r.ids !== undefined && r.tag === tag && r.url === n.url && r.sent >= f.back),
-            `${f.what}: ${tag} served again by ${n.url}`);
+          assert.ok(
+            recs.some((r) => r.ids !== undefined && r.tag === tag && r.url === n.url && r.sent >= f.back),
+            `${f.what}: ${tag} served again by ${n.url}`,
+          );
         }
       }
     }
@@ -142,16 +153,27 @@ describe('segment mode across Redis restarts and data loss', () => {
     // every ID answered before the fault started.
     for (const f of faults) {
       const maxBefore = maxId(of('g').filter((r) => r.done < f.at));
-      const firstAfter = answered(of('g')).filter((r) => r.sent > f.back).sort((a, b) => a.done - b.done)[0];
+      const firstAfter = answered(of('g'))
+        .filter((r) => r.sent > f.back)
+        .sort((a, b) => a.done - b.done)[0];
       assert.ok(maxBefore > 0n && firstAfter.ids[0] > maxBefore, `${f.what}: ${firstAfter.ids[0]} lies above ${maxBefore}`);
     }
 
     const t = (x: number) => Math.round(x);
-    console.log(JSON.stringify({
-      global: { ...summary(of('g')), ids: gIds, constrained },
-      node: { ...summary(of('n')), ids: nIds },
-      n503,
-      faults: faults.map((f) => ({ what: f.what, recovered_ms: t((answered(of('g')).filter((r) => r.sent >= f.back).sort((a, b) => a.done - b.done)[0]?.done ?? f.back) - f.back) })),
-    }));
+    console.log(
+      JSON.stringify({
+        global: { ...summary(of('g')), ids: gIds, constrained },
+        node: { ...summary(of('n')), ids: nIds },
+        n503,
+        faults: faults.map((f) => ({
+          what: f.what,
+          recovered_ms: t(
+            (answered(of('g'))
+              .filter((r) => r.sent >= f.back)
+              .sort((a, b) => a.done - b.done)[0]?.done ?? f.back) - f.back,
+          ),
+        })),
+      }),
+    );
   });
 });

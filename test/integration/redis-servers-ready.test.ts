@@ -1,3 +1,4 @@
+// suite: cluster
 // Readiness with named Redis servers (REDIS_URLS): a tag moved to server "b", then "b" is
 // killed. /readyz stays 200 (the default Redis and MySQL decide readiness) but reports every
 // server with its state and `degraded`; idmint_redis_up says which server is down; requests for
@@ -5,9 +6,9 @@
 // "b" comes back (empty), all of it recovers, and the tag's IDs continue above the old ones.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, fetchIds, startLocalNode } from '../helpers/node.js';
-import { RedisServer } from '../helpers/redis-server.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
+import { RedisServer } from '../../tools/redis-server.js';
 import { waitFor } from '../helpers/fault-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
@@ -59,16 +60,25 @@ describe('readiness reports every Redis server', () => {
   it('lists every server as ok while all answer', async () => {
     const r = await readyz(node.url);
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body, { status: 'ready', degraded: false, checks: { redis: 'ok', mysql: 'ok', lease: 'ok' }, redis_servers: { default: 'ok', a: 'ok', b: 'ok' } });
+    assert.deepEqual(r.body, {
+      status: 'ready',
+      degraded: false,
+      checks: { redis: 'ok', mysql: 'ok', lease: 'ok' },
+      redis_servers: { default: 'ok', a: 'ok', b: 'ok' },
+    });
     assert.deepEqual(await redisUp(node.url), { default: 1, a: 1, b: 1 });
   });
 
   it('stays ready but degraded while a named server is down, and says which', async () => {
     await b.kill();
-    const r = await waitFor('b reported down', async () => {
-      const x = await readyz(node.url);
-      return x.body.redis_servers.b !== 'ok' && x;
-    }, 5000);
+    const r = await waitFor(
+      'b reported down',
+      async () => {
+        const x = await readyz(node.url);
+        return x.body.redis_servers.b !== 'ok' && x;
+      },
+      5000,
+    );
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.status, 'ready');
     assert.equal(r.body.degraded, true);
@@ -93,10 +103,14 @@ describe('readiness reports every Redis server', () => {
 
   it('recovers when the server comes back', async () => {
     await b.start();
-    const r = await waitFor('b reported ok', async () => {
-      const x = await readyz(node.url);
-      return x.body.redis_servers.b === 'ok' && x;
-    }, 10000);
+    const r = await waitFor(
+      'b reported ok',
+      async () => {
+        const x = await readyz(node.url);
+        return x.body.redis_servers.b === 'ok' && x;
+      },
+      10000,
+    );
     assert.equal(r.status, 200);
     assert.equal(r.body.degraded, false);
     assert.deepEqual(await redisUp(node.url), { default: 1, a: 1, b: 1 });

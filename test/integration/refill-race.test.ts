@@ -1,3 +1,4 @@
+// suite: cluster
 // Racing refills and the install fence. Several refill() calls for one tag with the same
 // job data (as at-least-once delivery produces) each get their own segment from MySQL; the
 // install script lets one of them in and refuses the others, so a wasted segment is never
@@ -8,13 +9,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import mysql, { type RowDataPacket } from 'mysql2/promise';
-import { refill, type RefillOutcome } from '../../src/consumer/refill-worker.js';
-import type { RefillJobData } from '../../src/producer/refill-producer.js';
+import { refill } from '../../src/consumer/refill-worker.js';
+import type { RefillJobData, RefillOutcome } from '../../src/jobs/refill.js';
 import { CountersRepo, type Allocation } from '../../src/store/mysql/counters-repo.js';
 import { poolOptions } from '../../src/store/mysql/pool.js';
 import type { Range } from '../../src/core/ranges.js';
-import { cleanup, testNames } from '../helpers/env.js';
-import { createTag, fetchIds, startLocalNode } from '../helpers/node.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
@@ -81,8 +82,10 @@ describe('racing refills and the install fence', () => {
   const ref = (tag: string) => ({ tag, epoch: 1, shard: 0 });
   const deps = (nodeId: string) => ({ tags: node.rt.tags, counters, segments: node.rt.segments, nodeId, log: node.rt.log });
   const rows = async (tag: string) =>
-    (await direct.query<RowDataPacket[]>('SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id', [tag]))[0]
-      .map((r) => ({ range: [Number(r.first_id), Number(r.last_id)] as Range, nodeId: String(r.node_id) }));
+    (await direct.query<RowDataPacket[]>('SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id', [tag]))[0].map((r) => ({
+      range: [Number(r.first_id), Number(r.last_id)] as Range,
+      nodeId: String(r.node_id),
+    }));
   const coldGen = async (tag: string) => {
     const t = await node.rt.segments.take(ref(tag), 1, 0.2);
     assert.equal(t.status, 'cold');
@@ -129,11 +132,18 @@ describe('racing refills and the install fence', () => {
     assert.equal(allocated.length, N, `every racer allocated: ${JSON.stringify(out)}`);
     assert.ok(disjoint(allocated), `distinct segments: ${JSON.stringify(allocated)}`);
     const logged = (await rows('race')).filter((r) => r.nodeId.startsWith('racer-')).map((r) => r.range);
-    assert.deepEqual([...logged].sort((a, b) => a[0] - b[0]), [...allocated].sort((a, b) => a[0] - b[0]), 'idmint_segments logs exactly these segments');
+    assert.deepEqual(
+      [...logged].sort((a, b) => a[0] - b[0]),
+      [...allocated].sort((a, b) => a[0] - b[0]),
+      'idmint_segments logs exactly these segments',
+    );
 
     const won = out.filter((o) => o.result === 'next');
     assert.equal(won.length, 1, `exactly one installed: ${JSON.stringify(out)}`);
-    assert.deepEqual(out.filter((o) => o !== won[0]).map((o) => o.result), Array(N - 1).fill('next-present'));
+    assert.deepEqual(
+      out.filter((o) => o !== won[0]).map((o) => o.result),
+      Array(N - 1).fill('next-present'),
+    );
     for (const o of out) if (o !== won[0]) refused.push({ tag: 'race', range: [o.first!, o.last!], why: o.result });
 
     const st = await node.rt.segments.stats(ref('race'));
@@ -151,7 +161,10 @@ describe('racing refills and the install fence', () => {
     counters.reset();
 
     const allocated = out.map((o) => [o.first!, o.last!] as Range);
-    assert.ok(out.every((o) => o.first !== undefined), `every racer allocated: ${JSON.stringify(out)}`);
+    assert.ok(
+      out.every((o) => o.first !== undefined),
+      `every racer allocated: ${JSON.stringify(out)}`,
+    );
     assert.ok(disjoint(allocated), 'distinct segments');
     const current = out.filter((o) => o.result === 'current');
     const next = out.filter((o) => o.result === 'next');
@@ -169,7 +182,10 @@ describe('racing refills and the install fence', () => {
 
     // IDs come from the installed current segment, in order.
     const got = await takeDirect('dryrace', 10);
-    assert.deepEqual(got.ids, Array.from({ length: 10 }, (_, i) => current[0].first! + i));
+    assert.deepEqual(
+      got.ids,
+      Array.from({ length: 10 }, (_, i) => current[0].first! + i),
+    );
   });
 
   it('the install fence refuses stale segments, wrong gens, a second next, and gens from before Redis lost the key', async () => {
@@ -200,7 +216,14 @@ describe('racing refills and the install fence', () => {
 
     const got = await takeDirect('fence', STEP + 5);
     assert.equal(got.status, 'ok');
-    assert.deepEqual(got.ranges, [[a2[0], a2[1]], [a3[0], a3[0] + 4]], 'moves from current into next');
+    assert.deepEqual(
+      got.ranges,
+      [
+        [a2[0], a2[1]],
+        [a3[0], a3[0] + 4],
+      ],
+      'moves from current into next',
+    );
 
     // Redis loses the key: an install under the old gen is refused, before and after a take
     // re-created the hash under a new gen; a late refill of the old gen installs nothing.
@@ -256,7 +279,11 @@ describe('racing refills and the install fence', () => {
       // Every ID lies in a segment MySQL allocated, and the segment log has no overlap.
       const logged = (await rows(tag)).map((x) => x.range);
       assert.ok(disjoint(logged), `${tag}: allocated segments are disjoint`);
-      for (const id of ids) assert.ok(logged.some(([a, b]) => id >= BigInt(a) && id <= BigInt(b)), `${tag}: ${id} lies in an allocated segment`);
+      for (const id of ids)
+        assert.ok(
+          logged.some(([a, b]) => id >= BigInt(a) && id <= BigInt(b)),
+          `${tag}: ${id} lies in an allocated segment`,
+        );
     }
   });
 

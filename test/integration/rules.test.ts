@@ -1,3 +1,4 @@
+// suite: cluster
 // Rule tags (the id_server model) end to end against real Redis and MySQL:
 // - the id_server example rule `{year%10}{MM}{dd}{counter:4}` served by two idmint processes
 //   over HTTP and UDP at once, for `order: global` and `order: node`: 9-digit IDs, today's
@@ -8,17 +9,17 @@
 //   refuses past max_counter (HTTP 409, UDP -6) and serves again in the next period.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { startNode, type Node } from '../../src/api/server.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { ON_CLUSTER, cleanup, skipOnCluster, testConfig, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, spawnNode, type ChildNode } from '../helpers/node.js';
-import { freePort, RedisServer } from '../helpers/redis-server.js';
+import { ON_CLUSTER, cleanup, skipOnCluster, testConfig, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, spawnNode, type ChildNode } from '../../tools/node.js';
+import { RedisServer } from '../../tools/redis-server.js';
+import { freePort } from '../../tools/child.js';
 import { UdpClient } from '../helpers/udp-client.js';
 
 type Json = Record<string, unknown>;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 
 /** GET /v1/id/:tag for a rule: the ID, or the HTTP status and error code. */
 async function httpId(url: string, tag: string, app: string, salt?: string): Promise<{ status: number; id?: string; code?: string }> {
@@ -87,8 +88,17 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
     }
     for (const r of RULES) {
       const made = await createTag(nodes[0].child.url, {
-        tag: r.tag, mode: 'rule', order: r.order, template: '{year%10}{MM}{dd}{counter:4}',
-        min_counter: 0, max_counter: 9999, reset_seconds: 86400, time_zone: r.zone, step: 100, min_step: 50, max_step: 400,
+        tag: r.tag,
+        mode: 'rule',
+        order: r.order,
+        template: '{year%10}{MM}{dd}{counter:4}',
+        min_counter: 0,
+        max_counter: 9999,
+        reset_seconds: 86400,
+        time_zone: r.zone,
+        step: 100,
+        min_step: 50,
+        max_step: 400,
         ...(r.order === 'node' ? { node_block: 40 } : {}),
       });
       assert.equal(made.template, '{year%10}{MM}{dd}{counter:4}');
@@ -112,27 +122,33 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
         for (let w = 0; w < 6; w++) {
           const c = { name: `http-${ni}-${w}`, ids: [] as string[] };
           clients.push(c);
-          work.push((async () => {
-            for (let k = 0; k < 40; k++) c.ids.push(await mustHttpId(url, rule.tag, 'test'));
-          })());
+          work.push(
+            (async () => {
+              for (let k = 0; k < 40; k++) c.ids.push(await mustHttpId(url, rule.tag, 'test'));
+            })(),
+          );
         }
         const batch = { name: `batch-${ni}`, ids: [] as string[] };
         clients.push(batch);
-        work.push((async () => {
-          for (let k = 0; k < 8; k++) {
-            const ids = await httpIds(url, rule.tag, 'test', 25);
-            assertStrictlyIncreasing(ids, `a batch from node ${ni}`);
-            batch.ids.push(...ids);
-          }
-        })());
+        work.push(
+          (async () => {
+            for (let k = 0; k < 8; k++) {
+              const ids = await httpIds(url, rule.tag, 'test', 25);
+              assertStrictlyIncreasing(ids, `a batch from node ${ni}`);
+              batch.ids.push(...ids);
+            }
+          })(),
+        );
         for (let w = 0; w < 6; w++) {
           const c = { name: `udp-${ni}-${w}`, ids: [] as string[] };
           clients.push(c);
-          work.push((async () => {
-            const s = await UdpClient.open();
-            sockets.push(s);
-            for (let k = 0; k < 40; k++) c.ids.push(await udpId(s, n.udpPort, rule.tag, 'test', k % 3 === 2 ? 'create' : 'get'));
-          })());
+          work.push(
+            (async () => {
+              const s = await UdpClient.open();
+              sockets.push(s);
+              for (let k = 0; k < 40; k++) c.ids.push(await udpId(s, n.udpPort, rule.tag, 'test', k % 3 === 2 ? 'create' : 'get'));
+            })(),
+          );
         }
       });
       try {
@@ -234,7 +250,12 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
         assert.equal(err.code, 'INVALID_ARGUMENT');
         assert.ok(err.message.includes(`"${clash}"`), `${t}: ${err.message}`);
       }
-      for (const [field, value] of [['min_counter', 1], ['reset_seconds', 3600], ['time_zone', 'Asia/Tokyo'], ['max_counter', 9000]] as const) {
+      for (const [field, value] of [
+        ['min_counter', 1],
+        ['reset_seconds', 3600],
+        ['time_zone', 'Asia/Tokyo'],
+        ['max_counter', 9000],
+      ] as const) {
         r = await patchTag(a.child.url, 'edit', { [field]: value });
         assert.equal(r.status, 400, `${field} ${value} was accepted`);
       }
@@ -260,7 +281,8 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
 
       // One counter per (rule, app, day) whatever the template: it never went back.
       const counters = seen.map(counterOf);
-      for (let i = 1; i < counters.length; i++) assert.ok(counters[i] > counters[i - 1], `counter ${counters[i]} after ${counters[i - 1]} (${seen[i - 1]} then ${seen[i]})`);
+      for (let i = 1; i < counters.length; i++)
+        assert.ok(counters[i] > counters[i - 1], `counter ${counters[i]} after ${counters[i - 1]} (${seen[i - 1]} then ${seen[i]})`);
       assert.ok(seen.length >= 13, `only ${seen.length} IDs taken`);
     } finally {
       s.close();
@@ -281,7 +303,10 @@ describe('rule periods with a movable clock', () => {
 
   const start = async () => {
     udpPort = await freePort();
-    node = await startNode(testConfig(names, { UDP_PORT: String(udpPort), ...(redis ? { REDIS_URL: redis.url } : {}), REFILL_WAIT_MS: '5000', NODE_OFFSET: '3' }), { clock });
+    node = await startNode(
+      testConfig(names, { UDP_PORT: String(udpPort), ...(redis ? { REDIS_URL: redis.url } : {}), REFILL_WAIT_MS: '5000', NODE_OFFSET: '3' }),
+      { clock },
+    );
     url = node.url!;
     assert.equal(node.udpPort, udpPort);
   };
@@ -312,13 +337,27 @@ describe('rule periods with a movable clock', () => {
   };
 
   it('restarts the counter at min_counter when the local day changes, not at UTC midnight', async () => {
-    await createTag(url, { tag: 'day', mode: 'rule', template: '{year%10}{MM}{dd}{counter:4}', min_counter: 0, max_counter: 9999, reset_seconds: 86400, time_zone: 'Asia/Shanghai', step: 10, min_step: 10, max_step: 10 });
+    await createTag(url, {
+      tag: 'day',
+      mode: 'rule',
+      template: '{year%10}{MM}{dd}{counter:4}',
+      min_counter: 0,
+      max_counter: 9999,
+      reset_seconds: 86400,
+      time_zone: 'Asia/Shanghai',
+      step: 10,
+      min_step: 10,
+      max_step: 10,
+    });
     const ids: string[] = [];
     ids.push(await mustHttpId(url, 'day', 'test'), await udpId(udp, udpPort, 'day', 'test'));
     assert.deepEqual(ids, ['703090000', '703090001']);
     clock.advance(3000); // 2027-03-10 00:00:01 in Shanghai
-    ids.push(await udpId(udp, udpPort, 'day', 'test'), await mustHttpId(url, 'day', 'test'), ...await httpIds(url, 'day', 'test', 12));
-    assert.deepEqual(ids.slice(2), Array.from({ length: 14 }, (_, i) => `70310${String(i).padStart(4, '0')}`));
+    ids.push(await udpId(udp, udpPort, 'day', 'test'), await mustHttpId(url, 'day', 'test'), ...(await httpIds(url, 'day', 'test', 12)));
+    assert.deepEqual(
+      ids.slice(2),
+      Array.from({ length: 14 }, (_, i) => `70310${String(i).padStart(4, '0')}`),
+    );
     // UTC midnight falls at 08:00 in Shanghai: the counter goes on through it.
     clock.set(Date.UTC(2027, 2, 10, 23, 59, 59, 500)); // 2027-03-11 07:59:59.5
     assert.equal(await mustHttpId(url, 'day', 'test'), '703110000');
@@ -333,7 +372,15 @@ describe('rule periods with a movable clock', () => {
 
   it('restarts an hourly counter at min_counter every local hour', async () => {
     clock.set(Date.UTC(2027, 5, 1, 10, 59, 59, 900));
-    await createTag(url, { tag: 'hourly', mode: 'rule', template: '{yyyy}{MM}{dd}{HH}-{counter:5}', min_counter: 10, max_counter: 99999, reset_seconds: 3600, time_zone: 'UTC' });
+    await createTag(url, {
+      tag: 'hourly',
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}{HH}-{counter:5}',
+      min_counter: 10,
+      max_counter: 99999,
+      reset_seconds: 3600,
+      time_zone: 'UTC',
+    });
     assert.deepEqual(await httpIds(url, 'hourly', 'test', 3), ['2027060110-00010', '2027060110-00011', '2027060110-00012']);
     for (let h = 11; h <= 13; h++) {
       clock.set(Date.UTC(2027, 5, 1, h, 0, 0, 1));
@@ -345,20 +392,45 @@ describe('rule periods with a movable clock', () => {
   });
 
   it('keeps counting above the issued counters when Redis loses its data or restarts, and across a process restart', {
-    timeout: 45000, skip: skipOnCluster('it flushes and restarts a private single redis-server'),
+    timeout: 45000,
+    skip: skipOnCluster('it flushes and restarts a private single redis-server'),
   }, async () => {
     const server = redis!;
     clock.set(Date.UTC(2027, 6, 4, 12, 0, 0));
     const rules = ['flg', 'fln'];
-    await createTag(url, { tag: 'flg', mode: 'rule', template: '{yyyy}{MM}{dd}-{counter:6}', min_counter: 0, max_counter: 999999, reset_seconds: 86400, time_zone: 'UTC', step: 7, min_step: 7, max_step: 7 });
-    await createTag(url, { tag: 'fln', mode: 'rule', order: 'node', node_block: 5, template: '{yyyy}{MM}{dd}-{counter:6}', min_counter: 0, max_counter: 999999, reset_seconds: 86400, time_zone: 'UTC', step: 7, min_step: 7, max_step: 7 });
+    await createTag(url, {
+      tag: 'flg',
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}-{counter:6}',
+      min_counter: 0,
+      max_counter: 999999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+      step: 7,
+      min_step: 7,
+      max_step: 7,
+    });
+    await createTag(url, {
+      tag: 'fln',
+      mode: 'rule',
+      order: 'node',
+      node_block: 5,
+      template: '{yyyy}{MM}{dd}-{counter:6}',
+      min_counter: 0,
+      max_counter: 999999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+      step: 7,
+      min_step: 7,
+      max_step: 7,
+    });
     const issued = new Map<string, string[]>(rules.map((r) => [r, []]));
     const takeSome = async (n: number) => {
       for (const r of rules) {
         const ids = issued.get(r)!;
         ids.push(await idAfterOutage(r));
         for (let i = 1; i < n; i++) ids.push(i % 2 ? await udpId(udp, udpPort, r, 'test') : await mustHttpId(url, r, 'test'));
-        ids.push(...await httpIds(url, r, 'test', n));
+        ids.push(...(await httpIds(url, r, 'test', n)));
       }
     };
     const check = (what: string) => {
@@ -399,10 +471,24 @@ describe('rule periods with a movable clock', () => {
 
   it('refuses past max_counter (HTTP 409, UDP -6) until the next period', async () => {
     clock.set(Date.UTC(2027, 7, 1, 8, 30, 0));
-    await createTag(url, { tag: 'tiny', mode: 'rule', template: '{yyyy}{MM}{dd}{HH}{counter:2}', min_counter: 5, max_counter: 12, reset_seconds: 3600, time_zone: 'UTC', step: 3, min_step: 3, max_step: 3 });
+    await createTag(url, {
+      tag: 'tiny',
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}{HH}{counter:2}',
+      min_counter: 5,
+      max_counter: 12,
+      reset_seconds: 3600,
+      time_zone: 'UTC',
+      step: 3,
+      min_step: 3,
+      max_step: 3,
+    });
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) ids.push(i % 2 ? await udpId(udp, udpPort, 'tiny', 'test', 'create') : await mustHttpId(url, 'tiny', 'test'));
-    assert.deepEqual(ids, [5, 6, 7, 8, 9, 10, 11, 12].map((c) => `2027080108${String(c).padStart(2, '0')}`));
+    assert.deepEqual(
+      ids,
+      [5, 6, 7, 8, 9, 10, 11, 12].map((c) => `2027080108${String(c).padStart(2, '0')}`),
+    );
 
     const h = await httpId(url, 'tiny', 'test');
     assert.deepEqual([h.status, h.code, h.id], [409, 'ID_SPACE_EXHAUSTED', undefined]);
@@ -431,7 +517,20 @@ describe('rule periods with a movable clock', () => {
   // without burning the remainder.
   it('order node: hands out every counter up to max_counter before refusing', async () => {
     clock.set(Date.UTC(2027, 7, 2, 8, 30, 0));
-    await createTag(url, { tag: 'tinyn', mode: 'rule', order: 'node', node_block: 4, template: '{yyyy}{MM}{dd}{HH}{counter:2}', min_counter: 0, max_counter: 9, reset_seconds: 3600, time_zone: 'UTC', step: 3, min_step: 3, max_step: 3 });
+    await createTag(url, {
+      tag: 'tinyn',
+      mode: 'rule',
+      order: 'node',
+      node_block: 4,
+      template: '{yyyy}{MM}{dd}{HH}{counter:2}',
+      min_counter: 0,
+      max_counter: 9,
+      reset_seconds: 3600,
+      time_zone: 'UTC',
+      step: 3,
+      min_step: 3,
+      max_step: 3,
+    });
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
       const r = await httpId(url, 'tinyn', 'test');
@@ -441,13 +540,30 @@ describe('rule periods with a movable clock', () => {
       }
       ids.push(r.id!);
     }
-    assert.deepEqual(ids, Array.from({ length: 10 }, (_, c) => `20270802080${c}`));
+    assert.deepEqual(
+      ids,
+      Array.from({ length: 10 }, (_, c) => `20270802080${c}`),
+    );
   });
 
   it('a batch larger than what is left is refused without spending the counters left', async () => {
     clock.set(Date.UTC(2027, 7, 2, 8, 30, 0));
-    await createTag(url, { tag: 'tinyb', mode: 'rule', template: '{yyyy}{MM}{dd}{HH}{counter:2}', min_counter: 0, max_counter: 9, reset_seconds: 3600, time_zone: 'UTC', step: 3, min_step: 3, max_step: 3 });
-    assert.deepEqual(await httpIds(url, 'tinyb', 'test', 8), Array.from({ length: 8 }, (_, c) => `20270802080${c}`));
+    await createTag(url, {
+      tag: 'tinyb',
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}{HH}{counter:2}',
+      min_counter: 0,
+      max_counter: 9,
+      reset_seconds: 3600,
+      time_zone: 'UTC',
+      step: 3,
+      min_step: 3,
+      max_step: 3,
+    });
+    assert.deepEqual(
+      await httpIds(url, 'tinyb', 'test', 8),
+      Array.from({ length: 8 }, (_, c) => `20270802080${c}`),
+    );
     const tooMany = await fetch(`${url}/v1/ids/tinyb?count=3&app=test`);
     assert.equal(tooMany.status, 409);
     // Two counters are left in this period: single requests still get them.
@@ -459,8 +575,22 @@ describe('rule periods with a movable clock', () => {
   // ("<key>:<app>/<period>"), not only the unscoped segment key.
   it('serves again at once when max_counter is raised in an exhausted period', async () => {
     clock.set(Date.UTC(2027, 7, 3, 8, 30, 0));
-    await createTag(url, { tag: 'grow', mode: 'rule', template: '{yyyy}{MM}{dd}{HH}{counter:2}', min_counter: 0, max_counter: 4, reset_seconds: 3600, time_zone: 'UTC', step: 2, min_step: 2, max_step: 2 });
-    assert.deepEqual(await httpIds(url, 'grow', 'test', 5), [0, 1, 2, 3, 4].map((c) => `20270803080${c}`));
+    await createTag(url, {
+      tag: 'grow',
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}{HH}{counter:2}',
+      min_counter: 0,
+      max_counter: 4,
+      reset_seconds: 3600,
+      time_zone: 'UTC',
+      step: 2,
+      min_step: 2,
+      max_step: 2,
+    });
+    assert.deepEqual(
+      await httpIds(url, 'grow', 'test', 5),
+      [0, 1, 2, 3, 4].map((c) => `20270803080${c}`),
+    );
     assert.equal((await httpId(url, 'grow', 'test')).status, 409);
     const p = await patchTag(url, 'grow', { max_counter: 9 });
     assert.equal(p.status, 200, JSON.stringify(p.body));

@@ -1,14 +1,17 @@
+// suite: single — process shutdown under load
 // Graceful shutdown under load: SIGTERM while requests are in flight exits with code 0 within
 // a few seconds; every request either gets its IDs or fails cleanly (a 503, or a refused or
 // closed connection: never a 500, a partial body or a wrong answer), and no ID is ever handed
-// out twice across restarts of the node.
+// out twice across restarts of the node. With its Redis silent, a shutdown ends within
+// SHUTDOWN_TIMEOUT_MS, abandoning what cannot finish, and exits with 1.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, testNames } from '../helpers/env.js';
+import { cleanup, testNames } from '../../tools/env.js';
 import { duplicates, isAnswer, show, timedTake, type Answer, type Failure } from '../helpers/load.js';
-import { createTag, spawnNode, type ChildNode } from '../helpers/node.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { createTag, fetchIds, spawnNode, type ChildNode } from '../../tools/node.js';
+import { FaultProxy } from '../../tools/proxies/fault-proxy.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 const CLIENTS = 8;
 const LOAD_MS = 1500;
@@ -111,7 +114,9 @@ describe('graceful shutdown under load', () => {
       const completed = inFlight.filter(isAnswer);
       const kinds = new Map<string, number>();
       for (const f of inFlight.filter((r): r is Failure => !isAnswer(r))) kinds.set(f.detail.slice(0, 60), (kinds.get(f.detail.slice(0, 60)) ?? 0) + 1);
-      t.diagnostic(`life ${i}: ${inFlight.length} in flight at the signal, ${completed.length} completed with IDs; cold tag: ${l.cold.filter(isAnswer).length}/10 served; failures: ${show([...kinds])}`);
+      t.diagnostic(
+        `life ${i}: ${inFlight.length} in flight at the signal, ${completed.length} completed with IDs; cold tag: ${l.cold.filter(isAnswer).length}/10 served; failures: ${show([...kinds])}`,
+      );
       assert.ok(inFlight.length >= 5, `life ${i}: only ${inFlight.length} requests were in flight`);
       const bad = [...l.failures, ...l.cold.filter((r): r is Failure => !isAnswer(r))].map(unclean).filter((s) => s !== undefined);
       assert.deepEqual(bad.slice(0, 5), [], `life ${i}: ${bad.length} requests failed uncleanly`);
@@ -159,5 +164,39 @@ describe('graceful shutdown under load', () => {
     for (let i = 1; i < byLife.length; i++) {
       assert.ok(bottom(byLife[i]) > top(byLife[i - 1]), `life ${i} issued ${bottom(byLife[i])}, not above ${top(byLife[i - 1])} of life ${i - 1}`);
     }
+  });
+});
+
+describe('shutdown with a silent Redis', () => {
+  const names = testNames();
+  let proxy: FaultProxy;
+  let node: ChildNode | undefined;
+  const SHUTDOWN_TIMEOUT_MS = 2000;
+
+  before(async () => {
+    proxy = await FaultProxy.start(6379, { seed: 9 });
+    node = await spawnNode(names, { REDIS_URL: proxy.url, SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) });
+    await createTag(node.url, { tag: 'g', mode: 'segment', order: 'global' });
+    await fetchIds(node.url, 'g', 3);
+  });
+  after(async () => {
+    await node?.kill();
+    await proxy?.close();
+    await cleanup(names);
+  });
+
+  it('ends within SHUTDOWN_TIMEOUT_MS, says which steps it abandoned, and exits with 1', async () => {
+    proxy.blackhole();
+    const t0 = performance.now();
+    const code = await node!.stop();
+    const took = performance.now() - t0;
+    const forced = node!.output.find((l) => l.includes('"msg":"shutdown forced'));
+    node = undefined;
+    assert.ok(took < SHUTDOWN_TIMEOUT_MS + 2500, `SIGTERM to exit took ${took.toFixed(0)} ms`);
+    assert.equal(code, 1);
+    assert.ok(forced, 'the forced shutdown is logged');
+    const line = JSON.parse(forced) as { unfinished: string[]; shutdownTimeoutMs: number };
+    assert.equal(line.shutdownTimeoutMs, SHUTDOWN_TIMEOUT_MS);
+    assert.ok(line.unfinished.includes('redis quit'), line.unfinished.join(', '));
   });
 });

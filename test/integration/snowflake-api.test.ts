@@ -1,16 +1,16 @@
+// suite: cluster
 // The HTTP API of snowflake tags against real Redis and MySQL, on a node whose clock the test
 // moves: tags from each preset, /v1/id, /v1/ids, text and the Leaf route, decode's shape,
 // refusal of short-lived layouts unless forced, field errors, re-creation rules, and
 // CLOCK_BACKWARDS (503 with Retry-After) when the clock steps back past the bound.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startNode, type Node } from '../../src/api/server.js';
 import type { Clock } from '../../src/core/clock.js';
 import { PRESETS, encode, runsOutAt, type SnowflakeLayout } from '../../src/core/snowflake-layout.js';
-import { cleanup, testConfig, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, fetchIds } from '../helpers/node.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { cleanup, testConfig, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, fetchIds } from '../../tools/node.js';
 
 /** Wall clock plus an adjustable offset, or frozen at one reading. */
 class TestClock implements Clock {
@@ -21,8 +21,17 @@ class TestClock implements Clock {
   }
 }
 
-interface Decoded { mode: string; id: string; timestamp: string; time: number; worker_id: number; sequence: number }
-interface ErrorBody { error: { code: string; message: string } }
+interface Decoded {
+  mode: string;
+  id: string;
+  timestamp: string;
+  time: number;
+  worker_id: number;
+  sequence: number;
+}
+interface ErrorBody {
+  error: { code: string; message: string };
+}
 
 const MAX_BACK_MS = 200;
 
@@ -46,7 +55,7 @@ describe('HTTP API (snowflake tags)', () => {
     assert.equal(body.error.code, code, JSON.stringify(body));
     return body.error.message;
   };
-  const oneId = async (tag: string) => BigInt(((await json<{ id: string }>(`/v1/id/${tag}`))).id);
+  const oneId = async (tag: string) => BigInt((await json<{ id: string }>(`/v1/id/${tag}`)).id);
   const decodeId = (tag: string, id: bigint | string) => json<Decoded>(`/v1/decode/${tag}/${id}`);
   const workers = () =>
     fetch(`${url}/v1/admin/workers`, { headers: adminHeaders }).then((r) => r.json()) as Promise<{
@@ -79,9 +88,20 @@ describe('HTTP API (snowflake tags)', () => {
     assert.deepEqual(
       { ...evt, created_at: undefined, updated_at: undefined },
       {
-        tag: 'evt', mode: 'snowflake', preset: 'snowflake', epoch: '2020-01-01T00:00:00.000Z', time_unit: 'ms', time_bits: 41,
-        worker_bits: 10, seq_bits: 12, runs_out_at: '2089-09-06T15:47:35.552Z', enabled: true, description: '', incarnation: 1,
-        created_at: undefined, updated_at: undefined,
+        tag: 'evt',
+        mode: 'snowflake',
+        preset: 'snowflake',
+        epoch: '2020-01-01T00:00:00.000Z',
+        time_unit: 'ms',
+        time_bits: 41,
+        worker_bits: 10,
+        seq_bits: 12,
+        runs_out_at: '2089-09-06T15:47:35.552Z',
+        enabled: true,
+        description: '',
+        incarnation: 1,
+        created_at: undefined,
+        updated_at: undefined,
       },
     );
     const js = await createTag(url, { tag: 'js', mode: 'snowflake', preset: 'jssafe' });
@@ -92,7 +112,10 @@ describe('HTTP API (snowflake tags)', () => {
     assert.match(msg, /under 10 years/);
     assert.match(msg, /"force": true/);
     const uid = await createTag(url, { tag: 'uidt', mode: 'snowflake', preset: 'uid', force: true });
-    assert.deepEqual([uid.preset, uid.time_unit, uid.time_bits, uid.worker_bits, uid.seq_bits, uid.runs_out_at], ['uid', 's', 28, 22, 13, '2028-07-03T21:24:16.000Z']);
+    assert.deepEqual(
+      [uid.preset, uid.time_unit, uid.time_bits, uid.worker_bits, uid.seq_bits, uid.runs_out_at],
+      ['uid', 's', 28, 22, 13, '2028-07-03T21:24:16.000Z'],
+    );
     await createTag(url, { tag: 'seg', mode: 'segment' });
     // Listed with the others, snowflake fields only.
     const list = (await (await fetch(`${url}/v1/admin/tags`, { headers: adminHeaders })).json()) as { tags: Record<string, unknown>[] };
@@ -150,7 +173,10 @@ describe('HTTP API (snowflake tags)', () => {
       assert.match(d.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       const unit = layout.unit === 's' ? 1000 : 1;
       assert.equal(Date.parse(d.timestamp), layout.epochMs + d.time * unit);
-      assert.ok(Date.parse(d.timestamp) >= Math.floor(before / unit) * unit && Date.parse(d.timestamp) <= afterMs, `${tag}: ${d.timestamp} outside the request`);
+      assert.ok(
+        Date.parse(d.timestamp) >= Math.floor(before / unit) * unit && Date.parse(d.timestamp) <= afterMs,
+        `${tag}: ${d.timestamp} outside the request`,
+      );
       assert.equal(d.worker_id, await myWorker(layout.workerBits));
       assert.ok(Number.isInteger(d.sequence) && d.sequence >= 0 && d.sequence < 2 ** layout.seqBits);
       assert.equal(encode(layout, d.time, d.worker_id, d.sequence), id, `${tag}: the parts rebuild the ID`);
@@ -164,7 +190,12 @@ describe('HTTP API (snowflake tags)', () => {
     // A known ID decodes exactly.
     const known = encode(PRESETS.snowflake, 123_456_789, 1023, 4095);
     assert.deepEqual(await decodeId('evt', known), {
-      mode: 'snowflake', id: String(known), timestamp: new Date(Date.UTC(2020, 0, 1) + 123_456_789).toISOString(), time: 123_456_789, worker_id: 1023, sequence: 4095,
+      mode: 'snowflake',
+      id: String(known),
+      timestamp: new Date(Date.UTC(2020, 0, 1) + 123_456_789).toISOString(),
+      time: 123_456_789,
+      worker_id: 1023,
+      sequence: 4095,
     });
     await refused(await get('/v1/decode/evt/99999999999999999999'));
     await refused(await get(`/v1/decode/evt/${2n ** 63n}`));

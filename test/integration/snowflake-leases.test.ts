@@ -1,3 +1,4 @@
+// suite: cluster
 // Worker-id leases of snowflake tags against real Redis and MySQL, with a short lease TTL:
 // processes hold distinct worker ids and never issue the same ID; a killed process's id
 // returns to the pool within the TTL and its next holder issues above it; a process cut off
@@ -8,6 +9,7 @@
 // taking the first lease of a new space together do not wait.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import type { Node } from '../../src/api/server.js';
@@ -20,24 +22,32 @@ import { createPool } from '../../src/store/mysql/pool.js';
 import { SpacesRepo } from '../../src/store/mysql/spaces-repo.js';
 import { Keys } from '../../src/store/redis/keys.js';
 import { LeaseStore } from '../../src/store/redis/leases.js';
-import { REDIS_URL, cleanup, skipOnCluster, testNames, testRedis, type TestNames } from '../helpers/env.js';
-import { adminHeaders, createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../helpers/node.js';
-import { RedisServer } from '../helpers/redis-server.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { REDIS_URL, cleanup, skipOnCluster, testNames, testRedis, type TestNames } from '../../tools/env.js';
+import { adminHeaders, createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
+import { RedisServer } from '../../tools/redis-server.js';
+import { TcpProxy } from '../../tools/proxies/tcp-proxy.js';
+import { sweepDeadLeaseQueues } from '../../src/consumer/janitor-worker.js';
+import { leaseQueueName } from '../../src/jobs/lease-renewal.js';
+import { LeaseScheduler } from '../../src/producer/lease-scheduler.js';
 
 const TTL = 3000;
 const MARGIN = 500;
 const LEASE_ENV = { LEASE_TTL_MS: String(TTL), LEASE_MARGIN_MS: String(MARGIN) };
 const SF = PRESETS.snowflake;
 const SMALL: SnowflakeLayout = { ...PRESETS.snowflake, workerBits: 2 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const silent = pino({ level: 'silent' });
 
 const workerOf = (id: bigint, l: SnowflakeLayout = SF) => decode(l, id).workerId;
 const msOf = (id: bigint, l: SnowflakeLayout = SF) => decode(l, id).timestamp.getTime();
 
 interface Workers {
-  spaces: { worker_bits: number; size: number; used: number; free: number; leases: { worker_id: number; owner: string; addr: string; expires_in_ms: number; last_timestamp: string }[] }[];
+  spaces: {
+    worker_bits: number;
+    size: number;
+    used: number;
+    free: number;
+    leases: { worker_id: number; owner: string; addr: string; expires_in_ms: number; last_timestamp: string }[];
+  }[];
   this_node: {
     node_id: string;
     leases: { worker_bits: number; worker_id: number; valid: boolean; valid_for_ms: number; floor: string }[];
@@ -218,20 +228,30 @@ describe('worker-id leases across processes', () => {
     const at = Date.now();
 
     // The process keeps serving while it finds out at its next renewal (every TTL/3).
-    const switched = await waitFor('the process to switch worker ids', async () => {
-      mine.push(...(await fetchIds(n.url, 'evt', 100)));
-      const w = await workers(n.url);
-      const now = ownWorker(w, 10);
-      return now !== undefined && now !== old ? { id: now, w } : undefined;
-    }, TTL);
+    const switched = await waitFor(
+      'the process to switch worker ids',
+      async () => {
+        mine.push(...(await fetchIds(n.url, 'evt', 100)));
+        const w = await workers(n.url);
+        const now = ownWorker(w, 10);
+        return now !== undefined && now !== old ? { id: now, w } : undefined;
+      },
+      TTL,
+    );
     const tookMs = Date.now() - at;
     assert.ok(tookMs <= TTL / 3 + 1000, `switched ${tookMs} ms after the id was taken`);
     assert.ok(switched.w.this_node.lease_events.lost >= 1);
-    assert.ok(n.output.some((l) => l.includes('worker id is held by another node; switching ids')), 'no log line about the switch');
+    assert.ok(
+      n.output.some((l) => l.includes('worker id is held by another node; switching ids')),
+      'no log line about the switch',
+    );
 
     const afterSwitch = await fetchIds(n.url, 'evt', 2000);
     mine.push(...afterSwitch);
-    assert.ok(afterSwitch.every((id) => workerOf(id) === switched.id), 'issued with a worker id other than its new one');
+    assert.ok(
+      afterSwitch.every((id) => workerOf(id) === switched.id),
+      'issued with a worker id other than its new one',
+    );
     assert.equal(await redis.get(key), intruder, 'the process took the id back from its new owner');
     const space = spaceOf(await workers(nodes[0].url), 10)!;
     assert.equal(space.leases.find((l) => l.worker_id === switched.id)?.owner, 'sf-n2');
@@ -244,7 +264,7 @@ describe('worker-id leases across processes', () => {
     await redis.del(key);
   });
 
-  it('returns a killed process\'s worker id within the TTL; the next holder issues above the dead one', { timeout: 40000 }, async () => {
+  it("returns a killed process's worker id within the TTL; the next holder issues above the dead one", { timeout: 40000 }, async () => {
     const victim = byName.get('sf-n0')!;
     const watcher = byName.get('sf-n1')!;
     // Fill the 4-id pool so the next process must take the victim's id.
@@ -274,17 +294,22 @@ describe('worker-id leases across processes', () => {
 
     // The id stays leased until its TTL lapses, then is free: nobody released it.
     const polls: { at: number; leased: boolean }[] = [];
-    await waitFor('the killed process\'s id to be free', async () => {
-      const s = spaceOf(await workers(watcher.url), 2)!;
-      const leased = s.leases.some((l) => l.worker_id === dead);
-      polls.push({ at: Date.now(), leased });
-      return !leased;
-    }, TTL + 2000, 100);
+    await waitFor(
+      "the killed process's id to be free",
+      async () => {
+        const s = spaceOf(await workers(watcher.url), 2)!;
+        const leased = s.leases.some((l) => l.worker_id === dead);
+        polls.push({ at: Date.now(), leased });
+        return !leased;
+      },
+      TTL + 2000,
+      100,
+    );
     const freedAfter = polls[polls.length - 1].at - killedAt;
     assert.ok(polls[0].leased, 'the id was free at once: it should live until its TTL lapses');
     assert.ok(freedAfter <= TTL + 300, `freed ${freedAfter} ms after the kill (TTL ${TTL})`);
     const horizon = Number(await redis.get(`${keys.workerSpace(2)}last:${dead}`));
-    assert.ok(horizon > msOf(victimIds[victimIds.length - 1], SMALL), 'the recorded horizon is above the dead process\'s last ID');
+    assert.ok(horizon > msOf(victimIds[victimIds.length - 1], SMALL), "the recorded horizon is above the dead process's last ID");
 
     // A new process takes the only free id: the dead one's.
     const next = await spawnNode(names, { NODE_ID: 'sf-n3', ...LEASE_ENV });
@@ -292,12 +317,12 @@ describe('worker-id leases across processes', () => {
     byName.set('sf-n3', next);
     const own = await workers(next.url);
     assert.equal(ownWorker(own, 2), dead, 'the new process did not take the freed id');
-    assert.ok(Date.parse(own.this_node.leases.find((l) => l.worker_bits === 2)!.floor) >= horizon, 'its floor is below the dead holder\'s horizon');
+    assert.ok(Date.parse(own.this_node.leases.find((l) => l.worker_bits === 2)!.floor) >= horizon, "its floor is below the dead holder's horizon");
     const fresh = (await fetchIds(next.url, 'small', 1000)).concat(await fetchIds(next.url, 'small', 1000));
     assert.ok(fresh.every((id) => workerOf(id, SMALL) === dead));
     const victimMax = victimIds.reduce((a, b) => (b > a ? b : a));
     assert.ok(fresh[0] > victimMax, `the new holder issued ${fresh[0]}, not above the dead one's ${victimMax}`);
-    assert.ok(msOf(fresh[0], SMALL) > horizon, 'issued at or before the dead holder\'s horizon');
+    assert.ok(msOf(fresh[0], SMALL) > horizon, "issued at or before the dead holder's horizon");
     assertIncreasing(fresh, 'sf-n3');
     assertNoDuplicates([...all, ...fresh], 'all processes');
     for (const id of fresh) all.push(id);
@@ -324,11 +349,21 @@ describe('worker-id leases across processes', () => {
     assert.ok(recorded < stoppedAt);
     assert.ok(n.output.some((l) => l.includes('worker-id lease released') && l.includes('"released":true')));
     const s = spaceOf(await workers(byName.get('sf-n2')!.url), 10)!;
-    assert.equal(s.leases.some((l) => l.worker_id === id), false, 'still listed as leased');
-    assert.equal(s.leases.some((l) => l.owner === 'sf-n1'), false);
+    assert.equal(
+      s.leases.some((l) => l.worker_id === id),
+      false,
+      'still listed as leased',
+    );
+    assert.equal(
+      s.leases.some((l) => l.owner === 'sf-n1'),
+      false,
+    );
     // Its 2-bit lease went back too.
     const s2 = spaceOf(await workers(byName.get('sf-n2')!.url), 2)!;
-    assert.equal(s2.leases.some((l) => l.owner === 'sf-n1'), false);
+    assert.equal(
+      s2.leases.some((l) => l.owner === 'sf-n1'),
+      false,
+    );
   });
 });
 
@@ -367,8 +402,8 @@ describe('a process cut off from Redis', { skip: skipOnCluster('it cuts one proc
     const recs: Rec[] = [];
     let stop = false;
     const load = loop(p.url, 'evt', 50, recs, () => stop, 2);
-    let qIds: bigint[] = [];
-    let qMore: bigint[] = [];
+    let qIds: bigint[];
+    let qMore: bigint[];
     let unblockedAt = 0;
     try {
       await sleep(1200);
@@ -399,9 +434,15 @@ describe('a process cut off from Redis', { skip: skipOnCluster('it cuts one proc
       other = await startLocalNode(names, { NODE_ID: 'cut-q', LOG_LEVEL: 'error', ...LEASE_ENV });
       const q = other;
       qIds = await fetchIds(q.url!, 'evt', 3000);
-      assert.ok(qIds.every((id) => workerOf(id) === w), 'precondition: the other process took the lapsed id');
-      assert.ok(msOf(qIds[0]) > horizon, 'the new holder issued at or before the old holder\'s horizon');
-      assert.ok(recs.filter((r) => r.sent > goneAt + 100).every((r) => !r.ids), 'the cut-off process issued after its lease lapsed');
+      assert.ok(
+        qIds.every((id) => workerOf(id) === w),
+        'precondition: the other process took the lapsed id',
+      );
+      assert.ok(msOf(qIds[0]) > horizon, "the new holder issued at or before the old holder's horizon");
+      assert.ok(
+        recs.filter((r) => r.sent > goneAt + 100).every((r) => !r.ids),
+        'the cut-off process issued after its lease lapsed',
+      );
 
       // Back on the network: the first process finds its id taken, switches, and serves again.
       // Cut off for longer than the TTL in all.
@@ -497,8 +538,11 @@ describe('Redis restarted empty under snowflake load', { skip: skipOnCluster('it
       assert.ok(guard >= restartedAt + TTL - 50 && guard <= Date.now() + TTL, `guard ${guard - restartedAt} ms after the restart`);
 
       // Every process serves again after the guard.
-      await waitFor('every process to serve after the guard', async () =>
-        [...recs.entries()].every(([, rs]) => rs.some((r) => r.sent > guard && r.ids)), 15000);
+      await waitFor(
+        'every process to serve after the guard',
+        async () => [...recs.entries()].every(([, rs]) => rs.some((r) => r.sent > guard && r.ids)),
+        15000,
+      );
       await sleep(300);
       stop = true;
       await Promise.all(loops);
@@ -520,14 +564,24 @@ describe('Redis restarted empty under snowflake load', { skip: skipOnCluster('it
         assert.ok(Number(r.retryAfter) >= 1);
       }
 
-      const ofNode = (name: string) => [...recs.entries()].filter(([k]) => k.startsWith(`${name}/`)).flatMap(([, rs]) => rs).sort((a, b) => a.sent - b.sent);
+      const ofNode = (name: string) =>
+        [...recs.entries()]
+          .filter(([k]) => k.startsWith(`${name}/`))
+          .flatMap(([, rs]) => rs)
+          .sort((a, b) => a.sent - b.sent);
       // The process that started after the loss waited out the guard: 503 first, then only
       // IDs after it.
       const late = ofNode('rs-2');
-      assert.ok(late.some((r) => r.code === 'UNAVAILABLE' && r.sent < guard - 500), 'the new process served before the guard');
+      assert.ok(
+        late.some((r) => r.code === 'UNAVAILABLE' && r.sent < guard - 500),
+        'the new process served before the guard',
+      );
       const lateIds = okIds(late);
       assert.ok(lateIds.length > 0);
-      assert.ok(lateIds.every((id) => msOf(id) > guard), 'the new process issued at or before the guard');
+      assert.ok(
+        lateIds.every((id) => msOf(id) > guard),
+        'the new process issued at or before the guard',
+      );
 
       for (const name of ['rs-0', 'rs-1']) {
         const rs = ofNode(name);
@@ -540,10 +594,16 @@ describe('Redis restarted empty under snowflake load', { skip: skipOnCluster('it
         assert.ok(firstRefusal.sent < guard - 500);
         const later = okIds(rs.filter((r) => r.sent > firstRefusal.sent));
         assert.ok(later.length > 0, `${name} did not resume`);
-        assert.ok(later.every((id) => msOf(id) > guard), `${name} issued at or before the guard after taking a new lease`);
+        assert.ok(
+          later.every((id) => msOf(id) > guard),
+          `${name} issued at or before the guard after taking a new lease`,
+        );
         // Until then it could only go on under the lease it held before the loss.
         const between = okIds(rs.filter((r) => r.sent > restartedAt && r.recv < firstRefusal.sent));
-        assert.ok(between.every((id) => before.has(workerOf(id)) && msOf(id) < guard), `${name} issued under a new worker id before the guard`);
+        assert.ok(
+          between.every((id) => before.has(workerOf(id)) && msOf(id) < guard),
+          `${name} issued under a new worker id before the guard`,
+        );
       }
     } finally {
       stop = true;
@@ -561,7 +621,7 @@ describe('a process that gets its old worker id back after another process used 
     await cleanup(names);
   });
 
-  it('issues only after the other holder\'s last timestamp (clocks 100 ms apart)', async () => {
+  it("issues only after the other holder's last timestamp (clocks 100 ms apart)", async () => {
     const keys = new Keys(names.prefix);
     const store = new LeaseStore(redis, keys);
     const newSpace = { markUsed: async () => true } as unknown as SpacesRepo;
@@ -588,7 +648,7 @@ describe('a process that gets its old worker id back after another process used 
     const fromB = await genB.take(5);
     const leaseB = b.held()[0];
     assert.equal(leaseB.workerId, 0, 'precondition: B took the id A lost');
-    assert.equal(leaseB.floorMs, t0 + TTL, 'B starts above A\'s horizon');
+    assert.equal(leaseB.floorMs, t0 + TTL, "B starts above A's horizon");
     assert.ok(fromB.every((id) => msOf(id, layout) === t0 + TTL + 100));
     await b.releaseAll(); // B stops gracefully
     assert.equal(Number(await redis.get(`${base}last:0`)), t0 + TTL + 100);
@@ -604,10 +664,13 @@ describe('a process that gets its old worker id back after another process used 
     const fromA = await taking;
     const leaseA = a.held()[0];
     assert.equal(leaseA.workerId, 0, 'precondition: A got its old id back');
-    assert.ok(leaseA.floorMs >= t0 + TTL + 100, 'A\'s lease knows B\'s last timestamp');
+    assert.ok(leaseA.floorMs >= t0 + TTL + 100, "A's lease knows B's last timestamp");
     const repeated = fromA.filter((id) => fromB.includes(id));
     assert.deepEqual(repeated, [], `A repeated ${repeated.length} of B's IDs`);
-    assert.ok(fromA.every((id) => msOf(id, layout) > leaseA.floorMs), 'A issued at or before the floor of its lease');
+    assert.ok(
+      fromA.every((id) => msOf(id, layout) > leaseA.floorMs),
+      'A issued at or before the floor of its lease',
+    );
     assert.ok(waited, 'A issued within the ms B last issued at');
   });
 });
@@ -626,7 +689,9 @@ describe('a new deployment', () => {
       await migrate(pool);
       const store = new LeaseStore(redis, new Keys(names.prefix));
       const spaces = new SpacesRepo(pool);
-      const managers = [0, 1, 2].map((i) => new LeaseManager(store, spaces, systemClock, { ttlMs: TTL, marginMs: MARGIN, nodeId: `new-${i}`, addr: `h:${i}` }, silent));
+      const managers = [0, 1, 2].map(
+        (i) => new LeaseManager(store, spaces, systemClock, { ttlMs: TTL, marginMs: MARGIN, nodeId: `new-${i}`, addr: `h:${i}` }, silent),
+      );
       const leases = await Promise.all(managers.map((m) => m.get(10)));
       const now = Date.now();
       assert.equal(new Set(leases.map((l) => l.workerId)).size, 3);
@@ -634,9 +699,44 @@ describe('a new deployment', () => {
       assert.deepEqual(waiting, [], 'a space used for the first time made processes wait out a guard');
       const gens = managers.map((m) => new SnowflakeGenerator(SF, m, systemClock, 10));
       const results = await Promise.allSettled(gens.map((g) => g.take(1)));
-      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled'], JSON.stringify(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))));
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['fulfilled', 'fulfilled', 'fulfilled'],
+        JSON.stringify(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))),
+      );
     } finally {
       await pool.end();
+    }
+  });
+});
+
+describe('the janitor', () => {
+  const names = testNames();
+  const redis = testRedis();
+  after(async () => {
+    redis.disconnect();
+    await cleanup(names);
+  });
+
+  it('removes the lease queues of nodes whose heartbeat lapsed, through BullMQ, and keeps the live ones', async () => {
+    const keys = new Keys(names.prefix);
+    const prefix = keys.queuePrefix();
+    const store = new LeaseStore(redis, keys);
+    const schedulers = ['ghost-1', 'live-1', 'self-1'].map((node) => new LeaseScheduler(redis, prefix, node, 60000));
+    try {
+      for (const s of schedulers) await s.start();
+      await store.heartbeat('live-1', 60000);
+      const meta = (node: string) => `${prefix}:${leaseQueueName(node)}:meta`;
+      assert.equal(await redis.exists(meta('ghost-1')), 1, 'a lease queue has a meta key (the layout the janitor finds queues by)');
+      const removed = await sweepDeadLeaseQueues(redis, redis, prefix, store, 'self-1');
+      assert.deepEqual(removed, ['ghost-1']);
+      assert.deepEqual(await schedulers[0].queue.getJobSchedulers(), [], "the dead node's renewal scheduler is gone");
+      assert.equal(await redis.exists(meta('ghost-1')), 0, "the dead node's queue is obliterated");
+      assert.equal((await schedulers[1].queue.getJobSchedulers()).length, 1, 'the live node keeps its renewals');
+      assert.equal((await schedulers[2].queue.getJobSchedulers()).length, 1, "the janitor's own node keeps its renewals");
+      assert.deepEqual(await sweepDeadLeaseQueues(redis, redis, prefix, store, 'self-1'), [], 'a second sweep finds nothing');
+    } finally {
+      for (const s of schedulers) await s.stop();
     }
   });
 });

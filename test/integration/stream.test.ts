@@ -1,20 +1,20 @@
+// suite: cluster
 // The websocket stream (GET /v1/stream) against real Redis and MySQL: exact and unique takes
 // in every format, several takes per socket and several sockets, disjoint from HTTP IDs served
 // at the same time; a slow reader bounded by the buffer limit; a dropped socket whose IDs are
 // never reissued; bad input answered with errors; and a shutdown that does not wait on readers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { cleanup, testNames } from '../helpers/env.js';
-import { createTag, fetchIds, startLocalNode } from '../helpers/node.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 
 const BUFFER_BYTES = 1024 * 1024;
 const MAX_SOCKETS = 8;
 const MAX_IN_FLIGHT = 4;
 const MAX_BLOCK = 65536;
 const MAX_COUNT = 50_000_000;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface TakeResult {
   ids: bigint[];
@@ -37,10 +37,12 @@ class Probe {
 
   private constructor(ws: WebSocket) {
     this.ws = ws;
-    this.closedP = new Promise((resolve) => ws.once('close', (code, reason) => {
-      this.closed = { code, reason: reason.toString() };
-      resolve();
-    }));
+    this.closedP = new Promise((resolve) =>
+      ws.once('close', (code, reason) => {
+        this.closed = { code, reason: reason.toString() };
+        resolve();
+      }),
+    );
     ws.on('error', () => undefined);
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (isBinary) {
@@ -170,7 +172,15 @@ describe('websocket stream', () => {
     await createTag(url, { tag: 'drop', ...big });
     await createTag(url, { tag: 'user', layout: 'sharded', shards: 8, app_id: 5, step: 100_000, max_step: 1_000_000 });
     await createTag(url, { tag: 'evt', mode: 'snowflake' });
-    await createTag(url, { tag: 'day', mode: 'rule', template: '{yyyy}{MM}{dd}-{counter:6}', min_counter: 0, max_counter: 999999, reset_seconds: 86400, time_zone: 'UTC' });
+    await createTag(url, {
+      tag: 'day',
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}-{counter:6}',
+      min_counter: 0,
+      max_counter: 999999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+    });
     await createTag(url, { tag: 'tiny', step: 100, min_step: 100, max_id_limit: 500 });
   });
   after(async () => {
@@ -193,7 +203,11 @@ describe('websocket stream', () => {
     ]);
     streaming = false;
     await httpLoop;
-    for (const [r, name, block] of [[bin, 'binary', 50_000], [json, 'json', 20_000], [ranges, 'ranges', MAX_BLOCK]] as const) {
+    for (const [r, name, block] of [
+      [bin, 'binary', 50_000],
+      [json, 'json', 20_000],
+      [ranges, 'ranges', MAX_BLOCK],
+    ] as const) {
       assert.equal(r.error, undefined, `${name}: ${JSON.stringify(r.error)}`);
       assert.ok(r.largestBlock <= block, `${name}: a block of ${r.largestBlock} IDs exceeds ${block}`);
     }
@@ -213,7 +227,9 @@ describe('websocket stream', () => {
     const probes = await Promise.all([1, 2, 3, 4].map(() => Probe.open(url)));
     const formats = ['binary', 'json', 'ranges'] as const;
     const results = await Promise.all(
-      probes.flatMap((p, i) => [0, 1, 2].map((j) => p.take({ req: 10 + j, tag: 'bulk', count: 200_000 + i * 1000 + j, block: 25_000, format: formats[(i + j) % 3] }))),
+      probes.flatMap((p, i) =>
+        [0, 1, 2].map((j) => p.take({ req: 10 + j, tag: 'bulk', count: 200_000 + i * 1000 + j, block: 25_000, format: formats[(i + j) % 3] })),
+      ),
     );
     const lists = results.map((r) => {
       assert.equal(r.error, undefined);
@@ -243,7 +259,9 @@ describe('websocket stream', () => {
     assert.equal(refused.error?.code, 'INVALID_ARGUMENT');
     assert.match(refused.error!.message, /sharded/);
 
-    const sf = await Promise.all((['binary', 'json', 'ranges'] as const).map((format, i) => p.take({ req: 10 + i, tag: 'evt', count: 100_000, block: 30_000, format })));
+    const sf = await Promise.all(
+      (['binary', 'json', 'ranges'] as const).map((format, i) => p.take({ req: 10 + i, tag: 'evt', count: 100_000, block: 30_000, format })),
+    );
     const sfLists = sf.map((r) => {
       assert.equal(r.error, undefined);
       const l = idsOf(r);
@@ -271,7 +289,7 @@ describe('websocket stream', () => {
   it('keeps a slow reader under the buffer bound and finishes its take once it reads', async () => {
     const p = await Probe.open(url);
     const N = 10_000_000;
-    const tag = await node.rt.dispenser.resolve('slow');
+    const tag = await node.rt.ids.resolve('slow');
     const taken = async () => (await node.rt.segments.stats({ tag: 'slow', epoch: tag.epoch, shard: 0 })).taken;
     const before = await taken();
     const serverSockets = () => [...node.app!.websocketServer.clients];
@@ -306,7 +324,7 @@ describe('websocket stream', () => {
   });
 
   it('never reissues the IDs of a socket dropped mid-take, and stops taking for it', async () => {
-    const tag = await node.rt.dispenser.resolve('drop');
+    const tag = await node.rt.ids.resolve('drop');
     const taken = async () => (await node.rt.segments.stats({ tag: 'drop', epoch: tag.epoch, shard: 0 })).taken;
     const p = await Probe.open(url);
     const got: bigint[] = [];
@@ -328,10 +346,7 @@ describe('websocket stream', () => {
     assert.equal(node.app!.websocketServer.clients.size, socketsBefore - 1);
     const highest = got.reduce((m, v) => (v > m ? v : m), 0n);
     const again = await Probe.open(url);
-    const later = [
-      ...(await fetchIds(url, 'drop', 1000)),
-      ...idsOf(await again.take({ req: 1, tag: 'drop', count: 100_000, format: 'binary' })),
-    ];
+    const later = [...(await fetchIds(url, 'drop', 1000)), ...idsOf(await again.take({ req: 1, tag: 'drop', count: 100_000, format: 'binary' }))];
     assert.equal(later.length, 101_000);
     for (const id of later) assert.ok(id > highest, `${id} was issued again after the drop (highest sent: ${highest})`);
     assert.ok(later[0] > BigInt(t1), 'new IDs lie above everything taken for the dropped socket');

@@ -1,11 +1,12 @@
+// suite: cluster
 // A tag created, changed or deleted through one process is served accordingly by another
 // process within a second, without a restart. Process B keeps definitions cached for a
 // minute (TAG_CACHE_MS), so only the change announcement can make it see a change in time.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, fetchIds, spawnNode, type ChildNode } from '../helpers/node.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, fetchIds, spawnNode, type ChildNode } from '../../tools/node.js';
 
 const LIMIT_MS = 1000;
 
@@ -40,7 +41,11 @@ async function until(url: string, path: string, since: number, ok: (s: Seen) => 
 
 /** Sends an admin request to A; answers the time its answer arrived. */
 async function admin(url: string, method: string, path: string, body?: unknown, want = 200): Promise<number> {
-  const res = await fetch(url + path, { method, headers: body === undefined ? { authorization: `Bearer ${ADMIN_TOKEN}` } : adminHeaders, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(url + path, {
+    method,
+    headers: body === undefined ? { authorization: `Bearer ${ADMIN_TOKEN}` } : adminHeaders,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   assert.equal(res.status, want, `${method} ${path}: ${text}`);
   return performance.now();
@@ -90,7 +95,7 @@ describe('tag changes propagate between processes', () => {
     assert.ok(r2.ms < LIMIT_MS, `B refused a re-enabled tag for ${r2.ms.toFixed(0)} ms`);
   });
 
-  it('a node-order tag disabled through A stops being served from B\'s memory', async () => {
+  it("a node-order tag disabled through A stops being served from B's memory", async () => {
     await createTag(a.url, { tag: 'nodetag', order: 'node', node_block: 1000 });
     await until(b.url, '/v1/id/nodetag', performance.now(), (s) => s.status === 200);
     const off = await admin(a.url, 'PATCH', '/v1/admin/tags/nodetag', { enabled: false });
@@ -102,7 +107,10 @@ describe('tag changes propagate between processes', () => {
   it('max_id_limit raised through A lets B continue where it stopped', async () => {
     await createTag(a.url, { tag: 'capped', step: 10, min_step: 10, max_id_limit: 20 });
     const first = await until(b.url, '/v1/ids/capped?count=20', performance.now(), (s) => s.status === 200);
-    assert.deepEqual(first.seen.ids, Array.from({ length: 20 }, (_, i) => BigInt(i + 1)));
+    assert.deepEqual(
+      first.seen.ids,
+      Array.from({ length: 20 }, (_, i) => BigInt(i + 1)),
+    );
     for (let i = 0; i < 3; i++) assert.equal((await ask(b.url, '/v1/id/capped')).code, 'ID_SPACE_EXHAUSTED');
 
     const raised = await admin(a.url, 'PATCH', '/v1/admin/tags/capped', { max_id_limit: 40 });
@@ -110,7 +118,10 @@ describe('tag changes propagate between processes', () => {
     delays.raiseLimit = r.ms;
     assert.deepEqual(r.seen.ids, [21n]);
     assert.ok(r.ms < LIMIT_MS, `B answered ID_SPACE_EXHAUSTED for ${r.ms.toFixed(0)} ms after the limit was raised`);
-    assert.deepEqual(await fetchIds(b.url, 'capped', 19), Array.from({ length: 19 }, (_, i) => BigInt(i + 22)));
+    assert.deepEqual(
+      await fetchIds(b.url, 'capped', 19),
+      Array.from({ length: 19 }, (_, i) => BigInt(i + 22)),
+    );
     assert.equal((await ask(b.url, '/v1/id/capped')).code, 'ID_SPACE_EXHAUSTED', 'the new limit holds on B');
   });
 
@@ -130,7 +141,9 @@ describe('tag changes propagate between processes', () => {
       await createTag(a.url, { tag, order, step: 500, min_step: 10, node_block: 300 });
       const old = await until(b.url, `/v1/ids/${tag}?count=50`, performance.now(), (s) => s.status === 200);
       const oldIds = [...old.seen.ids, ...(await fetchIds(b.url, tag, 20))];
-      const show = (await (await fetch(`${a.url}/v1/admin/tags/${tag}`, { headers: adminHeaders })).json()) as { state: { shards: { allocated_max: string }[] } };
+      const show = (await (await fetch(`${a.url}/v1/admin/tags/${tag}`, { headers: adminHeaders })).json()) as {
+        state: { shards: { allocated_max: string }[] };
+      };
       const allocatedMax = BigInt(show.state.shards[0].allocated_max);
       assert.ok(allocatedMax > oldIds[oldIds.length - 1], 'B holds IDs of the old tag it has not handed out');
 
@@ -146,7 +159,11 @@ describe('tag changes propagate between processes', () => {
   }
 
   it('did all of it without restarting either process', (t) => {
-    t.diagnostic(`delays (ms): ${Object.entries(delays).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
+    t.diagnostic(
+      `delays (ms): ${Object.entries(delays)
+        .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+        .join(', ')}`,
+    );
     assert.equal(a.proc.exitCode, null);
     assert.equal(b.proc.exitCode, null);
     assert.equal(Object.keys(delays).length, 8);
@@ -170,7 +187,11 @@ describe('requests waiting for a refill when their tag changes', () => {
   it('answer TAG_NOT_FOUND at once when the tag is deleted, instead of waiting out REFILL_WAIT_MS', async () => {
     await createTag(node.url, { tag: 'stuck' });
     const start = performance.now();
-    const waiting = fetch(`${node.url}/v1/id/stuck`).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: { code: string } }, ms: performance.now() - start }));
+    const waiting = fetch(`${node.url}/v1/id/stuck`).then(async (r) => ({
+      status: r.status,
+      body: (await r.json()) as { error?: { code: string } },
+      ms: performance.now() - start,
+    }));
     await new Promise((r) => setTimeout(r, 300));
     const del = await fetch(`${node.url}/v1/admin/tags/stuck`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     assert.equal(del.status, 204);

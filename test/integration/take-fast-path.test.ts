@@ -1,3 +1,4 @@
+// suite: cluster
 // The steady-state path of the take script (hand out up to `fe` with a cursor move and a
 // one-integer reply) against the script's general path, on the real Redis: two hashes get the
 // same installs (segments, prefetch, limits, final segments) and the same random sequence of
@@ -7,14 +8,15 @@
 // steady state must have served most takes.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, testNames, testRedis } from '../helpers/env.js';
-import { rng } from '../helpers/prng.js';
+import { cleanup, testNames, testRedis } from '../../tools/env.js';
+import { rng } from '../../tools/prng.js';
 import { Keys } from '../../src/store/redis/keys.js';
-import { scriptText } from '../../src/store/redis/scripts.js';
+import { scriptText } from '../../src/store/redis/lua.js';
+import { decodeTake } from '../../src/store/redis/replies.js';
 import { SegmentStore, takenOf, type SegmentRef, type TakeResult } from '../../src/store/redis/segments.js';
 import type { RedisClient } from '../../src/store/redis/connection.js';
 
-const STEADY = "if f[1] == rid and f[3] then";
+const STEADY = 'if f[1] == rid and f[3] then';
 const SEED = Number(process.env.TAKE_SEED ?? '') || 20261123;
 
 describe('take: the steady-state path against the general path', () => {
@@ -41,13 +43,10 @@ describe('take: the steady-state path against the general path', () => {
     const slow: SegmentRef = { tag: 'slow', epoch: 1, shard: 0 };
     let gens = 0;
     const takeSlow = async (n: number, prefetch: number): Promise<TakeResult> => {
-      const r = (await redis.eval(general, 2, store.key(slow), keys.moved(slow.tag), n, `g${names.prefix}-${gens++}`, prefetch, slow.epoch)) as (string | number)[];
-      const status = (['ok', 'dry', 'cold', 'exhausted', 'replaced', 'moved'] as const)[Number(r[0])];
-      const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };
-      if (status === 'exhausted') return { ...head, ranges: [], avail: Number(r[4]) };
-      const ranges: [number, number][] = [];
-      for (let i = 4; i + 1 < r.length; i += 2) ranges.push([Number(r[i]), Number(r[i + 1])]);
-      return { ...head, ranges };
+      const r = await redis.eval(general, 2, store.key(slow), keys.moved(slow.tag), n, `g${names.prefix}-${gens++}`, prefetch, slow.epoch);
+      // Without its steady-state branch the script never answers a bare integer.
+      assert.ok(Array.isArray(r), `the general path answered ${JSON.stringify(r)}`);
+      return decodeTake(r, n);
     };
     const fields = ['cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm'];
     const state = async (ref: SegmentRef) => {

@@ -1,3 +1,4 @@
+// suite: cluster
 // Tinyid's HTTP API (/tinyid/id/...) against real Redis and MySQL: the exact bytes Tinyid
 // answers for success, a bad token, an unknown bizType, missing parameters, a batchSize over
 // the limit or not a number; GET and POST with a form body; segments that never overlap IDs
@@ -5,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { idsOfSegment, type TinyidSegment } from '../../src/core/tinyid.js';
-import { cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, fetchIds, startLocalNode } from '../helpers/node.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
@@ -60,7 +61,7 @@ describe('Tinyid HTTP API', () => {
   // Tokens are per tag in idmint; a tag's own token is what its Tinyid callers send.
   const tokenOf = async (tag: string) => newToken(url, tag);
 
-  it('nextId and nextIdSimple: Tinyid\'s bytes and content types, GET and POST with a form body', async () => {
+  it("nextId and nextIdSimple: Tinyid's bytes and content types, GET and POST with a form body", async () => {
     const one = await call(url, `/tinyid/id/nextId?bizType=test&token=${tok}`);
     assert.equal(one.status, 200);
     assert.equal(one.type, 'application/json;charset=UTF-8');
@@ -71,7 +72,11 @@ describe('Tinyid HTTP API', () => {
     assert.equal(simple.body, '5');
     assert.equal((await call(url, `/tinyid/id/nextIdSimple?bizType=test&batchSize=3&token=${tok}`)).body, '6,7,8');
     // tinyid-client POSTs; parameters may come in the form body.
-    const post = await call(url, '/tinyid/id/nextId', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `bizType=test&batchSize=2&token=${tok}` });
+    const post = await call(url, '/tinyid/id/nextId', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `bizType=test&batchSize=2&token=${tok}`,
+    });
     assert.equal(post.body, '{"data":[9,10],"code":200,"message":""}');
     const postSimple = await call(url, `/tinyid/id/nextIdSimple?bizType=test&token=${tok}`, { method: 'POST', body: '' });
     assert.equal(postSimple.body, '11');
@@ -113,7 +118,7 @@ describe('Tinyid HTTP API', () => {
     assert.match((await call(url, '/tinyid/id/nextIdSimple?bizType=open&token=anything')).body, /^\d+$/);
   });
 
-  it('batchSize over Tinyid\'s limit (10000) is lowered to it; one that is no int is Spring\'s 400', async () => {
+  it("batchSize over Tinyid's limit (10000) is lowered to it; one that is no int is Spring's 400", async () => {
     const t = await tokenOf('open');
     const big = await call(url, `/tinyid/id/nextId?bizType=open&batchSize=20000&token=${t}`);
     const ids = (JSON.parse(big.body) as { data: number[] }).data;
@@ -133,7 +138,7 @@ describe('Tinyid HTTP API', () => {
     }
   });
 
-  it('nextSegmentId and nextSegmentIdSimple: Tinyid\'s SegmentId fields and meanings', async () => {
+  it("nextSegmentId and nextSegmentIdSimple: Tinyid's SegmentId fields and meanings", async () => {
     const t = await tokenOf('seg');
     const first = await call(url, `/tinyid/id/nextSegmentId?bizType=seg&token=${t}`);
     assert.equal(first.type, 'application/json;charset=UTF-8');
@@ -143,7 +148,11 @@ describe('Tinyid HTTP API', () => {
     assert.equal(second.type, 'text/plain;charset=UTF-8');
     assert.equal(second.body, '100,120,200,1,0');
     // Refused with code 6 (and "" from the Simple route): order global, rule and sharded tags.
-    for (const [tag, why] of [['glob', /order global/], ['day', /rule tag/], ['shard', /sharded/]] as const) {
+    for (const [tag, why] of [
+      ['glob', /order global/],
+      ['day', /rule tag/],
+      ['shard', /sharded/],
+    ] as const) {
       const tt = await tokenOf(tag);
       const r = JSON.parse((await call(url, `/tinyid/id/nextSegmentId?bizType=${tag}&token=${tt}`)).body) as { data: null; code: number; message: string };
       assert.equal(r.code, 6, tag);
@@ -219,7 +228,8 @@ describe('Tinyid HTTP API', () => {
     const seg = (JSON.parse(first.body) as { data: { currentId: number; loadingId: number; maxId: number; delta: number; remainder: number } }).data;
     for (const id of idsOfSegment({ ...seg, currentId: BigInt(seg.currentId), loadingId: BigInt(seg.loadingId), maxId: BigInt(seg.maxId) })) add(id);
     for (let k = 0; k < 20; k++) {
-      for (const id of (JSON.parse((await call(url, `/tinyid/id/nextId?bizType=test_odd&batchSize=7&token=${oddTok}`)).body) as { data: number[] }).data) add(BigInt(id));
+      for (const id of (JSON.parse((await call(url, `/tinyid/id/nextId?bizType=test_odd&batchSize=7&token=${oddTok}`)).body) as { data: number[] }).data)
+        add(BigInt(id));
       for (const id of (await call(url, `/tinyid/id/nextIdSimple?bizType=test_odd&batchSize=3&token=${oddTok}`)).body.split(',')) add(BigInt(id));
       const s = parseSimple((await call(url, `/tinyid/id/nextSegmentIdSimple?bizType=test_odd&token=${oddTok}`)).body);
       assert.equal(s.delta, 2);

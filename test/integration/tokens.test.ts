@@ -1,12 +1,13 @@
+// suite: cluster
 // Per-tag client tokens: once a tag has one, its IDs are served over HTTP, the websocket
 // stream and UDP only to requests carrying a live token; revoking one takes effect at once.
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, startLocalNode } from '../helpers/node.js';
-import { freePort } from '../helpers/redis-server.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
+import { freePort } from '../../tools/child.js';
 
 describe('client tokens', () => {
   const names = testNames();
@@ -48,13 +49,18 @@ describe('client tokens', () => {
 
   async function streamTake(tag: string, token?: string): Promise<{ op: string; code?: string; ids?: string[] }[]> {
     const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream`);
-    await new Promise((r, j) => { ws.once('open', r); ws.once('error', j); });
+    await new Promise((r, j) => {
+      ws.once('open', r);
+      ws.once('error', j);
+    });
     const got: { op: string; code?: string; ids?: string[] }[] = [];
-    const done = new Promise<void>((resolve) => ws.on('message', (m) => {
-      const msg = JSON.parse(m.toString());
-      got.push(msg);
-      if (msg.op === 'done' || msg.op === 'error') resolve();
-    }));
+    const done = new Promise<void>((resolve) =>
+      ws.on('message', (m) => {
+        const msg = JSON.parse(m.toString());
+        got.push(msg);
+        if (msg.op === 'done' || msg.op === 'error') resolve();
+      }),
+    );
     ws.send(JSON.stringify({ op: 'take', req: 1, tag, count: 5, format: 'json', ...(token ? { token } : {}) }));
     await done;
     ws.close();
@@ -78,7 +84,10 @@ describe('client tokens', () => {
     assert.equal((await get('open')).status, 200, 'other tags stay open');
 
     const refused = await streamTake('guarded');
-    assert.deepEqual(refused.map((m) => [m.op, m.code]), [['error', 'UNAUTHORIZED']]);
+    assert.deepEqual(
+      refused.map((m) => [m.op, m.code]),
+      [['error', 'UNAUTHORIZED']],
+    );
     const allowed = await streamTake('guarded', token);
     assert.equal(allowed.filter((m) => m.op === 'block').flatMap((m) => m.ids ?? []).length, 5);
 
@@ -88,17 +97,27 @@ describe('client tokens', () => {
     assert.match(String(viaUdp.data), /^\d+$/);
 
     const list = (await (await fetch(`${url}/v1/admin/tags/guarded/tokens`, { headers: adminHeaders })).json()) as { tokens: { id: number; name: string }[] };
-    assert.deepEqual(list.tokens.map((t) => [t.id, t.name]), [[id, 'billing']]);
+    assert.deepEqual(
+      list.tokens.map((t) => [t.id, t.name]),
+      [[id, 'billing']],
+    );
     assert.ok(!JSON.stringify(list).includes(token), 'a token is shown only when created');
 
     const revoked = await fetch(`${url}/v1/admin/tags/guarded/tokens/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     assert.equal(revoked.status, 204);
     assert.equal((await get('guarded', { authorization: `Bearer ${token}` })).status, 200, 'with no live token left the tag is open again');
-    assert.equal((await fetch(`${url}/v1/admin/tags/guarded/tokens/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status, 404);
+    assert.equal(
+      (await fetch(`${url}/v1/admin/tags/guarded/tokens/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status,
+      404,
+    );
   });
 
   it('keeps a tag guarded while one of its tokens lives, and guards rules over UDP', async () => {
-    const mk = async (tag: string) => ((await (await fetch(`${url}/v1/admin/tags/${tag}/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' })).json()) as { id: number; token: string });
+    const mk = async (tag: string) =>
+      (await (await fetch(`${url}/v1/admin/tags/${tag}/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' })).json()) as {
+        id: number;
+        token: string;
+      };
     const a = await mk('guarded');
     const b = await mk('guarded');
     await fetch(`${url}/v1/admin/tags/guarded/tokens/${a.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });

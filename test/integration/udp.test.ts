@@ -1,3 +1,4 @@
+// suite: single — the UDP protocol's encoding; rule IDs run on the cluster in rules.test.ts
 // The id_server-compatible UDP listener against real Redis and MySQL: replies echo the whole
 // request with keys sorted at every level (by UTF-8 bytes), `create` is `get`, unknown rules
 // answer -1, `monitor` reports the counter of the current period, and a few thousand
@@ -5,16 +6,14 @@
 // code (or cannot be sent at all), after which the process still serves UDP and HTTP.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startNode, type Node } from '../../src/api/server.js';
-import { cleanup, testConfig, testNames } from '../helpers/env.js';
-import { createTag } from '../helpers/node.js';
-import { rng, SEED, type Rng } from '../helpers/prng.js';
+import { cleanup, testConfig, testNames } from '../../tools/env.js';
+import { createTag } from '../../tools/node.js';
+import { rng, SEED, type Rng } from '../../tools/prng.js';
 import { UdpClient, type Json, type JsonValue } from '../helpers/udp-client.js';
-import { freePort } from '../helpers/redis-server.js';
+import { freePort } from '../../tools/child.js';
 import { udpRequestShape } from '../helpers/udp-oracle.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 
 /** Compact JSON with object keys sorted by their UTF-8 bytes at every level, as jsoncpp writes it. */
 function canonical(v: JsonValue): string {
@@ -56,8 +55,46 @@ function echoed(o: Json): Json {
 // ---- random datagrams ----
 
 const ACTIONS = ['get', 'create', 'monitor'];
-const BAD_NAMES: JsonValue[] = ['', 'a b', 'x'.repeat(65), 'é', 'a/b', 'tab\t', 'nul\u0000', '\ud800', 'o2o ', 7, 0, -1, 1.5, true, false, [], ['o2o'], {}, { rule: 'o2o' }];
-const BAD_ACTIONS = ['GET', 'Get', 'CREATE', 'Monitor', 'delete', 'set', 'get ', ' get', 'get\u0000', 'ge', 'creat', 'monitor2', 'getx', '', '😀', 'stats', 'id'];
+const BAD_NAMES: JsonValue[] = [
+  '',
+  'a b',
+  'x'.repeat(65),
+  'é',
+  'a/b',
+  'tab\t',
+  'nul\u0000',
+  '\ud800',
+  'o2o ',
+  7,
+  0,
+  -1,
+  1.5,
+  true,
+  false,
+  [],
+  ['o2o'],
+  {},
+  { rule: 'o2o' },
+];
+const BAD_ACTIONS = [
+  'GET',
+  'Get',
+  'CREATE',
+  'Monitor',
+  'delete',
+  'set',
+  'get ',
+  ' get',
+  'get\u0000',
+  'ge',
+  'creat',
+  'monitor2',
+  'getx',
+  '',
+  '😀',
+  'stats',
+  'id',
+];
 
 function randomString(r: Rng, n: number, alphabet?: string): string {
   const a = alphabet ?? 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-';
@@ -68,12 +105,18 @@ function randomString(r: Rng, n: number, alphabet?: string): string {
 
 function randomValue(r: Rng, d = 0): JsonValue {
   switch (r.int(0, d > 3 ? 4 : 6)) {
-    case 0: return null;
-    case 1: return r.next() < 0.5;
-    case 2: return r.pick([0, -0, 1, -1, 1.5, 1e21, 1e-7, 2 ** 53 + 1, -123456789, 0.1]);
-    case 3: return randomString(r, r.int(0, 12));
-    case 4: return r.pick(['é', '😀', '\u0000', '"', '\\', '\ud800', 'ｚ', '\n']);
-    case 5: return Array.from({ length: r.int(0, 3) }, () => randomValue(r, d + 1));
+    case 0:
+      return null;
+    case 1:
+      return r.next() < 0.5;
+    case 2:
+      return r.pick([0, -0, 1, -1, 1.5, 1e21, 1e-7, 2 ** 53 + 1, -123456789, 0.1]);
+    case 3:
+      return randomString(r, r.int(0, 12));
+    case 4:
+      return r.pick(['é', '😀', '\u0000', '"', '\\', '\ud800', 'ｚ', '\n']);
+    case 5:
+      return Array.from({ length: r.int(0, 3) }, () => randomValue(r, d + 1));
     default: {
       const o: Json = {};
       for (let i = r.int(0, 3); i > 0; i--) o[r.pick(['a', 'B', 'z', 'é', '😀', 'ｚ', '_', randomString(r, 3)])] = randomValue(r, d + 1);
@@ -107,8 +150,23 @@ function objectText(r: Rng, o: Json): string {
 }
 
 type Kind =
-  | 'truncated' | 'mutated' | 'not-object' | 'huge-fields' | 'oversized' | 'unsendable' | 'missing-field' | 'invalid-field'
-  | 'unknown-action' | 'binary' | 'empty' | 'too-deep' | 'unknown-rule' | 'wrong-case' | 'duplicate-keys' | 'bad-utf8' | 'raw-control';
+  | 'truncated'
+  | 'mutated'
+  | 'not-object'
+  | 'huge-fields'
+  | 'oversized'
+  | 'unsendable'
+  | 'missing-field'
+  | 'invalid-field'
+  | 'unknown-action'
+  | 'binary'
+  | 'empty'
+  | 'too-deep'
+  | 'unknown-rule'
+  | 'wrong-case'
+  | 'duplicate-keys'
+  | 'bad-utf8'
+  | 'raw-control';
 
 function malformed(r: Rng, kind: Kind, maxBytes: number): Buffer {
   const req = validRequest(r);
@@ -126,13 +184,16 @@ function malformed(r: Rng, kind: Kind, maxBytes: number): Buffer {
       return s;
     }
     case 'not-object':
-      return Buffer.from(r.pick([
-        () => JSON.stringify(r.pick([0, -1, 3.14, 1e400, 123456789012345678901234567890])),
-        () => JSON.stringify(randomString(r, r.int(0, 50))),
-        () => JSON.stringify([req]),
-        () => JSON.stringify(Array.from({ length: r.int(0, 10) }, () => randomValue(r))),
-        () => r.pick(['null', 'true', 'false', '[]', '""', ' 42 ', '[{}]', '"{\\"action\\":\\"get\\"}"']),
-      ])());
+      return Buffer.from(
+        r.pick([
+          // eslint-disable-next-line no-loss-of-precision -- numbers past a double's range and precision on purpose
+          () => JSON.stringify(r.pick([0, -1, 3.14, 1e400, 123456789012345678901234567890])),
+          () => JSON.stringify(randomString(r, r.int(0, 50))),
+          () => JSON.stringify([req]),
+          () => JSON.stringify(Array.from({ length: r.int(0, 10) }, () => randomValue(r))),
+          () => r.pick(['null', 'true', 'false', '[]', '""', ' 42 ', '[{}]', '"{\\"action\\":\\"get\\"}"']),
+        ])(),
+      );
     case 'huge-fields': {
       const field = r.pick(['rule_name', 'app_name', 'salt', 'action']);
       req.action = r.pick(ACTIONS.filter((a) => a !== 'monitor'));
@@ -200,8 +261,22 @@ function malformed(r: Rng, kind: Kind, maxBytes: number): Buffer {
 }
 
 const KINDS: readonly Kind[] = [
-  'truncated', 'mutated', 'not-object', 'huge-fields', 'oversized', 'missing-field', 'invalid-field', 'unknown-action',
-  'binary', 'empty', 'too-deep', 'unknown-rule', 'wrong-case', 'duplicate-keys', 'bad-utf8', 'raw-control',
+  'truncated',
+  'mutated',
+  'not-object',
+  'huge-fields',
+  'oversized',
+  'missing-field',
+  'invalid-field',
+  'unknown-action',
+  'binary',
+  'empty',
+  'too-deep',
+  'unknown-rule',
+  'wrong-case',
+  'duplicate-keys',
+  'bad-utf8',
+  'raw-control',
 ];
 
 describe('UDP listener (id_server protocol)', () => {
@@ -219,8 +294,24 @@ describe('UDP listener (id_server protocol)', () => {
     url = node.url!;
     port = node.udpPort!;
     assert.equal(port, udpPort);
-    await createTag(url, { tag: 'o2o', mode: 'rule', template: '{year%10}{MM}{dd}{counter:4}', min_counter: 0, max_counter: 9999, reset_seconds: 86400, time_zone: 'UTC' });
-    await createTag(url, { tag: 'salted', mode: 'rule', template: '{app}-{yyyy}{MM}{dd}-{salt}{counter:4}', min_counter: 0, max_counter: 9999, reset_seconds: 86400, time_zone: 'UTC' });
+    await createTag(url, {
+      tag: 'o2o',
+      mode: 'rule',
+      template: '{year%10}{MM}{dd}{counter:4}',
+      min_counter: 0,
+      max_counter: 9999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+    });
+    await createTag(url, {
+      tag: 'salted',
+      mode: 'rule',
+      template: '{app}-{yyyy}{MM}{dd}-{salt}{counter:4}',
+      min_counter: 0,
+      max_counter: 9999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+    });
     await createTag(url, { tag: 'seg', mode: 'segment' });
     c = await UdpClient.open();
   });
@@ -232,8 +323,9 @@ describe('UDP listener (id_server protocol)', () => {
   });
 
   it('echoes every request field, with keys sorted by UTF-8 bytes at every level, as compact JSON', async () => {
-    const text = '{"seq":{"z":[3,{"b":null,"a":"x"}],"ｚ":1,"😀":2,"é":3,"A":true},"zeta":-1.5,"rule_name":"salted","Alpha":"A",'
-      + '"app_name":"shop","salt":"u1","_x":"y","action":"get","data":"client","code":99,"message":"hi","nested":{"deep":{"deeper":[[],{},"\\u00e9\\ud83d\\ude00"]}}}';
+    const text =
+      '{"seq":{"z":[3,{"b":null,"a":"x"}],"ｚ":1,"😀":2,"é":3,"A":true},"zeta":-1.5,"rule_name":"salted","Alpha":"A",' +
+      '"app_name":"shop","salt":"u1","_x":"y","action":"get","data":"client","code":99,"message":"hi","nested":{"deep":{"deeper":[[],{},"\\u00e9\\ud83d\\ude00"]}}}';
     const t0 = Date.now();
     const raw = await c.exchange(port, text);
     const reply = JSON.parse(raw) as Json;
@@ -271,7 +363,10 @@ describe('UDP listener (id_server protocol)', () => {
     }
     const h = (await (await fetch(`${url}/v1/id/o2o?app=cr`)).json()) as { id: string };
     ids.push(h.id);
-    assert.deepEqual(ids.map((id) => id.slice(5)), ['0000', '0001', '0002', '0003', '0004', '0005']);
+    assert.deepEqual(
+      ids.map((id) => id.slice(5)),
+      ['0000', '0001', '0002', '0003', '0004', '0005'],
+    );
   });
 
   it('answers an unknown rule with code -1 and no data', async () => {
@@ -291,10 +386,22 @@ describe('UDP listener (id_server protocol)', () => {
     let r = await mon({ seq: 'm0' });
     assert.deepEqual(r, { action: 'monitor', app_name: 'mon', code: 0, data: { counter: -1, node_offset: 7 }, message: 'ok', rule_name: 'o2o', seq: 'm0' });
     let last = '';
-    for (let i = 0; i < 3; i++) last = ((await c.request(port, { action: 'get', rule_name: 'o2o', app_name: 'mon' })).data as string);
+    for (let i = 0; i < 3; i++) last = (await c.request(port, { action: 'get', rule_name: 'o2o', app_name: 'mon' })).data as string;
     // monitor ignores the salt, even one get would refuse.
     const raw = await c.exchange(port, JSON.stringify({ action: 'monitor', rule_name: 'o2o', app_name: 'mon', salt: 'not valid!', seq: [1] }));
-    assert.equal(raw, canonical({ action: 'monitor', app_name: 'mon', code: 0, data: { counter: 2, node_offset: 7 }, message: 'ok', rule_name: 'o2o', salt: 'not valid!', seq: [1] }));
+    assert.equal(
+      raw,
+      canonical({
+        action: 'monitor',
+        app_name: 'mon',
+        code: 0,
+        data: { counter: 2, node_offset: 7 },
+        message: 'ok',
+        rule_name: 'o2o',
+        salt: 'not valid!',
+        seq: [1],
+      }),
+    );
     assert.equal(last.slice(5), '0002');
     await fetch(`${url}/v1/ids/o2o?count=5&app=mon`);
     r = await mon();
@@ -310,8 +417,14 @@ describe('UDP listener (id_server protocol)', () => {
     const cases: [string, string][] = [
       ['[1,2]', '{"code":-2,"message":"the request must be a JSON object, got an array"}'],
       ['{"action":"get","seq":"s1"}', '{"action":"get","code":-3,"message":"missing field rule_name; missing field app_name","seq":"s1"}'],
-      ['{"action":"GET","rule_name":"o2o","app_name":"test"}', '{"action":"GET","app_name":"test","code":-4,"message":"unknown action \\"GET\\"; expected get, create or monitor","rule_name":"o2o"}'],
-      ['{"action":"get","rule_name":"nope","app_name":"test","seq":9}', '{"action":"get","app_name":"test","code":-1,"message":"tag \\"nope\\" does not exist","rule_name":"nope","seq":9}'],
+      [
+        '{"action":"GET","rule_name":"o2o","app_name":"test"}',
+        '{"action":"GET","app_name":"test","code":-4,"message":"unknown action \\"GET\\"; expected get, create or monitor","rule_name":"o2o"}',
+      ],
+      [
+        '{"action":"get","rule_name":"nope","app_name":"test","seq":9}',
+        '{"action":"get","app_name":"test","code":-1,"message":"tag \\"nope\\" does not exist","rule_name":"nope","seq":9}',
+      ],
     ];
     for (const [req, want] of cases) {
       const raw = await c.exchange(port, req);
@@ -335,7 +448,9 @@ describe('UDP listener (id_server protocol)', () => {
     assert.deepEqual([big.code, Object.keys(big)], [-5, ['code', 'message']]);
   });
 
-  it(`answers each of a few thousand malformed datagrams exactly once with the documented code (seed ${SEED}), then still serves`, { timeout: 50000 }, async () => {
+  it(`answers each of a few thousand malformed datagrams exactly once with the documented code (seed ${SEED}), then still serves`, {
+    timeout: 50000,
+  }, async () => {
     const before = (await (await fetch(`${url}/v1/id/o2o?app=fz`)).json()) as { id: string };
     const WORKERS = 8;
     const PER_WORKER = 400;
@@ -346,54 +461,56 @@ describe('UDP listener (id_server protocol)', () => {
     const valid: string[][] = clients.map(() => []);
     let unsendable = 0;
     try {
-      await Promise.all(clients.map(async (cl, w) => {
-        const r = rng(SEED * 31 + w);
-        for (let i = 0; i < PER_WORKER; i++) {
-          // Now and then a valid request in between: it must still succeed.
-          if (i % 50 === 49) {
-            const seq = `w${w}-${i}`;
-            const rep = await cl.request(port, { action: r.pick(['get', 'create']), rule_name: 'o2o', app_name: 'fz', seq });
+      await Promise.all(
+        clients.map(async (cl, w) => {
+          const r = rng(SEED * 31 + w);
+          for (let i = 0; i < PER_WORKER; i++) {
+            // Now and then a valid request in between: it must still succeed.
+            if (i % 50 === 49) {
+              const seq = `w${w}-${i}`;
+              const rep = await cl.request(port, { action: r.pick(['get', 'create']), rule_name: 'o2o', app_name: 'fz', seq });
+              sent[w]++;
+              assert.equal(rep.code, 0, JSON.stringify(rep));
+              assert.equal(rep.seq, seq);
+              valid[w].push(rep.data as string);
+              continue;
+            }
+            const kind = i % 97 === 0 ? 'unsendable' : r.pick(KINDS);
+            byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+            // A random edit can leave a request valid (a salt of "", a mutated space): draw again.
+            let buf = malformed(r, kind, MAX);
+            while (expected(buf, MAX, RULES).code === 0) buf = malformed(r, kind, MAX);
+            const what = `seed ${SEED} worker ${w} datagram ${i} (${kind}): ${buf.toString('utf8', 0, 300)}`;
+            if (buf.length > 65507) {
+              const err = await cl.send(port, buf);
+              assert.equal(err?.code, 'EMSGSIZE', what);
+              unsendable++;
+              continue;
+            }
+            const exp = expected(buf, MAX, RULES);
+            const raw = await cl.exchange(port, buf);
             sent[w]++;
-            assert.equal(rep.code, 0, JSON.stringify(rep));
-            assert.equal(rep.seq, seq);
-            valid[w].push(rep.data as string);
-            continue;
+            let rep: Json;
+            try {
+              rep = JSON.parse(raw) as Json;
+            } catch {
+              assert.fail(`reply is not JSON: ${raw.slice(0, 300)} to ${what}`);
+            }
+            assert.equal(rep.code, exp.code, `${raw.slice(0, 300)} to ${what}`);
+            assert.equal(typeof rep.message, 'string', what);
+            assert.ok((rep.message as string).length > 0, what);
+            assert.equal('data' in rep, false, `an error reply carries data: ${what}`);
+            if (exp.echo) {
+              const { code: _c, message: _m, ...rest } = rep;
+              assert.deepEqual(rest, echoed(exp.echo), `not echoed: ${raw.slice(0, 300)} to ${what}`);
+              assert.equal(raw, canonical(rep), `keys not sorted: ${raw.slice(0, 300)}`);
+            } else {
+              assert.deepEqual(Object.keys(rep), ['code', 'message'], `${raw.slice(0, 300)} to ${what}`);
+            }
+            byCode.set(rep.code as number, (byCode.get(rep.code as number) ?? 0) + 1);
           }
-          const kind = i % 97 === 0 ? 'unsendable' : r.pick(KINDS);
-          byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
-          // A random edit can leave a request valid (a salt of "", a mutated space): draw again.
-          let buf = malformed(r, kind, MAX);
-          while (expected(buf, MAX, RULES).code === 0) buf = malformed(r, kind, MAX);
-          const what = `seed ${SEED} worker ${w} datagram ${i} (${kind}): ${buf.toString('utf8', 0, 300)}`;
-          if (buf.length > 65507) {
-            const err = await cl.send(port, buf);
-            assert.equal(err?.code, 'EMSGSIZE', what);
-            unsendable++;
-            continue;
-          }
-          const exp = expected(buf, MAX, RULES);
-          const raw = await cl.exchange(port, buf);
-          sent[w]++;
-          let rep: Json;
-          try {
-            rep = JSON.parse(raw) as Json;
-          } catch {
-            assert.fail(`reply is not JSON: ${raw.slice(0, 300)} to ${what}`);
-          }
-          assert.equal(rep.code, exp.code, `${raw.slice(0, 300)} to ${what}`);
-          assert.equal(typeof rep.message, 'string', what);
-          assert.ok((rep.message as string).length > 0, what);
-          assert.equal('data' in rep, false, `an error reply carries data: ${what}`);
-          if (exp.echo) {
-            const { code: _c, message: _m, ...rest } = rep;
-            assert.deepEqual(rest, echoed(exp.echo), `not echoed: ${raw.slice(0, 300)} to ${what}`);
-            assert.equal(raw, canonical(rep), `keys not sorted: ${raw.slice(0, 300)}`);
-          } else {
-            assert.deepEqual(Object.keys(rep), ['code', 'message'], `${raw.slice(0, 300)} to ${what}`);
-          }
-          byCode.set(rep.code as number, (byCode.get(rep.code as number) ?? 0) + 1);
-        }
-      }));
+        }),
+      );
       // No datagram got a second reply.
       await sleep(300);
       clients.forEach((cl, w) => assert.equal(cl.received, sent[w], `worker ${w}: ${cl.received} replies to ${sent[w]} datagrams`));
@@ -403,7 +520,8 @@ describe('UDP listener (id_server protocol)', () => {
     const total = [...byCode.values()].reduce((a, b) => a + b, 0);
     assert.ok(total >= 2500, `only ${total} malformed datagrams answered`);
     assert.ok(unsendable >= WORKERS * 4, `only ${unsendable} datagrams too large to send`);
-    for (const code of [-1, -2, -3, -4, -5]) assert.ok((byCode.get(code) ?? 0) >= 50, `code ${code} answered only ${byCode.get(code) ?? 0} times: ${JSON.stringify([...byCode])}`);
+    for (const code of [-1, -2, -3, -4, -5])
+      assert.ok((byCode.get(code) ?? 0) >= 50, `code ${code} answered only ${byCode.get(code) ?? 0} times: ${JSON.stringify([...byCode])}`);
     for (const kind of KINDS) assert.ok((byKind.get(kind) ?? 0) >= 100, `only ${byKind.get(kind) ?? 0} datagrams of kind ${kind}`);
 
     // Still serving, over UDP and HTTP, and the counter went on.
@@ -430,7 +548,15 @@ describe('UDP listener with the largest UDP_MAX_BYTES', () => {
   before(async () => {
     node = await startNode(testConfig(names, { UDP_PORT: String(await freePort()), UDP_MAX_BYTES: '65507' }));
     port = node.udpPort!;
-    await createTag(node.url!, { tag: 'o2o', mode: 'rule', template: '{year%10}{MM}{dd}{counter:4}', min_counter: 0, max_counter: 9999, reset_seconds: 86400, time_zone: 'UTC' });
+    await createTag(node.url!, {
+      tag: 'o2o',
+      mode: 'rule',
+      template: '{year%10}{MM}{dd}{counter:4}',
+      min_counter: 0,
+      max_counter: 9999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+    });
     c = await UdpClient.open();
   });
 

@@ -1,11 +1,12 @@
+// suite: single — admin and viewer token access, no Redis key layout involved
 // The viewer token (VIEWER_TOKEN): it reads every admin route, changes nothing (403
 // FORBIDDEN), and sees Bull Board read-only, while the admin token keeps full access. Neither
 // token ever reaches the logs.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { ADMIN_TOKEN, cleanup, testNames } from '../helpers/env.js';
-import { adminHeaders, createTag, spawnNode, startLocalNode } from '../helpers/node.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, spawnNode, startLocalNode } from '../../tools/node.js';
 
 const VIEWER_TOKEN = 'test-viewer-token';
 const asViewer = { authorization: `Bearer ${VIEWER_TOKEN}` };
@@ -22,7 +23,6 @@ interface BoardQueue {
   allowRetries: boolean;
   isPaused: boolean;
 }
-
 
 /** A tag view without its capacity, whose forecasts move with the clock between two reads. */
 function steady(body: unknown): unknown {
@@ -41,7 +41,10 @@ describe('VIEWER_TOKEN configuration', () => {
       [{ VIEWER_TOKEN: 'short' }, 'VIEWER_TOKEN must be at least 8 characters'],
       [{ ADMIN_TOKEN: 'same-token', VIEWER_TOKEN: 'same-token' }, 'VIEWER_TOKEN must differ from ADMIN_TOKEN'],
     ] as const) {
-      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.problems.includes(want));
+      assert.throws(
+        () => loadConfig(env),
+        (e: unknown) => e instanceof ConfigError && e.problems.includes(want),
+      );
     }
   });
 });
@@ -108,13 +111,28 @@ describe('viewer token', () => {
     }
     assert.deepEqual(steady(await (await fetch(`${url}/v1/admin/tags`, { headers: asAdmin })).json()), before, 'no tag changed');
     const tokens = (await (await fetch(`${url}/v1/admin/tags/v1/tokens`, { headers: asAdmin })).json()) as { tokens: { id: number }[] };
-    assert.deepEqual(tokens.tokens.map((t) => t.id), [tokenId], 'no token created or revoked');
+    assert.deepEqual(
+      tokens.tokens.map((t) => t.id),
+      [tokenId],
+      'no token created or revoked',
+    );
   });
 
   it('answers 401 without a token or with a wrong one, for reads and writes', async () => {
-    const callers: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token-x' }, { cookie: 'idmint_admin=wrong-token-x' }, { authorization: `Bearer ${VIEWER_TOKEN}x` }];
+    const callers: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer wrong-token-x' },
+      { cookie: 'idmint_admin=wrong-token-x' },
+      { authorization: `Bearer ${VIEWER_TOKEN}x` },
+    ];
     for (const headers of callers) {
-      for (const [method, path] of [['GET', '/v1/admin/tags'], ['POST', '/v1/admin/tags'], ['GET', '/v1/admin/session'], ['GET', '/admin/queues'], ['PUT', '/admin/queues/api/queues/refill/pause']]) {
+      for (const [method, path] of [
+        ['GET', '/v1/admin/tags'],
+        ['POST', '/v1/admin/tags'],
+        ['GET', '/v1/admin/session'],
+        ['GET', '/admin/queues'],
+        ['PUT', '/admin/queues/api/queues/refill/pause'],
+      ]) {
         const r = await fetch(`${url}${path}`, { method, headers });
         assert.equal(r.status, 401, `${method} ${path} with ${JSON.stringify(headers)}`);
         assert.equal(await errorCode(r), 'UNAUTHORIZED');
@@ -147,12 +165,12 @@ describe('viewer token', () => {
     for (const q of viewerQueues) assert.deepEqual([q.name, q.readOnlyMode, q.allowRetries], [q.name, true, false]);
     for (const q of adminQueues) assert.deepEqual([q.name, q.readOnlyMode], [q.name, false]);
     const asset = await fetch(`${url}/admin/queues/static/favicon-32x32.png`, { headers: { cookie: `idmint_admin=${VIEWER_TOKEN}` } });
-    assert.equal(asset.status, 200, 'the board\'s files load for the viewer');
+    assert.equal(asset.status, 200, "the board's files load for the viewer");
     assert.equal(asset.headers.get('content-type'), 'image/png');
   });
 
   it('refuses Bull Board actions to the viewer and runs them for the admin', async () => {
-    const paused = async () => (await node.rt.queues.find((q) => q.name === 'janitor')!.isPaused());
+    const paused = async () => await node.rt.queues.find((q) => q.name === 'janitor')!.isPaused();
     const actions: [string, string][] = [
       ['PUT', '/admin/queues/api/queues/janitor/pause'],
       ['PUT', '/admin/queues/api/queues/pause'],

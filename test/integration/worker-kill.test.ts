@@ -1,3 +1,4 @@
+// suite: single — MySQL transactions frozen by a proxy and a killed process
 // A node killed (SIGKILL) in the middle of refill jobs. Node A, a child process, reaches MySQL
 // through a proxy that freezes its refill transactions: for tag `wk1` right after COMMIT was
 // sent (the segment is allocated and logged in MySQL, the answer never arrives, so it is
@@ -9,11 +10,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { poolOptions } from '../../src/store/mysql/pool.js';
-import { cleanup, mysqlUrlFor, testNames } from '../helpers/env.js';
-import { createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../helpers/node.js';
-import { SqlFreezeProxy } from '../helpers/sql-freeze-proxy.js';
+import { cleanup, mysqlUrlFor, testNames } from '../../tools/env.js';
+import { createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
+import { SqlFreezeProxy } from '../../tools/proxies/sql-freeze-proxy.js';
 import {
-  Load, answered, assertClientOrder, assertNoDuplicates, assertOnlyCleanUnavailable, assertRealTimeOrder, counter, now, waitFor,
+  Load,
+  answered,
+  assertClientOrder,
+  assertNoDuplicates,
+  assertOnlyCleanUnavailable,
+  assertRealTimeOrder,
+  counter,
+  now,
+  waitFor,
   type ClientSpec,
 } from '../helpers/fault-load.js';
 
@@ -30,8 +39,11 @@ describe('a node killed in the middle of a refill', () => {
   let b: LocalNode | undefined;
   const ref = (tag: string) => ({ tag, epoch: 1, shard: 0 });
   const segmentRows = async (tag: string) =>
-    (await direct.query<RowDataPacket[]>('SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id', [tag]))[0]
-      .map((r) => ({ first: Number(r.first_id), last: Number(r.last_id), node: String(r.node_id) }));
+    (await direct.query<RowDataPacket[]>('SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id', [tag]))[0].map((r) => ({
+      first: Number(r.first_id),
+      last: Number(r.last_id),
+      node: String(r.node_id),
+    }));
 
   before(async () => {
     proxy = await SqlFreezeProxy.start(3306);
@@ -75,13 +87,16 @@ describe('a node killed in the middle of a refill', () => {
     let stalledJobs: { tag: string; id?: string }[] = [];
     let orphan: { first: number; last: number } | undefined;
     try {
-      await waitFor('both of A\'s refills frozen mid-transaction', () => proxy.frozen.length === 2, 10000);
+      await waitFor("both of A's refills frozen mid-transaction", () => proxy.frozen.length === 2, 10000);
       const [f1, f2] = await frozen;
-      assert.ok(Math.abs(f1.at - f2.at) < 3000, 'both refills froze close together (before A\'s transaction timeout)');
+      assert.ok(Math.abs(f1.at - f2.at) < 3000, "both refills froze close together (before A's transaction timeout)");
 
       // wk1's segment is committed in MySQL but not in Redis.
-      orphan = await waitFor('the orphaned wk1 segment in the log', async () =>
-        (await segmentRows('wk1')).find((r) => r.node === 'node-a' && r.first > 1), 2000);
+      orphan = await waitFor(
+        'the orphaned wk1 segment in the log',
+        async () => (await segmentRows('wk1')).find((r) => r.node === 'node-a' && r.first > 1),
+        2000,
+      );
 
       // B starts (its worker cannot take the jobs: A still holds their locks), then A dies.
       b = await startLocalNode(names, { NODE_ID: 'node-b', REFILL_WAIT_MS: '500', LOG_LEVEL: 'error' });
@@ -102,7 +117,12 @@ describe('a node killed in the middle of a refill', () => {
 
       // Both tags are served again through B, from segments B allocated.
       for (const tag of TAGS) {
-        await waitFor(`B completes a refill of ${tag}`, () => completedOnB.some((c) => c.tag === tag && (c.result === 'current' || c.result === 'next')), 25000, 100);
+        await waitFor(
+          `B completes a refill of ${tag}`,
+          () => completedOnB.some((c) => c.tag === tag && (c.result === 'current' || c.result === 'next')),
+          25000,
+          100,
+        );
       }
       const resumed = now();
       await waitFor('both tags served again', () => TAGS.every((tag) => load.okSince(resumed, tag).length > 20), 10000);
@@ -114,23 +134,27 @@ describe('a node killed in the middle of a refill', () => {
     const of = (tag: string) => recs.filter((r) => r.tag === tag);
     const jobsOf = (tag: string) => stalledJobs.filter((j) => j.tag === tag).map((j) => j.id);
     const rows = Object.fromEntries(await Promise.all(TAGS.map(async (t) => [t, await segmentRows(t)] as const)));
-    console.log(JSON.stringify({
-      requests: recs.length,
-      killedAfter_ms: Math.round(killedAt - killStart),
-      completedOnB: completedOnB.map((c) => ({ ...c, at: Math.round(c.at - killedAt) })),
-      stalledJobs,
-      segments: rows,
-      noAnswer: recs.filter((r) => r.status === 0).length,
-      unavailable: recs.filter((r) => r.status === 503).length,
-    }));
+    console.log(
+      JSON.stringify({
+        requests: recs.length,
+        killedAfter_ms: Math.round(killedAt - killStart),
+        completedOnB: completedOnB.map((c) => ({ ...c, at: Math.round(c.at - killedAt) })),
+        stalledJobs,
+        segments: rows,
+        noAnswer: recs.filter((r) => r.status === 0).length,
+        unavailable: recs.filter((r) => r.status === 503).length,
+      }),
+    );
 
     // Only clean failures: 503 UNAVAILABLE, or no answer from A around its death.
     assertOnlyCleanUnavailable(recs, { what: 'worker kill', transportOk: (r) => r.url === a!.url && r.done >= killStart });
 
     for (const tag of TAGS) {
       // The stalled job itself ran again on B.
-      assert.ok(completedOnB.some((c) => c.tag === tag && jobsOf(tag).includes(c.jobId) && (c.result === 'current' || c.result === 'next')),
-        `${tag}: the job A was running completed on B`);
+      assert.ok(
+        completedOnB.some((c) => c.tag === tag && jobsOf(tag).includes(c.jobId) && (c.result === 'current' || c.result === 'next')),
+        `${tag}: the job A was running completed on B`,
+      );
       // The promises, across the switch from A to B.
       const ids = assertNoDuplicates(of(tag), tag);
       assert.ok(ids > 500, `${tag}: ${ids} IDs checked`);
@@ -144,13 +168,21 @@ describe('a node killed in the middle of a refill', () => {
       for (let i = 1; i < log.length; i++) assert.ok(log[i].first > log[i - 1].last, `${tag}: segments disjoint and ascending`);
       const bSeg = log.find((r) => r.node === 'node-b');
       assert.ok(bSeg, `${tag}: B allocated a segment`);
-      assert.ok(fromB.some((r) => r.ids[0] >= BigInt(bSeg.first)), `${tag}: IDs served from the segment B allocated`);
+      assert.ok(
+        fromB.some((r) => r.ids[0] >= BigInt(bSeg.first)),
+        `${tag}: IDs served from the segment B allocated`,
+      );
     }
 
     // wk1: the segment A committed but never installed is wasted, never served.
-    const inOrphan = answered(of('wk1')).flatMap((r) => r.ids).filter((id) => id >= BigInt(orphan!.first) && id <= BigInt(orphan!.last));
+    const inOrphan = answered(of('wk1'))
+      .flatMap((r) => r.ids)
+      .filter((id) => id >= BigInt(orphan!.first) && id <= BigInt(orphan!.last));
     assert.deepEqual(inOrphan, [], 'no ID from the orphaned segment');
-    assert.ok(rows.wk1.filter((r) => r.node === 'node-b').every((r) => r.first > orphan!.last), 'B allocated above the orphaned segment');
+    assert.ok(
+      rows.wk1.filter((r) => r.node === 'node-b').every((r) => r.first > orphan!.last),
+      'B allocated above the orphaned segment',
+    );
 
     // wk2: A's allocation was never committed: MySQL rolled it back when A died, so B's first
     // segment starts right after A's last committed one.

@@ -35,8 +35,15 @@ describe('alert rules', () => {
       groups: { rules: { alert: string; labels?: Record<string, string>; annotations?: Record<string, string> }[] }[];
     };
     // GitHub's anchors: lower case, spaces to dashes, other punctuation dropped.
-    const anchors = new Set([...readFileSync(new URL('docs/OPERATIONS.md', `file://${ROOT}`), 'utf8').matchAll(/^#+ (.+)$/gm)]
-      .map((m) => m[1].trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
+    const anchors = new Set(
+      [...readFileSync(new URL('docs/OPERATIONS.md', `file://${ROOT}`), 'utf8').matchAll(/^#+ (.+)$/gm)].map((m) =>
+        m[1]
+          .trim()
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replace(/ /g, '-'),
+      ),
+    );
     const rules = doc.groups.flatMap((g) => g.rules);
     assert.ok(rules.length >= 10);
     for (const r of rules) {

@@ -10,12 +10,23 @@ function read(argv: string[]) {
   const o: { rounds?: number; rate?: number; name?: string; cases?: string[]; flag?: boolean } = {};
   readOptions(argv, USAGE, (a: Option) => {
     switch (a.flag) {
-      case '--rounds': o.rounds = a.whole(1, 20); break;
-      case '--rate': o.rate = a.number(0); break;
-      case '--name': o.name = a.text(); break;
-      case '--cases': o.cases = pick(a.flag, a.list(), ['a', 'b', 'c']); break;
-      case '--flag': o.flag = true; break;
-      default: return false;
+      case '--rounds':
+        o.rounds = a.whole(1, 20);
+        break;
+      case '--rate':
+        o.rate = a.number(0);
+        break;
+      case '--name':
+        o.name = a.text();
+        break;
+      case '--cases':
+        o.cases = pick(a.flag, a.list(), ['a', 'b', 'c']);
+        break;
+      case '--flag':
+        o.flag = true;
+        break;
+      default:
+        return false;
     }
     return true;
   });
@@ -44,8 +55,14 @@ describe('bench option reader', () => {
   });
 
   it('names a missing value and an unknown option, with the usage', () => {
-    assert.throws(() => read(['--rounds']), (e: Error) => e.message === `--rounds needs a value\nusage: ${USAGE}`);
-    assert.throws(() => read(['--round', '3']), (e: Error) => e.message === `unknown option --round\nusage: ${USAGE}`);
+    assert.throws(
+      () => read(['--rounds']),
+      (e: Error) => e.message === `--rounds needs a value\nusage: ${USAGE}`,
+    );
+    assert.throws(
+      () => read(['--round', '3']),
+      (e: Error) => e.message === `unknown option --round\nusage: ${USAGE}`,
+    );
     assert.throws(() => read(['3']), /unknown option 3/);
   });
 });

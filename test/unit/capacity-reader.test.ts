@@ -51,11 +51,24 @@ function deps(order: string[]): CapacityDeps {
 }
 
 const segmentTag = {
-  tag: 's', mode: 'segment', epoch: 1, shards: 1, layout: 'plain', appId: 0, appBits: 8, stride: 1, offset: 0,
-  maxIdLimit: String(LIMIT), rule: null, snowflake: null,
+  tag: 's',
+  mode: 'segment',
+  epoch: 1,
+  shards: 1,
+  layout: 'plain',
+  appId: 0,
+  appBits: 8,
+  stride: 1,
+  offset: 0,
+  maxIdLimit: String(LIMIT),
+  rule: null,
+  snowflake: null,
 } as unknown as StoredTag;
 const ruleTag = {
-  ...segmentTag, tag: 'r', mode: 'rule', maxIdLimit: String(LIMIT),
+  ...segmentTag,
+  tag: 'r',
+  mode: 'rule',
+  maxIdLimit: String(LIMIT),
   rule: { timeZone: 'UTC', resetSeconds: 86400, minCounter: 0, maxCounter: LIMIT - 1 },
 } as unknown as StoredTag;
 

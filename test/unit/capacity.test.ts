@@ -10,11 +10,11 @@ import { PRESETS, runsOutAt } from '../../src/core/snowflake-layout.js';
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 
 describe('rateOf', () => {
-  it('takes Redis\'s window once it spans MIN_WINDOW_MS', () => {
+  it("takes Redis's window once it spans MIN_WINDOW_MS", () => {
     assert.equal(rateOf({ ids: 20_000, ms: MIN_WINDOW_MS }, { ids: 1, ms: 1000 }), 2000);
     assert.equal(rateOf({ ids: 600, ms: 60_000 }), 10);
   });
-  it('prefers the longer window while Redis\'s is short (just after an install)', () => {
+  it("prefers the longer window while Redis's is short (just after an install)", () => {
     assert.equal(rateOf({ ids: 3, ms: 2 }, { ids: 36_000, ms: 3_600_000 }), 10);
     assert.equal(rateOf({ ids: 0, ms: 500 }, { ids: 5000, ms: 1000 }), 5000);
   });
@@ -114,7 +114,7 @@ describe('ruleForecast', () => {
 });
 
 describe('snowflakeForecast', () => {
-  it('counts down to the layout\'s end of time', () => {
+  it("counts down to the layout's end of time", () => {
     const l = PRESETS.uid; // 28-bit seconds from 2020: ends in 2028
     const end = runsOutAt(l).getTime();
     assert.deepEqual(snowflakeForecast(l, end - 86_400_000), { exhaustionSeconds: 86_400, runsOutAtMs: end });

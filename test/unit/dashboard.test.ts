@@ -16,7 +16,10 @@ interface Panel {
   targets?: { expr: string; refId: string; datasource?: { uid: string } }[];
 }
 const dash = JSON.parse(readFileSync(new URL('../../deploy/grafana/idmint.json', import.meta.url), 'utf8')) as {
-  uid: string; title: string; schemaVersion: number; panels: Panel[];
+  uid: string;
+  title: string;
+  schemaVersion: number;
+  panels: Panel[];
   templating: { list: { name: string; type: string; query: unknown }[] };
 };
 

@@ -9,7 +9,7 @@ import { parseIdServerLua } from '../../src/core/idserver-lua.js';
 import type { LocalParts } from '../../src/core/period.js';
 import { compileTemplate, render } from '../../src/core/rule-template.js';
 import { SpecProblems } from '../../src/core/spec-problems.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 /** A rule file in id_server's shape (its readme, order_id.lua and task.lua). */
 function luaFile(format: string, args: string[], opts: { max?: string; reset?: string; inline?: boolean; comments?: boolean } = {}): string {
@@ -17,13 +17,23 @@ function luaFile(format: string, args: string[], opts: { max?: string; reset?: s
   const c = opts.comments ? ' -- id_server rule' : '';
   return [
     '',
-    `function min_counter()${c}`, '    return 0', 'end', '',
-    'function max_counter()', `    return ${opts.max ?? '9999'}`, 'end', '',
-    'function reset_seconds()', `    return ${opts.reset ?? '86400'}${c}`, 'end', '',
+    `function min_counter()${c}`,
+    '    return 0',
+    'end',
+    '',
+    'function max_counter()',
+    `    return ${opts.max ?? '9999'}`,
+    'end',
+    '',
+    'function reset_seconds()',
+    `    return ${opts.reset ?? '86400'}${c}`,
+    'end',
+    '',
     'function create_id(counter,now,salt)',
     '    local seq = counter:generate_counter()',
     ...(opts.inline ? [`    return ${call}`] : [`    local new_id = ${call}`, '    return new_id']),
-    'end', '',
+    'end',
+    '',
   ].join('\n');
 }
 
@@ -43,8 +53,16 @@ function printf(format: string, values: (number | string)[]): string {
 function valueOf(arg: string, p: LocalParts, counter: number, salt: string): number | string {
   const a = arg.replace(/\s+/g, '');
   const table: Record<string, number | string> = {
-    'now:year()': p.year, 'now:year()%10': p.year % 10, 'now:year()%100': p.year % 100, 'now:month()': p.month,
-    'now:day()': p.day, 'now:hour()': p.hour, 'now:minute()': p.minute, 'now:second()': p.second, seq: counter, salt,
+    'now:year()': p.year,
+    'now:year()%10': p.year % 10,
+    'now:year()%100': p.year % 100,
+    'now:month()': p.month,
+    'now:day()': p.day,
+    'now:hour()': p.hour,
+    'now:minute()': p.minute,
+    'now:second()': p.second,
+    seq: counter,
+    salt,
   };
   assert.ok(a in table, a);
   return table[a];
@@ -52,10 +70,33 @@ function valueOf(arg: string, p: LocalParts, counter: number, salt: string): num
 
 const EXAMPLES: { name: string; format: string; args: string[]; template: string; max?: string }[] = [
   { name: 'readme', format: '%01d%02d%02d%04d', args: ['now:year()%10', 'now:month()', 'now:day()', 'seq'], template: '{year%10}{MM}{dd}{counter:4}' },
-  { name: 'order_id.lua', format: 'O%02d%02d%02d%06d', args: ['now:year()%100', 'now:month()', 'now:day()', 'seq'], template: 'O{yy}{MM}{dd}{counter:6}', max: '999999' },
-  { name: 'task.lua', format: 'O%s%02d%02d%02d%06d', args: ['salt', 'now:year()%100', 'now:month()', 'now:day()', 'seq'], template: 'O{salt}{yy}{MM}{dd}{counter:6}', max: '999999' },
-  { name: 'hourly with full year', format: '%04d%02d%02d%02d-%05d', args: ['now:year()', 'now:month()', 'now:day()', 'now:hour()', 'seq'], template: '{yyyy}{MM}{dd}{HH}-{counter:5}', max: '99999' },
-  { name: 'literal braces and percent', format: '{%04d}%%%02d%02d%02d%02d%04d', args: ['now:year()', 'now:month()', 'now:day()', 'now:minute()', 'now:second()', 'seq'], template: '{{{yyyy}}}%{MM}{dd}{mm}{ss}{counter:4}' },
+  {
+    name: 'order_id.lua',
+    format: 'O%02d%02d%02d%06d',
+    args: ['now:year()%100', 'now:month()', 'now:day()', 'seq'],
+    template: 'O{yy}{MM}{dd}{counter:6}',
+    max: '999999',
+  },
+  {
+    name: 'task.lua',
+    format: 'O%s%02d%02d%02d%06d',
+    args: ['salt', 'now:year()%100', 'now:month()', 'now:day()', 'seq'],
+    template: 'O{salt}{yy}{MM}{dd}{counter:6}',
+    max: '999999',
+  },
+  {
+    name: 'hourly with full year',
+    format: '%04d%02d%02d%02d-%05d',
+    args: ['now:year()', 'now:month()', 'now:day()', 'now:hour()', 'seq'],
+    template: '{yyyy}{MM}{dd}{HH}-{counter:5}',
+    max: '99999',
+  },
+  {
+    name: 'literal braces and percent',
+    format: '{%04d}%%%02d%02d%02d%02d%04d',
+    args: ['now:year()', 'now:month()', 'now:day()', 'now:minute()', 'now:second()', 'seq'],
+    template: '{{{yyyy}}}%{MM}{dd}{mm}{ss}{counter:4}',
+  },
 ];
 
 describe('id_server Lua rules', () => {
@@ -70,10 +111,21 @@ describe('id_server Lua rules', () => {
         for (let n = 0; n < 2000; n++) {
           const ms = rand.int(0, 4e12);
           const d = new Date(ms);
-          const p: LocalParts = { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), millisecond: 0 };
+          const p: LocalParts = {
+            year: d.getUTCFullYear(),
+            month: d.getUTCMonth() + 1,
+            day: d.getUTCDate(),
+            hour: d.getUTCHours(),
+            minute: d.getUTCMinutes(),
+            second: d.getUTCSeconds(),
+            millisecond: 0,
+          };
           const counter = rand.int(0, rule.maxCounter);
           const salt = ['', 'u1', 'shop_7'][n % 3];
-          const want = printf(ex.format, ex.args.map((a) => valueOf(a, p, counter, salt)));
+          const want = printf(
+            ex.format,
+            ex.args.map((a) => valueOf(a, p, counter, salt)),
+          );
           assert.equal(render(compiled, { counter, salt, app: 'a', parts: p }), want, `${ex.name} at ${d.toISOString()} counter ${counter}`);
         }
       }
@@ -82,38 +134,70 @@ describe('id_server Lua rules', () => {
 
   it('reads products of numbers and other parameter names', () => {
     const src = luaFile('%02d%02d%02d%02d%03d', ['t:month()', 't:day()', 't:hour()', 't:minute()', 'c:generate_counter()'], { max: '999', reset: '60 * 60' })
-      .replace('create_id(counter,now,salt)', 'create_id(c, t, s)').replace('    local seq = counter:generate_counter()\n', '');
+      .replace('create_id(counter,now,salt)', 'create_id(c, t, s)')
+      .replace('    local seq = counter:generate_counter()\n', '');
     const r = parseIdServerLua('h.lua', src);
     assert.equal(r.template, '{MM}{dd}{HH}{mm}{counter:3}');
     assert.equal(r.resetSeconds, 3600);
   });
 
   const refusals: { what: string; src: string; line: number; says: RegExp }[] = [
-    { what: 'a space-padded field', src: luaFile('%1d%2d%02d%04d', ['now:year()%10', 'now:month()', 'now:day()', 'seq']), line: 16, says: /pads now:month\(\) with spaces/ },
-    { what: 'a month in 1 or 2 digits', src: luaFile('%d%d%02d%04d', ['now:year()%10', 'now:month()', 'now:day()', 'seq']), line: 16, says: /in 1 or 2 digits/ },
+    {
+      what: 'a space-padded field',
+      src: luaFile('%1d%2d%02d%04d', ['now:year()%10', 'now:month()', 'now:day()', 'seq']),
+      line: 16,
+      says: /pads now:month\(\) with spaces/,
+    },
+    {
+      what: 'a month in 1 or 2 digits',
+      src: luaFile('%d%d%02d%04d', ['now:year()%10', 'now:month()', 'now:day()', 'seq']),
+      line: 16,
+      says: /in 1 or 2 digits/,
+    },
     { what: 'an unknown argument', src: luaFile('%02d%04d', ['os.time()', 'seq']), line: 16, says: /the argument "os.time\(\)"/ },
     { what: 'a float conversion', src: luaFile('%5.2f%04d', ['now:day()', 'seq']), line: 16, says: /the conversion %5.2f/ },
     { what: 'computed counter bounds', src: luaFile('%04d', ['seq'], { max: 'math.pow(10, 4) - 1' }), line: 7, says: /max_counter: expected a whole number/ },
-    { what: 'an if in create_id', src: luaFile('%04d', ['seq']).replace('    local seq', '    if salt == "" then salt = "x" end\n    local seq'), line: 15, says: /create_id: not understood: "if salt/ },
+    {
+      what: 'an if in create_id',
+      src: luaFile('%04d', ['seq']).replace('    local seq', '    if salt == "" then salt = "x" end\n    local seq'),
+      line: 15,
+      says: /create_id: not understood: "if salt/,
+    },
     { what: 'a helper function', src: `function pad(x)\n  return x\nend\n${luaFile('%04d', ['seq'])}`, line: 1, says: /function pad is not one of/ },
     { what: 'a top-level statement', src: `local base = 10\n${luaFile('%04d', ['seq'])}`, line: 1, says: /not understood: "local base = 10"/ },
     { what: 'more conversions than arguments', src: luaFile('%02d%02d%04d', ['now:day()', 'seq']), line: 16, says: /more conversions than arguments/ },
-    { what: 'no counter', src: luaFile('%02d', ['now:day()']).replace('    local seq = counter:generate_counter()\n', ''), line: 14, says: /does not write the counter/ },
-    { what: 'a missing function', src: luaFile('%04d', ['seq']).replace(/function reset_seconds\(\)\n.*\nend/, ''), line: 17, says: /function reset_seconds is missing/ },
+    {
+      what: 'no counter',
+      src: luaFile('%02d', ['now:day()']).replace('    local seq = counter:generate_counter()\n', ''),
+      line: 14,
+      says: /does not write the counter/,
+    },
+    {
+      what: 'a missing function',
+      src: luaFile('%04d', ['seq']).replace(/function reset_seconds\(\)\n.*\nend/, ''),
+      line: 17,
+      says: /function reset_seconds is missing/,
+    },
   ];
   for (const r of refusals) {
     it(`refuses ${r.what}, naming the file and line`, () => {
-      assert.throws(() => parseIdServerLua('/etc/id_server/bad.lua', r.src), (e: unknown) => {
-        assert.ok(e instanceof SpecProblems);
-        assert.match(e.message, new RegExp(`^/etc/id_server/bad\\.lua:${r.line}: `));
-        assert.match(e.message, r.says);
-        return true;
-      });
+      assert.throws(
+        () => parseIdServerLua('/etc/id_server/bad.lua', r.src),
+        (e: unknown) => {
+          assert.ok(e instanceof SpecProblems);
+          assert.match(e.message, new RegExp(`^/etc/id_server/bad\\.lua:${r.line}: `));
+          assert.match(e.message, r.says);
+          return true;
+        },
+      );
     });
   }
 
   it('reads config.json: id_step, id_offset and the rules', () => {
-    const c = parseIdServerConfig('config.json', JSON.stringify({ id_step: 2, id_offset: 1, rules: [{ name: 'order_id', lua_file: 'order_id.lua', batch_save: 100 }] }));
+    const c = parseIdServerConfig(
+      'config.json',
+      JSON.stringify({ id_step: 2, id_offset: 1, rules: [{ name: 'order_id', lua_file: 'order_id.lua', batch_save: 100 }] }),
+    );
     assert.deepEqual(c, { idStep: 2, idOffset: 1, rules: [{ name: 'order_id', luaFile: 'order_id.lua' }] });
     assert.throws(() => parseIdServerConfig('c.json', '{"id_step":2,"id_offset":2,"rules":[]}'), /id_offset must lie from 0 to id_step - 1/);
     assert.throws(() => parseIdServerConfig('c.json', '{"rules":[{"name":"a"}]}'), /rules\[0\] needs a "name" and a "lua_file"/);

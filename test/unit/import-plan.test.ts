@@ -2,26 +2,52 @@
 // later ID above the old system's, and every reason to refuse an import.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { markKey, planRules, planSegments, ruleFloor, segmentFloor, type Current, type CurrentTag, type OldRule, type OldSegmentTag } from '../../src/core/import-plan.js';
+import {
+  markKey,
+  planRules,
+  planSegments,
+  ruleFloor,
+  segmentFloor,
+  type Current,
+  type CurrentTag,
+  type OldRule,
+  type OldSegmentTag,
+} from '../../src/core/import-plan.js';
 import { periodOf, periodStart } from '../../src/core/period.js';
 import { SpecProblems } from '../../src/core/spec-problems.js';
 import { specFromCreate, type TagSpec } from '../../src/core/tag-spec.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 const hash = (t: string) => `h(${t})`;
 const none: Current = { live: new Map(), deleted: new Set() };
-const leaf = (tag: string, maxId: string, step = 1000, tokens: OldSegmentTag['tokens'] = []): OldSegmentTag => ({ tag, maxId, step, description: '', stride: 1, offset: 0, tokens });
+const leaf = (tag: string, maxId: string, step = 1000, tokens: OldSegmentTag['tokens'] = []): OldSegmentTag => ({
+  tag,
+  maxId,
+  step,
+  description: '',
+  stride: 1,
+  offset: 0,
+  tokens,
+});
 
 function current(tags: CurrentTag[], deleted: string[] = []): Current {
   return { live: new Map(tags.map((t) => [t.spec.tag, t])), deleted: new Set(deleted) };
 }
 
-function existing(body: Record<string, unknown>, marks: [number, string, number][] = [], live: [number, string, number][] = [], extra: Partial<CurrentTag> = {}): CurrentTag {
+function existing(
+  body: Record<string, unknown>,
+  marks: [number, string, number][] = [],
+  live: [number, string, number][] = [],
+  extra: Partial<CurrentTag> = {},
+): CurrentTag {
   return {
-    spec: specFromCreate(body), epoch: 3, counterFloor: 0,
+    spec: specFromCreate(body),
+    epoch: 3,
+    counterFloor: 0,
     marks: new Map(marks.map(([s, sc, v]) => [markKey(s, sc), v])),
     lowestLive: new Map(live.map(([s, sc, v]) => [markKey(s, sc), v])),
-    tokenHashes: new Set(), ...extra,
+    tokenHashes: new Set(),
+    ...extra,
   };
 }
 
@@ -38,22 +64,43 @@ function refusal(fn: () => unknown): string {
 describe('planning a segment import', () => {
   it('creates new tags just above the old maximum, with the old step', () => {
     const p = planSegments('leaf', [leaf('order', '4503599627370000', 2000), leaf('huge', '10', 500_000_000)], none, hash);
-    assert.deepEqual(p.tags.map((t) => [t.tag, t.action, t.counterFloor, t.spec.step]), [['order', 'create', 4503599627370000, 2000], ['huge', 'create', 10, 100_000_000]]);
+    assert.deepEqual(
+      p.tags.map((t) => [t.tag, t.action, t.counterFloor, t.spec.step]),
+      [
+        ['order', 'create', 4503599627370000, 2000],
+        ['huge', 'create', 10, 100_000_000],
+      ],
+    );
     assert.match(p.tags[1].notes[0], /step 500000000 lowered/);
   });
 
   it('creates Tinyid tags with order node (tinyid-client fetches segments) and Leaf tags with order global', () => {
     const odd = { ...leaf('test_odd', '5000000001'), stride: 2, offset: 1 };
     const t = planSegments('tinyid', [leaf('test', '100'), odd], none, hash);
-    assert.deepEqual(t.tags.map((x) => [x.tag, x.spec.order, x.spec.stride, x.spec.offset]), [['test', 'node', 1, 0], ['test_odd', 'node', 2, 1]]);
-    assert.deepEqual(planSegments('leaf', [leaf('order', '100')], none, hash).tags.map((x) => x.spec.order), ['global']);
+    assert.deepEqual(
+      t.tags.map((x) => [x.tag, x.spec.order, x.spec.stride, x.spec.offset]),
+      [
+        ['test', 'node', 1, 0],
+        ['test_odd', 'node', 2, 1],
+      ],
+    );
+    assert.deepEqual(
+      planSegments('leaf', [leaf('order', '100')], none, hash).tags.map((x) => x.spec.order),
+      ['global'],
+    );
   });
 
   it('keeps the order of a Tinyid tag idmint already has, and says when nextSegmentId cannot serve it', () => {
     const glob = existing({ tag: 'g' }, [[0, '', 10]]);
     const node = existing({ tag: 'n', order: 'node' }, [[0, '', 10]]);
     const p = planSegments('tinyid', [leaf('g', '4000'), leaf('n', '4000')], current([glob, node]), hash);
-    assert.deepEqual(p.tags.map((x) => [x.tag, x.action, x.spec.order]), [['g', 'raise', 'global'], ['n', 'raise', 'node']]);
+    assert.deepEqual(
+      p.tags.map((x) => [x.tag, x.action, x.spec.order]),
+      [
+        ['g', 'raise', 'global'],
+        ['n', 'raise', 'node'],
+      ],
+    );
     assert.match(p.tags[0].notes.join('\n'), /order global .*nextSegmentId \(tinyid-client\) is refused with code 6/);
     assert.deepEqual(p.tags[1].notes, []);
   });
@@ -62,30 +109,60 @@ describe('planning a segment import', () => {
     const above = existing({ tag: 'a' }, [[0, '', 5000]], [[0, '', 4001]]);
     const below = existing({ tag: 'b' }, [[0, '', 5000]], [[0, '', 1]]);
     const p = planSegments('leaf', [leaf('a', '4000'), leaf('b', '4000')], current([above, below]), hash);
-    assert.deepEqual(p.tags.map((t) => [t.tag, t.action]), [['a', 'unchanged'], ['b', 'raise']]);
+    assert.deepEqual(
+      p.tags.map((t) => [t.tag, t.action]),
+      [
+        ['a', 'unchanged'],
+        ['b', 'raise'],
+      ],
+    );
     assert.deepEqual(p.tags[1].floors, [{ shard: 0, scope: '', counter: 4000 }]);
     assert.equal(p.tags[1].epoch, 3);
   });
 
   it('raises every shard of a sharded tag to the old maximum shifted past its low bits', () => {
     // 4 shards (2 bits) and 8 app bits: counter c writes IDs c << 10 | ...
-    const t = existing({ tag: 's', layout: 'sharded', shards: 4, app_bits: 8, app_id: 1 }, [[0, '', 1], [2, '', 9999]]);
-    const p = planSegments('leaf', [leaf('s', String(5000n << 10n | 77n))], current([t]), hash);
+    const t = existing({ tag: 's', layout: 'sharded', shards: 4, app_bits: 8, app_id: 1 }, [
+      [0, '', 1],
+      [2, '', 9999],
+    ]);
+    const p = planSegments('leaf', [leaf('s', String((5000n << 10n) | 77n))], current([t]), hash);
     assert.equal(p.tags[0].action, 'raise');
     assert.equal(p.tags[0].counterFloor, 5000);
-    assert.deepEqual(p.tags[0].floors.map((f) => f.shard), [0, 1, 3]);
+    assert.deepEqual(
+      p.tags[0].floors.map((f) => f.shard),
+      [0, 1, 3],
+    );
   });
 
   it('adds each token once, and none already present', () => {
     const t = existing({ tag: 'test' }, [[0, '', 100]], [], { tokenHashes: new Set([hash('old')]) });
-    const p = planSegments('tinyid', [leaf('test', '50', 10, [{ name: 'tinyid-1', token: 'old' }, { name: 'tinyid-2', token: 'new' }, { name: 'tinyid-3', token: 'new' }])], current([t]), hash);
+    const p = planSegments(
+      'tinyid',
+      [
+        leaf('test', '50', 10, [
+          { name: 'tinyid-1', token: 'old' },
+          { name: 'tinyid-2', token: 'new' },
+          { name: 'tinyid-3', token: 'new' },
+        ]),
+      ],
+      current([t]),
+      hash,
+    );
     assert.deepEqual(p.tags[0].tokens, [{ name: 'tinyid-2', hash: hash('new') }]);
     assert.equal(p.tags[0].action, 'unchanged');
   });
 
   it('refuses the whole import with every reason', () => {
     const snow = existing({ tag: 'snow', mode: 'snowflake' });
-    const msg = refusal(() => planSegments('leaf', [leaf('ok', '1'), leaf('snow', '1'), leaf('bad name!', '1'), leaf('gone', '1'), leaf('big', '9007199254740993')], current([snow], ['gone']), hash));
+    const msg = refusal(() =>
+      planSegments(
+        'leaf',
+        [leaf('ok', '1'), leaf('snow', '1'), leaf('bad name!', '1'), leaf('gone', '1'), leaf('big', '9007199254740993')],
+        current([snow], ['gone']),
+        hash,
+      ),
+    );
     assert.match(msg, /tag "snow" exists in idmint as a snowflake tag/);
     assert.match(msg, /Leaf biz_tag "bad name!" is not a valid idmint tag name/);
     assert.match(msg, /tag "gone" was deleted in idmint/);
@@ -96,8 +173,13 @@ describe('planning a segment import', () => {
 describe('planning an id_server import', () => {
   const ZONE = 'Asia/Shanghai';
   const rule = (extra: Partial<OldRule> = {}): OldRule => ({
-    tag: 'o2o', file: 'o2o.lua', timeZone: ZONE, stride: 1, offset: 0,
-    rule: { minCounter: 10, maxCounter: 9999, resetSeconds: 86400, template: '{year%10}{MM}{dd}{counter:4}' }, ...extra,
+    tag: 'o2o',
+    file: 'o2o.lua',
+    timeZone: ZONE,
+    stride: 1,
+    offset: 0,
+    rule: { minCounter: 10, maxCounter: 9999, resetSeconds: 86400, template: '{year%10}{MM}{dd}{counter:4}' },
+    ...extra,
   });
   const now = Date.UTC(2026, 10, 23, 6, 0, 0);
   const sec = Math.floor(now / 1000);
@@ -105,14 +187,19 @@ describe('planning an id_server import', () => {
   const yesterday = Math.floor(periodStart(period, ZONE, 86400) / 1000) - 1;
 
   it('continues each app above the highest counter saved in the current period, by any node', () => {
-    const p = planRules([rule()], [
-      { nodeOffset: 0, counter: 4200, updateTime: sec - 100, ruleName: 'o2o', appName: 'shop' },
-      { nodeOffset: 1, counter: 4501, updateTime: sec - 50, ruleName: 'o2o', appName: 'shop' },
-      { nodeOffset: 0, counter: 9000, updateTime: yesterday, ruleName: 'o2o', appName: 'blog' },
-      { nodeOffset: 1, counter: 5, updateTime: sec, ruleName: 'o2o', appName: 'low' },
-      { nodeOffset: 1, counter: 99, updateTime: sec, ruleName: 'o2o', appName: 'bad app' },
-      { nodeOffset: 1, counter: 99, updateTime: sec, ruleName: 'gone', appName: 'x' },
-    ], none, now);
+    const p = planRules(
+      [rule()],
+      [
+        { nodeOffset: 0, counter: 4200, updateTime: sec - 100, ruleName: 'o2o', appName: 'shop' },
+        { nodeOffset: 1, counter: 4501, updateTime: sec - 50, ruleName: 'o2o', appName: 'shop' },
+        { nodeOffset: 0, counter: 9000, updateTime: yesterday, ruleName: 'o2o', appName: 'blog' },
+        { nodeOffset: 1, counter: 5, updateTime: sec, ruleName: 'o2o', appName: 'low' },
+        { nodeOffset: 1, counter: 99, updateTime: sec, ruleName: 'o2o', appName: 'bad app' },
+        { nodeOffset: 1, counter: 99, updateTime: sec, ruleName: 'gone', appName: 'x' },
+      ],
+      none,
+      now,
+    );
     const t = p.tags[0];
     assert.equal(t.action, 'create');
     assert.equal(t.spec.rule!.template, '{year%10}{MM}{dd}{counter:4}');
@@ -124,12 +211,23 @@ describe('planning an id_server import', () => {
 
   it('leaves a rule whose counters lie above, raises one with a live segment below, refuses another template', () => {
     const rows = [{ nodeOffset: 0, counter: 4501, updateTime: sec, ruleName: 'o2o', appName: 'shop' }];
-    const body = { tag: 'o2o', mode: 'rule', template: '{year%10}{MM}{dd}{counter:4}', min_counter: 10, max_counter: 9999, reset_seconds: 86400, time_zone: ZONE };
+    const body = {
+      tag: 'o2o',
+      mode: 'rule',
+      template: '{year%10}{MM}{dd}{counter:4}',
+      min_counter: 10,
+      max_counter: 9999,
+      reset_seconds: 86400,
+      time_zone: ZONE,
+    };
     const scope = `shop/${period}`;
     assert.equal(planRules([rule()], rows, current([existing(body, [[0, scope, 5000]], [[0, scope, 4600]])]), now).tags[0].action, 'unchanged');
     assert.equal(planRules([rule()], rows, current([existing(body, [[0, scope, 5000]], [[0, scope, 1]])]), now).tags[0].action, 'raise');
     const other = existing({ ...body, template: 'X{yyyy}{MM}{dd}{counter:4}' });
-    assert.match(refusal(() => planRules([rule()], rows, current([other]), now)), /rule "o2o" exists in idmint with template X\{yyyy\}/);
+    assert.match(
+      refusal(() => planRules([rule()], rows, current([other]), now)),
+      /rule "o2o" exists in idmint with template X\{yyyy\}/,
+    );
   });
 });
 

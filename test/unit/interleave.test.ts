@@ -4,16 +4,34 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  counterAtOrBelow, counterLimit, counterOfSeq, floorAbove, MAX_COUNTER, MAX_ID, MAX_STRIDE, packId, seqOf, seqString, shardBits, unpackId, type SegmentLayout,
+  counterAtOrBelow,
+  counterLimit,
+  counterOfSeq,
+  floorAbove,
+  MAX_COUNTER,
+  MAX_ID,
+  MAX_STRIDE,
+  packId,
+  seqOf,
+  seqString,
+  shardBits,
+  unpackId,
+  type SegmentLayout,
 } from '../../src/core/layout.js';
 import { counterAt, firstCounter, periodCapacity, type RuleSpec } from '../../src/core/rule-spec.js';
 import { specFromCreate, specFromUpdate, SpecProblems, specToJson } from '../../src/core/tag-spec.js';
 import { packing, binaryFromRuns, jsonFromRuns } from '../../src/api/ws/encode.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 const plain = (stride: number, offset: number): SegmentLayout => ({ layout: 'plain', shards: 1, appId: 0, appBits: 0, stride, offset });
-const sharded = (shards: number, appBits: number, appId: number, stride: number, offset: number): SegmentLayout =>
-  ({ layout: 'sharded', shards, appBits, appId, stride, offset });
+const sharded = (shards: number, appBits: number, appId: number, stride: number, offset: number): SegmentLayout => ({
+  layout: 'sharded',
+  shards,
+  appBits,
+  appId,
+  stride,
+  offset,
+});
 
 function problems(fn: () => unknown): string[] {
   try {
@@ -46,7 +64,7 @@ describe('interleave mapping', () => {
       assert.equal(seqString(l, k), want.toString());
       assert.equal(want % BigInt(stride), BigInt(offset), 'every value is offset (mod stride)');
       assert.equal(counterOfSeq(l, want), BigInt(k));
-      if (stride > 1) assert.equal(counterOfSeq(l, want + 1n), undefined, 'a value of another residue is not the tag\'s');
+      if (stride > 1) assert.equal(counterOfSeq(l, want + 1n), undefined, "a value of another residue is not the tag's");
     }
   });
 
@@ -114,7 +132,8 @@ describe('interleave mapping', () => {
       const floor = floorAbove(old, oldMax, next);
       // Beyond the counter cap the re-created tag is exhausted at once (nothing to check).
       if (floor >= MAX_COUNTER) continue;
-      const highestOld = oldMax === 0 ? -1n : packId(old, oldMax, old.shards - 1) | ((1n << BigInt(old.layout === 'sharded' ? shardBits(old.shards) + old.appBits : 0)) - 1n);
+      const highestOld =
+        oldMax === 0 ? -1n : packId(old, oldMax, old.shards - 1) | ((1n << BigInt(old.layout === 'sharded' ? shardBits(old.shards) + old.appBits : 0)) - 1n);
       const lowestNew = packId(next, floor + 1, 0) & ~((1n << BigInt(next.layout === 'sharded' ? shardBits(next.shards) + next.appBits : 0)) - 1n);
       assert.ok(lowestNew > highestOld, `seed ${SEED + 2} case ${i}: ${JSON.stringify({ old, next, oldMax, floor })}`);
       if (old.stride === next.stride && old.offset === next.offset && old.layout === 'plain' && next.layout === 'plain') assert.equal(floor, oldMax);
@@ -167,7 +186,14 @@ describe('rule counters', () => {
   it('gives the counters from min_counter to max_counter that are offset (mod stride), in order', () => {
     for (let stride = 1; stride <= 7; stride++) {
       for (let offset = 0; offset < stride; offset++) {
-        for (const [min, max] of [[0, 0], [0, 9], [1, 9], [3, 40], [5, 5], [6, 8]]) {
+        for (const [min, max] of [
+          [0, 0],
+          [0, 9],
+          [1, 9],
+          [3, 40],
+          [5, 5],
+          [6, 8],
+        ]) {
           const want: number[] = [];
           for (let c = min; c <= max; c++) if (c % stride === offset) want.push(c);
           const i = { stride, offset };
@@ -200,23 +226,55 @@ describe('stride and offset validation', () => {
   });
 
   it('refuses bad values with one message each', () => {
-    assert.deepEqual(problems(() => specFromCreate({ tag: 'a', stride: 0 })), ['stride must be an integer from 1 to 1000000']);
-    assert.deepEqual(problems(() => specFromCreate({ tag: 'a', stride: 1.5 })), ['stride must be an integer from 1 to 1000000']);
-    assert.deepEqual(problems(() => specFromCreate({ tag: 'a', stride: MAX_STRIDE + 1 })), ['stride must be an integer from 1 to 1000000']);
-    assert.deepEqual(problems(() => specFromCreate({ tag: 'a', offset: -1 })), ['offset must be an integer from 0 to 999999']);
-    assert.deepEqual(problems(() => specFromCreate({ tag: 'a', stride: 2, offset: 2 })), ['offset must be below stride (2)']);
-    assert.deepEqual(problems(() => specFromCreate({ tag: 'a', offset: 1 })), ['offset must be below stride (1)']);
-    assert.deepEqual(problems(() => specFromCreate({ tag: 'a', stride: 10, offset: 9, max_id_limit: 18 })), ['max_id_limit is too small for this layout to issue any ID']);
-    assert.deepEqual(problems(() => specFromCreate({ tag: 's', mode: 'snowflake', stride: 2 })), ['stride applies to segment tags only']);
-    assert.deepEqual(problems(() => specFromCreate({ tag: 'r', mode: 'rule', template: '{counter:1}', min_counter: 5, max_counter: 6, stride: 5, offset: 2 })),
-      ['no counter value from min_counter to max_counter is 2 (mod 5)']);
+    assert.deepEqual(
+      problems(() => specFromCreate({ tag: 'a', stride: 0 })),
+      ['stride must be an integer from 1 to 1000000'],
+    );
+    assert.deepEqual(
+      problems(() => specFromCreate({ tag: 'a', stride: 1.5 })),
+      ['stride must be an integer from 1 to 1000000'],
+    );
+    assert.deepEqual(
+      problems(() => specFromCreate({ tag: 'a', stride: MAX_STRIDE + 1 })),
+      ['stride must be an integer from 1 to 1000000'],
+    );
+    assert.deepEqual(
+      problems(() => specFromCreate({ tag: 'a', offset: -1 })),
+      ['offset must be an integer from 0 to 999999'],
+    );
+    assert.deepEqual(
+      problems(() => specFromCreate({ tag: 'a', stride: 2, offset: 2 })),
+      ['offset must be below stride (2)'],
+    );
+    assert.deepEqual(
+      problems(() => specFromCreate({ tag: 'a', offset: 1 })),
+      ['offset must be below stride (1)'],
+    );
+    assert.deepEqual(
+      problems(() => specFromCreate({ tag: 'a', stride: 10, offset: 9, max_id_limit: 18 })),
+      ['max_id_limit is too small for this layout to issue any ID'],
+    );
+    assert.deepEqual(
+      problems(() => specFromCreate({ tag: 's', mode: 'snowflake', stride: 2 })),
+      ['stride applies to segment tags only'],
+    );
+    assert.deepEqual(
+      problems(() => specFromCreate({ tag: 'r', mode: 'rule', template: '{counter:1}', min_counter: 5, max_counter: 6, stride: 5, offset: 2 })),
+      ['no counter value from min_counter to max_counter is 2 (mod 5)'],
+    );
   });
 
   it('fixes stride and offset at creation', () => {
     const cur = specFromCreate({ tag: 'a', stride: 2, offset: 1 });
-    assert.deepEqual(problems(() => specFromUpdate(cur, { stride: 4 })), ['stride cannot be changed after creation']);
-    assert.deepEqual(problems(() => specFromUpdate(cur, { offset: 0 })), ['offset cannot be changed after creation']);
+    assert.deepEqual(
+      problems(() => specFromUpdate(cur, { stride: 4 })),
+      ['stride cannot be changed after creation'],
+    );
+    assert.deepEqual(
+      problems(() => specFromUpdate(cur, { offset: 0 })),
+      ['offset cannot be changed after creation'],
+    );
     const rule = specFromCreate({ tag: 'r', mode: 'rule', template: '{counter:4}', max_counter: 999, stride: 2, offset: 1 });
-    assert.equal(specFromUpdate(rule, { max_counter: 9999 }).maxIdLimit, '5000', 'a rule\'s capacity keeps its interleave');
+    assert.equal(specFromUpdate(rule, { max_counter: 9999 }).maxIdLimit, '5000', "a rule's capacity keeps its interleave");
   });
 });

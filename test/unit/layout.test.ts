@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { counterLimit, MAX_COUNTER, MAX_ID, packId, shardBits, shardOf, unpackId, type SegmentLayout } from '../../src/core/layout.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 const plain: SegmentLayout = { layout: 'plain', shards: 1, appId: 0, appBits: 0, stride: 1, offset: 0 };
 const sharded = (shards: number, appBits: number, appId: number): SegmentLayout => ({ layout: 'sharded', shards, appBits, appId, stride: 1, offset: 0 });
@@ -11,7 +11,19 @@ const low = (l: SegmentLayout) => (l.layout === 'sharded' ? shardBits(l.shards) 
 
 describe('shardBits', () => {
   it('is the number of bits that holds every shard index', () => {
-    const cases: [number, number][] = [[1, 0], [2, 1], [3, 2], [4, 2], [5, 3], [64, 6], [65, 7], [1000, 10], [1024, 10], [1025, 11], [4096, 12]];
+    const cases: [number, number][] = [
+      [1, 0],
+      [2, 1],
+      [3, 2],
+      [4, 2],
+      [5, 3],
+      [64, 6],
+      [65, 7],
+      [1000, 10],
+      [1024, 10],
+      [1025, 11],
+      [4096, 12],
+    ];
     for (const [shards, bits] of cases) {
       assert.equal(shardBits(shards), bits, `shards ${shards}`);
       assert.ok(shards - 1 < 2 ** bits, `shard ${shards - 1} fits in ${bits} bits`);
@@ -110,7 +122,11 @@ describe('shardOf', () => {
   });
 
   it('spreads keys evenly over the shards', () => {
-    for (const [shards, prefix] of [[64, 'user-'], [100, '1380013'], [7, 'order:']] as const) {
+    for (const [shards, prefix] of [
+      [64, 'user-'],
+      [100, '1380013'],
+      [7, 'order:'],
+    ] as const) {
       const n = shards * 1000;
       const counts = new Array<number>(shards).fill(0);
       for (let i = 0; i < n; i++) counts[shardOf(`${prefix}${i}`, shards)]++;

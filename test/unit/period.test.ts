@@ -4,11 +4,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  DEFAULT_TIME_ZONE, instantsAtWall, isTimeZone, localParts, localWallMs, msUntilNextPeriod, nextPeriodChange,
-  offsetMs, periodEnd, periodOf, periodStart, validateTimeZone,
+  DEFAULT_TIME_ZONE,
+  instantsAtWall,
+  isTimeZone,
+  localParts,
+  localWallMs,
+  msUntilNextPeriod,
+  nextPeriodChange,
+  offsetMs,
+  periodEnd,
+  periodOf,
+  periodStart,
+  validateTimeZone,
 } from '../../src/core/period.js';
 import { SpecProblems } from '../../src/core/tag-spec.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 const NY = 'America/New_York';
 const SH = 'Asia/Shanghai';
@@ -20,8 +30,7 @@ const parts = (ms: number, zone: string) => {
   return [p.year, p.month, p.day, p.hour, p.minute, p.second, p.millisecond];
 };
 /** Period index of a local wall-clock time. */
-const wallPeriod = (y: number, mo: number, d: number, h: number, mi: number, resetSeconds: number) =>
-  Math.floor(utc(y, mo, d, h, mi) / (resetSeconds * 1000));
+const wallPeriod = (y: number, mo: number, d: number, h: number, mi: number, resetSeconds: number) => Math.floor(utc(y, mo, d, h, mi) / (resetSeconds * 1000));
 
 describe('time zones', () => {
   it('validates and canonicalises names', () => {
@@ -33,9 +42,14 @@ describe('time zones', () => {
     assert.equal(validateTimeZone(NY), NY);
     for (const bad of ['Mars/Olympus_Mons', '', 'x'.repeat(65), 42, null, undefined]) {
       assert.ok(!isTimeZone(bad), String(bad));
-      assert.throws(() => validateTimeZone(bad), (e: unknown) => e instanceof SpecProblems && /is not a known IANA time zone/.test(e.message));
+      assert.throws(
+        () => validateTimeZone(bad),
+        (e: unknown) => e instanceof SpecProblems && /is not a known IANA time zone/.test(e.message),
+      );
     }
-    assert.throws(() => validateTimeZone('Mars/Olympus_Mons'), { message: 'time_zone "Mars/Olympus_Mons" is not a known IANA time zone (e.g. "UTC", "Asia/Shanghai")' });
+    assert.throws(() => validateTimeZone('Mars/Olympus_Mons'), {
+      message: 'time_zone "Mars/Olympus_Mons" is not a known IANA time zone (e.g. "UTC", "Asia/Shanghai")',
+    });
   });
 });
 
@@ -190,9 +204,7 @@ describe('period properties', () => {
     for (let n = 0; n < 1000; n++) {
       const zone = r.pick(ZONES);
       const R = r.pick(RESETS);
-      const t = r.next() < 0.5
-        ? utc(2015, 1, 1) + Math.floor(r.next() * 12 * 365 * DAY)
-        : r.pick(CHANGES[zone]) + Math.floor((r.next() * 2 - 1) * 3 * H);
+      const t = r.next() < 0.5 ? utc(2015, 1, 1) + Math.floor(r.next() * 12 * 365 * DAY) : r.pick(CHANGES[zone]) + Math.floor((r.next() * 2 - 1) * 3 * H);
       const p = periodOf(t, zone, R);
       const ctx = `${zone} R=${R} t=${new Date(t).toISOString()}`;
       assert.ok(periodStart(p, zone, R) <= t, ctx);
@@ -230,7 +242,10 @@ describe('period properties', () => {
   });
 
   it('two instants with the same wall clock share a period (what keeps rendered IDs unique)', () => {
-    for (const [a, b] of [[utc(2025, 11, 2, 5, 15), utc(2025, 11, 2, 6, 15)], [utc(2025, 11, 2, 5, 59, 59), utc(2025, 11, 2, 6, 59, 59)]]) {
+    for (const [a, b] of [
+      [utc(2025, 11, 2, 5, 15), utc(2025, 11, 2, 6, 15)],
+      [utc(2025, 11, 2, 5, 59, 59), utc(2025, 11, 2, 6, 59, 59)],
+    ]) {
       assert.equal(localWallMs(a, NY), localWallMs(b, NY));
       for (const R of [1, 60, 900, 3600, 86_400]) assert.equal(periodOf(a, NY, R), periodOf(b, NY, R));
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RUN_ID_READ, pinnedTakeText } from '../../src/store/redis/pinned-take.js';
-import { scriptText } from '../../src/store/redis/scripts.js';
+import { scriptText } from '../../src/store/redis/lua.js';
 
 describe('pinnedTakeText', () => {
   const lua = scriptText('take-2');
@@ -11,7 +11,8 @@ describe('pinnedTakeText', () => {
     const text = pinnedTakeText(lua, runId);
     assert.ok(lua.includes(RUN_ID_READ));
     assert.ok(!text.includes("redis.call('INFO'"), 'the copy reads no INFO');
-    assert.ok(text.includes(`local rid = '${runId}'`));
+    assert.ok(text.includes(`local function serverRunId()\n  return '${runId}'\nend`), 'the run id read (includes/server-run-id.lua) answers the constant');
+    assert.ok(text.includes('local rid = serverRunId()'));
     assert.equal(text.length, lua.length - RUN_ID_READ.length + runId.length + 2);
   });
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { expand, RangeQueue, rangeSize, totalSize, type Range } from '../../src/core/ranges.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 const filled = (...rs: Range[]) => {
   const q = new RangeQueue();
@@ -16,15 +16,34 @@ describe('range helpers', () => {
     assert.equal(rangeSize([1, 10]), 10);
     assert.equal(rangeSize([2 ** 53 - 10, 2 ** 53 - 1]), 10);
     assert.equal(totalSize([]), 0);
-    assert.equal(totalSize([[1, 10], [20, 20], [30, 39]]), 21);
+    assert.equal(
+      totalSize([
+        [1, 10],
+        [20, 20],
+        [30, 39],
+      ]),
+      21,
+    );
   });
 
   it('expands runs into their values, in order', () => {
     assert.deepEqual(expand([]), []);
     assert.deepEqual(expand([[3, 3]]), [3]);
-    assert.deepEqual(expand([[1, 3], [7, 9]]), [1, 2, 3, 7, 8, 9]);
+    assert.deepEqual(
+      expand([
+        [1, 3],
+        [7, 9],
+      ]),
+      [1, 2, 3, 7, 8, 9],
+    );
     assert.deepEqual(expand([[2 ** 53 - 3, 2 ** 53 - 1]]), [2 ** 53 - 3, 2 ** 53 - 2, 2 ** 53 - 1]);
-    assert.equal(expand([[1, 10000], [20001, 30000]]).length, 20000);
+    assert.equal(
+      expand([
+        [1, 10000],
+        [20001, 30000],
+      ]).length,
+      20000,
+    );
   });
 });
 
@@ -48,9 +67,15 @@ describe('RangeQueue', () => {
   it('takes across runs and gives at most what it holds', () => {
     const q = filled([1, 3], [10, 12], [20, 29]);
     assert.equal(q.size, 16);
-    assert.deepEqual(q.take(5), [[1, 3], [10, 11]]);
+    assert.deepEqual(q.take(5), [
+      [1, 3],
+      [10, 11],
+    ]);
     assert.equal(q.size, 11);
-    assert.deepEqual(q.take(100), [[12, 12], [20, 29]]);
+    assert.deepEqual(q.take(100), [
+      [12, 12],
+      [20, 29],
+    ]);
     assert.equal(q.size, 0);
   });
 
@@ -68,7 +93,10 @@ describe('RangeQueue', () => {
 
   it('keeps a gap between runs that do not touch', () => {
     const q = filled([1, 5], [7, 10]);
-    assert.deepEqual(q.take(10), [[1, 5], [7, 10]]);
+    assert.deepEqual(q.take(10), [
+      [1, 5],
+      [7, 10],
+    ]);
   });
 
   it('ignores empty runs', () => {
@@ -83,7 +111,14 @@ describe('RangeQueue', () => {
 
   it('refuses runs that do not lie above what it holds, and stays unchanged', () => {
     const q = filled([10, 20]);
-    for (const bad of [[5, 9], [10, 12], [20, 25], [15, 30], [1, 100], [20, 20]] as Range[]) {
+    for (const bad of [
+      [5, 9],
+      [10, 12],
+      [20, 25],
+      [15, 30],
+      [1, 100],
+      [20, 20],
+    ] as Range[]) {
       assert.throws(() => q.push(bad), RangeError, `${bad} after 10..20`);
       assert.equal(q.size, 11);
     }

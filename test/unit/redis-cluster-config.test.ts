@@ -46,6 +46,9 @@ describe('REDIS_CLUSTER_NODES', () => {
     assert.equal(loadConfig({ REDIS_CLUSTER_NODES: 'h:1', REDIS_URL: 'redis://h:6379/0' }).redisClusterNodes.length, 1);
     assert.equal(loadConfig({ REDIS_URL: 'redis://h:6379/2' }).redisClusterNodes.length, 0, 'a single server may use any database');
     // A malformed REDIS_URL is reported once, as before.
-    assert.deepEqual(problems({ REDIS_CLUSTER_NODES: 'h:1', REDIS_URL: 'nope' }).map((p) => p.split(' ')[0]), ['REDIS_URL']);
+    assert.deepEqual(
+      problems({ REDIS_CLUSTER_NODES: 'h:1', REDIS_URL: 'nope' }).map((p) => p.split(' ')[0]),
+      ['REDIS_URL'],
+    );
   });
 });

@@ -4,11 +4,20 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { localParts, periodOf, type LocalParts } from '../../src/core/period.js';
 import {
-  APP_NAME, compileTemplate, describeSeconds, isValidAppName, isValidSalt, MAX_TEMPLATE_LENGTH, render, SALT,
-  TemplateProblems, YEAR_SECONDS, type RuleLimits,
+  APP_NAME,
+  compileTemplate,
+  describeSeconds,
+  isValidAppName,
+  isValidSalt,
+  MAX_TEMPLATE_LENGTH,
+  render,
+  SALT,
+  TemplateProblems,
+  YEAR_SECONDS,
+  type RuleLimits,
 } from '../../src/core/rule-template.js';
 import { SpecProblems } from '../../src/core/tag-spec.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 const DAILY: RuleLimits = { minCounter: 0, maxCounter: 9999, resetSeconds: 86_400 };
 const NEVER: RuleLimits = { minCounter: 0, maxCounter: 9999, resetSeconds: 0 };
@@ -31,8 +40,18 @@ const one = (template: string, rule: RuleLimits = NEVER, counter = 42, salt = 'S
 
 describe('rule templates: tokens', () => {
   const cases: [token: string, rendered: string][] = [
-    ['{yyyy}', '2025'], ['{yy}', '25'], ['{year%10}', '5'], ['{year%100}', '25'], ['{MM}', '05'], ['{dd}', '14'],
-    ['{HH}', '09'], ['{mm}', '08'], ['{ss}', '07'], ['{SSS}', '006'], ['{salt}', 'S'], ['{app}', 'app'],
+    ['{yyyy}', '2025'],
+    ['{yy}', '25'],
+    ['{year%10}', '5'],
+    ['{year%100}', '25'],
+    ['{MM}', '05'],
+    ['{dd}', '14'],
+    ['{HH}', '09'],
+    ['{mm}', '08'],
+    ['{ss}', '07'],
+    ['{SSS}', '006'],
+    ['{salt}', 'S'],
+    ['{app}', 'app'],
   ];
   for (const [token, rendered] of cases) {
     it(`renders ${token}`, () => assert.equal(one(`${token}-{counter:4}`), `${rendered}-0042`));
@@ -157,8 +176,12 @@ describe('rule templates: validation', () => {
   it('checks the rule numbers', () => {
     assert.deepEqual(problems('{counter}', { minCounter: -1, maxCounter: 10, resetSeconds: 0 }), ['min_counter must be an integer from 0 to 9007199254740991']);
     assert.deepEqual(problems('{counter}', { minCounter: 5, maxCounter: 4, resetSeconds: 0 }), ['max_counter must not be below min_counter']);
-    assert.deepEqual(problems('{counter}', { minCounter: 0, maxCounter: 2 ** 53, resetSeconds: 0 }), ['max_counter must be an integer from 0 to 9007199254740991']);
-    assert.deepEqual(problems('{counter}', { minCounter: 0, maxCounter: 9, resetSeconds: 1.5 }), ['reset_seconds must be a whole number of seconds, 0 or more']);
+    assert.deepEqual(problems('{counter}', { minCounter: 0, maxCounter: 2 ** 53, resetSeconds: 0 }), [
+      'max_counter must be an integer from 0 to 9007199254740991',
+    ]);
+    assert.deepEqual(problems('{counter}', { minCounter: 0, maxCounter: 9, resetSeconds: 1.5 }), [
+      'reset_seconds must be a whole number of seconds, 0 or more',
+    ]);
     assert.deepEqual(problems('{counter}', { minCounter: 0, maxCounter: 9, resetSeconds: -1 }), ['reset_seconds must be a whole number of seconds, 0 or more']);
   });
 

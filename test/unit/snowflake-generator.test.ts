@@ -4,6 +4,7 @@
 // or before the lease floor; a new lease generation restarts from its own floor.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock, type Clock } from '../../src/core/clock.js';
 import { DEFAULT_EPOCH_MS, PRESETS, decode, encode, type SnowflakeLayout } from '../../src/core/snowflake-layout.js';
 import { IdmintError } from '../../src/errors.js';
@@ -15,7 +16,6 @@ const L = PRESETS.snowflake;
 const T = Date.UTC(2025, 0, 1);
 const units = (ms: number) => ms - DEFAULT_EPOCH_MS;
 const MAX_BACK = 10;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function lease(over: Partial<Lease> = {}): Lease {
   return { bits: 10, workerId: 7, floorMs: 0, deadlineMs: Number.POSITIVE_INFINITY, generation: 1, issuedMaxMs: 0, unguardedFloorMs: 0, ...over };
@@ -39,7 +39,10 @@ function leasesOf(...seq: (Lease | Error)[]): LeaseManager & { calls: number } {
 /** A promise's state without waiting for it. */
 function track<T>(p: Promise<T>): { readonly done: boolean; readonly p: Promise<T> } {
   const s = { done: false, p };
-  p.then(() => (s.done = true), () => (s.done = true));
+  p.then(
+    () => (s.done = true),
+    () => (s.done = true),
+  );
   return s;
 }
 
@@ -54,10 +57,11 @@ async function rejectsWith(p: Promise<unknown>, code: string): Promise<IdmintErr
   assert.fail(`expected ${code}, but IDs were issued`);
 }
 
-const parts = (l: SnowflakeLayout, ids: bigint[]) => ids.map((id) => {
-  const d = decode(l, id);
-  return [d.time, d.workerId, d.sequence];
-});
+const parts = (l: SnowflakeLayout, ids: bigint[]) =>
+  ids.map((id) => {
+    const d = decode(l, id);
+    return [d.time, d.workerId, d.sequence];
+  });
 
 function assertIncreasing(ids: bigint[]): void {
   for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `ID ${i} (${ids[i]}) is not above ${ids[i - 1]}`);
@@ -69,15 +73,24 @@ describe('SnowflakeGenerator', () => {
     const l = lease();
     const g = new SnowflakeGenerator(L, leasesOf(l), clock, MAX_BACK);
     const a = await g.take(5);
-    assert.deepEqual(parts(L, a), [0, 1, 2, 3, 4].map((s) => [units(T), 7, s]));
+    assert.deepEqual(
+      parts(L, a),
+      [0, 1, 2, 3, 4].map((s) => [units(T), 7, s]),
+    );
     const b = await g.take(1);
     assert.deepEqual(parts(L, b), [[units(T), 7, 5]]);
     clock.advance(1);
     const c = await g.take(3);
-    assert.deepEqual(parts(L, c), [0, 1, 2].map((s) => [units(T + 1), 7, s]));
+    assert.deepEqual(
+      parts(L, c),
+      [0, 1, 2].map((s) => [units(T + 1), 7, s]),
+    );
     clock.advance(250);
     const d = await g.take(2);
-    assert.deepEqual(parts(L, d), [[units(T + 251), 7, 0], [units(T + 251), 7, 1]]);
+    assert.deepEqual(parts(L, d), [
+      [units(T + 251), 7, 0],
+      [units(T + 251), 7, 1],
+    ]);
     assertIncreasing([...a, ...b, ...c, ...d]);
     assert.equal(l.issuedMaxMs, T + 251, 'the lease records the latest ms issued at');
     assert.deepEqual(g.events, { backwards: 0, waits: 0 });
@@ -129,7 +142,10 @@ describe('SnowflakeGenerator', () => {
     // Once the clock is back, IDs continue above everything issued before.
     clock.set(T);
     const after = await g.take(2);
-    assert.deepEqual(parts(L, after), [[units(T), 7, 3], [units(T), 7, 4]]);
+    assert.deepEqual(parts(L, after), [
+      [units(T), 7, 3],
+      [units(T), 7, 4],
+    ]);
     assertIncreasing([...before, ...after]);
   });
 
@@ -147,9 +163,16 @@ describe('SnowflakeGenerator', () => {
     clock.advance(1);
     const ids = await t.p;
     assert.deepEqual(parts(small, ids), [
-      [units(T), 7, 0], [units(T), 7, 1], [units(T), 7, 2], [units(T), 7, 3],
-      [units(T + 1), 7, 0], [units(T + 1), 7, 1], [units(T + 1), 7, 2], [units(T + 1), 7, 3],
-      [units(T + 2), 7, 0], [units(T + 2), 7, 1],
+      [units(T), 7, 0],
+      [units(T), 7, 1],
+      [units(T), 7, 2],
+      [units(T), 7, 3],
+      [units(T + 1), 7, 0],
+      [units(T + 1), 7, 1],
+      [units(T + 1), 7, 2],
+      [units(T + 1), 7, 3],
+      [units(T + 2), 7, 0],
+      [units(T + 2), 7, 1],
     ]);
     assertIncreasing(ids);
     assert.equal(g.events.backwards, 0);
@@ -166,8 +189,19 @@ describe('SnowflakeGenerator', () => {
     const ids = await g.take(6);
     const p = parts(L, ids);
     const underA = p.filter(([, w]) => w === 1);
-    assert.deepEqual(underA, [[units(T), 1, 0], [units(T + 1), 1, 0], [units(T + 2), 1, 0]], 'issued under the old lease up to its deadline only');
-    assert.ok(p.slice(3).every(([time, w]) => w === 2 && time > units(T + 3)), JSON.stringify(p));
+    assert.deepEqual(
+      underA,
+      [
+        [units(T), 1, 0],
+        [units(T + 1), 1, 0],
+        [units(T + 2), 1, 0],
+      ],
+      'issued under the old lease up to its deadline only',
+    );
+    assert.ok(
+      p.slice(3).every(([time, w]) => w === 2 && time > units(T + 3)),
+      JSON.stringify(p),
+    );
     assert.equal(src.calls, 2, 'asked for a lease again at the deadline');
     assertIncreasing(ids);
   });
@@ -210,7 +244,10 @@ describe('SnowflakeGenerator', () => {
     await sleep(40);
     assert.equal(t1.done, false, 'issued at the floor itself');
     clock.set(T + 6);
-    assert.deepEqual(parts(L, await t1.p), [[units(T + 6), 7, 0], [units(T + 6), 7, 1]]);
+    assert.deepEqual(parts(L, await t1.p), [
+      [units(T + 6), 7, 0],
+      [units(T + 6), 7, 1],
+    ]);
     assert.equal(g1.events.backwards, 0);
 
     // Floor far ahead (an earlier holder's horizon): UNAVAILABLE with a Retry-After, no ID.
@@ -234,12 +271,19 @@ describe('SnowflakeGenerator', () => {
     let current: Lease = gen1;
     const src = { get: async () => current } as unknown as LeaseManager;
     const g = new SnowflakeGenerator(L, src, clock, MAX_BACK);
-    assert.deepEqual(parts(L, await g.take(3)), [[units(T), 1, 0], [units(T), 1, 1], [units(T), 1, 2]]);
+    assert.deepEqual(parts(L, await g.take(3)), [
+      [units(T), 1, 0],
+      [units(T), 1, 1],
+      [units(T), 1, 2],
+    ]);
 
     // Another worker id whose floor is below what this generator issued at: its own sequence
     // space, so it starts the current tick at sequence 0 (the old state would give seq 3).
     current = lease({ workerId: 2, generation: 2, floorMs: T - 50 });
-    assert.deepEqual(parts(L, await g.take(2)), [[units(T), 2, 0], [units(T), 2, 1]]);
+    assert.deepEqual(parts(L, await g.take(2)), [
+      [units(T), 2, 0],
+      [units(T), 2, 1],
+    ]);
 
     // A new worker id whose floor lies ahead: wait past it, even though the clock is past
     // the old state.
@@ -278,7 +322,11 @@ describe('SnowflakeGenerator', () => {
     clock.set(T + 1000);
     const ids = await t.p;
     const s = (T - DEFAULT_EPOCH_MS) / 1000;
-    assert.deepEqual(parts(l, ids), [[s, 7, 0], [s, 7, 1], [s + 1, 7, 0]]);
+    assert.deepEqual(parts(l, ids), [
+      [s, 7, 0],
+      [s, 7, 1],
+      [s + 1, 7, 0],
+    ]);
   });
 });
 
@@ -297,7 +345,14 @@ describe('SnowflakeGenerator.takeOneNow (the synchronous path of the HTTP fast p
     assert.equal(g.takeOneNow(), undefined, 'no lease generation adopted yet: take() does that');
     const [first] = await g.take(1);
     const a = g.takeOneNow()!;
-    assert.deepEqual(parts(L, [first, a]), [[units(T), 7, 0], [units(T), 7, 1]], 'the next sequence of the same tick');
+    assert.deepEqual(
+      parts(L, [first, a]),
+      [
+        [units(T), 7, 0],
+        [units(T), 7, 1],
+      ],
+      'the next sequence of the same tick',
+    );
     clock.advance(1);
     const b = g.takeOneNow()!;
     assert.deepEqual(parts(L, [b]), [[units(T + 1), 7, 0]]);

@@ -4,7 +4,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  DEFAULT_EPOCH_MS, PRESETS, decode, encode, layoutProblems, maxSeq, maxWorkers, runsOutAt, toUnits, unitMs,
+  DEFAULT_EPOCH_MS,
+  PRESETS,
+  decode,
+  encode,
+  layoutProblems,
+  maxSeq,
+  maxWorkers,
+  runsOutAt,
+  toUnits,
+  unitMs,
   type SnowflakeLayout,
 } from '../../src/core/snowflake-layout.js';
 
@@ -68,7 +77,14 @@ describe('encode and decode', () => {
       const wMax = maxWorkers(l) - 1;
       const sMax = maxSeq(l);
       const cases: [number, number, number][] = [
-        [0, 0, 0], [tMax, wMax, sMax], [tMax, 0, 0], [0, wMax, 0], [0, 0, sMax], [1, 1, 1], [tMax, wMax, 0], [0, wMax, sMax],
+        [0, 0, 0],
+        [tMax, wMax, sMax],
+        [tMax, 0, 0],
+        [0, wMax, 0],
+        [0, 0, sMax],
+        [1, 1, 1],
+        [tMax, wMax, 0],
+        [0, wMax, sMax],
       ];
       for (const [t, w, s] of cases) {
         const id = encode(l, t, w, s);
@@ -119,7 +135,7 @@ describe('encode and decode', () => {
     const l = PRESETS.snowflake;
     const at = Date.parse('2024-05-06T07:08:09.123Z');
     const id = encode(l, toUnits(l, at), 5, 7);
-    assert.equal(id, ((BigInt(at - DEFAULT_EPOCH_MS) << 22n) | (5n << 12n) | 7n));
+    assert.equal(id, (BigInt(at - DEFAULT_EPOCH_MS) << 22n) | (5n << 12n) | 7n);
     const d = decode(l, id);
     assert.equal(d.timestamp.toISOString(), '2024-05-06T07:08:09.123Z');
     assert.equal(d.workerId, 5);

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { clamp, consumptionRate, nextStep, type StepInput } from '../../src/core/step.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 const base: StepInput = { takenSince: 0, elapsedMs: 0, currentStep: 1000, minStep: 100, maxStep: 100_000, targetSeconds: 60 };
 

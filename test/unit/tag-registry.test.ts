@@ -113,21 +113,49 @@ describe('tag registry: a change is seen by every request after it', () => {
     assert.equal(repo.reads.length, 3, 'served from the cache afterwards');
   });
 
-  it('changed() tells coalescers of an announced change until it is read', async () => {
+  it('changed() reads an announced change again and tells coalescers only what moves the counter', async () => {
     const { repo, sub, reg } = await setup();
     const first = reg.get('t3');
     repo.reads[0].answer(def('t3', 4));
     await first;
     assert.equal(reg.changed('t3', 4), false);
+
+    // An announcement alone: a read starts, and until it is back nothing is known to have moved.
     sub.deliver('t3');
-    assert.equal(reg.changed('t3', 4), true);
-    const g = reg.get('t3');
+    assert.equal(reg.changed('t3', 4), false, 'announced, not read yet');
+    assert.equal(repo.reads.length, 2, 'the announcement started a read');
+    assert.equal(reg.changed('t3', 4), false);
     await turns();
-    assert.equal(reg.changed('t3', 4), true, 'still changed while the read is in flight');
-    repo.reads[1].answer(def('t3', 5));
-    assert.equal((await g)?.epoch, 5);
+    assert.equal(repo.reads.length, 2, 'later calls join that read');
+    repo.reads[1].answer(def('t3', 4));
+    await turns();
+    assert.equal(reg.changed('t3', 4), false, 'same epoch, enabled: the waiting requests continue');
+
+    // A disable, then a new epoch, each once read.
+    sub.deliver('t3');
+    assert.equal(reg.changed('t3', 4), false);
+    repo.reads[2].answer(def('t3', 4, false));
+    await turns();
+    assert.equal(reg.changed('t3', 4), true, 'disabled');
+    sub.deliver('t3');
+    assert.equal(reg.changed('t3', 4), false);
+    repo.reads[3].answer(def('t3', 5));
+    await turns();
     assert.equal(reg.changed('t3', 4), true, 'another epoch');
     assert.equal(reg.changed('t3', 5), false);
+
+    // A read that fails leaves the last known definition in place (the refill wait's deadline
+    // decides); a deletion, once read, is a change.
+    sub.deliver('t3');
+    assert.equal(reg.changed('t3', 5), false);
+    repo.reads[4].fail(new Error('MySQL is away'));
+    await turns();
+    assert.equal(reg.changed('t3', 5), false, 'unknown: the last known definition serves');
+    sub.deliver('t3');
+    assert.equal(reg.changed('t3', 5), false);
+    repo.reads[5].answer(undefined);
+    await turns();
+    assert.equal(reg.changed('t3', 5), true, 'deleted');
   });
 
   it('reconnecting the subscriber marks every cached definition changed', async () => {

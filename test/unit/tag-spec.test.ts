@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MAX_COUNTER } from '../../src/core/layout.js';
 import { DEFAULTS, MODES, SERVED_MODES, specFromCreate, specFromUpdate, SpecProblems, specToJson, type TagSpec } from '../../src/core/tag-spec.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 /** The problems a body is refused with (fails when it is accepted). */
 function problems(fn: () => unknown): string[] {
@@ -192,11 +192,32 @@ describe('specFromCreate: snowflake tags', () => {
   });
 
   it('keeps segment fields and snowflake fields apart', () => {
-    for (const k of ['order', 'layout', 'shards', 'app_id', 'app_bits', 'step', 'min_step', 'max_step', 'target_seconds', 'prefetch', 'max_id_limit', 'node_block']) {
+    for (const k of [
+      'order',
+      'layout',
+      'shards',
+      'app_id',
+      'app_bits',
+      'step',
+      'min_step',
+      'max_step',
+      'target_seconds',
+      'prefetch',
+      'max_id_limit',
+      'node_block',
+    ]) {
       const v = { order: 'global', layout: 'plain' }[k] ?? 1;
       assert.ok(createProblems({ tag: 'a', mode: 'snowflake', [k]: v }).includes(`${k} applies to segment tags only`), k);
     }
-    for (const [k, v] of [['preset', 'uid'], ['epoch', 0], ['time_unit', 'ms'], ['time_bits', 41], ['worker_bits', 10], ['seq_bits', 12], ['force', true]] as const) {
+    for (const [k, v] of [
+      ['preset', 'uid'],
+      ['epoch', 0],
+      ['time_unit', 'ms'],
+      ['time_bits', 41],
+      ['worker_bits', 10],
+      ['seq_bits', 12],
+      ['force', true],
+    ] as const) {
       assert.deepEqual(createProblems({ tag: 'a', [k]: v }), [`${k} applies to snowflake tags only`], k);
     }
   });
@@ -223,9 +244,16 @@ describe('specFromCreate: snowflake tags', () => {
   it('refuses layout changes and segment fields on update', () => {
     const cur = specFromCreate({ tag: 'evt', mode: 'snowflake' });
     for (const k of ['preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force']) {
-      assert.deepEqual(problems(() => specFromUpdate(cur, { [k]: 1 })).filter((x) => x.startsWith(k)), [`${k} cannot be changed after creation`], k);
+      assert.deepEqual(
+        problems(() => specFromUpdate(cur, { [k]: 1 })).filter((x) => x.startsWith(k)),
+        [`${k} cannot be changed after creation`],
+        k,
+      );
     }
-    assert.deepEqual(problems(() => specFromUpdate(cur, { step: 10 })), ['step applies to segment tags only']);
+    assert.deepEqual(
+      problems(() => specFromUpdate(cur, { step: 10 })),
+      ['step applies to segment tags only'],
+    );
     assert.deepEqual(specFromUpdate(cur, { enabled: false, description: 'x' }), { ...cur, enabled: false, description: 'x' });
   });
 });
@@ -235,8 +263,29 @@ describe('specFromUpdate', () => {
   const updateProblems = (body: unknown) => problems(() => specFromUpdate(current, body));
 
   it('changes the mutable fields and keeps the rest', () => {
-    const s = specFromUpdate(current, { enabled: false, max_id_limit: '2000000', description: 'x', step: 300, min_step: 60, max_step: 20_000, target_seconds: 5, prefetch: 0.5, node_block: 77 });
-    assert.deepEqual(s, { ...current, enabled: false, maxIdLimit: '2000000', description: 'x', step: 300, minStep: 60, maxStep: 20_000, targetSeconds: 5, prefetch: 0.5, nodeBlock: 77 });
+    const s = specFromUpdate(current, {
+      enabled: false,
+      max_id_limit: '2000000',
+      description: 'x',
+      step: 300,
+      min_step: 60,
+      max_step: 20_000,
+      target_seconds: 5,
+      prefetch: 0.5,
+      node_block: 77,
+    });
+    assert.deepEqual(s, {
+      ...current,
+      enabled: false,
+      maxIdLimit: '2000000',
+      description: 'x',
+      step: 300,
+      minStep: 60,
+      maxStep: 20_000,
+      targetSeconds: 5,
+      prefetch: 0.5,
+      nodeBlock: 77,
+    });
     assert.deepEqual(specFromUpdate(current, {}), current);
     assert.equal(current.enabled, true, 'the current spec is not modified');
   });
@@ -264,7 +313,26 @@ describe('specFromUpdate', () => {
 describe('specToJson', () => {
   it('uses the wire names of create', () => {
     const j = specToJson(specFromCreate({ tag: 'user', layout: 'sharded', app_id: 3 }));
-    assert.deepEqual(Object.keys(j).sort(), ['app_bits', 'app_id', 'description', 'enabled', 'layout', 'max_id_limit', 'max_step', 'min_step', 'mode', 'node_block', 'offset', 'order', 'prefetch', 'shards', 'step', 'stride', 'tag', 'target_seconds']);
+    assert.deepEqual(Object.keys(j).sort(), [
+      'app_bits',
+      'app_id',
+      'description',
+      'enabled',
+      'layout',
+      'max_id_limit',
+      'max_step',
+      'min_step',
+      'mode',
+      'node_block',
+      'offset',
+      'order',
+      'prefetch',
+      'shards',
+      'step',
+      'stride',
+      'tag',
+      'target_seconds',
+    ]);
     assert.equal(j.app_id, 3);
     assert.equal(j.max_id_limit, String(MAX_COUNTER));
   });

@@ -5,11 +5,22 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
-  DEFAULT_MAX_DATAGRAM_BYTES, encodeReply, errorReply, errorReplyFor, MAX_JSON_DEPTH, monitorReply, parseRequest,
-  successReply, UDP_CODE_OF_ERROR, UDP_CODES, type ParseResult, type UdpReply, type UdpRequest,
+  DEFAULT_MAX_DATAGRAM_BYTES,
+  encodeReply,
+  errorReply,
+  errorReplyFor,
+  MAX_JSON_DEPTH,
+  monitorReply,
+  parseRequest,
+  successReply,
+  UDP_CODE_OF_ERROR,
+  UDP_CODES,
+  type ParseResult,
+  type UdpReply,
+  type UdpRequest,
 } from '../../src/core/udp-protocol.js';
 import { ERROR_CODES, IdmintError } from '../../src/errors.js';
-import { rng, SEED } from '../helpers/prng.js';
+import { rng, SEED } from '../../tools/prng.js';
 
 const MAX = DEFAULT_MAX_DATAGRAM_BYTES;
 const parse = (text: string | Buffer, max = MAX): ParseResult => parseRequest(typeof text === 'string' ? Buffer.from(text) : text, max);
@@ -136,7 +147,10 @@ describe('udp: errors', () => {
 
   it('answers an unknown action instead of guessing monitor', () => {
     const r = refused('{"action":"GET","rule_name":"r","app_name":"a","seq":1}');
-    assert.equal(wire(r), '{"action":"GET","app_name":"a","code":-4,"message":"unknown action \\"GET\\"; expected get, create or monitor","rule_name":"r","seq":1}');
+    assert.equal(
+      wire(r),
+      '{"action":"GET","app_name":"a","code":-4,"message":"unknown action \\"GET\\"; expected get, create or monitor","rule_name":"r","seq":1}',
+    );
     assert.equal(codeOf(refused('{"action":"__proto__","rule_name":"r","app_name":"a"}')), UDP_CODES.UNKNOWN_ACTION.code);
     assert.equal(codeOf(refused('{"action":"toString","rule_name":"r","app_name":"a"}')), UDP_CODES.UNKNOWN_ACTION.code);
   });
@@ -150,7 +164,10 @@ describe('udp: errors', () => {
 
   it('builds error replies for requests and for thrown errors', () => {
     const req = ok('{"action":"get","rule_name":"nope","app_name":"a","seq":"9"}');
-    assert.equal(wire(errorReply(req, 'UNKNOWN_RULE', 'no rule named "nope"')), '{"action":"get","app_name":"a","code":-1,"message":"no rule named \\"nope\\"","rule_name":"nope","seq":"9"}');
+    assert.equal(
+      wire(errorReply(req, 'UNKNOWN_RULE', 'no rule named "nope"')),
+      '{"action":"get","app_name":"a","code":-1,"message":"no rule named \\"nope\\"","rule_name":"nope","seq":"9"}',
+    );
     assert.equal(errorReply(req, 'UNAVAILABLE').message, UDP_CODES.UNAVAILABLE.meaning);
     assert.deepEqual(errorReply(null, 'INTERNAL', 'x'), { code: -9, message: 'x' });
     assert.equal(errorReplyFor(req, new IdmintError('ID_SPACE_EXHAUSTED', 'o2o reached max_counter 9999 today')).code, UDP_CODES.ID_SPACE_EXHAUSTED.code);
@@ -223,14 +240,16 @@ describe('udp: fuzz', () => {
     switch (r.int(0, 5)) {
       case 0: // random bytes
         return Buffer.from(Array.from({ length: r.int(0, 80) }, () => r.int(0, 255)));
-      case 1: { // flip bytes
+      case 1: {
+        // flip bytes
         const c = Buffer.from(b);
         for (let k = r.int(1, 4); k > 0; k--) c[r.int(0, c.length - 1)] = r.int(0, 255);
         return c;
       }
       case 2: // truncate
         return b.subarray(0, r.int(0, b.length));
-      case 3: { // splice junk tokens in
+      case 3: {
+        // splice junk tokens in
         let t = s;
         for (let k = r.int(1, 4); k > 0; k--) {
           const at = r.int(0, t.length);
@@ -241,9 +260,7 @@ describe('udp: fuzz', () => {
       case 4: // a random JSON value
         return Buffer.from(JSON.stringify(randomJson(0)) ?? 'null');
       default: // a valid request with one field replaced
-        return Buffer.from(
-          JSON.stringify({ ...(JSON.parse(s) as object), [r.pick(['action', 'rule_name', 'app_name', 'salt', 'seq'])]: randomJson(2) }),
-        );
+        return Buffer.from(JSON.stringify({ ...(JSON.parse(s) as object), [r.pick(['action', 'rule_name', 'app_name', 'salt', 'seq'])]: randomJson(2) }));
     }
   }
   function randomJson(depth: number): unknown {
@@ -262,9 +279,12 @@ describe('udp: fuzz', () => {
     for (let n = 0; n < 20_000; n++) {
       const buf = mutate(r.pick(VALID));
       let res: ParseResult;
-      assert.doesNotThrow(() => {
-        res = parseRequest(buf, r.pick([MAX, 64]));
-      }, `input ${buf.toString('hex')}`);
+      assert.doesNotThrow(
+        () => {
+          res = parseRequest(buf, r.pick([MAX, 64]));
+        },
+        `input ${buf.toString('hex')}`,
+      );
       res = res!;
       if (res.ok) {
         accepted++;

@@ -36,15 +36,21 @@ const body = {
 export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
   const { rt } = opts;
   const importer = new Importer({
-    pool: rt.pool, tags: rt.tags, segments: rt.segments, log: rt.log,
+    pool: rt.pool,
+    tags: rt.tags,
+    segments: rt.segments,
+    log: rt.log,
     announce: (tag) => rt.registry.announce(tag),
   });
   app.post<{ Body: Body }>('/v1/admin/import', { schema: { body } }, async (req) => {
     const b = req.body;
     if (b.system !== 'id_server' && (b.config_json !== undefined || b.lua_files !== undefined)) throw invalid('config_json and lua_files apply to id_server');
-    if (b.system === 'id_server' && b.config_json === undefined) throw invalid('id_server needs config_json (the text of its config.json) and lua_files (each Lua file it names, by that name)');
-    const files = b.config_json === undefined ? undefined
-      : { config: typeof b.config_json === 'string' ? b.config_json : JSON.stringify(b.config_json), lua: b.lua_files ?? {} };
+    if (b.system === 'id_server' && b.config_json === undefined)
+      throw invalid('id_server needs config_json (the text of its config.json) and lua_files (each Lua file it names, by that name)');
+    const files =
+      b.config_json === undefined
+        ? undefined
+        : { config: typeof b.config_json === 'string' ? b.config_json : JSON.stringify(b.config_json), lua: b.lua_files ?? {} };
     const out = await importer.run({ system: b.system, mysql: b.mysql, files, timeZone: b.time_zone, dryRun: b.dry_run, force: b.force });
     if (!out.dry_run) req.log.info({ system: out.system, tags: out.tags.map((t) => `${t.tag}:${t.action}`) }, 'import');
     return out;

@@ -62,12 +62,16 @@ export default async function adminPageRoute(app: FastifyInstance, opts: { confi
 
   await app.register(async (scope) => {
     scope.addHook('onRequest', adminGuard(opts.config.adminToken, opts.config.viewerToken));
-    scope.get('/v1/admin/session', {
-      schema: {
-        summary: 'The role of the credential sent: admin (everything) or viewer (reads only)',
-        security: [{ admin: [] }],
-        response: { 200: { type: 'object', properties: { role: { type: 'string', enum: ['admin', 'viewer'] } } } },
+    scope.get(
+      '/v1/admin/session',
+      {
+        schema: {
+          summary: 'The role of the credential sent: admin (everything) or viewer (reads only)',
+          security: [{ admin: [] }],
+          response: { 200: { type: 'object', properties: { role: { type: 'string', enum: ['admin', 'viewer'] } } } },
+        },
       },
-    }, async (req) => ({ role: adminRole(req) }));
+      async (req) => ({ role: adminRole(req) }),
+    );
   });
 }

@@ -31,9 +31,10 @@ export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Runtime
     const redis = rt.segments.names().map((name) => ({
       name,
       default: name === DEFAULT_REDIS,
-      address: name === DEFAULT_REDIS && rt.config.redisClusterNodes.length > 0
-        ? `cluster ${rt.config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}`
-        : where(rt.config.redisUrls[name]),
+      address:
+        name === DEFAULT_REDIS && rt.config.redisClusterNodes.length > 0
+          ? `cluster ${rt.config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}`
+          : where(rt.config.redisUrls[name]),
       status: rt.segments.connection(name).status,
       tags: counts.get(name) ?? 0,
     }));
@@ -42,10 +43,14 @@ export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Runtime
     return { redis, ...(unknown.length ? { unknown } : {}) };
   });
 
-  app.post<{ Params: { tag: string }; Body: { to: string; force?: boolean } }>('/v1/admin/tags/:tag/migrate', {
-    schema: { params: tagParam, body: moveBody },
-  }, async (req) => {
-    const r = await mover.move(req.params.tag, req.body.to, { force: req.body.force === true });
-    return { tag: r.tag, from: r.from, to: r.to, moved: r.moved, incarnation: r.epoch, paused_ms: r.pausedMs };
-  });
+  app.post<{ Params: { tag: string }; Body: { to: string; force?: boolean } }>(
+    '/v1/admin/tags/:tag/migrate',
+    {
+      schema: { params: tagParam, body: moveBody },
+    },
+    async (req) => {
+      const r = await mover.move(req.params.tag, req.body.to, { force: req.body.force === true });
+      return { tag: r.tag, from: r.from, to: r.to, moved: r.moved, incarnation: r.epoch, paused_ms: r.pausedMs };
+    },
+  );
 }

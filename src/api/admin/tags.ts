@@ -35,7 +35,12 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     if (body === null || typeof body !== 'object' || Array.isArray(body) || !('redis' in body)) return { redis: DEFAULT_REDIS, rest: body };
     const { redis, ...rest } = body as Record<string, unknown>;
     if (typeof redis !== 'string' || !rt.segments.has(redis)) {
-      throw invalid(`redis must name a configured Redis server: ${rt.segments.names().map((n) => `"${n}"`).join(', ')} (REDIS_URLS)`);
+      throw invalid(
+        `redis must name a configured Redis server: ${rt.segments
+          .names()
+          .map((n) => `"${n}"`)
+          .join(', ')} (REDIS_URLS)`,
+      );
     }
     if (redis !== DEFAULT_REDIS && (rest as { mode?: unknown }).mode === 'snowflake') {
       throw invalid('snowflake tags keep no state of their own in Redis: leave out redis');
@@ -53,10 +58,11 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
   });
 
   /** A tag's capacity, or null when it cannot be read now (the rest of the view still answers). */
-  const capacityOf = (t: StoredTag) => rt.capacity.ofTag(t).then(capacityJson, (err: Error) => {
-    app.log.warn({ tag: t.tag, err: err.message }, 'capacity of a tag could not be read');
-    return null;
-  });
+  const capacityOf = (t: StoredTag) =>
+    rt.capacity.ofTag(t).then(capacityJson, (err: Error) => {
+      app.log.warn({ tag: t.tag, err: err.message }, 'capacity of a tag could not be read');
+      return null;
+    });
 
   app.get('/v1/admin/tags', async () => {
     const tags = await rt.tags.list();
@@ -91,7 +97,13 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     // MySQL found behind Redis and raised by a refill (docs/GUARANTEES.md, "MySQL comes back behind").
     const r = await rt.counters.lastRegression(t.tag);
     const counterRegression = r && {
-      at: r.at, shard: r.shard, ...(r.scope ? { scope: r.scope } : {}), from: String(r.from), to: String(r.to), node: r.nodeId, count: r.count,
+      at: r.at,
+      shard: r.shard,
+      ...(r.scope ? { scope: r.scope } : {}),
+      from: String(r.from),
+      to: String(r.to),
+      node: r.nodeId,
+      count: r.count,
     };
     return { ...view(t), capacity: await capacityOf(t), state: { shards, ...(counterRegression ? { counter_regression: counterRegression } : {}) } };
   });
@@ -108,7 +120,9 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
 
   app.delete<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req, reply) => {
     const old = await rt.tags.remove(req.params.tag);
-    await rt.segments.reset(old.tag, old.epoch, old.redis).catch((err: Error) => req.log.warn({ err: err.message }, 'Redis state of a deleted tag left behind'));
+    await rt.segments
+      .reset(old.tag, old.epoch, old.redis)
+      .catch((err: Error) => req.log.warn({ err: err.message }, 'Redis state of a deleted tag left behind'));
     await rt.registry.announce(old.tag);
     req.log.info({ tag: old.tag }, 'tag deleted');
     return reply.code(204).send();

@@ -18,18 +18,22 @@ export async function adminTokenRoutes(app: FastifyInstance, opts: { rt: Runtime
     if (!(await rt.tags.get(tag))) throw new IdmintError('TAG_NOT_FOUND', `tag "${tag}" does not exist`);
   };
 
-  app.post<{ Params: { tag: string }; Body: { name?: string } }>('/v1/admin/tags/:tag/tokens', {
-    schema: {
-      params,
-      body: { type: 'object', additionalProperties: false, properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } } },
+  app.post<{ Params: { tag: string }; Body: { name?: string } }>(
+    '/v1/admin/tags/:tag/tokens',
+    {
+      schema: {
+        params,
+        body: { type: 'object', additionalProperties: false, properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } } },
+      },
     },
-  }, async (req, reply) => {
-    await mustExist(req.params.tag);
-    const t = await rt.tokens.create(req.params.tag, req.body?.name ?? 'client');
-    await rt.registry.announce(req.params.tag);
-    req.log.info({ tag: req.params.tag, tokenId: t.id, name: t.name }, 'client token created');
-    return reply.code(201).send({ id: t.id, name: t.name, token: t.token, created_at: t.createdAt });
-  });
+    async (req, reply) => {
+      await mustExist(req.params.tag);
+      const t = await rt.tokens.create(req.params.tag, req.body?.name ?? 'client');
+      await rt.registry.announce(req.params.tag);
+      req.log.info({ tag: req.params.tag, tokenId: t.id, name: t.name }, 'client token created');
+      return reply.code(201).send({ id: t.id, name: t.name, token: t.token, created_at: t.createdAt });
+    },
+  );
 
   app.get<{ Params: { tag: string } }>('/v1/admin/tags/:tag/tokens', { schema: { params } }, async (req) => {
     await mustExist(req.params.tag);
@@ -37,7 +41,8 @@ export async function adminTokenRoutes(app: FastifyInstance, opts: { rt: Runtime
   });
 
   app.delete<{ Params: { tag: string; id: number } }>('/v1/admin/tags/:tag/tokens/:id', { schema: { params } }, async (req, reply) => {
-    if (!(await rt.tokens.revoke(req.params.tag, req.params.id))) throw new IdmintError('NOT_FOUND', `tag "${req.params.tag}" has no live token ${req.params.id}`);
+    if (!(await rt.tokens.revoke(req.params.tag, req.params.id)))
+      throw new IdmintError('NOT_FOUND', `tag "${req.params.tag}" has no live token ${req.params.id}`);
     await rt.registry.announce(req.params.tag);
     req.log.info({ tag: req.params.tag, tokenId: req.params.id }, 'client token revoked');
     return reply.code(204).send();

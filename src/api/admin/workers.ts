@@ -37,7 +37,7 @@ export async function adminWorkerRoutes(app: FastifyInstance, opts: { rt: Runtim
           floor: new Date(l.floorMs).toISOString(),
         })),
         lease_events: rt.leases.events,
-        clock_events: rt.dispenser.clockEvents,
+        clock_events: rt.ids.clockEvents,
       },
     };
   });

@@ -1,24 +1,28 @@
 // The gRPC listener (GRPC_PORT): service idmint.v1.Ids of proto/idmint/v1/ids.proto over
-// @grpc/grpc-js, answering from the same dispenser as HTTP with the same fast paths, tokens,
+// @grpc/grpc-js, answering from the same ID service as HTTP with the same fast paths, tokens,
 // errors (as gRPC statuses, status.ts) and metrics. Closing stops accepting (GOAWAY), ends the
 // takes in flight at their next block, lets unary calls finish, and cuts what is left after a
 // grace period.
-import {
-  Server,
-  ServerCredentials,
-  type handleServerStreamingCall,
-  type handleUnaryCall,
-  type ServerWritableStream,
-} from '@grpc/grpc-js';
+import { Server, ServerCredentials, type handleServerStreamingCall, type handleUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import { IdmintError } from '../../errors.js';
-import type { Dispenser } from '../../service/dispenser.js';
-import type { Metrics } from '../../service/metrics.js';
+import type { IdService } from '../../service/id-service.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import { decodeId } from '../decode.js';
 import { noteFailure } from '../errors.js';
+import { shuttingDown } from '../id-route-spec.js';
 import { idsService } from './proto.js';
-import { checkTag, parseNext, parseTake, type DecodeRequest, type DecodeResponse, type NextRequest, type NextResponse, type TakeBlock, type TakeRequest } from './requests.js';
+import {
+  checkTag,
+  parseNext,
+  parseTake,
+  type DecodeRequest,
+  type DecodeResponse,
+  type NextRequest,
+  type NextResponse,
+  type TakeBlock,
+  type TakeRequest,
+} from './requests.js';
 import { grpcStatus, statusName } from './status.js';
 import { TakeCall } from './take-call.js';
 import type { TakeMessage } from '../ws/protocol.js';
@@ -30,7 +34,7 @@ export interface GrpcServer {
 }
 
 export interface GrpcDeps {
-  readonly dispenser: Dispenser;
+  readonly ids: IdService;
   readonly metrics: Metrics;
   readonly log: Logger;
   readonly config: Pick<Config, 'grpcPort' | 'host' | 'streamMaxCount' | 'streamMaxBlock' | 'streamMaxBufferBytes' | 'coalesceMax'>;
@@ -44,13 +48,11 @@ const NEXT = 'Next';
 const TAKE = 'Take';
 const DECODE = 'Decode';
 
-const shuttingDown = () => new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 });
-
 /** host:port for grpc-js, IPv6 hosts in brackets. */
 export const bindAddress = (host: string, port: number): string => `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
 export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
-  const { dispenser, metrics, log, config } = deps;
+  const { ids, metrics, log, config } = deps;
   let closing = false;
   const takes = new Set<TakeCall>();
   const limits = { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock };
@@ -74,17 +76,10 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     if (closing) return fail(shuttingDown());
     try {
       const { tag, count, opts } = parseNext(call.request, call.metadata);
-      if (count === 1) {
-        // The HTTP route's fast paths: an ID at hand in memory at once, a plain order-global
-        // tag through its coalescer with one promise.
-        const now = dispenser.idNow(tag, opts);
-        if (now !== undefined) return done([now]);
-        if (opts.key === undefined && opts.app === undefined && opts.salt === undefined) {
-          const later = dispenser.idGlobal(tag);
-          if (later !== undefined) return void later.then((id) => done([id]), fail);
-        }
-      }
-      dispenser.ids(tag, count, opts).then(done, fail);
+      // As the HTTP route: an ID at hand in memory is answered at once.
+      const got = ids.issue(tag, count, opts);
+      if (got instanceof Promise) got.then(done, fail);
+      else done(got);
     } catch (err) {
       fail(err);
     }
@@ -100,10 +95,13 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     } catch (err) {
       return fail(err);
     }
-    decodeId(dispenser, tag, call.request.id).then((d) => {
-      callback(null, d.mode === 'snowflake'
-        ? { mode: d.mode, id: d.id, snowflake: { timestamp: d.timestamp, time: String(d.time), worker_id: d.worker_id, sequence: d.sequence } }
-        : { mode: d.mode, id: d.id, segment: { seq: d.seq, shard: d.shard, app_id: d.app_id, stride: d.stride, offset: d.offset, counter: d.counter } });
+    decodeId(ids, tag, call.request.id).then((d) => {
+      callback(
+        null,
+        d.mode === 'snowflake'
+          ? { mode: d.mode, id: d.id, snowflake: { timestamp: d.timestamp, time: String(d.time), worker_id: d.worker_id, sequence: d.sequence } }
+          : { mode: d.mode, id: d.id, segment: { seq: d.seq, shard: d.shard, app_id: d.app_id, stride: d.stride, offset: d.offset, counter: d.counter } },
+      );
       metrics.observeGrpc(DECODE, 'OK', (performance.now() - start) / 1000);
     }, fail);
   };
@@ -126,28 +124,32 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     } catch (err) {
       return end(err);
     }
-    const session = new TakeCall(call as ServerWritableStream<TakeRequest, TakeBlock>, dispenser, {
+    const session = new TakeCall(call as ServerWritableStream<TakeRequest, TakeBlock>, ids, {
       maxBufferBytes: config.streamMaxBufferBytes,
       chunkIds: config.coalesceMax,
       closing: () => closing,
     });
     takes.add(session);
-    session.run(t).then(
-      (stopped) => {
-        if (stopped === 'cancelled') metrics.observeGrpc(TAKE, 'CANCELLED', (performance.now() - start) / 1000);
-        else end(stopped === 'closing' ? shuttingDown() : undefined);
-      },
-      (err: unknown) => {
-        if (call.cancelled) metrics.observeGrpc(TAKE, 'CANCELLED', (performance.now() - start) / 1000);
-        else end(err);
-      },
-    ).finally(() => takes.delete(session));
+    session
+      .run(t)
+      .then(
+        (stopped) => {
+          if (stopped === 'cancelled') metrics.observeGrpc(TAKE, 'CANCELLED', (performance.now() - start) / 1000);
+          else end(stopped === 'closing' ? shuttingDown() : undefined);
+        },
+        (err: unknown) => {
+          if (call.cancelled) metrics.observeGrpc(TAKE, 'CANCELLED', (performance.now() - start) / 1000);
+          else end(err);
+        },
+      )
+      .finally(() => takes.delete(session));
   };
 
   const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
   server.addService(idsService(), { Next: next, Take: take, Decode: decode });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(bindAddress(config.host, config.grpcPort), ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    server.bindAsync(bindAddress(config.host, config.grpcPort), ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   log.info({ port, host: config.host }, 'gRPC listener ready');
 
   let closed: Promise<void> | undefined;

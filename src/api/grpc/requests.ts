@@ -2,16 +2,41 @@
 // 64-bit integers decimal strings) and their validation, with the HTTP API's and the stream's
 // bounds. An empty string means absent, as proto3 cannot tell them apart.
 import type { Metadata } from '@grpc/grpc-js';
+import { TAG_NAME, TAG_NAME_CHARS } from '../../core/tag-name.js';
 import { invalid } from '../../errors.js';
-import type { IdOptions } from '../../service/dispenser.js';
+import type { IdOptions } from '../../service/id-options.js';
 import { DEFAULT_BLOCK, type StreamLimits, type TakeMessage } from '../ws/protocol.js';
 import { MAX_BATCH } from '../routes/ids.js';
 
-export interface NextRequest { tag: string; count: number; key: string; app: string; salt: string; token: string }
-export interface NextResponse { ids: string[] }
-export interface TakeRequest { tag: string; count: string; block: number; key: string; app: string; salt: string; token: string; ranges: boolean }
-export interface TakeBlock { ids?: string[]; ranges?: { first: string; last: string }[] }
-export interface DecodeRequest { tag: string; id: string }
+export interface NextRequest {
+  tag: string;
+  count: number;
+  key: string;
+  app: string;
+  salt: string;
+  token: string;
+}
+export interface NextResponse {
+  ids: string[];
+}
+export interface TakeRequest {
+  tag: string;
+  count: string;
+  block: number;
+  key: string;
+  app: string;
+  salt: string;
+  token: string;
+  ranges: boolean;
+}
+export interface TakeBlock {
+  ids?: string[];
+  ranges?: { first: string; last: string }[];
+}
+export interface DecodeRequest {
+  tag: string;
+  id: string;
+}
 export interface DecodeResponse {
   mode: string;
   id: string;
@@ -19,11 +44,10 @@ export interface DecodeResponse {
   snowflake?: { timestamp: string; time: string; worker_id: number; sequence: number };
 }
 
-const TAG = /^[A-Za-z0-9_.-]{1,64}$/;
 const MAX_TOKEN = 512;
 
 export function checkTag(tag: string): string {
-  if (!TAG.test(tag)) throw invalid('tag must match [A-Za-z0-9_.-]{1,64}');
+  if (!TAG_NAME.test(tag)) throw invalid(`tag must match ${TAG_NAME_CHARS}`);
   return tag;
 }
 

@@ -9,7 +9,7 @@ import { RangeQueue } from '../../core/ranges.js';
 import { decimalRuns, idsFromRuns } from '../ws/encode.js';
 import type { TakeMessage } from '../ws/protocol.js';
 import { openSource, takeChunks, type Chunk } from '../ws/sources.js';
-import type { Dispenser } from '../../service/dispenser.js';
+import type { IdService } from '../../service/id-service.js';
 import type { TakeBlock, TakeRequest } from './requests.js';
 
 /** A gRPC client's default limit on a received message is 4 MiB: blocks stay below it. */
@@ -23,7 +23,7 @@ export interface TakeCallOptions {
   readonly closing: () => boolean;
 }
 
-/** Why a take stopped before its last block without an error of the dispenser. */
+/** Why a take stopped before its last block without an error of the ID service. */
 export type Stopped = 'cancelled' | 'closing';
 
 /** The serialized size of a block of string IDs (tag, length and bytes per ID). */
@@ -44,7 +44,7 @@ export class TakeCall {
 
   constructor(
     private readonly call: ServerWritableStream<TakeRequest, TakeBlock>,
-    private readonly dispenser: Dispenser,
+    private readonly ids: IdService,
     private readonly opts: TakeCallOptions,
   ) {
     call.on('cancelled', this.wake);
@@ -84,9 +84,9 @@ export class TakeCall {
     return undefined;
   }
 
-  /** Serves the take; resolves when every block was written, or with why it stopped. Errors of the dispenser reject. */
+  /** Serves the take; resolves when every block was written, or with why it stopped. Errors of the ID service reject. */
   async run(t: TakeMessage): Promise<Stopped | undefined> {
-    const source = await openSource(this.dispenser, t);
+    const source = await openSource(this.ids, t);
     for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.stopped !== undefined)) {
       const e = await this.emit(t, chunk);
       if (e !== undefined) return e;

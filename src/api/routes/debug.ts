@@ -64,9 +64,8 @@ export async function debugRoutes(app: FastifyInstance, opts: { rt: Runtime }): 
       for (const lease of rt.leases.held()) {
         if (bits !== undefined && lease.bits !== bits) continue;
         lease.deadlineMs = 0;
-        // The lease key as src/store/redis/leases.ts names it: "<space base>w:<id>". Deleted only
-        // while it is still this process's (the value starts with the node id).
-        const key = `${rt.keys.workerSpace(lease.bits)}w:${lease.workerId}`;
+        // Deleted only while it is still this process's (the value starts with the node id).
+        const key = rt.keys.workerLease(lease.bits, lease.workerId);
         const value = await rt.redis.get(key);
         const ours = value !== null && value.split(' ')[0] === rt.config.nodeId;
         if (ours) await rt.redis.del(key);

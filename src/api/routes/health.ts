@@ -9,6 +9,8 @@ export async function healthRoutes(app: FastifyInstance, opts: { rt: Runtime }):
   app.get('/healthz', async () => ({ status: 'ok', node: rt.config.nodeId }));
   app.get('/readyz', async (_req, reply) => {
     const r = await readiness(rt);
-    return reply.code(r.ready ? 200 : 503).send({ status: r.ready ? 'ready' : 'not ready', degraded: r.degraded, checks: r.checks, redis_servers: r.redisServers });
+    return reply
+      .code(r.ready ? 200 : 503)
+      .send({ status: r.ready ? 'ready' : 'not ready', degraded: r.degraded, checks: r.checks, redis_servers: r.redisServers });
   });
 }

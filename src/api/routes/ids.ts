@@ -1,8 +1,9 @@
 // The ID routes: one ID, a batch, decoding, and Leaf's plain-text route.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalid } from '../../errors.js';
-import type { Dispenser } from '../../service/dispenser.js';
+import type { IdService } from '../../service/id-service.js';
 import { decodeId } from '../decode.js';
+import { clientToken, ID_ROUTE, TEXT_TYPE, wantsText } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
 
 const keyQuery = {
@@ -12,76 +13,86 @@ const keyQuery = {
 } as const;
 export const MAX_BATCH = 10000;
 
-interface TagParams { tag: string }
-interface KeyQuery { key?: string; app?: string; salt?: string }
-
-/** A client token: `Authorization: Bearer <token>` or `X-Idmint-Token: <token>`. */
-function clientToken(req: FastifyRequest): string | undefined {
-  const x = req.headers['x-idmint-token'];
-  if (typeof x === 'string') return x;
-  const a = req.headers.authorization;
-  return typeof a === 'string' && a.startsWith('Bearer ') ? a.slice(7).trim() : undefined;
+interface TagParams {
+  tag: string;
+}
+interface KeyQuery {
+  key?: string;
+  app?: string;
+  salt?: string;
 }
 
-function wantsText(req: FastifyRequest): boolean {
-  const a = req.headers.accept;
-  return typeof a === 'string' && a.startsWith('text/plain');
-}
+type OneRequest = FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>;
 
-export async function idRoutes(app: FastifyInstance, opts: { dispenser: Dispenser }): Promise<void> {
-  const { dispenser } = opts;
+export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): Promise<void> {
+  const { ids } = opts;
 
-  const one = async (req: FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>) =>
-    (await dispenser.ids(req.params.tag, 1, { ...req.query, token: clientToken(req) }))[0];
+  /** One ID: at once when the service answers from memory, else a promise. */
+  const one = (req: OneRequest) => ids.issue(req.params.tag, 1, { ...req.query, token: clientToken(req.headers) });
 
-  app.get<{ Params: TagParams; Querystring: KeyQuery }>('/v1/id/:tag', {
-    schema: {
-      params: tagParam,
-      querystring: { type: 'object', properties: keyQuery, additionalProperties: false },
-      response: { 200: { type: 'object', properties: { id: { type: 'string' } } } },
-    },
-  }, (req, reply) => {
-    // order node: served from memory without a promise when the ID is at hand.
-    const send = (id: string) => (wantsText(req) ? reply.type('text/plain').send(id) : reply.send({ id }));
-    const fast = dispenser.idNow(req.params.tag, { ...req.query, token: clientToken(req) });
-    if (fast !== undefined) {
-      send(fast);
-      return;
-    }
-    one(req).then(send, (err: unknown) => reply.send(err));
-  });
-
-  app.get<{ Params: TagParams; Querystring: KeyQuery & { count: number } }>('/v1/ids/:tag', {
-    schema: {
-      params: tagParam,
-      querystring: {
-        type: 'object',
-        required: ['count'],
-        properties: { ...keyQuery, count: { type: 'integer', minimum: 1, maximum: MAX_BATCH } },
-        additionalProperties: false,
+  // The route spec (path, tag, negotiation, token, closing answer) is shared with the
+  // pre-router path: id-route-spec.ts.
+  app.get<{ Params: TagParams; Querystring: KeyQuery }>(
+    ID_ROUTE,
+    {
+      schema: {
+        params: tagParam,
+        querystring: { type: 'object', properties: keyQuery, additionalProperties: false },
+        response: { 200: { type: 'object', properties: { id: { type: 'string' } } } },
       },
-      response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
     },
-  }, async (req) => ({ ids: await dispenser.ids(req.params.tag, req.query.count, { ...req.query, token: clientToken(req) }) }));
+    (req, reply) => {
+      const send = (got: string[]) => (wantsText(req.headers.accept) ? reply.type(TEXT_TYPE).send(got[0]) : reply.send({ id: got[0] }));
+      // Served from memory without a promise when the ID is at hand.
+      const got = one(req);
+      if (got instanceof Promise) got.then(send, (err: unknown) => reply.send(err));
+      else send(got);
+    },
+  );
+
+  app.get<{ Params: TagParams; Querystring: KeyQuery & { count: number } }>(
+    '/v1/ids/:tag',
+    {
+      schema: {
+        params: tagParam,
+        querystring: {
+          type: 'object',
+          required: ['count'],
+          properties: { ...keyQuery, count: { type: 'integer', minimum: 1, maximum: MAX_BATCH } },
+          additionalProperties: false,
+        },
+        response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
+      },
+    },
+    async (req) => ({ ids: await ids.issue(req.params.tag, req.query.count, { ...req.query, token: clientToken(req.headers) }) }),
+  );
 
   // Leaf-compatible: the bare ID as text.
   for (const mode of ['segment', 'snowflake'] as const) {
-    app.get<{ Params: TagParams; Querystring: KeyQuery }>(`/api/${mode}/get/:tag`, {
-      schema: { params: tagParam, querystring: { type: 'object', properties: keyQuery } },
-    }, async (req, reply: FastifyReply) => {
-      const tag = await dispenser.resolve(req.params.tag);
-      if (tag.mode !== mode) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; use /api/${tag.mode}/get/${tag.tag}`);
-      return reply.type('text/plain').send(await one(req));
-    });
+    app.get<{ Params: TagParams; Querystring: KeyQuery }>(
+      `/api/${mode}/get/:tag`,
+      {
+        schema: { params: tagParam, querystring: { type: 'object', properties: keyQuery } },
+      },
+      async (req, reply: FastifyReply) => {
+        const tag = await ids.resolve(req.params.tag);
+        if (tag.mode !== mode) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; use /api/${tag.mode}/get/${tag.tag}`);
+        return reply.type('text/plain').send((await one(req))[0]);
+      },
+    );
   }
 
-  app.get<{ Params: TagParams & { id: string } }>('/v1/decode/:tag/:id', {
-    schema: {
-      params: {
-        type: 'object',
-        required: ['tag', 'id'],
-        properties: { ...tagParam.properties, id: { type: 'string', pattern: '^[0-9]{1,19}$' } },
+  app.get<{ Params: TagParams & { id: string } }>(
+    '/v1/decode/:tag/:id',
+    {
+      schema: {
+        params: {
+          type: 'object',
+          required: ['tag', 'id'],
+          properties: { ...tagParam.properties, id: { type: 'string', pattern: '^[0-9]{1,19}$' } },
+        },
       },
     },
-  }, async (req) => decodeId(dispenser, req.params.tag, req.params.id));
+    async (req) => decodeId(ids, req.params.tag, req.params.id),
+  );
 }

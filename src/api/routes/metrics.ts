@@ -1,8 +1,8 @@
-// GET /metrics: the Prometheus metrics of this process (src/service/metrics.ts), or, in a
+// GET /metrics: the Prometheus metrics of this process (src/metrics/metrics.ts), or, in a
 // serving process of `serve --processes N`, of all N processes (cluster-metrics.ts).
 import type { FastifyInstance } from 'fastify';
 import { IdmintError } from '../../errors.js';
-import type { Metrics } from '../../service/metrics.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import { clusterMetricsClient, inProcessGroup } from '../cluster-metrics.js';
 
 export async function metricsRoutes(app: FastifyInstance, opts: { metrics: Metrics }): Promise<void> {

@@ -3,15 +3,25 @@
 // nextSegmentIdSimple, GET or POST, parameters in the query string or a form body. Answers
 // are Tinyid's bytes: always 200, {"data":...,"code":200,"message":""} or code 5 (token) /
 // 6 (any other failure), and the Simple routes answer "" on every failure. IDs come from the
-// dispenser, out of the same counter as every other route of the tag. See docs/TINYID.md.
+// ID service, out of the same counter as every other route of the tag. See docs/TINYID.md.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { TAG_NAME } from '../../core/spec-problems.js';
+import { TAG_NAME } from '../../core/tag-name.js';
 import {
-  bindInteger, BindError, longestRun, responseJson, segmentJson, segmentOfRun, segmentText,
-  TINYID_BATCH_MAX, TINYID_SYS_ERR_CODE, TINYID_TOKEN_ERR, type TinyidSegment,
+  bindInteger,
+  BindError,
+  longestRun,
+  responseJson,
+  segmentJson,
+  segmentOfRun,
+  segmentText,
+  TINYID_BATCH_MAX,
+  TINYID_SYS_ERR_CODE,
+  TINYID_TOKEN_ERR,
+  type TinyidSegment,
 } from '../../core/tinyid.js';
 import { IdmintError } from '../../errors.js';
-import { Dispenser } from '../../service/dispenser.js';
+import { authorize } from '../../service/client-tokens.js';
+import type { IdService } from '../../service/id-service.js';
 import type { StoredTag } from '../../store/mysql/tags-repo.js';
 
 const PREFIX = '/tinyid/id/';
@@ -43,7 +53,9 @@ function batchOf(p: Params): number {
 /** Spring Boot 1.5's error body for a parameter that does not bind (answered 400). */
 function bindFailure(reply: FastifyReply, req: FastifyRequest, err: BindError): FastifyReply {
   const body = {
-    timestamp: Date.now(), status: 400, error: 'Bad Request',
+    timestamp: Date.now(),
+    status: 400,
+    error: 'Bad Request',
     exception: 'org.springframework.web.method.annotation.MethodArgumentTypeMismatchException',
     message: `Failed to convert value of type 'java.lang.String' to required type 'java.lang.Integer'; nested exception is java.lang.NumberFormatException: ${err.message}`,
     path: req.url.split('?')[0],
@@ -51,8 +63,8 @@ function bindFailure(reply: FastifyReply, req: FastifyRequest, err: BindError): 
   return reply.code(400).type(JSON_TYPE).send(JSON.stringify(body));
 }
 
-export async function tinyidRoutes(app: FastifyInstance, opts: { dispenser: Dispenser }): Promise<void> {
-  const { dispenser } = opts;
+export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService }): Promise<void> {
+  const { ids: service } = opts;
   // Any body is accepted and read as a form (Tinyid's client POSTs an empty form); nothing is
   // refused for its content type, as a servlet would not.
   app.removeAllContentTypeParsers();
@@ -65,10 +77,11 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { dispenser: Disp
    */
   async function visit(bizType: string | undefined, token: string | undefined): Promise<StoredTag | undefined> {
     if (bizType === undefined || !TAG_NAME.test(bizType)) return undefined;
-    const tag = await dispenser.registry.get(bizType);
+    // Enabled or not: a disabled tag passes the check and is refused with its reason.
+    const tag = await service.definition(bizType);
     if (!tag) return undefined;
     try {
-      Dispenser.authorize(tag, token);
+      authorize(tag, token);
     } catch {
       return undefined;
     }
@@ -83,10 +96,10 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { dispenser: Disp
   async function ids(tag: StoredTag, n: number, token: string | undefined): Promise<string[]> {
     plainSegment(tag);
     if (n <= 0) {
-      await dispenser.resolve(tag.tag); // a disabled tag still fails
+      await service.resolve(tag.tag); // a disabled tag still fails
       return [];
     }
-    return dispenser.ids(tag.tag, n, { token });
+    return service.issue(tag.tag, n, { token });
   }
 
   async function segment(tag: StoredTag, token: string | undefined): Promise<TinyidSegment> {
@@ -94,11 +107,13 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { dispenser: Disp
     // A segment is served by the client from its memory, long after it was taken: IDs answered
     // meanwhile by idmint are higher. Only order node promises no more than that.
     if (tag.order !== 'node') {
-      throw new Refused(`tag "${tag.tag}" has order global: a segment held by a client would issue IDs below ones answered after it; nextSegmentId serves order node tags`);
+      throw new Refused(
+        `tag "${tag.tag}" has order global: a segment held by a client would issue IDs below ones answered after it; nextSegmentId serves order node tags`,
+      );
     }
     // Straight from Redis (one take), as a process fills its own block: one run but where a
     // segment of idmint ends.
-    const issued = await dispenser.take(tag.tag, tag.nodeBlock, undefined, token, true);
+    const issued = await service.takeRuns(tag.tag, tag.nodeBlock, { token }, true);
     return segmentOfRun(issued.tag, longestRun(issued.runs), issued.tag.prefetch);
   }
 
@@ -109,73 +124,56 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { dispenser: Disp
     return e.message;
   };
 
-  const route = (name: string, handler: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>) =>
-    app.route({ method: ['GET', 'POST'], url: `${PREFIX}${name}`, handler });
+  /**
+   * Tinyid's routes come in pairs that read the same parameters and differ only in how they
+   * answer: `<name>` as Tinyid's JSON response, `<name>Simple` as bare text ("" on any
+   * failure). `serve` answers a visit that passed the token check.
+   */
+  function pair<T>(
+    name: string,
+    batch: boolean,
+    serve: (tag: StoredTag, n: number, token: string | undefined) => Promise<T>,
+    json: (v: T) => string,
+    text: (v: T) => string,
+  ): void {
+    for (const simple of [false, true]) {
+      const route = simple ? `${name}Simple` : name;
+      app.route({
+        method: ['GET', 'POST'],
+        url: `${PREFIX}${route}`,
+        handler: async (req, reply) => {
+          const p = paramsOf(req);
+          let n = 1;
+          if (batch) {
+            try {
+              n = batchOf(p);
+            } catch (err) {
+              return bindFailure(reply, req, err as BindError);
+            }
+          }
+          const token = p('token');
+          let body: string;
+          try {
+            const tag = await visit(p('bizType'), token);
+            // Tinyid answers "" for an empty batch too (its join fails on no IDs).
+            if (simple) body = tag && n > 0 ? text(await serve(tag, n, token)) : '';
+            else body = tag ? responseJson(json(await serve(tag, n, token))) : responseJson('null', TINYID_TOKEN_ERR.code, TINYID_TOKEN_ERR.message);
+          } catch (err) {
+            const message = failed(req, route, err);
+            body = simple ? '' : responseJson('null', TINYID_SYS_ERR_CODE, message);
+          }
+          return reply.type(simple ? TEXT_TYPE : JSON_TYPE).send(body);
+        },
+      });
+    }
+  }
 
-  route('nextId', async (req, reply) => {
-    const p = paramsOf(req);
-    let n: number;
-    try {
-      n = batchOf(p);
-    } catch (err) {
-      return bindFailure(reply, req, err as BindError);
-    }
-    const token = p('token');
-    let body: string;
-    try {
-      const tag = await visit(p('bizType'), token);
-      if (!tag) body = responseJson('null', TINYID_TOKEN_ERR.code, TINYID_TOKEN_ERR.message);
-      else body = responseJson(`[${(await ids(tag, n, token)).join(',')}]`);
-    } catch (err) {
-      body = responseJson('null', TINYID_SYS_ERR_CODE, failed(req, 'nextId', err));
-    }
-    return reply.type(JSON_TYPE).send(body);
-  });
-
-  route('nextIdSimple', async (req, reply) => {
-    const p = paramsOf(req);
-    let n: number;
-    try {
-      n = batchOf(p);
-    } catch (err) {
-      return bindFailure(reply, req, err as BindError);
-    }
-    const token = p('token');
-    let body = '';
-    try {
-      const tag = await visit(p('bizType'), token);
-      // Tinyid answers "" for an empty batch too (its join fails on no IDs).
-      if (tag && n > 0) body = (await ids(tag, n, token)).join(',');
-    } catch (err) {
-      failed(req, 'nextIdSimple', err);
-    }
-    return reply.type(TEXT_TYPE).send(body);
-  });
-
-  route('nextSegmentId', async (req, reply) => {
-    const p = paramsOf(req);
-    const token = p('token');
-    let body: string;
-    try {
-      const tag = await visit(p('bizType'), token);
-      if (!tag) body = responseJson('null', TINYID_TOKEN_ERR.code, TINYID_TOKEN_ERR.message);
-      else body = responseJson(segmentJson(await segment(tag, token)));
-    } catch (err) {
-      body = responseJson('null', TINYID_SYS_ERR_CODE, failed(req, 'nextSegmentId', err));
-    }
-    return reply.type(JSON_TYPE).send(body);
-  });
-
-  route('nextSegmentIdSimple', async (req, reply) => {
-    const p = paramsOf(req);
-    const token = p('token');
-    let body = '';
-    try {
-      const tag = await visit(p('bizType'), token);
-      if (tag) body = segmentText(await segment(tag, token));
-    } catch (err) {
-      failed(req, 'nextSegmentIdSimple', err);
-    }
-    return reply.type(TEXT_TYPE).send(body);
-  });
+  pair(
+    'nextId',
+    true,
+    ids,
+    (v) => `[${v.join(',')}]`,
+    (v) => v.join(','),
+  );
+  pair('nextSegmentId', false, (tag, _n, token) => segment(tag, token), segmentJson, segmentText);
 }

@@ -7,7 +7,7 @@ import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { encodeReply, errorReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply, type UdpRequest } from '../../core/udp-protocol.js';
-import type { Dispenser } from '../../service/dispenser.js';
+import type { IdService } from '../../service/id-service.js';
 
 export interface UdpServer {
   readonly port: number;
@@ -37,7 +37,7 @@ export function replyDatagram(reply: UdpReply): Buffer {
  * The reply to one datagram: at once when it can be given from memory (a refusal, or an ID of
  * a cached definition this process holds), otherwise a promise of it.
  */
-export function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>): UdpReply | Promise<UdpReply> {
+export function handleDatagram(msg: Buffer, ids: IdService, opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>): UdpReply | Promise<UdpReply> {
   const parsed = parseRequest(msg, opts.maxDatagramBytes);
   if (!parsed.ok) return parsed.reply;
   const req = parsed.req;
@@ -49,32 +49,26 @@ export function handleDatagram(msg: Buffer, dispenser: Dispenser, opts: Pick<Udp
     const size = encodeReply(req.body).length + REPLY_OVERHEAD;
     if (size > MAX_UDP_PAYLOAD) return errorReply(null, 'TOO_LARGE', `the reply to this request would exceed the UDP limit of ${MAX_UDP_PAYLOAD} bytes`);
   }
-  if (req.action !== 'monitor') {
-    // Rules use the app name and salt; other tags answer their plain IDs. An ID this process
-    // holds in memory for a cached definition is answered at once; otherwise (or on any
-    // refusal) the full path decides.
-    const cached = dispenser.registry.peek(req.ruleName);
-    if (cached) {
-      try {
-        const now = dispenser.idNow(req.ruleName, cached.rule ? { app: req.appName, salt: req.salt || undefined, token } : { token });
-        if (now !== undefined) return successReply(req, now);
-      } catch {
-        /* the full path answers with the error */
-      }
-    }
+  if (req.action === 'monitor') return monitor(req, token, ids, opts.nodeOffset);
+  // Rules use the app name and salt; other tags answer their plain IDs. An ID this process
+  // holds in memory for a cached definition is answered at once.
+  let got: string[] | Promise<string[]>;
+  try {
+    got = ids.issue(req.ruleName, 1, { app: req.appName, salt: req.salt || undefined, token, appIfRule: true });
+  } catch (err) {
+    return errorReplyFor(req, err);
   }
-  return answer(req, token, dispenser, opts.nodeOffset);
+  if (!(got instanceof Promise)) return successReply(req, got[0]);
+  return got.then(
+    (id) => successReply(req, id[0]),
+    (err: unknown) => errorReplyFor(req, err),
+  );
 }
 
-async function answer(req: UdpRequest, token: string | undefined, dispenser: Dispenser, nodeOffset: number): Promise<UdpReply> {
+async function monitor(req: UdpRequest, token: string | undefined, ids: IdService, nodeOffset: number): Promise<UdpReply> {
   try {
-    if (req.action === 'monitor') {
-      const { counter } = await dispenser.monitor(req.ruleName, req.appName, token);
-      return monitorReply(req, { counter, nodeOffset });
-    }
-    const tag = await dispenser.resolve(req.ruleName);
-    const [id] = await dispenser.ids(req.ruleName, 1, tag.rule ? { app: req.appName, salt: req.salt || undefined, token } : { token });
-    return successReply(req, id);
+    const { counter } = await ids.monitor(req.ruleName, req.appName, token);
+    return monitorReply(req, { counter, nodeOffset });
   } catch (err) {
     return errorReplyFor(req, err);
   }
@@ -91,7 +85,7 @@ function literalLookup(host: string, options: LookupOneOptions, callback: (err: 
   else dnsLookup(host, options, callback);
 }
 
-export async function startUdpServer(dispenser: Dispenser, opts: UdpOptions, log: Logger): Promise<UdpServer> {
+export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logger): Promise<UdpServer> {
   const socket: Socket = createSocket({ type: opts.host.includes(':') ? 'udp6' : 'udp4', lookup: literalLookup });
   socket.on('error', (err) => log.error({ err: err.message }, 'UDP socket error'));
   const onSent = (err: Error | null) => {
@@ -106,14 +100,18 @@ export async function startUdpServer(dispenser: Dispenser, opts: UdpOptions, log
   socket.on('message', (msg, rinfo) => {
     let reply: UdpReply | Promise<UdpReply>;
     try {
-      reply = handleDatagram(msg, dispenser, opts);
+      reply = handleDatagram(msg, ids, opts);
     } catch (err) {
       failed(err as Error, rinfo);
       return;
     }
     // Answered from memory: sent at once, without a closure or a promise.
     if (!(reply instanceof Promise)) send(reply, rinfo);
-    else reply.then((r) => send(r, rinfo), (err: Error) => failed(err, rinfo));
+    else
+      reply.then(
+        (r) => send(r, rinfo),
+        (err: Error) => failed(err, rinfo),
+      );
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);

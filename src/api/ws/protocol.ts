@@ -1,5 +1,6 @@
 // The control messages of the websocket stream (GET /v1/stream): parsing and validation of
 // what a client sends, and the shapes of what the server answers. Nothing here does I/O.
+import { TAG_NAME, TAG_NAME_CHARS } from '../../core/tag-name.js';
 import type { ErrorCode, IdmintError } from '../../errors.js';
 
 export type StreamFormat = 'json' | 'binary' | 'ranges';
@@ -32,12 +33,15 @@ export const DEFAULT_BLOCK = 10_000;
 export const MAX_CONTROL_BYTES = 16 * 1024;
 /** `req` is echoed in the u32 header of binary frames. */
 const MAX_REQ = 0xffff_ffff;
-const TAG_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 const TAKE_FIELDS = new Set(['op', 'req', 'tag', 'count', 'block', 'format', 'key', 'app', 'salt', 'token']);
 
 /** A refused control message: the reply to send, with the req when one could be read. */
 export class ControlError extends Error {
-  constructor(readonly req: number | null, readonly code: ErrorCode, message: string) {
+  constructor(
+    readonly req: number | null,
+    readonly code: ErrorCode,
+    message: string,
+  ) {
     super(message);
     this.name = 'ControlError';
   }
@@ -67,19 +71,28 @@ export function parseControl(data: Buffer, isBinary: boolean, limits: StreamLimi
   try {
     m = JSON.parse(data.toString('utf8'));
   } catch {
-    throw new ControlError(null, 'INVALID_ARGUMENT', 'a control message must be a JSON object, e.g. {"op":"take","req":1,"tag":"order","count":1000,"format":"json"}');
+    throw new ControlError(
+      null,
+      'INVALID_ARGUMENT',
+      'a control message must be a JSON object, e.g. {"op":"take","req":1,"tag":"order","count":1000,"format":"json"}',
+    );
   }
   if (typeof m !== 'object' || m === null || Array.isArray(m)) throw new ControlError(null, 'INVALID_ARGUMENT', 'a control message must be a JSON object');
   const msg = m as Record<string, unknown>;
   const req = isReq(msg.req) ? msg.req : null;
   if (msg.op !== 'take') {
-    throw new ControlError(req, 'INVALID_ARGUMENT', msg.op === undefined ? 'op is missing; the only op is "take"' : `unknown op ${JSON.stringify(msg.op)}; the only op is "take"`);
+    throw new ControlError(
+      req,
+      'INVALID_ARGUMENT',
+      msg.op === undefined ? 'op is missing; the only op is "take"' : `unknown op ${JSON.stringify(msg.op)}; the only op is "take"`,
+    );
   }
-  if (req === null) throw new ControlError(null, 'INVALID_ARGUMENT', `req must be an integer from 0 to ${MAX_REQ}, chosen by the client to match replies to takes`);
+  if (req === null)
+    throw new ControlError(null, 'INVALID_ARGUMENT', `req must be an integer from 0 to ${MAX_REQ}, chosen by the client to match replies to takes`);
   for (const k of Object.keys(msg)) {
     if (!TAKE_FIELDS.has(k)) throw new ControlError(req, 'INVALID_ARGUMENT', `unknown field "${k}"`);
   }
-  if (typeof msg.tag !== 'string' || !TAG_RE.test(msg.tag)) throw new ControlError(req, 'INVALID_ARGUMENT', 'tag must match [A-Za-z0-9_.-]{1,64}');
+  if (typeof msg.tag !== 'string' || !TAG_NAME.test(msg.tag)) throw new ControlError(req, 'INVALID_ARGUMENT', `tag must match ${TAG_NAME_CHARS}`);
   const count = msg.count;
   if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > limits.maxCount) {
     throw new ControlError(req, 'INVALID_ARGUMENT', `count must be an integer from 1 to ${limits.maxCount}`);

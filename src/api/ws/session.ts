@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { RangeQueue } from '../../core/ranges.js';
-import type { Dispenser } from '../../service/dispenser.js';
+import type { IdService } from '../../service/id-service.js';
 import { toIdmintError } from '../errors.js';
 import { binaryFromDecimals, binaryFromRuns, jsonFromRuns, jsonFromStrings, rangesFromDecimals, rangesFromRuns } from './encode.js';
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type StreamLimits, type TakeMessage } from './protocol.js';
@@ -44,7 +44,7 @@ export class StreamSession {
   constructor(
     private readonly socket: WebSocket,
     private readonly request: FastifyRequest,
-    private readonly dispenser: Dispenser,
+    private readonly ids: IdService,
     private readonly opts: SessionOptions,
     private readonly log: FastifyBaseLogger,
   ) {}
@@ -138,7 +138,7 @@ export class StreamSession {
   private async run(t: TakeMessage): Promise<void> {
     try {
       await this.opts.authorize?.({ request: this.request, take: t });
-      const source = await openSource(this.dispenser, t);
+      const source = await openSource(this.ids, t);
       for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.gone)) {
         if (!(await this.emit(t, chunk))) return;
       }

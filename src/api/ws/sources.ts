@@ -1,9 +1,10 @@
 // Where the IDs of one take come from, a chunk at a time: segment tags as counter runs (one
-// Dispenser.take per chunk), snowflake tags as decimal strings, rule tags as rendered strings.
-// Checks, before anything is taken, that the tag exists and suits the format and parameters.
+// IdService.takeRuns per chunk), snowflake tags as decimal strings, rule tags as rendered
+// strings. Before anything is taken, the service checks that the tag exists and that the
+// token and parameters fit it; this module checks that the format suits the tag.
 import type { Range } from '../../core/ranges.js';
 import { invalid } from '../../errors.js';
-import { Dispenser } from '../../service/dispenser.js';
+import type { IdService } from '../../service/id-service.js';
 import type { StoredTag } from '../../store/mysql/tags-repo.js';
 import { packing, type Packing } from './encode.js';
 import type { TakeMessage } from './protocol.js';
@@ -62,26 +63,19 @@ function checkSegment(tag: StoredTag, t: TakeMessage): void {
   if (tag.stride !== 1) throw noRanges(tag.tag, `interleaved (stride ${tag.stride})`);
 }
 
-export async function openSource(dispenser: Dispenser, t: TakeMessage): Promise<ChunkSource> {
-  const tag = await dispenser.resolve(t.tag);
-  Dispenser.authorize(tag, t.token);
+export async function openSource(ids: IdService, t: TakeMessage): Promise<ChunkSource> {
   const opts = { key: t.key, app: t.app, salt: t.salt, token: t.token };
+  const tag = await ids.resolve(t.tag, opts);
   if (tag.rule) {
     if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
-    return { compact: false, next: async (n) => ({ kind: 'strings', ids: await dispenser.ids(t.tag, n, opts) }) };
+    return { compact: false, next: async (n) => ({ kind: 'strings', ids: await ids.issue(t.tag, n, opts) }) };
   }
-  if (tag.mode === 'snowflake') {
-    if (t.key !== undefined) throw invalid(`tag "${tag.tag}" is a snowflake tag; drop the key`);
-    if (t.app !== undefined || t.salt !== undefined) throw invalid(`app and salt apply to rule tags; "${tag.tag}" is a snowflake tag`);
-    return { compact: false, next: async (n) => ({ kind: 'decimals', ids: await dispenser.ids(t.tag, n, opts) }) };
-  }
-  if (t.app !== undefined || t.salt !== undefined) throw invalid(`app and salt apply to rule tags; "${tag.tag}" is a segment tag`);
-  dispenser.shardFor(tag, t.key);
+  if (tag.mode === 'snowflake') return { compact: false, next: async (n) => ({ kind: 'decimals', ids: await ids.issue(t.tag, n, opts) }) };
   checkSegment(tag, t);
   return {
     compact: true,
     next: async (n) => {
-      const issued = await dispenser.take(t.tag, n, t.key, t.token);
+      const issued = await ids.takeRuns(t.tag, n, opts);
       // The tag may have been re-created with another layout since the take began.
       checkSegment(issued.tag, t);
       return { kind: 'runs', runs: issued.runs, count: n, packing: packing(issued.tag, issued.shard) };

@@ -6,12 +6,12 @@ import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Config } from '../../config.js';
 import { invalid } from '../../errors.js';
-import type { Dispenser } from '../../service/dispenser.js';
+import type { IdService } from '../../service/id-service.js';
 import { errorMessage, MAX_CONTROL_BYTES } from './protocol.js';
 import { StreamSession, type AuthorizeTake } from './session.js';
 
 export interface StreamRouteOptions {
-  readonly dispenser: Dispenser;
+  readonly ids: IdService;
   readonly config: Config;
   /** Per-take authorization (per-tag client tokens); every take is allowed without it. */
   readonly authorize?: AuthorizeTake;
@@ -27,7 +27,7 @@ export const streamRoutes = Object.assign(streamPlugin, {
 });
 
 async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Promise<void> {
-  const { dispenser, config } = opts;
+  const { ids, config } = opts;
   const perClient = new Map<string, number>();
   const sockets = new Set<WebSocket>();
 
@@ -71,13 +71,19 @@ async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Pro
       }
       perClient.set(client, open + 1);
       sockets.add(socket);
-      const session = new StreamSession(socket, request, dispenser, {
-        limits: { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock },
-        maxInFlight: config.streamMaxInFlight,
-        maxBufferBytes: config.streamMaxBufferBytes,
-        chunkIds: config.coalesceMax,
-        authorize: opts.authorize,
-      }, request.log);
+      const session = new StreamSession(
+        socket,
+        request,
+        ids,
+        {
+          limits: { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock },
+          maxInFlight: config.streamMaxInFlight,
+          maxBufferBytes: config.streamMaxBufferBytes,
+          chunkIds: config.coalesceMax,
+          authorize: opts.authorize,
+        },
+        request.log,
+      );
       // Attached before the handler returns, so no message is missed.
       socket.on('message', (data: Buffer, isBinary: boolean) => session.onMessage(data, isBinary));
       socket.once('close', () => {

@@ -18,7 +18,9 @@ export async function readCurrent(pool: Pool, tags: TagsRepo, names: readonly st
   const [counters] = await pool.query<RowDataPacket[]>('SELECT tag, shard, scope, max_id FROM idmint_counters WHERE tag IN (?)', [names]);
   const [live] = await pool.query<RowDataPacket[]>(
     `SELECT s.tag, s.shard, s.scope, MIN(s.first_id) AS lowest FROM idmint_segments s
-       JOIN idmint_tags t ON t.tag = s.tag AND t.epoch = s.epoch WHERE s.tag IN (?) GROUP BY s.tag, s.shard, s.scope`, [names]);
+       JOIN idmint_tags t ON t.tag = s.tag AND t.epoch = s.epoch WHERE s.tag IN (?) GROUP BY s.tag, s.shard, s.scope`,
+    [names],
+  );
   for (const r of rows) {
     const name = String(r.tag);
     if (Number(r.deleted) === 1) {
@@ -33,7 +35,14 @@ export async function readCurrent(pool: Pool, tags: TagsRepo, names: readonly st
     for (const s of live) if (String(s.tag) === name) lowestLive.set(markKey(Number(s.shard), String(s.scope)), Number(s.lowest));
     // Revoked tokens count too: a re-run must not bring back a token an operator revoked.
     const [hashes] = await pool.query<RowDataPacket[]>('SELECT token_hash FROM idmint_client_tokens WHERE tag = ?', [name]);
-    current.set(name, { spec: t, epoch: t.epoch, counterFloor: Number(r.counter_floor), marks, lowestLive, tokenHashes: new Set(hashes.map((h) => String(h.token_hash))) });
+    current.set(name, {
+      spec: t,
+      epoch: t.epoch,
+      counterFloor: Number(r.counter_floor),
+      marks,
+      lowestLive,
+      tokenHashes: new Set(hashes.map((h) => String(h.token_hash))),
+    });
     redis.set(name, t.redis);
   }
   return { live: current, deleted, redis };

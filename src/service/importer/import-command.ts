@@ -47,8 +47,12 @@ export function parseImportArgs(args: readonly string[]): ImportArgs | string {
   if (system !== 'id_server' && (values['--config'] || values['--time-zone'])) return `--config and --time-zone are options of import id_server`;
   return {
     request: {
-      system: system as OldSystem, mysql: values['--mysql'], config: values['--config'], timeZone: values['--time-zone'],
-      dryRun: flags.has('--dry-run'), force: flags.has('--force'),
+      system: system as OldSystem,
+      mysql: values['--mysql'],
+      config: values['--config'],
+      timeZone: values['--time-zone'],
+      dryRun: flags.has('--dry-run'),
+      force: flags.has('--force'),
     },
     json: flags.has('--json'),
   };
@@ -60,7 +64,9 @@ export function formatReport(r: ImportReport): string {
   for (const t of r.tags) {
     const floor = t.counter_floor !== undefined ? `, first counter above ${t.counter_floor}` : '';
     const scopes = t.floors.filter((f) => f.scope !== '').map((f) => `${f.scope} above sequence ${f.counter}`);
-    out.push(`  ${t.action.padEnd(9)} ${t.mode.padEnd(7)} ${t.tag}: old max ${t.old_max}${floor}${scopes.length ? `; counters ${scopes.join(', ')}` : ''}${t.tokens_added ? `; ${t.tokens_added} token(s) added` : ''}`);
+    out.push(
+      `  ${t.action.padEnd(9)} ${t.mode.padEnd(7)} ${t.tag}: old max ${t.old_max}${floor}${scopes.length ? `; counters ${scopes.join(', ')}` : ''}${t.tokens_added ? `; ${t.tokens_added} token(s) added` : ''}`,
+    );
     for (const n of t.notes) out.push(`            note: ${n}`);
   }
   for (const n of r.notes) out.push(`  note: ${n}`);
@@ -72,7 +78,9 @@ export async function runImport(config: Config, args: ImportArgs): Promise<numbe
   const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
   const keys = new Keys(config.redisPrefix);
   const redis = createDefaultRedis(config, 'command');
-  const named: [string, RedisClient][] = Object.entries(config.redisUrls).filter(([n]) => n !== 'default').map(([n, url]) => [n, createRedis(url, 'command')]);
+  const named: [string, RedisClient][] = Object.entries(config.redisUrls)
+    .filter(([n]) => n !== 'default')
+    .map(([n, url]) => [n, createRedis(url, 'command')]);
   const clients = [redis, ...named.map(([, c]) => c)];
   for (const c of clients) c.on('error', () => undefined);
   const pool = await createPool(config.mysqlUrl);
@@ -80,7 +88,9 @@ export async function runImport(config: Config, args: ImportArgs): Promise<numbe
     await whenReady(redis);
     await migrate(pool);
     const importer = new Importer({
-      pool, tags: new TagsRepo(pool), log,
+      pool,
+      tags: new TagsRepo(pool),
+      log,
       segments: new SegmentStore({ default: redis, ...Object.fromEntries(named) }, keys),
       announce: async (tag) => {
         await redis.publish(keys.tagsChanged(), tag);

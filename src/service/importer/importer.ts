@@ -12,7 +12,7 @@ import { DEFAULT_TIME_ZONE, validateTimeZone } from '../../core/period.js';
 import { SpecProblems } from '../../core/spec-problems.js';
 import { IdmintError, invalid } from '../../errors.js';
 import { inTx, insertTag, type TagsRepo } from '../../store/mysql/tags-repo.js';
-import { hashToken } from '../../store/mysql/tokens-repo.js';
+import { hashToken } from '../../token-hash.js';
 import type { SegmentStore } from '../../store/redis/segments.js';
 import { readCurrent } from './current.js';
 import { filesOnDisk, filesSent, readIdServer, readLeaf, readTinyid } from './old-stores.js';
@@ -85,14 +85,22 @@ export class Importer {
     const { pool, tags } = this.deps;
     if (req.system === 'leaf' || req.system === 'tinyid') {
       const old = req.system === 'leaf' ? await readLeaf(req.mysql) : await readTinyid(req.mysql);
-      const current = await readCurrent(pool, tags, old.map((o) => o.tag));
+      const current = await readCurrent(
+        pool,
+        tags,
+        old.map((o) => o.tag),
+      );
       return { plan: planSegments(req.system, old, current, hashToken), redisOf: current.redis };
     }
     const files = req.config !== undefined ? filesOnDisk(req.config) : req.files ? filesSent(req.files.config, req.files.lua) : undefined;
     if (!files) throw new SpecProblems(['id_server needs its config.json and Lua files']);
     const zone = validateTimeZone(req.timeZone ?? DEFAULT_TIME_ZONE);
     const { rules, rows } = await readIdServer(files, req.mysql, zone);
-    const current = await readCurrent(pool, tags, rules.map((r) => r.tag));
+    const current = await readCurrent(
+      pool,
+      tags,
+      rules.map((r) => r.tag),
+    );
     const now = this.deps.now?.() ?? Date.now();
     return { plan: planRules(rules, rows, current, now, { force: req.force }), redisOf: current.redis };
   }
@@ -110,7 +118,11 @@ export class Importer {
       }
     } catch (err) {
       await this.undoRetire(retired, redisOf);
-      throw new IdmintError('UNAVAILABLE', `import not written: the Redis state of tag "${raised[retired.length].tag}" could not be retired (${(err as Error).message}); retry once Redis answers`, { cause: err });
+      throw new IdmintError(
+        'UNAVAILABLE',
+        `import not written: the Redis state of tag "${raised[retired.length].tag}" could not be retired (${(err as Error).message}); retry once Redis answers`,
+        { cause: err },
+      );
     }
     try {
       await inTx(pool, async (c) => {
@@ -125,14 +137,17 @@ export class Importer {
             if (!rows.length || Number(rows[0].deleted) === 1 || Number(rows[0].epoch) !== t.epoch) {
               throw new IdmintError('CONFLICT', `tag "${t.tag}" changed while the import ran (deleted, re-created or moved); run the import again`);
             }
-            await c.query('UPDATE idmint_tags SET counter_floor = GREATEST(counter_floor, CAST(? AS UNSIGNED)), epoch = epoch + 1 WHERE tag = ?',
-              [String(t.counterFloor ?? 0), t.tag]);
+            await c.query('UPDATE idmint_tags SET counter_floor = GREATEST(counter_floor, CAST(? AS UNSIGNED)), epoch = epoch + 1 WHERE tag = ?', [
+              String(t.counterFloor ?? 0),
+              t.tag,
+            ]);
           }
           for (const f of t.floors) {
             await c.query(
               `INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, ?, ?, CAST(? AS UNSIGNED), ?)
                  ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, VALUES(max_id))`,
-              [t.tag, f.shard, f.scope, String(f.counter), t.spec.step]);
+              [t.tag, f.shard, f.scope, String(f.counter), t.spec.step],
+            );
           }
           for (const k of t.tokens) {
             await c.query('INSERT INTO idmint_client_tokens (tag, name, token_hash) VALUES (?, ?, ?)', [t.tag, k.name, k.hash]);
@@ -147,7 +162,9 @@ export class Importer {
       if (t.action !== 'unchanged' || t.tokens.length) await announce(t.tag);
     }
     for (const t of raised) {
-      void segments.reset(t.tag, t.epoch!, redisOf.get(t.tag)).catch((err: Error) => log.warn({ tag: t.tag, err: err.message }, 'Redis state of a raised tag left behind'));
+      void segments
+        .reset(t.tag, t.epoch!, redisOf.get(t.tag))
+        .catch((err: Error) => log.warn({ tag: t.tag, err: err.message }, 'Redis state of a raised tag left behind'));
     }
     log.info({ system: plan.system, created: plan.tags.filter((t) => t.action === 'create').length, raised: raised.length }, 'import written');
   }

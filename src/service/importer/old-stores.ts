@@ -41,8 +41,13 @@ export async function readLeaf(url: string): Promise<OldSegmentTag[]> {
   return withOldDb(url, 'Leaf', async (c) => {
     const [rows] = await c.query<RowDataPacket[]>('SELECT biz_tag, max_id, step, description FROM leaf_alloc ORDER BY biz_tag');
     return rows.map((r) => ({
-      tag: String(r.biz_tag), maxId: String(r.max_id), step: Number(r.step), description: r.description === null ? '' : String(r.description),
-      stride: 1, offset: 0, tokens: [],
+      tag: String(r.biz_tag),
+      maxId: String(r.max_id),
+      step: Number(r.step),
+      description: r.description === null ? '' : String(r.description),
+      stride: 1,
+      offset: 0,
+      tokens: [],
     }));
   });
 }
@@ -59,7 +64,8 @@ export async function readTinyid(url: string): Promise<OldSegmentTag[]> {
       // Tinyid hands out the values v of a segment with v % delta == remainder.
       stride: Number(r.delta ?? 1) || 1,
       offset: Number(r.remainder ?? 0),
-      tokens: tokens.filter((t) => String(t.biz_type) === String(r.biz_type) && String(t.token) !== '')
+      tokens: tokens
+        .filter((t) => String(t.biz_type) === String(r.biz_type) && String(t.token) !== '')
         .map((t) => ({ name: `tinyid-${String(t.id)}`, token: String(t.token) })),
     }));
   });
@@ -83,9 +89,10 @@ export interface IdServerFiles {
 }
 
 export function filesOnDisk(configPath: string): IdServerFiles {
-  const read = (path: string) => readFile(path, 'utf8').catch((e: Error) => {
-    throw new SpecProblems([`cannot read ${path}: ${e.message}`]);
-  });
+  const read = (path: string) =>
+    readFile(path, 'utf8').catch((e: Error) => {
+      throw new SpecProblems([`cannot read ${path}: ${e.message}`]);
+    });
   return {
     configName: configPath,
     readConfig: () => read(configPath),
@@ -136,8 +143,11 @@ export async function readIdServer(files: IdServerFiles, url: string, timeZone: 
   const rows = await withOldDb(url, 'id_server', async (c) => {
     const [rs] = await c.query<RowDataPacket[]>('SELECT node_offset, counter, update_time, rule_name, app_name FROM counter');
     return rs.map((r) => ({
-      nodeOffset: Number(r.node_offset), counter: Number(r.counter), updateTime: Number(r.update_time),
-      ruleName: String(r.rule_name), appName: String(r.app_name),
+      nodeOffset: Number(r.node_offset),
+      counter: Number(r.counter),
+      updateTime: Number(r.update_time),
+      ruleName: String(r.rule_name),
+      appName: String(r.app_name),
     }));
   });
   return { rules, rows };

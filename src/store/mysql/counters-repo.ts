@@ -42,15 +42,22 @@ export class CountersRepo {
     return inTx(this.pool, async (c) => {
       const [tags] = await c.query<RowDataPacket[]>(
         `SELECT epoch, deleted, mode, layout, shards, app_id, app_bits, max_id_limit, stride, id_offset, counter_floor
-           FROM idmint_tags WHERE tag = ? LOCK IN SHARE MODE`, [tag]);
+           FROM idmint_tags WHERE tag = ? LOCK IN SHARE MODE`,
+        [tag],
+      );
       const t = tags[0];
       if (!t || Number(t.deleted) === 1 || Number(t.epoch) !== epoch) return { kind: 'stale' } as const;
       // Creates the row when missing and, either way, takes its exclusive lock at once (a
       // shared lock first, then FOR UPDATE, would let two refills deadlock).
-      await c.query('INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, ?, ?, CAST(? AS UNSIGNED), ?) ON DUPLICATE KEY UPDATE max_id = max_id',
-        [tag, shard, scope, String(t.counter_floor), step]);
-      const [rows] = await c.query<RowDataPacket[]>(
-        'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ? FOR UPDATE', [tag, shard, scope]);
+      await c.query(
+        'INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, ?, ?, CAST(? AS UNSIGNED), ?) ON DUPLICATE KEY UPDATE max_id = max_id',
+        [tag, shard, scope, String(t.counter_floor), step],
+      );
+      const [rows] = await c.query<RowDataPacket[]>('SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ? FOR UPDATE', [
+        tag,
+        shard,
+        scope,
+      ]);
       let maxId = Number(rows[0].max_id);
       let regression: Regression | undefined;
       if (floor > maxId) {
@@ -58,25 +65,48 @@ export class CountersRepo {
         // under the row lock, so this allocation is above everything installed.
         regression = { from: maxId, to: floor };
         maxId = floor;
-        await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED) WHERE tag = ? AND shard = ? AND scope = ? AND max_id < CAST(? AS UNSIGNED)',
-          [String(floor), tag, shard, scope, String(floor)]);
+        await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED) WHERE tag = ? AND shard = ? AND scope = ? AND max_id < CAST(? AS UNSIGNED)', [
+          String(floor),
+          tag,
+          shard,
+          scope,
+          String(floor),
+        ]);
         await c.query(
           `INSERT INTO idmint_counter_regressions (tag, shard, scope, mysql_value, redis_value, node_id)
              VALUES (?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)`,
-          [tag, shard, scope, String(regression.from), String(regression.to), nodeId]);
+          [tag, shard, scope, String(regression.from), String(regression.to), nodeId],
+        );
       }
       // A rule's max_id_limit counts its sequence values already (stride included); a segment
       // tag's is an ID, converted to the counter through its layout and interleave.
-      const limit = t.mode === 'rule' ? Number(t.max_id_limit) : counterLimit(
-        { layout: t.layout, shards: Number(t.shards), appId: Number(t.app_id), appBits: Number(t.app_bits), stride: Number(t.stride), offset: Number(t.id_offset) },
-        BigInt(t.max_id_limit));
+      const limit =
+        t.mode === 'rule'
+          ? Number(t.max_id_limit)
+          : counterLimit(
+              {
+                layout: t.layout,
+                shards: Number(t.shards),
+                appId: Number(t.app_id),
+                appBits: Number(t.app_bits),
+                stride: Number(t.stride),
+                offset: Number(t.id_offset),
+              },
+              BigInt(t.max_id_limit),
+            );
       if (maxId >= limit) return { kind: 'exhausted', maxId, ...(regression ? { regression } : {}) } as const;
       const last = Math.min(maxId + step, limit);
-      await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED), step = ? WHERE tag = ? AND shard = ? AND scope = ?',
-        [String(last), step, tag, shard, scope]);
+      await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED), step = ? WHERE tag = ? AND shard = ? AND scope = ?', [
+        String(last),
+        step,
+        tag,
+        shard,
+        scope,
+      ]);
       await c.query(
         'INSERT INTO idmint_segments (tag, shard, scope, epoch, first_id, last_id, node_id) VALUES (?, ?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)',
-        [tag, shard, scope, epoch, String(maxId + 1), String(last), nodeId]);
+        [tag, shard, scope, epoch, String(maxId + 1), String(last), nodeId],
+      );
       return { kind: 'segment', range: [maxId + 1, last], limit, ...(regression ? { regression } : {}) } as const;
     });
   }
@@ -86,12 +116,19 @@ export class CountersRepo {
     const [rows] = await this.pool.query<RowDataPacket[]>(
       `SELECT shard, scope, mysql_value, redis_value, node_id, seen_at,
               (SELECT COUNT(*) FROM idmint_counter_regressions WHERE tag = ?) AS n
-         FROM idmint_counter_regressions WHERE tag = ? ORDER BY id DESC LIMIT 1`, [tag, tag]);
+         FROM idmint_counter_regressions WHERE tag = ? ORDER BY id DESC LIMIT 1`,
+      [tag, tag],
+    );
     const r = rows[0];
     if (!r) return undefined;
     return {
-      shard: Number(r.shard), scope: String(r.scope), from: Number(r.mysql_value), to: Number(r.redis_value),
-      at: new Date(r.seen_at).toISOString(), nodeId: String(r.node_id), count: Number(r.n),
+      shard: Number(r.shard),
+      scope: String(r.scope),
+      from: Number(r.mysql_value),
+      to: Number(r.redis_value),
+      at: new Date(r.seen_at).toISOString(),
+      nodeId: String(r.node_id),
+      count: Number(r.n),
     };
   }
 
@@ -103,14 +140,19 @@ export class CountersRepo {
 
   /** High-water marks per shard (segment tags: scope ''), for the admin view. */
   async marks(tag: string, scope = ''): Promise<{ shard: number; maxId: number; step: number }[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT shard, max_id, step FROM idmint_counters WHERE tag = ? AND scope = ? ORDER BY shard', [tag, scope]);
+    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT shard, max_id, step FROM idmint_counters WHERE tag = ? AND scope = ? ORDER BY shard', [
+      tag,
+      scope,
+    ]);
     return rows.map((r) => ({ shard: Number(r.shard), maxId: Number(r.max_id), step: Number(r.step) }));
   }
 
   /** High-water marks of a rule's counters in one period: every app's scope "<app>/<period>". */
   async periodMarks(tag: string, period: number): Promise<{ scope: string; maxId: number }[]> {
     const [rows] = await this.pool.query<RowDataPacket[]>(
-      'SELECT scope, max_id FROM idmint_counters WHERE tag = ? AND shard = 0 AND scope LIKE ? ORDER BY scope', [tag, `%/${period}`]);
+      'SELECT scope, max_id FROM idmint_counters WHERE tag = ? AND shard = 0 AND scope LIKE ? ORDER BY scope',
+      [tag, `%/${period}`],
+    );
     return rows.map((r) => ({ scope: String(r.scope), maxId: Number(r.max_id) }));
   }
 
@@ -126,7 +168,9 @@ export class CountersRepo {
               TIMESTAMPDIFF(MICROSECOND, MIN(allocated_at), MAX(allocated_at)) AS us
          FROM idmint_segments
         WHERE tag = ? AND epoch = ? AND allocated_at >= NOW(3) - INTERVAL ? SECOND
-        GROUP BY shard, scope`, [tag, epoch, seconds]);
+        GROUP BY shard, scope`,
+      [tag, epoch, seconds],
+    );
     const out = new Map<string, { ids: number; ms: number }>();
     for (const r of rows) {
       if (Number(r.n) < 2) continue;

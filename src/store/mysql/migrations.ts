@@ -25,7 +25,10 @@ export function readMigrations(dir = SQL_DIR): Migration[] {
       return {
         version: Number(f.slice(0, 3)),
         name: f,
-        statements: text.split(/;\s*(?:\n|$)/).map((s) => s.trim()).filter(Boolean),
+        statements: text
+          .split(/;\s*(?:\n|$)/)
+          .map((s) => s.trim())
+          .filter(Boolean),
       };
     });
 }

@@ -3,6 +3,7 @@
 // answering (a silent network, no RST, no FIN) fails the query after MYSQL_QUERY_TIMEOUT_MS,
 // and the connection it waited on is closed, never handed to another caller.
 import mysql, { type Pool, type PoolConnection } from 'mysql2/promise';
+import { lateTimeout } from '../../late-timeout.js';
 
 export function poolOptions(mysqlUrl: string): mysql.PoolOptions {
   const u = new URL(mysqlUrl);
@@ -45,7 +46,7 @@ export function boundQueries(pool: Pool, ms: number): Pool {
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      timer = lateTimeout(() => {
         timedOut = true;
         reject(new Error(`MySQL did not answer within ${ms} ms`));
       }, ms);
@@ -57,7 +58,10 @@ export function boundQueries(pool: Pool, ms: number): Pool {
     } catch (err) {
       clearTimeout(timer);
       // A connection that arrives after the caller gave up goes back to the pool unused.
-      got.then((late) => late.release(), () => undefined);
+      got.then(
+        (late) => late.release(),
+        () => undefined,
+      );
       throw err;
     }
     const q = (c.query as (...a: unknown[]) => Promise<unknown>).apply(c, args);

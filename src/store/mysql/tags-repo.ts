@@ -4,6 +4,7 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql
 import { counterLimit, floorAbove } from '../../core/layout.js';
 import type { Mode, TagSpec } from '../../core/tag-spec.js';
 import { IdmintError, invalid } from '../../errors.js';
+import { lateTimeout } from '../../late-timeout.js';
 
 export interface StoredTag extends TagSpec {
   /** Counts re-creations and moves of this name; part of the tag's Redis keys. */
@@ -60,9 +61,26 @@ function fromRow(r: RowDataPacket): StoredTag {
 }
 
 function specValues(s: TagSpec): unknown[] {
-  return [s.mode, s.order, s.layout, s.shards, s.appId, s.appBits, s.step, s.minStep, s.maxStep,
-    s.targetSeconds, s.prefetch, s.maxIdLimit, s.stride, s.offset, s.nodeBlock, s.enabled ? 1 : 0, s.description,
-    JSON.stringify({ snowflake: s.snowflake ?? undefined, rule: s.rule ?? undefined } satisfies Options)];
+  return [
+    s.mode,
+    s.order,
+    s.layout,
+    s.shards,
+    s.appId,
+    s.appBits,
+    s.step,
+    s.minStep,
+    s.maxStep,
+    s.targetSeconds,
+    s.prefetch,
+    s.maxIdLimit,
+    s.stride,
+    s.offset,
+    s.nodeBlock,
+    s.enabled ? 1 : 0,
+    s.description,
+    JSON.stringify({ snowflake: s.snowflake ?? undefined, rule: s.rule ?? undefined } satisfies Options),
+  ];
 }
 
 const SET_SPEC = `mode = ?, order_mode = ?, layout = ?, shards = ?, app_id = ?, app_bits = ?, step = ?,
@@ -91,7 +109,7 @@ async function inTxOnce<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): P
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    timer = lateTimeout(() => {
       timedOut = true;
       reject(new Error(`MySQL transaction took longer than ${TX_TIMEOUT_MS} ms`));
     }, TX_TIMEOUT_MS);
@@ -132,8 +150,14 @@ function sameIdShape(a: TagSpec, b: TagSpec): boolean {
   }
   if (a.rule && b.rule) {
     const [x, y] = [a.rule, b.rule];
-    return x.template === y.template && x.minCounter === y.minCounter && x.resetSeconds === y.resetSeconds && x.timeZone === y.timeZone
-      && a.stride === b.stride && a.offset === b.offset;
+    return (
+      x.template === y.template &&
+      x.minCounter === y.minCounter &&
+      x.resetSeconds === y.resetSeconds &&
+      x.timeZone === y.timeZone &&
+      a.stride === b.stride &&
+      a.offset === b.offset
+    );
   }
   return false;
 }
@@ -165,8 +189,14 @@ export class TagsRepo {
       if (Number(rows[0].deleted) === 0) throw new IdmintError('TAG_EXISTS', `tag "${spec.tag}" already exists`);
       const old = fromRow(rows[0]);
       if (old.mode !== spec.mode || !sameIdShape(old, spec)) {
-        const shape = old.snowflake ? ` with layout ${JSON.stringify(old.snowflake)}` : old.rule ? ` with rule ${JSON.stringify(old.rule)}, stride ${old.stride} and offset ${old.offset}` : '';
-        throw invalid(`tag "${spec.tag}" was used before as a ${old.mode} tag${shape}; re-create it with the same mode and ${old.rule ? 'rule' : 'layout'}, or choose another name, so no old ID can come back`);
+        const shape = old.snowflake
+          ? ` with layout ${JSON.stringify(old.snowflake)}`
+          : old.rule
+            ? ` with rule ${JSON.stringify(old.rule)}, stride ${old.stride} and offset ${old.offset}`
+            : '';
+        throw invalid(
+          `tag "${spec.tag}" was used before as a ${old.mode} tag${shape}; re-create it with the same mode and ${old.rule ? 'rule' : 'layout'}, or choose another name, so no old ID can come back`,
+        );
       }
       // Segment tags continue above every ID the old layout (and interleave) could have
       // produced; rule and snowflake tags of the same shape continue on their own (per-scope
@@ -190,7 +220,9 @@ export class TagsRepo {
       const allocated = await highestCounter(c, spec.tag, Number(rows[0].counter_floor));
       const limit = spec.rule ? Number(spec.maxIdLimit) : counterLimit(spec, BigInt(spec.maxIdLimit));
       if (limit < allocated) {
-        throw invalid(`max_id_limit ${spec.maxIdLimit} lies below IDs already allocated to Redis (counter ${allocated}); it can only be lowered to an ID above those`);
+        throw invalid(
+          `max_id_limit ${spec.maxIdLimit} lies below IDs already allocated to Redis (counter ${allocated}); it can only be lowered to an ID above those`,
+        );
       }
       await c.query(`UPDATE idmint_tags SET ${SET_SPEC} WHERE tag = ?`, [...specValues(spec), spec.tag]);
     });
@@ -203,8 +235,11 @@ export class TagsRepo {
    * re-created or moved: its epoch is no longer `epoch`).
    */
   async move(tag: string, epoch: number, to: string): Promise<boolean> {
-    const [r] = await this.pool.query<ResultSetHeader>(
-      'UPDATE idmint_tags SET redis_name = ?, epoch = epoch + 1 WHERE tag = ? AND epoch = ? AND deleted = 0', [to, tag, epoch]);
+    const [r] = await this.pool.query<ResultSetHeader>('UPDATE idmint_tags SET redis_name = ?, epoch = epoch + 1 WHERE tag = ? AND epoch = ? AND deleted = 0', [
+      to,
+      tag,
+      epoch,
+    ]);
     return r.affectedRows === 1;
   }
 
@@ -232,6 +267,10 @@ export { inTx };
  * starting its counters above `counterFloor`. Fails with ER_DUP_ENTRY when the name exists.
  */
 export async function insertTag(c: PoolConnection, spec: TagSpec, counterFloor: number, redis = 'default'): Promise<void> {
-  await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, counter_floor = CAST(? AS UNSIGNED), redis_name = ?`,
-    [spec.tag, ...specValues(spec), String(counterFloor), redis]);
+  await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, counter_floor = CAST(? AS UNSIGNED), redis_name = ?`, [
+    spec.tag,
+    ...specValues(spec),
+    String(counterFloor),
+    redis,
+  ]);
 }

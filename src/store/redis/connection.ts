@@ -8,9 +8,12 @@
 // timed out"), and a connection that receives nothing for that long while commands wait is
 // destroyed and opened again, so later commands are not queued behind the silent one. BullMQ
 // workers' connections (no command timeout: a job's blocking pop waits up to 10 s) are reset
-// after WORKER_SOCKET_TIMEOUT_MS of silence with a command waiting.
+// after WORKER_SOCKET_TIMEOUT_MS of silence with a command waiting. A pause of this process
+// (SIGSTOP, a long GC) is not silence: replies that arrived meanwhile are read before either
+// timeout acts (pause-tolerant.ts).
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Config } from '../../config.js';
+import { installPauseTolerance } from './pause-tolerant.js';
 
 export type RedisRole = 'command' | 'queue' | 'worker' | 'subscriber';
 
@@ -56,6 +59,7 @@ export function redisOptions(role: RedisRole, commandTimeoutMs = DEFAULT_COMMAND
 }
 
 export function createRedis(url: string, role: RedisRole, commandTimeoutMs?: number): Redis {
+  installPauseTolerance();
   return new Redis(url, redisOptions(role, commandTimeoutMs));
 }
 
@@ -66,6 +70,7 @@ export function createRedis(url: string, role: RedisRole, commandTimeoutMs?: num
  * the per-node options, so workers and subscribers carry null there.
  */
 export function createCluster(nodes: readonly { host: string; port: number }[], url: string, role: RedisRole, commandTimeoutMs?: number): Cluster {
+  installPauseTolerance();
   const { lazyConnect, retryStrategy, enableOfflineQueue, ...perNode } = redisOptions(role, commandTimeoutMs);
   const u = new URL(url);
   const options: ClusterOptions = {
@@ -83,7 +88,10 @@ export function createCluster(nodes: readonly { host: string; port: number }[], 
       ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
     },
   };
-  return new Cluster(nodes.map((n) => ({ host: n.host, port: n.port })), options);
+  return new Cluster(
+    nodes.map((n) => ({ host: n.host, port: n.port })),
+    options,
+  );
 }
 
 /** The "default" Redis of a role: the cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL. */
@@ -147,7 +155,11 @@ export async function checkRedis(r: RedisClient): Promise<void> {
   if (state !== 'ok') throw new Error(`Redis Cluster reports cluster_state:${state ?? 'unknown'}`);
   const masters = r.nodes('master');
   if (masters.length === 0) throw new Error('Redis Cluster has no known master');
-  await Promise.all(masters.map((m) => m.ping().catch((err: Error) => {
-    throw new Error(`Redis Cluster master ${m.options.host}:${m.options.port}: ${err.message}`);
-  })));
+  await Promise.all(
+    masters.map((m) =>
+      m.ping().catch((err: Error) => {
+        throw new Error(`Redis Cluster master ${m.options.host}:${m.options.port}: ${err.message}`);
+      }),
+    ),
+  );
 }

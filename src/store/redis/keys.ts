@@ -1,5 +1,7 @@
-// The only place Redis key strings are built. Every key of a tag carries the hash tag
-// `{tag}`, so each Lua script touches a single cluster slot.
+// The only place Redis key strings are built (and read back). Every key of a tag carries the
+// hash tag `{tag}`, so each Lua script touches a single cluster slot. The lease scripts get a
+// worker-id space's key base and append the same suffixes as workerLease/workerLast/
+// workerSpaceInit below (see lease-acquire-1.lua).
 
 /** Escapes the characters Redis MATCH patterns treat specially. */
 const escapeGlob = (s: string): string => s.replace(/[*?[\]\\]/g, '\\$&');
@@ -34,9 +36,40 @@ export class Keys {
     return `${this.prefix}:{ws${workerBits}}:`;
   }
 
+  /** A space's guard: the wall-clock ms before which no holder may issue (0 when lifted). */
+  workerSpaceInit(workerBits: number): string {
+    return `${this.workerSpace(workerBits)}init`;
+  }
+
   /** Pattern of every worker-id space's init marker (to list the spaces). */
   workerSpaceInitPattern(): string {
     return `${this.prefix}:{ws*}:init`;
+  }
+
+  /** The worker-id width of a key workerSpaceInitPattern matched, or undefined. */
+  workerBitsOf(initKey: string): number | undefined {
+    const bits = Number(/\{ws(\d+)\}:init$/.exec(initKey)?.[1]);
+    return Number.isInteger(bits) ? bits : undefined;
+  }
+
+  /** The lease of one worker id: "<node id> <host>:<port>", with the lease's TTL. */
+  workerLease(workerBits: number, workerId: number): string {
+    return `${this.workerSpace(workerBits)}w:${workerId}`;
+  }
+
+  /** Pattern of every lease of one space. */
+  workerLeasePattern(workerBits: number): string {
+    return `${escapeGlob(this.workerSpace(workerBits))}w:*`;
+  }
+
+  /** The worker id of a key workerLeasePattern(workerBits) matched. */
+  workerIdOf(workerBits: number, leaseKey: string): number {
+    return Number(leaseKey.slice(this.workerSpace(workerBits).length + 'w:'.length));
+  }
+
+  /** The highest wall-clock ms the holders of a worker id may have issued at (no TTL). */
+  workerLast(workerBits: number, workerId: number): string {
+    return `${this.workerSpace(workerBits)}last:${workerId}`;
   }
 
   /** Liveness mark of a node, refreshed by its lease renewals. */
@@ -54,3 +87,22 @@ export class Keys {
     return `{${this.prefix}}`;
   }
 }
+
+/**
+ * BullMQ's own keys, read only to find queues no process holds a Queue object for (the lease
+ * queues of killed processes): BullMQ has no call that lists queues. Layout of bullmq 6.7
+ * (its QueueKeys.toKey): every key of queue Q under prefix P is "P:Q:<type>", and "P:Q:meta"
+ * exists for every queue that was ever used. test/unit/keys.test.ts fails if bullmq changes it.
+ */
+export const queueKeys = {
+  /** Pattern of the meta key of every queue under `prefix` whose name starts with `namePrefix`. */
+  metaPattern(prefix: string, namePrefix: string): string {
+    return `${escapeGlob(prefix)}:${escapeGlob(namePrefix)}*:meta`;
+  },
+
+  /** The queue name of a meta key under `prefix`, or undefined when the key is not one. */
+  queueOfMeta(prefix: string, key: string): string | undefined {
+    if (!key.startsWith(`${prefix}:`) || !key.endsWith(':meta')) return undefined;
+    return key.slice(prefix.length + 1, -':meta'.length);
+  },
+};

@@ -15,9 +15,11 @@
 // Used on a single Redis server; on a Redis Cluster the full script runs.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { ScriptFn } from './scripts.js';
 
-/** The run id read of take-2.lua; the copy replaces it with a constant. */
+/**
+ * The run id read of take-2.lua (in includes/server-run-id.lua, expanded into the script
+ * once); the copy replaces it with a constant.
+ */
 export const RUN_ID_READ = "string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')";
 
 /** The take script with the server's run id as a constant (only for that server's cache). */
@@ -27,6 +29,9 @@ export function pinnedTakeText(lua: string, runId: string): string {
   if (parts.length !== 2) throw new Error('the take script must read the run id exactly once');
   return parts.join(`'${runId}'`);
 }
+
+/** Sends take-2.lua's keys and arguments (see its header) and answers its raw reply. */
+export type TakeFn = (segment: string, moved: string, n: number, gen: string, prefetch: number, epoch: number) => Promise<unknown>;
 
 /** Waits after a failed load before trying again (the full script runs meanwhile). */
 const RETRY_MS = 1000;
@@ -43,14 +48,15 @@ export class PinnedTake {
   constructor(
     private readonly redis: Redis,
     private readonly lua: string,
-    private readonly full: ScriptFn,
+    private readonly full: TakeFn,
   ) {}
 
-  async call(keys: string[], args: (string | number)[]): Promise<unknown> {
+  /** take-2.lua's keys and arguments (see TakeFn); the raw reply of the copy or the full script. */
+  async call(segment: string, moved: string, n: number, gen: string, prefetch: number, epoch: number): Promise<unknown> {
     const sha = this.sha;
     if (sha !== undefined) {
       try {
-        const r = await this.redis.evalsha(sha, keys.length, ...keys, ...args);
+        const r = await this.redis.evalsha(sha, 2, segment, moved, n, gen, prefetch, epoch);
         this.counts.pinned++;
         return r;
       } catch (err) {
@@ -62,7 +68,7 @@ export class PinnedTake {
     }
     this.load();
     this.counts.full++;
-    return this.full(keys, args);
+    return this.full(segment, moved, n, gen, prefetch, epoch);
   }
 
   /** Starts loading a copy for the process now at the server's address (once at a time). */

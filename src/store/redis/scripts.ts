@@ -1,31 +1,109 @@
-// Loads the Lua scripts in ./commands (named <verb>-<numberOfKeys>.lua) into an ioredis
-// client with defineCommand, which sends EVALSHA and falls back to EVAL when Redis has
-// forgotten a script (after a restart).
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
-import type { RedisClient } from './connection.js';
+// The Lua scripts of ./commands on one Redis connection, one typed method per script: typed
+// arguments in the order of the script's ARGV, and its reply decoded (./replies.ts). Each
+// script is registered with ioredis defineCommand, which sends EVALSHA and falls back to EVAL
+// when Redis has forgotten the script (after a restart); the text sent is the script with its
+// includes expanded (./lua.ts), read once here, so a missing include fails at start-up.
+import type { Range } from '../../core/ranges.js';
+import { isCluster, type RedisClient } from './connection.js';
+import { numberOfKeys, SCRIPT_FILES, scriptText, type ScriptFile } from './lua.js';
+import { PinnedTake, type TakeFn } from './pinned-take.js';
+import {
+  decodeAcquire,
+  decodeExhaust,
+  decodeInstall,
+  decodeRelease,
+  decodeRenew,
+  decodeTake,
+  type Acquired,
+  type ExhaustResult,
+  type InstallResult,
+  type ReleaseResult,
+  type RenewResult,
+  type TakeResult,
+} from './replies.js';
 
-const DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'commands');
+type Send = (...keysThenArgs: (string | number)[]) => Promise<unknown>;
 
-export type ScriptReply = (string | number)[];
-export type ScriptFn = (keys: string[], args: (string | number)[]) => Promise<unknown>;
-
-/** The text of a script file, e.g. scriptText('take-2'). */
-export function scriptText(file: string): string {
-  return readFileSync(join(DIR, `${file}.lua`), 'utf8');
+export interface InstallArgs {
+  readonly gen: string;
+  readonly range: Range;
+  readonly nowMs: number;
+  readonly prefetch: number;
+  /** The segment's last ID is the tag's limit: the hash is marked exhausted at once. */
+  readonly final: boolean;
+  /** The tag's largest counter value when the segment was allocated. */
+  readonly limit: number;
+  readonly epoch: number;
 }
 
-export function loadScripts(redis: RedisClient): Record<string, ScriptFn> {
-  const out: Record<string, ScriptFn> = {};
-  for (const file of readdirSync(DIR)) {
-    const m = /^([a-z][a-z-]*)-(\d+)\.lua$/.exec(file);
-    if (!m) continue;
-    const [, verb, numKeys] = m;
-    const name = `idmint_${verb.replace(/-/g, '_')}`;
-    redis.defineCommand(name, { numberOfKeys: Number(numKeys), lua: readFileSync(join(DIR, file), 'utf8') });
-    const fn = (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>)[name].bind(redis);
-    out[verb] = (keys, args) => fn(...keys, ...args);
+export interface AcquireArgs {
+  /** 2^worker_bits. */
+  readonly size: number;
+  /** "<node id> <host>:<port>". */
+  readonly value: string;
+  readonly ttlMs: number;
+  /** The id this process held before, or -1. */
+  readonly preferred: number;
+  readonly maxProbes: number;
+  /** The latest wall-clock ms the caller may issue at under this lease. */
+  readonly horizonMs: number;
+}
+
+export class Scripts {
+  private readonly send = {} as Record<ScriptFile, Send>;
+  /** take's copy with the run id as a constant (pinned-take.ts), when turned on. */
+  readonly pinned?: PinnedTake;
+  private readonly takeRaw: TakeFn;
+
+  /** pinTake: run take through a pinned copy (a single Redis 7 server only, not a cluster). */
+  constructor(redis: RedisClient, opts: { readonly pinTake?: boolean } = {}) {
+    const text = {} as Record<ScriptFile, string>;
+    for (const file of SCRIPT_FILES) {
+      const name = `idmint_${file.replace(/-\d+$/, '').replace(/-/g, '_')}`;
+      text[file] = scriptText(file);
+      redis.defineCommand(name, { numberOfKeys: numberOfKeys(file), lua: text[file] });
+      this.send[file] = (redis as unknown as Record<string, Send>)[name].bind(redis);
+    }
+    const full: TakeFn = this.send['take-2'];
+    this.takeRaw = full;
+    // On a single server, take runs a copy of its script without the INFO read (pinned-take.ts).
+    if (opts.pinTake && !isCluster(redis)) {
+      this.pinned = new PinnedTake(redis, text['take-2'], full);
+      this.takeRaw = this.pinned.call.bind(this.pinned);
+    }
   }
-  return out;
+
+  /**
+   * take-2.lua: up to n IDs of a (tag, shard). segment: its hash; moved: the tag's "moved"
+   * marker; gen: used only when the hash is created; prefetch: the fraction of a segment at
+   * which the next one is wanted.
+   */
+  async take(segment: string, moved: string, n: number, gen: string, prefetch: number, epoch: number): Promise<TakeResult> {
+    return decodeTake(await this.takeRaw(segment, moved, n, gen, prefetch, epoch), n);
+  }
+
+  /** install-2.lua: a segment allocated in MySQL into the hash, with its fences. */
+  async install(segment: string, moved: string, a: InstallArgs): Promise<InstallResult> {
+    return decodeInstall(await this.send['install-2'](segment, moved, a.gen, a.range[0], a.range[1], a.nowMs, a.prefetch, a.final ? 1 : 0, a.limit, a.epoch));
+  }
+
+  /** exhaust-1.lua: marks the hash exhausted under gen. */
+  async exhaust(segment: string, gen: string): Promise<ExhaustResult> {
+    return decodeExhaust(await this.send['exhaust-1'](segment, gen));
+  }
+
+  /** lease-acquire-1.lua: a free worker id of the space whose key base is `space`. */
+  async leaseAcquire(space: string, a: AcquireArgs): Promise<Acquired> {
+    return decodeAcquire(await this.send['lease-acquire-1'](space, a.size, a.value, a.ttlMs, a.preferred, a.maxProbes, a.horizonMs));
+  }
+
+  /** lease-renew-1.lua: compare and extend; lastMs: what the holder may issue until the new expiry. */
+  async leaseRenew(space: string, workerId: number, value: string, ttlMs: number, lastMs: number): Promise<RenewResult> {
+    return decodeRenew(await this.send['lease-renew-1'](space, workerId, value, ttlMs, lastMs));
+  }
+
+  /** lease-release-1.lua: gives the id back if still ours; lastMs: the last ms actually issued. */
+  async leaseRelease(space: string, workerId: number, value: string, lastMs: number): Promise<ReleaseResult> {
+    return decodeRelease(await this.send['lease-release-1'](space, workerId, value, lastMs));
+  }
 }

@@ -3,40 +3,18 @@
 import { randomBytes } from 'node:crypto';
 import { IdmintError } from '../../errors.js';
 import type { Range } from '../../core/ranges.js';
-import { isCluster, scanKeys, type RedisClient } from './connection.js';
-import { PinnedTake } from './pinned-take.js';
+import { scanKeys, type RedisClient } from './connection.js';
+import type { PinnedTake } from './pinned-take.js';
 import type { Keys } from './keys.js';
-import { loadScripts, scriptText, type ScriptFn } from './scripts.js';
+import type { InstallResult, TakeResult } from './replies.js';
+import { Scripts } from './scripts.js';
+
+export type { InstallResult, TakeResult, TakeStatus } from './replies.js';
 
 const GEN_PREFIX = randomBytes(6).toString('hex');
 let genCounter = 0;
 
-/**
- * 'replaced': the hash came from another Redis instance and was started afresh, as 'cold'.
- * 'moved': the tag moved to another Redis; nothing was given (read the definition again).
- */
-export type TakeStatus = 'ok' | 'dry' | 'cold' | 'exhausted' | 'replaced' | 'moved';
-const TAKE_STATUS: TakeStatus[] = ['ok', 'dry', 'cold', 'exhausted', 'replaced', 'moved'];
-
 export const DEFAULT_REDIS = 'default';
-
-export interface TakeResult {
-  readonly status: TakeStatus;
-  /**
-   * The hash's gen and current segment number, for refill requests: given whenever
-   * refillWanted is true or status is not 'ok'; a steady-state 'ok' (nothing due) carries ''
-   * and -1.
-   */
-  readonly gen: string;
-  readonly seg: number;
-  readonly refillWanted: boolean;
-  readonly ranges: Range[];
-  /** status 'exhausted': IDs Redis still holds (fewer than asked; none were given). */
-  readonly avail?: number;
-}
-
-export type InstallResult = 'current' | 'next' | 'reset' | 'next-present' | 'stale';
-const INSTALL_RESULT: Record<string, InstallResult> = { '1': 'current', '2': 'next', '-1': 'reset', '-2': 'next-present', '-3': 'stale' };
 
 export interface SegmentStats {
   readonly gen?: string;
@@ -65,7 +43,7 @@ export interface SegmentRef {
 
 interface Server {
   readonly redis: RedisClient;
-  readonly scripts: Record<string, ScriptFn>;
+  readonly scripts: Scripts;
 }
 
 /**
@@ -96,13 +74,8 @@ export class SegmentStore {
     opts: { readonly pinTake?: boolean } = {},
   ) {
     for (const [name, r] of Object.entries(byName)) {
-      const scripts = loadScripts(r);
-      // On a single server, take runs a copy of its script without the INFO read (pinned-take.ts).
-      if (opts.pinTake !== false && !isCluster(r)) {
-        const pinned = new PinnedTake(r, scriptText('take-2'), scripts.take);
-        this.pinned.set(name, pinned);
-        scripts.take = (keys, args) => pinned.call(keys, args);
-      }
+      const scripts = new Scripts(r, { pinTake: opts.pinTake !== false });
+      if (scripts.pinned) this.pinned.set(name, scripts.pinned);
       this.servers.set(name, { redis: r, scripts });
     }
     if (!this.servers.has(DEFAULT_REDIS)) throw new Error('SegmentStore needs a "default" Redis');
@@ -136,35 +109,34 @@ export class SegmentStore {
     // Unique across processes (random prefix) and calls (counter); used only on a cold start.
     const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}`;
     const s = this.server(ref.redis);
-    let r: number | (string | number)[];
+    let r: TakeResult;
     try {
-      r = (await s.scripts.take([this.key(ref), this.keys.moved(ref.tag)], [n, gen, prefetch, ref.epoch])) as number | (string | number)[];
+      r = await s.scripts.take(this.key(ref), this.keys.moved(ref.tag), n, gen, prefetch, ref.epoch);
     } catch (err) {
       // Named, so a request for a tag on a server that is down says which one.
       const why = s.redis.status === 'ready' ? (err as Error).message : `not connected (${s.redis.status})`;
       throw new Error(`server "${ref.redis ?? DEFAULT_REDIS}" of tag "${ref.tag}": ${why}`, { cause: err });
     }
-    // The steady-state reply: the first of n consecutive IDs, nothing else due.
-    if (typeof r === 'number') return { status: 'ok', gen: '', seg: -1, refillWanted: false, ranges: [[r, r + n - 1]] };
-    const status = TAKE_STATUS[Number(r[0])];
-    if (status === 'replaced') this.onReplaced?.(ref);
-    const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };
-    if (status === 'exhausted') return { ...head, ranges: [], avail: Number(r[4]) };
-    const ranges: Range[] = [];
-    for (let i = 4; i + 1 < r.length; i += 2) ranges.push([Number(r[i]), Number(r[i + 1])]);
-    return { ...head, ranges };
+    if (r.status === 'replaced') this.onReplaced?.(ref);
+    return r;
   }
 
   /** limit: the tag's largest counter value when the segment was allocated (final when reached). */
   async install(ref: SegmentRef, gen: string, range: Range, prefetch: number, nowMs = Date.now(), limit = Number.MAX_SAFE_INTEGER): Promise<InstallResult> {
-    const r = await this.server(ref.redis).scripts.install([this.key(ref), this.keys.moved(ref.tag)],
-      [gen, range[0], range[1], nowMs, prefetch, range[1] >= limit ? 1 : 0, limit, ref.epoch]);
-    return INSTALL_RESULT[String(r)];
+    return this.server(ref.redis).scripts.install(this.key(ref), this.keys.moved(ref.tag), {
+      gen,
+      range,
+      nowMs,
+      prefetch,
+      final: range[1] >= limit,
+      limit,
+      epoch: ref.epoch,
+    });
   }
 
   /** Marks the (tag, shard) exhausted under gen; false when gen is no longer current. */
   async exhaust(ref: SegmentRef, gen: string): Promise<boolean> {
-    return Number(await this.server(ref.redis).scripts.exhaust([this.key(ref)], [gen])) === 1;
+    return (await this.server(ref.redis).scripts.exhaust(this.key(ref), gen)) === 'marked';
   }
 
   async stats(ref: SegmentRef): Promise<SegmentStats> {

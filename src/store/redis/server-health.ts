@@ -1,6 +1,7 @@
 // Reachability of every Redis server this process uses: "default" (REDIS_URL, or the cluster
 // of REDIS_CLUSTER_NODES) and each server REDIS_URLS names. /readyz reports it and
 // idmint_redis_up exports it.
+import { withinLate } from '../../late-timeout.js';
 import { checkRedis, isCluster, type RedisClient } from './connection.js';
 import { DEFAULT_REDIS, type SegmentStore } from './segments.js';
 
@@ -12,18 +13,20 @@ export async function checkServer(r: RedisClient, timeoutMs = 1000): Promise<voi
   // A single server's command connection queues nothing while away: say so rather than
   // ioredis's "Stream isn't writeable".
   if (!isCluster(r) && r.status !== 'ready') throw new Error(`not connected (${r.status})`);
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([checkRedis(r), new Promise((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await withinLate(checkRedis(r), timeoutMs, () => new Error(`no answer within ${timeoutMs} ms`));
 }
 
 /** Every server by name, "default" first, checked at once. */
 export async function redisServerStates(segments: SegmentStore, timeoutMs = 1000): Promise<Record<string, ServerState>> {
   const names = segments.names();
-  const states = await Promise.all(names.map((n) => checkServer(segments.connection(n), timeoutMs).then(() => 'ok', (err: Error) => err.message)));
+  const states = await Promise.all(
+    names.map((n) =>
+      checkServer(segments.connection(n), timeoutMs).then(
+        () => 'ok',
+        (err: Error) => err.message,
+      ),
+    ),
+  );
   const out: Record<string, ServerState> = {};
   names.forEach((n, i) => (out[n] = states[i]));
   return out;

@@ -20,16 +20,35 @@ export function runsOutText(t) {
 }
 
 function counterRows(rows, key) {
-  return h('table', { class: 'capacity-counters' },
-    h('thead', {}, h('tr', {}, [key, 'rate', 'left', 'runs out', 'limit', 'allocated up to'].map((c) => h('th', {}, c)))),
-    h('tbody', {}, rows.map((r) => h('tr', { 'data-counter': String(r[key]) },
-      h('td', {}, r[key]),
-      h('td', { class: 'num' }, fmtRate(r.rate_ids_per_second)),
-      h('td', { class: 'num' }, fmtNumber(r.remaining_ids)),
-      h('td', {}, fmtWhen(r.runs_out_at)),
-      h('td', { class: 'num' }, fmtNumber(r.limit)),
-      h('td', { class: 'num' }, fmtNumber(r.allocated_max)),
-    ))));
+  return h(
+    'table',
+    { class: 'capacity-counters' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        [key, 'rate', 'left', 'runs out', 'limit', 'allocated up to'].map((c) => h('th', {}, c)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      rows.map((r) =>
+        h(
+          'tr',
+          { 'data-counter': String(r[key]) },
+          h('td', {}, r[key]),
+          h('td', { class: 'num' }, fmtRate(r.rate_ids_per_second)),
+          h('td', { class: 'num' }, fmtNumber(r.remaining_ids)),
+          h('td', {}, fmtWhen(r.runs_out_at)),
+          h('td', { class: 'num' }, fmtNumber(r.limit)),
+          h('td', { class: 'num' }, fmtNumber(r.allocated_max)),
+        ),
+      ),
+    ),
+  );
 }
 
 /** The capacity section of the tag panel. */
@@ -39,18 +58,31 @@ export function capacitySection(detail) {
   const item = (k, v) => [h('dt', {}, k), h('dd', { 'data-capacity': k }, v)];
   if (detail.mode === 'snowflake') {
     const pool = c.worker_pool;
-    return h('section', { id: 'capacity' }, h('h3', {}, 'Capacity'),
-      h('dl', { class: 'definition' },
+    return h(
+      'section',
+      { id: 'capacity' },
+      h('h3', {}, 'Capacity'),
+      h(
+        'dl',
+        { class: 'definition' },
         item('layout runs out', fmtWhen(c.runs_out_at, 'never')),
-        item('worker ids leased', pool ? `${fmtNumber(pool.used)} of ${fmtNumber(pool.size)}` : '?')));
+        item('worker ids leased', pool ? `${fmtNumber(pool.used)} of ${fmtNumber(pool.size)}` : '?'),
+      ),
+    );
   }
   const rule = detail.mode === 'rule';
-  return h('section', { id: 'capacity' }, h('h3', {}, 'Capacity'),
-    h('dl', { class: 'definition' },
+  return h(
+    'section',
+    { id: 'capacity' },
+    h('h3', {}, 'Capacity'),
+    h(
+      'dl',
+      { class: 'definition' },
       item('rate', fmtRate(c.rate_ids_per_second)),
       item(rule ? 'left this period (app nearest max_counter)' : 'left', fmtNumber(c.remaining_ids)),
       item('runs out', rule && !c.runs_out_before_reset ? 'not before the reset' : fmtWhen(c.runs_out_at)),
-      rule ? item('period ends', fmtWhen(c.period_ends_at, 'never')) : null),
-    rule ? (c.apps.length ? counterRows(c.apps, 'app') : h('p', { class: 'note' }, 'No app has taken an ID this period.'))
-      : counterRows(c.shards, 'shard'));
+      rule ? item('period ends', fmtWhen(c.period_ends_at, 'never')) : null,
+    ),
+    rule ? (c.apps.length ? counterRows(c.apps, 'app') : h('p', { class: 'note' }, 'No app has taken an ID this period.')) : counterRows(c.shards, 'shard'),
+  );
 }

@@ -9,29 +9,52 @@ import { fieldInputs, formBody, showMode } from './fields.js';
 const LIVE_KEYS = new Set(['state', 'tag', 'mode', 'capacity']);
 
 function definition(tag) {
-  return h('dl', { class: 'definition' }, Object.entries(tag).filter(([k]) => !LIVE_KEYS.has(k)).flatMap(([k, v]) => [
-    h('dt', {}, k), h('dd', { 'data-field': k }, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)),
-  ]));
+  return h(
+    'dl',
+    { class: 'definition' },
+    Object.entries(tag)
+      .filter(([k]) => !LIVE_KEYS.has(k))
+      .flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-field': k }, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))]),
+  );
 }
 
 function shardsTable(detail) {
   const shards = detail.state?.shards ?? [];
   if (detail.mode === 'snowflake') return h('p', { class: 'note' }, 'Snowflake IDs need no segments: see the worker pool below for the leases.');
   if (shards.length === 0) return h('p', { class: 'note' }, 'No segment allocated yet: the first request fetches one.');
-  return h('table', { class: 'shards' },
-    h('thead', {}, h('tr', {}, ['shard', 'Redis', 'current segment', 'left', 'next segment', 'step', 'allocated up to', 'segments', 'issued', 'exhausted'].map((c) => h('th', {}, c)))),
-    h('tbody', {}, shards.map((s) => h('tr', {},
-      h('td', {}, s.shard),
-      h('td', {}, s.redis),
-      h('td', {}, s.current ? `${s.current.next_id} – ${s.current.last_id}` : 'none'),
-      h('td', { class: 'num' }, s.current ? fmtNumber(s.current.remaining) : '0'),
-      h('td', {}, s.next ? `ready: ${s.next.first_id} – ${s.next.last_id}` : 'not yet'),
-      h('td', { class: 'num shard-step' }, fmtNumber(s.step)),
-      h('td', { class: 'num' }, s.allocated_max),
-      h('td', { class: 'num' }, fmtNumber(s.segments_used)),
-      h('td', { class: 'num' }, fmtNumber(s.issued_since_redis_start)),
-      h('td', {}, s.exhausted ? 'yes' : 'no'),
-    ))));
+  return h(
+    'table',
+    { class: 'shards' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['shard', 'Redis', 'current segment', 'left', 'next segment', 'step', 'allocated up to', 'segments', 'issued', 'exhausted'].map((c) => h('th', {}, c)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      shards.map((s) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, s.shard),
+          h('td', {}, s.redis),
+          h('td', {}, s.current ? `${s.current.next_id} – ${s.current.last_id}` : 'none'),
+          h('td', { class: 'num' }, s.current ? fmtNumber(s.current.remaining) : '0'),
+          h('td', {}, s.next ? `ready: ${s.next.first_id} – ${s.next.last_id}` : 'not yet'),
+          h('td', { class: 'num shard-step' }, fmtNumber(s.step)),
+          h('td', { class: 'num' }, s.allocated_max),
+          h('td', { class: 'num' }, fmtNumber(s.segments_used)),
+          h('td', { class: 'num' }, fmtNumber(s.issued_since_redis_start)),
+          h('td', {}, s.exhausted ? 'yes' : 'no'),
+        ),
+      ),
+    ),
+  );
 }
 
 /** The last time MySQL was found behind Redis for this tag and raised, if ever. */
@@ -39,8 +62,11 @@ function regressionNote(detail) {
   const r = detail.state?.counter_regression;
   if (!r) return null;
   const where = `shard ${r.shard}${r.scope ? `, ${r.scope}` : ''}`;
-  return h('p', { class: 'note', id: 'counter-regression' },
-    `MySQL's counter was found behind Redis ${r.count === 1 ? 'once' : `${fmtNumber(r.count)} times`}; last at ${r.at} (${where}): raised from ${r.from} to ${r.to}. Was MySQL restored or failed over?`);
+  return h(
+    'p',
+    { class: 'note', id: 'counter-regression' },
+    `MySQL's counter was found behind Redis ${r.count === 1 ? 'once' : `${fmtNumber(r.count)} times`}; last at ${r.at} (${where}): raised from ${r.from} to ${r.to}. Was MySQL restored or failed over?`,
+  );
 }
 
 export class TagPanel {
@@ -95,13 +121,41 @@ export class TagPanel {
     this.drawnEnabled = enabled;
     const box = $('#detail-actions', this.root);
     const err = h('p', { class: 'error', role: 'alert', id: 'action-error', hidden: true });
-    const confirm = h('span', { id: 'delete-confirm', hidden: true }, `Delete ${this.tag}? Its IDs are never issued again. `,
+    const confirm = h(
+      'span',
+      { id: 'delete-confirm', hidden: true },
+      `Delete ${this.tag}? Its IDs are never issued again. `,
       h('button', { type: 'button', id: 'delete-yes', class: 'danger', onclick: () => this.remove(err) }, 'Delete'),
-      h('button', { type: 'button', id: 'delete-no', onclick: () => { confirm.hidden = true; } }, 'Cancel'));
-    fill(box,
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'delete-no',
+          onclick: () => {
+            confirm.hidden = true;
+          },
+        },
+        'Cancel',
+      ),
+    );
+    fill(
+      box,
       h('button', { type: 'button', id: 'toggle-enabled', onclick: () => this.setEnabled(!enabled, err) }, enabled ? 'Disable' : 'Enable'),
-      h('button', { type: 'button', id: 'delete-tag', class: 'danger', onclick: () => { confirm.hidden = false; } }, 'Delete…'),
-      confirm, err);
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'delete-tag',
+          class: 'danger',
+          onclick: () => {
+            confirm.hidden = false;
+          },
+        },
+        'Delete…',
+      ),
+      confirm,
+      err,
+    );
   }
 
   async setEnabled(enabled, err) {
@@ -166,11 +220,21 @@ export class TagPanel {
       const { tokens } = await api('GET', `/v1/admin/tags/${encodeURIComponent(tag)}/tokens`);
       if (tag !== this.tag) return;
       showError(error, '');
-      fill(tbody, tokens.length === 0
-        ? h('tr', {}, h('td', { colspan: 4, class: 'empty' }, 'No client tokens: the tag serves anyone.'))
-        : tokens.map((t) => h('tr', { 'data-token-id': t.id },
-          h('td', {}, t.id), h('td', {}, t.name), h('td', {}, t.created_at),
-          h('td', {}, admin ? h('button', { type: 'button', class: 'revoke danger', onclick: () => this.revoke(t.id) }, 'Revoke') : ''))));
+      fill(
+        tbody,
+        tokens.length === 0
+          ? h('tr', {}, h('td', { colspan: 4, class: 'empty' }, 'No client tokens: the tag serves anyone.'))
+          : tokens.map((t) =>
+              h(
+                'tr',
+                { 'data-token-id': t.id },
+                h('td', {}, t.id),
+                h('td', {}, t.name),
+                h('td', {}, t.created_at),
+                h('td', {}, admin ? h('button', { type: 'button', class: 'revoke danger', onclick: () => this.revoke(t.id) }, 'Revoke') : ''),
+              ),
+            ),
+      );
     } catch (e) {
       this.ctx.onUnauthorized(e);
       showError(error, e.message);
@@ -224,7 +288,10 @@ export class TagPanel {
       return;
     }
     if (tag !== this.tag) return;
-    fill(select, list.map((r) => h('option', { value: r.name }, `${r.name}${r.default ? ' (default)' : ''}, ${r.tags} tag${r.tags === 1 ? '' : 's'}`)));
+    fill(
+      select,
+      list.map((r) => h('option', { value: r.name }, `${r.name}${r.default ? ' (default)' : ''}, ${r.tags} tag${r.tags === 1 ? '' : 's'}`)),
+    );
     button.disabled = list.length === 0;
     button.onclick = async () => {
       showError(error, '');

@@ -45,7 +45,11 @@ export const FIELDS = [
 
 function input(f, value) {
   if (f.kind === 'select') {
-    return h('select', { name: f.name }, f.options.map((o) => h('option', { value: o, selected: o === value }, o === '' ? '(default)' : o)));
+    return h(
+      'select',
+      { name: f.name },
+      f.options.map((o) => h('option', { value: o, selected: o === value }, o === '' ? '(default)' : o)),
+    );
   }
   if (f.kind === 'bool') return h('input', { type: 'checkbox', name: f.name, checked: value === undefined ? f.default === true : value === true });
   // Plain text inputs: the server, not the browser, judges numbers.
@@ -60,8 +64,7 @@ export function fieldInputs(purpose, values = {}) {
   return FIELDS.filter((f) => f[purpose].length > 0).map((f) => {
     const v = values[f.name];
     const shown = f.kind === 'bool' ? (f.name === 'force' ? false : v) : v === undefined || v === null ? undefined : String(v);
-    return h('label', { class: `field field-${f.kind}`, 'data-modes': f[purpose].join(' ') },
-      h('span', {}, f.label), input(f, shown));
+    return h('label', { class: `field field-${f.kind}`, 'data-modes': f[purpose].join(' ') }, h('span', {}, f.label), input(f, shown));
   });
 }
 

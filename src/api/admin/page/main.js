@@ -77,7 +77,11 @@ async function loadTags() {
   state.details = new Map(tags.map((t, i) => [t.tag, details[i]]));
   for (const d of details) {
     if (d instanceof Error || !d.state) continue;
-    state.rates.update(d.tag, d.state.shards.reduce((n, s) => n + (s.issued_since_redis_start ?? 0), 0), now);
+    state.rates.update(
+      d.tag,
+      d.state.shards.reduce((n, s) => n + (s.issued_since_redis_start ?? 0), 0),
+      now,
+    );
   }
   renderTagsTable($('#tags-table tbody'), tags, state.details, state.rates, (tag) => select(tag));
   if (panel.tag) {
@@ -111,9 +115,26 @@ async function select(tag) {
 
 function drawCreateForm() {
   const form = $('#create-form');
-  fill(form, fieldInputs('create'), h('div', { class: 'buttons' },
-    h('button', { type: 'submit', id: 'create-submit' }, 'Create'),
-    h('button', { type: 'button', id: 'create-cancel', onclick: () => { $('#create-section').hidden = true; } }, 'Cancel')));
+  fill(
+    form,
+    fieldInputs('create'),
+    h(
+      'div',
+      { class: 'buttons' },
+      h('button', { type: 'submit', id: 'create-submit' }, 'Create'),
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'create-cancel',
+          onclick: () => {
+            $('#create-section').hidden = true;
+          },
+        },
+        'Cancel',
+      ),
+    ),
+  );
   const mode = form.elements.namedItem('mode');
   showMode(form, mode.value);
   mode.addEventListener('change', () => showMode(form, mode.value));
@@ -152,5 +173,8 @@ $('#detail-close').addEventListener('click', () => panel.close());
 // A token kept from an earlier visit signs in at once; a stale one is dropped quietly.
 const kept = storedToken();
 if (kept) {
-  api('GET', '/v1/admin/session', undefined, kept).then(({ role }) => signedIn(role), (err) => signedOut(err.status === 401 ? '' : err.message));
+  api('GET', '/v1/admin/session', undefined, kept).then(
+    ({ role }) => signedIn(role),
+    (err) => signedOut(err.status === 401 ? '' : err.message),
+  );
 }

@@ -40,9 +40,12 @@ function layoutText(t) {
 function segmentCells(t, detail) {
   const live = liveSummary(detail);
   const s0 = live.shards[0];
-  const current = live.shards.length === 1 && s0.current
-    ? `${s0.current.next_id} – ${s0.current.last_id}`
-    : live.shards.length > 1 ? `${live.shards.filter((s) => s.current).length} of ${live.shards.length} shards` : 'none yet';
+  const current =
+    live.shards.length === 1 && s0.current
+      ? `${s0.current.next_id} – ${s0.current.last_id}`
+      : live.shards.length > 1
+        ? `${live.shards.filter((s) => s.current).length} of ${live.shards.length} shards`
+        : 'none yet';
   const steps = [...new Set(live.shards.map((s) => s.step))];
   return {
     step: steps.length > 0 ? steps.join(', ') : String(t.step),
@@ -59,25 +62,33 @@ export function renderTagsTable(tbody, tags, details, rates, onSelect) {
     fill(tbody, h('tr', {}, h('td', { colspan: 11, class: 'empty' }, 'No tags yet.')));
     return;
   }
-  fill(tbody, tags.map((t) => {
-    const d = details.get(t.tag);
-    const failed = d instanceof Error;
-    const c = t.mode === 'snowflake'
-      ? { step: layoutText(t), current: `runs out ${t.runs_out_at.slice(0, 10)}`, left: '–', next: '–', issued: '–', problems: [] }
-      : failed ? { step: String(t.step), current: '?', left: '?', next: '?', issued: '?', problems: [d.message] } : segmentCells(t, d);
-    const rate = rates.last.get(t.tag)?.rate;
-    return h('tr', { 'data-tag': t.tag, class: t.enabled ? '' : 'disabled' },
-      h('td', {}, h('button', { type: 'button', class: 'tag-link', 'data-tag': t.tag, onclick: () => onSelect(t.tag) }, t.tag)),
-      h('td', {}, t.mode === 'rule' ? `rule ${t.template}` : t.mode),
-      h('td', { class: 'state' }, t.enabled ? 'enabled' : 'disabled'),
-      h('td', { class: 'step' }, c.step),
-      h('td', { class: 'current' }, c.current),
-      h('td', { class: 'left num' }, c.left),
-      h('td', { class: 'next' }, c.next),
-      h('td', { class: 'rate num' }, rate === undefined || t.mode === 'snowflake' ? '–' : `${rate.toFixed(1)}/s`),
-      h('td', { class: 'runs-out' }, runsOutText(t)),
-      h('td', { class: 'issued num' }, c.issued),
-      h('td', { class: 'problems' }, c.problems.join('; ')),
-    );
-  }));
+  fill(
+    tbody,
+    tags.map((t) => {
+      const d = details.get(t.tag);
+      const failed = d instanceof Error;
+      const c =
+        t.mode === 'snowflake'
+          ? { step: layoutText(t), current: `runs out ${t.runs_out_at.slice(0, 10)}`, left: '–', next: '–', issued: '–', problems: [] }
+          : failed
+            ? { step: String(t.step), current: '?', left: '?', next: '?', issued: '?', problems: [d.message] }
+            : segmentCells(t, d);
+      const rate = rates.last.get(t.tag)?.rate;
+      return h(
+        'tr',
+        { 'data-tag': t.tag, class: t.enabled ? '' : 'disabled' },
+        h('td', {}, h('button', { type: 'button', class: 'tag-link', 'data-tag': t.tag, onclick: () => onSelect(t.tag) }, t.tag)),
+        h('td', {}, t.mode === 'rule' ? `rule ${t.template}` : t.mode),
+        h('td', { class: 'state' }, t.enabled ? 'enabled' : 'disabled'),
+        h('td', { class: 'step' }, c.step),
+        h('td', { class: 'current' }, c.current),
+        h('td', { class: 'left num' }, c.left),
+        h('td', { class: 'next' }, c.next),
+        h('td', { class: 'rate num' }, rate === undefined || t.mode === 'snowflake' ? '–' : `${rate.toFixed(1)}/s`),
+        h('td', { class: 'runs-out' }, runsOutText(t)),
+        h('td', { class: 'issued num' }, c.issued),
+        h('td', { class: 'problems' }, c.problems.join('; ')),
+      );
+    }),
+  );
 }

@@ -28,12 +28,13 @@
     guard_ms   the init guard
     fresh      1 when this call created the init marker
 ]]
+--- @include "includes/server-run-id"
 local base = KEYS[1]
 local size = tonumber(ARGV[1])
 local value = ARGV[2]
 local ttl = tonumber(ARGV[3])
 local fresh = 0
-local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+local rid = serverRunId()
 local t = redis.call('TIME')
 local hold = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
 local guard = redis.call('GET', base .. 'init')

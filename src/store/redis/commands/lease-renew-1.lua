@@ -15,8 +15,9 @@
      0  the lease key is gone (expired): the id is free; the caller must acquire again
     -1  the id is held by someone else: the caller must drop it and acquire another
 ]]
+--- @include "includes/server-run-id"
 local base = KEYS[1]
-local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+local rid = serverRunId()
 if redis.call('GET', base .. 'rid') ~= rid then
   -- State written by another Redis instance: hold every id of the space for one TTL (see
   -- lease-acquire-1.lua), before this renewal marks the space as seen by this instance.

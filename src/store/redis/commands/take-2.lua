@@ -20,9 +20,10 @@
   it no segment change, no refill request and no limit is due; rewritten with every change
   of cur/end/nf/pf/rq/lim, by take and install; absent or 0 means none).
 
-  The server's run id is read from INFO server (below); the store may run a copy of this
-  script with that read replaced by the run id as a constant, loaded into that server
-  process only (see src/store/redis/pinned-take.ts and docs/GUARANTEES.md).
+  The server's run id is read from INFO server by serverRunId() (includes/server-run-id.lua);
+  the store may run a copy of this script with that read replaced by the run id as a
+  constant, loaded into that server process only (see src/store/redis/pinned-take.ts and
+  docs/GUARANTEES.md).
 
   Returns first (an integer) in the steady state: all n IDs given, first .. first + n - 1,
   no refill wanted (status 0 without the rest of the reply); otherwise
@@ -40,13 +41,14 @@
               request is left holding a part of its IDs; the fifth element is how many are left
   refill_wanted is 1 when the caller should enqueue a refill for (gen, seg).
 ]]
+--- @include "includes/server-run-id"
 local key = KEYS[1]
 local n = tonumber(ARGV[1])
 local moved = redis.call('GET', KEYS[2])
 if moved and tonumber(moved) >= tonumber(ARGV[4]) then return {5, '', 0, 0} end
 -- The run id changes whenever the server process changes: restart (with or without data) or
 -- failover. A hash from another instance may lag behind IDs already handed out.
-local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+local rid = serverRunId()
 -- Steady state: n IDs up to fe in the current segment, one read and one write, and the
 -- shortest reply (the first ID).
 local f = redis.call('HMGET', key, 'rid', 'cur', 'fe')

@@ -5,9 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
-import { loadConfig, type Config } from '../../src/config.js';
-import { poolOptions } from '../../src/store/mysql/pool.js';
-import { scanKeys, type RedisClient } from '../../src/store/redis/connection.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { poolOptions } from '../src/store/mysql/pool.js';
+import { scanKeys, type RedisClient } from '../src/store/redis/connection.js';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 export const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';

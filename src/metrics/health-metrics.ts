@@ -14,7 +14,9 @@ export interface HealthSources {
 export function registerHealthMetrics(registry: Registry, src: HealthSources): void {
   const registers = [registry];
   new Gauge({
-    name: 'idmint_ready', help: 'This process is ready (1) or not (0), as GET /readyz answers', registers,
+    name: 'idmint_ready',
+    help: 'This process is ready (1) or not (0), as GET /readyz answers',
+    registers,
     // Under `serve --processes N`: 0 when any process is not ready.
     aggregator: 'min',
     async collect() {
@@ -23,7 +25,9 @@ export function registerHealthMetrics(registry: Registry, src: HealthSources): v
   });
   const seen = new Map<string, string>();
   const changes = new Counter({
-    name: 'idmint_redis_run_id_changes_total', labelNames: ['server'], registers,
+    name: 'idmint_redis_run_id_changes_total',
+    labelNames: ['server'],
+    registers,
     help: 'Times a Redis server answered with another run id than at the previous look (restart or failover); looked at on every scrape',
     async collect() {
       for (const { server, runId } of await src.redisRunIds().catch(() => [])) {

@@ -5,7 +5,7 @@
 // A value with nothing to forecast is left out rather than written as +Inf (the aggregate
 // travels as JSON between processes, where Infinity does not survive).
 import { Gauge, type Registry } from 'prom-client';
-import type { TagCapacity } from './capacity.js';
+import type { TagCapacity } from '../service/capacity.js';
 
 export interface CapacitySources {
   readonly capacity: () => Promise<TagCapacity[]>;
@@ -27,7 +27,11 @@ export function registerCapacityMetrics(registry: Registry, src: CapacitySources
   const all = () => within(src.capacity(), CAPACITY_SCRAPE_WAIT_MS, [] as TagCapacity[]);
   const perTag = (name: string, help: string, aggregator: 'max' | 'min', value: (c: TagCapacity) => number | undefined) =>
     new Gauge({
-      name, help, labelNames: ['tag'], registers, aggregator,
+      name,
+      help,
+      labelNames: ['tag'],
+      registers,
+      aggregator,
       async collect() {
         this.reset();
         for (const c of await all()) {
@@ -37,29 +41,47 @@ export function registerCapacityMetrics(registry: Registry, src: CapacitySources
       },
     });
   const counted = (c: TagCapacity) => c.mode !== 'snowflake';
-  perTag('idmint_tag_remaining_ids', 'IDs left before the tag\'s limit (segment: all shards; rule: the app closest to its max_counter in the current period)', 'max',
-    (c) => (counted(c) ? c.forecast.remaining : undefined));
-  perTag('idmint_tag_rate_ids_per_second', 'IDs per second the tag is consuming (segment and rule tags)', 'max',
-    (c) => (counted(c) ? c.forecast.rate : undefined));
-  perTag('idmint_tag_exhaustion_seconds', 'Seconds until the tag runs out at the current rate (segment: first shard; rule: before the period resets; snowflake: layout end of time); absent when it does not', 'min',
-    (c) => c.forecast.exhaustionSeconds);
-  perTag('idmint_rule_period_remaining_ids', 'Rule tags: counter values left in the current period for the app closest to max_counter', 'max',
-    (c) => (c.period ? c.forecast.remaining : undefined));
-  perTag('idmint_rule_period_end_seconds', 'Rule tags: seconds until the current period ends and the counters start again', 'min',
-    (c) => c.period?.endSeconds);
-  perTag('idmint_snowflake_end_of_time_seconds', 'Snowflake tags: seconds until the layout can no longer represent the time', 'min',
-    (c) => (c.mode === 'snowflake' ? c.forecast.exhaustionSeconds : undefined));
+  perTag(
+    'idmint_tag_remaining_ids',
+    "IDs left before the tag's limit (segment: all shards; rule: the app closest to its max_counter in the current period)",
+    'max',
+    (c) => (counted(c) ? c.forecast.remaining : undefined),
+  );
+  perTag('idmint_tag_rate_ids_per_second', 'IDs per second the tag is consuming (segment and rule tags)', 'max', (c) =>
+    counted(c) ? c.forecast.rate : undefined,
+  );
+  perTag(
+    'idmint_tag_exhaustion_seconds',
+    'Seconds until the tag runs out at the current rate (segment: first shard; rule: before the period resets; snowflake: layout end of time); absent when it does not',
+    'min',
+    (c) => c.forecast.exhaustionSeconds,
+  );
+  perTag('idmint_rule_period_remaining_ids', 'Rule tags: counter values left in the current period for the app closest to max_counter', 'max', (c) =>
+    c.period ? c.forecast.remaining : undefined,
+  );
+  perTag('idmint_rule_period_end_seconds', 'Rule tags: seconds until the current period ends and the counters start again', 'min', (c) => c.period?.endSeconds);
+  perTag('idmint_snowflake_end_of_time_seconds', 'Snowflake tags: seconds until the layout can no longer represent the time', 'min', (c) =>
+    c.mode === 'snowflake' ? c.forecast.exhaustionSeconds : undefined,
+  );
 
   const pools = () => within(src.workerPools(), CAPACITY_SCRAPE_WAIT_MS, [] as { bits: number; size: number; used: number }[]);
   new Gauge({
-    name: 'idmint_worker_ids_leased', help: 'Worker ids currently leased, per worker-id width', labelNames: ['worker_bits'], registers, aggregator: 'max',
+    name: 'idmint_worker_ids_leased',
+    help: 'Worker ids currently leased, per worker-id width',
+    labelNames: ['worker_bits'],
+    registers,
+    aggregator: 'max',
     async collect() {
       this.reset();
       for (const p of await pools()) this.set({ worker_bits: p.bits }, p.used);
     },
   });
   new Gauge({
-    name: 'idmint_worker_ids_total', help: 'Worker ids a worker-id width has (2^worker_bits)', labelNames: ['worker_bits'], registers, aggregator: 'max',
+    name: 'idmint_worker_ids_total',
+    help: 'Worker ids a worker-id width has (2^worker_bits)',
+    labelNames: ['worker_bits'],
+    registers,
+    aggregator: 'max',
     async collect() {
       this.reset();
       for (const p of await pools()) this.set({ worker_bits: p.bits }, p.size);

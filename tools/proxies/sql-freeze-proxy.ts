@@ -4,8 +4,9 @@
 // is held), as when a process hangs or the network stalls right there. A client that goes
 // away (a killed process) has its server side closed too, as the kernel would, so MySQL
 // rolls back whatever that connection had not committed.
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { LoopbackProxy } from './loopback-proxy.js';
 
 export interface FreezeRule {
   readonly name: string;
@@ -25,19 +26,12 @@ interface Armed extends FreezeRule {
   readonly resolve: (f: Frozen) => void;
 }
 
-export class SqlFreezeProxy {
+export class SqlFreezeProxy extends LoopbackProxy {
   private readonly armed: Armed[] = [];
-  private readonly sockets = new Set<Socket>();
   readonly frozen: Frozen[] = [];
 
-  private constructor(private readonly server: Server, readonly port: number) {}
-
-  static async start(targetPort: number, targetHost = '127.0.0.1'): Promise<SqlFreezeProxy> {
-    let self: SqlFreezeProxy | undefined;
-    const server = createServer((client) => self!.accept(client, targetHost, targetPort));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    self = new SqlFreezeProxy(server, (server.address() as { port: number }).port);
-    return self;
+  static start(targetPort: number, targetHost = '127.0.0.1'): Promise<SqlFreezeProxy> {
+    return new SqlFreezeProxy(targetPort, targetHost).listen();
   }
 
   /** One-shot: resolves when a connection froze on this rule. */
@@ -45,18 +39,11 @@ export class SqlFreezeProxy {
     return new Promise((resolve) => this.armed.push({ ...rule, resolve }));
   }
 
-  private accept(client: Socket, host: string, port: number): void {
-    const upstream = connect(port, host);
+  protected accept(client: Socket): void {
+    const upstream = this.connectUpstream(client);
     let frozen = false;
     let inTx = false;
     let tx = '';
-    for (const s of [client, upstream]) {
-      this.sockets.add(s);
-      s.once('close', () => this.sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
     upstream.on('data', (chunk: Buffer) => {
       if (!frozen) client.write(chunk);
     });
@@ -86,10 +73,5 @@ export class SqlFreezeProxy {
       }
       upstream.write(chunk);
     });
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => this.server.close(() => r()));
   }
 }

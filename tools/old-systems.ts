@@ -1,7 +1,7 @@
 // The old systems' stores for import tests: each one's published table schema, and a scratch
 // database to create them in.
 import mysql from 'mysql2/promise';
-import { poolOptions } from '../../src/store/mysql/pool.js';
+import { poolOptions } from '../src/store/mysql/pool.js';
 import { mysqlUrlFor } from './env.js';
 
 // Published schemas (Leaf scripts/leaf_alloc.sql, Tinyid tinyid-server/db.sql, id_server deploy/counter.sql).
@@ -13,7 +13,8 @@ export const LEAF_DDL = `CREATE TABLE \`leaf_alloc\` (
   \`update_time\` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (\`biz_tag\`)
 ) ENGINE=InnoDB`;
-export const TINYID_DDL = [`CREATE TABLE \`tiny_id_info\` (
+export const TINYID_DDL = [
+  `CREATE TABLE \`tiny_id_info\` (
   \`id\` bigint(20) unsigned NOT NULL AUTO_INCREMENT,
   \`biz_type\` varchar(63) NOT NULL DEFAULT '',
   \`begin_id\` bigint(20) NOT NULL DEFAULT '0',
@@ -26,7 +27,8 @@ export const TINYID_DDL = [`CREATE TABLE \`tiny_id_info\` (
   \`version\` bigint(20) NOT NULL DEFAULT '0',
   PRIMARY KEY (\`id\`),
   UNIQUE KEY \`uniq_biz_type\` (\`biz_type\`)
-) ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT CHARSET=utf8`, `CREATE TABLE \`tiny_id_token\` (
+) ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT CHARSET=utf8`,
+  `CREATE TABLE \`tiny_id_token\` (
   \`id\` int(11) unsigned NOT NULL AUTO_INCREMENT,
   \`token\` varchar(255) NOT NULL DEFAULT '',
   \`biz_type\` varchar(63) NOT NULL DEFAULT '',
@@ -34,7 +36,8 @@ export const TINYID_DDL = [`CREATE TABLE \`tiny_id_info\` (
   \`create_time\` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00',
   \`update_time\` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00',
   PRIMARY KEY (\`id\`)
-) ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT CHARSET=utf8`];
+) ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT CHARSET=utf8`,
+];
 export const ID_SERVER_DDL = `create table if not exists counter
 (
     node_offset int not null default 0 comment 'node offset' ,

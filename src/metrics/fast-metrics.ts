@@ -14,7 +14,10 @@ export class HistogramSeries {
   sum = 0;
   count = 0;
 
-  constructor(readonly labels: Record<string, string | number>, private readonly bounds: readonly number[]) {
+  constructor(
+    readonly labels: Record<string, string | number>,
+    private readonly bounds: readonly number[],
+  ) {
     this.counts = new Float64Array(bounds.length);
   }
 
@@ -37,7 +40,12 @@ export class FastHistogram {
   readonly aggregator = 'sum';
   private readonly series = new Map<string, HistogramSeries>();
 
-  constructor(readonly name: string, readonly help: string, private readonly bounds: readonly number[], registry: Registry) {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: readonly number[],
+    registry: Registry,
+  ) {
     registry.registerMetric(this as never);
   }
 
@@ -73,7 +81,11 @@ export class FastCounter {
   readonly aggregator = 'sum';
   private readonly series = new Map<string, { labels: Record<string, string | number>; value: number }>();
 
-  constructor(readonly name: string, readonly help: string, registry: Registry) {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    registry: Registry,
+  ) {
     registry.registerMetric(this as never);
   }
 
@@ -92,6 +104,12 @@ export class FastCounter {
   }
 
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Value[] }> {
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: [...this.series.values()].map((s) => ({ labels: s.labels, value: s.value })) };
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: this.aggregator,
+      values: [...this.series.values()].map((s) => ({ labels: s.labels, value: s.value })),
+    };
   }
 }

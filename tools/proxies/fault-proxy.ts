@@ -8,8 +8,9 @@
 //   open and silent. Connections that were open during a blackhole stay dead when it clears
 //   (the peer is gone); connections opened afterwards work.
 // Chunks held when a blackhole starts are dropped.
-import { connect, createServer, type Server, type Socket } from 'node:net';
-import { rng } from './prng.js';
+import { connect, type Socket } from 'node:net';
+import { rng } from '../prng.js';
+import { LoopbackProxy } from './loopback-proxy.js';
 
 export interface DirectionFaults {
   latencyMs?: number;
@@ -36,23 +37,20 @@ interface Pair {
   dead: boolean;
 }
 
-export class FaultProxy {
+export class FaultProxy extends LoopbackProxy {
   private faults: Record<Direction, DirectionFaults> = { up: {}, down: {} };
   private blackholed = false;
   private readonly pairs = new Set<Pair>();
   private readonly rand: () => number;
 
-  private constructor(private readonly server: Server, readonly port: number, private readonly targetPort: number, private readonly targetHost: string, seed: number) {
+  private constructor(targetPort: number, targetHost: string, seed: number) {
+    super(targetPort, targetHost);
     const r = rng(seed);
     this.rand = () => r.next();
   }
 
-  static async start(targetPort: number, opts: { host?: string; seed?: number } = {}): Promise<FaultProxy> {
-    let self: FaultProxy | undefined;
-    const server = createServer((client) => self!.accept(client));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    self = new FaultProxy(server, (server.address() as { port: number }).port, targetPort, opts.host ?? '127.0.0.1', opts.seed ?? 1);
-    return self;
+  static start(targetPort: number, opts: { host?: string; seed?: number } = {}): Promise<FaultProxy> {
+    return new FaultProxy(targetPort, opts.host ?? '127.0.0.1', opts.seed ?? 1).listen();
   }
 
   get url(): string {
@@ -86,9 +84,9 @@ export class FaultProxy {
     return this.pairs.size;
   }
 
-  private accept(client: Socket): void {
+  protected accept(client: Socket): void {
     client.setNoDelay(true);
-    client.on('error', () => undefined);
+    this.track(client);
     if (this.blackholed) {
       // Accepted (the handshake completes, as a silent peer's kernel would), then nothing.
       const pair: Pair = { client, upstream: client, dead: true };
@@ -99,6 +97,7 @@ export class FaultProxy {
     }
     const upstream = connect(this.targetPort, this.targetHost);
     upstream.setNoDelay(true);
+    this.track(upstream);
     const pair: Pair = { client, upstream, dead: false };
     this.pairs.add(pair);
     upstream.on('error', () => client.destroy());
@@ -144,13 +143,5 @@ export class FaultProxy {
       if (p.queue.length) p.timer = setTimeout(step, p.queue[0].at - t);
     };
     p.timer = setTimeout(step, Math.max(0, p.queue[0].at - Date.now()));
-  }
-
-  async close(): Promise<void> {
-    for (const p of this.pairs) {
-      p.client.destroy();
-      p.upstream.destroy();
-    }
-    await new Promise<void>((r) => this.server.close(() => r()));
   }
 }

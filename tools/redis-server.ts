@@ -4,8 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { createServer, connect } from 'node:net';
+import { freePort, waitPort } from './child.js';
 
 /** Runs fn with a short-lived client of the server at url (errors do not go unhandled). */
 export async function withRedis<T>(url: string, fn: (r: Redis) => Promise<T>): Promise<T> {
@@ -16,35 +17,6 @@ export async function withRedis<T>(url: string, fn: (r: Redis) => Promise<T>): P
   } finally {
     r.disconnect();
   }
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function waitPort(port: number, up: boolean, timeoutMs = 10000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const probe = () => {
-      const sock = connect(port, '127.0.0.1');
-      const done = (isUp: boolean) => {
-        sock.destroy();
-        if (isUp === up) resolve();
-        else if (Date.now() > until) reject(new Error(`port ${port} still ${isUp ? 'open' : 'closed'} after ${timeoutMs} ms`));
-        else setTimeout(probe, 50);
-      };
-      sock.once('connect', () => done(true));
-      sock.once('error', () => done(false));
-    };
-    probe();
-  });
 }
 
 export class RedisServer {
@@ -66,8 +38,12 @@ export class RedisServer {
 
   /** Starts the server (empty: nothing is persisted). */
   async start(): Promise<void> {
-    this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
-    await waitPort(this.port, true);
+    this.proc = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'],
+      { stdio: 'ignore' },
+    );
+    await waitPort(this.port, true, 10000, 'redis-server');
   }
 
   /** Kills the server abruptly (SIGKILL): all its data is gone. */
@@ -77,7 +53,7 @@ export class RedisServer {
     const exited = new Promise((r) => p.once('exit', r));
     p.kill('SIGKILL');
     await exited;
-    await waitPort(this.port, false);
+    await waitPort(this.port, false, 10000, 'redis-server');
   }
 
   /** Kills the server and removes its directory. */
@@ -89,7 +65,7 @@ export class RedisServer {
   /** A restart that loses every key. */
   async restartEmpty(downMs = 0): Promise<void> {
     await this.kill();
-    if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+    if (downMs > 0) await sleep(downMs);
     await this.start();
   }
 }

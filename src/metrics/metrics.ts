@@ -36,34 +36,64 @@ export class Metrics {
     const registers = [this.registry];
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'idmint_' });
     this.issued = new FastCounter('idmint_ids_issued_total', 'IDs handed out, per tag and mode', this.registry);
-    this.takes = new FastCounter('idmint_takes_total', 'Redis takes sent by the coalescers of this process (the requests per take show the coalescing), per tag', this.registry);
-    this.httpDuration = new FastHistogram('idmint_http_request_duration_seconds', 'HTTP request latency per route',
-      [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3], this.registry);
-    this.grpcDuration = new FastHistogram('idmint_grpc_request_duration_seconds', 'gRPC call latency per method and status',
-      [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3], this.registry);
+    this.takes = new FastCounter(
+      'idmint_takes_total',
+      'Redis takes sent by the coalescers of this process (the requests per take show the coalescing), per tag',
+      this.registry,
+    );
+    this.httpDuration = new FastHistogram(
+      'idmint_http_request_duration_seconds',
+      'HTTP request latency per route',
+      [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3],
+      this.registry,
+    );
+    this.grpcDuration = new FastHistogram(
+      'idmint_grpc_request_duration_seconds',
+      'gRPC call latency per method and status',
+      [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3],
+      this.registry,
+    );
     this.refillDuration = new Histogram({
-      name: 'idmint_refill_duration_seconds', help: 'Refill jobs: allocate in MySQL and install in Redis',
-      labelNames: ['result'], registers, buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+      name: 'idmint_refill_duration_seconds',
+      help: 'Refill jobs: allocate in MySQL and install in Redis',
+      labelNames: ['result'],
+      registers,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     });
     this.segmentSize = new Histogram({
-      name: 'idmint_segment_size', help: 'Size of allocated segments', labelNames: ['tag'], registers,
+      name: 'idmint_segment_size',
+      help: 'Size of allocated segments',
+      labelNames: ['tag'],
+      registers,
       buckets: [10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000],
     });
     this.allocations = new Counter({ name: 'idmint_segments_allocated_total', help: 'Segments allocated in MySQL', labelNames: ['tag'], registers });
-    this.refillWaits = new Counter({ name: 'idmint_refill_waits_total', help: 'Times requests had to wait for a refill (cold or dry tag)', labelNames: ['tag'], registers });
+    this.refillWaits = new Counter({
+      name: 'idmint_refill_waits_total',
+      help: 'Times requests had to wait for a refill (cold or dry tag)',
+      labelNames: ['tag'],
+      registers,
+    });
     this.redisReplaced = new Counter({
-      name: 'idmint_redis_instance_changes_total', registers, labelNames: ['tag'],
+      name: 'idmint_redis_instance_changes_total',
+      registers,
+      labelNames: ['tag'],
       help: 'Segment hashes found written by another Redis instance (restart from a snapshot, failover) and abandoned',
     });
     this.counterRegressions = new Counter({
-      name: 'idmint_counter_regressions_total', registers, labelNames: ['tag', 'kind'],
+      name: 'idmint_counter_regressions_total',
+      registers,
+      labelNames: ['tag', 'kind'],
       help: 'MySQL found behind what Redis holds (backup restore, lagging failover) and raised at once; kind: segment, rule, worker_space',
     });
     this.errors = new Counter({ name: 'idmint_errors_total', help: 'Error answers by code', labelNames: ['code'], registers });
 
     const self = this;
     new Gauge({
-      name: 'idmint_segment_remaining', help: 'IDs left in the current segment per tag (Redis)', labelNames: ['tag'], registers,
+      name: 'idmint_segment_remaining',
+      help: 'IDs left in the current segment per tag (Redis)',
+      labelNames: ['tag'],
+      registers,
       // Read from Redis, the same in every process: several processes report it once.
       aggregator: 'max',
       async collect() {
@@ -72,7 +102,10 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: 'idmint_queue_jobs', help: 'BullMQ jobs per queue and state', labelNames: ['queue', 'state'], registers,
+      name: 'idmint_queue_jobs',
+      help: 'BullMQ jobs per queue and state',
+      labelNames: ['queue', 'state'],
+      registers,
       aggregator: 'max',
       async collect() {
         this.reset();
@@ -80,21 +113,30 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: 'idmint_lease_valid', help: 'Worker-id leases of this process (1 valid, 0 lapsed) per worker-id width', labelNames: ['worker_bits'], registers,
+      name: 'idmint_lease_valid',
+      help: 'Worker-id leases of this process (1 valid, 0 lapsed) per worker-id width',
+      labelNames: ['worker_bits'],
+      registers,
       collect() {
         this.reset();
         for (const l of self.sources.leases?.().held ?? []) this.set({ worker_bits: l.bits }, l.valid ? 1 : 0);
       },
     });
     new Gauge({
-      name: 'idmint_lease_events', help: 'Lease events of this process since start (acquired, renewed, lost, exhausted)', labelNames: ['event'], registers,
+      name: 'idmint_lease_events',
+      help: 'Lease events of this process since start (acquired, renewed, lost, exhausted)',
+      labelNames: ['event'],
+      registers,
       collect() {
         this.reset();
         for (const [event, n] of Object.entries(self.sources.leases?.().events ?? {})) this.set({ event }, n);
       },
     });
     new Gauge({
-      name: 'idmint_redis_up', help: 'Redis servers of this process (default and REDIS_URLS): 1 answers, 0 down', labelNames: ['server'], registers,
+      name: 'idmint_redis_up',
+      help: 'Redis servers of this process (default and REDIS_URLS): 1 answers, 0 down',
+      labelNames: ['server'],
+      registers,
       // Each process has its own connections: a server is up only if every process reaches it.
       aggregator: 'min',
       async collect() {
@@ -103,7 +145,10 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: 'idmint_clock_events', help: 'Snowflake clock events since start (backwards: refused; waits: waited out)', labelNames: ['event'], registers,
+      name: 'idmint_clock_events',
+      help: 'Snowflake clock events since start (backwards: refused; waits: waited out)',
+      labelNames: ['event'],
+      registers,
       collect() {
         const c = self.sources.clock?.();
         if (c) {

@@ -1,0 +1,97 @@
+// The cases of the scaling benchmark (`npm run bench:scale`) and its command line.
+import { pick, readOptions } from '../args.js';
+
+export type CaseName = 'bare' | 'incr' | 'node' | 'global';
+export const ALL_CASES: CaseName[] = ['bare', 'incr', 'node', 'global'];
+/** The cases a bare Fastify route serves (no idmint). */
+export const BARE_CASES: readonly CaseName[] = ['bare', 'incr'];
+
+/** The tags idmint serves: one per idmint case, and the one redis-benchmark takes from. */
+export const TAGS = { node: 'scale.node', global: 'scale.global', redis: 'scale.redis' } as const;
+
+export interface Options {
+  duration: number;
+  warmup: number;
+  connections: number;
+  processesList: number[];
+  cases: CaseName[];
+  redisRequests: number;
+  maxOther: number;
+  retries: number;
+  waitQuiet: number;
+  rounds: number;
+  write: boolean;
+  privateRedis: boolean;
+  pin: boolean;
+}
+
+export function parseArgs(argv: string[]): Options {
+  const o: Options = {
+    duration: 5,
+    warmup: 1,
+    connections: 50,
+    processesList: [1, 2, 4],
+    cases: [...ALL_CASES],
+    redisRequests: 300_000,
+    maxOther: 15,
+    retries: 2,
+    waitQuiet: 0,
+    rounds: 1,
+    write: true,
+    privateRedis: false,
+    pin: false,
+  };
+  const usage =
+    'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--no-write]';
+  readOptions(argv, usage, (a) => {
+    switch (a.flag) {
+      case '--duration':
+        o.duration = a.number(1, 120);
+        break;
+      case '--warmup':
+        o.warmup = a.number(0, 60);
+        break;
+      case '--connections':
+        o.connections = a.whole(1, 1000);
+        break;
+      case '--processes-list': {
+        const list = a.list().map(Number);
+        if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n < 1 || n > 16))
+          throw new Error(`--processes-list needs whole numbers from 1 to 16, e.g. 1,2,4`);
+        o.processesList = list;
+        break;
+      }
+      case '--cases':
+        o.cases = pick(a.flag, a.list(), ALL_CASES);
+        break;
+      case '--redis-requests':
+        o.redisRequests = a.whole(0, 10_000_000);
+        break;
+      case '--max-other':
+        o.maxOther = a.number(0);
+        break;
+      case '--retries':
+        o.retries = a.whole(0, 10);
+        break;
+      case '--wait-quiet':
+        o.waitQuiet = a.number(0, 600);
+        break;
+      case '--rounds':
+        o.rounds = a.whole(1, 20);
+        break;
+      case '--no-write':
+        o.write = false;
+        break;
+      case '--private-redis':
+        o.privateRedis = true;
+        break;
+      case '--pin':
+        o.pin = true;
+        break;
+      default:
+        return false;
+    }
+    return true;
+  });
+  return o;
+}

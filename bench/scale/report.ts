@@ -1,0 +1,212 @@
+// The scaling benchmark's report: one row per case and process count (the median over rounds),
+// the terminal table and bench/results/scale-latest.md.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { fmt, table } from '../../tools/table.js';
+import { medianOrNaN as median } from '../stats.js';
+import type { CaseName, Options } from './cases.js';
+import type { RedisLimit } from './redis-limit.js';
+import type { CaseResult } from './runner.js';
+
+const RESULTS = fileURLToPath(new URL('../results/', import.meta.url));
+
+const CASE_LABEL: Record<CaseName, string> = {
+  bare: 'bare Fastify route',
+  incr: 'bare route + one Redis INCR',
+  node: '`GET /v1/id`, order node',
+  global: '`GET /v1/id`, order global',
+};
+
+function rows(results: CaseResult[], redis: RedisLimit | undefined): string[][] {
+  const one = (c: CaseResult) =>
+    results.find((r) => r.name === c.name && r.processes === Math.min(...results.filter((x) => x.name === c.name).map((x) => x.processes)));
+  const bare = (c: CaseResult) => results.find((r) => r.name === 'bare' && r.processes === c.processes);
+  const incr = (c: CaseResult) => results.find((r) => r.name === 'incr' && r.processes === c.processes);
+  const out = [
+    [
+      'case',
+      'processes',
+      'req/s',
+      'req/s range',
+      '× fewest processes',
+      '÷ bare',
+      '÷ INCR route',
+      'p50 ms',
+      'p99 ms',
+      'server CPU %',
+      'load gen CPU %',
+      'Redis CPU %',
+      'other CPU %',
+      'Redis calls/s',
+      'req per call',
+      'takes/s (nodes)',
+      'req per take (nodes)',
+      'Redis usec/take',
+      'no-op usec',
+      'take ÷ no-op',
+    ],
+  ];
+  for (const c of results) {
+    out.push([
+      CASE_LABEL[c.name],
+      String(c.processes),
+      fmt(c.rps),
+      c.roundsRps.length > 1 ? `${fmt(Math.min(...c.roundsRps))}–${fmt(Math.max(...c.roundsRps))}` : '-',
+      fmt(c.rps / one(c)!.rps, 2),
+      c.name === 'bare' ? '1.00' : fmt(c.rps / (bare(c)?.rps ?? NaN), 2),
+      c.name === 'global' || c.name === 'incr' ? fmt(c.rps / (incr(c)?.rps ?? NaN), 2) : '-',
+      fmt(c.p50, 2),
+      fmt(c.p99, 2),
+      fmt(c.cpu.server),
+      fmt(c.cpu.client),
+      fmt(c.cpu.redis),
+      `${fmt(c.cpu.other)}${c.disturbed ? ' (disturbed)' : ''}`,
+      fmt(c.evalsPerS),
+      c.name === 'global' ? fmt(c.rps / c.evalsPerS, 1) : '-',
+      c.name === 'global' ? fmt(c.takesPerS) : '-',
+      c.name === 'global' ? fmt(c.reqPerTake, 1) : '-',
+      c.name === 'global' ? fmt(c.usecPerTake, 2) : '-',
+      c.name === 'global' ? fmt(c.usecNoop, 2) : '-',
+      c.name === 'global' ? fmt(c.usecPerTake / c.usecNoop, 2) : '-',
+    ]);
+  }
+  if (redis) {
+    out.push([
+      `redis-benchmark EVALSHA take (1 ID per call, ${redis.clients} clients)`,
+      '-',
+      fmt(redis.rps),
+      '-',
+      '-',
+      '-',
+      '-',
+      fmt(redis.p50, 3),
+      fmt(redis.p99, 3),
+      '-',
+      fmt(redis.cpu.client),
+      fmt(redis.redisCpu),
+      fmt(redis.cpu.other),
+      fmt(redis.rps),
+      '1.0',
+      '-',
+      '-',
+      '-',
+      '-',
+      '-',
+    ]);
+  }
+  return out;
+}
+
+/** One row for the rounds of a case: the median of every figure. */
+export function medianOf(rs: CaseResult[], maxOther: number): CaseResult {
+  if (rs.length === 1) return rs[0];
+  const m = (f: (r: CaseResult) => number) => median(rs.map(f));
+  const other = m((r) => r.cpu.other);
+  return {
+    ...rs[0],
+    rps: m((r) => r.rps),
+    p50: m((r) => r.p50),
+    p99: m((r) => r.p99),
+    requests: rs.reduce((a, r) => a + r.requests, 0),
+    cpu: {
+      server: m((r) => r.cpu.server),
+      client: m((r) => r.cpu.client),
+      redis: m((r) => r.cpu.redis),
+      other,
+      busiest: [...new Set(rs.flatMap((r) => r.cpu.busiest))].slice(0, 4),
+    },
+    evalsPerS: m((r) => r.evalsPerS),
+    takesPerS: m((r) => r.takesPerS),
+    reqPerTake: m((r) => r.reqPerTake),
+    usecPerTake: m((r) => r.usecPerTake),
+    usecNoop: m((r) => r.usecNoop),
+    attempts: rs.reduce((a, r) => a + r.attempts, 0),
+    disturbed: other > maxOther,
+    checks: rs.map((r) => r.checks).join('; '),
+    roundsRps: rs.map((r) => r.rps),
+  };
+}
+
+export interface Report {
+  readonly opts: Options;
+  readonly ok: boolean;
+  readonly results: CaseResult[];
+  readonly limit: RedisLimit | undefined;
+  readonly problems: string[];
+  /** The load averages before the run. */
+  readonly loadBefore: number[];
+  /** The Redis of the run: the shared one at this URL, or a private server. */
+  readonly redisUrl: string;
+  readonly privateRedis: boolean;
+}
+
+export function printReport({ ok, results, limit, problems }: Report): void {
+  console.log('');
+  console.log(table(rows(results, limit), false, 2));
+  console.log('(CPU % is of one core over the measured window; "other" is every process but the servers, the load generator and Redis.)');
+  for (const c of results) console.log(`check ${c.name} x${c.processes}: ${c.checks}`);
+  for (const p of problems) console.log(`FAIL: ${p}`);
+  console.log(ok ? 'bench OK (answers correct, no errors)' : 'bench FAILED');
+}
+
+/** bench/results/scale-latest.md. */
+export function writeReport({ opts, ok, results, limit, problems, loadBefore, redisUrl, privateRedis }: Report): void {
+  mkdirSync(RESULTS, { recursive: true });
+  const cores = cpus().length;
+  const disturbed = results.filter((c) => c.disturbed);
+  const md = [
+    '# idmint scaling benchmark (`--processes`)',
+    '',
+    `- command: \`npm run bench:scale --${process.argv
+      .slice(2)
+      .map((a) => ` ${a}`)
+      .join('')}\``,
+    `- date: ${new Date().toISOString()}`,
+    `- machine: ${cores} CPUs (${cpus()[0]?.model.trim() ?? '?'}), node ${process.version}; load average before the run ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`,
+    `- load: autocannon in the bench process (one thread), ${opts.connections} keep-alive connections over loopback, pipelining 1, ${opts.duration} s per case after a ${opts.warmup} s warm-up` +
+      (opts.rounds > 1 ? `; ${opts.rounds} interleaved rounds per process count, medians shown with the range of req/s` : ''),
+    opts.pin
+      ? '- pinned (taskset): every server process on CPU 1, the load generator (this process) on CPU 0; Redis unpinned'
+      : '- not pinned: servers, load generator and Redis share both CPUs',
+    `- servers: idmint \`serve --processes N\` and the bare route (N > 1: N copies under node's cluster module) share the ${cores} CPUs with the load generator and Redis`,
+    `- a case is run again (up to ${opts.retries} times) when other processes used more than ${opts.maxOther}% of a core; ${disturbed.length ? `still disturbed: ${disturbed.map((c) => `${c.name} x${c.processes}`).join(', ')}` : 'no case stayed disturbed'}`,
+    `- Redis: ${privateRedis ? 'a redis-server of this run alone (--private-redis): its commandstats count only this run' : `the shared server at ${redisUrl}: commandstats are server-wide, other clients count too`}`,
+    `- idmint settings from the environment: ${
+      Object.entries(process.env)
+        .filter(([k]) => k.startsWith('COALESCE_') || k === 'TAKE_PIN')
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ') || 'none (defaults)'
+    }`,
+    `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
+    '',
+    table(rows(results, limit), true, 2),
+    '',
+    'CPU % is of one core over the measured window. "server" is the idmint (or bare) process tree,',
+    'primary included; "load gen" is autocannon, in the bench process (for the redis-benchmark row:',
+    'redis-benchmark itself); "Redis CPU" and "Redis calls/s" are server-wide, so other clients of',
+    'the same Redis count too; "other" is what every other process used (well above 0: a disturbed',
+    'figure). "× fewest processes" compares a case with itself at the smallest process count; "÷ INCR',
+    'route" compares order global with the bare route doing one Redis INCR per request at the same',
+    'process count (the floor of a request that needs a Redis round trip); "req per',
+    'call" is how many requests of a global-order case one Redis script call served (server-wide);',
+    '"takes/s (nodes)" and "req per take (nodes)" come from the nodes\' own idmint_takes_total and',
+    'idmint_ids_issued_total of the tag (exact, whatever else uses Redis). "Redis usec/take" is',
+    'commandstats usec per EVALSHA during the case; "no-op usec" the same for `return 1` with the',
+    'keys and arguments of a take, measured right after the case (8 calls in flight).',
+    '',
+    '## Other processes during each case',
+    '',
+    '| case | processes | runs (rounds and reruns) | other CPU % (median) | busiest other processes |',
+    '| --- | ---: | ---: | ---: | --- |',
+    ...results.map((c) => `| ${c.name} | ${c.processes} | ${c.attempts} | ${fmt(c.cpu.other)} | ${c.cpu.busiest.join(', ') || '-'} |`),
+    ...(limit ? [`| redis-benchmark | - | 1 | ${fmt(limit.cpu.other)} | ${limit.cpu.busiest.join(', ') || '-'} |`] : []),
+    '',
+    ...results.map((c) => `- check ${c.name} x${c.processes}: ${c.checks}`),
+    ...(limit ? [`- redis-benchmark (${limit.script}): \`redis-benchmark -n ${limit.calls} -c ${limit.clients} ${limit.command}\``] : []),
+    ...(limit ? [`- check redis-benchmark: the segment key's \`taken\` counter advanced by ${fmt(limit.takenAdvance)} for ${fmt(limit.calls)} calls`] : []),
+    ...problems.map((p) => `- FAIL: ${p}`),
+    '',
+  ].join('\n');
+  writeFileSync(`${RESULTS}scale-latest.md`, md);
+}

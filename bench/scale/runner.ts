@@ -1,0 +1,213 @@
+// The scaling benchmark's runs: for one process count, the servers, the tags, every case of
+// every round (a case the rest of the machine disturbed is run again), and once the Redis
+// limit.
+import type { Redis } from 'ioredis';
+import { logLines } from '../../tools/child.js';
+import { cpuWindow, machineBusySeconds, readProcs, waitQuiet, type CpuWindow } from '../../tools/cpu.js';
+import { countRepeats } from '../../tools/duplicates.js';
+import type { TestNames } from '../../tools/env.js';
+import { createTag, fetchIds } from '../../tools/node.js';
+import { redisCounters, usecPerEvalsha } from '../../tools/redis-stats.js';
+import { fmt } from '../../tools/table.js';
+import { maxOf, runLoad, type Check } from '../load.js';
+import { BARE_CASES, TAGS, type CaseName, type Options } from './cases.js';
+import { captureTake, noopUsec, redisLimit, takeScript, type RedisLimit } from './redis-limit.js';
+import { medianOf } from './report.js';
+import { startBare, startIdmint, type Server } from './servers.js';
+
+export interface CaseResult {
+  name: CaseName;
+  processes: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  cpu: CpuWindow;
+  /** Redis script calls per second during the case (server-wide: other clients count too). */
+  evalsPerS: number;
+  /** Global: takes per second the nodes sent for the tag (idmint_takes_total), and requests per take. */
+  takesPerS: number;
+  reqPerTake: number;
+  /** Global: Redis usec per EVALSHA during the case, and of the no-op script measured after it. */
+  usecPerTake: number;
+  usecNoop: number;
+  attempts: number;
+  disturbed: boolean;
+  checks: string;
+  /** req/s of each round (one entry without --rounds). */
+  roundsRps: number[];
+}
+
+/** What one run shares across process counts. */
+export interface ScaleRun {
+  readonly opts: Options;
+  readonly names: TestNames;
+  readonly runId: string;
+  /** The Redis idmint and the measurements use: the shared one, or (--private-redis) one of this run. */
+  readonly redisUrl: string;
+  readonly redis: Redis;
+  readonly redisPid: number | undefined;
+  readonly results: CaseResult[];
+  /** Broken checks and failed requests, each failing the run. */
+  readonly problems: string[];
+  readonly interrupted: () => boolean;
+  tagsCreated: boolean;
+  limit?: RedisLimit;
+  /** Keys and arguments of a take of the global tag, for the no-op script. */
+  takeShape?: { keys: string[]; args: string[] };
+}
+
+/** The key the `incr` case's bare route increments. */
+const incrKey = (run: ScaleRun) => `${run.names.prefix}:bench-incr`;
+
+/** A counter of the node's /metrics (summed over its series of that tag). */
+async function metricOf(url: string, name: string, tag: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith(`${name}{`) && line.includes(`tag="${tag}"`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
+
+/** One case of one round at one process count: the best of its attempts (the first undisturbed one). */
+async function measureCase(run: ScaleRun, name: CaseName, processes: number, server: Server, round: number): Promise<CaseResult> {
+  const { opts, problems, redis } = run;
+  const path = name === 'bare' || name === 'incr' ? '/v1/id/bench' : `/v1/id/${TAGS[name]}`;
+  const label = `${name} x${processes}${opts.rounds > 1 ? ` round ${round}` : ''}`;
+  let best: CaseResult | undefined;
+  for (let attempt = 1; attempt <= 1 + opts.retries && !run.interrupted(); attempt++) {
+    if (opts.waitQuiet > 0) {
+      const busy = await waitQuiet(opts.waitQuiet);
+      if (busy >= 10) console.log(`(machine still busy: ${fmt(busy)}% of a core)`);
+    }
+    // Global: every ID of the case must lie above a batch fetched just before it; incr: above
+    // the counter's value before it.
+    const above =
+      name === 'global' ? BigInt((await fetchIds(server.url, TAGS.global, 5)).at(-1)!) : name === 'incr' ? BigInt((await redis.get(incrKey(run))) ?? 0) : 0n;
+    const check: Check = name === 'bare' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above };
+    process.stdout.write(`${label}${attempt > 1 ? ` (attempt ${attempt})` : ''}: `);
+    if (opts.warmup > 0) {
+      const w = await runLoad(server.url + path, opts.connections, opts.warmup, check);
+      const failed = w.non2xx + w.errors + w.timeouts;
+      if (failed + w.violations > 0) problems.push(`${label} warm-up: ${failed} failed, ${w.violations} broken checks ${w.examples.join(' | ')}`);
+      if (check.kind === 'ids' && (name === 'global' || name === 'incr')) check.above = maxOf(w.ids, check.above);
+    }
+    const before = readProcs();
+    const b0 = machineBusySeconds();
+    const takes0 = name === 'global' ? await metricOf(server.url, 'idmint_takes_total', TAGS.global) : 0;
+    const issued0 = name === 'global' ? await metricOf(server.url, 'idmint_ids_issued_total', TAGS.global) : 0;
+    const r0 = await redisCounters(redis);
+    const t0 = performance.now();
+    const r = await runLoad(server.url + path, opts.connections, opts.duration, check);
+    const wallS = (performance.now() - t0) / 1000;
+    const r1 = await redisCounters(redis);
+    let takes = NaN;
+    let issued = NaN;
+    let usecNoop = NaN;
+    if (name === 'global') {
+      takes = (await metricOf(server.url, 'idmint_takes_total', TAGS.global)) - takes0;
+      issued = (await metricOf(server.url, 'idmint_ids_issued_total', TAGS.global)) - issued0;
+      run.takeShape ??= await captureTake(redis, undefined, takeScript().numKeys, TAGS.global, () => fetchIds(server.url, TAGS.global, 1));
+      usecNoop = await noopUsec(redis, run.takeShape.keys, run.takeShape.args);
+    }
+    const cpu = cpuWindow(before, readProcs(), wallS, machineBusySeconds() - b0, server.pid, run.redisPid);
+    let checks = `${fmt(r.ok)} bodies {"id":"1"}`;
+    if (name !== 'bare') {
+      const dup = countRepeats(r.ids);
+      if (dup > 0) problems.push(`${label}: ${dup} duplicate IDs`);
+      if (r.ids.length !== r.ok) problems.push(`${label}: ${r.ok} answers but ${r.ids.length} IDs checked`);
+      checks = `${fmt(r.ids.length)} IDs distinct, increasing per connection${name === 'global' || name === 'incr' ? `, above ${above}` : ''}`;
+    }
+    const failed = r.non2xx + r.errors + r.timeouts;
+    if (failed > 0) problems.push(`${label}: ${failed} failed requests ${r.examples.join(' | ')}`);
+    if (r.violations > 0) problems.push(`${label}: ${r.violations} broken checks: ${r.examples.join(' | ')}`);
+    const res: CaseResult = {
+      name,
+      processes,
+      rps: r.rps,
+      p50: r.p50,
+      p99: r.p99,
+      requests: r.ok,
+      cpu,
+      evalsPerS: (r1.evalCalls - r0.evalCalls) / wallS,
+      takesPerS: takes / wallS,
+      reqPerTake: issued / takes,
+      usecPerTake: name === 'global' ? usecPerEvalsha(r0, r1) : NaN,
+      usecNoop,
+      attempts: attempt,
+      disturbed: cpu.other > opts.maxOther,
+      checks,
+      roundsRps: [r.rps],
+    };
+    console.log(
+      `${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms; CPU % server ${fmt(cpu.server)}, load gen ${fmt(cpu.client)}, Redis ${fmt(cpu.redis)}, other ${fmt(cpu.other)}` +
+        (name === 'global'
+          ? `; ${fmt(res.takesPerS)} takes/s, ${fmt(res.reqPerTake, 1)} req/take, ${fmt(res.usecPerTake, 2)} usec/take vs no-op ${fmt(usecNoop, 2)}`
+          : '') +
+        (cpu.busiest.length ? ` (${cpu.busiest.join(', ')})` : ''),
+    );
+    if (!best || best.disturbed) best = res;
+    if (!res.disturbed) break;
+  }
+  return best!;
+}
+
+/**
+ * Every case at one process count: both servers run side by side (an idle one costs next to
+ * nothing), so rounds interleave. The Redis limit is measured once, with the first idmint.
+ */
+export async function runProcessCount(run: ScaleRun, processes: number): Promise<void> {
+  const { opts, problems } = run;
+  const idmintCases = opts.cases.filter((c) => !BARE_CASES.includes(c));
+  const needRedisKey = !run.limit && opts.redisRequests > 0;
+  const bare = opts.cases.includes('bare') ? await startBare(processes, opts.pin) : undefined;
+  const incr = opts.cases.includes('incr') ? await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run) }) : undefined;
+  let idmint: Server | undefined;
+  try {
+    if (idmintCases.length > 0 || needRedisKey) {
+      idmint = await startIdmint(processes, run.names, run.runId, run.redisUrl, opts.pin);
+      if (!run.tagsCreated) {
+        await createTag(idmint.url, { tag: TAGS.node, mode: 'segment', order: 'node' });
+        await createTag(idmint.url, { tag: TAGS.global, mode: 'segment', order: 'global' });
+        await createTag(idmint.url, { tag: TAGS.redis, mode: 'segment', order: 'global', step: 100_000_000, min_step: 100_000_000, max_step: 100_000_000 });
+        run.tagsCreated = true;
+      }
+      for (const t of Object.values(TAGS)) await fetchIds(idmint.url, t, 1); // cold start: first segments
+    }
+    const runs: CaseResult[] = [];
+    for (let round = 1; round <= opts.rounds && !run.interrupted(); round++) {
+      for (const name of opts.cases)
+        if (!run.interrupted()) runs.push(await measureCase(run, name, processes, name === 'bare' ? bare! : name === 'incr' ? incr! : idmint!, round));
+    }
+    for (const name of opts.cases) {
+      const rs = runs.filter((r) => r.name === name);
+      if (rs.length) run.results.push(medianOf(rs, opts.maxOther));
+    }
+    if (idmint && needRedisKey && !run.interrupted()) {
+      const server = idmint;
+      process.stdout.write(`redis-benchmark: EVALSHA take, ${fmt(opts.redisRequests)} calls, ${opts.connections} clients: `);
+      const limit = await redisLimit(
+        run.redis,
+        run.redisUrl,
+        TAGS.redis,
+        () => fetchIds(server.url, TAGS.redis, 1),
+        opts.redisRequests,
+        opts.connections,
+        run.redisPid,
+        server.pid,
+      );
+      run.limit = limit;
+      console.log(`${fmt(limit.rps)} calls/s; Redis CPU ${fmt(limit.redisCpu)}%, other ${fmt(limit.cpu.other)}%`);
+      if (limit.takenAdvance !== opts.redisRequests)
+        problems.push(`redis-benchmark: the key's taken counter moved by ${limit.takenAdvance}, not ${opts.redisRequests}`);
+    }
+  } finally {
+    await bare?.stop(40_000);
+    await incr?.stop(40_000);
+    if (idmint) {
+      const code = await idmint.stop(40_000);
+      if (code !== 0) problems.push(`${idmint.name} exited with ${code} on SIGTERM`);
+      const errs = logLines(idmint.output).filter((l) => Number(l.level) >= 50);
+      if (errs.length) problems.push(`${idmint.name} logged ${errs.length} errors; first: ${JSON.stringify(errs[0]).slice(0, 300)}`);
+    }
+  }
+}

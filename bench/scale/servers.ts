@@ -1,0 +1,58 @@
+// The servers of the scaling benchmark, each a child process on a port of its own: idmint
+// `serve --processes N`, and the bare route (N > 1: N copies under node's cluster module).
+import { spawnSync } from 'node:child_process';
+import { freePort, startTsx, type Child } from '../../tools/child.js';
+import { processTree, readProcs } from '../../tools/cpu.js';
+import { ADMIN_TOKEN, type TestNames } from '../../tools/env.js';
+
+export interface Server extends Child {
+  readonly url: string;
+}
+
+/**
+ * Spawns `node --import tsx <args>` and resolves once a line of its output passes `ready`.
+ * pin: every thread of every process of it on CPU 1 (the load stays on CPU 0).
+ */
+async function startServer(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: (line: string) => boolean,
+  pin: boolean,
+  timeoutMs = 60_000,
+): Promise<Server> {
+  const port = await freePort();
+  const child = startTsx(args, { name, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' } });
+  try {
+    await child.waitForLine(ready, timeoutMs);
+  } catch (err) {
+    await child.stop(40_000);
+    throw err;
+  }
+  if (pin) for (const pid of processTree(readProcs(), child.pid)) spawnSync('taskset', ['-a', '-p', '-c', '1', String(pid)], { stdio: 'ignore' });
+  return Object.assign(child, { url: `http://127.0.0.1:${port}` });
+}
+
+/** The bare route; with incr, one Redis INCR of incr.key per request on incr.url (see bench/bare-server.ts). */
+export function startBare(processes: number, pin: boolean, incr?: { url: string; key: string }): Promise<Server> {
+  const env: Record<string, string> = incr ? { BARE_INCR_REDIS: incr.url, BARE_INCR_KEY: incr.key } : {};
+  const name = incr ? 'bare+incr' : 'bare';
+  return processes === 1
+    ? startServer(name, ['bench/bare-server.ts'], env, (l) => l.startsWith('listening '), pin)
+    : startServer(`${name} x${processes}`, ['bench/scale/bare-cluster.ts', String(processes)], env, (l) => l.startsWith('bare cluster ready'), pin);
+}
+
+export function startIdmint(processes: number, names: TestNames, runId: string, redisUrl: string, pin: boolean): Promise<Server> {
+  const env = {
+    REDIS_URL: redisUrl,
+    MYSQL_URL: names.mysqlUrl,
+    REDIS_PREFIX: names.prefix,
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'info',
+    UDP_PORT: '0',
+    GRPC_PORT: '0',
+    NODE_ID: `scale-${runId}-p${processes}`,
+  };
+  const readyMsg = processes === 1 ? 'idmint listening' : 'all serving processes ready';
+  return startServer(`idmint x${processes}`, ['src/cli.ts', 'serve', '--processes', String(processes)], env, (l) => l.includes(`"msg":"${readyMsg}"`), pin);
+}

@@ -1,0 +1,159 @@
+// Lint rules for idmint: ESLint's and typescript-eslint's recommended sets (none that needs
+// type information, which would make every run build the whole program), plus `idmint/layers`,
+// which holds the import direction of src/: src/core is pure ID logic and does no I/O, and
+// src/store never reaches up into src/api. Layout is Biome's job (biome.json), not ESLint's.
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import js from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+const ROOT = path.dirname(fileURLToPath(import.meta.url));
+
+/** Node built-ins that only compute: everything else (fs, net, dgram, http, child_process, os, crypto...) touches the world. */
+const PURE_BUILTINS = new Set([
+  'assert',
+  'assert/strict',
+  'buffer',
+  'events',
+  'path',
+  'path/posix',
+  'path/win32',
+  'querystring',
+  'string_decoder',
+  'url',
+  'util',
+  'util/types',
+]);
+const BUILTINS = new Set(builtinModules.map((m) => m.replace(/^node:/, '')));
+
+/** The project-relative path an import names, without its extension ('src/errors'); undefined for a package. */
+function target(filename, source) {
+  if (!source.startsWith('.') && !source.startsWith('/')) return undefined;
+  const abs = path.resolve(path.dirname(filename), source);
+  return path
+    .relative(ROOT, abs)
+    .split(path.sep)
+    .join('/')
+    .replace(/\.(js|ts|mjs|mts)$/, '');
+}
+
+const within = (p, dir) => p === dir || p.startsWith(`${dir}/`);
+
+/**
+ * idmint/layers: which imports a folder may make. Options (all optional):
+ *   inside     every relative import must stay in this folder (e.g. 'src/core');
+ *   except     [{ path, typeOnly }]: files outside `inside` that may still be imported ('src/errors');
+ *   notInto    folders no import may reach (e.g. ['src/api']);
+ *   packages   npm packages that may not be imported ('fastify' also bans 'fastify/...'; '@grpc/*' a scope);
+ *   ioBuiltins true: Node built-ins other than the pure ones above may not be imported.
+ * Checks import and export declarations, `import()` and `import x = require()`.
+ */
+const layers = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Keep the import direction between the folders of src/' },
+    schema: [
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          inside: { type: 'string' },
+          except: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, typeOnly: { type: 'boolean' } }, required: ['path'] } },
+          notInto: { type: 'array', items: { type: 'string' } },
+          packages: { type: 'array', items: { type: 'string' } },
+          ioBuiltins: { type: 'boolean' },
+          why: { type: 'string' },
+        },
+      },
+    ],
+    messages: {
+      outside: "'{{source}}' is outside {{inside}}: {{why}}",
+      into: "'{{source}}' is in {{dir}}: {{why}}",
+      package: "'{{source}}' may not be imported here: {{why}}",
+      builtin: "'{{source}}' does I/O or reaches the machine: {{why}}",
+    },
+  },
+  create(context) {
+    const o = context.options[0] ?? {};
+    const why = o.why ?? 'see the layers in eslint.config.mjs';
+    const bannedPackage = (name) =>
+      (o.packages ?? []).some((p) => (p.endsWith('/*') ? name.startsWith(p.slice(0, -1)) : name === p || name.startsWith(`${p}/`)));
+    function check(node, source, typeOnly) {
+      if (typeof source !== 'string') return;
+      const data = { source, why };
+      const rel = target(context.filename, source);
+      if (rel === undefined) {
+        const bare = source.replace(/^node:/, '');
+        if (o.ioBuiltins && (source.startsWith('node:') || BUILTINS.has(bare)) && !PURE_BUILTINS.has(bare)) {
+          context.report({ node, messageId: 'builtin', data });
+        } else if (bannedPackage(source)) context.report({ node, messageId: 'package', data });
+        return;
+      }
+      const into = (o.notInto ?? []).find((d) => within(rel, d));
+      if (into) return context.report({ node, messageId: 'into', data: { ...data, dir: into } });
+      if (o.inside && !within(rel, o.inside) && !(o.except ?? []).some((e) => e.path === rel && (typeOnly || !e.typeOnly))) {
+        context.report({ node, messageId: 'outside', data: { ...data, inside: o.inside } });
+      }
+    }
+    const typeOnlyImport = (n) =>
+      n.importKind === 'type' || (n.specifiers.length > 0 && n.specifiers.every((s) => s.type === 'ImportSpecifier' && s.importKind === 'type'));
+    return {
+      ImportDeclaration: (n) => check(n.source, n.source.value, typeOnlyImport(n)),
+      ExportNamedDeclaration: (n) => n.source && check(n.source, n.source.value, n.exportKind === 'type'),
+      ExportAllDeclaration: (n) => check(n.source, n.source.value, n.exportKind === 'type'),
+      ImportExpression: (n) => n.source.type === 'Literal' && check(n.source, n.source.value, false),
+      TSImportEqualsDeclaration: (n) =>
+        n.moduleReference.type === 'TSExternalModuleReference' && check(n.moduleReference, n.moduleReference.expression.value, n.importKind === 'type'),
+    };
+  },
+};
+
+/** Runtime dependencies that talk to the network, a database or a log. */
+const IO_PACKAGES = ['ioredis', 'mysql2', 'bullmq', 'fastify', '@fastify/*', 'pino', 'ws', '@grpc/*', 'prom-client', '@bull-board/*'];
+
+export default defineConfig(
+  globalIgnores(['dist/', '.data/', '.tools/', 'bench/results/']),
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    plugins: { idmint: { rules: { layers } } },
+    rules: {
+      // `const { a: _a, ...rest } = x` is how the code drops a field from a copy.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
+      // `let self; createServer(() => self.accept()); self = new ...`: const cannot come first.
+      // `for (let [a, b] of ranges)` moves a only: one let for the pair reads better.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true, destructuring: 'all' }],
+      // prom-client calls a gauge's collect() with the gauge as `this`: self is the owner.
+      '@typescript-eslint/no-this-alias': ['error', { allowedNames: ['self'] }],
+    },
+  },
+  {
+    // The admin page's scripts run in the browser.
+    files: ['src/api/admin/page/**/*.js'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
+    files: ['src/core/**'],
+    rules: {
+      'idmint/layers': [
+        'error',
+        {
+          inside: 'src/core',
+          // The error registry is a table of codes with no imports; core names its codes' type.
+          except: [{ path: 'src/errors', typeOnly: true }],
+          packages: IO_PACKAGES,
+          ioBuiltins: true,
+          why: 'src/core holds pure ID logic and does no I/O (README, Development)',
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/store/**'],
+    rules: { 'idmint/layers': ['error', { notInto: ['src/api'], why: 'src/store serves the transports in src/api and never calls them' }] },
+  },
+);

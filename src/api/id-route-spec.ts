@@ -1,0 +1,55 @@
+// GET /v1/id/:tag, the hottest request, specified once for the two places that answer it: the
+// Fastify route (routes/ids.ts) and the pre-router path (fast-path.ts). Both take the path and
+// tag pattern, the content negotiation, the client token and the closing answer from here, so
+// the two cannot drift apart; which of the app's hooks the pre-router path stands in for is
+// decided in pre-router-hooks.ts.
+import type { IncomingHttpHeaders } from 'node:http';
+import { TAG_NAME } from '../core/tag-name.js';
+import { IdmintError } from '../errors.js';
+
+/** The route as Fastify knows it (and as metrics label it). */
+export const ID_ROUTE = '/v1/id/:tag';
+/** What the path starts with; the rest is the tag. */
+export const ID_PREFIX = '/v1/id/';
+/** The tag segment of the path. */
+export const ID_TAG = TAG_NAME;
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+export const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+/** Content negotiation: an Accept header starting with text/plain gets the bare ID, else JSON {"id"}. */
+export function wantsText(accept: string | string[] | undefined): boolean {
+  return typeof accept === 'string' && accept.startsWith('text/plain');
+}
+
+/** A client token: `X-Idmint-Token: <token>`, else `Authorization: Bearer <token>`. */
+export function clientToken(h: IncomingHttpHeaders): string | undefined {
+  const x = h['x-idmint-token'];
+  if (typeof x === 'string') return x;
+  const a = h.authorization;
+  return typeof a === 'string' && a.startsWith('Bearer ') ? a.slice(7).trim() : undefined;
+}
+
+/** The request carries a client token (either header, whatever its value). */
+export const carriesToken = (h: IncomingHttpHeaders): boolean => h.authorization !== undefined || h['x-idmint-token'] !== undefined;
+
+const ESCAPE = /["\\]/;
+
+/**
+ * The 200 body of an ID. IDs are printable ASCII (rule templates allow nothing else); quotes
+ * and backslashes of a rule's literal text need JSON escapes.
+ */
+export function idBody(id: string, text: boolean): string {
+  return text ? id : ESCAPE.test(id) ? JSON.stringify({ id }) : `{"id":"${id}"}`;
+}
+
+/** An error answer as the app's error handler (errors.ts) sends it: status, headers, body. */
+export function errorAnswer(e: IdmintError): { status: number; headers: Record<string, string | number>; body: string } {
+  const body = JSON.stringify(e.toJSON());
+  const headers: Record<string, string | number> = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) };
+  if (e.retryAfter !== undefined) headers['retry-after'] = String(e.retryAfter);
+  return { status: e.status, headers, body };
+}
+
+/** The answer to every request that arrives while the node is closing (HTTP 503, gRPC UNAVAILABLE). */
+export const shuttingDown = (): IdmintError => new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 });

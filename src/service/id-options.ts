@@ -1,0 +1,56 @@
+// What a request for IDs may carry besides the tag and the count, and the checks that the
+// options fit the tag's mode (the same checks, in the same order, whichever transport asks).
+import { shardOf } from '../core/layout.js';
+import { isValidAppName, isValidSalt } from '../core/rule-template.js';
+import { invalid } from '../errors.js';
+import type { StoredTag } from '../store/mysql/tags-repo.js';
+
+export interface IdOptions {
+  /** The key of a sharded segment tag (which shard the ID is for). */
+  readonly key?: string;
+  /** A rule's app name and salt. */
+  readonly app?: string;
+  readonly salt?: string;
+  /** A client token; required by tags that have tokens. */
+  readonly token?: string;
+  /**
+   * app and salt apply to rule tags only and are ignored for the others (id_server's clients
+   * send an app name with every request); without it they are refused for other tags.
+   */
+  readonly appIfRule?: boolean;
+}
+
+export const NO_OPTIONS: IdOptions = Object.freeze({});
+
+/** The options carry app or salt that apply to this tag. */
+export const hasRuleInput = (tag: StoredTag, opts: IdOptions): boolean =>
+  (opts.app !== undefined || opts.salt !== undefined) && (tag.rule !== null || opts.appIfRule !== true);
+
+/** A rule's app and salt, checked. */
+export function ruleInput(tag: StoredTag, opts: IdOptions): { app: string; salt: string } {
+  if (opts.key !== undefined) throw invalid(`key applies to sharded segment tags; "${tag.tag}" is a rule`);
+  if (!isValidAppName(opts.app)) throw invalid(`rule "${tag.tag}" needs an app name (app=, [A-Za-z0-9_.-]{1,64})`);
+  const salt = opts.salt ?? '';
+  if (!isValidSalt(salt)) throw invalid('salt must match [A-Za-z0-9_.-]{0,64}');
+  return { app: opts.app, salt };
+}
+
+/** The shard a request's key selects (0 for tags that are not sharded). */
+export function shardFor(tag: StoredTag, key: string | undefined): number {
+  if (tag.layout !== 'sharded' || tag.mode !== 'segment') {
+    if (key !== undefined) throw invalid(`tag "${tag.tag}" is not sharded; drop the key parameter`);
+    return 0;
+  }
+  if (key === undefined || key === '') throw invalid(`tag "${tag.tag}" is sharded: pass the key the ID is for (?key=...)`);
+  return shardOf(key, tag.shards);
+}
+
+/** Refuses options that do not fit the tag's mode, in the order issuing checks them. */
+export function checkOptions(tag: StoredTag, opts: IdOptions): void {
+  if (tag.rule) {
+    ruleInput(tag, opts);
+    return;
+  }
+  if (hasRuleInput(tag, opts)) throw invalid(`app and salt apply to rule tags; "${tag.tag}" is a ${tag.mode} tag`);
+  shardFor(tag, opts.key);
+}

@@ -1,0 +1,47 @@
+// Rule tags: each (app, period) has its own counter (a segment source of scope
+// "<app>/<period>"), rendered through the tag's template. One moment decides both the period
+// whose counter is used and the time tokens of the rendered ID.
+import { localParts, periodOf } from '../core/period.js';
+import { compileRule, counterAt } from '../core/rule-spec.js';
+import { render, type CompiledTemplate } from '../core/rule-template.js';
+import type { Range } from '../core/ranges.js';
+import type { StoredTag } from '../store/mysql/tags-repo.js';
+
+export class RuleTemplates {
+  private readonly compiled = new Map<string, { readonly source: string; readonly max: number; readonly compiled: CompiledTemplate }>();
+
+  /** The tag's compiled template, compiled again only when the template or its maximum changed. */
+  of(tag: StoredTag): CompiledTemplate {
+    const r = tag.rule!;
+    const cached = this.compiled.get(tag.tag);
+    if (cached && cached.source === r.template && cached.max === r.maxCounter) return cached.compiled;
+    // Stored rules were validated when saved; force only skips the lifetime check they passed.
+    const compiled = compileRule(r, true);
+    this.compiled.set(tag.tag, { source: r.template, max: r.maxCounter, compiled });
+    return compiled;
+  }
+
+  /** One rendered ID of counter value v at the moment nowMs. */
+  renderOne(tag: StoredTag, v: number, app: string, salt: string, nowMs: number): string {
+    const r = tag.rule!;
+    return render(this.of(tag), { counter: counterAt(r, tag, v), salt, app, parts: localParts(nowMs, r.timeZone) });
+  }
+
+  /** The rendered IDs of counter runs taken at the moment nowMs, in order. */
+  renderRuns(tag: StoredTag, runs: readonly Range[], app: string, salt: string, nowMs: number): string[] {
+    const r = tag.rule!;
+    const compiled = this.of(tag);
+    const parts = localParts(nowMs, r.timeZone);
+    const out: string[] = [];
+    for (const [a, b] of runs) {
+      for (let seq = a; seq <= b; seq++) out.push(render(compiled, { counter: counterAt(r, tag, seq), salt, app, parts }));
+    }
+    return out;
+  }
+}
+
+/** The counter scope "<app>/<period>" of a rule at a moment. */
+export function scopeOf(tag: StoredTag, app: string, nowMs: number): string {
+  const r = tag.rule!;
+  return `${app}/${periodOf(nowMs, r.timeZone, r.resetSeconds)}`;
+}

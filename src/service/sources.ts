@@ -1,0 +1,197 @@
+// The sources this process issues IDs from, in one cache keyed by (tag, epoch, shard, scope):
+// per tag, the sources of its newest definition: segment sources by (shard, scope), each a
+// coalescer in front of the tag's Redis state and, for `order: node`, the block this process
+// serves from in front of that; and the tag's snowflake generator.
+//
+// Warmed when a definition is read (the registry reports every read it keeps), so the first
+// request after it finds its sources in memory: the coalescer (and, for `order: node`, the
+// block, filled by the first request that needs it, as before: a block fetched for a tag
+// nobody asks IDs of would be a gap) of a plain segment tag, the generator of a snowflake tag
+// with the lease this process holds taken up. A new
+// epoch (the tag moved, or was deleted and re-created) drops the old epoch's sources, and so
+// does a deleted tag; rule scopes (one per app and period) idle for a minute are dropped once
+// more than MAX_IDLE_SCOPES are held. A dropped `order: node` block is a gap; the counter
+// lives on in Redis and MySQL.
+//
+// Snowflake generators are kept per (tag, layout) for the life of the process instead, not per
+// epoch: a tag re-created with the same layout (as it must be) continues after the time and
+// sequence this process already used for it.
+import type { StoredTag } from '../store/mysql/tags-repo.js';
+import { Coalescer, type CoalescerDeps } from './coalescer.js';
+import type { LeaseManager } from './lease-manager.js';
+import { NodeBuffer } from './node-buffer.js';
+import { SnowflakeGenerator, type ClockEvents } from './snowflake-generator.js';
+import type { Clock } from '../core/clock.js';
+
+/** Rule scopes (app, period) whose sources a process keeps before dropping idle ones. */
+const MAX_IDLE_SCOPES = 1000;
+const IDLE_MS = 60_000;
+
+export interface SnowflakeDeps {
+  readonly leases: LeaseManager;
+  readonly clock: Clock;
+  readonly maxBackMs: number;
+}
+
+/** The key of a segment source in TagSources.segments. */
+export const sourceKey = (shard: number, scope: string): string => `${shard}\u0000${scope}`;
+
+/** The source of one (tag, epoch, shard, scope). */
+export interface SegmentSource {
+  readonly coalescer: Coalescer;
+  /** `order: node`: the block this process serves from (made on first use). */
+  buffer: NodeBuffer | undefined;
+  readonly scope: string;
+  /** Last use, ms: rule scopes idle for a minute may be dropped. */
+  lastUsed: number;
+}
+
+/** The sources of one tag's definition (one epoch). */
+export class TagSources {
+  /** Segment sources by sourceKey(shard, scope). */
+  readonly segments = new Map<string, SegmentSource>();
+  /** The source of shard 0 without scope of a plain segment tag: what a single ID comes from. */
+  plain: SegmentSource | undefined;
+  /** The generator of a snowflake tag's layout. */
+  generator: SnowflakeGenerator | undefined;
+
+  constructor(
+    /** The newest definition of this epoch: sources read their prefetch and block size here. */
+    public def: StoredTag,
+    /** The issued-IDs counter of the tag (idmint_ids_issued_total), when metrics are kept. */
+    public issued: { value: number } | undefined,
+    /** Not in the cache: made for one request of an epoch already replaced. */
+    readonly detached = false,
+  ) {}
+}
+
+export class SourceCache {
+  private readonly tags = new Map<string, TagSources>();
+  private readonly generators = new Map<string, SnowflakeGenerator>();
+  /** Segment sources with a scope (rules), all tags together. */
+  private scoped = 0;
+  /** Clock events of all snowflake generators of this process. */
+  readonly clockEvents: ClockEvents = { backwards: 0, waits: 0 };
+
+  constructor(
+    private readonly deps: CoalescerDeps,
+    private readonly snowflake: SnowflakeDeps,
+  ) {}
+
+  /** The sources made for exactly this definition object, or undefined (synchronous, hot path). */
+  current(tag: StoredTag): TagSources | undefined {
+    const s = this.tags.get(tag.tag);
+    return s !== undefined && s.def === tag ? s : undefined;
+  }
+
+  /** The sources of the definition's epoch, for a request that resolved it. */
+  of(tag: StoredTag): TagSources {
+    const s = this.tags.get(tag.tag);
+    return s !== undefined && s.def.epoch === tag.epoch ? s : this.warm(tag);
+  }
+
+  /** A definition was read (undefined: the tag does not exist). */
+  loaded(name: string, tag: StoredTag | undefined): void {
+    if (tag === undefined) this.drop(name);
+    else this.warm(tag);
+  }
+
+  /**
+   * The sources of this definition's epoch, made and warmed when it is newer than the cached
+   * one (whose sources are dropped then); for a definition of an older epoch, sources for that
+   * request only, outside the cache.
+   */
+  warm(tag: StoredTag): TagSources {
+    let s = this.tags.get(tag.tag);
+    if (s !== undefined && s.def === tag) return s;
+    if (s !== undefined && s.def.epoch > tag.epoch) return new TagSources(tag, s.issued, true);
+    if (s === undefined || s.def.epoch !== tag.epoch) {
+      if (s !== undefined) this.drop(tag.tag);
+      s = new TagSources(tag, this.deps.metrics?.issuedSeries(tag.tag, tag.mode));
+      this.tags.set(tag.tag, s);
+    } else {
+      if (s.def.mode !== tag.mode) s.issued = this.deps.metrics?.issuedSeries(tag.tag, tag.mode);
+      s.def = tag;
+    }
+    if (!tag.enabled) return s;
+    if (tag.mode === 'snowflake') {
+      s.generator = this.generatorOf(tag);
+      s.generator.prime();
+    } else if (tag.layout === 'plain' && !tag.rule) {
+      s.plain = this.segment(s, 0, '');
+      if (tag.order === 'node') this.buffer(s, s.plain);
+    }
+    return s;
+  }
+
+  /** The segment source of (shard, scope) of the sources' epoch, made on first use. */
+  segment(s: TagSources, shard: number, scope: string): SegmentSource {
+    const k = sourceKey(shard, scope);
+    let src = s.segments.get(k);
+    if (src === undefined) {
+      if (scope !== '' && !s.detached && this.scoped >= MAX_IDLE_SCOPES) this.pruneIdle();
+      const { tag, epoch, redis } = s.def;
+      const coalescer = new Coalescer({ tag, epoch, shard, scope, redis }, () => s.def.prefetch, this.deps);
+      src = { coalescer, buffer: undefined, scope, lastUsed: Date.now() };
+      s.segments.set(k, src);
+      if (scope !== '' && !s.detached) this.scoped++;
+    } else if (scope !== '') {
+      src.lastUsed = Date.now();
+    }
+    return src;
+  }
+
+  /** The `order: node` block of a segment source, made on first use. */
+  buffer(s: TagSources, src: SegmentSource): NodeBuffer {
+    return (src.buffer ??= new NodeBuffer(src.coalescer, () => s.def.nodeBlock));
+  }
+
+  /** The issued-IDs counter of the tag's mode. */
+  issuedOf(tag: StoredTag): { value: number } | undefined {
+    const s = this.tags.get(tag.tag);
+    return s !== undefined && s.def.mode === tag.mode ? s.issued : this.deps.metrics?.issuedSeries(tag.tag, tag.mode);
+  }
+
+  /** What the Redis state of a rule scope holds (for id_server's monitor). */
+  stats(tag: StoredTag, scope: string): ReturnType<CoalescerDeps['segments']['stats']> {
+    return this.deps.segments.stats({ tag: tag.tag, epoch: tag.epoch, shard: 0, scope, redis: tag.redis });
+  }
+
+  /** The generator of a snowflake tag's layout. */
+  generatorOf(tag: StoredTag): SnowflakeGenerator {
+    const k = `${tag.tag}\u0000${JSON.stringify(tag.snowflake)}`;
+    let g = this.generators.get(k);
+    if (!g) {
+      const { leases, clock, maxBackMs } = this.snowflake;
+      g = new SnowflakeGenerator(tag.snowflake!, leases, clock, maxBackMs, this.clockEvents);
+      this.generators.set(k, g);
+    }
+    return g;
+  }
+
+  /** Forgets the sources of a tag (its generators stay, see above). */
+  private drop(name: string): void {
+    const s = this.tags.get(name);
+    if (s === undefined) return;
+    this.tags.delete(name);
+    for (const src of s.segments.values()) if (src.scope !== '') this.scoped--;
+  }
+
+  /** Drops the sources of rule scopes unused for a minute (past periods, idle apps). */
+  private pruneIdle(): void {
+    const cutoff = Date.now() - IDLE_MS;
+    for (const s of this.tags.values()) {
+      for (const [k, src] of s.segments) {
+        if (src.scope === '' || src.lastUsed > cutoff || !src.coalescer.idle || !(src.buffer?.idle ?? true)) continue;
+        s.segments.delete(k);
+        this.scoped--;
+      }
+    }
+  }
+
+  /** How many segment sources are cached, and of how many epochs (for tests and debugging). */
+  size(name: string): { epoch: number; segments: number } | undefined {
+    const s = this.tags.get(name);
+    return s && { epoch: s.def.epoch, segments: s.segments.size };
+  }
+}

@@ -1,0 +1,237 @@
+// Child processes of benchmarks and tests: spawn, keep the lines they print, wait until they
+// are ready (a line they print, or a probe that passes), stop them (SIGTERM, then SIGKILL after
+// a grace period) and wait for the exit.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** The repository's root: where `node --import tsx src/cli.ts` runs. */
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * Calls fn with each line a child prints (stdout and stderr) and keeps the last `keep` of them
+ * in `output`.
+ */
+export function eachLine(proc: ChildProcess, output: string[], fn: (line: string) => void, keep = 2000): void {
+  let buf = '';
+  const onData = (chunk: Buffer) => {
+    buf += chunk.toString();
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      output.push(line);
+      if (output.length > keep) output.shift();
+      fn(line);
+    }
+  };
+  proc.stdout?.on('data', onData);
+  proc.stderr?.on('data', onData);
+}
+
+export interface ChildOptions {
+  /** Named in errors. */
+  readonly name: string;
+  readonly cwd?: string;
+  /** The whole environment of the child (default: this process's). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Run it on this CPU only (`taskset -c`). */
+  readonly cpu?: number;
+  /** Let the child write to this process's stdout and stderr instead of keeping its lines. */
+  readonly inherit?: boolean;
+}
+
+export interface Child {
+  readonly name: string;
+  readonly proc: ChildProcess;
+  readonly pid: number;
+  /** The last 2000 lines it printed (stdout and stderr). */
+  readonly output: string[];
+  /** Its exit code (null when a signal ended it) once it exited; undefined while it runs. */
+  readonly exitCode: number | null | undefined;
+  readonly exited: Promise<number | null>;
+  /** Calls fn with every line printed from now on. */
+  onLine(fn: (line: string) => void): void;
+  /** Resolves with the first line (printed so far or later) that passes match. */
+  waitForLine(match: (line: string) => boolean, timeoutMs: number): Promise<string>;
+  /** Polls probe until it passes; fails when the child exits first or the time runs out. */
+  waitUntil(probe: () => Promise<boolean> | boolean, timeoutMs: number, everyMs?: number): Promise<void>;
+  /** SIGTERM, SIGKILL after graceMs (never, when undefined), and wait for the exit. */
+  stop(graceMs?: number): Promise<number | null>;
+  /** SIGKILL and wait for the exit. */
+  kill(): Promise<void>;
+}
+
+export function startChild(file: string, args: readonly string[], opts: ChildOptions): Child {
+  const [cmd, argv] = opts.cpu === undefined ? [file, args] : ['taskset', ['-c', String(opts.cpu), file, ...args]];
+  const proc = spawn(cmd, argv, {
+    cwd: opts.cwd ?? ROOT,
+    env: opts.env ?? process.env,
+    stdio: ['ignore', opts.inherit ? 'inherit' : 'pipe', opts.inherit ? 'inherit' : 'pipe'],
+  });
+  const output: string[] = [];
+  const listeners = new Set<(line: string) => void>();
+  eachLine(proc, output, (line) => {
+    for (const fn of listeners) fn(line);
+  });
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve((exitCode = code))));
+  // 'close', not 'exit': the last lines may still be on their way through the pipes at exit.
+  const closed = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
+  const tail = () => output.slice(-20).join('\n');
+  const child: Child = {
+    name: opts.name,
+    proc,
+    pid: proc.pid!,
+    output,
+    get exitCode() {
+      return exitCode;
+    },
+    exited,
+    onLine(fn) {
+      listeners.add(fn);
+    },
+    waitForLine(match, timeoutMs) {
+      const seen = output.find(match);
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const done = () => {
+          clearTimeout(timer);
+          listeners.delete(onLine);
+        };
+        const onLine = (line: string) => {
+          if (!match(line)) return;
+          done();
+          resolve(line);
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`${opts.name} was not ready within ${timeoutMs} ms:\n${tail()}`));
+        }, timeoutMs);
+        listeners.add(onLine);
+        void closed.then((code) => {
+          done();
+          reject(new Error(`${opts.name} exited with ${code} before it was ready:\n${tail()}`));
+        });
+      });
+    },
+    async waitUntil(probe, timeoutMs, everyMs = 100) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        if (exitCode !== undefined) throw new Error(`${opts.name} exited with ${exitCode} before it was ready:\n${tail()}`);
+        try {
+          if (await probe()) return;
+        } catch {
+          // not up yet
+        }
+        if (Date.now() > deadline) throw new Error(`${opts.name} was not ready within ${timeoutMs} ms:\n${tail()}`);
+        await sleep(everyMs);
+      }
+    },
+    async stop(graceMs) {
+      if (exitCode !== undefined) return exitCode;
+      proc.kill('SIGTERM');
+      const t = graceMs === undefined ? undefined : setTimeout(() => proc.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(t);
+      return code;
+    },
+    async kill() {
+      if (exitCode !== undefined) return;
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+  return child;
+}
+
+/** `node [nodeFlags] --import tsx <args>` (TypeScript run as is), from the repository's root. */
+export function startTsx(args: readonly string[], opts: ChildOptions & { readonly nodeFlags?: readonly string[] }): Child {
+  return startChild(process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', ...args], opts);
+}
+
+export interface RunResult {
+  /** Exit code, or null when a signal ended the child. */
+  readonly status: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a command to its end and returns what it printed. Unlike spawnSync it leaves this
+ * process's event loop running, so a node the test hosts in-process keeps serving meanwhile.
+ * SIGKILL after timeoutMs (default 60 s).
+ */
+export function runToEnd(
+  file: string,
+  args: readonly string[],
+  opts: { readonly env?: NodeJS.ProcessEnv; readonly timeoutMs?: number } = {},
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(file, args, { cwd: ROOT, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    proc.stdout.on('data', (b: Buffer) => out.push(b));
+    proc.stderr.on('data', (b: Buffer) => err.push(b));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), opts.timeoutMs ?? 60000);
+    proc.once('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    proc.once('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
+}
+
+/** runToEnd of `node --import tsx <args>` from the repository's root. */
+export function runTsx(args: readonly string[], opts: { readonly env?: NodeJS.ProcessEnv; readonly timeoutMs?: number } = {}): Promise<RunResult> {
+  return runToEnd(process.execPath, ['--import', 'tsx', ...args], opts);
+}
+
+/** A free loopback TCP port (free when asked: another process may take it before it is used). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Whether something accepts connections on the loopback port. */
+export function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect(port, '127.0.0.1');
+    sock.once('connect', () => (sock.destroy(), resolve(true)));
+    sock.once('error', () => (sock.destroy(), resolve(false)));
+  });
+}
+
+/** Waits until the loopback port is open (up) or closed (!up). */
+export async function waitPort(port: number, up: boolean, timeoutMs = 10000, what = `port ${port}`): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while ((await portOpen(port)) !== up) {
+    if (Date.now() > until) throw new Error(`${what}: port ${port} still ${up ? 'closed' : 'open'} after ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** pino JSON lines of a child's output, parsed; other lines skipped. */
+export function logLines(output: readonly string[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of output) {
+    if (!line.startsWith('{')) continue;
+    try {
+      out.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // a line cut by the buffer: not a log record
+    }
+  }
+  return out;
+}
