@@ -47,10 +47,21 @@ export const REFILL_JOB_DEFAULTS: DefaultJobOptions = {
   removeOnFail: 5000,
 };
 
-/** Options of one refill job: deduplicated by its id, urgent ones first. */
-export function refillJobOptions(d: RefillJobData): JobsOptions {
+/**
+ * How often one process may pull the same backed-off refill forward: while requests wait on a
+ * dry tag, its refill is retried at least this often instead of waiting out a backoff of up to
+ * 5 s after the store came back.
+ */
+export const REFILL_RESCHEDULE_MS = 250;
+
+/**
+ * Options of one refill job: deduplicated by its id, urgent ones first. reschedule: when the
+ * job with that id waits out a retry backoff, run it now (the delay of a failed job; a job
+ * that waits or runs is left as it is).
+ */
+export function refillJobOptions(d: RefillJobData, reschedule = false): JobsOptions {
   return {
-    deduplication: { id: refillJobId(d) },
+    deduplication: { id: refillJobId(d), ...(reschedule ? { reschedule: true } : {}) },
     ...(d.urgent ? { priority: 1 } : { priority: 10 }),
   };
 }
