@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { startLeaseWorkers, type LeaseWorkers } from './consumer/lease-worker.js';
 import { startRefillWorker } from './consumer/refill-worker.js';
+import { closeWorker, dropWorker } from './consumer/worker-close.js';
 import { createLogger } from './logger.js';
 import { ShiftedClock, systemClock, type Clock } from './core/clock.js';
 import { LeaseScheduler } from './producer/lease-scheduler.js';
@@ -252,7 +253,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
           { name: 'lease workers', run: () => leaseWorkers?.close() },
           { name: 'lease release', run: () => leases.releaseAll() },
           { name: 'lease schedules', run: () => leaseScheduler?.stop() },
-          { name: 'refill worker', run: () => refillWorker?.close() },
+          { name: 'refill worker', run: () => refillWorker && closeWorker(refillWorker) },
           { name: 'refill queue', run: () => producer.close() },
           { name: 'redis quit', run: () => Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect()))) },
           { name: 'mysql pool', run: () => pool!.end() },
@@ -261,7 +262,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
             always: true,
             run: async () => {
               for (const c of redisClients) if (c.status !== 'end') c.disconnect();
-              await refillWorker?.disconnect();
+              await Promise.all([refillWorker && dropWorker(refillWorker), leaseWorkers?.drop()]);
             },
           },
         ],

@@ -8,11 +8,15 @@ import type { LeaseManager } from '../service/lease-manager.js';
 import type { RedisClient } from '../store/redis/connection.js';
 import type { LeaseStore } from '../store/redis/leases.js';
 import { startJanitorWorker } from './janitor-worker.js';
+import { closeWorker, dropWorker } from './worker-close.js';
 
 export interface LeaseWorkers {
   readonly renew: Worker;
   readonly janitor: Worker;
+  /** Graceful while Redis answers, forced when it does not (./worker-close.ts). */
   close(): Promise<void>;
+  /** Drops the workers' own connections without waiting (the last step of a shutdown). */
+  drop(): Promise<void>;
 }
 
 export function startLeaseWorkers(deps: {
@@ -32,7 +36,10 @@ export function startLeaseWorkers(deps: {
     renew,
     janitor,
     close: async () => {
-      await Promise.all([renew.close(), janitor.close()]);
+      await Promise.all([closeWorker(renew), closeWorker(janitor)]);
+    },
+    drop: async () => {
+      await Promise.all([dropWorker(renew), dropWorker(janitor)]);
     },
   };
 }

@@ -3,13 +3,17 @@
 // a few seconds; every request either gets its IDs or fails cleanly (a 503, or a refused or
 // closed connection: never a 500, a partial body or a wrong answer), and no ID is ever handed
 // out twice across restarts of the node. With its Redis silent, a shutdown ends within
-// SHUTDOWN_TIMEOUT_MS, abandoning what cannot finish, and exits with 1.
+// SHUTDOWN_TIMEOUT_MS, abandoning what cannot finish, and exits with 1. Right after Redis
+// dropped every connection (a restart, killed or timed-out clients), a shutdown does not wait
+// on a worker connection that is between reconnects: it is graceful once they are back.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { cleanup, testNames } from '../../tools/env.js';
 import { duplicates, isAnswer, show, timedTake, type Answer, type Failure } from '../helpers/load.js';
-import { createTag, fetchIds, spawnNode, type ChildNode } from '../../tools/node.js';
+import { createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
+import { RedisServer, withRedis } from '../../tools/redis-server.js';
+import { LIVE_WAIT_MS } from '../../src/consumer/worker-close.js';
 import { FaultProxy } from '../../tools/proxies/fault-proxy.js';
 import { rng, SEED } from '../../tools/prng.js';
 
@@ -198,5 +202,41 @@ describe('shutdown with a silent Redis', () => {
     const line = JSON.parse(forced) as { unfinished: string[]; shutdownTimeoutMs: number };
     assert.equal(line.shutdownTimeoutMs, SHUTDOWN_TIMEOUT_MS);
     assert.ok(line.unfinished.includes('redis quit'), line.unfinished.join(', '));
+  });
+});
+
+describe('shutdown right after Redis dropped its connections', () => {
+  const names = testNames();
+  let redis: RedisServer;
+  before(async () => {
+    redis = await RedisServer.start();
+  });
+  after(async () => {
+    await cleanup(names, redis.url).catch(() => undefined);
+    await redis?.stop();
+  });
+
+  it('is graceful and prompt: no worker close waits for a connection between reconnects', { timeout: 120000 }, async () => {
+    const SHUTDOWN_TIMEOUT_MS = 5000;
+    const rand = rng(SEED + 17);
+    const slow: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const node = await startLocalNode(names, { REDIS_URL: redis.url, GRPC_PORT: '0', SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS), LOG_LEVEL: 'fatal' });
+      await new Promise((r) => setTimeout(r, 50 + rand.next() * 100));
+      // Every client of this private server but ours is dropped, as a restart would.
+      await withRedis(redis.url, async (r) => {
+        await r.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+        await r.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+      });
+      await new Promise((r) => setTimeout(r, rand.next() * 60));
+      const t0 = performance.now();
+      let error = '';
+      await node.close().catch((err: Error) => {
+        error = err.message;
+      });
+      const took = performance.now() - t0;
+      if (error || took > LIVE_WAIT_MS + 1000) slow.push(`close ${i}: ${took.toFixed(0)} ms ${error}`);
+    }
+    assert.deepEqual(slow, [], `closes after dropped connections were forced or slow:\n${slow.join('\n')}`);
   });
 });
