@@ -100,13 +100,22 @@ describe('a node stopped with SIGSTOP under load answers every request once it r
 
   it('no request fails and no connection is reset by the pause', async () => {
     const load = new Load(Array.from({ length: 8 }, (_, i) => ({ name: `c${i}`, tag: 'g', url: () => node.url, count: () => 1 + (i % 3), pauseOnSuccess: 2 })));
-    await sleep(500);
-    const stopped = now();
-    process.kill(node.pid, 'SIGSTOP');
-    await sleep(PAUSE_MS);
-    process.kill(node.pid, 'SIGCONT');
-    const resumed = now();
-    await sleep(800);
+    // Every client is looping before the node is stopped; two pauses, so that requests caught
+    // in flight do not depend on where the clients were at one instant of a busy machine.
+    for (const until = now() + 10000; new Set(load.records.map((r) => r.client)).size < 8; await sleep(20)) {
+      assert.ok(now() < until, 'the clients never all got an answer');
+    }
+    await sleep(300);
+    const pauses: { stopped: number; resumed: number }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const stopped = now();
+      process.kill(node.pid, 'SIGSTOP');
+      await sleep(PAUSE_MS);
+      process.kill(node.pid, 'SIGCONT');
+      pauses.push({ stopped, resumed: now() });
+      await sleep(800);
+    }
+    const resumed = pauses[pauses.length - 1].resumed;
     const recs = await load.stop();
 
     const failed = recs.filter((r) => r.status !== 200);
@@ -115,7 +124,7 @@ describe('a node stopped with SIGSTOP under load answers every request once it r
       [],
       `${failed.length} of ${recs.length} requests failed`,
     );
-    const waited = recs.filter((r) => r.sent < stopped && r.done > resumed);
+    const waited = recs.filter((r) => pauses.some((p) => r.sent < p.stopped && r.done > p.resumed));
     assert.ok(waited.length >= 4, `requests in flight through the pause: ${waited.length}`);
     assert.ok(recs.filter((r) => r.sent > resumed).length > 20, 'requests after the pause');
     assertNoDuplicates(recs, 'g');
