@@ -8,18 +8,15 @@
 // running finishes); if not, it is forced (the job running is left to its lock: another worker
 // runs it again, which is safe, see docs/GUARANTEES.md).
 import type { IRedisClient, Worker } from 'bullmq';
+import { settleWithin } from '../settle-within.js';
 
 /** How long a close waits for the worker's blocking connection to be live before forcing. */
 export const LIVE_WAIT_MS = 2000;
 
-/** Resolves with p's value, or undefined when p has not settled within ms (or failed). */
-function within<T>(p: Promise<T> | undefined, ms: number): Promise<T | undefined> {
-  if (!p) return Promise.resolve(undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  return Promise.race([p.catch(() => undefined), late]).finally(() => clearTimeout(timer));
+/** The worker's blocking connection once BullMQ has it, or undefined if not within ms. */
+function blockingClient(worker: Worker, ms: number): Promise<IRedisClient | undefined> {
+  const client = worker.backend.blockingClient;
+  return client ? settleWithin<IRedisClient | undefined>(client, ms, undefined) : Promise.resolve(undefined);
 }
 
 /** True when client is ready (or already ended) now or within ms. */
@@ -40,12 +37,11 @@ function live(client: IRedisClient, ms: number): Promise<boolean> {
 }
 
 /** Closes worker: gracefully when its blocking connection is live within liveWaitMs, forced otherwise. */
-export async function closeWorker(worker: Worker, liveWaitMs = LIVE_WAIT_MS): Promise<{ forced: boolean }> {
+export async function closeWorker(worker: Worker, liveWaitMs = LIVE_WAIT_MS): Promise<void> {
   const t0 = performance.now();
-  const client = await within(worker.backend.blockingClient, liveWaitMs);
+  const client = await blockingClient(worker, liveWaitMs);
   const forced = client === undefined || !(await live(client, Math.max(0, liveWaitMs - (performance.now() - t0))));
   await worker.close(forced);
-  return { forced };
 }
 
 /**
@@ -53,6 +49,6 @@ export async function closeWorker(worker: Worker, liveWaitMs = LIVE_WAIT_MS): Pr
  * waits for an 'end' that a connection between reconnects never emits).
  */
 export async function dropWorker(worker: Worker): Promise<void> {
-  const client = await within(worker.backend.blockingClient, 100);
+  const client = await blockingClient(worker, 100);
   if (client && client.status !== 'end') client.disconnect();
 }

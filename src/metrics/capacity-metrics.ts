@@ -6,6 +6,7 @@
 // travels as JSON between processes, where Infinity does not survive).
 import { Gauge, type Registry } from 'prom-client';
 import type { TagCapacity } from '../service/capacity.js';
+import { settleWithin } from '../settle-within.js';
 
 export interface CapacitySources {
   readonly capacity: () => Promise<TagCapacity[]>;
@@ -16,15 +17,9 @@ export interface CapacitySources {
 /** Longest a scrape waits for the stores: a store that does not answer leaves the gauges out. */
 export const CAPACITY_SCRAPE_WAIT_MS = 2000;
 
-function within<T>(p: Promise<T>, ms: number, otherwise: T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(otherwise), ms)));
-  return Promise.race([p.catch(() => otherwise), late]).finally(() => clearTimeout(timer));
-}
-
 export function registerCapacityMetrics(registry: Registry, src: CapacitySources): void {
   const registers = [registry];
-  const all = () => within(src.capacity(), CAPACITY_SCRAPE_WAIT_MS, [] as TagCapacity[]);
+  const all = () => settleWithin(src.capacity(), CAPACITY_SCRAPE_WAIT_MS, [] as TagCapacity[]);
   const perTag = (name: string, help: string, aggregator: 'max' | 'min', value: (c: TagCapacity) => number | undefined) =>
     new Gauge({
       name,
@@ -64,7 +59,7 @@ export function registerCapacityMetrics(registry: Registry, src: CapacitySources
     c.mode === 'snowflake' ? c.forecast.exhaustionSeconds : undefined,
   );
 
-  const pools = () => within(src.workerPools(), CAPACITY_SCRAPE_WAIT_MS, [] as { bits: number; size: number; used: number }[]);
+  const pools = () => settleWithin(src.workerPools(), CAPACITY_SCRAPE_WAIT_MS, [] as { bits: number; size: number; used: number }[]);
   new Gauge({
     name: 'idmint_worker_ids_leased',
     help: 'Worker ids currently leased, per worker-id width',
