@@ -3,7 +3,11 @@
 // bench/http.ts) so that it has the same share of the machine as the idmint server under test.
 // With BARE_INCR_REDIS=<url> and BARE_INCR_KEY=<key> the route answers {"id":"<n>"} with n from
 // one Redis INCR of the key per request instead: the floor of a request that needs a round trip
-// to Redis (bench:scale's `incr` case).
+// to Redis (bench:scale's `incr` case). With BARE_INCR_SHARED=1 as well, the requests that
+// arrive in one turn of the event loop share one `INCRBY <their count>` and each gets its own
+// number of the range: the floor of a request that shares a Redis round trip with the other
+// requests of its process, as idmint's order global does (bench:scale's `shared` case). It sends
+// one INCRBY per turn whatever is in flight: no holding, no limit.
 // Prints `listening <url>` once it accepts connections; exits on SIGTERM/SIGINT.
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
@@ -13,7 +17,26 @@ const incrUrl = process.env.BARE_INCR_REDIS;
 if (incrUrl) {
   const redis = new Redis(incrUrl);
   const key = process.env.BARE_INCR_KEY ?? 'bare:incr';
-  app.get('/v1/id/:tag', async () => ({ id: String(await redis.incr(key)) }));
+  if (process.env.BARE_INCR_SHARED === '1') {
+    let turn: ((n: number) => void)[] = [];
+    const flush = () => {
+      const batch = turn;
+      turn = [];
+      void redis.incrby(key, batch.length).then((last) => {
+        let n = last - batch.length;
+        for (const answer of batch) answer(++n);
+      });
+    };
+    app.get(
+      '/v1/id/:tag',
+      () =>
+        new Promise<{ id: string }>((resolve) => {
+          if (turn.push((n) => resolve({ id: String(n) })) === 1) setImmediate(flush);
+        }),
+    );
+  } else {
+    app.get('/v1/id/:tag', async () => ({ id: String(await redis.incr(key)) }));
+  }
   app.addHook('onClose', async () => void redis.disconnect());
 } else {
   app.get('/v1/id/:tag', async () => ({ id: '1' }));

@@ -8,6 +8,9 @@
 //   bare    the bare route, answering a constant {"id":"1"}
 //   incr    the bare route doing one Redis INCR per request and answering its value: the floor
 //           of a request that needs a round trip to Redis, at the same process count
+//   shared  the bare route where the requests of one event-loop turn share one Redis INCRBY
+//           (each answers its own number of the range): the floor of a request that shares a
+//           round trip with the other requests of its process, as order global does
 //   node    GET /v1/id/:tag of a segment tag with order "node"   (IDs from process memory)
 //   global  GET /v1/id/:tag of a segment tag with order "global" (every request reaches Redis
 //           through the coalescer)
@@ -18,7 +21,8 @@
 // so they follow the script's header whatever it asks for.
 //
 // Answers are checked: every idmint body is {"id":"<n>"}, IDs increase on each connection and
-// are distinct within a case, global IDs lie above a batch fetched before the case; the Redis
+// are distinct within a case, global IDs lie above a batch fetched before the case (incr and
+// shared: above the counter's value before it); the Redis
 // run must advance the key's `taken` counter by exactly the number of calls. A failed check
 // fails the run (exit code 1).
 //
@@ -28,7 +32,7 @@
 // stays disturbed. --wait-quiet S waits up to S seconds for a quiet machine before each case.
 //
 // Flags: --duration S (5)  --warmup S (1)  --connections N (50)  --processes-list 1,2,4
-//        --cases bare,incr,node,global  --redis-requests N (300000, 0 skips redis-benchmark)
+//        --cases bare,incr,shared,node,global  --redis-requests N (300000, 0 skips redis-benchmark)
 //        --max-other PCT (15)  --retries N (2)  --wait-quiet S (0)  --no-write
 //        --rounds N (1): the cases of each process count N times, interleaved; the table shows
 //        medians and the range of req/s

@@ -17,6 +17,8 @@ export interface RedisCounters {
   readonly evalCalls: number;
   readonly evalUsec: number;
   readonly evalsha: CommandStat;
+  /** INCR and INCRBY calls (the baselines' counters). */
+  readonly counterCalls: number;
   /** used_cpu_user + used_cpu_sys of the server. */
   readonly cpuSeconds: number;
 }
@@ -48,7 +50,8 @@ export async function redisCounters(r: InfoSource): Promise<RedisCounters> {
     evalUsec += s.usec;
   }
   const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? NaN);
-  return { evalCalls, evalUsec, evalsha: stats.get('evalsha') ?? NONE, cpuSeconds: field('used_cpu_user') + field('used_cpu_sys') };
+  const counterCalls = (stats.get('incr') ?? NONE).calls + (stats.get('incrby') ?? NONE).calls;
+  return { evalCalls, evalUsec, evalsha: stats.get('evalsha') ?? NONE, counterCalls, cpuSeconds: field('used_cpu_user') + field('used_cpu_sys') };
 }
 
 /** Redis usec per EVALSHA between two readings. */

@@ -1,10 +1,12 @@
 // The cases of the scaling benchmark (`npm run bench:scale`) and its command line.
 import { pick, readOptions } from '../args.js';
 
-export type CaseName = 'bare' | 'incr' | 'node' | 'global';
-export const ALL_CASES: CaseName[] = ['bare', 'incr', 'node', 'global'];
+export type CaseName = 'bare' | 'incr' | 'shared' | 'node' | 'global';
+export const ALL_CASES: CaseName[] = ['bare', 'incr', 'shared', 'node', 'global'];
 /** The cases a bare Fastify route serves (no idmint). */
-export const BARE_CASES: readonly CaseName[] = ['bare', 'incr'];
+export const BARE_CASES: readonly CaseName[] = ['bare', 'incr', 'shared'];
+/** The cases whose answers are numbers a Redis counter handed out (checked above a value read before). */
+export const COUNTED_CASES: readonly CaseName[] = ['incr', 'shared', 'global'];
 
 /** The tags idmint serves: one per idmint case, and the one redis-benchmark takes from. */
 export const TAGS = { node: 'scale.node', global: 'scale.global', redis: 'scale.redis' } as const;
@@ -42,7 +44,7 @@ export function parseArgs(argv: string[]): Options {
     pin: false,
   };
   const usage =
-    'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--no-write]';
+    'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,shared,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--no-write]';
   readOptions(argv, usage, (a) => {
     switch (a.flag) {
       case '--duration':

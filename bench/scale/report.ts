@@ -5,7 +5,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { fmt, table } from '../../tools/table.js';
 import { medianOrNaN as median } from '../stats.js';
-import type { CaseName, Options } from './cases.js';
+import { COUNTED_CASES, type CaseName, type Options } from './cases.js';
 import type { RedisLimit } from './redis-limit.js';
 import type { CaseResult } from './runner.js';
 
@@ -14,6 +14,7 @@ const RESULTS = fileURLToPath(new URL('../results/', import.meta.url));
 const CASE_LABEL: Record<CaseName, string> = {
   bare: 'bare Fastify route',
   incr: 'bare route + one Redis INCR',
+  shared: 'bare route + one Redis INCRBY per turn, shared',
   node: '`GET /v1/id`, order node',
   global: '`GET /v1/id`, order global',
 };
@@ -23,6 +24,8 @@ function rows(results: CaseResult[], redis: RedisLimit | undefined): string[][] 
     results.find((r) => r.name === c.name && r.processes === Math.min(...results.filter((x) => x.name === c.name).map((x) => x.processes)));
   const bare = (c: CaseResult) => results.find((r) => r.name === 'bare' && r.processes === c.processes);
   const incr = (c: CaseResult) => results.find((r) => r.name === 'incr' && r.processes === c.processes);
+  const shared = (c: CaseResult) => results.find((r) => r.name === 'shared' && r.processes === c.processes);
+  const counted = (c: CaseResult) => COUNTED_CASES.includes(c.name);
   const out = [
     [
       'case',
@@ -32,6 +35,7 @@ function rows(results: CaseResult[], redis: RedisLimit | undefined): string[][] 
       '× fewest processes',
       '÷ bare',
       '÷ INCR route',
+      '÷ shared INCRBY route',
       'p50 ms',
       'p99 ms',
       'server CPU %',
@@ -55,15 +59,16 @@ function rows(results: CaseResult[], redis: RedisLimit | undefined): string[][] 
       c.roundsRps.length > 1 ? `${fmt(Math.min(...c.roundsRps))}–${fmt(Math.max(...c.roundsRps))}` : '-',
       fmt(c.rps / one(c)!.rps, 2),
       c.name === 'bare' ? '1.00' : fmt(c.rps / (bare(c)?.rps ?? NaN), 2),
-      c.name === 'global' || c.name === 'incr' ? fmt(c.rps / (incr(c)?.rps ?? NaN), 2) : '-',
+      counted(c) ? fmt(c.rps / (incr(c)?.rps ?? NaN), 2) : '-',
+      counted(c) ? fmt(c.rps / (shared(c)?.rps ?? NaN), 2) : '-',
       fmt(c.p50, 2),
       fmt(c.p99, 2),
       fmt(c.cpu.server),
       fmt(c.cpu.client),
       fmt(c.cpu.redis),
       `${fmt(c.cpu.other)}${c.disturbed ? ' (disturbed)' : ''}`,
-      fmt(c.evalsPerS),
-      c.name === 'global' ? fmt(c.rps / c.evalsPerS, 1) : '-',
+      fmt(c.callsPerS),
+      counted(c) ? fmt(c.rps / c.callsPerS, 1) : '-',
       c.name === 'global' ? fmt(c.takesPerS) : '-',
       c.name === 'global' ? fmt(c.reqPerTake, 1) : '-',
       c.name === 'global' ? fmt(c.usecPerTake, 2) : '-',
@@ -76,6 +81,7 @@ function rows(results: CaseResult[], redis: RedisLimit | undefined): string[][] 
       `redis-benchmark EVALSHA take (1 ID per call, ${redis.clients} clients)`,
       '-',
       fmt(redis.rps),
+      '-',
       '-',
       '-',
       '-',
@@ -116,7 +122,7 @@ export function medianOf(rs: CaseResult[], maxOther: number): CaseResult {
       other,
       busiest: [...new Set(rs.flatMap((r) => r.cpu.busiest))].slice(0, 4),
     },
-    evalsPerS: m((r) => r.evalsPerS),
+    callsPerS: m((r) => r.callsPerS),
     takesPerS: m((r) => r.takesPerS),
     reqPerTake: m((r) => r.reqPerTake),
     usecPerTake: m((r) => r.usecPerTake),
@@ -187,9 +193,12 @@ export function writeReport({ opts, ok, results, limit, problems, loadBefore, re
     'redis-benchmark itself); "Redis CPU" and "Redis calls/s" are server-wide, so other clients of',
     'the same Redis count too; "other" is what every other process used (well above 0: a disturbed',
     'figure). "× fewest processes" compares a case with itself at the smallest process count; "÷ INCR',
-    'route" compares order global with the bare route doing one Redis INCR per request at the same',
-    'process count (the floor of a request that needs a Redis round trip); "req per',
-    'call" is how many requests of a global-order case one Redis script call served (server-wide);',
+    'route" compares a case with the bare route doing one Redis INCR per request at the same',
+    'process count (the floor of a request that needs a Redis round trip); "÷ shared INCRBY route"',
+    'with the bare route where the requests of one event-loop turn share one INCRBY (the floor of a',
+    'request that shares its round trip with the other requests of its process, as order global',
+    'does); "Redis calls/s" counts script calls, INCR and INCRBY; "req per call" is how many',
+    'requests one of them served (server-wide);',
     '"takes/s (nodes)" and "req per take (nodes)" come from the nodes\' own idmint_takes_total and',
     'idmint_ids_issued_total of the tag (exact, whatever else uses Redis). "Redis usec/take" is',
     'commandstats usec per EVALSHA during the case; "no-op usec" the same for `return 1` with the',

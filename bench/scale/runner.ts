@@ -10,7 +10,7 @@ import { createTag, fetchIds } from '../../tools/node.js';
 import { redisCounters, usecPerEvalsha } from '../../tools/redis-stats.js';
 import { fmt } from '../../tools/table.js';
 import { maxOf, runLoad, type Check } from '../load.js';
-import { BARE_CASES, TAGS, type CaseName, type Options } from './cases.js';
+import { BARE_CASES, COUNTED_CASES, TAGS, type CaseName, type Options } from './cases.js';
 import { captureTake, noopUsec, redisLimit, takeScript, type RedisLimit } from './redis-limit.js';
 import { medianOf } from './report.js';
 import { startBare, startIdmint, type Server } from './servers.js';
@@ -23,8 +23,8 @@ export interface CaseResult {
   p99: number;
   requests: number;
   cpu: CpuWindow;
-  /** Redis script calls per second during the case (server-wide: other clients count too). */
-  evalsPerS: number;
+  /** Redis script, INCR and INCRBY calls per second during the case (server-wide: other clients count too). */
+  callsPerS: number;
   /** Global: takes per second the nodes sent for the tag (idmint_takes_total), and requests per take. */
   takesPerS: number;
   reqPerTake: number;
@@ -57,8 +57,8 @@ export interface ScaleRun {
   takeShape?: { keys: string[]; args: string[] };
 }
 
-/** The key the `incr` case's bare route increments. */
-const incrKey = (run: ScaleRun) => `${run.names.prefix}:bench-incr`;
+/** The key the `incr` (or `shared`) case's bare route increments. */
+const incrKey = (run: ScaleRun, name: 'incr' | 'shared') => `${run.names.prefix}:bench-${name}`;
 
 /** A counter of the node's /metrics (summed over its series of that tag). */
 async function metricOf(url: string, name: string, tag: string): Promise<number> {
@@ -71,7 +71,8 @@ async function metricOf(url: string, name: string, tag: string): Promise<number>
 /** One case of one round at one process count: the best of its attempts (the first undisturbed one). */
 async function measureCase(run: ScaleRun, name: CaseName, processes: number, server: Server, round: number): Promise<CaseResult> {
   const { opts, problems, redis } = run;
-  const path = name === 'bare' || name === 'incr' ? '/v1/id/bench' : `/v1/id/${TAGS[name]}`;
+  const path = name === 'node' || name === 'global' ? `/v1/id/${TAGS[name]}` : '/v1/id/bench';
+  const counted = COUNTED_CASES.includes(name);
   const label = `${name} x${processes}${opts.rounds > 1 ? ` round ${round}` : ''}`;
   let best: CaseResult | undefined;
   for (let attempt = 1; attempt <= 1 + opts.retries && !run.interrupted(); attempt++) {
@@ -79,17 +80,21 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       const busy = await waitQuiet(opts.waitQuiet);
       if (busy >= 10) console.log(`(machine still busy: ${fmt(busy)}% of a core)`);
     }
-    // Global: every ID of the case must lie above a batch fetched just before it; incr: above
-    // the counter's value before it.
+    // Global: every ID of the case must lie above a batch fetched just before it; incr and
+    // shared: above the counter's value before it.
     const above =
-      name === 'global' ? BigInt((await fetchIds(server.url, TAGS.global, 5)).at(-1)!) : name === 'incr' ? BigInt((await redis.get(incrKey(run))) ?? 0) : 0n;
+      name === 'global'
+        ? BigInt((await fetchIds(server.url, TAGS.global, 5)).at(-1)!)
+        : name === 'incr' || name === 'shared'
+          ? BigInt((await redis.get(incrKey(run, name))) ?? 0)
+          : 0n;
     const check: Check = name === 'bare' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above };
     process.stdout.write(`${label}${attempt > 1 ? ` (attempt ${attempt})` : ''}: `);
     if (opts.warmup > 0) {
       const w = await runLoad(server.url + path, opts.connections, opts.warmup, check);
       const failed = w.non2xx + w.errors + w.timeouts;
       if (failed + w.violations > 0) problems.push(`${label} warm-up: ${failed} failed, ${w.violations} broken checks ${w.examples.join(' | ')}`);
-      if (check.kind === 'ids' && (name === 'global' || name === 'incr')) check.above = maxOf(w.ids, check.above);
+      if (check.kind === 'ids' && counted) check.above = maxOf(w.ids, check.above);
     }
     const before = readProcs();
     const b0 = machineBusySeconds();
@@ -115,7 +120,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       const dup = countRepeats(r.ids);
       if (dup > 0) problems.push(`${label}: ${dup} duplicate IDs`);
       if (r.ids.length !== r.ok) problems.push(`${label}: ${r.ok} answers but ${r.ids.length} IDs checked`);
-      checks = `${fmt(r.ids.length)} IDs distinct, increasing per connection${name === 'global' || name === 'incr' ? `, above ${above}` : ''}`;
+      checks = `${fmt(r.ids.length)} IDs distinct, increasing per connection${counted ? `, above ${above}` : ''}`;
     }
     const failed = r.non2xx + r.errors + r.timeouts;
     if (failed > 0) problems.push(`${label}: ${failed} failed requests ${r.examples.join(' | ')}`);
@@ -128,7 +133,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       p99: r.p99,
       requests: r.ok,
       cpu,
-      evalsPerS: (r1.evalCalls - r0.evalCalls) / wallS,
+      callsPerS: (r1.evalCalls + r1.counterCalls - r0.evalCalls - r0.counterCalls) / wallS,
       takesPerS: takes / wallS,
       reqPerTake: issued / takes,
       usecPerTake: name === 'global' ? usecPerEvalsha(r0, r1) : NaN,
@@ -142,7 +147,9 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       `${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms; CPU % server ${fmt(cpu.server)}, load gen ${fmt(cpu.client)}, Redis ${fmt(cpu.redis)}, other ${fmt(cpu.other)}` +
         (name === 'global'
           ? `; ${fmt(res.takesPerS)} takes/s, ${fmt(res.reqPerTake, 1)} req/take, ${fmt(res.usecPerTake, 2)} usec/take vs no-op ${fmt(usecNoop, 2)}`
-          : '') +
+          : name === 'shared'
+            ? `; ${fmt(res.callsPerS)} INCRBY/s, ${fmt(r.rps / res.callsPerS, 1)} req/INCRBY`
+            : '') +
         (cpu.busiest.length ? ` (${cpu.busiest.join(', ')})` : ''),
     );
     if (!best || best.disturbed) best = res;
@@ -160,7 +167,11 @@ export async function runProcessCount(run: ScaleRun, processes: number): Promise
   const idmintCases = opts.cases.filter((c) => !BARE_CASES.includes(c));
   const needRedisKey = !run.limit && opts.redisRequests > 0;
   const bare = opts.cases.includes('bare') ? await startBare(processes, opts.pin) : undefined;
-  const incr = opts.cases.includes('incr') ? await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run) }) : undefined;
+  const incr = opts.cases.includes('incr') ? await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run, 'incr'), shared: false }) : undefined;
+  const shared = opts.cases.includes('shared')
+    ? await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run, 'shared'), shared: true })
+    : undefined;
+  const serverOf = { bare, incr, shared };
   let idmint: Server | undefined;
   try {
     if (idmintCases.length > 0 || needRedisKey) {
@@ -176,7 +187,7 @@ export async function runProcessCount(run: ScaleRun, processes: number): Promise
     const runs: CaseResult[] = [];
     for (let round = 1; round <= opts.rounds && !run.interrupted(); round++) {
       for (const name of opts.cases)
-        if (!run.interrupted()) runs.push(await measureCase(run, name, processes, name === 'bare' ? bare! : name === 'incr' ? incr! : idmint!, round));
+        if (!run.interrupted()) runs.push(await measureCase(run, name, processes, name === 'node' || name === 'global' ? idmint! : serverOf[name]!, round));
     }
     for (const name of opts.cases) {
       const rs = runs.filter((r) => r.name === name);
@@ -203,6 +214,7 @@ export async function runProcessCount(run: ScaleRun, processes: number): Promise
   } finally {
     await bare?.stop(40_000);
     await incr?.stop(40_000);
+    await shared?.stop(40_000);
     if (idmint) {
       const code = await idmint.stop(40_000);
       if (code !== 0) problems.push(`${idmint.name} exited with ${code} on SIGTERM`);

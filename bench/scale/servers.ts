@@ -33,10 +33,13 @@ async function startServer(
   return Object.assign(child, { url: `http://127.0.0.1:${port}` });
 }
 
-/** The bare route; with incr, one Redis INCR of incr.key per request on incr.url (see bench/bare-server.ts). */
-export function startBare(processes: number, pin: boolean, incr?: { url: string; key: string }): Promise<Server> {
-  const env: Record<string, string> = incr ? { BARE_INCR_REDIS: incr.url, BARE_INCR_KEY: incr.key } : {};
-  const name = incr ? 'bare+incr' : 'bare';
+/**
+ * The bare route; with incr, one Redis INCR of incr.key per request on incr.url, or (shared) one
+ * INCRBY per event-loop turn shared by the turn's requests (see bench/bare-server.ts).
+ */
+export function startBare(processes: number, pin: boolean, incr?: { url: string; key: string; shared: boolean }): Promise<Server> {
+  const env: Record<string, string> = incr ? { BARE_INCR_REDIS: incr.url, BARE_INCR_KEY: incr.key, BARE_INCR_SHARED: incr.shared ? '1' : '0' } : {};
+  const name = incr ? (incr.shared ? 'bare+incrby' : 'bare+incr') : 'bare';
   return processes === 1
     ? startServer(name, ['bench/bare-server.ts'], env, (l) => l.startsWith('listening '), pin)
     : startServer(`${name} x${processes}`, ['bench/scale/bare-cluster.ts', String(processes)], env, (l) => l.startsWith('bare cluster ready'), pin);
