@@ -1,10 +1,14 @@
 // Scaling benchmark of `idmint serve --processes N`, run by `npm run bench:scale`.
 //
 // For each process count in --processes-list (default 1,2,4) it starts idmint with that many
-// serving processes against the one Redis (and MySQL), and a bare Fastify route
-// (bench/bare-server.ts; N > 1 runs N copies of it under node's cluster module, as idmint
-// does), and measures with autocannon in this process, C keep-alive connections over
-// loopback, a warm-up and then --duration seconds per case:
+// serving processes against the one Redis (and MySQL), and the bare Fastify routes
+// (bench/bare-server.ts; N > 1 runs N copies under node's cluster module, as idmint does). All
+// of them run side by side for the whole run: after settling (--settle S seconds of each case
+// per serving process, so every process has compiled its hot paths and the segment step has
+// adapted), each round measures every case at every process count in turn, with autocannon in
+// this process, C keep-alive connections over loopback, a warm-up and then --duration seconds
+// per case. Ratios (between process counts, and to the baselines) are taken within a round and
+// the table shows their median over rounds. The cases:
 //   bare    the bare route, answering a constant {"id":"1"}
 //   incr    the bare route doing one Redis INCR per request and answering its value: the floor
 //           of a request that needs a round trip to Redis, at the same process count
@@ -34,8 +38,9 @@
 // Flags: --duration S (5)  --warmup S (1)  --connections N (50)  --processes-list 1,2,4
 //        --cases bare,incr,shared,node,global  --redis-requests N (300000, 0 skips redis-benchmark)
 //        --max-other PCT (15)  --retries N (2)  --wait-quiet S (0)  --no-write
-//        --rounds N (1): the cases of each process count N times, interleaved; the table shows
-//        medians and the range of req/s
+//        --rounds N (1): every case at every process count N times, interleaved; the table
+//        shows medians, the range of req/s and the median of the ratios within each round
+//        --settle S (3): seconds of load per serving process for each case before the first round
 //        --pin: every server process on CPU 1, the load generator on CPU 0 (taskset)
 //        --private-redis: idmint and redis-benchmark use a redis-server of this run alone, so
 //        its commandstats (calls and usec per EVALSHA) count only this run
@@ -56,7 +61,7 @@ import { RedisServer } from '../tools/redis-server.js';
 import { redisPid } from '../tools/redis-stats.js';
 import { ALL_CASES, parseArgs } from './scale/cases.js';
 import { printReport, writeReport } from './scale/report.js';
-import { runProcessCount, type ScaleRun } from './scale/runner.js';
+import { runAll, type ScaleRun } from './scale/runner.js';
 
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
@@ -96,12 +101,11 @@ async function main(): Promise<number> {
     problems: [],
     interrupted: () => interrupted,
     tagsCreated: false,
+    rounds: [],
+    sets: [],
   };
   try {
-    for (const processes of opts.processesList) {
-      if (interrupted) break;
-      await runProcessCount(run, processes);
-    }
+    await runAll(run);
   } finally {
     redis.disconnect();
     await ownRedis?.stop();
@@ -113,7 +117,17 @@ async function main(): Promise<number> {
   }
 
   const ok = run.problems.length === 0 && !interrupted;
-  const report = { opts, ok, results: run.results, limit: run.limit, problems: run.problems, loadBefore, redisUrl, privateRedis: ownRedis !== undefined };
+  const report = {
+    opts,
+    ok,
+    results: run.results,
+    rounds: run.rounds,
+    limit: run.limit,
+    problems: run.problems,
+    loadBefore,
+    redisUrl,
+    privateRedis: ownRedis !== undefined,
+  };
   printReport(report);
   const full = opts.cases.length === ALL_CASES.length && opts.processesList.length > 1 && run.limit !== undefined;
   if (opts.write && full && !interrupted) {

@@ -22,6 +22,7 @@ export interface Options {
   retries: number;
   waitQuiet: number;
   rounds: number;
+  settle: number;
   write: boolean;
   privateRedis: boolean;
   pin: boolean;
@@ -39,12 +40,13 @@ export function parseArgs(argv: string[]): Options {
     retries: 2,
     waitQuiet: 0,
     rounds: 1,
+    settle: 3,
     write: true,
     privateRedis: false,
     pin: false,
   };
   const usage =
-    'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,shared,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--no-write]';
+    'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,shared,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--settle S] [--no-write]';
   readOptions(argv, usage, (a) => {
     switch (a.flag) {
       case '--duration':
@@ -80,6 +82,9 @@ export function parseArgs(argv: string[]): Options {
         break;
       case '--rounds':
         o.rounds = a.whole(1, 20);
+        break;
+      case '--settle':
+        o.settle = a.number(0, 120);
         break;
       case '--no-write':
         o.write = false;

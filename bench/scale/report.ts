@@ -19,12 +19,25 @@ const CASE_LABEL: Record<CaseName, string> = {
   global: '`GET /v1/id`, order global',
 };
 
-function rows(results: CaseResult[], redis: RedisLimit | undefined): string[][] {
-  const one = (c: CaseResult) =>
-    results.find((r) => r.name === c.name && r.processes === Math.min(...results.filter((x) => x.name === c.name).map((x) => x.processes)));
-  const bare = (c: CaseResult) => results.find((r) => r.name === 'bare' && r.processes === c.processes);
-  const incr = (c: CaseResult) => results.find((r) => r.name === 'incr' && r.processes === c.processes);
-  const shared = (c: CaseResult) => results.find((r) => r.name === 'shared' && r.processes === c.processes);
+/**
+ * The median over rounds of a case's req/s divided by that of case `other` at `processes` in
+ * the same round (rounds measure every case at every process count one after the other, so a
+ * ratio is taken within minutes, whatever the machine did between rounds).
+ */
+export function roundRatio(rounds: readonly CaseResult[], c: CaseResult, other: CaseName, processes: number): number {
+  return median(
+    rounds
+      .filter((r) => r.name === c.name && r.processes === c.processes)
+      .map((r) => {
+        const o = rounds.find((x) => x.name === other && x.processes === processes && x.round === r.round);
+        return o ? r.rps / o.rps : undefined;
+      }),
+  );
+}
+
+function rows(results: CaseResult[], rounds: readonly CaseResult[], redis: RedisLimit | undefined): string[][] {
+  const fewest = (c: CaseResult) => Math.min(...results.filter((x) => x.name === c.name).map((x) => x.processes));
+  const has = (name: CaseName) => results.some((r) => r.name === name);
   const counted = (c: CaseResult) => COUNTED_CASES.includes(c.name);
   const out = [
     [
@@ -57,10 +70,10 @@ function rows(results: CaseResult[], redis: RedisLimit | undefined): string[][] 
       String(c.processes),
       fmt(c.rps),
       c.roundsRps.length > 1 ? `${fmt(Math.min(...c.roundsRps))}–${fmt(Math.max(...c.roundsRps))}` : '-',
-      fmt(c.rps / one(c)!.rps, 2),
-      c.name === 'bare' ? '1.00' : fmt(c.rps / (bare(c)?.rps ?? NaN), 2),
-      counted(c) ? fmt(c.rps / (incr(c)?.rps ?? NaN), 2) : '-',
-      counted(c) ? fmt(c.rps / (shared(c)?.rps ?? NaN), 2) : '-',
+      fmt(roundRatio(rounds, c, c.name, fewest(c)), 2),
+      has('bare') ? fmt(roundRatio(rounds, c, 'bare', c.processes), 2) : '-',
+      counted(c) && has('incr') ? fmt(roundRatio(rounds, c, 'incr', c.processes), 2) : '-',
+      counted(c) && has('shared') ? fmt(roundRatio(rounds, c, 'shared', c.processes), 2) : '-',
       fmt(c.p50, 2),
       fmt(c.p99, 2),
       fmt(c.cpu.server),
@@ -138,6 +151,8 @@ export interface Report {
   readonly opts: Options;
   readonly ok: boolean;
   readonly results: CaseResult[];
+  /** Every case of every round (results holds their medians). */
+  readonly rounds: readonly CaseResult[];
   readonly limit: RedisLimit | undefined;
   readonly problems: string[];
   /** The load averages before the run. */
@@ -147,9 +162,9 @@ export interface Report {
   readonly privateRedis: boolean;
 }
 
-export function printReport({ ok, results, limit, problems }: Report): void {
+export function printReport({ ok, results, rounds, limit, problems }: Report): void {
   console.log('');
-  console.log(table(rows(results, limit), false, 2));
+  console.log(table(rows(results, rounds, limit), false, 2));
   console.log('(CPU % is of one core over the measured window; "other" is every process but the servers, the load generator and Redis.)');
   for (const c of results) console.log(`check ${c.name} x${c.processes}: ${c.checks}`);
   for (const p of problems) console.log(`FAIL: ${p}`);
@@ -157,7 +172,7 @@ export function printReport({ ok, results, limit, problems }: Report): void {
 }
 
 /** bench/results/scale-latest.md. */
-export function writeReport({ opts, ok, results, limit, problems, loadBefore, redisUrl, privateRedis }: Report): void {
+export function writeReport({ opts, ok, results, rounds, limit, problems, loadBefore, redisUrl, privateRedis }: Report): void {
   mkdirSync(RESULTS, { recursive: true });
   const cores = cpus().length;
   const disturbed = results.filter((c) => c.disturbed);
@@ -171,7 +186,10 @@ export function writeReport({ opts, ok, results, limit, problems, loadBefore, re
     `- date: ${new Date().toISOString()}`,
     `- machine: ${cores} CPUs (${cpus()[0]?.model.trim() ?? '?'}), node ${process.version}; load average before the run ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`,
     `- load: autocannon in the bench process (one thread), ${opts.connections} keep-alive connections over loopback, pipelining 1, ${opts.duration} s per case after a ${opts.warmup} s warm-up` +
-      (opts.rounds > 1 ? `; ${opts.rounds} interleaved rounds per process count, medians shown with the range of req/s` : ''),
+      (opts.rounds > 1
+        ? `; ${opts.rounds} rounds, each measuring every case at every process count in turn; req/s, CPU and latency are medians over the rounds (with the range of req/s), ratios are medians of the ratios within each round`
+        : ''),
+    `- every process count's servers run side by side for the whole run; before the first round each case ran ${opts.settle} s per serving process (each process compiles its hot paths, the segment step adapts to the rate)`,
     opts.pin
       ? '- pinned (taskset): every server process on CPU 1, the load generator (this process) on CPU 0; Redis unpinned'
       : '- not pinned: servers, load generator and Redis share both CPUs',
@@ -186,13 +204,14 @@ export function writeReport({ opts, ok, results, limit, problems, loadBefore, re
     }`,
     `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
     '',
-    table(rows(results, limit), true, 2),
+    table(rows(results, rounds, limit), true, 2),
     '',
     'CPU % is of one core over the measured window. "server" is the idmint (or bare) process tree,',
     'primary included; "load gen" is autocannon, in the bench process (for the redis-benchmark row:',
     'redis-benchmark itself); "Redis CPU" and "Redis calls/s" are server-wide, so other clients of',
     'the same Redis count too; "other" is what every other process used (well above 0: a disturbed',
-    'figure). "× fewest processes" compares a case with itself at the smallest process count; "÷ INCR',
+    'figure). Every ratio is the median over rounds of the ratio within a round. "× fewest processes"',
+    'compares a case with itself at the smallest process count; "÷ INCR',
     'route" compares a case with the bare route doing one Redis INCR per request at the same',
     'process count (the floor of a request that needs a Redis round trip); "÷ shared INCRBY route"',
     'with the bare route where the requests of one event-loop turn share one INCRBY (the floor of a',

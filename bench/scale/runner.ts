@@ -36,6 +36,8 @@ export interface CaseResult {
   checks: string;
   /** req/s of each round (one entry without --rounds). */
   roundsRps: number[];
+  /** The round measured (1, 2, ...); for a median row, the first. */
+  round: number;
 }
 
 /** What one run shares across process counts. */
@@ -52,6 +54,10 @@ export interface ScaleRun {
   readonly problems: string[];
   readonly interrupted: () => boolean;
   tagsCreated: boolean;
+  /** Every case of every round, in the order measured (the per-round ratios come from these). */
+  readonly rounds: CaseResult[];
+  /** The servers started, stopped at the end. */
+  readonly sets: ServerSet[];
   limit?: RedisLimit;
   /** Keys and arguments of a take of the global tag, for the no-op script. */
   takeShape?: { keys: string[]; args: string[] };
@@ -71,7 +77,7 @@ async function metricOf(url: string, name: string, tag: string): Promise<number>
 /** One case of one round at one process count: the best of its attempts (the first undisturbed one). */
 async function measureCase(run: ScaleRun, name: CaseName, processes: number, server: Server, round: number): Promise<CaseResult> {
   const { opts, problems, redis } = run;
-  const path = name === 'node' || name === 'global' ? `/v1/id/${TAGS[name]}` : '/v1/id/bench';
+  const path = pathOf(name);
   const counted = COUNTED_CASES.includes(name);
   const label = `${name} x${processes}${opts.rounds > 1 ? ` round ${round}` : ''}`;
   let best: CaseResult | undefined;
@@ -104,6 +110,9 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     const t0 = performance.now();
     const r = await runLoad(server.url + path, opts.connections, opts.duration, check);
     const wallS = (performance.now() - t0) / 1000;
+    // CPU of the load window only (the metrics and the no-op script below come after it).
+    const after = readProcs();
+    const busy = machineBusySeconds() - b0;
     const r1 = await redisCounters(redis);
     let takes = NaN;
     let issued = NaN;
@@ -114,7 +123,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       run.takeShape ??= await captureTake(redis, undefined, takeScript().numKeys, TAGS.global, () => fetchIds(server.url, TAGS.global, 1));
       usecNoop = await noopUsec(redis, run.takeShape.keys, run.takeShape.args);
     }
-    const cpu = cpuWindow(before, readProcs(), wallS, machineBusySeconds() - b0, server.pid, run.redisPid);
+    const cpu = cpuWindow(before, after, wallS, busy, server.pid, run.redisPid);
     let checks = `${fmt(r.ok)} bodies {"id":"1"}`;
     if (name !== 'bare') {
       const dup = countRepeats(r.ids);
@@ -142,6 +151,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       disturbed: cpu.other > opts.maxOther,
       checks,
       roundsRps: [r.rps],
+      round,
     };
     console.log(
       `${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms; CPU % server ${fmt(cpu.server)}, load gen ${fmt(cpu.client)}, Redis ${fmt(cpu.redis)}, other ${fmt(cpu.other)}` +
@@ -158,42 +168,84 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
   return best!;
 }
 
+/** The servers of one process count: the bare routes and idmint, each when a case needs it. */
+export interface ServerSet {
+  readonly processes: number;
+  readonly bare?: Server;
+  readonly incr?: Server;
+  readonly shared?: Server;
+  readonly idmint?: Server;
+}
+
+const serverOf = (set: ServerSet, name: CaseName): Server => (name === 'node' || name === 'global' ? set.idmint! : set[name]!);
+const pathOf = (name: CaseName): string => (name === 'node' || name === 'global' ? `/v1/id/${TAGS[name]}` : '/v1/id/bench');
+
+async function startSet(run: ScaleRun, processes: number): Promise<ServerSet> {
+  const { opts } = run;
+  const needIdmint = opts.cases.some((c) => !BARE_CASES.includes(c)) || (processes === opts.processesList[0] && opts.redisRequests > 0);
+  const set: { -readonly [K in keyof ServerSet]: ServerSet[K] } = { processes };
+  run.sets.push(set);
+  if (opts.cases.includes('bare')) set.bare = await startBare(processes, opts.pin);
+  if (opts.cases.includes('incr')) set.incr = await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run, 'incr'), shared: false });
+  if (opts.cases.includes('shared')) set.shared = await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run, 'shared'), shared: true });
+  if (needIdmint) {
+    const idmint = (set.idmint = await startIdmint(processes, run.names, run.runId, run.redisUrl, opts.pin));
+    if (!run.tagsCreated) {
+      await createTag(idmint.url, { tag: TAGS.node, mode: 'segment', order: 'node' });
+      await createTag(idmint.url, { tag: TAGS.global, mode: 'segment', order: 'global' });
+      await createTag(idmint.url, { tag: TAGS.redis, mode: 'segment', order: 'global', step: 100_000_000, min_step: 100_000_000, max_step: 100_000_000 });
+      run.tagsCreated = true;
+    }
+    for (const t of Object.values(TAGS)) await fetchIds(idmint.url, t, 1); // cold start: first segments
+  }
+  return set;
+}
+
 /**
- * Every case at one process count: both servers run side by side (an idle one costs next to
- * nothing), so rounds interleave. The Redis limit is measured once, with the first idmint.
+ * Before the first round every case runs --settle seconds per serving process of its server
+ * (answers checked): each process compiles its hot paths, and the tags' segment step adapts to
+ * the rate, as on a server that has been running, so no round measures a start-up.
  */
-export async function runProcessCount(run: ScaleRun, processes: number): Promise<void> {
+async function settle(run: ScaleRun, set: ServerSet): Promise<void> {
   const { opts, problems } = run;
-  const idmintCases = opts.cases.filter((c) => !BARE_CASES.includes(c));
-  const needRedisKey = !run.limit && opts.redisRequests > 0;
-  const bare = opts.cases.includes('bare') ? await startBare(processes, opts.pin) : undefined;
-  const incr = opts.cases.includes('incr') ? await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run, 'incr'), shared: false }) : undefined;
-  const shared = opts.cases.includes('shared')
-    ? await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run, 'shared'), shared: true })
-    : undefined;
-  const serverOf = { bare, incr, shared };
-  let idmint: Server | undefined;
+  if (opts.settle <= 0) return;
+  for (const name of opts.cases) {
+    if (run.interrupted()) return;
+    const seconds = opts.settle * set.processes;
+    process.stdout.write(`settling ${name} x${set.processes} (${fmt(seconds)} s): `);
+    const check: Check = name === 'bare' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above: 0n };
+    const r = await runLoad(serverOf(set, name).url + pathOf(name), opts.connections, seconds, check);
+    const failed = r.non2xx + r.errors + r.timeouts;
+    if (failed + r.violations > 0)
+      problems.push(`${name} x${set.processes} settling: ${failed} failed, ${r.violations} broken checks ${r.examples.join(' | ')}`);
+    console.log(`${fmt(r.rps)} req/s`);
+  }
+}
+
+/**
+ * Every process count's servers run side by side for the whole run (an idle one costs next to
+ * nothing), so each round measures every case at every process count, one after the other:
+ * the ratios between process counts and between cases are taken within a round, whatever the
+ * machine did between rounds. The Redis limit is measured once, after the rounds.
+ */
+export async function runAll(run: ScaleRun): Promise<void> {
+  const { opts, problems } = run;
   try {
-    if (idmintCases.length > 0 || needRedisKey) {
-      idmint = await startIdmint(processes, run.names, run.runId, run.redisUrl, opts.pin);
-      if (!run.tagsCreated) {
-        await createTag(idmint.url, { tag: TAGS.node, mode: 'segment', order: 'node' });
-        await createTag(idmint.url, { tag: TAGS.global, mode: 'segment', order: 'global' });
-        await createTag(idmint.url, { tag: TAGS.redis, mode: 'segment', order: 'global', step: 100_000_000, min_step: 100_000_000, max_step: 100_000_000 });
-        run.tagsCreated = true;
-      }
-      for (const t of Object.values(TAGS)) await fetchIds(idmint.url, t, 1); // cold start: first segments
-    }
+    const sets: ServerSet[] = [];
+    for (const processes of opts.processesList) if (!run.interrupted()) sets.push(await startSet(run, processes));
+    for (const set of sets) await settle(run, set);
     const runs: CaseResult[] = [];
-    for (let round = 1; round <= opts.rounds && !run.interrupted(); round++) {
-      for (const name of opts.cases)
-        if (!run.interrupted()) runs.push(await measureCase(run, name, processes, name === 'node' || name === 'global' ? idmint! : serverOf[name]!, round));
-    }
-    for (const name of opts.cases) {
-      const rs = runs.filter((r) => r.name === name);
-      if (rs.length) run.results.push(medianOf(rs, opts.maxOther));
-    }
-    if (idmint && needRedisKey && !run.interrupted()) {
+    for (let round = 1; round <= opts.rounds && !run.interrupted(); round++)
+      for (const set of sets)
+        for (const name of opts.cases) if (!run.interrupted()) runs.push(await measureCase(run, name, set.processes, serverOf(set, name), round));
+    run.rounds.push(...runs);
+    for (const set of sets)
+      for (const name of opts.cases) {
+        const rs = runs.filter((r) => r.name === name && r.processes === set.processes);
+        if (rs.length) run.results.push(medianOf(rs, opts.maxOther));
+      }
+    const idmint = sets[0]?.idmint;
+    if (idmint && opts.redisRequests > 0 && !run.interrupted()) {
       const server = idmint;
       process.stdout.write(`redis-benchmark: EVALSHA take, ${fmt(opts.redisRequests)} calls, ${opts.connections} clients: `);
       const limit = await redisLimit(
@@ -212,10 +264,10 @@ export async function runProcessCount(run: ScaleRun, processes: number): Promise
         problems.push(`redis-benchmark: the key's taken counter moved by ${limit.takenAdvance}, not ${opts.redisRequests}`);
     }
   } finally {
-    await bare?.stop(40_000);
-    await incr?.stop(40_000);
-    await shared?.stop(40_000);
-    if (idmint) {
+    for (const set of run.sets) {
+      for (const bare of [set.bare, set.incr, set.shared]) await bare?.stop(40_000);
+      const idmint = set.idmint;
+      if (!idmint) continue;
       const code = await idmint.stop(40_000);
       if (code !== 0) problems.push(`${idmint.name} exited with ${code} on SIGTERM`);
       const errs = logLines(idmint.output).filter((l) => Number(l.level) >= 50);
