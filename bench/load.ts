@@ -12,6 +12,8 @@ export interface AutocannonOptions {
   duration: number;
   pipelining: number;
   timeout: number;
+  /** Requests per second over all connections (absent: as fast as the answers come). */
+  overallRate?: number;
   verifyBody?: (body: string) => boolean;
 }
 export interface AutocannonResult {
@@ -76,7 +78,8 @@ function percentile(hist: Uint32Array, overflow: number[], total: number, q: num
   return overflow[Math.min(overflow.length - 1, rank - seen - 1)] / 1000;
 }
 
-export function runLoad(url: string, connections: number, seconds: number, check: Check): Promise<LoadResult> {
+/** rate: requests per second over all connections (0: each connection sends its next request as soon as its answer is in). */
+export function runLoad(url: string, connections: number, seconds: number, check: Check, rate = 0): Promise<LoadResult> {
   const hist = new Uint32Array(HIST_MAX_US + 1);
   const overflow: number[] = [];
   let maxUs = 0;
@@ -131,29 +134,32 @@ export function runLoad(url: string, connections: number, seconds: number, check
     return true;
   };
   return new Promise((resolve, reject) => {
-    const inst = autocannon({ url, connections, duration: seconds, pipelining: 1, timeout: 10, verifyBody }, (err, res) => {
-      if (err) return reject(err);
-      const ok = res['2xx'];
-      const statusCodes: Record<string, number> = {};
-      for (const [code, v] of Object.entries(res.statusCodeStats)) statusCodes[code] = v.count;
-      resolve({
-        durationS: res.duration,
-        ok,
-        non2xx: res.non2xx,
-        errors: res.errors,
-        timeouts: res.timeouts,
-        statusCodes,
-        rps: ok / res.duration,
-        p50: percentile(hist, overflow, latCount, 0.5),
-        p90: percentile(hist, overflow, latCount, 0.9),
-        p99: percentile(hist, overflow, latCount, 0.99),
-        max: maxUs / 1000,
-        violations,
-        examples,
-        ids: ids.subarray(0, nIds),
-        strings,
-      });
-    });
+    const inst = autocannon(
+      { url, connections, duration: seconds, pipelining: 1, timeout: 10, verifyBody, ...(rate > 0 ? { overallRate: rate } : {}) },
+      (err, res) => {
+        if (err) return reject(err);
+        const ok = res['2xx'];
+        const statusCodes: Record<string, number> = {};
+        for (const [code, v] of Object.entries(res.statusCodeStats)) statusCodes[code] = v.count;
+        resolve({
+          durationS: res.duration,
+          ok,
+          non2xx: res.non2xx,
+          errors: res.errors,
+          timeouts: res.timeouts,
+          statusCodes,
+          rps: ok / res.duration,
+          p50: percentile(hist, overflow, latCount, 0.5),
+          p90: percentile(hist, overflow, latCount, 0.9),
+          p99: percentile(hist, overflow, latCount, 0.99),
+          max: maxUs / 1000,
+          violations,
+          examples,
+          ids: ids.subarray(0, nIds),
+          strings,
+        });
+      },
+    );
     inst.on('response', (client, status, _bytes, ms) => {
       curClient = client;
       curStatus = status;

@@ -41,6 +41,10 @@
 //        --rounds N (1): every case at every process count N times, interleaved; the table
 //        shows medians, the range of req/s and the median of the ratios within each round
 //        --settle S (3): seconds of load per serving process for each case before the first round
+//        --rate R (0): every measured window offers R requests per second over all connections
+//        instead of sending as fast as answered; the ratios then compare requests per server
+//        CPU-second (what a request costs the serving core at the same load), and the results go
+//        to bench/results/scale-rate-latest.md
 //        --pin: every server process on CPU 1, the load generator on CPU 0 (taskset)
 //        --private-redis: idmint and redis-benchmark use a redis-server of this run alone, so
 //        its commandstats (calls and usec per EVALSHA) count only this run
@@ -60,7 +64,7 @@ import { REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js
 import { RedisServer } from '../tools/redis-server.js';
 import { redisPid } from '../tools/redis-stats.js';
 import { ALL_CASES, parseArgs } from './scale/cases.js';
-import { printReport, writeReport } from './scale/report.js';
+import { printReport, resultsFile, writeReport } from './scale/report.js';
 import { runAll, type ScaleRun } from './scale/runner.js';
 
 async function main(): Promise<number> {
@@ -132,9 +136,9 @@ async function main(): Promise<number> {
   const full = opts.cases.length === ALL_CASES.length && opts.processesList.length > 1 && run.limit !== undefined;
   if (opts.write && full && !interrupted) {
     writeReport(report);
-    console.log('written: bench/results/scale-latest.md');
+    console.log(`written: bench/results/${resultsFile(opts)}`);
   } else if (opts.write) {
-    console.log('results not written (only a run of all cases, more than one process count and redis-benchmark updates bench/results/scale-latest.md)');
+    console.log(`results not written (only a run of all cases, more than one process count and redis-benchmark updates bench/results/${resultsFile(opts)})`);
   }
   return ok ? 0 : 1;
 }

@@ -23,6 +23,8 @@ export interface Options {
   waitQuiet: number;
   rounds: number;
   settle: number;
+  /** Requests per second over all connections for every measured case (0: as fast as answered). */
+  rate: number;
   write: boolean;
   privateRedis: boolean;
   pin: boolean;
@@ -41,12 +43,13 @@ export function parseArgs(argv: string[]): Options {
     waitQuiet: 0,
     rounds: 1,
     settle: 3,
+    rate: 0,
     write: true,
     privateRedis: false,
     pin: false,
   };
   const usage =
-    'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,shared,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--settle S] [--no-write]';
+    'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,shared,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--settle S] [--rate R] [--no-write]';
   readOptions(argv, usage, (a) => {
     switch (a.flag) {
       case '--duration':
@@ -85,6 +88,9 @@ export function parseArgs(argv: string[]): Options {
         break;
       case '--settle':
         o.settle = a.number(0, 120);
+        break;
+      case '--rate':
+        o.rate = a.whole(0, 10_000_000);
         break;
       case '--no-write':
         o.write = false;

@@ -24,18 +24,31 @@ const CASE_LABEL: Record<CaseName, string> = {
  * the same round (rounds measure every case at every process count one after the other, so a
  * ratio is taken within minutes, whatever the machine did between rounds).
  */
-export function roundRatio(rounds: readonly CaseResult[], c: CaseResult, other: CaseName, processes: number): number {
+export function roundRatio(
+  rounds: readonly CaseResult[],
+  c: CaseResult,
+  other: CaseName,
+  processes: number,
+  figure: (r: CaseResult) => number = (r) => r.rps,
+): number {
   return median(
     rounds
       .filter((r) => r.name === c.name && r.processes === c.processes)
       .map((r) => {
         const o = rounds.find((x) => x.name === other && x.processes === processes && x.round === r.round);
-        return o ? r.rps / o.rps : undefined;
+        return o ? figure(r) / figure(o) : undefined;
       }),
   );
 }
 
-function rows(results: CaseResult[], rounds: readonly CaseResult[], redis: RedisLimit | undefined): string[][] {
+/**
+ * What the ratios compare: req/s when every connection sends as fast as it is answered; with
+ * --rate (every case at the same offered load) requests per server CPU-second.
+ */
+const figureOf = (opts: Options) => (opts.rate > 0 ? (r: CaseResult) => r.perCpuS : (r: CaseResult) => r.rps);
+
+function rows(opts: Options, results: CaseResult[], rounds: readonly CaseResult[], redis: RedisLimit | undefined): string[][] {
+  const figure = figureOf(opts);
   const fewest = (c: CaseResult) => Math.min(...results.filter((x) => x.name === c.name).map((x) => x.processes));
   const has = (name: CaseName) => results.some((r) => r.name === name);
   const counted = (c: CaseResult) => COUNTED_CASES.includes(c.name);
@@ -52,6 +65,7 @@ function rows(results: CaseResult[], rounds: readonly CaseResult[], redis: Redis
       'p50 ms',
       'p99 ms',
       'server CPU %',
+      'server usec per request',
       'load gen CPU %',
       'Redis CPU %',
       'other CPU %',
@@ -70,13 +84,14 @@ function rows(results: CaseResult[], rounds: readonly CaseResult[], redis: Redis
       String(c.processes),
       fmt(c.rps),
       c.roundsRps.length > 1 ? `${fmt(Math.min(...c.roundsRps))}–${fmt(Math.max(...c.roundsRps))}` : '-',
-      fmt(roundRatio(rounds, c, c.name, fewest(c)), 2),
-      has('bare') ? fmt(roundRatio(rounds, c, 'bare', c.processes), 2) : '-',
-      counted(c) && has('incr') ? fmt(roundRatio(rounds, c, 'incr', c.processes), 2) : '-',
-      counted(c) && has('shared') ? fmt(roundRatio(rounds, c, 'shared', c.processes), 2) : '-',
+      fmt(roundRatio(rounds, c, c.name, fewest(c), figure), 2),
+      has('bare') ? fmt(roundRatio(rounds, c, 'bare', c.processes, figure), 2) : '-',
+      counted(c) && has('incr') ? fmt(roundRatio(rounds, c, 'incr', c.processes, figure), 2) : '-',
+      counted(c) && has('shared') ? fmt(roundRatio(rounds, c, 'shared', c.processes, figure), 2) : '-',
       fmt(c.p50, 2),
       fmt(c.p99, 2),
       fmt(c.cpu.server),
+      fmt(1e6 / c.perCpuS, 1),
       fmt(c.cpu.client),
       fmt(c.cpu.redis),
       `${fmt(c.cpu.other)}${c.disturbed ? ' (disturbed)' : ''}`,
@@ -102,6 +117,7 @@ function rows(results: CaseResult[], rounds: readonly CaseResult[], redis: Redis
       fmt(redis.p50, 3),
       fmt(redis.p99, 3),
       '-',
+      '-',
       fmt(redis.cpu.client),
       fmt(redis.redisCpu),
       fmt(redis.cpu.other),
@@ -125,6 +141,7 @@ export function medianOf(rs: CaseResult[], maxOther: number): CaseResult {
   return {
     ...rs[0],
     rps: m((r) => r.rps),
+    perCpuS: m((r) => r.perCpuS),
     p50: m((r) => r.p50),
     p99: m((r) => r.p99),
     requests: rs.reduce((a, r) => a + r.requests, 0),
@@ -162,22 +179,25 @@ export interface Report {
   readonly privateRedis: boolean;
 }
 
-export function printReport({ ok, results, rounds, limit, problems }: Report): void {
+export function printReport({ opts, ok, results, rounds, limit, problems }: Report): void {
   console.log('');
-  console.log(table(rows(results, rounds, limit), false, 2));
+  console.log(table(rows(opts, results, rounds, limit), false, 2));
   console.log('(CPU % is of one core over the measured window; "other" is every process but the servers, the load generator and Redis.)');
   for (const c of results) console.log(`check ${c.name} x${c.processes}: ${c.checks}`);
   for (const p of problems) console.log(`FAIL: ${p}`);
   console.log(ok ? 'bench OK (answers correct, no errors)' : 'bench FAILED');
 }
 
-/** bench/results/scale-latest.md. */
+/** The results file of a run: scale-latest.md, or scale-rate-latest.md for a run at a fixed offered load (--rate). */
+export const resultsFile = (opts: Options): string => (opts.rate > 0 ? 'scale-rate-latest.md' : 'scale-latest.md');
+
+/** bench/results/<resultsFile>. */
 export function writeReport({ opts, ok, results, rounds, limit, problems, loadBefore, redisUrl, privateRedis }: Report): void {
   mkdirSync(RESULTS, { recursive: true });
   const cores = cpus().length;
   const disturbed = results.filter((c) => c.disturbed);
   const md = [
-    '# idmint scaling benchmark (`--processes`)',
+    opts.rate > 0 ? `# idmint scaling benchmark (\`--processes\`) at ${opts.rate} req/s offered` : '# idmint scaling benchmark (`--processes`)',
     '',
     `- command: \`npm run bench:scale --${process.argv
       .slice(2)
@@ -189,6 +209,11 @@ export function writeReport({ opts, ok, results, rounds, limit, problems, loadBe
       (opts.rounds > 1
         ? `; ${opts.rounds} rounds, each measuring every case at every process count in turn; req/s, CPU and latency are medians over the rounds (with the range of req/s), ratios are medians of the ratios within each round`
         : ''),
+    ...(opts.rate > 0
+      ? [
+          `- offered load: ${opts.rate} requests per second over all connections in every measured window (below what the slowest case can serve), so every case does the same work; the ratios compare requests per server CPU-second (the inverse of "server usec per request"), not req/s`,
+        ]
+      : []),
     `- every process count's servers run side by side for the whole run; before the first round each case ran ${opts.settle} s per serving process (each process compiles its hot paths, the segment step adapts to the rate)`,
     opts.pin
       ? '- pinned (taskset): every server process on CPU 1, the load generator (this process) on CPU 0; Redis unpinned'
@@ -204,7 +229,7 @@ export function writeReport({ opts, ok, results, rounds, limit, problems, loadBe
     }`,
     `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
     '',
-    table(rows(results, rounds, limit), true, 2),
+    table(rows(opts, results, rounds, limit), true, 2),
     '',
     'CPU % is of one core over the measured window. "server" is the idmint (or bare) process tree,',
     'primary included; "load gen" is autocannon, in the bench process (for the redis-benchmark row:',
@@ -236,5 +261,5 @@ export function writeReport({ opts, ok, results, rounds, limit, problems, loadBe
     ...problems.map((p) => `- FAIL: ${p}`),
     '',
   ].join('\n');
-  writeFileSync(`${RESULTS}scale-latest.md`, md);
+  writeFileSync(RESULTS + resultsFile(opts), md);
 }

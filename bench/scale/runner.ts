@@ -23,6 +23,8 @@ export interface CaseResult {
   p99: number;
   requests: number;
   cpu: CpuWindow;
+  /** Requests answered per CPU-second the server's processes used (the inverse of CPU per request). */
+  perCpuS: number;
   /** Redis script, INCR and INCRBY calls per second during the case (server-wide: other clients count too). */
   callsPerS: number;
   /** Global: takes per second the nodes sent for the tag (idmint_takes_total), and requests per take. */
@@ -108,7 +110,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     const issued0 = name === 'global' ? await metricOf(server.url, 'idmint_ids_issued_total', TAGS.global) : 0;
     const r0 = await redisCounters(redis);
     const t0 = performance.now();
-    const r = await runLoad(server.url + path, opts.connections, opts.duration, check);
+    const r = await runLoad(server.url + path, opts.connections, opts.duration, check, opts.rate);
     const wallS = (performance.now() - t0) / 1000;
     // CPU of the load window only (the metrics and the no-op script below come after it).
     const after = readProcs();
@@ -142,6 +144,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       p99: r.p99,
       requests: r.ok,
       cpu,
+      perCpuS: r.rps / (cpu.server / 100),
       callsPerS: (r1.evalCalls + r1.counterCalls - r0.evalCalls - r0.counterCalls) / wallS,
       takesPerS: takes / wallS,
       reqPerTake: issued / takes,
@@ -154,7 +157,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       round,
     };
     console.log(
-      `${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms; CPU % server ${fmt(cpu.server)}, load gen ${fmt(cpu.client)}, Redis ${fmt(cpu.redis)}, other ${fmt(cpu.other)}` +
+      `${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms; CPU % server ${fmt(cpu.server)} (${fmt(1e6 / res.perCpuS, 1)} usec per request), load gen ${fmt(cpu.client)}, Redis ${fmt(cpu.redis)}, other ${fmt(cpu.other)}` +
         (name === 'global'
           ? `; ${fmt(res.takesPerS)} takes/s, ${fmt(res.reqPerTake, 1)} req/take, ${fmt(res.usecPerTake, 2)} usec/take vs no-op ${fmt(usecNoop, 2)}`
           : name === 'shared'
