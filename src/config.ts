@@ -57,6 +57,7 @@ export interface Config {
   readonly coalesceHold: number;
   /** While a take of a tag is in flight, the next one waits for its reply, for at most this many measured round trips (0: never). */
   readonly coalesceHoldRtt: number;
+  readonly coalesceLingerMs: number;
   /**
    * TAKE_PIN: on a single Redis server, take runs a copy of its script with the server's run id
    * as a constant, loaded into that server process only (src/store/redis/pinned-take.ts).
@@ -240,6 +241,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     coalescePipeline: int('COALESCE_PIPELINE', 4, 1, 64),
     coalesceHold: int('COALESCE_HOLD', 32, 0, 100_000),
     coalesceHoldRtt: int('COALESCE_HOLD_RTT', 1, 0, 16),
+    coalesceLingerMs: int('COALESCE_LINGER_MS', 2, 0, 100),
     takePin: int('TAKE_PIN', 1, 0, 1) === 1,
     demoTag,
     serveHttp: true,

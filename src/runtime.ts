@@ -149,6 +149,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
       pipeline: config.coalescePipeline,
       hold: config.coalesceHold,
       holdRtt: config.coalesceHoldRtt,
+      lingerMs: config.coalesceLingerMs,
       waitMs: config.refillWaitMs,
       metrics,
     },

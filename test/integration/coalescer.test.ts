@@ -125,7 +125,15 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     await cleanup(names);
   });
 
-  function coalescer(ref: SegmentRef, slow: SlowStore | Pick<SegmentStore, 'take'>, refiller: Refiller, pipeline: number, hold = 0, holdRtt = 0): Coalescer {
+  function coalescer(
+    ref: SegmentRef,
+    slow: SlowStore | Pick<SegmentStore, 'take'>,
+    refiller: Refiller,
+    pipeline: number,
+    hold = 0,
+    holdRtt = 0,
+    lingerMs = 0,
+  ): Coalescer {
     return new Coalescer(ref, () => 0.5, {
       segments: slow as unknown as SegmentStore,
       producer: refiller as unknown as RefillProducer,
@@ -135,6 +143,7 @@ describe('coalescer: pipelined takes on a real Redis', () => {
       pipeline,
       hold,
       holdRtt,
+      lingerMs,
     });
   }
 
@@ -160,17 +169,19 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     return served;
   }
 
-  for (const [pipeline, hold, holdRtt] of [
-    [4, 8, 0],
-    [4, 8, 1],
-    [4, 0, 0],
-    [1, 0, 0],
+  for (const [pipeline, hold, holdRtt, lingerMs] of [
+    [4, 8, 0, 0],
+    [4, 8, 1, 0],
+    [4, 8, 1, 2],
+    [1, 8, 0, 2],
+    [4, 0, 0, 0],
+    [1, 0, 0, 0],
   ]) {
-    it(`keeps real-time order with ${pipeline} take(s) in flight${hold > 0 ? ` and takes held up to ${hold} requests` : ''}${holdRtt > 0 ? ` or ${holdRtt} round trip(s) while a take is in flight` : ''}, through dry and cold takes`, async () => {
+    it(`keeps real-time order with ${pipeline} take(s) in flight${hold > 0 ? ` and takes held up to ${hold} requests` : ''}${holdRtt > 0 ? ` or ${holdRtt} round trip(s) while a take is in flight` : ''}${lingerMs > 0 ? ` or ${lingerMs} ms after a reply` : ''}, through dry and cold takes`, async () => {
       const ref = fresh();
       const slow = new SlowStore(store, 3);
       const refiller = new Refiller(store, 37);
-      const c = coalescer(ref, slow, refiller, pipeline, hold, holdRtt);
+      const c = coalescer(ref, slow, refiller, pipeline, hold, holdRtt, lingerMs);
       const served = await drive(c, 12, 120);
       const all = served.flatMap((s) => s.ids);
       assert.equal(new Set(all).size, all.length, 'duplicate IDs');
@@ -276,6 +287,108 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     const few = make(2, 1);
     await few.take(1);
     assert.deepEqual(await inFlight(few, 2), [3, 1, 1, 1], 'as many waiting as COALESCE_HOLD: sent at once');
+  });
+
+  it('after a reply the next take waits for the requesters it answered to come back, at most COALESCE_LINGER_MS and a round trip', async () => {
+    const ref = fresh();
+    const refiller = new Refiller(store, 1000);
+    await coalescer(ref, new SlowStore(store, 0), refiller, 1).take(1); // cold take, then a segment
+    const sizes: number[] = [];
+    /** When each take was sent (performance.now()). */
+    const sentAt: number[] = [];
+    /** Replies wait for `gate` when set, else `rttMs` (0: the plain Redis round trip). */
+    let gate: Promise<void> | undefined;
+    let rttMs = 30;
+    const gated = {
+      take: async (r: SegmentRef, n: number, p: number) => {
+        sizes.push(n);
+        sentAt.push(performance.now());
+        const result = await store.take(r, n, p);
+        await (gate ?? (rttMs > 0 ? sleep(rttMs) : undefined));
+        return result;
+      },
+    };
+    const turn = () => new Promise<void>((r) => setImmediate(r));
+    const make = async (lingerMs: number, hold = 32) => {
+      // One take at a time (the hold while a take is in flight is another rule's), and a few
+      // replies so the coalescer has measured the round trip.
+      const c = coalescer(ref, gated, refiller, 1, hold, 0, lingerMs);
+      for (let i = 0; i < 4; i++) await c.take(1);
+      return c;
+    };
+    /**
+     * `group` requests in one turn; while their take is out, `waiting` more arrive; after its
+     * reply the answered requesters send again `backMs` later (undefined: they do not). The
+     * sizes of the takes sent after the first, how long after the reply the next was sent, and
+     * whether the coalescer was holding it back when the group had its answers.
+     */
+    const cycle = async (c: Coalescer, group: number, waiting: number, backMs?: number) => {
+      let release!: () => void;
+      gate = new Promise<void>((r) => (release = r));
+      sizes.length = 0;
+      sentAt.length = 0;
+      const first = Array.from({ length: group }, () => c.take(1));
+      while (sizes.length === 0) await turn(); // the group's take is out
+      const later = Array.from({ length: waiting }, () => c.take(1));
+      await turn();
+      await turn();
+      gate = undefined;
+      release();
+      const firstIds = await Promise.all(first);
+      const repliedAt = performance.now();
+      const lingered = c.lingering;
+      const back: Promise<Range[]>[] = [];
+      if (backMs !== undefined) {
+        await sleep(backMs);
+        back.push(...Array.from({ length: group }, () => c.take(1)));
+      }
+      const laterIds = await Promise.all(later);
+      const waited = sentAt[1] - repliedAt;
+      const backIds = await Promise.all(back);
+      const ids = [...firstIds, ...laterIds].map(([[a]]) => a);
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => a - b),
+        'answered in arrival order',
+      );
+      const top = Math.max(...firstIds.map(([[a]]) => a));
+      for (const [[a]] of backIds) assert.ok(a > top, `a request sent after ${top} was answered got ${a}`);
+      assert.ok(c.idle);
+      return { sizes: sizes.slice(1), waited, lingered };
+    };
+
+    const lingering = await make(20);
+    assert.deepEqual((await cycle(lingering, 3, 1, 5)).sizes, [4], 'the one waiting and the three answered, back 5 ms later, share one take');
+    assert.deepEqual((await cycle(lingering, 2, 3, 5)).sizes, [5], 'also when more were waiting than the take answered');
+    const alone = await cycle(lingering, 3, 1);
+    assert.deepEqual(alone.sizes, [1], 'nobody came back: the waiting request went alone');
+    assert.ok(alone.waited >= 18 && alone.waited < 45, `it was sent once 20 ms had passed (${alone.waited.toFixed(1)} ms)`);
+    assert.deepEqual((await cycle(lingering, 1, 1, 5)).sizes, [1, 1], 'a take that served one request: the next goes at once');
+    rttMs = 10;
+    await make(20).then(async (c) => {
+      const r = await cycle(c, 3, 1);
+      assert.ok(r.waited >= 6 && r.waited < 17, `at most one round trip (about 9 ms) when that is shorter: sent after ${r.waited.toFixed(1)} ms`);
+    });
+    rttMs = 30;
+    assert.deepEqual((await cycle(await make(0), 3, 1, 5)).sizes, [1, 3], 'COALESCE_LINGER_MS 0: the waiting request goes at once');
+    assert.deepEqual((await cycle(await make(20, 3), 3, 3, 5)).sizes, [3, 3], 'as many waiting as COALESCE_HOLD: sent at once');
+    // A round trip under 1 ms (replies from memory here, so that a busy machine cannot make
+    // Redis's slower): the next take goes within a turn or two, not after a timer.
+    let next = 1_000_000_000;
+    const instant = async (_r: SegmentRef, n: number): Promise<TakeResult> => {
+      sizes.push(n);
+      sentAt.push(performance.now());
+      next += n;
+      const ranges: Range[] = [[next - n, next - 1]];
+      await gate;
+      return { status: 'ok', gen: '', seg: -1, refillWanted: false, ranges };
+    };
+    const fast = coalescer(ref, { take: instant }, refiller, 1, 32, 0, 20);
+    for (let i = 0; i < 4; i++) await fast.take(1);
+    const quick = await cycle(fast, 3, 1, 5);
+    assert.deepEqual(quick.sizes, [1, 3], 'a round trip under 1 ms: never waits');
+    assert.equal(quick.lingered, false, 'a round trip under 1 ms: no timer was set');
+    assert.equal(alone.lingered, true);
   });
 
   it('counts every take it sends in idmint_takes_total of the tag', async () => {
