@@ -45,6 +45,9 @@
 //        instead of sending as fast as answered; the ratios then compare requests per server
 //        CPU-second (what a request costs the serving core at the same load), and the results go
 //        to bench/results/scale-rate-latest.md
+//        --alt-env K=V[,K=V]: a second idmint per process count started with these settings
+//        serves the case `alt` (order global, the same tag), e.g. COALESCE_LINGER_MS=0 to see
+//        what the linger after a reply does; its row compares it with order global
 //        --pin: every server process on CPU 1, the load generator on CPU 0 (taskset)
 //        --private-redis: idmint and redis-benchmark use a redis-server of this run alone, so
 //        its commandstats (calls and usec per EVALSHA) count only this run
@@ -133,7 +136,7 @@ async function main(): Promise<number> {
     privateRedis: ownRedis !== undefined,
   };
   printReport(report);
-  const full = opts.cases.length === ALL_CASES.length && opts.processesList.length > 1 && run.limit !== undefined;
+  const full = ALL_CASES.every((c) => opts.cases.includes(c)) && opts.processesList.length > 1 && run.limit !== undefined;
   if (opts.write && full && !interrupted) {
     writeReport(report);
     console.log(`written: bench/results/${resultsFile(opts)}`);

@@ -1,12 +1,14 @@
 // The cases of the scaling benchmark (`npm run bench:scale`) and its command line.
 import { pick, readOptions } from '../args.js';
 
-export type CaseName = 'bare' | 'incr' | 'shared' | 'node' | 'global';
+export type CaseName = 'bare' | 'incr' | 'shared' | 'node' | 'global' | 'alt';
 export const ALL_CASES: CaseName[] = ['bare', 'incr', 'shared', 'node', 'global'];
 /** The cases a bare Fastify route serves (no idmint). */
 export const BARE_CASES: readonly CaseName[] = ['bare', 'incr', 'shared'];
 /** The cases whose answers are numbers a Redis counter handed out (checked above a value read before). */
-export const COUNTED_CASES: readonly CaseName[] = ['incr', 'shared', 'global'];
+export const COUNTED_CASES: readonly CaseName[] = ['incr', 'shared', 'global', 'alt'];
+/** The cases of the order-global tag: on the idmint of the run, and (--alt-env) on one with other settings. */
+export const GLOBAL_CASES: readonly CaseName[] = ['global', 'alt'];
 
 /** The tags idmint serves: one per idmint case, and the one redis-benchmark takes from. */
 export const TAGS = { node: 'scale.node', global: 'scale.global', redis: 'scale.redis' } as const;
@@ -25,6 +27,8 @@ export interface Options {
   settle: number;
   /** Requests per second over all connections for every measured case (0: as fast as answered). */
   rate: number;
+  /** Settings of the idmint serving the `alt` case (--alt-env K=V,...; empty: no such case). */
+  altEnv: Record<string, string>;
   write: boolean;
   privateRedis: boolean;
   pin: boolean;
@@ -44,12 +48,13 @@ export function parseArgs(argv: string[]): Options {
     rounds: 1,
     settle: 3,
     rate: 0,
+    altEnv: {},
     write: true,
     privateRedis: false,
     pin: false,
   };
   const usage =
-    'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,shared,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--settle S] [--rate R] [--no-write]';
+    'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,shared,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--settle S] [--rate R] [--alt-env K=V,...] [--no-write]';
   readOptions(argv, usage, (a) => {
     switch (a.flag) {
       case '--duration':
@@ -92,6 +97,13 @@ export function parseArgs(argv: string[]): Options {
       case '--rate':
         o.rate = a.whole(0, 10_000_000);
         break;
+      case '--alt-env':
+        for (const kv of a.list()) {
+          const m = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(kv);
+          if (!m) throw new Error(`--alt-env needs NAME=value pairs, got "${kv}"`);
+          o.altEnv[m[1]] = m[2];
+        }
+        break;
       case '--no-write':
         o.write = false;
         break;
@@ -106,5 +118,6 @@ export function parseArgs(argv: string[]): Options {
     }
     return true;
   });
+  if (Object.keys(o.altEnv).length > 0 && o.cases.includes('global')) o.cases.push('alt');
   return o;
 }

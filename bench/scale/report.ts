@@ -5,7 +5,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { fmt, table } from '../../tools/table.js';
 import { medianOrNaN as median } from '../stats.js';
-import { COUNTED_CASES, type CaseName, type Options } from './cases.js';
+import { COUNTED_CASES, GLOBAL_CASES, type CaseName, type Options } from './cases.js';
 import type { RedisLimit } from './redis-limit.js';
 import type { CaseResult } from './runner.js';
 
@@ -17,7 +17,14 @@ const CASE_LABEL: Record<CaseName, string> = {
   shared: 'bare route + one Redis INCRBY per turn, shared',
   node: '`GET /v1/id`, order node',
   global: '`GET /v1/id`, order global',
+  alt: '`GET /v1/id`, order global, with',
 };
+const labelOf = (opts: Options, name: CaseName): string =>
+  name === 'alt'
+    ? `${CASE_LABEL.alt} ${Object.entries(opts.altEnv)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`
+    : CASE_LABEL[name];
 
 /**
  * The median over rounds of a case's req/s divided by that of case `other` at `processes` in
@@ -62,6 +69,7 @@ function rows(opts: Options, results: CaseResult[], rounds: readonly CaseResult[
       '÷ bare',
       '÷ INCR route',
       '÷ shared INCRBY route',
+      '÷ order global',
       'p50 ms',
       'p99 ms',
       'server CPU %',
@@ -80,7 +88,7 @@ function rows(opts: Options, results: CaseResult[], rounds: readonly CaseResult[
   ];
   for (const c of results) {
     out.push([
-      CASE_LABEL[c.name],
+      labelOf(opts, c.name),
       String(c.processes),
       fmt(c.rps),
       c.roundsRps.length > 1 ? `${fmt(Math.min(...c.roundsRps))}–${fmt(Math.max(...c.roundsRps))}` : '-',
@@ -88,6 +96,7 @@ function rows(opts: Options, results: CaseResult[], rounds: readonly CaseResult[
       has('bare') ? fmt(roundRatio(rounds, c, 'bare', c.processes, figure), 2) : '-',
       counted(c) && has('incr') ? fmt(roundRatio(rounds, c, 'incr', c.processes, figure), 2) : '-',
       counted(c) && has('shared') ? fmt(roundRatio(rounds, c, 'shared', c.processes, figure), 2) : '-',
+      c.name === 'alt' ? fmt(roundRatio(rounds, c, 'global', c.processes, figure), 2) : '-',
       fmt(c.p50, 2),
       fmt(c.p99, 2),
       fmt(c.cpu.server),
@@ -97,11 +106,11 @@ function rows(opts: Options, results: CaseResult[], rounds: readonly CaseResult[
       `${fmt(c.cpu.other)}${c.disturbed ? ' (disturbed)' : ''}`,
       fmt(c.callsPerS),
       counted(c) ? fmt(c.rps / c.callsPerS, 1) : '-',
-      c.name === 'global' ? fmt(c.takesPerS) : '-',
-      c.name === 'global' ? fmt(c.reqPerTake, 1) : '-',
-      c.name === 'global' ? fmt(c.usecPerTake, 2) : '-',
-      c.name === 'global' ? fmt(c.usecNoop, 2) : '-',
-      c.name === 'global' ? fmt(c.usecPerTake / c.usecNoop, 2) : '-',
+      GLOBAL_CASES.includes(c.name) ? fmt(c.takesPerS) : '-',
+      GLOBAL_CASES.includes(c.name) ? fmt(c.reqPerTake, 1) : '-',
+      GLOBAL_CASES.includes(c.name) ? fmt(c.usecPerTake, 2) : '-',
+      GLOBAL_CASES.includes(c.name) ? fmt(c.usecNoop, 2) : '-',
+      GLOBAL_CASES.includes(c.name) ? fmt(c.usecPerTake / c.usecNoop, 2) : '-',
     ]);
   }
   if (redis) {
@@ -109,6 +118,7 @@ function rows(opts: Options, results: CaseResult[], rounds: readonly CaseResult[
       `redis-benchmark EVALSHA take (1 ID per call, ${redis.clients} clients)`,
       '-',
       fmt(redis.rps),
+      '-',
       '-',
       '-',
       '-',
@@ -227,6 +237,9 @@ export function writeReport({ opts, ok, results, rounds, limit, problems, loadBe
         .map(([k, v]) => `${k}=${v}`)
         .join(' ') || 'none (defaults)'
     }`,
+    ...(opts.cases.includes('alt')
+      ? [`- case alt: order global on a second idmint of each process count, started with ${labelOf(opts, 'alt').slice(CASE_LABEL.alt.length + 1)}`]
+      : []),
     `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
     '',
     table(rows(opts, results, rounds, limit), true, 2),
@@ -241,7 +254,8 @@ export function writeReport({ opts, ok, results, rounds, limit, problems, loadBe
     'process count (the floor of a request that needs a Redis round trip); "÷ shared INCRBY route"',
     'with the bare route where the requests of one event-loop turn share one INCRBY (the floor of a',
     'request that shares its round trip with the other requests of its process, as order global',
-    'does); "Redis calls/s" counts script calls, INCR and INCRBY; "req per call" is how many',
+    'does); "÷ order global" compares the alt case with order global at the same process count;',
+    '"Redis calls/s" counts script calls, INCR and INCRBY; "req per call" is how many',
     'requests one of them served (server-wide);',
     '"takes/s (nodes)" and "req per take (nodes)" come from the nodes\' own idmint_takes_total and',
     'idmint_ids_issued_total of the tag (exact, whatever else uses Redis). "Redis usec/take" is',

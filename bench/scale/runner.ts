@@ -10,7 +10,7 @@ import { createTag, fetchIds } from '../../tools/node.js';
 import { redisCounters, usecPerEvalsha } from '../../tools/redis-stats.js';
 import { fmt } from '../../tools/table.js';
 import { maxOf, runLoad, type Check } from '../load.js';
-import { BARE_CASES, COUNTED_CASES, TAGS, type CaseName, type Options } from './cases.js';
+import { BARE_CASES, COUNTED_CASES, GLOBAL_CASES, TAGS, type CaseName, type Options } from './cases.js';
 import { captureTake, noopUsec, redisLimit, takeScript, type RedisLimit } from './redis-limit.js';
 import { medianOf } from './report.js';
 import { startBare, startIdmint, type Server } from './servers.js';
@@ -81,6 +81,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
   const { opts, problems, redis } = run;
   const path = pathOf(name);
   const counted = COUNTED_CASES.includes(name);
+  const global = GLOBAL_CASES.includes(name);
   const label = `${name} x${processes}${opts.rounds > 1 ? ` round ${round}` : ''}`;
   let best: CaseResult | undefined;
   for (let attempt = 1; attempt <= 1 + opts.retries && !run.interrupted(); attempt++) {
@@ -90,12 +91,11 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     }
     // Global: every ID of the case must lie above a batch fetched just before it; incr and
     // shared: above the counter's value before it.
-    const above =
-      name === 'global'
-        ? BigInt((await fetchIds(server.url, TAGS.global, 5)).at(-1)!)
-        : name === 'incr' || name === 'shared'
-          ? BigInt((await redis.get(incrKey(run, name))) ?? 0)
-          : 0n;
+    const above = global
+      ? BigInt((await fetchIds(server.url, TAGS.global, 5)).at(-1)!)
+      : name === 'incr' || name === 'shared'
+        ? BigInt((await redis.get(incrKey(run, name))) ?? 0)
+        : 0n;
     const check: Check = name === 'bare' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above };
     process.stdout.write(`${label}${attempt > 1 ? ` (attempt ${attempt})` : ''}: `);
     if (opts.warmup > 0) {
@@ -106,8 +106,8 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     }
     const before = readProcs();
     const b0 = machineBusySeconds();
-    const takes0 = name === 'global' ? await metricOf(server.url, 'idmint_takes_total', TAGS.global) : 0;
-    const issued0 = name === 'global' ? await metricOf(server.url, 'idmint_ids_issued_total', TAGS.global) : 0;
+    const takes0 = global ? await metricOf(server.url, 'idmint_takes_total', TAGS.global) : 0;
+    const issued0 = global ? await metricOf(server.url, 'idmint_ids_issued_total', TAGS.global) : 0;
     const r0 = await redisCounters(redis);
     const t0 = performance.now();
     const r = await runLoad(server.url + path, opts.connections, opts.duration, check, opts.rate);
@@ -119,7 +119,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     let takes = NaN;
     let issued = NaN;
     let usecNoop = NaN;
-    if (name === 'global') {
+    if (global) {
       takes = (await metricOf(server.url, 'idmint_takes_total', TAGS.global)) - takes0;
       issued = (await metricOf(server.url, 'idmint_ids_issued_total', TAGS.global)) - issued0;
       run.takeShape ??= await captureTake(redis, undefined, takeScript().numKeys, TAGS.global, () => fetchIds(server.url, TAGS.global, 1));
@@ -148,7 +148,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       callsPerS: (r1.evalCalls + r1.counterCalls - r0.evalCalls - r0.counterCalls) / wallS,
       takesPerS: takes / wallS,
       reqPerTake: issued / takes,
-      usecPerTake: name === 'global' ? usecPerEvalsha(r0, r1) : NaN,
+      usecPerTake: global ? usecPerEvalsha(r0, r1) : NaN,
       usecNoop,
       attempts: attempt,
       disturbed: cpu.other > opts.maxOther,
@@ -158,7 +158,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     };
     console.log(
       `${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms; CPU % server ${fmt(cpu.server)} (${fmt(1e6 / res.perCpuS, 1)} usec per request), load gen ${fmt(cpu.client)}, Redis ${fmt(cpu.redis)}, other ${fmt(cpu.other)}` +
-        (name === 'global'
+        (global
           ? `; ${fmt(res.takesPerS)} takes/s, ${fmt(res.reqPerTake, 1)} req/take, ${fmt(res.usecPerTake, 2)} usec/take vs no-op ${fmt(usecNoop, 2)}`
           : name === 'shared'
             ? `; ${fmt(res.callsPerS)} INCRBY/s, ${fmt(r.rps / res.callsPerS, 1)} req/INCRBY`
@@ -178,10 +178,12 @@ export interface ServerSet {
   readonly incr?: Server;
   readonly shared?: Server;
   readonly idmint?: Server;
+  /** idmint with --alt-env's settings (the `alt` case). */
+  readonly alt?: Server;
 }
 
 const serverOf = (set: ServerSet, name: CaseName): Server => (name === 'node' || name === 'global' ? set.idmint! : set[name]!);
-const pathOf = (name: CaseName): string => (name === 'node' || name === 'global' ? `/v1/id/${TAGS[name]}` : '/v1/id/bench');
+const pathOf = (name: CaseName): string => (name === 'node' ? `/v1/id/${TAGS.node}` : GLOBAL_CASES.includes(name) ? `/v1/id/${TAGS.global}` : '/v1/id/bench');
 
 async function startSet(run: ScaleRun, processes: number): Promise<ServerSet> {
   const { opts } = run;
@@ -201,6 +203,7 @@ async function startSet(run: ScaleRun, processes: number): Promise<ServerSet> {
     }
     for (const t of Object.values(TAGS)) await fetchIds(idmint.url, t, 1); // cold start: first segments
   }
+  if (opts.cases.includes('alt')) set.alt = await startIdmint(processes, run.names, run.runId, run.redisUrl, opts.pin, opts.altEnv);
   return set;
 }
 
@@ -269,12 +272,13 @@ export async function runAll(run: ScaleRun): Promise<void> {
   } finally {
     for (const set of run.sets) {
       for (const bare of [set.bare, set.incr, set.shared]) await bare?.stop(40_000);
-      const idmint = set.idmint;
-      if (!idmint) continue;
-      const code = await idmint.stop(40_000);
-      if (code !== 0) problems.push(`${idmint.name} exited with ${code} on SIGTERM`);
-      const errs = logLines(idmint.output).filter((l) => Number(l.level) >= 50);
-      if (errs.length) problems.push(`${idmint.name} logged ${errs.length} errors; first: ${JSON.stringify(errs[0]).slice(0, 300)}`);
+      for (const idmint of [set.idmint, set.alt]) {
+        if (!idmint) continue;
+        const code = await idmint.stop(40_000);
+        if (code !== 0) problems.push(`${idmint.name} exited with ${code} on SIGTERM`);
+        const errs = logLines(idmint.output).filter((l) => Number(l.level) >= 50);
+        if (errs.length) problems.push(`${idmint.name} logged ${errs.length} errors; first: ${JSON.stringify(errs[0]).slice(0, 300)}`);
+      }
     }
   }
 }

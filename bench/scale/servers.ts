@@ -45,7 +45,16 @@ export function startBare(processes: number, pin: boolean, incr?: { url: string;
     : startServer(`${name} x${processes}`, ['bench/scale/bare-cluster.ts', String(processes)], env, (l) => l.startsWith('bare cluster ready'), pin);
 }
 
-export function startIdmint(processes: number, names: TestNames, runId: string, redisUrl: string, pin: boolean): Promise<Server> {
+/** idmint `serve --processes N`; extra: settings of its own (the `alt` case's), named in its NODE_ID. */
+export function startIdmint(
+  processes: number,
+  names: TestNames,
+  runId: string,
+  redisUrl: string,
+  pin: boolean,
+  extra: Record<string, string> = {},
+): Promise<Server> {
+  const alt = Object.keys(extra).length > 0;
   const env = {
     REDIS_URL: redisUrl,
     MYSQL_URL: names.mysqlUrl,
@@ -54,8 +63,15 @@ export function startIdmint(processes: number, names: TestNames, runId: string, 
     LOG_LEVEL: 'info',
     UDP_PORT: '0',
     GRPC_PORT: '0',
-    NODE_ID: `scale-${runId}-p${processes}`,
+    NODE_ID: `scale-${runId}-p${processes}${alt ? '-alt' : ''}`,
+    ...extra,
   };
   const readyMsg = processes === 1 ? 'idmint listening' : 'all serving processes ready';
-  return startServer(`idmint x${processes}`, ['src/cli.ts', 'serve', '--processes', String(processes)], env, (l) => l.includes(`"msg":"${readyMsg}"`), pin);
+  return startServer(
+    `idmint${alt ? ' (alt)' : ''} x${processes}`,
+    ['src/cli.ts', 'serve', '--processes', String(processes)],
+    env,
+    (l) => l.includes(`"msg":"${readyMsg}"`),
+    pin,
+  );
 }
