@@ -11,6 +11,8 @@
 //           data (the baseline)
 //   incr    the same server doing one Redis INCR per request (the floor of a request that
 //           needs a Redis round trip)
+//   script  the same server doing one EVALSHA of a script that only returns 1, with a take's
+//           keys and arguments (the floor of a round trip that runs a script, as a take does)
 //   node    idmint's UDP answer for a rule tag with order "node"
 //   global  idmint's UDP answer for a rule tag with order "global"
 // idmint runs as a child process against the real Redis and MySQL with a database and key
@@ -104,13 +106,17 @@ async function echoServer(): Promise<void> {
 }
 
 /**
- * The Redis baseline: the echo server, plus one raw Redis INCR per request (no script, no
- * coalescing) whose value is the reply's data. It shows what a Redis round trip per request
- * costs on this machine, the floor under every `order: global` request.
+ * The Redis baselines: the echo server, plus one raw Redis INCR per request (no script, no
+ * coalescing) whose value is the reply's data: what a Redis round trip per request costs on
+ * this machine, the floor under every `order: global` request. With script, one EVALSHA of a
+ * script that only returns 1, with the keys and arguments of a take, instead: the floor of a
+ * round trip that runs a script.
  */
-async function redisEchoServer(key: string): Promise<void> {
+async function redisEchoServer(key: string, script: boolean): Promise<void> {
   const { Redis } = await import('ioredis');
   const redis = new Redis(REDIS_URL);
+  const sha = script ? String(await redis.script('LOAD', 'return 1')) : '';
+  const call = script ? () => redis.evalsha(sha, 2, `${key}:seg`, `${key}:moved`, 1, 'g', 0.2, 1) : () => redis.incr(key);
   const sock = createSocket('udp4');
   sock.on('message', (msg, r) => {
     let req: Record<string, unknown>;
@@ -120,7 +126,7 @@ async function redisEchoServer(key: string): Promise<void> {
       sock.send('{"code":-2}', r.port, r.address);
       return;
     }
-    redis.incr(key).then(
+    call().then(
       (n) => sock.send(JSON.stringify({ ...req, code: 0, message: 'success', data: String(n) }), r.port, r.address),
       () => sock.send(JSON.stringify({ ...req, code: -5, message: 'redis' }), r.port, r.address),
     );
@@ -231,6 +237,7 @@ async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number,
 }
 
 const NODE_CASE = 'idmint, order node';
+const SCRIPT_CASE = 'echo + one no-op Redis script (EVALSHA)';
 const GLOBAL_CASE = 'idmint, order global';
 
 interface Row {
@@ -242,6 +249,7 @@ interface Row {
   readonly ratioLatency: number;
   readonly incrTps: number;
   readonly incrLatency: number;
+  readonly scriptTps: number;
 }
 
 async function main(): Promise<void> {
@@ -260,9 +268,11 @@ async function main(): Promise<void> {
   const echo = startChild('echo');
   const redisKey = `idmint:bench:udp:${process.pid}`;
   const redisEcho = startChild('redis-echo', [redisKey]);
-  const [{ port: echoPort }, { port: redisPort }] = await Promise.all([echo.ready, redisEcho.ready]);
+  const scriptEcho = startChild('redis-script-echo', [redisKey]);
+  const [{ port: echoPort }, { port: redisPort }, { port: scriptPort }] = await Promise.all([echo.ready, redisEcho.ready, scriptEcho.ready]);
   pinServer(echo.proc.pid);
   pinServer(redisEcho.proc.pid);
+  pinServer(scriptEcho.proc.pid);
 
   const names = testNames();
   const [udpPort, httpPort] = [await freePort(), await freePort()];
@@ -291,6 +301,7 @@ async function main(): Promise<void> {
     const cases: { name: string; port: number; rule: string; idmint: boolean }[] = [
       { name: 'echo (baseline)', port: echoPort, rule: 'o2o', idmint: false },
       { name: 'echo + one Redis INCR', port: redisPort, rule: 'o2o', idmint: false },
+      { name: SCRIPT_CASE, port: scriptPort, rule: 'o2o', idmint: false },
       { name: NODE_CASE, port: udpPort, rule: 'o2o_node', idmint: true },
       { name: GLOBAL_CASE, port: udpPort, rule: 'o2o_global', idmint: true },
     ];
@@ -323,6 +334,7 @@ async function main(): Promise<void> {
     const stopped = idmint.stop();
     echo.proc.kill();
     redisEcho.proc.kill();
+    scriptEcho.proc.kill();
     await stopped;
     await cleanup(names);
   }
@@ -331,6 +343,7 @@ async function main(): Promise<void> {
   // baseline (echo, and echo + INCR).
   const base = measured.get('echo (baseline)')!;
   const incr = measured.get('echo + one Redis INCR')!;
+  const script = measured.get(SCRIPT_CASE)!;
   const rows: Row[] = [...measured].map(([name, ms]) => ({
     name,
     tps: median(ms.map((m) => m.tps)),
@@ -340,11 +353,12 @@ async function main(): Promise<void> {
     ratioLatency: median(ms.map((m, i) => m.avgMs / base[i].avgMs)),
     incrTps: median(ms.map((m, i) => m.tps / incr[i].tps)),
     incrLatency: median(ms.map((m, i) => m.avgMs / incr[i].avgMs)),
+    scriptTps: median(ms.map((m, i) => m.tps / script[i].tps)),
   }));
   const row = (name: string) => rows.find((r) => r.name === name)!;
   const lines = [
     markdownTable([
-      ['case', 'TPS', 'avg latency (ms)', 'TPS ÷ echo', 'latency ÷ echo', 'TPS ÷ INCR', 'latency ÷ INCR', 'failed'],
+      ['case', 'TPS', 'avg latency (ms)', 'TPS ÷ echo', 'latency ÷ echo', 'TPS ÷ INCR', 'latency ÷ INCR', 'TPS ÷ no-op script', 'failed'],
       ...rows.map((r) => [
         r.name,
         Math.round(r.tps).toLocaleString('en-US'),
@@ -353,6 +367,7 @@ async function main(): Promise<void> {
         r.ratioLatency.toFixed(2),
         r.incrTps.toFixed(2),
         r.incrLatency.toFixed(2),
+        r.scriptTps.toFixed(2),
         String(r.fail),
       ]),
     ]),
@@ -365,6 +380,9 @@ async function main(): Promise<void> {
     ['order global TPS ≥ 0.9 × echo + INCR', glob.incrTps >= 0.9],
   ] as const;
   const verdicts = goals.map(([g, pass]) => `- ${g}: ${pass ? 'PASS' : 'MISS'}`);
+  verdicts.push(
+    `- the floor of a round trip that runs a script: echo + one no-op EVALSHA at ${row(SCRIPT_CASE).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.scriptTps.toFixed(2)} × that floor`,
+  );
   const workload =
     opts.workload === 'idserver'
       ? `id_server's client: a new UDP socket per request (socket, send, receive, close), action create, a salt, each client its own app name`
@@ -393,7 +411,8 @@ async function main(): Promise<void> {
 
 const role = process.argv[2];
 if (role === 'echo') void echoServer();
-else if (role === 'redis-echo') void redisEchoServer(process.argv[3]);
+else if (role === 'redis-echo') void redisEchoServer(process.argv[3], false);
+else if (role === 'redis-script-echo') void redisEchoServer(process.argv[3], true);
 else if (role === 'client') {
   const [, , , port, rule, n, collect, workload, index] = process.argv;
   void client(Number(port), rule, Number(n), collect === '1', workload as Workload, Number(index)).then((r) => {
