@@ -17,7 +17,9 @@
 //   global  idmint's UDP answer for a rule tag with order "global"
 // idmint runs as a child process against the real Redis and MySQL with a database and key
 // prefix of its own, removed at the end. Every reply is checked (code 0, the request's seq
-// echoed); the IDs of one counter (one app name) must be distinct over all rounds.
+// echoed); the IDs of one counter (one app name) must be distinct over all rounds. Per case
+// it also reports the serving process's CPU per request (/proc), Redis's CPU per request
+// (INFO cpu) and Redis's time per script call (INFO commandstats).
 //
 // Flags: --requests N (per client, default 200000)  --clients N (default 4)  --rounds N
 //        (repeat the cases N times, interleaved; medians)  --workload idserver|reuse
@@ -33,6 +35,8 @@ import { freePort, startTsx, type Child } from '../tools/child.js';
 import { SeenIds } from '../tools/duplicates.js';
 import { REDIS_URL, cleanup, testEnv, testNames } from '../tools/env.js';
 import { createTag } from '../tools/node.js';
+import { procCpuSeconds } from '../tools/cpu.js';
+import { redisCounters, type RedisCounters } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 import { medianOrNaN as median } from './stats.js';
@@ -250,6 +254,32 @@ interface Row {
   readonly incrTps: number;
   readonly incrLatency: number;
   readonly scriptTps: number;
+  /** CPU of the serving process per request, µs. */
+  readonly serverUs: number;
+  /** CPU of Redis per request, µs (the whole server: INFO cpu). */
+  readonly redisUs: number;
+  /** Redis usec per script call (INFO commandstats), µs; NaN where the case runs no script per request. */
+  readonly scriptUs: number;
+}
+
+/** One case in one round. */
+interface Measured {
+  readonly tps: number;
+  readonly avgMs: number;
+  readonly fail: number;
+  readonly serverUs: number;
+  readonly redisUs: number;
+  readonly scriptUs: number;
+}
+
+/**
+ * Redis CPU and script time per request between two readings (µs). The script time only
+ * where the case runs about one script per request (not the few of idmint's queue and lease
+ * work, nor the takes of order node's blocks).
+ */
+function redisPerRequest(a: RedisCounters, b: RedisCounters, requests: number): { redisUs: number; scriptUs: number } {
+  const calls = b.evalCalls - a.evalCalls;
+  return { redisUs: ((b.cpuSeconds - a.cpuSeconds) * 1e6) / requests, scriptUs: calls >= requests / 2 ? (b.evalUsec - a.evalUsec) / calls : NaN };
 }
 
 async function main(): Promise<void> {
@@ -280,7 +310,9 @@ async function main(): Promise<void> {
   let ok = true;
   // Per case, one measurement per round; each round runs every case once, in the same order,
   // so a slow spell of the machine hits a round rather than one case.
-  const measured = new Map<string, { tps: number; avgMs: number; fail: number }[]>();
+  const measured = new Map<string, Measured[]>();
+  const { Redis } = await import('ioredis');
+  const stats = new Redis(REDIS_URL);
   try {
     for (const order of ['node', 'global'] as const) {
       const tag = `o2o_${order}`;
@@ -298,19 +330,24 @@ async function main(): Promise<void> {
         node_block: 1000,
       });
     }
-    const cases: { name: string; port: number; rule: string; idmint: boolean }[] = [
-      { name: 'echo (baseline)', port: echoPort, rule: 'o2o', idmint: false },
-      { name: 'echo + one Redis INCR', port: redisPort, rule: 'o2o', idmint: false },
-      { name: SCRIPT_CASE, port: scriptPort, rule: 'o2o', idmint: false },
-      { name: NODE_CASE, port: udpPort, rule: 'o2o_node', idmint: true },
-      { name: GLOBAL_CASE, port: udpPort, rule: 'o2o_global', idmint: true },
+    const cases: { name: string; port: number; rule: string; idmint: boolean; pid: number | undefined }[] = [
+      { name: 'echo (baseline)', port: echoPort, rule: 'o2o', idmint: false, pid: echo.proc.pid },
+      { name: 'echo + one Redis INCR', port: redisPort, rule: 'o2o', idmint: false, pid: redisEcho.proc.pid },
+      { name: SCRIPT_CASE, port: scriptPort, rule: 'o2o', idmint: false, pid: scriptEcho.proc.pid },
+      { name: NODE_CASE, port: udpPort, rule: 'o2o_node', idmint: true, pid: idmint.pid },
+      { name: GLOBAL_CASE, port: udpPort, rule: 'o2o_global', idmint: true, pid: idmint.pid },
     ];
     /** Per case and app name (one counter), every ID seen over all rounds. */
     const seen = new Map<string, SeenIds<string, string>>();
     for (let round = 1; round <= opts.rounds; round++) {
       for (const c of cases) {
         console.log(`${c.name}${opts.rounds > 1 ? ` (round ${round})` : ''}`);
+        const cpu0 = procCpuSeconds(c.pid ?? 0);
+        const redis0 = await redisCounters(stats);
         const r = await runClients(c.port, c.rule, c.idmint);
+        const cpu1 = procCpuSeconds(c.pid ?? 0);
+        const requests = opts.clients * opts.requests;
+        const perRequest = redisPerRequest(redis0, await redisCounters(stats), requests);
         if (c.idmint) {
           // Every ID of one counter (case and app name), over all rounds, must be distinct.
           let dups = 0;
@@ -326,7 +363,7 @@ async function main(): Promise<void> {
           }
         }
         const list = measured.get(c.name) ?? [];
-        list.push({ tps: r.tps, avgMs: r.avgMs, fail: r.fail });
+        list.push({ tps: r.tps, avgMs: r.avgMs, fail: r.fail, serverUs: ((cpu1 - cpu0) * 1e6) / requests, ...perRequest });
         measured.set(c.name, list);
       }
     }
@@ -335,6 +372,7 @@ async function main(): Promise<void> {
     echo.proc.kill();
     redisEcho.proc.kill();
     scriptEcho.proc.kill();
+    stats.disconnect();
     await stopped;
     await cleanup(names);
   }
@@ -354,11 +392,14 @@ async function main(): Promise<void> {
     incrTps: median(ms.map((m, i) => m.tps / incr[i].tps)),
     incrLatency: median(ms.map((m, i) => m.avgMs / incr[i].avgMs)),
     scriptTps: median(ms.map((m, i) => m.tps / script[i].tps)),
+    serverUs: median(ms.map((m) => m.serverUs)),
+    redisUs: median(ms.map((m) => m.redisUs)),
+    scriptUs: median(ms.map((m) => m.scriptUs)),
   }));
   const row = (name: string) => rows.find((r) => r.name === name)!;
   const lines = [
     markdownTable([
-      ['case', 'TPS', 'avg latency (ms)', 'TPS ÷ echo', 'latency ÷ echo', 'TPS ÷ INCR', 'latency ÷ INCR', 'TPS ÷ no-op script', 'failed'],
+      ['case', 'TPS', 'avg latency (ms)', 'TPS ÷ echo', 'latency ÷ echo', 'TPS ÷ INCR', 'latency ÷ INCR', 'TPS ÷ no-op script', 'server CPU µs/req', 'Redis CPU µs/req', 'Redis µs per script call', 'failed'],
       ...rows.map((r) => [
         r.name,
         Math.round(r.tps).toLocaleString('en-US'),
@@ -368,6 +409,9 @@ async function main(): Promise<void> {
         r.incrTps.toFixed(2),
         r.incrLatency.toFixed(2),
         r.scriptTps.toFixed(2),
+        r.serverUs.toFixed(1),
+        r.redisUs.toFixed(1),
+        Number.isNaN(r.scriptUs) ? '-' : r.scriptUs.toFixed(1),
         String(r.fail),
       ]),
     ]),
