@@ -399,7 +399,20 @@ async function main(): Promise<void> {
   const row = (name: string) => rows.find((r) => r.name === name)!;
   const lines = [
     markdownTable([
-      ['case', 'TPS', 'avg latency (ms)', 'TPS ÷ echo', 'latency ÷ echo', 'TPS ÷ INCR', 'latency ÷ INCR', 'TPS ÷ no-op script', 'server CPU µs/req', 'Redis CPU µs/req', 'Redis µs per script call', 'failed'],
+      [
+        'case',
+        'TPS',
+        'avg latency (ms)',
+        'TPS ÷ echo',
+        'latency ÷ echo',
+        'TPS ÷ INCR',
+        'latency ÷ INCR',
+        'TPS ÷ no-op script',
+        'server CPU µs/req',
+        'Redis CPU µs/req',
+        'Redis µs per script call',
+        'failed',
+      ],
       ...rows.map((r) => [
         r.name,
         Math.round(r.tps).toLocaleString('en-US'),
