@@ -57,6 +57,7 @@ export interface Config {
   readonly coalesceHold: number;
   /** While a take of a tag is in flight, the next one waits for its reply, for at most this many measured round trips (0: never). */
   readonly coalesceHoldRtt: number;
+  /** After a take that served several requests, the next one waits for as many, for at most this many ms and one measured round trip (0: never). */
   readonly coalesceLingerMs: number;
   /**
    * TAKE_PIN: on a single Redis server, take runs a copy of its script with the server's run id

@@ -59,8 +59,8 @@ export interface CoalescerDeps {
   readonly holdRtt?: number;
   /**
    * Once a pipelined take that served more than one request is answered, the next take waits
-   * until as many requests are waiting, for at most this many ms and one of the tag's measured
-   * round trips; never when that round trip is under 1 ms, nor while `hold` requests wait (0
+   * until as many requests wait as were in play then (those it served and those already
+   * waiting), for at most this many ms and one of the tag's measured round trips; never when that round trip is under 1 ms, nor while `hold` requests wait (0
    * or absent: never).
    */
   readonly lingerMs?: number;
@@ -181,8 +181,8 @@ export class Coalescer {
    * later, while the requests that arrived meanwhile form a smaller group. Sent at once, the
    * next take would serve that group alone, and the two groups would go on alternating, each
    * costing its process a take (a write, a wake-up, a reply to read). So the next take waits
-   * until as many requests wait as the last one served, or lingerMs, or one measured round
-   * trip, whichever comes first: the groups merge, and a process under load sends about half
+   * until as many requests wait as were in play at the reply (those it served and those
+   * already waiting), or lingerMs, or one measured round trip, whichever comes first: the groups merge, and a process under load sends about half
    * as many takes (bench:scale, "req per take"). A round trip under 1 ms means the process
    * has CPU to spare (and a timer cannot wait less): then it never waits. Order holds: waiting
    * only delays sending; every request is still served by a take sent after it arrived.
