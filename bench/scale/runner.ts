@@ -96,7 +96,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       : name === 'incr' || name === 'shared'
         ? BigInt((await redis.get(incrKey(run, name))) ?? 0)
         : 0n;
-    const check: Check = name === 'bare' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above };
+    const check = checkOf(name, above);
     process.stdout.write(`${label}${attempt > 1 ? ` (attempt ${attempt})` : ''}: `);
     if (opts.warmup > 0) {
       const w = await runLoad(server.url + path, opts.connections, opts.warmup, check);
@@ -182,10 +182,13 @@ export interface ServerSet {
   readonly alt?: Server;
 }
 
+/** What every answer of a case must be: the bare route's constant body, or IDs above `above`. */
+const checkOf = (name: CaseName, above: bigint): Check => (name === 'bare' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above });
 const serverOf = (set: ServerSet, name: CaseName): Server => (name === 'node' || name === 'global' ? set.idmint! : set[name]!);
 const pathOf = (name: CaseName): string => (name === 'node' ? `/v1/id/${TAGS.node}` : GLOBAL_CASES.includes(name) ? `/v1/id/${TAGS.global}` : '/v1/id/bench');
 
-async function startSet(run: ScaleRun, processes: number): Promise<ServerSet> {
+/** Starts the servers of one process count and adds them to run.sets. */
+async function startSet(run: ScaleRun, processes: number): Promise<void> {
   const { opts } = run;
   const needIdmint = opts.cases.some((c) => !BARE_CASES.includes(c)) || (processes === opts.processesList[0] && opts.redisRequests > 0);
   const set: { -readonly [K in keyof ServerSet]: ServerSet[K] } = { processes };
@@ -204,7 +207,6 @@ async function startSet(run: ScaleRun, processes: number): Promise<ServerSet> {
     for (const t of Object.values(TAGS)) await fetchIds(idmint.url, t, 1); // cold start: first segments
   }
   if (opts.cases.includes('alt')) set.alt = await startIdmint(processes, run.names, run.runId, run.redisUrl, opts.pin, opts.altEnv);
-  return set;
 }
 
 /**
@@ -219,7 +221,7 @@ async function settle(run: ScaleRun, set: ServerSet): Promise<void> {
     if (run.interrupted()) return;
     const seconds = opts.settle * set.processes;
     process.stdout.write(`settling ${name} x${set.processes} (${fmt(seconds)} s): `);
-    const check: Check = name === 'bare' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above: 0n };
+    const check = checkOf(name, 0n);
     const r = await runLoad(serverOf(set, name).url + pathOf(name), opts.connections, seconds, check);
     const failed = r.non2xx + r.errors + r.timeouts;
     if (failed + r.violations > 0)
@@ -237,8 +239,8 @@ async function settle(run: ScaleRun, set: ServerSet): Promise<void> {
 export async function runAll(run: ScaleRun): Promise<void> {
   const { opts, problems } = run;
   try {
-    const sets: ServerSet[] = [];
-    for (const processes of opts.processesList) if (!run.interrupted()) sets.push(await startSet(run, processes));
+    for (const processes of opts.processesList) if (!run.interrupted()) await startSet(run, processes);
+    const sets = run.sets;
     for (const set of sets) await settle(run, set);
     const runs: CaseResult[] = [];
     for (let round = 1; round <= opts.rounds && !run.interrupted(); round++)
