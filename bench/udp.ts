@@ -36,7 +36,7 @@ import { SeenIds } from '../tools/duplicates.js';
 import { REDIS_URL, cleanup, testEnv, testNames } from '../tools/env.js';
 import { createTag } from '../tools/node.js';
 import { procCpuSeconds } from '../tools/cpu.js';
-import { redisCounters, type RedisCounters } from '../tools/redis-stats.js';
+import { redisCounters, usecPerEvalsha, type RedisCounters } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 import { medianOrNaN as median } from './stats.js';
@@ -258,7 +258,7 @@ interface Row {
   readonly serverUs: number;
   /** CPU of Redis per request, µs (the whole server: INFO cpu). */
   readonly redisUs: number;
-  /** Redis usec per script call (INFO commandstats), µs; NaN where the case runs no script per request. */
+  /** Redis usec per EVALSHA (INFO commandstats), µs; NaN where the case runs no script per request. */
   readonly scriptUs: number;
 }
 
@@ -278,8 +278,8 @@ interface Measured {
  * work, nor the takes of order node's blocks).
  */
 function redisPerRequest(a: RedisCounters, b: RedisCounters, requests: number): { redisUs: number; scriptUs: number } {
-  const calls = b.evalCalls - a.evalCalls;
-  return { redisUs: ((b.cpuSeconds - a.cpuSeconds) * 1e6) / requests, scriptUs: calls >= requests / 2 ? (b.evalUsec - a.evalUsec) / calls : NaN };
+  const calls = b.evalsha.calls - a.evalsha.calls;
+  return { redisUs: ((b.cpuSeconds - a.cpuSeconds) * 1e6) / requests, scriptUs: calls >= requests / 2 ? usecPerEvalsha(a, b) : NaN };
 }
 
 async function main(): Promise<void> {
