@@ -7,11 +7,11 @@
 // or INCR), median over the rounds, and its ratio to the no-op script.
 //   no-op EVALSHA   `return 1` with the take's keys and arguments
 //   INCR            one INCR of a plain key: the cheapest write
-//   take            SegmentStore.take(ref, 1): the call every order:global request makes (on a
-//                   single server: the copy of the script with the run id as a constant)
-//   take, full      the same with the copy turned off: take-2.lua as written, with INFO server
-//   take - X        scratch copies of the pinned take with one part removed (a breakdown;
-//                   these hand out IDs from the same hash, so they are real steady-state calls)
+//   take            SegmentStore.take(ref, 1): the call every order:global request makes
+//   take - X        scratch copies of take-2.lua with one part removed (a breakdown; these hand
+//                   out IDs from the same hash, so they are real steady-state calls; "the
+//                   identity read" has the server's identity as a constant, which is not safe,
+//                   see docs/GUARANTEES.md, and shows what the read costs)
 //   only X          scripts doing just one part of the take
 //   take, FILE      --also FILE: another take script (e.g. an earlier version, from git show)
 //                   on the same hash with the same keys and arguments
@@ -25,10 +25,9 @@ import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { Keys } from '../src/store/redis/keys.js';
 import { scriptText } from '../src/store/redis/lua.js';
-import { pinnedTakeText } from '../src/store/redis/pinned-take.js';
 import { SegmentStore, type SegmentRef } from '../src/store/redis/segments.js';
 import { RedisServer } from '../tools/redis-server.js';
-import { commandStat, redisRunId } from '../tools/redis-stats.js';
+import { commandStat, redisIdentity } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 import { median } from './stats.js';
@@ -84,8 +83,7 @@ async function main(): Promise<void> {
   const r = new Redis(server.url, { maxRetriesPerRequest: 1 });
   try {
     const keys = new Keys('bench');
-    const store = new SegmentStore({ default: r }, keys, undefined, { pinTake: false });
-    const pinnedStore = new SegmentStore({ default: r }, keys);
+    const store = new SegmentStore({ default: r }, keys);
     const ref: SegmentRef = { tag: 'take-cpu', epoch: 1, shard: 0 };
     const cold = await store.take(ref, 1, 0.9);
     if (cold.status !== 'cold') throw new Error(`expected a cold start, got ${cold.status}`);
@@ -96,29 +94,32 @@ async function main(): Promise<void> {
 
     const seg = store.key(ref);
     const moved = keys.moved(ref.tag);
-    const runId = await redisRunId(r);
+    const identity = await redisIdentity(r);
     const takeArgs = (): (string | number)[] => [1, 'unused-gen', 0.9, ref.epoch];
     const script = (name: string, lua: string): Case => {
       const sha = sha1(lua);
       return { name, stat: 'evalsha', call: () => r.evalsha(sha, 2, seg, moved, ...takeArgs()) };
     };
     const scripts: { name: string; lua: string }[] = [{ name: 'no-op EVALSHA', lua: 'return 1' }];
-    // Scratch copies of the take as it runs on a single server (the pinned copy) without one
-    // part; skipped when the part is not in the script.
-    const pinnedLua = pinnedTakeText(TAKE_LUA, runId);
+    // Scratch copies of the take without one part; skipped when the part is not in the script.
     const without = (name: string, part: string | RegExp, replacement: string) => {
-      const lua = pinnedLua.replace(part, replacement);
-      if (lua !== pinnedLua) scripts.push({ name: `take - ${name}`, lua });
+      const lua = TAKE_LUA.replace(part, replacement);
+      if (lua !== TAKE_LUA) scripts.push({ name: `take - ${name}`, lua });
       else console.log(`(skipped "take - ${name}": the script has no ${String(part)})`);
     };
+    without('the identity read (a constant)', 'local rid = serverIdentity()', `local rid = '${identity}'`);
     without('GET moved', "redis.call('GET', KEYS[2])", 'false');
     without('the cursor write', "redis.call('HSET', key, 'cur', first + n)", '');
     without('the fast path (the general path only)', 'if f[1] == rid and f[3] then', 'if false then');
     without('the reply (returns 1)', 'return first\n', 'return 1\n');
     for (const file of opts.also) scripts.push({ name: `take, ${file}`, lua: readFileSync(file, 'utf8') });
     scripts.push({
-      name: 'only GET moved + INFO server',
-      lua: "local m = redis.call('GET', KEYS[2])\nlocal rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\nreturn 1",
+      name: 'only the identity read (INFO replication)',
+      lua: "local info = redis.call('INFO', 'replication')\nlocal ok = string.find(info, 'role:master', 1, true)\nlocal id = string.match(info, 'master_replid:(%x+)')\nreturn 1",
+    });
+    scripts.push({
+      name: 'only a run id read (INFO server)',
+      lua: "local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\nreturn 1",
     });
     scripts.push({
       name: 'only HMGET of 12 fields',
@@ -135,23 +136,12 @@ async function main(): Promise<void> {
         name: 'take',
         stat: 'evalsha',
         call: () =>
-          pinnedStore.take(ref, 1, 0.9).then((t) => {
-            if (t.status !== 'ok') throw new Error(`take answered ${t.status}`);
-          }),
-      },
-      {
-        name: 'take, full script (INFO server)',
-        stat: 'evalsha',
-        call: () =>
           store.take(ref, 1, 0.9).then((t) => {
             if (t.status !== 'ok') throw new Error(`take answered ${t.status}`);
           }),
       },
       ...scripts.slice(1).map((s) => script(s.name, s.lua)),
     ];
-    // The pinned copy loads in the background after the first call.
-    await pinnedStore.take(ref, 1, 0.9);
-    for (let i = 0; i < 100 && pinnedStore.pinned.get('default')!.counts.loads === 0; i++) await new Promise((res) => setTimeout(res, 20));
     // One warm-up window per case, not counted.
     for (const c of cases) await runWindow(r, c, Math.min(2000, opts.calls));
     const per = new Map<string, number[]>(cases.map((c) => [c.name, []]));
@@ -170,8 +160,6 @@ async function main(): Promise<void> {
       const xs = per.get(c.name)!;
       return [c.name, med.get(c.name)!.toFixed(2), `${Math.min(...xs).toFixed(2)} to ${Math.max(...xs).toFixed(2)}`, (med.get(c.name)! / base).toFixed(2)];
     });
-    const counts = pinnedStore.pinned.get('default')!.counts;
-    if (counts.full > 1) throw new Error(`the pinned store ran the full script ${counts.full} times`);
     const goal = 3.5;
     const md = [
       '# Redis CPU per take (latest run)',

@@ -59,11 +59,6 @@ export interface Config {
   readonly coalesceHoldRtt: number;
   /** After a take that served several requests, the next one waits for as many, for at most this many ms and one measured round trip (0: never). */
   readonly coalesceLingerMs: number;
-  /**
-   * TAKE_PIN: on a single Redis server, take runs a copy of its script with the server's run id
-   * as a constant, loaded into that server process only (src/store/redis/pinned-take.ts).
-   */
-  readonly takePin: boolean;
   /** Extra tag created at start-up when missing (the quickstart's `demo`), or ''. */
   readonly demoTag: string;
   /** Serve HTTP; false for `idmint worker`. */
@@ -243,7 +238,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     coalesceHold: int('COALESCE_HOLD', 32, 0, 100_000),
     coalesceHoldRtt: int('COALESCE_HOLD_RTT', 1, 0, 16),
     coalesceLingerMs: int('COALESCE_LINGER_MS', 2, 0, 100),
-    takePin: int('TAKE_PIN', 1, 0, 1) === 1,
     demoTag,
     serveHttp: true,
     leaseTtlMs,

@@ -104,18 +104,13 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const tags = new TagsRepo(pool);
   const counters = new CountersRepo(pool);
   const metrics = new Metrics();
-  const segments = new SegmentStore(
-    { default: redis, ...Object.fromEntries(extraRedis) },
-    keys,
-    (ref) => {
-      metrics.redisReplaced.inc({ tag: ref.tag });
-      log.warn(
-        { tag: ref.tag, shard: ref.shard, scope: ref.scope || undefined },
-        'segment state written by another Redis instance (restart from a snapshot or failover): abandoned, continuing from the MySQL high-water mark',
-      );
-    },
-    { pinTake: config.takePin },
-  );
+  const segments = new SegmentStore({ default: redis, ...Object.fromEntries(extraRedis) }, keys, (ref) => {
+    metrics.redisReplaced.inc({ tag: ref.tag });
+    log.warn(
+      { tag: ref.tag, shard: ref.shard, scope: ref.scope || undefined },
+      'segment state written by another Redis instance (restart from a snapshot or failover): abandoned, continuing from the MySQL high-water mark',
+    );
+  });
   const producer = new RefillProducer(queueConn, keys.queuePrefix(), (err) => log.debug({ err: err.message }, 'refill queue error'));
   const tokens = new TokensRepo(pool);
   const registry = new TagRegistry({ get: (t) => tags.get(t), tokenHashes: (t) => tokens.hashes(t) }, redis, keys, config.tagCacheMs, log);

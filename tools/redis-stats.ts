@@ -67,3 +67,11 @@ export async function redisPid(r: InfoSource): Promise<number | undefined> {
 export async function redisRunId(r: InfoSource): Promise<string> {
   return /run_id:(\w+)/.exec(await r.info('server'))![1];
 }
+
+/**
+ * The identity idmint's scripts record (src/store/redis/commands/includes/server-identity.lua):
+ * the master's replication id (INFO replication).
+ */
+export async function redisIdentity(r: InfoSource): Promise<string> {
+  return /master_replid:(\w+)/.exec(await r.info('replication'))![1];
+}

@@ -233,7 +233,7 @@ export function writeReport({ opts, ok, results, rounds, limit, problems, loadBe
     `- Redis: ${privateRedis ? 'a redis-server of this run alone (--private-redis): its commandstats count only this run' : `the shared server at ${redisUrl}: commandstats are server-wide, other clients count too`}`,
     `- idmint settings from the environment: ${
       Object.entries(process.env)
-        .filter(([k]) => k.startsWith('COALESCE_') || k === 'TAKE_PIN')
+        .filter(([k]) => k.startsWith('COALESCE_'))
         .map(([k, v]) => `${k}=${v}`)
         .join(' ') || 'none (defaults)'
     }`,

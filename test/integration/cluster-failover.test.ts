@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
+import { redisIdentity } from '../../tools/redis-stats.js';
 import {
   answered,
   assertGlobalAndNodeOrder,
@@ -130,8 +131,8 @@ describe('a Redis Cluster master killed under load', () => {
     // The promoted replica's segment state came from another server: abandoned, not served. The
     // hash now names the promoted server; the nodes count the change, unless the take that met it
     // timed out on the way back (its effect in Redis stands, the count is lost).
-    const [rid, runId] = await withNode(promoted.port, async (r) => [await r.hget(key, 'rid'), /run_id:(\w+)/.exec(await r.info('server'))![1]]);
-    assert.equal(rid, runId, 'the state of the global tag was written afresh by the promoted server');
+    const [rid, identity] = await withNode(promoted.port, async (r) => [await r.hget(key, 'rid'), await redisIdentity(r)]);
+    assert.equal(rid, identity, 'the state of the global tag was written afresh by the promoted server');
     const changes = await instanceChanges(
       nodes.map((n) => n.url),
       ['g', 'n'],

@@ -2,7 +2,7 @@
 // Redis replaced by a copy that missed the last writes: a replica promoted after the master
 // handed out more IDs than it replicated, reached at the same address (a proxy retargeted, as
 // a failover behind one endpoint does). The replica's segment cursors and lease keys lag;
-// idmint must notice the other instance (its run id) and never serve the lagging state:
+// idmint must notice the other server (its identity) and never serve the lagging state:
 // segment tags abandon it and continue from MySQL, worker-id spaces hold every id for one TTL.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -11,6 +11,7 @@ import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 import { RedisServer, withRedis } from '../../tools/redis-server.js';
 import { TcpProxy } from '../../tools/proxies/tcp-proxy.js';
+import { redisIdentity } from '../../tools/redis-stats.js';
 import {
   answered,
   assertGlobalAndNodeOrder,
@@ -29,7 +30,7 @@ import {
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
-const runId = (url: string) => withRedis(url, async (r) => /run_id:(\w+)/.exec(await r.info('server'))![1]);
+const identity = (url: string) => withRedis(url, redisIdentity);
 
 /** A master with one replica, behind a proxy that plays the failover. */
 class ReplicatedRedis {
@@ -141,9 +142,8 @@ describe('segment tags across a failover to a lagging replica', () => {
       .sort((a, b) => a.done - b.done)[0];
     assert.ok(firstAfter.ids[0] > before, `${firstAfter.ids[0]} lies above ${before}`);
 
-    // The state in the new Redis was rebuilt under its own run id, and operators were told.
-    const replicaRun = await runId(rr.replica.url);
-    assert.equal(await withRedis(rr.replica.url, (r) => r.hget(segKey, 'rid')), replicaRun);
+    // The state in the new Redis was rebuilt under its own identity, and operators were told.
+    assert.equal(await withRedis(rr.replica.url, (r) => r.hget(segKey, 'rid')), await identity(rr.replica.url));
     const changes = await instanceChanges(
       nodes.map((n) => n.url),
       ['g', 'n'],

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { COMMANDS_DIR, expandIncludes, SCRIPT_FILES, scriptText } from '../../src/store/redis/lua.js';
-import { RUN_ID_READ } from '../../src/store/redis/pinned-take.js';
 import { decodeAcquire, decodeExhaust, decodeInstall, decodeRelease, decodeRenew, decodeTake } from '../../src/store/redis/replies.js';
 import { Scripts } from '../../src/store/redis/scripts.js';
 import type { RedisClient } from '../../src/store/redis/connection.js';
@@ -67,7 +66,7 @@ describe('Lua @include expansion', () => {
     for (const d of defined) assert.ok(!/@include/.test(d.lua), `${d.name} is sent with its includes expanded`);
   });
 
-  it('expands the run id read into the four scripts that compare run ids, once each', () => {
+  it('expands the identity read into the four scripts that compare identities, once each', () => {
     assert.deepEqual(
       [...SCRIPT_FILES].sort(),
       readdirSync(COMMANDS_DIR)
@@ -79,10 +78,13 @@ describe('Lua @include expansion', () => {
     for (const s of SCRIPT_FILES) {
       const text = scriptText(s);
       assert.ok(!text.includes('@include'), s);
-      const reads = text.split(RUN_ID_READ).length - 1;
       const expected = ['take-2', 'install-2', 'lease-acquire-1', 'lease-renew-1'].includes(s) ? 1 : 0;
-      assert.equal(reads, expected, `${s} reads the run id ${reads} times`);
-      assert.equal(text.split('local function serverRunId()').length - 1, expected, s);
+      assert.equal(text.split('local function serverIdentity()').length - 1, expected, `${s} defines serverIdentity once`);
+      // Calls in the code, not mentions in comments (block comments, then line comments).
+      const code = text.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '');
+      const calls = code.split('serverIdentity()').length - 1 - expected;
+      assert.equal(calls, expected, `${s} calls serverIdentity ${calls} times`);
+      assert.ok(!/INFO', 'server'/.test(text), `${s} does not read INFO server`);
     }
   });
 });

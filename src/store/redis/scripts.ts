@@ -4,9 +4,8 @@
 // when Redis has forgotten the script (after a restart); the text sent is the script with its
 // includes expanded (./lua.ts), read once here, so a missing include fails at start-up.
 import type { Range } from '../../core/ranges.js';
-import { isCluster, type RedisClient } from './connection.js';
+import type { RedisClient } from './connection.js';
 import { numberOfKeys, SCRIPT_FILES, scriptText, type ScriptFile } from './lua.js';
-import { PinnedTake, type TakeFn } from './pinned-take.js';
 import {
   decodeAcquire,
   decodeExhaust,
@@ -51,25 +50,11 @@ export interface AcquireArgs {
 
 export class Scripts {
   private readonly send = {} as Record<ScriptFile, Send>;
-  /** take's copy with the run id as a constant (pinned-take.ts), when turned on. */
-  readonly pinned?: PinnedTake;
-  private readonly takeRaw: TakeFn;
-
-  /** pinTake: run take through a pinned copy (a single Redis 7 server only, not a cluster). */
-  constructor(redis: RedisClient, opts: { readonly pinTake?: boolean } = {}) {
-    const text = {} as Record<ScriptFile, string>;
+  constructor(redis: RedisClient) {
     for (const file of SCRIPT_FILES) {
       const name = `idmint_${file.replace(/-\d+$/, '').replace(/-/g, '_')}`;
-      text[file] = scriptText(file);
-      redis.defineCommand(name, { numberOfKeys: numberOfKeys(file), lua: text[file] });
+      redis.defineCommand(name, { numberOfKeys: numberOfKeys(file), lua: scriptText(file) });
       this.send[file] = (redis as unknown as Record<string, Send>)[name].bind(redis);
-    }
-    const full: TakeFn = this.send['take-2'];
-    this.takeRaw = full;
-    // On a single server, take runs a copy of its script without the INFO read (pinned-take.ts).
-    if (opts.pinTake && !isCluster(redis)) {
-      this.pinned = new PinnedTake(redis, text['take-2'], full);
-      this.takeRaw = this.pinned.call.bind(this.pinned);
     }
   }
 
@@ -79,7 +64,7 @@ export class Scripts {
    * which the next one is wanted.
    */
   async take(segment: string, moved: string, n: number, gen: string, prefetch: number, epoch: number): Promise<TakeResult> {
-    return decodeTake(await this.takeRaw(segment, moved, n, gen, prefetch, epoch), n);
+    return decodeTake(await this.send['take-2'](segment, moved, n, gen, prefetch, epoch), n);
   }
 
   /** install-2.lua: a segment allocated in MySQL into the hash, with its fences. */

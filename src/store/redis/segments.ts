@@ -4,7 +4,6 @@ import { randomBytes } from 'node:crypto';
 import { IdmintError } from '../../errors.js';
 import type { Range } from '../../core/ranges.js';
 import { scanKeys, type RedisClient } from './connection.js';
-import type { PinnedTake } from './pinned-take.js';
 import type { Keys } from './keys.js';
 import type { InstallResult, TakeResult } from './replies.js';
 import { Scripts } from './scripts.js';
@@ -59,8 +58,6 @@ export function takenOf(h: Readonly<Record<string, string>>): number {
 
 export class SegmentStore {
   private readonly servers = new Map<string, Server>();
-  /** The pinned take of each single server (none on a cluster, or when turned off). */
-  readonly pinned = new Map<string, PinnedTake>();
 
   /**
    * byName: the connections by name ("default" required). onReplaced: told when a take found
@@ -71,13 +68,8 @@ export class SegmentStore {
     byName: Readonly<Record<string, RedisClient>>,
     private readonly keys: Keys,
     private readonly onReplaced?: (ref: SegmentRef) => void,
-    opts: { readonly pinTake?: boolean } = {},
   ) {
-    for (const [name, r] of Object.entries(byName)) {
-      const scripts = new Scripts(r, { pinTake: opts.pinTake !== false });
-      if (scripts.pinned) this.pinned.set(name, scripts.pinned);
-      this.servers.set(name, { redis: r, scripts });
-    }
+    for (const [name, r] of Object.entries(byName)) this.servers.set(name, { redis: r, scripts: new Scripts(r) });
     if (!this.servers.has(DEFAULT_REDIS)) throw new Error('SegmentStore needs a "default" Redis');
   }
 

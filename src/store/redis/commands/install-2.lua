@@ -28,13 +28,13 @@
     -3  refused: the segment is not above every ID already installed (a slower refill lost
         the race); installing it would hand out IDs lower than ones already issued
 ]]
---- @include "includes/server-run-id"
+--- @include "includes/server-identity"
 local key = KEYS[1]
 local moved = redis.call('GET', KEYS[2])
 if moved and tonumber(moved) >= tonumber(ARGV[8]) then return -1 end
 local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'hwm', 'ins', 'rid', 'taken', 'seg', 'rq')
 if not h[1] or h[1] ~= ARGV[1] then return -1 end
-if h[7] ~= serverRunId() then return -1 end
+if h[7] ~= serverIdentity() then return -1 end
 if h[4] then return -2 end
 local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
 if first <= tonumber(h[5]) then return -3 end

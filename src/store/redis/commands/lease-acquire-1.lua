@@ -15,12 +15,13 @@
 
   Keys: w:<id> = lease value with a TTL; last:<id> = the highest wall-clock ms its holders may
   have issued at (no TTL); cursor = where the next probe starts; init = a guard time in ms;
-  rid = run id of the Redis instance that last ran a lease script on the space.
+  rid = identity (includes/server-identity.lua) of the Redis master that last ran a lease
+  script on the space.
   When init is missing (first use of the space, or Redis lost its data) this call creates it
   as now + TTL: until then no holder may issue, since holders from before a loss may still
   be issuing under leases Redis forgot. A caller that knows the space is new clears the guard.
-  When rid names another instance (restart from a snapshot, failover to a replica that may
-  have missed the last acquires and renewals) the guard is raised to now + TTL the same way.
+  When rid names another identity (restart from a snapshot, failover to a replica that may
+  have missed the last acquires and renewals, a master resynchronised from one) the guard is raised to now + TTL the same way.
 
   Returns {worker_id, last_ms, guard_ms, fresh}
     worker_id  -1 when no free id was found within ARGV[5] probes (space exhausted)
@@ -28,13 +29,13 @@
     guard_ms   the init guard
     fresh      1 when this call created the init marker
 ]]
---- @include "includes/server-run-id"
+--- @include "includes/server-identity"
 local base = KEYS[1]
 local size = tonumber(ARGV[1])
 local value = ARGV[2]
 local ttl = tonumber(ARGV[3])
 local fresh = 0
-local rid = serverRunId()
+local rid = serverIdentity()
 local t = redis.call('TIME')
 local hold = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
 local guard = redis.call('GET', base .. 'init')
@@ -43,7 +44,7 @@ if not guard then
   redis.call('SET', base .. 'init', guard)
   fresh = 1
 elseif redis.call('GET', base .. 'rid') ~= rid then
-  -- State written by another Redis instance (restart from a snapshot, failover): leases and
+  -- State written under another identity (restart from a snapshot, failover): leases and
   -- renewals it missed may be in use, so the guard holds every id for one TTL.
   guard = math.max(tonumber(guard), hold)
   redis.call('SET', base .. 'init', guard)

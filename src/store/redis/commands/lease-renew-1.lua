@@ -15,11 +15,11 @@
      0  the lease key is gone (expired): the id is free; the caller must acquire again
     -1  the id is held by someone else: the caller must drop it and acquire another
 ]]
---- @include "includes/server-run-id"
+--- @include "includes/server-identity"
 local base = KEYS[1]
-local rid = serverRunId()
+local rid = serverIdentity()
 if redis.call('GET', base .. 'rid') ~= rid then
-  -- State written by another Redis instance: hold every id of the space for one TTL (see
+  -- State written under another identity: hold every id of the space for one TTL (see
   -- lease-acquire-1.lua), before this renewal marks the space as seen by this instance.
   local t = redis.call('TIME')
   local hold = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[3])

@@ -10,7 +10,8 @@
   ARGV[3]  prefetch: fraction of a segment consumed at which the next one is wanted
   ARGV[4]  the tag's epoch (part of KEYS[1])
 
-  Hash fields: rid (run id of the Redis instance that created the hash), gen, cur (next ID to hand out), end (last ID of the current segment),
+  Hash fields: rid (identity of the Redis master that created the hash, see
+  includes/server-identity.lua), gen, cur (next ID to hand out), end (last ID of the current segment),
   nf/ne (next segment), seg (number of the current segment), pf (prefetch point),
   rq (segment number a refill was last asked for), hwm (highest ID ever installed),
   ins (IDs installed into this hash: IDs handed out = ins minus the IDs still in the buffer),
@@ -20,7 +21,7 @@
   it no segment change, no refill request and no limit is due; rewritten with every change
   of cur/end/nf/pf/rq/lim, by take and install; absent or 0 means none).
 
-  The server's run id is read from INFO server by serverRunId() (includes/server-run-id.lua);
+  The server's run id is read from INFO server by serverIdentity() (includes/server-run-id.lua);
   the store may run a copy of this script with that read replaced by the run id as a
   constant, loaded into that server process only (see src/store/redis/pinned-take.ts and
   docs/GUARANTEES.md).
@@ -31,8 +32,9 @@
     status 0  all n IDs given, as inclusive runs
     status 1  dry: fewer than n given (possibly none); a refill is wanted
     status 2  cold: the hash was absent and has been created with ARGV[2]; none given
-    status 4  replaced: the hash was written by another Redis instance (this server restarted
-              from a snapshot, or a replica that may have missed the last takes was promoted):
+    status 4  replaced: the hash was written under another identity (this server restarted
+              from a snapshot, a replica that may have missed the last takes was promoted, or
+              this master was resynchronised from one):
               its cursor cannot be trusted, so it has been created afresh as in status 2
     status 5  moved: the tag moved to another Redis; this epoch's state here is retired and
               nothing is given or created (the caller reads the tag's definition again)
@@ -41,14 +43,15 @@
               request is left holding a part of its IDs; the fifth element is how many are left
   refill_wanted is 1 when the caller should enqueue a refill for (gen, seg).
 ]]
---- @include "includes/server-run-id"
+--- @include "includes/server-identity"
 local key = KEYS[1]
 local n = tonumber(ARGV[1])
 local moved = redis.call('GET', KEYS[2])
 if moved and tonumber(moved) >= tonumber(ARGV[4]) then return {5, '', 0, 0} end
--- The run id changes whenever the server process changes: restart (with or without data) or
--- failover. A hash from another instance may lag behind IDs already handed out.
-local rid = serverRunId()
+-- The identity changes whenever the data may have come from elsewhere: restart (with or
+-- without data), failover, a master resynchronised from a replica. A hash written under
+-- another identity may lag behind IDs already handed out.
+local rid = serverIdentity()
 -- Steady state: n IDs up to fe in the current segment, one read and one write, and the
 -- shortest reply (the first ID).
 local f = redis.call('HMGET', key, 'rid', 'cur', 'fe')
