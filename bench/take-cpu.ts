@@ -109,9 +109,9 @@ async function main(): Promise<void> {
     };
     without('the identity read (a constant)', 'local rid = serverIdentity()', `local rid = '${identity}'`);
     without('GET moved', "redis.call('GET', KEYS[2])", 'false');
-    without('the cursor write', "redis.call('HSET', key, 'cur', first + n)", '');
-    without('the fast path (the general path only)', 'if f[1] == rid and f[3] then', 'if false then');
-    without('the reply (returns 1)', 'return first\n', 'return 1\n');
+    without('the cursor move', "local after = redis.call('HINCRBY', key, 'cur', n)", 'local after = n + 1');
+    without('the fast path (the general path only)', 'if fastEnd then', 'if false then');
+    without('the reply (returns 1)', 'return after - n end', 'return 1 end');
     for (const file of opts.also) scripts.push({ name: `take, ${file}`, lua: readFileSync(file, 'utf8') });
     scripts.push({
       name: 'only the identity read (INFO replication)',
@@ -125,8 +125,8 @@ async function main(): Promise<void> {
       name: 'only HMGET of 12 fields',
       lua: "local h = redis.call('HMGET', KEYS[1], 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')\nreturn 1",
     });
-    scripts.push({ name: 'only HMGET of 3 fields', lua: "local h = redis.call('HMGET', KEYS[1], 'rid', 'cur', 'fe')\nreturn 1" });
-    scripts.push({ name: 'only HSET of one field', lua: "redis.call('HSET', KEYS[1], 'bench', 1)\nreturn 1" });
+    scripts.push({ name: 'only HGET of one field', lua: "local v = redis.call('HGET', KEYS[1], 'cur')\nreturn 1" });
+    scripts.push({ name: 'only HINCRBY of one field', lua: "redis.call('HINCRBY', KEYS[1], 'bench', 1)\nreturn 1" });
     for (const s of scripts) await r.script('LOAD', s.lua);
 
     const cases: Case[] = [

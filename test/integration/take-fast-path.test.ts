@@ -1,5 +1,5 @@
 // suite: cluster
-// The steady-state path of the take script (hand out up to `fe` with a cursor move and a
+// The steady-state path of the take script (hand out up to `fe:<identity>` with a cursor move and a
 // one-integer reply) against the script's general path, on the real Redis: two hashes get the
 // same installs (segments, prefetch, limits, final segments) and the same random sequence of
 // takes; one is taken through SegmentStore.take (steady state where it applies), the other by
@@ -16,7 +16,7 @@ import { decodeTake } from '../../src/store/redis/replies.js';
 import { SegmentStore, takenOf, type SegmentRef, type TakeResult } from '../../src/store/redis/segments.js';
 import type { RedisClient } from '../../src/store/redis/connection.js';
 
-const STEADY = 'if f[1] == rid and f[3] then';
+const STEADY = 'if fastEnd then';
 const SEED = Number(process.env.TAKE_SEED ?? '') || 20261123;
 
 describe('take: the steady-state path against the general path', () => {

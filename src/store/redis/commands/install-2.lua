@@ -15,7 +15,7 @@
 
   Writes the fields take reads (see take-2.lua): the segment (cur/end/pf/seg, or nf/ne),
   hwm, lim, ex, ins (plus the segment's size), rt/rn (now and the IDs handed out so far), and
-  fe (the steady-state bound) for the new state.
+  fe:<identity> (the steady-state bound) for the new state.
 
   Returns
      1  installed as the current segment (the current one was used up)
@@ -34,7 +34,8 @@ local moved = redis.call('GET', KEYS[2])
 if moved and tonumber(moved) >= tonumber(ARGV[8]) then return -1 end
 local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'hwm', 'ins', 'rid', 'taken', 'seg', 'rq')
 if not h[1] or h[1] ~= ARGV[1] then return -1 end
-if h[7] ~= serverIdentity() then return -1 end
+local rid = serverIdentity()
+if h[7] ~= rid then return -1 end
 if h[4] then return -2 end
 local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
 if first <= tonumber(h[5]) then return -3 end
@@ -54,8 +55,8 @@ if cur > curEnd then
   local seg = tonumber(h[9]) + 1
   local fe = math.min(last, lim)
   if (tonumber(h[10]) or -1) ~= seg then fe = math.min(fe, pf - 2) end
-  redis.call('HSET', key, 'cur', first, 'end', last, 'pf', pf, 'seg', seg, 'fe', fe)
+  redis.call('HSET', key, 'cur', first, 'end', last, 'pf', pf, 'seg', seg, 'fe:' .. rid, fe)
   return 1
 end
-redis.call('HSET', key, 'nf', first, 'ne', last, 'fe', math.min(curEnd, lim))
+redis.call('HSET', key, 'nf', first, 'ne', last, 'fe:' .. rid, math.min(curEnd, lim))
 return 2

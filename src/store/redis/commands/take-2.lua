@@ -17,14 +17,16 @@
   ins (IDs installed into this hash: IDs handed out = ins minus the IDs still in the buffer),
   rt/rn (time and IDs handed out at the last install), ex (exhausted),
   lim (the tag's limit when the last segment was allocated),
-  fe (fast end: the last ID a take may hand out with nothing but a cursor move, because up to
-  it no segment change, no refill request and no limit is due; rewritten with every change
-  of cur/end/nf/pf/rq/lim, by take and install; absent or 0 means none).
+  fe:<identity> (fast end: the last ID a take may hand out with nothing but a cursor move,
+  because up to it no segment change, no refill request and no limit is due; rewritten with
+  every change of cur/end/nf/pf/rq/lim, by take and install; absent means none). The field is
+  named by the identity it was written under, so the steady state needs no read of rid: only
+  a hash written under the identity of the server running the call has it (rid is written
+  once, when the hash is created, and a hash of another identity is deleted before it is
+  written again).
 
-  The server's run id is read from INFO server by serverIdentity() (includes/server-run-id.lua);
-  the store may run a copy of this script with that read replaced by the run id as a
-  constant, loaded into that server process only (see src/store/redis/pinned-take.ts and
-  docs/GUARANTEES.md).
+  The server's identity is read from INFO replication on every call (serverIdentity(), in
+  includes/server-identity.lua; docs/GUARANTEES.md says why no cheaper constant is safe).
 
   Returns first (an integer) in the steady state: all n IDs given, first .. first + n - 1,
   no refill wanted (status 0 without the rest of the reply); otherwise
@@ -52,15 +54,15 @@ if moved and tonumber(moved) >= tonumber(ARGV[4]) then return {5, '', 0, 0} end
 -- without data), failover, a master resynchronised from a replica. A hash written under
 -- another identity may lag behind IDs already handed out.
 local rid = serverIdentity()
--- Steady state: n IDs up to fe in the current segment, one read and one write, and the
--- shortest reply (the first ID).
-local f = redis.call('HMGET', key, 'rid', 'cur', 'fe')
-if f[1] == rid and f[3] then
-  local first = tonumber(f[2])
-  if first + n - 1 <= tonumber(f[3]) then
-    redis.call('HSET', key, 'cur', first + n)
-    return first
-  end
+-- Steady state: n IDs up to the fast end of this identity, one read, one cursor move and the
+-- shortest reply (the first ID). A move past the fast end is taken back at once, and the
+-- general path below decides.
+local fast = 'fe:' .. rid
+local fastEnd = redis.call('HGET', key, fast)
+if fastEnd then
+  local after = redis.call('HINCRBY', key, 'cur', n)
+  if after - 1 <= tonumber(fastEnd) then return after - n end
+  redis.call('HINCRBY', key, 'cur', -n)
 end
 local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')
 if not h[1] or h[12] ~= rid then
@@ -69,7 +71,7 @@ if not h[1] or h[12] ~= rid then
     status = 4
     redis.call('DEL', key)
   end
-  redis.call('HSET', key, 'rid', rid, 'gen', ARGV[2], 'cur', 1, 'end', 0, 'seg', 0, 'pf', 0, 'rq', 0, 'hwm', 0, 'ins', 0, 'fe', 0)
+  redis.call('HSET', key, 'rid', rid, 'gen', ARGV[2], 'cur', 1, 'end', 0, 'seg', 0, 'pf', 0, 'rq', 0, 'hwm', 0, 'ins', 0)
   return {status, ARGV[2], 0, 1}
 end
 
@@ -121,8 +123,8 @@ if not nf and rq ~= seg then fe = math.min(fe, pf - 2) end
 
 if promoted then
   redis.call('HDEL', key, 'nf', 'ne')
-  redis.call('HSET', key, 'cur', cur, 'end', last, 'seg', seg, 'pf', pf, 'rq', rq, 'fe', fe)
+  redis.call('HSET', key, 'cur', cur, 'end', last, 'seg', seg, 'pf', pf, 'rq', rq, fast, fe)
 else
-  redis.call('HSET', key, 'cur', cur, 'rq', rq, 'fe', fe)
+  redis.call('HSET', key, 'cur', cur, 'rq', rq, fast, fe)
 end
 return {status, h[1], seg, want, unpack(out)}
