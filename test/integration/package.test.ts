@@ -74,7 +74,7 @@ describe('build and package', () => {
   it('builds dist/, which serves IDs with plain node', async () => {
     for (const asset of [
       'store/redis/commands/take-2.lua',
-      'store/redis/commands/includes/server-run-id.lua',
+      'store/redis/commands/includes/server-identity.lua',
       'api/admin/page/index.html',
       'client/index.d.ts',
       'cli.js',
