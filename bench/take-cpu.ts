@@ -20,11 +20,12 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { Keys } from '../src/store/redis/keys.js';
-import { scriptText } from '../src/store/redis/lua.js';
+import { COMMANDS_DIR, scriptText } from '../src/store/redis/lua.js';
 import { SegmentStore, type SegmentRef } from '../src/store/redis/segments.js';
 import { RedisServer } from '../tools/redis-server.js';
 import { commandStat, redisIdentity } from '../tools/redis-stats.js';
@@ -115,7 +116,7 @@ async function main(): Promise<void> {
     for (const file of opts.also) scripts.push({ name: `take, ${file}`, lua: readFileSync(file, 'utf8') });
     scripts.push({
       name: 'only the identity read (INFO replication)',
-      lua: "local info = redis.call('INFO', 'replication')\nlocal ok = string.find(info, 'role:master', 1, true)\nlocal id = string.match(info, 'master_replid:(%x+)')\nreturn 1",
+      lua: `${readFileSync(join(COMMANDS_DIR, 'includes/server-identity.lua'), 'utf8')}\nlocal rid = serverIdentity()\nreturn 1`,
     });
     scripts.push({
       name: 'only a run id read (INFO server)',

@@ -8,7 +8,6 @@
 //     now holding the replica's older data.
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { skipOnCluster } from '../../tools/env.js';
 import { RedisServer, withRedis } from '../../tools/redis-server.js';
@@ -16,6 +15,7 @@ import { redisIdentity, redisRunId } from '../../tools/redis-stats.js';
 import { Keys } from '../../src/store/redis/keys.js';
 import { LeaseStore } from '../../src/store/redis/leases.js';
 import { SegmentStore, type SegmentRef } from '../../src/store/redis/segments.js';
+import { waitFor } from '../helpers/fault-load.js';
 
 const PREFETCH = 0.9;
 const refs: SegmentRef[] = ['a', 'b'].map((tag) => ({ tag, epoch: 1, shard: 0 }));
@@ -51,13 +51,9 @@ async function assertRefused(store: SegmentStore, redis: Redis, highest: Map<str
   }
 }
 
-async function linkUp(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (/master_link_status:up/.test(await withRedis(url, (r) => r.info('replication')))) return;
-    await sleep(50);
-  }
-  throw new Error(`the replica at ${url} never synchronised`);
-}
+/** Waits until the replica at url has synchronised with its master. */
+const linkUp = (url: string) =>
+  waitFor(`the replica at ${url} synchronised`, () => withRedis(url, async (r) => /master_link_status:up/.test(await r.info('replication'))), 10000);
 
 describe('the server identity of segment hashes and worker-id spaces', { skip: skipOnCluster('it restarts and reconfigures its own redis-servers') }, () => {
   const servers: RedisServer[] = [];
@@ -118,7 +114,7 @@ describe('the server identity of segment hashes and worker-id spaces', { skip: s
     await withRedis(replica.url, (r) => r.call('REPLICAOF', 'NO', 'ONE'));
     await takeAll(20);
     const second = await leases.acquire(4, 'node-b x:2', ttl, -1, horizon());
-    assert.equal(second.kind, 'leased');
+    assert.ok(second.kind === 'leased', `a second worker id was leased (${second.kind})`);
     assert.equal(second.guardMs, 0, 'the space was not guarded before the failback');
     const runBefore = await redisRunId(redis);
 
@@ -129,11 +125,11 @@ describe('the server identity of segment hashes and worker-id spaces', { skip: s
     await linkUp(master.url);
     await redis.call('REPLICAOF', 'NO', 'ONE');
     assert.equal(await redisRunId(redis), runBefore, 'the same server process serves again');
-    assert.equal(await redis.exists(keys.workerLease(4, second.kind === 'leased' ? second.workerId : -1)), 0, "the second worker id's lease was lost");
+    assert.equal(await redis.exists(keys.workerLease(4, second.workerId)), 0, "the second worker id's lease was lost");
 
     await assertRefused(store, redis, highest);
     // The lease a node still holds is not handed out again at once: the space is guarded.
-    const third = await leases.acquire(4, 'node-c x:3', ttl, second.kind === 'leased' ? second.workerId : -1, horizon());
+    const third = await leases.acquire(4, 'node-c x:3', ttl, second.workerId, horizon());
     assert.ok(third.guardMs >= Date.now() + ttl - 5000, `the space is guarded for one TTL after the change (guard ${third.guardMs - Date.now()} ms ahead)`);
   });
 
