@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 import { RedisServer, withRedis } from '../../tools/redis-server.js';
+import { redisRunId } from '../../tools/redis-stats.js';
 import {
   Load,
   answered,
@@ -54,7 +55,7 @@ describe('segment mode across Redis restarts and data loss', () => {
     const STEADY_MS = 1500;
     const segKey = (tag: string) => nodes[0].rt.keys.segment(tag, 1, 0);
     const genOf = (tag: string) => withRedis(redis.url, (r) => r.hget(segKey(tag), 'gen'));
-    const runId = () => withRedis(redis.url, async (r) => /run_id:(\w+)/.exec(await r.info('server'))![1]);
+    const runId = () => withRedis(redis.url, redisRunId);
 
     const clients: ClientSpec[] = [];
     let seed = 1;

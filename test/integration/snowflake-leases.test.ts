@@ -26,6 +26,7 @@ import { REDIS_URL, cleanup, skipOnCluster, testNames, testRedis, type TestNames
 import { adminHeaders, createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
 import { RedisServer } from '../../tools/redis-server.js';
 import { TcpProxy } from '../../tools/proxies/tcp-proxy.js';
+import { redisRunId } from '../../tools/redis-stats.js';
 import { sweepDeadLeaseQueues } from '../../src/consumer/janitor-worker.js';
 import { leaseQueueName } from '../../src/jobs/lease-renewal.js';
 import { LeaseScheduler } from '../../src/producer/lease-scheduler.js';
@@ -525,13 +526,13 @@ describe('Redis restarted empty under snowflake load', { skip: skipOnCluster('it
     try {
       const initKey = `${names.prefix}:{ws10}:init`;
       assert.equal(await direct.get(initKey), '0', 'a new deployment has no guard');
-      const runBefore = /run_id:(\w+)/.exec(await direct.info('server'))![1];
+      const runBefore = await redisRunId(direct);
       const restartedAt = Date.now();
       await server.restartEmpty(200);
       // A process that starts now takes its lease in the space Redis forgot.
       nodes.push(await startLocalNode(names, env('rs-2')));
       startLoops(nodes[2], 'rs-2');
-      const runAfter = /run_id:(\w+)/.exec(await direct.info('server'))![1];
+      const runAfter = await redisRunId(direct);
       assert.notEqual(runAfter, runBefore, 'Redis did not restart');
       const guard = Number(await waitFor('the guard', async () => (await direct.get(initKey)) ?? undefined, 5000));
       t.diagnostic(`guard ${guard - restartedAt} ms after the restart`);
