@@ -18,12 +18,15 @@
 
   This is the only place a script learns which server it runs on.
 ]]
+-- Plain finds, not patterns: a pattern search tries every position of the reply and cost a
+-- third of the read (bench:take, "only the identity read").
 local function serverIdentity()
   local info = redis.call('INFO', 'replication')
-  if not string.find(info, 'role:master', 1, true) then
+  if not string.find(info, '\nrole:master\r', 1, true) then
     error({ err = 'ERR idmint: this Redis server is a replica; idmint writes to masters only' })
   end
-  local id = string.match(info, 'master_replid:(%x+)')
-  if not id then error({ err = 'ERR idmint: INFO replication gave no master_replid' }) end
-  return id
+  local _, from = string.find(info, '\nmaster_replid:', 1, true)
+  local to = from and string.find(info, '\r', from + 1, true)
+  if not to or to == from + 1 then error({ err = 'ERR idmint: INFO replication gave no master_replid' }) end
+  return string.sub(info, from + 1, to - 1)
 end
