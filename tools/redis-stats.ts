@@ -17,6 +17,8 @@ export interface RedisCounters {
   readonly evalCalls: number;
   readonly evalUsec: number;
   readonly evalsha: CommandStat;
+  /** EVAL alone (the benchmarks' paced no-op script runs as EVAL, so it is counted apart from EVALSHA). */
+  readonly eval: CommandStat;
   /** INCR and INCRBY calls (the baselines' counters). */
   readonly counterCalls: number;
   /** used_cpu_user + used_cpu_sys of the server. */
@@ -51,11 +53,21 @@ export async function redisCounters(r: InfoSource): Promise<RedisCounters> {
   }
   const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? NaN);
   const counterCalls = (stats.get('incr') ?? NONE).calls + (stats.get('incrby') ?? NONE).calls;
-  return { evalCalls, evalUsec, evalsha: stats.get('evalsha') ?? NONE, counterCalls, cpuSeconds: field('used_cpu_user') + field('used_cpu_sys') };
+  return {
+    evalCalls,
+    evalUsec,
+    evalsha: stats.get('evalsha') ?? NONE,
+    eval: stats.get('eval') ?? NONE,
+    counterCalls,
+    cpuSeconds: field('used_cpu_user') + field('used_cpu_sys'),
+  };
 }
 
 /** Redis usec per EVALSHA between two readings. */
 export const usecPerEvalsha = (a: RedisCounters, b: RedisCounters): number => (b.evalsha.usec - a.evalsha.usec) / (b.evalsha.calls - a.evalsha.calls);
+
+/** Redis usec per EVAL between two readings. */
+export const usecPerEval = (a: RedisCounters, b: RedisCounters): number => (b.eval.usec - a.eval.usec) / (b.eval.calls - a.eval.calls);
 
 /** The server's process id (INFO server), when it says. */
 export async function redisPid(r: InfoSource): Promise<number | undefined> {

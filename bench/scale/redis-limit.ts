@@ -129,3 +129,26 @@ export async function redisLimit(
     redisCpu: ((c1.cpuSeconds - c0.cpuSeconds) / wallS) * 100,
   };
 }
+
+/**
+ * The no-op script sent one at a time, about once a millisecond, while a case runs: it meets
+ * Redis as the takes do (woken for each call, its caches shared with the rest of the machine),
+ * which calls sent back to back do not. It runs as EVAL, so commandstats count it apart from
+ * the takes' EVALSHA (usecPerEval over the case's window). `stop()` ends it and waits for the
+ * call in flight.
+ */
+export function pacedNoop(r: Redis, keys: readonly string[], args: readonly string[]): { stop(): Promise<void> } {
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      await r.eval('return 1', keys.length, ...keys, ...args);
+      await sleep(1);
+    }
+  })();
+  return {
+    stop: () => {
+      running = false;
+      return loop;
+    },
+  };
+}

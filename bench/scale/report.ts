@@ -82,8 +82,9 @@ function rows(opts: Options, results: CaseResult[], rounds: readonly CaseResult[
       'takes/s (nodes)',
       'req per take (nodes)',
       'Redis usec/take',
-      'no-op usec',
-      'take ÷ no-op',
+      'no-op usec, paced',
+      'take ÷ paced no-op',
+      'no-op usec, back to back',
     ],
   ];
   for (const c of results) {
@@ -109,8 +110,9 @@ function rows(opts: Options, results: CaseResult[], rounds: readonly CaseResult[
       GLOBAL_CASES.includes(c.name) ? fmt(c.takesPerS) : '-',
       GLOBAL_CASES.includes(c.name) ? fmt(c.reqPerTake, 1) : '-',
       GLOBAL_CASES.includes(c.name) ? fmt(c.usecPerTake, 2) : '-',
+      GLOBAL_CASES.includes(c.name) ? fmt(c.usecNoopPaced, 2) : '-',
+      GLOBAL_CASES.includes(c.name) ? fmt(c.usecPerTake / c.usecNoopPaced, 2) : '-',
       GLOBAL_CASES.includes(c.name) ? fmt(c.usecNoop, 2) : '-',
-      GLOBAL_CASES.includes(c.name) ? fmt(c.usecPerTake / c.usecNoop, 2) : '-',
     ]);
   }
   if (redis) {
@@ -133,6 +135,7 @@ function rows(opts: Options, results: CaseResult[], rounds: readonly CaseResult[
       fmt(redis.cpu.other),
       fmt(redis.rps),
       '1.0',
+      '-',
       '-',
       '-',
       '-',
@@ -166,6 +169,7 @@ export function medianOf(rs: CaseResult[], maxOther: number): CaseResult {
     takesPerS: m((r) => r.takesPerS),
     reqPerTake: m((r) => r.reqPerTake),
     usecPerTake: m((r) => r.usecPerTake),
+    usecNoopPaced: m((r) => r.usecNoopPaced),
     usecNoop: m((r) => r.usecNoop),
     attempts: rs.reduce((a, r) => a + r.attempts, 0),
     disturbed: other > maxOther,
@@ -259,8 +263,12 @@ export function writeReport({ opts, ok, results, rounds, limit, problems, loadBe
     'requests one of them served (server-wide);',
     '"takes/s (nodes)" and "req per take (nodes)" come from the nodes\' own idmint_takes_total and',
     'idmint_ids_issued_total of the tag (exact, whatever else uses Redis). "Redis usec/take" is',
-    'commandstats usec per EVALSHA during the case; "no-op usec" the same for `return 1` with the',
-    'keys and arguments of a take, measured right after the case (8 calls in flight).',
+    'commandstats usec per EVALSHA during the case (the takes, and the few scripts of the refill',
+    'queue); "no-op usec, paced" is commandstats usec per EVAL of `return 1` with the keys and',
+    'arguments of a take, sent by the bench one at a time about once a millisecond during the case:',
+    'it meets Redis as the takes do, woken for each call, and "take ÷ paced no-op" compares the',
+    'two. "no-op usec, back to back" is the same script right after the case, 8 calls in flight',
+    '(as in `npm run bench:take`): a Redis kept busy spends less on each call.',
     '',
     '## Other processes during each case',
     '',

@@ -7,11 +7,11 @@ import { cpuWindow, machineBusySeconds, readProcs, waitQuiet, type CpuWindow } f
 import { countRepeats } from '../../tools/duplicates.js';
 import type { TestNames } from '../../tools/env.js';
 import { createTag, fetchIds } from '../../tools/node.js';
-import { redisCounters, usecPerEvalsha } from '../../tools/redis-stats.js';
+import { redisCounters, usecPerEval, usecPerEvalsha } from '../../tools/redis-stats.js';
 import { fmt } from '../../tools/table.js';
 import { maxOf, runLoad, type Check } from '../load.js';
 import { BARE_CASES, COUNTED_CASES, GLOBAL_CASES, TAGS, type CaseName, type Options } from './cases.js';
-import { captureTake, noopUsec, redisLimit, takeScript, type RedisLimit } from './redis-limit.js';
+import { captureTake, noopUsec, pacedNoop, redisLimit, takeScript, type RedisLimit } from './redis-limit.js';
 import { medianOf } from './report.js';
 import { startBare, startIdmint, type Server } from './servers.js';
 
@@ -30,8 +30,12 @@ export interface CaseResult {
   /** Global: takes per second the nodes sent for the tag (idmint_takes_total), and requests per take. */
   takesPerS: number;
   reqPerTake: number;
-  /** Global: Redis usec per EVALSHA during the case, and of the no-op script measured after it. */
+  /**
+   * Global: Redis usec per EVALSHA during the case; of the no-op script sent once a millisecond
+   * during the case (as EVAL), and of the same sent back to back after it.
+   */
   usecPerTake: number;
+  usecNoopPaced: number;
   usecNoop: number;
   attempts: number;
   disturbed: boolean;
@@ -108,10 +112,13 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     const b0 = machineBusySeconds();
     const takes0 = global ? await metricOf(server.url, 'idmint_takes_total', TAGS.global) : 0;
     const issued0 = global ? await metricOf(server.url, 'idmint_ids_issued_total', TAGS.global) : 0;
+    if (global) run.takeShape ??= await captureTake(redis, undefined, takeScript().numKeys, TAGS.global, () => fetchIds(server.url, TAGS.global, 1));
     const r0 = await redisCounters(redis);
+    const pacer = global ? pacedNoop(redis, run.takeShape!.keys, run.takeShape!.args) : undefined;
     const t0 = performance.now();
     const r = await runLoad(server.url + path, opts.connections, opts.duration, check, opts.rate);
     const wallS = (performance.now() - t0) / 1000;
+    await pacer?.stop();
     // CPU of the load window only (the metrics and the no-op script below come after it).
     const after = readProcs();
     const busy = machineBusySeconds() - b0;
@@ -122,8 +129,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     if (global) {
       takes = (await metricOf(server.url, 'idmint_takes_total', TAGS.global)) - takes0;
       issued = (await metricOf(server.url, 'idmint_ids_issued_total', TAGS.global)) - issued0;
-      run.takeShape ??= await captureTake(redis, undefined, takeScript().numKeys, TAGS.global, () => fetchIds(server.url, TAGS.global, 1));
-      usecNoop = await noopUsec(redis, run.takeShape.keys, run.takeShape.args);
+      usecNoop = await noopUsec(redis, run.takeShape!.keys, run.takeShape!.args);
     }
     const cpu = cpuWindow(before, after, wallS, busy, server.pid, run.redisPid);
     let checks = `${fmt(r.ok)} bodies {"id":"1"}`;
@@ -149,6 +155,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       takesPerS: takes / wallS,
       reqPerTake: issued / takes,
       usecPerTake: global ? usecPerEvalsha(r0, r1) : NaN,
+      usecNoopPaced: global ? usecPerEval(r0, r1) : NaN,
       usecNoop,
       attempts: attempt,
       disturbed: cpu.other > opts.maxOther,
@@ -159,7 +166,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     console.log(
       `${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms; CPU % server ${fmt(cpu.server)} (${fmt(1e6 / res.perCpuS, 1)} usec per request), load gen ${fmt(cpu.client)}, Redis ${fmt(cpu.redis)}, other ${fmt(cpu.other)}` +
         (global
-          ? `; ${fmt(res.takesPerS)} takes/s, ${fmt(res.reqPerTake, 1)} req/take, ${fmt(res.usecPerTake, 2)} usec/take vs no-op ${fmt(usecNoop, 2)}`
+          ? `; ${fmt(res.takesPerS)} takes/s, ${fmt(res.reqPerTake, 1)} req/take, ${fmt(res.usecPerTake, 2)} usec/take vs no-op ${fmt(res.usecNoopPaced, 2)} paced, ${fmt(usecNoop, 2)} back to back`
           : name === 'shared'
             ? `; ${fmt(res.callsPerS)} INCRBY/s, ${fmt(r.rps / res.callsPerS, 1)} req/INCRBY`
             : '') +
