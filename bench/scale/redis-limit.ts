@@ -139,16 +139,21 @@ export async function redisLimit(
  */
 export function pacedNoop(r: Redis, keys: readonly string[], args: readonly string[]): { stop(): Promise<void> } {
   let running = true;
+  let failed: Error | undefined;
   const loop = (async () => {
     while (running) {
       await r.eval('return 1', keys.length, ...keys, ...args);
       await sleep(1);
     }
-  })();
+  })().catch((err: Error) => {
+    // Kept for stop(): a rejection nobody awaits yet would end the bench before its cleanup.
+    failed = err;
+  });
   return {
-    stop: () => {
+    stop: async () => {
       running = false;
-      return loop;
+      await loop;
+      if (failed) throw new Error(`the paced no-op script failed: ${failed.message}`);
     },
   };
 }
