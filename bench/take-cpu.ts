@@ -134,15 +134,13 @@ async function main(): Promise<void> {
     without('the fast path (the general path only)', 'if fastEnd then', 'if false then');
     without('the reply (returns 1)', 'return after - n end', 'return 1 end');
     for (const file of opts.also) scripts.push({ name: `take, ${file}`, lua: readFileSync(file, 'utf8') });
-    scripts.push({
-      name: 'only the identity read (INFO replication)',
-      lua: `${readFileSync(join(COMMANDS_DIR, 'includes/server-identity.lua'), 'utf8')}\nlocal rid = serverIdentity()\nreturn 1`,
-    });
+    const identityRead = `${readFileSync(join(COMMANDS_DIR, 'includes/server-identity.lua'), 'utf8')}\nlocal rid = serverIdentity()\n`;
+    scripts.push({ name: 'only the identity read (INFO replication)', lua: `${identityRead}return 1` });
     // What every take that checks its server must do at least: learn the server's identity
     // and move a cursor (the field is named by the identity, as the fast end is).
     scripts.push({
       name: FLOOR,
-      lua: `${readFileSync(join(COMMANDS_DIR, 'includes/server-identity.lua'), 'utf8')}\nlocal rid = serverIdentity()\nredis.call('HINCRBY', KEYS[1], 'bench:' .. rid, 1)\nreturn 1`,
+      lua: `${identityRead}redis.call('HINCRBY', KEYS[1], 'bench:' .. rid, 1)\nreturn 1`,
     });
     scripts.push({
       name: 'only a run id read (INFO server)',

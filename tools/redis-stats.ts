@@ -63,11 +63,14 @@ export async function redisCounters(r: InfoSource): Promise<RedisCounters> {
   };
 }
 
+/** Redis usec per call of one command between two readings of its counters. */
+const usecPerCall = (a: CommandStat, b: CommandStat): number => (b.usec - a.usec) / (b.calls - a.calls);
+
 /** Redis usec per EVALSHA between two readings. */
-export const usecPerEvalsha = (a: RedisCounters, b: RedisCounters): number => (b.evalsha.usec - a.evalsha.usec) / (b.evalsha.calls - a.evalsha.calls);
+export const usecPerEvalsha = (a: RedisCounters, b: RedisCounters): number => usecPerCall(a.evalsha, b.evalsha);
 
 /** Redis usec per EVAL between two readings. */
-export const usecPerEval = (a: RedisCounters, b: RedisCounters): number => (b.eval.usec - a.eval.usec) / (b.eval.calls - a.eval.calls);
+export const usecPerEval = (a: RedisCounters, b: RedisCounters): number => usecPerCall(a.eval, b.eval);
 
 /** The server's process id (INFO server), when it says. */
 export async function redisPid(r: InfoSource): Promise<number | undefined> {
