@@ -60,8 +60,8 @@ export interface CoalescerDeps {
   /**
    * Once a pipelined take that served more than one request is answered, the next take waits
    * until as many requests wait as were in play then (those it served and those already
-   * waiting), for at most this many ms and one of the tag's measured round trips; never when that round trip is under 1 ms, nor while `hold` requests wait (0
-   * or absent: never).
+   * waiting), for at most this many ms and one of the tag's measured round trips; never when
+   * that round trip is under 1 ms, nor while `hold` requests wait (0 or absent: never).
    */
   readonly lingerMs?: number;
   readonly metrics?: Metrics;
@@ -182,10 +182,11 @@ export class Coalescer {
    * next take would serve that group alone, and the two groups would go on alternating, each
    * costing its process a take (a write, a wake-up, a reply to read). So the next take waits
    * until as many requests wait as were in play at the reply (those it served and those
-   * already waiting), or lingerMs, or one measured round trip, whichever comes first: the groups merge, and a process under load sends about half
-   * as many takes (bench:scale, "req per take"). A round trip under 1 ms means the process
-   * has CPU to spare (and a timer cannot wait less): then it never waits. Order holds: waiting
-   * only delays sending; every request is still served by a take sent after it arrived.
+   * already waiting), or lingerMs, or one measured round trip, whichever comes first: the
+   * groups merge, and a process under load sends about half as many takes (bench:scale, "req
+   * per take"). A round trip under 1 ms means the process has CPU to spare (and a timer cannot
+   * wait less): then it never waits. Order holds: waiting only delays sending; every request
+   * is still served by a take sent after it arrived.
    */
   private linger(served: number): void {
     const ms = Math.min(this.deps.lingerMs ?? 0, this.rttMs);

@@ -21,7 +21,8 @@
   as now + TTL: until then no holder may issue, since holders from before a loss may still
   be issuing under leases Redis forgot. A caller that knows the space is new clears the guard.
   When rid names another identity (restart from a snapshot, failover to a replica that may
-  have missed the last acquires and renewals, a master resynchronised from one) the guard is raised to now + TTL the same way.
+  have missed the last acquires and renewals, a master resynchronised from one) the guard is
+  raised to now + TTL the same way.
 
   Returns {worker_id, last_ms, guard_ms, fresh}
     worker_id  -1 when no free id was found within ARGV[5] probes (space exhausted)
