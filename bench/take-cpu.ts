@@ -20,17 +20,17 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { Keys } from '../src/store/redis/keys.js';
-import { COMMANDS_DIR, scriptText } from '../src/store/redis/lua.js';
+import { scriptText } from '../src/store/redis/lua.js';
 import { SegmentStore, type SegmentRef } from '../src/store/redis/segments.js';
 import { RedisServer } from '../tools/redis-server.js';
 import { commandStat, redisIdentity } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
+import { IDENTITY_READ, TAKE_FLOOR_LUA } from './take-floor.js';
 import { median } from './stats.js';
 
 const args = process.argv.slice(2);
@@ -134,14 +134,8 @@ async function main(): Promise<void> {
     without('the fast path (the general path only)', 'if fastEnd then', 'if false then');
     without('the reply (returns 1)', 'return after - n end', 'return 1 end');
     for (const file of opts.also) scripts.push({ name: `take, ${file}`, lua: readFileSync(file, 'utf8') });
-    const identityRead = `${readFileSync(join(COMMANDS_DIR, 'includes/server-identity.lua'), 'utf8')}\nlocal rid = serverIdentity()\n`;
-    scripts.push({ name: 'only the identity read (INFO replication)', lua: `${identityRead}return 1` });
-    // What every take that checks its server must do at least: learn the server's identity
-    // and move a cursor (the field is named by the identity, as the fast end is).
-    scripts.push({
-      name: FLOOR,
-      lua: `${identityRead}redis.call('HINCRBY', KEYS[1], 'bench:' .. rid, 1)\nreturn 1`,
-    });
+    scripts.push({ name: 'only the identity read (INFO replication)', lua: `${IDENTITY_READ}return 1` });
+    scripts.push({ name: FLOOR, lua: TAKE_FLOOR_LUA });
     scripts.push({
       name: 'only a run id read (INFO server)',
       lua: "local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\nreturn 1",

@@ -13,6 +13,9 @@
 //           needs a Redis round trip)
 //   script  the same server doing one EVALSHA of a script that only returns 1, with a take's
 //           keys and arguments (the floor of a round trip that runs a script, as a take does)
+//   floor   the same server doing one EVALSHA of the floor of a safe take (bench/take-floor.ts:
+//           the server's identity read and one cursor move, its value the reply's data): the
+//           least an `order: global` request costs while every take checks its server
 //   node    idmint's UDP answer for a rule tag with order "node"
 //   global  idmint's UDP answer for a rule tag with order "global"
 // idmint runs as a child process against the real Redis and MySQL with a database and key
@@ -30,6 +33,7 @@ import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startTsx, type Child } from '../tools/child.js';
 import { SeenIds } from '../tools/duplicates.js';
@@ -39,6 +43,7 @@ import { procCpuSeconds } from '../tools/cpu.js';
 import { redisCounters, usecPerEvalsha, type RedisCounters } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
+import { TAKE_FLOOR_LUA } from './take-floor.js';
 import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -109,18 +114,21 @@ async function echoServer(): Promise<void> {
   sock.bind(0, '127.0.0.1', () => process.send!({ port: sock.address().port }));
 }
 
+/** What a Redis baseline server does per request. */
+type RedisCall = 'incr' | 'noop' | 'floor';
+
 /**
- * The Redis baselines: the echo server, plus one raw Redis INCR per request (no script, no
- * coalescing) whose value is the reply's data: what a Redis round trip per request costs on
- * this machine, the floor under every `order: global` request. With script, one EVALSHA of a
- * script that only returns 1, with the keys and arguments of a take, instead: the floor of a
- * round trip that runs a script.
+ * The Redis baselines: the echo server, plus one Redis call per request (no coalescing) whose
+ * value is the reply's data. incr: one raw INCR, what a Redis round trip per request costs on
+ * this machine. noop: one EVALSHA of a script that only returns 1, with the keys and arguments
+ * of a take: the floor of a round trip that runs a script. floor: one EVALSHA of the floor of
+ * a safe take (the identity read and one HINCRBY), with the same keys and arguments.
  */
-async function redisEchoServer(key: string, script: boolean): Promise<void> {
+async function redisEchoServer(key: string, kind: RedisCall): Promise<void> {
   const { Redis } = await import('ioredis');
   const redis = new Redis(REDIS_URL);
-  const sha = script ? String(await redis.script('LOAD', 'return 1')) : '';
-  const call = script ? () => redis.evalsha(sha, 2, `${key}:seg`, `${key}:moved`, 1, 'g', 0.2, 1) : () => redis.incr(key);
+  const sha = kind === 'incr' ? '' : String(await redis.script('LOAD', kind === 'noop' ? 'return 1' : TAKE_FLOOR_LUA));
+  const call = kind === 'incr' ? () => redis.incr(key) : () => redis.evalsha(sha, 2, `${key}:seg`, `${key}:moved`, 1, 'g', 0.2, 1);
   const sock = createSocket('udp4');
   sock.on('message', (msg, r) => {
     let req: Record<string, unknown>;
@@ -206,7 +214,12 @@ async function client(port: number, rule: string, n: number, collect: boolean, w
 // ---- orchestration -----------------------------------------------------------------------
 
 function startChild(role: string, extra: string[] = []): { proc: ChildProcess; ready: Promise<{ port: number }> } {
-  const proc = fork(fileURLToPath(import.meta.url), [role, ...extra], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // --cpu-prof: each baseline server writes its profiles in a folder named by its role.
+  const prof = opts.cpuProf && role !== 'client' ? ['--cpu-prof', `--cpu-prof-dir=${join(opts.cpuProf, role)}`] : [];
+  const proc = fork(fileURLToPath(import.meta.url), [role, ...extra], {
+    execArgv: ['--import', 'tsx', ...prof],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   return { proc, ready: new Promise((resolve) => proc.once('message', (m) => resolve(m as { port: number }))) };
 }
 
@@ -242,6 +255,7 @@ async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number,
 
 const NODE_CASE = 'idmint, order node';
 const SCRIPT_CASE = 'echo + one no-op Redis script (EVALSHA)';
+const FLOOR_CASE = 'echo + the floor of a safe take (EVALSHA)';
 const GLOBAL_CASE = 'idmint, order global';
 
 interface Row {
@@ -254,6 +268,7 @@ interface Row {
   readonly incrTps: number;
   readonly incrLatency: number;
   readonly scriptTps: number;
+  readonly floorTps: number;
   /** CPU of the serving process per request, µs. */
   readonly serverUs: number;
   /** CPU of Redis per request, µs (the whole server: INFO cpu). */
@@ -299,10 +314,10 @@ async function main(): Promise<void> {
   const redisKey = `idmint:bench:udp:${process.pid}`;
   const redisEcho = startChild('redis-echo', [redisKey]);
   const scriptEcho = startChild('redis-script-echo', [redisKey]);
-  const [{ port: echoPort }, { port: redisPort }, { port: scriptPort }] = await Promise.all([echo.ready, redisEcho.ready, scriptEcho.ready]);
-  pinServer(echo.proc.pid);
-  pinServer(redisEcho.proc.pid);
-  pinServer(scriptEcho.proc.pid);
+  const floorEcho = startChild('redis-floor-echo', [redisKey]);
+  const baselines = [echo, redisEcho, scriptEcho, floorEcho];
+  const [{ port: echoPort }, { port: redisPort }, { port: scriptPort }, { port: floorPort }] = await Promise.all(baselines.map((b) => b.ready));
+  for (const b of baselines) pinServer(b.proc.pid);
 
   const names = testNames();
   const [udpPort, httpPort] = [await freePort(), await freePort()];
@@ -334,6 +349,7 @@ async function main(): Promise<void> {
       { name: 'echo (baseline)', port: echoPort, rule: 'o2o', idmint: false, pid: echo.proc.pid },
       { name: 'echo + one Redis INCR', port: redisPort, rule: 'o2o', idmint: false, pid: redisEcho.proc.pid },
       { name: SCRIPT_CASE, port: scriptPort, rule: 'o2o', idmint: false, pid: scriptEcho.proc.pid },
+      { name: FLOOR_CASE, port: floorPort, rule: 'o2o', idmint: false, pid: floorEcho.proc.pid },
       { name: NODE_CASE, port: udpPort, rule: 'o2o_node', idmint: true, pid: idmint.pid },
       { name: GLOBAL_CASE, port: udpPort, rule: 'o2o_global', idmint: true, pid: idmint.pid },
     ];
@@ -369,12 +385,11 @@ async function main(): Promise<void> {
     }
   } finally {
     const stopped = idmint.stop();
-    echo.proc.kill();
-    redisEcho.proc.kill();
-    scriptEcho.proc.kill();
-    stats.disconnect();
+    for (const b of baselines) b.proc.kill();
     await stopped;
     await cleanup(names);
+    await stats.del(redisKey, `${redisKey}:seg`);
+    stats.disconnect();
   }
 
   // Medians over rounds; each ratio is the median of the per-round ratios to that round's
@@ -382,6 +397,7 @@ async function main(): Promise<void> {
   const base = measured.get('echo (baseline)')!;
   const incr = measured.get('echo + one Redis INCR')!;
   const script = measured.get(SCRIPT_CASE)!;
+  const floor = measured.get(FLOOR_CASE)!;
   const rows: Row[] = [...measured].map(([name, ms]) => ({
     name,
     tps: median(ms.map((m) => m.tps)),
@@ -392,6 +408,7 @@ async function main(): Promise<void> {
     incrTps: median(ms.map((m, i) => m.tps / incr[i].tps)),
     incrLatency: median(ms.map((m, i) => m.avgMs / incr[i].avgMs)),
     scriptTps: median(ms.map((m, i) => m.tps / script[i].tps)),
+    floorTps: median(ms.map((m, i) => m.tps / floor[i].tps)),
     serverUs: median(ms.map((m) => m.serverUs)),
     redisUs: median(ms.map((m) => m.redisUs)),
     scriptUs: median(ms.map((m) => m.scriptUs)),
@@ -408,6 +425,7 @@ async function main(): Promise<void> {
         'TPS ÷ INCR',
         'latency ÷ INCR',
         'TPS ÷ no-op script',
+        'TPS ÷ safe-take floor',
         'server CPU µs/req',
         'Redis CPU µs/req',
         'Redis µs per script call',
@@ -422,6 +440,7 @@ async function main(): Promise<void> {
         r.incrTps.toFixed(2),
         r.incrLatency.toFixed(2),
         r.scriptTps.toFixed(2),
+        r.floorTps.toFixed(2),
         r.serverUs.toFixed(1),
         r.redisUs.toFixed(1),
         Number.isNaN(r.scriptUs) ? '-' : r.scriptUs.toFixed(1),
@@ -439,6 +458,7 @@ async function main(): Promise<void> {
   const verdicts = goals.map(([g, pass]) => `- ${g}: ${pass ? 'PASS' : 'MISS'}`);
   verdicts.push(
     `- the floor of a round trip that runs a script: echo + one no-op EVALSHA at ${row(SCRIPT_CASE).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.scriptTps.toFixed(2)} × that floor`,
+    `- the floor of a request served by a take that checks its server (the identity read and one cursor move): ${row(FLOOR_CASE).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.floorTps.toFixed(2)} × that floor`,
   );
   const workload =
     opts.workload === 'idserver'
@@ -467,9 +487,12 @@ async function main(): Promise<void> {
 }
 
 const role = process.argv[2];
+// A baseline server stopped by the bench exits normally, so that --cpu-prof writes its profile.
+if (role === 'echo' || role === 'redis-echo' || role === 'redis-script-echo' || role === 'redis-floor-echo') process.on('SIGTERM', () => process.exit(0));
 if (role === 'echo') void echoServer();
-else if (role === 'redis-echo') void redisEchoServer(process.argv[3], false);
-else if (role === 'redis-script-echo') void redisEchoServer(process.argv[3], true);
+else if (role === 'redis-echo') void redisEchoServer(process.argv[3], 'incr');
+else if (role === 'redis-script-echo') void redisEchoServer(process.argv[3], 'noop');
+else if (role === 'redis-floor-echo') void redisEchoServer(process.argv[3], 'floor');
 else if (role === 'client') {
   const [, , , port, rule, n, collect, workload, index] = process.argv;
   void client(Number(port), rule, Number(n), collect === '1', workload as Workload, Number(index)).then((r) => {
