@@ -27,7 +27,8 @@
 // Flags: --requests N (per client, default 200000)  --clients N (default 4)  --rounds N
 //        (repeat the cases N times, interleaved; medians)  --workload idserver|reuse
 //        --pin (taskset: the servers on CPU 1, the clients on CPU 0)
-//        --cpu-prof DIR (idmint writes a .cpuprofile there)  --no-write
+//        --cpu-prof DIR (idmint writes its .cpuprofile there, each baseline server in DIR/<role>)
+//        --no-write
 // Results: bench/results/udp-latest.md
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
