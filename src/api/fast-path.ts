@@ -1,7 +1,7 @@
 // The hottest request, answered in front of Fastify's router: `GET /v1/id/<tag>` with no token
 // and no query string (but a rule's `app` and `salt`), when the ID service can answer from
 // memory (an `order: node` block or rule counter at hand, a snowflake lease and clock that
-// allow an ID) or through a plain `order: global` tag's coalescer. The route spec
+// allow an ID) or through an `order: global` tag's coalescer (a rule's too). The route spec
 // (id-route-spec.ts) is the route's own, so the answer is the one routes/ids.ts gives (same
 // status, headers and body, same errors, same metrics and logs); anything else (a query, a
 // token, an unknown, disabled or other tag, a block to refill, a lease to acquire or a tick

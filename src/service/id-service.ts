@@ -8,7 +8,7 @@ import { seqString } from '../core/layout.js';
 import { invalid } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
 import { authorize } from './client-tokens.js';
-import { TagMovedError, type CoalescerDeps } from './coalescer.js';
+import { TagMovedError, type Coalescer, type CoalescerDeps } from './coalescer.js';
 import { checkOptions, hasRuleInput, NO_OPTIONS, ruleInput, type IdOptions } from './id-options.js';
 import { RuleTemplates, scopeOf } from './rule-mode.js';
 import { formatIds, SegmentMode, servable, type Issued } from './segment-mode.js';
@@ -55,7 +55,8 @@ export class IdService {
   /**
    * issue()'s first step for one ID, for a caller that steps aside rather than wait (the
    * pre-router path): what issue() answers when this process holds the tag's definition and
-   * sources, at once or through a plain `order: global` tag's coalescer (one promise);
+   * sources, at once or through an `order: global` tag's coalescer (a segment tag's, or the
+   * counter of a rule's app and period; one promise);
    * undefined, having taken nothing, when anything needs the full path (a definition to read,
    * a block to fill, a lease to take up, a tick to wait for, a key).
    */
@@ -125,14 +126,20 @@ export class IdService {
 
   private fromMemory<T>(tag: StoredTag, s: TagSources, opts: IdOptions, shape: (id: string) => T): T | Promise<T> | undefined {
     if (tag.rule) {
-      if (tag.order !== 'node' || opts.key !== undefined) return undefined;
+      if (opts.key !== undefined) return undefined;
       authorize(tag, opts.token);
       const { app, salt } = ruleInput(tag, opts);
+      // One moment decides both the period (whose counter is used) and the time tokens.
       const now = this.snowflake.clock.now();
       const src = s.segments.get(sourceKey(0, scopeOf(tag, app, now)));
-      const v = src?.buffer?.takeOneNow();
+      if (src === undefined) return undefined;
+      if (tag.order !== 'node') {
+        src.lastUsed = Date.now();
+        return this.throughCoalescer(tag, s, src.coalescer, opts, (v) => this.templates.renderOne(tag, v, app, salt, now), shape);
+      }
+      const v = src.buffer?.takeOneNow();
       if (v === undefined) return undefined;
-      src!.lastUsed = Date.now();
+      src.lastUsed = Date.now();
       this.count(tag, 1, s);
       return shape(this.templates.renderOne(tag, v, app, salt, now));
     }
@@ -154,10 +161,22 @@ export class IdService {
       this.count(tag, 1, s);
       return shape(seqString(tag, v));
     }
-    return src.coalescer.take(1).then(
+    return this.throughCoalescer(tag, s, src.coalescer, opts, (v) => seqString(tag, v), shape);
+  }
+
+  /** One ID of an `order: global` tag from its coalescer: `render` makes the ID of its counter value. */
+  private throughCoalescer<T>(
+    tag: StoredTag,
+    s: TagSources,
+    coalescer: Coalescer,
+    opts: IdOptions,
+    render: (v: number) => string,
+    shape: (id: string) => T,
+  ): Promise<T> {
+    return coalescer.take(1).then(
       (runs) => {
         this.count(tag, 1, s);
-        return shape(seqString(tag, runs[0][0]));
+        return shape(render(runs[0][0]));
       },
       // The tag moved to another Redis: the full path follows it.
       (err: unknown) => (err instanceof TagMovedError ? this.issueLater(tag.tag, 1, opts).then((ids) => shape(ids[0])) : Promise.reject(err)),

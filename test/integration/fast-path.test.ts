@@ -54,6 +54,15 @@ describe('the single-ID fast path', () => {
       max_counter: 999_999,
       reset_seconds: 0,
     });
+    await createTag(node.url, {
+      tag: 'rg',
+      mode: 'rule',
+      order: 'global',
+      template: '{app}-{counter:6}',
+      min_counter: 1,
+      max_counter: 999_999,
+      reset_seconds: 0,
+    });
     await createTag(node.url, { tag: 't', order: 'node' });
     const tok = await fetch(`${node.url}/v1/admin/tags/t/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' });
     assert.equal(tok.status, 201);
@@ -138,6 +147,29 @@ describe('the single-ID fast path', () => {
     const c = exchange('/v1/id/r?app=web');
     assert.equal(fast(c.req, c.res), true);
     assert.deepEqual(JSON.parse(c.out.body!), { id: want(3) }, 'declined requests took no counter');
+  });
+
+  it("answers an order-global rule through the coalescer of its app's counter, in step with the router", async () => {
+    const done = async (x: ReturnType<typeof exchange>) => {
+      for (let i = 0; i < 200 && x.out.body === undefined; i++) await new Promise((r) => setTimeout(r, 5));
+      return x.out;
+    };
+    const counter = (id: string) => Number(id.slice(-6));
+    const cold = exchange('/v1/id/rg?app=api');
+    assert.equal(fast(cold.req, cold.res), false, 'no counter source for this app yet: the router creates it');
+    const first = ((await (await fetch(`${node.url}/v1/id/rg?app=api&salt=`)).json()) as { id: string }).id;
+    const a = exchange('/v1/id/rg?app=api');
+    assert.equal(fast(a.req, a.res), true);
+    const out = await done(a);
+    assert.equal(out.status, 200);
+    assert.equal(out.headers!['content-length'], out.body!.length);
+    const id = (JSON.parse(out.body!) as { id: string }).id;
+    assert.match(id, /^api-\d{6}$/);
+    assert.equal(counter(id), counter(first) + 1, "the next value of the app's counter");
+    const other = exchange('/v1/id/rg?app=web');
+    assert.equal(fast(other.req, other.res), false, "another app's counter is a source of its own");
+    const next = ((await (await fetch(`${node.url}/v1/id/rg?app=api&salt=`)).json()) as { id: string }).id;
+    assert.equal(counter(next), counter(id) + 1, 'the router continues after it');
   });
 
   it('declines without writing or taking an ID whenever the router has to decide', () => {
