@@ -7,6 +7,7 @@
 //   global    GET /v1/id/:tag of a segment tag with order "global" (coalesced Redis takes)
 //   snowflake GET /v1/id/:tag of a snowflake tag
 //   rule      GET /v1/id/:tag?app=bench of a rule tag with order "node" (formatted strings)
+//   rule-global  the same of a rule tag with order "global" (coalesced takes of the app's counter)
 // The baseline and idmint each run as a child process of their own; idmint runs against the
 // real Redis and MySQL/MariaDB with a database and key prefix of its own, removed at the end.
 //
@@ -19,7 +20,7 @@
 // Flags: --duration N (s, default 10)  --warmup N (s, default 2)  --connections N (default 50)
 //        --rounds N (repeat the cases N times, interleaved; the table shows medians, and each
 //        ratio is the median of the ratios measured within a round)
-//        --cases baseline,node,global,snowflake,rule   --env KEY=VALUE (extra env for the idmint process,
+//        --cases baseline,node,global,snowflake,rule,rule-global   --env KEY=VALUE (extra env for the idmint process,
 //        repeatable)  --cpu-prof (write .cpuprofile files of both servers to
 //        bench/results/profiles/)  --no-write (do not update bench/results/http-latest.*)
 //        --pin (taskset: the server under test on CPU 1, this process on CPU 0)

@@ -1,8 +1,8 @@
 // The cases of the HTTP benchmark (`npm run bench`) and its command line.
 import { pick, readOptions } from '../args.js';
 
-export type CaseName = 'baseline' | 'node' | 'global' | 'snowflake' | 'rule';
-export const ALL_CASES: CaseName[] = ['baseline', 'node', 'global', 'snowflake', 'rule'];
+export type CaseName = 'baseline' | 'node' | 'global' | 'snowflake' | 'rule' | 'rule-global';
+export const ALL_CASES: CaseName[] = ['baseline', 'node', 'global', 'snowflake', 'rule', 'rule-global'];
 
 export interface IdCase {
   /** The tag the case creates and measures. */
@@ -27,6 +27,13 @@ export const ID_CASES: Record<Exclude<CaseName, 'baseline'>, IdCase> = {
     create: { mode: 'rule', order: 'node', template: 'B{yyyy}{MM}{dd}{counter:9}', min_counter: 1, max_counter: 999_999_999, reset_seconds: 86400 },
     pattern: /^B\d{17}$/,
   },
+  // The same with order "global": every ID from a coalesced Redis take of the app's counter.
+  'rule-global': {
+    tag: 'bench.ruleg',
+    query: '?app=bench',
+    create: { mode: 'rule', order: 'global', template: 'G{yyyy}{MM}{dd}{counter:9}', min_counter: 1, max_counter: 999_999_999, reset_seconds: 86400 },
+    pattern: /^G\d{17}$/,
+  },
 };
 
 export interface Options {
@@ -45,7 +52,7 @@ export interface Options {
 export function parseArgs(argv: string[]): Options {
   const o: Options = { duration: 10, warmup: 2, connections: 50, rounds: 1, cases: [...ALL_CASES], env: {}, cpuProf: false, write: true, pin: false };
   const usage =
-    'npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule] [--env KEY=VALUE] [--cpu-prof] [--no-write] [--pin]';
+    'npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule,rule-global] [--env KEY=VALUE] [--cpu-prof] [--no-write] [--pin]';
   readOptions(argv, usage, (a) => {
     switch (a.flag) {
       case '--duration':
