@@ -134,15 +134,17 @@ export async function redisLimit(
  * The no-op script sent one at a time, about once a millisecond, while a case runs: it meets
  * Redis as the takes do (woken for each call, its caches shared with the rest of the machine),
  * which calls sent back to back do not. It runs as EVAL, so commandstats count it apart from
- * the takes' EVALSHA (usecPerEval over the case's window). `stop()` ends it and waits for the
- * call in flight.
+ * the takes' EVALSHA (usecPerEval over the case's window). `stop()` ends it, waits for the
+ * call in flight and answers how many calls it made (not the case's own Redis calls).
  */
-export function pacedNoop(r: Redis, keys: readonly string[], args: readonly string[]): { stop(): Promise<void> } {
+export function pacedNoop(r: Redis, keys: readonly string[], args: readonly string[]): { stop(): Promise<number> } {
   let running = true;
   let failed: Error | undefined;
+  let calls = 0;
   const loop = (async () => {
     while (running) {
       await r.eval('return 1', keys.length, ...keys, ...args);
+      calls++;
       await sleep(1);
     }
   })().catch((err: Error) => {
@@ -154,6 +156,7 @@ export function pacedNoop(r: Redis, keys: readonly string[], args: readonly stri
       running = false;
       await loop;
       if (failed) throw new Error(`the paced no-op script failed: ${failed.message}`);
+      return calls;
     },
   };
 }

@@ -118,7 +118,7 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     const t0 = performance.now();
     const r = await runLoad(server.url + path, opts.connections, opts.duration, check, opts.rate);
     const wallS = (performance.now() - t0) / 1000;
-    await pacer?.stop();
+    const pacedCalls = (await pacer?.stop()) ?? 0;
     // CPU of the load window only (the metrics and the no-op script below come after it).
     const after = readProcs();
     const busy = machineBusySeconds() - b0;
@@ -151,7 +151,8 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
       requests: r.ok,
       cpu,
       perCpuS: r.rps / (cpu.server / 100),
-      callsPerS: (r1.evalCalls + r1.counterCalls - r0.evalCalls - r0.counterCalls) / wallS,
+      // The case's own calls: the paced no-op script is the bench's.
+      callsPerS: (r1.evalCalls + r1.counterCalls - r0.evalCalls - r0.counterCalls - pacedCalls) / wallS,
       takesPerS: takes / wallS,
       reqPerTake: issued / takes,
       usecPerTake: global ? usecPerEvalsha(r0, r1) : NaN,
