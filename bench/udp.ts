@@ -118,6 +118,9 @@ async function echoServer(): Promise<void> {
 /** What a Redis baseline server does per request. */
 type RedisCall = 'incr' | 'noop' | 'floor';
 
+/** The Redis baseline servers' roles (the child's first argument) and what each does. */
+const REDIS_ROLES: Readonly<Record<string, RedisCall>> = { 'redis-echo': 'incr', 'redis-script-echo': 'noop', 'redis-floor-echo': 'floor' };
+
 /**
  * The Redis baselines: the echo server, plus one Redis call per request (no coalescing) whose
  * value is the reply's data. incr: one raw INCR, what a Redis round trip per request costs on
@@ -488,12 +491,11 @@ async function main(): Promise<void> {
 }
 
 const role = process.argv[2];
+const redisCall = Object.hasOwn(REDIS_ROLES, role) ? REDIS_ROLES[role] : undefined;
 // A baseline server stopped by the bench exits normally, so that --cpu-prof writes its profile.
-if (role === 'echo' || role === 'redis-echo' || role === 'redis-script-echo' || role === 'redis-floor-echo') process.on('SIGTERM', () => process.exit(0));
+if (role === 'echo' || redisCall) process.on('SIGTERM', () => process.exit(0));
 if (role === 'echo') void echoServer();
-else if (role === 'redis-echo') void redisEchoServer(process.argv[3], 'incr');
-else if (role === 'redis-script-echo') void redisEchoServer(process.argv[3], 'noop');
-else if (role === 'redis-floor-echo') void redisEchoServer(process.argv[3], 'floor');
+else if (redisCall) void redisEchoServer(process.argv[3], redisCall);
 else if (role === 'client') {
   const [, , , port, rule, n, collect, workload, index] = process.argv;
   void client(Number(port), rule, Number(n), collect === '1', workload as Workload, Number(index)).then((r) => {

@@ -133,13 +133,12 @@ export class IdService {
       const now = this.snowflake.clock.now();
       const src = s.segments.get(sourceKey(0, scopeOf(tag, app, now)));
       if (src === undefined) return undefined;
+      src.lastUsed = Date.now();
       if (tag.order !== 'node') {
-        src.lastUsed = Date.now();
         return this.throughCoalescer(tag, s, src.coalescer, opts, (v) => this.templates.renderOne(tag, v, app, salt, now), shape);
       }
       const v = src.buffer?.takeOneNow();
       if (v === undefined) return undefined;
-      src.lastUsed = Date.now();
       this.count(tag, 1, s);
       return shape(this.templates.renderOne(tag, v, app, salt, now));
     }
