@@ -223,6 +223,17 @@ const CHANGES: Change[] = [
     change: async (url, tag) => void (await admin(url, 'PATCH', `/v1/admin/tags/${tag}`, { template: RULE_T1 })),
   },
   {
+    // Served from its app counter's coalescer once warm, like an order: node rule from memory.
+    name: "an order: global rule's template changed",
+    prepare: async (url, tag) => {
+      await createTag(url, { tag, mode: 'rule', order: 'global', template: RULE_T0, max_counter: 999999 });
+      return { tag, app: 'shop', mark: letterOrDigit };
+    },
+    before: 'OK:digits',
+    after: 'OK:N',
+    change: async (url, tag) => void (await admin(url, 'PATCH', `/v1/admin/tags/${tag}`, { template: RULE_T1 })),
+  },
+  {
     name: 'an order: node tag disabled',
     prepare: async (url, tag) => {
       await createTag(url, { tag, order: 'node' });
