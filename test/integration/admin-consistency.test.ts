@@ -197,6 +197,20 @@ const RULE_T1 = 'N{yyyy}{counter:6}';
 const letterOrDigit = (id: string) => (/^\d/.test(id) ? 'digits' : id[0]);
 const tokenOf = async (url: string, tag: string) => (await admin(url, 'POST', `/v1/admin/tags/${tag}/tokens`, {})) as { id: number; token: string };
 
+/** A rule of the given order whose template changes: its IDs start with a digit, then with N. */
+function templateChange(name: string, order: 'node' | 'global'): Change {
+  return {
+    name,
+    prepare: async (url, tag) => {
+      await createTag(url, { tag, mode: 'rule', order, template: RULE_T0, max_counter: 999999 });
+      return { tag, app: 'shop', mark: letterOrDigit };
+    },
+    before: 'OK:digits',
+    after: 'OK:N',
+    change: async (url, tag) => void (await admin(url, 'PATCH', `/v1/admin/tags/${tag}`, { template: RULE_T1 })),
+  };
+}
+
 const CHANGES: Change[] = [
   {
     name: 'a segment tag created after a cached TAG_NOT_FOUND',
@@ -212,27 +226,9 @@ const CHANGES: Change[] = [
     after: 'OK',
     change: async (url, tag) => void (await createTag(url, { tag, mode: 'rule', template: RULE_T0, max_counter: 999999 })),
   },
-  {
-    name: "a rule's template changed",
-    prepare: async (url, tag) => {
-      await createTag(url, { tag, mode: 'rule', order: 'node', template: RULE_T0, max_counter: 999999 });
-      return { tag, app: 'shop', mark: letterOrDigit };
-    },
-    before: 'OK:digits',
-    after: 'OK:N',
-    change: async (url, tag) => void (await admin(url, 'PATCH', `/v1/admin/tags/${tag}`, { template: RULE_T1 })),
-  },
-  {
-    // Served from its app counter's coalescer once warm, like an order: node rule from memory.
-    name: "an order: global rule's template changed",
-    prepare: async (url, tag) => {
-      await createTag(url, { tag, mode: 'rule', order: 'global', template: RULE_T0, max_counter: 999999 });
-      return { tag, app: 'shop', mark: letterOrDigit };
-    },
-    before: 'OK:digits',
-    after: 'OK:N',
-    change: async (url, tag) => void (await admin(url, 'PATCH', `/v1/admin/tags/${tag}`, { template: RULE_T1 })),
-  },
+  templateChange("a rule's template changed", 'node'),
+  // Served from its app counter's coalescer once warm, like an order: node rule from memory.
+  templateChange("an order: global rule's template changed", 'global'),
   {
     name: 'an order: node tag disabled',
     prepare: async (url, tag) => {
