@@ -1,10 +1,10 @@
 // Redis CPU per `take`, run by `npm run bench:take`: a private redis-server on a free loopback
 // port (its commandstats see only this run's calls, so CONFIG RESETSTAT is safe there), one
-// segment hash installed through the segment store (src/store/redis/segments.ts: a cold take,
-// then one install of a segment too large to end during the run), then in interleaved rounds
-// each case runs alone in its own window: RESETSTAT, CALLS calls (one ID each, a few in flight),
-// INFO commandstats. The figure is the server's usec / calls of the case's command (EVALSHA,
-// or INCR), median over the rounds, and its ratio to the no-op script.
+// segment hash in the steady state (bench/take-segment.ts: a cold take through the segment
+// store, then one install of a segment too large to end during the run), then in interleaved
+// rounds each case runs alone in its own window: RESETSTAT, CALLS calls (one ID each, a few in
+// flight), INFO commandstats. The figure is the server's usec / calls of the case's command
+// (EVALSHA, or INCR), median over the rounds, and its ratio to the no-op script.
 //   no-op EVALSHA   `return 1` with the take's keys and arguments
 //   INCR            one INCR of a plain key: the cheapest write
 //   take            SegmentStore.take(ref, 1): the call every order:global request makes
@@ -25,12 +25,12 @@ import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { Keys } from '../src/store/redis/keys.js';
 import { scriptText } from '../src/store/redis/lua.js';
-import { SegmentStore, type SegmentRef } from '../src/store/redis/segments.js';
 import { RedisServer } from '../tools/redis-server.js';
 import { commandStat, redisIdentity } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 import { IDENTITY_READ, TAKE_FLOOR_LUA } from './take-floor.js';
+import { steadySegment } from './take-segment.js';
 import { median } from './stats.js';
 
 const args = process.argv.slice(2);
@@ -104,17 +104,7 @@ async function main(): Promise<void> {
   const r = new Redis(server.url, { maxRetriesPerRequest: 1 });
   try {
     const keys = new Keys('bench');
-    const store = new SegmentStore({ default: r }, keys);
-    const ref: SegmentRef = { tag: 'take-cpu', epoch: 1, shard: 0 };
-    const cold = await store.take(ref, 1, 0.9);
-    if (cold.status !== 'cold') throw new Error(`expected a cold start, got ${cold.status}`);
-    const installed = await store.install(ref, cold.gen, [1, 1e14], 0.9);
-    if (installed !== 'current') throw new Error(`install answered ${installed}`);
-    const first = await store.take(ref, 1, 0.9);
-    if (first.status !== 'ok') throw new Error(`take answered ${first.status}`);
-
-    const seg = store.key(ref);
-    const moved = keys.moved(ref.tag);
+    const { store, ref, seg, moved } = await steadySegment(r, keys, 'take-cpu', 0.9);
     const identity = await redisIdentity(r);
     const takeArgs = (): (string | number)[] => [1, 'unused-gen', 0.9, ref.epoch];
     const script = (name: string, lua: string): Case => {

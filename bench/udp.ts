@@ -16,6 +16,9 @@
 //   floor   the same server doing one EVALSHA of the floor of a safe take (bench/take-floor.ts:
 //           the server's identity read and one cursor move, its value the reply's data): the
 //           least an `order: global` request costs while every take checks its server
+//   take    the same server doing one EVALSHA of idmint's own take (take-2.lua, steady state,
+//           on a hash set up by bench/take-segment.ts), the first ID as the reply's data: what
+//           order global costs with nothing of idmint's process around the take
 //   node    idmint's UDP answer for a rule tag with order "node"
 //   global  idmint's UDP answer for a rule tag with order "global"
 // idmint runs as a child process against the real Redis and MySQL with a database and key
@@ -36,6 +39,9 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+import { Keys } from '../src/store/redis/keys.js';
+import { scriptText } from '../src/store/redis/lua.js';
 import { freePort, startTsx, type Child } from '../tools/child.js';
 import { SeenIds } from '../tools/duplicates.js';
 import { REDIS_URL, cleanup, testEnv, testNames } from '../tools/env.js';
@@ -45,6 +51,7 @@ import { redisCounters, usecPerEvalsha, type RedisCounters } from '../tools/redi
 import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 import { TAKE_FLOOR_LUA } from './take-floor.js';
+import { steadySegment } from './take-segment.js';
 import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -116,23 +123,34 @@ async function echoServer(): Promise<void> {
 }
 
 /** What a Redis baseline server does per request. */
-type RedisCall = 'incr' | 'noop' | 'floor';
+type RedisCall = 'incr' | 'noop' | 'floor' | 'take';
+
+/** The keys of the take server's segment hash: under the bench's Redis key, removed at the end. */
+const takeKeys = (key: string) => new Keys(`${key}:take`);
+const TAKE_TAG = 'udp';
+/** The prefetch fraction the take server passes (irrelevant: its segment never ends in a run). */
+const TAKE_PREFETCH = 0.9;
 
 /** The Redis baseline servers' roles (the child's first argument) and what each does. */
-const REDIS_ROLES: Readonly<Record<string, RedisCall>> = { 'redis-echo': 'incr', 'redis-script-echo': 'noop', 'redis-floor-echo': 'floor' };
+const REDIS_ROLES: Readonly<Record<string, RedisCall>> = {
+  'redis-echo': 'incr',
+  'redis-script-echo': 'noop',
+  'redis-floor-echo': 'floor',
+  'redis-take-echo': 'take',
+};
 
 /**
  * The Redis baselines: the echo server, plus one Redis call per request (no coalescing) whose
  * value is the reply's data. incr: one raw INCR, what a Redis round trip per request costs on
  * this machine. noop: one EVALSHA of a script that only returns 1, with the keys and arguments
  * of a take: the floor of a round trip that runs a script. floor: one EVALSHA of the floor of
- * a safe take (the identity read and one HINCRBY), with the same keys and arguments.
+ * a safe take (the identity read and one HINCRBY), with the same keys and arguments. take: one
+ * EVALSHA of take-2.lua for one ID of a hash in its steady state (an integer reply, the ID).
  */
 async function redisEchoServer(key: string, kind: RedisCall): Promise<void> {
   const { Redis } = await import('ioredis');
   const redis = new Redis(REDIS_URL);
-  const sha = kind === 'incr' ? '' : String(await redis.script('LOAD', kind === 'noop' ? 'return 1' : TAKE_FLOOR_LUA));
-  const call = kind === 'incr' ? () => redis.incr(key) : () => redis.evalsha(sha, 2, `${key}:seg`, `${key}:moved`, 1, 'g', 0.2, 1);
+  const call = await callOf(redis, key, kind);
   const sock = createSocket('udp4');
   sock.on('message', (msg, r) => {
     let req: Record<string, unknown>;
@@ -148,6 +166,23 @@ async function redisEchoServer(key: string, kind: RedisCall): Promise<void> {
     );
   });
   sock.bind(0, '127.0.0.1', () => process.send!({ port: sock.address().port }));
+}
+
+/** The one Redis call a baseline server makes per request; it resolves with the reply's data. */
+async function callOf(redis: Redis, key: string, kind: RedisCall): Promise<() => Promise<unknown>> {
+  if (kind === 'incr') return () => redis.incr(key);
+  if (kind === 'take') {
+    const { seg, moved, ref } = await steadySegment(redis, takeKeys(key), TAKE_TAG, TAKE_PREFETCH);
+    const sha = String(await redis.script('LOAD', scriptText('take-2')));
+    // Anything but an integer (the steady state's reply) is a failed request.
+    return () =>
+      redis.evalsha(sha, 2, seg, moved, 1, 'unused-gen', TAKE_PREFETCH, ref.epoch).then((first) => {
+        if (typeof first !== 'number') throw new Error(`take answered ${JSON.stringify(first)}`);
+        return first;
+      });
+  }
+  const sha = String(await redis.script('LOAD', kind === 'noop' ? 'return 1' : TAKE_FLOOR_LUA));
+  return () => redis.evalsha(sha, 2, `${key}:seg`, `${key}:moved`, 1, 'g', 0.2, 1);
 }
 
 /** One request and its reply (undefined after 2 s), on the given socket. */
@@ -260,6 +295,7 @@ async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number,
 const NODE_CASE = 'idmint, order node';
 const SCRIPT_CASE = 'echo + one no-op Redis script (EVALSHA)';
 const FLOOR_CASE = 'echo + the floor of a safe take (EVALSHA)';
+const TAKE_CASE = "echo + idmint's take (EVALSHA of take-2.lua)";
 const GLOBAL_CASE = 'idmint, order global';
 
 interface Row {
@@ -273,6 +309,7 @@ interface Row {
   readonly incrLatency: number;
   readonly scriptTps: number;
   readonly floorTps: number;
+  readonly takeTps: number;
   /** CPU of the serving process per request, µs. */
   readonly serverUs: number;
   /** CPU of Redis per request, µs (the whole server: INFO cpu). */
@@ -319,8 +356,11 @@ async function main(): Promise<void> {
   const redisEcho = startChild('redis-echo', [redisKey]);
   const scriptEcho = startChild('redis-script-echo', [redisKey]);
   const floorEcho = startChild('redis-floor-echo', [redisKey]);
-  const baselines = [echo, redisEcho, scriptEcho, floorEcho];
-  const [{ port: echoPort }, { port: redisPort }, { port: scriptPort }, { port: floorPort }] = await Promise.all(baselines.map((b) => b.ready));
+  const takeEcho = startChild('redis-take-echo', [redisKey]);
+  const baselines = [echo, redisEcho, scriptEcho, floorEcho, takeEcho];
+  const [{ port: echoPort }, { port: redisPort }, { port: scriptPort }, { port: floorPort }, { port: takePort }] = await Promise.all(
+    baselines.map((b) => b.ready),
+  );
   for (const b of baselines) pinServer(b.proc.pid);
 
   const names = testNames();
@@ -354,6 +394,7 @@ async function main(): Promise<void> {
       { name: 'echo + one Redis INCR', port: redisPort, rule: 'o2o', idmint: false, pid: redisEcho.proc.pid },
       { name: SCRIPT_CASE, port: scriptPort, rule: 'o2o', idmint: false, pid: scriptEcho.proc.pid },
       { name: FLOOR_CASE, port: floorPort, rule: 'o2o', idmint: false, pid: floorEcho.proc.pid },
+      { name: TAKE_CASE, port: takePort, rule: 'o2o', idmint: false, pid: takeEcho.proc.pid },
       { name: NODE_CASE, port: udpPort, rule: 'o2o_node', idmint: true, pid: idmint.pid },
       { name: GLOBAL_CASE, port: udpPort, rule: 'o2o_global', idmint: true, pid: idmint.pid },
     ];
@@ -392,7 +433,8 @@ async function main(): Promise<void> {
     for (const b of baselines) b.proc.kill();
     await stopped;
     await cleanup(names);
-    await stats.del(redisKey, `${redisKey}:seg`);
+    const take = takeKeys(redisKey);
+    await stats.del(redisKey, `${redisKey}:seg`, take.segment(TAKE_TAG, 1, 0), take.moved(TAKE_TAG));
     stats.disconnect();
   }
 
@@ -402,6 +444,7 @@ async function main(): Promise<void> {
   const incr = measured.get('echo + one Redis INCR')!;
   const script = measured.get(SCRIPT_CASE)!;
   const floor = measured.get(FLOOR_CASE)!;
+  const take = measured.get(TAKE_CASE)!;
   const rows: Row[] = [...measured].map(([name, ms]) => ({
     name,
     tps: median(ms.map((m) => m.tps)),
@@ -413,6 +456,7 @@ async function main(): Promise<void> {
     incrLatency: median(ms.map((m, i) => m.avgMs / incr[i].avgMs)),
     scriptTps: median(ms.map((m, i) => m.tps / script[i].tps)),
     floorTps: median(ms.map((m, i) => m.tps / floor[i].tps)),
+    takeTps: median(ms.map((m, i) => m.tps / take[i].tps)),
     serverUs: median(ms.map((m) => m.serverUs)),
     redisUs: median(ms.map((m) => m.redisUs)),
     scriptUs: median(ms.map((m) => m.scriptUs)),
@@ -430,6 +474,7 @@ async function main(): Promise<void> {
         'latency ÷ INCR',
         'TPS ÷ no-op script',
         'TPS ÷ safe-take floor',
+        'TPS ÷ take server',
         'server CPU µs/req',
         'Redis CPU µs/req',
         'Redis µs per script call',
@@ -445,6 +490,7 @@ async function main(): Promise<void> {
         r.incrLatency.toFixed(2),
         r.scriptTps.toFixed(2),
         r.floorTps.toFixed(2),
+        r.takeTps.toFixed(2),
         r.serverUs.toFixed(1),
         r.redisUs.toFixed(1),
         Number.isNaN(r.scriptUs) ? '-' : r.scriptUs.toFixed(1),
@@ -463,6 +509,7 @@ async function main(): Promise<void> {
   verdicts.push(
     `- the floor of a round trip that runs a script: echo + one no-op EVALSHA at ${row(SCRIPT_CASE).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.scriptTps.toFixed(2)} × that floor`,
     `- the floor of a request served by a take that checks its server (the identity read and one cursor move): ${row(FLOOR_CASE).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.floorTps.toFixed(2)} × that floor`,
+    `- idmint's take with nothing of idmint's process around it: echo + one EVALSHA of take-2.lua at ${row(TAKE_CASE).floorTps.toFixed(2)} × the safe-take floor server; order global at ${glob.takeTps.toFixed(2)} × that server`,
   );
   const workload =
     opts.workload === 'idserver'
