@@ -39,7 +39,8 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
+import { scanKeys } from '../src/store/redis/connection.js';
 import { Keys } from '../src/store/redis/keys.js';
 import { scriptText } from '../src/store/redis/lua.js';
 import { freePort, startTsx, type Child } from '../tools/child.js';
@@ -125,7 +126,7 @@ async function echoServer(): Promise<void> {
 /** What a Redis baseline server does per request. */
 type RedisCall = 'incr' | 'noop' | 'floor' | 'take';
 
-/** The keys of the take server's segment hash: under the bench's Redis key, removed at the end. */
+/** The keys of the take server's segment hash: under the bench's Redis key. */
 const takeKeys = (key: string) => new Keys(`${key}:take`);
 const TAKE_TAG = 'udp';
 /** The prefetch fraction the take server passes (irrelevant: its segment never ends in a run). */
@@ -148,7 +149,6 @@ const REDIS_ROLES: Readonly<Record<string, RedisCall>> = {
  * EVALSHA of take-2.lua for one ID of a hash in its steady state (an integer reply, the ID).
  */
 async function redisEchoServer(key: string, kind: RedisCall): Promise<void> {
-  const { Redis } = await import('ioredis');
   const redis = new Redis(REDIS_URL);
   const call = await callOf(redis, key, kind);
   const sock = createSocket('udp4');
@@ -370,7 +370,6 @@ async function main(): Promise<void> {
   // Per case, one measurement per round; each round runs every case once, in the same order,
   // so a slow spell of the machine hits a round rather than one case.
   const measured = new Map<string, Measured[]>();
-  const { Redis } = await import('ioredis');
   const stats = new Redis(REDIS_URL);
   try {
     for (const order of ['node', 'global'] as const) {
@@ -433,8 +432,9 @@ async function main(): Promise<void> {
     for (const b of baselines) b.proc.kill();
     await stopped;
     await cleanup(names);
-    const take = takeKeys(redisKey);
-    await stats.del(redisKey, `${redisKey}:seg`, take.segment(TAKE_TAG, 1, 0), take.moved(TAKE_TAG));
+    // The INCR key and every key of the script servers, named after it.
+    await stats.del(redisKey);
+    await scanKeys(stats, `${redisKey}:*`, (keys) => stats.del(...keys));
     stats.disconnect();
   }
 
