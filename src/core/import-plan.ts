@@ -2,7 +2,7 @@
 // and what idmint holds now, which tags to create, which to raise and which to leave, with
 // the counter floor that puts every later ID above every ID the old system could have handed
 // out. Pure: the importer reads both stores and writes the plan in one transaction.
-import { counterAtOrBelow, shardBits, MAX_COUNTER, type Interleave } from './layout.js';
+import { counterAtOrBelow, counterLimit, shardBits, type Interleave } from './layout.js';
 import { periodOf } from './period.js';
 import type { IdServerRule } from './idserver-lua.js';
 import { firstCounter, periodCapacity } from './rule-spec.js';
@@ -110,12 +110,17 @@ function lowBits(s: TagSpec): number {
  * The counter floor of a segment tag above an old maximum ID: counter k writes the sequence
  * value k * stride + offset, as the ID (plain) or shifted past the shard and app bits
  * (sharded); so every counter above the largest one whose sequence value is at most
- * maxId >> low writes IDs above maxId.
+ * maxId >> low writes IDs above maxId. The tag must still have a counter above the floor whose
+ * ID its max_id_limit allows: the floor is a counter, smaller than the ID by the stride, so
+ * comparing it with the largest counter alone lets through maxima whose tag could never
+ * answer (stride 2, maximum 2^53: floor 2^52, every later ID above the default limit 2^53-1).
  */
 export function segmentFloor(spec: TagSpec, maxId: bigint): number {
   const floor = counterAtOrBelow(spec, maxId >> BigInt(lowBits(spec)));
-  if (floor >= BigInt(MAX_COUNTER))
-    throw new SpecProblems([`tag "${spec.tag}": the old maximum ${maxId} leaves no room below idmint's largest counter (2^53-1)`]);
+  if (floor >= BigInt(counterLimit(spec, BigInt(spec.maxIdLimit))))
+    throw new SpecProblems([
+      `tag "${spec.tag}": the old maximum ${maxId} leaves no room below the tag's max_id_limit ${spec.maxIdLimit} (2^53-1 unless raised): it could never hand out an ID`,
+    ]);
   return Number(floor);
 }
 

@@ -168,6 +168,30 @@ describe('planning a segment import', () => {
     assert.match(msg, /tag "gone" was deleted in idmint/);
     assert.match(msg, /old maximum 9007199254740993 leaves no room/);
   });
+
+  it('refuses a Tinyid maximum above 2^53-1 with delta > 1, whose counter would fit but no ID', () => {
+    // delta 2: the floor counter (2^52) is below idmint's largest counter, but every ID after
+    // it lies above the tag's max_id_limit (2^53-1): the tag would only answer ID_SPACE_EXHAUSTED.
+    const cases: [string, number, number][] = [
+      ['9007199254740993', 2, 1], // 2^53 + 1
+      ['9007199254740992', 2, 0], // 2^53
+      ['9007199254740991', 3, 0], // 2^53 - 1 itself: no ID left above it
+      ['18014398509481984', 4, 0], // 2^54
+      ['9223372036854775807', 1000, 7], // Tinyid's largest max_id
+    ];
+    for (const [maxId, stride, offset] of cases) {
+      const msg = refusal(() => planSegments('tinyid', [{ ...leaf('big', maxId), stride, offset }], none, hash));
+      assert.match(msg, new RegExp(`old maximum ${maxId} leaves no room below the tag's max_id_limit 9007199254740991`), `${maxId} delta ${stride}`);
+    }
+    // Just below: the tag still has IDs to hand out (the last one, 2^53-1, for delta 2 remainder 1).
+    const p = planSegments('tinyid', [{ ...leaf('edge', '9007199254740989'), stride: 2, offset: 1 }], none, hash);
+    assert.equal(p.tags[0].action, 'create');
+    assert.equal(p.tags[0].counterFloor, 4503599627370494);
+    // A tag idmint already has with a larger max_id_limit can continue above such a maximum.
+    const wide = existing({ tag: 'wide', order: 'node', stride: 2, offset: 1, max_id_limit: '9223372036854775807' }, [[0, '', 10]]);
+    const r = planSegments('tinyid', [{ ...leaf('wide', '9007199254740993'), stride: 2, offset: 1 }], current([wide]), hash);
+    assert.deepEqual([r.tags[0].action, r.tags[0].counterFloor], ['raise', 4503599627370496]);
+  });
 });
 
 describe('planning an id_server import', () => {
