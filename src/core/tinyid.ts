@@ -4,8 +4,13 @@
 import { seqOf, type Interleave } from './layout.js';
 import type { Range } from './ranges.js';
 
-/** Tinyid's batch.size.max: larger batchSize values are lowered to it, silently. */
-export const TINYID_BATCH_MAX = 10_000;
+/**
+ * The largest batchSize the Tinyid routes serve: batch.size.max of the application.properties
+ * Tinyid's server ships (its default build profile). Tinyid lowers a larger batchSize to it and
+ * answers code 200 with fewer IDs than asked; idmint refuses it instead (code 6), so no caller
+ * gets fewer IDs than it asked for without being told.
+ */
+export const TINYID_BATCH_MAX = 100_000;
 
 /** Tinyid's ErrorCode: code and message. */
 export const TINYID_TOKEN_ERR = { code: 5, message: 'token is error' } as const;

@@ -1,8 +1,9 @@
 // suite: cluster
 // Tinyid's HTTP API (/tinyid/id/...) against real Redis and MySQL: the exact bytes Tinyid
 // answers for success, a bad token, an unknown bizType, missing parameters, a batchSize over
-// the limit or not a number; GET and POST with a form body; segments that never overlap IDs
-// served over HTTP at the same time (two processes); delta/remainder from stride/offset.
+// the limit (refused with code 6, never fewer IDs) or not a number; GET and POST with a form
+// body; segments that never overlap IDs served over HTTP at the same time (two processes);
+// delta/remainder from stride/offset.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { idsOfSegment, type TinyidSegment } from '../../src/core/tinyid.js';
@@ -118,13 +119,32 @@ describe('Tinyid HTTP API', () => {
     assert.match((await call(url, '/tinyid/id/nextIdSimple?bizType=open&token=anything')).body, /^\d+$/);
   });
 
-  it("batchSize over Tinyid's limit (10000) is lowered to it; one that is no int is Spring's 400", async () => {
+  it("batchSize up to Tinyid's batch.size.max (100000) is served whole; above it, code 6 and no IDs; no int is Spring's 400", async () => {
     const t = await tokenOf('open');
-    const big = await call(url, `/tinyid/id/nextId?bizType=open&batchSize=20000&token=${t}`);
-    const ids = (JSON.parse(big.body) as { data: number[] }).data;
-    assert.equal(ids.length, 10000);
-    assert.equal(new Set(ids).size, 10000);
-    assert.equal((await call(url, `/tinyid/id/nextIdSimple?bizType=open&batchSize=10001&token=${t}`)).body.split(',').length, 10000);
+    const started = performance.now();
+    const big = await call(url, `/tinyid/id/nextId?bizType=open&batchSize=100000&token=${t}`);
+    const ms = performance.now() - started;
+    const parsed = JSON.parse(big.body) as { data: number[]; code: number };
+    assert.equal(parsed.code, 200);
+    assert.equal(parsed.data.length, 100000);
+    assert.equal(new Set(parsed.data).size, 100000);
+    assert.ok(ms < 10_000, `100000 IDs took ${ms.toFixed(0)} ms`);
+    const simple = (await call(url, `/tinyid/id/nextIdSimple?bizType=open&batchSize=100000&token=${t}`)).body.split(',');
+    assert.equal(simple.length, 100000);
+    assert.ok(BigInt(simple[0]) > BigInt(parsed.data[99999]));
+    // Tinyid would lower these to 100000 and answer code 200: never fewer IDs than asked here.
+    const before = (JSON.parse((await call(url, `/tinyid/id/nextId?bizType=open&token=${t}`)).body) as { data: number[] }).data[0];
+    for (const n of ['100001', '2147483647']) {
+      const over = await call(url, `/tinyid/id/nextId?bizType=open&batchSize=${n}&token=${t}`);
+      assert.equal(over.status, 200);
+      assert.equal(over.body, `{"data":null,"code":6,"message":"batchSize ${n} is above the largest, 100000; no IDs were handed out"}`);
+      const overSimple = await call(url, `/tinyid/id/nextIdSimple?bizType=open&batchSize=${n}&token=${t}`);
+      assert.deepEqual([overSimple.status, overSimple.body], [200, '']);
+    }
+    const after = (JSON.parse((await call(url, `/tinyid/id/nextId?bizType=open&token=${t}`)).body) as { data: number[] }).data[0];
+    assert.ok(after - before < 100000, `the refused batches took IDs: ${before} then ${after}`);
+    // The token is checked first, as Tinyid does: a wrong one is code 5 whatever the batchSize.
+    assert.equal((await call(url, `/tinyid/id/nextId?bizType=test&batchSize=100001&token=wrong`)).body, TOKEN_ERR);
     for (const bad of ['abc', '1.5', '99999999999', '+0x10']) {
       const r = await call(url, `/tinyid/id/nextId?bizType=open&batchSize=${encodeURIComponent(bad)}&token=${t}`);
       assert.equal(r.status, 400, bad);

@@ -44,10 +44,10 @@ function paramsOf(req: FastifyRequest): Params {
 /** Not served to a Tinyid caller: answered as Tinyid's "sys error" (code 6) with this message. */
 class Refused extends Error {}
 
-/** Tinyid's batchSize: 1 when absent, at most TINYID_BATCH_MAX (more is lowered silently, as
- * Tinyid does); throws BindError for a value Spring would not bind to an Integer. */
+/** Tinyid's batchSize: 1 when absent; throws BindError for a value Spring would not bind to an
+ * Integer. One above TINYID_BATCH_MAX is refused when served (after the token check). */
 function batchOf(p: Params): number {
-  return Math.min(bindInteger(p('batchSize')) ?? 1, TINYID_BATCH_MAX);
+  return bindInteger(p('batchSize')) ?? 1;
 }
 
 /** Spring Boot 1.5's error body for a parameter that does not bind (answered 400). */
@@ -94,6 +94,8 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService 
   }
 
   async function ids(tag: StoredTag, n: number, token: string | undefined): Promise<string[]> {
+    // Tinyid would lower it and answer fewer IDs than asked as a success: refused instead.
+    if (n > TINYID_BATCH_MAX) throw new Refused(`batchSize ${n} is above the largest, ${TINYID_BATCH_MAX}; no IDs were handed out`);
     plainSegment(tag);
     if (n <= 0) {
       await service.resolve(tag.tag); // a disabled tag still fails
