@@ -13,6 +13,9 @@ export const LEAF_DDL = `CREATE TABLE \`leaf_alloc\` (
   \`update_time\` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (\`biz_tag\`)
 ) ENGINE=InnoDB`;
+// Tinyid's tables name a charset (utf8) and no collation, so biz_type takes utf8's default
+// collation, which ignores case (utf8mb3_general_ci on MySQL and MariaDB): Tinyid's lookup
+// `WHERE biz_type = ?` finds "tid_case" for "TID_CASE". Kept so here, without a COLLATE.
 export const TINYID_DDL = [
   `CREATE TABLE \`tiny_id_info\` (
   \`id\` bigint(20) unsigned NOT NULL AUTO_INCREMENT,

@@ -22,8 +22,12 @@ export interface OldSegmentTag extends Interleave {
   readonly maxId: string;
   readonly step: number;
   readonly description: string;
-  /** Tinyid tokens allowed to this biz_type (plain text as Tinyid stores them). */
-  readonly tokens: readonly { readonly name: string; readonly token: string }[];
+  /**
+   * Tinyid tokens allowed to this biz_type (plain text as Tinyid stores them), with the bizType
+   * as their tiny_id_token row spells it: the name Tinyid's callers send, which reached this
+   * row under the table's collation (case-insensitive) even when spelled otherwise.
+   */
+  readonly tokens: readonly { readonly name: string; readonly token: string; readonly bizType?: string }[];
 }
 
 /** One row of id_server's counter table. */
@@ -182,6 +186,41 @@ function specOf(body: Record<string, unknown>, problems: string[], what: string)
   }
 }
 
+/**
+ * What a Tinyid biz_type's report must say about who can reach it: tokens whose row spells the
+ * biz_type otherwise (Tinyid's table matched them ignoring case; idmint's routes match tag
+ * names exactly), and a biz_type no token reaches (created disabled, or an idmint tag that
+ * stays as open as it was).
+ */
+function tinyidNotes(o: OldSegmentTag, cur: CurrentTag | undefined): string[] {
+  const notes: string[] = [];
+  const spellings = new Map<string, string[]>();
+  for (const t of o.tokens) {
+    if (t.bizType === undefined || t.bizType === o.tag) continue;
+    spellings.set(t.bizType, [...(spellings.get(t.bizType) ?? []), t.name]);
+  }
+  for (const [spelled, names] of spellings) {
+    notes.push(
+      `token(s) ${names.join(', ')} name bizType "${spelled}", which Tinyid's table matched to "${o.tag}" ignoring case: they open tag "${o.tag}", but callers sending bizType=${spelled} get code 5 (idmint's tag names match exactly) until they send bizType=${o.tag}`,
+    );
+  }
+  if (o.tokens.length > 0) return notes;
+  if (!cur) {
+    notes.push(
+      `no token in tiny_id_token reaches this biz_type, so Tinyid served it to no caller: created disabled (TAG_DISABLED on every route); to serve it, add a client token (POST /v1/admin/tags/${o.tag}/tokens) and enable it (PATCH /v1/admin/tags/${o.tag} {"enabled":true})`,
+    );
+  } else if (!cur.spec.enabled) {
+    notes.push(
+      `no token in tiny_id_token reaches this biz_type, and idmint's tag "${o.tag}" is disabled: it serves nothing until an operator enables it (PATCH /v1/admin/tags/${o.tag} {"enabled":true}), after adding a client token to keep it closed to callers without one`,
+    );
+  } else if (cur.tokenHashes.size === 0) {
+    notes.push(
+      `no token in tiny_id_token reaches this biz_type (Tinyid served it to no caller), but idmint's tag "${o.tag}" has no client token and is enabled: it stays open to every caller, as it was; add a token or disable it to close it`,
+    );
+  }
+  return notes;
+}
+
 /** Plans Leaf's or Tinyid's tags. Throws SpecProblems listing every reason to refuse. */
 export function planSegments(system: 'leaf' | 'tinyid', old: readonly OldSegmentTag[], current: Current, hash: (token: string) => string): ImportPlan {
   const problems: string[] = [];
@@ -201,6 +240,9 @@ export function planSegments(system: 'leaf' | 'tinyid', old: readonly OldSegment
     // idmint serves nextSegmentId only for order node tags, which promise no more than that.
     // Leaf's callers get one ID per request: order global keeps Leaf's global order.
     if (system === 'tinyid') body.order = 'node';
+    // Tinyid answers every call without a token of the biz_type with "token is error": one that
+    // no token reaches served no caller, and is created closed (disabled) rather than open.
+    if (system === 'tinyid' && o.tokens.length === 0) body.enabled = false;
     if (o.stride !== 1 || o.offset !== 0) Object.assign(body, { stride: o.stride, offset: o.offset });
     const want = specOf(body, problems, `${label} "${o.tag}"`);
     if (!want) continue;
@@ -232,6 +274,7 @@ export function planSegments(system: 'leaf' | 'tinyid', old: readonly OldSegment
       have.add(h);
       tokens.push({ name: t.name.slice(0, 64), hash: h });
     }
+    if (system === 'tinyid') notes.push(...tinyidNotes(o, cur));
     if (!cur) {
       tags.push({ tag: o.tag, mode: 'segment', action: 'create', spec, counterFloor: floor, floors: [], tokens, oldMax: o.maxId, notes });
       continue;

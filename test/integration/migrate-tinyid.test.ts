@@ -8,13 +8,19 @@
 // handed to clients never overlap IDs answered over nextId or idmint's own HTTP route.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { status } from '@grpc/grpc-js';
 import type mysql from 'mysql2/promise';
+import { IdmintClient } from '../../src/client/index.js';
 import { idsOfSegment, type TinyidSegment } from '../../src/core/tinyid.js';
+import { freePort } from '../../tools/child.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, startLocalNode } from '../../tools/node.js';
 import { dropDb, oldDb, TINYID_DDL } from '../../tools/old-systems.js';
+import { IdsClient } from '../helpers/grpc-client.js';
+import { UdpClient } from '../helpers/udp-client.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
+type ImportAnswer = { tags?: { tag: string; action: string; tokens_added: number; notes: string[] }[]; error?: { code: string; message: string } };
 
 const TOKEN_ERR = '{"data":null,"code":5,"message":"token is error"}';
 // Tokens as Tinyid's db.sql examples store them: one per bizType.
@@ -184,5 +190,150 @@ describe('Tinyid clients after an import', () => {
     await Promise.all(work);
     assert.equal(segments, 2 * 2 * 15 * 2);
     assert.ok(owner.size > 2 * 2 * 30 * (7 + 3 + 5), `only ${owner.size} IDs`);
+  });
+});
+
+describe("Tinyid's own rules of access, imported", () => {
+  const names = testNames();
+  const db = `${names.db}_tinyid_access`;
+  const CASE_TOKEN = 'c0ffee00c0ffee00c0ffee00c0ffee00';
+  let node: LocalNode;
+  let tiny: { url: string; c: mysql.Connection };
+  let grpc: IdsClient;
+  let udp: UdpClient;
+
+  const importTinyid = async () => {
+    const res = await fetch(`${node.url}/v1/admin/import`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: JSON.stringify({ system: 'tinyid', mysql: tiny.url }),
+    });
+    return { status: res.status, body: (await res.json()) as ImportAnswer };
+  };
+
+  before(async () => {
+    node = await startLocalNode(names, { GRPC_PORT: String(await freePort()), UDP_PORT: String(await freePort()) });
+    tiny = await oldDb(db, TINYID_DDL);
+    grpc = new IdsClient(node.grpcPort!);
+    udp = await UdpClient.open();
+    // tid_case: its one token row spells it TID_CASE. no_token: no token row at all. huge: a
+    // max_id above 2^53-1 with delta 2.
+    await tiny.c.query(
+      `INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder) VALUES
+      ('tid_case', 1, 7000, 1000, 1, 0), ('no_token', 1, 3000, 1000, 1, 0), ('huge', 1, '9007199254740993', 1000, 2, 1)`,
+    );
+    await tiny.c.query(`INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'TID_CASE', 'x'), ('t', 'huge', 'x')`, [CASE_TOKEN]);
+  });
+  after(async () => {
+    udp?.close();
+    grpc?.close();
+    await tiny?.c.end();
+    await node?.close();
+    await dropDb(db);
+    await cleanup(names);
+  });
+
+  it('refuses a max_id above 2^53-1 with delta 2, as documented, and writes nothing', async () => {
+    const r = await importTinyid();
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.match(r.body.error!.message, /tag "huge": the old maximum 9007199254740993 leaves no room below the tag's max_id_limit 9007199254740991/);
+    for (const tag of ['huge', 'tid_case', 'no_token']) {
+      assert.equal((await fetch(`${node.url}/v1/admin/tags/${tag}`, { headers: adminHeaders })).status, 404, tag);
+    }
+    await tiny.c.query(`DELETE FROM tiny_id_info WHERE biz_type = 'huge'`);
+    await tiny.c.query(`DELETE FROM tiny_id_token WHERE biz_type = 'huge'`);
+  });
+
+  it("attaches a token to the biz_type Tinyid's table matches it to, ignoring case as its collation does", async () => {
+    // Tinyid's DDL leaves biz_type in utf8's default collation, which ignores case: Tinyid's own
+    // lookup (WHERE biz_type = ?) finds tid_case for the token row's TID_CASE.
+    const [cols] = await tiny.c.query<mysql.RowDataPacket[]>(
+      `SELECT TABLE_NAME, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND COLUMN_NAME = 'biz_type' ORDER BY TABLE_NAME`,
+      [db],
+    );
+    assert.deepEqual(
+      cols.map((c) => c.TABLE_NAME),
+      ['tiny_id_info', 'tiny_id_token'],
+    );
+    for (const c of cols) assert.match(String(c.COLLATION_NAME), /_ci$/, `${c.TABLE_NAME}.biz_type`);
+    const [found] = await tiny.c.query<mysql.RowDataPacket[]>(`SELECT biz_type FROM tiny_id_info WHERE biz_type = 'TID_CASE'`);
+    assert.deepEqual(
+      found.map((f) => f.biz_type),
+      ['tid_case'],
+    );
+
+    const r = await importTinyid();
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const tc = r.body.tags!.find((t) => t.tag === 'tid_case')!;
+    assert.deepEqual([tc.action, tc.tokens_added], ['create', 1]);
+    assert.match(tc.notes.join('\n'), /token\(s\) tinyid-1 name bizType "TID_CASE".*callers sending bizType=TID_CASE get code 5.*send bizType=tid_case/);
+    const nt = r.body.tags!.find((t) => t.tag === 'no_token')!;
+    assert.deepEqual([nt.action, nt.tokens_added], ['create', 0]);
+    assert.match(nt.notes.join('\n'), /no token in tiny_id_token reaches this biz_type, so Tinyid served it to no caller: created disabled/);
+    // The tag is closed to callers without the token, on Tinyid's routes and idmint's own.
+    assert.deepEqual((await call(node.url, '/tinyid/id/nextIdSimple?bizType=tid_case')).body, '');
+    assert.equal((await call(node.url, '/tinyid/id/nextId?bizType=tid_case&token=wrong')).body, TOKEN_ERR);
+    assert.equal((await fetch(`${node.url}/v1/ids/tid_case?count=1`)).status, 401);
+    const id = BigInt((await call(node.url, `/tinyid/id/nextIdSimple?bizType=tid_case&token=${CASE_TOKEN}`)).body);
+    assert.ok(id > 7000n, `${id}`);
+    // idmint's tag names match exactly: the spelling of the token row is told, not served.
+    assert.equal((await call(node.url, `/tinyid/id/nextId?bizType=TID_CASE&token=${CASE_TOKEN}`)).body, TOKEN_ERR);
+  });
+
+  it('imports a biz_type no token reaches disabled: closed on every transport until the operator opens it', async () => {
+    const r = await importTinyid();
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(
+      r.body.tags!.map((t) => [t.tag, t.action, t.tokens_added]),
+      [
+        ['no_token', 'unchanged', 0],
+        ['tid_case', 'unchanged', 0],
+      ],
+    );
+    assert.match(r.body.tags![0].notes.join('\n'), /no token in tiny_id_token reaches this biz_type, and idmint's tag "no_token" is disabled/);
+    const def = (await (await fetch(`${node.url}/v1/admin/tags/no_token`, { headers: adminHeaders })).json()) as { enabled: boolean };
+    assert.equal(def.enabled, false);
+
+    const closed = async (token: string) => {
+      const http = await fetch(`${node.url}/v1/ids/no_token?count=1`, { headers: token ? { 'x-idmint-token': token } : {} });
+      assert.equal(http.status, 409);
+      assert.equal(((await http.json()) as { error: { code: string } }).error.code, 'TAG_DISABLED');
+      assert.equal(
+        (await call(node.url, `/tinyid/id/nextId?bizType=no_token&token=${token}`)).body,
+        '{"data":null,"code":6,"message":"tag \\"no_token\\" is disabled"}',
+      );
+      assert.equal((await call(node.url, `/tinyid/id/nextIdSimple?bizType=no_token&token=${token}`)).body, '');
+      assert.equal((await call(node.url, `/tinyid/id/nextSegmentIdSimple?bizType=no_token&token=${token}`)).body, '');
+      const md = IdsClient.md(token ? { 'x-idmint-token': token } : {});
+      await assert.rejects(grpc.next({ tag: 'no_token' }, md), (e: { code: number }) => e.code === status.FAILED_PRECONDITION);
+      const u = await udp.request(node.udpPort!, { action: 'get', rule_name: 'no_token', app_name: 'a', ...(token ? { token } : {}) });
+      assert.notEqual(u.code, 0);
+      assert.match(String(u.message), /disabled/);
+      const ws = new IdmintClient({ url: node.url, headers: token ? { 'x-idmint-token': token } : {} });
+      const s = ws.stream('no_token');
+      await assert.rejects(s.next(), (e: { code?: string }) => e.code === 'TAG_DISABLED');
+      s.close();
+      ws.close();
+    };
+    await closed('');
+
+    // The operator opens it as Tinyid served its biz types: a token, then enabled.
+    const made = await fetch(`${node.url}/v1/admin/tags/no_token/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"tinyid"}' });
+    assert.equal(made.status, 201);
+    const token = ((await made.json()) as { token: string }).token;
+    await closed(token);
+    const on = await fetch(`${node.url}/v1/admin/tags/no_token`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":true}' });
+    assert.equal(on.status, 200);
+    assert.ok(BigInt((await call(node.url, `/tinyid/id/nextIdSimple?bizType=no_token&token=${token}`)).body) > 3000n);
+    assert.equal((await call(node.url, '/tinyid/id/nextId?bizType=no_token')).body, TOKEN_ERR);
+    // A later run leaves the operator's choice alone.
+    const again = await importTinyid();
+    assert.deepEqual(
+      again.body.tags!.map((t) => [t.tag, t.action, t.tokens_added, t.notes.length]),
+      [
+        ['no_token', 'unchanged', 0, 0],
+        ['tid_case', 'unchanged', 0, 1],
+      ],
+    );
   });
 });

@@ -93,7 +93,8 @@ describe('planning a segment import', () => {
   it('keeps the order of a Tinyid tag idmint already has, and says when nextSegmentId cannot serve it', () => {
     const glob = existing({ tag: 'g' }, [[0, '', 10]]);
     const node = existing({ tag: 'n', order: 'node' }, [[0, '', 10]]);
-    const p = planSegments('tinyid', [leaf('g', '4000'), leaf('n', '4000')], current([glob, node]), hash);
+    const tok = [{ name: 'tinyid-1', token: 't' }];
+    const p = planSegments('tinyid', [leaf('g', '4000', 1000, tok), leaf('n', '4000', 1000, tok)], current([glob, node]), hash);
     assert.deepEqual(
       p.tags.map((x) => [x.tag, x.action, x.spec.order]),
       [
@@ -151,6 +152,57 @@ describe('planning a segment import', () => {
     );
     assert.deepEqual(p.tags[0].tokens, [{ name: 'tinyid-2', hash: hash('new') }]);
     assert.equal(p.tags[0].action, 'unchanged');
+  });
+
+  it('creates a Tinyid biz_type that no token reaches disabled, and says so; one with a token enabled', () => {
+    const p = planSegments('tinyid', [leaf('closed', '10'), leaf('served', '10', 1000, [{ name: 'tinyid-1', token: 't' }])], none, hash);
+    assert.deepEqual(
+      p.tags.map((t) => [t.tag, t.action, t.spec.enabled, t.tokens.length]),
+      [
+        ['closed', 'create', false, 0],
+        ['served', 'create', true, 1],
+      ],
+    );
+    assert.match(
+      p.tags[0].notes.join('\n'),
+      /no token in tiny_id_token reaches this biz_type.*created disabled.*POST \/v1\/admin\/tags\/closed\/tokens.*"enabled":true/,
+    );
+    assert.deepEqual(p.tags[1].notes, []);
+    // Leaf has no tokens: its tags are created enabled, open as every tag without tokens.
+    assert.equal(planSegments('leaf', [leaf('l', '10')], none, hash).tags[0].spec.enabled, true);
+    // A tag idmint already has keeps its state; the report says when it stays open.
+    const open = existing({ tag: 'closed', order: 'node' }, [[0, '', 100]]);
+    const again = planSegments('tinyid', [leaf('closed', '10')], current([open]), hash);
+    assert.deepEqual([again.tags[0].action, again.tags[0].spec.enabled], ['unchanged', true]);
+    assert.match(again.tags[0].notes.join('\n'), /has no client token and is enabled: it stays open to every caller, as it was/);
+    const off = existing({ tag: 'closed', order: 'node', enabled: false }, [[0, '', 100]]);
+    const rerun = planSegments('tinyid', [leaf('closed', '10')], current([off]), hash);
+    assert.deepEqual([rerun.tags[0].action, rerun.tags[0].spec.enabled], ['unchanged', false]);
+    assert.match(rerun.tags[0].notes.join('\n'), /is disabled: it serves nothing until an operator enables it/);
+    const guarded = existing({ tag: 'closed', order: 'node' }, [[0, '', 100]], [], { tokenHashes: new Set([hash('x')]) });
+    assert.deepEqual(planSegments('tinyid', [leaf('closed', '10')], current([guarded]), hash).tags[0].notes, []);
+  });
+
+  it("names the tokens whose tiny_id_token row spells the biz_type otherwise: they open the tag, but callers must send the tag's name", () => {
+    const p = planSegments(
+      'tinyid',
+      [
+        leaf('tid_case', '10', 1000, [
+          { name: 'tinyid-1', token: 'a', bizType: 'TID_CASE' },
+          { name: 'tinyid-2', token: 'b', bizType: 'tid_case' },
+          { name: 'tinyid-3', token: 'c', bizType: 'TID_CASE' },
+        ]),
+      ],
+      none,
+      hash,
+    );
+    assert.equal(p.tags[0].spec.enabled, true);
+    assert.deepEqual(
+      p.tags[0].tokens.map((t) => t.name),
+      ['tinyid-1', 'tinyid-2', 'tinyid-3'],
+    );
+    assert.equal(p.tags[0].notes.length, 1);
+    assert.match(p.tags[0].notes[0], /^token\(s\) tinyid-1, tinyid-3 name bizType "TID_CASE".*bizType=TID_CASE get code 5.*send bizType=tid_case$/);
   });
 
   it('refuses the whole import with every reason', () => {

@@ -56,6 +56,22 @@ export async function readTinyid(url: string): Promise<OldSegmentTag[]> {
   return withOldDb(url, 'Tinyid', async (c) => {
     const [infos] = await c.query<RowDataPacket[]>('SELECT biz_type, max_id, step, delta, remainder FROM tiny_id_info ORDER BY biz_type');
     const [tokens] = await c.query<RowDataPacket[]>('SELECT id, token, biz_type, remark FROM tiny_id_token ORDER BY id');
+    // Tinyid lets a token visit the bizType its row names, spelled as the row spells it, and
+    // then reads that bizType's segments with `WHERE biz_type = ?` on tiny_id_info: under that
+    // column's collation (case-insensitive in Tinyid's DDL, utf8 with its default collation).
+    // The same comparison, on the same table, finds the row each token reaches (a few hundred
+    // spellings a round trip, one SELECT each).
+    const reaches = new Map<string, string>();
+    const spellings = [...new Set(tokens.map((t) => String(t.biz_type)))];
+    for (let i = 0; i < spellings.length; i += 500) {
+      const chunk = spellings.slice(i, i + 500);
+      const sql = chunk.map(() => '(SELECT ? AS spelled, biz_type FROM tiny_id_info WHERE biz_type = ?)').join(' UNION ALL ');
+      const [rows] = await c.query<RowDataPacket[]>(
+        sql,
+        chunk.flatMap((b) => [b, b]),
+      );
+      for (const r of rows) reaches.set(String(r.spelled), String(r.biz_type));
+    }
     return infos.map((r) => ({
       tag: String(r.biz_type),
       maxId: String(r.max_id),
@@ -65,8 +81,8 @@ export async function readTinyid(url: string): Promise<OldSegmentTag[]> {
       stride: Number(r.delta ?? 1) || 1,
       offset: Number(r.remainder ?? 0),
       tokens: tokens
-        .filter((t) => String(t.biz_type) === String(r.biz_type) && String(t.token) !== '')
-        .map((t) => ({ name: `tinyid-${String(t.id)}`, token: String(t.token) })),
+        .filter((t) => reaches.get(String(t.biz_type)) === String(r.biz_type) && String(t.token) !== '')
+        .map((t) => ({ name: `tinyid-${String(t.id)}`, token: String(t.token), bizType: String(t.biz_type) })),
     }));
   });
 }
