@@ -5,7 +5,10 @@
 // (nextId, nextIdSimple, nextSegmentId, nextSegmentIdSimple with bizType and the token string
 // from tiny_id_token). The right token is accepted, a wrong or missing one gets Tinyid's code 5,
 // every ID lies above the old max_id, test_odd (delta 2, remainder 1) stays odd, and segments
-// handed to clients never overlap IDs answered over nextId or idmint's own HTTP route.
+// handed to clients never overlap IDs answered over nextId or idmint's own HTTP route. Then
+// Tinyid's own rules of access: a token row reaches the biz_type its table's case-insensitive
+// collation finds, a biz_type no token reaches stays closed on every transport until an
+// operator opens it, and a max_id above 2^53-1 with delta 2 is refused.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
