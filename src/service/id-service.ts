@@ -104,15 +104,23 @@ export class IdService {
     return this.sources.size(name);
   }
 
-  /** id_server's monitor: the last counter value handed out in the current period (-1: none yet). */
+  /**
+   * id_server's monitor: the last counter value handed out in the current period (-1: none yet):
+   * by any process for `order: global`; by this process for `order: node`, whose other processes
+   * hand out from blocks of their own (as each id_server node has its own counter).
+   */
   async monitor(name: string, app: string | undefined, token?: string): Promise<{ counter: number }> {
     const tag = await this.resolve(name);
     authorize(tag, token);
     if (!tag.rule) throw invalid(`monitor applies to rule tags; "${name}" is a ${tag.mode} tag`);
     const { app: appName } = ruleInput(tag, { app });
     const scope = scopeOf(tag, appName, this.snowflake.clock.now());
-    const st = await this.sources.stats(tag, scope);
-    const handedOut = st.cur === undefined ? 0 : st.cur - 1;
+    let handedOut: number;
+    if (tag.order === 'node') handedOut = this.sources.lastFromBlock(tag, scope) ?? 0;
+    else {
+      const st = await this.sources.stats(tag, scope);
+      handedOut = st.cur === undefined ? 0 : st.cur - 1;
+    }
     return { counter: handedOut > 0 ? counterAt(tag.rule, tag, handedOut) : -1 };
   }
 

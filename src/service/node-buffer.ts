@@ -14,6 +14,8 @@ export class NodeBuffer {
   private readonly ids = new RangeQueue();
   private readonly waiters: Waiter[] = [];
   private fetching = false;
+  /** The last value handed out from this buffer (values only increase), undefined before the first. */
+  private lastOut: number | undefined;
 
   constructor(
     private readonly source: Coalescer,
@@ -24,6 +26,11 @@ export class NodeBuffer {
     return this.ids.size;
   }
 
+  /** The last value this process handed out from the buffer, undefined before the first. */
+  get last(): number | undefined {
+    return this.lastOut;
+  }
+
   /** No request is waiting and no block is being fetched. */
   get idle(): boolean {
     return !this.fetching && this.waiters.length === 0;
@@ -32,7 +39,7 @@ export class NodeBuffer {
   /** n IDs at once from memory, or undefined when they are not all here (then use take). */
   takeNow(n: number): Range[] | undefined {
     if (this.waiters.length > 0 || this.ids.size < n) return undefined;
-    const out = this.ids.take(n);
+    const out = this.out(this.ids.take(n));
     this.topUp();
     return out;
   }
@@ -41,13 +48,15 @@ export class NodeBuffer {
   takeOneNow(): number | undefined {
     if (this.waiters.length > 0) return undefined;
     const v = this.ids.takeOne();
-    if (v !== undefined && this.ids.size <= this.blockSize() / 5) this.topUp();
+    if (v === undefined) return undefined;
+    this.lastOut = v;
+    if (this.ids.size <= this.blockSize() / 5) this.topUp();
     return v;
   }
 
   take(n: number): Promise<Range[]> {
     if (this.waiters.length === 0 && this.ids.size >= n) {
-      const out = this.ids.take(n);
+      const out = this.out(this.ids.take(n));
       this.topUp();
       return Promise.resolve(out);
     }
@@ -90,7 +99,13 @@ export class NodeBuffer {
   private serve(): void {
     while (this.waiters.length > 0 && this.ids.size >= this.waiters[0].n) {
       const w = this.waiters.shift()!;
-      w.resolve(this.ids.take(w.n));
+      w.resolve(this.out(this.ids.take(w.n)));
     }
+  }
+
+  /** Runs handed out: their last value is the last one handed out. */
+  private out(runs: Range[]): Range[] {
+    if (runs.length > 0) this.lastOut = runs[runs.length - 1][1];
+    return runs;
   }
 }

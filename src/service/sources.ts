@@ -152,6 +152,16 @@ export class SourceCache {
     return s !== undefined && s.def.mode === tag.mode ? s.issued : this.deps.metrics?.issuedSeries(tag.tag, tag.mode);
   }
 
+  /**
+   * The last value this process handed out from the `order: node` block of a rule scope of the
+   * tag's epoch (for id_server's monitor), undefined when it has handed out none.
+   */
+  lastFromBlock(tag: StoredTag, scope: string): number | undefined {
+    const s = this.tags.get(tag.tag);
+    if (s === undefined || s.def.epoch !== tag.epoch) return undefined;
+    return s.segments.get(sourceKey(0, scope))?.buffer?.last;
+  }
+
   /** What the Redis state of a rule scope holds (for id_server's monitor). */
   stats(tag: StoredTag, scope: string): ReturnType<CoalescerDeps['segments']['stats']> {
     return this.deps.segments.stats({ tag: tag.tag, epoch: tag.epoch, shard: 0, scope, redis: tag.redis });

@@ -43,6 +43,7 @@ describe('gRPC API', () => {
     await createTag(node.url, { tag: 'n', order: 'node', step: 1000, min_step: 100 });
     await createTag(node.url, { tag: 'sh', layout: 'sharded', shards: 4, app_id: 5, step: 1000, min_step: 100 });
     await createTag(node.url, { tag: 'sf', mode: 'snowflake' });
+    await createTag(node.url, { tag: 'odd', order: 'node', stride: 2, offset: 1, step: 1000, min_step: 100 });
     await createTag(node.url, { tag: 'r', mode: 'rule', template: '{app}-{salt}-{counter:6}', max_counter: 999999 });
   });
   after(async () => {
@@ -138,9 +139,10 @@ describe('gRPC API', () => {
     );
     assert.ok(unique(rule.blocks.flatMap((b) => b.ids)));
 
-    // Ranges of sharded and rule tags cannot be sent: refused before anything is taken.
+    // Ranges of sharded, interleaved and rule tags cannot be sent: refused before anything is taken.
     for (const req of [
       { tag: 'sh', key: 'a', count: 10, ranges: true },
+      { tag: 'odd', count: 10, ranges: true },
       { tag: 'r', app: 'a', count: 10, ranges: true },
     ]) {
       const refused = await client.take(req);

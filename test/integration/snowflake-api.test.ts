@@ -213,11 +213,23 @@ describe('HTTP API (snowflake tags)', () => {
     assert.ok(span >= 31, `span ${span}`);
   });
 
-  it('refuses the Leaf route of the other mode', async () => {
-    const a = await refused(await get('/api/segment/get/evt'));
-    assert.match(a, /snowflake tag; use \/api\/snowflake\/get\/evt/);
-    const b = await refused(await get('/api/snowflake/get/seg'));
-    assert.match(b, /segment tag; use \/api\/segment\/get\/seg/);
+  it('refuses the Leaf route of the other mode, naming a route that serves the tag', async () => {
+    await createTag(url, { tag: 'rul', mode: 'rule', template: '{yyyy}{MM}{dd}{counter:4}', min_counter: 0, max_counter: 9999, reset_seconds: 86400 });
+    const cases = [
+      ['/api/segment/get/evt', 'snowflake', /use \/api\/snowflake\/get\/evt$/],
+      ['/api/snowflake/get/seg', 'segment', /use \/api\/segment\/get\/seg$/],
+      ['/api/segment/get/rul', 'rule', /use \/v1\/id\/rul\?app=<app>$/],
+      ['/api/snowflake/get/rul', 'rule', /use \/v1\/id\/rul\?app=<app>$/],
+    ] as const;
+    for (const [path, mode, route] of cases) {
+      const msg = await refused(await get(path));
+      assert.match(msg, new RegExp(`is a ${mode} tag; `));
+      assert.match(msg, route);
+      // The route named answers with an ID.
+      const named = msg.slice(msg.lastIndexOf('use ') + 4).replace('<app>', 'docs');
+      const r = await get(named);
+      assert.equal(r.status, 200, `${path} names ${named}, which answers ${r.status} ${await r.text()}`);
+    }
     await refused(await get('/api/snowflake/get/nope'), 404, 'TAG_NOT_FOUND');
     await refused(await get('/v1/id/evt?key=abc'));
   });

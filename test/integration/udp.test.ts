@@ -286,7 +286,7 @@ describe('UDP listener (id_server protocol)', () => {
   let url: string;
   let port: number;
   let c: UdpClient;
-  const RULES = new Set(['o2o', 'salted', 'seg']);
+  const RULES = new Set(['o2o', 'o2n', 'salted', 'seg']);
 
   before(async () => {
     const udpPort = await freePort();
@@ -307,6 +307,16 @@ describe('UDP listener (id_server protocol)', () => {
       tag: 'salted',
       mode: 'rule',
       template: '{app}-{yyyy}{MM}{dd}-{salt}{counter:4}',
+      min_counter: 0,
+      max_counter: 9999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+    });
+    await createTag(url, {
+      tag: 'o2n',
+      mode: 'rule',
+      order: 'node',
+      template: '{year%10}{MM}{dd}{counter:4}',
       min_counter: 0,
       max_counter: 9999,
       reset_seconds: 86400,
@@ -411,6 +421,20 @@ describe('UDP listener (id_server protocol)', () => {
     r = await c.request(port, { action: 'monitor', rule_name: 'seg', app_name: 'mon' });
     assert.equal(r.code, -3);
     assert.equal('data' in r, false);
+  });
+
+  it('monitor of an order-node rule answers the last counter this process handed out, not the end of its block', async () => {
+    const mon = async (app: string) => (await c.request(port, { action: 'monitor', rule_name: 'o2n', app_name: app })).data;
+    assert.deepEqual(await mon('fresh'), { counter: -1, node_offset: 7 });
+    let last = '';
+    for (let i = 0; i < 3; i++) last = (await c.request(port, { action: 'get', rule_name: 'o2n', app_name: 'fresh' })).data as string;
+    assert.equal(last.slice(5), '0002');
+    assert.deepEqual(await mon('fresh'), { counter: 2, node_offset: 7 });
+    const http = (await (await fetch(`${url}/v1/ids/o2n?count=4&app=fresh`)).json()) as { ids: string[] };
+    assert.equal(http.ids.at(-1)!.slice(5), '0006');
+    assert.deepEqual(await mon('fresh'), { counter: 6, node_offset: 7 });
+    // Another app of the same rule has its own counter.
+    assert.deepEqual(await mon('other'), { counter: -1, node_offset: 7 });
   });
 
   it('answers the documented error replies', async () => {

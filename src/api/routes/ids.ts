@@ -76,7 +76,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
       },
       async (req, reply: FastifyReply) => {
         const tag = await ids.resolve(req.params.tag);
-        if (tag.mode !== mode) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; use /api/${tag.mode}/get/${tag.tag}`);
+        if (tag.mode !== mode) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; use ${routeOf(tag.mode, tag.tag)}`);
         return reply.type('text/plain').send((await one(req))[0]);
       },
     );
@@ -95,4 +95,9 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
     },
     async (req) => decodeId(ids, req.params.tag, req.params.id),
   );
+}
+
+/** The route that serves one ID of a tag of this mode: Leaf's for its two modes, idmint's own for rules. */
+function routeOf(mode: string, tag: string): string {
+  return mode === 'rule' ? `/v1/id/${tag}?app=<app>` : `/api/${mode}/get/${tag}`;
 }
