@@ -193,6 +193,27 @@ describe('id_server Lua rules', () => {
     });
   }
 
+  it('reads comments as Lua does: a long comment holding an older function is no definition', () => {
+    const live = luaFile('%01d%02d%02d%06d', ['now:year()%10', 'now:month()', 'now:day()', 'seq'], { max: '999999' });
+    const old = ['--[[ the old limit', 'function max_counter()', '    return 9999', 'end', '--]]', ''].join('\n');
+    assert.equal(parseIdServerLua('o.lua', live + old).maxCounter, 999999);
+    const leveled = ['--[==[', 'function max_counter()', '    return 9999 -- ]] still inside', 'end', ']==]'].join('\n');
+    assert.equal(parseIdServerLua('o.lua', leveled + live).maxCounter, 999999);
+    // A comment that closes on its own line, and a `--` inside a string, which is no comment.
+    const inline = live.replace('function reset_seconds()', '--[[ reset daily ]] function reset_seconds()').replace('"%01d', '"--%01d');
+    const r = parseIdServerLua('o.lua', inline);
+    assert.equal(r.resetSeconds, 86400);
+    assert.equal(r.template, '--{year%10}{MM}{dd}{counter:6}');
+    // Line numbers still count the lines a long comment spans.
+    assert.throws(() => parseIdServerLua('o.lua', `--[[\n\n]]\nlocal x = 1\n${live}`), /o\.lua:4: not understood: "local x = 1"/);
+    assert.throws(() => parseIdServerLua('o.lua', `${live}--[[ never closed\n`), /o\.lua:19: a long comment that is never closed/);
+  });
+
+  it('refuses a function defined twice in live code, naming both lines', () => {
+    const twice = `${luaFile('%04d', ['seq'])}function max_counter()\n    return 99\nend\n`;
+    assert.throws(() => parseIdServerLua('o.lua', twice), /o\.lua:19: function max_counter is defined again \(first at line 6\)/);
+  });
+
   it('reads config.json: id_step, id_offset and the rules', () => {
     const c = parseIdServerConfig(
       'config.json',
