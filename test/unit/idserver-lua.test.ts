@@ -219,7 +219,17 @@ describe('id_server Lua rules', () => {
       'config.json',
       JSON.stringify({ id_step: 2, id_offset: 1, rules: [{ name: 'order_id', lua_file: 'order_id.lua', batch_save: 100 }] }),
     );
-    assert.deepEqual(c, { idStep: 2, idOffset: 1, rules: [{ name: 'order_id', luaFile: 'order_id.lua' }] });
+    assert.deepEqual(c, { idStep: 2, idOffset: 1, rules: [{ name: 'order_id', luaFile: 'order_id.lua', batchSave: 100 }] });
+    // id_server's own default: a rule without batch_save (or below 1) saves every counter.
+    const d = parseIdServerConfig('c.json', '{"rules":[{"name":"a","lua_file":"a.lua"},{"name":"b","lua_file":"b.lua","batch_save":0}]}');
+    assert.deepEqual(
+      d.rules.map((r) => r.batchSave),
+      [1, 1],
+    );
+    assert.throws(
+      () => parseIdServerConfig('c.json', '{"rules":[{"name":"a","lua_file":"a.lua","batch_save":"100"}]}'),
+      /rules\[0\]\.batch_save must be a whole number/,
+    );
     assert.throws(() => parseIdServerConfig('c.json', '{"id_step":2,"id_offset":2,"rules":[]}'), /id_offset must lie from 0 to id_step - 1/);
     assert.throws(() => parseIdServerConfig('c.json', '{"rules":[{"name":"a"}]}'), /rules\[0\] needs a "name" and a "lua_file"/);
     assert.throws(() => parseIdServerConfig('c.json', '{'), /c\.json: not JSON/);
