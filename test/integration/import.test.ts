@@ -5,7 +5,10 @@
 // above every ID the old system could have handed out, no ID twice, interleaving kept. A dry
 // run writes nothing, a re-run changes nothing, a tag idmint serves below the old counter is
 // raised (its buffered segment abandoned), a mode clash or a Lua file of another shape
-// refuses the whole import.
+// refuses the whole import. For id_server, what its counter table cannot tell is covered
+// too: saves that lag what a node handed out (id_step x batch_save, a margin, failed saves
+// read from its log), rows shared by app names that differ only in case, rows of a clock
+// that ran ahead.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FOLD_SHARD } from '../../src/core/app-fold.js';
+import { operatorFloor } from '../../src/core/idserver-floors.js';
 import { parseIdServerLog } from '../../src/core/idserver-log.js';
 import {
   markKey,
@@ -309,6 +310,15 @@ describe('what an id_server counter table cannot tell', () => {
       refusal(() => planRules([rule()], [], none, now, { floors: [{ rule: 'gone', counter: 1 }] })),
       /a floor was given for rule "gone"/,
     );
+  });
+
+  it('reads floors given as "<rule>" or "<rule>/<app>" with a whole counter', () => {
+    assert.deepEqual(operatorFloor('o2o', '800'), { rule: 'o2o', counter: 800 });
+    assert.deepEqual(operatorFloor('o2o/Test', 5000), { rule: 'o2o', app: 'Test', counter: 5000 });
+    assert.match(String(operatorFloor('o2o/bad app', 1)), /names app "bad app"/);
+    assert.match(String(operatorFloor('o2o', '-1')), /must be a whole number of 0 or more/);
+    assert.match(String(operatorFloor('o2o', 1.5)), /must be a whole number/);
+    assert.match(String(operatorFloor('/x', 1)), /a floor needs a rule name/);
   });
 
   it('reads the saves id_server logged, failed ones and tried ones, as it writes them', () => {
