@@ -349,6 +349,7 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
     const tagNotes: string[] = [];
     let earlier = 0;
     let caseFolded = false;
+    const logged = { saves: 0, failed: 0 };
     for (const row of rows) {
       if (row.ruleName !== o.tag) continue;
       const p = periodOf(row.updateTime * 1000, rule.timeZone, rule.resetSeconds);
@@ -368,6 +369,10 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
         tagNotes.push(
           `${rowName(row)} lies in a later period than now (saved at ${new Date(row.updateTime * 1000).toISOString()}: a node whose clock ran ahead): counters of that period and of the current one continue above it; what that node handed out of the current period before its clock ran ahead is not in the table (check its log)`,
         );
+      }
+      if (row.source !== undefined) {
+        logged.saves++;
+        if (row.source.endsWith('(db failed)')) logged.failed++;
       }
       const bound = row.counter + lag + margin;
       for (const target of p > period ? [period, p] : [period]) {
@@ -417,6 +422,7 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
         'the counter table compares app names without case: a row stands for every case of its name (and holds only the one saved last), so every case of it continues above the row; what another case of the name handed out before is not in the table (id_server repeats it after a restart): read the log (--idserver-log) or give --floor',
       );
     }
+    if (logged.saves) tagNotes.push(`${logged.saves} save(s) of this period or later read from id_server's log, ${logged.failed} of them failed writes`);
     if (earlier) tagNotes.push(`${earlier} saved counter(s) of earlier periods left out: those periods' counters are never used again`);
     const oldMax = [...highest].map(([app, c]) => `${app}:${c}`).join(' ') || 'none this period';
     const action = !cur ? 'create' : floors.length ? 'raise' : 'unchanged';

@@ -335,6 +335,10 @@ describe('what an id_server counter table cannot tell', () => {
       { nodeOffset: 0, counter: 5400, updateTime: sec, ruleName: 'o2o', appName: 'test', source: 'id_server.20261123.log:3 (db failed)' },
       { nodeOffset: 1, counter: 71, updateTime: sec, ruleName: 'task', appName: 'Shop', source: 'id_server.20261123.log:5 (db failed)' },
     ]);
+    assert.match(
+      planRules([rule()], rows, none, now).tags[0].notes.join('\n'),
+      /2 save\(s\) of this period or later read from id_server's log, 1 of them failed writes/,
+    );
     // With the table's Test/100: test continues above the failed 5400 + 200.
     assert.deepEqual(floorsOf(planRules([rule()], [row('Test', 100), ...rows], none, now)), [
       `0 Test/${period} 151`,
