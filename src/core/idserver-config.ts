@@ -1,11 +1,11 @@
 // Reads id_server's config.json: the node's id_step and id_offset (its counters are the
-// values offset + k * step) and its rules, each a name and a Lua file. Pure.
+// values offset + k * step) and its rules, each a name, a Lua file and batch_save. Pure.
 import { SpecProblems } from './spec-problems.js';
 
 export interface IdServerConfig {
   readonly idStep: number;
   readonly idOffset: number;
-  readonly rules: readonly { readonly name: string; readonly luaFile: string }[];
+  readonly rules: readonly { readonly name: string; readonly luaFile: string; readonly batchSave: number }[];
 }
 
 export function parseIdServerConfig(file: string, text: string): IdServerConfig {
@@ -29,14 +29,18 @@ export function parseIdServerConfig(file: string, text: string): IdServerConfig 
   const idOffset = int('id_offset', 0);
   if (idStep < 1 || idOffset < 0 || idOffset >= idStep)
     problems.push(`${file}: id_offset must lie from 0 to id_step - 1 (id_step ${idStep}, id_offset ${idOffset}), as id_server requires`);
-  const rules: { name: string; luaFile: string }[] = [];
+  const rules: { name: string; luaFile: string; batchSave: number }[] = [];
   if (!Array.isArray(c.rules)) problems.push(`${file}: "rules" must be a list of {"name", "lua_file"}`);
   else {
     c.rules.forEach((r: unknown, i: number) => {
       const x = (r ?? {}) as Record<string, unknown>;
       if (typeof x.name !== 'string' || x.name === '' || typeof x.lua_file !== 'string' || x.lua_file === '') {
         problems.push(`${file}: rules[${i}] needs a "name" and a "lua_file"`);
-      } else rules.push({ name: x.name, luaFile: x.lua_file });
+      } else if (x.batch_save !== undefined && (typeof x.batch_save !== 'number' || !Number.isInteger(x.batch_save))) {
+        problems.push(`${file}: rules[${i}].batch_save must be a whole number`);
+        // id_server saves a counter id_step * batch_save above the one it hands out; an absent
+        // batch_save (or one below 1) counts as 1, as id_server counts it.
+      } else rules.push({ name: x.name, luaFile: x.lua_file, batchSave: Math.max(1, (x.batch_save as number | undefined) ?? 1) });
     });
   }
   const names = rules.map((r) => r.name);

@@ -8,9 +8,12 @@
 //     return new_id
 //   end
 //
-// Nothing is evaluated: each line is matched against that shape, and anything else is refused
-// with the file, the line and what was not understood, so a rule is never imported with a
-// template that renders other IDs than id_server did. Pure: the caller reads the file.
+// Nothing is evaluated: comments are set aside as Lua sets them aside (`--` lines, long
+// comments `--[[ ]]` and `--[==[ ]==]`), each remaining line is matched against that shape,
+// and anything else is refused with the file, the line and what was not understood, so a
+// rule is never imported with a template that renders other IDs than id_server did. A
+// function defined twice is refused too (Lua would run the last one). Pure: the caller reads
+// the file.
 import { SpecProblems } from './spec-problems.js';
 
 export interface IdServerRule {
@@ -29,18 +32,56 @@ type Arg = { kind: 'time'; what: 'year' | 'year%10' | 'year%100' | 'month' | 'da
 
 class Refusal extends Error {}
 
-/** Strips a `--` comment that is not inside a string literal. */
-function stripComment(line: string): string {
-  let quote = '';
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (quote) {
-      if (c === '\\') i++;
-      else if (c === quote) quote = '';
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === '-' && line[i + 1] === '-') return line.slice(0, i);
+/** The level of a long bracket opening at src[i] (`[[` is 0, `[==[` is 2), or -1. */
+function longBracket(src: string, i: number): number {
+  if (src[i] !== '[') return -1;
+  let j = i + 1;
+  while (src[j] === '=') j++;
+  return src[j] === '[' ? j - i - 1 : -1;
+}
+
+/**
+ * The source with every comment blanked as Lua reads it: `--` to the end of the line, and
+ * long comments `--[[ ... ]]` / `--[==[ ... ]==]` whatever lines they span. Strings ("...",
+ * '...', long strings `[[ ... ]]`) are kept whole, so a `--` inside one is no comment.
+ * Comment characters become spaces and newlines stay, so line numbers are kept.
+ */
+function blankComments(file: string, src: string): string {
+  const out: string[] = [];
+  const lineAt = (i: number) => src.slice(0, i).split('\n').length;
+  const blank = (from: number, to: number) => out.push(src.slice(from, to).replace(/[^\n]/g, ' '));
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i];
+    if (c === '-' && src[i + 1] === '-') {
+      const level = longBracket(src, i + 2);
+      let end: number;
+      if (level >= 0) {
+        const close = src.indexOf(`]${'='.repeat(level)}]`, i + 4 + level);
+        if (close < 0) throw new SpecProblems([`${file}:${lineAt(i)}: a long comment that is never closed (Lua refuses the file)`]);
+        end = close + level + 2;
+      } else {
+        const nl = src.indexOf('\n', i);
+        end = nl < 0 ? src.length : nl;
+      }
+      blank(i, end);
+      i = end;
+      continue;
+    }
+    const level = longBracket(src, i);
+    let end = i + 1;
+    if (level >= 0) {
+      const close = src.indexOf(`]${'='.repeat(level)}]`, i + 2 + level);
+      if (close < 0) throw new SpecProblems([`${file}:${lineAt(i)}: a long string that is never closed (Lua refuses the file)`]);
+      end = close + level + 2;
+    } else if (c === '"' || c === "'") {
+      while (end < src.length && src[end] !== c && src[end] !== '\n') end += src[end] === '\\' ? 2 : 1;
+      end = Math.min(end + 1, src.length);
+    }
+    out.push(src.slice(i, end));
+    i = end;
   }
-  return line;
+  return out.join('');
 }
 
 /** An integer expression: a literal or a product of literals (`24*3600`). */
@@ -187,16 +228,17 @@ const FORMAT_CALL = /^string\.format\s*\((.*)\)$/;
  * `<file>:<line>: <what is not understood>`.
  */
 export function parseIdServerLua(file: string, source: string): IdServerRule {
-  const lines = source.split(/\r?\n/);
+  const lines = blankComments(file, source).split(/\r?\n/);
   const numbers: Partial<Record<Numeric, number>> = {};
   let template: string | undefined;
+  const defined = new Map<string, number>();
   const fail = (line: number, what: string): never => {
     throw new SpecProblems([`${file}:${line}: ${what}`]);
   };
   let i = 0;
   const next = (): { no: number; text: string } | undefined => {
     while (i < lines.length) {
-      const text = stripComment(lines[i++]).trim();
+      const text = lines[i++].trim();
       if (text !== '') return { no: i, text };
     }
     return undefined;
@@ -209,6 +251,12 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
         `not understood: "${l.text}" (expected "function min_counter()", "function max_counter()", "function reset_seconds()" or "function create_id(counter,now,salt)")`,
       );
     const [, name, params] = head!;
+    const first = defined.get(name);
+    // Lua would keep the last definition; a file that defines a function twice says two
+    // things, and the import does not guess which one id_server ran with.
+    if (first !== undefined)
+      fail(l.no, `function ${name} is defined again (first at line ${first}); Lua keeps the last one: remove the other (or comment it out)`);
+    defined.set(name, l.no);
     try {
       if ((NUMERIC as readonly string[]).includes(name)) {
         if (params.trim() !== '') throw new Refusal(`${name} takes no parameters`);

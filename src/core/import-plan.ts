@@ -2,6 +2,7 @@
 // and what idmint holds now, which tags to create, which to raise and which to leave, with
 // the counter floor that puts every later ID above every ID the old system could have handed
 // out. Pure: the importer reads both stores and writes the plan in one transaction.
+import { EVERY_APP, FOLD_SHARD, foldApp } from './app-fold.js';
 import { counterAtOrBelow, counterLimit, shardBits, type Interleave } from './layout.js';
 import { periodOf } from './period.js';
 import type { IdServerRule } from './idserver-lua.js';
@@ -30,15 +31,22 @@ export interface OldSegmentTag extends Interleave {
   readonly tokens: readonly { readonly name: string; readonly token: string; readonly bizType?: string }[];
 }
 
-/** One row of id_server's counter table. */
+/** One row of id_server's counter table, or one save its log holds. */
 export interface OldCounterRow {
   readonly nodeOffset: number;
-  /** The saved counter: id_server saves a bound above every counter the node hands out until its next save. */
+  /**
+   * The saved counter. When a node reaches it, id_server queues the next save (this value +
+   * id_step * batch_save) and keeps handing out counters before that write lands; a failed
+   * write is logged and dropped. So the node may have handed out up to id_step * batch_save
+   * above the row after a crash, and more after failed writes.
+   */
   readonly counter: number;
   /** Seconds since 1970. */
   readonly updateTime: number;
   readonly ruleName: string;
   readonly appName: string;
+  /** Where a value other than the counter table's comes from ("<log>:<line>"). */
+  readonly source?: string;
 }
 
 export interface OldRule extends Interleave {
@@ -46,6 +54,22 @@ export interface OldRule extends Interleave {
   readonly file: string;
   readonly rule: IdServerRule;
   readonly timeZone: string;
+  /** config.json's batch_save of the rule (1 when absent): saves lie id_step * batch_save apart. */
+  readonly batchSave: number;
+}
+
+/** A floor the operator gives: the rule's counters (of one app, or of every app) continue above `counter`. */
+export interface OperatorFloor {
+  readonly rule: string;
+  readonly app?: string;
+  readonly counter: number;
+}
+
+export interface RulePlanOptions {
+  readonly force?: boolean;
+  /** Counter values added above every saved counter's bound (saved + id_step * batch_save). */
+  readonly margin?: number;
+  readonly floors?: readonly OperatorFloor[];
 }
 
 /** What idmint holds for a tag of the same name. */
@@ -298,18 +322,30 @@ export function planSegments(system: 'leaf' | 'tinyid', old: readonly OldSegment
   return { system, tags, notes: [] };
 }
 
+/** The bounds of one period: by app name, by folded app name, and for every app. */
+interface PeriodBounds {
+  readonly exact: Map<string, number>;
+  readonly folded: Map<string, number>;
+  every: number;
+}
+
+const raiseTo = (m: Map<string, number>, k: string, v: number) => m.set(k, Math.max(m.get(k) ?? -Infinity, v));
+const byName = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 1 : 0);
+
+function rowName(r: OldCounterRow): string {
+  return `${r.source ?? 'counter table row'} (node_offset ${r.nodeOffset}, app "${r.appName}", counter ${r.counter}, update_time ${r.updateTime})`;
+}
+
 /**
  * Plans id_server's rules at the moment `nowMs`: each (rule, app) counter of the current
- * period continues above the highest counter any node saved in that period. Throws
- * SpecProblems listing every reason to refuse.
+ * period continues above the highest counter any node saved (or, by its log, tried to save)
+ * in that period plus what a node hands out before its next save lands (id_step *
+ * batch_save) and the operator's margin. A saved row's floor holds for every app name that
+ * row stands for under the table's case-insensitive collation (a floor by folded name), and a
+ * row saved in a later period than now (a node whose clock ran ahead) raises that period's
+ * counter and the current one. Throws SpecProblems listing every reason to refuse.
  */
-export function planRules(
-  rules: readonly OldRule[],
-  rows: readonly OldCounterRow[],
-  current: Current,
-  nowMs: number,
-  opts: { force?: boolean } = {},
-): ImportPlan {
+export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRow[], current: Current, nowMs: number, opts: RulePlanOptions = {}): ImportPlan {
   const problems: string[] = [];
   const notes: string[] = [];
   const tags: TagPlan[] = [];
@@ -317,6 +353,10 @@ export function planRules(
   for (const name of new Set(rows.map((r) => r.ruleName))) {
     if (!known.has(name)) notes.push(`counters of rule "${name}" left out: config.json names no such rule`);
   }
+  for (const f of opts.floors ?? []) {
+    if (!known.has(f.rule)) problems.push(`a floor was given for rule "${f.rule}", which config.json does not name`);
+  }
+  const margin = opts.margin ?? 0;
   for (const o of rules) {
     const what = `rule "${o.tag}" (${o.file})`;
     if (!checkName(o.tag, problems, 'id_server rule')) continue;
@@ -344,28 +384,94 @@ export function planRules(
     const spec = cur?.spec ?? want;
     const rule = spec.rule!;
     const period = periodOf(nowMs, rule.timeZone, rule.resetSeconds);
-    // The highest counter saved in the current period, per app.
+    const lag = o.stride * o.batchSave;
+    const bounds = new Map<number, PeriodBounds>();
+    const boundsOf = (p: number): PeriodBounds => {
+      let b = bounds.get(p);
+      if (!b) bounds.set(p, (b = { exact: new Map(), folded: new Map(), every: -Infinity }));
+      return b;
+    };
+    boundsOf(period);
+    // The highest counter saved in the current period, per app, for the report.
     const highest = new Map<string, number>();
     const tagNotes: string[] = [];
+    let earlier = 0;
+    let caseFolded = false;
+    const logged = { saves: 0, failed: 0 };
     for (const row of rows) {
       if (row.ruleName !== o.tag) continue;
-      if (periodOf(row.updateTime * 1000, rule.timeZone, rule.resetSeconds) !== period) continue;
-      if (!isValidAppName(row.appName)) {
-        tagNotes.push(`app "${row.appName}" left out: not a valid idmint app name, so idmint can never be asked for it`);
+      const p = periodOf(row.updateTime * 1000, rule.timeZone, rule.resetSeconds);
+      if (p < period) {
+        earlier++;
         continue;
       }
-      highest.set(row.appName, Math.max(highest.get(row.appName) ?? -Infinity, row.counter));
+      const folded = foldApp(row.appName);
+      if (!isValidAppName(folded)) {
+        tagNotes.push(`app "${row.appName}" left out: not a valid idmint app name, nor one that folds to it, so idmint can never be asked for it`);
+        continue;
+      }
+      // A node whose clock ran ahead saved in a later period: the IDs it handed out carry that
+      // period's dates (which idmint reaches later), and what it handed out of the current
+      // period before it jumped ahead is no longer in its row: both periods continue above it.
+      if (p > period) {
+        tagNotes.push(
+          `${rowName(row)} lies in a later period than now (saved at ${new Date(row.updateTime * 1000).toISOString()}: a node whose clock ran ahead): counters of that period and of the current one continue above it; what that node handed out of the current period before its clock ran ahead is not in the table (check its log)`,
+        );
+      }
+      if (row.source !== undefined) {
+        logged.saves++;
+        if (row.source.endsWith('(db failed)')) logged.failed++;
+      }
+      const bound = row.counter + lag + margin;
+      for (const target of p > period ? [period, p] : [period]) {
+        const b = boundsOf(target);
+        if (isValidAppName(row.appName)) raiseTo(b.exact, row.appName, bound);
+        raiseTo(b.folded, folded, bound);
+      }
+      if (/[a-z]/.test(folded) && row.source === undefined) caseFolded = true;
+      if (p === period) {
+        raiseTo(highest, row.appName, row.counter);
+        if (row.counter >= rule.maxCounter)
+          tagNotes.push(`app "${row.appName}" reached max_counter ${rule.maxCounter} in this period: it answers ID_SPACE_EXHAUSTED until the next one`);
+      }
+    }
+    for (const f of opts.floors ?? []) {
+      if (f.rule !== o.tag) continue;
+      const b = boundsOf(period);
+      if (f.app === undefined) b.every = Math.max(b.every, f.counter);
+      else {
+        raiseTo(b.exact, f.app, f.counter);
+        raiseTo(b.folded, foldApp(f.app), f.counter);
+      }
+      tagNotes.push(
+        `the counters of ${f.app === undefined ? 'every app' : `app "${f.app}" (and every name that folds to it)`} in this period continue above ${f.counter}, as given`,
+      );
     }
     const floors: Floor[] = [];
-    for (const [app, saved] of [...highest].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const seq = ruleFloor(spec, saved);
-      if (seq <= 0) continue;
-      const scope = `${app}/${period}`;
-      if (cur && !below(cur, 0, scope, seq)) continue;
-      floors.push({ shard: 0, scope, counter: seq });
-      if (saved >= rule.maxCounter)
-        tagNotes.push(`app "${app}" reached max_counter ${rule.maxCounter} in this period: it answers ID_SPACE_EXHAUSTED until the next one`);
+    const add = (shard: number, scope: string, bound: number) => {
+      const seq = ruleFloor(spec, bound);
+      if (seq <= 0) return;
+      if (cur && !below(cur, shard, scope, seq)) return;
+      floors.push({ shard, scope, counter: seq });
+    };
+    for (const [p, b] of [...bounds].sort(([x], [y]) => x - y)) {
+      for (const [app, bound] of [...b.exact].sort(byName)) add(0, `${app}/${p}`, bound);
+      // Names with letters stand for every case of them: a floor by folded name.
+      for (const [name, bound] of [...b.folded].sort(byName)) if (/[a-z]/.test(name) || !b.exact.has(name)) add(FOLD_SHARD, `${name}/${p}`, bound);
+      if (b.every > -Infinity) add(FOLD_SHARD, `${EVERY_APP}/${p}`, b.every);
     }
+    if (bounds.size > 1 || highest.size || (opts.floors ?? []).some((f) => f.rule === o.tag)) {
+      tagNotes.push(
+        `each saved counter counts as ${lag}${margin ? ` + ${margin} (margin)` : ''} higher (id_step ${o.stride} x batch_save ${o.batchSave}): a node stopped without a clean shutdown may have handed out that far above its last saved row. A save that failed (MySQL away: "db failed" in id_server's log) is not retried and leaves the row further behind: read the log (--idserver-log) or give --margin / --floor`,
+      );
+    }
+    if (caseFolded) {
+      tagNotes.push(
+        'the counter table compares app names without case: a row stands for every case of its name (and holds only the one saved last), so every case of it continues above the row; what another case of the name handed out before is not in the table (id_server repeats it after a restart): read the log (--idserver-log) or give --floor',
+      );
+    }
+    if (logged.saves) tagNotes.push(`${logged.saves} save(s) of this period or later read from id_server's log, ${logged.failed} of them failed writes`);
+    if (earlier) tagNotes.push(`${earlier} saved counter(s) of earlier periods left out: those periods' counters are never used again`);
     const oldMax = [...highest].map(([app, c]) => `${app}:${c}`).join(' ') || 'none this period';
     const action = !cur ? 'create' : floors.length ? 'raise' : 'unchanged';
     tags.push({ tag: o.tag, mode: 'rule', action, spec, epoch: cur?.epoch, floors, tokens: [], oldMax, notes: tagNotes });

@@ -5,7 +5,10 @@
 // above every ID the old system could have handed out, no ID twice, interleaving kept. A dry
 // run writes nothing, a re-run changes nothing, a tag idmint serves below the old counter is
 // raised (its buffered segment abandoned), a mode clash or a Lua file of another shape
-// refuses the whole import.
+// refuses the whole import. For id_server, what its counter table cannot tell is covered
+// too: saves that lag what a node handed out (id_step x batch_save, a margin, failed saves
+// read from its log), rows shared by app names that differ only in case, rows of a clock
+// that ran ahead.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,7 +25,14 @@ import { UdpClient } from '../helpers/udp-client.js';
 type Json = Record<string, unknown>;
 type Report = {
   dry_run: boolean;
-  tags: { tag: string; action: string; counter_floor?: string; floors: { scope: string; counter: string }[]; tokens_added: number; notes: string[] }[];
+  tags: {
+    tag: string;
+    action: string;
+    counter_floor?: string;
+    floors: { shard: number; scope: string; counter: string }[];
+    tokens_added: number;
+    notes: string[];
+  }[];
 };
 
 async function importVia(url: string, body: Json): Promise<{ status: number; body: Json }> {
@@ -40,6 +50,12 @@ async function tagStatus(url: string, tag: string): Promise<{ status: number; bo
   const res = await fetch(`${url}/v1/admin/tags/${tag}`, { headers: adminHeaders });
   return { status: res.status, body: (await res.json()) as Json };
 }
+
+// A zone where the day is not about to end, so the test's period stays the import's.
+const ZONE = ['UTC', 'Asia/Shanghai', 'America/New_York'].find((z) => {
+  const h = Number(new Intl.DateTimeFormat('en-US', { timeZone: z, hour: 'numeric', hourCycle: 'h23' }).format(Date.now()));
+  return h >= 1 && h <= 22;
+})!;
 
 function assertAbove(ids: readonly bigint[], floor: bigint, what: string): void {
   assert.equal(new Set(ids).size, ids.length, `${what}: an ID twice`);
@@ -267,11 +283,6 @@ describe('import from id_server', () => {
   let node: Awaited<ReturnType<typeof startLocalNode>>;
   let ids: { url: string; c: mysql.Connection };
   let dir: string;
-  // A zone where the day is not about to end, so the test's period stays the import's.
-  const ZONE = ['UTC', 'Asia/Shanghai', 'America/New_York'].find((z) => {
-    const h = Number(new Intl.DateTimeFormat('en-US', { timeZone: z, hour: 'numeric', hourCycle: 'h23' }).format(Date.now()));
-    return h >= 1 && h <= 22;
-  })!;
   const README_RULE = `function min_counter()
     return 0
 end
@@ -363,11 +374,15 @@ end
       },
     );
     assert.equal(cli.status, 0, cli.stderr);
-    assert.match(cli.stdout, /create\s+rule\s+o2o: old max shop:4501 blog:121; counters blog\/\d+ above sequence 61, shop\/\d+ above sequence 2251/);
+    // Above each saved counter + id_step x batch_save (2 x 100): blog 321, shop 4701.
+    assert.match(
+      cli.stdout,
+      /create\s+rule\s+o2o: old max shop:4501 blog:121; counters blog\/\d+ above sequence 161, shop\/\d+ above sequence 2351, blog\/\d+ \(every case\) above sequence 161, shop\/\d+ \(every case\) above sequence 2351/,
+    );
     assert.equal((await tagStatus(node.url, 'o2o')).status, 404);
   });
 
-  it('continues each (rule, app) counter of the current period above every saved one, over HTTP and UDP', async () => {
+  it('continues each (rule, app) counter of the current period above every saved one plus what a node hands out before its next save lands, over HTTP and UDP', async () => {
     const r = await mustImport(node.url, await body());
     assert.deepEqual(
       r.tags.map((t) => [t.tag, t.action]),
@@ -398,18 +413,20 @@ end
       for (const id of shop) {
         assert.equal(id.length, 9);
         const counter = Number(id.slice(5));
-        assert.ok(counter > 4501, `o2o/shop counter ${counter} is not above 4501`);
+        // A node saves 4501 and keeps handing out counters up to it and, until its next save
+        // (4501 + id_step x batch_save) lands, beyond: a kill -9 leaves the row that far behind.
+        assert.ok(counter > 4501 + 2 * 100, `o2o/shop counter ${counter} is not above 4701`);
         assert.equal(counter % 2, 1, `id_offset 1 of id_step 2 keeps counters odd (${id})`);
       }
       // Yesterday's 9000 does not hold today's counter back; today's 121 does.
       const blog = await get('o2o', 'blog', 20);
       assert.ok(
-        blog.every((id) => Number(id.slice(5)) > 121 && Number(id.slice(5)) < 9000),
+        blog.every((id) => Number(id.slice(5)) > 321 && Number(id.slice(5)) < 9000),
         blog.join(' '),
       );
       const task = await get('task', 'shop', 20, 'u1');
       assert.ok(
-        task.every((id) => id.startsWith('Ou1') && Number(id.slice(-6)) > 70000),
+        task.every((id) => id.startsWith('Ou1') && Number(id.slice(-6)) > 70200),
         task.join(' '),
       );
     } finally {
@@ -436,14 +453,14 @@ end
       ],
     );
     assert.deepEqual(
-      r.tags[0].floors.map((f) => f.scope.split('/')[0]),
-      ['blog'],
+      r.tags[0].floors.map((f) => `${f.shard} ${f.scope.split('/')[0]}`),
+      ['0 blog', '-1 blog'],
     );
     const res = await fetch(`${node.url}/v1/ids/o2o?count=50&app=blog`);
     const b = (await res.json()) as { ids: string[] };
     assert.equal(res.status, 200, JSON.stringify(b));
     assert.ok(
-      b.ids.every((id) => Number(id.slice(5)) > 5001),
+      b.ids.every((id) => Number(id.slice(5)) > 5201),
       b.ids.join(' '),
     );
     const again = await mustImport(node.url, await body());
@@ -451,6 +468,177 @@ end
       again.tags.map((t) => t.action),
       ['unchanged', 'unchanged'],
     );
+  });
+});
+
+describe('import from id_server: what its counter table cannot tell', () => {
+  const names = testNames();
+  const db = `${names.db}_idsgap`;
+  let node: Awaited<ReturnType<typeof startLocalNode>>;
+  let ids: { url: string; c: mysql.Connection };
+  let dir: string;
+  // The limit was raised to 999999; the old definition stayed behind in a long comment.
+  const ORD_RULE = `function min_counter()
+    return 0
+end
+function max_counter()
+    return 999999
+end
+--[[ before the limit was raised
+function max_counter()
+    return 9999
+end
+--]]
+function reset_seconds()
+    return 86400
+end
+function create_id(counter,now,salt)
+    local seq = counter:generate_counter()
+    local new_id = string.format("%01d%02d%02d%06d",now:year()%10 ,now:month(),now:day(),seq)
+    return new_id
+end
+`;
+  const CONFIG = JSON.stringify({ id_step: 2, id_offset: 0, rules: [{ name: 'ord', lua_file: 'ord.lua', batch_save: 100 }] });
+  const now = Math.floor(Date.now() / 1000);
+  // id_server's save, as its data thread writes it.
+  const save = (app: string, counter: number, at: number) =>
+    `replace into counter set rule_name='ord',app_name='${app}',node_offset=0,counter=${counter},update_time=${at}`;
+
+  before(async () => {
+    node = await startLocalNode(names);
+    ids = await oldDb(db, [ID_SERVER_DDL]);
+    dir = await mkdtemp(join(tmpdir(), 'idmint-import-gap-'));
+    await writeFile(join(dir, 'ord.lua'), ORD_RULE);
+    await writeFile(join(dir, 'config.json'), CONFIG);
+    const tomorrow = now + 86400;
+    const yesterday = Math.floor(periodStart(periodOf(Date.now(), ZONE, 86400), ZONE, 86400) / 1000) - 60;
+    for (const q of [
+      save('shop', 20000, now),
+      save('test', 5000, now - 30),
+      save('Test', 100, now - 5),
+      save('fast', 3000, tomorrow),
+      save('old', 7000, yesterday),
+    ]) {
+      await ids.c.query(q);
+    }
+  });
+  after(async () => {
+    await ids?.c.end();
+    await node?.close();
+    await dropDb(db);
+    await rm(dir, { recursive: true, force: true });
+    await cleanup(names);
+  });
+
+  const body = (extra: Json = {}): Json => ({
+    system: 'id_server',
+    mysql: ids.url,
+    time_zone: ZONE,
+    config_json: CONFIG,
+    lua_files: { 'ord.lua': ORD_RULE },
+    ...extra,
+  });
+  const counters = async (app: string, n = 20): Promise<number[]> => {
+    const res = await fetch(`${node.url}/v1/ids/ord?count=${n}&app=${app}`);
+    const b = (await res.json()) as { ids: string[] };
+    assert.equal(res.status, 200, `${app}: ${JSON.stringify(b)}`);
+    return b.ids.map((id) => Number(id.slice(5)));
+  };
+  const allAbove = (cs: number[], floor: number, what: string) =>
+    assert.ok(
+      cs.every((c) => c > floor),
+      `${what}: ${cs.join(' ')} not all above ${floor}`,
+    );
+
+  it("the table's primary key compares app names without case: test's and Test's saves share one row", async () => {
+    const [rows] = await ids.c.query<mysql.RowDataPacket[]>("SELECT app_name, counter FROM counter WHERE rule_name = 'ord' AND app_name = 'test'");
+    assert.deepEqual(
+      rows.map((r) => [r.app_name, Number(r.counter)]),
+      [['Test', 100]],
+    );
+  });
+
+  let notes = '';
+  it('imports a rule whose old max_counter sits in a long comment with the live one (999999)', async () => {
+    const r = await mustImport(node.url, body());
+    assert.equal(r.tags[0].action, 'create');
+    notes = r.tags[0].notes.join('\n');
+    assert.equal((await tagStatus(node.url, 'ord')).body.max_counter, 999999);
+    // shop saved 20000, above the commented-out 9999: it keeps getting IDs today.
+    assert.equal((await counters('shop', 1)).length, 1);
+  });
+
+  it('continues above the saved counter + id_step x batch_save, what a node hands out before its next save lands', async () => {
+    // shop saved 20000: a node may have handed out up to 20000 + 2 x 100 before a kill -9.
+    allAbove(await counters('shop'), 20200, 'shop');
+    assert.match(notes, /each saved counter counts as 200 higher \(id_step 2 x batch_save 100\)/);
+  });
+
+  it('holds the row Test/100 for every case of the name, names never seen (TEST) too', async () => {
+    for (const app of ['Test', 'test', 'TEST']) allAbove(await counters(app), 300, app);
+    assert.match(notes, /compares app names without case/);
+  });
+
+  it("keeps a row a node saved in a later period than now (its clock ran ahead), naming it, and counts the earlier periods' rows", async () => {
+    // The node saved fast's 3000 tomorrow: today's counter continues above it.
+    allAbove(await counters('fast'), 3200, 'fast');
+    assert.match(notes, /counter table row \(node_offset 0, app "fast", counter 3000, update_time \d+\) lies in a later period than now/);
+    assert.match(notes, /1 saved counter\(s\) of earlier periods left out/);
+  });
+
+  it("raises every case of an app above the saves id_server's log holds, the failed ones too", async () => {
+    const log = [
+      `${new Date(now * 1000).toISOString().slice(0, 19).replace('T', ' ')},info,system started`,
+      `2026-01-01 10:00:00,debug,[data_thread.cpp:94]exec sql:${save('test', 4800, now - 40)}`,
+      `2026-01-01 10:00:01,warn,[data_thread.cpp:98]db failed thread:140213 errno:2006 sql:${save('test', 5000, now - 30)}`,
+    ].join('\n');
+    const r = await mustImport(node.url, body({ idserver_log: log }));
+    assert.equal(r.tags[0].action, 'raise');
+    for (const app of ['test', 'TEST', 'tEsT']) allAbove(await counters(app), 5200, app);
+    const again = await mustImport(node.url, body({ idserver_log: log }));
+    assert.equal(again.tags[0].action, 'unchanged');
+  });
+
+  it('takes a margin and floors from the operator (command line and admin route), for an app and for every app', async () => {
+    await writeFile(join(dir, 'id_server.log'), `2026-01-01 10:00:01,warn,db failed thread:1 errno:2013 sql:${save('blog', 600, now)}\n`);
+    const cli = await runTsx(
+      [
+        'src/cli.ts',
+        'import',
+        'id_server',
+        '--config',
+        join(dir, 'config.json'),
+        '--mysql',
+        ids.url,
+        '--time-zone',
+        ZONE,
+        '--margin',
+        '1000',
+        '--floor',
+        'ord/Case=7000',
+        '--floor',
+        'ord=900',
+        '--idserver-log',
+        join(dir, 'id_server.log'),
+      ],
+      { env: { ...process.env, ...testEnv(names) } },
+    );
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.match(cli.stdout, /\*\/\d+ \(every app\) above sequence 451/);
+    allAbove(await counters('shop'), 21200, 'shop with a margin of 1000');
+    allAbove(await counters('blog'), 1800, 'blog, from the log, with the margin');
+    allAbove(await counters('CASE'), 7000, 'CASE');
+    allAbove(await counters('never_seen'), 900, 'an app never seen');
+    const r = await mustImport(node.url, body({ floors: { ord: 30000 }, margin: 1000 }));
+    assert.equal(r.tags[0].action, 'raise');
+    allAbove(await counters('another'), 30000, 'every app, from the admin route');
+    const bad = await importVia(node.url, body({ floors: { 'ord/bad app': 1 } }));
+    assert.equal(bad.status, 400);
+    const usage = await runTsx(['src/cli.ts', 'import', 'id_server', '--config', 'c.json', '--mysql', ids.url, '--floor', 'ord'], {
+      env: { ...process.env, ...testEnv(names) },
+    });
+    assert.equal(usage.status, 2);
+    assert.match(usage.stderr, /--floor needs <rule>=<counter>/);
   });
 });
 

@@ -193,12 +193,43 @@ describe('id_server Lua rules', () => {
     });
   }
 
+  it('reads comments as Lua does: a long comment holding an older function is no definition', () => {
+    const live = luaFile('%01d%02d%02d%06d', ['now:year()%10', 'now:month()', 'now:day()', 'seq'], { max: '999999' });
+    const old = ['--[[ the old limit', 'function max_counter()', '    return 9999', 'end', '--]]', ''].join('\n');
+    assert.equal(parseIdServerLua('o.lua', live + old).maxCounter, 999999);
+    const leveled = ['--[==[', 'function max_counter()', '    return 9999 -- ]] still inside', 'end', ']==]'].join('\n');
+    assert.equal(parseIdServerLua('o.lua', leveled + live).maxCounter, 999999);
+    // A comment that closes on its own line, and a `--` inside a string, which is no comment.
+    const inline = live.replace('function reset_seconds()', '--[[ reset daily ]] function reset_seconds()').replace('"%01d', '"--%01d');
+    const r = parseIdServerLua('o.lua', inline);
+    assert.equal(r.resetSeconds, 86400);
+    assert.equal(r.template, '--{year%10}{MM}{dd}{counter:6}');
+    // Line numbers still count the lines a long comment spans.
+    assert.throws(() => parseIdServerLua('o.lua', `--[[\n\n]]\nlocal x = 1\n${live}`), /o\.lua:4: not understood: "local x = 1"/);
+    assert.throws(() => parseIdServerLua('o.lua', `${live}--[[ never closed\n`), /o\.lua:19: a long comment that is never closed/);
+  });
+
+  it('refuses a function defined twice in live code, naming both lines', () => {
+    const twice = `${luaFile('%04d', ['seq'])}function max_counter()\n    return 99\nend\n`;
+    assert.throws(() => parseIdServerLua('o.lua', twice), /o\.lua:19: function max_counter is defined again \(first at line 6\)/);
+  });
+
   it('reads config.json: id_step, id_offset and the rules', () => {
     const c = parseIdServerConfig(
       'config.json',
       JSON.stringify({ id_step: 2, id_offset: 1, rules: [{ name: 'order_id', lua_file: 'order_id.lua', batch_save: 100 }] }),
     );
-    assert.deepEqual(c, { idStep: 2, idOffset: 1, rules: [{ name: 'order_id', luaFile: 'order_id.lua' }] });
+    assert.deepEqual(c, { idStep: 2, idOffset: 1, rules: [{ name: 'order_id', luaFile: 'order_id.lua', batchSave: 100 }] });
+    // id_server's own default: a rule without batch_save (or below 1) saves every counter.
+    const d = parseIdServerConfig('c.json', '{"rules":[{"name":"a","lua_file":"a.lua"},{"name":"b","lua_file":"b.lua","batch_save":0}]}');
+    assert.deepEqual(
+      d.rules.map((r) => r.batchSave),
+      [1, 1],
+    );
+    assert.throws(
+      () => parseIdServerConfig('c.json', '{"rules":[{"name":"a","lua_file":"a.lua","batch_save":"100"}]}'),
+      /rules\[0\]\.batch_save must be a whole number/,
+    );
     assert.throws(() => parseIdServerConfig('c.json', '{"id_step":2,"id_offset":2,"rules":[]}'), /id_offset must lie from 0 to id_step - 1/);
     assert.throws(() => parseIdServerConfig('c.json', '{"rules":[{"name":"a"}]}'), /rules\[0\] needs a "name" and a "lua_file"/);
     assert.throws(() => parseIdServerConfig('c.json', '{'), /c\.json: not JSON/);

@@ -2,6 +2,9 @@
 // later ID above the old system's, and every reason to refuse an import.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FOLD_SHARD } from '../../src/core/app-fold.js';
+import { operatorFloor } from '../../src/core/idserver-floors.js';
+import { parseIdServerLog } from '../../src/core/idserver-log.js';
 import {
   markKey,
   planRules,
@@ -10,6 +13,7 @@ import {
   segmentFloor,
   type Current,
   type CurrentTag,
+  type OldCounterRow,
   type OldRule,
   type OldSegmentTag,
 } from '../../src/core/import-plan.js';
@@ -254,6 +258,7 @@ describe('planning an id_server import', () => {
     timeZone: ZONE,
     stride: 1,
     offset: 0,
+    batchSave: 1,
     rule: { minCounter: 10, maxCounter: 9999, resetSeconds: 86400, template: '{year%10}{MM}{dd}{counter:4}' },
     ...extra,
   });
@@ -279,9 +284,14 @@ describe('planning an id_server import', () => {
     const t = p.tags[0];
     assert.equal(t.action, 'create');
     assert.equal(t.spec.rule!.template, '{year%10}{MM}{dd}{counter:4}');
-    // Sequence s writes min_counter + s - 1: counters above 4501 from sequence 4493 on.
-    assert.deepEqual(t.floors, [{ shard: 0, scope: `shop/${period}`, counter: 4501 - 10 + 1 }]);
+    // Sequence s writes min_counter + s - 1; batch_save 1 puts the bound one counter above the
+    // saved 4501: counters above 4502 from sequence 4494 on, for shop and every case of it.
+    assert.deepEqual(t.floors, [
+      { shard: 0, scope: `shop/${period}`, counter: 4502 - 10 + 1 },
+      { shard: FOLD_SHARD, scope: `shop/${period}`, counter: 4502 - 10 + 1 },
+    ]);
     assert.match(t.notes.join(), /app "bad app" left out/);
+    assert.match(t.notes.join(), /1 saved counter\(s\) of earlier periods left out/);
     assert.match(p.notes.join(), /counters of rule "gone" left out/);
   });
 
@@ -297,12 +307,123 @@ describe('planning an id_server import', () => {
       time_zone: ZONE,
     };
     const scope = `shop/${period}`;
-    assert.equal(planRules([rule()], rows, current([existing(body, [[0, scope, 5000]], [[0, scope, 4600]])]), now).tags[0].action, 'unchanged');
-    assert.equal(planRules([rule()], rows, current([existing(body, [[0, scope, 5000]], [[0, scope, 1]])]), now).tags[0].action, 'raise');
+    const above: [number, string, number][] = [
+      [0, scope, 5000],
+      [FOLD_SHARD, scope, 5000],
+    ];
+    assert.equal(planRules([rule()], rows, current([existing(body, above, [[0, scope, 4600]])]), now).tags[0].action, 'unchanged');
+    assert.equal(planRules([rule()], rows, current([existing(body, above, [[0, scope, 1]])]), now).tags[0].action, 'raise');
+    // Every case of the name must lie above too: a rule without the floor by folded name is raised.
+    assert.equal(planRules([rule()], rows, current([existing(body, [[0, scope, 5000]], [[0, scope, 4600]])]), now).tags[0].action, 'raise');
     const other = existing({ ...body, template: 'X{yyyy}{MM}{dd}{counter:4}' });
     assert.match(
       refusal(() => planRules([rule()], rows, current([other]), now)),
       /rule "o2o" exists in idmint with template X\{yyyy\}/,
+    );
+  });
+});
+
+describe('what an id_server counter table cannot tell', () => {
+  const ZONE = 'UTC';
+  const rule = (extra: Partial<OldRule> = {}): OldRule => ({
+    tag: 'o2o',
+    file: 'o2o.lua',
+    timeZone: ZONE,
+    stride: 2,
+    offset: 0,
+    batchSave: 100,
+    rule: { minCounter: 0, maxCounter: 999999, resetSeconds: 86400, template: '{yy}{MM}{dd}{counter:6}' },
+    ...extra,
+  });
+  const now = Date.UTC(2026, 10, 23, 6, 0, 0);
+  const sec = Math.floor(now / 1000);
+  const period = periodOf(now, ZONE, 86400);
+  const row = (app: string, counter: number, updateTime = sec, extra: Partial<OldCounterRow> = {}): OldCounterRow => ({
+    nodeOffset: 0,
+    counter,
+    updateTime,
+    ruleName: 'o2o',
+    appName: app,
+    ...extra,
+  });
+  const floorsOf = (p: ReturnType<typeof planRules>) => p.tags[0].floors.map((f) => `${f.shard} ${f.scope} ${f.counter}`);
+
+  it('continues above the saved counter plus id_step x batch_save, and the margin above that', () => {
+    // Counters 0, 2, 4, ...: sequence s writes 2 (s - 1); above 5000 + 2 x 100 = 5200 from sequence 2602 on.
+    assert.deepEqual(floorsOf(planRules([rule()], [row('shop', 5000)], none, now)), [`0 shop/${period} 2601`, `-1 shop/${period} 2601`]);
+    assert.deepEqual(floorsOf(planRules([rule()], [row('shop', 5000)], none, now, { margin: 1000 })), [`0 shop/${period} 3101`, `-1 shop/${period} 3101`]);
+    const notes = planRules([rule()], [row('shop', 5000)], none, now).tags[0].notes.join('\n');
+    assert.match(notes, /each saved counter counts as 200 higher \(id_step 2 x batch_save 100\)/);
+    assert.match(notes, /"db failed" in id_server's log/);
+  });
+
+  it("holds a row's floor for every case of its name, even names never seen", () => {
+    // "test" saved 5000, then "Test" saved 100 into the same row: the table holds Test/100.
+    const p = planRules([rule()], [row('Test', 100)], none, now);
+    assert.deepEqual(floorsOf(p), [`0 Test/${period} 151`, `-1 test/${period} 151`]);
+    assert.match(p.tags[0].notes.join('\n'), /compares app names without case.*\(--idserver-log\) or give --floor/);
+    // A row of a name idmint cannot serve still holds for the names that fold to it.
+    assert.deepEqual(floorsOf(planRules([rule()], [row('Tést ', 100)], none, now)), [`-1 test/${period} 151`]);
+  });
+
+  it("keeps a row of a later period than now (a node's clock ran ahead), for that period and the current one, naming it", () => {
+    const p = planRules([rule()], [row('fast', 3000, sec + 86400), row('old', 9000, sec - 86400), row('old', 10, sec - 2 * 86400)], none, now);
+    assert.deepEqual(floorsOf(p), [`0 fast/${period} 1601`, `-1 fast/${period} 1601`, `0 fast/${period + 1} 1601`, `-1 fast/${period + 1} 1601`]);
+    const notes = p.tags[0].notes.join('\n');
+    assert.match(notes, /counter table row \(node_offset 0, app "fast", counter 3000, update_time \d+\) lies in a later period than now/);
+    assert.match(notes, /2 saved counter\(s\) of earlier periods left out/);
+  });
+
+  it("takes the operator's floors: for an app (and its cases), for every app; refuses one for a rule config.json does not name", () => {
+    const p = planRules([rule()], [], none, now, {
+      floors: [
+        { rule: 'o2o', app: 'Test', counter: 5000 },
+        { rule: 'o2o', counter: 800 },
+      ],
+    });
+    assert.deepEqual(floorsOf(p), [`0 Test/${period} 2501`, `-1 test/${period} 2501`, `-1 */${period} 401`]);
+    assert.match(
+      refusal(() => planRules([rule()], [], none, now, { floors: [{ rule: 'gone', counter: 1 }] })),
+      /a floor was given for rule "gone"/,
+    );
+  });
+
+  it('reads floors given as "<rule>" or "<rule>/<app>" with a whole counter', () => {
+    assert.deepEqual(operatorFloor('o2o', '800'), { rule: 'o2o', counter: 800 });
+    assert.deepEqual(operatorFloor('o2o/Test', 5000), { rule: 'o2o', app: 'Test', counter: 5000 });
+    assert.match(String(operatorFloor('o2o/bad app', 1)), /names app "bad app"/);
+    assert.match(String(operatorFloor('o2o', '-1')), /must be a whole number of 0 or more/);
+    assert.match(String(operatorFloor('o2o', 1.5)), /must be a whole number/);
+    assert.match(String(operatorFloor('/x', 1)), /a floor needs a rule name/);
+  });
+
+  it('reads the saves id_server logged, failed ones and tried ones, as it writes them', () => {
+    const log = [
+      '2026-11-23 14:00:00,info,system started',
+      `2026-11-23 14:00:01,debug,[data_thread.cpp:94]exec sql:replace into counter set rule_name='o2o',app_name='test',node_offset=0,counter=5200,update_time=${sec}`,
+      `2026-11-23 14:00:02,warn,[data_thread.cpp:98]db failed thread:140213 errno:2006 sql:replace into counter set rule_name='o2o',app_name='test',node_offset=0,counter=5400,update_time=${sec}`,
+      '',
+      `2026-11-23 14:00:03,warn,db failed thread:140213 errno:2013 sql:replace into counter set rule_name='task',app_name='Shop',node_offset=1,counter=71,update_time=${sec}`,
+    ].join('\n');
+    const rows = parseIdServerLog('id_server.20261123.log', log);
+    assert.deepEqual(rows, [
+      { nodeOffset: 0, counter: 5200, updateTime: sec, ruleName: 'o2o', appName: 'test', source: 'id_server.20261123.log:2' },
+      { nodeOffset: 0, counter: 5400, updateTime: sec, ruleName: 'o2o', appName: 'test', source: 'id_server.20261123.log:3 (db failed)' },
+      { nodeOffset: 1, counter: 71, updateTime: sec, ruleName: 'task', appName: 'Shop', source: 'id_server.20261123.log:5 (db failed)' },
+    ]);
+    assert.match(
+      planRules([rule()], rows, none, now).tags[0].notes.join('\n'),
+      /2 save\(s\) of this period or later read from id_server's log, 1 of them failed writes/,
+    );
+    // With the table's Test/100: test continues above the failed 5400 + 200.
+    assert.deepEqual(floorsOf(planRules([rule()], [row('Test', 100), ...rows], none, now)), [
+      `0 Test/${period} 151`,
+      `0 test/${period} 2801`,
+      `-1 test/${period} 2801`,
+    ]);
+    assert.throws(
+      () => parseIdServerLog('x.log', "a\nwarn,db failed sql:replace into counter set rule_name='o2o',app_name='t',counter=5"),
+      /x\.log:2: a counter save not understood/,
     );
   });
 });

@@ -3,7 +3,8 @@
 // old system handed out. `dry_run` answers the plan and writes nothing. id_server's config.json
 // and Lua files come in the body: the route never reads files of the server it runs on.
 import type { FastifyInstance } from 'fastify';
-import { SYSTEMS, type OldSystem } from '../../core/import-plan.js';
+import { operatorFloor } from '../../core/idserver-floors.js';
+import { SYSTEMS, type OldSystem, type OperatorFloor } from '../../core/import-plan.js';
 import { invalid } from '../../errors.js';
 import { Importer } from '../../service/importer/importer.js';
 import type { Runtime } from '../../runtime.js';
@@ -16,6 +17,9 @@ interface Body {
   time_zone?: string;
   dry_run?: boolean;
   force?: boolean;
+  margin?: number;
+  floors?: Record<string, number>;
+  idserver_log?: string;
 }
 
 const body = {
@@ -30,6 +34,9 @@ const body = {
     time_zone: { type: 'string', minLength: 1, maxLength: 64 },
     dry_run: { type: 'boolean' },
     force: { type: 'boolean' },
+    margin: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    floors: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, maxProperties: 1000 },
+    idserver_log: { type: 'string', maxLength: 65536 },
   },
 } as const;
 
@@ -44,14 +51,34 @@ export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Runtim
   });
   app.post<{ Body: Body }>('/v1/admin/import', { schema: { body } }, async (req) => {
     const b = req.body;
-    if (b.system !== 'id_server' && (b.config_json !== undefined || b.lua_files !== undefined)) throw invalid('config_json and lua_files apply to id_server');
+    if (
+      b.system !== 'id_server' &&
+      (b.config_json !== undefined || b.lua_files !== undefined || b.margin !== undefined || b.floors !== undefined || b.idserver_log !== undefined)
+    )
+      throw invalid('config_json, lua_files, margin, floors and idserver_log apply to id_server');
+    const floors: OperatorFloor[] = [];
+    for (const [key, counter] of Object.entries(b.floors ?? {})) {
+      const f = operatorFloor(key, counter);
+      if (typeof f === 'string') throw invalid(f);
+      floors.push(f);
+    }
     if (b.system === 'id_server' && b.config_json === undefined)
       throw invalid('id_server needs config_json (the text of its config.json) and lua_files (each Lua file it names, by that name)');
     const files =
       b.config_json === undefined
         ? undefined
         : { config: typeof b.config_json === 'string' ? b.config_json : JSON.stringify(b.config_json), lua: b.lua_files ?? {} };
-    const out = await importer.run({ system: b.system, mysql: b.mysql, files, timeZone: b.time_zone, dryRun: b.dry_run, force: b.force });
+    const out = await importer.run({
+      system: b.system,
+      mysql: b.mysql,
+      files,
+      timeZone: b.time_zone,
+      dryRun: b.dry_run,
+      force: b.force,
+      margin: b.margin,
+      floors,
+      logs: b.idserver_log === undefined ? undefined : [{ name: 'idserver_log', text: b.idserver_log }],
+    });
     if (!out.dry_run) req.log.info({ system: out.system, tags: out.tags.map((t) => `${t.tag}:${t.action}`) }, 'import');
     return out;
   });

@@ -7,7 +7,8 @@
 // counter at or above the old one and changes nothing.
 import type { Logger } from 'pino';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import { planRules, planSegments, type ImportPlan, type OldSystem, type TagPlan } from '../../core/import-plan.js';
+import { parseIdServerLog } from '../../core/idserver-log.js';
+import { planRules, planSegments, type ImportPlan, type OldSystem, type OperatorFloor, type TagPlan } from '../../core/import-plan.js';
 import { DEFAULT_TIME_ZONE, validateTimeZone } from '../../core/period.js';
 import { SpecProblems } from '../../core/spec-problems.js';
 import { IdmintError, invalid } from '../../errors.js';
@@ -15,7 +16,7 @@ import { inTx, insertTag, type TagsRepo } from '../../store/mysql/tags-repo.js';
 import { hashToken } from '../../token-hash.js';
 import type { SegmentStore } from '../../store/redis/segments.js';
 import { readCurrent } from './current.js';
-import { filesOnDisk, filesSent, readIdServer, readLeaf, readTinyid } from './old-stores.js';
+import { filesOnDisk, filesSent, readIdServer, readLeaf, readLogFiles, readTinyid } from './old-stores.js';
 
 export interface ImportRequest {
   readonly system: OldSystem;
@@ -30,6 +31,14 @@ export interface ImportRequest {
   readonly dryRun?: boolean;
   /** id_server: accept templates whose IDs repeat within 10 years (as for rule creation). */
   readonly force?: boolean;
+  /** id_server: counter values added above every saved counter's bound (saved + id_step * batch_save). */
+  readonly margin?: number;
+  /** id_server: floors the operator gives, per rule or per (rule, app). */
+  readonly floors?: readonly OperatorFloor[];
+  /** id_server: paths of its log files, whose logged saves raise the floors. */
+  readonly logFiles?: readonly string[];
+  /** id_server, instead of paths: the text of its log. */
+  readonly logs?: readonly { readonly name: string; readonly text: string }[];
 }
 
 export interface ImportedTag {
@@ -95,6 +104,8 @@ export class Importer {
     const files = req.config !== undefined ? filesOnDisk(req.config) : req.files ? filesSent(req.files.config, req.files.lua) : undefined;
     if (!files) throw new SpecProblems(['id_server needs its config.json and Lua files']);
     const zone = validateTimeZone(req.timeZone ?? DEFAULT_TIME_ZONE);
+    const logs = [...(req.logFiles?.length ? await readLogFiles(req.logFiles) : []), ...(req.logs ?? [])];
+    const logged = logs.flatMap((l) => parseIdServerLog(l.name, l.text));
     const { rules, rows } = await readIdServer(files, req.mysql, zone);
     const current = await readCurrent(
       pool,
@@ -102,7 +113,10 @@ export class Importer {
       rules.map((r) => r.tag),
     );
     const now = this.deps.now?.() ?? Date.now();
-    return { plan: planRules(rules, rows, current, now, { force: req.force }), redisOf: current.redis };
+    return {
+      plan: planRules(rules, [...rows, ...logged], current, now, { force: req.force, margin: req.margin, floors: req.floors }),
+      redisOf: current.redis,
+    };
   }
 
   private async apply(plan: ImportPlan, redisOf: ReadonlyMap<string, string>): Promise<void> {

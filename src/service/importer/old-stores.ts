@@ -130,6 +130,18 @@ export function filesSent(config: string, lua: Readonly<Record<string, string>>)
   };
 }
 
+/** id_server's log files (the command line), each as its path and text. */
+export async function readLogFiles(paths: readonly string[]): Promise<{ name: string; text: string }[]> {
+  const out: { name: string; text: string }[] = [];
+  for (const path of paths) {
+    const text = await readFile(path, 'utf8').catch((e: Error) => {
+      throw new SpecProblems([`cannot read ${path}: ${e.message}`]);
+    });
+    out.push({ name: path, text });
+  }
+  return out;
+}
+
 /** id_server's rules (config.json and the Lua files it names) and saved counters. */
 export async function readIdServer(files: IdServerFiles, url: string, timeZone: string): Promise<IdServerSources> {
   const config = parseIdServerConfig(files.configName, await files.readConfig());
@@ -149,7 +161,15 @@ export async function readIdServer(files: IdServerFiles, url: string, timeZone: 
       const rule = parseIdServerLua(file, lua);
       // A node's counters are min_counter + id_offset + k * id_step: the values congruent to
       // min_counter + id_offset, which is what idmint's offset (mod stride) names.
-      rules.push({ tag: r.name, file, rule, timeZone, stride: config.idStep, offset: (rule.minCounter + config.idOffset) % config.idStep });
+      rules.push({
+        tag: r.name,
+        file,
+        rule,
+        timeZone,
+        batchSave: r.batchSave,
+        stride: config.idStep,
+        offset: (rule.minCounter + config.idOffset) % config.idStep,
+      });
     } catch (e) {
       if (!(e instanceof SpecProblems)) throw e;
       problems.push(...e.problems);

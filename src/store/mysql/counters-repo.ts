@@ -6,6 +6,7 @@
 // last allocations), the mark is raised above it in the same transaction and the regression
 // is recorded. The floor only ever raises; the install fences still decide what is served.
 import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { everyAppScope, FOLD_SHARD, foldScope } from '../../core/app-fold.js';
 import { counterLimit } from '../../core/layout.js';
 import type { Range } from '../../core/ranges.js';
 import { inTx } from './tags-repo.js';
@@ -77,6 +78,17 @@ export class CountersRepo {
              VALUES (?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)`,
           [tag, shard, scope, String(regression.from), String(regression.to), nodeId],
         );
+      }
+      if (scope !== '') {
+        // A rule counter never starts below a floor an import wrote for every app name that
+        // folds to this one (id_server's table compares names without case) or for every app.
+        const [folds] = await c.query<RowDataPacket[]>('SELECT MAX(max_id) AS m FROM idmint_counters WHERE tag = ? AND shard = ? AND scope IN (?, ?)', [
+          tag,
+          FOLD_SHARD,
+          foldScope(scope),
+          everyAppScope(scope),
+        ]);
+        if (folds[0].m !== null) maxId = Math.max(maxId, Number(folds[0].m));
       }
       // A rule's max_id_limit counts its sequence values already (stride included); a segment
       // tag's is an ID, converted to the counter through its layout and interleave.
