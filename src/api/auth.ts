@@ -4,6 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IdmintError } from '../errors.js';
+import { bearerToken } from './bearer.js';
 import { sendError } from './errors.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -61,9 +62,7 @@ function tokenCheck(adminToken: string, viewerToken: string): (req: FastifyReque
   const viewer = viewerToken === '' ? undefined : digest(viewerToken);
   const wrong = viewer ? 'the token is neither the admin token nor the viewer token' : 'the admin token is wrong';
   return (req) => {
-    const h = req.headers.authorization;
-    const m = typeof h === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
-    const given = m?.[1] ?? cookieToken(req.headers.cookie);
+    const given = bearerToken(req.headers.authorization) ?? cookieToken(req.headers.cookie);
     if (given === undefined) throw new IdmintError('UNAUTHORIZED', 'send Authorization: Bearer <admin token>');
     const d = digest(given);
     // Both comparisons run whatever the first answered, so timing tells nothing either.
