@@ -38,6 +38,13 @@ export interface Config {
   readonly adminTokenGenerated: boolean;
   /** Read-only admin credential (GET admin routes, read-only Bull Board); '' when unset. */
   readonly viewerToken: string;
+  /** METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <it>`; '' leaves /metrics open. */
+  readonly metricsToken: string;
+  /**
+   * REVEAL_PROTECTED_TAGS: a request for a tag with client tokens that carries no valid one is
+   * refused as UNAUTHORIZED (true), or answered as a tag that does not exist (false, the default).
+   */
+  readonly revealProtectedTags: boolean;
   /** Identity of this process in segment logs and worker leases. */
   readonly nodeId: string;
   readonly logLevel: string;
@@ -189,6 +196,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const viewerToken = env.VIEWER_TOKEN ?? '';
   if (viewerToken !== '' && viewerToken.length < 8) problems.push('VIEWER_TOKEN must be at least 8 characters');
   if (viewerToken !== '' && viewerToken === token) problems.push('VIEWER_TOKEN must differ from ADMIN_TOKEN');
+  const metricsToken = env.METRICS_TOKEN ?? '';
+  if (metricsToken !== '' && metricsToken.length < 8) problems.push('METRICS_TOKEN must be at least 8 characters');
+  const flag = (name: string): boolean => {
+    const raw = env[name];
+    if (raw !== undefined && !['', '0', '1', 'true', 'false'].includes(raw)) problems.push(`${name} must be 1 or 0, got "${raw}"`);
+    return raw === '1' || raw === 'true';
+  };
+  const revealProtectedTags = flag('REVEAL_PROTECTED_TAGS');
   const demoTag = env.DEMO_TAG ?? '';
   if (demoTag !== '' && !TAG_NAME.test(demoTag)) problems.push(`DEMO_TAG is not a valid tag name: "${demoTag}"`);
 
@@ -227,6 +242,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     adminToken: token || randomBytes(18).toString('base64url'),
     adminTokenGenerated: !token,
     viewerToken,
+    metricsToken,
+    revealProtectedTags,
     nodeId,
     logLevel,
     logFormat,

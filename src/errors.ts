@@ -3,9 +3,15 @@
 
 export const ERROR_CODES = {
   INVALID_ARGUMENT: { status: 400, meaning: 'a parameter or body field is missing or out of range' },
-  UNAUTHORIZED: { status: 401, meaning: 'the admin token is missing or wrong' },
+  UNAUTHORIZED: {
+    status: 401,
+    meaning: "a token is missing or wrong: the admin or viewer token, the metrics token, or (with REVEAL_PROTECTED_TAGS) a tag's client token",
+  },
   FORBIDDEN: { status: 403, meaning: 'the viewer token only reads: every admin change needs the admin token' },
-  TAG_NOT_FOUND: { status: 404, meaning: 'no tag of that name exists' },
+  TAG_NOT_FOUND: {
+    status: 404,
+    meaning: 'no tag of that name exists, or (unless REVEAL_PROTECTED_TAGS) the tag has client tokens and the request carries no valid one',
+  },
   NOT_FOUND: { status: 404, meaning: 'no route of that method and path' },
   TAG_EXISTS: { status: 409, meaning: 'a tag of that name already exists' },
   CONFLICT: { status: 409, meaning: 'the tag changed while the request ran (deleted, re-created or moved); read it again and retry' },

@@ -149,6 +149,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
       metrics,
     },
     { leases, clock, maxBackMs: config.clockMaxBackMs },
+    { revealProtected: config.revealProtectedTags },
   );
   // Serving nodes renew their leases from a queue of their own and run the janitor.
   let leaseScheduler: LeaseScheduler | undefined;

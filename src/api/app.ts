@@ -71,7 +71,7 @@ export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<Fa
   await app.register(tinyidRoutes, { ids: rt.ids });
   await app.register(streamRoutes, { ids: rt.ids, config: rt.config });
   await app.register(healthRoutes, { rt });
-  await app.register(metricsRoutes, { metrics: rt.metrics });
+  await app.register(metricsRoutes, { metrics: rt.metrics, token: rt.config.metricsToken });
   await app.register(import('./admin/page-route.js'), { config: rt.config });
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(rt.config.adminToken, rt.config.viewerToken));

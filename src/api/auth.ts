@@ -1,9 +1,11 @@
 // Admin authentication: `Authorization: Bearer <token>` (or, for pages a browser opens, the
-// cookie `idmint_admin` holding the token), compared in constant time. The admin token may do
-// everything; the optional viewer token (VIEWER_TOKEN) may only read: GET and HEAD requests.
+// cookie `idmint_admin` holding the token, set by the server at the page's sign-in:
+// admin/session-cookie.ts), compared in constant time. The admin token may do everything; the
+// optional viewer token (VIEWER_TOKEN) may only read: GET and HEAD requests (and sign in).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IdmintError } from '../errors.js';
+import { bearerToken } from './bearer.js';
 import { sendError } from './errors.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -41,12 +43,17 @@ function cookieToken(header: string | undefined): string | undefined {
  * request that is not a read) itself, rather than throwing, so it holds in scopes with an
  * error handler of their own, such as Bull Board's.
  */
-export function adminGuard(adminToken: string, viewerToken = ''): (req: FastifyRequest, reply: FastifyReply) => Promise<void> {
+export function adminGuard(
+  adminToken: string,
+  viewerToken = '',
+  /** The viewer may use every method (a route that changes nothing whatever its method: the sign-in). */
+  viewerAnyMethod = false,
+): (req: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const check = tokenCheck(adminToken, viewerToken);
   return async (req, reply) => {
     try {
       const role = check(req);
-      if (role === 'viewer' && !READ_METHODS.has(req.method)) {
+      if (role === 'viewer' && !viewerAnyMethod && !READ_METHODS.has(req.method)) {
         throw new IdmintError('FORBIDDEN', `the viewer token may only read; ${req.method} needs the admin token`);
       }
       roles.set(req, role);
@@ -61,9 +68,7 @@ function tokenCheck(adminToken: string, viewerToken: string): (req: FastifyReque
   const viewer = viewerToken === '' ? undefined : digest(viewerToken);
   const wrong = viewer ? 'the token is neither the admin token nor the viewer token' : 'the admin token is wrong';
   return (req) => {
-    const h = req.headers.authorization;
-    const m = typeof h === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
-    const given = m?.[1] ?? cookieToken(req.headers.cookie);
+    const given = bearerToken(req.headers.authorization) ?? cookieToken(req.headers.cookie);
     if (given === undefined) throw new IdmintError('UNAUTHORIZED', 'send Authorization: Bearer <admin token>');
     const d = digest(given);
     // Both comparisons run whatever the first answered, so timing tells nothing either.

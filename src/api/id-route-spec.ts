@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { TAG_NAME } from '../core/tag-name.js';
 import { IdmintError } from '../errors.js';
+import { bearerToken } from './bearer.js';
 
 /** The route as Fastify knows it (and as metrics label it). */
 export const ID_ROUTE = '/v1/id/:tag';
@@ -22,12 +23,11 @@ export function wantsText(accept: string | string[] | undefined): boolean {
   return typeof accept === 'string' && accept.startsWith('text/plain');
 }
 
-/** A client token: `X-Idmint-Token: <token>`, else `Authorization: Bearer <token>`. */
+/** A client token: `X-Idmint-Token: <token>`, else `Authorization: Bearer <token>` (the scheme in any case). */
 export function clientToken(h: IncomingHttpHeaders): string | undefined {
   const x = h['x-idmint-token'];
   if (typeof x === 'string') return x;
-  const a = h.authorization;
-  return typeof a === 'string' && a.startsWith('Bearer ') ? a.slice(7).trim() : undefined;
+  return bearerToken(h.authorization);
 }
 
 /** The request carries a client token (either header, whatever its value). */

@@ -45,7 +45,11 @@ export interface UdpRequest {
   readonly body: Readonly<JsonObject>;
 }
 
-export type ParseResult = { readonly ok: true; readonly req: UdpRequest } | { readonly ok: false; readonly reply: UdpReply };
+/**
+ * A request, or the error reply to a datagram that is not one; `echoed`: the reply echoes a
+ * request object (false for a bare `{code, message}`: no JSON object, or none that was read).
+ */
+export type ParseResult = { readonly ok: true; readonly req: UdpRequest } | { readonly ok: false; readonly echoed: boolean; readonly reply: UdpReply };
 
 const ACTIONS: Readonly<Record<string, 'get' | 'monitor'>> = { get: 'get', create: 'get', monitor: 'monitor' };
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -89,36 +93,37 @@ function quote(v: unknown): string {
 /** Decodes one datagram. Never throws. */
 export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DATAGRAM_BYTES): ParseResult {
   try {
-    if (buf.length > maxBytes) return { ok: false, reply: bare('TOO_LARGE', `datagram of ${buf.length} bytes is over the limit of ${maxBytes}`) };
-    if (buf.length === 0) return { ok: false, reply: bare('MALFORMED', 'empty datagram') };
+    if (buf.length > maxBytes)
+      return { ok: false, echoed: false, reply: bare('TOO_LARGE', `datagram of ${buf.length} bytes is over the limit of ${maxBytes}`) };
+    if (buf.length === 0) return { ok: false, echoed: false, reply: bare('MALFORMED', 'empty datagram') };
     let text: string;
     try {
       text = utf8.decode(buf);
     } catch {
-      return { ok: false, reply: bare('MALFORMED', 'the datagram is not valid UTF-8') };
+      return { ok: false, echoed: false, reply: bare('MALFORMED', 'the datagram is not valid UTF-8') };
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      return { ok: false, reply: bare('MALFORMED', 'the datagram is not valid JSON') };
+      return { ok: false, echoed: false, reply: bare('MALFORMED', 'the datagram is not valid JSON') };
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      return { ok: false, reply: bare('MALFORMED', `the request must be a JSON object, got ${quote(parsed)}`) };
+      return { ok: false, echoed: false, reply: bare('MALFORMED', `the request must be a JSON object, got ${quote(parsed)}`) };
     }
     if (tooDeep(parsed, MAX_JSON_DEPTH)) {
-      return { ok: false, reply: bare('MALFORMED', `the request is nested deeper than ${MAX_JSON_DEPTH} levels`) };
+      return { ok: false, echoed: false, reply: bare('MALFORMED', `the request is nested deeper than ${MAX_JSON_DEPTH} levels`) };
     }
     const body = parsed as JsonObject;
 
     const a = fieldOf(body, 'action');
     if (typeof a !== 'string') {
       const msg = a === undefined ? 'missing field action' : `action must be a string, got ${quote(a)}`;
-      return { ok: false, reply: failure(body, 'INVALID_FIELD', msg) };
+      return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', msg) };
     }
     const action = Object.hasOwn(ACTIONS, a) ? ACTIONS[a] : undefined;
     if (action === undefined) {
-      return { ok: false, reply: failure(body, 'UNKNOWN_ACTION', `unknown action ${quote(a)}; expected get, create or monitor`) };
+      return { ok: false, echoed: true, reply: failure(body, 'UNKNOWN_ACTION', `unknown action ${quote(a)}; expected get, create or monitor`) };
     }
 
     const problems: string[] = [];
@@ -131,14 +136,14 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
     let salt = fieldOf(body, 'salt');
     if (salt === null || action === 'monitor') salt = undefined;
     if (salt !== undefined && !isValidSalt(salt)) problems.push(`salt must match [A-Za-z0-9_.-]{0,64}, got ${quote(salt)}`);
-    if (problems.length > 0) return { ok: false, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
+    if (problems.length > 0) return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
 
     return {
       ok: true,
       req: { action, ruleName: rule as string, appName: app as string, salt: (salt as string | undefined) ?? '', body },
     };
   } catch {
-    return { ok: false, reply: bare('INTERNAL', 'internal error while reading the request') };
+    return { ok: false, echoed: false, reply: bare('INTERNAL', 'internal error while reading the request') };
   }
 }
 

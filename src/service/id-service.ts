@@ -7,11 +7,11 @@ import { counterAt } from '../core/rule-spec.js';
 import { seqString } from '../core/layout.js';
 import { invalid } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
-import { authorize } from './client-tokens.js';
+import { admit } from './client-tokens.js';
 import { TagMovedError, type Coalescer, type CoalescerDeps } from './coalescer.js';
 import { checkOptions, hasRuleInput, NO_OPTIONS, ruleInput, type IdOptions } from './id-options.js';
 import { RuleTemplates, scopeOf } from './rule-mode.js';
-import { formatIds, SegmentMode, servable, type Issued } from './segment-mode.js';
+import { enabled, formatIds, SegmentMode, servable, type Issued } from './segment-mode.js';
 import type { ClockEvents } from './snowflake-generator.js';
 import { SourceCache, sourceKey, type SnowflakeDeps, type TagSources } from './sources.js';
 import type { TagRegistry } from './tag-registry.js';
@@ -19,6 +19,12 @@ import type { TagRegistry } from './tag-registry.js';
 export type { IdOptions } from './id-options.js';
 export type { Issued } from './segment-mode.js';
 export type { SnowflakeDeps } from './sources.js';
+
+/** How much a request without a valid token learns about a tag that has tokens. */
+export interface Exposure {
+  /** REVEAL_PROTECTED_TAGS: UNAUTHORIZED for a protected tag, TAG_NOT_FOUND only for a missing one; else one answer for both. */
+  readonly revealProtected: boolean;
+}
 
 const inArray = (id: string): string[] => [id];
 const alone = (id: string): string => id;
@@ -32,6 +38,7 @@ export class IdService {
     private readonly registry: TagRegistry,
     deps: CoalescerDeps,
     private readonly snowflake: SnowflakeDeps,
+    private readonly exposure: Exposure = { revealProtected: false },
   ) {
     this.sources = new SourceCache({ ...deps, changed: (tag, epoch) => registry.changed(tag, epoch) }, snowflake);
     this.segments = new SegmentMode(registry, this.sources, deps.waitMs);
@@ -66,15 +73,23 @@ export class IdService {
 
   /**
    * The definition a request for `name` is served under: the tag exists and is enabled; with
-   * `opts`, also the token opens it and the options fit its mode. Else a coded error.
+   * `opts`, also the token opens it (checked before anything else about the tag is told, as
+   * access() does) and the options fit its mode. Else a coded error.
    */
   async resolve(name: string, opts?: IdOptions): Promise<StoredTag> {
-    const tag = servable(name, await this.registry.get(name));
-    if (opts !== undefined) {
-      authorize(tag, opts.token);
-      checkOptions(tag, opts);
-    }
+    if (opts === undefined) return servable(name, await this.registry.get(name));
+    const tag = await this.access(name, opts.token);
+    checkOptions(tag, opts);
     return tag;
+  }
+
+  /**
+   * The definition of `name` for a request carrying `token`: the tag exists, the token opens
+   * it, and it is enabled, checked in that order, so a request without a valid token is told
+   * nothing else about a protected tag (client-tokens.ts: the exposure policy). Else a coded error.
+   */
+  async access(name: string, token: string | undefined): Promise<StoredTag> {
+    return enabled(name, this.admitted(name, await this.registry.get(name), token));
   }
 
   /**
@@ -91,8 +106,7 @@ export class IdService {
    * through this process's block (for a block a client holds itself, as a process does).
    */
   async takeRuns(name: string, count: number, opts: IdOptions = NO_OPTIONS, direct = false): Promise<Issued> {
-    const tag = await this.resolve(name);
-    authorize(tag, opts.token);
+    const tag = await this.access(name, opts.token);
     if (tag.mode !== 'segment') throw invalid(`tag "${name}" is a ${tag.mode} tag, not a segment tag`);
     const issued = await this.segments.take(tag, count, opts.key, '', direct);
     this.count(tag, count);
@@ -110,8 +124,7 @@ export class IdService {
    * hand out from blocks of their own (as each id_server node has its own counter).
    */
   async monitor(name: string, app: string | undefined, token?: string): Promise<{ counter: number }> {
-    const tag = await this.resolve(name);
-    authorize(tag, token);
+    const tag = await this.access(name, token);
     if (!tag.rule) throw invalid(`monitor applies to rule tags; "${name}" is a ${tag.mode} tag`);
     const { app: appName } = ruleInput(tag, { app });
     const scope = scopeOf(tag, appName, this.snowflake.clock.now());
@@ -129,13 +142,13 @@ export class IdService {
     const tag = this.registry.peek(name);
     if (tag === undefined || !tag.enabled) return undefined;
     const s = this.sources.current(tag);
-    return s === undefined ? undefined : this.fromMemory(tag, s, opts, shape);
+    return s === undefined ? undefined : this.fromMemory(name, tag, s, opts, shape);
   }
 
-  private fromMemory<T>(tag: StoredTag, s: TagSources, opts: IdOptions, shape: (id: string) => T): T | Promise<T> | undefined {
+  private fromMemory<T>(name: string, tag: StoredTag, s: TagSources, opts: IdOptions, shape: (id: string) => T): T | Promise<T> | undefined {
     if (tag.rule) {
       if (opts.key !== undefined) return undefined;
-      authorize(tag, opts.token);
+      this.admitted(name, tag, opts.token);
       const { app, salt } = ruleInput(tag, opts);
       // One moment decides both the period (whose counter is used) and the time tokens.
       const now = this.snowflake.clock.now();
@@ -153,7 +166,7 @@ export class IdService {
     if (opts.key !== undefined || hasRuleInput(tag, opts)) return undefined;
     if (tag.mode === 'snowflake') {
       if (s.generator === undefined) return undefined;
-      authorize(tag, opts.token);
+      this.admitted(name, tag, opts.token);
       const id = s.generator.takeOneNow();
       if (id === undefined) return undefined;
       this.count(tag, 1, s);
@@ -161,7 +174,7 @@ export class IdService {
     }
     const src = s.plain;
     if (src === undefined) return undefined;
-    authorize(tag, opts.token);
+    this.admitted(name, tag, opts.token);
     if (tag.order === 'node') {
       const v = src.buffer?.takeOneNow();
       if (v === undefined) return undefined;
@@ -206,6 +219,11 @@ export class IdService {
     }
     this.count(tag, out.length);
     return out;
+  }
+
+  /** The tag, if the token may use it; else the exposure policy's refusal (client-tokens.ts). */
+  private admitted(name: string, tag: StoredTag | undefined, token: string | undefined): StoredTag {
+    return admit(name, tag, token, this.exposure.revealProtected);
   }
 
   /** Counts issued IDs (idmint_ids_issued_total): the one place that does. */

@@ -12,6 +12,11 @@ import type { TagRegistry } from './tag-registry.js';
 /** The definition a request is served under: the tag exists and is enabled; else a coded error. */
 export function servable(name: string, tag: StoredTag | undefined): StoredTag {
   if (!tag) throw new IdmintError('TAG_NOT_FOUND', `tag "${name}" does not exist`);
+  return enabled(name, tag);
+}
+
+/** The tag, unless an operator disabled it (TAG_DISABLED). */
+export function enabled(name: string, tag: StoredTag): StoredTag {
   if (!tag.enabled) throw new IdmintError('TAG_DISABLED', `tag "${name}" is disabled`);
   return tag;
 }

@@ -107,11 +107,29 @@ describe('admin page in Chromium', () => {
     assert.equal(await page.isVisible('#console'), false);
   });
 
-  it('signs in with the admin token, keeps it in the cookie and signs out', async () => {
+  it('signs in with the admin token, keeps it in an HttpOnly cookie of the admin paths set by the server, and signs out', async () => {
     await signInAsAdmin();
     assert.equal(await page.isVisible('#new-tag'), true);
-    const cookie = (await context.cookies()).find((c) => c.name === 'idmint_admin');
-    assert.equal(cookie?.value, ADMIN_TOKEN);
+    const cookies = (await context.cookies()).filter((c) => c.name === 'idmint_admin');
+    assert.deepEqual(cookies.map((c) => c.path).sort(), ['/admin', '/v1/admin']);
+    for (const c of cookies) {
+      assert.equal(c.value, ADMIN_TOKEN);
+      assert.equal(c.httpOnly, true, `${c.path}: HttpOnly`);
+      assert.equal(c.sameSite, 'Strict', `${c.path}: SameSite`);
+      assert.equal(c.secure, false, `${c.path}: plain HTTP here, so not Secure`);
+      assert.equal(c.expires, -1, `${c.path}: a session cookie`);
+    }
+    // No script sees it, and it goes to the admin paths only.
+    const seen = await page.evaluate(() => document.cookie);
+    assert.ok(!seen.includes(ADMIN_TOKEN), `document.cookie shows the token: ${seen}`);
+    assert.ok(!seen.includes('idmint_admin'), `document.cookie shows the cookie: ${seen}`);
+    for (const other of ['/v1/id/x', '/metrics', '/docs', '/tinyid/id/nextId', '/administrator'])
+      assert.deepEqual(
+        (await context.cookies(`${url}${other}`)).map((c) => c.name),
+        [],
+        `sent to ${other}`,
+      );
+    assert.equal((await page.request.get(`${url}/admin/queues/api/queues`)).status(), 200, 'Bull Board opens signed in');
     await page.reload();
     await textOf('#role-badge', 'admin'); // the kept cookie signs in again
     await page.click('#sign-out');
@@ -120,6 +138,24 @@ describe('admin page in Chromium', () => {
       (await context.cookies()).some((c) => c.name === 'idmint_admin'),
       false,
     );
+  });
+
+  it('signs in through the server only: a checked token gets the cookie, Secure behind TLS, and signing out clears it', async () => {
+    const signInAs = (token: string, headers: Record<string, string> = {}) =>
+      fetch(`${url}/v1/admin/session`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers } });
+    const wrong = await signInAs('not-the-token');
+    assert.equal(wrong.status, 401);
+    assert.deepEqual(wrong.headers.getSetCookie(), []);
+    const viewer = await signInAs(VIEWER_TOKEN);
+    assert.equal(viewer.status, 200);
+    assert.deepEqual(await viewer.json(), { role: 'viewer' });
+    const tls = await signInAs(ADMIN_TOKEN, { 'x-forwarded-proto': 'https' });
+    const set = tls.headers.getSetCookie().filter((c) => !c.includes('Max-Age=0'));
+    assert.deepEqual(set.map((c) => /Path=([^;]+)/.exec(c)?.[1]).sort(), ['/admin', '/v1/admin']);
+    for (const c of set) assert.match(c, /; HttpOnly; SameSite=Strict; Secure$/);
+    const out = await fetch(`${url}/v1/admin/session`, { method: 'DELETE' });
+    assert.equal(out.status, 204);
+    assert.ok(out.headers.getSetCookie().length >= 2 && out.headers.getSetCookie().every((c) => c.startsWith('idmint_admin=;') && c.includes('Max-Age=0')));
   });
 
   it('creates a segment tag that then serves IDs over HTTP, with its live state', async () => {
@@ -275,7 +311,7 @@ describe('admin page in Chromium', () => {
     await page.click('#token-create');
     const secret = await textOf('#token-secret-value', /^idm_/);
     await textOf('#tokens-table tbody tr', 'billing');
-    assert.equal((await fetch(`${url}/v1/id/ptok`)).status, 401, 'the tag now wants a token');
+    assert.equal((await fetch(`${url}/v1/id/ptok`)).status, 404, 'the tag now wants a token (and answers others as a missing tag)');
     assert.equal((await fetch(`${url}/v1/id/ptok`, { headers: { authorization: `Bearer ${secret}` } })).status, 200, 'the shown secret works');
     await page.click('#tokens-table button.revoke');
     await textOf('#tokens-table', 'No client tokens');

@@ -46,8 +46,8 @@ export class IdsClient {
     return new Promise((resolve, reject) => this.stub.Next(req, md, (err, res) => (err ? reject(err) : resolve(res.ids))));
   }
 
-  decode(req: Record<string, unknown>): Promise<DecodeAnswer> {
-    return new Promise((resolve, reject) => this.stub.Decode(req, IdsClient.md(), (err, res) => (err ? reject(err) : resolve(res))));
+  decode(req: Record<string, unknown>, md = IdsClient.md()): Promise<DecodeAnswer> {
+    return new Promise((resolve, reject) => this.stub.Decode(req, md, (err, res) => (err ? reject(err) : resolve(res))));
   }
 
   /** Every block of a take, and the error it ended with (none when it ended OK). */

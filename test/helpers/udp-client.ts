@@ -35,10 +35,38 @@ export class UdpClient {
     assert.equal(this.inbox.length, 0, `a datagram arrived unasked: ${this.inbox[0]?.toString().slice(0, 200)}`);
     const err = await this.send(port, typeof data === 'string' ? Buffer.from(data) : data);
     if (err) throw err;
+    try {
+      return await this.next(timeoutMs);
+    } catch {
+      throw new Error(`no reply within ${timeoutMs} ms to ${String(data).slice(0, 200)}`);
+    }
+  }
+
+  /**
+   * Sends a datagram that may get no reply, then `probe` (a request whose reply carries
+   * `marker`): the replies that arrived before the probe's (zero or one when the server
+   * answers in order, as on loopback), raw. The probe's reply is consumed.
+   */
+  async exchangeOrNone(port: number, data: Buffer | string, probe: string, marker: string, timeoutMs = 3000): Promise<string[]> {
+    assert.equal(this.inbox.length, 0, `a datagram arrived unasked: ${this.inbox[0]?.toString().slice(0, 200)}`);
+    for (const d of [data, probe]) {
+      const err = await this.send(port, typeof d === 'string' ? Buffer.from(d) : d);
+      if (err) throw err;
+    }
+    const before: string[] = [];
+    for (;;) {
+      const raw = await this.next(timeoutMs);
+      if (raw.includes(marker)) return before;
+      before.push(raw);
+    }
+  }
+
+  /** The next datagram received, raw. */
+  private async next(timeoutMs: number): Promise<string> {
     const until = Date.now() + timeoutMs;
     while (this.inbox.length === 0) {
       const left = until - Date.now();
-      if (left <= 0) throw new Error(`no reply within ${timeoutMs} ms to ${String(data).slice(0, 200)}`);
+      if (left <= 0) throw new Error(`no datagram within ${timeoutMs} ms`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
         this.wake = () => {

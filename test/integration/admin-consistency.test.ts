@@ -276,7 +276,8 @@ const CHANGES: Change[] = [
       return { tag };
     },
     before: 'OK',
-    after: 'UNAUTHORIZED',
+    // A tag with tokens answers a request without a valid one as a missing tag.
+    after: 'TAG_NOT_FOUND',
     change: async (url, tag) => void (await tokenOf(url, tag)),
   },
   {
@@ -288,7 +289,8 @@ const CHANGES: Change[] = [
       return { tag, token: revoked.token, revokeId: revoked.id } as Probe;
     },
     before: 'OK',
-    after: 'UNAUTHORIZED',
+    // A tag with tokens answers a request without a valid one as a missing tag.
+    after: 'TAG_NOT_FOUND',
     change: async (url, tag, p) => void (await admin(url, 'DELETE', `/v1/admin/tags/${tag}/tokens/${(p as Probe & { revokeId: number }).revokeId}`)),
   },
 ];

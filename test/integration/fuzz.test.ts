@@ -1055,8 +1055,9 @@ function udpExpected(buf: Buffer): { codes: number[]; echo: boolean; tag?: strin
   // Names that differ from a tag only in letter case: UDP.md does not say how they resolve.
   if (tag === undefined)
     return { codes: Object.keys(ID_TAGS).some((t) => t.toLowerCase() === rule.toLowerCase()) ? [-1, 0, -3, -6, -7, -8] : [-1], echo: true };
+  // Without its token a protected tag answers as a missing one (the exposure policy).
   const authorized = tag !== 'locked' || o.token === lockedToken;
-  if (!authorized) return { codes: [-8], echo: true, tag };
+  if (!authorized) return { codes: [-1], echo: true, tag };
   if (tag === 'off') return { codes: [-7], echo: true, tag };
   if (o.action === 'monitor') return { codes: RULE_TAGS.has(tag) ? [0] : [-3], echo: true, tag };
   // A sharded tag needs a key, which the protocol has no field for.
@@ -1355,14 +1356,30 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
     await bystander.close();
   });
 
-  it(`answers every random UDP datagram exactly once, with a documented code (${UDP_RUNS} runs)`, { timeout: 600_000 }, async (t) => {
+  it(`answers every random UDP request exactly once, with a documented code, and nothing else with more bytes than it holds (${UDP_RUNS} runs)`, {
+    timeout: 600_000,
+  }, async (t) => {
     const c = await UdpClient.open();
     const seen = new Map<string, number>();
     let sent = 0;
+    let probes = 0;
     try {
       await fc.assert(
         fc.asyncProperty(datagramArb, async (buf) => {
-          const raw = await c.exchange(udpPort, buf, REQUEST_TIMEOUT_MS);
+          let raw: string;
+          if (udpExpected(buf).echo) {
+            raw = await c.exchange(udpPort, buf, REQUEST_TIMEOUT_MS);
+          } else {
+            // Not a request: answered only by a reply no longer than the datagram.
+            const marker = `probe-${++probes}`;
+            const probe = JSON.stringify({ action: 'get', rule_name: 'seg', app_name: 'p', seq: marker });
+            const replies = await c.exchangeOrNone(udpPort, buf, probe, marker, REQUEST_TIMEOUT_MS);
+            sent++;
+            assert.ok(replies.length <= 1, `${replies.length} replies to ${buf.toString('utf8', 0, 300)}`);
+            if (replies.length === 0) return void tally(seen, 'none');
+            raw = replies[0];
+            assert.ok(Buffer.byteLength(raw) <= buf.length, `a reply of ${Buffer.byteLength(raw)} bytes to ${buf.length}: ${raw}`);
+          }
           sent++;
           checkUdp(buf, raw);
           tally(seen, String((JSON.parse(raw) as Json).code));
@@ -1371,7 +1388,7 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
       );
       t.diagnostic(`codes: ${show(seen)}`);
       if (UDP_RUNS >= 1000)
-        for (const code of ['0', '-1', '-2', '-3', '-4', '-5', '-7', '-8'])
+        for (const code of ['0', '-1', '-2', '-3', '-4', '-5', '-7', 'none'])
           assert.ok(seen.has(code), `no code ${code} in ${UDP_RUNS} datagrams: ${show(seen)}`);
       await sleep(200);
       assert.equal(c.received, sent, 'a datagram got more than one reply');

@@ -266,21 +266,21 @@ describe('gRPC API', () => {
     await expect(client.next({ tag: 'small' }), status.RESOURCE_EXHAUSTED, 'ID_SPACE_EXHAUSTED');
   });
 
-  it('serves a tag with client tokens only to calls carrying a live one (field or metadata)', async () => {
+  it('serves a tag with client tokens only to calls carrying a live one (field or metadata); others get NOT_FOUND, as for a missing tag', async () => {
     await createTag(node.url, { tag: 'guarded' });
     assert.equal((await client.next({ tag: 'guarded' })).length, 1, 'open before it has a token');
     const made = await fetch(`${node.url}/v1/admin/tags/guarded/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"svc"}' });
     const { token } = (await made.json()) as { token: string };
     const missing = await failure(client.next({ tag: 'guarded' }));
-    assert.equal(missing.code, status.UNAUTHENTICATED);
-    assert.equal(missing.idmint, 'UNAUTHORIZED');
-    assert.equal((await failure(client.next({ tag: 'guarded', token: 'wrong-token' }))).code, status.UNAUTHENTICATED);
-    assert.equal((await failure(client.next({ tag: 'guarded' }, IdsClient.md({ authorization: 'Bearer wrong-token' })))).code, status.UNAUTHENTICATED);
+    assert.equal(missing.code, status.NOT_FOUND);
+    assert.equal(missing.idmint, 'TAG_NOT_FOUND');
+    assert.equal((await failure(client.next({ tag: 'guarded', token: 'wrong-token' }))).code, status.NOT_FOUND);
+    assert.equal((await failure(client.next({ tag: 'guarded' }, IdsClient.md({ authorization: 'Bearer wrong-token' })))).code, status.NOT_FOUND);
     const byField = await client.next({ tag: 'guarded', token, count: 3 });
     const byMetadata = await client.next({ tag: 'guarded' }, IdsClient.md({ authorization: `Bearer ${token}` }));
     assert.ok(ascending(big([...byField, ...byMetadata])));
     const denied = await client.take({ tag: 'guarded', count: 10 });
-    assert.equal(denied.error?.code, status.UNAUTHENTICATED);
+    assert.equal(denied.error?.code, status.NOT_FOUND);
     assert.equal(denied.blocks.length, 0);
     const streamed = await client.take({ tag: 'guarded', count: 10 }, IdsClient.md({ authorization: `Bearer ${token}` }));
     assert.equal(streamed.error, undefined);

@@ -74,10 +74,11 @@ describe('client tokens', () => {
     const { id, token } = (await created.json()) as { id: number; token: string };
     assert.match(token, /^idm_[A-Za-z0-9_-]{20,}$/);
 
+    // Without a valid token the tag answers as a missing one (the exposure policy).
     const none = await get('guarded');
-    assert.equal(none.status, 401);
-    assert.equal(await code(none), 'UNAUTHORIZED');
-    assert.equal((await get('guarded', { authorization: 'Bearer idm_wrong' })).status, 401);
+    assert.equal(none.status, 404);
+    assert.equal(await code(none), 'TAG_NOT_FOUND');
+    assert.equal((await get('guarded', { authorization: 'Bearer idm_wrong' })).status, 404);
     assert.equal((await get('guarded', { authorization: `Bearer ${token}` })).status, 200);
     assert.equal((await get('guarded', { 'x-idmint-token': token })).status, 200);
     assert.equal((await fetch(`${url}/v1/ids/guarded?count=3`, { headers: { 'x-idmint-token': token } })).status, 200);
@@ -86,12 +87,12 @@ describe('client tokens', () => {
     const refused = await streamTake('guarded');
     assert.deepEqual(
       refused.map((m) => [m.op, m.code]),
-      [['error', 'UNAUTHORIZED']],
+      [['error', 'TAG_NOT_FOUND']],
     );
     const allowed = await streamTake('guarded', token);
     assert.equal(allowed.filter((m) => m.op === 'block').flatMap((m) => m.ids ?? []).length, 5);
 
-    assert.equal((await udp({ action: 'get', rule_name: 'guarded', app_name: 'a' })).code, -8);
+    assert.equal((await udp({ action: 'get', rule_name: 'guarded', app_name: 'a' })).code, -1);
     const viaUdp = await udp({ action: 'get', rule_name: 'guarded', app_name: 'a', token });
     assert.equal(viaUdp.code, 0);
     assert.match(String(viaUdp.data), /^\d+$/);
@@ -121,12 +122,12 @@ describe('client tokens', () => {
     const a = await mk('guarded');
     const b = await mk('guarded');
     await fetch(`${url}/v1/admin/tags/guarded/tokens/${a.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    assert.equal((await get('guarded', { authorization: `Bearer ${a.token}` })).status, 401, 'a revoked token is refused at once');
+    assert.equal((await get('guarded', { authorization: `Bearer ${a.token}` })).status, 404, 'a revoked token is refused at once');
     assert.equal((await get('guarded', { authorization: `Bearer ${b.token}` })).status, 200);
 
     const r = await mk('rg');
-    assert.equal((await udp({ action: 'get', rule_name: 'rg', app_name: 'shop' })).code, -8);
-    assert.equal((await udp({ action: 'monitor', rule_name: 'rg', app_name: 'shop' })).code, -8);
+    assert.equal((await udp({ action: 'get', rule_name: 'rg', app_name: 'shop' })).code, -1);
+    assert.equal((await udp({ action: 'monitor', rule_name: 'rg', app_name: 'shop' })).code, -1);
     assert.equal((await udp({ action: 'get', rule_name: 'rg', app_name: 'shop', token: r.token })).code, 0);
     assert.equal((await fetch(`${url}/v1/id/rg?app=shop`, { headers: { 'x-idmint-token': r.token } })).status, 200);
     assert.equal((await fetch(`${url}/v1/admin/tags/nope/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' })).status, 404);

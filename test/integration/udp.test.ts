@@ -437,9 +437,40 @@ describe('UDP listener (id_server protocol)', () => {
     assert.deepEqual(await mon('other'), { counter: -1, node_offset: 7 });
   });
 
+  it('never answers a datagram that is not a request with more bytes than it holds, and still answers every request', async () => {
+    let n = 0;
+    const probe = () => {
+      const marker = `probe-${++n}`;
+      return { marker, text: JSON.stringify({ action: 'get', rule_name: 'seg', app_name: 'probe', seq: marker }) };
+    };
+    for (const d of ['', 'x', '{', 'abc', '[]', '1', '"x"', 'null', 'true', '[1,2]', '{"a":1', '\u00ff']) {
+      const buf = d === '\u00ff' ? Buffer.from([0xff]) : Buffer.from(d);
+      const p = probe();
+      const replies = await c.exchangeOrNone(port, buf, p.text, p.marker);
+      for (const r of replies)
+        assert.ok(Buffer.byteLength(r) <= buf.length, `a reply of ${Buffer.byteLength(r)} bytes to the ${buf.length}-byte datagram ${JSON.stringify(d)}: ${r}`);
+      assert.deepEqual(replies, [], `no error reply fits in ${JSON.stringify(d)}`);
+    }
+    // A datagram long enough to hold its error reply still gets it.
+    const long = `[${'0,'.repeat(40)}0]`;
+    const p = probe();
+    const replies = await c.exchangeOrNone(port, long, p.text, p.marker);
+    assert.equal(replies.length, 1);
+    assert.ok(Buffer.byteLength(replies[0]) <= long.length);
+    assert.equal((JSON.parse(replies[0]) as Json).code, -2);
+    // Every JSON object is a request and is answered, refused or not, whatever the reply's size.
+    assert.equal((await c.request(port, '{}')).code, -3);
+    assert.equal((await c.request(port, { action: 'get', rule_name: 'nope', app_name: 'a' })).code, -1);
+    const ok = await c.request(port, { action: 'get', rule_name: 'o2o', app_name: 'amp', seq: 1 });
+    assert.equal(ok.code, 0, JSON.stringify(ok));
+  });
+
   it('answers the documented error replies', async () => {
     const cases: [string, string][] = [
-      ['[1,2]', '{"code":-2,"message":"the request must be a JSON object, got an array"}'],
+      [
+        '[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30]',
+        '{"code":-2,"message":"the request must be a JSON object, got an array"}',
+      ],
       ['{"action":"get","seq":"s1"}', '{"action":"get","code":-3,"message":"missing field rule_name; missing field app_name","seq":"s1"}'],
       [
         '{"action":"GET","rule_name":"o2o","app_name":"test"}',
@@ -472,7 +503,7 @@ describe('UDP listener (id_server protocol)', () => {
     assert.deepEqual([big.code, Object.keys(big)], [-5, ['code', 'message']]);
   });
 
-  it(`answers each of a few thousand malformed datagrams exactly once with the documented code (seed ${SEED}), then still serves`, {
+  it(`answers each of a few thousand malformed datagrams at most once with the documented code, never longer than a datagram that is no request (seed ${SEED}), then still serves`, {
     timeout: 50000,
   }, async () => {
     const before = (await (await fetch(`${url}/v1/id/o2o?app=fz`)).json()) as { id: string };
@@ -484,6 +515,7 @@ describe('UDP listener (id_server protocol)', () => {
     const sent = new Array<number>(WORKERS).fill(0);
     const valid: string[][] = clients.map(() => []);
     let unsendable = 0;
+    let dropped = 0;
     try {
       await Promise.all(
         clients.map(async (cl, w) => {
@@ -512,8 +544,25 @@ describe('UDP listener (id_server protocol)', () => {
               continue;
             }
             const exp = expected(buf, MAX, RULES);
-            const raw = await cl.exchange(port, buf);
-            sent[w]++;
+            let raw: string;
+            if (exp.echo) {
+              raw = await cl.exchange(port, buf);
+              sent[w]++;
+            } else {
+              // Not a request: a bare reply comes only when it is no longer than the datagram.
+              const marker = `probe-w${w}-${i}`;
+              const probe = JSON.stringify({ action: 'get', rule_name: 'seg', app_name: 'probe', seq: marker });
+              const replies = await cl.exchangeOrNone(port, buf, probe, marker);
+              assert.ok(replies.length <= 1, `${replies.length} replies to ${what}`);
+              for (const rep of replies) assert.ok(Buffer.byteLength(rep) <= buf.length, `a reply of ${Buffer.byteLength(rep)} bytes to ${what}`);
+              sent[w]++;
+              if (replies.length === 0) {
+                dropped++;
+                continue;
+              }
+              sent[w]++;
+              raw = replies[0];
+            }
             let rep: Json;
             try {
               rep = JSON.parse(raw) as Json;
@@ -542,7 +591,8 @@ describe('UDP listener (id_server protocol)', () => {
       for (const cl of clients) cl.close();
     }
     const total = [...byCode.values()].reduce((a, b) => a + b, 0);
-    assert.ok(total >= 2500, `only ${total} malformed datagrams answered`);
+    assert.ok(total + dropped >= 2500, `only ${total} malformed datagrams answered and ${dropped} dropped`);
+    assert.ok(dropped > 0 && total > dropped, `${total} malformed datagrams answered, ${dropped} dropped`);
     assert.ok(unsendable >= WORKERS * 4, `only ${unsendable} datagrams too large to send`);
     for (const code of [-1, -2, -3, -4, -5])
       assert.ok((byCode.get(code) ?? 0) >= 50, `code ${code} answered only ${byCode.get(code) ?? 0} times: ${JSON.stringify([...byCode])}`);

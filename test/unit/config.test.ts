@@ -32,6 +32,8 @@ const DEFAULTS: Partial<Config> = {
   advertiseAddr: '',
   demoTag: '',
   serveHttp: true,
+  metricsToken: '',
+  revealProtectedTags: false,
 };
 
 /** The fields of c named in want. */
@@ -163,8 +165,16 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads the metrics token and the exposure setting', () => {
+    const c = loadConfig({ METRICS_TOKEN: 'scrape-secret', REVEAL_PROTECTED_TAGS: '1' });
+    assert.deepEqual([c.metricsToken, c.revealProtectedTags], ['scrape-secret', true]);
+    assert.equal(loadConfig({ REVEAL_PROTECTED_TAGS: 'false' }).revealProtectedTags, false);
+  });
+
   it('names the variable in the message for each bad value', () => {
     const cases: [name: string, value: string][] = [
+      ['METRICS_TOKEN', 'short'],
+      ['REVEAL_PROTECTED_TAGS', 'yes'],
       ['PORT', 'abc'],
       ['PORT', '-1'],
       ['PORT', '1.5'],
@@ -227,7 +237,7 @@ describe('loadConfig', () => {
       for (const q of p) assert.ok(q.includes(name), `${name}=${value}: unrelated problem "${q}"`);
       assert.ok(p.length <= 2, `${name}=${value}: ${JSON.stringify(p)}`);
     }
-    assert.equal(cases.length, 54);
+    assert.equal(cases.length, 56);
   });
 
   it('checks the lease margin against the TTL', () => {

@@ -108,6 +108,13 @@ describe('udp: errors', () => {
       assert.deepEqual(refused(input), { code: UDP_CODES.MALFORMED.code, message }, String(input));
     }
     assert.equal(wire(refused('nope')), '{"code":-2,"message":"the datagram is not valid JSON"}');
+    // These replies echo no request: the listener sends one only when it is no longer than the datagram.
+    for (const [input] of cases) {
+      const r = parse(input);
+      assert.ok(!r.ok && !r.echoed, String(input));
+    }
+    const noAction = parse('{"seq":1}');
+    assert.ok(!noAction.ok && noAction.echoed, 'a refused request object is echoed');
     ok(`{"action":"get","rule_name":"r","app_name":"a","seq":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`);
   });
 

@@ -1,14 +1,18 @@
 // The web admin page at /admin: static HTML, ES modules and CSS from ./page, read once at
 // start-up and served with a Content-Security-Policy that allows only this origin. The page
 // itself is public (it holds no data); everything it shows comes from the admin API with the
-// token the operator signs in with. GET /v1/admin/session tells the page which role that
-// token has, so a viewer gets the read-only page.
+// token the operator signs in with. POST /v1/admin/session signs in: it checks the token sent as
+// `Authorization: Bearer`, answers its role and sets the session cookie (session-cookie.ts),
+// which the page's script never sees; DELETE signs out, clearing it. GET tells the page which
+// role the cookie's token has, so a viewer gets the read-only page.
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { IdmintError } from '../../errors.js';
 import { adminGuard, adminRole } from '../auth.js';
+import { bearerToken } from '../bearer.js';
+import { clearedCookies, sessionCookies } from './session-cookie.js';
 
 export const PAGE_PATH = '/admin';
 const ASSETS_PATH = `${PAGE_PATH}/assets`;
@@ -47,6 +51,16 @@ function loadAssets(): Map<string, Asset> {
   return assets;
 }
 
+/**
+ * The browser reached the page over TLS: this server's own, or a proxy's in front of it that
+ * says so (X-Forwarded-Proto). Believing the header costs nothing: a Secure cookie is only
+ * kept back from plain HTTP.
+ */
+function overTls(req: FastifyRequest): boolean {
+  const fwd = req.headers['x-forwarded-proto'];
+  return req.protocol === 'https' || (typeof fwd === 'string' && fwd.split(',')[0].trim().toLowerCase() === 'https');
+}
+
 export default async function adminPageRoute(app: FastifyInstance, opts: { config: Config }): Promise<void> {
   const assets = loadAssets();
   const send = (reply: FastifyReply, a: Asset) => reply.headers(SECURITY_HEADERS).type(a.type).send(a.body);
@@ -60,6 +74,7 @@ export default async function adminPageRoute(app: FastifyInstance, opts: { confi
     return send(reply, a);
   });
 
+  const roleSchema = { 200: { type: 'object', properties: { role: { type: 'string', enum: ['admin', 'viewer'] } } } };
   await app.register(async (scope) => {
     scope.addHook('onRequest', adminGuard(opts.config.adminToken, opts.config.viewerToken));
     scope.get(
@@ -68,10 +83,35 @@ export default async function adminPageRoute(app: FastifyInstance, opts: { confi
         schema: {
           summary: 'The role of the credential sent: admin (everything) or viewer (reads only)',
           security: [{ admin: [] }],
-          response: { 200: { type: 'object', properties: { role: { type: 'string', enum: ['admin', 'viewer'] } } } },
+          response: roleSchema,
         },
       },
       async (req) => ({ role: adminRole(req) }),
     );
+  });
+  // Signing in changes nothing: the viewer token may do it too.
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', adminGuard(opts.config.adminToken, opts.config.viewerToken, true));
+    scope.post(
+      '/v1/admin/session',
+      {
+        schema: {
+          summary: 'Sign in (the admin page): the role of the token sent as Authorization: Bearer, kept in an HttpOnly cookie of the admin paths',
+          security: [{ admin: [] }],
+          response: roleSchema,
+        },
+      },
+      async (req, reply) => {
+        const token = bearerToken(req.headers.authorization);
+        if (token === undefined) throw new IdmintError('UNAUTHORIZED', 'sign in with Authorization: Bearer <admin or viewer token>');
+        reply.header('set-cookie', sessionCookies(token, overTls(req)));
+        return { role: adminRole(req) };
+      },
+    );
+  });
+  // Anyone may drop their own cookie, a stale one included.
+  app.delete('/v1/admin/session', { schema: { summary: 'Sign out (the admin page): clears the session cookie' } }, async (req, reply) => {
+    reply.header('set-cookie', clearedCookies(overTls(req)));
+    return reply.code(204).send();
   });
 }

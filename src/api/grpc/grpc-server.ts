@@ -16,6 +16,7 @@ import {
   checkTag,
   parseNext,
   parseTake,
+  tokenOf,
   type DecodeRequest,
   type DecodeResponse,
   type NextRequest,
@@ -90,12 +91,14 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     const fail = (err: unknown) => callback(failure(DECODE, err, start));
     if (closing) return fail(shuttingDown());
     let tag: string;
+    let token: string | undefined;
     try {
       tag = checkTag(call.request.tag);
+      token = tokenOf('', call.metadata);
     } catch (err) {
       return fail(err);
     }
-    decodeId(ids, tag, call.request.id).then((d) => {
+    decodeId(ids, tag, call.request.id, token).then((d) => {
       callback(
         null,
         d.mode === 'snowflake'

@@ -5,6 +5,7 @@ import type { Metadata } from '@grpc/grpc-js';
 import { TAG_NAME, TAG_NAME_CHARS } from '../../core/tag-name.js';
 import { invalid } from '../../errors.js';
 import type { IdOptions } from '../../service/id-options.js';
+import { bearerToken } from '../bearer.js';
 import { DEFAULT_BLOCK, type StreamLimits, type TakeMessage } from '../ws/protocol.js';
 import { MAX_BATCH } from '../routes/ids.js';
 
@@ -58,15 +59,14 @@ function opt(value: string, name: string, max: number): string | undefined {
 }
 
 /**
- * A client token: the request's field, else the metadata `authorization: Bearer <token>` or
- * `x-idmint-token: <token>` (as the HTTP headers).
+ * A client token: the request's field, else the metadata `x-idmint-token: <token>` or
+ * `authorization: Bearer <token>` (the scheme in any case), as the HTTP headers.
  */
 export function tokenOf(field: string, md: Metadata): string | undefined {
   if (field !== '') return opt(field, 'token', MAX_TOKEN);
   const x = md.get('x-idmint-token')[0];
   if (typeof x === 'string') return x;
-  const a = md.get('authorization')[0];
-  return typeof a === 'string' && a.startsWith('Bearer ') ? a.slice(7).trim() : undefined;
+  return bearerToken(md.get('authorization')[0]);
 }
 
 /** Next's count (0 means 1) and options, as GET /v1/ids/:tag checks them. */

@@ -75,7 +75,8 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         schema: { params: tagParam, querystring: { type: 'object', properties: keyQuery } },
       },
       async (req, reply: FastifyReply) => {
-        const tag = await ids.resolve(req.params.tag);
+        // The token first: a tag the request may not use is not described.
+        const tag = await ids.access(req.params.tag, clientToken(req.headers));
         if (tag.mode !== mode) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; use ${routeOf(tag.mode, tag.tag)}`);
         return reply.type('text/plain').send((await one(req))[0]);
       },
@@ -93,7 +94,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         },
       },
     },
-    async (req) => decodeId(ids, req.params.tag, req.params.id),
+    async (req) => decodeId(ids, req.params.tag, req.params.id, clientToken(req.headers)),
   );
 }
 

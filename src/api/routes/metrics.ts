@@ -1,14 +1,31 @@
 // GET /metrics: the Prometheus metrics of this process (src/metrics/metrics.ts), or, in a
-// serving process of `serve --processes N`, of all N processes (cluster-metrics.ts).
-import type { FastifyInstance } from 'fastify';
+// serving process of `serve --processes N`, of all N processes (cluster-metrics.ts). With a
+// metrics token (METRICS_TOKEN), only to a scrape that sends `Authorization: Bearer <token>`:
+// the metrics name every tag, token-protected ones included, with their counts.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { IdmintError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import { bearerToken } from '../bearer.js';
 import { clusterMetricsClient, inProcessGroup } from '../cluster-metrics.js';
 
-export async function metricsRoutes(app: FastifyInstance, opts: { metrics: Metrics }): Promise<void> {
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** Throws UNAUTHORIZED unless the request carries the metrics token (compared in constant time). */
+function metricsGuard(token: string): (req: FastifyRequest) => Promise<void> {
+  const want = digest(token);
+  return async (req) => {
+    const given = bearerToken(req.headers.authorization);
+    if (given === undefined) throw new IdmintError('UNAUTHORIZED', 'send Authorization: Bearer <metrics token>');
+    if (!timingSafeEqual(digest(given), want)) throw new IdmintError('UNAUTHORIZED', 'the metrics token is wrong');
+  };
+}
+
+export async function metricsRoutes(app: FastifyInstance, opts: { metrics: Metrics; token: string }): Promise<void> {
   const registry = opts.metrics.registry;
   const ofAll = inProcessGroup() ? clusterMetricsClient(registry) : undefined;
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+  const onRequest = opts.token === '' ? [] : [metricsGuard(opts.token)];
+  app.get('/metrics', { schema: { hide: true }, onRequest }, async (_req, reply) => {
     let body: string;
     if (ofAll) {
       // Never this process's share alone: counters would seem to jump between scrapes.

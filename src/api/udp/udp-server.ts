@@ -1,7 +1,9 @@
 // The id_server-compatible JSON-over-UDP listener: `get` (and its alias `create`) answers an
-// ID, `monitor` the counter of the current period. Every datagram gets exactly one reply, the
-// request echoed with code, message and data (src/core/udp-protocol.ts); nothing a client
-// sends can stop the listener.
+// ID, `monitor` the counter of the current period. Every request (a JSON object) gets exactly
+// one reply, the request echoed with code, message and data (src/core/udp-protocol.ts). A
+// datagram that is not a request gets its bare error reply only when that is no longer than
+// the datagram, so a spoofed source address never receives more bytes than were sent in its
+// name; nothing a client sends can stop the listener.
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
@@ -35,11 +37,16 @@ export function replyDatagram(reply: UdpReply): Buffer {
 
 /**
  * The reply to one datagram: at once when it can be given from memory (a refusal, or an ID of
- * a cached definition this process holds), otherwise a promise of it.
+ * a cached definition this process holds), otherwise a promise of it; undefined for none (a
+ * datagram that is not a request, whose bare error reply would be longer than it).
  */
-export function handleDatagram(msg: Buffer, ids: IdService, opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>): UdpReply | Promise<UdpReply> {
+export function handleDatagram(
+  msg: Buffer,
+  ids: IdService,
+  opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>,
+): UdpReply | Promise<UdpReply> | undefined {
   const parsed = parseRequest(msg, opts.maxDatagramBytes);
-  if (!parsed.ok) return parsed.reply;
+  if (!parsed.ok) return parsed.echoed || encodeReply(parsed.reply).length <= msg.length ? parsed.reply : undefined;
   const req = parsed.req;
   // A client token for tags that have tokens: the request's "token" field (echoed back like
   // every other field, as the protocol does).
@@ -98,11 +105,15 @@ export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logg
     send(errorReply(null, 'INTERNAL'), rinfo);
   };
   socket.on('message', (msg, rinfo) => {
-    let reply: UdpReply | Promise<UdpReply>;
+    let reply: UdpReply | Promise<UdpReply> | undefined;
     try {
       reply = handleDatagram(msg, ids, opts);
     } catch (err) {
       failed(err as Error, rinfo);
+      return;
+    }
+    if (reply === undefined) {
+      log.debug({ bytes: msg.length, from: rinfo.address }, 'UDP datagram is not a request; no reply longer than it is sent');
       return;
     }
     // Answered from memory: sent at once, without a closure or a promise.

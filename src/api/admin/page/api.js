@@ -1,8 +1,8 @@
-// The admin API as seen from the page: the token lives in the idmint_admin cookie (which the
-// server accepts, so Bull Board opens signed in too) and is also sent as a Bearer header.
-// Every failure becomes an ApiError carrying the server's code and message.
-
-const COOKIE = 'idmint_admin';
+// The admin API as seen from the page. Signing in sends the token once, as a Bearer header, to
+// POST /v1/admin/session, which answers with an HttpOnly cookie holding it: the browser sends
+// that cookie with every admin request (and to Bull Board, which then opens signed in too), and
+// no script of the page, or injected into it, can read it. Signing out asks the server to clear
+// it. Every failure becomes an ApiError carrying the server's code and message.
 
 export class ApiError extends Error {
   constructor(status, code, message) {
@@ -13,31 +13,21 @@ export class ApiError extends Error {
   }
 }
 
-export function storedToken() {
-  for (const part of document.cookie.split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === COOKIE) {
-      try {
-        return decodeURIComponent(v.join('='));
-      } catch {
-        return '';
-      }
-    }
-  }
-  return '';
+/** Signs in: resolves with { role } once the server has set the session cookie. */
+export function signIn(token) {
+  return api('POST', '/v1/admin/session', undefined, token);
 }
 
-export function storeToken(token) {
-  const secure = location.protocol === 'https:' ? '; Secure' : '';
-  document.cookie = `${COOKIE}=${encodeURIComponent(token)}; Path=/; SameSite=Strict${secure}`;
+/** Signs out: the server clears the session cookie. */
+export function signOut() {
+  return api('DELETE', '/v1/admin/session');
 }
 
-export function forgetToken() {
-  document.cookie = `${COOKIE}=; Path=/; Max-Age=0; SameSite=Strict`;
-}
-
-/** Calls the API; resolves with the parsed JSON (undefined for 204), rejects with ApiError. */
-export async function api(method, path, body, token = storedToken()) {
+/**
+ * Calls the API with the session cookie (or, at sign-in, the token given); resolves with the
+ * parsed JSON (undefined for 204), rejects with ApiError.
+ */
+export async function api(method, path, body, token) {
   const headers = { accept: 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';

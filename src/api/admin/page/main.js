@@ -1,7 +1,7 @@
 // The admin page: sign-in, the periodic refresh of tags and worker pools, tag creation, and
 // the wiring of the tag panel. With the viewer token the page only shows (body.viewer hides
 // every control that changes something; the server refuses such changes anyway).
-import { api, forgetToken, storedToken, storeToken } from './api.js';
+import { api, signIn as startSession, signOut } from './api.js';
 import { TagPanel } from './detail.js';
 import { $, fill, h, showError } from './dom.js';
 import { fieldInputs, formBody, showMode } from './fields.js';
@@ -42,13 +42,14 @@ function signedIn(role) {
   state.timer = setInterval(() => refresh(), REFRESH_MS);
 }
 
-function signedOut(message) {
+/** Shows the sign-in form; `clear`: also end the session on the server (drop its cookie). */
+function signedOut(message, clear = true) {
   clearInterval(state.timer);
   state.role = null;
   state.tags = [];
   state.details.clear();
   panel.close();
-  forgetToken();
+  if (clear) signOut().catch(() => undefined);
   document.body.classList.remove('viewer');
   $('#console').hidden = true;
   $('#session').hidden = true;
@@ -59,8 +60,7 @@ function signedOut(message) {
 
 async function signIn(token) {
   try {
-    const { role } = await api('GET', '/v1/admin/session', undefined, token);
-    storeToken(token);
+    const { role } = await startSession(token);
     showError($('#sign-in-error'), '');
     signedIn(role);
   } catch (err) {
@@ -160,7 +160,13 @@ $('#sign-in-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   signIn($('#token').value.trim());
 });
-$('#sign-out').addEventListener('click', () => signedOut(''));
+// The form comes back once the server has dropped the cookie.
+$('#sign-out').addEventListener('click', () =>
+  signOut().then(
+    () => signedOut('', false),
+    (err) => signedOut(err.message, false),
+  ),
+);
 $('#refresh').addEventListener('click', () => refresh());
 $('#new-tag').addEventListener('click', () => {
   drawCreateForm();
@@ -170,11 +176,9 @@ $('#new-tag').addEventListener('click', () => {
 });
 $('#detail-close').addEventListener('click', () => panel.close());
 
-// A token kept from an earlier visit signs in at once; a stale one is dropped quietly.
-const kept = storedToken();
-if (kept) {
-  api('GET', '/v1/admin/session', undefined, kept).then(
-    ({ role }) => signedIn(role),
-    (err) => signedOut(err.status === 401 ? '' : err.message),
-  );
-}
+// A session kept from an earlier visit (the cookie, which the page cannot see) signs in at
+// once; without one the sign-in form stays.
+api('GET', '/v1/admin/session').then(
+  ({ role }) => signedIn(role),
+  (err) => signedOut(err.status === 401 ? '' : err.message, false),
+);
