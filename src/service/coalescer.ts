@@ -14,29 +14,19 @@
 // empty: when the tag is cold or dry it asks for an urgent refill and polls until its
 // deadline; when the tag is exhausted, the IDs left are given to the waiters that fit in them,
 // in order, and a waiter is never left holding part of what it asked for.
+//
+// The parts with a job of their own: the queue and the ordered batching of takes over it
+// (waiter-queue.ts), the refills asked for (refill-requests.ts), and fitting requests into
+// what an exhausted tag has left (exhausted-fit.ts). This file decides when takes are sent.
 import type { Logger } from 'pino';
 import { IdmintError, unavailable } from '../errors.js';
 import type { Range } from '../core/ranges.js';
 import type { RefillProducer } from '../producer/refill-producer.js';
 import type { SegmentRef, SegmentStore, TakeResult } from '../store/redis/segments.js';
 import type { Metrics } from '../metrics/metrics.js';
-
-interface Waiter {
-  need: number;
-  /** Fewest IDs this waiter accepts when the tag is exhausted (need, or 1 for block fetches). */
-  readonly min: number;
-  /** Arrival number: waiters are served in this order. */
-  readonly arrived: number;
-  /**
-   * Arrivals counted when the take that first filled `got` was sent: who was already waiting
-   * then (a waiter that arrived later may have started after a higher ID was answered).
-   */
-  gotAt?: number;
-  readonly got: Range[];
-  readonly deadline: number;
-  readonly resolve: (r: Range[]) => void;
-  readonly reject: (e: Error) => void;
-}
+import { fitExhausted } from './exhausted-fit.js';
+import { RefillRequests } from './refill-requests.js';
+import { WaiterQueue } from './waiter-queue.js';
 
 export interface CoalescerDeps {
   readonly segments: SegmentStore;
@@ -87,10 +77,10 @@ export class TagMovedError extends IdmintError {
 }
 
 export class Coalescer {
-  private readonly queue: Waiter[] = [];
+  private readonly queue = new WaiterQueue();
+  private readonly refills: RefillRequests;
   /** The serial loop (run) is serving the queue. */
   private running = false;
-  private arrivals = 0;
   /** Pipelined takes in flight, and the IDs they asked for (of the queue's head). */
   private inFlight = 0;
   private covered = 0;
@@ -116,6 +106,7 @@ export class Coalescer {
     private readonly deps: CoalescerDeps,
   ) {
     this.takes = deps.metrics?.takesSeries(ref.tag);
+    this.refills = new RefillRequests(ref, deps.producer, deps.log, deps.metrics);
   }
 
   /** No request is waiting or being served. */
@@ -134,7 +125,7 @@ export class Coalescer {
    */
   take(n: number, upTo = false): Promise<Range[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ need: n, min: upTo ? 1 : n, arrived: this.arrivals++, got: [], deadline: Date.now() + this.deps.waitMs, resolve, reject });
+      this.queue.push(n, upTo, this.deps.waitMs, resolve, reject);
       this.pump();
     });
   }
@@ -157,7 +148,7 @@ export class Coalescer {
     // Redis costs the process far more CPU than a turn, so a take shared by more requests is
     // cheaper per request (bench:scale reports requests per take). Order holds: every request
     // in a take arrived before it was sent.
-    const seen = this.arrivals;
+    const seen = this.queue.arrivals;
     setImmediate(() => this.due(seen));
   }
 
@@ -213,7 +204,7 @@ export class Coalescer {
    * under load. A lone request is never held.
    */
   private due(seen?: number): void {
-    if (seen !== undefined && this.arrivals !== seen && this.queue.length < (this.deps.hold ?? 0)) {
+    if (seen !== undefined && this.queue.arrivals !== seen && this.queue.length < (this.deps.hold ?? 0)) {
       setImmediate(() => this.due());
       return;
     }
@@ -224,10 +215,10 @@ export class Coalescer {
   /** Sends one pipelined take for the waiters no take in flight asked for yet. */
   private send(): void {
     if (this.running || this.serialNext) return this.pump();
-    const want = this.batch(this.covered, this.deps.maxBatch);
+    const want = this.queue.batch(this.covered, this.deps.maxBatch);
     if (want === 0) return;
     const generation = this.generation;
-    const sentAt = this.arrivals;
+    const sentAt = this.queue.arrivals;
     this.inFlight++;
     this.covered += want;
     if (this.takes) this.takes.value++;
@@ -251,97 +242,16 @@ export class Coalescer {
       if (err) {
         this.failAll(unavailable(`Redis is unreachable: ${err.message}`, err));
       } else if (r!.status === 'ok') {
-        const served = this.hand(r!.ranges, sentAt);
-        if (r!.refillWanted) this.prefetchRefill(r!);
+        const served = this.queue.hand(r!.ranges, sentAt);
+        if (r!.refillWanted) this.refills.prefetch(r!);
         this.linger(served);
       } else {
         // Whatever was given (a dry take gives part) goes out; the serial loop deals with the rest.
-        this.hand(r!.ranges, sentAt);
+        this.queue.hand(r!.ranges, sentAt);
         this.serialNext = true;
       }
     }
     this.pump();
-  }
-
-  /**
-   * IDs for the next take: the need of the queue past the first `skip` IDs (those asked for
-   * by takes in flight), the first waiter's whole and further waiters while the sum fits cap.
-   */
-  private batch(skip: number, cap: number): number {
-    let want = 0;
-    for (const w of this.queue) {
-      if (skip >= w.need) {
-        skip -= w.need;
-        continue;
-      }
-      const part = w.need - skip;
-      skip = 0;
-      if (want > 0 && want + part > cap) break;
-      want += part;
-    }
-    return want;
-  }
-
-  private prefetchRefill(r: TakeResult): void {
-    this.deps.producer
-      .request({ ...this.ref, gen: r.gen, seg: r.seg, urgent: false })
-      .catch((err: Error) => this.deps.log.warn({ tag: this.ref.tag, err: err.message }, 'prefetch refill could not be queued'));
-  }
-
-  /** Fits the waiters at the head of the queue into the IDs an exhausted tag has left. */
-  private fitExhausted(left: number): void {
-    while (this.queue.length > 0 && this.queue[0].min - this.received(this.queue[0]) > left) {
-      const w = this.queue.shift()!;
-      w.reject(new IdmintError('ID_SPACE_EXHAUSTED', `tag "${this.ref.tag}" reached its limit${left > 0 ? ` (${left} IDs left, fewer than asked)` : ''}`));
-      this.passOn(w);
-    }
-    if (this.queue.length > 0 && this.queue[0].need > left) {
-      const w = this.queue[0];
-      w.need = left;
-      if (w.need === 0) {
-        this.queue.shift();
-        w.resolve(w.got);
-      }
-    }
-  }
-
-  private received(w: Waiter): number {
-    let n = 0;
-    for (const [a, b] of w.got) n += b - a + 1;
-    return n;
-  }
-
-  /**
-   * A refused waiter already held part of its IDs (taken before the limit was known): they go
-   * to the waiters that were already waiting when those IDs were taken and that they fit
-   * whole, in order. A waiter that arrived later could have started after a higher ID was
-   * answered elsewhere, so it never gets them. What nobody can use is a gap.
-   */
-  private passOn(from: Waiter): void {
-    if (from.got.length === 0 || from.gotAt === undefined) return;
-    const spare = [...from.got];
-    let count = this.received(from);
-    for (let i = 0; i < this.queue.length && count > 0; ) {
-      const w = this.queue[i];
-      if (w.arrived >= from.gotAt || w.got.length > 0 || w.need > count) {
-        i++;
-        continue;
-      }
-      let need = w.need;
-      while (need > 0) {
-        const [a, b] = spare[0];
-        const k = Math.min(need, b - a + 1);
-        if (w.got.length === 0) w.gotAt = from.gotAt;
-        w.got.push([a, a + k - 1]);
-        if (a + k - 1 === b) spare.shift();
-        else spare[0] = [a + k, b];
-        need -= k;
-      }
-      count -= w.need;
-      w.need = 0;
-      this.queue.splice(i, 1);
-      w.resolve(w.got);
-    }
   }
 
   private async run(): Promise<void> {
@@ -366,12 +276,12 @@ export class Coalescer {
           }
         }
         if (left !== undefined) {
-          this.fitExhausted(left);
+          fitExhausted(this.queue, left, this.ref.tag);
           if (this.queue.length === 0) break;
         }
-        const want = this.batch(0, Math.min(this.deps.maxBatch, left ?? Number.POSITIVE_INFINITY));
+        const want = this.queue.batch(0, Math.min(this.deps.maxBatch, left ?? Number.POSITIVE_INFINITY));
         let r: TakeResult;
-        const sentAt = this.arrivals;
+        const sentAt = this.queue.arrivals;
         if (this.takes) this.takes.value++;
         try {
           r = await this.deps.segments.take(this.ref, want, this.prefetch());
@@ -383,12 +293,11 @@ export class Coalescer {
           this.failAll(new TagMovedError(this.ref.tag));
           break;
         }
-        this.hand(r.ranges, sentAt);
-        if (r.refillWanted && r.status === 'ok') this.prefetchRefill(r);
+        this.queue.hand(r.ranges, sentAt);
+        if (r.refillWanted && r.status === 'ok') this.refills.prefetch(r);
         else if (r.refillWanted) {
-          this.deps.metrics?.refillWaits.inc({ tag: this.ref.tag });
           try {
-            await this.deps.producer.request({ ...this.ref, gen: r.gen, seg: r.seg, urgent: true });
+            await this.refills.urgent(r);
           } catch (err) {
             this.failAll(unavailable(`refill could not be queued: ${(err as Error).message}`, err));
             break;
@@ -411,46 +320,13 @@ export class Coalescer {
     }
   }
 
-  /**
-   * Gives runs to waiters in arrival order; a run may be split between two waiters. sentAt:
-   * the arrivals counted when the take that returned them was sent. Answers how many waiters
-   * it completed.
-   */
-  private hand(ranges: Range[], sentAt: number): number {
-    let served = 0;
-    for (let [a, b] of ranges) {
-      while (a <= b && this.queue.length > 0) {
-        const w = this.queue[0];
-        const k = Math.min(w.need, b - a + 1);
-        if (w.got.length === 0) w.gotAt = sentAt;
-        w.got.push([a, a + k - 1]);
-        w.need -= k;
-        a += k;
-        if (w.need === 0) {
-          this.queue.shift();
-          w.resolve(w.got);
-          served++;
-        }
-      }
-      // Runs left over when every waiter is served cannot happen: take asked for their sum.
-    }
-    return served;
-  }
-
   private expire(): void {
-    const now = Date.now();
-    for (let i = 0; i < this.queue.length; ) {
-      const w = this.queue[i];
-      if (w.deadline <= now) {
-        this.queue.splice(i, 1);
-        w.reject(unavailable(`no segment for tag "${this.ref.tag}" arrived within ${this.deps.waitMs} ms (is MySQL reachable?)`));
-      } else i++;
-    }
+    this.queue.expire(() => unavailable(`no segment for tag "${this.ref.tag}" arrived within ${this.deps.waitMs} ms (is MySQL reachable?)`));
   }
 
   private failAll(err: Error): void {
     this.generation++;
     this.covered = 0;
-    for (const w of this.queue.splice(0)) w.reject(err);
+    this.queue.rejectAll(err);
   }
 }

@@ -13,6 +13,15 @@ export type { InstallResult, TakeResult, TakeStatus } from './replies.js';
 const GEN_PREFIX = randomBytes(6).toString('hex');
 let genCounter = 0;
 
+/**
+ * Fields a segment hash keeps take answers in (a0 .. a7, take-2.lua): a call's token ends with
+ * the digit of its field, and the takes of one ref (a coalescer passes the same object every
+ * time) use them in turn, so those in flight at once on a connection, which are all sent again
+ * when it closes before their replies are read, never share one.
+ */
+const ANSWER_FIELDS = 8;
+const answerFieldOf = new WeakMap<SegmentRef, number>();
+
 export const DEFAULT_REDIS = 'default';
 
 export interface SegmentStats {
@@ -98,8 +107,11 @@ export class SegmentStore {
   }
 
   async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
-    // Unique across processes (random prefix) and calls (counter); used only on a cold start.
-    const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}`;
+    // The call's token: unique across processes (random prefix) and calls (counter), the same
+    // when the client sends the call again; the gen of a hash this call creates (cold start).
+    const field = ((answerFieldOf.get(ref) ?? -1) + 1) % ANSWER_FIELDS;
+    answerFieldOf.set(ref, field);
+    const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}${field}`;
     const s = this.server(ref.redis);
     let r: TakeResult;
     try {

@@ -5,8 +5,10 @@
   KEYS[1]  segment hash of the (tag, shard)
   KEYS[2]  the tag's "moved" marker: the highest epoch retired on this Redis
   ARGV[1]  n: IDs wanted (>= 1)
-  ARGV[2]  gen: a fresh random token, used only if the hash is absent (cold start, or Redis
-           lost its data, or the tag was reset); installs must later present it
+  ARGV[2]  a fresh random token per call: the call's identity (a resent call carries the
+           same), and the gen if the hash is absent (cold start, or Redis lost its data, or
+           the tag was reset; installs must later present the gen); its last character
+           names the field that keeps the call's answer (a0 .. a7, see below)
   ARGV[3]  prefetch: fraction of a segment consumed at which the next one is wanted
   ARGV[4]  the tag's epoch (part of KEYS[1])
 
@@ -19,14 +21,24 @@
   lim (the tag's limit when the last segment was allocated),
   fe:<identity> (fast end: the last ID a take may hand out with nothing but a cursor move,
   because up to it no segment change, no refill request and no limit is due; rewritten with
-  every change of cur/end/nf/pf/rq/lim, by take and install; absent means none). The field is
-  named by the identity it was written under, so the steady state needs no read of rid: only
-  a hash written under the identity of the server running the call has it (rid is written
-  once, when the hash is created, and a hash of another identity is deleted before it is
-  written again).
+  every change of cur/end/nf/pf/rq/lim, by take and install; absent means none), a0 .. a7
+  ("<call>=<answer>": the answer of the latest call naming that field that handed out IDs;
+  a caller names them in turn, so the takes it has in flight use different ones). The
+  fast-end field is named by the identity it was written under, so the steady state needs
+  no read of rid: only a hash written under the identity of the server running the call has
+  it (rid is written once, when the hash is created, and a hash of another identity is
+  deleted before it is written again).
 
   The server's identity is read from INFO replication on every call (serverIdentity(), in
   includes/server-identity.lua; docs/GUARANTEES.md says why no cheaper constant is safe).
+
+  A call that already ran and handed out IDs answers what it answered then, and nothing moves
+  again: a client whose connection closed before the reply arrived sends the same call again
+  once reconnected (ioredis resends the commands it had no answer to, a cluster client after
+  "Connection is closed"), and a second run would take further IDs while the first run's
+  reached nobody, so a request that fits would be refused at the limit for IDs nobody got.
+  A resent call whose field a later call (of another caller, or more than 8 takes later) has
+  written since runs again (its first run's IDs are a gap).
 
   Returns first (an integer) in the steady state: all n IDs given, first .. first + n - 1,
   no refill wanted (status 0 without the rest of the reply); otherwise
@@ -48,23 +60,50 @@
 --- @include "includes/server-identity"
 local key = KEYS[1]
 local n = tonumber(ARGV[1])
+local call = ARGV[2]
+-- The field keeping this call's answer (if it hands out IDs).
+local answerField = 'a' .. string.sub(call, -1)
+
+-- An integer as Redis stores it (tostring would give an exponent above 14 digits).
+local function int(x)
+  return string.format('%.0f', x)
+end
+
+-- The answer of this call when it already ran (kept: the answer field's value), else nil.
+local function ranBefore(kept)
+  if not kept or string.sub(kept, 1, #call + 1) ~= call .. '=' then return nil end
+  local answer = string.sub(kept, #call + 2)
+  if string.sub(answer, 1, 1) ~= '{' then return tonumber(answer) end
+  local out = {}
+  for part in string.gmatch(string.sub(answer, 2), '[^,]+') do
+    -- The second element is the gen (a string); the others are integers.
+    out[#out + 1] = #out == 1 and part or tonumber(part)
+  end
+  return out
+end
+
 local moved = redis.call('GET', KEYS[2])
 if moved and tonumber(moved) >= tonumber(ARGV[4]) then return {5, '', 0, 0} end
 -- The identity changes whenever the data may have come from elsewhere: restart (with or
 -- without data), failover, a master resynchronised from a replica. A hash written under
 -- another identity may lag behind IDs already handed out.
 local rid = serverIdentity()
--- Steady state: n IDs up to the fast end of this identity, one read, one cursor move and the
--- shortest reply (the first ID). A move past the fast end is taken back at once, and the
--- general path below decides.
+-- Steady state: n IDs up to the fast end of this identity, one read, one write (the cursor and
+-- this call's answer) and the shortest reply (the first ID). Past the fast end nothing is
+-- written, and the general path below decides.
 local fast = 'fe:' .. rid
-local fastEnd = redis.call('HGET', key, fast)
+local steady = redis.call('HMGET', key, fast, 'cur', answerField)
+local fastEnd = steady[1]
 if fastEnd then
-  local after = redis.call('HINCRBY', key, 'cur', n)
-  if after - 1 <= tonumber(fastEnd) then return after - n end
-  redis.call('HINCRBY', key, 'cur', -n)
+  local again = ranBefore(steady[3])
+  if again then return again end
+  local first = tonumber(steady[2])
+  if first + n - 1 <= tonumber(fastEnd) then
+    redis.call('HSET', key, 'cur', int(first + n), answerField, call .. '=' .. int(first))
+    return first
+  end
 end
-local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid')
+local h = redis.call('HMGET', key, 'gen', 'cur', 'end', 'nf', 'ne', 'seg', 'pf', 'rq', 'ex', 'lim', 'hwm', 'rid', answerField)
 if not h[1] or h[12] ~= rid then
   local status = 2
   if h[1] then
@@ -74,6 +113,8 @@ if not h[1] or h[12] ~= rid then
   redis.call('HSET', key, 'rid', rid, 'gen', ARGV[2], 'cur', 1, 'end', 0, 'seg', 0, 'pf', 0, 'rq', 0, 'hwm', 0, 'ins', 0)
   return {status, ARGV[2], 0, 1}
 end
+local again = ranBefore(h[13])
+if again then return again end
 
 local cur, last, seg, pf = tonumber(h[2]), tonumber(h[3]), tonumber(h[6]), tonumber(h[7])
 local nf, ne = h[4], h[5]
@@ -121,10 +162,18 @@ local fe = last
 if h[10] then fe = math.min(fe, tonumber(h[10])) end
 if not nf and rq ~= seg then fe = math.min(fe, pf - 2) end
 
+local reply = {status, h[1], seg, want, unpack(out)}
+local fields = {'cur', cur, 'rq', rq, fast, fe}
 if promoted then
   redis.call('HDEL', key, 'nf', 'ne')
-  redis.call('HSET', key, 'cur', cur, 'end', last, 'seg', seg, 'pf', pf, 'rq', rq, fast, fe)
-else
-  redis.call('HSET', key, 'cur', cur, 'rq', rq, fast, fe)
+  for _, v in ipairs({'end', last, 'seg', seg, 'pf', pf}) do fields[#fields + 1] = v end
 end
-return {status, h[1], seg, want, unpack(out)}
+-- A call that handed out IDs is remembered with its answer (one that gave none may run again).
+if got > 0 then
+  local parts = {}
+  for i, v in ipairs(reply) do parts[i] = i == 2 and v or int(v) end
+  fields[#fields + 1] = answerField
+  fields[#fields + 1] = call .. '={' .. table.concat(parts, ',')
+end
+redis.call('HSET', key, unpack(fields))
+return reply

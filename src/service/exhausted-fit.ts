@@ -1,0 +1,58 @@
+// Fitting the requests of an exhausted tag into the IDs it has left: the waiters at the head of
+// the queue that fit are served, in order; one that does not is refused whole (a waiter is
+// never left holding part of what it asked for), and the IDs it already held go on to
+// waiters that were waiting when they were taken and that they fit whole.
+import { IdmintError } from '../errors.js';
+import { received, type Waiter, type WaiterQueue } from './waiter-queue.js';
+
+/** Fits the waiters at the head of the queue into the `left` IDs an exhausted tag has left. */
+export function fitExhausted(queue: WaiterQueue, left: number, tag: string): void {
+  const waiting = queue.waiting;
+  while (waiting.length > 0 && waiting[0].min - received(waiting[0]) > left) {
+    const w = waiting.shift()!;
+    w.reject(new IdmintError('ID_SPACE_EXHAUSTED', `tag "${tag}" reached its limit${left > 0 ? ` (${left} IDs left, fewer than asked)` : ''}`));
+    passOn(queue, w);
+  }
+  if (waiting.length > 0 && waiting[0].need > left) {
+    const w = waiting[0];
+    w.need = left;
+    if (w.need === 0) {
+      waiting.shift();
+      w.resolve(w.got);
+    }
+  }
+}
+
+/**
+ * A refused waiter already held part of its IDs (taken before the limit was known): they go
+ * to the waiters that were already waiting when those IDs were taken and that they fit
+ * whole, in order. A waiter that arrived later could have started after a higher ID was
+ * answered elsewhere, so it never gets them. What nobody can use is a gap.
+ */
+function passOn(queue: WaiterQueue, from: Waiter): void {
+  if (from.got.length === 0 || from.gotAt === undefined) return;
+  const waiting = queue.waiting;
+  const spare = [...from.got];
+  let count = received(from);
+  for (let i = 0; i < waiting.length && count > 0; ) {
+    const w = waiting[i];
+    if (w.arrived >= from.gotAt || w.got.length > 0 || w.need > count) {
+      i++;
+      continue;
+    }
+    let need = w.need;
+    while (need > 0) {
+      const [a, b] = spare[0];
+      const k = Math.min(need, b - a + 1);
+      if (w.got.length === 0) w.gotAt = from.gotAt;
+      w.got.push([a, a + k - 1]);
+      if (a + k - 1 === b) spare.shift();
+      else spare[0] = [a + k, b];
+      need -= k;
+    }
+    count -= w.need;
+    w.need = 0;
+    waiting.splice(i, 1);
+    w.resolve(w.got);
+  }
+}

@@ -1,0 +1,109 @@
+// The requests waiting at one coalescer, in arrival order, and the ordered batching of takes
+// over them: how many IDs the next take asks for (the queue's need past what takes in flight
+// asked for already), and how a take's runs are handed out (to the head of the queue first, a
+// run split between two waiters where one is served). Every waiter is served only by takes
+// Redis ran after it arrived, so a request that arrives after another's answer went out gets
+// a higher ID.
+import type { Range } from '../core/ranges.js';
+
+export interface Waiter {
+  need: number;
+  /** Fewest IDs this waiter accepts when the tag is exhausted (need, or 1 for block fetches). */
+  readonly min: number;
+  /** Arrival number: waiters are served in this order. */
+  readonly arrived: number;
+  /**
+   * Arrivals counted when the take that first filled `got` was sent: who was already waiting
+   * then (a waiter that arrived later may have started after a higher ID was answered).
+   */
+  gotAt?: number;
+  readonly got: Range[];
+  readonly deadline: number;
+  readonly resolve: (r: Range[]) => void;
+  readonly reject: (e: Error) => void;
+}
+
+/** IDs a waiter already holds. */
+export function received(w: Waiter): number {
+  let n = 0;
+  for (const [a, b] of w.got) n += b - a + 1;
+  return n;
+}
+
+export class WaiterQueue {
+  /** The waiters, head first (arrival order). */
+  readonly waiting: Waiter[] = [];
+  /** Requests that arrived so far (the next one's arrival number). */
+  arrivals = 0;
+
+  get length(): number {
+    return this.waiting.length;
+  }
+
+  /** Queues a request for n IDs (with `upTo`: at least 1 when the tag is exhausted). */
+  push(n: number, upTo: boolean, waitMs: number, resolve: (r: Range[]) => void, reject: (e: Error) => void): void {
+    this.waiting.push({ need: n, min: upTo ? 1 : n, arrived: this.arrivals++, got: [], deadline: Date.now() + waitMs, resolve, reject });
+  }
+
+  /**
+   * IDs for the next take: the need of the queue past the first `skip` IDs (those asked for
+   * by takes in flight), the first waiter's whole and further waiters while the sum fits cap.
+   */
+  batch(skip: number, cap: number): number {
+    let want = 0;
+    for (const w of this.waiting) {
+      if (skip >= w.need) {
+        skip -= w.need;
+        continue;
+      }
+      const part = w.need - skip;
+      skip = 0;
+      if (want > 0 && want + part > cap) break;
+      want += part;
+    }
+    return want;
+  }
+
+  /**
+   * Gives runs to waiters in arrival order; a run may be split between two waiters. sentAt:
+   * the arrivals counted when the take that returned them was sent. Answers how many waiters
+   * it completed.
+   */
+  hand(ranges: Range[], sentAt: number): number {
+    let served = 0;
+    for (let [a, b] of ranges) {
+      while (a <= b && this.waiting.length > 0) {
+        const w = this.waiting[0];
+        const k = Math.min(w.need, b - a + 1);
+        if (w.got.length === 0) w.gotAt = sentAt;
+        w.got.push([a, a + k - 1]);
+        w.need -= k;
+        a += k;
+        if (w.need === 0) {
+          this.waiting.shift();
+          w.resolve(w.got);
+          served++;
+        }
+      }
+      // Runs left over when every waiter is served cannot happen: take asked for their sum.
+    }
+    return served;
+  }
+
+  /** Rejects the waiters whose deadline has passed with the error `late` makes. */
+  expire(late: () => Error): void {
+    const now = Date.now();
+    for (let i = 0; i < this.waiting.length; ) {
+      const w = this.waiting[i];
+      if (w.deadline <= now) {
+        this.waiting.splice(i, 1);
+        w.reject(late());
+      } else i++;
+    }
+  }
+
+  /** Rejects every waiter with err. */
+  rejectAll(err: Error): void {
+    for (const w of this.waiting.splice(0)) w.reject(err);
+  }
+}
