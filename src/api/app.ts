@@ -47,10 +47,10 @@ export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<Fa
     // Requests that arrive while closing get idmint's own 503 (below), in the API's error shape.
     return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
-    clientErrorHandler,
-    frameworkErrors,
+    clientErrorHandler: clientErrorHandler(rt.metrics.errors),
+    frameworkErrors: frameworkErrors(rt.metrics.errors),
   });
-  installErrorHandling(app, (code) => rt.metrics.errors.inc({ code }));
+  installErrorHandling(app, rt.metrics.errors);
   app.addHook('preClose', async () => {
     closing = true;
   });
@@ -68,8 +68,8 @@ export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<Fa
   await opts.extend?.(app);
   await registerDocs(app, VERSION);
   await app.register(idRoutes, { ids: rt.ids });
-  await app.register(tinyidRoutes, { ids: rt.ids });
-  await app.register(streamRoutes, { ids: rt.ids, config: rt.config });
+  await app.register(tinyidRoutes, { ids: rt.ids, errors: rt.metrics.errors });
+  await app.register(streamRoutes, { ids: rt.ids, config: rt.config, errors: rt.metrics.errors });
   await app.register(healthRoutes, { rt });
   await app.register(metricsRoutes, { metrics: rt.metrics, token: rt.config.metricsToken });
   await app.register(import('./admin/page-route.js'), { config: rt.config });

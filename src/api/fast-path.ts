@@ -87,7 +87,7 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
 
   /** As the app's error handler (errors.ts) answers a failure of the route. */
   function fail(res: ServerResponse, err: unknown, start: number): void {
-    const a = errorAnswer(noteFailure(err, deps.log, (code) => metrics.errors.inc({ code })));
+    const a = errorAnswer(noteFailure('http', err, deps.log, metrics.errors));
     res.writeHead(a.status, a.headers);
     res.end(a.body);
     metrics.observeHttp(ID_ROUTE, 'GET', a.status, (performance.now() - start) / 1000);

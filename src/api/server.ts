@@ -60,7 +60,12 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
   await acquireLeasesForTags(rt);
   const udp =
     config.udpPort > 0
-      ? await startUdpServer(rt.ids, { port: config.udpPort, host: config.host, nodeOffset: config.nodeOffset, maxDatagramBytes: config.udpMaxBytes }, log)
+      ? await startUdpServer(
+          rt.ids,
+          { port: config.udpPort, host: config.host, nodeOffset: config.nodeOffset, maxDatagramBytes: config.udpMaxBytes },
+          log,
+          rt.metrics.errors,
+        )
       : undefined;
   const grpc =
     config.grpcPort > 0

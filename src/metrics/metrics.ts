@@ -86,7 +86,12 @@ export class Metrics {
       labelNames: ['tag', 'kind'],
       help: 'MySQL found behind what Redis holds (backup restore, lagging failover) and raised at once; kind: segment, rule, worker_space',
     });
-    this.errors = new Counter({ name: 'idmint_errors_total', help: 'Error answers by code', labelNames: ['code'], registers });
+    this.errors = new Counter({
+      name: 'idmint_errors_total',
+      help: 'Refused and failed requests by transport (http, leaf, tinyid, grpc, stream, udp) and idmint error code',
+      labelNames: ['transport', 'code'],
+      registers,
+    });
 
     const self = this;
     new Gauge({

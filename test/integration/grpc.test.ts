@@ -292,7 +292,7 @@ describe('gRPC API', () => {
     assert.match(text, /idmint_grpc_request_duration_seconds_count\{method="Next",code="OK"\} [1-9]/);
     assert.match(text, /idmint_grpc_request_duration_seconds_count\{method="Next",code="NOT_FOUND"\} [1-9]/);
     assert.match(text, /idmint_grpc_request_duration_seconds_count\{method="Take",code="OK"\} [1-9]/);
-    assert.match(text, /idmint_errors_total\{code="TAG_NOT_FOUND"\} [1-9]/);
+    assert.match(text, /idmint_errors_total\{transport="grpc",code="TAG_NOT_FOUND"\} [1-9]/);
   });
 });
 

@@ -32,7 +32,7 @@ describe('operations endpoints', () => {
     const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
     assert.equal(value(/^idmint_ids_issued_total\{tag="m1",mode="segment"\} (\d+)$/m), 251);
     assert.ok(value(/^idmint_http_request_duration_seconds_count\{route="\/v1\/id\/:tag",method="GET",status="200"\} (\d+)$/m) >= 1);
-    assert.equal(value(/^idmint_errors_total\{code="TAG_NOT_FOUND"\} (\d+)$/m), 1);
+    assert.equal(value(/^idmint_errors_total\{transport="http",code="TAG_NOT_FOUND"\} (\d+)$/m), 1);
     assert.ok(value(/^idmint_refill_duration_seconds_count\{result="current"\} (\d+)$/m) >= 1, 'the cold refill was timed');
     assert.ok(value(/^idmint_segments_allocated_total\{tag="m1"\} (\d+)$/m) >= 2, 'a cold segment of 100 and at least one refill for 251 IDs');
     const remaining = value(/^idmint_segment_remaining\{tag="m1"\} (\d+)$/m);

@@ -61,7 +61,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
 
   /** Counts, logs and answers a failed call (as the HTTP error handler does). */
   const failure = (method: string, err: unknown, start: number) => {
-    const e = noteFailure(err, log, (code) => metrics.errors.inc({ code }));
+    const e = noteFailure('grpc', err, log, metrics.errors);
     const st = grpcStatus(e);
     metrics.observeGrpc(method, statusName(st.code), (performance.now() - start) / 1000);
     return st;

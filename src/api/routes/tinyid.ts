@@ -19,7 +19,8 @@ import {
   TINYID_TOKEN_ERR,
   type TinyidSegment,
 } from '../../core/tinyid.js';
-import { IdmintError } from '../../errors.js';
+import { IdmintError, invalid } from '../../errors.js';
+import { noteFailure, type ErrorCounter } from '../errors.js';
 import { authorize } from '../../service/client-tokens.js';
 import type { IdService } from '../../service/id-service.js';
 import type { StoredTag } from '../../store/mysql/tags-repo.js';
@@ -63,8 +64,8 @@ function bindFailure(reply: FastifyReply, req: FastifyRequest, err: BindError): 
   return reply.code(400).type(JSON_TYPE).send(JSON.stringify(body));
 }
 
-export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService }): Promise<void> {
-  const { ids: service } = opts;
+export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService; errors: ErrorCounter }): Promise<void> {
+  const { ids: service, errors } = opts;
   // Any body is accepted and read as a form (Tinyid's client POSTs an empty form); nothing is
   // refused for its content type, as a servlet would not.
   app.removeAllContentTypeParsers();
@@ -119,12 +120,9 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService 
     return segmentOfRun(issued.tag, longestRun(issued.runs), issued.tag.prefetch);
   }
 
-  const failed = (req: FastifyRequest, route: string, err: unknown): string => {
-    const e = err instanceof Refused || err instanceof IdmintError ? err : new IdmintError('INTERNAL', 'internal error', { cause: err });
-    if (e instanceof IdmintError && e.code === 'INTERNAL') req.log.error({ err, route }, 'tinyid route failed');
-    else req.log.warn({ route, msg: e.message }, 'tinyid route failed');
-    return e.message;
-  };
+  /** A refusal, counted and logged as every transport's; its message for Tinyid's answer. */
+  const failed = (req: FastifyRequest, route: string, err: unknown): string =>
+    noteFailure('tinyid', err instanceof Refused ? invalid(err.message) : err, req.log.child({ route }), errors).message;
 
   /**
    * Tinyid's routes come in pairs that read the same parameters and differ only in how they
@@ -150,6 +148,7 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService 
             try {
               n = batchOf(p);
             } catch (err) {
+              noteFailure('tinyid', invalid((err as BindError).message), req.log, errors);
               return bindFailure(reply, req, err as BindError);
             }
           }
@@ -157,9 +156,13 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService 
           let body: string;
           try {
             const tag = await visit(p('bizType'), token);
+            if (tag === undefined) {
+              noteFailure('tinyid', new IdmintError('TAG_NOT_FOUND', TINYID_TOKEN_ERR.message), req.log, errors);
+              body = simple ? '' : responseJson('null', TINYID_TOKEN_ERR.code, TINYID_TOKEN_ERR.message);
+            }
             // Tinyid answers "" for an empty batch too (its join fails on no IDs).
-            if (simple) body = tag && n > 0 ? text(await serve(tag, n, token)) : '';
-            else body = tag ? responseJson(json(await serve(tag, n, token))) : responseJson('null', TINYID_TOKEN_ERR.code, TINYID_TOKEN_ERR.message);
+            else if (simple) body = n > 0 ? text(await serve(tag, n, token)) : '';
+            else body = responseJson(json(await serve(tag, n, token)));
           } catch (err) {
             const message = failed(req, route, err);
             body = simple ? '' : responseJson('null', TINYID_SYS_ERR_CODE, message);

@@ -9,7 +9,9 @@ import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { encodeReply, errorReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply, type UdpRequest } from '../../core/udp-protocol.js';
+import { invalid, type IdmintError } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
+import { noteFailure, type ErrorCounter } from '../errors.js';
 
 export interface UdpServer {
   readonly port: number;
@@ -22,6 +24,9 @@ export interface UdpOptions {
   readonly nodeOffset: number;
   readonly maxDatagramBytes: number;
 }
+
+/** Counts and logs a refusal (noteFailure) and returns it as an IdmintError for the reply. */
+export type Refused = (err: unknown) => IdmintError;
 
 /** The largest UDP payload over IPv4. */
 const MAX_UDP_PAYLOAD = 65507;
@@ -44,9 +49,15 @@ export function handleDatagram(
   msg: Buffer,
   ids: IdService,
   opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>,
+  refused: Refused,
 ): UdpReply | Promise<UdpReply> | undefined {
   const parsed = parseRequest(msg, opts.maxDatagramBytes);
-  if (!parsed.ok) return parsed.echoed || encodeReply(parsed.reply).length <= msg.length ? parsed.reply : undefined;
+  if (!parsed.ok) {
+    // The protocol's own refusals (not JSON, not an object, a bad field, too large) are the
+    // HTTP API's INVALID_ARGUMENT.
+    refused(invalid(parsed.reply.message as string));
+    return parsed.echoed || encodeReply(parsed.reply).length <= msg.length ? parsed.reply : undefined;
+  }
   const req = parsed.req;
   // A client token for tags that have tokens: the request's "token" field (echoed back like
   // every other field, as the protocol does).
@@ -54,30 +65,34 @@ export function handleDatagram(
   // The reply echoes the request: refuse before issuing an ID whose reply could not be sent.
   if (msg.length > 4096) {
     const size = encodeReply(req.body).length + REPLY_OVERHEAD;
-    if (size > MAX_UDP_PAYLOAD) return errorReply(null, 'TOO_LARGE', `the reply to this request would exceed the UDP limit of ${MAX_UDP_PAYLOAD} bytes`);
+    if (size > MAX_UDP_PAYLOAD) {
+      const message = `the reply to this request would exceed the UDP limit of ${MAX_UDP_PAYLOAD} bytes`;
+      refused(invalid(message));
+      return errorReply(null, 'TOO_LARGE', message);
+    }
   }
-  if (req.action === 'monitor') return monitor(req, token, ids, opts.nodeOffset);
+  if (req.action === 'monitor') return monitor(req, token, ids, opts.nodeOffset, refused);
   // Rules use the app name and salt; other tags answer their plain IDs. An ID this process
   // holds in memory for a cached definition is answered at once.
   let got: string[] | Promise<string[]>;
   try {
     got = ids.issue(req.ruleName, 1, { app: req.appName, salt: req.salt || undefined, token, appIfRule: true });
   } catch (err) {
-    return errorReplyFor(req, err);
+    return errorReplyFor(req, refused(err));
   }
   if (!(got instanceof Promise)) return successReply(req, got[0]);
   return got.then(
     (id) => successReply(req, id[0]),
-    (err: unknown) => errorReplyFor(req, err),
+    (err: unknown) => errorReplyFor(req, refused(err)),
   );
 }
 
-async function monitor(req: UdpRequest, token: string | undefined, ids: IdService, nodeOffset: number): Promise<UdpReply> {
+async function monitor(req: UdpRequest, token: string | undefined, ids: IdService, nodeOffset: number, refused: Refused): Promise<UdpReply> {
   try {
     const { counter } = await ids.monitor(req.ruleName, req.appName, token);
     return monitorReply(req, { counter, nodeOffset });
   } catch (err) {
-    return errorReplyFor(req, err);
+    return errorReplyFor(req, refused(err));
   }
 }
 
@@ -92,22 +107,23 @@ function literalLookup(host: string, options: LookupOneOptions, callback: (err: 
   else dnsLookup(host, options, callback);
 }
 
-export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logger): Promise<UdpServer> {
+export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logger, errors: ErrorCounter): Promise<UdpServer> {
   const socket: Socket = createSocket({ type: opts.host.includes(':') ? 'udp6' : 'udp4', lookup: literalLookup });
   socket.on('error', (err) => log.error({ err: err.message }, 'UDP socket error'));
   const onSent = (err: Error | null) => {
     if (err) log.debug({ err: err.message }, 'UDP reply not sent');
   };
   const send = (reply: UdpReply, rinfo: RemoteInfo) => socket.send(replyDatagram(reply), rinfo.port, rinfo.address, onSent);
+  const refused: Refused = (err) => noteFailure('udp', err, log, errors);
   // Every datagram gets one reply, an unexpected fault included.
   const failed = (err: Error, rinfo: RemoteInfo) => {
-    log.error({ err: err.message }, 'UDP request failed unexpectedly');
+    refused(err);
     send(errorReply(null, 'INTERNAL'), rinfo);
   };
   socket.on('message', (msg, rinfo) => {
     let reply: UdpReply | Promise<UdpReply> | undefined;
     try {
-      reply = handleDatagram(msg, ids, opts);
+      reply = handleDatagram(msg, ids, opts, refused);
     } catch (err) {
       failed(err as Error, rinfo);
       return;

@@ -7,7 +7,8 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { RangeQueue } from '../../core/ranges.js';
 import type { IdService } from '../../service/id-service.js';
-import { toIdmintError } from '../errors.js';
+import { IdmintError, type ErrorCode } from '../../errors.js';
+import { noteFailure, type ErrorCounter } from '../errors.js';
 import { binaryFromDecimals, binaryFromRuns, jsonFromRuns, jsonFromStrings, rangesFromDecimals, rangesFromRuns } from './encode.js';
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type StreamLimits, type TakeMessage } from './protocol.js';
 import { openSource, takeChunks, type Chunk } from './sources.js';
@@ -25,6 +26,8 @@ export interface SessionOptions {
   /** IDs of a segment tag taken from the store at a time (at least the take's block). */
   readonly chunkIds: number;
   readonly authorize?: AuthorizeTake;
+  /** idmint_errors_total: every refusal is counted (and logged) through noteFailure. */
+  readonly errors: ErrorCounter;
 }
 
 /** Re-check the buffered amount at least this often while waiting (a frame without a callback may drain it). */
@@ -59,20 +62,26 @@ export class StreamSession {
       // A faulty message whose req a take in flight holds is not answered under that req: the
       // client would take the error for the end of that take.
       const req = e.req !== null && this.inFlight.has(e.req) ? null : e.req;
-      this.reply(errorMessage(req, e.code, e.message));
+      this.refuse(req, e.code, e.message);
       return;
     }
     if (this.inFlight.has(take.req)) {
       // Not answered under that req: the take in flight owns it.
-      this.reply(errorMessage(null, 'INVALID_ARGUMENT', `req ${take.req} is already in flight on this socket; use a new req per take`));
+      this.refuse(null, 'INVALID_ARGUMENT', `req ${take.req} is already in flight on this socket; use a new req per take`);
       return;
     }
     if (this.inFlight.size >= this.opts.maxInFlight) {
-      this.reply(errorMessage(take.req, 'LIMIT_EXCEEDED', `at most ${this.opts.maxInFlight} takes may be in flight on one socket; wait for a "done"`));
+      this.refuse(take.req, 'LIMIT_EXCEEDED', `at most ${this.opts.maxInFlight} takes may be in flight on one socket; wait for a "done"`);
       return;
     }
     this.inFlight.add(take.req);
     void this.run(take).finally(() => this.inFlight.delete(take.req));
+  }
+
+  /** A control message refused: counted and answered under req (null: under none). */
+  private refuse(req: number | null, code: ErrorCode, message: string): void {
+    const e = noteFailure('stream', new IdmintError(code, message), this.log, this.opts.errors);
+    this.reply(errorMessage(req, e.code, e.message));
   }
 
   /** The socket closed: takes stop at their next step and nothing more is taken. */
@@ -146,10 +155,7 @@ export class StreamSession {
       await this.send(doneMessage(t.req));
     } catch (err) {
       if (this.gone) return;
-      const e = toIdmintError(err);
-      if (e.code === 'INTERNAL') this.log.error({ err, req: t.req, tag: t.tag }, 'stream take failed');
-      else if (e.status >= 500) this.log.warn({ code: e.code, msg: e.message, tag: t.tag }, 'stream take failed');
-      await this.send(takeError(t.req, e));
+      await this.send(takeError(t.req, noteFailure('stream', err, this.log.child({ req: t.req, tag: t.tag }), this.opts.errors)));
     }
   }
 

@@ -5,9 +5,10 @@ import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Config } from '../../config.js';
-import { invalid } from '../../errors.js';
+import { IdmintError, invalid } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
 import { errorMessage, MAX_CONTROL_BYTES } from './protocol.js';
+import { noteFailure, type ErrorCounter } from '../errors.js';
 import { StreamSession, type AuthorizeTake } from './session.js';
 
 export interface StreamRouteOptions {
@@ -15,6 +16,8 @@ export interface StreamRouteOptions {
   readonly config: Config;
   /** Per-take authorization (per-tag client tokens); every take is allowed without it. */
   readonly authorize?: AuthorizeTake;
+  /** idmint_errors_total, where refusals are counted. */
+  readonly errors: ErrorCounter;
 }
 
 /** Sockets still open this long after the app began closing, or after a protocol error began their close, are cut. */
@@ -65,7 +68,13 @@ async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Pro
       const client = request.ip;
       const open = perClient.get(client) ?? 0;
       if (open >= config.streamMaxSocketsPerClient) {
-        socket.send(errorMessage(null, 'LIMIT_EXCEEDED', `at most ${config.streamMaxSocketsPerClient} stream sockets per client address`));
+        const e = noteFailure(
+          'stream',
+          new IdmintError('LIMIT_EXCEEDED', `at most ${config.streamMaxSocketsPerClient} stream sockets per client address`),
+          request.log,
+          opts.errors,
+        );
+        socket.send(errorMessage(null, e.code, e.message));
         socket.close(1008, 'too many sockets from this address');
         return;
       }
@@ -81,6 +90,7 @@ async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Pro
           maxBufferBytes: config.streamMaxBufferBytes,
           chunkIds: config.coalesceMax,
           authorize: opts.authorize,
+          errors: opts.errors,
         },
         request.log,
       );
