@@ -30,7 +30,7 @@ import { commandStat, redisIdentity } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 import { IDENTITY_READ, TAKE_FLOOR_LUA } from './take-floor.js';
-import { steadySegment } from './take-segment.js';
+import { steadySegment, takeTokens } from './take-segment.js';
 import { median } from './stats.js';
 
 const args = process.argv.slice(2);
@@ -107,10 +107,8 @@ async function main(): Promise<void> {
     const keys = new Keys('bench');
     const { store, ref, seg, moved } = await steadySegment(r, keys, 'take-cpu', 0.9);
     const identity = await redisIdentity(r);
-    // A token of its own per call, ending in the digit of its answer field, as SegmentStore.take
-    // sends (take-2.lua answers a token it has seen with the answer it gave, moving nothing).
-    let calls = 0;
-    const takeArgs = (): (string | number)[] => [1, `bench${(calls++).toString(36)}${calls % 8}`, 0.9, ref.epoch];
+    const token = takeTokens('bench');
+    const takeArgs = (): (string | number)[] => [1, token(), 0.9, ref.epoch];
     const script = (name: string, lua: string): Case => {
       const sha = sha1(lua);
       return { name, stat: 'evalsha', call: () => r.evalsha(sha, 2, seg, moved, ...takeArgs()) };

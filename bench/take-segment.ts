@@ -26,3 +26,16 @@ export async function steadySegment(r: RedisClient, keys: Keys, tag: string, pre
   if (first.status !== 'ok') throw new Error(`take answered ${first.status}`);
   return { store, ref, seg: store.key(ref), moved: keys.moved(ref.tag) };
 }
+
+/**
+ * The token of one take call, as SegmentStore.take sends it: new for every call and ending in
+ * the digit of its answer field (take-2.lua answers a token it has already seen with the
+ * answer it gave then and moves nothing, so a constant token would measure that path).
+ */
+export function takeTokens(prefix: string): () => string {
+  let calls = 0;
+  return () => {
+    const n = calls++;
+    return `${prefix}${n.toString(36)}${n % 8}`;
+  };
+}

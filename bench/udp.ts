@@ -52,7 +52,7 @@ import { redisCounters, usecPerEvalsha, type RedisCounters } from '../tools/redi
 import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
 import { TAKE_FLOOR_LUA } from './take-floor.js';
-import { steadySegment } from './take-segment.js';
+import { steadySegment, takeTokens } from './take-segment.js';
 import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -174,9 +174,10 @@ async function callOf(redis: Redis, key: string, kind: RedisCall): Promise<() =>
   if (kind === 'take') {
     const { seg, moved, ref } = await steadySegment(redis, takeKeys(key), TAKE_TAG, TAKE_PREFETCH);
     const sha = String(await redis.script('LOAD', scriptText('take-2')));
+    const token = takeTokens('bench');
     // Anything but an integer (the steady state's reply) is a failed request.
     return () =>
-      redis.evalsha(sha, 2, seg, moved, 1, 'unused-gen', TAKE_PREFETCH, ref.epoch).then((first) => {
+      redis.evalsha(sha, 2, seg, moved, 1, token(), TAKE_PREFETCH, ref.epoch).then((first) => {
         if (typeof first !== 'number') throw new Error(`take answered ${JSON.stringify(first)}`);
         return first;
       });
