@@ -76,7 +76,7 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
       : undefined;
   const grpc =
     config.grpcPort > 0
-      ? await startGrpcServer({ ids: rt.ids, metrics: rt.metrics, log, config }).catch(async (err: Error) => {
+      ? await startGrpcServer({ ids: rt.ids, metrics: rt.metrics, log, config, readiness: rt.readiness, drain: rt.drain }).catch(async (err: Error) => {
           await udp?.close();
           await app.close();
           await rt.close();
