@@ -2,8 +2,8 @@
 // The standard gRPC health service (grpc.health.v1.Health) and server reflection on the gRPC
 // listener, through standard clients: health follows readiness (SERVING, NOT_SERVING while
 // MySQL is unreachable, SERVING again), for the server ("") and idmint.v1.Ids, on Check and
-// on Watch; a drain turns it NOT_SERVING at once while IDs are still served, and closing ends
-// the Watch streams. Reflection (v1 and v1alpha) lists the services and hands out the
+// on Watch; a drain turns it NOT_SERVING at once (and /readyz 503, idmint_ready 0) while IDs
+// are still served, and closing ends the Watch streams. Reflection (v1 and v1alpha) lists the services and hands out the
 // descriptor of idmint.v1.Ids, enough to call it without the proto file.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
@@ -54,6 +54,7 @@ describe('gRPC health service', () => {
 
   it('answers SERVING for the server and idmint.v1.Ids when ready, NOT_FOUND for other names', async () => {
     assert.equal((await readyz(node!.url)).code, 200);
+    assert.match(await (await fetch(`${node!.url}/metrics`)).text(), /^idmint_ready 1$/m);
     assert.equal(await health.check(''), 'SERVING');
     assert.equal(await health.check('idmint.v1.Ids'), 'SERVING');
     await assert.rejects(health.check('no.such.Service'), (err: ServiceError) => err.code === status.NOT_FOUND);
@@ -97,6 +98,7 @@ describe('gRPC health service', () => {
     assert.ok(performance.now() - t0 < DRAIN_MS, 'NOT_SERVING came within the drain');
     assert.equal(await health.check('idmint.v1.Ids'), 'NOT_SERVING');
     assert.deepEqual(await readyz(node!.url), { code: 503, status: 'draining' });
+    assert.match(await (await fetch(`${node!.url}/metrics`)).text(), /^idmint_ready 0$/m);
     // Still serving every transport.
     assert.equal((await ids.next({ tag: 'h', count: 3 })).length, 3);
     assert.equal((await fetchIds(node!.url, 'h', 2)).length, 2);
