@@ -14,9 +14,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import { decodeId } from '../decode.js';
 import { noteFailure } from '../errors.js';
 import { shuttingDown } from '../id-route-spec.js';
-import { addHealthService } from './health.js';
 import { idsService } from './proto.js';
-import { addReflectionService } from './reflection.js';
 import {
   checkTag,
   parseNext,
@@ -155,6 +153,9 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
 
   const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
   server.addService(idsService(), { Next: next, Take: take, Decode: decode });
+  // Loaded here, not at start-up: they parse their protos when imported, which a process
+  // without the gRPC listener (GRPC_PORT=0) need not pay for.
+  const [{ addHealthService }, { addReflectionService }] = await Promise.all([import('./health.js'), import('./reflection.js')]);
   const health = await addHealthService(server, deps);
   addReflectionService(server);
   const port = await new Promise<number>((resolve, reject) =>
