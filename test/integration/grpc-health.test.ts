@@ -18,7 +18,7 @@ import { HealthClient, ReflectionClient } from '../helpers/grpc-health-client.js
 import { GRPC_CLOSE_GRACE_MS } from '../../src/api/grpc/grpc-server.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
-const DRAIN_MS = 3000;
+const DRAIN_MS = 5000;
 
 async function readyz(url: string): Promise<{ code: number; status: string }> {
   const res = await fetch(`${url}/readyz`);
