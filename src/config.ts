@@ -33,6 +33,12 @@ export interface Config {
   readonly mysqlQueryTimeoutMs: number;
   /** Shutdown steps still running this long after close() began are abandoned and the connections dropped. */
   readonly shutdownTimeoutMs: number;
+  /**
+   * On SIGTERM the process first reports not ready (/readyz 503, gRPC health NOT_SERVING,
+   * idmint_ready 0) and keeps serving every transport this long, so load balancers stop
+   * sending it requests before it stops accepting them; 0 closes at once.
+   */
+  readonly shutdownDrainMs: number;
   readonly adminToken: string;
   /** True when ADMIN_TOKEN was unset and a token was generated for this process. */
   readonly adminTokenGenerated: boolean;
@@ -238,6 +244,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     mysqlUrl,
     redisCommandTimeoutMs: int('REDIS_COMMAND_TIMEOUT_MS', 1000, 50, 60000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 20000, 1000, 25000),
+    shutdownDrainMs: int('SHUTDOWN_DRAIN_MS', 3000, 0, 120_000),
     mysqlQueryTimeoutMs: int('MYSQL_QUERY_TIMEOUT_MS', 2000, 100, 60000),
     adminToken: token || randomBytes(18).toString('base64url'),
     adminTokenGenerated: !token,

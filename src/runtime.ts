@@ -17,6 +17,7 @@ import { registerHealthMetrics } from './metrics/health-metrics.js';
 import { IdService } from './service/id-service.js';
 import { LeaseManager } from './service/lease-manager.js';
 import { Metrics } from './metrics/metrics.js';
+import { Drain } from './service/drain.js';
 import { readiness, type Readiness } from './service/readiness.js';
 import { TagRegistry } from './service/tag-registry.js';
 import { CountersRepo } from './store/mysql/counters-repo.js';
@@ -57,6 +58,10 @@ export interface Runtime {
   /** Every BullMQ queue of this process (for Bull Board). */
   readonly queues: Queue[];
   readonly refillWorker?: Worker;
+  /** Set when a shutdown begins with a drain: readiness then answers not ready. */
+  readonly drain: Drain;
+  /** The readiness checks (one run at a time, shared by /readyz, /metrics and gRPC health). */
+  readiness(): Promise<Readiness>;
   /** Closes workers, queues, Redis and MySQL, in that order. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -184,9 +189,10 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
 
   // One readiness check answers both idmint_ready and idmint_redis_up in a scrape (their
   // collectors run at once), instead of pinging every Redis server twice.
+  const drain = new Drain();
   let checking: Promise<Readiness> | undefined;
   const readinessOnce = () =>
-    (checking ??= readiness({ segments, pool, tags, leases }).finally(() => {
+    (checking ??= readiness({ segments, pool, tags, leases, drain }).finally(() => {
       checking = undefined;
     }));
   metrics.scrapeFrom({
@@ -294,6 +300,8 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     capacity,
     queues,
     refillWorker,
+    drain,
+    readiness: readinessOnce,
     close,
   };
 }

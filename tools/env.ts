@@ -68,6 +68,8 @@ export function testEnv(names: TestNames, extra: Record<string, string> = {}): R
     HOST: '127.0.0.1',
     UDP_PORT: '0',
     GRPC_PORT: '0',
+    // A node stopped by a test closes at once; the drain on SIGTERM has tests of its own.
+    SHUTDOWN_DRAIN_MS: '0',
     ...extra,
   };
 }

@@ -16,6 +16,8 @@ export interface ChildNode {
   readonly pid: number;
   /** Lines the child printed (stdout and stderr). */
   readonly output: string[];
+  /** Resolves with the first line (printed so far or later) that passes match. */
+  waitForLine(match: (line: string) => boolean, timeoutMs: number): Promise<string>;
   /** SIGTERM and wait for exit. */
   stop(): Promise<number | null>;
   /** SIGKILL and wait for exit. */
@@ -33,6 +35,7 @@ export async function spawnNode(names: TestNames, extra: Record<string, string> 
       url: JSON.parse(line).address as string,
       pid: child.pid,
       output: child.output,
+      waitForLine: (match, timeoutMs) => child.waitForLine(match, timeoutMs),
       stop: () => child.stop(),
       kill: () => child.kill(),
     };

@@ -4,14 +4,15 @@
 // UDP and gRPC ports (the primary holds the listening sockets: grpc-js listens through
 // node's net module, which hands cluster workers the primary's socket), Redis and MySQL. It replaces a
 // worker that dies, with a capped backoff, gives up on one that keeps failing at start-up,
-// and on SIGINT/SIGTERM asks every worker to shut down in order and exits once all have.
+// and on SIGINT/SIGTERM asks every worker to shut down in order and exits once all have (on
+// SIGTERM each first drains for SHUTDOWN_DRAIN_MS, see server.ts).
 // Migrations need no step of their own here: each worker runs them under a MySQL named lock.
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
-import { startNode, type Node } from './server.js';
+import { drainsOn, startNode, type Node } from './server.js';
 import { serveClusterMetrics } from './cluster-metrics.js';
 
 /** Most processes `--processes` accepts. */
@@ -23,11 +24,11 @@ export const RESTART_CAP_MS = 10_000;
 export const STABLE_MS = 30_000;
 /** After this many exits in a row before serving, a slot is not refilled again. */
 export const MAX_START_FAILURES = 5;
-/** Workers still running this long after the shutdown request are killed (SIGKILL). */
+/** Workers still running this long after the shutdown request (and SHUTDOWN_DRAIN_MS) are killed (SIGKILL). */
 export const SHUTDOWN_TIMEOUT_MS = 30_000;
 
 type Env = Record<string, string | undefined>;
-type Message = { idmint: 'ready'; url?: string; udpPort?: number; grpcPort?: number } | { idmint: 'shutdown' };
+type Message = { idmint: 'ready'; url?: string; udpPort?: number; grpcPort?: number } | { idmint: 'shutdown'; drain?: boolean };
 
 /**
  * Takes `--processes N` / `--processes=N` out of the flags. N is 1 to MAX_PROCESSES, or
@@ -181,21 +182,25 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
     for (const s of slots) clearTimeout(s.timer);
     const running = live();
     log.info({ sig, processes: running.length }, 'shutting down the serving processes');
+    const drain = drainsOn(sig);
     for (const s of running) {
       const w = s.worker!;
-      // A worker that lost its channel still gets the request, as a signal.
-      if (w.isConnected()) w.send({ idmint: 'shutdown' } satisfies Message, (err: Error | null) => err && w.process.kill('SIGTERM'));
-      else w.process.kill('SIGTERM');
+      // A worker that lost its channel still gets the request, as the same signal.
+      if (w.isConnected()) w.send({ idmint: 'shutdown', drain } satisfies Message, (err: Error | null) => err && w.process.kill(sig));
+      else w.process.kill(sig);
     }
-    killTimer = setTimeout(() => {
-      const left = live();
-      log.error(
-        { pids: left.map((s) => s.worker!.process.pid) },
-        `serving processes still running ${SHUTDOWN_TIMEOUT_MS} ms after the shutdown request; killing them`,
-      );
-      shutdownFailed = true;
-      for (const s of left) s.worker!.process.kill('SIGKILL');
-    }, SHUTDOWN_TIMEOUT_MS);
+    killTimer = setTimeout(
+      () => {
+        const left = live();
+        log.error(
+          { pids: left.map((s) => s.worker!.process.pid) },
+          `serving processes still running ${SHUTDOWN_TIMEOUT_MS} ms after the shutdown request (and its drain); killing them`,
+        );
+        shutdownFailed = true;
+        for (const s of left) s.worker!.process.kill('SIGKILL');
+      },
+      SHUTDOWN_TIMEOUT_MS + (drain ? config.shutdownDrainMs : 0),
+    );
     finishIfDone();
   };
   process.on('SIGINT', onSignal);
@@ -214,40 +219,44 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
 /**
  * Runs one worker: starts the node, tells the primary it serves, and shuts down in order when
  * the primary asks or on SIGINT/SIGTERM (a terminal's Ctrl-C reaches the workers too; that
- * and the primary's request count as one). A second signal exits at once.
+ * and the primary's request count as one), draining first when the request is a SIGTERM's.
+ * A second signal exits at once.
  */
 export async function runWorker(config: Config): Promise<void> {
   let node: Node | undefined;
-  let wanted: string | undefined;
+  let wanted: { why: string; drain: boolean } | undefined;
   let closing = false;
   let signals = 0;
-  const stop = (why: string) => {
-    wanted ??= why;
+  const stop = (why: string, drain: boolean) => {
+    wanted ??= { why, drain };
     if (!node || closing) return;
     closing = true;
     const log = node.rt.log;
     log.info({ why }, 'shutting down');
-    node.close().then(
-      () => process.exit(0),
-      (err: Error) => {
-        log.error({ err: err.message }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    const n = node;
+    (drain ? n.drain() : Promise.resolve())
+      .then(() => n.close())
+      .then(
+        () => process.exit(0),
+        (err: Error) => {
+          log.error({ err: err.message }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('message', (m: Message) => {
-    if (m?.idmint === 'shutdown') stop('asked by the primary process');
+    if (m?.idmint === 'shutdown') stop('asked by the primary process', m.drain === true);
   });
   const onSignal = (sig: NodeJS.Signals) => {
     if (++signals > 1) {
       node?.rt.log.warn({ sig }, 'second signal: exiting now');
       process.exit(1);
     }
-    stop(sig);
+    stop(sig, drainsOn(sig));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   node = await startNode(config);
   process.send?.({ idmint: 'ready', url: node.url, udpPort: node.udpPort, grpcPort: node.grpcPort } satisfies Message);
-  if (wanted) stop(wanted);
+  if (wanted) stop(wanted.why, wanted.drain);
 }

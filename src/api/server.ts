@@ -1,11 +1,15 @@
 // Process concerns of a serving node: start the runtime, the HTTP app and the UDP and gRPC
 // listeners, create the demo tag when asked, and shut down in order on SIGINT/SIGTERM (stop
-// accepting, drain requests and calls, close workers, quit Redis, end the MySQL pool).
+// accepting, drain requests and calls, close workers, quit Redis, end the MySQL pool). SIGTERM,
+// what orchestrators send, first drains: for SHUTDOWN_DRAIN_MS the node reports not ready
+// while it serves on, so it is out of every load balancer before it stops accepting. SIGINT
+// (Ctrl-C at a terminal) closes at once.
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { specFromCreate } from '../core/tag-spec.js';
 import { IdmintError } from '../errors.js';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '../logger.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { buildApp } from './app.js';
@@ -21,8 +25,16 @@ export interface Node {
   readonly udpPort?: number;
   /** The gRPC port, when the listener runs. */
   readonly grpcPort?: number;
+  /**
+   * Reports not ready at once and resolves SHUTDOWN_DRAIN_MS later, serving all the while;
+   * at once when that is 0 or the node serves no requests. close() may follow.
+   */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Whether a shutdown signal drains first: SIGTERM does, SIGINT (an operator's Ctrl-C) does not. */
+export const drainsOn = (sig: NodeJS.Signals): boolean => sig === 'SIGTERM';
 
 export async function ensureDemoTag(rt: Runtime, name: string): Promise<void> {
   try {
@@ -51,7 +63,7 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
   }
   if (!config.serveHttp) {
     log.info('worker node started (no HTTP)');
-    return { rt, close: () => rt.close() };
+    return { rt, drain: async () => undefined, close: () => rt.close() };
   }
   const app = await buildApp(rt);
   const address = await app.listen({ port: config.port, host: config.host });
@@ -69,7 +81,7 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
       : undefined;
   const grpc =
     config.grpcPort > 0
-      ? await startGrpcServer({ ids: rt.ids, metrics: rt.metrics, log, config }).catch(async (err: Error) => {
+      ? await startGrpcServer({ ids: rt.ids, metrics: rt.metrics, log, config, readiness: rt.readiness, drain: rt.drain }).catch(async (err: Error) => {
           await udp?.close();
           await app.close();
           await rt.close();
@@ -78,12 +90,22 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
       : undefined;
   log.info({ address, udpPort: udp?.port, grpcPort: grpc?.port, nodeId: config.nodeId }, 'idmint listening');
   let closing: Promise<void> | undefined;
+  let draining: Promise<void> | undefined;
   return {
     rt,
     app,
     url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
     udpPort: udp?.port,
     grpcPort: grpc?.port,
+    drain: () =>
+      (draining ??= (async () => {
+        const ms = config.shutdownDrainMs;
+        if (ms === 0) return;
+        rt.drain.begin();
+        log.info({ drainMs: ms }, 'draining: reporting not ready, serving until the drain is over');
+        await sleep(ms);
+        log.info({ drainMs: ms }, 'drain over: closing');
+      })()),
     close: () =>
       (closing ??= (async () => {
         // gRPC stops accepting and drains its calls while UDP and HTTP do the same.
@@ -108,13 +130,15 @@ export function closeOnSignals(node: Node): void {
     }
     signalled = true;
     node.rt.log.info({ sig }, 'shutting down');
-    node.close().then(
-      () => process.exit(0),
-      (err: Error) => {
-        node.rt.log.error({ err: err.message }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    (drainsOn(sig) ? node.drain() : Promise.resolve())
+      .then(() => node.close())
+      .then(
+        () => process.exit(0),
+        (err: Error) => {
+          node.rt.log.error({ err: err.message }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

@@ -5,13 +5,15 @@
 // reported in `redisServers` without deciding readiness: it is shared by every node and holds
 // only some tags, so failing them all would take the whole fleet out of the load balancer for a
 // fault of those tags; `degraded` says one is down, and requests for its tags answer
-// UNAVAILABLE meanwhile.
+// UNAVAILABLE meanwhile. A draining process (src/service/drain.ts) is not ready whatever the
+// checks say: it is on its way out.
 import type { Pool } from 'mysql2/promise';
 import { withinLate } from '../late-timeout.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
 import type { SegmentStore } from '../store/redis/segments.js';
 import { DEFAULT_REDIS } from '../store/redis/segments.js';
 import { isDegraded, redisServerStates, type ServerState } from '../store/redis/server-health.js';
+import type { Drain } from './drain.js';
 import type { LeaseManager } from './lease-manager.js';
 
 export interface ReadinessDeps {
@@ -19,10 +21,13 @@ export interface ReadinessDeps {
   readonly pool: Pool;
   readonly tags: TagsRepo;
   readonly leases: LeaseManager;
+  readonly drain?: Pick<Drain, 'draining'>;
 }
 
 export interface Readiness {
   readonly ready: boolean;
+  /** Shutting down: still serving for SHUTDOWN_DRAIN_MS, but no longer ready. */
+  readonly draining: boolean;
   /** 'ok' or what failed, per check. */
   readonly checks: { readonly redis: string; readonly mysql: string; readonly lease: string };
   /** Every Redis server by name ("default" first): 'ok' or why it cannot serve. */
@@ -56,8 +61,11 @@ export async function readiness(d: ReadinessDeps): Promise<Readiness> {
     }),
   ]);
   const redis = servers[DEFAULT_REDIS];
+  // Read after the checks: a drain that began while they ran counts.
+  const draining = d.drain?.draining ?? false;
   return {
-    ready: redis === 'ok' && mysql === 'ok' && lease === 'ok',
+    ready: !draining && redis === 'ok' && mysql === 'ok' && lease === 'ok',
+    draining,
     checks: { redis, mysql, lease },
     redisServers: servers,
     degraded: isDegraded(servers),

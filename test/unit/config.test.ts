@@ -19,6 +19,7 @@ const DEFAULTS: Partial<Config> = {
   refillWaitMs: 3000,
   redisCommandTimeoutMs: 1000,
   mysqlQueryTimeoutMs: 2000,
+  shutdownDrainMs: 3000,
   refillConcurrency: 4,
   tagCacheMs: 1000,
   coalesceMax: 100_000,

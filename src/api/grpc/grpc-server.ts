@@ -2,11 +2,14 @@
 // @grpc/grpc-js, answering from the same ID service as HTTP with the same fast paths, tokens,
 // errors (as gRPC statuses, status.ts) and metrics. Closing stops accepting (GOAWAY), ends the
 // takes in flight at their next block, lets unary calls finish, and cuts what is left after a
-// grace period.
+// grace period. Beside it: the standard health service (health.ts), following readiness, and
+// server reflection (reflection.ts).
 import { Server, ServerCredentials, type handleServerStreamingCall, type handleUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import type { Drain } from '../../service/drain.js';
 import type { IdService } from '../../service/id-service.js';
+import type { Readiness } from '../../service/readiness.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { decodeId } from '../decode.js';
 import { noteFailure } from '../errors.js';
@@ -38,6 +41,9 @@ export interface GrpcDeps {
   readonly ids: IdService;
   readonly metrics: Metrics;
   readonly log: Logger;
+  /** What the health service reports (src/service/readiness.ts), and the drain that ends it. */
+  readonly readiness: () => Promise<Readiness>;
+  readonly drain: Drain;
   readonly config: Pick<Config, 'grpcPort' | 'host' | 'streamMaxCount' | 'streamMaxBlock' | 'streamMaxBufferBytes' | 'coalesceMax'>;
 }
 
@@ -150,9 +156,17 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
 
   const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
   server.addService(idsService(), { Next: next, Take: take, Decode: decode });
+  // Loaded here, not at start-up: they parse their protos when imported, which a process
+  // without the gRPC listener (GRPC_PORT=0) need not pay for.
+  const [{ addHealthService }, { addReflectionService }] = await Promise.all([import('./health.js'), import('./reflection.js')]);
+  const health = await addHealthService(server, deps);
+  addReflectionService(server);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(bindAddress(config.host, config.grpcPort), ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
+  ).catch((err: unknown) => {
+    health.close();
+    throw err;
+  });
   log.info({ port, host: config.host }, 'gRPC listener ready');
 
   let closed: Promise<void> | undefined;
@@ -161,6 +175,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         closing = true;
+        health.close();
         for (const s of takes) s.interrupt();
         const cut = setTimeout(() => {
           log.warn({ takes: takes.size }, `gRPC calls still running ${GRPC_CLOSE_GRACE_MS} ms after closing began: cut`);
