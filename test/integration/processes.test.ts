@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { get } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { PRESETS, decode } from '../../src/core/snowflake-layout.js';
 import { adminHeaders, createTag } from '../../tools/node.js';
@@ -57,7 +58,7 @@ function startPrimary(names: TestNames, processes: number, extra: Record<string,
       const hit = logs().find(match);
       if (hit) return hit;
       if (proc.exitCode !== null || Date.now() > until) throw new Error(`${what}: not logged (exit code ${proc.exitCode}):\n${output.slice(-30).join('\n')}`);
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
   };
   return { proc, output, exited, logs, waitFor };
