@@ -22,13 +22,12 @@
 //        default 50)  --channels N (connections, default 2)  --rounds N (default 3)
 //        --cases baseline,node,global,snowflake  --pin (taskset: the server under test on
 //        CPU 1, the load process on CPU 0)  --no-write (do not update bench/results/grpc-latest.md)
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { freePort, startTsx, type Child } from '../tools/child.js';
-import { machineBusySeconds, procCpuSeconds } from '../tools/cpu.js';
+import { machineBusySeconds, pinProcess, procCpuSeconds } from '../tools/cpu.js';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { createTag, fetchIds } from '../tools/node.js';
 import { fmt, markdownTable } from '../tools/table.js';
@@ -120,7 +119,7 @@ interface Run extends LoadOut {
 async function main(): Promise<number> {
   if (o.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
-    spawnSync('taskset', ['-pc', '0', String(process.pid)], { stdio: 'ignore' });
+    pinProcess(process.pid, 0);
   }
   const id = randomBytes(4).toString('hex');
   const db = `idmint_b_${id}`;

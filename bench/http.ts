@@ -26,18 +26,19 @@
 //        --pin (taskset: the server under test on CPU 1, this process on CPU 0)
 // Results: bench/results/http-latest.json and bench/results/http-latest.md (full runs only).
 //
-// The cases and flags are in bench/http/cases.ts, the servers and one measured case in
-// bench/http/runner.ts, the tables, targets and results files in bench/http/report.ts.
-import { spawnSync } from 'node:child_process';
+// The cases and flags are in bench/http/cases.ts, the servers in bench/server.ts, one measured
+// case in bench/http/runner.ts, the tables, targets and results files in bench/http/report.ts.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { pinProcess } from '../tools/cpu.js';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { ALL_CASES, parseArgs } from './http/cases.js';
 import { combineRounds, printReport, ratiosAndTargets, writeReport } from './http/report.js';
-import { createTags, idmintNotes, measureCase, startServer, type CaseResult, type Server } from './http/runner.js';
+import { createTags, idmintNotes, measureCase, type CaseResult } from './http/runner.js';
+import { startServer, type Server } from './server.js';
 
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
@@ -51,7 +52,7 @@ async function main(): Promise<number> {
   // --pin: the server under test on CPU 1, this process (the load) on CPU 0.
   if (opts.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
-    spawnSync('taskset', ['-pc', '0', String(process.pid)], { stdio: 'ignore' });
+    pinProcess(process.pid, 0);
   }
   const serverCpu = opts.pin ? 1 : undefined;
   const loadBefore = loadavg()[0];
@@ -74,14 +75,12 @@ async function main(): Promise<number> {
   const problems: string[] = [];
   const warnings: string[] = [];
   try {
-    const bare = opts.cases.includes('baseline') ? await startServer('baseline', ['bench/bare-server.ts'], {}, nodeFlags, serverCpu) : undefined;
+    const bare = opts.cases.includes('baseline') ? await startServer('baseline', ['bench/bare-server.ts'], { nodeFlags, cpu: serverCpu }) : undefined;
     if (bare) children.push(bare);
     const needIdmint = opts.cases.some((c) => c !== 'baseline');
     const idmint = needIdmint
-      ? await startServer(
-          'idmint',
-          ['src/cli.ts', 'serve'],
-          {
+      ? await startServer('idmint', ['src/cli.ts', 'serve'], {
+          env: {
             REDIS_URL,
             MYSQL_URL: names.mysqlUrl,
             REDIS_PREFIX: names.prefix,
@@ -93,8 +92,8 @@ async function main(): Promise<number> {
             ...opts.env,
           },
           nodeFlags,
-          serverCpu,
-        )
+          cpu: serverCpu,
+        })
       : undefined;
     if (idmint) {
       children.push(idmint);

@@ -59,10 +59,10 @@
 // The cases and flags are in bench/scale/cases.ts, the servers in bench/scale/servers.ts, the
 // runs in bench/scale/runner.ts, the Redis limit in bench/scale/redis-limit.ts, the table and
 // results file in bench/scale/report.ts.
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { Redis } from 'ioredis';
+import { pinProcess } from '../tools/cpu.js';
 import { REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { RedisServer } from '../tools/redis-server.js';
 import { redisPid } from '../tools/redis-stats.js';
@@ -85,7 +85,7 @@ async function main(): Promise<number> {
   // --pin: servers on CPU 1 (see bench/scale/servers.ts), this process (the load generator) on CPU 0.
   if (opts.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
-    spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+    pinProcess(process.pid, 0);
   }
   const ownRedis = opts.privateRedis ? await RedisServer.start() : undefined;
   const redisUrl = ownRedis ? ownRedis.url : REDIS_URL;

@@ -33,7 +33,7 @@
 //        --cpu-prof DIR (idmint writes its .cpuprofile there, each baseline server in DIR/<role>)
 //        --no-write
 // Results: bench/results/udp-latest.md
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -47,7 +47,7 @@ import { freePort, startTsx, type Child } from '../tools/child.js';
 import { SeenIds } from '../tools/duplicates.js';
 import { REDIS_URL, cleanup, testEnv, testNames } from '../tools/env.js';
 import { createTag } from '../tools/node.js';
-import { procCpuSeconds } from '../tools/cpu.js';
+import { pinProcess, procCpuSeconds } from '../tools/cpu.js';
 import { redisCounters, usecPerEvalsha, type RedisCounters } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { readOptions } from './args.js';
@@ -265,7 +265,7 @@ function startChild(role: string, extra: string[] = []): { proc: ChildProcess; r
 
 /** --pin: a server (every thread of it) on CPU 1; the clients stay on CPU 0 with this process. */
 function pinServer(pid: number | undefined): void {
-  if (opts.pin && pid !== undefined) spawnSync('taskset', ['-a', '-p', '-c', '1', String(pid)], { stdio: 'ignore' });
+  if (opts.pin && pid !== undefined) pinProcess(pid, 1);
 }
 
 async function runClients(port: number, rule: string, collect: boolean): Promise<{ tps: number; avgMs: number; fail: number; ids: Map<string, string[]> }> {
@@ -343,7 +343,7 @@ async function main(): Promise<void> {
   parseArgs(args);
   if (opts.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
-    spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+    pinProcess(process.pid, 0);
   }
   if (opts.cpuProf) mkdirSync(opts.cpuProf, { recursive: true });
   const load = loadavg()

@@ -1,6 +1,7 @@
 // CPU time of processes and of the machine, read from /proc (Linux), for figures such as "the
 // server used 80% of a core": sample before and after a window, divide the difference by the
 // wall time. Off Linux the readings are NaN (a table prints them as "-").
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -81,6 +82,14 @@ export function processTree(procs: Map<number, ProcCpu>, root: number): Set<numb
       }
   }
   return out;
+}
+
+/**
+ * Puts every thread of a running process on one CPU (`taskset -a -p -c`): the benchmarks' --pin
+ * (the server under test on one CPU, the load on the other). Answers whether taskset did it.
+ */
+export function pinProcess(pid: number, cpu: number): boolean {
+  return spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' }).status === 0;
 }
 
 /** Waits (up to maxS) for a second in which the machine was busy less than 10% of a core; returns the last second's %. */

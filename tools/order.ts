@@ -1,7 +1,9 @@
 // The real-time order promise, checked over what clients saw: an answer to a request sent after
 // another answer had arrived holds only larger IDs. One check for the tests, the fault tests
 // and the chaos campaign; each says, through `view`, when a request was sent and answered and
-// which of its IDs count as its lowest and highest.
+// which of its IDs count as its lowest and highest. And the plain check of one sequence: each ID
+// above the one before it (`increasing`, `assertIncreasing`).
+import { AssertionError } from 'node:assert';
 
 export interface Timed {
   /** When the request was sent and when its answer arrived, on one clock. */
@@ -65,4 +67,40 @@ export function realTimeOrder<T>(items: readonly T[], view: (t: T) => Timed): Or
     if (t.min <= prefMax[j]) violations.push({ item, itemMin: t.min, earlier: prefWho[j], earlierMax: prefMax[j] });
   }
   return { checked, violations };
+}
+
+/**
+ * What can be an ID in the increasing check: a number or bigint by value; a string (a rule's
+ * ID) by length first, then character by character, so that digits of any length count by
+ * their value and IDs of one template (one length) count by their text.
+ */
+export type OrderedId = bigint | number | string;
+
+/** b comes after a in the order of OrderedId. */
+export function idAbove<T extends OrderedId>(b: T, a: T): boolean {
+  if (typeof a === 'string' && typeof b === 'string') return b.length > a.length || (b.length === a.length && b > a);
+  return b > a;
+}
+
+export interface IncreaseViolation<T> {
+  /** Position in the sequence of the ID that is not above the one before it. */
+  readonly index: number;
+  readonly id: T;
+  readonly previous: T;
+}
+
+/** Every place where a sequence does not strictly increase; checked: the pairs compared. */
+export function increasing<T extends OrderedId>(ids: readonly T[]): { checked: number; violations: IncreaseViolation<T>[] } {
+  const violations: IncreaseViolation<T>[] = [];
+  for (let i = 1; i < ids.length; i++) if (!idAbove(ids[i], ids[i - 1])) violations.push({ index: i, id: ids[i], previous: ids[i - 1] });
+  return { checked: Math.max(0, ids.length - 1), violations };
+}
+
+const shown = (id: OrderedId) => (typeof id === 'string' ? JSON.stringify(id) : String(id));
+
+/** Fails at the first ID that is not above the one before it, naming its position and both IDs. */
+export function assertIncreasing<T extends OrderedId>(ids: readonly T[], what = 'IDs'): void {
+  for (let i = 1; i < ids.length; i++)
+    if (!idAbove(ids[i], ids[i - 1]))
+      throw new AssertionError({ message: `${what}: ID #${i} ${shown(ids[i])} is not above ID #${i - 1} ${shown(ids[i - 1])}` });
 }

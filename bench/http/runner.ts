@@ -1,46 +1,15 @@
-// The HTTP benchmark's runs: the servers (the bare route and idmint, each a child process) and
-// one measured case: a warm-up, a timed load with every answer checked, and the CPU and Redis
+// The HTTP benchmark's runs: the tags of the idmint cases, and one measured case against a server
+// (bench/server.ts): a warm-up, a timed load with every answer checked, and the CPU and Redis
 // figures of the window.
 import type { Redis } from 'ioredis';
-import { freePort, startTsx, type Child } from '../../tools/child.js';
 import { machineBusySeconds, procCpuSeconds, selfCpuSeconds } from '../../tools/cpu.js';
 import { countRepeats } from '../../tools/duplicates.js';
 import { adminHeaders, createTag } from '../../tools/node.js';
 import { redisCounters } from '../../tools/redis-stats.js';
 import { fmt } from '../../tools/table.js';
 import { maxOf, runLoad, type Check, type LoadResult } from '../load.js';
+import type { Server } from '../server.js';
 import { ID_CASES, type CaseName, type Options } from './cases.js';
-
-export interface Server extends Child {
-  readonly url: string;
-}
-
-/**
- * Spawns `node [flags] --import tsx <script...>` on a port of its own and resolves once the
- * port answers HTTP. cpu: run it on that CPU only (--pin).
- */
-export async function startServer(
-  name: string,
-  script: string[],
-  env: Record<string, string>,
-  nodeFlags: string[],
-  cpu?: number,
-  timeoutMs = 30000,
-): Promise<Server> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = startTsx(script, { name, nodeFlags, cpu, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' } });
-  try {
-    await child.waitUntil(async () => {
-      await fetch(`${url}/`, { signal: AbortSignal.timeout(1000) });
-      return true;
-    }, timeoutMs);
-  } catch (err) {
-    await child.stop(10000);
-    throw err;
-  }
-  return Object.assign(child, { url });
-}
 
 /** GET /v1/ids/:tag?count=n (plus the case's query): the IDs as sent, decimal or rule strings. */
 async function fetchBatch(url: string, tag: string, count: number, query = ''): Promise<string[]> {

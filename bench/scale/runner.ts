@@ -13,7 +13,8 @@ import { maxOf, runLoad, type Check } from '../load.js';
 import { BARE_CASES, COUNTED_CASES, GLOBAL_CASES, TAGS, type CaseName, type Options } from './cases.js';
 import { captureTake, noopUsec, pacedNoop, redisLimit, takeScript, type RedisLimit } from './redis-limit.js';
 import { medianOf } from './report.js';
-import { startBare, startIdmint, type Server } from './servers.js';
+import type { Server } from '../server.js';
+import { startBare, startIdmint } from './servers.js';
 
 export interface CaseResult {
   name: CaseName;

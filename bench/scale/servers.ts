@@ -1,36 +1,14 @@
 // The servers of the scaling benchmark, each a child process on a port of its own: idmint
 // `serve --processes N`, and the bare route (N > 1: N copies under node's cluster module).
-import { spawnSync } from 'node:child_process';
-import { freePort, startTsx, type Child } from '../../tools/child.js';
-import { processTree, readProcs } from '../../tools/cpu.js';
 import { ADMIN_TOKEN, type TestNames } from '../../tools/env.js';
-
-export interface Server extends Child {
-  readonly url: string;
-}
+import { startServer, type Server } from '../server.js';
 
 /**
- * Spawns `node --import tsx <args>` and resolves once a line of its output passes `ready`.
- * pin: every thread of every process of it on CPU 1 (the load stays on CPU 0).
+ * A server that is ready once a line of its output passes `ready`. pin: every thread of every
+ * process of it on CPU 1 (the load stays on CPU 0).
  */
-async function startServer(
-  name: string,
-  args: string[],
-  env: Record<string, string>,
-  ready: (line: string) => boolean,
-  pin: boolean,
-  timeoutMs = 60_000,
-): Promise<Server> {
-  const port = await freePort();
-  const child = startTsx(args, { name, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' } });
-  try {
-    await child.waitForLine(ready, timeoutMs);
-  } catch (err) {
-    await child.stop(40_000);
-    throw err;
-  }
-  if (pin) for (const pid of processTree(readProcs(), child.pid)) spawnSync('taskset', ['-a', '-p', '-c', '1', String(pid)], { stdio: 'ignore' });
-  return Object.assign(child, { url: `http://127.0.0.1:${port}` });
+function startScaleServer(name: string, args: string[], env: Record<string, string>, ready: (line: string) => boolean, pin: boolean): Promise<Server> {
+  return startServer(name, args, { env, ready, pinTree: pin ? 1 : undefined, timeoutMs: 60_000, stopMs: 40_000 });
 }
 
 /**
@@ -41,8 +19,8 @@ export function startBare(processes: number, pin: boolean, incr?: { url: string;
   const env: Record<string, string> = incr ? { BARE_INCR_REDIS: incr.url, BARE_INCR_KEY: incr.key, BARE_INCR_SHARED: incr.shared ? '1' : '0' } : {};
   const name = incr ? (incr.shared ? 'bare+incrby' : 'bare+incr') : 'bare';
   return processes === 1
-    ? startServer(name, ['bench/bare-server.ts'], env, (l) => l.startsWith('listening '), pin)
-    : startServer(`${name} x${processes}`, ['bench/scale/bare-cluster.ts', String(processes)], env, (l) => l.startsWith('bare cluster ready'), pin);
+    ? startScaleServer(name, ['bench/bare-server.ts'], env, (l) => l.startsWith('listening '), pin)
+    : startScaleServer(`${name} x${processes}`, ['bench/scale/bare-cluster.ts', String(processes)], env, (l) => l.startsWith('bare cluster ready'), pin);
 }
 
 /** idmint `serve --processes N`; extra: settings of its own (the `alt` case's), named in its NODE_ID. */
@@ -67,7 +45,7 @@ export function startIdmint(
     ...extra,
   };
   const readyMsg = processes === 1 ? 'idmint listening' : 'all serving processes ready';
-  return startServer(
+  return startScaleServer(
     `idmint${alt ? ' (alt)' : ''} x${processes}`,
     ['src/cli.ts', 'serve', '--processes', String(processes)],
     env,

@@ -2,7 +2,7 @@
 // promises over what the clients saw.
 import { performance } from 'node:perf_hooks';
 import { findDuplicates } from '../../tools/duplicates.js';
-import { realTimeOrder as realTimeOrderOf } from '../../tools/order.js';
+import { increasing, realTimeOrder as realTimeOrderOf } from '../../tools/order.js';
 
 export interface Answer {
   /** Which client loop and which node sent it. */
@@ -92,19 +92,10 @@ export function realTimeOrder(answers: readonly Answer[]): { checked: number; vi
 
 /** IDs strictly increasing along a sequence of answers (and within each). */
 export function strictlyIncreasing(answers: readonly Answer[]): { checked: number; violations: string[] } {
-  const violations: string[] = [];
-  let prev: bigint | undefined;
-  let checked = 0;
-  for (const a of answers) {
-    for (const id of a.ids) {
-      if (prev !== undefined) {
-        checked++;
-        if (id <= prev) violations.push(`${id} after ${prev} (client ${a.client}, node ${a.node})`);
-      }
-      prev = id;
-    }
-  }
-  return { checked, violations };
+  const ids = answers.flatMap((a) => a.ids);
+  const of = answers.flatMap((a) => a.ids.map(() => a));
+  const { checked, violations } = increasing(ids);
+  return { checked, violations: violations.map((v) => `ID #${v.index} ${v.id} after ${v.previous} (client ${of[v.index].client}, node ${of[v.index].node})`) };
 }
 
 /** JSON.stringify that writes bigints as decimal strings (for assertion messages). */

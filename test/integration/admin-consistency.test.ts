@@ -13,9 +13,11 @@
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import type { Node } from '../../src/api/server.js';
 import type { IdOptions, IdService } from '../../src/service/id-service.js';
+import { isCluster } from '../../src/store/redis/connection.js';
 import { ADMIN_TOKEN, cleanup, mysqlUrlFor, skipOnCluster, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
 import { RedisServer } from '../../tools/redis-server.js';
@@ -351,6 +353,30 @@ function onDelivery<T>(node: Node, tag: string, fn: () => T): Promise<{ readonly
   });
 }
 
+let markers = 0;
+
+/**
+ * Resolves once every announcement published before the call has been delivered at node: a
+ * marker (no tag's name) published on every server of its Redis comes after them, for a
+ * subscriber gets what one server publishes in the order it ran the PUBLISHes.
+ */
+async function announcementsDelivered(node: Node): Promise<void> {
+  const channel = node.rt.keys.tagsChanged();
+  const servers = isCluster(node.rt.redis) ? node.rt.redis.nodes('master') : [node.rt.redis];
+  const pending = new Set(servers.map(() => `~delivered-${++markers}`));
+  const names = [...pending];
+  const delivered = new Promise<void>((resolve) => {
+    const onMessage = (ch: string, t: string) => {
+      if (ch !== channel || !pending.delete(t) || pending.size > 0) return;
+      node.rt.subscriber.off('message', onMessage);
+      resolve();
+    };
+    node.rt.subscriber.on('message', onMessage);
+  });
+  await Promise.all(servers.map((server, i) => server.publish(channel, names[i])));
+  await delivered;
+}
+
 /**
  * Makes the change (through `node` when `where` is 'same', else through another process) and
  * answers the outcomes of a burst sent at `node` as soon as the change is visible there: the
@@ -362,8 +388,8 @@ async function afterChange(where: 'same' | 'other', node: Node & { url: string }
     await change();
     return burst.fire();
   }
-  // Announcements of the preparation are delivered by now.
-  await new Promise((r) => setTimeout(r, 100));
+  // The announcements of the preparation are delivered first.
+  await announcementsDelivered(node);
   const fired = onDelivery(node, tag, () => burst.fire());
   await change();
   return await (await fired).value;
@@ -404,7 +430,7 @@ describe('a tag moved off a named Redis that died is served from the new one by 
           const res = await fetch(`${b.url}/v1/id/${tag}`);
           if (res.status === 200) break;
           assert.ok(Date.now() < until, `the restarted Redis is not served again: ${res.status} ${await res.text()}`);
-          await new Promise((r) => setTimeout(r, 100));
+          await sleep(100);
         }
         const burst = await Burst.open(b, { tag });
         let killed = false;
@@ -459,7 +485,8 @@ describe('requests after a change do not join a read that began before it', () =
         // Idle pool connections, so that reads go out at once (a new connection's handshake
         // would be held back too).
         await Promise.all(Array.from({ length: 8 }, () => b.rt.pool.query('SELECT 1')));
-        await new Promise((r) => setTimeout(r, 100));
+        // The tag's creation is announced here before the changes.
+        await announcementsDelivered(b);
 
         proxy.hold();
         const heldBefore = proxy.heldChunks;
@@ -474,7 +501,7 @@ describe('requests after a change do not join a read that began before it', () =
         await admin(a.url, 'PATCH', `/v1/admin/tags/${tag}`, { description: `first change, round ${round}` });
         for (const until = Date.now() + 5000; proxy.heldChunks < heldBefore + 2; ) {
           assert.ok(Date.now() < until, 'the read of the first change never reached MySQL');
-          await new Promise((r) => setTimeout(r, 5));
+          await sleep(5);
         }
         // The second change, announced while that read's answer is still on its way.
         const late = onDelivery(b, tag, () => burst.fire());
@@ -482,7 +509,7 @@ describe('requests after a change do not join a read that began before it', () =
         const fired = await Promise.race([late, new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000))]);
         assert.ok(fired, 'the second announcement was not delivered within 5 s');
         // Let the requests after it start their own reads (if they do), then let every answer through.
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
         proxy.release();
         assertAll(await fired.value, 'TAG_DISABLED', `round ${round}, after the second change`);
         assert.ok(['OK', 'TAG_DISABLED'].includes(await (await early).value), 'the request before the second change sees either definition');

@@ -14,13 +14,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { IdmintClient, IdmintClientError } from '../../src/client/index.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
+import { assertIncreasing } from '../../tools/order.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
-
-function assertAscending(ids: readonly bigint[], what: string): void {
-  for (let i = 1; i < ids.length; i++) if (!(ids[i] > ids[i - 1])) assert.fail(`${what}: ${ids[i]} follows ${ids[i - 1]} at ${i}`);
-}
 
 async function rejectsWith(p: Promise<unknown>, code: string): Promise<IdmintClientError> {
   try {
@@ -67,7 +64,7 @@ describe('TypeScript client', () => {
     assert.equal(typeof a, 'bigint');
     const batch = await client.ids('order', 25_000);
     assert.equal(batch.length, 25_000);
-    assertAscending([a, ...batch], 'ids');
+    assertIncreasing([a, ...batch], 'ids');
     const u = await client.id('user', { key: 'alice' });
     assert.equal(u & 0xffn, 2n, 'app id in the low bits');
     const r = await client.id('day', { app: 'shop' });
@@ -93,7 +90,7 @@ describe('TypeScript client', () => {
     ] as const) {
       assert.equal(l.length, 1_000_000, f);
       assert.equal(typeof l[0], 'bigint');
-      assertAscending(l, f);
+      assertIncreasing(l, f);
     }
     assert.equal(new Set([...bin, ...json, ...ranges]).size, 3_000_000);
   });
@@ -104,11 +101,11 @@ describe('TypeScript client', () => {
     assert.equal(all.length, 20 * 10_000 + 190);
     assert.equal(new Set(all).size, all.length);
     const sharded = await client.take('user', 5000, { key: 'bob' });
-    assertAscending(sharded, 'sharded');
+    assertIncreasing(sharded, 'sharded');
     const sf = await client.take('evt', 50_000, { format: 'ranges' });
     const sfJson = await client.take('evt', 50_000, { format: 'json' });
     assert.ok(sfJson[0] > 10n ** 17n, 'snowflake IDs have 18+ digits');
-    assertAscending([...sf, ...sfJson], 'snowflake');
+    assertIncreasing([...sf, ...sfJson], 'snowflake');
     const rule = await client.take('day', 2000, { app: 'shop' });
     assert.equal(typeof rule[0], 'string');
     assert.equal(new Set(rule).size, 2000);
@@ -132,7 +129,7 @@ describe('TypeScript client', () => {
       if (got.length === 250_000) break;
     }
     assert.ok(stream.reconnects >= 5, `reconnected ${stream.reconnects} times`);
-    assertAscending(got, 'stream');
+    assertIncreasing(got, 'stream');
     assert.equal(new Set([...got, ...http]).size, got.length + http.length);
     await sleep(50);
     assert.equal(node.app!.websocketServer.clients.size <= 1, true, 'break closed the stream socket');

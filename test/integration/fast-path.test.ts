@@ -10,6 +10,7 @@ import { fastIdPath } from '../../src/api/fast-path.js';
 import { HONOURED_HOOKS, unhonouredHooks } from '../../src/api/pre-router-hooks.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
+import { waitFor } from '../helpers/fault-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
@@ -28,6 +29,12 @@ function exchange(url: string, method = 'GET', headers: Record<string, string> =
     },
   } as unknown as ServerResponse;
   return { req, res, out };
+}
+
+/** The exchange's answer, once its response was ended (a take through a coalescer answers later). */
+async function answered(x: ReturnType<typeof exchange>): Promise<ReturnType<typeof exchange>['out']> {
+  await waitFor('the answer', () => x.out.body !== undefined, 5000, 5);
+  return x.out;
 }
 
 const httpCount = (metrics: string) =>
@@ -89,20 +96,16 @@ describe('the single-ID fast path', () => {
   });
 
   it('answers a cached global-order tag through its coalescer, errors as the router does', async () => {
-    const done = async (x: ReturnType<typeof exchange>) => {
-      for (let i = 0; i < 200 && x.out.body === undefined; i++) await new Promise((r) => setTimeout(r, 5));
-      return x.out;
-    };
     const a = exchange('/v1/id/g');
     assert.equal(fast(a.req, a.res), true);
-    const out = await done(a);
+    const out = await answered(a);
     assert.equal(out.status, 200);
     assert.deepEqual(out.headers, { 'content-type': 'application/json; charset=utf-8', 'content-length': out.body!.length });
     assert.match(out.body!, /^\{"id":"\d+"\}$/);
     // The tag's one ID is gone: the same 409 as through the router.
     const b = exchange('/v1/id/full');
     assert.equal(fast(b.req, b.res), true);
-    const refused = await done(b);
+    const refused = await answered(b);
     const viaRouter = await fetch(`${node.url}/v1/id/full?`);
     assert.equal(refused.status, viaRouter.status);
     assert.equal(refused.status, 409);
@@ -127,7 +130,8 @@ describe('the single-ID fast path', () => {
   it('answers an order-node rule with its app and salt, escaped as JSON', async () => {
     // A request through the router refreshes the cached definition (kept TAG_CACHE_MS).
     const first = ((await (await fetch(`${node.url}/v1/id/r?app=web&salt=`)).json()) as { id: string }).id;
-    await new Promise((r) => setTimeout(r, 50));
+    // An old definition is served while it is read again; the fast path waits for the new read.
+    await waitFor('the definition read again', () => node.rt.registry.peek('r') !== undefined, 5000, 5);
     const n0 = Number(first.slice(-6));
     const want = (k: number) => `R"web\\${String(n0 + k).padStart(6, '0')}`;
     const a = exchange('/v1/id/r?app=web');
@@ -150,17 +154,13 @@ describe('the single-ID fast path', () => {
   });
 
   it("answers an order-global rule through the coalescer of its app's counter, in step with the router", async () => {
-    const done = async (x: ReturnType<typeof exchange>) => {
-      for (let i = 0; i < 200 && x.out.body === undefined; i++) await new Promise((r) => setTimeout(r, 5));
-      return x.out;
-    };
     const counter = (id: string) => Number(id.slice(-6));
     const cold = exchange('/v1/id/rg?app=api');
     assert.equal(fast(cold.req, cold.res), false, 'no counter source for this app yet: the router creates it');
     const first = ((await (await fetch(`${node.url}/v1/id/rg?app=api&salt=`)).json()) as { id: string }).id;
     const a = exchange('/v1/id/rg?app=api');
     assert.equal(fast(a.req, a.res), true);
-    const out = await done(a);
+    const out = await answered(a);
     assert.equal(out.status, 200);
     assert.equal(out.headers!['content-length'], out.body!.length);
     const id = (JSON.parse(out.body!) as { id: string }).id;
@@ -236,8 +236,7 @@ describe('the single-ID fast path', () => {
     assert.deepEqual(node.rt.ids.cachedSources('wn')?.segments, 1, "the node-order tag's source is cached");
     const g = exchange('/v1/id/wg');
     assert.equal(fast(g.req, g.res), true, 'the first request of an order-global tag goes through its coalescer');
-    for (let i = 0; i < 200 && g.out.body === undefined; i++) await new Promise((r) => setTimeout(r, 5));
-    assert.equal(g.out.status, 200);
+    assert.equal((await answered(g)).status, 200);
     const n = exchange('/v1/id/wn');
     assert.equal(fast(n.req, n.res), false, 'no block yet: declined, and nothing taken');
     assert.deepEqual(n.out, {});

@@ -5,12 +5,14 @@
 // and shutdown with calls in flight.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
 import { loadConfig } from '../../src/config.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { failure, IdsClient, type Block } from '../helpers/grpc-client.js';
 import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { freePort } from '../../tools/child.js';
+import { waitFor } from '../helpers/fault-load.js';
 
 /** A batch of the 'slow' tag (segments of 100): about 20 refills one after another. */
 const BATCH = 2000;
@@ -167,16 +169,20 @@ describe('gRPC API', () => {
       call.on('error', (e: { code: number }) => resolve(e.code));
       call.on('end', () => resolve(status.OK));
     });
-    await new Promise((r) => setTimeout(r, 2500));
+    await sleep(2500); // time for a server that did not wait for the client to run ahead
     const a = (await fetchIds(node.url, 'bp', 1))[0];
     // Bounded by STREAM_MAX_BUFFER_BYTES (4 MiB: about 190,000 IDs), one chunk of 100,000 taken
     // ahead, and what HTTP/2's windows hold; 5,000,000 if the server wrote without waiting.
     assert.ok(a - start < 1_000_000n, `the take went on to ${a - start} IDs while the client read ${blocks} blocks`);
+    const cancelled = /^idmint_grpc_request_duration_seconds_count\{method="Take",code="CANCELLED"\} (\d+)/m;
+    const cancelledTakes = async () => Number(cancelled.exec(await (await fetch(`${node.url}/metrics`)).text())?.[1] ?? 0);
+    const cancelledBefore = await cancelledTakes();
     call.cancel();
     assert.equal(await ended, status.CANCELLED);
-    await new Promise((r) => setTimeout(r, 300));
+    // The server's take has seen the cancellation and stopped.
+    await waitFor('the server to end the cancelled take', async () => (await cancelledTakes()) > cancelledBefore, 10_000);
     const b = (await fetchIds(node.url, 'bp', 1))[0];
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500); // time for a take that went on to show
     const c = (await fetchIds(node.url, 'bp', 1))[0];
     assert.equal(c, b + 1n, 'nothing is taken for a cancelled call');
   });
@@ -337,7 +343,7 @@ describe('gRPC listener settings and shutdown', () => {
         });
         call.on('end', () => resolve());
       });
-      while (got.length < 3) await new Promise((r) => setTimeout(r, 10));
+      await waitFor('three blocks of the take', () => got.length >= 3, 30_000, 10);
       // Closing begins once the server has the batch (a fixed pause was too short on a busy
       // machine: the call had not reached the server, and found the listener closed).
       const reached = new Promise<void>((resolve) => {
@@ -353,7 +359,7 @@ describe('gRPC listener settings and shutdown', () => {
         () => performance.now(),
       );
       await reached;
-      await new Promise((r) => setTimeout(r, 30));
+      await sleep(30);
       const closeStarted = performance.now();
       const closed = node.close();
       const ids = big(await batch);

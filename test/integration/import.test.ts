@@ -21,6 +21,7 @@ import { dropDb, ID_SERVER_DDL, LEAF_DDL, oldDb, TINYID_DDL } from '../../tools/
 import { adminHeaders, createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
 import { freePort, runTsx } from '../../tools/child.js';
 import { UdpClient } from '../helpers/udp-client.js';
+import { waitFor } from '../helpers/fault-load.js';
 
 type Json = Record<string, unknown>;
 type Report = {
@@ -675,11 +676,17 @@ describe('import raising a tag two processes serve under load', () => {
       }
     };
     const load = nodes.flatMap((n) => [worker(n.url), worker(n.url), worker(n.url)]);
-    await new Promise((r) => setTimeout(r, 1000));
+    await waitFor('answers before the import', () => answers.length > 20, 30_000, 10);
     const r = await mustImport(nodes[1].url, { system: 'leaf', mysql: leaf.url });
     importedAt = performance.now();
     assert.equal(r.tags[0].action, 'raise');
-    await new Promise((r) => setTimeout(r, 1000));
+    // Past the segments the processes held at the import: more IDs after it than a step (2000) per process.
+    await waitFor(
+      'a step per process after the import',
+      () => answers.filter((a) => a.start > importedAt).flatMap((a) => a.ids).length > nodes.length * 2000,
+      60_000,
+      10,
+    );
     stop = true;
     await Promise.all(load);
     const all = answers.flatMap((a) => a.ids);

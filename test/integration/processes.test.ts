@@ -9,7 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { get } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { MAX_START_FAILURES } from '../../src/api/processes.js';
 import { PRESETS, decode } from '../../src/core/snowflake-layout.js';
 import { adminHeaders, createTag } from '../../tools/node.js';
 import { cleanup, testEnv, testNames, type TestNames } from '../../tools/env.js';
@@ -57,7 +59,7 @@ function startPrimary(names: TestNames, processes: number, extra: Record<string,
       const hit = logs().find(match);
       if (hit) return hit;
       if (proc.exitCode !== null || Date.now() > until) throw new Error(`${what}: not logged (exit code ${proc.exitCode}):\n${output.slice(-30).join('\n')}`);
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
   };
   return { proc, output, exited, logs, waitFor };
@@ -323,9 +325,18 @@ describe('serve --processes: failures at start-up', () => {
     await new Promise<void>((r) => holder.bind(0, '127.0.0.1', r));
     try {
       const p = startPrimary(names, 2, { UDP_PORT: String(holder.address().port) });
-      const timer = setTimeout(() => p.proc.kill('SIGKILL'), 40_000);
+      // Killed, should it never exit, once it starts a process past the limit (it does not give
+      // up) or prints nothing for 30 s (it hangs): not after a fixed time, for each start-up
+      // takes seconds on a busy machine.
+      let printed = 0;
+      let quietSince = Date.now();
+      const guard = setInterval(() => {
+        if (p.output.length !== printed) [printed, quietSince] = [p.output.length, Date.now()];
+        const starts = p.logs().filter((l) => l.msg === 'serving process starting').length;
+        if (starts > 2 * MAX_START_FAILURES || Date.now() - quietSince > 30_000) p.proc.kill('SIGKILL');
+      }, 250);
       const code = await p.exited;
-      clearTimeout(timer);
+      clearInterval(guard);
       const logs = p.logs();
       assert.equal(code, 1, p.output.slice(-20).join('\n'));
       const gaveUp = logs

@@ -18,6 +18,7 @@ import { adminHeaders, createTag, spawnNode, type ChildNode } from '../../tools/
 import { RedisServer } from '../../tools/redis-server.js';
 import { freePort } from '../../tools/child.js';
 import { UdpClient } from '../helpers/udp-client.js';
+import { assertIncreasing } from '../../tools/order.js';
 
 type Json = Record<string, unknown>;
 
@@ -62,14 +63,6 @@ function yMd(ms: number, zone: string): string {
   const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(ms);
   const get = (t: string) => parts.find((p) => p.type === t)!.value;
   return `${Number(get('year')) % 10}${get('month')}${get('day')}`;
-}
-
-/** IDs of one template have one length, so their order is the order of the strings. */
-function assertStrictlyIncreasing(ids: readonly string[], what: string): void {
-  for (let i = 1; i < ids.length; i++) {
-    const [a, b] = [ids[i - 1], ids[i]];
-    assert.ok(b.length > a.length || (b.length === a.length && b > a), `${what}: ${a} then ${b}`);
-  }
 }
 
 describe('the id_server example rule on two processes, over HTTP and UDP', () => {
@@ -134,7 +127,7 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
           (async () => {
             for (let k = 0; k < 8; k++) {
               const ids = await httpIds(url, rule.tag, 'test', 25);
-              assertStrictlyIncreasing(ids, `a batch from node ${ni}`);
+              assertIncreasing(ids, `a batch from node ${ni}`);
               batch.ids.push(...ids);
             }
           })(),
@@ -166,7 +159,7 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
         assert.ok(days.has(id.slice(0, 5)), `${id} does not start with today's date in ${rule.zone} (${[...days].join(' or ')})`);
       }
       assert.equal(new Set(all).size, all.length, 'an ID was answered twice');
-      for (const c of clients) assertStrictlyIncreasing(c.ids, `${rule.tag} client ${c.name}`);
+      for (const c of clients) assertIncreasing(c.ids, `${rule.tag} client ${c.name}`);
       const counters = all.map((id) => Number(id.slice(5))).sort((a, b) => a - b);
       if (days.size === 1) {
         // A fresh rule: the day's first counter is min_counter.
@@ -188,7 +181,7 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
         const n = nodes[k % 2];
         ids.push(k % 4 < 2 ? await mustHttpId(n.child.url, 'o2o', 'test') : await udpId(s, n.udpPort, 'o2o', 'test'));
       }
-      assertStrictlyIncreasing(ids, 'alternating between processes');
+      assertIncreasing(ids, 'alternating between processes');
       // Another app name has its own run of counters, from min_counter.
       const other = await udpId(s, nodes[1].udpPort, 'o2o', 'other');
       assert.equal(other.slice(5), '0000');
@@ -437,7 +430,7 @@ describe('rule periods with a movable clock', () => {
       for (const r of rules) {
         const ids = issued.get(r)!;
         for (const id of ids) assert.ok(id.startsWith('20270704-'), id);
-        assertStrictlyIncreasing(ids, `${r} ${what}`);
+        assertIncreasing(ids, `${r} ${what}`);
       }
     };
     await takeSome(20);

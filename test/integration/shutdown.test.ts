@@ -9,8 +9,10 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanup, testNames } from '../../tools/env.js';
 import { duplicates, isAnswer, show, timedTake, type Answer, type Failure } from '../helpers/load.js';
+import { waitFor } from '../helpers/fault-load.js';
 import { createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
 import { RedisServer, withRedis } from '../../tools/redis-server.js';
 import { LIVE_WAIT_MS } from '../../src/consumer/worker-close.js';
@@ -18,7 +20,9 @@ import { FaultProxy } from '../../tools/proxies/fault-proxy.js';
 import { rng, SEED } from '../../tools/prng.js';
 
 const CLIENTS = 8;
-const LOAD_MS = 1500;
+/** Load before the signal: answers, and IDs of each tag (with the lives after it, well over the 20,000 checked). */
+const LOAD_ANSWERS = 100;
+const LOAD_IDS = 10_000;
 const EXIT_WITHIN_MS = 5000;
 const GLOBAL = 'sd_global';
 const NODE = 'sd_node';
@@ -50,16 +54,22 @@ async function liveAndTerminate(node: ChildNode, life: number): Promise<Life> {
       const res = await timedTake(node.url, { client, node: life }, tag, count, single);
       if (isAnswer(res)) answers.push(res);
       else failures.push(res);
-      if (!isAnswer(res) && res.status === 0) await new Promise((r) => setTimeout(r, 5));
+      if (!isAnswer(res) && res.status === 0) await sleep(5);
     }
   });
-  await new Promise((r) => setTimeout(r, LOAD_MS));
+  const idsOf = (tag: string) => answers.reduce((n, a) => (a.tag === tag ? n + a.ids.length : n), 0);
+  await waitFor('load before the signal', () => answers.length > LOAD_ANSWERS && idsOf(GLOBAL) > LOAD_IDS && idsOf(NODE) > LOAD_IDS, 60_000, 20);
   // Requests to a fresh tag wait for its first refill: in flight across the signal.
   const coldTag = `sd_cold_${life}`;
   await createTag(node.url, { tag: coldTag, step: 100, min_step: 10 });
   const coldP = Array.from({ length: 10 }, (_, i) => timedTake(node.url, { client: 100 + i, node: life }, coldTag, 5, false));
-  // Long enough for them to reach the node, shorter than a refill takes.
-  await new Promise((r) => setTimeout(r, 3));
+  // They reached the node and wait for the tag's first refill.
+  await waitFor(
+    'the cold requests to wait for a refill',
+    async () => new RegExp(`^idmint_refill_waits_total\\{tag="${coldTag}"\\} [1-9]`, 'm').test(await (await fetch(`${node.url}/metrics`)).text()),
+    10_000,
+    1,
+  );
   const signalled = performance.now();
   node.proc.kill('SIGTERM');
   const code = await exitedP;
@@ -222,13 +232,13 @@ describe('shutdown right after Redis dropped its connections', () => {
     const slow: string[] = [];
     for (let i = 0; i < 12; i++) {
       const node = await startLocalNode(names, { REDIS_URL: redis.url, GRPC_PORT: '0', SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS), LOG_LEVEL: 'fatal' });
-      await new Promise((r) => setTimeout(r, 50 + rand.next() * 100));
+      await sleep(50 + rand.next() * 100);
       // Every client of this private server but ours is dropped, as a restart would.
       await withRedis(redis.url, async (r) => {
         await r.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
         await r.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
       });
-      await new Promise((r) => setTimeout(r, rand.next() * 60));
+      await sleep(rand.next() * 60);
       const t0 = performance.now();
       let error = '';
       await node.close().catch((err: Error) => {

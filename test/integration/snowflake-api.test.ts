@@ -324,7 +324,7 @@ describe('HTTP API (snowflake tags)', () => {
     // A seconds layout: one tick is a whole second, time enough to delete and re-create the
     // tag. Real clock; start just after a second begins so both incarnations serve in it.
     await createTag(url, { tag: 'secs', mode: 'snowflake', preset: 'uid', force: true });
-    while (Date.now() % 1000 > 50) await new Promise((r) => setTimeout(r, 5));
+    while (Date.now() % 1000 > 50) await sleep(5);
     const first = await fetchIds(url, 'secs', 5);
     const del = await fetch(`${url}/v1/admin/tags/secs`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
     assert.equal(del.status, 204);

@@ -30,6 +30,7 @@ import { redisRunId } from '../../tools/redis-stats.js';
 import { sweepDeadLeaseQueues } from '../../src/consumer/janitor-worker.js';
 import { leaseQueueName } from '../../src/jobs/lease-renewal.js';
 import { LeaseScheduler } from '../../src/producer/lease-scheduler.js';
+import { assertIncreasing } from '../../tools/order.js';
 
 const TTL = 3000;
 const MARGIN = 500;
@@ -100,10 +101,6 @@ function loop(url: string, tag: string, count: number, out: Rec[], stop: () => b
 }
 
 const okIds = (recs: Rec[]) => recs.flatMap((r) => r.ids ?? []);
-
-function assertIncreasing(ids: bigint[], what: string): void {
-  for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `${what}: ID #${i} ${ids[i]} is not above ${ids[i - 1]}`);
-}
 
 function assertNoDuplicates(ids: bigint[], what: string): void {
   const seen = new Set<bigint>();

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
+import { assertIncreasing } from '../../tools/order.js';
 
 const BUFFER_BYTES = 1024 * 1024;
 const MAX_SOCKETS = 8;
@@ -136,10 +137,6 @@ function idsOf(r: TakeResult): bigint[] {
   return out;
 }
 
-function assertAscending(ids: readonly bigint[], what: string): void {
-  for (let i = 1; i < ids.length; i++) if (!(ids[i] > ids[i - 1])) assert.fail(`${what}: ${ids[i]} follows ${ids[i - 1]} at ${i}`);
-}
-
 /** Asserts that no ID occurs twice among all the lists (IDs below 2^53). */
 function assertDistinct(lists: readonly (readonly bigint[])[]): number {
   let n = 0;
@@ -215,7 +212,7 @@ describe('websocket stream', () => {
     const lists = [idsOf(bin), idsOf(json), idsOf(ranges)];
     for (const [i, l] of lists.entries()) {
       assert.equal(l.length, N, `take ${i + 1} count`);
-      assertAscending(l, `take ${i + 1}`);
+      assertIncreasing(l, `take ${i + 1}`);
     }
     assert.ok(ranges.ranges.length < 100, `ranges come as runs (${ranges.ranges.length})`);
     assert.ok(http.length > 0, 'HTTP requests ran during the takes');
@@ -250,7 +247,7 @@ describe('websocket stream', () => {
     const sharded = [idsOf(bin), idsOf(json)];
     for (const l of sharded) {
       assert.equal(l.length, 30_000);
-      assertAscending(l, 'sharded');
+      assertIncreasing(l, 'sharded');
       // shards 8 → 3 shard bits over 8 app bits: every ID of one key shares the low 11 bits.
       for (const id of l) assert.equal(id & 0x7ffn, viaHttp & 0x7ffn);
     }
@@ -266,7 +263,7 @@ describe('websocket stream', () => {
       assert.equal(r.error, undefined);
       const l = idsOf(r);
       assert.equal(l.length, 100_000);
-      assertAscending(l, 'snowflake');
+      assertIncreasing(l, 'snowflake');
       return l;
     });
     const all = new Set(sfLists.flat());
@@ -318,7 +315,7 @@ describe('websocket stream', () => {
     await sampler;
     assert.equal(r.error, undefined);
     assert.equal(r.ids.length, N);
-    assertAscending(r.ids, 'slow take');
+    assertIncreasing(r.ids, 'slow take');
     assert.ok(maxBuffered <= BUFFER_BYTES, `buffered ${maxBuffered} > ${BUFFER_BYTES}`);
     await p.close();
   });

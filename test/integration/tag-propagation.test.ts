@@ -5,8 +5,10 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, fetchIds, spawnNode, type ChildNode } from '../../tools/node.js';
+import { waitFor } from '../helpers/fault-load.js';
 
 const LIMIT_MS = 1000;
 
@@ -34,7 +36,7 @@ async function until(url: string, path: string, since: number, ok: (s: Seen) => 
     last = await ask(url, path);
     polls++;
     if (ok(last)) return { ms: performance.now() - since, seen: last, polls };
-    await new Promise((r) => setTimeout(r, 5));
+    await sleep(5);
   }
   assert.fail(`B did not serve the change within 5 s; last answer ${JSON.stringify(last, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`);
 }
@@ -192,7 +194,12 @@ describe('requests waiting for a refill when their tag changes', () => {
       body: (await r.json()) as { error?: { code: string } },
       ms: performance.now() - start,
     }));
-    await new Promise((r) => setTimeout(r, 300));
+    // The request has reached the node and waits for the tag's first segment.
+    await waitFor(
+      'the request to wait for a refill',
+      async () => /^idmint_refill_waits_total\{tag="stuck"\} [1-9]/m.test(await (await fetch(`${node.url}/metrics`)).text()),
+      10_000,
+    );
     const del = await fetch(`${node.url}/v1/admin/tags/stuck`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     assert.equal(del.status, 204);
     const r = await waiting;

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { lateTimeout, withinLate } from '../../src/late-timeout.js';
 
 function block(ms: number): void {
@@ -64,7 +65,7 @@ describe('late timeouts', () => {
     let fired = false;
     const t = lateTimeout(() => (fired = true), 20);
     clearTimeout(t);
-    await new Promise((r) => setTimeout(r, 60));
+    await sleep(60);
     assert.equal(fired, false);
   });
 });

@@ -10,6 +10,7 @@ import { DEFAULT_EPOCH_MS, PRESETS, decode, encode, type SnowflakeLayout } from 
 import { IdmintError } from '../../src/errors.js';
 import type { Lease, LeaseManager } from '../../src/service/lease-manager.js';
 import { SnowflakeGenerator } from '../../src/service/snowflake-generator.js';
+import { assertIncreasing } from '../../tools/order.js';
 
 const L = PRESETS.snowflake;
 /** A wall-clock ms well inside the default layout's range. */
@@ -62,10 +63,6 @@ const parts = (l: SnowflakeLayout, ids: bigint[]) =>
     const d = decode(l, id);
     return [d.time, d.workerId, d.sequence];
   });
-
-function assertIncreasing(ids: bigint[]): void {
-  for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `ID ${i} (${ids[i]}) is not above ${ids[i - 1]}`);
-}
 
 describe('SnowflakeGenerator', () => {
   it('issues strictly increasing IDs: next sequence within a tick, sequence 0 on a new tick', async () => {

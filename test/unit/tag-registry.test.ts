@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { TagRegistry } from '../../src/service/tag-registry.js';
 import type { StoredTag } from '../../src/store/mysql/tags-repo.js';
@@ -176,7 +177,7 @@ describe('tag registry: a change is seen by every request after it', () => {
     const first = reg.get('t5');
     repo.reads[0].answer(def('t5', 1));
     await first;
-    await new Promise((r) => setTimeout(r, 40));
+    await sleep(40);
     assert.equal(reg.peek('t5'), undefined, 'peek declines an old definition (get decides)');
     assert.deepEqual(epochs(await many(reg, 't5', 4)), Array(4).fill('1'), 'the cached one answers at once');
     assert.equal(repo.reads.length, 2, 'one background read');

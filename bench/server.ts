@@ -1,0 +1,49 @@
+// A server under test as a child process on a port of its own (`node [flags] --import tsx
+// <script...>` with PORT and HOST set): the bare route or idmint, for bench:http and bench:scale.
+import { freePort, startTsx, type Child } from '../tools/child.js';
+import { pinProcess, processTree, readProcs } from '../tools/cpu.js';
+
+export interface Server extends Child {
+  readonly url: string;
+}
+
+export interface ServerOptions {
+  /** Added to this process's environment. */
+  readonly env?: Record<string, string>;
+  readonly nodeFlags?: readonly string[];
+  /** Ready once a line of its output passes this; without it, once its port answers HTTP. */
+  readonly ready?: (line: string) => boolean;
+  /** Started on this CPU only (`taskset -c`): it and every thread and child it makes. */
+  readonly cpu?: number;
+  /** Once ready, every thread of every process of it moved to this CPU (a server that forks). */
+  readonly pinTree?: number;
+  /** How long it may take to be ready, and how long it is given to stop when it is not. */
+  readonly timeoutMs?: number;
+  readonly stopMs?: number;
+}
+
+/** Spawns the server and resolves once it is ready; stops it when it does not get ready. */
+export async function startServer(name: string, script: readonly string[], opts: ServerOptions = {}): Promise<Server> {
+  const { timeoutMs = 30_000, stopMs = 10_000 } = opts;
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = startTsx(script, {
+    name,
+    nodeFlags: opts.nodeFlags,
+    cpu: opts.cpu,
+    env: { ...process.env, ...opts.env, PORT: String(port), HOST: '127.0.0.1' },
+  });
+  try {
+    if (opts.ready) await child.waitForLine(opts.ready, timeoutMs);
+    else
+      await child.waitUntil(async () => {
+        await fetch(`${url}/`, { signal: AbortSignal.timeout(1000) });
+        return true;
+      }, timeoutMs);
+  } catch (err) {
+    await child.stop(stopMs);
+    throw err;
+  }
+  if (opts.pinTree !== undefined) for (const pid of processTree(readProcs(), child.pid)) pinProcess(pid, opts.pinTree);
+  return Object.assign(child, { url });
+}
