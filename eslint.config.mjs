@@ -1,7 +1,8 @@
 // Lint rules for idmint: ESLint's and typescript-eslint's recommended sets (none that needs
 // type information, which would make every run build the whole program), plus `idmint/layers`,
-// which holds the import direction of src/: src/core is pure ID logic and does no I/O, and
-// src/store never reaches up into src/api. Layout is Biome's job (biome.json), not ESLint's.
+// which holds the import direction of src/: src/core is pure ID logic and does no I/O,
+// src/store never reaches up into src/api, src/api reaches src/service only through its public
+// surface, and no transport (gRPC, the websocket stream, UDP, the HTTP routes) imports another. Layout is Biome's job (biome.json), not ESLint's.
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +48,7 @@ const within = (p, dir) => p === dir || p.startsWith(`${dir}/`);
  *   inside     every relative import must stay in this folder (e.g. 'src/core');
  *   except     [{ path, typeOnly }]: files outside `inside` that may still be imported ('src/errors');
  *   notInto    folders no import may reach (e.g. ['src/api']);
+ *   surface    { dir, files }: imports into `dir` may name only these files (its public surface);
  *   packages   npm packages that may not be imported ('fastify' also bans 'fastify/...'; '@grpc/*' a scope);
  *   ioBuiltins true: Node built-ins other than the pure ones above may not be imported.
  * Checks import and export declarations, `import()` and `import x = require()`.
@@ -63,6 +65,12 @@ const layers = {
           inside: { type: 'string' },
           except: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, typeOnly: { type: 'boolean' } }, required: ['path'] } },
           notInto: { type: 'array', items: { type: 'string' } },
+          surface: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { dir: { type: 'string' }, files: { type: 'array', items: { type: 'string' } } },
+            required: ['dir', 'files'],
+          },
           packages: { type: 'array', items: { type: 'string' } },
           ioBuiltins: { type: 'boolean' },
           why: { type: 'string' },
@@ -72,6 +80,7 @@ const layers = {
     messages: {
       outside: "'{{source}}' is outside {{inside}}: {{why}}",
       into: "'{{source}}' is in {{dir}}: {{why}}",
+      surface: "'{{source}}' is not part of the public surface of {{dir}}: {{why}}",
       package: "'{{source}}' may not be imported here: {{why}}",
       builtin: "'{{source}}' does I/O or reaches the machine: {{why}}",
     },
@@ -94,6 +103,9 @@ const layers = {
       }
       const into = (o.notInto ?? []).find((d) => within(rel, d));
       if (into) return context.report({ node, messageId: 'into', data: { ...data, dir: into } });
+      if (o.surface && within(rel, o.surface.dir) && !o.surface.files.includes(rel)) {
+        return context.report({ node, messageId: 'surface', data: { ...data, dir: o.surface.dir } });
+      }
       if (o.inside && !within(rel, o.inside) && !(o.except ?? []).some((e) => e.path === rel && (typeOnly || !e.typeOnly))) {
         context.report({ node, messageId: 'outside', data: { ...data, inside: o.inside } });
       }
@@ -110,6 +122,34 @@ const layers = {
     };
   },
 };
+
+/** What src/api may import of src/service: the issuing door, its options and bulk takes, and the admin's services. */
+const SERVICE_SURFACE = [
+  'src/service/id-service',
+  'src/service/id-options',
+  'src/service/bulk-take',
+  'src/service/readiness',
+  'src/service/capacity',
+  'src/service/tag-mover',
+  'src/service/importer/importer',
+].sort();
+
+/** The transports of src/api: each parses, calls the service and encodes, and imports no other. */
+const TRANSPORTS = ['src/api/grpc', 'src/api/ws', 'src/api/udp', 'src/api/routes'];
+
+/** idmint/layers for files of src/api (a transport's folder when given). */
+function apiLayers(transport) {
+  return [
+    'error',
+    {
+      surface: { dir: 'src/service', files: SERVICE_SURFACE },
+      notInto: transport ? TRANSPORTS.filter((t) => t !== transport) : [],
+      why: transport
+        ? 'a transport parses, calls the service and encodes: what two transports share lives below both (src/service, src/core)'
+        : 'src/api calls the service through its public surface, not its internals',
+    },
+  ];
+}
 
 /** Runtime dependencies that talk to the network, a database or a log. */
 const IO_PACKAGES = ['ioredis', 'mysql2', 'bullmq', 'fastify', '@fastify/*', 'pino', 'ws', '@grpc/*', 'prom-client', '@bull-board/*'];
@@ -152,6 +192,8 @@ export default defineConfig(
       ],
     },
   },
+  { files: ['src/api/**'], rules: { 'idmint/layers': apiLayers(undefined) } },
+  ...TRANSPORTS.map((t) => ({ files: [`${t}/**`], rules: { 'idmint/layers': apiLayers(t) } })),
   {
     files: ['src/store/**'],
     rules: { 'idmint/layers': ['error', { notInto: ['src/api'], why: 'src/store serves the transports in src/api and never calls them' }] },

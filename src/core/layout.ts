@@ -81,6 +81,26 @@ export function packId(l: SegmentLayout, k: number | bigint, shard: number): big
   return (seq << lowBits(l)) | (BigInt(shard) << BigInt(l.appBits)) | BigInt(l.appId);
 }
 
+/** How the counters of one (tag, shard) become IDs: id = k * step + base. */
+export interface Packing {
+  /** The ID is the counter (plain layout, stride 1): consecutive counters are consecutive IDs. */
+  readonly plain: boolean;
+  /** The distance between the IDs of consecutive counters (below 2^48: exact). */
+  readonly step: number;
+  /** The ID of counter 0 (below 2^48: exact). */
+  readonly base: number;
+}
+
+/**
+ * packId of a (tag, shard) as a line, for encoders that write many IDs without a BigInt each:
+ * packId is linear in the counter, so its values at 0 and 1 give it. shard_bits <= 12,
+ * app_bits <= 16 and stride <= 10^6 (tag validation): step and base stay below 2^48.
+ */
+export function packing(l: SegmentLayout, shard: number): Packing {
+  const base = packId(l, 0, shard);
+  return { plain: l.layout === 'plain' && l.stride === 1, step: Number(packId(l, 1, shard) - base), base: Number(base) };
+}
+
 export interface SegmentParts {
   /** The sequence field of the ID (for a plain tag, the ID itself). */
   readonly seq: bigint;

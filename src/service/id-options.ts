@@ -22,6 +22,9 @@ export interface IdOptions {
 
 export const NO_OPTIONS: IdOptions = Object.freeze({});
 
+/** The most IDs one request may ask for (HTTP /v1/ids, gRPC Next); bulk takes have limits of their own. */
+export const MAX_BATCH = 10000;
+
 /** The options carry app or salt that apply to this tag. */
 export const hasRuleInput = (tag: StoredTag, opts: IdOptions): boolean =>
   (opts.app !== undefined || opts.salt !== undefined) && (tag.rule !== null || opts.appIfRule !== true);

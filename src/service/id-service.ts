@@ -93,14 +93,6 @@ export class IdService {
   }
 
   /**
-   * The tag's definition, enabled or not, unchecked (for Tinyid, whose checks come in an order
-   * of their own); undefined when there is no such tag.
-   */
-  definition(name: string): Promise<StoredTag | undefined> {
-    return this.registry.get(name);
-  }
-
-  /**
    * count IDs of a segment tag as ascending runs of counter values (the bulk take of streams
    * and Tinyid's segments). `direct`: straight from Redis even for an `order: node` tag, not
    * through this process's block (for a block a client holds itself, as a process does).

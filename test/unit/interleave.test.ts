@@ -12,6 +12,7 @@ import {
   MAX_ID,
   MAX_STRIDE,
   packId,
+  packing,
   seqOf,
   seqString,
   shardBits,
@@ -20,7 +21,7 @@ import {
 } from '../../src/core/layout.js';
 import { counterAt, firstCounter, periodCapacity, type RuleSpec } from '../../src/core/rule-spec.js';
 import { specFromCreate, specFromUpdate, SpecProblems, specToJson } from '../../src/core/tag-spec.js';
-import { packing, binaryFromRuns, jsonFromRuns } from '../../src/api/ws/encode.js';
+import { binaryFromRuns, jsonFromRuns } from '../../src/api/ws/encode.js';
 import { rng, SEED } from '../../tools/prng.js';
 
 const plain = (stride: number, offset: number): SegmentLayout => ({ layout: 'plain', shards: 1, appId: 0, appBits: 0, stride, offset });

@@ -73,3 +73,30 @@ describe('lint: src/core does no I/O', () => {
     );
   });
 });
+
+describe('lint: src/api reaches the service through its surface, and no transport imports another', () => {
+  it('fails a transport that imports another transport, and passes what both share below them', async () => {
+    const [found] = await lintText('src/api/grpc/probe.ts', "import { idsFromRuns } from '../ws/encode.js';\nexport const f = idsFromRuns;\n");
+    assert.match(found, /^idmint\/layers: '..\/ws\/encode.js' is in src\/api\/ws: a transport parses/);
+    const [fromRoutes] = await lintText('src/api/ws/probe.ts', "import { idRoutes } from '../routes/ids.js';\nexport const r = idRoutes;\n");
+    assert.match(fromRoutes, /is in src\/api\/routes/);
+    assert.deepEqual(
+      await lintText(
+        'src/api/grpc/probe.ts',
+        "import { idsFromRuns } from '../../core/id-runs.js';\nimport { openBulkTake } from '../../service/bulk-take.js';\nimport { noteFailure } from '../errors.js';\nexport const f = [idsFromRuns, openBulkTake, noteFailure];\n",
+      ),
+      [],
+    );
+  });
+
+  it('fails src/api importing a service internal, and passes its public surface', async () => {
+    for (const path of ['src/api/probe.ts', 'src/api/udp/probe.ts']) {
+      const [found] = await lintText(
+        path,
+        "import { SourceCache } from '../service/sources.js';\nexport const s = SourceCache;\n".replace('../', path.split('/').length > 3 ? '../../' : '../'),
+      );
+      assert.match(found, /^idmint\/layers: '.*service\/sources.js' is not part of the public surface of src\/service/);
+    }
+    assert.deepEqual(await lintText('src/api/probe.ts', "import type { IdService } from '../service/id-service.js';\nexport type S = IdService;\n"), []);
+  });
+});

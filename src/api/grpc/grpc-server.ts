@@ -29,7 +29,7 @@ import {
 } from './requests.js';
 import { grpcStatus, statusName } from './status.js';
 import { TakeCall } from './take-call.js';
-import type { TakeMessage } from '../ws/protocol.js';
+import type { BulkTake } from '../../service/bulk-take.js';
 
 export interface GrpcServer {
   readonly port: number;
@@ -127,7 +127,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
       }
     };
     if (closing) return end(shuttingDown());
-    let t: TakeMessage;
+    let t: BulkTake;
     try {
       t = parseTake(call.request, call.metadata, limits);
     } catch (err) {

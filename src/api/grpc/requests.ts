@@ -6,8 +6,8 @@ import { TAG_NAME, TAG_NAME_CHARS } from '../../core/tag-name.js';
 import { invalid } from '../../errors.js';
 import type { IdOptions } from '../../service/id-options.js';
 import { bearerToken } from '../bearer.js';
-import { DEFAULT_BLOCK, type StreamLimits, type TakeMessage } from '../ws/protocol.js';
-import { MAX_BATCH } from '../routes/ids.js';
+import { DEFAULT_BLOCK, type BulkLimits, type BulkTake } from '../../service/bulk-take.js';
+import { MAX_BATCH } from '../../service/id-options.js';
 
 export interface NextRequest {
   tag: string;
@@ -82,14 +82,13 @@ export function parseNext(r: NextRequest, md: Metadata): { tag: string; count: n
 }
 
 /** Take's request as the stream's take (docs/STREAM.md), with the same limits. */
-export function parseTake(r: TakeRequest, md: Metadata, limits: StreamLimits): TakeMessage {
+export function parseTake(r: TakeRequest, md: Metadata, limits: BulkLimits): BulkTake {
   const tag = checkTag(r.tag);
   const count = /^\d{1,16}$/.test(r.count) ? Number(r.count) : NaN;
   if (!(count >= 1 && count <= limits.maxCount)) throw invalid(`count must be from 1 to ${limits.maxCount}`);
   const block = r.block === 0 ? Math.min(count, DEFAULT_BLOCK, limits.maxBlock) : r.block;
   if (!(block >= 1 && block <= limits.maxBlock)) throw invalid(`block must be from 1 to ${limits.maxBlock}`);
   return {
-    req: 0,
     tag,
     count,
     block,

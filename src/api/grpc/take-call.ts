@@ -6,9 +6,8 @@
 // sent is a gap, never reissued.
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import { RangeQueue } from '../../core/ranges.js';
-import { decimalRuns, idsFromRuns } from '../ws/encode.js';
-import type { TakeMessage } from '../ws/protocol.js';
-import { openSource, takeChunks, type Chunk } from '../ws/sources.js';
+import { decimalRuns, idsFromRuns } from '../../core/id-runs.js';
+import { openBulkTake, takeChunks, type BulkTake, type Chunk } from '../../service/bulk-take.js';
 import type { IdService } from '../../service/id-service.js';
 import type { TakeBlock, TakeRequest } from './requests.js';
 
@@ -85,8 +84,8 @@ export class TakeCall {
   }
 
   /** Serves the take; resolves when every block was written, or with why it stopped. Errors of the ID service reject. */
-  async run(t: TakeMessage): Promise<Stopped | undefined> {
-    const source = await openSource(this.ids, t);
+  async run(t: BulkTake): Promise<Stopped | undefined> {
+    const source = await openBulkTake(this.ids, t);
     for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.stopped !== undefined)) {
       const e = await this.emit(t, chunk);
       if (e !== undefined) return e;
@@ -94,7 +93,7 @@ export class TakeCall {
     return this.stopped;
   }
 
-  private async emit(t: TakeMessage, chunk: Chunk): Promise<Stopped | undefined> {
+  private async emit(t: BulkTake, chunk: Chunk): Promise<Stopped | undefined> {
     const ranges = t.format === 'ranges';
     if (chunk.kind === 'runs') {
       const q = new RangeQueue();

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalid } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
+import { MAX_BATCH } from '../../service/id-options.js';
 import { decodeId } from '../decode.js';
 import { clientToken, ID_ROUTE, TEXT_TYPE, wantsText } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
@@ -11,7 +12,6 @@ const keyQuery = {
   app: { type: 'string', maxLength: 64 },
   salt: { type: 'string', maxLength: 64 },
 } as const;
-export const MAX_BATCH = 10000;
 
 interface TagParams {
   tag: string;

@@ -21,7 +21,6 @@ import {
 } from '../../core/tinyid.js';
 import { IdmintError, invalid } from '../../errors.js';
 import { noteFailure, type ErrorCounter } from '../errors.js';
-import { authorize } from '../../service/client-tokens.js';
 import type { IdService } from '../../service/id-service.js';
 import type { StoredTag } from '../../store/mysql/tags-repo.js';
 
@@ -74,19 +73,18 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
   /**
    * Tinyid's token check, on idmint's client tokens: a tag with tokens needs one of them; a tag
    * without tokens is open, as on every other route. An unknown (or unnamed) tag fails the
-   * check, as no Tinyid token can visit an unknown bizType. undefined: refused.
+   * check, as no Tinyid token can visit an unknown bizType. undefined: refused. A disabled tag
+   * passes the check and is refused with its reason.
    */
   async function visit(bizType: string | undefined, token: string | undefined): Promise<StoredTag | undefined> {
     if (bizType === undefined || !TAG_NAME.test(bizType)) return undefined;
-    // Enabled or not: a disabled tag passes the check and is refused with its reason.
-    const tag = await service.definition(bizType);
-    if (!tag) return undefined;
     try {
-      authorize(tag, token);
-    } catch {
-      return undefined;
+      return await service.access(bizType, token);
+    } catch (err) {
+      const code = (err as IdmintError).code;
+      if (code === 'TAG_NOT_FOUND' || code === 'UNAUTHORIZED') return undefined;
+      throw err;
     }
-    return tag;
   }
 
   function plainSegment(tag: StoredTag): void {

@@ -2,33 +2,13 @@
 // what a client sends, and the shapes of what the server answers. Nothing here does I/O.
 import { TAG_NAME, TAG_NAME_CHARS } from '../../core/tag-name.js';
 import type { ErrorCode, IdmintError } from '../../errors.js';
+import { BULK_FORMATS, DEFAULT_BLOCK, type BulkFormat, type BulkLimits, type BulkTake } from '../../service/bulk-take.js';
 
-export type StreamFormat = 'json' | 'binary' | 'ranges';
-export const FORMATS: readonly StreamFormat[] = ['json', 'binary', 'ranges'];
-
-/** A validated `take` message. */
-export interface TakeMessage {
+/** A validated `take` message: a bulk take under the client's `req`. */
+export interface TakeMessage extends BulkTake {
   readonly req: number;
-  readonly tag: string;
-  readonly count: number;
-  readonly block: number;
-  readonly format: StreamFormat;
-  /** Sharded segment tags. */
-  readonly key?: string;
-  /** Rule tags. */
-  readonly app?: string;
-  readonly salt?: string;
-  /** Reserved for per-tag client tokens; passed to the authorize hook, unused otherwise. */
-  readonly token?: string;
 }
 
-export interface StreamLimits {
-  readonly maxCount: number;
-  readonly maxBlock: number;
-}
-
-/** Block size when a take names none. */
-export const DEFAULT_BLOCK = 10_000;
 /** Largest control message accepted; a larger frame closes the socket (1009). */
 export const MAX_CONTROL_BYTES = 16 * 1024;
 /** `req` is echoed in the u32 header of binary frames. */
@@ -65,7 +45,7 @@ function optString(m: Record<string, unknown>, name: string, max: number, req: n
 }
 
 /** Parses one control frame into a take, or throws a ControlError naming what is wrong. */
-export function parseControl(data: Buffer, isBinary: boolean, limits: StreamLimits): TakeMessage {
+export function parseControl(data: Buffer, isBinary: boolean, limits: BulkLimits): TakeMessage {
   if (isBinary) throw new ControlError(null, 'INVALID_ARGUMENT', 'control messages are JSON in text frames; binary frames are only sent by the server');
   let m: unknown;
   try {
@@ -102,13 +82,13 @@ export function parseControl(data: Buffer, isBinary: boolean, limits: StreamLimi
     throw new ControlError(req, 'INVALID_ARGUMENT', `block must be an integer from 1 to ${limits.maxBlock}`);
   }
   const format = msg.format ?? 'json';
-  if (!FORMATS.includes(format as StreamFormat)) throw new ControlError(req, 'INVALID_ARGUMENT', `format must be one of ${FORMATS.join(', ')}`);
+  if (!BULK_FORMATS.includes(format as BulkFormat)) throw new ControlError(req, 'INVALID_ARGUMENT', `format must be one of ${BULK_FORMATS.join(', ')}`);
   return {
     req,
     tag: msg.tag,
     count: count as number,
     block: block as number,
-    format: format as StreamFormat,
+    format: format as BulkFormat,
     key: optString(msg, 'key', 256, req),
     app: optString(msg, 'app', 64, req),
     salt: optString(msg, 'salt', 64, req),

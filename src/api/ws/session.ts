@@ -10,8 +10,8 @@ import type { IdService } from '../../service/id-service.js';
 import { IdmintError, type ErrorCode } from '../../errors.js';
 import { noteFailure, type ErrorCounter } from '../errors.js';
 import { binaryFromDecimals, binaryFromRuns, jsonFromRuns, jsonFromStrings, rangesFromDecimals, rangesFromRuns } from './encode.js';
-import { ControlError, doneMessage, errorMessage, parseControl, takeError, type StreamLimits, type TakeMessage } from './protocol.js';
-import { openSource, takeChunks, type Chunk } from './sources.js';
+import { ControlError, doneMessage, errorMessage, parseControl, takeError, type TakeMessage } from './protocol.js';
+import { openBulkTake, takeChunks, type BulkLimits, type Chunk } from '../../service/bulk-take.js';
 
 /**
  * Decides whether a take may proceed (per-tag client tokens plug in here); throws an
@@ -20,7 +20,7 @@ import { openSource, takeChunks, type Chunk } from './sources.js';
 export type AuthorizeTake = (ctx: { readonly request: FastifyRequest; readonly take: TakeMessage }) => void | Promise<void>;
 
 export interface SessionOptions {
-  readonly limits: StreamLimits;
+  readonly limits: BulkLimits;
   readonly maxInFlight: number;
   readonly maxBufferBytes: number;
   /** IDs of a segment tag taken from the store at a time (at least the take's block). */
@@ -147,7 +147,7 @@ export class StreamSession {
   private async run(t: TakeMessage): Promise<void> {
     try {
       await this.opts.authorize?.({ request: this.request, take: t });
-      const source = await openSource(this.ids, t);
+      const source = await openBulkTake(this.ids, t);
       for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.gone)) {
         if (!(await this.emit(t, chunk))) return;
       }

@@ -1,13 +1,43 @@
-// Where the IDs of one take come from, a chunk at a time: segment tags as counter runs (one
-// IdService.takeRuns per chunk), snowflake tags as decimal strings, rule tags as rendered
+// Bulk takes, for consumers that want IDs by the hundred thousand (the websocket stream and
+// gRPC Take; docs/STREAM.md): what such a take asks for, whether its format suits the tag, and
+// where its IDs come from, a chunk at a time: segment tags as counter runs with their packing
+// (one IdService.takeRuns per chunk), snowflake tags as decimal strings, rule tags as rendered
 // strings. Before anything is taken, the service checks that the tag exists and that the
-// token and parameters fit it; this module checks that the format suits the tag.
-import type { Range } from '../../core/ranges.js';
-import { invalid } from '../../errors.js';
-import type { IdService } from '../../service/id-service.js';
-import type { StoredTag } from '../../store/mysql/tags-repo.js';
-import { packing, type Packing } from './encode.js';
-import type { TakeMessage } from './protocol.js';
+// token and parameters fit it. Transports parse a take into a BulkTake and encode its chunks.
+import { packing, type Packing } from '../core/layout.js';
+import type { Range } from '../core/ranges.js';
+import { invalid } from '../errors.js';
+import type { StoredTag } from '../store/mysql/tags-repo.js';
+import type { IdService } from './id-service.js';
+
+export type BulkFormat = 'json' | 'binary' | 'ranges';
+export const BULK_FORMATS: readonly BulkFormat[] = ['json', 'binary', 'ranges'];
+
+/** Block size when a take names none. */
+export const DEFAULT_BLOCK = 10_000;
+
+/** The largest count and block a take may ask for (STREAM_MAX_COUNT, STREAM_MAX_BLOCK). */
+export interface BulkLimits {
+  readonly maxCount: number;
+  readonly maxBlock: number;
+}
+
+/** A validated bulk take. */
+export interface BulkTake {
+  readonly tag: string;
+  readonly count: number;
+  /** Most IDs per block. */
+  readonly block: number;
+  /** How the blocks carry IDs: the format decides which tags it suits. */
+  readonly format: BulkFormat;
+  /** Sharded segment tags. */
+  readonly key?: string;
+  /** Rule tags. */
+  readonly app?: string;
+  readonly salt?: string;
+  /** A client token, for tags that have tokens. */
+  readonly token?: string;
+}
 
 export type Chunk =
   /** Segment tags: ascending counter runs and how they pack into IDs. */
@@ -31,7 +61,7 @@ export interface ChunkSource {
  * unless stopped() says the caller is gone (nothing more is taken then); a failed chunk throws
  * after the chunks before it were yielded.
  */
-export async function* takeChunks(source: ChunkSource, t: TakeMessage, chunkIds: number, stopped: () => boolean): AsyncGenerator<Chunk> {
+export async function* takeChunks(source: ChunkSource, t: BulkTake, chunkIds: number, stopped: () => boolean): AsyncGenerator<Chunk> {
   const size = source.compact ? Math.max(t.block, chunkIds) : t.block;
   let left = t.count;
   const take = (): Promise<Chunk> => {
@@ -57,13 +87,14 @@ const ruleFormatOnly = (tag: string, format: string) =>
 const noRanges = (tag: string, why: string) =>
   invalid(`tag "${tag}" is ${why}: the IDs of consecutive counters are not consecutive integers, so format "ranges" cannot carry them; use "binary" or "json"`);
 
-function checkSegment(tag: StoredTag, t: TakeMessage): void {
+function checkSegment(tag: StoredTag, t: BulkTake): void {
   if (t.format !== 'ranges') return;
   if (tag.layout === 'sharded') throw noRanges(tag.tag, 'sharded');
   if (tag.stride !== 1) throw noRanges(tag.tag, `interleaved (stride ${tag.stride})`);
 }
 
-export async function openSource(ids: IdService, t: TakeMessage): Promise<ChunkSource> {
+/** Where the chunks of a take come from: refused (a coded error) before anything is taken when the tag, token, options or format do not fit. */
+export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSource> {
   const opts = { key: t.key, app: t.app, salt: t.salt, token: t.token };
   const tag = await ids.resolve(t.tag, opts);
   if (tag.rule) {

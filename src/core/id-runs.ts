@@ -1,0 +1,63 @@
+// The IDs of counter runs as decimal strings, and ascending decimal IDs as inclusive runs: what
+// the bulk takes of every transport (the websocket stream, gRPC Take) send. A run's IDs are
+// written from its packing (core/layout.ts) as two 32-bit halves stepping by the halves of the
+// step, without a BigInt per ID.
+import type { Packing } from './layout.js';
+import type { Range } from './ranges.js';
+
+export const TWO32 = 4294967296;
+/** IDs whose high half is below this are below 2^53 and exact as numbers. */
+const SAFE_HIGH = 2 ** 21;
+
+/** The halves of the ID of counter k. */
+export function halves(k: number, p: Packing): [hi: number, lo: number] {
+  const id = BigInt(k) * BigInt(p.step) + BigInt(p.base);
+  return [Number(id >> 32n), Number(id & 0xffffffffn)];
+}
+
+function idString(hi: number, lo: number): string {
+  return hi < SAFE_HIGH ? String(hi * TWO32 + lo) : ((BigInt(hi) << 32n) | BigInt(lo)).toString();
+}
+
+/** The IDs of counter runs holding `count` counters in all, as decimal strings. */
+export function idsFromRuns(runs: readonly Range[], count: number, p: Packing): string[] {
+  const parts = new Array<string>(count);
+  let i = 0;
+  for (const [a, b] of runs) {
+    if (p.plain) {
+      for (let v = a; v <= b; v++) parts[i++] = String(v);
+      continue;
+    }
+    const stepLo = p.step % TWO32;
+    const stepHi = Math.floor(p.step / TWO32);
+    let [hi, lo] = halves(a, p);
+    for (let n = b - a + 1; n > 0; n--) {
+      parts[i++] = idString(hi, lo);
+      lo += stepLo;
+      hi += stepHi;
+      if (lo >= TWO32) {
+        lo -= TWO32;
+        hi++;
+      }
+    }
+  }
+  return parts;
+}
+
+/** Inclusive runs [first, last] of ascending decimal IDs: one per stretch of consecutive IDs. */
+export function decimalRuns(ids: readonly string[], start: number, end: number): [string, string][] {
+  const out: [string, string][] = [];
+  let first = start;
+  let prev = BigInt(ids[start]);
+  for (let i = start + 1; i <= end; i++) {
+    const cur = i < end ? BigInt(ids[i]) : -1n;
+    if (cur === prev + 1n) {
+      prev = cur;
+      continue;
+    }
+    out.push([ids[first], ids[i - 1]]);
+    first = i;
+    prev = cur;
+  }
+  return out;
+}
