@@ -123,12 +123,13 @@ const layers = {
   },
 };
 
-/** What src/api may import of src/service: the issuing door, its options and bulk takes, and the admin's services. */
+/** What src/api may import of src/service: the issuing door, its options and bulk takes, readiness and the drain, and the admin's services. */
 const SERVICE_SURFACE = [
   'src/service/id-service',
   'src/service/id-options',
   'src/service/bulk-take',
   'src/service/readiness',
+  'src/service/drain',
   'src/service/capacity',
   'src/service/tag-mover',
   'src/service/importer/importer',
