@@ -18,6 +18,7 @@ interface Service {
   ports?: string[];
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
+  stop_grace_period?: string;
   volumes?: string[];
 }
 
@@ -63,6 +64,10 @@ describe('docker-compose.yml', () => {
     assert.deepEqual(idmint.ports, [`${config.port}:${config.port}`, `${config.udpPort}:${config.udpPort}/udp`, `${config.grpcPort}:${config.grpcPort}`]);
     // Its health check asks readiness on that port.
     assert.match(idmint.healthcheck!.test.join(' '), new RegExp(`127\\.0\\.0\\.1:${config.port}/readyz`));
+    // docker stop waits for the drain and the shutdown before its SIGKILL.
+    const grace = /^(\d+)s$/.exec(idmint.stop_grace_period ?? '');
+    assert.ok(grace, `stop_grace_period is given in seconds: ${idmint.stop_grace_period}`);
+    assert.ok(Number(grace[1]) * 1000 > config.shutdownDrainMs + config.shutdownTimeoutMs, 'the drain and the shutdown fit before SIGKILL');
   });
 
   it('runs Redis as idmint needs it: no eviction, no persistence', () => {
