@@ -5,7 +5,8 @@
 // k - 1), so a rule's max_id_limit is the count of such counter values in a period.
 import type { Interleave } from './layout.js';
 import { validateTimeZone, DEFAULT_TIME_ZONE } from './period.js';
-import { compileTemplate, templatesDisjoint, type CompiledTemplate } from './rule-template.js';
+import { compileTemplate, type CompiledTemplate } from './rule-template.js';
+import { templatesDisjoint } from './rule-template-disjoint.js';
 import { SpecProblems } from './spec-problems.js';
 
 export interface RuleSpec {

@@ -1,6 +1,7 @@
 // The template language of rule IDs (`{year%10}{MM}{dd}{counter:4}` → `505140001`): parsing
-// and validation when a rule is saved, how long a template's IDs stay unique, and rendering.
-// Rendering walks a precompiled array of pieces: no parsing and no regex per ID.
+// and validation when a rule is saved into a precompiled array of pieces, and how long a
+// template's IDs stay unique. Rendering (rule-render.ts) walks the pieces: no parsing and no
+// regex per ID; whether two templates can render the same ID is rule-template-disjoint.ts.
 //
 // Why the checks keep IDs unique within a (rule, app): the counter never repeats inside a
 // period, every part of an ID but the counter (and the salt) has a fixed width, so the
@@ -8,7 +9,6 @@
 // finest one is at least as fine as the reset period (periods and tokens both follow the
 // local wall clock, see period.ts). They name it until the tokens wrap round
 // (`uniqueForSeconds`), which must be at least 10 years unless the caller forces it.
-import type { LocalParts } from './period.js';
 import { MAX_COUNTER } from './layout.js';
 import { MIN_LIFETIME_YEARS, SpecProblems } from './spec-problems.js';
 
@@ -68,7 +68,7 @@ const FIELD_TOKEN: Record<Field, string> = {
 };
 
 /** Piece kinds (numbers, so render's switch stays cheap). */
-const K = {
+export const K = {
   LITERAL: 0,
   YYYY: 1,
   YY: 2,
@@ -83,7 +83,7 @@ const K = {
   SALT: 11,
   APP: 12,
 } as const;
-type Kind = (typeof K)[keyof typeof K];
+export type Kind = (typeof K)[keyof typeof K];
 
 interface TokenDef {
   readonly kind: Kind;
@@ -112,7 +112,7 @@ export const TOKENS: Readonly<Record<string, TokenDef>> = {
   app: { kind: K.APP, width: MAX_APP_LENGTH, meaning: 'the app name' },
 };
 
-interface Piece {
+export interface Piece {
   readonly kind: Kind;
   /** The text of a literal piece. */
   readonly text: string;
@@ -149,15 +149,6 @@ export interface CompileOptions {
 
 /** A template refused: every problem found, each with its position where it has one. */
 export class TemplateProblems extends SpecProblems {}
-
-export interface RenderInput {
-  readonly counter: number;
-  /** Validated with isValidSalt by the caller; '' when absent. */
-  readonly salt?: string;
-  readonly app: string;
-  /** Local date and time in the rule's zone (period.ts localParts). */
-  readonly parts: LocalParts;
-}
 
 /** "about 10 years", "about 28 days", "unbounded". */
 export function describeSeconds(s: number): string {
@@ -371,109 +362,4 @@ function horizon(finest: Field, fields: ReadonlySet<Field>, yearCycle: number): 
     if (!fields.has(f)) return CYCLE_SECONDS[f];
   }
   return yearCycle * YEAR_SECONDS;
-}
-
-const PAD2: readonly string[] = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
-const PAD3: readonly string[] = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, '0'));
-
-/**
- * Renders one ID. The counter must lie within the rule's range (a RangeError otherwise: an ID
- * outside it could repeat another); salt and app are used as given (validate them first).
- */
-export function render(t: CompiledTemplate, input: RenderInput): string {
-  const { counter, parts } = input;
-  if (!Number.isSafeInteger(counter) || counter < t.rule.minCounter || counter > t.rule.maxCounter) {
-    throw new RangeError(`counter ${counter} lies outside ${t.rule.minCounter}..${t.rule.maxCounter}`);
-  }
-  let out = '';
-  const ps = t.pieces;
-  for (let i = 0; i < ps.length; i++) {
-    const p = ps[i];
-    switch (p.kind) {
-      case K.LITERAL:
-        out += p.text;
-        break;
-      case K.YYYY:
-        out += parts.year >= 0 && parts.year < 1000 ? String(parts.year).padStart(4, '0') : String(parts.year);
-        break;
-      case K.YY:
-        out += PAD2[((parts.year % 100) + 100) % 100];
-        break;
-      case K.Y10:
-        out += String(((parts.year % 10) + 10) % 10);
-        break;
-      case K.MONTH:
-        out += PAD2[parts.month];
-        break;
-      case K.DAY:
-        out += PAD2[parts.day];
-        break;
-      case K.HOUR:
-        out += PAD2[parts.hour];
-        break;
-      case K.MINUTE:
-        out += PAD2[parts.minute];
-        break;
-      case K.SECOND:
-        out += PAD2[parts.second];
-        break;
-      case K.MILLI:
-        out += PAD3[parts.millisecond];
-        break;
-      case K.COUNTER:
-        out += p.width === 0 ? String(counter) : String(counter).padStart(p.width, '0');
-        break;
-      case K.SALT:
-        out += input.salt ?? '';
-        break;
-      case K.APP:
-        out += input.app;
-        break;
-    }
-  }
-  return out;
-}
-
-/** Digits each fixed-width piece writes; undefined for pieces of varying width. */
-const FIXED_DIGITS: Partial<Record<Kind, number>> = {
-  [K.YYYY]: 4,
-  [K.YY]: 2,
-  [K.Y10]: 1,
-  [K.MONTH]: 2,
-  [K.DAY]: 2,
-  [K.HOUR]: 2,
-  [K.MINUTE]: 2,
-  [K.SECOND]: 2,
-  [K.MILLI]: 3,
-};
-
-/** Per character: the literal character, or '' for "some digit"; undefined if the length varies. */
-function shape(t: CompiledTemplate): string[] | undefined {
-  const out: string[] = [];
-  for (const p of t.pieces) {
-    if (p.kind === K.LITERAL) out.push(...p.text);
-    else if (p.kind === K.COUNTER && p.width > 0) for (let i = 0; i < p.width; i++) out.push('');
-    else if (FIXED_DIGITS[p.kind] !== undefined) for (let i = 0; i < FIXED_DIGITS[p.kind]!; i++) out.push('');
-    else return undefined;
-  }
-  return out;
-}
-
-/**
- * True when no string rendered by one template can equal one rendered by the other: both have
- * a fixed length and the lengths differ, or at some position one writes a literal character
- * the other cannot write there. False when that cannot be shown (the sets may overlap).
- * A rule's template may change while it runs only to a template disjoint from the old one.
- */
-export function templatesDisjoint(a: CompiledTemplate, b: CompiledTemplate): boolean {
-  const x = shape(a);
-  const y = shape(b);
-  if (!x || !y) return false;
-  if (x.length !== y.length) return true;
-  for (let i = 0; i < x.length; i++) {
-    const [c, d] = [x[i], y[i]];
-    if (c !== '' && d !== '' && c !== d) return true;
-    if ((c === '' && d !== '' && !/[0-9]/.test(d)) || (d === '' && c !== '' && !/[0-9]/.test(c))) return true;
-  }
-  return false;
 }

@@ -3,7 +3,8 @@
 // whose counter is used and the time tokens of the rendered ID.
 import { localParts, periodOf } from '../core/period.js';
 import { compileRule, counterAt } from '../core/rule-spec.js';
-import { render, type CompiledTemplate } from '../core/rule-template.js';
+import { render } from '../core/rule-render.js';
+import type { CompiledTemplate } from '../core/rule-template.js';
 import type { Range } from '../core/ranges.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
 

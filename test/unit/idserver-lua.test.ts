@@ -7,7 +7,8 @@ import { describe, it } from 'node:test';
 import { parseIdServerConfig } from '../../src/core/idserver-config.js';
 import { parseIdServerLua } from '../../src/core/idserver-lua.js';
 import type { LocalParts } from '../../src/core/period.js';
-import { compileTemplate, render } from '../../src/core/rule-template.js';
+import { render } from '../../src/core/rule-render.js';
+import { compileTemplate } from '../../src/core/rule-template.js';
 import { SpecProblems } from '../../src/core/spec-problems.js';
 import { rng, SEED } from '../../tools/prng.js';
 

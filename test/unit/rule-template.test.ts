@@ -10,12 +10,12 @@ import {
   isValidAppName,
   isValidSalt,
   MAX_TEMPLATE_LENGTH,
-  render,
   SALT,
   TemplateProblems,
   YEAR_SECONDS,
   type RuleLimits,
 } from '../../src/core/rule-template.js';
+import { render } from '../../src/core/rule-render.js';
 import { SpecProblems } from '../../src/core/tag-spec.js';
 import { rng, SEED } from '../../tools/prng.js';
 

@@ -1,0 +1,47 @@
+// Whether two compiled templates can never render the same ID (a running rule's template may
+// only change to one disjoint from the old, so no ID of either repeats one of the other).
+import { K, type CompiledTemplate, type Kind } from './rule-template.js';
+
+/** Digits each fixed-width piece writes; undefined for pieces of varying width. */
+const FIXED_DIGITS: Partial<Record<Kind, number>> = {
+  [K.YYYY]: 4,
+  [K.YY]: 2,
+  [K.Y10]: 1,
+  [K.MONTH]: 2,
+  [K.DAY]: 2,
+  [K.HOUR]: 2,
+  [K.MINUTE]: 2,
+  [K.SECOND]: 2,
+  [K.MILLI]: 3,
+};
+
+/** Per character: the literal character, or '' for "some digit"; undefined if the length varies. */
+function shape(t: CompiledTemplate): string[] | undefined {
+  const out: string[] = [];
+  for (const p of t.pieces) {
+    if (p.kind === K.LITERAL) out.push(...p.text);
+    else if (p.kind === K.COUNTER && p.width > 0) for (let i = 0; i < p.width; i++) out.push('');
+    else if (FIXED_DIGITS[p.kind] !== undefined) for (let i = 0; i < FIXED_DIGITS[p.kind]!; i++) out.push('');
+    else return undefined;
+  }
+  return out;
+}
+
+/**
+ * True when no string rendered by one template can equal one rendered by the other: both have
+ * a fixed length and the lengths differ, or at some position one writes a literal character
+ * the other cannot write there. False when that cannot be shown (the sets may overlap).
+ * A rule's template may change while it runs only to a template disjoint from the old one.
+ */
+export function templatesDisjoint(a: CompiledTemplate, b: CompiledTemplate): boolean {
+  const x = shape(a);
+  const y = shape(b);
+  if (!x || !y) return false;
+  if (x.length !== y.length) return true;
+  for (let i = 0; i < x.length; i++) {
+    const [c, d] = [x[i], y[i]];
+    if (c !== '' && d !== '' && c !== d) return true;
+    if ((c === '' && d !== '' && !/[0-9]/.test(d)) || (d === '' && c !== '' && !/[0-9]/.test(c))) return true;
+  }
+  return false;
+}
