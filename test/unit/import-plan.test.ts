@@ -5,18 +5,9 @@ import { describe, it } from 'node:test';
 import { FOLD_SHARD } from '../../src/core/app-fold.js';
 import { operatorFloor } from '../../src/core/idserver-floors.js';
 import { parseIdServerLog } from '../../src/core/idserver-log.js';
-import {
-  markKey,
-  planRules,
-  planSegments,
-  ruleFloor,
-  segmentFloor,
-  type Current,
-  type CurrentTag,
-  type OldCounterRow,
-  type OldRule,
-  type OldSegmentTag,
-} from '../../src/core/import-plan.js';
+import { planRules, ruleFloor } from '../../src/core/import-plan-rules.js';
+import { planSegments, segmentFloor } from '../../src/core/import-plan-segments.js';
+import { markKey, type Current, type CurrentTag, type OldCounterRow, type OldRule, type OldSegmentTag } from '../../src/core/import-plan.js';
 import { periodOf, periodStart } from '../../src/core/period.js';
 import { SpecProblems } from '../../src/core/spec-problems.js';
 import { specFromCreate, type TagSpec } from '../../src/core/tag-spec.js';

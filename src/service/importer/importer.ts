@@ -8,7 +8,9 @@
 import type { Logger } from 'pino';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { parseIdServerLog } from '../../core/idserver-log.js';
-import { planRules, planSegments, type ImportPlan, type OldSystem, type OperatorFloor, type TagPlan } from '../../core/import-plan.js';
+import { planRules } from '../../core/import-plan-rules.js';
+import { planSegments } from '../../core/import-plan-segments.js';
+import type { ImportPlan, OldSystem, OperatorFloor, TagPlan } from '../../core/import-plan.js';
 import { DEFAULT_TIME_ZONE, validateTimeZone } from '../../core/period.js';
 import { SpecProblems } from '../../core/spec-problems.js';
 import { IdmintError, invalid } from '../../errors.js';
