@@ -1,6 +1,7 @@
 // The no-duplicate promise, checked over what clients saw, in the three shapes the volumes call
 // for: a map of IDs to who got them (tests, rule IDs of the chaos campaign), a sort of millions
-// of IDs (benchmarks), and overlapping ranges (the chaos campaign's IDs, recorded as runs; a soak run's, by the million).
+// of IDs (benchmarks), and overlapping ranges (the chaos campaign's IDs, recorded as runs, and
+// a soak run's, millions of runs in typed arrays).
 
 /** IDs seen so far, each with the first one to get it. */
 export class SeenIds<K, T> {

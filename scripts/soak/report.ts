@@ -35,16 +35,18 @@ const ROWS: readonly Row[] = [
 
 /** The figures of the samples after the warm-up, one row per series, as Markdown. */
 export function seriesTable(samples: readonly Sample[], warmupS: number): string {
-  const after = samples.filter((s) => s.t >= warmupS);
-  const lastThird = samples.slice(samples.length - Math.max(1, Math.floor(samples.length / 3)));
   const rows = [['series', 'after warm-up', 'plateau', 'min', 'max', 'slope per min']];
   for (const r of ROWS) {
-    const vs = after.map(r.value).filter(Number.isFinite);
-    const pts = after.filter((s) => Number.isFinite(r.value(s))).map((s) => ({ x: s.t / 60, y: r.value(s) }));
+    // As the verdict reads a series: samples without a value (no window, no full collection yet) left out.
+    const known = samples.filter((s) => Number.isFinite(r.value(s)));
+    const after = known.filter((s) => s.t >= warmupS);
+    const vs = after.map(r.value);
+    const pts = after.map((s) => ({ x: s.t / 60, y: r.value(s) }));
+    const lastThird = known.slice(known.length - Math.max(1, Math.floor(known.length / 3)));
     rows.push([
       r.name,
       fmt(after.length ? r.value(after[0]) : NaN, r.d),
-      fmt(median(lastThird.map(r.value).filter(Number.isFinite)), r.d),
+      fmt(median(lastThird.map(r.value)), r.d),
       fmt(vs.length ? Math.min(...vs) : NaN, r.d),
       fmt(vs.length ? Math.max(...vs) : NaN, r.d),
       fmt(slope(pts), 2),

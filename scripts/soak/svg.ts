@@ -49,16 +49,18 @@ export function chartSvg(title: string, input: readonly ChartSeries[], warmupS: 
   out.push(`<line x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${H - M.bottom}" stroke="#000"/>`);
   out.push(`<text x="${W / 2}" y="${H - 12}" text-anchor="middle">minutes</text>`);
   out.push(`<text x="16" y="${H / 2}" text-anchor="middle" transform="rotate(-90 16 ${H / 2})">MB</text>`);
-  series.forEach((s, i) => {
+  let lx = M.left;
+  for (const s of series) {
     const d = s.points.map((p, j) => `${j ? 'L' : 'M'}${x(p.t / 60).toFixed(1)},${y(p.v).toFixed(1)}`).join(' ');
     out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>`);
     if (Number.isFinite(s.plateau))
       out.push(`<line x1="${M.left}" x2="${W - M.right}" y1="${y(s.plateau)}" y2="${y(s.plateau)}" stroke="${s.color}" stroke-dasharray="6 4"/>`);
-    const lx = M.left + i * 240;
     out.push(`<line x1="${lx}" x2="${lx + 20}" y1="36" y2="36" stroke="${s.color}" stroke-width="2"/>`);
     const label = Number.isFinite(s.plateau) ? `${s.name}, plateau ${s.plateau.toFixed(1)} MB` : s.name;
     out.push(`<text x="${lx + 26}" y="40">${esc(label)}</text>`);
-  });
+    // About 7 px a character at 12 px.
+    lx += 26 + label.length * 7 + 20;
+  }
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }
