@@ -11,7 +11,7 @@ import { credentials, loadPackageDefinition, Metadata, type Client, type Service
 import { loadSync } from '@grpc/proto-loader';
 import { findProtoRoot, LOADER_OPTIONS, PROTO_FILE } from '../src/api/grpc/proto.js';
 import { selfCpuSeconds } from '../tools/cpu.js';
-import { readOptions } from './args.js';
+import { readOptions } from '../tools/args.js';
 
 interface Stub extends Client {
   Next(req: Record<string, unknown>, md: Metadata, cb: (err: ServiceError | null, res: { ids: string[] }) => void): void;

@@ -31,7 +31,7 @@ import { machineBusySeconds, pinProcess, procCpuSeconds } from '../tools/cpu.js'
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { createTag, fetchIds } from '../tools/node.js';
 import { fmt, markdownTable } from '../tools/table.js';
-import { pick, readOptions } from './args.js';
+import { pick, readOptions } from '../tools/args.js';
 import { median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));

@@ -33,7 +33,7 @@ import Fastify from 'fastify';
 import { startNode } from '../src/api/server.js';
 import { ADMIN_TOKEN, cleanup, testConfig, testNames } from '../tools/env.js';
 import { dropDb, LEAF_DDL, oldDb } from '../tools/old-systems.js';
-import { readOptions } from './args.js';
+import { readOptions } from '../tools/args.js';
 import { median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));

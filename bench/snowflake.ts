@@ -20,7 +20,7 @@ import { PRESETS } from '../src/core/snowflake-layout.js';
 import type { Lease, LeaseManager } from '../src/service/lease-manager.js';
 import { SnowflakeGenerator } from '../src/service/snowflake-generator.js';
 import { markdownTable } from '../tools/table.js';
-import { readOptions } from './args.js';
+import { readOptions } from '../tools/args.js';
 
 const args = process.argv.slice(2);
 const opts = { ids: 2_000_000, rounds: 5, write: true };

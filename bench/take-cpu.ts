@@ -28,7 +28,7 @@ import { scriptText } from '../src/store/redis/lua.js';
 import { RedisServer } from '../tools/redis-server.js';
 import { commandStat, redisIdentity } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
-import { readOptions } from './args.js';
+import { readOptions } from '../tools/args.js';
 import { IDENTITY_READ, TAKE_FLOOR_LUA } from './take-floor.js';
 import { steadySegment, takeTokens } from './take-segment.js';
 import { median } from './stats.js';

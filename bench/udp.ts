@@ -50,7 +50,7 @@ import { createTag } from '../tools/node.js';
 import { pinProcess, procCpuSeconds } from '../tools/cpu.js';
 import { redisCounters, usecPerEvalsha, type RedisCounters } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
-import { readOptions } from './args.js';
+import { readOptions } from '../tools/args.js';
 import { TAKE_FLOOR_LUA } from './take-floor.js';
 import { steadySegment, takeTokens } from './take-segment.js';
 import { medianOrNaN as median } from './stats.js';

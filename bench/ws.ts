@@ -32,7 +32,7 @@ import { procCpuSeconds, selfCpuSeconds } from '../tools/cpu.js';
 import { cleanup, testNames } from '../tools/env.js';
 import { createTag, spawnNode, type ChildNode } from '../tools/node.js';
 import { fmt, markdownTable } from '../tools/table.js';
-import { readOptions } from './args.js';
+import { readOptions } from '../tools/args.js';
 import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));

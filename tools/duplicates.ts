@@ -1,6 +1,7 @@
 // The no-duplicate promise, checked over what clients saw, in the three shapes the volumes call
 // for: a map of IDs to who got them (tests, rule IDs of the chaos campaign), a sort of millions
-// of IDs (benchmarks), and overlapping ranges (the chaos campaign's IDs, recorded as runs).
+// of IDs (benchmarks), and overlapping ranges (the chaos campaign's IDs, recorded as runs, and
+// a soak run's, millions of runs in typed arrays).
 
 /** IDs seen so far, each with the first one to get it. */
 export class SeenIds<K, T> {
@@ -60,4 +61,43 @@ export function overlappingRanges<T>(list: IdRange<T>[]): { lo: bigint; hi: bigi
     if (!top || x.hi > top.hi) top = { hi: x.hi, who: x.who };
   }
   return out;
+}
+
+/**
+ * IDs covered by more than one of the runs lo[i]..hi[i] (inclusive), and the IDs of all runs:
+ * for runs by the million (a long run's IDs, mostly consecutive). Both arrays are sorted in
+ * place, each on its own: the runs overlap nowhere exactly when, with both sorted, each run's
+ * end lies below the next start. A sweep over the starts and the ends (hi + 1) counts how many
+ * runs cover each stretch; every ID covered c times is c - 1 repeats.
+ */
+export function repeatsInRuns(lo: BigInt64Array, hi: BigInt64Array): { ids: bigint; repeats: bigint } {
+  if (lo.length !== hi.length) throw new Error(`runs: ${lo.length} starts but ${hi.length} ends`);
+  let ids = 0n;
+  for (let i = 0; i < lo.length; i++) {
+    if (hi[i] < lo[i]) throw new Error(`run ${i} ends (${hi[i]}) below its start (${lo[i]})`);
+    ids += hi[i] - lo[i] + 1n;
+  }
+  lo.sort();
+  hi.sort();
+  const n = lo.length;
+  let i = 0;
+  let j = 0;
+  let cover = 0;
+  let at = 0n;
+  let repeats = 0n;
+  while (j < n) {
+    // The next start or end (hi + 1); at an equal point either goes first: nothing lies between.
+    const start = i < n && lo[i] < hi[j] + 1n;
+    const x = start ? lo[i] : hi[j] + 1n;
+    if (cover > 1) repeats += (x - at) * BigInt(cover - 1);
+    at = x;
+    if (start) {
+      cover++;
+      i++;
+    } else {
+      cover--;
+      j++;
+    }
+  }
+  return { ids, repeats };
 }

@@ -13,6 +13,9 @@ export async function startLocalNode(names: TestNames, extra: Record<string, str
 export interface ChildNode {
   readonly proc: ChildProcess;
   readonly url: string;
+  /** The UDP and gRPC ports it listens on (undefined when turned off). */
+  readonly udpPort: number | undefined;
+  readonly grpcPort: number | undefined;
   readonly pid: number;
   /** Lines the child printed (stdout and stderr). */
   readonly output: string[];
@@ -30,9 +33,12 @@ export async function spawnNode(names: TestNames, extra: Record<string, string> 
   const child = startTsx(['src/cli.ts', 'serve'], { name: 'idmint child', env });
   try {
     const line = await child.waitForLine((l) => l.includes('"idmint listening"'), timeoutMs);
+    const listening = JSON.parse(line) as { address: string; udpPort?: number; grpcPort?: number };
     return {
       proc: child.proc,
-      url: JSON.parse(line).address as string,
+      url: listening.address,
+      udpPort: listening.udpPort,
+      grpcPort: listening.grpcPort,
       pid: child.pid,
       output: child.output,
       waitForLine: (match, timeoutMs) => child.waitForLine(match, timeoutMs),

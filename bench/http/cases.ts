@@ -1,5 +1,5 @@
 // The cases of the HTTP benchmark (`npm run bench`) and its command line.
-import { pick, readOptions } from '../args.js';
+import { pick, readOptions } from '../../tools/args.js';
 
 export type CaseName = 'baseline' | 'node' | 'global' | 'snowflake' | 'rule' | 'rule-global';
 export const ALL_CASES: CaseName[] = ['baseline', 'node', 'global', 'snowflake', 'rule', 'rule-global'];

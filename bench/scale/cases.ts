@@ -1,5 +1,5 @@
 // The cases of the scaling benchmark (`npm run bench:scale`) and its command line.
-import { pick, readOptions } from '../args.js';
+import { pick, readOptions } from '../../tools/args.js';
 
 export type CaseName = 'bare' | 'incr' | 'shared' | 'node' | 'global' | 'alt';
 export const ALL_CASES: CaseName[] = ['bare', 'incr', 'shared', 'node', 'global'];

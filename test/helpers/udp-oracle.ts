@@ -1,6 +1,6 @@
 // The id_server protocol's request rules as docs/UDP.md states them, written out independently
 // of src/core/udp-protocol.ts so tests can check the listener against the documentation.
-import type { Json } from './udp-client.js';
+import type { Json } from '../../tools/udp-client.js';
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const SALT = /^[A-Za-z0-9_.-]{0,64}$/;

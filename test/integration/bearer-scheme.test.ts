@@ -9,7 +9,7 @@ import { fastIdPath } from '../../src/api/fast-path.js';
 import { freePort } from '../../tools/child.js';
 import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
-import { failure, IdsClient } from '../helpers/grpc-client.js';
+import { failure, IdsClient } from '../../tools/grpc-client.js';
 
 const SCHEMES = ['Bearer', 'bearer', 'BEARER', 'bEaReR'];
 

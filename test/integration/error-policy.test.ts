@@ -8,8 +8,8 @@ import { WebSocket } from 'ws';
 import { freePort } from '../../tools/child.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
-import { IdsClient, failure } from '../helpers/grpc-client.js';
-import { UdpClient } from '../helpers/udp-client.js';
+import { IdsClient, failure } from '../../tools/grpc-client.js';
+import { UdpClient } from '../../tools/udp-client.js';
 
 type Counts = Map<string, number>;
 

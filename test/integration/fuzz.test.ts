@@ -19,7 +19,7 @@ import { ERROR_CODES } from '../../src/errors.js';
 import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, spawnNode, type ChildNode } from '../../tools/node.js';
 import { freePort } from '../../tools/child.js';
-import { UdpClient, type Json } from '../helpers/udp-client.js';
+import { UdpClient, type Json } from '../../tools/udp-client.js';
 import { udpRequestShape } from '../helpers/udp-oracle.js';
 
 /** Cases per property: HTTP requests and UDP datagrams; websocket sessions a fifteenth (each sends up to 12 frames). */

@@ -13,7 +13,7 @@ import { cleanup, mysqlUrlFor, testNames } from '../../tools/env.js';
 import { freePort } from '../../tools/child.js';
 import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { TcpProxy } from '../../tools/proxies/tcp-proxy.js';
-import { IdsClient } from '../helpers/grpc-client.js';
+import { IdsClient } from '../../tools/grpc-client.js';
 import { HealthClient, ReflectionClient } from '../helpers/grpc-health-client.js';
 import { GRPC_CLOSE_GRACE_MS } from '../../src/api/grpc/grpc-server.js';
 

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
 import { loadConfig } from '../../src/config.js';
 import { cleanup, testNames } from '../../tools/env.js';
-import { failure, IdsClient, type Block } from '../helpers/grpc-client.js';
+import { failure, IdsClient, type Block } from '../../tools/grpc-client.js';
 import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { freePort } from '../../tools/child.js';
 import { waitFor } from '../helpers/fault-load.js';

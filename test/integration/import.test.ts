@@ -20,7 +20,7 @@ import { cleanup, mysqlUrlFor, testEnv, testNames } from '../../tools/env.js';
 import { dropDb, ID_SERVER_DDL, LEAF_DDL, oldDb, TINYID_DDL } from '../../tools/old-systems.js';
 import { adminHeaders, createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
 import { freePort, runTsx } from '../../tools/child.js';
-import { UdpClient } from '../helpers/udp-client.js';
+import { UdpClient } from '../../tools/udp-client.js';
 import { waitFor } from '../helpers/fault-load.js';
 
 type Json = Record<string, unknown>;

@@ -13,7 +13,7 @@ import { startNode } from '../../src/api/server.js';
 import { cleanup, testConfig, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, fetchIds } from '../../tools/node.js';
 import { freePort } from '../../tools/child.js';
-import { UdpClient } from '../helpers/udp-client.js';
+import { UdpClient } from '../../tools/udp-client.js';
 
 const STRIDE = 2;
 /** Small segments and blocks: many refills and node blocks during the load. */

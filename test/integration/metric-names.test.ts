@@ -12,7 +12,7 @@ import mysql from 'mysql2/promise';
 import { parse } from 'yaml';
 import { poolOptions } from '../../src/store/mysql/pool.js';
 import { cleanup, testNames, testRedis } from '../../tools/env.js';
-import { IdsClient } from '../helpers/grpc-client.js';
+import { IdsClient } from '../../tools/grpc-client.js';
 import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { freePort } from '../../tools/child.js';
 

@@ -19,8 +19,8 @@ import { freePort } from '../../tools/child.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, startLocalNode } from '../../tools/node.js';
 import { dropDb, oldDb, TINYID_DDL } from '../../tools/old-systems.js';
-import { IdsClient } from '../helpers/grpc-client.js';
-import { UdpClient } from '../helpers/udp-client.js';
+import { IdsClient } from '../../tools/grpc-client.js';
+import { UdpClient } from '../../tools/udp-client.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 type ImportAnswer = { tags?: { tag: string; action: string; tokens_added: number; notes: string[] }[]; error?: { code: string; message: string } };

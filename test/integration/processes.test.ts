@@ -16,8 +16,8 @@ import { PRESETS, decode } from '../../src/core/snowflake-layout.js';
 import { adminHeaders, createTag } from '../../tools/node.js';
 import { cleanup, testEnv, testNames, type TestNames } from '../../tools/env.js';
 import { freePort, logLines } from '../../tools/child.js';
-import { UdpClient } from '../helpers/udp-client.js';
-import { IdsClient } from '../helpers/grpc-client.js';
+import { UdpClient } from '../../tools/udp-client.js';
+import { IdsClient } from '../../tools/grpc-client.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXIT_WITHIN_MS = 15_000;

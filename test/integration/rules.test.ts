@@ -17,7 +17,7 @@ import { ON_CLUSTER, cleanup, skipOnCluster, testConfig, testNames } from '../..
 import { adminHeaders, createTag, spawnNode, type ChildNode } from '../../tools/node.js';
 import { RedisServer } from '../../tools/redis-server.js';
 import { freePort } from '../../tools/child.js';
-import { UdpClient } from '../helpers/udp-client.js';
+import { UdpClient } from '../../tools/udp-client.js';
 import { assertIncreasing } from '../../tools/order.js';
 
 type Json = Record<string, unknown>;

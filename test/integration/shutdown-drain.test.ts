@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanup, testEnv, testNames } from '../../tools/env.js';
 import { freePort, logLines, startTsx } from '../../tools/child.js';
 import { createTag, fetchIds, spawnNode } from '../../tools/node.js';
-import { IdsClient } from '../helpers/grpc-client.js';
+import { IdsClient } from '../../tools/grpc-client.js';
 import { HealthClient } from '../helpers/grpc-health-client.js';
 
 const DRAIN_MS = 4000;

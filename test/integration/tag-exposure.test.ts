@@ -13,8 +13,8 @@ import { fastIdPath } from '../../src/api/fast-path.js';
 import { freePort } from '../../tools/child.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
-import { failure, IdsClient } from '../helpers/grpc-client.js';
-import { UdpClient } from '../helpers/udp-client.js';
+import { failure, IdsClient } from '../../tools/grpc-client.js';
+import { UdpClient } from '../../tools/udp-client.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 

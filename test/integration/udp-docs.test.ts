@@ -10,7 +10,7 @@ import { freePort, ROOT } from '../../tools/child.js';
 import { cleanup, testConfig, testNames } from '../../tools/env.js';
 import { createTag } from '../../tools/node.js';
 import { startNode, type Node } from '../../src/api/server.js';
-import { UdpClient } from '../helpers/udp-client.js';
+import { UdpClient } from '../../tools/udp-client.js';
 
 interface Exchange {
   readonly request: string;

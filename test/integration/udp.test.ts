@@ -11,7 +11,7 @@ import { startNode, type Node } from '../../src/api/server.js';
 import { cleanup, testConfig, testNames } from '../../tools/env.js';
 import { createTag } from '../../tools/node.js';
 import { rng, SEED, type Rng } from '../../tools/prng.js';
-import { UdpClient, type Json, type JsonValue } from '../helpers/udp-client.js';
+import { UdpClient, type Json, type JsonValue } from '../../tools/udp-client.js';
 import { freePort } from '../../tools/child.js';
 import { udpRequestShape } from '../helpers/udp-oracle.js';
 

@@ -1,6 +1,6 @@
-// The command-line options of the benchmarks: `--name value` or `--name=value`; numbers are
-// checked against their range; -h or --help prints the usage and exits; an unknown option or a
-// missing or malformed value is an error that names the option and shows the usage.
+// The command-line options of the benchmarks and the soak: `--name value` or `--name=value`;
+// numbers are checked against their range; -h or --help prints the usage and exits; an unknown
+// option or a missing or malformed value is an error that names the option and shows the usage.
 
 export interface Option {
   /** The option as written, without its `=value`. */

@@ -1,4 +1,4 @@
-// A UDP client for tests: one socket, one datagram in flight, replies counted.
+// A UDP client of idmint's id_server protocol: one socket, one datagram in flight, replies counted.
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
 

@@ -1,7 +1,7 @@
-// The benchmarks' option reader (bench/args.ts): values inline or next, ranges, clear errors.
+// The option reader of the benchmarks and the soak (tools/args.ts): values inline or next, ranges, clear errors.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pick, readOptions, type Option } from '../../bench/args.js';
+import { pick, readOptions, type Option } from '../../tools/args.js';
 
 const USAGE = 'bench [--rounds N] [--rate X] [--name S] [--cases a,b] [--flag]';
 

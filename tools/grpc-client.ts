@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { credentials, loadPackageDefinition, Metadata, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 
-export const PROTO_ROOT = fileURLToPath(new URL('../../proto/', import.meta.url));
+export const PROTO_ROOT = fileURLToPath(new URL('../proto/', import.meta.url));
 
 export interface Block {
   ids: string[];
