@@ -90,6 +90,26 @@ export function casesFromTable(rows: readonly (readonly string[])[], labelColumn
   return { columns, cases };
 }
 
+/** The rows of the first Markdown table of a report whose first header cell is "case" (header first, no separator row). */
+export function tableRows(markdown: string): string[][] {
+  const rows: string[][] = [];
+  for (const line of markdown.split('\n')) {
+    if (!line.startsWith('|')) {
+      if (rows.length) break;
+      continue;
+    }
+    const cells = line
+      .trim()
+      .replace(/^\|/, '')
+      .replace(/\|$/, '')
+      .split('|')
+      .map((c) => c.trim());
+    if (!rows.length && cells[0] !== 'case') continue;
+    if (!cells.every((c) => /^:?-{3,}:?$/.test(c))) rows.push(cells);
+  }
+  return rows;
+}
+
 /**
  * How each case's ratio is found: `column`, a column that already holds the ratio to the
  * baseline (a median of per-round ratios); or `of`, a figure divided by the baseline's.

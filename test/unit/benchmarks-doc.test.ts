@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { casesFromTable, parseFigure, type Run, withRatios } from '../../bench/record.js';
+import { casesFromTable, parseFigure, type Run, tableRows, withRatios } from '../../bench/record.js';
 import { generate, generateRepo, README_BEGIN, README_END } from '../../bench/report/benchmarks-doc.js';
 
 /** Parses XML enough to tell it is well-formed: every element closed in order, attributes quoted once; answers the element names. */
@@ -125,6 +125,24 @@ describe('recorded figures', () => {
     assert.deepEqual(parseFigure('**3**'), { value: 3, digits: 0 });
     assert.deepEqual(parseFigure('46,569–60,671'), { value: '46,569–60,671', digits: 0 });
     assert.equal(parseFigure('-'), undefined);
+  });
+
+  it("reads a report's case table back from its Markdown", () => {
+    const md =
+      '# r\n\n| goal | value |\n| --- | ---: |\n| a | 1 |\n\n| case | req/s |\n|---|---|\n| baseline, median | 10 |\n| **x, median** | 5 |\n\nChecks: fine.\n\n| case | other |\n| --- | --- |\n| y | 1 |\n';
+    assert.deepEqual(tableRows(md), [
+      ['case', 'req/s'],
+      ['baseline, median', '10'],
+      ['**x, median**', '5'],
+    ]);
+    const { cases } = casesFromTable(tableRows(md));
+    assert.deepEqual(
+      withRatios(cases, { of: 'req/s', baseline: 'baseline, median', cases: (n) => n.endsWith(', median') }).map((c) => [c.labels[0], c.ratio]),
+      [
+        ['baseline, median', 1],
+        ['x, median', 0.5],
+      ],
+    );
   });
 
   it('computes a ratio from a figure and the baseline case when no column holds it', () => {
