@@ -91,21 +91,21 @@ export function ratioChart(runs: readonly Run[], title: string): string {
   const names: string[] = [];
   for (const r of runs) for (const c of r.cases) if (c.ratio !== undefined && !names.includes(caseName(c))) names.push(caseName(c));
   const values = runs.flatMap((r) => r.cases.flatMap((c) => (c.ratio === undefined ? [] : [c.ratio])));
-  let lo = Math.min(1, ...values);
-  let hi = Math.max(1, ...values);
-  const pad = (hi - lo) * 0.08 || 0.1;
-  lo = Math.max(0, lo - pad);
-  hi += pad;
+  // Ticks at a round step (0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, ...), about five of them.
+  const span = Math.max(1, ...values) - Math.min(1, ...values) || 0.2;
+  const step = [0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 20, 25, 50, 100].find((st) => span / st <= 6) ?? 10 ** Math.ceil(Math.log10(span / 5));
+  const lo = Math.max(0, Math.floor(Math.min(1, ...values) / step) * step);
+  const hi = Math.ceil(Math.max(1, ...values) / step) * step;
+  const ticks = Math.round((hi - lo) / step);
   const W = 760;
   const left = 56;
-  const right = 16;
+  const right = 24;
   const top = 32;
   const plotH = 260;
   const legendTop = top + plotH + 44;
   const H = legendTop + names.length * 18 + 8;
   const x = (i: number): number => (runs.length === 1 ? left + (W - left - right) / 2 : left + (i * (W - left - right)) / (runs.length - 1));
-  const y = (v: number): number => top + ((hi - v) / (hi - lo)) * plotH;
-  const ticks = 5;
+  const y = (v: number): number => top + ((hi - v) / (hi - lo || 1)) * plotH;
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
     `<title>${esc(title)}</title>`,
@@ -113,7 +113,7 @@ export function ratioChart(runs: readonly Run[], title: string): string {
     `<text x="${left}" y="20" font-size="14">${esc(title)}</text>`,
   ];
   for (let t = 0; t <= ticks; t++) {
-    const v = lo + ((hi - lo) * t) / ticks;
+    const v = lo + t * step;
     out.push(`<line x1="${left}" y1="${num(y(v))}" x2="${W - right}" y2="${num(y(v))}" stroke="#e0e0e0"/>`);
     out.push(`<text x="${left - 6}" y="${num(y(v) + 4)}" text-anchor="end">${v.toFixed(2)}</text>`);
   }
