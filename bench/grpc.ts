@@ -31,6 +31,7 @@ import { machineBusySeconds, pinProcess, procCpuSeconds } from '../tools/cpu.js'
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { createTag, fetchIds } from '../tools/node.js';
 import { fmt, markdownTable } from '../tools/table.js';
+import { startRun } from './record.js';
 import { pick, readOptions } from '../tools/args.js';
 import { median } from './stats.js';
 
@@ -117,6 +118,7 @@ interface Run extends LoadOut {
 }
 
 async function main(): Promise<number> {
+  const recorder = startRun('grpc');
   if (o.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
     pinProcess(process.pid, 0);
@@ -328,6 +330,11 @@ async function main(): Promise<number> {
       ].join('\n'),
     );
     console.log('written: bench/results/grpc-latest.md');
+    recorder.finish({
+      rows: [head, ...body],
+      ratio: { column: 'calls/s ÷ bare', baseline: 'baseline' },
+      notes: goals.map((g) => `${g.name}: ${fmt(g.value, 3)} ${g.pass ? 'PASS' : 'MISS'}`),
+    });
   }
   return ok ? 0 : 1;
 }

@@ -36,12 +36,15 @@ import { Redis } from 'ioredis';
 import { pinProcess } from '../tools/cpu.js';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { ALL_CASES, parseArgs } from './http/cases.js';
-import { combineRounds, printReport, ratiosAndTargets, writeReport } from './http/report.js';
+import { combineRounds, mainRows, printReport, ratiosAndTargets, writeReport } from './http/report.js';
+import { fmt } from '../tools/table.js';
 import { createTags, idmintNotes, measureCase, type CaseResult } from './http/runner.js';
 import { startServer, type Server } from './server.js';
+import { startRun } from './record.js';
 
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
+  const recorder = startRun('http');
   const id = randomBytes(4).toString('hex');
   const db = `idmint_b_${id}`;
   const names: TestNames = { db, prefix: `b${id}`, mysqlUrl: mysqlUrlFor(db) };
@@ -127,6 +130,11 @@ async function main(): Promise<number> {
   const full = ALL_CASES.every((c) => results.some((r) => r.name === c));
   if (opts.write && full && !interrupted) {
     writeReport(report);
+    recorder.finish({
+      rows: mainRows(results),
+      ratio: { column: 'req/s ÷ base', baseline: 'baseline' },
+      notes: targets.map((t) => `${t.name}: ${fmt(t.value, 3)} ${t.pass ? 'PASS' : 'MISS'}`),
+    });
     console.log(`written: bench/results/http-latest.json, bench/results/http-latest.md`);
   } else if (opts.write) {
     console.log('results not written (only a full run of all cases updates bench/results/http-latest.*)');

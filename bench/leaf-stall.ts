@@ -35,6 +35,7 @@ import { ADMIN_TOKEN, cleanup, testConfig, testNames } from '../tools/env.js';
 import { dropDb, LEAF_DDL, oldDb } from '../tools/old-systems.js';
 import { readOptions } from '../tools/args.js';
 import { median } from './stats.js';
+import { startRun, tableRows } from './record.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 /** The idmint cases: the tag each imports. `idmint` keeps idmint's sizing of segments to the rate;
@@ -181,6 +182,7 @@ async function load(url: URL, seconds: number, tag: string | undefined): Promise
 }
 
 async function main(): Promise<void> {
+  const recorder = startRun('leaf-stall');
   const names = testNames();
   const leafDb = `${names.db}_leaf`;
   const leaf = await oldDb(leafDb, [LEAF_DDL]);
@@ -265,6 +267,7 @@ async function main(): Promise<void> {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}leaf-stall-latest.md`, report);
     console.log('written to bench/results/leaf-stall-latest.md');
+    recorder.finish({ rows: tableRows(report), ratio: { of: 'req/s', baseline: 'baseline, median', cases: (n) => n.endsWith(', median') } });
   }
   if (problems.length) {
     console.error(`FAILED: ${problems.length} broken check(s), e.g.:\n  ${problems.slice(0, 5).join('\n  ')}`);

@@ -67,11 +67,13 @@ import { REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js
 import { RedisServer } from '../tools/redis-server.js';
 import { redisPid } from '../tools/redis-stats.js';
 import { ALL_CASES, parseArgs } from './scale/cases.js';
-import { printReport, resultsFile, writeReport } from './scale/report.js';
+import { printReport, resultsFile, resultsTable, writeReport } from './scale/report.js';
+import { startRun } from './record.js';
 import { runAll, type ScaleRun } from './scale/runner.js';
 
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
+  const recorder = startRun('scale');
   const runId = randomBytes(4).toString('hex');
   const db = `idmint_b_${runId}`;
   const names: TestNames = { db, prefix: `b${runId}`, mysqlUrl: mysqlUrlFor(db) };
@@ -140,6 +142,13 @@ async function main(): Promise<number> {
   if (opts.write && full && !interrupted) {
     writeReport(report);
     console.log(`written: bench/results/${resultsFile(opts)}`);
+    // A run at a fixed offered load compares CPU per request, not throughput: a benchmark of its own.
+    recorder.finish({
+      bench: opts.rate > 0 ? 'scale-rate' : 'scale',
+      rows: resultsTable(report),
+      labelColumns: 2,
+      ratio: { column: '÷ bare', baseline: 'bare Fastify route' },
+    });
   } else if (opts.write) {
     console.log(`results not written (only a run of all cases, more than one process count and redis-benchmark updates bench/results/${resultsFile(opts)})`);
   }

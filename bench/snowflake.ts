@@ -20,6 +20,7 @@ import { PRESETS } from '../src/core/snowflake-layout.js';
 import type { Lease, LeaseManager } from '../src/service/lease-manager.js';
 import { SnowflakeGenerator } from '../src/service/snowflake-generator.js';
 import { markdownTable } from '../tools/table.js';
+import { startRun } from './record.js';
 import { readOptions } from '../tools/args.js';
 
 const args = process.argv.slice(2);
@@ -86,6 +87,7 @@ const cases: Record<string, () => Promise<number>> = {
 };
 
 async function main(): Promise<void> {
+  const recorder = startRun('snowflake');
   const rates: Record<string, number[]> = {};
   for (let r = 0; r < ROUNDS; r++) {
     for (const [name, fn] of Object.entries(cases)) {
@@ -95,12 +97,11 @@ async function main(): Promise<void> {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const base = median(rates.sapphire);
-  const lines = [
-    markdownTable([
-      ['case', 'IDs/s (median)', '÷ sapphire'],
-      ...Object.entries(rates).map(([name, xs]) => [name, Math.round(median(xs)).toLocaleString('en-US'), (median(xs) / base).toFixed(2)]),
-    ]),
+  const table = [
+    ['case', 'IDs/s (median)', '÷ sapphire'],
+    ...Object.entries(rates).map(([name, xs]) => [name, Math.round(median(xs)).toLocaleString('en-US'), (median(xs) / base).toFixed(2)]),
   ];
+  const lines = [markdownTable(table)];
   const verdict = `- idmint batch ≥ sapphire: ${median(rates['idmint batch']) >= base ? 'PASS' : 'MISS'}; idmint single ≥ sapphire: ${median(rates['idmint single']) >= base ? 'PASS' : 'MISS'}`;
   const md = [
     '# Snowflake generation in process (latest run)',
@@ -119,6 +120,7 @@ async function main(): Promise<void> {
   if (opts.write) {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}snowflake-latest.md`, md);
+    recorder.finish({ rows: table, ratio: { column: '÷ sapphire', baseline: 'sapphire' }, notes: [verdict.slice(2)] });
   }
 }
 

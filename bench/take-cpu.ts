@@ -28,6 +28,7 @@ import { scriptText } from '../src/store/redis/lua.js';
 import { RedisServer } from '../tools/redis-server.js';
 import { commandStat, redisIdentity } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
+import { startRun } from './record.js';
 import { readOptions } from '../tools/args.js';
 import { IDENTITY_READ, TAKE_FLOOR_LUA } from './take-floor.js';
 import { steadySegment, takeTokens } from './take-segment.js';
@@ -100,6 +101,7 @@ async function runWindow(r: Redis, c: Case, calls: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  const recorder = startRun('take-cpu');
   const server = await RedisServer.start();
   const version = execFileSync('redis-server', ['--version']).toString().trim();
   const r = new Redis(server.url, { maxRetriesPerRequest: 1 });
@@ -173,6 +175,11 @@ async function main(): Promise<void> {
       return [c.name, med.get(c.name)!.toFixed(2), `${Math.min(...xs).toFixed(2)} to ${Math.max(...xs).toFixed(2)}`, (med.get(c.name)! / base).toFixed(2)];
     });
     const goal = 3.5;
+    const table = [['case', 'µs per call (median)', 'range over rounds', '÷ no-op'], ...rows];
+    const verdicts = [
+      `take ≤ ${goal}x the no-op script: ${take / base <= goal ? 'MET' : 'MISS'} (${(take / base).toFixed(2)}x)`,
+      `the floor of a safe take (the identity read and one cursor move) ≤ ${goal}x: ${floor / base <= goal ? 'yes' : 'no'} (${(floor / base).toFixed(2)}x); the take costs ${(take / floor).toFixed(2)}x its floor`,
+    ];
     const md = [
       '# Redis CPU per take (latest run)',
       '',
@@ -181,10 +188,9 @@ async function main(): Promise<void> {
       "- figure: usec / calls of the case's command in INFO commandstats (EVALSHA, or INCR), after CONFIG RESETSTAT on the private server",
       `- command: npm run bench:take${args.length ? ` -- ${args.join(' ')}` : ''}`,
       '',
-      markdownTable([['case', 'µs per call (median)', 'range over rounds', '÷ no-op'], ...rows]),
+      markdownTable(table),
       '',
-      `- take ≤ ${goal}x the no-op script: ${take / base <= goal ? 'MET' : 'MISS'} (${(take / base).toFixed(2)}x)`,
-      `- the floor of a safe take (the identity read and one cursor move) ≤ ${goal}x: ${floor / base <= goal ? 'yes' : 'no'} (${(floor / base).toFixed(2)}x); the take costs ${(take / floor).toFixed(2)}x its floor`,
+      ...verdicts.map((v) => `- ${v}`),
       '',
       READING,
       '',
@@ -194,6 +200,7 @@ async function main(): Promise<void> {
       const dir = fileURLToPath(new URL('./results/', import.meta.url));
       mkdirSync(dir, { recursive: true });
       writeFileSync(`${dir}take-cpu-latest.md`, md);
+      recorder.finish({ rows: table, ratio: { column: '÷ no-op', baseline: 'no-op EVALSHA' }, notes: verdicts });
     }
   } finally {
     r.disconnect();

@@ -50,6 +50,7 @@ import { createTag } from '../tools/node.js';
 import { pinProcess, procCpuSeconds } from '../tools/cpu.js';
 import { redisCounters, usecPerEvalsha, type RedisCounters } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
+import { startRun } from './record.js';
 import { readOptions } from '../tools/args.js';
 import { TAKE_FLOOR_LUA } from './take-floor.js';
 import { steadySegment, takeTokens } from './take-segment.js';
@@ -341,6 +342,7 @@ function redisPerRequest(a: RedisCounters, b: RedisCounters, requests: number): 
 
 async function main(): Promise<void> {
   parseArgs(args);
+  const recorder = startRun('udp');
   if (opts.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
     pinProcess(process.pid, 0);
@@ -463,42 +465,41 @@ async function main(): Promise<void> {
     scriptUs: median(ms.map((m) => m.scriptUs)),
   }));
   const row = (name: string) => rows.find((r) => r.name === name)!;
-  const lines = [
-    markdownTable([
-      [
-        'case',
-        'TPS',
-        'avg latency (ms)',
-        'TPS ÷ echo',
-        'latency ÷ echo',
-        'TPS ÷ INCR',
-        'latency ÷ INCR',
-        'TPS ÷ no-op script',
-        'TPS ÷ safe-take floor',
-        'TPS ÷ take server',
-        'server CPU µs/req',
-        'Redis CPU µs/req',
-        'Redis µs per script call',
-        'failed',
-      ],
-      ...rows.map((r) => [
-        r.name,
-        Math.round(r.tps).toLocaleString('en-US'),
-        r.avgMs.toFixed(3),
-        r.ratioTps.toFixed(2),
-        r.ratioLatency.toFixed(2),
-        r.incrTps.toFixed(2),
-        r.incrLatency.toFixed(2),
-        r.scriptTps.toFixed(2),
-        r.floorTps.toFixed(2),
-        r.takeTps.toFixed(2),
-        r.serverUs.toFixed(1),
-        r.redisUs.toFixed(1),
-        Number.isNaN(r.scriptUs) ? '-' : r.scriptUs.toFixed(1),
-        String(r.fail),
-      ]),
+  const table = [
+    [
+      'case',
+      'TPS',
+      'avg latency (ms)',
+      'TPS ÷ echo',
+      'latency ÷ echo',
+      'TPS ÷ INCR',
+      'latency ÷ INCR',
+      'TPS ÷ no-op script',
+      'TPS ÷ safe-take floor',
+      'TPS ÷ take server',
+      'server CPU µs/req',
+      'Redis CPU µs/req',
+      'Redis µs per script call',
+      'failed',
+    ],
+    ...rows.map((r) => [
+      r.name,
+      Math.round(r.tps).toLocaleString('en-US'),
+      r.avgMs.toFixed(3),
+      r.ratioTps.toFixed(2),
+      r.ratioLatency.toFixed(2),
+      r.incrTps.toFixed(2),
+      r.incrLatency.toFixed(2),
+      r.scriptTps.toFixed(2),
+      r.floorTps.toFixed(2),
+      r.takeTps.toFixed(2),
+      r.serverUs.toFixed(1),
+      r.redisUs.toFixed(1),
+      Number.isNaN(r.scriptUs) ? '-' : r.scriptUs.toFixed(1),
+      String(r.fail),
     ]),
   ];
+  const lines = [markdownTable(table)];
   const node = row(NODE_CASE);
   const glob = row(GLOBAL_CASE);
   const goals = [
@@ -534,6 +535,7 @@ async function main(): Promise<void> {
   if (opts.write) {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}udp-latest.md`, md);
+    recorder.finish({ rows: table, ratio: { column: 'TPS ÷ echo', baseline: 'echo (baseline)' }, notes: verdicts.map((v) => v.slice(2)) });
   }
   if (!ok) process.exitCode = 1;
 }

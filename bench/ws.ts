@@ -32,6 +32,7 @@ import { procCpuSeconds, selfCpuSeconds } from '../tools/cpu.js';
 import { cleanup, testNames } from '../tools/env.js';
 import { createTag, spawnNode, type ChildNode } from '../tools/node.js';
 import { fmt, markdownTable } from '../tools/table.js';
+import { startRun } from './record.js';
 import { readOptions } from '../tools/args.js';
 import { medianOrNaN as median } from './stats.js';
 
@@ -232,6 +233,7 @@ const mIds = (v: number) => `${fmt(v / 1e6, 1)}M`;
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
+  const recorder = startRun('ws');
   const loadBefore = loadavg()[0];
   const names = testNames();
   let node: ChildNode | undefined;
@@ -313,6 +315,10 @@ async function main(): Promise<void> {
 
   if (o.write) {
     mkdirSync(RESULTS, { recursive: true });
+    const table = [
+      ['case', 'IDs per take', 'IDs/s', 'MB/s on the wire', 'frames per take', 'server CPU %', 'client CPU %'],
+      ...rows.map((r) => [r.c, fmt(r.ids), mIds(r.rate), fmt(r.mbps), fmt(r.frames), fmt(r.cpu), fmt(r.clientCpu)]),
+    ];
     const md = [
       '# idmint websocket stream benchmark (latest run)',
       '',
@@ -322,10 +328,7 @@ async function main(): Promise<void> {
       `- servers: idmint (\`idmint serve\`, real Redis and MariaDB, STREAM_MAX_BUFFER_BYTES ${BUFFER_BYTES}) and a bare \`ws\` server, each a process of its own; the client is one more process that reads every binary ID, decodes every json block into bigints with the shipped client's decoder (json-parse: with JSON.parse, informational) and parses every ranges message`,
       `- load average (1 min) before / after the run: ${fmt(loadBefore, 2)} / ${fmt(loadavg()[0], 2)} on ${cpus().length} CPUs`,
       '',
-      markdownTable([
-        ['case', 'IDs per take', 'IDs/s', 'MB/s on the wire', 'frames per take', 'server CPU %', 'client CPU %'],
-        ...rows.map((r) => [r.c, fmt(r.ids), mIds(r.rate), fmt(r.mbps), fmt(r.frames), fmt(r.cpu), fmt(r.clientCpu)]),
-      ]),
+      markdownTable(table),
       '',
       '| goal | value | verdict |',
       '| --- | ---: | --- |',
@@ -336,6 +339,7 @@ async function main(): Promise<void> {
     ].join('\n');
     writeFileSync(`${RESULTS}ws-latest.md`, md);
     console.log(`\nwrote ${RESULTS}ws-latest.md`);
+    recorder.finish({ rows: table, ratio: { of: 'IDs/s', baseline: 'raw' }, notes: targets.map((t) => `${t.name}: ${t.shown} ${t.pass ? 'PASS' : 'MISS'}`) });
   }
 }
 

@@ -95,7 +95,7 @@ export function ratiosAndTargets(results: CaseResult[], runs: CaseResult[]): Tar
   return targets;
 }
 
-function mainRows(cases: CaseResult[]): string[][] {
+export function mainRows(cases: CaseResult[]): string[][] {
   return [
     ['case', 'req/s', 'p50 ms', 'p99 ms', 'req/s ÷ base', 'p99 ÷ base', 'non-2xx+errors'],
     ...cases.map((c) => [c.name, fmt(c.rps), fmt(c.p50, 3), fmt(c.p99, 3), fmt(c.ratioRps, 3), fmt(c.ratioP99, 3), String(c.non2xx + c.errors + c.timeouts)]),

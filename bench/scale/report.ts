@@ -205,6 +205,9 @@ export function printReport({ opts, ok, results, rounds, limit, problems }: Repo
 /** The results file of a run: scale-latest.md, or scale-rate-latest.md for a run at a fixed offered load (--rate). */
 export const resultsFile = (opts: Options): string => (opts.rate > 0 ? 'scale-rate-latest.md' : 'scale-latest.md');
 
+/** The main table of a run, as the results file shows it (header first; the first two columns name a case). */
+export const resultsTable = ({ opts, results, rounds, limit }: Report): string[][] => rows(opts, results, rounds, limit);
+
 /** bench/results/<resultsFile>. */
 export function writeReport({ opts, ok, results, rounds, limit, problems, loadBefore, redisUrl, privateRedis }: Report): void {
   mkdirSync(RESULTS, { recursive: true });
