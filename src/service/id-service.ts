@@ -27,6 +27,7 @@ export interface Exposure {
 }
 
 const inArray = (id: string): string[] => [id];
+const FROM_BLOCK = { from: 'block' } as const;
 const alone = (id: string): string => id;
 
 export class IdService {
@@ -94,13 +95,13 @@ export class IdService {
 
   /**
    * count IDs of a segment tag as ascending runs of counter values (the bulk take of streams
-   * and Tinyid's segments). `direct`: straight from Redis even for an `order: node` tag, not
-   * through this process's block (for a block a client holds itself, as a process does).
+   * and Tinyid's segments), from this process's block for an `order: node` tag, or, with
+   * `from: 'store'`, straight from Redis (for a block a client holds itself, as a process does).
    */
-  async takeRuns(name: string, count: number, opts: IdOptions = NO_OPTIONS, direct = false): Promise<Issued> {
+  async takeRuns(name: string, count: number, opts: IdOptions = NO_OPTIONS, where: { from: 'block' | 'store' } = FROM_BLOCK): Promise<Issued> {
     const tag = await this.access(name, opts.token);
     if (tag.mode !== 'segment') throw invalid(`tag "${name}" is a ${tag.mode} tag, not a segment tag`);
-    const issued = await this.segments.take(tag, count, opts.key, '', direct);
+    const issued = await this.segments.take(tag, count, opts.key, '', where.from === 'store');
     this.count(tag, count);
     return issued;
   }

@@ -114,7 +114,7 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
     }
     // Straight from Redis (one take), as a process fills its own block: one run but where a
     // segment of idmint ends.
-    const issued = await service.takeRuns(tag.tag, tag.nodeBlock, { token }, true);
+    const issued = await service.takeRuns(tag.tag, tag.nodeBlock, { token }, { from: 'store' });
     return segmentOfRun(issued.tag, longestRun(issued.runs), issued.tag.prefetch);
   }
 
