@@ -12,7 +12,7 @@
 # REDIS_SENTINELS=$(bash scripts/redis-sentinel.sh seeds) REDIS_SENTINEL_MASTER=idmint.
 # Ports are REDIS_SENTINEL_BASE_PORT to base+4: the first master on base, its replica on
 # base+1, the sentinels on base+2 to base+4. Without REDIS_SENTINEL_BASE_PORT, start takes
-# 7301, or the first of 7311, 7321, ... 7391 whose ports are all free when another program
+# 7401, or the first of 7411, 7421, ... 7491 whose ports are all free when another program
 # holds them, and remembers it for the other commands. The sentinels mark a master down after
 # 1 s without an answer (down-after-milliseconds 1000) and give a failover 5 s
 # (failover-timeout 5000): short, for tests. Data (configs, logs, pids) lives under
@@ -30,7 +30,7 @@ if [[ -n ${REDIS_SENTINEL_BASE_PORT:-} ]]; then
 elif [[ -f $BASE_FILE ]]; then
   BASE=$(<"$BASE_FILE") CHOSEN=0
 else
-  BASE=7301 CHOSEN=0
+  BASE=7401 CHOSEN=0
 fi
 HOST=127.0.0.1
 
@@ -138,7 +138,7 @@ start() {
   busy=$(busy_port)
   if [[ -n $busy && $CHOSEN -eq 0 ]]; then
     local b
-    for ((b = 7301; b <= 7391; b += 10)); do
+    for ((b = 7401; b <= 7491; b += 10)); do
       use_base "$b"
       busy=$(busy_port)
       [[ -z $busy ]] && break
