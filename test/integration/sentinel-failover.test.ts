@@ -7,7 +7,8 @@
 // Checked over every request: no ID answered twice, global order in real time, node order per
 // process, snowflake worker ids never used by two processes in the same millisecond, failures
 // only clean 503s, service back on every process and tag within a bound after the sentinels
-// announce +switch-master, and /readyz, /metrics and the admin API name the new master.
+// announce +switch-master, and /readyz, /metrics and the admin API name the new master. The
+// same group is also a named server (REDIS_URLS, redis+sentinel://) holding a tag of its own.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
@@ -114,6 +115,7 @@ describe('Redis Sentinel failovers under load', () => {
           REDIS_URL: `redis://127.0.0.1:${BASE}`,
           REDIS_SENTINELS: seeds,
           REDIS_SENTINEL_MASTER: script('master'),
+          REDIS_URLS: `s=redis+sentinel://${seeds}/${script('master')}`,
           REFILL_WAIT_MS: '2000',
           LEASE_TTL_MS: String(LEASE_TTL_MS),
           LEASE_MARGIN_MS: '500',
@@ -156,6 +158,29 @@ describe('Redis Sentinel failovers under load', () => {
       },
       15000,
     );
+
+  it('serves a tag on a named server found through the sentinels (redis+sentinel://)', async () => {
+    await createTag(nodes[0].url, { tag: 'on-s', mode: 'segment', step: 100, redis: 's' });
+    const master = await masterAddr(sentinels[0]);
+    const seen: bigint[] = [];
+    for (const n of nodes) {
+      const res = await fetch(`${n.url}/v1/ids/on-s?count=3`);
+      assert.equal(res.status, 200, await res.clone().text());
+      seen.push(...((await res.json()) as { ids: string[] }).ids.map(BigInt));
+      const ready = (await (await fetch(`${n.url}/readyz`)).json()) as { redis_servers: Record<string, string>; redis_master: Record<string, string | null> };
+      assert.equal(ready.redis_servers.s, 'ok');
+      assert.equal(ready.redis_master.s, master, 'the named server is the master the sentinels name');
+      const admin = (await (await fetch(`${n.url}/v1/admin/redis`, { headers: adminHeaders })).json()) as {
+        redis: { name: string; address: string; master: string }[];
+      };
+      const s = admin.redis.find((r) => r.name === 's');
+      assert.deepEqual([s?.address, s?.master], [`sentinel master idmint via ${sentinels.map((p) => `127.0.0.1:${p}`).join(',')}`, master]);
+    }
+    assert.equal(new Set(seen).size, 6, 'six distinct IDs');
+    // Its segment lives on the master the sentinels name.
+    const port = Number(master.split(':')[1]);
+    assert.equal(await withServer(port, (r) => r.exists(nodes[0].rt.keys.segment('on-s', 1, 0))), 1);
+  });
 
   it('never duplicates or goes backwards across a forced failover and a killed master, and resumes within the bound', { timeout: 150000 }, async () => {
     const urls = nodes.map((n) => n.url);
