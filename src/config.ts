@@ -3,6 +3,7 @@
 // process with a message naming the variable.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { isSentinelUrl, parseHostPorts, parseSentinelUrl, SENTINEL_MASTER_NAME, type HostPort } from './core/redis-sentinel.js';
 import { TAG_NAME } from './core/tag-name.js';
 
 export interface Config {
@@ -24,6 +25,16 @@ export interface Config {
    * gives only its credentials and TLS); empty for a single server.
    */
   readonly redisClusterNodes: readonly { readonly host: string; readonly port: number }[];
+  /**
+   * REDIS_SENTINELS: the Sentinel group that names the `default` Redis's master (whose name is
+   * redisSentinelMaster; REDIS_URL then gives only its credentials and database); empty when
+   * the default Redis is REDIS_URL's server or a cluster.
+   */
+  readonly redisSentinels: readonly HostPort[];
+  /** REDIS_SENTINEL_MASTER: the master's name in the sentinels' configuration ('' without sentinels). */
+  readonly redisSentinelMaster: string;
+  /** REDIS_SENTINEL_PASSWORD: the sentinels' own password, for every Sentinel group ('' = none). */
+  readonly redisSentinelPassword: string;
   /** Prefix of every Redis key idmint writes, including BullMQ's (which gets a hash tag). */
   readonly redisPrefix: string;
   readonly mysqlUrl: string;
@@ -146,9 +157,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (grpcPort !== 0 && grpcPort === port) problems.push(`GRPC_PORT must differ from PORT (${port})`);
   const redisUrl = url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']);
   const redisUrls: Record<string, string> = { default: redisUrl };
+  // Entries are separated by the commas before a `name=`: a redis+sentinel:// URL holds commas.
   for (const item of (env.REDIS_URLS ?? '')
-    .split(',')
-    .map((x) => x.trim())
+    .split(/,(?=\s*[^,=/]+=)/)
+    .map((x) => x.trim().replace(/^[,\s]+|[,\s]+$/g, ''))
     .filter(Boolean)) {
     const eq = item.indexOf('=');
     const name = eq > 0 ? item.slice(0, eq).trim() : '';
@@ -161,11 +173,20 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       problems.push(name === 'default' ? 'REDIS_URLS must not name "default": that is REDIS_URL' : `REDIS_URLS names "${name}" twice`);
       continue;
     }
+    if (isSentinelUrl(raw)) {
+      try {
+        parseSentinelUrl(raw);
+        redisUrls[name] = raw;
+      } catch (err) {
+        problems.push(`REDIS_URLS entry "${name}" is not a valid Sentinel URL: ${(err as Error).message}`);
+      }
+      continue;
+    }
     try {
       if (!['redis:', 'rediss:'].includes(new URL(raw).protocol)) throw new Error();
       redisUrls[name] = raw;
     } catch {
-      problems.push(`REDIS_URLS entry "${name}" is not a redis:// or rediss:// URL: "${raw}"`);
+      problems.push(`REDIS_URLS entry "${name}" is not a redis://, rediss:// or redis+sentinel:// URL: "${raw}"`);
     }
   }
   const redisClusterNodes: { host: string; port: number }[] = [];
@@ -185,6 +206,29 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // REDIS_URL then only gives the nodes' credentials and TLS; a cluster has database 0 only.
     const db = problems.some((p) => p.startsWith('REDIS_URL ')) ? '' : new URL(redisUrl).pathname.replace(/^\//, '');
     if (db !== '' && db !== '0') problems.push(`REDIS_URL selects database ${db}, but a Redis Cluster (REDIS_CLUSTER_NODES) has database 0 only`);
+  }
+  const sentinelList = (env.REDIS_SENTINELS ?? '').trim();
+  const sentinelMaster = (env.REDIS_SENTINEL_MASTER ?? '').trim();
+  const redisSentinels: HostPort[] = [];
+  if (sentinelList !== '' || sentinelMaster !== '') {
+    if (sentinelList === '')
+      problems.push('REDIS_SENTINEL_MASTER is set without REDIS_SENTINELS: name the sentinels (host:port,host:port,...) too, or unset it');
+    if (sentinelMaster === '') problems.push('REDIS_SENTINELS is set without REDIS_SENTINEL_MASTER: name the master the sentinels monitor too');
+    else if (!SENTINEL_MASTER_NAME.test(sentinelMaster)) problems.push(`REDIS_SENTINEL_MASTER must match [A-Za-z0-9_.-]{1,64}, got "${sentinelMaster}"`);
+    if (sentinelList !== '') {
+      const { ok, bad } = parseHostPorts(sentinelList);
+      for (const item of bad)
+        problems.push(`REDIS_SENTINELS entries are host:port (a [bracketed] IPv6 host, a port from 1 to 65535), separated by commas, got "${item}"`);
+      if (ok.length === 0 && bad.length === 0) problems.push('REDIS_SENTINELS names no host:port');
+      redisSentinels.push(...ok);
+    }
+    if (redisClusterNodes.length > 0 || (env.REDIS_CLUSTER_NODES ?? '').trim() !== '')
+      problems.push('REDIS_SENTINELS and REDIS_CLUSTER_NODES are both set: the default Redis is either a Sentinel-managed master or a cluster, not both');
+    // REDIS_URL then only gives the master's credentials and database.
+    if (!problems.some((p) => p.startsWith('REDIS_URL ')) && new URL(redisUrl).protocol === 'rediss:')
+      problems.push('REDIS_URL is rediss:// next to REDIS_SENTINELS: TLS to a Sentinel group is not supported, use redis://');
+  } else if ((env.REDIS_SENTINEL_PASSWORD ?? '') !== '' && !Object.values(redisUrls).some(isSentinelUrl)) {
+    problems.push('REDIS_SENTINEL_PASSWORD is set but no Redis is found through sentinels (REDIS_SENTINELS or a redis+sentinel:// entry of REDIS_URLS)');
   }
   const mysqlUrl = url('MYSQL_URL', 'mysql://root@127.0.0.1:3306/idmint', ['mysql:', 'mariadb:']);
   if (!problems.some((p) => p.startsWith('MYSQL_URL'))) {
@@ -240,6 +284,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisUrl,
     redisUrls: Object.freeze(redisUrls),
     redisClusterNodes: Object.freeze(redisClusterNodes.map((n) => Object.freeze(n))),
+    redisSentinels: Object.freeze(redisSentinels.map((n) => Object.freeze(n))),
+    redisSentinelMaster: sentinelList !== '' ? sentinelMaster : '',
+    redisSentinelPassword: env.REDIS_SENTINEL_PASSWORD ?? '',
     redisPrefix,
     mysqlUrl,
     redisCommandTimeoutMs: int('REDIS_COMMAND_TIMEOUT_MS', 1000, 50, 60000),

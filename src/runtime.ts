@@ -31,6 +31,7 @@ import { Keys } from './store/redis/keys.js';
 import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
 import { runShutdown } from './shutdown-steps.js';
+import { redisMasters } from './store/redis/server-health.js';
 
 export interface Runtime {
   readonly config: Config;
@@ -84,7 +85,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   // Other named Redis servers (REDIS_URLS) hold only the segment state of the tags on them.
   const extraRedis = Object.entries(config.redisUrls)
     .filter(([name]) => name !== 'default')
-    .map(([name, url]) => [name, createRedis(url, 'command', config.redisCommandTimeoutMs)] as const);
+    .map(([name, url]) => [name, createRedis(url, 'command', config.redisCommandTimeoutMs, config.redisSentinelPassword)] as const);
   const redisClients: RedisClient[] = [redis, queueConn, workerConn, subscriber, ...extraRedis.map(([, c]) => c)];
   for (const c of redisClients) c.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));
   let pool: Pool | undefined;
@@ -234,6 +235,8 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   registerHealthMetrics(metrics.registry, {
     ready: async () => (await readinessOnce()).ready,
     redisServers: segments.names(),
+    redisMasters: () =>
+      Object.entries(redisMasters(segments)).flatMap(([server, a]) => (a === null ? [] : a.split(',').map((address) => ({ server, address })))),
     redisRunIds: () =>
       Promise.all(
         segments.names().map(async (server) => {

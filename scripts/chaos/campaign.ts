@@ -1,7 +1,8 @@
 // The chaos campaign from start to end: its own Redis and MariaDB, M idmint processes, the tags,
 // K client processes recording every answer, faults on a seeded schedule, then everything
 // stopped and the checker run over the records. Bounded by a hard deadline; Ctrl-C kills every
-// child. Only 127.0.0.1 is ever contacted.
+// child. Only 127.0.0.1 is ever contacted. The default Redis is a single server behind a fault
+// proxy, or (topology "sentinel") a Sentinel group that idmint finds through REDIS_SENTINELS.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +10,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Checker, problems, summaryLine, type Report, type TagModes } from './checker.js';
 import type { ClientSettings } from './client.js';
-import { FaultRunner, planFaults } from './faults.js';
+import { FaultRunner, planFaults, type NetTarget, type Topology } from './faults.js';
+import { ChaosSentinel, SENTINEL_MASTER } from './sentinel.js';
 import { FaultProxy } from '../../tools/proxies/fault-proxy.js';
 import { readRecords } from './recorder.js';
 import { ServerPool } from './servers.js';
@@ -30,6 +32,8 @@ export interface CampaignOptions {
   readonly pauseMs?: number;
   /** Seconds between faults (default: 7 for runs of a minute or more, else 3.5). */
   readonly faultEveryS?: number;
+  /** The default Redis: a single server ("single", the default) or a Sentinel group. */
+  readonly topology?: Topology;
   readonly log?: (line: string) => void;
 }
 
@@ -110,8 +114,11 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
   const hard = setTimeout(() => abort(`hard deadline (${o.durationS + 240} s) reached`, 3), (o.durationS + 240) * 1000);
 
   try {
-    const redis = new ChaosRedis(reg, await freePort(), join(workDir, 'redis'));
-    await redis.start();
+    const topology = o.topology ?? 'single';
+    const sentinel = topology === 'sentinel' ? await ChaosSentinel.create(reg, join(workDir, 'sentinel')) : undefined;
+    const redis = sentinel ? undefined : new ChaosRedis(reg, await freePort(), join(workDir, 'redis'));
+    await redis?.start();
+    await sentinel?.start();
     const redisB = new ChaosRedis(reg, await freePort(), join(workDir, 'redis-b'));
     await redisB.start();
     const mysql = new ChaosMysql(reg, await freePort(), join(chaosRoot, 'mysql-template'), workDir);
@@ -119,14 +126,19 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     mysql.prepare();
     await mysql.start();
     // idmint reaches every store through a fault proxy (network faults).
-    const proxies = {
-      redis: await FaultProxy.start(redis.port, { seed: o.seed }),
+    // (The sentinels name the master's own address: no proxy sits in front of a Sentinel group.)
+    const proxies: Partial<Record<NetTarget, FaultProxy>> & Record<'redis-b' | 'mysql', FaultProxy> = {
+      ...(redis ? { redis: await FaultProxy.start(redis.port, { seed: o.seed }) } : {}),
       'redis-b': await FaultProxy.start(redisB.port, { seed: o.seed + 1 }),
       mysql: await FaultProxy.start(mysql.port, { seed: o.seed + 2 }),
     };
     openProxies.push(...Object.values(proxies));
     log(
-      `own redis-servers on 127.0.0.1:${redis.port} (default) and ${redisB.port} (b), mariadbd on 127.0.0.1:${mysql.port}; proxies ${proxies.redis.port}, ${proxies['redis-b'].port}, ${proxies.mysql.port}`,
+      `own ${redis ? `redis-server on 127.0.0.1:${redis.port}` : `Sentinel group (servers ${sentinel!.servers.join(', ')}, sentinels ${sentinel!.seeds})`} (default) and ${redisB.port} (b), mariadbd on 127.0.0.1:${mysql.port}; proxies ${Object.values(
+        proxies,
+      )
+        .map((p) => p.port)
+        .join(', ')}`,
     );
     const mysqlViaProxy = new URL(mysql.url('idmint'));
     mysqlViaProxy.port = String(proxies.mysql.port);
@@ -134,11 +146,18 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     const pool = await ServerPool.create(reg, o.servers, {
       root: o.root,
       outDir,
-      redisUrl: proxies.redis.url,
+      // With sentinels REDIS_URL gives only the master's credentials and database.
+      redisUrl: proxies.redis?.url ?? 'redis://127.0.0.1',
       mysqlUrl: mysqlViaProxy.toString(),
       adminToken,
       runId,
-      env: { LEASE_TTL_MS: '3000', LEASE_MARGIN_MS: '500', REFILL_CONCURRENCY: '2', REDIS_URLS: `b=${proxies['redis-b'].url}` },
+      env: {
+        LEASE_TTL_MS: '3000',
+        LEASE_MARGIN_MS: '500',
+        REFILL_CONCURRENCY: '2',
+        REDIS_URLS: `b=${proxies['redis-b'].url}`,
+        ...(sentinel ? { REDIS_SENTINELS: sentinel.seeds, REDIS_SENTINEL_MASTER: SENTINEL_MASTER } : {}),
+      },
     });
     await pool.start(0); // migrates the schema
     await Promise.all(Array.from({ length: o.servers - 1 }, (_, i) => pool.start(i + 1)));
@@ -175,9 +194,12 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       clients.push(child);
     }
 
-    const plan = planFaults(o.seed, o.durationS, o.servers, o.faultEveryS);
-    writeFileSync(join(outDir, 'plan.json'), JSON.stringify({ seed: o.seed, durationS: o.durationS, servers: o.servers, clients: o.clients, plan }, null, 1));
-    const faults = new FaultRunner(pool, [redis, redisB], mysql, proxies, log);
+    const plan = planFaults(o.seed, o.durationS, o.servers, o.faultEveryS, topology);
+    writeFileSync(
+      join(outDir, 'plan.json'),
+      JSON.stringify({ seed: o.seed, durationS: o.durationS, servers: o.servers, clients: o.clients, topology, plan }, null, 1),
+    );
+    const faults = new FaultRunner(pool, [redis, redisB], mysql, proxies, log, sentinel);
     const startedAt = Date.now();
     const faultRun = faults.run(plan, startedAt);
     const every = o.durationS > 30 ? 5000 : 2500;
@@ -215,7 +237,8 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     await pool.stopAll();
     for (const p of openProxies) await p.close();
     await mysql.stop();
-    await redis.kill();
+    await redis?.kill();
+    await sentinel?.kill();
     await redisB.kill();
     clearTimeout(hard);
 

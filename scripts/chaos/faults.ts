@@ -5,21 +5,31 @@
 // the named Redis, MariaDB; through fault proxies): a slow link (latency, jitter, stalls
 // longer than the command timeout), and a blackhole (nothing forwarded, no RST, no FIN; the
 // connections open then stay dead). Faults run one after the other, in rounds holding every
-// kind once; a clock shift is put back in the background while the next ones run.
+// kind once; a clock shift is put back in the background while the next ones run. In the
+// Sentinel topology (--topology sentinel) the default Redis is a Sentinel group: a further
+// kind, redis-failover, either forces a failover (SENTINEL FAILOVER) or SIGKILLs the master
+// (the sentinels promote the replica; the killed server comes back empty as a replica), and
+// the faults of the default Redis that need a single server or a proxy (restart, network)
+// hit the named Redis instead.
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nowUs } from './recorder.js';
 import { rng } from '../../tools/prng.js';
 import type { ServerPool } from './servers.js';
+import type { ChaosSentinel } from './sentinel.js';
 import type { ChaosMysql, ChaosRedis } from './services.js';
 import type { FaultProxy } from '../../tools/proxies/fault-proxy.js';
 
 export const FAULT_KINDS = ['redis-restart', 'mysql-restart', 'kill', 'clock-shift', 'lease-expire', 'net-slow', 'net-blackhole'] as const;
+/** The kinds of the Sentinel topology: every kind above, and a failover of the default Redis. */
+export const SENTINEL_FAULT_KINDS = [...FAULT_KINDS, 'redis-failover'] as const;
+
+export type Topology = 'single' | 'sentinel';
 
 /** The links a network fault hits, by slot modulo their number. */
 export const NET_TARGETS = ['redis', 'redis-b', 'mysql'] as const;
 export type NetTarget = (typeof NET_TARGETS)[number];
-export type FaultKind = (typeof FAULT_KINDS)[number];
+export type FaultKind = (typeof SENTINEL_FAULT_KINDS)[number];
 
 export interface PlannedFault {
   /** Seconds after the load started. */
@@ -52,7 +62,8 @@ const SHIFTS = [-2500, -1200, -400, -8, 600, 1500, 3000];
  * A schedule over `durationS` seconds: nothing in the first and last stretch (warm-up and
  * recovery), then a fault about every `everyS` seconds, in rounds that hold every kind once.
  */
-export function planFaults(seed: number, durationS: number, servers: number, everyS?: number): PlannedFault[] {
+export function planFaults(seed: number, durationS: number, servers: number, everyS?: number, topology: Topology = 'single'): PlannedFault[] {
+  const all: readonly FaultKind[] = topology === 'sentinel' ? SENTINEL_FAULT_KINDS : FAULT_KINDS;
   const g = rng(seed ^ 0x5eed);
   const warm = Math.min(8, Math.max(2, durationS * 0.1));
   const tail = Math.min(12, Math.max(4, durationS * 0.15));
@@ -63,7 +74,7 @@ export function planFaults(seed: number, durationS: number, servers: number, eve
   // Rounds of every kind once, each round in a new order: the kinds stay balanced.
   const kinds: FaultKind[] = [];
   while (kinds.length < count) {
-    const round = [...FAULT_KINDS];
+    const round = [...all];
     for (let i = round.length - 1; i > 0; i--) {
       const j = g.int(0, i);
       [round[i], round[j]] = [round[j], round[i]];
@@ -88,6 +99,9 @@ export function planFaults(seed: number, durationS: number, servers: number, eve
         return { at, kind, slot: g.int(0, NET_TARGETS.length - 1), holdMs: g.int(1500, 4000) };
       case 'net-blackhole':
         return { at, kind, slot: g.int(0, NET_TARGETS.length - 1), holdMs: g.int(1000, 4000) };
+      case 'redis-failover':
+        // slot 0: SENTINEL FAILOVER; 1: the master SIGKILLed, back after holdMs.
+        return { at, kind, slot: g.int(0, 1), holdMs: g.int(200, 1500) };
     }
   });
 }
@@ -99,12 +113,21 @@ export class FaultRunner {
 
   constructor(
     private readonly pool: ServerPool,
-    /** The default Redis and the named one ("b"). */
-    private readonly redis: readonly [ChaosRedis, ChaosRedis],
+    /** The default Redis (none in the Sentinel topology) and the named one ("b"). */
+    private readonly redis: readonly [ChaosRedis | undefined, ChaosRedis],
     private readonly mysql: ChaosMysql,
-    private readonly proxies: Readonly<Record<NetTarget, FaultProxy>>,
+    /** The proxies in front of the stores (the default Redis has none in the Sentinel topology). */
+    private readonly proxies: Readonly<Partial<Record<NetTarget, FaultProxy>>>,
     private readonly log: (line: string) => void,
+    /** The Sentinel group that is the default Redis, in the Sentinel topology. */
+    private readonly sentinel?: ChaosSentinel,
   ) {}
+
+  /** The link a network fault of `slot` hits: the named Redis's for the default one's when that has no proxy. */
+  private netTarget(slot: number): NetTarget {
+    const t = NET_TARGETS[slot % NET_TARGETS.length];
+    return this.proxies[t] ? t : 'redis-b';
+  }
 
   /** Runs the plan from `startedAt` (Date.now()) until it ends or stop() is called. */
   async run(plan: readonly PlannedFault[], startedAt: number): Promise<void> {
@@ -151,8 +174,8 @@ export class FaultRunner {
   private async inject(f: PlannedFault, rec: FaultRecord): Promise<void> {
     switch (f.kind) {
       case 'redis-restart': {
-        const which = f.slot % 2;
-        const redis = this.redis[which];
+        const which = this.redis[0] ? f.slot % 2 : 1;
+        const redis = this.redis[which]!;
         await redis.kill();
         await sleep(f.holdMs);
         await redis.start();
@@ -160,8 +183,8 @@ export class FaultRunner {
         return;
       }
       case 'net-slow': {
-        const target = NET_TARGETS[f.slot % NET_TARGETS.length];
-        const proxy = this.proxies[target];
+        const target = this.netTarget(f.slot);
+        const proxy = this.proxies[target]!;
         // Latency with jitter, and now and then a stall longer than the command timeout.
         proxy.set({ latencyMs: 2, jitterMs: 20, stallRate: 0.03, stallMs: 1500 });
         await sleep(f.holdMs);
@@ -170,12 +193,18 @@ export class FaultRunner {
         return;
       }
       case 'net-blackhole': {
-        const target = NET_TARGETS[f.slot % NET_TARGETS.length];
-        const proxy = this.proxies[target];
+        const target = this.netTarget(f.slot);
+        const proxy = this.proxies[target]!;
         proxy.blackhole();
         await sleep(f.holdMs);
         proxy.restore();
         rec.detail = `${target} blackholed for ${f.holdMs} ms (its open connections stay dead)`;
+        return;
+      }
+      case 'redis-failover': {
+        if (!this.sentinel) return void (rec.skipped = 'no Sentinel group');
+        rec.detail = await this.sentinel.failover(f.slot % 2 === 0, f.holdMs);
+        this.log(rec.detail);
         return;
       }
       case 'mysql-restart': {

@@ -1,12 +1,15 @@
 // Health on /metrics: whether this process is ready (the /readyz checks), and how often a
 // Redis server was found replaced: its run id changed between two looks (a restart, with or
-// without its data, or a failover to a replica).
+// without its data, or a failover to a replica), and which master each one's connection talks
+// to now.
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 export interface HealthSources {
   readonly ready: () => Promise<boolean>;
   /** Run id of each named Redis server (undefined when it cannot be read now). */
   readonly redisRunIds: () => Promise<{ server: string; runId: string | undefined }[]>;
+  /** host:port of the master(s) each server's connection talks to now (none while not connected). */
+  readonly redisMasters: () => { server: string; address: string }[];
   /** Names of the Redis servers, so each series exists from the start. */
   readonly redisServers: readonly string[];
 }
@@ -39,4 +42,16 @@ export function registerHealthMetrics(registry: Registry, src: HealthSources): v
     },
   });
   for (const server of src.redisServers) changes.inc({ server }, 0);
+  new Gauge({
+    name: 'idmint_redis_master_info',
+    labelNames: ['server', 'address'],
+    registers,
+    help: 'The master each Redis server connection talks to now (host:port as the connection sees it; after a Sentinel failover, the new master): 1 per address',
+    // Under `serve --processes N`: one series per address any process talks to.
+    aggregator: 'max',
+    collect() {
+      this.reset();
+      for (const { server, address } of src.redisMasters()) this.set({ server, address }, 1);
+    },
+  });
 }

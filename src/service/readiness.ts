@@ -12,7 +12,7 @@ import { withinLate } from '../late-timeout.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
 import type { SegmentStore } from '../store/redis/segments.js';
 import { DEFAULT_REDIS } from '../store/redis/segments.js';
-import { isDegraded, redisServerStates, type ServerState } from '../store/redis/server-health.js';
+import { isDegraded, redisMasters, redisServerStates, type ServerState } from '../store/redis/server-health.js';
 import type { Drain } from './drain.js';
 import type { LeaseManager } from './lease-manager.js';
 
@@ -32,6 +32,8 @@ export interface Readiness {
   readonly checks: { readonly redis: string; readonly mysql: string; readonly lease: string };
   /** Every Redis server by name ("default" first): 'ok' or why it cannot serve. */
   readonly redisServers: Readonly<Record<string, ServerState>>;
+  /** host:port of the master each server's connection talks to now (null: not connected), read after the checks. */
+  readonly redisMasters: Readonly<Record<string, string | null>>;
   /** A named server other than the default is down: only its tags are affected. */
   readonly degraded: boolean;
 }
@@ -68,6 +70,7 @@ export async function readiness(d: ReadinessDeps): Promise<Readiness> {
     draining,
     checks: { redis, mysql, lease },
     redisServers: servers,
+    redisMasters: redisMasters(d.segments),
     degraded: isDegraded(servers),
   };
 }

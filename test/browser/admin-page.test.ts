@@ -346,6 +346,8 @@ describe('admin page in Chromium', () => {
     await signInAsAdmin();
     await openTag('pmove');
     await page.locator('#move-to option[value="b"]').waitFor({ state: 'attached' });
+    // Each server is listed with the master its connection talks to now.
+    assert.match((await page.locator('#move-to option[value="b"]').textContent()) ?? '', new RegExp(`^b, master 127\\.0\\.0\\.1:${second.port}, 0 tags$`));
     await page.selectOption('#move-to', 'b');
     await page.click('#move-button');
     await textOf('#move-result', 'Moved to b');

@@ -4,6 +4,7 @@
 // server with its state and `degraded`; idmint_redis_up says which server is down; requests for
 // the tag on "b" fail fast with UNAVAILABLE naming the server, while tags elsewhere serve. When
 // "b" comes back (empty), all of it recovers, and the tag's IDs continue above the old ones.
+// `redis_master` names the address each server's connection talks to (none for "b" while down).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { cleanup, testNames } from '../../tools/env.js';
@@ -15,7 +16,13 @@ type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
 interface Ready {
   readonly status: number;
-  readonly body: { status: string; degraded: boolean; checks: Record<string, string>; redis_servers: Record<string, string> };
+  readonly body: {
+    status: string;
+    degraded: boolean;
+    checks: Record<string, string>;
+    redis_servers: Record<string, string>;
+    redis_master: Record<string, string | null>;
+  };
 }
 
 async function readyz(url: string): Promise<Ready> {
@@ -60,12 +67,17 @@ describe('readiness reports every Redis server', () => {
   it('lists every server as ok while all answer', async () => {
     const r = await readyz(node.url);
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body, {
+    const { redis_master: master, ...rest } = r.body;
+    assert.deepEqual(rest, {
       status: 'ready',
       degraded: false,
       checks: { redis: 'ok', mysql: 'ok', lease: 'ok' },
       redis_servers: { default: 'ok', a: 'ok', b: 'ok' },
     });
+    // The default is REDIS_URL's server or the cluster's masters (host:port, comma-separated).
+    assert.match(master.default ?? '', /^[\d.]+:\d+(,[\d.]+:\d+)*$/);
+    assert.equal(master.a, `127.0.0.1:${a.port}`);
+    assert.equal(master.b, `127.0.0.1:${b.port}`);
     assert.deepEqual(await redisUp(node.url), { default: 1, a: 1, b: 1 });
   });
 
@@ -86,6 +98,7 @@ describe('readiness reports every Redis server', () => {
     assert.equal(r.body.redis_servers.default, 'ok');
     assert.equal(r.body.redis_servers.a, 'ok');
     assert.match(r.body.redis_servers.b, /not connected|no answer/);
+    assert.equal(r.body.redis_master.b, null, 'no master address while b is down');
     assert.deepEqual(await redisUp(node.url), { default: 1, a: 1, b: 0 });
 
     // The tag on b fails fast, naming the server; the others serve.

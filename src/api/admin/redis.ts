@@ -2,7 +2,9 @@
 // them with their tags, and move a tag from one to another.
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../../runtime.js';
+import { isSentinelUrl, parseSentinelUrl, type HostPort } from '../../core/redis-sentinel.js';
 import { DEFAULT_REDIS } from '../../store/redis/segments.js';
+import { redisMasters } from '../../store/redis/server-health.js';
 import { TagMover } from '../../service/tag-mover.js';
 import { tagParam } from '../schemas.js';
 
@@ -16,10 +18,18 @@ const moveBody = {
   },
 } as const;
 
-/** host:port of a Redis URL; credentials are never shown. */
+/** host:port of a Redis URL (a Sentinel URL: the master's name and its sentinels); credentials are never shown. */
 function where(url: string): string {
+  if (isSentinelUrl(url)) {
+    const t = parseSentinelUrl(url);
+    return sentinelWhere(t.master, t.sentinels);
+  }
   const u = new URL(url);
   return `${u.hostname}:${u.port || '6379'}${u.pathname.length > 1 ? u.pathname : ''}`;
+}
+
+function sentinelWhere(master: string, sentinels: readonly HostPort[]): string {
+  return `sentinel master ${master} via ${sentinels.map((s) => `${s.host}:${s.port}`).join(',')}`;
 }
 
 export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
@@ -28,13 +38,19 @@ export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Runtime
 
   app.get('/v1/admin/redis', async () => {
     const counts = await rt.tags.countByRedis();
+    const masters = redisMasters(rt.segments);
+    const { config } = rt;
     const redis = rt.segments.names().map((name) => ({
       name,
       default: name === DEFAULT_REDIS,
       address:
-        name === DEFAULT_REDIS && rt.config.redisClusterNodes.length > 0
-          ? `cluster ${rt.config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}`
-          : where(rt.config.redisUrls[name]),
+        name === DEFAULT_REDIS && config.redisClusterNodes.length > 0
+          ? `cluster ${config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}`
+          : name === DEFAULT_REDIS && config.redisSentinels.length > 0
+            ? sentinelWhere(config.redisSentinelMaster, config.redisSentinels)
+            : where(config.redisUrls[name]),
+      // The master the connection talks to now (after a Sentinel failover, the new one).
+      master: masters[name] ?? null,
       status: rt.segments.connection(name).status,
       tags: counts.get(name) ?? 0,
     }));

@@ -10,6 +10,8 @@ export async function healthRoutes(app: FastifyInstance, opts: { rt: Runtime }):
   app.get('/readyz', async (_req, reply) => {
     const r = await rt.readiness();
     const status = r.ready ? 'ready' : r.draining ? 'draining' : 'not ready';
-    return reply.code(r.ready ? 200 : 503).send({ status, degraded: r.degraded, checks: r.checks, redis_servers: r.redisServers });
+    return reply
+      .code(r.ready ? 200 : 503)
+      .send({ status, degraded: r.degraded, checks: r.checks, redis_servers: r.redisServers, redis_master: r.redisMasters });
   });
 }

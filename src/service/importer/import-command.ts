@@ -102,7 +102,7 @@ export async function runImport(config: Config, args: ImportArgs): Promise<numbe
   const redis = createDefaultRedis(config, 'command');
   const named: [string, RedisClient][] = Object.entries(config.redisUrls)
     .filter(([n]) => n !== 'default')
-    .map(([n, url]) => [n, createRedis(url, 'command')]);
+    .map(([n, url]) => [n, createRedis(url, 'command', undefined, config.redisSentinelPassword)]);
   const clients = [redis, ...named.map(([, c]) => c)];
   for (const c of clients) c.on('error', () => undefined);
   const pool = await createPool(config.mysqlUrl);

@@ -1,7 +1,11 @@
 // Redis connections by role. The request path fails fast while Redis is away (callers answer
 // 503); BullMQ workers wait for Redis forever, as BullMQ requires. The "default" Redis is a
-// single server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES); both give the same
-// roles, and RedisClient is either.
+// single server (REDIS_URL), the master a Sentinel group names (REDIS_SENTINELS) or a Redis
+// Cluster (REDIS_CLUSTER_NODES); all give the same roles, and RedisClient is either kind of
+// client. A Sentinel-managed connection asks the sentinels for the master whenever it
+// (re)connects, checks the server it reached is a master, and drops the connection when a
+// sentinel announces +switch-master or when the server answers READONLY (it was demoted):
+// commands in flight then fail (503) and the next ones go to the new master.
 //
 // A silent peer (blackholed network, no RST, no FIN) is found by time, never by TCP: on the
 // request path a command without a reply within REDIS_COMMAND_TIMEOUT_MS fails ("Command
@@ -13,6 +17,7 @@
 // timeout acts (pause-tolerant.ts).
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Config } from '../../config.js';
+import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from '../../core/redis-sentinel.js';
 import { installPauseTolerance } from './pause-tolerant.js';
 
 export type RedisRole = 'command' | 'queue' | 'worker' | 'subscriber';
@@ -58,9 +63,55 @@ export function redisOptions(role: RedisRole, commandTimeoutMs = DEFAULT_COMMAND
   }
 }
 
-export function createRedis(url: string, role: RedisRole, commandTimeoutMs?: number): Redis {
+/**
+ * A connection to one server: a redis:// or rediss:// URL, or a redis+sentinel:// URL whose
+ * master is found through its sentinels (sentinelPassword: theirs, REDIS_SENTINEL_PASSWORD).
+ */
+export function createRedis(url: string, role: RedisRole, commandTimeoutMs?: number, sentinelPassword = ''): Redis {
+  if (isSentinelUrl(url)) return createSentinelRedis(parseSentinelUrl(url), sentinelPassword, role, commandTimeoutMs);
   installPauseTolerance();
   return new Redis(url, redisOptions(role, commandTimeoutMs));
+}
+
+/**
+ * The master a Sentinel group names, in a role. ioredis asks the sentinels (in turn) for the
+ * master's address on every connect, and checks with INFO that the server is a master
+ * (role), reconnecting otherwise. failoverDetector: it also subscribes to +switch-master on
+ * a sentinel and reconnects as soon as the master changes, instead of waiting for the old
+ * master to fail or refuse. A server that answers READONLY has been demoted: reconnect (the
+ * refused command fails; it never ran).
+ */
+export function createSentinelRedis(target: SentinelTarget, sentinelPassword: string, role: RedisRole, commandTimeoutMs?: number): Redis {
+  installPauseTolerance();
+  const options = redisOptions(role, commandTimeoutMs);
+  return new Redis({
+    ...options,
+    sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
+    name: target.master,
+    role: 'master',
+    ...(sentinelPassword ? { sentinelPassword } : {}),
+    ...(target.username ? { username: target.username } : {}),
+    ...(target.password ? { password: target.password } : {}),
+    db: target.db,
+    // Every sentinel unreachable: ask again soon, as the connection's own retries do.
+    sentinelRetryStrategy: (times: number) => Math.min(50 * times, 1000),
+    sentinelCommandTimeout: options.connectTimeout,
+    failoverDetector: true,
+    reconnectOnError: (err) => err.message.startsWith('READONLY'),
+  });
+}
+
+/** The default Redis's master through REDIS_SENTINELS: credentials and database from REDIS_URL. */
+export function defaultSentinelTarget(config: Pick<Config, 'redisUrl' | 'redisSentinels' | 'redisSentinelMaster'>): SentinelTarget {
+  const u = new URL(config.redisUrl);
+  const db = u.pathname.replace(/^\//, '');
+  return {
+    sentinels: config.redisSentinels,
+    master: config.redisSentinelMaster,
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    db: db === '' ? 0 : Number(db),
+  };
 }
 
 /**
@@ -94,10 +145,31 @@ export function createCluster(nodes: readonly { host: string; port: number }[], 
   );
 }
 
-/** The "default" Redis of a role: the cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL. */
-export function createDefaultRedis(config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'redisCommandTimeoutMs'>, role: RedisRole): RedisClient {
+/**
+ * The "default" Redis of a role: the cluster when REDIS_CLUSTER_NODES is set, the master the
+ * sentinels name when REDIS_SENTINELS is, else REDIS_URL.
+ */
+export function createDefaultRedis(
+  config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'redisSentinels' | 'redisSentinelMaster' | 'redisSentinelPassword' | 'redisCommandTimeoutMs'>,
+  role: RedisRole,
+): RedisClient {
   const t = config.redisCommandTimeoutMs;
-  return config.redisClusterNodes.length > 0 ? createCluster(config.redisClusterNodes, config.redisUrl, role, t) : createRedis(config.redisUrl, role, t);
+  if (config.redisClusterNodes.length > 0) return createCluster(config.redisClusterNodes, config.redisUrl, role, t);
+  if (config.redisSentinels.length > 0) return createSentinelRedis(defaultSentinelTarget(config), config.redisSentinelPassword, role, t);
+  return createRedis(config.redisUrl, role, t);
+}
+
+/**
+ * host:port of the master(s) a client talks to now, as its connection sees them: the peer
+ * of a single server's (or a Sentinel-managed master's) socket, each master of a cluster;
+ * empty while not connected.
+ */
+export function masterAddresses(r: RedisClient): string[] {
+  if (isCluster(r)) return r.nodes('master').map((m) => `${m.options.host}:${m.options.port}`);
+  if (r.status !== 'ready') return [];
+  const s = r.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+  if (!s?.remoteAddress || !s.remotePort) return [];
+  return [`${s.remoteAddress.includes(':') ? `[${s.remoteAddress}]` : s.remoteAddress}:${s.remotePort}`];
 }
 
 /** Resolves when the client is ready (a cluster: slot map loaded, cluster state ok), or rejects after timeoutMs. */

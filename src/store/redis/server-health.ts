@@ -1,8 +1,9 @@
 // Reachability of every Redis server this process uses: "default" (REDIS_URL, or the cluster
-// of REDIS_CLUSTER_NODES) and each server REDIS_URLS names. /readyz reports it and
-// idmint_redis_up exports it.
+// of REDIS_CLUSTER_NODES, or the master REDIS_SENTINELS names) and each server REDIS_URLS
+// names, and the master each one's connection talks to now. /readyz reports both;
+// idmint_redis_up and idmint_redis_master_info export them.
 import { withinLate } from '../../late-timeout.js';
-import { checkRedis, isCluster, type RedisClient } from './connection.js';
+import { checkRedis, isCluster, masterAddresses, type RedisClient } from './connection.js';
 import { DEFAULT_REDIS, type SegmentStore } from './segments.js';
 
 /** 'ok', or why the server cannot serve (not connected, no answer in time, cluster state). */
@@ -29,6 +30,20 @@ export async function redisServerStates(segments: SegmentStore, timeoutMs = 1000
   );
   const out: Record<string, ServerState> = {};
   names.forEach((n, i) => (out[n] = states[i]));
+  return out;
+}
+
+/**
+ * host:port of the master each server's connection talks to now ("default" first): a
+ * Sentinel-managed server shows the master it follows, a cluster its masters separated by
+ * commas; null while not connected.
+ */
+export function redisMasters(segments: SegmentStore): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const n of segments.names()) {
+    const a = masterAddresses(segments.connection(n));
+    out[n] = a.length ? a.join(',') : null;
+  }
   return out;
 }
 

@@ -290,7 +290,13 @@ export class TagPanel {
     if (tag !== this.tag) return;
     fill(
       select,
-      list.map((r) => h('option', { value: r.name }, `${r.name}${r.default ? ' (default)' : ''}, ${r.tags} tag${r.tags === 1 ? '' : 's'}`)),
+      list.map((r) =>
+        h(
+          'option',
+          { value: r.name },
+          `${r.name}${r.default ? ' (default)' : ''}, master ${r.master ?? 'not connected'}, ${r.tags} tag${r.tags === 1 ? '' : 's'}`,
+        ),
+      ),
     );
     button.disabled = list.length === 0;
     button.onclick = async () => {
