@@ -1,0 +1,52 @@
+// Taking a node down in order: workers, leases, queues, Redis, MySQL. Every step is bounded by
+// SHUTDOWN_TIMEOUT_MS in all (src/shutdown-steps.ts); what a silent store keeps from finishing
+// is abandoned, and the connections are dropped in any case. Safe to call twice.
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { closeWorker, dropWorker } from '../consumer/worker-close.js';
+import type { RefillProducer } from '../producer/refill-producer.js';
+import type { LeaseManager } from '../service/lease-manager.js';
+import { runShutdown } from '../shutdown-steps.js';
+import type { Connections } from './connect.js';
+import type { NodeWorkers } from './workers.js';
+
+export function closer(
+  config: Config,
+  conns: Connections,
+  workers: NodeWorkers,
+  leases: LeaseManager,
+  producer: RefillProducer,
+  log: Logger,
+): () => Promise<void> {
+  const { leaseWorkers, leaseScheduler, refillWorker } = workers;
+  const { redisClients, pool } = conns;
+  let closing: Promise<void> | undefined;
+  return () =>
+    (closing ??= (async () => {
+      const { unfinished, ms } = await runShutdown(
+        [
+          { name: 'lease workers', run: () => leaseWorkers?.close() },
+          { name: 'lease release', run: () => leases.releaseAll() },
+          { name: 'lease schedules', run: () => leaseScheduler?.stop() },
+          { name: 'refill worker', run: () => refillWorker && closeWorker(refillWorker) },
+          { name: 'refill queue', run: () => producer.close() },
+          { name: 'redis quit', run: () => Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect()))) },
+          { name: 'mysql pool', run: () => pool.end() },
+          {
+            name: 'drop what is left',
+            always: true,
+            run: async () => {
+              for (const c of redisClients) if (c.status !== 'end') c.disconnect();
+              await Promise.all([refillWorker && dropWorker(refillWorker), leaseWorkers?.drop()]);
+            },
+          },
+        ],
+        config.shutdownTimeoutMs,
+        log,
+      );
+      if (unfinished.length > 0) {
+        log.error({ unfinished, ms: Math.round(ms), shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutdown forced: steps did not finish in time');
+        throw new Error(`shutdown forced after ${Math.round(ms)} ms: ${unfinished.join(', ')} did not finish`);
+      }
+    })());
+}

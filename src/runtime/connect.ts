@@ -1,0 +1,58 @@
+// The first step of a node: its Redis connections (the default Redis, a cluster or a Sentinel
+// group, holds the queues, leases, announcements and its tags' segments; named servers of
+// REDIS_URLS hold only their tags' segments) and its MySQL pool with the schema migrated. On a
+// failure nothing is left open.
+import type { Pool } from 'mysql2/promise';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { migrate } from '../store/mysql/migrations.js';
+import { createPool } from '../store/mysql/pool.js';
+import { createDefaultRedis, createRedis, whenReady, type RedisClient } from '../store/redis/connection.js';
+
+export interface Connections {
+  /** The default Redis's request-path connection. */
+  readonly redis: RedisClient;
+  /** BullMQ's queues (producers, schedulers). */
+  readonly queueConn: RedisClient;
+  /** BullMQ's workers (blocking commands). */
+  readonly workerConn: RedisClient;
+  /** Tag change announcements. */
+  readonly subscriber: RedisClient;
+  /** The named Redis servers of REDIS_URLS, by name. */
+  readonly extraRedis: readonly (readonly [string, RedisClient])[];
+  /** Every Redis connection above, to close. */
+  readonly redisClients: readonly RedisClient[];
+  readonly pool: Pool;
+}
+
+export async function connect(config: Config, log: Logger): Promise<Connections> {
+  const redis = createDefaultRedis(config, 'command');
+  const queueConn = createDefaultRedis(config, 'queue');
+  const workerConn = createDefaultRedis(config, 'worker');
+  const subscriber = createDefaultRedis(config, 'subscriber');
+  const extraRedis = Object.entries(config.redisUrls)
+    .filter(([name]) => name !== 'default')
+    .map(([name, url]) => [name, createRedis(url, 'command', config.redisCommandTimeoutMs, config.redisSentinelPassword)] as const);
+  const redisClients: RedisClient[] = [redis, queueConn, workerConn, subscriber, ...extraRedis.map(([, c]) => c)];
+  for (const c of redisClients) c.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));
+  let pool: Pool | undefined;
+  try {
+    await Promise.all([redis, queueConn, workerConn, subscriber].map((c) => whenReady(c)));
+    // A named server that is down only affects its own tags: start anyway.
+    await Promise.all(
+      extraRedis.map(([name, c]) =>
+        whenReady(c, 3000).catch((err: Error) =>
+          log.warn({ redis: name, err: err.message }, 'named Redis not reachable at start-up; its tags answer 503 until it is'),
+        ),
+      ),
+    );
+    pool = await createPool(config.mysqlUrl, config.mysqlQueryTimeoutMs);
+    const applied = await migrate(pool);
+    if (applied.length) log.info({ applied }, 'schema migrations applied');
+  } catch (err) {
+    for (const c of redisClients) c.disconnect();
+    await pool?.end().catch(() => undefined);
+    throw err;
+  }
+  return { redis, queueConn, workerConn, subscriber, extraRedis, redisClients, pool };
+}
