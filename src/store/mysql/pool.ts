@@ -1,9 +1,38 @@
 // The MySQL pool. BIGINTs come back as decimal strings (never lossy doubles); the database
 // named in MYSQL_URL is created when missing. Every pool.query is bounded: a MySQL that stops
 // answering (a silent network, no RST, no FIN) fails the query after MYSQL_QUERY_TIMEOUT_MS,
-// and the connection it waited on is closed, never handed to another caller.
+// and the connection it waited on is closed, never handed to another caller. A MySQL that
+// cannot be reached (refused, cut, unanswered, past the bound) fails with UNAVAILABLE, which
+// every transport answers as "retry" (HTTP 503), never as an internal fault.
 import mysql, { type Pool, type PoolConnection } from 'mysql2/promise';
+import { IdmintError, unavailable } from '../../errors.js';
 import { lateTimeout } from '../../late-timeout.js';
+
+/** Errors of a connection that could not be made or was lost: MySQL is unreachable, not wrong. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+]);
+
+/** err as UNAVAILABLE when it says MySQL cannot be reached (a lost or refused connection); else as it is. */
+export function storeError(err: unknown): unknown {
+  if (err instanceof IdmintError) return err;
+  const e = err as { code?: unknown; fatal?: unknown; message?: unknown };
+  if (e && typeof e === 'object' && (e.fatal === true || (typeof e.code === 'string' && UNREACHABLE.has(e.code)))) {
+    return unavailable(`MySQL cannot be reached: ${String(e.message ?? e.code)}`, err);
+  }
+  return err;
+}
 
 export function poolOptions(mysqlUrl: string): mysql.PoolOptions {
   const u = new URL(mysqlUrl);
@@ -48,7 +77,7 @@ export function boundQueries(pool: Pool, ms: number): Pool {
     const timeout = new Promise<never>((_, reject) => {
       timer = lateTimeout(() => {
         timedOut = true;
-        reject(new Error(`MySQL did not answer within ${ms} ms`));
+        reject(unavailable(`MySQL did not answer within ${ms} ms`));
       }, ms);
     });
     const got = pool.getConnection();
@@ -62,11 +91,13 @@ export function boundQueries(pool: Pool, ms: number): Pool {
         (late) => late.release(),
         () => undefined,
       );
-      throw err;
+      throw storeError(err);
     }
     const q = (c.query as (...a: unknown[]) => Promise<unknown>).apply(c, args);
     try {
       return await Promise.race([q, timeout]);
+    } catch (err) {
+      throw storeError(err);
     } finally {
       clearTimeout(timer);
       q.catch(() => undefined);

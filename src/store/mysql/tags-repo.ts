@@ -3,8 +3,9 @@
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { counterLimit, floorAbove } from '../../core/layout.js';
 import type { Mode, TagSpec } from '../../core/tag-spec.js';
-import { IdmintError, invalid } from '../../errors.js';
+import { IdmintError, invalid, unavailable } from '../../errors.js';
 import { lateTimeout } from '../../late-timeout.js';
+import { storeError } from './pool.js';
 
 export interface StoredTag extends TagSpec {
   /** Counts re-creations and moves of this name; part of the tag's Redis keys. */
@@ -99,19 +100,27 @@ async function inTx<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): Promi
     try {
       return await inTxOnce(pool, fn);
     } catch (err) {
-      if (attempt >= 3 || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
+      const retryable = RETRYABLE.has((err as { code?: string }).code ?? '');
+      // Still deadlocked or waiting on a lock after three tries: MySQL is too busy, say retry.
+      if (retryable && attempt >= 3) throw unavailable(`MySQL transaction kept meeting locks: ${(err as Error).message}`, err);
+      if (!retryable) throw err;
     }
   }
 }
 
 async function inTxOnce<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): Promise<T> {
-  const c = await pool.getConnection();
+  let c: PoolConnection;
+  try {
+    c = await pool.getConnection();
+  } catch (err) {
+    throw storeError(err);
+  }
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = lateTimeout(() => {
       timedOut = true;
-      reject(new Error(`MySQL transaction took longer than ${TX_TIMEOUT_MS} ms`));
+      reject(unavailable(`MySQL transaction took longer than ${TX_TIMEOUT_MS} ms`));
     }, TX_TIMEOUT_MS);
   });
   const work = (async () => {
@@ -124,7 +133,7 @@ async function inTxOnce<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): P
     return await Promise.race([work, timeout]);
   } catch (e) {
     if (!timedOut) await c.rollback().catch(() => undefined);
-    throw e;
+    throw storeError(e);
   } finally {
     clearTimeout(timer);
     work.catch(() => undefined);
