@@ -463,7 +463,15 @@ describe('requests after a change do not join a read that began before it', () =
     proxy = await ReplyHoldProxy.start(Number(new URL(names.mysqlUrl).port || 3306));
     // This process reaches MySQL through the proxy; the other process directly.
     const viaProxy = mysqlUrlFor(names.db, `mysql://root@127.0.0.1:${proxy.port}/idmint`);
-    b = await startLocalNode(names, { MYSQL_URL: viaProxy, UDP_PORT: String(await freePort()), TAG_CACHE_MS: '60000', NODE_ID: 'consistency-hold-b' });
+    // It runs no refill worker: a refill transaction held by the proxy would hold the tag's row
+    // lock and keep the other process's admin calls waiting past their bound.
+    b = await startLocalNode(names, {
+      MYSQL_URL: viaProxy,
+      UDP_PORT: String(await freePort()),
+      TAG_CACHE_MS: '60000',
+      NODE_ID: 'consistency-hold-b',
+      REFILL_CONCURRENCY: '0',
+    });
     a = await spawnNode(names, { NODE_ID: 'consistency-hold-a', TAG_CACHE_MS: '60000' });
   });
   after(async () => {
