@@ -47,8 +47,9 @@ describe('client tokens', () => {
     }
   }
 
-  async function streamTake(tag: string, token?: string): Promise<{ op: string; code?: string; ids?: string[] }[]> {
-    const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream`);
+  /** A take of 5 IDs on a new socket: the token in the take message, or in the upgrade's headers. */
+  async function streamTake(tag: string, token?: string, headers: Record<string, string> = {}): Promise<{ op: string; code?: string; ids?: string[] }[]> {
+    const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream`, { headers });
     await new Promise((r, j) => {
       ws.once('open', r);
       ws.once('error', j);
@@ -91,6 +92,17 @@ describe('client tokens', () => {
     );
     const allowed = await streamTake('guarded', token);
     assert.equal(allowed.filter((m) => m.op === 'block').flatMap((m) => m.ids ?? []).length, 5);
+    // The upgrade request's token headers, as on every HTTP route (the TS client sends its
+    // headers there): the token of every take that names none.
+    for (const headers of [{ 'x-idmint-token': token }, { authorization: `bearer ${token}` }]) {
+      const viaHeader = await streamTake('guarded', undefined, headers);
+      assert.equal(viaHeader.filter((m) => m.op === 'block').flatMap((m) => m.ids ?? []).length, 5, JSON.stringify(viaHeader));
+    }
+    const wrongHeader = await streamTake('guarded', undefined, { 'x-idmint-token': 'idm_wrong' });
+    assert.deepEqual(
+      wrongHeader.map((m) => [m.op, m.code]),
+      [['error', 'TAG_NOT_FOUND']],
+    );
 
     assert.equal((await udp({ action: 'get', rule_name: 'guarded', app_name: 'a' })).code, -1);
     const viaUdp = await udp({ action: 'get', rule_name: 'guarded', app_name: 'a', token });

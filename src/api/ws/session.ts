@@ -28,6 +28,11 @@ export interface SessionOptions {
   readonly authorize?: AuthorizeTake;
   /** idmint_errors_total: every refusal is counted (and logged) through noteFailure. */
   readonly errors: ErrorCounter;
+  /**
+   * The client token of the upgrade request's headers (X-Idmint-Token or Authorization: Bearer,
+   * as on every HTTP route): the token of each take that names none of its own.
+   */
+  readonly upgradeToken?: string;
 }
 
 /** Re-check the buffered amount at least this often while waiting (a frame without a callback may drain it). */
@@ -74,6 +79,7 @@ export class StreamSession {
       this.refuse(take.req, 'LIMIT_EXCEEDED', `at most ${this.opts.maxInFlight} takes may be in flight on one socket; wait for a "done"`);
       return;
     }
+    if (take.token === undefined && this.opts.upgradeToken !== undefined) take = { ...take, token: this.opts.upgradeToken };
     this.inFlight.add(take.req);
     void this.run(take).finally(() => this.inFlight.delete(take.req));
   }

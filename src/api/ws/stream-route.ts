@@ -9,6 +9,7 @@ import { IdmintError, invalid } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
 import { errorMessage, MAX_CONTROL_BYTES } from './protocol.js';
 import { noteFailure, type ErrorCounter } from '../errors.js';
+import { clientToken } from '../id-route-spec.js';
 import { StreamSession, type AuthorizeTake } from './session.js';
 
 export interface StreamRouteOptions {
@@ -91,6 +92,7 @@ async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Pro
           chunkIds: config.coalesceMax,
           authorize: opts.authorize,
           errors: opts.errors,
+          upgradeToken: clientToken(request.headers),
         },
         request.log,
       );
