@@ -94,7 +94,7 @@ describe('client tokens', () => {
     assert.equal(allowed.filter((m) => m.op === 'block').flatMap((m) => m.ids ?? []).length, 5);
     // The upgrade request's token headers, as on every HTTP route (the TS client sends its
     // headers there): the token of every take that names none.
-    for (const headers of [{ 'x-idmint-token': token }, { authorization: `bearer ${token}` }]) {
+    for (const headers of [{ 'x-idmint-token': token }, { authorization: `bearer ${token}` }] as Record<string, string>[]) {
       const viaHeader = await streamTake('guarded', undefined, headers);
       assert.equal(viaHeader.filter((m) => m.op === 'block').flatMap((m) => m.ids ?? []).length, 5, JSON.stringify(viaHeader));
     }
