@@ -9,22 +9,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { freePort, waitPort } from '../../tools/child.js';
+import { withRedisPort } from '../../tools/redis-server.js';
 import type { ChildRegistry } from './services.js';
 
 export const SENTINEL_MASTER = 'chaos';
-
-async function ask<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
-  r.on('error', () => undefined);
-  try {
-    await r.connect();
-    return await fn(r);
-  } finally {
-    r.disconnect();
-  }
-}
 
 async function until(what: string, fn: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -85,7 +74,7 @@ export class ChaosSentinel {
   /** host:port of the master, as the first sentinel that answers names it. */
   async master(): Promise<number> {
     for (const p of this.sentinels) {
-      const a = await ask(p, (s) => s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER) as Promise<string[]>).catch(() => undefined);
+      const a = await withRedisPort(p, (s) => s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER) as Promise<string[]>).catch(() => undefined);
       if (a) return Number(a[1]);
     }
     throw new Error('no sentinel answers');
@@ -95,7 +84,7 @@ export class ChaosSentinel {
   async settled(): Promise<boolean> {
     const views = await Promise.all(
       this.sentinels.map((p) =>
-        ask(p, async (s) => {
+        withRedisPort(p, async (s) => {
           const m = (await s.call('SENTINEL', 'MASTER', SENTINEL_MASTER)) as string[];
           const f = (k: string) => m[m.indexOf(k) + 1];
           return f('flags') === 'master' && f('num-slaves') === '1' && f('num-other-sentinels') === '2' ? f('port') : '';
@@ -103,7 +92,7 @@ export class ChaosSentinel {
       ),
     );
     if (!views[0] || views.some((v) => v !== views[0])) return false;
-    const info = await ask(Number(views[0]), (r) => r.info('replication'));
+    const info = await withRedisPort(Number(views[0]), (r) => r.info('replication'));
     return /role:master/.test(info) && /slave0:.*state=online/.test(info);
   }
 
@@ -117,7 +106,7 @@ export class ChaosSentinel {
     const old = await this.master();
     const t0 = Date.now();
     if (forced) {
-      await ask(this.sentinels[0], (s) => s.call('SENTINEL', 'FAILOVER', SENTINEL_MASTER));
+      await withRedisPort(this.sentinels[0], (s) => s.call('SENTINEL', 'FAILOVER', SENTINEL_MASTER));
     } else {
       const p = this.procs.get(old);
       p?.kill('SIGKILL');

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import { withRedisPort } from '../../tools/redis-server.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 import { redisIdentity } from '../../tools/redis-stats.js';
@@ -36,26 +36,15 @@ const script = (cmd: string) =>
     stdio: ['ignore', 'pipe', 'pipe'],
   }).trim();
 
-async function withNode<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
-  r.on('error', () => undefined);
-  try {
-    await r.connect();
-    return await fn(r);
-  } finally {
-    r.disconnect();
-  }
-}
-
 /** The master serving a key's slot: its port and process id. */
 async function masterOf(key: string): Promise<{ port: number; pid: number }> {
-  return withNode(BASE, async (r) => {
+  return withRedisPort(BASE, async (r) => {
     const slot = Number(await r.call('CLUSTER', 'KEYSLOT', key));
     const ranges = (await r.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, ...unknown[]], ...unknown[]][];
     const hit = ranges.find(([lo, hi]) => slot >= lo && slot <= hi);
     assert.ok(hit, `slot ${slot} is served`);
     const port = Number(hit[2][1]);
-    const pid = await withNode(port, async (m) => Number(/process_id:(\d+)/.exec(await m.info('server'))![1]));
+    const pid = await withRedisPort(port, async (m) => Number(/process_id:(\d+)/.exec(await m.info('server'))![1]));
     return { port, pid };
   });
 }
@@ -131,7 +120,7 @@ describe('a Redis Cluster master killed under load', () => {
     // The promoted replica's segment state came from another server: abandoned, not served. The
     // hash now names the promoted server; the nodes count the change, unless the take that met it
     // timed out on the way back (its effect in Redis stands, the count is lost).
-    const [rid, identity] = await withNode(promoted.port, async (r) => [await r.hget(key, 'rid'), await redisIdentity(r)]);
+    const [rid, identity] = await withRedisPort(promoted.port, async (r) => [await r.hget(key, 'rid'), await redisIdentity(r)]);
     assert.equal(rid, identity, 'the state of the global tag was written afresh by the promoted server');
     const changes = await instanceChanges(
       nodes.map((n) => n.url),

@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { withRedisPort } from '../../tools/redis-server.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
 import {
@@ -45,20 +46,9 @@ const BACK_WITHIN_MS = 10000;
 const TAGS = ['g', 'n', 'sf', 'r'];
 const LEASE_TTL_MS = 6000;
 
-async function withServer<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
-  r.on('error', () => undefined);
-  try {
-    await r.connect();
-    return await fn(r);
-  } finally {
-    r.disconnect();
-  }
-}
-
 /** host:port of the master as the sentinels name it. */
 const masterAddr = (sentinelPort: number) =>
-  withServer(sentinelPort, async (s) => ((await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'idmint')) as string[]).join(':'));
+  withRedisPort(sentinelPort, async (s) => ((await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'idmint')) as string[]).join(':'));
 
 /** The first +switch-master a sentinel announces from now on: resolves with its time (performance.now()). */
 async function nextSwitch(sentinelPort: number): Promise<{ at: Promise<number>; close: () => void }> {
@@ -74,7 +64,7 @@ async function groupSettled(sentinels: number[]): Promise<boolean> {
   const addrs = await Promise.all(sentinels.map(masterAddr));
   if (new Set(addrs).size !== 1) return false;
   const port = Number(addrs[0].split(':')[1]);
-  const info = await withServer(port, (r) => r.info('replication'));
+  const info = await withRedisPort(port, (r) => r.info('replication'));
   return /role:master/.test(info) && /connected_slaves:1/.test(info) && /slave0:.*state=online/.test(info);
 }
 
@@ -179,7 +169,7 @@ describe('Redis Sentinel failovers under load', () => {
     assert.equal(new Set(seen).size, 6, 'six distinct IDs');
     // Its segment lives on the master the sentinels name.
     const port = Number(master.split(':')[1]);
-    assert.equal(await withServer(port, (r) => r.exists(nodes[0].rt.keys.segment('on-s', 1, 0))), 1);
+    assert.equal(await withRedisPort(port, (r) => r.exists(nodes[0].rt.keys.segment('on-s', 1, 0))), 1);
   });
 
   it('never duplicates or goes backwards across a forced failover and a killed master, and resumes within the bound', { timeout: 150000 }, async () => {
@@ -208,9 +198,9 @@ describe('Redis Sentinel failovers under load', () => {
         const sw = await nextSwitch(sentinels[2]);
         const faultAt = now();
         if (fault === 'SENTINEL FAILOVER') {
-          assert.equal(await withServer(sentinels[0], (s) => s.call('SENTINEL', 'FAILOVER', 'idmint')), 'OK');
+          assert.equal(await withRedisPort(sentinels[0], (s) => s.call('SENTINEL', 'FAILOVER', 'idmint')), 'OK');
         } else {
-          const pid = await withServer(Number(old.split(':')[1]), async (m) => Number(/process_id:(\d+)/.exec(await m.info('server'))![1]));
+          const pid = await withRedisPort(Number(old.split(':')[1]), async (m) => Number(/process_id:(\d+)/.exec(await m.info('server'))![1]));
           process.kill(pid, 'SIGKILL');
         }
         const switchAt = await sw.at;
