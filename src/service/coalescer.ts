@@ -114,6 +114,11 @@ export class Coalescer {
     return !this.running && this.inFlight === 0 && this.queue.length === 0;
   }
 
+  /** The measured round trip of a pipelined take, ms (0: none measured yet). */
+  get roundTripMs(): number {
+    return this.rttMs;
+  }
+
   /** The next take is held back after a reply (linger), waiting for requests to come back. */
   get lingering(): boolean {
     return this.lingerTimer !== undefined;
