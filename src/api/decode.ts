@@ -15,7 +15,7 @@ export const DECODE_ID = /^[0-9]{1,19}$/;
 /** Decodes an ID of a tag the token opens (a protected tag's layout is not told to anyone else). */
 export async function decodeId(ids: IdService, tagName: string, idText: string, token: string | undefined): Promise<Decoded> {
   if (!DECODE_ID.test(idText)) throw invalid('id must be a decimal of 1 to 19 digits');
-  const tag = await ids.access(tagName, token);
+  const tag = await ids.reads.access(tagName, token);
   // Rule IDs are rendered strings: a number has no seq, shard or time to decode back to.
   if (tag.rule) throw invalid(`tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`);
   const id = BigInt(idText);

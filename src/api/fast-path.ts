@@ -62,7 +62,7 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
     const text = wantsText(h.accept);
     let got: string | Promise<string> | undefined;
     try {
-      got = ids.issueFromMemory(tag, opts);
+      got = ids.issue({ ...opts, tag, as: 'one', stepAside: true });
     } catch {
       return false; // e.g. the tag needs a token: the router answers with the error
     }

@@ -1,7 +1,7 @@
 // Bulk takes, for consumers that want IDs by the hundred thousand (the websocket stream and
 // gRPC Take; docs/STREAM.md): what such a take asks for, whether its format suits the tag, and
 // where its IDs come from, a chunk at a time: segment tags as counter runs with their packing
-// (one IdService.takeRuns per chunk), snowflake tags as decimal strings, rule tags as rendered
+// (one `runs` request of the ID service per chunk), snowflake tags as decimal strings, rule tags as rendered
 // strings. Before anything is taken, the service checks that the tag exists and that the
 // token and parameters fit it. Transports parse a take into a BulkTake and encode its chunks.
 import { packing, type Packing } from '../core/layout.js';
@@ -95,18 +95,18 @@ function checkSegment(tag: StoredTag, t: BulkTake): void {
 
 /** Where the chunks of a take come from: refused (a coded error) before anything is taken when the tag, token, options or format do not fit. */
 export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSource> {
-  const opts = { key: t.key, app: t.app, salt: t.salt, token: t.token };
-  const tag = await ids.resolve(t.tag, opts);
+  const opts = { tag: t.tag, key: t.key, app: t.app, salt: t.salt, token: t.token };
+  const tag = await ids.prepare({ ...opts, as: 'ids', count: t.count });
   if (tag.rule) {
     if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
-    return { compact: false, next: async (n) => ({ kind: 'strings', ids: await ids.issue(t.tag, n, opts) }) };
+    return { compact: false, next: async (n) => ({ kind: 'strings', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
   }
-  if (tag.mode === 'snowflake') return { compact: false, next: async (n) => ({ kind: 'decimals', ids: await ids.issue(t.tag, n, opts) }) };
+  if (tag.mode === 'snowflake') return { compact: false, next: async (n) => ({ kind: 'decimals', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
   checkSegment(tag, t);
   return {
     compact: true,
     next: async (n) => {
-      const issued = await ids.takeRuns(t.tag, n, opts);
+      const issued = await ids.issue({ ...opts, as: 'runs', count: n });
       // The tag may have been re-created with another layout since the take began.
       checkSegment(issued.tag, t);
       return { kind: 'runs', runs: issued.runs, count: n, packing: packing(issued.tag, issued.shard) };

@@ -84,7 +84,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     try {
       const { tag, count, opts } = parseNext(call.request, call.metadata);
       // As the HTTP route: an ID at hand in memory is answered at once.
-      const got = ids.issue(tag, count, opts);
+      const got = ids.issue({ ...opts, tag, as: 'ids', count });
       if (got instanceof Promise) got.then(done, fail);
       else done(got);
     } catch (err) {

@@ -1,6 +1,6 @@
 // The ID routes: one ID, a batch, decoding, and Leaf's plain-text route.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { invalid } from '../../errors.js';
+import type { Mode } from '../../core/tag-spec.js';
 import type { IdService } from '../../service/id-service.js';
 import { MAX_BATCH } from '../../service/id-options.js';
 import { decodeId } from '../decode.js';
@@ -28,7 +28,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
   const { ids } = opts;
 
   /** One ID: at once when the service answers from memory, else a promise. */
-  const one = (req: OneRequest) => ids.issue(req.params.tag, 1, { ...req.query, token: clientToken(req.headers) });
+  const one = (req: OneRequest) => ids.issue({ ...req.query, tag: req.params.tag, as: 'one', token: clientToken(req.headers) });
 
   // The route spec (path, tag, negotiation, token, closing answer) is shared with the
   // pre-router path: id-route-spec.ts.
@@ -42,7 +42,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
       },
     },
     (req, reply) => {
-      const send = (got: string[]) => (wantsText(req.headers.accept) ? reply.type(TEXT_TYPE).send(got[0]) : reply.send({ id: got[0] }));
+      const send = (id: string) => (wantsText(req.headers.accept) ? reply.type(TEXT_TYPE).send(id) : reply.send({ id }));
       // Served from memory without a promise when the ID is at hand.
       const got = one(req);
       if (got instanceof Promise) got.then(send, (err: unknown) => reply.send(err));
@@ -64,7 +64,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
       },
     },
-    async (req) => ({ ids: await ids.issue(req.params.tag, req.query.count, { ...req.query, token: clientToken(req.headers) }) }),
+    async (req) => ({ ids: await ids.issue({ ...req.query, tag: req.params.tag, as: 'ids', token: clientToken(req.headers) }) }),
   );
 
   // Leaf-compatible: the bare ID as text.
@@ -75,10 +75,14 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         schema: { params: tagParam, querystring: { type: 'object', properties: keyQuery } },
       },
       async (req, reply: FastifyReply) => {
-        // The token first: a tag the request may not use is not described.
-        const tag = await ids.access(req.params.tag, clientToken(req.headers));
-        if (tag.mode !== mode) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; use ${routeOf(tag.mode, tag.tag)}`);
-        return reply.type('text/plain').send((await one(req))[0]);
+        const id = await ids.issue({
+          ...req.query,
+          tag: req.params.tag,
+          as: 'one',
+          token: clientToken(req.headers),
+          accepts: { modes: [mode], elsewhere: routeOf },
+        });
+        return reply.type('text/plain').send(id);
       },
     );
   }
@@ -99,6 +103,6 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
 }
 
 /** The route that serves one ID of a tag of this mode: Leaf's for its two modes, idmint's own for rules. */
-function routeOf(mode: string, tag: string): string {
+function routeOf(mode: Mode, tag: string): string {
   return mode === 'rule' ? `/v1/id/${tag}?app=<app>` : `/api/${mode}/get/${tag}`;
 }
