@@ -4,23 +4,15 @@ import type { Mode } from '../../core/tag-spec.js';
 import type { IdService } from '../../service/id-service.js';
 import { MAX_BATCH } from '../../service/id-options.js';
 import { decodeId } from '../decode.js';
-import { clientToken, ID_ROUTE, TEXT_TYPE, wantsText } from '../id-route-spec.js';
+import { clientToken, ID_QUERY, ID_ROUTE, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
 
-const keyQuery = {
-  key: { type: 'string', maxLength: 256 },
-  app: { type: 'string', maxLength: 64 },
-  salt: { type: 'string', maxLength: 64 },
-} as const;
+const keyQuery = ID_QUERY;
 
 interface TagParams {
   tag: string;
 }
-interface KeyQuery {
-  key?: string;
-  app?: string;
-  salt?: string;
-}
+type KeyQuery = IdQuery;
 
 type OneRequest = FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>;
 
