@@ -12,7 +12,7 @@ import type { StoredTag } from '../store/mysql/tags-repo.js';
 import { admit } from './client-tokens.js';
 import type { CoalescerDeps } from './coalescer.js';
 import { IdReads } from './id-reads.js';
-import { checkRequest, countOf, type HeldRequest, type IdsRequest, type IssueRequest, type OneRequest, type RunsRequest } from './issue-request.js';
+import { carries, checkRequest, countOf, type HeldRequest, type IdsRequest, type IssueRequest, type OneRequest, type RunsRequest } from './issue-request.js';
 import { modeSources, type ModeDeps } from './mode-sources.js';
 import { RuleTemplates } from './rule-mode.js';
 import { enabled, SegmentMode, type Issued } from './segment-mode.js';
@@ -112,7 +112,7 @@ export class IdService {
   /** One ID from memory (undefined: the full way must answer), for a request of no particular caller. */
   private memory(req: OneRequest | IdsRequest): string | Promise<string> | undefined {
     const tag = this.registry.peek(req.tag);
-    if (tag === undefined || !tag.enabled || req.accepts !== undefined) return undefined;
+    if (tag === undefined || !tag.enabled || !carries(tag, req.accepts)) return undefined;
     const s = this.sources.current(tag);
     if (s === undefined) return undefined;
     this.admitted(req.tag, tag, req.token);

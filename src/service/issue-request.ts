@@ -100,3 +100,13 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
     throw invalid(`${a.maxCount.name} ${n} is above the largest, ${a.maxCount.max}; no IDs were handed out`);
   }
 }
+
+/**
+ * The caller's protocol carries the tag's IDs (Accepts' modes and plain IDs), for the answer
+ * from memory; when it does not, the full way refuses with checkRequest's message.
+ */
+export function carries(tag: StoredTag, a: Accepts | undefined): boolean {
+  if (a === undefined) return true;
+  if (a.modes !== undefined && !a.modes.includes(tag.mode)) return false;
+  return !a.plain || (tag.mode === 'segment' && !tag.rule && tag.layout === 'plain');
+}
