@@ -9,6 +9,7 @@
 // Redis Cluster the records lie in the tag's slot.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
 import { fingerprintOf } from '../../src/core/idempotency-key.js';
 import { IdmintError, type ErrorCode } from '../../src/errors.js';
 import { Metrics } from '../../src/metrics/metrics.js';
@@ -31,8 +32,12 @@ interface Side {
   issue(tag: string, key: string, count: number, shape?: string): Promise<{ answer: string[]; taken: string[] | undefined }>;
 }
 
-async function side(names: ReturnType<typeof testNames>, maxKeys = 100_000, retention?: number): Promise<Side> {
-  const node = await startLocalNode(names);
+async function side(names: ReturnType<typeof testNames>): Promise<Side> {
+  return keysOn(await startLocalNode(names));
+}
+
+/** Idempotency keys of their own (bound, retention in seconds) on a node's connections. */
+function keysOn(node: LocalNode, maxKeys = 100_000, retention?: number): Side {
   const metrics = new Metrics({ defaultMetrics: false });
   const records = new IdempotencyRecords(node.rt.segments, node.rt.keys);
   const keys = new IdempotencyKeys(records, { maxKeys, counters: metrics.idempotency });
@@ -141,6 +146,29 @@ describe('idempotency keys', () => {
     }
   });
 
+  it('answers UNAVAILABLE, never the IDs it took, when the answer cannot be kept', async () => {
+    // A connection that is never opened: every command fails at once, as with Redis away.
+    const away = new Redis({ lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    try {
+      const keys = new IdempotencyKeys(new IdempotencyRecords({ connection: () => away }, a.node.rt.keys), { maxKeys: 10 });
+      const tag = await a.node.rt.ids.resolve('orders');
+      let taken: string[] = [];
+      const e = await refusedWith(
+        keys.issue(tag, 'unkept-1', fingerprintOf({ count: 2, shape: 'ids' }), 2, async () => (taken = await a.node.rt.ids.issue('orders', 2))),
+        'UNAVAILABLE',
+        /could not be kept .*no ID was given, retry with the same key/,
+      );
+      assert.equal(taken.length, 2, 'the IDs were taken');
+      assert.equal(e.retryAfter, 1);
+      // Nothing was kept: the retry is a first request.
+      const retry = await a.issue('orders', 'unkept-1', 2);
+      assert.deepEqual(retry.answer, retry.taken);
+      assert.ok(BigInt(retry.answer[0]) > BigInt(taken[1]));
+    } finally {
+      away.disconnect();
+    }
+  });
+
   it('still answers a kept answer once the tag has run out, and refuses new keys as any request', async () => {
     await createTag(a.node.url, { tag: 'small', step: 10, min_step: 10, max_id_limit: 12 });
     const first = await a.issue('small', 'last-1', 5);
@@ -160,21 +188,23 @@ describe('idempotency keys', () => {
 
   it('forgets a key once the tag’s retention has passed', async () => {
     await createTag(a.node.url, { tag: 'brief' });
-    const short = await side(names, 100_000, 1);
-    try {
+    const short = keysOn(b.node, 100_000, 3);
+    {
       const first = await short.issue('brief', 'expires-1', 2);
       assert.deepEqual((await short.issue('brief', 'expires-1', 2)).answer, first.answer, 'kept within the retention');
+      // A key of the default retention (a day) keeps the tag's index alive past the short one.
+      const stays = await a.issue('brief', 'stays-1', 1);
       const tag = await short.node.rt.ids.resolve('brief');
-      assert.equal(await short.keys.held(tag), 1);
+      assert.equal(await short.keys.held(tag), 2);
       const ttl = await short.node.rt.segments.connection().pttl(short.node.rt.keys.idempotencyRecord('brief', tag.epoch, 'expires-1'));
-      assert.ok(ttl > 0 && ttl <= 1000, `the record expires with the retention (PTTL ${ttl})`);
-      await waitFor('the key to expire', async () => (await short.records.lookup(tag, 'expires-1')) === undefined, 10_000);
-      await waitFor('the tag to hold no live key', async () => (await short.keys.held(tag)) === 0, 10_000);
+      assert.ok(ttl > 0 && ttl <= 3000, `the record expires with the retention (PTTL ${ttl})`);
+      await waitFor('the key to expire', async () => (await short.records.lookup(tag, 'expires-1')) === undefined, 20_000);
+      assert.equal(await short.keys.held(tag), 1, 'an expired key is not counted as held');
       const later = await short.issue('brief', 'expires-1', 2);
       assert.deepEqual(later.answer, later.taken, 'served as a first request');
       assert.ok(BigInt(later.answer[0]) > BigInt(first.answer[1]));
-    } finally {
-      await short.node.close();
+      assert.equal(await short.keys.held(tag), 2);
+      assert.deepEqual((await a.issue('brief', 'stays-1', 1)).answer, stays.answer, 'the other key is still kept');
     }
   });
 
@@ -232,8 +262,8 @@ describe('idempotency keys', () => {
 
   it('refuses a new key once the tag holds IDEMPOTENCY_MAX_KEYS live keys, and still answers the kept ones', async () => {
     await createTag(a.node.url, { tag: 'bounded' });
-    const few = await side(names, 3);
-    try {
+    const few = keysOn(b.node, 3);
+    {
       const kept = await few.issue('bounded', 'b-1', 1);
       await few.issue('bounded', 'b-2', 1);
       await few.issue('bounded', 'b-3', 1);
@@ -243,8 +273,21 @@ describe('idempotency keys', () => {
       assert.equal(await counterValue(few.metrics, 'idmint_idempotency_keys_full_total', 'bounded'), 1);
       assert.deepEqual((await few.issue('bounded', 'b-1', 1)).answer, kept.answer, 'a kept key is answered when full');
       assert.equal(await few.keys.held(await few.node.rt.ids.resolve('bounded')), 3);
-    } finally {
-      await few.node.close();
     }
+  });
+
+  it('counts only live keys against the bound: an expired key makes room', async () => {
+    await createTag(a.node.url, { tag: 'roomy' });
+    const long = keysOn(a.node, 2);
+    const short = keysOn(b.node, 2, 3);
+    const tag = await a.node.rt.ids.resolve('roomy');
+    await long.issue('roomy', 'long-1', 1);
+    await short.issue('roomy', 'short-1', 1);
+    const e = await refusedWith(long.issue('roomy', 'long-2', 1), 'IDEMPOTENCY_KEYS_FULL');
+    assert.ok(e.retryAfter !== undefined && e.retryAfter >= 1 && e.retryAfter <= 3, `Retry-After ${e.retryAfter}: when the short key expires`);
+    await waitFor('the short key to expire', async () => (await long.keys.held(tag)) === 1, 20_000);
+    const room = await long.issue('roomy', 'long-2', 1);
+    assert.deepEqual(room.answer, room.taken);
+    assert.equal(await long.keys.held(tag), 2);
   });
 });
