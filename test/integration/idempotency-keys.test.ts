@@ -47,10 +47,16 @@ function keysOn(node: LocalNode, maxKeys = 100_000, retention?: number): Side {
     records,
     metrics,
     async issue(name, key, count, shape = 'ids') {
-      let tag = await node.rt.ids.resolve(name);
+      let tag = await node.rt.ids.prepare({ tag: name, as: 'ids', count: 1 });
       if (retention !== undefined) tag = { ...tag, keyRetentionSeconds: retention } as StoredTag;
       let taken: string[] | undefined;
-      const answer = await keys.issue(tag, key, fingerprintOf({ count, shape }), count, async () => (taken = await node.rt.ids.issue(name, count)));
+      const answer = await keys.issue(
+        tag,
+        key,
+        fingerprintOf({ count, shape }),
+        count,
+        async () => (taken = await node.rt.ids.issue({ tag: name, as: 'ids', count: count })),
+      );
       return { answer, taken };
     },
   };
@@ -151,10 +157,16 @@ describe('idempotency keys', () => {
     const away = new Redis({ lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     try {
       const keys = new IdempotencyKeys(new IdempotencyRecords({ connection: () => away }, a.node.rt.keys), { maxKeys: 10 });
-      const tag = await a.node.rt.ids.resolve('orders');
+      const tag = await a.node.rt.ids.prepare({ tag: 'orders', as: 'ids', count: 1 });
       let taken: string[] = [];
       const e = await refusedWith(
-        keys.issue(tag, 'unkept-1', fingerprintOf({ count: 2, shape: 'ids' }), 2, async () => (taken = await a.node.rt.ids.issue('orders', 2))),
+        keys.issue(
+          tag,
+          'unkept-1',
+          fingerprintOf({ count: 2, shape: 'ids' }),
+          2,
+          async () => (taken = await a.node.rt.ids.issue({ tag: 'orders', as: 'ids', count: 2 })),
+        ),
         'UNAVAILABLE',
         /could not be kept .*no ID was given, retry with the same key/,
       );
@@ -174,10 +186,10 @@ describe('idempotency keys', () => {
     const first = await a.issue('small', 'last-1', 5);
     assert.deepEqual(first.answer, ['1', '2', '3', '4', '5']);
     // Unkeyed requests take the rest.
-    const rest = await a.node.rt.ids.issue('small', 7);
+    const rest = await a.node.rt.ids.issue({ tag: 'small', as: 'ids', count: 7 });
     assert.deepEqual(rest, ['6', '7', '8', '9', '10', '11', '12']);
     await refusedWith(
-      Promise.resolve().then(() => a.node.rt.ids.issue('small', 1)),
+      Promise.resolve().then(() => a.node.rt.ids.issue({ tag: 'small', as: 'ids', count: 1 })),
       'ID_SPACE_EXHAUSTED',
     );
     assert.deepEqual((await a.issue('small', 'last-1', 5)).answer, first.answer, 'the replay is served');
@@ -194,7 +206,7 @@ describe('idempotency keys', () => {
       assert.deepEqual((await short.issue('brief', 'expires-1', 2)).answer, first.answer, 'kept within the retention');
       // A key of the default retention (a day) keeps the tag's index alive past the short one.
       const stays = await a.issue('brief', 'stays-1', 1);
-      const tag = await short.node.rt.ids.resolve('brief');
+      const tag = await short.node.rt.ids.prepare({ tag: 'brief', as: 'ids', count: 1 });
       assert.equal(await short.keys.held(tag), 2);
       const ttl = await short.node.rt.segments.connection().pttl(short.node.rt.keys.idempotencyRecord('brief', tag.epoch, 'expires-1'));
       assert.ok(ttl > 0 && ttl <= 3000, `the record expires with the retention (PTTL ${ttl})`);
@@ -209,7 +221,7 @@ describe('idempotency keys', () => {
   });
 
   it('refuses keys that are not 1 to 255 visible ASCII characters, and more than 1000 IDs, before taking any', async () => {
-    const tag = await a.node.rt.ids.resolve('orders');
+    const tag = await a.node.rt.ids.prepare({ tag: 'orders', as: 'ids', count: 1 });
     let took = 0;
     const take = async () => {
       took++;
@@ -238,7 +250,7 @@ describe('idempotency keys', () => {
 
   it('keeps the records in the tag’s slot and counts the live keys of each tag', async () => {
     await createTag(a.node.url, { tag: 'counted' });
-    const tag = await a.node.rt.ids.resolve('counted');
+    const tag = await a.node.rt.ids.prepare({ tag: 'counted', as: 'ids', count: 1 });
     assert.equal(await a.keys.held(tag), 0);
     for (const k of ['c-1', 'c-2', 'c-{3}']) await a.issue('counted', k, 1);
     await a.issue('counted', 'c-1', 1); // a replay holds no new key
@@ -272,7 +284,7 @@ describe('idempotency keys', () => {
       assert.ok(e.retryAfter !== undefined && e.retryAfter >= 1 && e.retryAfter <= 86400, `Retry-After ${e.retryAfter}`);
       assert.equal(await counterValue(few.metrics, 'idmint_idempotency_keys_full_total', 'bounded'), 1);
       assert.deepEqual((await few.issue('bounded', 'b-1', 1)).answer, kept.answer, 'a kept key is answered when full');
-      assert.equal(await few.keys.held(await few.node.rt.ids.resolve('bounded')), 3);
+      assert.equal(await few.keys.held(await few.node.rt.ids.prepare({ tag: 'bounded', as: 'ids', count: 1 })), 3);
     }
   });
 
@@ -280,7 +292,7 @@ describe('idempotency keys', () => {
     await createTag(a.node.url, { tag: 'roomy' });
     const long = keysOn(a.node, 2);
     const short = keysOn(b.node, 2, 3);
-    const tag = await a.node.rt.ids.resolve('roomy');
+    const tag = await a.node.rt.ids.prepare({ tag: 'roomy', as: 'ids', count: 1 });
     await long.issue('roomy', 'long-1', 1);
     await short.issue('roomy', 'short-1', 1);
     const e = await refusedWith(long.issue('roomy', 'long-2', 1), 'IDEMPOTENCY_KEYS_FULL');

@@ -4,7 +4,7 @@ import type { Mode } from '../../core/tag-spec.js';
 import type { IdService } from '../../service/id-service.js';
 import { MAX_BATCH } from '../../service/id-options.js';
 import { decodeId } from '../decode.js';
-import { clientToken, ID_QUERY, ID_ROUTE, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
+import { clientToken, ID_QUERY, ID_ROUTE, idempotencyKey, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
 
 const keyQuery = ID_QUERY;
@@ -20,7 +20,8 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
   const { ids } = opts;
 
   /** One ID: at once when the service answers from memory, else a promise. */
-  const one = (req: OneRequest) => ids.issue({ ...req.query, tag: req.params.tag, as: 'one', token: clientToken(req.headers) });
+  const one = (req: OneRequest) =>
+    ids.issue({ ...req.query, tag: req.params.tag, as: 'one', token: clientToken(req.headers), idempotencyKey: idempotencyKey(req.headers) });
 
   // The route spec (path, tag, negotiation, token, closing answer) is shared with the
   // pre-router path: id-route-spec.ts.
@@ -56,7 +57,9 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
       },
     },
-    async (req) => ({ ids: await ids.issue({ ...req.query, tag: req.params.tag, as: 'ids', token: clientToken(req.headers) }) }),
+    async (req) => ({
+      ids: await ids.issue({ ...req.query, tag: req.params.tag, as: 'ids', token: clientToken(req.headers), idempotencyKey: idempotencyKey(req.headers) }),
+    }),
   );
 
   // Leaf-compatible: the bare ID as text.
