@@ -37,6 +37,11 @@ export interface BulkTake {
   readonly salt?: string;
   /** A client token, for tags that have tokens. */
   readonly token?: string;
+  /**
+   * An idempotency key: the take's IDs are the answer kept for the key (at most 1000 IDs),
+   * taken as one list and sent in the take's format.
+   */
+  readonly idempotencyKey?: string;
 }
 
 export type Chunk =
@@ -52,6 +57,8 @@ export interface ChunkSource {
   next(n: number): Promise<Chunk>;
   /** Chunks are counter runs (a few numbers whatever their size), not one string per ID. */
   readonly compact: boolean;
+  /** The whole take is one chunk (a keyed take: its answer is one request's). */
+  readonly whole?: boolean;
 }
 
 /**
@@ -62,7 +69,7 @@ export interface ChunkSource {
  * after the chunks before it were yielded.
  */
 export async function* takeChunks(source: ChunkSource, t: BulkTake, chunkIds: number, stopped: () => boolean): AsyncGenerator<Chunk> {
-  const size = source.compact ? Math.max(t.block, chunkIds) : t.block;
+  const size = source.whole ? t.count : source.compact ? Math.max(t.block, chunkIds) : t.block;
   let left = t.count;
   const take = (): Promise<Chunk> => {
     const n = Math.min(left, size);
@@ -97,6 +104,17 @@ function checkSegment(tag: StoredTag, t: BulkTake): void {
 export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSource> {
   const opts = { tag: t.tag, key: t.key, app: t.app, salt: t.salt, token: t.token };
   const tag = await ids.prepare({ ...opts, as: 'ids', count: t.count });
+  if (t.idempotencyKey !== undefined) {
+    // Checked as a segment take is, then issued as one keyed list of IDs.
+    if (tag.rule && t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
+    if (tag.mode === 'segment' && !tag.rule) checkSegment(tag, t);
+    const kind = tag.rule ? 'strings' : 'decimals';
+    return {
+      compact: false,
+      whole: true,
+      next: async (n) => ({ kind, ids: await ids.issue({ ...opts, as: 'ids', count: n, idempotencyKey: t.idempotencyKey }) }),
+    };
+  }
   if (tag.rule) {
     if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
     return { compact: false, next: async (n) => ({ kind: 'strings', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
