@@ -7,9 +7,12 @@
 // with the transport's code for IDEMPOTENCY_KEY_MISMATCH, a bad key is refused, and a caller
 // without the tag's token never sees a kept answer.
 import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { status, type ServiceError } from '@grpc/grpc-js';
 import WebSocket from 'ws';
+import { IdmintClient, IdmintClientError } from '../../src/client/index.js';
 import { freePort } from '../../tools/child.js';
 import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { IdsClient } from '../../tools/grpc-client.js';
@@ -215,6 +218,94 @@ describe('idempotency keys on every transport', () => {
       // A client that sends no key (id_server's) gets a new ID each time.
       const plain = { action: 'get', rule_name: 'o2o', app_name: 'shop' };
       assert.notEqual((await ask(plain)).data, (await ask(plain)).data);
+    });
+  });
+  describe('TS client', () => {
+    /**
+     * A front of the node that handles each request as `plan` says for its attempt number:
+     * 'pass' forwards it, 'lose' forwards it and then drops the connection instead of
+     * answering (the IDs were issued and kept, the answer lost), 'busy' answers 503 UNAVAILABLE.
+     */
+    async function front(
+      plan: (attempt: number) => 'pass' | 'lose' | 'busy',
+    ): Promise<{ url: string; seen: unknown[]; keys: (string | undefined)[]; close(): void }> {
+      const seen: unknown[] = [];
+      const keys: (string | undefined)[] = [];
+      const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+        const step = plan(keys.length);
+        keys.push(req.headers['idempotency-key'] as string | undefined);
+        if (step === 'busy') {
+          res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' });
+          res.end('{"error":{"code":"UNAVAILABLE","message":"busy"}}');
+          return;
+        }
+        const headers: Record<string, string> = {};
+        if (req.headers['idempotency-key'] !== undefined) headers['idempotency-key'] = req.headers['idempotency-key'] as string;
+        void fetch(`${url}${req.url}`, { headers }).then(async (r) => {
+          const text = await r.text();
+          seen.push(JSON.parse(text));
+          if (step === 'lose') req.socket.destroy();
+          else {
+            res.writeHead(r.status, { 'content-type': 'application/json' });
+            res.end(text);
+          }
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        seen,
+        keys,
+        close: () => server.close(),
+      };
+    }
+
+    it('sends the key, and gets the same IDs again', async () => {
+      const client = new IdmintClient({ url });
+      try {
+        const first = await client.ids('web', 3, { idempotencyKey: 'c-1' });
+        assert.deepEqual(await client.ids('web', 3, { idempotencyKey: 'c-1' }), first);
+        const one = await client.id('web', { idempotencyKey: 'c-2' });
+        assert.equal(await client.id('web', { idempotencyKey: 'c-2' }), one);
+        const taken = await client.take('web', 4, { idempotencyKey: 'c-3' });
+        assert.deepEqual(await client.take('web', 4, { idempotencyKey: 'c-3', format: 'json' }), taken);
+        await assert.rejects(client.ids('web', 2, { idempotencyKey: 'c-1' }), (e: IdmintClientError) => e.code === 'IDEMPOTENCY_KEY_MISMATCH');
+      } finally {
+        client.close();
+      }
+    });
+
+    it('retries a call whose answer was lost with the same key, and gets the IDs of that answer', async () => {
+      const f = await front((attempt) => (attempt === 0 ? 'lose' : 'pass'));
+      try {
+        const ids = await new IdmintClient({ url: f.url }).ids('web', 3, { idempotencyKey: 'c-lost' });
+        assert.deepEqual(f.keys, ['c-lost', 'c-lost']);
+        assert.deepEqual((f.seen[0] as { ids: string[] }).ids.map(BigInt), ids, 'the answer that was lost is the one given');
+      } finally {
+        f.close();
+      }
+    });
+
+    it('retries UNAVAILABLE, at most `retries` times, and never a call without a key', async () => {
+      const busy = await front((attempt) => (attempt < 2 ? 'busy' : 'pass'));
+      try {
+        assert.equal((await new IdmintClient({ url: busy.url }).ids('web', 2, { idempotencyKey: 'c-busy' })).length, 2);
+        assert.equal(busy.keys.length, 3);
+      } finally {
+        busy.close();
+      }
+      const down = await front(() => 'lose');
+      try {
+        await assert.rejects(
+          new IdmintClient({ url: down.url, retries: 2 }).id('web', { idempotencyKey: 'c-down' }),
+          (e: IdmintClientError) => e.code === 'DISCONNECTED',
+        );
+        assert.equal(down.keys.length, 3, 'the first try and 2 retries');
+        await assert.rejects(new IdmintClient({ url: down.url }).id('web'), (e: IdmintClientError) => e.code === 'DISCONNECTED');
+        assert.equal(down.keys.length, 4, 'a call without a key is not retried');
+      } finally {
+        down.close();
+      }
     });
   });
 });
