@@ -48,6 +48,8 @@ export interface Runtime {
   readonly subscriber: RedisClient;
   /** Issues IDs for every transport. */
   readonly ids: IdService;
+  /** The kept answers of idempotency keys (the ID service serves keyed requests through them). */
+  readonly idempotency: IdempotencyKeys;
   readonly leases: LeaseManager;
   readonly leaseStore: LeaseStore;
   readonly clock: Clock;
@@ -103,6 +105,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     log,
     (bits) => metrics.counterRegressions.inc({ tag: `ws${bits}`, kind: 'worker_space' }),
   );
+  const idempotency = new IdempotencyKeys(new IdempotencyRecords(segments, keys), { maxKeys: config.idempotencyMaxKeys, counters: metrics.idempotency });
   const ids = new IdService(
     registry,
     {
@@ -119,7 +122,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     },
     { leases, clock, maxBackMs: config.clockMaxBackMs },
     { revealProtected: config.revealProtectedTags },
-    new IdempotencyKeys(new IdempotencyRecords(segments, keys), { maxKeys: config.idempotencyMaxKeys, counters: metrics.idempotency }),
+    idempotency,
   );
   const workers = await startWorkers({ config, conns, keys, leases, leaseStore, tags, counters, segments, metrics, log });
   const { leaseScheduler, refillWorker } = workers;
@@ -140,6 +143,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     registry,
     subscriber,
     ids,
+    idempotency,
     leases,
     leaseStore,
     clock,

@@ -105,6 +105,19 @@ describe('idempotency keys on every transport', () => {
       assert.deepEqual((await http('/v1/ids/guarded?count=2', 'h-guarded', auth)).body, first.body);
     });
 
+    it('shows the live keys of a tag on its admin view', async () => {
+      await createTag(url, { tag: 'viewed' });
+      const held = async () => {
+        const r = await fetch(`${url}/v1/admin/tags/viewed`, { headers: adminHeaders });
+        return ((await r.json()) as { state: { idempotency_keys: number } }).state.idempotency_keys;
+      };
+      assert.equal(await held(), 0);
+      await http('/v1/ids/viewed?count=1', 'v-1');
+      await http('/v1/ids/viewed?count=1', 'v-2');
+      await http('/v1/ids/viewed?count=1', 'v-1');
+      assert.equal(await held(), 2);
+    });
+
     it('serves a kept answer for a tag disabled since, and refuses new keys as any request', async () => {
       await createTag(url, { tag: 'paused' });
       const first = await http('/v1/ids/paused?count=2', 'h-paused');
