@@ -105,6 +105,22 @@ describe('idempotency keys on every transport', () => {
       assert.deepEqual((await http('/v1/ids/guarded?count=2', 'h-guarded', auth)).body, first.body);
     });
 
+    it('keeps the answers of every mode: order node, sharded, snowflake, rule', async () => {
+      await createTag(url, { tag: 'near', order: 'node' });
+      await createTag(url, { tag: 'split', layout: 'sharded', shards: 4 });
+      await createTag(url, { tag: 'flake', mode: 'snowflake' });
+      for (const path of ['/v1/ids/near?count=3', '/v1/ids/split?count=3&key=user-9', '/v1/ids/flake?count=3', '/v1/ids/o2o?count=3&app=shop&salt=s1']) {
+        const first = await http(path, 'm-1');
+        assert.equal(first.status, 200, `${path}: ${JSON.stringify(first.body)}`);
+        assert.equal(first.body.ids?.length, 3);
+        await http(path); // IDs in between
+        assert.deepEqual((await http(path, 'm-1')).body, first.body, path);
+      }
+      // The shard key and the salt are part of the request.
+      assert.equal((await http('/v1/ids/split?count=3&key=user-8', 'm-1')).body.error?.code, 'IDEMPOTENCY_KEY_MISMATCH');
+      assert.equal((await http('/v1/ids/o2o?count=3&app=shop&salt=s2', 'm-1')).body.error?.code, 'IDEMPOTENCY_KEY_MISMATCH');
+    });
+
     it('shows the live keys of a tag on its admin view', async () => {
       await createTag(url, { tag: 'viewed' });
       const held = async () => {
