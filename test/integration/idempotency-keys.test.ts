@@ -16,7 +16,7 @@ import { Metrics } from '../../src/metrics/metrics.js';
 import { IdempotencyKeys } from '../../src/service/idempotency.js';
 import type { StoredTag } from '../../src/store/mysql/tags-repo.js';
 import { IdempotencyRecords } from '../../src/store/redis/idempotency-records.js';
-import { ON_CLUSTER, cleanup, testNames, testRedis } from '../../tools/env.js';
+import { ON_CLUSTER, REDIS_URL, cleanup, testNames, testRedis } from '../../tools/env.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 import { waitFor } from '../helpers/fault-load.js';
 
@@ -155,6 +155,7 @@ describe('idempotency keys', () => {
   it('answers UNAVAILABLE, never the IDs it took, when the answer cannot be kept', async () => {
     // A connection that is never opened: every command fails at once, as with Redis away.
     const away = new Redis({ lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    away.on('error', () => undefined);
     try {
       const keys = new IdempotencyKeys(new IdempotencyRecords({ connection: () => away }, a.node.rt.keys), { maxKeys: 10 });
       const tag = await a.node.rt.ids.prepare({ tag: 'orders', as: 'ids', count: 1 });
@@ -301,5 +302,33 @@ describe('idempotency keys', () => {
     const room = await long.issue('roomy', 'long-2', 1);
     assert.deepEqual(room.answer, room.taken);
     assert.equal(await long.keys.held(tag), 2);
+  });
+});
+
+describe('idempotency keys of a tag on a named Redis server', () => {
+  const names = testNames();
+  // Database 3 of the test Redis stands for another server (REDIS_URLS).
+  const other = `${REDIS_URL.replace(/\/\d*$/, '')}/3`;
+  let node: LocalNode;
+
+  before(async () => {
+    node = await startLocalNode(names, { REDIS_URLS: `b=${other}` });
+    await createTag(node.url, { tag: 'away', redis: 'b' });
+  });
+  after(async () => {
+    await node?.close();
+    await cleanup(names);
+    await cleanup(names, other).catch(() => undefined);
+  });
+
+  it('keeps them on the tag’s server, beside its segments', async () => {
+    const s = keysOn(node);
+    const first = await s.issue('away', 'far-1', 2);
+    assert.deepEqual((await s.issue('away', 'far-1', 2)).answer, first.answer);
+    const tag = await node.rt.ids.prepare({ tag: 'away', as: 'ids', count: 1 });
+    const record = node.rt.keys.idempotencyRecord('away', tag.epoch, 'far-1');
+    assert.equal(await node.rt.segments.connection('b').exists(record), 1, 'on server b');
+    assert.equal(await node.rt.segments.connection().exists(record), 0, 'not on the default server');
+    assert.equal(await s.keys.held(tag), 1);
   });
 });
