@@ -121,6 +121,15 @@ describe('idempotency keys on every transport', () => {
       assert.equal((await http('/v1/ids/o2o?count=3&app=shop&salt=s2', 'm-1')).body.error?.code, 'IDEMPOTENCY_KEY_MISMATCH');
     });
 
+    it('describes the header in the OpenAPI document', async () => {
+      const doc = (await (await fetch(`${url}/docs/json`)).json()) as { paths: Record<string, { get: { parameters: { in: string; name: string }[] } }> };
+      for (const path of ['/v1/id/{tag}', '/v1/ids/{tag}'])
+        assert.ok(
+          doc.paths[path].get.parameters.some((p) => p.in === 'header' && p.name === 'idempotency-key'),
+          path,
+        );
+    });
+
     it('shows the live keys of a tag on its admin view', async () => {
       await createTag(url, { tag: 'viewed' });
       const held = async () => {

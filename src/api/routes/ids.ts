@@ -9,6 +9,18 @@ import { tagParam } from '../schemas.js';
 
 const keyQuery = ID_QUERY;
 
+/** The headers the ID routes read besides the token ones, for the OpenAPI description (docs/API.md#idempotency-keys). */
+const idHeaders = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      description:
+        '1 to 255 visible ASCII characters: a request sent again with the same key for the tag gets the IDs of the first one (at most 1000 IDs); the same key with another request is refused with 422 IDEMPOTENCY_KEY_MISMATCH',
+    },
+  },
+} as const;
+
 interface TagParams {
   tag: string;
 }
@@ -30,6 +42,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
     {
       schema: {
         params: tagParam,
+        headers: idHeaders,
         querystring: { type: 'object', properties: keyQuery, additionalProperties: false },
         response: { 200: { type: 'object', properties: { id: { type: 'string' } } } },
       },
@@ -48,6 +61,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
     {
       schema: {
         params: tagParam,
+        headers: idHeaders,
         querystring: {
           type: 'object',
           required: ['count'],
