@@ -6,9 +6,9 @@
 // token and parameters fit it. Transports parse a take into a BulkTake and encode its chunks.
 import { packing, type Packing } from '../core/layout.js';
 import type { Range } from '../core/ranges.js';
-import { invalid } from '../errors.js';
+import { IdmintError, invalid } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
-import type { IdService } from './id-service.js';
+import type { IdOptions, IdService } from './id-service.js';
 
 export type BulkFormat = 'json' | 'binary' | 'ranges';
 export const BULK_FORMATS: readonly BulkFormat[] = ['json', 'binary', 'ranges'];
@@ -103,18 +103,8 @@ function checkSegment(tag: StoredTag, t: BulkTake): void {
 /** Where the chunks of a take come from: refused (a coded error) before anything is taken when the tag, token, options or format do not fit. */
 export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSource> {
   const opts = { tag: t.tag, key: t.key, app: t.app, salt: t.salt, token: t.token };
+  if (t.idempotencyKey !== undefined) return keyedTake(ids, t, opts);
   const tag = await ids.prepare({ ...opts, as: 'ids', count: t.count });
-  if (t.idempotencyKey !== undefined) {
-    // Checked as a segment take is, then issued as one keyed list of IDs.
-    if (tag.rule && t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
-    if (tag.mode === 'segment' && !tag.rule) checkSegment(tag, t);
-    const kind = tag.rule ? 'strings' : 'decimals';
-    return {
-      compact: false,
-      whole: true,
-      next: async (n) => ({ kind, ids: await ids.issue({ ...opts, as: 'ids', count: n, idempotencyKey: t.idempotencyKey }) }),
-    };
-  }
   if (tag.rule) {
     if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
     return { compact: false, next: async (n) => ({ kind: 'strings', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
@@ -128,6 +118,36 @@ export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSo
       // The tag may have been re-created with another layout since the take began.
       checkSegment(issued.tag, t);
       return { kind: 'runs', runs: issued.runs, count: n, packing: packing(issued.tag, issued.shard) };
+    },
+  };
+}
+
+const DECIMAL = /^[0-9]+$/;
+
+/**
+ * A take with an idempotency key: one keyed list of IDs (the door checks the token, the options
+ * and the key), sent in the take's format. A tag disabled since still answers a kept key, so
+ * then the format is checked against the IDs themselves (formatted strings need "json").
+ */
+async function keyedTake(ids: IdService, t: BulkTake, opts: IdOptions & { tag: string }): Promise<ChunkSource> {
+  let tag: StoredTag | undefined;
+  try {
+    tag = await ids.prepare({ ...opts, as: 'ids', count: t.count });
+  } catch (err) {
+    if (!(err instanceof IdmintError && err.code === 'TAG_DISABLED')) throw err;
+  }
+  if (tag?.rule && t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
+  if (tag?.mode === 'segment' && !tag.rule) checkSegment(tag, t);
+  return {
+    compact: false,
+    whole: true,
+    next: async (n) => {
+      const got = await ids.issue({ ...opts, as: 'ids', count: n, idempotencyKey: t.idempotencyKey });
+      if (tag?.rule || !got.every((id) => DECIMAL.test(id))) {
+        if (t.format !== 'json') throw ruleFormatOnly(t.tag, t.format);
+        return { kind: 'strings', ids: got };
+      }
+      return { kind: 'decimals', ids: got };
     },
   };
 }

@@ -231,6 +231,19 @@ describe('idempotency keys on every transport', () => {
       const big = await take({ tag: 'web', count: 1001, idempotency_key: 's-2' });
       assert.deepEqual([big[0].op, big[0].code], ['error', 'INVALID_ARGUMENT']);
     });
+
+    it('answers a kept take of a tag disabled since, and refuses new keys there', async () => {
+      await createTag(url, { tag: 'wspause' });
+      const first = idsOf(await take({ tag: 'wspause', count: 3, format: 'binary', idempotency_key: 's-off' }));
+      assert.equal(first.length, 3);
+      const off = await fetch(`${url}/v1/admin/tags/wspause`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":false}' });
+      assert.equal(off.status, 200);
+      assert.deepEqual(idsOf(await take({ tag: 'wspause', count: 3, format: 'binary', idempotency_key: 's-off' })), first);
+      const fresh = await take({ tag: 'wspause', count: 3, idempotency_key: 's-off-2' });
+      assert.deepEqual([fresh[0].op, fresh[0].code], ['error', 'TAG_DISABLED']);
+      const rule = await take({ tag: 'o2o', app: 'shop', count: 2, format: 'binary', idempotency_key: 's-rule' });
+      assert.deepEqual([rule[0].op, rule[0].code], ['error', 'INVALID_ARGUMENT']);
+    });
   });
 
   describe('UDP', () => {
