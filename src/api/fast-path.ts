@@ -4,7 +4,7 @@
 // allow an ID) or through an `order: global` tag's coalescer (a rule's too). The route spec
 // (id-route-spec.ts) is the route's own, so the answer is the one routes/ids.ts gives (same
 // status, headers and body, same errors, same metrics and logs); anything else (a query, a
-// token, an unknown, disabled or other tag, a block to refill, a lease to acquire or a tick
+// token, an idempotency key, an unknown, disabled or other tag, a block to refill, a lease to acquire or a tick
 // to wait for, shutdown) declines, and Fastify serves the request with its routing,
 // validation and hooks as usual. When the app has hooks on the route that this path does not
 // honour (pre-router-hooks.ts), it declines everything.
@@ -46,7 +46,8 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith(ID_PREFIX)) return false;
     const h = req.headers;
-    if (carriesToken(h) || !deps.open()) return false;
+    // A keyed request's answer is kept in Redis: the route serves it.
+    if (carriesToken(h) || h['idempotency-key'] !== undefined || !deps.open()) return false;
     const q = url.indexOf('?', ID_PREFIX.length);
     const tag = q < 0 ? url.slice(ID_PREFIX.length) : url.slice(ID_PREFIX.length, q);
     if (!ID_TAG.test(tag)) return false;

@@ -67,6 +67,15 @@ export function clientToken(h: IncomingHttpHeaders): string | undefined {
   return bearerToken(h.authorization);
 }
 
+/**
+ * The `Idempotency-Key` header (its value as sent; repeated headers arrive joined by ", ",
+ * which the key check refuses), or undefined without one.
+ */
+export function idempotencyKey(h: IncomingHttpHeaders): string | undefined {
+  const k = h['idempotency-key'];
+  return typeof k === 'string' ? k : undefined;
+}
+
 /** The request carries a client token (either header, whatever its value). */
 export const carriesToken = (h: IncomingHttpHeaders): boolean => h.authorization !== undefined || h['x-idmint-token'] !== undefined;
 

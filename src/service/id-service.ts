@@ -7,11 +7,13 @@
 // cache of sources (sources.ts), warmed whenever the registry reads a definition. Issued IDs
 // are counted here, in count(), and nowhere else. What a request may read without issuing
 // (definitions, monitor counters) is the read side, `reads` (id-reads.ts).
-import { invalid } from '../errors.js';
+import { fingerprintOf } from '../core/idempotency-key.js';
+import { invalid, unavailable } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
 import { admit } from './client-tokens.js';
 import type { CoalescerDeps } from './coalescer.js';
 import { IdReads } from './id-reads.js';
+import type { IdempotencyKeys } from './idempotency.js';
 import { carries, checkRequest, countOf, type HeldRequest, type IdsRequest, type IssueRequest, type OneRequest, type RunsRequest } from './issue-request.js';
 import { modeSources, type ModeDeps } from './mode-sources.js';
 import { RuleTemplates } from './rule-mode.js';
@@ -46,6 +48,8 @@ export class IdService {
     deps: CoalescerDeps,
     snowflake: SnowflakeDeps,
     private readonly exposure: Exposure = { revealProtected: false },
+    /** Keeps the answers of requests with an idempotency key; without it such requests are refused. */
+    private readonly idempotency?: IdempotencyKeys,
   ) {
     const kindOf = (tag: StoredTag) => modeOf(tag);
     this.sources = new SourceCache({ ...deps, changed: (tag, epoch) => registry.changed(tag, epoch) }, snowflake, kindOf);
@@ -82,6 +86,11 @@ export class IdService {
   issue(req: IdsRequest): string[] | Promise<string[]>;
   issue(req: RunsRequest | HeldRequest): Promise<Issued>;
   issue(req: IssueRequest): string | string[] | Promise<string | string[] | Issued> | undefined {
+    if (req.idempotencyKey !== undefined && (req.as === 'one' || req.as === 'ids')) {
+      // Kept answers live in the tag's Redis: never from memory, never on the pre-router path.
+      if (req.as === 'ids') return this.keyed(req);
+      return req.stepAside === true ? undefined : this.keyed(req).then(first);
+    }
     switch (req.as) {
       case 'one': {
         const got = this.memory(req);
@@ -127,6 +136,28 @@ export class IdService {
     const out = await this.sources.of(tag).mode.ids(tag, n, req);
     this.count(tag, out.length);
     return out;
+  }
+
+  /**
+   * A request with an idempotency key: the token and the options are checked first (a caller
+   * that may not use the tag never sees a kept answer), then the key's answer is the IDs taken
+   * now or the one kept before; the tag must be enabled only for taking, so a kept answer is
+   * still given for a tag disabled since (idempotency.ts).
+   */
+  private async keyed(req: OneRequest | IdsRequest): Promise<string[]> {
+    const key = req.idempotencyKey as string;
+    const tag = this.admitted(req.tag, await this.registry.get(req.tag), req.token);
+    checkRequest(tag, req);
+    if (this.idempotency === undefined) throw unavailable('this process keeps no idempotency keys; retry without the key');
+    const n = countOf(req, tag);
+    const rule = tag.rule !== null;
+    const fingerprint = fingerprintOf({ count: n, shape: req.as, key: req.key, app: rule ? req.app : undefined, salt: rule ? req.salt : undefined });
+    return this.idempotency.issue(tag, key, fingerprint, n, async () => {
+      enabled(req.tag, tag);
+      const out = await this.sources.of(tag).mode.ids(tag, n, req);
+      this.count(tag, out.length);
+      return out;
+    });
   }
 
   private async runs(req: RunsRequest | HeldRequest): Promise<Issued> {

@@ -24,6 +24,11 @@ export interface Accepts {
 interface RequestBase extends IdOptions {
   readonly tag: string;
   readonly accepts?: Accepts;
+  /**
+   * An idempotency key (one ID or a list of IDs only): every request with the same key for the
+   * tag, within its retention, is answered with the IDs the first one was (idempotency.ts).
+   */
+  readonly idempotencyKey?: string;
 }
 
 /** One ID, as a string: at once when memory can answer, else a promise. */
@@ -87,6 +92,8 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
     if (tag.layout !== 'plain') throw invalid(`tag "${tag.tag}" is sharded (its IDs need a key); only plain segment tags are served here`);
   }
   checkOptions(tag, req);
+  if ((req.as === 'runs' || req.as === 'held') && req.idempotencyKey !== undefined)
+    throw invalid('an idempotency key applies to requests for one ID or a list of IDs (at most 1000), not to counter runs or held blocks');
   if (req.as === 'runs' || req.as === 'held') {
     if (tag.mode !== 'segment' || tag.rule) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag, not a segment tag`);
   }

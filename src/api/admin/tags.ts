@@ -105,7 +105,13 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
       node: r.nodeId,
       count: r.count,
     };
-    return { ...view(t), capacity: await capacityOf(t), state: { shards, ...(counterRegression ? { counter_regression: counterRegression } : {}) } };
+    // Live idempotency keys of the tag (null when its Redis cannot be read now).
+    const idempotencyKeys = await rt.idempotency.held(t).catch(() => null);
+    return {
+      ...view(t),
+      capacity: await capacityOf(t),
+      state: { shards, idempotency_keys: idempotencyKeys, ...(counterRegression ? { counter_regression: counterRegression } : {}) },
+    };
   });
 
   app.patch<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {

@@ -4,10 +4,22 @@ import type { Mode } from '../../core/tag-spec.js';
 import type { IdService } from '../../service/id-service.js';
 import { MAX_BATCH } from '../../service/id-options.js';
 import { decodeId } from '../decode.js';
-import { clientToken, ID_QUERY, ID_ROUTE, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
+import { clientToken, ID_QUERY, ID_ROUTE, idempotencyKey, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
 
 const keyQuery = ID_QUERY;
+
+/** The headers the ID routes read besides the token ones, for the OpenAPI description (docs/API.md#idempotency-keys). */
+const idHeaders = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      description:
+        '1 to 255 visible ASCII characters: a request sent again with the same key for the tag gets the IDs of the first one (at most 1000 IDs); the same key with another request is refused with 422 IDEMPOTENCY_KEY_MISMATCH',
+    },
+  },
+} as const;
 
 interface TagParams {
   tag: string;
@@ -20,7 +32,8 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
   const { ids } = opts;
 
   /** One ID: at once when the service answers from memory, else a promise. */
-  const one = (req: OneRequest) => ids.issue({ ...req.query, tag: req.params.tag, as: 'one', token: clientToken(req.headers) });
+  const one = (req: OneRequest) =>
+    ids.issue({ ...req.query, tag: req.params.tag, as: 'one', token: clientToken(req.headers), idempotencyKey: idempotencyKey(req.headers) });
 
   // The route spec (path, tag, negotiation, token, closing answer) is shared with the
   // pre-router path: id-route-spec.ts.
@@ -29,6 +42,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
     {
       schema: {
         params: tagParam,
+        headers: idHeaders,
         querystring: { type: 'object', properties: keyQuery, additionalProperties: false },
         response: { 200: { type: 'object', properties: { id: { type: 'string' } } } },
       },
@@ -47,6 +61,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
     {
       schema: {
         params: tagParam,
+        headers: idHeaders,
         querystring: {
           type: 'object',
           required: ['count'],
@@ -56,7 +71,9 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
       },
     },
-    async (req) => ({ ids: await ids.issue({ ...req.query, tag: req.params.tag, as: 'ids', token: clientToken(req.headers) }) }),
+    async (req) => ({
+      ids: await ids.issue({ ...req.query, tag: req.params.tag, as: 'ids', token: clientToken(req.headers), idempotencyKey: idempotencyKey(req.headers) }),
+    }),
   );
 
   // Leaf-compatible: the bare ID as text.

@@ -74,9 +74,14 @@ export function handleDatagram(
   if (req.action === 'monitor') return monitor(req, token, ids, opts.nodeOffset, refused);
   // Rules use the app name and salt; other tags answer their plain IDs. An ID this process
   // holds in memory for a cached definition is answered at once.
+  // An idempotency key (a field id_server's clients never send): a retry of the datagram gets
+  // the first reply's ID.
+  const key = req.body.idempotency_key;
+  if (key !== undefined && key !== null && typeof key !== 'string') return errorReplyFor(req, refused(invalid('idempotency_key must be a string')));
+  const idempotencyKey = typeof key === 'string' ? key : undefined;
   let got: string | Promise<string>;
   try {
-    got = ids.issue({ tag: req.ruleName, as: 'one', app: req.appName, salt: req.salt || undefined, token, appIfRule: true });
+    got = ids.issue({ tag: req.ruleName, as: 'one', app: req.appName, salt: req.salt || undefined, token, appIfRule: true, idempotencyKey });
   } catch (err) {
     return errorReplyFor(req, refused(err));
   }
