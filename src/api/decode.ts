@@ -1,6 +1,7 @@
 // Decoding an ID back into its parts, for GET /v1/decode/:tag/:id and gRPC's Decode: the same
 // checks and the same answer on both.
-import { unpackId } from '../core/layout.js';
+import { counterLimit, unpackId } from '../core/layout.js';
+import { domainMax } from '../core/permute.js';
 import { decode } from '../core/snowflake-layout.js';
 import { invalid } from '../errors.js';
 import type { IdService } from '../service/id-service.js';
@@ -25,6 +26,13 @@ export async function decodeId(ids: IdService, tagName: string, idText: string, 
     return { mode: 'snowflake', id: idText, timestamp: d.timestamp.toISOString(), time: d.time, worker_id: d.workerId, sequence: d.sequence };
   }
   const p = unpackId(tag, id);
+  if (tag.permute) {
+    // Any value of the domain is some counter's ID; one whose counter lies above the tag's
+    // limit was never one of this tag's.
+    if (p.counter === undefined) throw invalid(`${idText} is not an ID of tag "${tag.tag}" (its permuted IDs lie from 1 to ${domainMax(tag.permute)})`);
+    if (p.counter > BigInt(counterLimit(tag, BigInt(tag.maxIdLimit))))
+      throw invalid(`${idText} is not an ID of tag "${tag.tag}" (it maps to counter ${p.counter}, above the tag's max_id_limit ${tag.maxIdLimit})`);
+  }
   if (tag.layout === 'sharded' && (p.appId !== tag.appId || p.shard >= tag.shards)) {
     throw invalid(`${idText} is not an ID of tag "${tag.tag}" (app_id ${p.appId}, shard ${p.shard})`);
   }

@@ -105,6 +105,8 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
 
   async function segment(tag: StoredTag, token: string | undefined): Promise<TinyidSegment> {
     plainSegment(tag);
+    if (tag.permute)
+      throw new Refused(`tag "${tag.tag}" has permuted IDs, which a client cannot count on from a segment; nextSegmentId serves unpermuted tags`);
     // A segment is served by the client from its memory, long after it was taken: IDs answered
     // meanwhile by idmint are higher. Only order node promises no more than that.
     if (tag.order !== 'node') {
