@@ -47,6 +47,8 @@ export interface TagSpec extends SegmentLayout {
    * null for other tags. The key is empty until the tag store gives the tag one.
    */
   readonly permute: PermuteSpec | null;
+  /** How long a request's idempotency key is remembered, in seconds. */
+  readonly keyRetentionSeconds: number;
 }
 
 export const DEFAULTS = {
@@ -65,7 +67,11 @@ export const DEFAULTS = {
   nodeBlock: 1000,
   stride: 1,
   offset: 0,
+  keyRetentionSeconds: 86_400,
 } as const;
+
+/** Bounds of key_retention_seconds: a minute to 30 days. */
+export const KEY_RETENTION = { min: 60, max: 2_592_000 } as const;
 
 type Body = Record<string, unknown>;
 
@@ -88,6 +94,7 @@ const FIELD_NAMES: Record<string, keyof TagSpec> = {
   offset: 'offset',
   enabled: 'enabled',
   description: 'description',
+  key_retention_seconds: 'keyRetentionSeconds',
 };
 /** Snowflake layout fields (create only), and the segment fields a snowflake tag refuses. */
 const SNOWFLAKE_FIELDS = ['preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force'];
@@ -150,6 +157,7 @@ function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, 
   out.nodeBlock = intField(b, 'node_block', 1, 1_000_000, problems);
   out.stride = intField(b, 'stride', 1, MAX_STRIDE, problems);
   out.offset = intField(b, 'offset', 0, MAX_STRIDE - 1, problems);
+  out.keyRetentionSeconds = intField(b, 'key_retention_seconds', KEY_RETENTION.min, KEY_RETENTION.max, problems);
   if (b.prefetch !== undefined) {
     if (typeof b.prefetch !== 'number' || !(b.prefetch > 0 && b.prefetch < 1)) problems.push('prefetch must be a number between 0 and 1 (exclusive)');
     else out.prefetch = b.prefetch;
@@ -230,6 +238,7 @@ export function specFromCreate(body: unknown): TagSpec {
     snowflake,
     rule,
     permute: permute ?? null,
+    keyRetentionSeconds: (f.keyRetentionSeconds as number) ?? DEFAULTS.keyRetentionSeconds,
   };
   if (problems.length === 0 && mode !== 'snowflake') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
@@ -311,6 +320,7 @@ export function specToJson(s: TagSpec): Record<string, unknown> {
       seq_bits: l.seqBits,
       enabled: s.enabled,
       description: s.description,
+      key_retention_seconds: s.keyRetentionSeconds,
     });
     return out;
   }

@@ -5,7 +5,8 @@
 // the domain, and decode gives back the counters in issue order. The key never appears in an
 // admin answer nor in the log; PATCH cannot change the setting; re-creation keeps the key
 // (counters continue) and refuses another setting; a move to another Redis keeps it;
-// nextSegmentId refuses a permuted tag.
+// nextSegmentId refuses a permuted tag. Also the tag setting key_retention_seconds: stored, shown
+// and patched.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import mysql from 'mysql2/promise';
@@ -237,5 +238,23 @@ describe('permuted tags', () => {
     const r = await fetch(`${second!.url}/tinyid/id/nextSegmentId?bizType=nodeorders&token=${tok.json.token as string}`);
     const text = await r.text();
     assert.match(text, /permuted IDs/);
+  });
+
+  it('key_retention_seconds: a day by default, shown, changed by PATCH within its bounds', async () => {
+    const url = second!.url;
+    const t = await admin(url, 'GET', '/v1/admin/tags/plainorders');
+    assert.equal(t.json.key_retention_seconds, 86_400);
+    const set = await createTag(url, { tag: 'retained', key_retention_seconds: 600 });
+    assert.equal(set.key_retention_seconds, 600);
+    const p = await admin(url, 'PATCH', '/v1/admin/tags/retained', { key_retention_seconds: 2_592_000 });
+    assert.equal(p.status, 200, p.text);
+    assert.equal((await admin(url, 'GET', '/v1/admin/tags/retained')).json.key_retention_seconds, 2_592_000);
+    for (const v of [59, 2_592_001]) {
+      const r = await admin(url, 'PATCH', '/v1/admin/tags/retained', { key_retention_seconds: v });
+      assert.equal(r.status, 400);
+      assert.match(r.text, /key_retention_seconds must be an integer from 60 to 2592000/);
+    }
+    const sf = await createTag(url, { tag: 'sf', mode: 'snowflake' });
+    assert.equal(sf.key_retention_seconds, 86_400);
   });
 });

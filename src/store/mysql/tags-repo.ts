@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { counterLimit, floorAbove } from '../../core/layout.js';
 import { permuteToJson } from '../../core/permute-spec.js';
-import type { Mode, TagSpec } from '../../core/tag-spec.js';
+import { DEFAULTS, type Mode, type TagSpec } from '../../core/tag-spec.js';
 import { IdmintError, invalid, unavailable } from '../../errors.js';
 import { lateTimeout } from '../../late-timeout.js';
 import { storeError } from './pool.js';
@@ -26,15 +26,16 @@ const COLUMNS = `tag, mode, order_mode, layout, shards, app_id, app_bits, step, 
 
 /**
  * Settings kept as JSON in the options column: those of a mode, a permuted tag's setting with
- * its key (which no read API shows: specToJson leaves it out).
+ * its key (which no read API shows: specToJson leaves it out), and the idempotency keys' retention.
  */
 interface Options {
   snowflake?: TagSpec['snowflake'];
   rule?: TagSpec['rule'];
   permute?: TagSpec['permute'];
+  keyRetentionSeconds?: number;
 }
 
-type OptionFields = Pick<TagSpec, 'snowflake' | 'rule' | 'permute'>;
+type OptionFields = Pick<TagSpec, 'snowflake' | 'rule' | 'permute' | 'keyRetentionSeconds'>;
 
 function optionsOf(raw: string | null): OptionFields {
   const o = (raw ? JSON.parse(raw) : {}) as Options;
@@ -42,6 +43,7 @@ function optionsOf(raw: string | null): OptionFields {
     snowflake: o.snowflake ?? null,
     rule: o.rule ?? null,
     permute: o.permute ?? null,
+    keyRetentionSeconds: o.keyRetentionSeconds ?? DEFAULTS.keyRetentionSeconds,
   };
 }
 
@@ -110,6 +112,7 @@ function specValues(s: TagSpec): unknown[] {
       snowflake: s.snowflake ?? undefined,
       rule: s.rule ?? undefined,
       permute: s.permute ?? undefined,
+      keyRetentionSeconds: s.keyRetentionSeconds,
     } satisfies Options),
   ];
 }
