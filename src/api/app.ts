@@ -10,6 +10,7 @@ import { adminTokenRoutes } from './admin/tokens.js';
 import { adminRedisRoutes } from './admin/redis.js';
 import { adminImportRoutes } from './admin/import.js';
 import { queueBoard } from './admin/queues.js';
+import { staffTokens } from './decode.js';
 import { registerDocs } from './docs.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
@@ -67,7 +68,7 @@ export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<Fa
   });
   await opts.extend?.(app);
   await registerDocs(app, VERSION);
-  await app.register(idRoutes, { ids: rt.ids });
+  await app.register(idRoutes, { ids: rt.ids, staff: staffTokens(rt.config.adminToken, rt.config.viewerToken) });
   await app.register(tinyidRoutes, { ids: rt.ids, errors: rt.metrics.errors });
   await app.register(streamRoutes, { ids: rt.ids, config: rt.config, errors: rt.metrics.errors });
   await app.register(healthRoutes, { rt });

@@ -1,9 +1,11 @@
 // Decoding an ID back into its parts, for GET /v1/decode/:tag/:id and gRPC's Decode: the same
-// checks and the same answer on both.
+// checks and the same answer on both. The counter of a permuted tag's ID is what its
+// permutation hides, so only the admin and viewer tokens decode those.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { counterLimit, unpackId } from '../core/layout.js';
 import { domainMax } from '../core/permute.js';
 import { decode } from '../core/snowflake-layout.js';
-import { invalid } from '../errors.js';
+import { IdmintError, invalid } from '../errors.js';
 import type { IdService } from '../service/id-service.js';
 
 export type Decoded =
@@ -13,10 +15,34 @@ export type Decoded =
 /** The pattern of an ID accepted for decoding (then also checked to be below 2^63). */
 export const DECODE_ID = /^[0-9]{1,19}$/;
 
-/** Decodes an ID of a tag the token opens (a protected tag's layout is not told to anyone else). */
-export async function decodeId(ids: IdService, tagName: string, idText: string, token: string | undefined): Promise<Decoded> {
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** Whether a bearer token is the admin or the viewer token (compared in constant time). */
+export function staffTokens(adminToken: string, viewerToken: string): (token: string | undefined) => boolean {
+  const known = [adminToken, viewerToken].filter((t) => t !== '').map(digest);
+  return (token) => {
+    if (token === undefined) return false;
+    const d = digest(token);
+    let found = false;
+    for (const k of known) found = timingSafeEqual(d, k) || found;
+    return found;
+  };
+}
+
+/**
+ * Decodes an ID of a tag the token opens (a protected tag's layout is not told to anyone else).
+ * `staff`: the request carries the admin or viewer token, which opens every tag and is the
+ * only credential that decodes a permuted tag's IDs.
+ */
+export async function decodeId(ids: IdService, tagName: string, idText: string, token: string | undefined, staff = false): Promise<Decoded> {
   if (!DECODE_ID.test(idText)) throw invalid('id must be a decimal of 1 to 19 digits');
-  const tag = await ids.access(tagName, token);
+  const tag = staff ? await ids.resolve(tagName) : await ids.access(tagName, token);
+  if (tag.permute && !staff) {
+    throw new IdmintError(
+      'UNAUTHORIZED',
+      `the IDs of tag "${tag.tag}" are permuted: decoding one tells its counter, so it needs the admin or viewer token (Authorization: Bearer)`,
+    );
+  }
   // Rule IDs are rendered strings: a number has no seq, shard or time to decode back to.
   if (tag.rule) throw invalid(`tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`);
   const id = BigInt(idText);

@@ -14,7 +14,8 @@ import { cleanup, REDIS_URL, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, fetchIds, spawnNode, type ChildNode } from '../../tools/node.js';
 
 const names = testNames();
-const ENV = { LOG_LEVEL: 'debug', REDIS_URLS: `b=${REDIS_URL}` };
+const VIEWER = 'viewer-token-of-the-test';
+const ENV = { LOG_LEVEL: 'debug', REDIS_URLS: `b=${REDIS_URL}`, VIEWER_TOKEN: VIEWER };
 const DIGITS = 10;
 const DOMAIN = 10n ** BigInt(DIGITS);
 
@@ -32,8 +33,13 @@ async function admin(url: string, method: string, path: string, body?: unknown):
   return { status: r.status, text, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-async function decode(url: string, tag: string, id: bigint): Promise<{ status: number; body: Record<string, unknown> }> {
-  const r = await fetch(`${url}/v1/decode/${tag}/${id}`, { headers: adminHeaders });
+async function decode(
+  url: string,
+  tag: string,
+  id: bigint,
+  headers: Record<string, string> = adminHeaders,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await fetch(`${url}/v1/decode/${tag}/${id}`, { headers });
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 }
 
@@ -108,6 +114,35 @@ describe('permuted tags', () => {
         assert.equal(d.body.seq, d.body.counter);
         prev = counter;
       }
+    }
+  });
+
+  it('decodes a permuted ID only with the admin or viewer token, protected tag or not', async () => {
+    const url = second!.url;
+    const id = issued.orders[0];
+    const viewer = await decode(url, 'orders', id, { authorization: `Bearer ${VIEWER}` });
+    assert.equal(viewer.status, 200, JSON.stringify(viewer.body));
+    for (const headers of [{}, { authorization: 'Bearer not-a-token-of-anyone' }] as Record<string, string>[]) {
+      const r = await decode(url, 'orders', id, headers);
+      assert.equal(r.status, 401, JSON.stringify(r.body));
+      assert.equal((r.body.error as { code: string }).code, 'UNAUTHORIZED');
+      assert.match((r.body.error as { message: string }).message, /permuted: decoding one tells its counter/);
+    }
+    // A protected permuted tag: its client token opens it for IDs, not for decoding.
+    await createTag(url, { tag: 'guarded', permute: { digits: 8 } });
+    const tok = await admin(url, 'POST', '/v1/admin/tags/guarded/tokens', { name: 'shop' });
+    const token = tok.json.token as string;
+    const got = await fetch(`${url}/v1/id/guarded`, { headers: { 'x-idmint-token': token } });
+    assert.equal(got.status, 200);
+    const gid = BigInt(((await got.json()) as { id: string }).id);
+    const byClient = await decode(url, 'guarded', gid, { 'x-idmint-token': token });
+    assert.equal(byClient.status, 401, JSON.stringify(byClient.body));
+    const byNobody = await decode(url, 'guarded', gid, {});
+    assert.equal(byNobody.status, 404, 'a protected tag stays hidden from a caller without its token');
+    for (const headers of [adminHeaders, { authorization: `Bearer ${VIEWER}` }]) {
+      const d = await decode(url, 'guarded', gid, headers);
+      assert.equal(d.status, 200, JSON.stringify(d.body));
+      assert.equal(d.body.counter, '1');
     }
   });
 

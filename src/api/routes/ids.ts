@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalid } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
 import { MAX_BATCH } from '../../service/id-options.js';
+import { bearerToken } from '../bearer.js';
 import { decodeId } from '../decode.js';
 import { clientToken, ID_ROUTE, TEXT_TYPE, wantsText } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
@@ -24,7 +25,10 @@ interface KeyQuery {
 
 type OneRequest = FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>;
 
-export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): Promise<void> {
+export async function idRoutes(
+  app: FastifyInstance,
+  opts: { ids: IdService /** Whether a bearer token is the admin or viewer token (decoding permuted IDs). */; staff?: (token: string | undefined) => boolean },
+): Promise<void> {
   const { ids } = opts;
 
   /** One ID: at once when the service answers from memory, else a promise. */
@@ -94,7 +98,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         },
       },
     },
-    async (req) => decodeId(ids, req.params.tag, req.params.id, clientToken(req.headers)),
+    async (req) => decodeId(ids, req.params.tag, req.params.id, clientToken(req.headers), opts.staff?.(bearerToken(req.headers.authorization)) ?? false),
   );
 }
 
