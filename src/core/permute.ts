@@ -165,7 +165,7 @@ export class Permutation {
   }
 
   private text(l: number, r: number): string {
-    return l < this.safeHi ? String(l * this.pow + r) : this.join(l, r).toString();
+    return l < this.safeHi ? decimal(l * this.pow + r) : this.join(l, r).toString();
   }
 
   private check(k: number): void {
@@ -227,28 +227,37 @@ export class Permutation {
    */
   private batchStrings(a: number, b: number): string[] {
     const n = b - a + 1;
-    const ls = new Float64Array(n);
-    const rs = new Float64Array(n);
+    const ls = new Uint32Array(n);
+    const rs = new Uint32Array(n);
     for (let j = 0; j < n; j++) {
       const k = a + j;
-      ls[j] = Math.floor(k / this.pow);
-      rs[j] = k - ls[j] * this.pow;
+      const l = Math.floor(k / this.pow);
+      ls[j] = l;
+      rs[j] = k - l * this.pow;
     }
     let walking = Array.from({ length: n }, (_, j) => j);
     const shift = 32 - this.half;
     while (walking.length > 0) {
-      const input = Buffer.alloc(16 * walking.length);
-      for (let j = 0; j < walking.length; j++) input[16 * j + 1] = this.half;
+      const m = walking.length;
+      const input = Buffer.alloc(16 * m);
+      for (let j = 0; j < m; j++) input[16 * j + 1] = this.half;
       for (let i = 0; i < PERMUTE_ROUNDS; i++) {
-        for (let j = 0; j < walking.length; j++) {
-          input[16 * j] = i;
-          input.writeUInt32BE(rs[walking[j]], 16 * j + 12);
+        for (let j = 0; j < m; j++) {
+          const r = rs[walking[j]];
+          const o = 16 * j;
+          input[o] = i;
+          input[o + 12] = r >>> 24;
+          input[o + 13] = r >>> 16;
+          input[o + 14] = r >>> 8;
+          input[o + 15] = r;
         }
         const out = this.cipher.update(input);
-        for (let j = 0; j < walking.length; j++) {
+        for (let j = 0; j < m; j++) {
           const w = walking[j];
+          const o = 16 * j;
+          const f = ((out[o] << 24) | (out[o + 1] << 16) | (out[o + 2] << 8) | out[o + 3]) >>> shift;
           const t = rs[w];
-          rs[w] = (ls[w] ^ (out.readUInt32BE(16 * j) >>> shift)) >>> 0;
+          rs[w] = ls[w] ^ f;
           ls[w] = t;
         }
       }
@@ -258,6 +267,16 @@ export class Permutation {
     for (let j = 0; j < n; j++) ids[j] = this.text(ls[j], rs[j]);
     return ids;
   }
+}
+
+/**
+ * A whole number below 2^53 in decimal: above 2^31 as two parts below 2^31, which V8 writes
+ * several times faster than the double itself.
+ */
+function decimal(v: number): string {
+  if (v < 2_147_483_648) return String(v);
+  const hi = Math.floor(v / 1e9);
+  return String(hi) + String(v - hi * 1e9).padStart(9, '0');
 }
 
 const built = new Map<string, Permutation>();
