@@ -121,6 +121,16 @@ const SET_SPEC = `mode = ?, order_mode = ?, layout = ?, shards = ?, app_id = ?, 
   min_step = ?, max_step = ?, target_seconds = ?, prefetch = ?, max_id_limit = CAST(? AS UNSIGNED),
   stride = ?, id_offset = ?, node_block = ?, enabled = ?, description = ?, options = ?`;
 
+/**
+ * A MySQL error without the statement it failed on (mysql2's `sql`, with the values written
+ * in): the statements of this file carry the options column, and with it a permuted tag's
+ * key, which must never reach a log line.
+ */
+function withoutStatement(err: unknown): unknown {
+  if (err !== null && typeof err === 'object' && 'sql' in err) delete (err as { sql?: unknown }).sql;
+  return err;
+}
+
 /** Bound on one transaction: a MySQL that stops answering must not hang a refill forever. */
 const TX_TIMEOUT_MS = 5000;
 
@@ -166,7 +176,7 @@ async function inTxOnce<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): P
     return await Promise.race([work, timeout]);
   } catch (e) {
     if (!timedOut) await c.rollback().catch(() => undefined);
-    throw storeError(e);
+    throw storeError(withoutStatement(e));
   } finally {
     clearTimeout(timer);
     work.catch(() => undefined);
@@ -315,10 +325,14 @@ export { inTx };
  * starting its counters above `counterFloor`. Fails with ER_DUP_ENTRY when the name exists.
  */
 export async function insertTag(c: PoolConnection, spec: TagSpec, counterFloor: number, redis = 'default'): Promise<void> {
-  await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, counter_floor = CAST(? AS UNSIGNED), redis_name = ?`, [
-    spec.tag,
-    ...specValues(withKey(spec)),
-    String(counterFloor),
-    redis,
-  ]);
+  await c
+    .query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, counter_floor = CAST(? AS UNSIGNED), redis_name = ?`, [
+      spec.tag,
+      ...specValues(withKey(spec)),
+      String(counterFloor),
+      redis,
+    ])
+    .catch((err: unknown) => {
+      throw withoutStatement(err);
+    });
 }
