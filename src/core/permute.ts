@@ -10,7 +10,7 @@
 // decryption walks back the same way. Each value of the domain is the ID of exactly one
 // counter.
 //
-// Cost: halves of up to 16 bits (digits <= 9, bits <= 32) have every round value tabulated
+// Cost: halves of up to 15 bits (digits <= 9, bits <= 30) have every round value tabulated
 // when the permutation is built, one AES call over all inputs; wider halves compute a batch of
 // consecutive counters together (one AES call per round for the batch) and keep it, since a
 // process is handed consecutive counters. Pure: the key is passed in, nothing is read.
@@ -19,11 +19,11 @@ import type { Range } from './ranges.js';
 
 /** Feistel rounds (FF3-1, a standard format-preserving cipher, uses 8 as well). */
 export const PERMUTE_ROUNDS = 8;
-/** Halves up to this many bits have their round function tabulated (8 rounds * 2^16 * 2 bytes = 1 MiB). */
-const TABLE_MAX_HALF_BITS = 16;
+/** Halves up to this many bits have their round function tabulated (8 rounds * 2^15 * 2 bytes = 512 KiB at most). */
+const TABLE_MAX_HALF_BITS = 15;
 /** Consecutive counters computed together when halves are too wide for tables. */
 const BATCH = 128;
-/** Permutations kept built (one per permuted tag in use). */
+/** Permutations kept built (one per permuted tag in use; 128 MiB of round tables at most). */
 const CACHE_SIZE = 256;
 
 /** The permutation setting of a tag: IDs of at most `width` digits or bits, and its key. */

@@ -53,6 +53,7 @@ describe('Permutation: large domains, sampled', () => {
     ['digits 12', 'digits', 12],
     ['digits 18', 'digits', 18],
     ['bits 20', 'bits', 20],
+    ['bits 30 (the widest tabulated)', 'bits', 30],
     ['bits 32', 'bits', 32],
     ['bits 33', 'bits', 33],
     ['bits 53', 'bits', 53],
