@@ -12,8 +12,9 @@
 //
 // Cost: halves of up to 15 bits (digits <= 9, bits <= 30) have every round value tabulated
 // when the permutation is built, one AES call over all inputs; wider halves compute a batch of
-// consecutive counters together (one AES call per round for the batch) and keep it, since a
-// process is handed consecutive counters. Pure: the key is passed in, nothing is read.
+// consecutive counters together (one AES call per round for the batch). Single IDs are
+// computed a batch of consecutive counters ahead and kept, since a process is handed
+// consecutive counters. Pure: the key is passed in, nothing is read.
 import { createCipheriv, type Cipher } from 'node:crypto';
 import type { Range } from './ranges.js';
 
@@ -58,7 +59,7 @@ export class Permutation {
   private readonly safeHi: number;
   /** The largest counter: size - 1, at most 2^53 - 1 (counters are numbers). */
   private readonly maxCounter: number;
-  /** The last batch of IDs computed (wide halves only): counters [batchFrom, batchFrom + length). */
+  /** The last batch of IDs computed for single IDs: counters [batchFrom, batchFrom + length). */
   private batchFrom = 0;
   private batchIds: string[] = [];
 
@@ -187,19 +188,14 @@ export class Permutation {
 
   /** The ID of counter k as a decimal string: the path of single IDs. */
   idString(k: number): string {
-    if (this.table === undefined) {
-      const at = k - this.batchFrom;
-      if (at >= 0 && at < this.batchIds.length) return this.batchIds[at];
-      this.check(k);
-      const last = Math.min(k + BATCH - 1, this.maxCounter);
-      this.batchIds = this.batchStrings(k, last);
-      this.batchFrom = k;
-      return this.batchIds[0];
-    }
+    const at = k - this.batchFrom;
+    if (at >= 0 && at < this.batchIds.length) return this.batchIds[at];
     this.check(k);
-    const l = Math.floor(k / this.pow);
-    this.forward(l, k - l * this.pow);
-    return this.text(this.outL, this.outR);
+    // The next counters too, while the tables or the cipher are warm: a server touches much
+    // other memory between two requests, and a lone ID would meet the tables cold.
+    this.batchIds = this.rangeStrings(k, Math.min(k + BATCH - 1, this.maxCounter));
+    this.batchFrom = k;
+    return this.batchIds[0];
   }
 
   /** The IDs of counter runs, in the order of the runs (issue order), as decimal strings. */
@@ -208,15 +204,19 @@ export class Permutation {
     for (const [a, b] of runs) {
       this.check(a);
       this.check(b);
-      if (this.table !== undefined) {
-        for (let k = a; k <= b; k++) {
-          const l = Math.floor(k / this.pow);
-          this.forward(l, k - l * this.pow);
-          out.push(this.text(this.outL, this.outR));
-        }
-      } else {
-        for (let k = a; k <= b; k += BATCH) for (const s of this.batchStrings(k, Math.min(b, k + BATCH - 1))) out.push(s);
-      }
+      for (let k = a; k <= b; k += BATCH) for (const s of this.rangeStrings(k, Math.min(b, k + BATCH - 1))) out.push(s);
+    }
+    return out;
+  }
+
+  /** The IDs of counters a..b (in the domain). */
+  private rangeStrings(a: number, b: number): string[] {
+    if (this.table === undefined) return this.batchStrings(a, b);
+    const out = new Array<string>(b - a + 1);
+    for (let k = a; k <= b; k++) {
+      const l = Math.floor(k / this.pow);
+      this.forward(l, k - l * this.pow);
+      out[k - a] = this.text(this.outL, this.outR);
     }
     return out;
   }
@@ -280,9 +280,13 @@ function decimal(v: number): string {
 }
 
 const built = new Map<string, Permutation>();
+/** The permutation of a setting object already seen: a definition keeps its object while cached. */
+const ofSetting = new WeakMap<PermuteSpec, Permutation>();
 
 /** The permutation of a setting, built once (round tables, cipher) and kept for later calls. */
 export function permutationOf(p: PermuteSpec): Permutation {
+  const seen = ofSetting.get(p);
+  if (seen !== undefined) return seen;
   const id = `${p.unit}:${p.width}:${p.key}`;
   let perm = built.get(id);
   if (perm === undefined) {
@@ -290,6 +294,7 @@ export function permutationOf(p: PermuteSpec): Permutation {
     if (built.size >= CACHE_SIZE) built.delete(built.keys().next().value as string);
     built.set(id, perm);
   }
+  ofSetting.set(p, perm);
   return perm;
 }
 
