@@ -109,7 +109,11 @@ export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSo
     if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
     return { compact: false, next: async (n) => ({ kind: 'strings', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
   }
-  if (tag.mode === 'snowflake') return { compact: false, next: async (n) => ({ kind: 'decimals', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
+  // Snowflake and permuted IDs are integers one string each (a permuted tag's counter runs are not its IDs).
+  if (tag.mode === 'snowflake' || tag.permute) {
+    if (tag.permute && t.format === 'ranges') throw noRanges(tag.tag, 'permuted');
+    return { compact: false, next: async (n) => ({ kind: 'decimals', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
+  }
   checkSegment(tag, t);
   return {
     compact: true,

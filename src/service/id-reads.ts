@@ -8,7 +8,7 @@ import type { CoalescerDeps } from './coalescer.js';
 import { invalid } from '../errors.js';
 import { ruleInput } from './id-options.js';
 import { scopeOf } from './rule-mode.js';
-import { enabled } from './segment-mode.js';
+import { enabled, servable } from './segment-mode.js';
 import type { SnowflakeDeps } from './sources.js';
 import type { SourceCache } from './sources.js';
 import type { TagRegistry } from './tag-registry.js';
@@ -29,6 +29,14 @@ export class IdReads {
    */
   async access(name: string, token: string | undefined): Promise<StoredTag> {
     return enabled(name, admit(name, await this.registry.get(name), token, this.revealProtected));
+  }
+
+  /**
+   * The definition of `name` for a caller every tag is open to (the admin and viewer tokens):
+   * the tag exists and is enabled. Else a coded error.
+   */
+  async definition(name: string): Promise<StoredTag> {
+    return servable(name, await this.registry.get(name));
   }
 
   /**

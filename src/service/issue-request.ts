@@ -96,6 +96,14 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
     throw invalid('an idempotency key applies to requests for one ID or a list of IDs (at most 1000), not to counter runs or held blocks');
   if (req.as === 'runs' || req.as === 'held') {
     if (tag.mode !== 'segment' || tag.rule) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag, not a segment tag`);
+    // Consecutive counters of a permuted tag are not consecutive IDs: only its IDs are handed out.
+    if (tag.permute) {
+      throw invalid(
+        req.as === 'held'
+          ? `tag "${tag.tag}" has permuted IDs, which a client cannot count on from a block it holds; blocks are served for unpermuted tags`
+          : `tag "${tag.tag}" has permuted IDs: ask for its IDs, not counter runs`,
+      );
+    }
   }
   if (req.as === 'held' && tag.order !== 'node') {
     throw invalid(

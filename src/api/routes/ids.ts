@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Mode } from '../../core/tag-spec.js';
 import type { IdService } from '../../service/id-service.js';
 import { MAX_BATCH } from '../../service/id-options.js';
+import { bearerToken } from '../bearer.js';
 import { decodeId } from '../decode.js';
 import { clientToken, ID_QUERY, ID_ROUTE, idempotencyKey, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
@@ -28,7 +29,10 @@ type KeyQuery = IdQuery;
 
 type OneRequest = FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>;
 
-export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): Promise<void> {
+export async function idRoutes(
+  app: FastifyInstance,
+  opts: { ids: IdService /** Whether a bearer token is the admin or viewer token (decoding permuted IDs). */; staff?: (token: string | undefined) => boolean },
+): Promise<void> {
   const { ids } = opts;
 
   /** One ID: at once when the service answers from memory, else a promise. */
@@ -107,7 +111,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         },
       },
     },
-    async (req) => decodeId(ids, req.params.tag, req.params.id, clientToken(req.headers)),
+    async (req) => decodeId(ids, req.params.tag, req.params.id, clientToken(req.headers), opts.staff?.(bearerToken(req.headers.authorization)) ?? false),
   );
 }
 
