@@ -7,8 +7,6 @@
 export const MAX_KEY_BYTES = 255;
 /** Most IDs one keyed request may ask for: its answer is kept for the whole retention. */
 export const MAX_KEYED_COUNT = 1000;
-/** How long a key's answer is kept when the tag sets no keyRetentionSeconds: one day. */
-export const DEFAULT_KEY_RETENTION_SECONDS = 86400;
 
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 

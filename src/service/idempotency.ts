@@ -15,7 +15,7 @@
 //
 // Token and option checks come before (the caller's), so a request that may not use the tag
 // never sees a kept answer. docs/GUARANTEES.md#idempotency-keys says what is promised.
-import { decodeIds, DEFAULT_KEY_RETENTION_SECONDS, encodeIds, fingerprintDifference, keyedCountProblem, keyProblem } from '../core/idempotency-key.js';
+import { decodeIds, encodeIds, fingerprintDifference, keyedCountProblem, keyProblem } from '../core/idempotency-key.js';
 import { IdmintError, invalid, unavailable } from '../errors.js';
 import type { IdempotencyCounters } from '../metrics/idempotency-metrics.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
@@ -27,9 +27,9 @@ export interface IdempotencyOptions {
   readonly counters?: IdempotencyCounters;
 }
 
-/** How long a tag keeps the answer of a key, in seconds (the tag's keyRetentionSeconds, else one day). */
+/** How long a tag keeps the answer of a key, in seconds (its key_retention_seconds). */
 export function retentionSecondsOf(tag: StoredTag): number {
-  return (tag as { keyRetentionSeconds?: number }).keyRetentionSeconds ?? DEFAULT_KEY_RETENTION_SECONDS;
+  return tag.keyRetentionSeconds;
 }
 
 const refOf = (tag: StoredTag): RecordRef => ({ tag: tag.tag, epoch: tag.epoch, redis: tag.redis });

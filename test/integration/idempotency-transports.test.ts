@@ -65,6 +65,27 @@ describe('idempotency keys on every transport', () => {
       assert.match(other.body.error!.message, /count 4, not 3/);
     });
 
+    it("keeps a key for the tag's key_retention_seconds, as changed by PATCH", async () => {
+      await createTag(node.url, { tag: 'kept', key_retention_seconds: 120 });
+      const ttlOf = async (key: string) => {
+        const tag = await node.rt.ids.reads.access('kept', undefined);
+        return node.rt.redis.pttl(node.rt.keys.idempotencyRecord('kept', tag.epoch, key));
+      };
+      assert.equal((await http('/v1/ids/kept?count=2', 'ret-1')).status, 200);
+      const ttl = await ttlOf('ret-1');
+      assert.ok(ttl > 100_000 && ttl <= 120_000, `kept for the tag's 120 s (PTTL ${ttl})`);
+      const patched = await fetch(`${node.url}/v1/admin/tags/kept`, {
+        method: 'PATCH',
+        headers: adminHeaders,
+        body: JSON.stringify({ key_retention_seconds: 3600 }),
+      });
+      assert.equal(patched.status, 200, await patched.text());
+      // The next request reads the changed definition (the admin answer came after the change).
+      assert.equal((await http('/v1/ids/kept?count=2', 'ret-2')).status, 200);
+      const longer = await ttlOf('ret-2');
+      assert.ok(longer > 3_500_000 && longer <= 3_600_000, `kept for the changed 3600 s (PTTL ${longer})`);
+    });
+
     it('answers GET /v1/id/:tag again with the first ID, though the pre-router path serves the tag from memory', async () => {
       // The tag is warm: unkeyed requests are answered in front of the router.
       const unkeyed = [(await http('/v1/id/web')).body.id, (await http('/v1/id/web')).body.id];
