@@ -24,6 +24,8 @@
 //        repeatable)  --cpu-prof (write .cpuprofile files of both servers to
 //        bench/results/profiles/)  --no-write (do not update bench/results/http-latest.*)
 //        --pin (taskset: the server under test on CPU 1, this process on CPU 0)
+//        --one-client (instead of the cases: one connection, one request at a time, order global
+//        against a bare route doing one INCR and one doing one EVALSHA of the take; bench/http/one-client.ts)
 // Results: bench/results/http-latest.json and bench/results/http-latest.md (full runs only).
 //
 // The cases and flags are in bench/http/cases.ts, the servers in bench/server.ts, one measured
@@ -41,6 +43,7 @@ import { fmt } from '../tools/table.js';
 import { createTags, idmintNotes, measureCase, type CaseResult } from './http/runner.js';
 import { startServer, type Server } from './server.js';
 import { startRun } from './record.js';
+import { runOneClient } from './http/one-client.js';
 
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
@@ -78,6 +81,33 @@ async function main(): Promise<number> {
   const problems: string[] = [];
   const warnings: string[] = [];
   try {
+    if (opts.oneClient) {
+      const bareEnv = { BARE_INCR_REDIS: REDIS_URL, BARE_INCR_KEY: `${names.prefix}:bare` };
+      const incr = await startServer('incr route', ['bench/bare-server.ts'], { nodeFlags, cpu: serverCpu, env: bareEnv });
+      children.push(incr);
+      const take = await startServer('take route', ['bench/bare-server.ts'], { nodeFlags, cpu: serverCpu, env: { ...bareEnv, BARE_TAKE: '1' } });
+      children.push(take);
+      const idmint = await startServer('idmint', ['src/cli.ts', 'serve'], {
+        env: {
+          REDIS_URL,
+          MYSQL_URL: names.mysqlUrl,
+          REDIS_PREFIX: names.prefix,
+          ADMIN_TOKEN,
+          LOG_LEVEL: 'warn',
+          UDP_PORT: '0',
+          GRPC_PORT: '0',
+          NODE_ID: `bench-${id}`,
+          ...opts.env,
+        },
+        nodeFlags,
+        cpu: serverCpu,
+      });
+      children.push(idmint);
+      await createTags(idmint);
+      problems.push(...(await runOneClient(opts, { incr, take, idmint })));
+      for (const p of problems) console.error(`FAILED: ${p}`);
+      return problems.length === 0 && !interrupted ? 0 : 1;
+    }
     const bare = opts.cases.includes('baseline') ? await startServer('baseline', ['bench/bare-server.ts'], { nodeFlags, cpu: serverCpu }) : undefined;
     if (bare) children.push(bare);
     const needIdmint = opts.cases.some((c) => c !== 'baseline');

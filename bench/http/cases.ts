@@ -47,12 +47,25 @@ export interface Options {
   /** Pin the server under test to CPU 1 and the load generator to CPU 0 (taskset). */
   pin: boolean;
   write: boolean;
+  /** Instead of the cases: one sequential client, order global against the INCR and take routes (http/one-client.ts). */
+  oneClient: boolean;
 }
 
 export function parseArgs(argv: string[]): Options {
-  const o: Options = { duration: 10, warmup: 2, connections: 50, rounds: 1, cases: [...ALL_CASES], env: {}, cpuProf: false, write: true, pin: false };
+  const o: Options = {
+    duration: 10,
+    warmup: 2,
+    connections: 50,
+    rounds: 1,
+    cases: [...ALL_CASES],
+    env: {},
+    cpuProf: false,
+    write: true,
+    pin: false,
+    oneClient: false,
+  };
   const usage =
-    'npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule,rule-global] [--env KEY=VALUE] [--cpu-prof] [--no-write] [--pin]';
+    'npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule,rule-global] [--env KEY=VALUE] [--cpu-prof] [--no-write] [--pin] [--one-client]';
   readOptions(argv, usage, (a) => {
     switch (a.flag) {
       case '--duration':
@@ -85,6 +98,9 @@ export function parseArgs(argv: string[]): Options {
         break;
       case '--pin':
         o.pin = true;
+        break;
+      case '--one-client':
+        o.oneClient = true;
         break;
       default:
         return false;

@@ -84,8 +84,11 @@ export async function redisLimit(
   // The script idmint runs: take-<keys>.lua, or on a single Redis 7 server its pinned copy.
   const { sha, keys, args } = await captureTake(r, undefined, script.numKeys, tag, trigger);
   const key = keys[0];
-  // ARGV[1] is n, the IDs wanted (see the script's header): one per call here.
-  const benchArgs = ['EVALSHA', sha, String(keys.length), ...keys, '1', ...args.slice(1)];
+  // ARGV[1] is n, the IDs wanted (see the script's header): one per call here. ARGV[2] is the
+  // call's token: a call that repeats the token of the latest call of its answer field is
+  // answered again and moves nothing, so every call gets its own (redis-benchmark replaces
+  // __rand_int__ with a random 12-digit number per call, given -r).
+  const benchArgs = ['EVALSHA', sha, String(keys.length), ...keys, '1', 'bench__rand_int__', ...args.slice(2)];
   const url = new URL(redisUrl);
   const takenBefore = takenOf(await r.hgetall(key));
   const [seg0, end0] = (await r.hmget(key, 'cur', 'end')).map(Number);
@@ -95,10 +98,14 @@ export async function redisLimit(
   const c0 = await redisCounters(r);
   const k0 = reapedChildrenSeconds();
   const t0 = performance.now();
-  const res = spawnSync('redis-benchmark', ['-h', url.hostname, '-p', url.port || '6379', '-n', String(calls), '-c', String(clients), '--csv', ...benchArgs], {
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
+  const res = spawnSync(
+    'redis-benchmark',
+    ['-h', url.hostname, '-p', url.port || '6379', '-n', String(calls), '-c', String(clients), '-r', '100000000000', '--csv', ...benchArgs],
+    {
+      encoding: 'utf8',
+      timeout: 120_000,
+    },
+  );
   const wallS = (performance.now() - t0) / 1000;
   const c1 = await redisCounters(r);
   const cpu = cpuWindow(before, readProcs(), wallS, machineBusySeconds() - b0, serverRoot, pid, reapedChildrenSeconds() - k0);

@@ -97,6 +97,11 @@ export class Coalescer {
   /** Lingering after a reply (see linger()): the timer that ends it, and the requests it waits for. */
   private lingerTimer: NodeJS.Timeout | undefined;
   private lingerFor = 0;
+  /**
+   * The latest pipelined take served one request (false until one has been answered): the tag
+   * is lightly loaded, and a request that waits alone is sent at once (pump).
+   */
+  private light = false;
   /** Takes this coalescer sent (idmint_takes_total of the tag). */
   private readonly takes: { value: number } | undefined;
 
@@ -147,7 +152,17 @@ export class Coalescer {
       return;
     }
     if (this.scheduled || this.inFlight >= (this.deps.pipeline ?? 1)) return;
+    // A lone waiter a take in flight asked for already: nothing to send, no turn to wait.
+    if (this.covered > 0 && this.queue.length === 1) return;
     if (this.inFlight > 0 && this.holding()) return;
+    if (this.light && this.inFlight === 0 && this.queue.length === 1) {
+      // Light load: the latest take served one request, nothing is in flight, and this request
+      // waits alone. Waiting a turn for company would cost it a wake-up for nothing, so its
+      // take goes out in this turn; requests that still arrive in it are held for its reply or
+      // pipelined as usual (holding, below), and the next take batches them again.
+      this.send();
+      return;
+    }
     this.scheduled = true;
     // Let the requests that arrived in this event-loop turn join the take: a round trip to
     // Redis costs the process far more CPU than a turn, so a take shared by more requests is
@@ -248,6 +263,7 @@ export class Coalescer {
         this.failAll(unavailable(`Redis is unreachable: ${err.message}`, err));
       } else if (r!.status === 'ok') {
         const served = this.queue.hand(r!.ranges, sentAt);
+        this.light = served <= 1;
         if (r!.refillWanted) this.refills.prefetch(r!);
         this.linger(served);
       } else {

@@ -18,6 +18,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Config } from '../../config.js';
 import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from '../../core/redis-sentinel.js';
+import { installCommandDeadlines } from './command-deadlines.js';
 import { installPauseTolerance } from './pause-tolerant.js';
 
 export type RedisRole = 'command' | 'queue' | 'worker' | 'subscriber';
@@ -70,7 +71,25 @@ export function redisOptions(role: RedisRole, commandTimeoutMs = DEFAULT_COMMAND
 export function createRedis(url: string, role: RedisRole, commandTimeoutMs?: number, sentinelPassword = ''): Redis {
   if (isSentinelUrl(url)) return createSentinelRedis(parseSentinelUrl(url), sentinelPassword, role, commandTimeoutMs);
   installPauseTolerance();
-  return new Redis(url, redisOptions(role, commandTimeoutMs));
+  const { options, deadlineMs } = withDeadlines(redisOptions(role, commandTimeoutMs), role);
+  return withCommandDeadlines(new Redis(url, options), deadlineMs);
+}
+
+/**
+ * The request path's connection (role "command") of a single server or a Sentinel-managed
+ * master bounds its commands with one timer per connection (command-deadlines.ts) instead of
+ * ioredis's two timers per command: the same bounds, without a timer armed and cleared for
+ * every take. Other roles, and the nodes of a cluster, keep ioredis's options.
+ */
+function withDeadlines(o: RedisOptions, role: RedisRole): { options: RedisOptions; deadlineMs: number | undefined } {
+  if (role !== 'command' || o.commandTimeout === undefined) return { options: o, deadlineMs: undefined };
+  const { commandTimeout, socketTimeout: _socketTimeout, ...options } = o;
+  return { options, deadlineMs: commandTimeout };
+}
+
+function withCommandDeadlines(r: Redis, deadlineMs: number | undefined): Redis {
+  if (deadlineMs !== undefined) installCommandDeadlines(r, deadlineMs);
+  return r;
 }
 
 /**
@@ -83,8 +102,8 @@ export function createRedis(url: string, role: RedisRole, commandTimeoutMs?: num
  */
 export function createSentinelRedis(target: SentinelTarget, sentinelPassword: string, role: RedisRole, commandTimeoutMs?: number): Redis {
   installPauseTolerance();
-  const options = redisOptions(role, commandTimeoutMs);
-  return new Redis({
+  const { options, deadlineMs } = withDeadlines(redisOptions(role, commandTimeoutMs), role);
+  const redis = new Redis({
     ...options,
     sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
     name: target.master,
@@ -99,6 +118,7 @@ export function createSentinelRedis(target: SentinelTarget, sentinelPassword: st
     failoverDetector: true,
     reconnectOnError: (err) => err.message.startsWith('READONLY'),
   });
+  return withCommandDeadlines(redis, deadlineMs);
 }
 
 /** The default Redis's master through REDIS_SENTINELS: credentials and database from REDIS_URL. */

@@ -20,7 +20,14 @@ let genCounter = 0;
  * when it closes before their replies are read, never share one.
  */
 const ANSWER_FIELDS = 8;
-const answerFieldOf = new WeakMap<SegmentRef, number>();
+
+/** What every take of one ref sends the same: its server, its keys; and its last answer field. */
+interface TakeTarget {
+  readonly server: Server;
+  readonly key: string;
+  readonly moved: string;
+  field: number;
+}
 
 export const DEFAULT_REDIS = 'default';
 
@@ -67,6 +74,8 @@ export function takenOf(h: Readonly<Record<string, string>>): number {
 
 export class SegmentStore {
   private readonly servers = new Map<string, Server>();
+  /** Per ref object (a coalescer passes the same one every time): built once, not per take. */
+  private readonly targets = new WeakMap<SegmentRef, TakeTarget>();
 
   /**
    * byName: the connections by name ("default" required). onReplaced: told when a take found
@@ -106,23 +115,36 @@ export class SegmentStore {
     return this.keys.segment(ref.tag, ref.epoch, ref.shard, ref.scope);
   }
 
-  async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
+  /**
+   * Up to n IDs of the ref's counter (take-2.lua). The request path's one call: its keys are
+   * built once per ref, and it adds one promise to the script's (no async frames).
+   */
+  take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
+    let t = this.targets.get(ref);
+    if (t === undefined) {
+      try {
+        t = { server: this.server(ref.redis), key: this.key(ref), moved: this.keys.moved(ref.tag), field: -1 };
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+      this.targets.set(ref, t);
+    }
     // The call's token: unique across processes (random prefix) and calls (counter), the same
     // when the client sends the call again; the gen of a hash this call creates (cold start).
-    const field = ((answerFieldOf.get(ref) ?? -1) + 1) % ANSWER_FIELDS;
-    answerFieldOf.set(ref, field);
-    const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}${field}`;
-    const s = this.server(ref.redis);
-    let r: TakeResult;
-    try {
-      r = await s.scripts.take(this.key(ref), this.keys.moved(ref.tag), n, gen, prefetch, ref.epoch);
-    } catch (err) {
-      // Named, so a request for a tag on a server that is down says which one.
-      const why = s.redis.status === 'ready' ? (err as Error).message : `not connected (${s.redis.status})`;
-      throw new Error(`server "${ref.redis ?? DEFAULT_REDIS}" of tag "${ref.tag}": ${why}`, { cause: err });
-    }
-    if (r.status === 'replaced') this.onReplaced?.(ref);
-    return r;
+    t.field = (t.field + 1) % ANSWER_FIELDS;
+    const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}${t.field}`;
+    const s = t.server;
+    return s.scripts.take(t.key, t.moved, n, gen, prefetch, ref.epoch).then(
+      (r) => {
+        if (r.status === 'replaced') this.onReplaced?.(ref);
+        return r;
+      },
+      (err: Error) => {
+        // Named, so a request for a tag on a server that is down says which one.
+        const why = s.redis.status === 'ready' ? err.message : `not connected (${s.redis.status})`;
+        throw new Error(`server "${ref.redis ?? DEFAULT_REDIS}" of tag "${ref.tag}": ${why}`, { cause: err });
+      },
+    );
   }
 
   /** limit: the tag's largest counter value when the segment was allocated (final when reached). */

@@ -1,0 +1,102 @@
+// The request path's two silence detectors (connection.ts) on one timer per connection instead
+// of two per command. ioredis's `commandTimeout` arms a timer for every command and clears it
+// at the reply, and its `socketTimeout` arms another (and a "data" listener) whenever a command
+// is sent while none is armed: a request served by one take paid for both, every time. Here
+// the connection keeps its commands in the order they were sent, with the moment each one is
+// due; one timer waits for the oldest that may still be unanswered, and when it fires it drops
+// the answered ones from the head and judges the first that is not: past its deadline, the
+// command is failed ("Command timed out", as ioredis says it), and when the connection has
+// received nothing since that command was sent, the connection is destroyed (as socketTimeout
+// does) so that later commands are not queued behind a silent peer. Replies come back in the
+// order the commands were sent, so the head is the only command that can be the oldest one
+// waiting; the timer is re-armed for the next head only then, so while commands are answered
+// within their bound it fires about once per bound, whatever the rate.
+//
+// The timer is a late timeout (late-timeout.ts): after a pause of this process, replies that
+// arrived meanwhile are read before any command is judged, as pause-tolerant.ts does for
+// ioredis's own detectors.
+import type { Socket } from 'node:net';
+import type { Command, Redis } from 'ioredis';
+import { lateTimeout } from '../../late-timeout.js';
+
+/** The parts of ioredis's Command this uses (isSettled is not in its typings). */
+interface Pending {
+  readonly command: Command & { readonly isSettled: boolean };
+  /** When it is due (performance.now(), ms). */
+  readonly due: number;
+  /** The stream it was written to, and what that stream had read by then. */
+  readonly stream: Socket | undefined;
+  readonly bytesRead: number;
+}
+
+/** The parts of ioredis's Redis this uses (stream and sendCommand's stream argument are private in its typings). */
+interface Host {
+  stream?: Socket;
+  sendCommand(command: Command, stream?: unknown): unknown;
+}
+
+/** Timers this module armed in this process (tests count them per request). */
+export const deadlineTimers = { armed: 0 };
+
+/**
+ * Fails each command of `redis` left unanswered `ms` after it was sent, and destroys a
+ * connection that received nothing in that time while a command waited. Replaces ioredis's
+ * commandTimeout and socketTimeout, which must be left unset on this connection.
+ */
+export function installCommandDeadlines(redis: Redis, ms: number): void {
+  const host = redis as unknown as Host;
+  const send = host.sendCommand.bind(redis);
+  /** Commands in the order they were sent; those before `head` were judged or answered. */
+  let queue: Pending[] = [];
+  let head = 0;
+  let timer: NodeJS.Timeout | undefined;
+
+  const arm = (due: number) => {
+    deadlineTimers.armed++;
+    // Unref'd: the connection's socket keeps the process alive while a command waits; once
+    // every command is answered, a pending sweep must not hold an exiting process open.
+    timer = lateTimeout(sweep, Math.max(0, due - performance.now())).unref();
+  };
+
+  function sweep(): void {
+    timer = undefined;
+    const now = performance.now();
+    while (head < queue.length) {
+      const p = queue[head];
+      if (p.command.isSettled) {
+        head++;
+        continue;
+      }
+      if (p.due > now) break;
+      head++;
+      // Silent since this command was sent: reset the connection (its other commands fail or
+      // are sent again on the next one, as ioredis does with a socket timeout).
+      const stream = host.stream;
+      if (stream !== undefined && stream === p.stream && stream.bytesRead === p.bytesRead && !stream.destroyed) {
+        stream.destroy(new Error(`Socket timeout. Expecting data, but didn't receive any in ${ms}ms.`));
+      }
+      p.command.reject(new Error('Command timed out'));
+    }
+    if (head === queue.length) {
+      queue = [];
+      head = 0;
+      return;
+    }
+    if (head > 1024 && head * 2 > queue.length) {
+      queue = queue.slice(head);
+      head = 0;
+    }
+    arm(queue[head].due);
+  }
+
+  host.sendCommand = (command: Command, stream?: unknown) => {
+    const out = send(command, stream);
+    const c = command as Pending['command'];
+    if (!c.isSettled) {
+      const s = host.stream;
+      queue.push({ command: c, due: performance.now() + ms, stream: s, bytesRead: s?.bytesRead ?? 0 });
+      if (timer === undefined) arm(queue[head].due);
+    }
+    return out;
+  };
+}

@@ -1,0 +1,113 @@
+// suite: single — counts the work of one request on a request-path connection to the single-server Redis
+// What one `order: global` request costs this process when it is alone (a lightly loaded
+// tag: nothing to coalesce with), counted rather than timed: the timers and immediates it
+// arms and the promises it creates, from the coalescer down to the Redis connection. A
+// request that shares nothing should pay for its round trip and little else; each timer
+// (ioredis armed two per command for its timeouts), each turn waited for company that never
+// comes, each promise hop showed up as latency beside a bare server doing one EVALSHA. The
+// bounds below are today's counts: a change that adds one fails here, whatever the machine's
+// speed, before a benchmark would notice.
+//
+// The promises still hold: the timeouts are the connection's (command-deadlines.ts, tested
+// in process-pause.test.ts and network-faults.test.ts), and order is the coalescer's
+// (coalescer.test.ts).
+import assert from 'node:assert/strict';
+import { createHook } from 'node:async_hooks';
+import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import type { RefillProducer } from '../../src/producer/refill-producer.js';
+import { Coalescer } from '../../src/service/coalescer.js';
+import { deadlineTimers } from '../../src/store/redis/command-deadlines.js';
+import { createRedis, whenReady, type RedisClient } from '../../src/store/redis/connection.js';
+import { Keys } from '../../src/store/redis/keys.js';
+import { SegmentStore, type SegmentRef } from '../../src/store/redis/segments.js';
+import { REDIS_URL, cleanup, testNames } from '../../tools/env.js';
+
+/** Requests measured one after the other, each alone. */
+const REQUESTS = 50;
+
+/** What the async hooks saw created while fn ran, per type (Timeout, Immediate, PROMISE...). */
+async function counted(fn: () => Promise<void>): Promise<Map<string, number>> {
+  const seen = new Map<string, number>();
+  const hook = createHook({
+    init(_id, type) {
+      seen.set(type, (seen.get(type) ?? 0) + 1);
+    },
+  });
+  hook.enable();
+  try {
+    await fn();
+  } finally {
+    hook.disable();
+  }
+  return seen;
+}
+
+describe('one order-global request alone', () => {
+  const names = testNames();
+  let redis: RedisClient;
+  let coalescer: Coalescer;
+
+  before(async () => {
+    // The request path's connection, as the server makes it (command role, its timeouts).
+    redis = createRedis(REDIS_URL, 'command', 1000);
+    await whenReady(redis);
+    const store = new SegmentStore({ default: redis }, new Keys(names.prefix));
+    const ref: SegmentRef = { tag: 'lone', epoch: 1, shard: 0 };
+    const cold = await store.take(ref, 1, 0.5);
+    assert.equal(cold.status, 'cold');
+    assert.equal(await store.install(ref, cold.gen, [1, 1_000_000], 0.5), 'current');
+    const producer = { request: async () => undefined } as unknown as RefillProducer;
+    // The server's defaults (config.ts): 4 takes in flight, hold 32, a round trip, linger 2 ms.
+    coalescer = new Coalescer(ref, () => 0.5, {
+      segments: store,
+      producer,
+      log: pino({ level: 'silent' }),
+      maxBatch: 100_000,
+      waitMs: 3000,
+      pipeline: 4,
+      hold: 32,
+      holdRtt: 1,
+      lingerMs: 2,
+    });
+    // A few requests first: the scripts are loaded, the round trip is measured, and the
+    // latest take served one request (the tag is lightly loaded).
+    for (let i = 0; i < 5; i++) await coalescer.take(1);
+  });
+  after(async () => {
+    redis.disconnect();
+    await cleanup(names);
+  });
+
+  it('arms no timer and waits no turn of the event loop for company', async () => {
+    const armed0 = deadlineTimers.armed;
+    const t0 = performance.now();
+    let last = 0;
+    const seen = await counted(async () => {
+      for (let i = 0; i < REQUESTS; i++) {
+        const [[id]] = await coalescer.take(1);
+        assert.ok(id > last, `IDs increase: ${id} after ${last}`);
+        last = id;
+      }
+    });
+    // The connection's one deadline timer may come due once per command timeout (1000 ms)
+    // and be armed again: allowed once per second the requests took (a busy machine).
+    const sweeps = Math.ceil((performance.now() - t0) / 1000);
+    const timers = seen.get('Timeout') ?? 0;
+    const immediates = seen.get('Immediate') ?? 0;
+    assert.ok(deadlineTimers.armed - armed0 <= sweeps, `deadline timer armed ${deadlineTimers.armed - armed0} times in ${sweeps} s`);
+    assert.ok(timers <= sweeps, `${timers} timers for ${REQUESTS} requests (at most one per command timeout that passed: ${sweeps})`);
+    assert.ok(immediates <= sweeps, `${immediates} immediates for ${REQUESTS} requests`);
+  });
+
+  it('creates at most 9.5 promises per request (the coalescer, the store, the script call, this loop)', async () => {
+    const seen = await counted(async () => {
+      for (let i = 0; i < REQUESTS; i++) await coalescer.take(1);
+    });
+    // Counted by the async hooks: the request's promise and its hand-over, the store's and
+    // ioredis's (its command and its NOSCRIPT fallback), and this loop's awaits. An async
+    // frame more in the store (there were two) takes it past the bound.
+    const perRequest = (seen.get('PROMISE') ?? 0) / REQUESTS;
+    assert.ok(perRequest <= 9.5, `${perRequest} promises per request`);
+  });
+});
