@@ -140,6 +140,35 @@ export class Coalescer {
     });
   }
 
+  /**
+   * take(n) as one promise of what `map` makes of the runs, or of what `recover` makes of a
+   * failure (a value, a promise, or a throw): no promise between the take and its caller.
+   */
+  takeMapped<T>(n: number, map: (runs: Range[]) => T, recover: (err: Error) => T | Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push(
+        n,
+        false,
+        this.deps.waitMs,
+        (runs) => {
+          try {
+            resolve(map(runs));
+          } catch (err) {
+            reject(err as Error);
+          }
+        },
+        (err) => {
+          try {
+            resolve(recover(err));
+          } catch (e) {
+            reject(e as Error);
+          }
+        },
+      );
+      this.pump();
+    });
+  }
+
   /** Starts whatever serves the queue next: a pipelined take, or the serial loop. */
   private pump(): void {
     if (this.running || this.queue.length === 0) return;

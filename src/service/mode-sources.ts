@@ -44,13 +44,17 @@ export function modeSources(d: ModeDeps): (tag: StoredTag) => ModeSource {
 
 /** One ID of an `order: global` tag from its coalescer: `render` makes the ID of its counter value. */
 function viaCoalescer(d: ModeDeps, tag: StoredTag, s: TagSources, coalescer: Coalescer, opts: IdOptions, render: (v: number) => string): Promise<string> {
-  return coalescer.take(1).then(
+  return coalescer.takeMapped(
+    1,
     (runs) => {
       d.count(tag, 1, s);
       return render(runs[0][0]);
     },
     // The tag moved to another Redis: the full way follows it.
-    (err: unknown) => (err instanceof TagMovedError ? d.again(tag.tag, opts) : Promise.reject(err)),
+    (err) => {
+      if (err instanceof TagMovedError) return d.again(tag.tag, opts);
+      throw err;
+    },
   );
 }
 

@@ -83,8 +83,9 @@ export class Scripts {
    * marker; gen: used only when the hash is created; prefetch: the fraction of a segment at
    * which the next one is wanted.
    */
-  async take(segment: string, moved: string, n: number, gen: string, prefetch: number, epoch: number): Promise<TakeResult> {
-    return decodeTake(await this.send['take-2'](segment, moved, n, gen, prefetch, epoch), n);
+  take(segment: string, moved: string, n: number, gen: string, prefetch: number, epoch: number): Promise<TakeResult> {
+    // The request path's call: one promise of its own, not an async frame's two.
+    return this.send['take-2'](segment, moved, n, gen, prefetch, epoch).then((reply) => decodeTake(reply, n));
   }
 
   /** install-2.lua: a segment allocated in MySQL into the hash, with its fences. */
