@@ -42,15 +42,16 @@ export function replyDatagram(reply: UdpReply): Buffer {
 
 /**
  * The reply to one datagram: at once when it can be given from memory (a refusal, or an ID of
- * a cached definition this process holds), otherwise a promise of it; undefined for none (a
- * datagram that is not a request, whose bare error reply would be longer than it).
+ * a cached definition this process holds); for an ID still to come, the request with the
+ * promise of the ID (PendingReply); for a monitor, a promise of the reply; undefined for none
+ * (a datagram that is not a request, whose bare error reply would be longer than it).
  */
 export function handleDatagram(
   msg: Buffer,
   ids: IdService,
   opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>,
   refused: Refused,
-): UdpReply | Promise<UdpReply> | undefined {
+): UdpReply | Promise<UdpReply> | PendingReply | undefined {
   const parsed = parseRequest(msg, opts.maxDatagramBytes);
   if (!parsed.ok) {
     // The protocol's own refusals (not JSON, not an object, a bad field, too large) are the
@@ -86,10 +87,15 @@ export function handleDatagram(
     return errorReplyFor(req, refused(err));
   }
   if (typeof got === 'string') return successReply(req, got);
-  return got.then(
-    (id) => successReply(req, id),
-    (err: unknown) => errorReplyFor(req, refused(err)),
-  );
+  return new PendingReply(req, got);
+}
+
+/** An ID still to come, and the request its reply echoes: the reply is made where it is sent, in one step. */
+class PendingReply {
+  constructor(
+    readonly req: UdpRequest,
+    readonly id: Promise<string>,
+  ) {}
 }
 
 async function monitor(req: UdpRequest, token: string | undefined, ids: IdService, nodeOffset: number, refused: Refused): Promise<UdpReply> {
@@ -126,7 +132,7 @@ export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logg
     send(errorReply(null, 'INTERNAL'), rinfo);
   };
   socket.on('message', (msg, rinfo) => {
-    let reply: UdpReply | Promise<UdpReply> | undefined;
+    let reply: ReturnType<typeof handleDatagram>;
     try {
       reply = handleDatagram(msg, ids, opts, refused);
     } catch (err) {
@@ -138,12 +144,19 @@ export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logg
       return;
     }
     // Answered from memory: sent at once, without a closure or a promise.
-    if (!(reply instanceof Promise)) send(reply, rinfo);
-    else
+    if (reply instanceof Promise) {
       reply.then(
         (r) => send(r, rinfo),
         (err: Error) => failed(err, rinfo),
       );
+    } else if (reply instanceof PendingReply) {
+      // An ID still to come: its reply is made and sent when it comes, one step after the take.
+      const { req } = reply;
+      reply.id.then(
+        (id) => send(successReply(req, id), rinfo),
+        (err: unknown) => send(errorReplyFor(req, refused(err)), rinfo),
+      );
+    } else send(reply, rinfo);
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);
