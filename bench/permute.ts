@@ -23,12 +23,14 @@
 //        setting; repeatable via a comma list)  --duration S (default 5)  --warmup S (default 1)
 //        --rounds N (default 3; medians shown)  --connections N (default 50)
 //        --pin (the idmint process on CPU 1, this process on CPU 0; micro runs on CPU 0)
+//        --cpu-prof DIR (idmint writes its .cpuprofile there when it stops: bench/cpuprofile-summary.ts)
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { type Interleave, seqString } from '../src/core/layout.js';
 import { domainSize, Permutation, type PermuteSpec } from '../src/core/permute.js';
 import { readOptions } from '../tools/args.js';
-import { pinProcess, procCpuSeconds, selfCpuSeconds } from '../tools/cpu.js';
+import { machineBusySeconds, pinProcess, procCpuSeconds, selfCpuSeconds, TICK } from '../tools/cpu.js';
 import { ADMIN_TOKEN, cleanup, mysqlUrlFor, REDIS_URL, type TestNames } from '../tools/env.js';
 import { countRepeats } from '../tools/duplicates.js';
 import { createTag } from '../tools/node.js';
@@ -50,6 +52,7 @@ interface Options {
   rounds: number;
   connections: number;
   pin: boolean;
+  cpuProf: string;
 }
 
 function width(s: string): Width {
@@ -70,9 +73,10 @@ function parseArgs(argv: string[]): Options {
     rounds: 3,
     connections: 50,
     pin: false,
+    cpuProf: '',
   };
   const usage =
-    'node --import tsx bench/permute.ts [--part micro,http] [--widths digits:8,bits:40] [--order global,node] [--permute digits:8,digits:12] [--duration S] [--warmup S] [--rounds N] [--connections N] [--pin]';
+    'node --import tsx bench/permute.ts [--part micro,http] [--widths digits:8,bits:40] [--order global,node] [--permute digits:8,digits:12] [--duration S] [--warmup S] [--rounds N] [--connections N] [--pin] [--cpu-prof DIR]';
   readOptions(argv, usage, (a) => {
     if (a.flag === '--part') o.parts = a.list();
     else if (a.flag === '--widths') o.widths = a.list().map(width);
@@ -87,6 +91,7 @@ function parseArgs(argv: string[]): Options {
     else if (a.flag === '--rounds') o.rounds = a.whole(1);
     else if (a.flag === '--connections') o.connections = a.whole(1);
     else if (a.flag === '--pin') o.pin = true;
+    else if (a.flag === '--cpu-prof') o.cpuProf = a.text();
     else return false;
     return true;
   });
@@ -169,6 +174,8 @@ interface HttpRow {
   serverPct: number[];
   /** This process's (the load generator's) CPU time over the window's wall time, % of one core. */
   loadPct: number[];
+  /** The server's CPU busy over the window with anything (idmint and any other work), % (unpinned: all CPUs). */
+  corePct: number[];
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -190,7 +197,7 @@ async function http(o: Options): Promise<HttpResult> {
     { order, name: 'plain', tag: `bench.${order}.plain` },
     ...o.permutes.map((w, i) => ({ order, name: `permute ${label(w)}`, tag: `bench.${order}.p${i}`, permute: w })),
   ]);
-  const rows: HttpRow[] = cases.map((c) => ({ order: c.order, name: c.name, rps: [], p99: [], cpuUs: [], serverPct: [], loadPct: [] }));
+  const rows: HttpRow[] = cases.map((c) => ({ order: c.order, name: c.name, rps: [], p99: [], cpuUs: [], serverPct: [], loadPct: [], corePct: [] }));
   try {
     idmint = await startServer('idmint', ['src/cli.ts', 'serve'], {
       env: {
@@ -204,6 +211,7 @@ async function http(o: Options): Promise<HttpResult> {
         NODE_ID: `bench-${id}`,
       },
       cpu: o.pin ? 1 : undefined,
+      nodeFlags: o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`] : undefined,
     });
     for (const c of cases) {
       await createTag(idmint.url, { tag: c.tag, order: c.order, ...(c.permute ? { permute: { [c.permute.unit]: c.permute.width } } : {}) });
@@ -216,6 +224,7 @@ async function http(o: Options): Promise<HttpResult> {
         if (o.warmup > 0) await runLoad(url, o.connections, o.warmup, check);
         const cpu0 = procCpuSeconds(idmint.pid);
         const self0 = selfCpuSeconds();
+        const busy0 = busySeconds(o.pin ? 1 : undefined);
         const t0 = performance.now();
         const r = await runLoad(url, o.connections, o.duration, check);
         const wall = (performance.now() - t0) / 1000;
@@ -223,6 +232,7 @@ async function http(o: Options): Promise<HttpResult> {
         rows[i].cpuUs.push((serverS / Math.max(1, r.ok)) * 1e6);
         rows[i].serverPct.push((serverS / wall) * 100);
         rows[i].loadPct.push(((selfCpuSeconds() - self0) / wall) * 100);
+        rows[i].corePct.push(((busySeconds(o.pin ? 1 : undefined) - busy0) / wall / (o.pin ? 1 : cpus().length)) * 100);
         const bad = r.non2xx + r.errors + r.timeouts + r.violations;
         if (bad > 0) problems.push(`${c.order} ${c.name} round ${round}: ${bad} failed or malformed answers ${r.examples.join(' | ')}`);
         const dup = countRepeats(r.strings);
@@ -231,7 +241,8 @@ async function http(o: Options): Promise<HttpResult> {
         rows[i].p99.push(r.p99);
         console.log(
           `${c.order} ${c.name} (round ${round}): ${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 3)} ms, server ${fmt(rows[i].cpuUs.at(-1), 1)} µs/req ` +
-            `(${fmt(rows[i].serverPct.at(-1))}% of a core), load generator ${fmt(rows[i].loadPct.at(-1))}%, ${fmt(r.strings.length)} IDs distinct`,
+            `(${fmt(rows[i].serverPct.at(-1))}% of a core), load generator ${fmt(rows[i].loadPct.at(-1))}%, its core ${fmt(rows[i].corePct.at(-1))}% busy, ` +
+            `${fmt(r.strings.length)} IDs distinct`,
         );
       }
     }
@@ -240,7 +251,19 @@ async function http(o: Options): Promise<HttpResult> {
     await cleanup(names).catch((err: Error) => console.error(`cleanup of ${names.db} failed: ${err.message}`));
   }
   const table = [
-    ['order', 'case', 'req/s', 'p99 ms', 'server µs/req', 'server CPU %', 'load generator CPU %', 'req/s ÷ plain', 'plain µs ÷ case µs', 'target'],
+    [
+      'order',
+      'case',
+      'req/s',
+      'p99 ms',
+      'server µs/req',
+      'server CPU %',
+      'load generator CPU %',
+      'server core busy %',
+      'req/s ÷ plain',
+      'plain µs ÷ case µs',
+      'target',
+    ],
   ];
   const notes: string[] = [];
   for (const order of o.orders) {
@@ -259,22 +282,43 @@ async function http(o: Options): Promise<HttpResult> {
         fmt(median(r.cpuUs), 1),
         fmt(median(r.serverPct)),
         fmt(median(r.loadPct)),
+        fmt(median(r.corePct)),
         fmt(ratio, 3),
         fmt(cpuRatio, 3),
         target,
       ]);
       if (r !== base) notes.push(`order ${order}, ${r.name}: ${fmt(ratio, 3)}× the plain tag's req/s (target 0.9): ${target}`);
     }
-    notes.push(
-      `order ${order}, plain: the server at ${fmt(median(base.serverPct))}% of its core, the load generator at ${fmt(median(base.loadPct))}% of its own ` +
-        `(${median(base.serverPct) > median(base.loadPct) ? 'the server is the limit' : 'the load generator may be the limit'})`,
-    );
+    notes.push(`order ${order}, plain: ${limit(median(base.serverPct), median(base.loadPct), median(base.corePct))}`);
   }
   console.log(`\nGET /v1/id/:tag, ${o.connections} connections, ${o.duration} s x ${o.rounds} rounds after ${o.warmup} s of warm-up each (medians)`);
   console.log(textTable(table));
   for (const p of problems) console.error(`FAIL ${p}`);
   notes.push(...problems.map((p) => `FAIL ${p}`));
   return { ok: problems.length === 0, rows: table, notes };
+}
+
+/** Which side held the plain case back, from the medians of its CPU shares (% of a core; core: the server's CPU busy with anything). */
+function limit(server: number, load: number, core: number): string {
+  const shares = `the server at ${fmt(server)}% of its core, the load generator at ${fmt(load)}% of its own, the server's core ${fmt(core)}% busy`;
+  if (server >= 85 && load < server) return `${shares}: the server is the limit`;
+  if (load >= 85) return `${shares}: the load generator may be the limit`;
+  if (core >= 85) return `${shares}: other work on the server's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
+  return `${shares}: neither process reached its core`;
+}
+
+/** CPU seconds CPU n spent busy (not idle, not waiting on I/O); without n, every CPU's. NaN when unknown. */
+function busySeconds(n: number | undefined): number {
+  if (n === undefined) return machineBusySeconds();
+  try {
+    const line = readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`cpu${n} `));
+    const f = (line ?? '').trim().split(/\s+/).slice(1, 9).map(Number);
+    return (f.reduce((x, y) => x + y, 0) - f[3] - f[4]) / TICK;
+  } catch {
+    return NaN;
+  }
 }
 
 const loadNow = () =>
