@@ -11,7 +11,8 @@
 //        permute, for each order, in interleaved rounds at C keep-alive connections
 //        (autocannon, in this process): req/s, p99, the idmint process's CPU time per request
 //        and share of a core, this process's share of a core (the load generator: below the
-//        server's, the server is the limit), and the permuted case's req/s ÷ the plain case's
+//        server's, the server is the limit), how busy each one's core was with anything (pinned:
+//        other work there holds it back), and the permuted case's req/s ÷ the plain case's
 //        of the same order (target >= 0.9; on a busy machine the CPU-time ratio is the
 //        steadier). Every answer is checked: {"id":"<digits>"}, all IDs of a case distinct.
 //
@@ -176,6 +177,8 @@ interface HttpRow {
   loadPct: number[];
   /** The server's CPU busy over the window with anything (idmint and any other work), % (unpinned: all CPUs). */
   corePct: number[];
+  /** The load generator's CPU busy over the window with anything, % (pinned only). */
+  loadCorePct: number[];
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -197,7 +200,17 @@ async function http(o: Options): Promise<HttpResult> {
     { order, name: 'plain', tag: `bench.${order}.plain` },
     ...o.permutes.map((w, i) => ({ order, name: `permute ${label(w)}`, tag: `bench.${order}.p${i}`, permute: w })),
   ]);
-  const rows: HttpRow[] = cases.map((c) => ({ order: c.order, name: c.name, rps: [], p99: [], cpuUs: [], serverPct: [], loadPct: [], corePct: [] }));
+  const rows: HttpRow[] = cases.map((c) => ({
+    order: c.order,
+    name: c.name,
+    rps: [],
+    p99: [],
+    cpuUs: [],
+    serverPct: [],
+    loadPct: [],
+    corePct: [],
+    loadCorePct: [],
+  }));
   try {
     idmint = await startServer('idmint', ['src/cli.ts', 'serve'], {
       env: {
@@ -225,6 +238,7 @@ async function http(o: Options): Promise<HttpResult> {
         const cpu0 = procCpuSeconds(idmint.pid);
         const self0 = selfCpuSeconds();
         const busy0 = busySeconds(o.pin ? 1 : undefined);
+        const loadBusy0 = o.pin ? busySeconds(0) : NaN;
         const t0 = performance.now();
         const r = await runLoad(url, o.connections, o.duration, check);
         const wall = (performance.now() - t0) / 1000;
@@ -232,6 +246,7 @@ async function http(o: Options): Promise<HttpResult> {
         rows[i].cpuUs.push((serverS / Math.max(1, r.ok)) * 1e6);
         rows[i].serverPct.push((serverS / wall) * 100);
         rows[i].loadPct.push(((selfCpuSeconds() - self0) / wall) * 100);
+        rows[i].loadCorePct.push(((busySeconds(0) - loadBusy0) / wall) * 100);
         rows[i].corePct.push(((busySeconds(o.pin ? 1 : undefined) - busy0) / wall / (o.pin ? 1 : cpus().length)) * 100);
         const bad = r.non2xx + r.errors + r.timeouts + r.violations;
         if (bad > 0) problems.push(`${c.order} ${c.name} round ${round}: ${bad} failed or malformed answers ${r.examples.join(' | ')}`);
@@ -241,7 +256,7 @@ async function http(o: Options): Promise<HttpResult> {
         rows[i].p99.push(r.p99);
         console.log(
           `${c.order} ${c.name} (round ${round}): ${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 3)} ms, server ${fmt(rows[i].cpuUs.at(-1), 1)} µs/req ` +
-            `(${fmt(rows[i].serverPct.at(-1))}% of a core), load generator ${fmt(rows[i].loadPct.at(-1))}%, its core ${fmt(rows[i].corePct.at(-1))}% busy, ` +
+            `(${fmt(rows[i].serverPct.at(-1))}% of a core), load generator ${fmt(rows[i].loadPct.at(-1))}%, cores ${fmt(rows[i].corePct.at(-1))}% / ${fmt(rows[i].loadCorePct.at(-1))}% busy, ` +
             `${fmt(r.strings.length)} IDs distinct`,
         );
       }
@@ -260,6 +275,7 @@ async function http(o: Options): Promise<HttpResult> {
       'server CPU %',
       'load generator CPU %',
       'server core busy %',
+      'load generator core busy %',
       'req/s ÷ plain',
       'plain µs ÷ case µs',
       'target',
@@ -283,13 +299,14 @@ async function http(o: Options): Promise<HttpResult> {
         fmt(median(r.serverPct)),
         fmt(median(r.loadPct)),
         fmt(median(r.corePct)),
+        fmt(median(r.loadCorePct)),
         fmt(ratio, 3),
         fmt(cpuRatio, 3),
         target,
       ]);
       if (r !== base) notes.push(`order ${order}, ${r.name}: ${fmt(ratio, 3)}× the plain tag's req/s (target 0.9): ${target}`);
     }
-    notes.push(`order ${order}, plain: ${limit(median(base.serverPct), median(base.loadPct), median(base.corePct))}`);
+    notes.push(`order ${order}, plain: ${limit(median(base.serverPct), median(base.loadPct), median(base.corePct), median(base.loadCorePct))}`);
   }
   console.log(`\nGET /v1/id/:tag, ${o.connections} connections, ${o.duration} s x ${o.rounds} rounds after ${o.warmup} s of warm-up each (medians)`);
   console.log(textTable(table));
@@ -299,11 +316,13 @@ async function http(o: Options): Promise<HttpResult> {
 }
 
 /** Which side held the plain case back, from the medians of its CPU shares (% of a core; core: the server's CPU busy with anything). */
-function limit(server: number, load: number, core: number): string {
-  const shares = `the server at ${fmt(server)}% of its core, the load generator at ${fmt(load)}% of its own, the server's core ${fmt(core)}% busy`;
+function limit(server: number, load: number, core: number, loadCore: number): string {
+  const cores = `the server's core ${fmt(core)}% busy${Number.isNaN(loadCore) ? '' : `, the load generator's ${fmt(loadCore)}%`}`;
+  const shares = `the server at ${fmt(server)}% of its core, the load generator at ${fmt(load)}% of its own, ${cores}`;
   if (server >= 85 && load < server) return `${shares}: the server is the limit`;
   if (load >= 85) return `${shares}: the load generator may be the limit`;
   if (core >= 85) return `${shares}: other work on the server's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
+  if (loadCore >= 85) return `${shares}: other work on the load generator's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
   return `${shares}: neither process reached its core`;
 }
 
