@@ -1,46 +1,59 @@
-// Benchmark of permuted tags: `node --import tsx bench/permute.ts`.
+// Benchmark of permuted tags: `npm run bench:permute` (node --import tsx bench/permute.ts).
 //
 // micro  what the permutation (core/permute.ts) costs per ID, in this process, for several
-//        widths, against the same-run baseline of writing the counter itself (String(k)): the
-//        single-ID path (idString over consecutive counters, as one process is handed them),
-//        the bulk path (idStrings over runs of 1000), decoding one ID (decrypt), and building
-//        a permutation (round tables or cipher) once per tag.
+//        widths, against the same-run baseline of the plain rendering (layout's seqString of a
+//        tag without permute, String(k)): the single-ID path (idString over consecutive
+//        counters, as one process is handed them), the bulk path (idStrings over runs of
+//        1000), decoding one ID (decrypt), and building a permutation (round tables or cipher)
+//        once per tag.
 // http   GET /v1/id/:tag of idmint (a child process, real Redis and MySQL, a database and key
 //        prefix of its own, removed at the end) for the same tag definition with and without
-//        permute, in interleaved rounds at C keep-alive connections (autocannon): req/s, p99,
-//        the idmint process's CPU time per request, and the permuted case's req/s ÷ the plain
-//        case's (target >= 0.9; on a busy machine the CPU-time ratio is the steadier). Every answer is
-//        checked: {"id":"<digits>"}, all IDs of a case distinct.
+//        permute, for each order, in interleaved rounds at C keep-alive connections
+//        (autocannon, in this process): req/s, p99, the idmint process's CPU time per request
+//        and share of a core, this process's share of a core (the load generator: below the
+//        server's, the server is the limit), how busy each one's core was with anything (pinned:
+//        other work there holds it back), and the permuted case's req/s ÷ the plain case's
+//        of the same order (target >= 0.9; on a busy machine the CPU-time ratio is the
+//        steadier). Every answer is checked: {"id":"<digits>"}, all IDs of a case distinct.
+//
+// Each part records its run (bench/record.ts): permute-micro and permute-http under
+// bench/results/runs/; the load average is printed before and after.
 //
 // Flags: --part micro,http (default both)  --widths digits:6,digits:8,... (micro)
-//        --order global|node (http, default global)  --permute digits:12 (the http case's
+//        --order global,node (http, default both)  --permute digits:12 (the http case's
 //        setting; repeatable via a comma list)  --duration S (default 5)  --warmup S (default 1)
 //        --rounds N (default 3; medians shown)  --connections N (default 50)
 //        --pin (the idmint process on CPU 1, this process on CPU 0; micro runs on CPU 0)
+//        --cpu-prof DIR (idmint writes its .cpuprofile there when it stops: bench/cpuprofile-summary.ts)
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { type Interleave, seqString } from '../src/core/layout.js';
 import { domainSize, Permutation, type PermuteSpec } from '../src/core/permute.js';
 import { readOptions } from '../tools/args.js';
-import { pinProcess, procCpuSeconds } from '../tools/cpu.js';
+import { machineBusySeconds, pinProcess, procCpuSeconds, selfCpuSeconds, TICK } from '../tools/cpu.js';
 import { ADMIN_TOKEN, cleanup, mysqlUrlFor, REDIS_URL, type TestNames } from '../tools/env.js';
 import { countRepeats } from '../tools/duplicates.js';
 import { createTag } from '../tools/node.js';
 import { fmt, textTable } from '../tools/table.js';
 import { runLoad } from './load.js';
+import { startRun } from './record.js';
 import { startServer, type Server } from './server.js';
 
 type Width = Pick<PermuteSpec, 'unit' | 'width'>;
+type Order = 'global' | 'node';
 
 interface Options {
   parts: string[];
   widths: Width[];
-  order: 'global' | 'node';
+  orders: Order[];
   permutes: Width[];
   duration: number;
   warmup: number;
   rounds: number;
   connections: number;
   pin: boolean;
+  cpuProf: string;
 }
 
 function width(s: string): Width {
@@ -54,26 +67,32 @@ function parseArgs(argv: string[]): Options {
   const o: Options = {
     parts: ['micro', 'http'],
     widths: ['digits:6', 'digits:8', 'digits:9', 'digits:10', 'digits:12', 'digits:18', 'bits:32', 'bits:40', 'bits:63'].map(width),
-    order: 'global',
+    orders: ['global', 'node'],
     permutes: [width('digits:8'), width('digits:12')],
     duration: 5,
     warmup: 1,
     rounds: 3,
     connections: 50,
     pin: false,
+    cpuProf: '',
   };
   const usage =
-    'node --import tsx bench/permute.ts [--part micro,http] [--widths digits:8,bits:40] [--order global|node] [--permute digits:8,digits:12] [--duration S] [--warmup S] [--rounds N] [--connections N] [--pin]';
+    'node --import tsx bench/permute.ts [--part micro,http] [--widths digits:8,bits:40] [--order global,node] [--permute digits:8,digits:12] [--duration S] [--warmup S] [--rounds N] [--connections N] [--pin] [--cpu-prof DIR]';
   readOptions(argv, usage, (a) => {
     if (a.flag === '--part') o.parts = a.list();
     else if (a.flag === '--widths') o.widths = a.list().map(width);
     else if (a.flag === '--permute') o.permutes = a.list().map(width);
-    else if (a.flag === '--order') o.order = a.text() === 'node' ? 'node' : 'global';
-    else if (a.flag === '--duration') o.duration = a.number(1);
+    else if (a.flag === '--order') {
+      o.orders = a.list().map((x) => {
+        if (x !== 'global' && x !== 'node') throw new Error(`--order takes global and node, got "${x}"`);
+        return x;
+      });
+    } else if (a.flag === '--duration') o.duration = a.number(1);
     else if (a.flag === '--warmup') o.warmup = a.number(0);
     else if (a.flag === '--rounds') o.rounds = a.whole(1);
     else if (a.flag === '--connections') o.connections = a.whole(1);
     else if (a.flag === '--pin') o.pin = true;
+    else if (a.flag === '--cpu-prof') o.cpuProf = a.text();
     else return false;
     return true;
   });
@@ -93,17 +112,32 @@ function nsPer(n: number, fn: (i: number) => unknown): number {
   return best;
 }
 
-function micro(o: Options): void {
+const PLAIN = 'plain rendering (seqString, no permute)';
+
+/** The micro table: the plain rendering (the baseline) first, then each width. */
+function micro(o: Options): string[][] {
   const n = 200_000;
-  const baseline = nsPer(n, (k) => String(k));
-  const rows = [['width', 'domain', 'half bits', 'build ms', 'single ns/ID', 'bulk ns/ID', 'decode ns/ID', 'String(k) ns (baseline)']];
+  const plain: Interleave = { stride: 1, offset: 0 };
+  const plainSingle = nsPer(n, (k) => seqString(plain, k));
+  let plainFrom = 1;
+  const plainBulk =
+    nsPer(n / 1000, () => {
+      const out = new Array<string>(1000);
+      for (let j = 0; j < 1000; j++) out[j] = seqString(plain, plainFrom + j);
+      plainFrom += 1000;
+      return out;
+    }) / 1000;
+  const head = ['case', 'domain', 'half bits', 'build ms', 'single ns/ID', 'bulk ns/ID', 'decode ns/ID', 'single ns added', 'single ÷ plain'];
+  const rows = [head, [PLAIN, '-', '-', '-', fmt(plainSingle, 1), fmt(plainBulk, 1), '-', '-', fmt(1, 2)]];
   for (const w of o.widths) {
     const size = domainSize(w);
     const key = randomBytes(16);
     const t0 = performance.now();
     const p = new Permutation(key, size);
     const build = performance.now() - t0;
-    const single = nsPer(n, (k) => p.idString(k));
+    // The single-ID path as the server takes it: seqString of a permuted tag (the cached permutation's idString).
+    const tag: Interleave = { stride: 1, offset: 0, permute: { ...w, key: key.toString('hex') } };
+    const single = nsPer(n, (k) => seqString(tag, k));
     let from = 1;
     const bulk =
       nsPer(n / 1000, () => {
@@ -113,33 +147,70 @@ function micro(o: Options): void {
       }) / 1000;
     const ids = p.idStrings([[1, 10_000]]).map(BigInt);
     const decode = nsPer(10_000, (i) => p.decrypt(ids[i - 1]));
-    rows.push([label(w), `[1, ${size})`, String(p.half), fmt(build, 1), fmt(single), fmt(bulk), fmt(decode), fmt(baseline)]);
+    rows.push([
+      `permute ${label(w)}`,
+      `[1, ${size})`,
+      String(p.half),
+      fmt(build, 1),
+      fmt(single, 1),
+      fmt(bulk, 1),
+      fmt(decode, 1),
+      fmt(single - plainSingle, 1),
+      fmt(single / plainSingle, 2),
+    ]);
   }
   console.log(`\npermutation per ID (this process${o.pin ? ', CPU 0' : ''}; best of 3 passes of ${fmt(n)} consecutive counters)`);
   console.log(textTable(rows));
+  return rows;
 }
 
 interface HttpRow {
+  order: Order;
   name: string;
   rps: number[];
   p99: number[];
   /** The idmint process's CPU time per answered request, µs (steadier than req/s on a busy machine). */
   cpuUs: number[];
+  /** The idmint process's CPU time over the measured window's wall time, % of one core. */
+  serverPct: number[];
+  /** This process's (the load generator's) CPU time over the window's wall time, % of one core. */
+  loadPct: number[];
+  /** The server's CPU busy over the window with anything (idmint and any other work), % (unpinned: all CPUs). */
+  corePct: number[];
+  /** The load generator's CPU busy over the window with anything, % (pinned only). */
+  loadCorePct: number[];
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function http(o: Options): Promise<boolean> {
+interface HttpResult {
+  ok: boolean;
+  /** The table as printed: header first. */
+  rows: string[][];
+  notes: string[];
+}
+
+async function http(o: Options): Promise<HttpResult> {
   const id = randomBytes(4).toString('hex');
   const db = `idmint_b_${id}`;
   const names: TestNames = { db, prefix: `b${id}`, mysqlUrl: mysqlUrlFor(db) };
   let idmint: Server | undefined;
   const problems: string[] = [];
-  const cases: { name: string; tag: string; permute?: Width }[] = [
-    { name: 'plain', tag: 'bench.plain' },
-    ...o.permutes.map((w, i) => ({ name: `permute ${label(w)}`, tag: `bench.p${i}`, permute: w })),
-  ];
-  const rows: HttpRow[] = cases.map((c) => ({ name: c.name, rps: [], p99: [], cpuUs: [] }));
+  const cases: { order: Order; name: string; tag: string; permute?: Width }[] = o.orders.flatMap((order) => [
+    { order, name: 'plain', tag: `bench.${order}.plain` },
+    ...o.permutes.map((w, i) => ({ order, name: `permute ${label(w)}`, tag: `bench.${order}.p${i}`, permute: w })),
+  ]);
+  const rows: HttpRow[] = cases.map((c) => ({
+    order: c.order,
+    name: c.name,
+    rps: [],
+    p99: [],
+    cpuUs: [],
+    serverPct: [],
+    loadPct: [],
+    corePct: [],
+    loadCorePct: [],
+  }));
   try {
     idmint = await startServer('idmint', ['src/cli.ts', 'serve'], {
       env: {
@@ -153,27 +224,40 @@ async function http(o: Options): Promise<boolean> {
         NODE_ID: `bench-${id}`,
       },
       cpu: o.pin ? 1 : undefined,
+      nodeFlags: o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`] : undefined,
     });
     for (const c of cases) {
-      await createTag(idmint.url, { tag: c.tag, order: o.order, ...(c.permute ? { permute: { [c.permute.unit]: c.permute.width } } : {}) });
+      await createTag(idmint.url, { tag: c.tag, order: c.order, ...(c.permute ? { permute: { [c.permute.unit]: c.permute.width } } : {}) });
       await fetch(`${idmint.url}/v1/id/${c.tag}`);
     }
+    const check = { kind: 'strings', pattern: /^[1-9]\d{0,18}$/ } as const;
     for (let round = 1; round <= o.rounds; round++) {
       for (const [i, c] of cases.entries()) {
         const url = `${idmint.url}/v1/id/${c.tag}`;
-        const check = { kind: 'strings', pattern: /^[1-9]\d{0,18}$/ } as const;
         if (o.warmup > 0) await runLoad(url, o.connections, o.warmup, check);
         const cpu0 = procCpuSeconds(idmint.pid);
+        const self0 = selfCpuSeconds();
+        const busy0 = busySeconds(o.pin ? 1 : undefined);
+        const loadBusy0 = o.pin ? busySeconds(0) : NaN;
+        const t0 = performance.now();
         const r = await runLoad(url, o.connections, o.duration, check);
-        rows[i].cpuUs.push(((procCpuSeconds(idmint.pid) - cpu0) / Math.max(1, r.ok)) * 1e6);
+        const wall = (performance.now() - t0) / 1000;
+        const serverS = procCpuSeconds(idmint.pid) - cpu0;
+        rows[i].cpuUs.push((serverS / Math.max(1, r.ok)) * 1e6);
+        rows[i].serverPct.push((serverS / wall) * 100);
+        rows[i].loadPct.push(((selfCpuSeconds() - self0) / wall) * 100);
+        rows[i].loadCorePct.push(((busySeconds(0) - loadBusy0) / wall) * 100);
+        rows[i].corePct.push(((busySeconds(o.pin ? 1 : undefined) - busy0) / wall / (o.pin ? 1 : cpus().length)) * 100);
         const bad = r.non2xx + r.errors + r.timeouts + r.violations;
-        if (bad > 0) problems.push(`${c.name} round ${round}: ${bad} failed or malformed answers ${r.examples.join(' | ')}`);
+        if (bad > 0) problems.push(`${c.order} ${c.name} round ${round}: ${bad} failed or malformed answers ${r.examples.join(' | ')}`);
         const dup = countRepeats(r.strings);
-        if (dup > 0) problems.push(`${c.name} round ${round}: ${dup} duplicate IDs`);
+        if (dup > 0) problems.push(`${c.order} ${c.name} round ${round}: ${dup} duplicate IDs`);
         rows[i].rps.push(r.rps);
         rows[i].p99.push(r.p99);
         console.log(
-          `${c.name} (round ${round}): ${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 3)} ms, server ${fmt(rows[i].cpuUs.at(-1), 1)} µs/req, ${fmt(r.strings.length)} IDs distinct`,
+          `${c.order} ${c.name} (round ${round}): ${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 3)} ms, server ${fmt(rows[i].cpuUs.at(-1), 1)} µs/req ` +
+            `(${fmt(rows[i].serverPct.at(-1))}% of a core), load generator ${fmt(rows[i].loadPct.at(-1))}%, cores ${fmt(rows[i].corePct.at(-1))}% / ${fmt(rows[i].loadCorePct.at(-1))}% busy, ` +
+            `${fmt(r.strings.length)} IDs distinct`,
         );
       }
     }
@@ -181,35 +265,126 @@ async function http(o: Options): Promise<boolean> {
     await idmint?.stop(10_000).catch(() => undefined);
     await cleanup(names).catch((err: Error) => console.error(`cleanup of ${names.db} failed: ${err.message}`));
   }
-  const base = rows[0];
-  const table = [['case', 'req/s', 'p99 ms', 'server µs/req', 'req/s ÷ plain', 'plain µs ÷ case µs', 'target']];
-  for (const r of rows) {
-    // The ratio of each round, then the median of those: the rounds are interleaved.
-    const ratio = median(r.rps.map((v, i) => v / base.rps[i]));
-    // The same ratio from CPU time: the rate the server could sustain on one core.
-    const cpuRatio = median(r.cpuUs.map((v, i) => base.cpuUs[i] / v));
-    const target = r === base ? '' : ratio >= 0.9 ? 'PASS (>= 0.9)' : 'MISS (< 0.9)';
-    table.push([r.name, fmt(median(r.rps)), fmt(median(r.p99), 3), fmt(median(r.cpuUs), 1), fmt(ratio, 3), fmt(cpuRatio, 3), target]);
+  const table = [
+    [
+      'order',
+      'case',
+      'req/s',
+      'p99 ms',
+      'server µs/req',
+      'server CPU %',
+      'load generator CPU %',
+      'server core busy %',
+      'load generator core busy %',
+      'req/s ÷ plain',
+      'plain µs ÷ case µs',
+      'target',
+    ],
+  ];
+  const notes: string[] = [];
+  for (const order of o.orders) {
+    const base = rows.find((r) => r.order === order && r.name === 'plain') as HttpRow;
+    for (const r of rows.filter((x) => x.order === order)) {
+      // The ratio of each round, then the median of those: the rounds are interleaved.
+      const ratio = median(r.rps.map((v, i) => v / base.rps[i]));
+      // The same ratio from CPU time: the rate the server could sustain on one core.
+      const cpuRatio = median(r.cpuUs.map((v, i) => base.cpuUs[i] / v));
+      const target = r === base ? '' : ratio >= 0.9 ? 'PASS (>= 0.9)' : 'MISS (< 0.9)';
+      table.push([
+        order,
+        r.name,
+        fmt(median(r.rps)),
+        fmt(median(r.p99), 3),
+        fmt(median(r.cpuUs), 1),
+        fmt(median(r.serverPct)),
+        fmt(median(r.loadPct)),
+        fmt(median(r.corePct)),
+        fmt(median(r.loadCorePct)),
+        fmt(ratio, 3),
+        fmt(cpuRatio, 3),
+        target,
+      ]);
+      if (r !== base) notes.push(`order ${order}, ${r.name}: ${fmt(ratio, 3)}× the plain tag's req/s (target 0.9): ${target}`);
+    }
+    notes.push(`order ${order}, plain: ${limit(median(base.serverPct), median(base.loadPct), median(base.corePct), median(base.loadCorePct))}`);
   }
-  console.log(`\nGET /v1/id/:tag, order ${o.order}, ${o.connections} connections, ${o.duration} s x ${o.rounds} rounds (medians)`);
+  console.log(`\nGET /v1/id/:tag, ${o.connections} connections, ${o.duration} s x ${o.rounds} rounds after ${o.warmup} s of warm-up each (medians)`);
   console.log(textTable(table));
   for (const p of problems) console.error(`FAIL ${p}`);
-  return problems.length === 0;
+  notes.push(...problems.map((p) => `FAIL ${p}`));
+  return { ok: problems.length === 0, rows: table, notes };
 }
+
+/** Which side held the plain case back, from the medians of its CPU shares (% of a core; core: the server's CPU busy with anything). */
+function limit(server: number, load: number, core: number, loadCore: number): string {
+  const cores = `the server's core ${fmt(core)}% busy${Number.isNaN(loadCore) ? '' : `, the load generator's ${fmt(loadCore)}%`}`;
+  const shares = `the server at ${fmt(server)}% of its core, the load generator at ${fmt(load)}% of its own, ${cores}`;
+  if (server >= 85 && load < server) return `${shares}: the server is the limit`;
+  if (load >= 85) return `${shares}: the load generator may be the limit`;
+  if (core >= 85) return `${shares}: other work on the server's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
+  if (loadCore >= 85) return `${shares}: other work on the load generator's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
+  return `${shares}: neither process reached its core`;
+}
+
+/** CPU seconds CPU n spent busy (not idle, not waiting on I/O); without n, every CPU's. NaN when unknown. */
+function busySeconds(n: number | undefined): number {
+  if (n === undefined) return machineBusySeconds();
+  try {
+    const line = readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`cpu${n} `));
+    const f = (line ?? '').trim().split(/\s+/).slice(1, 9).map(Number);
+    return (f.reduce((x, y) => x + y, 0) - f[3] - f[4]) / TICK;
+  } catch {
+    return NaN;
+  }
+}
+
+const loadNow = () =>
+  loadavg()
+    .map((v) => fmt(v, 2))
+    .join(' ');
 
 async function main(): Promise<number> {
   const o = parseArgs(process.argv.slice(2));
+  const recorder = startRun('permute');
   if (o.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
     pinProcess(process.pid, 0);
   }
-  console.log(`node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'}), 1-minute load ${fmt(loadavg()[0], 2)}`);
-  if (o.parts.includes('micro')) micro(o);
+  console.log(`node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'}), load average before: ${loadNow()}`);
+  const pinned = o.pin ? 'pinned: idmint on CPU 1, the load generator (this process) and the micro part on CPU 0' : 'not pinned';
   let ok = true;
-  if (o.parts.includes('http')) ok = await http(o);
+  const written: (() => void)[] = [];
+  if (o.parts.includes('micro')) {
+    const rows = micro(o);
+    written.push(() =>
+      recorder.finish({
+        bench: 'permute-micro',
+        rows,
+        ratio: { column: 'single ÷ plain', baseline: PLAIN },
+        notes: [`best of 3 passes of 200,000 consecutive counters per figure; ${pinned}`],
+      }),
+    );
+  }
+  if (o.parts.includes('http')) {
+    const r = await http(o);
+    ok = r.ok;
+    written.push(() =>
+      recorder.finish({
+        bench: 'permute-http',
+        rows: r.rows,
+        labelColumns: 2,
+        ratio: { column: 'req/s ÷ plain', baseline: 'plain (of the same order)' },
+        notes: [...r.notes, `${o.connections} connections, ${o.duration} s x ${o.rounds} interleaved rounds, ${o.warmup} s warm-up before each; ${pinned}`],
+      }),
+    );
+  }
+  // Recorded at the end, so that each run's load average after is the run's.
+  for (const w of written) w();
+  console.log(`load average after: ${loadNow()}`);
   return ok ? 0 : 1;
 }
-
 main().then(
   (code) => process.exit(code),
   (err: Error) => {
