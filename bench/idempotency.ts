@@ -9,6 +9,9 @@
 //   bare route + one Redis INCR    the same route doing one INCR per request: minus the bare
 //                                  route, the cost of one Redis round trip on this machine
 //   <order>, unkeyed               GET /v1/id/:tag as most callers send it (the pre-router path)
+//   <order>, unkeyed, before keys  with --before COMMIT: the unkeyed request to idmint as it was at
+//                                  that commit (exported with git archive), served in the same
+//                                  rounds: whether requests without a key are unchanged
 //   <order>, unkeyed, router       the same with an empty query ("?"), which Fastify's router
 //                                  serves, as it serves every keyed request
 //   <order>, keyed, new key        a fresh Idempotency-Key per request (taken, then recorded)
@@ -27,14 +30,18 @@
 //        --rounds N (default 5)  --connections N (default 50)  --pin (idmint and the bare routes
 //        on CPU 1, this process on CPU 0)  --cpu-prof (write idmint's .cpuprofile to
 //        bench/results/profiles/)  --no-write (print only, record no run)
+//        --before COMMIT (also idmint at COMMIT, e.g. the commit before idempotency keys)
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { encodeIds, fingerprintOf } from '../src/core/idempotency-key.js';
 import { scriptText } from '../src/store/redis/lua.js';
 import { readOptions } from '../tools/args.js';
+import { freePort, ROOT, startTsx } from '../tools/child.js';
 import { cpuWindow, machineBusySeconds, pinProcess, readProcs } from '../tools/cpu.js';
 import { countRepeats } from '../tools/duplicates.js';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
@@ -55,11 +62,12 @@ interface Options {
   pin: boolean;
   cpuProf: boolean;
   write: boolean;
+  before?: string;
 }
 
 function parseArgs(argv: string[]): Options {
   const o: Options = { duration: 3, warmup: 1, rounds: 5, connections: 50, pin: false, cpuProf: false, write: true };
-  const usage = 'npm run bench:idempotency -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--pin] [--cpu-prof] [--no-write]';
+  const usage = 'npm run bench:idempotency -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--pin] [--cpu-prof] [--no-write] [--before COMMIT]';
   readOptions(argv, usage, (a) => {
     if (a.flag === '--duration') o.duration = a.number(1);
     else if (a.flag === '--warmup') o.warmup = a.number(0);
@@ -68,6 +76,7 @@ function parseArgs(argv: string[]): Options {
     else if (a.flag === '--pin') o.pin = true;
     else if (a.flag === '--cpu-prof') o.cpuProf = true;
     else if (a.flag === '--no-write') o.write = false;
+    else if (a.flag === '--before') o.before = a.text();
     else return false;
     return true;
   });
@@ -75,13 +84,14 @@ function parseArgs(argv: string[]): Options {
 }
 
 type Order = 'global' | 'node';
-type Kind = 'bare' | 'incr' | 'unkeyed' | 'router' | 'fresh' | 'replay';
+type Kind = 'bare' | 'incr' | 'unkeyed' | 'before' | 'router' | 'fresh' | 'replay';
 const TAGS: Record<Order, string> = { global: 'idem.global', node: 'idem.node' };
-const KINDS: readonly Kind[] = ['unkeyed', 'router', 'fresh', 'replay'];
+const KINDS: readonly Kind[] = ['unkeyed', 'before', 'router', 'fresh', 'replay'];
 const LABELS: Record<Kind, string> = {
   bare: 'bare route',
   incr: 'bare route + one Redis INCR',
   unkeyed: 'unkeyed',
+  before: 'unkeyed, before keys',
   router: 'unkeyed, router',
   fresh: 'keyed, new key',
   replay: 'keyed, replay',
@@ -205,6 +215,35 @@ function idsCheck(): { check: Target['check']; repeats: () => number } {
 }
 
 /** Redis's own µs per call of INCR and of the record script (new key, kept key), on a private server: medians of `rounds` windows of `calls` sequential calls. */
+/**
+ * idmint as it was at `commit`, exported (git archive) into a directory of its own that uses this
+ * checkout's node_modules, started as startServer starts it: for the unkeyed request before keys.
+ */
+async function startAt(commit: string, dir: string, env: Record<string, string>, cpu: number | undefined): Promise<Server> {
+  const tar = join(dir, 'src.tar');
+  execFileSync('git', ['archive', '--format=tar', '-o', tar, commit], { cwd: ROOT });
+  execFileSync('tar', ['-xf', tar, '-C', dir]);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = startTsx(['src/cli.ts', 'serve'], {
+    name: `idmint at ${commit}`,
+    cwd: dir,
+    cpu,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+  });
+  try {
+    await child.waitUntil(async () => {
+      await fetch(`${url}/`, { signal: AbortSignal.timeout(1000) });
+      return true;
+    }, 30_000);
+  } catch (err) {
+    await child.stop(10_000);
+    throw err;
+  }
+  return Object.assign(child, { url });
+}
+
 async function redisAlone(rounds: number, calls: number): Promise<Record<'incr' | 'fresh' | 'replay', number>> {
   const server = await RedisServer.start();
   const r = new Redis(server.url, { maxRetriesPerRequest: 1 });
@@ -247,6 +286,9 @@ async function main(): Promise<number> {
   const id = randomBytes(4).toString('hex');
   const db = `idmint_b_${id}`;
   const names: TestNames = { db, prefix: `b${id}`, mysqlUrl: mysqlUrlFor(db) };
+  const beforeNames: TestNames = { db: `${db}_before`, prefix: `b${id}before`, mysqlUrl: mysqlUrlFor(`${db}_before`) };
+  const beforeDir = opts.before === undefined ? undefined : mkdtempSync(join(tmpdir(), 'idmint-before-'));
+  const beforeCommit = opts.before === undefined ? undefined : execFileSync('git', ['rev-parse', '--short', opts.before], { cwd: ROOT }).toString().trim();
   const profDir = fileURLToPath(new URL('./results/profiles/', import.meta.url));
   if (opts.cpuProf) mkdirSync(profDir, { recursive: true });
   console.log(
@@ -269,23 +311,30 @@ async function main(): Promise<number> {
       env: { BARE_INCR_REDIS: REDIS_URL, BARE_INCR_KEY: `${names.prefix}:bare-incr` },
     });
     children.push(incr);
+    const idmintEnv = (n: TestNames, node: string) => ({
+      REDIS_URL,
+      MYSQL_URL: n.mysqlUrl,
+      REDIS_PREFIX: n.prefix,
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+      UDP_PORT: '0',
+      GRPC_PORT: '0',
+      NODE_ID: node,
+      // Every new-key request keeps a key: the bound must not refuse the run's keys.
+      IDEMPOTENCY_MAX_KEYS: '100000000',
+    });
     const idmint = await startServer('idmint', ['src/cli.ts', 'serve'], {
       cpu,
       nodeFlags: opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
-      env: {
-        REDIS_URL,
-        MYSQL_URL: names.mysqlUrl,
-        REDIS_PREFIX: names.prefix,
-        ADMIN_TOKEN,
-        LOG_LEVEL: 'warn',
-        UDP_PORT: '0',
-        GRPC_PORT: '0',
-        NODE_ID: `bench-${id}`,
-        // Every new-key request keeps a key: the bound must not refuse the run's keys.
-        IDEMPOTENCY_MAX_KEYS: '100000000',
-      },
+      env: idmintEnv(names, `bench-${id}`),
     });
     children.push(idmint);
+    const before = beforeCommit && beforeDir ? await startAt(beforeCommit, beforeDir, idmintEnv(beforeNames, `bench-${id}-before`), cpu) : undefined;
+    if (before) {
+      children.push(before);
+      for (const order of ['global', 'node'] as const) await createTag(before.url, { tag: TAGS[order], mode: 'segment', order });
+      notes.push(`unkeyed, before keys: idmint at commit ${beforeCommit}, in the same rounds`);
+    }
 
     // The kept answer each replay case asks for again.
     const kept: Partial<Record<Order, string>> = {};
@@ -299,7 +348,8 @@ async function main(): Promise<number> {
     const cases: Case[] = [];
     for (const clients of [1, opts.connections]) {
       for (const kind of ['bare', 'incr'] as const) cases.push({ kind, clients, name: LABELS[kind] });
-      for (const order of ['global', 'node'] as const) for (const kind of KINDS) cases.push({ kind, order, clients, name: `order ${order}, ${LABELS[kind]}` });
+      for (const order of ['global', 'node'] as const)
+        for (const kind of KINDS) if (kind !== 'before' || before) cases.push({ kind, order, clients, name: `order ${order}, ${LABELS[kind]}` });
     }
     let seq = 0;
     const target = (c: Case): Target & { repeats: () => number } => {
@@ -328,7 +378,7 @@ async function main(): Promise<number> {
         };
       }
       const ids = idsCheck();
-      return { server: idmint, path, key: c.kind === 'fresh' ? () => `${id}-${seq++}` : () => undefined, ...ids };
+      return { server: c.kind === 'before' ? before! : idmint, path, key: c.kind === 'fresh' ? () => `${id}-${seq++}` : () => undefined, ...ids };
     };
 
     const run = async (c: Case, seconds: number, label: string) => {
@@ -374,9 +424,18 @@ async function main(): Promise<number> {
     for (const c of cases) {
       const ms = results.get(c)!;
       const med = (f: (m: Measured) => number) => medianOrNaN(ms.map(f));
-      const ref = c.kind === 'incr' ? find('bare', c.clients) : c.order && c.kind !== 'unkeyed' ? find('unkeyed', c.clients, c.order) : undefined;
-      const extra = ref ? medianOrNaN(rounds.map((r) => extraOver(c, ref, r))) : NaN;
-      const trips = ref ? medianOrNaN(rounds.map((r) => extraOver(c, ref, r) / roundTrip(c.clients, r))) : NaN;
+      // What is compared: the INCR route with the bare one; the unkeyed request now with the same
+      // request before keys; every other case with its tag's unkeyed request.
+      const pair: [Case, Case] | undefined =
+        c.kind === 'incr'
+          ? [c, find('bare', c.clients)]
+          : c.kind === 'before'
+            ? [find('unkeyed', c.clients, c.order), c]
+            : c.order && c.kind !== 'unkeyed'
+              ? [c, find('unkeyed', c.clients, c.order)]
+              : undefined;
+      const extra = pair ? medianOrNaN(rounds.map((r) => extraOver(...pair, r))) : NaN;
+      const trips = pair ? medianOrNaN(rounds.map((r) => extraOver(...pair, r) / roundTrip(c.clients, r))) : NaN;
       const overRouter = c.kind === 'fresh' || c.kind === 'replay' ? medianOrNaN(rounds.map((r) => extraOver(c, find('router', c.clients, c.order), r))) : NaN;
       rows.push([
         c.name,
@@ -423,7 +482,9 @@ async function main(): Promise<number> {
   } finally {
     for (const c of children) await c.stop(10000).catch(() => undefined);
     redis.disconnect();
-    await cleanup(names).catch((err: Error) => console.error(`cleanup of ${names.db} / ${names.prefix} failed: ${err.message}`));
+    for (const n of beforeDir ? [names, beforeNames] : [names])
+      await cleanup(n).catch((err: Error) => console.error(`cleanup of ${n.db} / ${n.prefix} failed: ${err.message}`));
+    if (beforeDir) rmSync(beforeDir, { recursive: true, force: true });
   }
   const loadAfter = loadavg();
   console.log();
