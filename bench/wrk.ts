@@ -283,7 +283,8 @@ async function main(): Promise<number> {
           problems.push(`${label}: ID after the window ${after}, before it ${before}, ${w.summary.requests} answers counted between`);
       }
       console.log(
-        `${label}: ${fmt(w.rps)} req/s, p99 ${fmt(w.summary.p99Us / 1000, 2)} ms; CPU % server ${fmt(w.cpu.server)}, wrk ${fmt(w.cpu.wrk)}, ` +
+        `${label}: ${fmt(w.rps)} req/s, p99 ${fmt(w.summary.p99Us / 1000, 2)} ms, server ${fmt((w.cpu.server / 100 / w.rps) * 1e6, 2)} µs/req; ` +
+          `CPU % server ${fmt(w.cpu.server)}, wrk ${fmt(w.cpu.wrk)}, ` +
           `Redis ${fmt(w.cpu.redis)}, other ${fmt(w.cpu.other)}${w.cpu.other > 15 ? ` (${w.cpu.busiest.join(', ')})` : ''}${failures ? ` FAILURES ${failures}` : ''}`,
       );
       return w;
