@@ -49,7 +49,7 @@ import { createTags } from './http/runner.js';
 import { startRun } from './record.js';
 import { startServer, type Server } from './server.js';
 import { runWrk } from './wrk/load.js';
-import { clientVerdict, combineRounds, RATIO_COLUMN, tableRows, WRK_DONE_SCRIPT, wrkFailures, type Measured } from './wrk/summary.js';
+import { clientVerdict, combineRounds, failureKinds, RATIO_COLUMN, tableRows, WRK_DONE_SCRIPT, wrkFailures, type Measured } from './wrk/summary.js';
 
 const CASES = ['bare', 'wide', 'node', 'global', 'snowflake'] as const;
 type CaseKind = (typeof CASES)[number];
@@ -275,7 +275,7 @@ async function main(): Promise<number> {
       const label = round === 0 ? `warm-up ${c.name}` : `round ${round} ${c.name}`;
       answered.set(c.server.name, (answered.get(c.server.name) ?? 0) + w.summary.requests);
       const failures = wrkFailures(w.summary);
-      if (failures > 0) problems.push(`${label}: ${JSON.stringify(w.summary)}`);
+      if (failures > 0) problems.push(`${label}: ${failureKinds(w.summary)} of ${w.summary.requests} answers`);
       if (before !== undefined) {
         const after = await oneId(c.url);
         const counts = c.kind !== 'snowflake';
@@ -285,7 +285,7 @@ async function main(): Promise<number> {
       console.log(
         `${label}: ${fmt(w.rps)} req/s, p99 ${fmt(w.summary.p99Us / 1000, 2)} ms, server ${fmt((w.cpu.server / 100 / w.rps) * 1e6, 2)} µs/req; ` +
           `CPU % server ${fmt(w.cpu.server)}, wrk ${fmt(w.cpu.wrk)}, ` +
-          `Redis ${fmt(w.cpu.redis)}, other ${fmt(w.cpu.other)}${w.cpu.other > 15 ? ` (${w.cpu.busiest.join(', ')})` : ''}${failures ? ` FAILURES ${failures}` : ''}`,
+          `Redis ${fmt(w.cpu.redis)}, other ${fmt(w.cpu.other)}${w.cpu.other > 15 ? ` (${w.cpu.busiest.join(', ')})` : ''}${failures ? ` FAILURES ${failureKinds(w.summary)}` : ''}`,
       );
       return w;
     };

@@ -40,6 +40,13 @@ export function parseWrkSummary(lines: readonly string[]): WrkSummary | undefine
 /** Socket errors, timeouts and non-2xx/3xx answers of a summary. */
 export const wrkFailures = (s: WrkSummary): number => s.connect + s.read + s.write + s.status + s.timeout;
 
+/** The failures of a summary by kind, e.g. "timeout 50, status 2"; '' when there are none. */
+export const failureKinds = (s: WrkSummary): string =>
+  (['connect', 'read', 'write', 'status', 'timeout'] as const)
+    .filter((k) => s[k] > 0)
+    .map((k) => `${k === 'status' ? 'non-2xx' : k} ${s[k]}`)
+    .join(', ');
+
 /** One case measured in one round. */
 export interface Measured {
   readonly name: string;

@@ -2,7 +2,16 @@
 // bare route of that round, the server's CPU per request, and the verdict on whether wrk was the limit.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { clientVerdict, combineRounds, parseWrkSummary, tableRows, WRK_DONE_SCRIPT, wrkFailures, type Measured } from '../../bench/wrk/summary.js';
+import {
+  clientVerdict,
+  combineRounds,
+  failureKinds,
+  parseWrkSummary,
+  tableRows,
+  WRK_DONE_SCRIPT,
+  wrkFailures,
+  type Measured,
+} from '../../bench/wrk/summary.js';
 
 const m = (name: string, round: number, rps: number, wrkCpu = 40, serverCpu = 100): Measured => ({
   name,
@@ -26,6 +35,7 @@ describe('bench:wrk summary', () => {
     assert.equal(s.requests, 500000);
     assert.equal(s.p99Us, 2100);
     assert.equal(wrkFailures(s), 4);
+    assert.equal(failureKinds(s), 'non-2xx 3, timeout 1');
     assert.equal(parseWrkSummary(['Requests/sec: 1']), undefined);
     // the hook only: a `response` or `request` function would make wrk parse every answer or build every request
     assert.doesNotMatch(WRK_DONE_SCRIPT, /\b(response|request)\s*=\s*function/);
