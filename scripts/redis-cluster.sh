@@ -42,14 +42,10 @@ use_base() {
 }
 use_base "$BASE"
 
-seeds() { local IFS=,; local s=("${PORTS[@]/#/$HOST:}"); echo "${s[*]}"; }
+# shellcheck source=scripts/redis-local.sh
+source "$(dirname "${BASH_SOURCE[0]}")/redis-local.sh"
 
-port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-
-# shellcheck source=scripts/ensure-binary.sh
-source "$(dirname "${BASH_SOURCE[0]}")/ensure-binary.sh"
-
-cli() { redis-cli -h "$HOST" -p "$1" --no-auth-warning "${@:2}"; }
+seeds() { seeds_of "${PORTS[@]}"; }
 
 # The pid of our redis-server on a port: from its pid file, or, when that is gone, from a
 # server on the port whose working directory is ours.
@@ -79,18 +75,8 @@ healthy() {
 }
 
 stop_nodes() {
-  local p pid i
-  for p in "${PORTS[@]}"; do
-    pid=$(our_pid "$p") || continue
-    kill "$pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
-  done
-  # Only this cluster's directories: another one (other ports) may share $DATA.
-  for p in "${PORTS[@]}"; do rm -rf "${DATA:?}/$p"; done
+  kill_ours
   rm -f "$DATA/create-$BASE.log"
-  [[ $CHOSEN -eq 1 ]] || rm -f "$BASE_FILE"
-  rmdir "$DATA" 2>/dev/null || true
 }
 
 start() {
@@ -103,22 +89,8 @@ start() {
   fi
   # Ours but not healthy (a half-made cluster, a node that died): start again from nothing.
   stop_nodes
-  local p i busy
-  busy=$(busy_port)
-  if [[ -n $busy && $CHOSEN -eq 0 ]]; then
-    # Another program (or a cluster of another checkout) holds the default ports: take the
-    # next free range, and remember it for seeds, status and stop.
-    local b
-    for ((b = 7101; b <= 7191; b += 10)); do
-      use_base "$b"
-      busy=$(busy_port)
-      [[ -z $busy ]] && break
-    done
-  fi
-  [[ -z $busy ]] || die "port $busy is in use by another process; choose other ports with REDIS_CLUSTER_BASE_PORT"
-  mkdir -p "$DATA"
-  # An explicit REDIS_CLUSTER_BASE_PORT is a cluster of its own: the remembered one stays.
-  [[ $CHOSEN -eq 1 ]] || echo "$BASE" >"$BASE_FILE"
+  local p
+  free_base 7101 7191 REDIS_CLUSTER_BASE_PORT
   for p in "${PORTS[@]}"; do
     mkdir -p "$DATA/$p"
     redis-server --daemonize yes --bind "$HOST" --port "$p" --dir "$DATA/$p" \
@@ -126,13 +98,11 @@ start() {
       --save '' --appendonly no --maxmemory-policy noeviction --repl-diskless-sync-delay 0 \
       --logfile "$DATA/$p/redis.log" --pidfile "$DATA/$p/redis.pid" >/dev/null
   done
-  for p in "${PORTS[@]}"; do
-    for ((i = 0; i < 100; i++)); do cli "$p" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
-    cli "$p" ping 2>/dev/null | grep -q PONG || { tail -n 20 "$DATA/$p/redis.log" >&2; die "redis-server on port $p did not start"; }
-  done
+  for p in "${PORTS[@]}"; do wait_ping "$p" redis-server; done
   say "creating the cluster (3 masters, 3 replicas) on ports ${PORTS[0]}-${PORTS[5]}"
   redis-cli --cluster create "${PORTS[@]/#/$HOST:}" --cluster-replicas 1 --cluster-yes >"$DATA/create-$BASE.log" 2>&1 ||
     { tail -n 30 "$DATA/create-$BASE.log" >&2; die "redis-cli --cluster create failed (log: $DATA/create-$BASE.log)"; }
+  local i
   for ((i = 0; i < 300; i++)); do healthy && break; sleep 0.1; done
   healthy || { for p in "${PORTS[@]}"; do say "$p: $(cli "$p" cluster info 2>&1 | tr -d '\r' | grep -E 'cluster_state|known_nodes' | tr '\n' ' ')"; done; die "the cluster did not reach cluster_state:ok within 30 s"; }
   # A replica can only take over once it has synced with its master: wait for every link.

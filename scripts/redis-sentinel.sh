@@ -48,14 +48,10 @@ use_base() {
 }
 use_base "$BASE"
 
-seeds() { local IFS=,; local s=("${SENTINELS[@]/#/$HOST:}"); echo "${s[*]}"; }
+# shellcheck source=scripts/redis-local.sh
+source "$(dirname "${BASH_SOURCE[0]}")/redis-local.sh"
 
-port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-
-# shellcheck source=scripts/ensure-binary.sh
-source "$(dirname "${BASH_SOURCE[0]}")/ensure-binary.sh"
-
-cli() { redis-cli -h "$HOST" -p "$1" --no-auth-warning "${@:2}"; }
+seeds() { seeds_of "${SENTINELS[@]}"; }
 
 # The pid of our redis-server (or sentinel) on a port, from its pid file.
 our_pid() {
@@ -99,30 +95,12 @@ healthy() {
   replica_synced && sentinels_agree
 }
 
-stop_all() {
-  local p pid i
-  for p in "${PORTS[@]}"; do
-    pid=$(our_pid "$p") || continue
-    kill "$pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
-  done
-  for p in "${PORTS[@]}"; do rm -rf "${DATA:?}/$p"; done
-  [[ $CHOSEN -eq 1 ]] || rm -f "$BASE_FILE"
-  rmdir "$DATA" 2>/dev/null || true
-}
+stop_all() { kill_ours; }
 
 busy_port() {
   local p
   for p in "${PORTS[@]}"; do port_open "$p" && { echo "$p"; return; }; done
   return 0
-}
-
-wait_ping() {
-  local i
-  for ((i = 0; i < 100; i++)); do cli "$1" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
-  tail -n 20 "$DATA/$1/redis.log" >&2
-  die "the process on port $1 did not start"
 }
 
 start() {
@@ -134,19 +112,8 @@ start() {
     return 0
   fi
   stop_all
-  local busy p i
-  busy=$(busy_port)
-  if [[ -n $busy && $CHOSEN -eq 0 ]]; then
-    local b
-    for ((b = 7401; b <= 7491; b += 10)); do
-      use_base "$b"
-      busy=$(busy_port)
-      [[ -z $busy ]] && break
-    done
-  fi
-  [[ -z $busy ]] || die "port $busy is in use by another process; choose other ports with REDIS_SENTINEL_BASE_PORT"
-  mkdir -p "$DATA"
-  [[ $CHOSEN -eq 1 ]] || echo "$BASE" >"$BASE_FILE"
+  local p i
+  free_base 7401 7491 REDIS_SENTINEL_BASE_PORT
   local master=${SERVERS[0]} replica=${SERVERS[1]}
   for p in "${SERVERS[@]}"; do
     mkdir -p "$DATA/$p"
@@ -156,7 +123,7 @@ start() {
     [[ $p == "$replica" ]] && args+=(--replicaof "$HOST" "$master")
     redis-server "${args[@]}" >/dev/null
   done
-  for p in "${SERVERS[@]}"; do wait_ping "$p"; done
+  for p in "${SERVERS[@]}"; do wait_ping "$p" redis-server; done
   for ((i = 0; i < 300; i++)); do replica_synced && break; sleep 0.1; done
   replica_synced || die "the replica on port $replica did not sync with the master within 30 s"
   for p in "${SENTINELS[@]}"; do
@@ -176,7 +143,7 @@ sentinel parallel-syncs $MASTER_NAME 1
 CONF
     redis-server "$DATA/$p/sentinel.conf" --sentinel >/dev/null
   done
-  for p in "${SENTINELS[@]}"; do wait_ping "$p"; done
+  for p in "${SENTINELS[@]}"; do wait_ping "$p" sentinel; done
   # Sentinels find the replica (through the master's INFO) and each other (through hello
   # messages on the master) within seconds.
   for ((i = 0; i < 300; i++)); do sentinels_agree && break; sleep 0.1; done

@@ -109,6 +109,8 @@ export interface Config {
   readonly streamMaxBufferBytes: number;
   /** Websocket stream: most open sockets per client IP address. */
   readonly streamMaxSocketsPerClient: number;
+  /** Most live idempotency keys one tag may hold; a keyed request past it is refused (IDEMPOTENCY_KEYS_FULL). */
+  readonly idempotencyMaxKeys: number;
   /** Test mode: debug routes under /v1/debug/ (clock shift, lease expiry); loopback HOST only. */
   readonly testMode: boolean;
 }
@@ -322,6 +324,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     streamMaxBlock,
     streamMaxBufferBytes,
     streamMaxSocketsPerClient: int('STREAM_MAX_SOCKETS_PER_CLIENT', 64, 1, 100_000),
+    idempotencyMaxKeys: int('IDEMPOTENCY_MAX_KEYS', 100_000, 1, 100_000_000),
     testMode,
     ...overrides,
   };

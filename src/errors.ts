@@ -18,6 +18,15 @@ export const ERROR_CODES = {
   TAG_DISABLED: { status: 409, meaning: 'the tag exists but an operator disabled it' },
   ID_SPACE_EXHAUSTED: { status: 409, meaning: 'the tag reached its max_id_limit; no more IDs will be issued' },
   LIMIT_EXCEEDED: { status: 429, meaning: 'a per-client limit of the websocket stream was reached (sockets per client, takes in flight per socket)' },
+  IDEMPOTENCY_KEY_MISMATCH: {
+    status: 422,
+    meaning: 'the idempotency key was already used for a different request of the tag (another count, app, salt, shard key or route); use a new key',
+  },
+  IDEMPOTENCY_KEYS_FULL: {
+    status: 429,
+    meaning:
+      'the tag holds as many live idempotency keys as it may (IDEMPOTENCY_MAX_KEYS); retry after Retry-After, when the oldest expires, or send fewer keyed requests',
+  },
   UNAVAILABLE: { status: 503, meaning: 'Redis or MySQL cannot be reached past the buffered IDs, or a refill did not arrive in time' },
   CLOCK_BACKWARDS: { status: 503, meaning: 'the clock moved back further than the tolerated bound' },
   LEASE_LOST: { status: 503, meaning: 'this process holds no valid worker-id lease right now' },

@@ -17,6 +17,7 @@ import { startWorkers } from './runtime/workers.js';
 import type { CapacityReader } from './service/capacity.js';
 import { Drain } from './service/drain.js';
 import { IdService } from './service/id-service.js';
+import { IdempotencyKeys } from './service/idempotency.js';
 import { LeaseManager } from './service/lease-manager.js';
 import type { Readiness } from './service/readiness.js';
 import { TagRegistry } from './service/tag-registry.js';
@@ -25,6 +26,7 @@ import { SpacesRepo } from './store/mysql/spaces-repo.js';
 import { TagsRepo } from './store/mysql/tags-repo.js';
 import { TokensRepo } from './store/mysql/tokens-repo.js';
 import type { RedisClient } from './store/redis/connection.js';
+import { IdempotencyRecords } from './store/redis/idempotency-records.js';
 import { Keys } from './store/redis/keys.js';
 import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
@@ -46,6 +48,8 @@ export interface Runtime {
   readonly subscriber: RedisClient;
   /** Issues IDs for every transport. */
   readonly ids: IdService;
+  /** The kept answers of idempotency keys (the ID service serves keyed requests through them). */
+  readonly idempotency: IdempotencyKeys;
   readonly leases: LeaseManager;
   readonly leaseStore: LeaseStore;
   readonly clock: Clock;
@@ -101,6 +105,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     log,
     (bits) => metrics.counterRegressions.inc({ tag: `ws${bits}`, kind: 'worker_space' }),
   );
+  const idempotency = new IdempotencyKeys(new IdempotencyRecords(segments, keys), { maxKeys: config.idempotencyMaxKeys, counters: metrics.idempotency });
   const ids = new IdService(
     registry,
     {
@@ -117,6 +122,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     },
     { leases, clock, maxBackMs: config.clockMaxBackMs },
     { revealProtected: config.revealProtectedTags },
+    idempotency,
   );
   const workers = await startWorkers({ config, conns, keys, leases, leaseStore, tags, counters, segments, metrics, log });
   const { leaseScheduler, refillWorker } = workers;
@@ -137,6 +143,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     registry,
     subscriber,
     ids,
+    idempotency,
     leases,
     leaseStore,
     clock,

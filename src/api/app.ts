@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
-import { adminGuard } from './auth.js';
+import { adminGuard, staffOf } from './auth.js';
 import { adminTagRoutes } from './admin/tags.js';
 import { adminWorkerRoutes } from './admin/workers.js';
 import { adminTokenRoutes } from './admin/tokens.js';
@@ -67,7 +67,7 @@ export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<Fa
   });
   await opts.extend?.(app);
   await registerDocs(app, VERSION);
-  await app.register(idRoutes, { ids: rt.ids });
+  await app.register(idRoutes, { ids: rt.ids, staff: staffOf(rt.config) });
   await app.register(tinyidRoutes, { ids: rt.ids, errors: rt.metrics.errors });
   await app.register(streamRoutes, { ids: rt.ids, config: rt.config, errors: rt.metrics.errors });
   await app.register(healthRoutes, { rt });

@@ -63,19 +63,37 @@ export function adminGuard(
   };
 }
 
-function tokenCheck(adminToken: string, viewerToken: string): (req: FastifyRequest) => AdminRole {
+/**
+ * The role a token carries: the admin token, the viewer token (when one is set), or neither
+ * (undefined). Both comparisons run in constant time whatever the first answered, so timing
+ * tells nothing either. Shared by the admin guard and by decoding a permuted tag's IDs.
+ */
+export function roleOfToken(adminToken: string, viewerToken = ''): (given: string | undefined) => AdminRole | undefined {
   const admin = digest(adminToken);
   const viewer = viewerToken === '' ? undefined : digest(viewerToken);
-  const wrong = viewer ? 'the token is neither the admin token nor the viewer token' : 'the admin token is wrong';
+  return (given) => {
+    if (given === undefined) return undefined;
+    const d = digest(given);
+    const isAdmin = timingSafeEqual(d, admin);
+    const isViewer = viewer !== undefined && timingSafeEqual(d, viewer);
+    return isAdmin ? 'admin' : isViewer ? 'viewer' : undefined;
+  };
+}
+
+function tokenCheck(adminToken: string, viewerToken: string): (req: FastifyRequest) => AdminRole {
+  const roleOf = roleOfToken(adminToken, viewerToken);
+  const wrong = viewerToken !== '' ? 'the token is neither the admin token nor the viewer token' : 'the admin token is wrong';
   return (req) => {
     const given = bearerToken(req.headers.authorization) ?? cookieToken(req.headers.cookie);
     if (given === undefined) throw new IdmintError('UNAUTHORIZED', 'send Authorization: Bearer <admin token>');
-    const d = digest(given);
-    // Both comparisons run whatever the first answered, so timing tells nothing either.
-    const isAdmin = timingSafeEqual(d, admin);
-    const isViewer = viewer !== undefined && timingSafeEqual(d, viewer);
-    if (isAdmin) return 'admin';
-    if (isViewer) return 'viewer';
-    throw new IdmintError('UNAUTHORIZED', wrong);
+    const role = roleOf(given);
+    if (role === undefined) throw new IdmintError('UNAUTHORIZED', wrong);
+    return role;
   };
+}
+
+/** Whether a token is the admin or the viewer token: what decodes a permuted tag's IDs, on HTTP and gRPC. */
+export function staffOf(c: { readonly adminToken: string; readonly viewerToken: string }): (token: string | undefined) => boolean {
+  const roleOf = roleOfToken(c.adminToken, c.viewerToken);
+  return (token) => roleOf(token) !== undefined;
 }

@@ -89,7 +89,7 @@ export function noteFailure(transport: Transport, err: unknown, log: FailureLog,
   const e = toIdmintError(err);
   errors.inc({ transport, code: e.code });
   if (e.code === 'INTERNAL') log.error({ err, transport }, 'unexpected failure');
-  else if (e.status >= 500) log.warn({ transport, code: e.code, msg: e.message }, 'request failed');
+  else if (e.status >= 500) log.warn({ transport, code: e.code, reason: e.message }, 'request failed');
   return e;
 }
 

@@ -1,10 +1,10 @@
 // The hottest request, answered in front of Fastify's router: `GET /v1/id/<tag>` with no token
-// and no query string (but a rule's `app` and `salt`), when the ID service can answer from
+// and a query string the route's own parameters make up without decoding, when the ID service can answer from
 // memory (an `order: node` block or rule counter at hand, a snowflake lease and clock that
 // allow an ID) or through an `order: global` tag's coalescer (a rule's too). The route spec
 // (id-route-spec.ts) is the route's own, so the answer is the one routes/ids.ts gives (same
 // status, headers and body, same errors, same metrics and logs); anything else (a query, a
-// token, an unknown, disabled or other tag, a block to refill, a lease to acquire or a tick
+// token, an idempotency key, an unknown, disabled or other tag, a block to refill, a lease to acquire or a tick
 // to wait for, shutdown) declines, and Fastify serves the request with its routing,
 // validation and hooks as usual. When the app has hooks on the route that this path does not
 // honour (pre-router-hooks.ts), it declines everything.
@@ -12,13 +12,23 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
-import { NO_OPTIONS, type IdOptions } from '../service/id-options.js';
 import type { IdService } from '../service/id-service.js';
 import { noteFailure } from './errors.js';
-import { carriesToken, errorAnswer, ID_PREFIX, ID_ROUTE, ID_TAG, idBody, JSON_TYPE, TEXT_TYPE, wantsText } from './id-route-spec.js';
+import {
+  carriesToken,
+  errorAnswer,
+  ID_PREFIX,
+  ID_ROUTE,
+  ID_TAG,
+  idBody,
+  JSON_TYPE,
+  plainIdQuery,
+  TEXT_TYPE,
+  wantsText,
+  type IdQuery,
+} from './id-route-spec.js';
 
-/** A query value the fast path takes as it is: anything needing decoding goes to the router. */
-const PLAIN = /^[A-Za-z0-9_.-]{0,64}$/;
+const NO_QUERY: IdQuery = Object.freeze({});
 
 export interface FastPathDeps {
   readonly ids: IdService;
@@ -36,33 +46,23 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith(ID_PREFIX)) return false;
     const h = req.headers;
-    if (carriesToken(h) || !deps.open()) return false;
+    // A keyed request's answer is kept in Redis: the route serves it.
+    if (carriesToken(h) || h['idempotency-key'] !== undefined || !deps.open()) return false;
     const q = url.indexOf('?', ID_PREFIX.length);
     const tag = q < 0 ? url.slice(ID_PREFIX.length) : url.slice(ID_PREFIX.length, q);
     if (!ID_TAG.test(tag)) return false;
-    // Only a rule's app and salt, in plain characters (the rule itself validates them).
-    let opts: IdOptions = NO_OPTIONS;
+    // The route's query parameters when they need no decoding (else the router parses them).
+    let opts: IdQuery = NO_QUERY;
     if (q >= 0) {
-      const query = url.slice(q + 1);
-      if (query === '') return false;
-      let app: string | undefined;
-      let salt: string | undefined;
-      for (const part of query.split('&')) {
-        const eq = part.indexOf('=');
-        const k = part.slice(0, eq);
-        const v = part.slice(eq + 1);
-        if (eq < 0 || !PLAIN.test(v)) return false;
-        if (k === 'app' && app === undefined) app = v;
-        else if (k === 'salt' && salt === undefined) salt = v;
-        else return false;
-      }
-      opts = { app, salt };
+      const query = plainIdQuery(url.slice(q + 1));
+      if (query === undefined) return false;
+      opts = query;
     }
     const start = performance.now();
     const text = wantsText(h.accept);
     let got: string | Promise<string> | undefined;
     try {
-      got = ids.issueFromMemory(tag, opts);
+      got = ids.issue({ ...opts, tag, as: 'one', stepAside: true });
     } catch {
       return false; // e.g. the tag needs a token: the router answers with the error
     }

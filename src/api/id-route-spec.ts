@@ -15,6 +15,43 @@ export const ID_PREFIX = '/v1/id/';
 /** The tag segment of the path. */
 export const ID_TAG = TAG_NAME;
 
+/**
+ * The query parameters the ID routes take (the Fastify schema's properties, routes/ids.ts),
+ * each a plain string of at most maxLength characters; no others.
+ */
+export const ID_QUERY = {
+  key: { type: 'string', maxLength: 256 },
+  app: { type: 'string', maxLength: 64 },
+  salt: { type: 'string', maxLength: 64 },
+} as const;
+
+export type IdQuery = { -readonly [K in keyof typeof ID_QUERY]?: string };
+
+/** Characters a query value may hold to be read as it is: nothing to percent-decode. */
+const UNRESERVED = /^[A-Za-z0-9_.~-]*$/;
+
+/**
+ * The query string of GET /v1/id/:tag (without the "?") as the route's schema reads it, when
+ * that needs no decoding: each parameter one of ID_QUERY's, once, within its maxLength, in
+ * unreserved characters. undefined for anything else (the router then parses, and refuses
+ * what the schema refuses).
+ */
+export function plainIdQuery(query: string): IdQuery | undefined {
+  if (query === '') return undefined;
+  const out: IdQuery = {};
+  for (const part of query.split('&')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) return undefined;
+    const k = part.slice(0, eq);
+    const v = part.slice(eq + 1);
+    if (!Object.hasOwn(ID_QUERY, k)) return undefined;
+    const name = k as keyof typeof ID_QUERY;
+    if (out[name] !== undefined || v.length > ID_QUERY[name].maxLength || !UNRESERVED.test(v)) return undefined;
+    out[name] = v;
+  }
+  return out;
+}
+
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const TEXT_TYPE = 'text/plain; charset=utf-8';
 
@@ -28,6 +65,15 @@ export function clientToken(h: IncomingHttpHeaders): string | undefined {
   const x = h['x-idmint-token'];
   if (typeof x === 'string') return x;
   return bearerToken(h.authorization);
+}
+
+/**
+ * The `Idempotency-Key` header (its value as sent; repeated headers arrive joined by ", ",
+ * which the key check refuses), or undefined without one.
+ */
+export function idempotencyKey(h: IncomingHttpHeaders): string | undefined {
+  const k = h['idempotency-key'];
+  return typeof k === 'string' ? k : undefined;
 }
 
 /** The request carries a client token (either header, whatever its value). */

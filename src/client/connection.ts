@@ -14,6 +14,8 @@ export interface TakeRequest {
   readonly key?: string;
   readonly app?: string;
   readonly salt?: string;
+  /** Sent as the take's idempotency_key. */
+  readonly idempotencyKey?: string;
 }
 
 /** Receives the blocks of one take; exactly one of done and fail is called, once. */
@@ -92,6 +94,7 @@ export class StreamConnection {
     this.pending.set(req, { handler, strings: t.app !== undefined, received: 0, count: t.count });
     const msg: Record<string, unknown> = { op: 'take', req, tag: t.tag, count: t.count, format: t.format };
     for (const k of ['block', 'key', 'app', 'salt'] as const) if (t[k] !== undefined) msg[k] = t[k];
+    if (t.idempotencyKey !== undefined) msg.idempotency_key = t.idempotencyKey;
     this.ws.send(JSON.stringify(msg));
   }
 

@@ -12,12 +12,15 @@ export class IdmintClientError extends Error {
   readonly code: string;
   /** HTTP status of the answer, for errors of the HTTP routes. */
   readonly status?: number;
+  /** Seconds the server asked to wait before a retry (its Retry-After header), when it sent one. */
+  readonly retryAfter?: number;
 
-  constructor(code: string, message: string, opts: { status?: number; cause?: unknown } = {}) {
+  constructor(code: string, message: string, opts: { status?: number; retryAfter?: number; cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'IdmintClientError';
     this.code = code;
     if (opts.status !== undefined) this.status = opts.status;
+    if (opts.retryAfter !== undefined) this.retryAfter = opts.retryAfter;
   }
 
   /** Worth retrying: the service or the connection failed, not the request. */

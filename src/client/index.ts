@@ -19,15 +19,29 @@ export interface IdmintClientOptions {
   readonly timeoutMs?: number;
   /** Takes in flight at once on the shared socket (more wait their turn). Default 8. */
   readonly maxInFlight?: number;
+  /**
+   * How often a call with an idempotencyKey is sent again, with the same key, after a
+   * transient failure (UNAVAILABLE, a timeout, a dropped connection). Default 3.
+   */
+  readonly retries?: number;
+}
+
+/**
+ * An idempotency key (1 to 255 visible ASCII characters, at most 1000 IDs per call): a call
+ * made again with the same key gets the IDs of the first one, and the client itself retries
+ * transient failures with it (see `retries`).
+ */
+export interface Idempotent {
+  readonly idempotencyKey?: string;
 }
 
 /** For sharded segment tags: the key that picks the shard. */
-export interface IdOptions {
+export interface IdOptions extends Idempotent {
   readonly key?: string;
 }
 
 /** Rule tags: the app whose counter is used, and an optional salt. */
-export interface RuleOptions {
+export interface RuleOptions extends Idempotent {
   readonly app: string;
   readonly salt?: string;
 }
@@ -51,11 +65,18 @@ export type RuleStreamOptions = Omit<IdStreamOptions, 'key' | 'format'> & RuleOp
 /** The largest batch of GET /v1/ids. */
 const HTTP_BATCH = 10_000;
 
-type AnyOptions = { key?: string; app?: string; salt?: string; format?: Format; block?: number };
+type AnyOptions = { key?: string; app?: string; salt?: string; format?: Format; block?: number; idempotencyKey?: string };
+
+/** Codes after which a keyed call is sent again: the server or the connection failed, and the key makes a retry safe. */
+const RETRIED = new Set(['UNAVAILABLE', 'TIMEOUT', 'DISCONNECTED']);
+/** The first pause before a retry, doubled each time; a Retry-After the server sent wins, up to MAX_PAUSE_MS. */
+const FIRST_PAUSE_MS = 50;
+const MAX_PAUSE_MS = 2000;
 
 export class IdmintClient {
   private readonly timeoutMs: number;
   private readonly maxInFlight: number;
+  private readonly retries: number;
   private conn?: StreamConnection;
   private opening?: Promise<StreamConnection>;
   private active = 0;
@@ -65,26 +86,29 @@ export class IdmintClient {
     new URL(opts.url); // a bad URL fails here, not on first use
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.maxInFlight = Math.max(1, opts.maxInFlight ?? 8);
+    this.retries = Math.max(0, opts.retries ?? 3);
   }
 
   /** One ID over HTTP. */
   id(tag: string, opts?: IdOptions): Promise<bigint>;
   id(tag: string, opts: RuleOptions): Promise<string>;
   async id(tag: string, opts: AnyOptions = {}): Promise<bigint | string> {
-    const body = (await this.get(`/v1/id/${encodeURIComponent(tag)}`, opts)) as { id?: unknown };
+    const body = (await this.keyed(opts, () => this.get(`/v1/id/${encodeURIComponent(tag)}`, opts))) as { id?: unknown };
     if (typeof body.id !== 'string') throw new IdmintClientError('PROTOCOL', 'the answer has no id');
     return opts.app !== undefined ? body.id : BigInt(body.id);
   }
 
-  /** n IDs over HTTP, ascending, in batches of up to 10000 (use take() for bulk). */
+  /** n IDs over HTTP, ascending, in batches of up to 10000 (use take() for bulk); with an idempotencyKey, one request. */
   ids(tag: string, n: number, opts?: IdOptions): Promise<bigint[]>;
   ids(tag: string, n: number, opts: RuleOptions): Promise<string[]>;
   async ids(tag: string, n: number, opts: AnyOptions = {}): Promise<bigint[] | string[]> {
     checkCount(n);
     const out: string[] = [];
+    // A keyed call is one request (at most 1000 IDs): its answer is what the key keeps.
+    const batch = opts.idempotencyKey !== undefined ? n : HTTP_BATCH;
     for (let left = n; left > 0; ) {
-      const count = Math.min(left, HTTP_BATCH);
-      const body = (await this.get(`/v1/ids/${encodeURIComponent(tag)}`, { ...opts, count })) as { ids?: unknown };
+      const count = Math.min(left, batch);
+      const body = (await this.keyed(opts, () => this.get(`/v1/ids/${encodeURIComponent(tag)}`, { ...opts, count }))) as { ids?: unknown };
       if (!Array.isArray(body.ids) || body.ids.length !== count) throw new IdmintClientError('PROTOCOL', `expected ${count} ids`);
       for (const s of body.ids as string[]) out.push(s);
       left -= count;
@@ -105,7 +129,12 @@ export class IdmintClient {
       key: opts.key,
       app: opts.app,
       salt: opts.salt,
+      idempotencyKey: opts.idempotencyKey,
     };
+    return this.keyed(opts, () => this.takeOnce(req));
+  }
+
+  private async takeOnce(req: TakeRequest): Promise<bigint[] | string[]> {
     await this.slot();
     try {
       const conn = await this.connection();
@@ -167,20 +196,46 @@ export class IdmintClient {
     else this.active--;
   }
 
+  /**
+   * Runs a call; with an idempotency key, runs it again (same key) after a transient failure,
+   * at most `retries` times, pausing as the server's Retry-After says or doubling from 50 ms.
+   */
+  private async keyed<T>(opts: Idempotent, call: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        const e = err as IdmintClientError;
+        if (opts.idempotencyKey === undefined || attempt >= this.retries || !(e instanceof IdmintClientError) || !RETRIED.has(e.code)) throw err;
+        const pause = e.retryAfter !== undefined ? e.retryAfter * 1000 : FIRST_PAUSE_MS * 2 ** attempt;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(pause, MAX_PAUSE_MS)));
+      }
+    }
+  }
+
   private async get(path: string, query: Record<string, string | number | undefined>): Promise<unknown> {
     const u = new URL(this.opts.url);
     u.pathname = `${u.pathname.replace(/\/+$/, '')}${path}`;
-    for (const [k, v] of Object.entries(query)) if (v !== undefined && k !== 'format' && k !== 'block') u.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { accept: 'application/json', ...this.opts.headers };
+    for (const [k, v] of Object.entries(query)) {
+      if (v === undefined || k === 'format' || k === 'block') continue;
+      if (k === 'idempotencyKey') headers['idempotency-key'] = String(v);
+      else u.searchParams.set(k, String(v));
+    }
     let res: Response;
     try {
-      res = await fetch(u, { headers: { accept: 'application/json', ...this.opts.headers }, signal: AbortSignal.timeout(this.timeoutMs) });
+      res = await fetch(u, { headers, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
       const timeout = (err as Error).name === 'TimeoutError';
       throw new IdmintClientError(timeout ? 'TIMEOUT' : 'DISCONNECTED', `${u.origin}: ${(err as Error).message}`, { cause: err });
     }
     const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined;
     if (!res.ok) {
-      throw new IdmintClientError(body?.error?.code ?? 'PROTOCOL', body?.error?.message ?? `HTTP ${res.status}`, { status: res.status });
+      const retryAfter = Number(res.headers.get('retry-after') ?? NaN);
+      throw new IdmintClientError(body?.error?.code ?? 'PROTOCOL', body?.error?.message ?? `HTTP ${res.status}`, {
+        status: res.status,
+        retryAfter: Number.isFinite(retryAfter) ? retryAfter : undefined,
+      });
     }
     if (body === undefined) throw new IdmintClientError('PROTOCOL', 'the answer is not JSON');
     return body;

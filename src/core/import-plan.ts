@@ -145,6 +145,7 @@ export function clash(current: Current, want: TagSpec, what: string): string | u
     return `tag "${name}" was deleted in idmint; re-create it (or choose another name in the old system) before importing ${what}`;
   if (!cur) return undefined;
   if (cur.spec.mode !== want.mode) return `tag "${name}" exists in idmint as a ${cur.spec.mode} tag; ${what} needs a ${want.mode} tag: rename one of them`;
+  if (cur.spec.permute) return `tag "${name}" has permuted IDs in idmint, spread over its whole domain: they cannot continue above the IDs of ${what}`;
   const [a, b] = [cur.spec, want];
   if (a.stride !== b.stride || a.offset !== b.offset) {
     return `tag "${name}" exists in idmint with stride ${a.stride} and offset ${a.offset}; ${what} needs stride ${b.stride} and offset ${b.offset}`;

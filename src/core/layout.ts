@@ -8,6 +8,12 @@
 // offset (mod stride). Deployments that share nothing but agree on one stride and give the
 // tag distinct offsets never issue the same ID. The mapping is strictly increasing, so
 // uniqueness and order of IDs are those of the counter; nothing below it knows about it.
+//
+// Permuted tags (plain, stride 1): the ID of counter k is a keyed permutation of k over the
+// IDs of a fixed width (core/permute.ts). It is applied here, where a counter becomes an ID
+// (seqString, packId), and undone by unpackId; a permuted ID keeps the counter's uniqueness,
+// not its order.
+import { permutationOf, type PermuteSpec } from './permute.js';
 
 /** Counters live in Redis Lua (doubles) and MySQL BIGINT: they stay within 2^53 - 1. */
 export const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
@@ -21,6 +27,8 @@ export interface Interleave {
   readonly stride: number;
   /** Every sequence value is offset (mod stride); 0 <= offset < stride. */
   readonly offset: number;
+  /** Set on a permuted tag (plain, stride 1): IDs are a keyed permutation of the counter. */
+  readonly permute?: PermuteSpec | null;
 }
 
 export interface SegmentLayout extends Interleave {
@@ -35,8 +43,9 @@ export function seqOf(i: Interleave, k: number | bigint): bigint {
   return i.stride === 1 ? BigInt(k) : BigInt(k) * BigInt(i.stride) + BigInt(i.offset);
 }
 
-/** The sequence value of counter k as a decimal string (the plain ID). */
+/** The ID of counter k of a plain tag as a decimal string (the sequence value, or its permuted ID). */
 export function seqString(i: Interleave, k: number): string {
+  if (i.permute) return permutationOf(i.permute).idString(k);
   if (i.stride === 1) return String(k);
   const v = k * i.stride + i.offset;
   return Number.isSafeInteger(v) ? String(v) : seqOf(i, k).toString();
@@ -76,6 +85,7 @@ export function shardOf(key: string, shards: number): number {
 
 /** The ID of counter k of a shard. */
 export function packId(l: SegmentLayout, k: number | bigint, shard: number): bigint {
+  if (l.permute) return permutationOf(l.permute).encrypt(BigInt(k));
   const seq = seqOf(l, k);
   if (l.layout === 'plain') return seq;
   return (seq << lowBits(l)) | (BigInt(shard) << BigInt(l.appBits)) | BigInt(l.appId);
@@ -97,20 +107,26 @@ export interface Packing {
  * app_bits <= 16 and stride <= 10^6 (tag validation): step and base stay below 2^48.
  */
 export function packing(l: SegmentLayout, shard: number): Packing {
+  // Permuted IDs are no line: their writers call permutedIds (core/permute.ts) instead.
+  if (l.permute) throw new Error(`tag IDs are permuted: they have no packing; write them with permutedIds`);
   const base = packId(l, 0, shard);
   return { plain: l.layout === 'plain' && l.stride === 1, step: Number(packId(l, 1, shard) - base), base: Number(base) };
 }
 
 export interface SegmentParts {
-  /** The sequence field of the ID (for a plain tag, the ID itself). */
+  /** The sequence field of the ID (for a plain tag, the ID itself; for a permuted one, its counter). */
   readonly seq: bigint;
-  /** The counter behind seq; undefined when seq is not one of the tag's (wrong offset). */
+  /** The counter behind seq; undefined when seq is not one of the tag's (wrong offset, or outside a permuted tag's domain). */
   readonly counter: bigint | undefined;
   readonly shard: number;
   readonly appId: number;
 }
 
 export function unpackId(l: SegmentLayout, id: bigint): SegmentParts {
+  if (l.permute) {
+    const counter = permutationOf(l.permute).decrypt(id);
+    return { seq: counter ?? id, counter, shard: 0, appId: 0 };
+  }
   if (l.layout === 'plain') return { seq: id, counter: counterOfSeq(l, id), shard: 0, appId: 0 };
   const appMask = (1n << BigInt(l.appBits)) - 1n;
   const shardMask = (1n << BigInt(shardBits(l.shards))) - 1n;

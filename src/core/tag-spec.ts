@@ -3,6 +3,8 @@
 import { counterLimit, MAX_COUNTER, MAX_STRIDE, type SegmentLayout } from './layout.js';
 import { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME } from './spec-problems.js';
 import { TAG_NAME_CHARS } from './tag-name.js';
+import { domainMax, type PermuteSpec } from './permute.js';
+import { permuteFromBody, permuteProblems, permuteToJson } from './permute-spec.js';
 
 export { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME };
 import { periodCapacity, ruleFromBody, ruleFromUpdate, RULE_FIELDS, ruleToJson, type RuleSpec } from './rule-spec.js';
@@ -40,6 +42,13 @@ export interface TagSpec extends SegmentLayout {
   readonly snowflake: SnowflakeSpec | null;
   /** The template and counter of a rule tag; null for other modes. */
   readonly rule: RuleSpec | null;
+  /**
+   * A permuted segment tag: its IDs are a keyed permutation of its counter (core/permute.ts);
+   * null for other tags. The key is empty until the tag store gives the tag one.
+   */
+  readonly permute: PermuteSpec | null;
+  /** How long a request's idempotency key is remembered, in seconds. */
+  readonly keyRetentionSeconds: number;
 }
 
 export const DEFAULTS = {
@@ -58,7 +67,11 @@ export const DEFAULTS = {
   nodeBlock: 1000,
   stride: 1,
   offset: 0,
+  keyRetentionSeconds: 86_400,
 } as const;
+
+/** Bounds of key_retention_seconds: a minute to 30 days. */
+export const KEY_RETENTION = { min: 60, max: 2_592_000 } as const;
 
 type Body = Record<string, unknown>;
 
@@ -81,6 +94,7 @@ const FIELD_NAMES: Record<string, keyof TagSpec> = {
   offset: 'offset',
   enabled: 'enabled',
   description: 'description',
+  key_retention_seconds: 'keyRetentionSeconds',
 };
 /** Snowflake layout fields (create only), and the segment fields a snowflake tag refuses. */
 const SNOWFLAKE_FIELDS = ['preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force'];
@@ -99,12 +113,13 @@ const SEGMENT_ONLY = [
   'node_block',
   'stride',
   'offset',
+  'permute',
 ];
 /** Segment fields that mean nothing for a rule (its counters are plain and bounded by max_counter). */
-const NOT_FOR_RULES = ['layout', 'shards', 'app_id', 'app_bits', 'max_id_limit'];
+const NOT_FOR_RULES = ['layout', 'shards', 'app_id', 'app_bits', 'max_id_limit', 'permute'];
 const SNOWFLAKE_ONLY = SNOWFLAKE_FIELDS.filter((k) => k !== 'force');
 /** Fields fixed at creation: changing them would change what existing IDs mean. */
-const IMMUTABLE = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits', 'stride', 'offset'];
+const IMMUTABLE = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits', 'stride', 'offset', 'permute'];
 
 function intField(b: Body, name: string, min: number, max: number, problems: string[]): number | undefined {
   const v = b[name];
@@ -118,7 +133,8 @@ function intField(b: Body, name: string, min: number, max: number, problems: str
 
 function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, unknown>> {
   const out: Partial<Record<keyof TagSpec, unknown>> = {};
-  for (const k of Object.keys(b)) if (!(k in FIELD_NAMES) && !SNOWFLAKE_FIELDS.includes(k) && !RULE_FIELDS.includes(k)) problems.push(`unknown field "${k}"`);
+  for (const k of Object.keys(b))
+    if (!(k in FIELD_NAMES) && k !== 'permute' && !SNOWFLAKE_FIELDS.includes(k) && !RULE_FIELDS.includes(k)) problems.push(`unknown field "${k}"`);
   if (b.tag !== undefined && (typeof b.tag !== 'string' || !TAG_NAME.test(b.tag))) problems.push(`tag must match ${TAG_NAME_CHARS}`);
   else out.tag = b.tag;
   if (b.mode !== undefined) {
@@ -141,6 +157,7 @@ function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, 
   out.nodeBlock = intField(b, 'node_block', 1, 1_000_000, problems);
   out.stride = intField(b, 'stride', 1, MAX_STRIDE, problems);
   out.offset = intField(b, 'offset', 0, MAX_STRIDE - 1, problems);
+  out.keyRetentionSeconds = intField(b, 'key_retention_seconds', KEY_RETENTION.min, KEY_RETENTION.max, problems);
   if (b.prefetch !== undefined) {
     if (typeof b.prefetch !== 'number' || !(b.prefetch > 0 && b.prefetch < 1)) problems.push('prefetch must be a number between 0 and 1 (exclusive)');
     else out.prefetch = b.prefetch;
@@ -169,6 +186,7 @@ function checkWhole(s: TagSpec, problems: string[]): void {
   } else if (s.shards !== 1 || s.appId !== 0) {
     problems.push('shards and app_id apply to layout "sharded" only');
   }
+  if (s.permute) permuteProblems(s.permute, s, problems);
   if (s.offset >= s.stride) problems.push(`offset must be below stride (${s.stride})`);
   else if (s.rule) {
     if (periodCapacity(s.rule, s) < 1) problems.push(`no counter value from min_counter to max_counter is ${s.offset} (mod ${s.stride})`);
@@ -196,6 +214,7 @@ export function specFromCreate(body: unknown): TagSpec {
   } else {
     for (const k of SNOWFLAKE_FIELDS) if (k in b) problems.push(`${k} applies to snowflake tags only`);
   }
+  const permute = mode === 'segment' ? permuteFromBody(b.permute, problems) : null;
   const steps = defaultSteps(f.step as number | undefined, f.minStep as number | undefined, f.maxStep as number | undefined);
   const interleave = { stride: (f.stride as number) ?? DEFAULTS.stride, offset: (f.offset as number) ?? DEFAULTS.offset };
   const spec: TagSpec = {
@@ -211,13 +230,15 @@ export function specFromCreate(body: unknown): TagSpec {
     maxStep: steps.maxStep,
     targetSeconds: (f.targetSeconds as number) ?? DEFAULTS.targetSeconds,
     prefetch: (f.prefetch as number) ?? DEFAULTS.prefetch,
-    maxIdLimit: rule ? String(periodCapacity(rule, interleave)) : ((f.maxIdLimit as string) ?? DEFAULTS.maxIdLimit),
+    maxIdLimit: rule ? String(periodCapacity(rule, interleave)) : ((f.maxIdLimit as string) ?? (permute ? String(domainMax(permute)) : DEFAULTS.maxIdLimit)),
     nodeBlock: (f.nodeBlock as number) ?? DEFAULTS.nodeBlock,
     ...interleave,
     enabled: (f.enabled as boolean) ?? true,
     description: (f.description as string) ?? '',
     snowflake,
     rule,
+    permute: permute ?? null,
+    keyRetentionSeconds: (f.keyRetentionSeconds as number) ?? DEFAULTS.keyRetentionSeconds,
   };
   if (problems.length === 0 && mode !== 'snowflake') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
@@ -299,10 +320,12 @@ export function specToJson(s: TagSpec): Record<string, unknown> {
       seq_bits: l.seqBits,
       enabled: s.enabled,
       description: s.description,
+      key_retention_seconds: s.keyRetentionSeconds,
     });
     return out;
   }
   for (const [wire, key] of Object.entries(FIELD_NAMES)) out[wire] = s[key];
+  if (s.permute) out.permute = permuteToJson(s.permute);
   if (s.rule) {
     for (const k of NOT_FOR_RULES) delete out[k];
     Object.assign(out, ruleToJson(s.rule));

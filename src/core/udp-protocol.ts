@@ -20,6 +20,7 @@ export const UDP_CODES = {
   UNAVAILABLE: { code: -7, meaning: 'the rule cannot serve right now (store unreachable, rule disabled); retry later or on another node' },
   UNAUTHORIZED: { code: -8, meaning: 'the request lacks the credentials this server requires' },
   INTERNAL: { code: -9, meaning: 'an unexpected fault; the request received no ID' },
+  IDEMPOTENCY_KEY_MISMATCH: { code: -10, meaning: 'the idempotency key was already used for a different request of the rule; use a new key' },
 } as const;
 
 export type UdpCodeName = keyof typeof UDP_CODES;
@@ -199,6 +200,8 @@ export const UDP_CODE_OF_ERROR: Readonly<Partial<Record<ErrorCode, UdpCodeName>>
   UNAVAILABLE: 'UNAVAILABLE',
   CLOCK_BACKWARDS: 'UNAVAILABLE',
   LEASE_LOST: 'UNAVAILABLE',
+  IDEMPOTENCY_KEY_MISMATCH: 'IDEMPOTENCY_KEY_MISMATCH',
+  IDEMPOTENCY_KEYS_FULL: 'UNAVAILABLE',
   INTERNAL: 'INTERNAL',
 };
 

@@ -3,6 +3,7 @@
 // /metrics is scraped.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { FastCounter, FastHistogram } from './fast-metrics.js';
+import { registerIdempotencyMetrics, type IdempotencyCounters } from './idempotency-metrics.js';
 
 export interface ScrapeSources {
   /** Remaining IDs in the current segment per tag (from Redis), read at scrape time. */
@@ -30,6 +31,7 @@ export class Metrics {
   readonly allocations: Counter<'tag'>;
   readonly redisReplaced: Counter<'tag'>;
   readonly counterRegressions: Counter<'tag' | 'kind'>;
+  readonly idempotency: IdempotencyCounters;
   private sources: ScrapeSources = {};
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -86,6 +88,7 @@ export class Metrics {
       labelNames: ['tag', 'kind'],
       help: 'MySQL found behind what Redis holds (backup restore, lagging failover) and raised at once; kind: segment, rule, worker_space',
     });
+    this.idempotency = registerIdempotencyMetrics(this.registry);
     this.errors = new Counter({
       name: 'idmint_errors_total',
       help: 'Refused and failed requests by transport (http, leaf, tinyid, grpc, stream, udp) and idmint error code',

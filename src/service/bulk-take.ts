@@ -1,14 +1,14 @@
 // Bulk takes, for consumers that want IDs by the hundred thousand (the websocket stream and
 // gRPC Take; docs/STREAM.md): what such a take asks for, whether its format suits the tag, and
 // where its IDs come from, a chunk at a time: segment tags as counter runs with their packing
-// (one IdService.takeRuns per chunk), snowflake tags as decimal strings, rule tags as rendered
+// (one `runs` request of the ID service per chunk), snowflake tags as decimal strings, rule tags as rendered
 // strings. Before anything is taken, the service checks that the tag exists and that the
 // token and parameters fit it. Transports parse a take into a BulkTake and encode its chunks.
 import { packing, type Packing } from '../core/layout.js';
 import type { Range } from '../core/ranges.js';
-import { invalid } from '../errors.js';
+import { IdmintError, invalid } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
-import type { IdService } from './id-service.js';
+import type { IdOptions, IdService } from './id-service.js';
 
 export type BulkFormat = 'json' | 'binary' | 'ranges';
 export const BULK_FORMATS: readonly BulkFormat[] = ['json', 'binary', 'ranges'];
@@ -37,6 +37,11 @@ export interface BulkTake {
   readonly salt?: string;
   /** A client token, for tags that have tokens. */
   readonly token?: string;
+  /**
+   * An idempotency key: the take's IDs are the answer kept for the key (at most 1000 IDs),
+   * taken as one list and sent in the take's format.
+   */
+  readonly idempotencyKey?: string;
 }
 
 export type Chunk =
@@ -52,6 +57,8 @@ export interface ChunkSource {
   next(n: number): Promise<Chunk>;
   /** Chunks are counter runs (a few numbers whatever their size), not one string per ID. */
   readonly compact: boolean;
+  /** The whole take is one chunk (a keyed take: its answer is one request's). */
+  readonly whole?: boolean;
 }
 
 /**
@@ -62,7 +69,7 @@ export interface ChunkSource {
  * after the chunks before it were yielded.
  */
 export async function* takeChunks(source: ChunkSource, t: BulkTake, chunkIds: number, stopped: () => boolean): AsyncGenerator<Chunk> {
-  const size = source.compact ? Math.max(t.block, chunkIds) : t.block;
+  const size = source.whole ? t.count : source.compact ? Math.max(t.block, chunkIds) : t.block;
   let left = t.count;
   const take = (): Promise<Chunk> => {
     const n = Math.min(left, size);
@@ -95,21 +102,56 @@ function checkSegment(tag: StoredTag, t: BulkTake): void {
 
 /** Where the chunks of a take come from: refused (a coded error) before anything is taken when the tag, token, options or format do not fit. */
 export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSource> {
-  const opts = { key: t.key, app: t.app, salt: t.salt, token: t.token };
-  const tag = await ids.resolve(t.tag, opts);
+  const opts = { tag: t.tag, key: t.key, app: t.app, salt: t.salt, token: t.token };
+  if (t.idempotencyKey !== undefined) return keyedTake(ids, t, opts);
+  const tag = await ids.prepare({ ...opts, as: 'ids', count: t.count });
   if (tag.rule) {
     if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
-    return { compact: false, next: async (n) => ({ kind: 'strings', ids: await ids.issue(t.tag, n, opts) }) };
+    return { compact: false, next: async (n) => ({ kind: 'strings', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
   }
-  if (tag.mode === 'snowflake') return { compact: false, next: async (n) => ({ kind: 'decimals', ids: await ids.issue(t.tag, n, opts) }) };
+  // Snowflake and permuted IDs are integers one string each (a permuted tag's counter runs are not its IDs).
+  if (tag.mode === 'snowflake' || tag.permute) {
+    if (tag.permute && t.format === 'ranges') throw noRanges(tag.tag, 'permuted');
+    return { compact: false, next: async (n) => ({ kind: 'decimals', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
+  }
   checkSegment(tag, t);
   return {
     compact: true,
     next: async (n) => {
-      const issued = await ids.takeRuns(t.tag, n, opts);
+      const issued = await ids.issue({ ...opts, as: 'runs', count: n });
       // The tag may have been re-created with another layout since the take began.
       checkSegment(issued.tag, t);
       return { kind: 'runs', runs: issued.runs, count: n, packing: packing(issued.tag, issued.shard) };
+    },
+  };
+}
+
+const DECIMAL = /^[0-9]+$/;
+
+/**
+ * A take with an idempotency key: one keyed list of IDs (the door checks the token, the options
+ * and the key), sent in the take's format. A tag disabled since still answers a kept key, so
+ * then the format is checked against the IDs themselves (formatted strings need "json").
+ */
+async function keyedTake(ids: IdService, t: BulkTake, opts: IdOptions & { tag: string }): Promise<ChunkSource> {
+  let tag: StoredTag | undefined;
+  try {
+    tag = await ids.prepare({ ...opts, as: 'ids', count: t.count });
+  } catch (err) {
+    if (!(err instanceof IdmintError && err.code === 'TAG_DISABLED')) throw err;
+  }
+  if (tag?.rule && t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
+  if (tag?.mode === 'segment' && !tag.rule) checkSegment(tag, t);
+  return {
+    compact: false,
+    whole: true,
+    next: async (n) => {
+      const got = await ids.issue({ ...opts, as: 'ids', count: n, idempotencyKey: t.idempotencyKey });
+      if (tag?.rule || !got.every((id) => DECIMAL.test(id))) {
+        if (t.format !== 'json') throw ruleFormatOnly(t.tag, t.format);
+        return { kind: 'strings', ids: got };
+      }
+      return { kind: 'decimals', ids: got };
     },
   };
 }

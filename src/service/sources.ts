@@ -19,6 +19,7 @@
 import type { StoredTag } from '../store/mysql/tags-repo.js';
 import { Coalescer, type CoalescerDeps } from './coalescer.js';
 import type { LeaseManager } from './lease-manager.js';
+import type { ModeSource } from './mode-sources.js';
 import { NodeBuffer } from './node-buffer.js';
 import { SnowflakeGenerator, type ClockEvents } from './snowflake-generator.js';
 import type { Clock } from '../core/clock.js';
@@ -58,6 +59,8 @@ export class TagSources {
   constructor(
     /** The newest definition of this epoch: sources read their prefetch and block size here. */
     public def: StoredTag,
+    /** How the definition's IDs are issued (mode-sources.ts), chosen with it. */
+    public mode: ModeSource,
     /** The issued-IDs counter of the tag (idmint_ids_issued_total), when metrics are kept. */
     public issued: { value: number } | undefined,
     /** Not in the cache: made for one request of an epoch already replaced. */
@@ -76,6 +79,8 @@ export class SourceCache {
   constructor(
     private readonly deps: CoalescerDeps,
     private readonly snowflake: SnowflakeDeps,
+    /** The source of a definition's kind (mode-sources.ts). */
+    private readonly modeOf: (tag: StoredTag) => ModeSource,
   ) {}
 
   /** The sources made for exactly this definition object, or undefined (synchronous, hot path). */
@@ -104,14 +109,15 @@ export class SourceCache {
   warm(tag: StoredTag): TagSources {
     let s = this.tags.get(tag.tag);
     if (s !== undefined && s.def === tag) return s;
-    if (s !== undefined && s.def.epoch > tag.epoch) return new TagSources(tag, s.issued, true);
+    if (s !== undefined && s.def.epoch > tag.epoch) return new TagSources(tag, this.modeOf(tag), s.issued, true);
     if (s === undefined || s.def.epoch !== tag.epoch) {
       if (s !== undefined) this.drop(tag.tag);
-      s = new TagSources(tag, this.deps.metrics?.issuedSeries(tag.tag, tag.mode));
+      s = new TagSources(tag, this.modeOf(tag), this.deps.metrics?.issuedSeries(tag.tag, tag.mode));
       this.tags.set(tag.tag, s);
     } else {
       if (s.def.mode !== tag.mode) s.issued = this.deps.metrics?.issuedSeries(tag.tag, tag.mode);
       s.def = tag;
+      s.mode = this.modeOf(tag);
     }
     if (!tag.enabled) return s;
     if (tag.mode === 'snowflake') {
@@ -160,11 +166,6 @@ export class SourceCache {
     const s = this.tags.get(tag.tag);
     if (s === undefined || s.def.epoch !== tag.epoch) return undefined;
     return s.segments.get(sourceKey(0, scope))?.buffer?.last;
-  }
-
-  /** What the Redis state of a rule scope holds (for id_server's monitor). */
-  stats(tag: StoredTag, scope: string): ReturnType<CoalescerDeps['segments']['stats']> {
-    return this.deps.segments.stats({ tag: tag.tag, epoch: tag.epoch, shard: 0, scope, redis: tag.redis });
   }
 
   /** The generator of a snowflake tag's layout. */

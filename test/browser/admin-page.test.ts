@@ -253,6 +253,24 @@ describe('admin page in Chromium', () => {
     assert.equal((await api('/v1/admin/tags/pedit')).body!.min_step, 10);
   });
 
+  it("shows a permuted tag's setting and the order it promises, never its key, and edits key_retention_seconds", async () => {
+    await createTag(url, { tag: 'pperm', step: 100, min_step: 10, permute: { digits: 8 } });
+    const r = await fetch(`${url}/v1/id/pperm`);
+    assert.equal(r.status, 200);
+    await signInAsAdmin();
+    await openTag('pperm');
+    await textOf('#detail-live dd[data-field="permute"]', '{"digits":8}');
+    await textOf('#detail-live dd[data-field="id_order"]', /numeric values follow no order/);
+    await textOf('#detail-live dd[data-field="key_retention_seconds"]', '86400');
+    // The live state shows counters (the current segment 2..100), not permuted IDs.
+    await textOf('#tags-table tr[data-tag="pperm"] td.current', '2 – 100');
+    assert.doesNotMatch(await page.content(), /"key"|[0-9a-f]{32}/);
+    await page.fill('#edit-form [name=key_retention_seconds]', '3600');
+    await page.click('#edit-form button[type=submit]');
+    await textOf('#edit-result', 'Saved: key_retention_seconds.');
+    assert.equal((await api('/v1/admin/tags/pperm')).body!.key_retention_seconds, 3600);
+  });
+
   it("shows each tag's capacity: IDs left, rate and when they run out; the worker pool of a snowflake tag", async () => {
     await createTag(url, { tag: 'pcap', step: 100, min_step: 100, max_step: 100, max_id_limit: '1000' });
     await createTag(url, { tag: 'pcapsf', mode: 'snowflake', preset: 'jssafe' });

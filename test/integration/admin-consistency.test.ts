@@ -27,7 +27,7 @@ import { ReplyHoldProxy } from '../../tools/proxies/reply-hold-proxy.js';
 /** One ID straight from a node's ID service, as a promise whether it was answered at once or not. */
 function issued(node: { rt: { ids: IdService } }, tag: string, opts: IdOptions = {}): Promise<string[]> {
   try {
-    return Promise.resolve(node.rt.ids.issue(tag, 1, opts));
+    return Promise.resolve(node.rt.ids.issue({ ...opts, tag, as: 'ids', count: 1 }));
   } catch (err) {
     return Promise.reject(err);
   }

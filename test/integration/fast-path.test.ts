@@ -232,8 +232,8 @@ describe('the single-ID fast path', () => {
     await createTag(node.url, { tag: 'wsf', mode: 'snowflake' });
     // Reading the definitions asks for no ID; it warms their sources (the lease this process
     // holds is taken up; a node-order block is still fetched by the first request needing it).
-    for (const tag of ['wn', 'wg', 'wsf']) await node.rt.ids.resolve(tag);
-    assert.deepEqual(node.rt.ids.cachedSources('wn')?.segments, 1, "the node-order tag's source is cached");
+    for (const tag of ['wn', 'wg', 'wsf']) await node.rt.ids.reads.access(tag, undefined);
+    assert.deepEqual(node.rt.ids.reads.cachedSources('wn')?.segments, 1, "the node-order tag's source is cached");
     const g = exchange('/v1/id/wg');
     assert.equal(fast(g.req, g.res), true, 'the first request of an order-global tag goes through its coalescer');
     assert.equal((await answered(g)).status, 200);
@@ -248,15 +248,15 @@ describe('the single-ID fast path', () => {
   it('drops the sources of an old epoch once the new definition is read', async () => {
     await createTag(node.url, { tag: 'ep', order: 'node', node_block: 100 });
     assert.equal((await fetch(`${node.url}/v1/id/ep`)).status, 200);
-    const before = node.rt.ids.cachedSources('ep');
+    const before = node.rt.ids.reads.cachedSources('ep');
     assert.equal(before?.segments, 1);
     const del = await fetch(`${node.url}/v1/admin/tags/ep`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
     assert.ok(del.ok, `delete: ${del.status}`);
     assert.equal((await fetch(`${node.url}/v1/id/ep`)).status, 404);
-    assert.equal(node.rt.ids.cachedSources('ep'), undefined, 'a deleted tag keeps no sources');
+    assert.equal(node.rt.ids.reads.cachedSources('ep'), undefined, 'a deleted tag keeps no sources');
     await createTag(node.url, { tag: 'ep', order: 'node', node_block: 100 });
     assert.equal((await fetch(`${node.url}/v1/id/ep`)).status, 200);
-    const after = node.rt.ids.cachedSources('ep');
+    const after = node.rt.ids.reads.cachedSources('ep');
     assert.ok(after !== undefined && after.epoch > before!.epoch, `a new epoch: ${JSON.stringify(after)} after ${JSON.stringify(before)}`);
     assert.equal(after.segments, 1, "only the new epoch's source is kept");
   });

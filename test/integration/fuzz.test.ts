@@ -429,6 +429,8 @@ const SPEC_FIELDS = [
   'max_counter',
   'reset_seconds',
   'time_zone',
+  'permute',
+  'key_retention_seconds',
   'name',
   'colour',
   '__proto__',

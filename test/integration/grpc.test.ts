@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
 import { loadConfig } from '../../src/config.js';
+import type { IdService, IdsRequest, IssueRequest } from '../../src/service/id-service.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { failure, IdsClient, type Block } from '../../tools/grpc-client.js';
 import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
@@ -348,10 +349,11 @@ describe('gRPC listener settings and shutdown', () => {
       // machine: the call had not reached the server, and found the listener closed).
       const reached = new Promise<void>((resolve) => {
         const issue = node.rt.ids.issue.bind(node.rt.ids);
-        node.rt.ids.issue = (name, count, opts) => {
-          if (name === 'slow' && count === BATCH) resolve();
-          return issue(name, count, opts);
+        const watch = (req: IssueRequest) => {
+          if (req.tag === 'slow' && req.as === 'ids' && req.count === BATCH) resolve();
+          return issue(req as IdsRequest);
         };
+        node.rt.ids.issue = watch as IdService['issue'];
       });
       const batch = client.next({ tag: 'slow', count: BATCH });
       const batchDone = batch.then(

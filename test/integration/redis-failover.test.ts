@@ -174,12 +174,12 @@ describe('snowflake worker ids across a failover to a lagging replica', () => {
     const a = await startLocalNode(names, { ...env, REDIS_URL: rr.url, NODE_ID: 'sf-a' });
     nodes.push(a);
     await createTag(a.url, { tag: 'sf', mode: 'snowflake' });
-    const first = await fetch(`${a.url}/v1/ids/sf?count=1`);
-    assert.equal(first.status, 200);
+    // A's first ID, once its lease is taken up (a busy machine may answer 503 until then).
+    await waitFor('A serves', async () => (await fetch(`${a.url}/v1/ids/sf?count=1`)).status === 200, 20000);
     await rr.freezeReplica();
     const b = await startLocalNode(names, { ...env, REDIS_URL: rr.url, NODE_ID: 'sf-b' });
     nodes.push(b);
-    assert.equal((await fetch(`${b.url}/v1/ids/sf?count=1`)).status, 200);
+    await waitFor('B serves', async () => (await fetch(`${b.url}/v1/ids/sf?count=1`)).status === 200, 20000);
     assert.equal(b.rt.leases.held()[0]?.workerId, 1, 'B holds worker id 1');
 
     const clients: ClientSpec[] = [];

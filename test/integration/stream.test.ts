@@ -286,7 +286,7 @@ describe('websocket stream', () => {
   it('keeps a slow reader under the buffer bound and finishes its take once it reads', async () => {
     const p = await Probe.open(url);
     const N = 10_000_000;
-    const tag = await node.rt.ids.resolve('slow');
+    const tag = await node.rt.ids.reads.access('slow', undefined);
     const taken = async () => (await node.rt.segments.stats({ tag: 'slow', epoch: tag.epoch, shard: 0 })).taken;
     const before = await taken();
     const serverSockets = () => [...node.app!.websocketServer.clients];
@@ -321,7 +321,7 @@ describe('websocket stream', () => {
   });
 
   it('never reissues the IDs of a socket dropped mid-take, and stops taking for it', async () => {
-    const tag = await node.rt.ids.resolve('drop');
+    const tag = await node.rt.ids.reads.access('drop', undefined);
     const taken = async () => (await node.rt.segments.stats({ tag: 'drop', epoch: tag.epoch, shard: 0 })).taken;
     const p = await Probe.open(url);
     const got: bigint[] = [];

@@ -57,11 +57,22 @@ describe('Lua @include expansion', () => {
       idmint_lease_acquire: () => undefined,
       idmint_lease_renew: () => undefined,
       idmint_lease_release: () => undefined,
+      idmint_idem_record: () => undefined,
+      idmint_idem_held: () => undefined,
     } as unknown as RedisClient;
     new Scripts(fake);
     assert.deepEqual(
       defined.map((d) => d.name),
-      ['idmint_take', 'idmint_install', 'idmint_exhaust', 'idmint_lease_acquire', 'idmint_lease_renew', 'idmint_lease_release'],
+      [
+        'idmint_take',
+        'idmint_install',
+        'idmint_exhaust',
+        'idmint_lease_acquire',
+        'idmint_lease_renew',
+        'idmint_lease_release',
+        'idmint_idem_record',
+        'idmint_idem_held',
+      ],
     );
     for (const d of defined) assert.ok(!/@include/.test(d.lua), `${d.name} is sent with its includes expanded`);
   });

@@ -318,6 +318,7 @@ describe('specToJson', () => {
       'app_id',
       'description',
       'enabled',
+      'key_retention_seconds',
       'layout',
       'max_id_limit',
       'max_step',

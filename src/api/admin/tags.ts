@@ -11,8 +11,13 @@ import { DEFAULT_REDIS, type SegmentRef } from '../../store/redis/segments.js';
 import { tagParam } from '../schemas.js';
 import { capacityJson } from './capacity-view.js';
 
+/** What a permuted tag's order promises: the counter's, not the numbers'. */
+const PERMUTED_ORDER =
+  'IDs are a keyed permutation of the counter: unique, and issued in counter order, but their numeric values follow no order (GET /v1/decode/:tag/:id gives the counter of an ID)';
+
 function view(t: StoredTag): Record<string, unknown> {
-  const extra = t.snowflake ? { runs_out_at: runsOutAt(t.snowflake).toISOString() } : {};
+  // specToJson shows a permuted tag's setting, never its key.
+  const extra = t.snowflake ? { runs_out_at: runsOutAt(t.snowflake).toISOString() } : t.permute ? { id_order: PERMUTED_ORDER } : {};
   // Snowflake tags keep no state of their own in Redis: no server to show.
   const redis = t.mode === 'snowflake' ? {} : { redis: t.redis };
   return { ...specToJson(t), ...extra, ...redis, incarnation: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
@@ -74,9 +79,9 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     const t = await mustGet(req.params.tag);
     const marks = new Map((await rt.counters.marks(t.tag)).map((m) => [m.shard, m]));
     const shards = [];
-    // A plain segment tag shows IDs (with stride: counter * stride + offset); sharded and rule
-    // tags show their counters, as allocated_max always does.
-    const id = (k: number) => (t.layout === 'plain' && t.mode === 'segment' ? seqString(t, k) : String(k));
+    // A plain segment tag shows IDs (with stride: counter * stride + offset); sharded, permuted
+    // and rule tags show their counters, as allocated_max always does.
+    const id = (k: number) => (t.layout === 'plain' && t.mode === 'segment' && !t.permute ? seqString(t, k) : String(k));
     for (const ref of refs(t)) {
       const s = await rt.segments.stats(ref).catch(() => undefined);
       const m = marks.get(ref.shard);
@@ -105,7 +110,13 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
       node: r.nodeId,
       count: r.count,
     };
-    return { ...view(t), capacity: await capacityOf(t), state: { shards, ...(counterRegression ? { counter_regression: counterRegression } : {}) } };
+    // Live idempotency keys of the tag (null when its Redis cannot be read now).
+    const idempotencyKeys = await rt.idempotency.held(t).catch(() => null);
+    return {
+      ...view(t),
+      capacity: await capacityOf(t),
+      state: { shards, idempotency_keys: idempotencyKeys, ...(counterRegression ? { counter_regression: counterRegression } : {}) },
+    };
   });
 
   app.patch<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {

@@ -11,6 +11,8 @@ import type { Drain } from '../../service/drain.js';
 import type { IdService } from '../../service/id-service.js';
 import type { Readiness } from '../../service/readiness.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import { staffOf } from '../auth.js';
+import { bearerToken } from '../bearer.js';
 import { decodeId } from '../decode.js';
 import { noteFailure } from '../errors.js';
 import { shuttingDown } from '../id-route-spec.js';
@@ -44,7 +46,10 @@ export interface GrpcDeps {
   /** What the health service reports (src/service/readiness.ts), and the drain that ends it. */
   readonly readiness: () => Promise<Readiness>;
   readonly drain: Drain;
-  readonly config: Pick<Config, 'grpcPort' | 'host' | 'streamMaxCount' | 'streamMaxBlock' | 'streamMaxBufferBytes' | 'coalesceMax'>;
+  readonly config: Pick<
+    Config,
+    'grpcPort' | 'host' | 'streamMaxCount' | 'streamMaxBlock' | 'streamMaxBufferBytes' | 'coalesceMax' | 'adminToken' | 'viewerToken'
+  >;
 }
 
 /** Calls still running this long after closing began are cut (CANCELLED for their clients). */
@@ -63,6 +68,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
   let closing = false;
   const takes = new Set<TakeCall>();
   const limits = { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock };
+  const staff = staffOf(config);
   const okNext = metrics.grpcSeries(NEXT, 'OK');
 
   /** Counts, logs and answers a failed call (as the HTTP error handler does). */
@@ -84,7 +90,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     try {
       const { tag, count, opts } = parseNext(call.request, call.metadata);
       // As the HTTP route: an ID at hand in memory is answered at once.
-      const got = ids.issue(tag, count, opts);
+      const got = ids.issue({ ...opts, tag, as: 'ids', count });
       if (got instanceof Promise) got.then(done, fail);
       else done(got);
     } catch (err) {
@@ -104,7 +110,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     } catch (err) {
       return fail(err);
     }
-    decodeId(ids, tag, call.request.id, token).then((d) => {
+    decodeId(ids, tag, call.request.id, token, staff(bearerToken(call.metadata.get('authorization')[0] as string | undefined))).then((d) => {
       callback(
         null,
         d.mode === 'snowflake'

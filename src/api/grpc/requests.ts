@@ -16,6 +16,8 @@ export interface NextRequest {
   app: string;
   salt: string;
   token: string;
+  /** '' from a client built from the schema before the field existed. */
+  idempotency_key?: string;
 }
 export interface NextResponse {
   ids: string[];
@@ -69,15 +71,31 @@ export function tokenOf(field: string, md: Metadata): string | undefined {
   return bearerToken(md.get('authorization')[0]);
 }
 
+/**
+ * An idempotency key: the request's field, else the metadata `idempotency-key` (the service
+ * checks what a key may be).
+ */
+function idempotencyKeyOf(field: string | undefined, md: Metadata): string | undefined {
+  if (field !== undefined && field !== '') return field;
+  const k = md.get('idempotency-key')[0];
+  return typeof k === 'string' ? k : undefined;
+}
+
 /** Next's count (0 means 1) and options, as GET /v1/ids/:tag checks them. */
-export function parseNext(r: NextRequest, md: Metadata): { tag: string; count: number; opts: IdOptions } {
+export function parseNext(r: NextRequest, md: Metadata): { tag: string; count: number; opts: IdOptions & { idempotencyKey?: string } } {
   const tag = checkTag(r.tag);
   const count = r.count === 0 ? 1 : r.count;
   if (!(count >= 1 && count <= MAX_BATCH)) throw invalid(`count must be from 1 to ${MAX_BATCH}`);
   return {
     tag,
     count,
-    opts: { key: opt(r.key, 'key', 256), app: opt(r.app, 'app', 64), salt: opt(r.salt, 'salt', 64), token: tokenOf(r.token, md) },
+    opts: {
+      key: opt(r.key, 'key', 256),
+      app: opt(r.app, 'app', 64),
+      salt: opt(r.salt, 'salt', 64),
+      token: tokenOf(r.token, md),
+      idempotencyKey: idempotencyKeyOf(r.idempotency_key, md),
+    },
   };
 }
 

@@ -17,6 +17,9 @@ export const GRPC_STATUS: { readonly [C in ErrorCode]: status } = {
   TAG_DISABLED: status.FAILED_PRECONDITION,
   ID_SPACE_EXHAUSTED: status.RESOURCE_EXHAUSTED,
   LIMIT_EXCEEDED: status.RESOURCE_EXHAUSTED,
+  // The request is well formed; what refuses it is the key's state (used before, otherwise).
+  IDEMPOTENCY_KEY_MISMATCH: status.FAILED_PRECONDITION,
+  IDEMPOTENCY_KEYS_FULL: status.RESOURCE_EXHAUSTED,
   UNAVAILABLE: status.UNAVAILABLE,
   CLOCK_BACKWARDS: status.UNAVAILABLE,
   LEASE_LOST: status.UNAVAILABLE,

@@ -1,34 +1,43 @@
 // The ID routes: one ID, a batch, decoding, and Leaf's plain-text route.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { invalid } from '../../errors.js';
+import type { Mode } from '../../core/tag-spec.js';
 import type { IdService } from '../../service/id-service.js';
 import { MAX_BATCH } from '../../service/id-options.js';
+import { bearerToken } from '../bearer.js';
 import { decodeId } from '../decode.js';
-import { clientToken, ID_ROUTE, TEXT_TYPE, wantsText } from '../id-route-spec.js';
+import { clientToken, ID_QUERY, ID_ROUTE, idempotencyKey, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
 
-const keyQuery = {
-  key: { type: 'string', maxLength: 256 },
-  app: { type: 'string', maxLength: 64 },
-  salt: { type: 'string', maxLength: 64 },
+const keyQuery = ID_QUERY;
+
+/** The headers the ID routes read besides the token ones, for the OpenAPI description (docs/API.md#idempotency-keys). */
+const idHeaders = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      description:
+        '1 to 255 visible ASCII characters: a request sent again with the same key for the tag gets the IDs of the first one (at most 1000 IDs); the same key with another request is refused with 422 IDEMPOTENCY_KEY_MISMATCH',
+    },
+  },
 } as const;
 
 interface TagParams {
   tag: string;
 }
-interface KeyQuery {
-  key?: string;
-  app?: string;
-  salt?: string;
-}
+type KeyQuery = IdQuery;
 
 type OneRequest = FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>;
 
-export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): Promise<void> {
+export async function idRoutes(
+  app: FastifyInstance,
+  opts: { ids: IdService /** Whether a bearer token is the admin or viewer token (decoding permuted IDs). */; staff?: (token: string | undefined) => boolean },
+): Promise<void> {
   const { ids } = opts;
 
   /** One ID: at once when the service answers from memory, else a promise. */
-  const one = (req: OneRequest) => ids.issue(req.params.tag, 1, { ...req.query, token: clientToken(req.headers) });
+  const one = (req: OneRequest) =>
+    ids.issue({ ...req.query, tag: req.params.tag, as: 'one', token: clientToken(req.headers), idempotencyKey: idempotencyKey(req.headers) });
 
   // The route spec (path, tag, negotiation, token, closing answer) is shared with the
   // pre-router path: id-route-spec.ts.
@@ -37,12 +46,13 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
     {
       schema: {
         params: tagParam,
+        headers: idHeaders,
         querystring: { type: 'object', properties: keyQuery, additionalProperties: false },
         response: { 200: { type: 'object', properties: { id: { type: 'string' } } } },
       },
     },
     (req, reply) => {
-      const send = (got: string[]) => (wantsText(req.headers.accept) ? reply.type(TEXT_TYPE).send(got[0]) : reply.send({ id: got[0] }));
+      const send = (id: string) => (wantsText(req.headers.accept) ? reply.type(TEXT_TYPE).send(id) : reply.send({ id }));
       // Served from memory without a promise when the ID is at hand.
       const got = one(req);
       if (got instanceof Promise) got.then(send, (err: unknown) => reply.send(err));
@@ -55,6 +65,7 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
     {
       schema: {
         params: tagParam,
+        headers: idHeaders,
         querystring: {
           type: 'object',
           required: ['count'],
@@ -64,7 +75,9 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
       },
     },
-    async (req) => ({ ids: await ids.issue(req.params.tag, req.query.count, { ...req.query, token: clientToken(req.headers) }) }),
+    async (req) => ({
+      ids: await ids.issue({ ...req.query, tag: req.params.tag, as: 'ids', token: clientToken(req.headers), idempotencyKey: idempotencyKey(req.headers) }),
+    }),
   );
 
   // Leaf-compatible: the bare ID as text.
@@ -75,10 +88,14 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         schema: { params: tagParam, querystring: { type: 'object', properties: keyQuery } },
       },
       async (req, reply: FastifyReply) => {
-        // The token first: a tag the request may not use is not described.
-        const tag = await ids.access(req.params.tag, clientToken(req.headers));
-        if (tag.mode !== mode) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; use ${routeOf(tag.mode, tag.tag)}`);
-        return reply.type('text/plain').send((await one(req))[0]);
+        const id = await ids.issue({
+          ...req.query,
+          tag: req.params.tag,
+          as: 'one',
+          token: clientToken(req.headers),
+          accepts: { modes: [mode], elsewhere: routeOf },
+        });
+        return reply.type('text/plain').send(id);
       },
     );
   }
@@ -94,11 +111,11 @@ export async function idRoutes(app: FastifyInstance, opts: { ids: IdService }): 
         },
       },
     },
-    async (req) => decodeId(ids, req.params.tag, req.params.id, clientToken(req.headers)),
+    async (req) => decodeId(ids, req.params.tag, req.params.id, clientToken(req.headers), opts.staff?.(bearerToken(req.headers.authorization)) ?? false),
   );
 }
 
 /** The route that serves one ID of a tag of this mode: Leaf's for its two modes, idmint's own for rules. */
-function routeOf(mode: string, tag: string): string {
+function routeOf(mode: Mode, tag: string): string {
   return mode === 'rule' ? `/v1/id/${tag}?app=<app>` : `/api/${mode}/get/${tag}`;
 }

@@ -21,8 +21,7 @@ import {
 } from '../../core/tinyid.js';
 import { IdmintError, invalid } from '../../errors.js';
 import { noteFailure, type ErrorCounter } from '../errors.js';
-import type { IdService } from '../../service/id-service.js';
-import type { StoredTag } from '../../store/mysql/tags-repo.js';
+import type { Accepts, IdService } from '../../service/id-service.js';
 
 const PREFIX = '/tinyid/id/';
 const JSON_TYPE = 'application/json;charset=UTF-8';
@@ -40,9 +39,6 @@ function paramsOf(req: FastifyRequest): Params {
     return form?.get(name) ?? undefined;
   };
 }
-
-/** Not served to a Tinyid caller: answered as Tinyid's "sys error" (code 6) with this message. */
-class Refused extends Error {}
 
 /** Tinyid's batchSize: 1 when absent; throws BindError for a value Spring would not bind to an
  * Integer. One above TINYID_BATCH_MAX is refused when served (after the token check). */
@@ -70,57 +66,34 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-  /**
-   * Tinyid's token check, on idmint's client tokens: a tag with tokens needs one of them; a tag
-   * without tokens is open, as on every other route. An unknown (or unnamed) tag fails the
-   * check, as no Tinyid token can visit an unknown bizType. undefined: refused. A disabled tag
-   * passes the check and is refused with its reason.
-   */
-  async function visit(bizType: string | undefined, token: string | undefined): Promise<StoredTag | undefined> {
-    if (bizType === undefined || !TAG_NAME.test(bizType)) return undefined;
-    try {
-      return await service.access(bizType, token);
-    } catch (err) {
-      const code = (err as IdmintError).code;
-      if (code === 'TAG_NOT_FOUND' || code === 'UNAUTHORIZED') return undefined;
-      throw err;
-    }
-  }
+  /** What Tinyid's answers can carry: plain segment IDs, at most batch.size.max a call. */
+  const accepts: Accepts = { plain: true, maxCount: { max: TINYID_BATCH_MAX, name: 'batchSize' } };
 
-  function plainSegment(tag: StoredTag): void {
-    if (tag.mode !== 'segment') throw new Refused(`tag "${tag.tag}" is a ${tag.mode} tag; the Tinyid routes serve segment tags`);
-    if (tag.layout !== 'plain') throw new Refused(`tag "${tag.tag}" is sharded (its IDs need a key); the Tinyid routes serve plain segment tags`);
-  }
+  // Tinyid answers an empty batch after its checks (a disabled tag still fails).
+  const ids = (bizType: string, n: number, token: string | undefined): Promise<string[]> =>
+    Promise.resolve(service.issue({ tag: bizType, as: 'ids', count: Math.max(n, 0), token, accepts }));
 
-  async function ids(tag: StoredTag, n: number, token: string | undefined): Promise<string[]> {
-    // Tinyid would lower it and answer fewer IDs than asked as a success: refused instead.
-    if (n > TINYID_BATCH_MAX) throw new Refused(`batchSize ${n} is above the largest, ${TINYID_BATCH_MAX}; no IDs were handed out`);
-    plainSegment(tag);
-    if (n <= 0) {
-      await service.resolve(tag.tag); // a disabled tag still fails
-      return [];
-    }
-    return service.issue(tag.tag, n, { token });
-  }
-
-  async function segment(tag: StoredTag, token: string | undefined): Promise<TinyidSegment> {
-    plainSegment(tag);
-    // A segment is served by the client from its memory, long after it was taken: IDs answered
-    // meanwhile by idmint are higher. Only order node promises no more than that.
-    if (tag.order !== 'node') {
-      throw new Refused(
-        `tag "${tag.tag}" has order global: a segment held by a client would issue IDs below ones answered after it; nextSegmentId serves order node tags`,
-      );
-    }
-    // Straight from Redis (one take), as a process fills its own block: one run but where a
-    // segment of idmint ends.
-    const issued = await service.takeRuns(tag.tag, tag.nodeBlock, { token }, { from: 'store' });
+  // A segment is served by the client from its memory, long after it was taken: only order
+  // node promises no more than that (the service refuses order global). Straight from Redis
+  // (one take), as a process fills its own block: one run but where a segment of idmint ends.
+  async function segment(bizType: string, _n: number, token: string | undefined): Promise<TinyidSegment> {
+    const issued = await service.issue({ tag: bizType, as: 'held', token, accepts });
     return segmentOfRun(issued.tag, longestRun(issued.runs), issued.tag.prefetch);
   }
 
   /** A refusal, counted and logged as every transport's; its message for Tinyid's answer. */
-  const failed = (req: FastifyRequest, route: string, err: unknown): string =>
-    noteFailure('tinyid', err instanceof Refused ? invalid(err.message) : err, req.log.child({ route }), errors).message;
+  const failed = (req: FastifyRequest, route: string, err: unknown): string => noteFailure('tinyid', err, req.log.child({ route }), errors).message;
+
+  /**
+   * Tinyid's token check, on idmint's client tokens: a tag with tokens needs one of them; a tag
+   * without tokens is open, as on every other route. An unknown (or unnamed) tag fails the
+   * check, as no Tinyid token can visit an unknown bizType. A disabled tag passes the check and
+   * is refused with its reason.
+   */
+  const tokenRefused = (err: unknown): boolean => {
+    const code = (err as IdmintError).code;
+    return code === 'TAG_NOT_FOUND' || code === 'UNAUTHORIZED';
+  };
 
   /**
    * Tinyid's routes come in pairs that read the same parameters and differ only in how they
@@ -130,7 +103,7 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
   function pair<T>(
     name: string,
     batch: boolean,
-    serve: (tag: StoredTag, n: number, token: string | undefined) => Promise<T>,
+    serve: (bizType: string, n: number, token: string | undefined) => Promise<T>,
     json: (v: T) => string,
     text: (v: T) => string,
   ): void {
@@ -151,19 +124,21 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
             }
           }
           const token = p('token');
+          const bizType = p('bizType');
           let body: string;
           try {
-            const tag = await visit(p('bizType'), token);
-            if (tag === undefined) {
+            if (bizType === undefined || !TAG_NAME.test(bizType)) throw new IdmintError('TAG_NOT_FOUND', TINYID_TOKEN_ERR.message);
+            const v = await serve(bizType, n, token);
+            // Tinyid answers "" for an empty batch too (its join fails on no IDs).
+            body = simple ? (n > 0 ? text(v) : '') : responseJson(json(v));
+          } catch (err) {
+            if (tokenRefused(err)) {
               noteFailure('tinyid', new IdmintError('TAG_NOT_FOUND', TINYID_TOKEN_ERR.message), req.log, errors);
               body = simple ? '' : responseJson('null', TINYID_TOKEN_ERR.code, TINYID_TOKEN_ERR.message);
+            } else {
+              const message = failed(req, route, err);
+              body = simple ? '' : responseJson('null', TINYID_SYS_ERR_CODE, message);
             }
-            // Tinyid answers "" for an empty batch too (its join fails on no IDs).
-            else if (simple) body = n > 0 ? text(await serve(tag, n, token)) : '';
-            else body = responseJson(json(await serve(tag, n, token)));
-          } catch (err) {
-            const message = failed(req, route, err);
-            body = simple ? '' : responseJson('null', TINYID_SYS_ERR_CODE, message);
           }
           return reply.type(simple ? TEXT_TYPE : JSON_TYPE).send(body);
         },
@@ -178,5 +153,5 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
     (v) => `[${v.join(',')}]`,
     (v) => v.join(','),
   );
-  pair('nextSegmentId', false, (tag, _n, token) => segment(tag, token), segmentJson, segmentText);
+  pair('nextSegmentId', false, segment, segmentJson, segmentText);
 }

@@ -74,22 +74,27 @@ export function handleDatagram(
   if (req.action === 'monitor') return monitor(req, token, ids, opts.nodeOffset, refused);
   // Rules use the app name and salt; other tags answer their plain IDs. An ID this process
   // holds in memory for a cached definition is answered at once.
-  let got: string[] | Promise<string[]>;
+  // An idempotency key (a field id_server's clients never send): a retry of the datagram gets
+  // the first reply's ID.
+  const key = req.body.idempotency_key;
+  if (key !== undefined && key !== null && typeof key !== 'string') return errorReplyFor(req, refused(invalid('idempotency_key must be a string')));
+  const idempotencyKey = typeof key === 'string' ? key : undefined;
+  let got: string | Promise<string>;
   try {
-    got = ids.issue(req.ruleName, 1, { app: req.appName, salt: req.salt || undefined, token, appIfRule: true });
+    got = ids.issue({ tag: req.ruleName, as: 'one', app: req.appName, salt: req.salt || undefined, token, appIfRule: true, idempotencyKey });
   } catch (err) {
     return errorReplyFor(req, refused(err));
   }
-  if (!(got instanceof Promise)) return successReply(req, got[0]);
+  if (typeof got === 'string') return successReply(req, got);
   return got.then(
-    (id) => successReply(req, id[0]),
+    (id) => successReply(req, id),
     (err: unknown) => errorReplyFor(req, refused(err)),
   );
 }
 
 async function monitor(req: UdpRequest, token: string | undefined, ids: IdService, nodeOffset: number, refused: Refused): Promise<UdpReply> {
   try {
-    const { counter } = await ids.monitor(req.ruleName, req.appName, token);
+    const { counter } = await ids.reads.monitor(req.ruleName, req.appName, token);
     return monitorReply(req, { counter, nodeOffset });
   } catch (err) {
     return errorReplyFor(req, refused(err));

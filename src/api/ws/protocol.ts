@@ -13,7 +13,7 @@ export interface TakeMessage extends BulkTake {
 export const MAX_CONTROL_BYTES = 16 * 1024;
 /** `req` is echoed in the u32 header of binary frames. */
 const MAX_REQ = 0xffff_ffff;
-const TAKE_FIELDS = new Set(['op', 'req', 'tag', 'count', 'block', 'format', 'key', 'app', 'salt', 'token']);
+const TAKE_FIELDS = new Set(['op', 'req', 'tag', 'count', 'block', 'format', 'key', 'app', 'salt', 'token', 'idempotency_key']);
 
 /** A refused control message: the reply to send, with the req when one could be read. */
 export class ControlError extends Error {
@@ -93,6 +93,8 @@ export function parseControl(data: Buffer, isBinary: boolean, limits: BulkLimits
     app: optString(msg, 'app', 64, req),
     salt: optString(msg, 'salt', 64, req),
     token: optString(msg, 'token', 512, req),
+    // What a key may be (1 to 255 visible ASCII) is checked with the take, as on every transport.
+    idempotencyKey: optString(msg, 'idempotency_key', 1024, req),
   };
 }
 

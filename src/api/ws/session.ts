@@ -3,7 +3,7 @@
 // (a take waits for the socket to drain, so a slow reader slows only its own stream).
 // IDs are taken a chunk at a time, one chunk ahead of what is being sent; once the socket
 // closes nothing more is taken, and what was taken but not sent is a gap, never reissued.
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { RangeQueue } from '../../core/ranges.js';
 import type { IdService } from '../../service/id-service.js';
@@ -13,19 +13,12 @@ import { binaryFromDecimals, binaryFromRuns, jsonFromRuns, jsonFromStrings, rang
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type TakeMessage } from './protocol.js';
 import { openBulkTake, takeChunks, type BulkLimits, type Chunk } from '../../service/bulk-take.js';
 
-/**
- * Decides whether a take may proceed (per-tag client tokens plug in here); throws an
- * IdmintError (e.g. UNAUTHORIZED) to refuse it. The upgrade request carries the headers.
- */
-export type AuthorizeTake = (ctx: { readonly request: FastifyRequest; readonly take: TakeMessage }) => void | Promise<void>;
-
 export interface SessionOptions {
   readonly limits: BulkLimits;
   readonly maxInFlight: number;
   readonly maxBufferBytes: number;
   /** IDs of a segment tag taken from the store at a time (at least the take's block). */
   readonly chunkIds: number;
-  readonly authorize?: AuthorizeTake;
   /** idmint_errors_total: every refusal is counted (and logged) through noteFailure. */
   readonly errors: ErrorCounter;
   /**
@@ -51,7 +44,6 @@ export class StreamSession {
 
   constructor(
     private readonly socket: WebSocket,
-    private readonly request: FastifyRequest,
     private readonly ids: IdService,
     private readonly opts: SessionOptions,
     private readonly log: FastifyBaseLogger,
@@ -152,7 +144,6 @@ export class StreamSession {
 
   private async run(t: TakeMessage): Promise<void> {
     try {
-      await this.opts.authorize?.({ request: this.request, take: t });
       const source = await openBulkTake(this.ids, t);
       for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.gone)) {
         if (!(await this.emit(t, chunk))) return;

@@ -10,13 +10,11 @@ import type { IdService } from '../../service/id-service.js';
 import { errorMessage, MAX_CONTROL_BYTES } from './protocol.js';
 import { noteFailure, type ErrorCounter } from '../errors.js';
 import { clientToken } from '../id-route-spec.js';
-import { StreamSession, type AuthorizeTake } from './session.js';
+import { StreamSession } from './session.js';
 
 export interface StreamRouteOptions {
   readonly ids: IdService;
   readonly config: Config;
-  /** Per-take authorization (per-tag client tokens); every take is allowed without it. */
-  readonly authorize?: AuthorizeTake;
   /** idmint_errors_total, where refusals are counted. */
   readonly errors: ErrorCounter;
 }
@@ -83,14 +81,12 @@ async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Pro
       sockets.add(socket);
       const session = new StreamSession(
         socket,
-        request,
         ids,
         {
           limits: { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock },
           maxInFlight: config.streamMaxInFlight,
           maxBufferBytes: config.streamMaxBufferBytes,
           chunkIds: config.coalesceMax,
-          authorize: opts.authorize,
           errors: opts.errors,
           upgradeToken: clientToken(request.headers),
         },

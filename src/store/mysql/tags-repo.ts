@@ -1,8 +1,10 @@
 // Tag definitions in MySQL: create (or re-create above every ID the old tag issued),
 // read, update, soft delete.
+import { randomBytes } from 'node:crypto';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { counterLimit, floorAbove } from '../../core/layout.js';
-import type { Mode, TagSpec } from '../../core/tag-spec.js';
+import { permuteToJson } from '../../core/permute-spec.js';
+import { DEFAULTS, type Mode, type TagSpec } from '../../core/tag-spec.js';
 import { IdmintError, invalid, unavailable } from '../../errors.js';
 import { lateTimeout } from '../../late-timeout.js';
 import { storeError } from './pool.js';
@@ -22,15 +24,41 @@ const COLUMNS = `tag, mode, order_mode, layout, shards, app_id, app_bits, step, 
   target_seconds, prefetch, max_id_limit, stride, id_offset, node_block, enabled, description, options, epoch, deleted,
   counter_floor, redis_name, created_at, updated_at`;
 
-/** Mode-specific settings kept as JSON in the options column. */
+/**
+ * Settings kept as JSON in the options column: those of a mode, a permuted tag's setting with
+ * its key (which no read API shows: specToJson leaves it out), and the idempotency keys' retention.
+ */
 interface Options {
   snowflake?: TagSpec['snowflake'];
   rule?: TagSpec['rule'];
+  permute?: TagSpec['permute'];
+  keyRetentionSeconds?: number;
 }
 
-function optionsOf(raw: string | null): { snowflake: TagSpec['snowflake']; rule: TagSpec['rule'] } {
+type OptionFields = Pick<TagSpec, 'snowflake' | 'rule' | 'permute' | 'keyRetentionSeconds'>;
+
+function optionsOf(raw: string | null): OptionFields {
   const o = (raw ? JSON.parse(raw) : {}) as Options;
-  return { snowflake: o.snowflake ?? null, rule: o.rule ?? null };
+  return {
+    snowflake: o.snowflake ?? null,
+    rule: o.rule ?? null,
+    permute: o.permute ?? null,
+    keyRetentionSeconds: o.keyRetentionSeconds ?? DEFAULTS.keyRetentionSeconds,
+  };
+}
+
+/** A new permutation key: 16 random bytes (AES-128), in hex. */
+function newPermuteKey(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/**
+ * The spec as stored: a permuted tag keeps `key` (its earlier life's: its counters continue,
+ * and a new key would map them onto IDs already issued), or gets a new one.
+ */
+function withKey(spec: TagSpec, key?: string): TagSpec {
+  if (!spec.permute || spec.permute.key !== '') return spec;
+  return { ...spec, permute: { ...spec.permute, key: key ?? newPermuteKey() } };
 }
 
 function fromRow(r: RowDataPacket): StoredTag {
@@ -80,13 +108,28 @@ function specValues(s: TagSpec): unknown[] {
     s.nodeBlock,
     s.enabled ? 1 : 0,
     s.description,
-    JSON.stringify({ snowflake: s.snowflake ?? undefined, rule: s.rule ?? undefined } satisfies Options),
+    JSON.stringify({
+      snowflake: s.snowflake ?? undefined,
+      rule: s.rule ?? undefined,
+      permute: s.permute ?? undefined,
+      keyRetentionSeconds: s.keyRetentionSeconds,
+    } satisfies Options),
   ];
 }
 
 const SET_SPEC = `mode = ?, order_mode = ?, layout = ?, shards = ?, app_id = ?, app_bits = ?, step = ?,
   min_step = ?, max_step = ?, target_seconds = ?, prefetch = ?, max_id_limit = CAST(? AS UNSIGNED),
   stride = ?, id_offset = ?, node_block = ?, enabled = ?, description = ?, options = ?`;
+
+/**
+ * A MySQL error without the statement it failed on (mysql2's `sql`, with the values written
+ * in): the statements of this file carry the options column, and with it a permuted tag's
+ * key, which must never reach a log line.
+ */
+function withoutStatement(err: unknown): unknown {
+  if (err !== null && typeof err === 'object' && 'sql' in err) delete (err as { sql?: unknown }).sql;
+  return err;
+}
 
 /** Bound on one transaction: a MySQL that stops answering must not hang a refill forever. */
 const TX_TIMEOUT_MS = 5000;
@@ -133,7 +176,7 @@ async function inTxOnce<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): P
     return await Promise.race([work, timeout]);
   } catch (e) {
     if (!timedOut) await c.rollback().catch(() => undefined);
-    throw storeError(e);
+    throw storeError(withoutStatement(e));
   } finally {
     clearTimeout(timer);
     work.catch(() => undefined);
@@ -152,7 +195,9 @@ async function highestCounter(c: PoolConnection, tag: string, floor: number): Pr
 /** Whether a re-created tag writes IDs exactly as its earlier life did (segment layouts are
  * handled by the counter floor instead). */
 function sameIdShape(a: TagSpec, b: TagSpec): boolean {
-  if (a.mode === 'segment') return true;
+  // The counters of a segment tag continue, so a permuted one keeps its domain and key; an
+  // unpermuted one cannot become permuted (nor back): the IDs of one could be among the other's.
+  if (a.mode === 'segment') return a.permute?.unit === b.permute?.unit && a.permute?.width === b.permute?.width;
   if (a.snowflake && b.snowflake) {
     const [x, y] = [a.snowflake, b.snowflake];
     return x.epochMs === y.epochMs && x.unit === y.unit && x.timeBits === y.timeBits && x.workerBits === y.workerBits && x.seqBits === y.seqBits;
@@ -192,7 +237,7 @@ export class TagsRepo {
     await inTx(this.pool, async (c) => {
       const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? FOR UPDATE`, [spec.tag]);
       if (rows.length === 0) {
-        await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, redis_name = ?`, [spec.tag, ...specValues(spec), redis]);
+        await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, redis_name = ?`, [spec.tag, ...specValues(withKey(spec)), redis]);
         return;
       }
       if (Number(rows[0].deleted) === 0) throw new IdmintError('TAG_EXISTS', `tag "${spec.tag}" already exists`);
@@ -202,9 +247,13 @@ export class TagsRepo {
           ? ` with layout ${JSON.stringify(old.snowflake)}`
           : old.rule
             ? ` with rule ${JSON.stringify(old.rule)}, stride ${old.stride} and offset ${old.offset}`
-            : '';
+            : old.permute
+              ? ` with permute ${JSON.stringify(permuteToJson(old.permute))}`
+              : old.mode === 'segment' && spec.permute
+                ? ' without permute'
+                : '';
         throw invalid(
-          `tag "${spec.tag}" was used before as a ${old.mode} tag${shape}; re-create it with the same mode and ${old.rule ? 'rule' : 'layout'}, or choose another name, so no old ID can come back`,
+          `tag "${spec.tag}" was used before as a ${old.mode} tag${shape}; re-create it with the same mode and ${old.rule ? 'rule' : old.mode === 'segment' ? 'permute setting' : 'layout'}, or choose another name, so no old ID can come back`,
         );
       }
       // Segment tags continue above every ID the old layout (and interleave) could have
@@ -215,7 +264,7 @@ export class TagsRepo {
       await c.query(
         `UPDATE idmint_tags SET ${SET_SPEC}, epoch = epoch + 1, deleted = 0, counter_floor = CAST(? AS UNSIGNED),
            redis_name = ?, created_at = CURRENT_TIMESTAMP(3) WHERE tag = ?`,
-        [...specValues(spec), String(floor), redis, spec.tag],
+        [...specValues(withKey(spec, old.permute?.key)), String(floor), redis, spec.tag],
       );
     });
     return (await this.get(spec.tag))!;
@@ -276,10 +325,14 @@ export { inTx };
  * starting its counters above `counterFloor`. Fails with ER_DUP_ENTRY when the name exists.
  */
 export async function insertTag(c: PoolConnection, spec: TagSpec, counterFloor: number, redis = 'default'): Promise<void> {
-  await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, counter_floor = CAST(? AS UNSIGNED), redis_name = ?`, [
-    spec.tag,
-    ...specValues(spec),
-    String(counterFloor),
-    redis,
-  ]);
+  await c
+    .query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, counter_floor = CAST(? AS UNSIGNED), redis_name = ?`, [
+      spec.tag,
+      ...specValues(withKey(spec)),
+      String(counterFloor),
+      redis,
+    ])
+    .catch((err: unknown) => {
+      throw withoutStatement(err);
+    });
 }

@@ -26,6 +26,20 @@ export class Keys {
     return `${this.prefix}:{${tag}}:moved`;
   }
 
+  /**
+   * The kept answer of one idempotency key of a tag in one epoch (a re-created or moved tag
+   * starts with no keys). The key may hold any visible ASCII, braces included: the first
+   * `{...}` of the name, the tag's, decides the cluster slot.
+   */
+  idempotencyRecord(tag: string, epoch: number, key: string): string {
+    return `${this.prefix}:{${tag}}:idem:${epoch}:${key}`;
+  }
+
+  /** The live idempotency keys of a tag's epoch: a sorted set scored by expiry (ms, Redis time). */
+  idempotencyIndex(tag: string, epoch: number): string {
+    return `${this.prefix}:{${tag}}:idem-index:${epoch}`;
+  }
+
   /** Pattern matching every segment hash of one epoch of a tag: all shards and scopes. */
   segmentPattern(tag: string, epoch: number): string {
     return `${this.prefix}:{${escapeGlob(tag)}}:seg:${epoch}:*`;

@@ -15,7 +15,16 @@ import { fileURLToPath } from 'node:url';
 export const COMMANDS_DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'commands');
 
 /** Every script, named <verb>-<numberOfKeys> as its file. */
-export const SCRIPT_FILES = ['take-2', 'install-2', 'exhaust-1', 'lease-acquire-1', 'lease-renew-1', 'lease-release-1'] as const;
+export const SCRIPT_FILES = [
+  'take-2',
+  'install-2',
+  'exhaust-1',
+  'lease-acquire-1',
+  'lease-renew-1',
+  'lease-release-1',
+  'idem-record-2',
+  'idem-held-1',
+] as const;
 export type ScriptFile = (typeof SCRIPT_FILES)[number];
 
 const INCLUDE = /^---[ \t]*@include[ \t]+"([^"]+)"[ \t]*$/gm;

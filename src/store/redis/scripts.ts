@@ -5,6 +5,7 @@
 // includes expanded (./lua.ts), read once here, so a missing include fails at start-up.
 import type { Range } from '../../core/ranges.js';
 import type { RedisClient } from './connection.js';
+import { decodeHeld, decodeRecord, type RecordResult } from './idempotency-replies.js';
 import { numberOfKeys, SCRIPT_FILES, scriptText, type ScriptFile } from './lua.js';
 import {
   decodeAcquire,
@@ -46,6 +47,25 @@ export interface AcquireArgs {
   readonly maxProbes: number;
   /** The latest wall-clock ms the caller may issue at under this lease. */
   readonly horizonMs: number;
+}
+
+/** idem-record-2.lua's arguments after its keys. */
+export interface RecordArgs {
+  readonly key: string;
+  readonly fingerprint: string;
+  /** The IDs taken, encoded (core/idempotency-key.ts encodeIds). */
+  readonly answer: string;
+  readonly retentionMs: number;
+  readonly maxKeys: number;
+}
+
+const onConnection = new WeakMap<RedisClient, Scripts>();
+
+/** The scripts of a connection, defined once for every caller that shares it. */
+export function scriptsOf(redis: RedisClient): Scripts {
+  let s = onConnection.get(redis);
+  if (s === undefined) onConnection.set(redis, (s = new Scripts(redis)));
+  return s;
 }
 
 export class Scripts {
@@ -90,5 +110,15 @@ export class Scripts {
   /** lease-release-1.lua: gives the id back if still ours; lastMs: the last ms actually issued. */
   async leaseRelease(space: string, workerId: number, value: string, lastMs: number): Promise<ReleaseResult> {
     return decodeRelease(await this.send['lease-release-1'](space, workerId, value, lastMs));
+  }
+
+  /** idem-record-2.lua: keeps an idempotency key's answer unless the key has one (then that one). */
+  async idemRecord(record: string, index: string, a: RecordArgs): Promise<RecordResult> {
+    return decodeRecord(await this.send['idem-record-2'](record, index, a.key, a.fingerprint, a.answer, a.retentionMs, a.maxKeys));
+  }
+
+  /** idem-held-1.lua: the live idempotency keys of an index. */
+  async idemHeld(index: string): Promise<number> {
+    return decodeHeld(await this.send['idem-held-1'](index));
   }
 }

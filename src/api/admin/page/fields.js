@@ -38,6 +38,7 @@ export const FIELDS = [
   { name: 'node_block', label: 'Node block', kind: 'int', create: SEG_RULE, edit: SEG_RULE },
   { name: 'stride', label: 'Stride', kind: 'int', create: SEG_RULE, edit: [], hint: 'default 1; every value is offset (mod stride)' },
   { name: 'offset', label: 'Offset', kind: 'int', create: SEG_RULE, edit: [], hint: 'default 0; below stride' },
+  { name: 'key_retention_seconds', label: 'Idempotency key kept (s)', kind: 'int', create: MODES, edit: MODES, hint: 'default 86400; 60 to 2592000' },
   { name: 'description', label: 'Description', kind: 'text', create: MODES, edit: MODES },
   { name: 'force', label: 'Force (accept a short lifetime)', kind: 'bool', create: ['snowflake', 'rule'], edit: RULE },
   { name: 'enabled', label: 'Enabled', kind: 'bool', create: MODES, edit: [], default: true },

@@ -1,0 +1,129 @@
+// One source per kind of tag behind one interface, chosen once from the definition when its
+// sources are made (modeSources): a segment tag with `order: global` issues through its
+// coalescer, one with `order: node` from this process's block, a rule through the counter of
+// its (app, period) scope and its template, a snowflake tag from its generator. Each answers
+// one ID from memory when it can (one()) and any count the full way (ids()), for a definition
+// the door (id-service.ts) has resolved and checked.
+import type { Clock } from '../core/clock.js';
+import { seqString } from '../core/layout.js';
+import type { StoredTag } from '../store/mysql/tags-repo.js';
+import { TagMovedError, type Coalescer } from './coalescer.js';
+import { hasRuleInput, ruleInput, type IdOptions } from './id-options.js';
+import { scopeOf, type RuleTemplates } from './rule-mode.js';
+import { formatIds, type SegmentMode } from './segment-mode.js';
+import { sourceKey, type SegmentSource, type SourceCache, type TagSources } from './sources.js';
+
+export interface ModeDeps {
+  readonly segments: SegmentMode;
+  readonly sources: SourceCache;
+  readonly templates: RuleTemplates;
+  readonly clock: Clock;
+  /** Counts issued IDs (idmint_ids_issued_total): the door's count(). */
+  readonly count: (tag: StoredTag, n: number, s?: TagSources) => void;
+  /** The full way for one ID, when a tag moved under a coalescer's take: the door resolves it again. */
+  readonly again: (tag: string, opts: IdOptions) => Promise<string>;
+}
+
+export interface ModeSource {
+  /**
+   * One ID of the cached definition `tag` (whose sources are `s`, its token admitted): at once
+   * from memory, or a promise through an `order: global` coalescer; undefined, having taken
+   * nothing, when only the full way can answer (a block to fill, a lease to take up, a tick to
+   * wait for, options memory does not check).
+   */
+  one(tag: StoredTag, s: TagSources, opts: IdOptions): string | Promise<string> | undefined;
+  /** count IDs (at least 1) in issue order, for a resolved and checked definition. */
+  ids(tag: StoredTag, count: number, opts: IdOptions): Promise<string[]>;
+}
+
+/** The source of a definition's kind, decided once per definition (the four are made once). */
+export function modeSources(d: ModeDeps): (tag: StoredTag) => ModeSource {
+  const kinds = { rule: rule(d), snowflake: snowflake(d), node: segmentNode(d), global: segmentGlobal(d) };
+  return (tag) => (tag.rule ? kinds.rule : tag.mode === 'snowflake' ? kinds.snowflake : tag.order === 'node' ? kinds.node : kinds.global);
+}
+
+/** One ID of an `order: global` tag from its coalescer: `render` makes the ID of its counter value. */
+function viaCoalescer(d: ModeDeps, tag: StoredTag, s: TagSources, coalescer: Coalescer, opts: IdOptions, render: (v: number) => string): Promise<string> {
+  return coalescer.take(1).then(
+    (runs) => {
+      d.count(tag, 1, s);
+      return render(runs[0][0]);
+    },
+    // The tag moved to another Redis: the full way follows it.
+    (err: unknown) => (err instanceof TagMovedError ? d.again(tag.tag, opts) : Promise.reject(err)),
+  );
+}
+
+/** One ID from an `order: node` block at hand, or undefined. */
+function fromBlock(d: ModeDeps, tag: StoredTag, s: TagSources, src: SegmentSource, render: (v: number) => string): string | undefined {
+  const v = src.buffer?.takeOneNow();
+  if (v === undefined) return undefined;
+  d.count(tag, 1, s);
+  return render(v);
+}
+
+/** A plain segment tag's one source (shard 0), unless the options need the full way (a key, or a rule's input it refuses). */
+const plainSource = (tag: StoredTag, s: TagSources, opts: IdOptions): SegmentSource | undefined =>
+  opts.key !== undefined || hasRuleInput(tag, opts) ? undefined : s.plain;
+
+const segmentIds =
+  (d: ModeDeps) =>
+  async (tag: StoredTag, count: number, opts: IdOptions): Promise<string[]> =>
+    formatIds(await d.segments.take(tag, count, opts.key));
+
+function segmentGlobal(d: ModeDeps): ModeSource {
+  return {
+    one(tag, s, opts) {
+      const src = plainSource(tag, s, opts);
+      return src && viaCoalescer(d, tag, s, src.coalescer, opts, (v) => seqString(tag, v));
+    },
+    ids: segmentIds(d),
+  };
+}
+
+function segmentNode(d: ModeDeps): ModeSource {
+  return {
+    one(tag, s, opts) {
+      const src = plainSource(tag, s, opts);
+      return src && fromBlock(d, tag, s, src, (v) => seqString(tag, v));
+    },
+    ids: segmentIds(d),
+  };
+}
+
+function rule(d: ModeDeps): ModeSource {
+  return {
+    one(tag, s, opts) {
+      if (opts.key !== undefined) return undefined;
+      const { app, salt } = ruleInput(tag, opts);
+      // One moment decides both the period (whose counter is used) and the time tokens.
+      const now = d.clock.now();
+      const src = s.segments.get(sourceKey(0, scopeOf(tag, app, now)));
+      if (src === undefined) return undefined;
+      src.lastUsed = Date.now();
+      const render = (v: number) => d.templates.renderOne(tag, v, app, salt, now);
+      return tag.order === 'node' ? fromBlock(d, tag, s, src, render) : viaCoalescer(d, tag, s, src.coalescer, opts, render);
+    },
+    async ids(tag, count, opts) {
+      const { app, salt } = ruleInput(tag, opts);
+      const now = d.clock.now();
+      const issued = await d.segments.take(tag, count, undefined, scopeOf(tag, app, now));
+      return d.templates.renderRuns(tag, issued.runs, app, salt, now);
+    },
+  };
+}
+
+function snowflake(d: ModeDeps): ModeSource {
+  return {
+    one(tag, s, opts) {
+      if (opts.key !== undefined || hasRuleInput(tag, opts) || s.generator === undefined) return undefined;
+      const id = s.generator.takeOneNow();
+      if (id === undefined) return undefined;
+      d.count(tag, 1, s);
+      return String(id);
+    },
+    async ids(tag, count) {
+      return (await d.sources.generatorOf(tag).take(count)).map(String);
+    },
+  };
+}
