@@ -5,7 +5,7 @@
 // CPU 0 (tools/cpu.ts pinProcess, taskset). The cases, each C keep-alive connections over
 // loopback (--connections, default 50):
 //   bare       a bare Fastify route answering a constant {"id":"1"} (bench/bare-server.ts): the baseline
-//   wide       the bare route at twice the connections: the same rate says the server is the limit
+//   wide       the bare route at twice the connections (at the server's limit: the same rate or a little more)
 //   node       GET /v1/id/:tag of a segment tag with order "node"   (IDs from process memory)
 //   global     GET /v1/id/:tag of a segment tag with order "global" (coalesced Redis takes)
 //   snowflake  GET /v1/id/:tag of a snowflake tag
@@ -315,7 +315,7 @@ async function main(): Promise<number> {
     const loadAfter = loads();
     console.log(`\n${textTable(tableRows(rows))}\n`);
     for (const r of rows) if (r.name !== 'bare') notes.push(`${r.name}: per-round ratios to bare ${r.ratios.map((x) => fmt(x, 3)).join(' ')}`);
-    const verdict = clientVerdict(rows, 'bare', opts.cases.includes('wide') ? `bare -c${opts.connections * 2}` : undefined);
+    const verdict = clientVerdict(rows, opts.cases.includes('wide') ? `bare -c${opts.connections * 2}` : undefined);
     notes.push(verdict.line);
     if (!verdict.ok) problems.push(verdict.line);
     for (const im of idmints) {
