@@ -100,6 +100,7 @@ describe('HTTP API (snowflake tags)', () => {
         enabled: true,
         description: '',
         incarnation: 1,
+        key_retention_seconds: 86400,
         created_at: undefined,
         updated_at: undefined,
       },
