@@ -100,14 +100,14 @@ describe('one order-global request alone', () => {
     assert.ok(immediates <= sweeps, `${immediates} immediates for ${REQUESTS} requests`);
   });
 
-  it('creates at most 9.5 promises per request (the coalescer, the store, the script call, this loop)', async () => {
+  it('creates at most 8.5 promises per request (the coalescer, the store, the script call, this loop)', async () => {
     const seen = await counted(async () => {
       for (let i = 0; i < REQUESTS; i++) await coalescer.take(1);
     });
     // Counted by the async hooks: the request's promise and its hand-over, the store's and
     // ioredis's (its command and its NOSCRIPT fallback), and this loop's awaits. An async
-    // frame more in the store (there were two) takes it past the bound.
+    // frame more in the store or in the script call (each was one) takes it past the bound.
     const perRequest = (seen.get('PROMISE') ?? 0) / REQUESTS;
-    assert.ok(perRequest <= 9.5, `${perRequest} promises per request`);
+    assert.ok(perRequest <= 8.5, `${perRequest} promises per request`);
   });
 });
