@@ -34,6 +34,7 @@ import { fmt, markdownTable } from '../tools/table.js';
 import { startRun } from './record.js';
 import { pick, readOptions } from '../tools/args.js';
 import { median } from './stats.js';
+import { runMain } from './server.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -339,10 +340,4 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    console.error(`bench failed: ${err.stack ?? err.message}`);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -36,12 +36,12 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { pinProcess } from '../tools/cpu.js';
-import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
+import { REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { ALL_CASES, parseArgs } from './http/cases.js';
 import { combineRounds, mainRows, printReport, ratiosAndTargets, writeReport } from './http/report.js';
 import { fmt } from '../tools/table.js';
 import { createTags, idmintNotes, measureCase, type CaseResult } from './http/runner.js';
-import { startServer, type Server } from './server.js';
+import { idmintEnv, runMain, startServer, type Server } from './server.js';
 import { startRun } from './record.js';
 import { runOneClient } from './http/one-client.js';
 
@@ -88,17 +88,7 @@ async function main(): Promise<number> {
       const take = await startServer('take route', ['bench/bare-server.ts'], { nodeFlags, cpu: serverCpu, env: { ...bareEnv, BARE_TAKE: '1' } });
       children.push(take);
       const idmint = await startServer('idmint', ['src/cli.ts', 'serve'], {
-        env: {
-          REDIS_URL,
-          MYSQL_URL: names.mysqlUrl,
-          REDIS_PREFIX: names.prefix,
-          ADMIN_TOKEN,
-          LOG_LEVEL: 'warn',
-          UDP_PORT: '0',
-          GRPC_PORT: '0',
-          NODE_ID: `bench-${id}`,
-          ...opts.env,
-        },
+        env: idmintEnv(names, `bench-${id}`, opts.env),
         nodeFlags,
         cpu: serverCpu,
       });
@@ -113,17 +103,7 @@ async function main(): Promise<number> {
     const needIdmint = opts.cases.some((c) => c !== 'baseline');
     const idmint = needIdmint
       ? await startServer('idmint', ['src/cli.ts', 'serve'], {
-          env: {
-            REDIS_URL,
-            MYSQL_URL: names.mysqlUrl,
-            REDIS_PREFIX: names.prefix,
-            ADMIN_TOKEN,
-            LOG_LEVEL: 'warn',
-            UDP_PORT: '0',
-            GRPC_PORT: '0',
-            NODE_ID: `bench-${id}`,
-            ...opts.env,
-          },
+          env: idmintEnv(names, `bench-${id}`, opts.env),
           nodeFlags,
           cpu: serverCpu,
         })
@@ -172,10 +152,4 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    console.error(`bench failed: ${err.stack ?? err.message}`);
-    process.exit(1);
-  },
-);
+runMain(main);

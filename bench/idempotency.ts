@@ -51,7 +51,7 @@ import { commandStat } from '../tools/redis-stats.js';
 import { fmt, textTable } from '../tools/table.js';
 import { autocannon, type AutocannonOptions } from './load.js';
 import { startRun } from './record.js';
-import { startServer, type Server } from './server.js';
+import { runMain, startServer, type Server } from './server.js';
 import { medianOrNaN } from './stats.js';
 
 interface Options {
@@ -499,10 +499,4 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    console.error(`bench failed: ${err.stack ?? err.message}`);
-    process.exit(1);
-  },
-);
+runMain(main);

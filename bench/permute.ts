@@ -32,13 +32,13 @@ import { type Interleave, seqString } from '../src/core/layout.js';
 import { domainSize, Permutation, type PermuteSpec } from '../src/core/permute.js';
 import { readOptions } from '../tools/args.js';
 import { machineBusySeconds, pinProcess, procCpuSeconds, selfCpuSeconds, TICK } from '../tools/cpu.js';
-import { ADMIN_TOKEN, cleanup, mysqlUrlFor, REDIS_URL, type TestNames } from '../tools/env.js';
+import { cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { countRepeats } from '../tools/duplicates.js';
 import { createTag } from '../tools/node.js';
 import { fmt, textTable } from '../tools/table.js';
 import { runLoad } from './load.js';
 import { startRun } from './record.js';
-import { startServer, type Server } from './server.js';
+import { idmintEnv, runMain, startServer, type Server } from './server.js';
 
 type Width = Pick<PermuteSpec, 'unit' | 'width'>;
 type Order = 'global' | 'node';
@@ -213,16 +213,7 @@ async function http(o: Options): Promise<HttpResult> {
   }));
   try {
     idmint = await startServer('idmint', ['src/cli.ts', 'serve'], {
-      env: {
-        REDIS_URL,
-        MYSQL_URL: names.mysqlUrl,
-        REDIS_PREFIX: names.prefix,
-        ADMIN_TOKEN,
-        LOG_LEVEL: 'warn',
-        UDP_PORT: '0',
-        GRPC_PORT: '0',
-        NODE_ID: `bench-${id}`,
-      },
+      env: idmintEnv(names, `bench-${id}`),
       cpu: o.pin ? 1 : undefined,
       nodeFlags: o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`] : undefined,
     });
@@ -385,10 +376,4 @@ async function main(): Promise<number> {
   console.log(`load average after: ${loadNow()}`);
   return ok ? 0 : 1;
 }
-main().then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

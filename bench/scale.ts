@@ -69,6 +69,7 @@ import { redisPid } from '../tools/redis-stats.js';
 import { ALL_CASES, parseArgs } from './scale/cases.js';
 import { printReport, resultsFile, resultsTable, writeReport } from './scale/report.js';
 import { startRun } from './record.js';
+import { runMain } from './server.js';
 import { runAll, type ScaleRun } from './scale/runner.js';
 
 async function main(): Promise<number> {
@@ -155,10 +156,4 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    console.error(`bench failed: ${err.stack ?? err.message}`);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -2,6 +2,7 @@
 // <script...>` with PORT and HOST set): the bare route or idmint, for bench:http and bench:scale.
 import { freePort, startTsx, type Child } from '../tools/child.js';
 import { pinProcess, processTree, readProcs } from '../tools/cpu.js';
+import { ADMIN_TOKEN, REDIS_URL, type TestNames } from '../tools/env.js';
 
 export interface Server extends Child {
   readonly url: string;
@@ -46,4 +47,30 @@ export async function startServer(name: string, script: readonly string[], opts:
   }
   if (opts.pinTree !== undefined) for (const pid of processTree(readProcs(), child.pid)) pinProcess(pid, opts.pinTree);
   return Object.assign(child, { url });
+}
+
+/** The environment of an idmint under a benchmark: the test stores of `names`, no UDP or gRPC listener, warnings only. */
+export function idmintEnv(names: TestNames, nodeId: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    REDIS_URL,
+    MYSQL_URL: names.mysqlUrl,
+    REDIS_PREFIX: names.prefix,
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'warn',
+    UDP_PORT: '0',
+    GRPC_PORT: '0',
+    NODE_ID: nodeId,
+    ...extra,
+  };
+}
+
+/** Runs a benchmark's main and exits with its code (1, with the stack, when it throws). */
+export function runMain(main: () => Promise<number>): void {
+  main().then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      console.error(`bench failed: ${err.stack ?? err.message}`);
+      process.exit(1);
+    },
+  );
 }

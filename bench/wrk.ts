@@ -41,13 +41,13 @@ import { Redis } from 'ioredis';
 import { pick, readOptions } from '../tools/args.js';
 import { freePort, startTsx } from '../tools/child.js';
 import { pinProcess } from '../tools/cpu.js';
-import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
+import { REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { redisPid } from '../tools/redis-stats.js';
 import { fmt, textTable } from '../tools/table.js';
 import { ID_CASES } from './http/cases.js';
 import { createTags } from './http/runner.js';
 import { startRun } from './record.js';
-import { startServer, type Server } from './server.js';
+import { idmintEnv, runMain, startServer, type Server } from './server.js';
 import { runWrk } from './wrk/load.js';
 import { clientVerdict, combineRounds, failureKinds, RATIO_COLUMN, tableRows, WRK_DONE_SCRIPT, wrkFailures, type Measured } from './wrk/summary.js';
 
@@ -140,20 +140,6 @@ interface Case {
   readonly url: string;
   readonly connections: number;
   readonly kind: CaseKind;
-}
-
-function idmintEnv(names: TestNames, nodeId: string, extra: Record<string, string>): Record<string, string> {
-  return {
-    REDIS_URL,
-    MYSQL_URL: names.mysqlUrl,
-    REDIS_PREFIX: names.prefix,
-    ADMIN_TOKEN,
-    LOG_LEVEL: 'warn',
-    UDP_PORT: '0',
-    GRPC_PORT: '0',
-    NODE_ID: nodeId,
-    ...extra,
-  };
 }
 
 /** `node --import tsx src/cli.ts serve` run from another checkout, on the servers' CPU; ready once it answers HTTP. */
@@ -344,10 +330,4 @@ async function main(): Promise<number> {
   return problems.length === 0 && !interrupted ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    console.error(`bench:wrk failed: ${err.stack ?? err.message}`);
-    process.exit(1);
-  },
-);
+runMain(main);
