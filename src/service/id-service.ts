@@ -113,7 +113,7 @@ export class IdService {
    * under, for a caller that issues in several requests of that shape (bulk takes).
    */
   async prepare(req: IssueRequest): Promise<StoredTag> {
-    const tag = enabled(req.tag, this.admitted(req.tag, await this.registry.get(req.tag), req.token));
+    const tag = await this.reads.access(req.tag, req.token);
     checkRequest(tag, req);
     return tag;
   }
@@ -132,7 +132,11 @@ export class IdService {
   private async later(req: OneRequest | IdsRequest): Promise<string[]> {
     const tag = await this.prepare(req);
     const n = countOf(req, tag);
-    if (n <= 0) return [];
+    return n <= 0 ? [] : this.fromSource(tag, n, req);
+  }
+
+  /** n IDs (at least 1) of a checked definition, from the source of its kind, counted. */
+  private async fromSource(tag: StoredTag, n: number, req: OneRequest | IdsRequest): Promise<string[]> {
     const out = await this.sources.of(tag).mode.ids(tag, n, req);
     this.count(tag, out.length);
     return out;
@@ -152,12 +156,7 @@ export class IdService {
     const n = countOf(req, tag);
     const rule = tag.rule !== null;
     const fingerprint = fingerprintOf({ count: n, shape: req.as, key: req.key, app: rule ? req.app : undefined, salt: rule ? req.salt : undefined });
-    return this.idempotency.issue(tag, key, fingerprint, n, async () => {
-      enabled(req.tag, tag);
-      const out = await this.sources.of(tag).mode.ids(tag, n, req);
-      this.count(tag, out.length);
-      return out;
-    });
+    return this.idempotency.issue(tag, key, fingerprint, n, async () => this.fromSource(enabled(req.tag, tag), n, req));
   }
 
   private async runs(req: RunsRequest | HeldRequest): Promise<Issued> {

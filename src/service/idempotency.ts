@@ -27,11 +27,6 @@ export interface IdempotencyOptions {
   readonly counters?: IdempotencyCounters;
 }
 
-/** How long a tag keeps the answer of a key, in seconds (its key_retention_seconds). */
-export function retentionSecondsOf(tag: StoredTag): number {
-  return tag.keyRetentionSeconds;
-}
-
 const refOf = (tag: StoredTag): RecordRef => ({ tag: tag.tag, epoch: tag.epoch, redis: tag.redis });
 
 export class IdempotencyKeys {
@@ -67,7 +62,7 @@ export class IdempotencyKeys {
         key,
         fingerprint,
         answer: encodeIds(ids),
-        retentionMs: Math.max(1, Math.round(retentionSecondsOf(tag) * 1000)),
+        retentionMs: Math.max(1, Math.round(tag.keyRetentionSeconds * 1000)),
         maxKeys: this.opts.maxKeys,
       });
     } catch (err) {

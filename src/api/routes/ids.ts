@@ -8,8 +8,6 @@ import { decodeId } from '../decode.js';
 import { clientToken, ID_QUERY, ID_ROUTE, idempotencyKey, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
 
-const keyQuery = ID_QUERY;
-
 /** The headers the ID routes read besides the token ones, for the OpenAPI description (docs/API.md#idempotency-keys). */
 const idHeaders = {
   type: 'object',
@@ -25,9 +23,8 @@ const idHeaders = {
 interface TagParams {
   tag: string;
 }
-type KeyQuery = IdQuery;
 
-type OneRequest = FastifyRequest<{ Params: TagParams; Querystring: KeyQuery }>;
+type OneRequest = FastifyRequest<{ Params: TagParams; Querystring: IdQuery }>;
 
 export async function idRoutes(
   app: FastifyInstance,
@@ -41,13 +38,13 @@ export async function idRoutes(
 
   // The route spec (path, tag, negotiation, token, closing answer) is shared with the
   // pre-router path: id-route-spec.ts.
-  app.get<{ Params: TagParams; Querystring: KeyQuery }>(
+  app.get<{ Params: TagParams; Querystring: IdQuery }>(
     ID_ROUTE,
     {
       schema: {
         params: tagParam,
         headers: idHeaders,
-        querystring: { type: 'object', properties: keyQuery, additionalProperties: false },
+        querystring: { type: 'object', properties: ID_QUERY, additionalProperties: false },
         response: { 200: { type: 'object', properties: { id: { type: 'string' } } } },
       },
     },
@@ -60,7 +57,7 @@ export async function idRoutes(
     },
   );
 
-  app.get<{ Params: TagParams; Querystring: KeyQuery & { count: number } }>(
+  app.get<{ Params: TagParams; Querystring: IdQuery & { count: number } }>(
     '/v1/ids/:tag',
     {
       schema: {
@@ -69,7 +66,7 @@ export async function idRoutes(
         querystring: {
           type: 'object',
           required: ['count'],
-          properties: { ...keyQuery, count: { type: 'integer', minimum: 1, maximum: MAX_BATCH } },
+          properties: { ...ID_QUERY, count: { type: 'integer', minimum: 1, maximum: MAX_BATCH } },
           additionalProperties: false,
         },
         response: { 200: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } } },
@@ -82,10 +79,10 @@ export async function idRoutes(
 
   // Leaf-compatible: the bare ID as text.
   for (const mode of ['segment', 'snowflake'] as const) {
-    app.get<{ Params: TagParams; Querystring: KeyQuery }>(
+    app.get<{ Params: TagParams; Querystring: IdQuery }>(
       `/api/${mode}/get/:tag`,
       {
-        schema: { params: tagParam, querystring: { type: 'object', properties: keyQuery } },
+        schema: { params: tagParam, querystring: { type: 'object', properties: ID_QUERY } },
       },
       async (req, reply: FastifyReply) => {
         const id = await ids.issue({
