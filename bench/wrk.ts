@@ -96,10 +96,8 @@ function parseArgs(argv: string[]): Options {
         o.also.push(resolve(a.text()));
         break;
       case '--env': {
-        const kv = a.text();
-        const eq = kv.indexOf('=');
-        if (eq <= 0) throw new Error(`--env needs KEY=VALUE, got "${kv}"`);
-        o.env[kv.slice(0, eq)] = kv.slice(eq + 1);
+        const [k, v] = a.keyValue();
+        o.env[k] = v;
         break;
       }
       case '--cpu-prof':

@@ -13,6 +13,8 @@ export interface Option {
   whole(min: number, max?: number): number;
   /** The value as a comma-separated list (blank items dropped). */
   list(): string[];
+  /** The value as KEY=VALUE (a key of at least one character). */
+  keyValue(): [string, string];
 }
 
 /**
@@ -54,7 +56,12 @@ export function readOptions(argv: readonly string[], usage: string, take: (o: Op
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
-    if (!take({ flag, text, number, whole, list })) fail(`unknown option ${arg}`);
+    const keyValue = (): [string, string] => {
+      const kv = text();
+      const at = kv.indexOf('=');
+      return at > 0 ? [kv.slice(0, at), kv.slice(at + 1)] : fail(`${flag} needs KEY=VALUE, got "${kv}"`);
+    };
+    if (!take({ flag, text, number, whole, list, keyValue })) fail(`unknown option ${arg}`);
   }
 }
 

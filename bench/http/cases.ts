@@ -84,10 +84,8 @@ export function parseArgs(argv: string[]): Options {
         o.cases = pick(a.flag, a.list(), ALL_CASES);
         break;
       case '--env': {
-        const kv = a.text();
-        const eq = kv.indexOf('=');
-        if (eq <= 0) throw new Error(`--env needs KEY=VALUE, got "${kv}"`);
-        o.env[kv.slice(0, eq)] = kv.slice(eq + 1);
+        const [k, v] = a.keyValue();
+        o.env[k] = v;
         break;
       }
       case '--cpu-prof':

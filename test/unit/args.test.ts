@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pick, readOptions, type Option } from '../../tools/args.js';
 
-const USAGE = 'bench [--rounds N] [--rate X] [--name S] [--cases a,b] [--flag]';
+const USAGE = 'bench [--rounds N] [--rate X] [--name S] [--cases a,b] [--env K=V] [--flag]';
 
 /** Reads argv with a reader that knows --rounds (whole 1..20), --rate (number >= 0), --name, --cases and --flag. */
 function read(argv: string[]) {
-  const o: { rounds?: number; rate?: number; name?: string; cases?: string[]; flag?: boolean } = {};
+  const o: { rounds?: number; rate?: number; name?: string; cases?: string[]; env?: Record<string, string>; flag?: boolean } = {};
   readOptions(argv, USAGE, (a: Option) => {
     switch (a.flag) {
       case '--rounds':
@@ -22,6 +22,11 @@ function read(argv: string[]) {
       case '--cases':
         o.cases = pick(a.flag, a.list(), ['a', 'b', 'c']);
         break;
+      case '--env': {
+        const [k, v] = a.keyValue();
+        o.env = { ...o.env, [k]: v };
+        break;
+      }
       case '--flag':
         o.flag = true;
         break;
@@ -38,6 +43,12 @@ describe('bench option reader', () => {
     assert.deepEqual(read(['--rounds', '3', '--rate=2.5', '--name', 'x=y', '--flag']), { rounds: 3, rate: 2.5, name: 'x=y', flag: true });
     assert.deepEqual(read(['--name=a=b']), { name: 'a=b' });
     assert.deepEqual(read([]), {});
+  });
+
+  it('reads KEY=VALUE pairs (the value may hold =) and refuses one without a key', () => {
+    assert.deepEqual(read(['--env', 'A=1', '--env=B=x=y', '--env', 'C=']).env, { A: '1', B: 'x=y', C: '' });
+    assert.throws(() => read(['--env', 'A']), /--env needs KEY=VALUE, got "A"/);
+    assert.throws(() => read(['--env', '=1']), /--env needs KEY=VALUE, got "=1"/);
   });
 
   it('keeps the cases of a list in their own order and refuses unknown ones', () => {
