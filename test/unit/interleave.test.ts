@@ -20,9 +20,10 @@ import {
   type SegmentLayout,
 } from '../../src/core/layout.js';
 import { counterAt, firstCounter, periodCapacity, type RuleSpec } from '../../src/core/rule-spec.js';
-import { specFromCreate, specFromUpdate, SpecProblems, specToJson } from '../../src/core/tag-spec.js';
+import { specFromCreate, specFromUpdate, specToJson } from '../../src/core/tag-spec.js';
 import { binaryFromRuns, jsonFromRuns } from '../../src/api/ws/encode.js';
 import { rng, SEED } from '../../tools/prng.js';
+import { specProblems } from '../helpers/spec-problems.js';
 
 const plain = (stride: number, offset: number): SegmentLayout => ({ layout: 'plain', shards: 1, appId: 0, appBits: 0, stride, offset });
 const sharded = (shards: number, appBits: number, appId: number, stride: number, offset: number): SegmentLayout => ({
@@ -33,16 +34,6 @@ const sharded = (shards: number, appBits: number, appId: number, stride: number,
   stride,
   offset,
 });
-
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(e instanceof SpecProblems, String(e));
-    return e.problems;
-  }
-  assert.fail('accepted');
-}
 
 describe('interleave mapping', () => {
   it('stride 1 is the identity (what every tag issued before stride existed)', () => {
@@ -228,39 +219,39 @@ describe('stride and offset validation', () => {
 
   it('refuses bad values with one message each', () => {
     assert.deepEqual(
-      problems(() => specFromCreate({ tag: 'a', stride: 0 })),
+      specProblems(() => specFromCreate({ tag: 'a', stride: 0 })),
       ['stride must be an integer from 1 to 1000000'],
     );
     assert.deepEqual(
-      problems(() => specFromCreate({ tag: 'a', stride: 1.5 })),
+      specProblems(() => specFromCreate({ tag: 'a', stride: 1.5 })),
       ['stride must be an integer from 1 to 1000000'],
     );
     assert.deepEqual(
-      problems(() => specFromCreate({ tag: 'a', stride: MAX_STRIDE + 1 })),
+      specProblems(() => specFromCreate({ tag: 'a', stride: MAX_STRIDE + 1 })),
       ['stride must be an integer from 1 to 1000000'],
     );
     assert.deepEqual(
-      problems(() => specFromCreate({ tag: 'a', offset: -1 })),
+      specProblems(() => specFromCreate({ tag: 'a', offset: -1 })),
       ['offset must be an integer from 0 to 999999'],
     );
     assert.deepEqual(
-      problems(() => specFromCreate({ tag: 'a', stride: 2, offset: 2 })),
+      specProblems(() => specFromCreate({ tag: 'a', stride: 2, offset: 2 })),
       ['offset must be below stride (2)'],
     );
     assert.deepEqual(
-      problems(() => specFromCreate({ tag: 'a', offset: 1 })),
+      specProblems(() => specFromCreate({ tag: 'a', offset: 1 })),
       ['offset must be below stride (1)'],
     );
     assert.deepEqual(
-      problems(() => specFromCreate({ tag: 'a', stride: 10, offset: 9, max_id_limit: 18 })),
+      specProblems(() => specFromCreate({ tag: 'a', stride: 10, offset: 9, max_id_limit: 18 })),
       ['max_id_limit is too small for this layout to issue any ID'],
     );
     assert.deepEqual(
-      problems(() => specFromCreate({ tag: 's', mode: 'snowflake', stride: 2 })),
+      specProblems(() => specFromCreate({ tag: 's', mode: 'snowflake', stride: 2 })),
       ['stride applies to segment tags only'],
     );
     assert.deepEqual(
-      problems(() => specFromCreate({ tag: 'r', mode: 'rule', template: '{counter:1}', min_counter: 5, max_counter: 6, stride: 5, offset: 2 })),
+      specProblems(() => specFromCreate({ tag: 'r', mode: 'rule', template: '{counter:1}', min_counter: 5, max_counter: 6, stride: 5, offset: 2 })),
       ['no counter value from min_counter to max_counter is 2 (mod 5)'],
     );
   });
@@ -268,11 +259,11 @@ describe('stride and offset validation', () => {
   it('fixes stride and offset at creation', () => {
     const cur = specFromCreate({ tag: 'a', stride: 2, offset: 1 });
     assert.deepEqual(
-      problems(() => specFromUpdate(cur, { stride: 4 })),
+      specProblems(() => specFromUpdate(cur, { stride: 4 })),
       ['stride cannot be changed after creation'],
     );
     assert.deepEqual(
-      problems(() => specFromUpdate(cur, { offset: 0 })),
+      specProblems(() => specFromUpdate(cur, { offset: 0 })),
       ['offset cannot be changed after creation'],
     );
     const rule = specFromCreate({ tag: 'r', mode: 'rule', template: '{counter:4}', max_counter: 999, stride: 2, offset: 1 });

@@ -2,18 +2,8 @@
 // on every mode, 60 s to 30 days, changeable by update, shown in the wire form.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { specFromCreate, specFromUpdate, SpecProblems, specToJson } from '../../src/core/tag-spec.js';
-
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(e instanceof SpecProblems, `expected SpecProblems, got ${String(e)}`);
-    return e.problems;
-  }
-  assert.fail('the body was accepted');
-}
-const createProblems = (body: unknown) => problems(() => specFromCreate(body));
+import { specFromCreate, specFromUpdate, specToJson } from '../../src/core/tag-spec.js';
+import { createProblems, specProblems } from '../helpers/spec-problems.js';
 
 describe('key_retention_seconds', () => {
   it('defaults to a day, on every mode', () => {
@@ -39,7 +29,7 @@ describe('key_retention_seconds', () => {
     for (const v of [59, 0, 2_592_001, 1.5, '3600', null]) {
       assert.deepEqual(createProblems({ tag: 'a', key_retention_seconds: v }), [msg], String(v));
       assert.deepEqual(
-        problems(() => specFromUpdate(specFromCreate({ tag: 'a' }), { key_retention_seconds: v })),
+        specProblems(() => specFromUpdate(specFromCreate({ tag: 'a' }), { key_retention_seconds: v })),
         [msg],
       );
     }

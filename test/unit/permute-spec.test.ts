@@ -8,18 +8,9 @@ import { describe, it } from 'node:test';
 import { counterLimit, MAX_COUNTER, packId, packing, seqString, unpackId } from '../../src/core/layout.js';
 import { clash, type Current } from '../../src/core/import-plan.js';
 import { permutationOf } from '../../src/core/permute.js';
-import { specFromCreate, specFromUpdate, SpecProblems, specToJson, type TagSpec } from '../../src/core/tag-spec.js';
+import { specFromCreate, specFromUpdate, specToJson, type TagSpec } from '../../src/core/tag-spec.js';
+import { createProblems, specProblems } from '../helpers/spec-problems.js';
 
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(e instanceof SpecProblems, `expected SpecProblems, got ${String(e)}`);
-    return e.problems;
-  }
-  assert.fail('the body was accepted');
-}
-const createProblems = (body: unknown) => problems(() => specFromCreate(body));
 const KEY = '00112233445566778899aabbccddeeff';
 /** A permuted spec as the tag store holds it (with its key). */
 const stored = (body: Record<string, unknown>): TagSpec => {
@@ -79,11 +70,11 @@ describe('permute: update', () => {
   it('cannot change the setting (nor add or remove it), and keeps the key', () => {
     for (const v of [{ digits: 9 }, { digits: 8 }, null, { bits: 30 }])
       assert.deepEqual(
-        problems(() => specFromUpdate(cur, { permute: v })),
+        specProblems(() => specFromUpdate(cur, { permute: v })),
         ['permute cannot be changed after creation'],
       );
     assert.deepEqual(
-      problems(() => specFromUpdate(stored({ tag: 'p' }), { permute: { digits: 8 } })),
+      specProblems(() => specFromUpdate(stored({ tag: 'p' }), { permute: { digits: 8 } })),
       ['permute cannot be changed after creation'],
     );
     const next = specFromUpdate(cur, { step: 500, description: 'orders' });
@@ -92,7 +83,7 @@ describe('permute: update', () => {
 
   it('keeps max_id_limit within the domain', () => {
     assert.equal(specFromUpdate(cur, { max_id_limit: '1000' }).maxIdLimit, '1000');
-    assert.match(problems(() => specFromUpdate(cur, { max_id_limit: '100000000' }))[0], /does not fit permute \{"digits":8\}/);
+    assert.match(specProblems(() => specFromUpdate(cur, { max_id_limit: '100000000' }))[0], /does not fit permute \{"digits":8\}/);
   });
 });
 

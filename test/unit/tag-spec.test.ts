@@ -3,21 +3,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MAX_COUNTER } from '../../src/core/layout.js';
-import { DEFAULTS, MODES, SERVED_MODES, specFromCreate, specFromUpdate, SpecProblems, specToJson, type TagSpec } from '../../src/core/tag-spec.js';
+import { DEFAULTS, MODES, SERVED_MODES, specFromCreate, specFromUpdate, specToJson, type TagSpec } from '../../src/core/tag-spec.js';
 import { rng, SEED } from '../../tools/prng.js';
+import { createProblems, specProblems } from '../helpers/spec-problems.js';
 
 /** The problems a body is refused with (fails when it is accepted). */
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(e instanceof SpecProblems, `expected SpecProblems, got ${String(e)}`);
-    assert.equal(e.message, e.problems.join('; '));
-    return e.problems;
-  }
-  assert.fail('the body was accepted');
-}
-const createProblems = (body: unknown) => problems(() => specFromCreate(body));
 
 const INT_FIELDS: [wire: string, min: number, max: number][] = [
   ['shards', 1, 4096],
@@ -245,13 +235,13 @@ describe('specFromCreate: snowflake tags', () => {
     const cur = specFromCreate({ tag: 'evt', mode: 'snowflake' });
     for (const k of ['preset', 'epoch', 'time_unit', 'time_bits', 'worker_bits', 'seq_bits', 'force']) {
       assert.deepEqual(
-        problems(() => specFromUpdate(cur, { [k]: 1 })).filter((x) => x.startsWith(k)),
+        specProblems(() => specFromUpdate(cur, { [k]: 1 })).filter((x) => x.startsWith(k)),
         [`${k} cannot be changed after creation`],
         k,
       );
     }
     assert.deepEqual(
-      problems(() => specFromUpdate(cur, { step: 10 })),
+      specProblems(() => specFromUpdate(cur, { step: 10 })),
       ['step applies to segment tags only'],
     );
     assert.deepEqual(specFromUpdate(cur, { enabled: false, description: 'x' }), { ...cur, enabled: false, description: 'x' });
@@ -260,7 +250,7 @@ describe('specFromCreate: snowflake tags', () => {
 
 describe('specFromUpdate', () => {
   const current = specFromCreate({ tag: 'order', step: 200, min_step: 50, max_step: 10_000, max_id_limit: 1_000_000 });
-  const updateProblems = (body: unknown) => problems(() => specFromUpdate(current, body));
+  const updateProblems = (body: unknown) => specProblems(() => specFromUpdate(current, body));
 
   it('changes the mutable fields and keeps the rest', () => {
     const s = specFromUpdate(current, {
