@@ -54,18 +54,23 @@ function rowName(r: OldCounterRow): string {
  * batch_save) and the operator's margin. A saved row's floor holds for every app name that
  * row stands for under the table's case-insensitive collation (a floor by folded name), and a
  * row saved in a later period than now (a node whose clock ran ahead) raises that period's
- * counter and the current one. Throws SpecProblems listing every reason to refuse.
+ * counter and the current one. The same collation compares rule names: a row counts for every
+ * rule whose name differs from its rule_name only in case. Throws SpecProblems listing every
+ * reason to refuse.
  */
 export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRow[], current: Current, nowMs: number, opts: RulePlanOptions = {}): ImportPlan {
   const problems: string[] = [];
   const notes: string[] = [];
   const tags: TagPlan[] = [];
-  const known = new Set(rules.map((r) => r.tag));
+  // The counter table's primary key compares rule names as it compares app names (without
+  // case): a row stands for every rule whose name folds to its rule_name.
+  const known = new Set(rules.map((r) => foldApp(r.tag)));
   for (const name of new Set(rows.map((r) => r.ruleName))) {
-    if (!known.has(name)) notes.push(`counters of rule "${name}" left out: config.json names no such rule`);
+    if (!known.has(foldApp(name))) notes.push(`counters of rule "${name}" left out: config.json names no such rule, nor one that differs only in case`);
   }
+  const given = new Set(rules.map((r) => r.tag));
   for (const f of opts.floors ?? []) {
-    if (!known.has(f.rule)) problems.push(`a floor was given for rule "${f.rule}", which config.json does not name`);
+    if (!given.has(f.rule)) problems.push(`a floor was given for rule "${f.rule}", which config.json does not name`);
   }
   const margin = opts.margin ?? 0;
   for (const o of rules) {
@@ -108,9 +113,10 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
     const tagNotes: string[] = [];
     let earlier = 0;
     let caseFolded = false;
+    const otherSpelling = new Map<string, number>();
     const logged = { saves: 0, failed: 0 };
     for (const row of rows) {
-      if (row.ruleName !== o.tag) continue;
+      if (foldApp(row.ruleName) !== foldApp(o.tag)) continue;
       const p = periodOf(row.updateTime * 1000, rule.timeZone, rule.resetSeconds);
       if (p < period) {
         earlier++;
@@ -133,6 +139,7 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
         logged.saves++;
         if (row.source.endsWith('(db failed)')) logged.failed++;
       }
+      if (row.ruleName !== o.tag) otherSpelling.set(row.ruleName, (otherSpelling.get(row.ruleName) ?? 0) + 1);
       const bound = row.counter + lag + margin;
       for (const target of p > period ? [period, p] : [period]) {
         const b = boundsOf(target);
@@ -179,6 +186,11 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
     if (caseFolded) {
       tagNotes.push(
         'the counter table compares app names without case: a row stands for every case of its name (and holds only the one saved last), so every case of it continues above the row; what another case of the name handed out before is not in the table (id_server repeats it after a restart): read the log (--idserver-log) or give --floor',
+      );
+    }
+    for (const [name, n] of [...otherSpelling].sort(byName)) {
+      tagNotes.push(
+        `${n} saved counter(s) of rule "${name}" count for this rule too: the counter table compares rule names without case, so such a row may hold what this rule handed out (a rule renamed in case, or two rules whose names differ only in case sharing rows)`,
       );
     }
     if (logged.saves) tagNotes.push(`${logged.saves} save(s) of this period or later read from id_server's log, ${logged.failed} of them failed writes`);

@@ -7,8 +7,8 @@
 // raised (its buffered segment abandoned), a mode clash or a Lua file of another shape
 // refuses the whole import. For id_server, what its counter table cannot tell is covered
 // too: saves that lag what a node handed out (id_step x batch_save, a margin, failed saves
-// read from its log), rows shared by app names that differ only in case, rows of a clock
-// that ran ahead.
+// read from its log), rows shared by app names (or rule names) that differ only in case, rows
+// of a clock that ran ahead.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -519,6 +519,8 @@ end
       save('Test', 100, now - 5),
       save('fast', 3000, tomorrow),
       save('old', 7000, yesterday),
+      // A node whose config.json spelled the rule ORD: the row stands for "ord" too.
+      save('renamed', 4000, now).replace("rule_name='ord'", "rule_name='ORD'"),
     ]) {
       await ids.c.query(q);
     }
@@ -585,6 +587,16 @@ end
     allAbove(await counters('fast'), 3200, 'fast');
     assert.match(notes, /counter table row \(node_offset 0, app "fast", counter 3000, update_time \d+\) lies in a later period than now/);
     assert.match(notes, /1 saved counter\(s\) of earlier periods left out/);
+  });
+
+  it('holds a row saved under another case of the rule name for the rule (the table compares rule names without case)', async () => {
+    const [rows] = await ids.c.query<mysql.RowDataPacket[]>("SELECT rule_name FROM counter WHERE rule_name = 'ord' AND app_name = 'renamed'");
+    assert.deepEqual(
+      rows.map((r) => r.rule_name),
+      ['ORD'],
+    );
+    allAbove(await counters('renamed'), 4200, 'renamed');
+    assert.match(notes, /1 saved counter\(s\) of rule "ORD" count for this rule too/);
   });
 
   it("raises every case of an app above the saves id_server's log holds, the failed ones too", async () => {

@@ -357,6 +357,17 @@ describe('what an id_server counter table cannot tell', () => {
     assert.deepEqual(floorsOf(planRules([rule()], [row('Tést ', 100)], none, now)), [`-1 test/${period} 151`]);
   });
 
+  it('holds a row saved under another case of the rule name for the rule: the table compares rule names without case too', () => {
+    const p = planRules([rule()], [row('shop', 5000, sec, { ruleName: 'O2O' })], none, now);
+    assert.deepEqual(floorsOf(p), [`0 shop/${period} 2601`, `-1 shop/${period} 2601`]);
+    assert.match(p.tags[0].notes.join('\n'), /1 saved counter\(s\) of rule "O2O" count for this rule too/);
+    assert.deepEqual(p.notes, []);
+    // A rule config.json does not name in any case is left out, and said so.
+    const q = planRules([rule()], [row('shop', 5000, sec, { ruleName: 'o2o_old' })], none, now);
+    assert.deepEqual(floorsOf(q), []);
+    assert.match(q.notes.join('\n'), /counters of rule "o2o_old" left out: config.json names no such rule/);
+  });
+
   it("keeps a row of a later period than now (a node's clock ran ahead), for that period and the current one, naming it", () => {
     const p = planRules([rule()], [row('fast', 3000, sec + 86400), row('old', 9000, sec - 86400), row('old', 10, sec - 2 * 86400)], none, now);
     assert.deepEqual(floorsOf(p), [`0 fast/${period} 1601`, `-1 fast/${period} 1601`, `0 fast/${period + 1} 1601`, `-1 fast/${period + 1} 1601`]);
