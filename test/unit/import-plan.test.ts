@@ -223,6 +223,7 @@ describe('planning a segment import', () => {
       ['9007199254740993', 2, 1], // 2^53 + 1
       ['9007199254740992', 2, 0], // 2^53
       ['9007199254740991', 3, 0], // 2^53 - 1 itself: no ID left above it
+      ['9007199254740991', 1, 0], // 2^53 - 1 with delta 1 (as every Leaf maximum): no ID left above it
       ['18014398509481984', 4, 0], // 2^54
       ['9223372036854775807', 1000, 7], // Tinyid's largest max_id
     ];
