@@ -19,6 +19,11 @@
 # .data/redis-sentinel/<port>/ (IDMINT_DATA_DIR moves .data). Nothing is persisted: a stopped
 # group starts empty. redis-server and redis-cli come from Debian's redis-server / redis-tools
 # packages, installed with apt-get when missing (as root), as scripts/services.sh does.
+#
+# Passwords, both optional and read by every command: REDIS_SENTINEL_SERVER_PASSWORD is the
+# master's and the replica's (requirepass and masterauth; the sentinels' auth-pass), what
+# idmint is given in REDIS_URL; REDIS_SENTINEL_PASSWORD is the sentinels' own (requirepass of
+# each sentinel), what idmint reads under the same name.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,6 +57,24 @@ use_base "$BASE"
 source "$(dirname "${BASH_SOURCE[0]}")/redis-local.sh"
 
 seeds() { seeds_of "${SENTINELS[@]}"; }
+
+SERVER_PASSWORD=${REDIS_SENTINEL_SERVER_PASSWORD:-}
+SENTINEL_PASSWORD=${REDIS_SENTINEL_PASSWORD:-}
+for pw in "$SERVER_PASSWORD" "$SENTINEL_PASSWORD"; do
+  [[ $pw =~ ^[A-Za-z0-9_.-]*$ ]] || die "REDIS_SENTINEL_SERVER_PASSWORD and REDIS_SENTINEL_PASSWORD may hold only [A-Za-z0-9_.-]"
+done
+
+# redis-cli on a port of the group, with the password of what listens there (redis-local.sh's
+# cli without one). REDISCLI_AUTH keeps the password off the command line.
+cli() {
+  local pw=$SERVER_PASSWORD
+  [[ " ${SENTINELS[*]} " == *" $1 "* ]] && pw=$SENTINEL_PASSWORD
+  if [[ -n $pw ]]; then
+    REDISCLI_AUTH=$pw redis-cli -h "$HOST" -p "$1" --no-auth-warning "${@:2}"
+  else
+    redis-cli -h "$HOST" -p "$1" --no-auth-warning "${@:2}"
+  fi
+}
 
 # The pid of our redis-server (or sentinel) on a port, from its pid file.
 our_pid() {
@@ -121,6 +144,7 @@ start() {
       --maxmemory-policy noeviction --repl-diskless-sync-delay 0
       --logfile "$DATA/$p/redis.log" --pidfile "$DATA/$p/redis.pid")
     [[ $p == "$replica" ]] && args+=(--replicaof "$HOST" "$master")
+    [[ -n $SERVER_PASSWORD ]] && args+=(--requirepass "$SERVER_PASSWORD" --masterauth "$SERVER_PASSWORD")
     redis-server "${args[@]}" >/dev/null
   done
   for p in "${SERVERS[@]}"; do wait_ping "$p" redis-server; done
@@ -141,6 +165,8 @@ sentinel down-after-milliseconds $MASTER_NAME 1000
 sentinel failover-timeout $MASTER_NAME 5000
 sentinel parallel-syncs $MASTER_NAME 1
 CONF
+    [[ -n $SERVER_PASSWORD ]] && echo "sentinel auth-pass $MASTER_NAME $SERVER_PASSWORD" >>"$DATA/$p/sentinel.conf"
+    [[ -n $SENTINEL_PASSWORD ]] && echo "requirepass $SENTINEL_PASSWORD" >>"$DATA/$p/sentinel.conf"
     redis-server "$DATA/$p/sentinel.conf" --sentinel >/dev/null
   done
   for p in "${SENTINELS[@]}"; do wait_ping "$p" sentinel; done

@@ -71,7 +71,9 @@ export function planFaults(seed: number, durationS: number, servers: number, eve
   if (window <= 0) return [];
   const every = everyS ?? (durationS >= 60 ? 7 : 3.5);
   const count = Math.max(1, Math.floor(window / every));
-  // Rounds of every kind once, each round in a new order: the kinds stay balanced.
+  // Rounds of every kind once, each round in a new order: the kinds stay balanced. A round cut
+  // short by the end of the run keeps the failover of the Sentinel topology, the fault it
+  // exists for: a run with any fault at all fails its default Redis over at least once.
   const kinds: FaultKind[] = [];
   while (kinds.length < count) {
     const round = [...all];
@@ -79,7 +81,13 @@ export function planFaults(seed: number, durationS: number, servers: number, eve
       const j = g.int(0, i);
       [round[i], round[j]] = [round[j], round[i]];
     }
-    kinds.push(...round.slice(0, count - kinds.length));
+    const keep = count - kinds.length;
+    const failover = round.indexOf('redis-failover');
+    if (failover >= keep) {
+      const j = g.int(0, keep - 1);
+      [round[failover], round[j]] = [round[j], round[failover]];
+    }
+    kinds.push(...round.slice(0, keep));
   }
   return kinds.map((kind, i) => {
     const at = warm + (window * i) / count + g.next() * (window / count) * 0.3;
