@@ -358,6 +358,23 @@ describe('admin page in Chromium', () => {
     assert.ok(((await board.json()) as { queues: { readOnlyMode: boolean }[] }).queues.every((q) => q.readOnlyMode));
   });
 
+  it('lists each Redis server with the master its connection talks to now, to the viewer too', async () => {
+    const { body } = await api('/v1/admin/redis');
+    const counts = new Map((body!.redis as { name: string; tags: number }[]).map((r) => [r.name, r.tags]));
+    await signIn(VIEWER_TOKEN);
+    await textOf('#role-badge', 'viewer');
+    const row = async (name: string) => {
+      const cells = page.locator(`#redis-table tr[data-redis="${name}"] td`);
+      await cells.first().waitFor({ state: 'visible' });
+      return cells.allTextContents();
+    };
+    assert.deepEqual(await row('b'), ['b', `127.0.0.1:${second.port}`, `127.0.0.1:${second.port}`, 'ready', String(counts.get('b'))]);
+    const [name, , master, status] = await row('default');
+    assert.equal(name, 'default');
+    assert.match(master, /^127\.0\.0\.1:\d+$/);
+    assert.equal(status, 'ready');
+  });
+
   it('moves a tag to another Redis server, which then serves it above every earlier ID', async () => {
     await createTag(url, { tag: 'pmove', step: 100 });
     const before = (await api('/v1/ids/pmove?count=5')).body!.ids as string[];

@@ -1,10 +1,11 @@
-// The admin page: sign-in, the periodic refresh of tags and worker pools, tag creation, and
+// The admin page: sign-in, the periodic refresh of tags, Redis servers and worker pools, tag creation, and
 // the wiring of the tag panel. With the viewer token the page only shows (body.viewer hides
 // every control that changes something; the server refuses such changes anyway).
 import { api, signIn as startSession, signOut } from './api.js';
 import { TagPanel } from './detail.js';
 import { $, fill, h, showError } from './dom.js';
 import { fieldInputs, formBody, showMode } from './fields.js';
+import { renderRedis } from './redis.js';
 import { RateMeter, renderTagsTable } from './tags.js';
 import { renderWorkers } from './workers.js';
 
@@ -90,6 +91,10 @@ async function loadTags() {
   }
 }
 
+async function loadRedis() {
+  renderRedis($('#redis'), await api('GET', '/v1/admin/redis'));
+}
+
 async function loadWorkers() {
   renderWorkers($('#workers'), await api('GET', '/v1/admin/workers'));
 }
@@ -97,7 +102,7 @@ async function loadWorkers() {
 /** One refresh at a time; a call during a refresh waits for it and then runs again. */
 function refresh() {
   const run = async () => {
-    const results = await Promise.allSettled([loadTags(), loadWorkers()]);
+    const results = await Promise.allSettled([loadTags(), loadRedis(), loadWorkers()]);
     const failed = results.find((r) => r.status === 'rejected');
     if (failed && failed.reason.status === 401) return signedOut(failed.reason.message);
     showError($('#tags-error'), failed ? `Refresh failed: ${failed.reason.message}` : '');
