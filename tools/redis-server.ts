@@ -22,10 +22,10 @@ export async function withRedis<T>(url: string, fn: (r: Redis) => Promise<T>): P
 /**
  * fn on a connection of its own to the Redis on 127.0.0.1:port, closed afterwards. It connects
  * once (a server that is down fails at once, with no retry): for asking one node of a cluster or
- * a Sentinel group while servers are killed and promoted.
+ * a Sentinel group while servers are killed and promoted. password: the server's ('' = none).
  */
-export async function withRedisPort<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
+export async function withRedisPort<T>(port: number, fn: (r: Redis) => Promise<T>, password = ''): Promise<T> {
+  const r = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true, ...(password ? { password } : {}) });
   r.on('error', () => undefined);
   try {
     await r.connect();

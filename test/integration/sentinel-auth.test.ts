@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
 import { cleanup, testNames } from '../../tools/env.js';
+import { withRedisPort } from '../../tools/redis-server.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 import { waitFor } from '../helpers/fault-load.js';
 
@@ -31,18 +31,6 @@ const script = (cmd: string) =>
     stdio: ['ignore', 'pipe', 'pipe'],
   }).trim();
 
-/** fn on a short-lived connection to 127.0.0.1:port with that password ('' = none). */
-async function withPort<T>(port: number, password: string, fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true, ...(password ? { password } : {}) });
-  r.on('error', () => undefined);
-  try {
-    await r.connect();
-    return await fn(r);
-  } finally {
-    r.disconnect();
-  }
-}
-
 /** The first line of the reply to one inline command sent on a bare connection (no AUTH, nothing else sent). */
 function bareReply(port: number, command: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -62,7 +50,7 @@ function bareReply(port: number, command: string): Promise<string> {
 }
 
 const masterAddr = (sentinelPort: number) =>
-  withPort(sentinelPort, SENTINEL_PASSWORD, async (s) => ((await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'idmint')) as string[]).join(':'));
+  withRedisPort(sentinelPort, async (s) => ((await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'idmint')) as string[]).join(':'), SENTINEL_PASSWORD);
 
 /** Refill jobs the process's BullMQ worker ran to an answer (any result but failed). */
 async function refillsRun(url: string): Promise<number> {
@@ -131,9 +119,9 @@ describe('Redis Sentinel with passwords', () => {
     assert.ok((await refillsRun(url)) > 0, 'refill jobs ran');
 
     const jobKey = `{${names.prefix}}:refill:id`;
-    const jobsBefore = Number(await withPort(Number(old.split(':')[1]), SERVER_PASSWORD, (r) => r.get(jobKey)));
+    const jobsBefore = Number(await withRedisPort(Number(old.split(':')[1]), (r) => r.get(jobKey), SERVER_PASSWORD));
     assert.ok(jobsBefore > 0, `refill jobs were added on the master (${jobKey})`);
-    assert.equal(await withPort(sentinels[1], SENTINEL_PASSWORD, (s) => s.call('SENTINEL', 'FAILOVER', 'idmint')), 'OK');
+    assert.equal(await withRedisPort(sentinels[1], (s) => s.call('SENTINEL', 'FAILOVER', 'idmint'), SENTINEL_PASSWORD), 'OK');
     const promoted = await waitFor(
       'the sentinels to name another master',
       async () => {
@@ -148,7 +136,7 @@ describe('Redis Sentinel with passwords', () => {
       'both tags served again, with refills on the new master',
       async () => {
         for (let i = 0; i < 4; i++) for (const tag of ['a', 'b']) if (!(await take(tag))) return false;
-        const jobs = Number(await withPort(Number(promoted.split(':')[1]), SERVER_PASSWORD, (r) => r.get(jobKey)));
+        const jobs = Number(await withRedisPort(Number(promoted.split(':')[1]), (r) => r.get(jobKey), SERVER_PASSWORD));
         return jobs > jobsBefore && (await refillsRun(url)) > refillsAtSwitch;
       },
       20000,
