@@ -1,7 +1,7 @@
 // Capacity as the server forecasts it (the "capacity" field of a tag view): consumption rate,
 // IDs left and when they run out at that rate; per shard or per rule app; a snowflake layout's
 // end of time and its worker pool.
-import { fmtNumber, h } from './dom.js';
+import { fmtNumber, h, thead } from './dom.js';
 
 /** "2026-11-23 10:15" in UTC, or the text for "does not run out". */
 export function fmtWhen(iso, never = 'not at this rate') {
@@ -23,15 +23,7 @@ function counterRows(rows, key) {
   return h(
     'table',
     { class: 'capacity-counters' },
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        [key, 'rate', 'left', 'runs out', 'limit', 'allocated up to'].map((c) => h('th', {}, c)),
-      ),
-    ),
+    thead([key, 'rate', 'left', 'runs out', 'limit', 'allocated up to']),
     h(
       'tbody',
       {},

@@ -2,7 +2,7 @@
 // and, for the admin token, the edit form, enable/disable, delete, client tokens and the move
 // to another Redis connection. Every error shown is the server's message.
 import { api } from './api.js';
-import { $, fill, fmtNumber, h, showError } from './dom.js';
+import { $, fill, fmtNumber, h, showError, thead } from './dom.js';
 import { capacitySection } from './capacity.js';
 import { fieldInputs, formBody, showMode } from './fields.js';
 
@@ -25,15 +25,7 @@ function shardsTable(detail) {
   return h(
     'table',
     { class: 'shards' },
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        ['shard', 'Redis', 'current segment', 'left', 'next segment', 'step', 'allocated up to', 'segments', 'issued', 'exhausted'].map((c) => h('th', {}, c)),
-      ),
-    ),
+    thead(['shard', 'Redis', 'current segment', 'left', 'next segment', 'step', 'allocated up to', 'segments', 'issued', 'exhausted']),
     h(
       'tbody',
       {},

@@ -15,6 +15,19 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** A table's head row: thead(['name', 'address']). */
+export function thead(columns) {
+  return h(
+    'thead',
+    {},
+    h(
+      'tr',
+      {},
+      columns.map((c) => h('th', {}, c)),
+    ),
+  );
+}
+
 function append(el, children) {
   for (const c of children) {
     if (c === undefined || c === null || c === false) continue;

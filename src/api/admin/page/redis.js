@@ -1,7 +1,7 @@
 // The Redis servers (GET /v1/admin/redis): each connection with where it points, the master it
 // talks to now (after a Sentinel failover, the new one), its state and how many tags it holds;
 // then tags on a server this process has no connection for.
-import { fill, fmtNumber, h } from './dom.js';
+import { fill, fmtNumber, h, thead } from './dom.js';
 
 export function renderRedis(root, servers) {
   const unknown = servers.unknown ?? [];
@@ -10,15 +10,7 @@ export function renderRedis(root, servers) {
     h(
       'table',
       { id: 'redis-table' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['name', 'address', 'master now', 'connection', 'tags'].map((c) => h('th', {}, c)),
-        ),
-      ),
+      thead(['name', 'address', 'master now', 'connection', 'tags']),
       h(
         'tbody',
         {},

@@ -1,6 +1,6 @@
 // The snowflake worker-id pools (GET /v1/admin/workers): per width the size, used and free
 // ids and every lease with its owner and expiry, then this node's own leases and events.
-import { fill, fmtMs, fmtNumber, h } from './dom.js';
+import { fill, fmtMs, fmtNumber, h, thead } from './dom.js';
 
 export function renderWorkers(root, pools) {
   const spaces = pools.spaces ?? [];
@@ -17,15 +17,7 @@ export function renderWorkers(root, pools) {
             h(
               'table',
               { class: 'leases' },
-              h(
-                'thead',
-                {},
-                h(
-                  'tr',
-                  {},
-                  ['worker id', 'owner', 'address', 'expires in', 'last timestamp'].map((c) => h('th', {}, c)),
-                ),
-              ),
+              thead(['worker id', 'owner', 'address', 'expires in', 'last timestamp']),
               h(
                 'tbody',
                 {},
