@@ -1,5 +1,5 @@
-// App names as id_server's counter table compares them. id_server keeps a counter per app
-// name case-sensitively in memory, but its table's primary key uses a case-insensitive
+// App and rule names as id_server's counter table compares them. id_server keeps a counter
+// per app name case-sensitively in memory, but its table's primary key uses a case-insensitive
 // collation (utf8 / latin1 *_ci): "test" and "Test" write the same row, and the row keeps
 // whichever name was written last. A floor read from that row must hold for every name it
 // stands for, including names idmint has never been asked for, so idmint keeps such floors
@@ -13,11 +13,12 @@ export const FOLD_SHARD = -1;
 export const EVERY_APP = '*';
 
 /**
- * The name as a case- and accent-insensitive collation compares it: letters folded to lower
- * case, accents dropped, trailing spaces ignored (PAD SPACE collations).
+ * An app or rule name as a case- and accent-insensitive collation compares it (the counter
+ * table's key compares both): letters folded to lower case, accents dropped, trailing spaces
+ * ignored (PAD SPACE collations).
  */
-export function foldApp(app: string): string {
-  return app
+export function foldName(name: string): string {
+  return name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
     .replace(/ +$/, '')
@@ -27,7 +28,7 @@ export function foldApp(app: string): string {
 /** The folded scope "<folded app>/<period>" of a rule counter's scope "<app>/<period>". */
 export function foldScope(scope: string): string {
   const slash = scope.lastIndexOf('/');
-  return `${foldApp(scope.slice(0, slash))}${scope.slice(slash)}`;
+  return `${foldName(scope.slice(0, slash))}${scope.slice(slash)}`;
 }
 
 /** The scope of a floor that holds for every app of a rule in a period. */

@@ -3,7 +3,7 @@
 // plus the save lag (id_step x batch_save), held for every spelling its table's collation
 // folds together, with the operator's floors and those read from its log. Pure; the shared
 // shapes are in import-plan.ts.
-import { EVERY_APP, FOLD_SHARD, foldApp } from './app-fold.js';
+import { EVERY_APP, FOLD_SHARD, foldName } from './app-fold.js';
 import { periodOf } from './period.js';
 import { firstCounter, periodCapacity } from './rule-spec.js';
 import { isValidAppName } from './rule-template.js';
@@ -64,9 +64,9 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
   const tags: TagPlan[] = [];
   // The counter table's primary key compares rule names as it compares app names (without
   // case): a row stands for every rule whose name folds to its rule_name.
-  const known = new Set(rules.map((r) => foldApp(r.tag)));
+  const known = new Set(rules.map((r) => foldName(r.tag)));
   for (const name of new Set(rows.map((r) => r.ruleName))) {
-    if (!known.has(foldApp(name))) notes.push(`counters of rule "${name}" left out: config.json names no such rule, nor one that differs only in case`);
+    if (!known.has(foldName(name))) notes.push(`counters of rule "${name}" left out: config.json names no such rule, nor one that differs only in case`);
   }
   const given = new Set(rules.map((r) => r.tag));
   for (const f of opts.floors ?? []) {
@@ -116,13 +116,13 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
     const otherSpelling = new Map<string, number>();
     const logged = { saves: 0, failed: 0 };
     for (const row of rows) {
-      if (foldApp(row.ruleName) !== foldApp(o.tag)) continue;
+      if (foldName(row.ruleName) !== foldName(o.tag)) continue;
       const p = periodOf(row.updateTime * 1000, rule.timeZone, rule.resetSeconds);
       if (p < period) {
         earlier++;
         continue;
       }
-      const folded = foldApp(row.appName);
+      const folded = foldName(row.appName);
       if (!isValidAppName(folded)) {
         tagNotes.push(`app "${row.appName}" left out: not a valid idmint app name, nor one that folds to it, so idmint can never be asked for it`);
         continue;
@@ -159,7 +159,7 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       if (f.app === undefined) b.every = Math.max(b.every, f.counter);
       else {
         raiseTo(b.exact, f.app, f.counter);
-        raiseTo(b.folded, foldApp(f.app), f.counter);
+        raiseTo(b.folded, foldName(f.app), f.counter);
       }
       tagNotes.push(
         `the counters of ${f.app === undefined ? 'every app' : `app "${f.app}" (and every name that folds to it)`} in this period continue above ${f.counter}, as given`,
