@@ -41,7 +41,7 @@ import { Redis } from 'ioredis';
 import { encodeIds, fingerprintOf } from '../src/core/idempotency-key.js';
 import { scriptText } from '../src/store/redis/lua.js';
 import { readOptions } from '../tools/args.js';
-import { freePort, ROOT, startTsx } from '../tools/child.js';
+import { ROOT } from '../tools/child.js';
 import { cpuWindow, machineBusySeconds, pinProcess, readProcs } from '../tools/cpu.js';
 import { countRepeats } from '../tools/duplicates.js';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
@@ -214,36 +214,19 @@ function idsCheck(): { check: Target['check']; repeats: () => number } {
   };
 }
 
-/** Redis's own µs per call of INCR and of the record script (new key, kept key), on a private server: medians of `rounds` windows of `calls` sequential calls. */
 /**
  * idmint as it was at `commit`, exported (git archive) into a directory of its own that uses this
- * checkout's node_modules, started as startServer starts it: for the unkeyed request before keys.
+ * checkout's node_modules, started by startServer from there: for the unkeyed request before keys.
  */
 async function startAt(commit: string, dir: string, env: Record<string, string>, cpu: number | undefined): Promise<Server> {
   const tar = join(dir, 'src.tar');
   execFileSync('git', ['archive', '--format=tar', '-o', tar, commit], { cwd: ROOT });
   execFileSync('tar', ['-xf', tar, '-C', dir]);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = startTsx(['src/cli.ts', 'serve'], {
-    name: `idmint at ${commit}`,
-    cwd: dir,
-    cpu,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-  });
-  try {
-    await child.waitUntil(async () => {
-      await fetch(`${url}/`, { signal: AbortSignal.timeout(1000) });
-      return true;
-    }, 30_000);
-  } catch (err) {
-    await child.stop(10_000);
-    throw err;
-  }
-  return Object.assign(child, { url });
+  return startServer(`idmint at ${commit}`, ['src/cli.ts', 'serve'], { cwd: dir, cpu, env });
 }
 
+/** Redis's own µs per call of INCR and of the record script (new key, kept key), on a private server: medians of `rounds` windows of `calls` sequential calls. */
 async function redisAlone(rounds: number, calls: number): Promise<Record<'incr' | 'fresh' | 'replay', number>> {
   const server = await RedisServer.start();
   const r = new Redis(server.url, { maxRetriesPerRequest: 1 });

@@ -12,6 +12,8 @@ export interface ServerOptions {
   /** Added to this process's environment. */
   readonly env?: Record<string, string>;
   readonly nodeFlags?: readonly string[];
+  /** Run from this directory (another checkout's idmint); this one's by default. */
+  readonly cwd?: string;
   /** Ready once a line of its output passes this; without it, once its port answers HTTP. */
   readonly ready?: (line: string) => boolean;
   /** Started on this CPU only (`taskset -c`): it and every thread and child it makes. */
@@ -30,6 +32,7 @@ export async function startServer(name: string, script: readonly string[], opts:
   const url = `http://127.0.0.1:${port}`;
   const child = startTsx(script, {
     name,
+    cwd: opts.cwd,
     nodeFlags: opts.nodeFlags,
     cpu: opts.cpu,
     env: { ...process.env, ...opts.env, PORT: String(port), HOST: '127.0.0.1' },

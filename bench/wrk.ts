@@ -39,7 +39,6 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { pick, readOptions } from '../tools/args.js';
-import { freePort, startTsx } from '../tools/child.js';
 import { pinProcess } from '../tools/cpu.js';
 import { REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { redisPid } from '../tools/redis-stats.js';
@@ -141,26 +140,8 @@ interface Case {
 }
 
 /** `node --import tsx src/cli.ts serve` run from another checkout, on the servers' CPU; ready once it answers HTTP. */
-async function startIdmintAt(dir: string, name: string, env: Record<string, string>, nodeFlags: readonly string[]): Promise<Server> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = startTsx(['src/cli.ts', 'serve'], {
-    name,
-    cwd: dir,
-    nodeFlags,
-    cpu: SERVER_CPU,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-  });
-  try {
-    await child.waitUntil(async () => {
-      await fetch(`${url}/`, { signal: AbortSignal.timeout(1000) });
-      return true;
-    }, 60_000);
-  } catch (err) {
-    await child.stop(10_000);
-    throw err;
-  }
-  return Object.assign(child, { url });
+function startIdmintAt(dir: string, name: string, env: Record<string, string>, nodeFlags: readonly string[]): Promise<Server> {
+  return startServer(name, ['src/cli.ts', 'serve'], { cwd: dir, nodeFlags, cpu: SERVER_CPU, env, timeoutMs: 60_000 });
 }
 
 const newNames = (): TestNames => {
