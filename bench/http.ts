@@ -41,7 +41,7 @@ import { ALL_CASES, parseArgs } from './http/cases.js';
 import { combineRounds, mainRows, printReport, ratiosAndTargets, writeReport } from './http/report.js';
 import { fmt } from '../tools/table.js';
 import { createTags, idmintNotes, measureCase, type CaseResult } from './http/runner.js';
-import { idmintEnv, runMain, startServer, type Server } from './server.js';
+import { catchInterrupt, idmintEnv, runMain, startServer, type Server } from './server.js';
 import { startRun } from './record.js';
 import { runOneClient } from './http/one-client.js';
 
@@ -69,13 +69,7 @@ async function main(): Promise<number> {
 
   const children: Server[] = [];
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  let interrupted = false;
-  const onSignal = () => {
-    interrupted = true;
-    console.error('interrupted: cleaning up');
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupt = catchInterrupt('interrupted: cleaning up');
 
   const runs: CaseResult[] = [];
   const problems: string[] = [];
@@ -96,7 +90,7 @@ async function main(): Promise<number> {
       await createTags(idmint);
       problems.push(...(await runOneClient(opts, { incr, take, idmint })));
       for (const p of problems) console.error(`FAILED: ${p}`);
-      return problems.length === 0 && !interrupted ? 0 : 1;
+      return problems.length === 0 && !interrupt.interrupted ? 0 : 1;
     }
     const bare = opts.cases.includes('baseline') ? await startServer('baseline', ['bench/bare-server.ts'], { nodeFlags, cpu: serverCpu }) : undefined;
     if (bare) children.push(bare);
@@ -114,9 +108,9 @@ async function main(): Promise<number> {
     }
 
     const ctx = { opts, bare, idmint, redis, problems };
-    for (let round = 1; round <= opts.rounds && !interrupted; round++) {
+    for (let round = 1; round <= opts.rounds && !interrupt.interrupted; round++) {
       for (const name of opts.cases) {
-        if (interrupted) break;
+        if (interrupt.interrupted) break;
         runs.push(await measureCase(ctx, name, round));
       }
     }
@@ -125,8 +119,7 @@ async function main(): Promise<number> {
     for (const c of children) await c.stop(10000).catch(() => undefined);
     redis.disconnect();
     await cleanup(names).catch((err: Error) => console.error(`cleanup of ${names.db} / ${names.prefix} failed: ${err.message}`));
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.stop();
   }
 
   const results = combineRounds(runs, opts.cases);
@@ -134,11 +127,11 @@ async function main(): Promise<number> {
   const busy = results.filter((c) => c.cpu.other > 15);
   if (busy.length) warnings.push(`other processes were busy during ${busy.map((c) => c.name).join(', ')} (see "other CPU %"): figures are disturbed`);
 
-  const ok = problems.length === 0 && !interrupted;
+  const ok = problems.length === 0 && !interrupt.interrupted;
   const report = { opts, ok, results, runs, targets, problems, warnings, loadBefore };
   printReport(report);
   const full = ALL_CASES.every((c) => results.some((r) => r.name === c));
-  if (opts.write && full && !interrupted) {
+  if (opts.write && full && !interrupt.interrupted) {
     writeReport(report);
     recorder.finish({
       rows: mainRows(results),

@@ -69,7 +69,7 @@ import { redisPid } from '../tools/redis-stats.js';
 import { ALL_CASES, parseArgs } from './scale/cases.js';
 import { printReport, resultsFile, resultsTable, writeReport } from './scale/report.js';
 import { startRun } from './record.js';
-import { runMain } from './server.js';
+import { catchInterrupt, runMain } from './server.js';
 import { runAll, type ScaleRun } from './scale/runner.js';
 
 async function main(): Promise<number> {
@@ -93,13 +93,7 @@ async function main(): Promise<number> {
   const ownRedis = opts.privateRedis ? await RedisServer.start() : undefined;
   const redisUrl = ownRedis ? ownRedis.url : REDIS_URL;
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  let interrupted = false;
-  const onSignal = () => {
-    interrupted = true;
-    console.error('interrupted: finishing the current case, then cleaning up');
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupt = catchInterrupt('interrupted: finishing the current case, then cleaning up');
   const run: ScaleRun = {
     opts,
     names,
@@ -109,7 +103,7 @@ async function main(): Promise<number> {
     redisPid: await redisPid(redis),
     results: [],
     problems: [],
-    interrupted: () => interrupted,
+    interrupted: () => interrupt.interrupted,
     tagsCreated: false,
     rounds: [],
     sets: [],
@@ -122,11 +116,10 @@ async function main(): Promise<number> {
     await cleanup(names, ownRedis ? undefined : redisUrl).catch((err: Error) =>
       console.error(`cleanup of ${names.db} / ${names.prefix} failed: ${err.message}`),
     );
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.stop();
   }
 
-  const ok = run.problems.length === 0 && !interrupted;
+  const ok = run.problems.length === 0 && !interrupt.interrupted;
   const report = {
     opts,
     ok,
@@ -140,7 +133,7 @@ async function main(): Promise<number> {
   };
   printReport(report);
   const full = ALL_CASES.every((c) => opts.cases.includes(c)) && opts.processesList.length > 1 && run.limit !== undefined;
-  if (opts.write && full && !interrupted) {
+  if (opts.write && full && !interrupt.interrupted) {
     writeReport(report);
     console.log(`written: bench/results/${resultsFile(opts)}`);
     // A run at a fixed offered load compares CPU per request, not throughput: a benchmark of its own.

@@ -67,6 +67,34 @@ export function idmintEnv(names: TestNames, nodeId: string, extra: Record<string
   };
 }
 
+/** SIGINT and SIGTERM noted instead of ending the process, so a benchmark stops after its current step and cleans up. */
+export interface Interrupt {
+  /** A signal came. */
+  readonly interrupted: boolean;
+  /** Hands the signals back to their default. */
+  stop(): void;
+}
+
+/** Notes SIGINT and SIGTERM from now on, printing `message` when one comes. */
+export function catchInterrupt(message: string): Interrupt {
+  let interrupted = false;
+  const onSignal = () => {
+    interrupted = true;
+    console.error(message);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    get interrupted() {
+      return interrupted;
+    },
+    stop() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
 /** Runs a benchmark's main and exits with its code (1, with the stack, when it throws). */
 export function runMain(main: () => Promise<number>): void {
   main().then(

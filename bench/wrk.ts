@@ -46,7 +46,7 @@ import { fmt, textTable } from '../tools/table.js';
 import { ID_CASES } from './http/cases.js';
 import { createTags } from './http/runner.js';
 import { startRun } from './record.js';
-import { idmintEnv, runMain, startServer, type Server } from './server.js';
+import { catchInterrupt, idmintEnv, runMain, startServer, type Server } from './server.js';
 import { runWrk } from './wrk/load.js';
 import { clientVerdict, combineRounds, failureKinds, RATIO_COLUMN, tableRows, WRK_DONE_SCRIPT, wrkFailures, type Measured } from './wrk/summary.js';
 
@@ -188,13 +188,7 @@ async function main(): Promise<number> {
   const problems: string[] = [];
   const runs: Measured[] = [];
   const answered = new Map<string, number>();
-  let interrupted = false;
-  const onSignal = () => {
-    interrupted = true;
-    console.error('interrupted: stopping after this window');
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupt = catchInterrupt('interrupted: stopping after this window');
   const notes: string[] = [];
   try {
     const rpid = await redisPid(redis);
@@ -255,11 +249,11 @@ async function main(): Promise<number> {
       return w;
     };
 
-    if (opts.warmup > 0) for (const c of cases) if (!interrupted) await measure(c, 0, Math.max(3, opts.warmup));
-    for (let round = 1; round <= opts.rounds && !interrupted; round++) {
+    if (opts.warmup > 0) for (const c of cases) if (!interrupt.interrupted) await measure(c, 0, Math.max(3, opts.warmup));
+    for (let round = 1; round <= opts.rounds && !interrupt.interrupted; round++) {
       const order = cases.map((_, i) => cases[(i + round - 1) % cases.length]);
       for (const c of order) {
-        if (interrupted) break;
+        if (interrupt.interrupted) break;
         const w = await measure(c, round, opts.duration);
         runs.push({
           name: c.name,
@@ -295,7 +289,7 @@ async function main(): Promise<number> {
     if (opts.cpuProf) {
       console.log(`\nprofiles: ${profDir} (written as the servers exit); answers per server, warm-up included:`);
       for (const [name, n] of answered) console.log(`  ${name}: ${n} (pid ${servers.find((s) => s.name === name)?.pid})`);
-    } else if (opts.record && !interrupted && problems.length === 0 && rows.length === cases.length) {
+    } else if (opts.record && !interrupt.interrupted && problems.length === 0 && rows.length === cases.length) {
       recorder.finish({ rows: tableRows(rows), ratio: { column: RATIO_COLUMN, baseline: 'bare' }, notes });
     } else if (opts.record) console.log('not recorded (problems, interrupted, or a case missing)');
   } finally {
@@ -303,10 +297,9 @@ async function main(): Promise<number> {
     redis.disconnect();
     for (const im of idmints) await cleanup(im.names).catch((err: Error) => console.error(`cleanup of ${im.names.db} failed: ${err.message}`));
     rmSync(tmp, { recursive: true, force: true });
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.stop();
   }
-  return problems.length === 0 && !interrupted ? 0 : 1;
+  return problems.length === 0 && !interrupt.interrupted ? 0 : 1;
 }
 
 runMain(main);
