@@ -43,7 +43,7 @@ import { scriptText } from '../src/store/redis/lua.js';
 import { readOptions } from '../tools/args.js';
 import { ROOT } from '../tools/child.js';
 import { cpuWindow, machineBusySeconds, pinProcess, readProcs } from '../tools/cpu.js';
-import { countRepeats } from '../tools/duplicates.js';
+import { countRepeats, IdList } from '../tools/duplicates.js';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { createTag } from '../tools/node.js';
 import { RedisServer } from '../tools/redis-server.js';
@@ -193,8 +193,7 @@ async function load(t: Target, clients: number, seconds: number, redisPid: numbe
 /** Checks {"id":"<n>"} bodies: increasing on each connection, none twice in the case. */
 function idsCheck(): { check: Target['check']; repeats: () => number } {
   const last = new WeakMap<object, bigint>();
-  let ids = new BigInt64Array(1 << 16);
-  let count = 0;
+  const ids = new IdList();
   return {
     check(conn, body) {
       const m = /^\{"id":"([1-9]\d{0,18})"\}$/.exec(body);
@@ -202,15 +201,10 @@ function idsCheck(): { check: Target['check']; repeats: () => number } {
       const id = BigInt(m[1]);
       const prev = last.get(conn);
       last.set(conn, id);
-      if (count === ids.length) {
-        const bigger = new BigInt64Array(ids.length * 2);
-        bigger.set(ids);
-        ids = bigger;
-      }
-      ids[count++] = id;
+      ids.push(id);
       return prev !== undefined && !(id > prev) ? `id ${id} after ${prev} on one connection` : undefined;
     },
-    repeats: () => countRepeats(ids.subarray(0, count)),
+    repeats: () => countRepeats(ids.values),
   };
 }
 

@@ -2,6 +2,7 @@
 // every answer checked (constant body, increasing decimal IDs per connection, or rule IDs of a
 // pattern) and a microsecond latency histogram.
 import { createRequire } from 'node:module';
+import { IdList } from '../tools/duplicates.js';
 
 // ---------------------------------------------------------------------------------------------
 // autocannon (CommonJS, no bundled types): the part of its programmatic API used here.
@@ -84,8 +85,7 @@ export function runLoad(url: string, connections: number, seconds: number, check
   const overflow: number[] = [];
   let maxUs = 0;
   let latCount = 0;
-  let ids = new BigInt64Array(1 << 20);
-  let nIds = 0;
+  const ids = new IdList(1 << 20);
   const strings: string[] = [];
   let violations = 0;
   const examples: string[] = [];
@@ -125,12 +125,7 @@ export function runLoad(url: string, connections: number, seconds: number, check
     const prev = lastOnConnection.get(curClient) ?? check.above;
     if (!(id > prev)) violation(`id ${id} after ${prev} on one connection`);
     lastOnConnection.set(curClient, id);
-    if (nIds === ids.length) {
-      const bigger = new BigInt64Array(ids.length * 2);
-      bigger.set(ids);
-      ids = bigger;
-    }
-    ids[nIds++] = id;
+    ids.push(id);
     return true;
   };
   return new Promise((resolve, reject) => {
@@ -155,7 +150,7 @@ export function runLoad(url: string, connections: number, seconds: number, check
           max: maxUs / 1000,
           violations,
           examples,
-          ids: ids.subarray(0, nIds),
+          ids: ids.values,
           strings,
         });
       },

@@ -37,6 +37,30 @@ export function findDuplicates<K, T>(items: readonly T[], ids: (t: T) => Iterabl
   return { total: seen.total, repeats };
 }
 
+/** Numeric IDs in the order they came, in a typed array that doubles when full: millions of them. */
+export class IdList {
+  private ids: BigInt64Array;
+  private n = 0;
+
+  constructor(initial = 1 << 16) {
+    this.ids = new BigInt64Array(initial);
+  }
+
+  push(id: bigint): void {
+    if (this.n === this.ids.length) {
+      const bigger = new BigInt64Array(this.ids.length * 2);
+      bigger.set(this.ids);
+      this.ids = bigger;
+    }
+    this.ids[this.n++] = id;
+  }
+
+  /** The IDs so far (a view: countRepeats sorts it in place). */
+  get values(): BigInt64Array {
+    return this.ids.subarray(0, this.n);
+  }
+}
+
 /** Number of repeated values in xs (sorted in place): for millions of IDs. */
 export function countRepeats(xs: BigInt64Array | string[]): number {
   xs.sort();

@@ -2,7 +2,7 @@
 // ID one by one on random runs.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { repeatsInRuns } from '../../tools/duplicates.js';
+import { countRepeats, IdList, repeatsInRuns } from '../../tools/duplicates.js';
 import { rng, SEED } from '../../tools/prng.js';
 
 function runs(list: [number, number][]): [BigInt64Array, BigInt64Array] {
@@ -85,5 +85,19 @@ describe('repeatsInRuns', () => {
 
   it('refuses a run that ends below its start', () => {
     assert.throws(() => repeatsInRuns(...runs([[5, 4]])), /ends \(4\) below its start \(5\)/);
+  });
+});
+
+describe('IdList', () => {
+  it('keeps every ID in order past each doubling, and countRepeats counts the repeats among them', () => {
+    const list = new IdList(2);
+    const want: bigint[] = [];
+    for (let i = 0; i < 37; i++) {
+      const id = BigInt(1000 - (i % 30));
+      list.push(id);
+      want.push(id);
+    }
+    assert.deepEqual([...list.values], want);
+    assert.equal(countRepeats(list.values), 7);
   });
 });
