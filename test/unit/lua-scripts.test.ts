@@ -1,14 +1,14 @@
 // The script layer without Redis: @include expansion (src/store/redis/lua.ts) on scratch files
 // and on the real scripts, and the decoding of every script's replies (replies.ts).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { COMMANDS_DIR, expandIncludes, SCRIPT_FILES, scriptText } from '../../src/store/redis/lua.js';
 import { decodeAcquire, decodeExhaust, decodeInstall, decodeRelease, decodeRenew, decodeTake } from '../../src/store/redis/replies.js';
-import { Scripts } from '../../src/store/redis/scripts.js';
-import type { RedisClient } from '../../src/store/redis/connection.js';
+import { loadedScripts } from '../../src/store/redis/scripts.js';
 
 describe('Lua @include expansion', () => {
   const dir = mkdtempSync(join(tmpdir(), 'idmint-lua-'));
@@ -46,35 +46,17 @@ describe('Lua @include expansion', () => {
     assert.throws(() => expandIncludes(file('cycle-1.lua', '--- @include "includes/x"\n')), /includes itself/);
   });
 
-  it('fails at load, not in Redis: every script is read and expanded when the scripts are defined', () => {
-    const defined: { name: string; lua: string }[] = [];
-    const fake = {
-      isCluster: false,
-      defineCommand: (name: string, def: { lua: string }) => defined.push({ name, lua: def.lua }),
-      idmint_take: () => undefined,
-      idmint_install: () => undefined,
-      idmint_exhaust: () => undefined,
-      idmint_lease_acquire: () => undefined,
-      idmint_lease_renew: () => undefined,
-      idmint_lease_release: () => undefined,
-      idmint_idem_record: () => undefined,
-      idmint_idem_held: () => undefined,
-    } as unknown as RedisClient;
-    new Scripts(fake);
-    assert.deepEqual(
-      defined.map((d) => d.name),
-      [
-        'idmint_take',
-        'idmint_install',
-        'idmint_exhaust',
-        'idmint_lease_acquire',
-        'idmint_lease_renew',
-        'idmint_lease_release',
-        'idmint_idem_record',
-        'idmint_idem_held',
-      ],
-    );
-    for (const d of defined) assert.ok(!/@include/.test(d.lua), `${d.name} is sent with its includes expanded`);
+  it('fails at load, not in Redis: every script is read and expanded once, and sent by the SHA-1 of what is sent', () => {
+    const scripts = loadedScripts();
+    assert.deepEqual(Object.keys(scripts), [...SCRIPT_FILES]);
+    for (const file of SCRIPT_FILES) {
+      const s = scripts[file];
+      assert.equal(s.text, scriptText(file), `${file} is sent with its includes expanded`);
+      assert.ok(!/@include/.test(s.text), `${file} has no include left`);
+      assert.equal(s.sha, createHash('sha1').update(s.text).digest('hex'), `${file}: EVALSHA names the text EVAL sends`);
+      assert.equal(s.keys, Number(file.split('-').pop()), `${file}: its number of keys`);
+    }
+    assert.equal(loadedScripts(), scripts, 'read once per process');
   });
 
   it('expands the identity read into the four scripts that compare identities, once each', () => {

@@ -1,8 +1,11 @@
 // The Lua scripts of ./commands on one Redis connection, one typed method per script: typed
-// arguments in the order of the script's ARGV, and its reply decoded (./replies.ts). Each
-// script is registered with ioredis defineCommand, which sends EVALSHA and falls back to EVAL
-// when Redis has forgotten the script (after a restart); the text sent is the script with its
-// includes expanded (./lua.ts), read once here, so a missing include fails at start-up.
+// arguments in the order of the script's ARGV, and its reply decoded (./replies.ts). Each call
+// sends EVALSHA and, when Redis has forgotten the script (a restart, SCRIPT FLUSH, a replica
+// promoted before it ran the script), the script itself with EVAL: the NOSCRIPT reply means
+// the script did not run, so sending it again cannot run it twice. The text sent is the script
+// with its includes expanded (./lua.ts), read once when this module's scripts are first asked
+// for, so a missing include fails at start-up.
+import { createHash } from 'node:crypto';
 import type { Range } from '../../core/ranges.js';
 import type { RedisClient } from './connection.js';
 import { decodeHeld, decodeRecord, type RecordResult } from './idempotency-replies.js';
@@ -22,7 +25,34 @@ import {
   type TakeResult,
 } from './replies.js';
 
-type Send = (...keysThenArgs: (string | number)[]) => Promise<unknown>;
+type Arg = string | number;
+
+/** A script as Redis is sent it: its text, the text's SHA-1 (EVALSHA) and its number of keys. */
+export interface LoadedScript {
+  readonly text: string;
+  readonly sha: string;
+  readonly keys: number;
+}
+
+let loaded: Readonly<Record<ScriptFile, LoadedScript>> | undefined;
+
+/** Every script of ./commands, read and expanded once per process. */
+export function loadedScripts(): Readonly<Record<ScriptFile, LoadedScript>> {
+  if (loaded === undefined) {
+    const all = {} as Record<ScriptFile, LoadedScript>;
+    for (const file of SCRIPT_FILES) {
+      const text = scriptText(file);
+      all[file] = { text, sha: createHash('sha1').update(text).digest('hex'), keys: numberOfKeys(file) };
+    }
+    loaded = all;
+  }
+  return loaded;
+}
+
+/** Redis does not hold the script: it did not run, and EVAL of its text will. */
+function noScript(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOSCRIPT');
+}
 
 export interface InstallArgs {
   readonly gen: string;
@@ -69,57 +99,77 @@ export function scriptsOf(redis: RedisClient): Scripts {
 }
 
 export class Scripts {
-  private readonly send = {} as Record<ScriptFile, Send>;
-  constructor(redis: RedisClient) {
-    for (const file of SCRIPT_FILES) {
-      const name = `idmint_${file.replace(/-\d+$/, '').replace(/-/g, '_')}`;
-      redis.defineCommand(name, { numberOfKeys: numberOfKeys(file), lua: scriptText(file) });
-      this.send[file] = (redis as unknown as Record<string, Send>)[name].bind(redis);
-    }
+  private readonly scripts = loadedScripts();
+  constructor(private readonly redis: RedisClient) {}
+
+  /** The script's reply: EVALSHA, or EVAL of its text when Redis has forgotten it. */
+  private send(file: ScriptFile, ...keysThenArgs: Arg[]): Promise<unknown> {
+    const s = this.scripts[file];
+    return this.redis.evalsha(s.sha, s.keys, ...keysThenArgs).catch((err: unknown) => {
+      if (!noScript(err)) throw err;
+      return this.redis.eval(s.text, s.keys, ...keysThenArgs);
+    });
   }
 
   /**
    * take-2.lua: up to n IDs of a (tag, shard). segment: its hash; moved: the tag's "moved"
    * marker; gen: used only when the hash is created; prefetch: the fraction of a segment at
-   * which the next one is wanted.
+   * which the next one is wanted. The request path's call: `ok` gets the decoded reply and
+   * `failed` the error in the step that catches NOSCRIPT, so the caller adds no promise of
+   * its own beside ioredis's command.
    */
-  take(segment: string, moved: string, n: number, gen: string, prefetch: number, epoch: number): Promise<TakeResult> {
-    // The request path's call: one promise of its own, not an async frame's two.
-    return this.send['take-2'](segment, moved, n, gen, prefetch, epoch).then((reply) => decodeTake(reply, n));
+  take<T>(
+    segment: string,
+    moved: string,
+    n: number,
+    gen: string,
+    prefetch: number,
+    epoch: number,
+    ok: (r: TakeResult) => T,
+    failed: (err: Error) => T,
+  ): Promise<T> {
+    const s = this.scripts['take-2'];
+    return this.redis.evalsha(s.sha, 2, segment, moved, n, gen, prefetch, epoch).then(
+      (reply) => ok(decodeTake(reply, n)),
+      (err: Error) => {
+        if (!noScript(err)) return failed(err);
+        return this.redis.eval(s.text, 2, segment, moved, n, gen, prefetch, epoch).then((reply) => ok(decodeTake(reply, n)), failed);
+      },
+    );
   }
 
   /** install-2.lua: a segment allocated in MySQL into the hash, with its fences. */
   async install(segment: string, moved: string, a: InstallArgs): Promise<InstallResult> {
-    return decodeInstall(await this.send['install-2'](segment, moved, a.gen, a.range[0], a.range[1], a.nowMs, a.prefetch, a.final ? 1 : 0, a.limit, a.epoch));
+    return decodeInstall(await this.send('install-2', segment, moved, a.gen, a.range[0], a.range[1], a.nowMs, a.prefetch, a.final ? 1 : 0, a.limit, a.epoch));
   }
 
   /** exhaust-1.lua: marks the hash exhausted under gen. */
   async exhaust(segment: string, gen: string): Promise<ExhaustResult> {
-    return decodeExhaust(await this.send['exhaust-1'](segment, gen));
+    return decodeExhaust(await this.send('exhaust-1', segment, gen));
   }
 
   /** lease-acquire-1.lua: a free worker id of the space whose key base is `space`. */
   async leaseAcquire(space: string, a: AcquireArgs): Promise<Acquired> {
-    return decodeAcquire(await this.send['lease-acquire-1'](space, a.size, a.value, a.ttlMs, a.preferred, a.maxProbes, a.horizonMs));
+    return decodeAcquire(await this.send('lease-acquire-1', space, a.size, a.value, a.ttlMs, a.preferred, a.maxProbes, a.horizonMs));
   }
 
   /** lease-renew-1.lua: compare and extend; lastMs: what the holder may issue until the new expiry. */
   async leaseRenew(space: string, workerId: number, value: string, ttlMs: number, lastMs: number): Promise<RenewResult> {
-    return decodeRenew(await this.send['lease-renew-1'](space, workerId, value, ttlMs, lastMs));
+    return decodeRenew(await this.send('lease-renew-1', space, workerId, value, ttlMs, lastMs));
   }
 
   /** lease-release-1.lua: gives the id back if still ours; lastMs: the last ms actually issued. */
   async leaseRelease(space: string, workerId: number, value: string, lastMs: number): Promise<ReleaseResult> {
-    return decodeRelease(await this.send['lease-release-1'](space, workerId, value, lastMs));
+    return decodeRelease(await this.send('lease-release-1', space, workerId, value, lastMs));
   }
 
   /** idem-record-2.lua: keeps an idempotency key's answer unless the key has one (then that one). */
   async idemRecord(record: string, index: string, a: RecordArgs): Promise<RecordResult> {
-    return decodeRecord(await this.send['idem-record-2'](record, index, a.key, a.fingerprint, a.answer, a.retentionMs, a.maxKeys));
+    return decodeRecord(await this.send('idem-record-2', record, index, a.key, a.fingerprint, a.answer, a.retentionMs, a.maxKeys));
   }
 
   /** idem-held-1.lua: the live idempotency keys of an index. */
   async idemHeld(index: string): Promise<number> {
-    return decodeHeld(await this.send['idem-held-1'](index));
+    return decodeHeld(await this.send('idem-held-1', index));
   }
 }

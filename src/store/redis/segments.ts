@@ -117,7 +117,7 @@ export class SegmentStore {
 
   /**
    * Up to n IDs of the ref's counter (take-2.lua). The request path's one call: its keys are
-   * built once per ref, and it adds one promise to the script's (no async frames).
+   * built once per ref, and its two steps run in the script call's (no promise, no async frame).
    */
   take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
     let t = this.targets.get(ref);
@@ -134,7 +134,13 @@ export class SegmentStore {
     t.field = (t.field + 1) % ANSWER_FIELDS;
     const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}${t.field}`;
     const s = t.server;
-    return s.scripts.take(t.key, t.moved, n, gen, prefetch, ref.epoch).then(
+    return s.scripts.take(
+      t.key,
+      t.moved,
+      n,
+      gen,
+      prefetch,
+      ref.epoch,
       (r) => {
         if (r.status === 'replaced') this.onReplaced?.(ref);
         return r;
