@@ -564,8 +564,14 @@ async function main(): Promise<void> {
 
 const role = process.argv[2];
 const redisCall = Object.hasOwn(REDIS_ROLES, role) ? REDIS_ROLES[role] : undefined;
-// A baseline server stopped by the bench exits normally, so that --cpu-prof writes its profile.
-if (role === 'echo' || redisCall) process.on('SIGTERM', () => process.exit(0));
+// A baseline server stopped by the bench exits normally, so that --cpu-prof writes its profile;
+// and it exits when the bench is gone (its channel to it closed, now or while this loaded),
+// however the bench ended.
+if (role === 'echo' || redisCall) {
+  process.on('SIGTERM', () => process.exit(0));
+  if (process.connected) process.once('disconnect', () => process.exit(0));
+  else process.exit(0);
+}
 if (role === 'echo') void echoServer();
 else if (redisCall) void redisEchoServer(process.argv[3], redisCall);
 else if (role === 'client') {
