@@ -49,6 +49,11 @@ export function loadedScripts(): Readonly<Record<ScriptFile, LoadedScript>> {
   return loaded;
 }
 
+/** A failure handed on as it is (the scripts whose callers add nothing to it). */
+const rethrow = (err: Error): never => {
+  throw err;
+};
+
 /** Redis does not hold the script: it did not run, and EVAL of its text will. */
 function noScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
@@ -102,21 +107,22 @@ export class Scripts {
   private readonly scripts = loadedScripts();
   constructor(private readonly redis: RedisClient) {}
 
-  /** The script's reply: EVALSHA, or EVAL of its text when Redis has forgotten it. */
-  private send(file: ScriptFile, ...keysThenArgs: Arg[]): Promise<unknown> {
+  /**
+   * The script's reply as `ok` makes it, or what `failed` makes of an error: EVALSHA, and EVAL
+   * of its text when Redis has forgotten it, in one step beside ioredis's command.
+   */
+  private call<T>(file: ScriptFile, args: Arg[], ok: (reply: unknown) => T, failed: (err: Error) => T = rethrow): Promise<T> {
     const s = this.scripts[file];
-    return this.redis.evalsha(s.sha, s.keys, ...keysThenArgs).catch((err: unknown) => {
-      if (!noScript(err)) throw err;
-      return this.redis.eval(s.text, s.keys, ...keysThenArgs);
-    });
+    return this.redis
+      .evalsha(s.sha, s.keys, ...args)
+      .then(ok, (err: Error) => (noScript(err) ? this.redis.eval(s.text, s.keys, ...args).then(ok, failed) : failed(err)));
   }
 
   /**
    * take-2.lua: up to n IDs of a (tag, shard). segment: its hash; moved: the tag's "moved"
    * marker; gen: used only when the hash is created; prefetch: the fraction of a segment at
    * which the next one is wanted. The request path's call: `ok` gets the decoded reply and
-   * `failed` the error in the step that catches NOSCRIPT, so the caller adds no promise of
-   * its own beside ioredis's command.
+   * `failed` the error in the script call's step, so the caller adds no promise of its own.
    */
   take<T>(
     segment: string,
@@ -128,48 +134,41 @@ export class Scripts {
     ok: (r: TakeResult) => T,
     failed: (err: Error) => T,
   ): Promise<T> {
-    const s = this.scripts['take-2'];
-    return this.redis.evalsha(s.sha, 2, segment, moved, n, gen, prefetch, epoch).then(
-      (reply) => ok(decodeTake(reply, n)),
-      (err: Error) => {
-        if (!noScript(err)) return failed(err);
-        return this.redis.eval(s.text, 2, segment, moved, n, gen, prefetch, epoch).then((reply) => ok(decodeTake(reply, n)), failed);
-      },
-    );
+    return this.call('take-2', [segment, moved, n, gen, prefetch, epoch], (reply) => ok(decodeTake(reply, n)), failed);
   }
 
   /** install-2.lua: a segment allocated in MySQL into the hash, with its fences. */
-  async install(segment: string, moved: string, a: InstallArgs): Promise<InstallResult> {
-    return decodeInstall(await this.send('install-2', segment, moved, a.gen, a.range[0], a.range[1], a.nowMs, a.prefetch, a.final ? 1 : 0, a.limit, a.epoch));
+  install(segment: string, moved: string, a: InstallArgs): Promise<InstallResult> {
+    return this.call('install-2', [segment, moved, a.gen, a.range[0], a.range[1], a.nowMs, a.prefetch, a.final ? 1 : 0, a.limit, a.epoch], decodeInstall);
   }
 
   /** exhaust-1.lua: marks the hash exhausted under gen. */
-  async exhaust(segment: string, gen: string): Promise<ExhaustResult> {
-    return decodeExhaust(await this.send('exhaust-1', segment, gen));
+  exhaust(segment: string, gen: string): Promise<ExhaustResult> {
+    return this.call('exhaust-1', [segment, gen], decodeExhaust);
   }
 
   /** lease-acquire-1.lua: a free worker id of the space whose key base is `space`. */
-  async leaseAcquire(space: string, a: AcquireArgs): Promise<Acquired> {
-    return decodeAcquire(await this.send('lease-acquire-1', space, a.size, a.value, a.ttlMs, a.preferred, a.maxProbes, a.horizonMs));
+  leaseAcquire(space: string, a: AcquireArgs): Promise<Acquired> {
+    return this.call('lease-acquire-1', [space, a.size, a.value, a.ttlMs, a.preferred, a.maxProbes, a.horizonMs], decodeAcquire);
   }
 
   /** lease-renew-1.lua: compare and extend; lastMs: what the holder may issue until the new expiry. */
-  async leaseRenew(space: string, workerId: number, value: string, ttlMs: number, lastMs: number): Promise<RenewResult> {
-    return decodeRenew(await this.send('lease-renew-1', space, workerId, value, ttlMs, lastMs));
+  leaseRenew(space: string, workerId: number, value: string, ttlMs: number, lastMs: number): Promise<RenewResult> {
+    return this.call('lease-renew-1', [space, workerId, value, ttlMs, lastMs], decodeRenew);
   }
 
   /** lease-release-1.lua: gives the id back if still ours; lastMs: the last ms actually issued. */
-  async leaseRelease(space: string, workerId: number, value: string, lastMs: number): Promise<ReleaseResult> {
-    return decodeRelease(await this.send('lease-release-1', space, workerId, value, lastMs));
+  leaseRelease(space: string, workerId: number, value: string, lastMs: number): Promise<ReleaseResult> {
+    return this.call('lease-release-1', [space, workerId, value, lastMs], decodeRelease);
   }
 
   /** idem-record-2.lua: keeps an idempotency key's answer unless the key has one (then that one). */
-  async idemRecord(record: string, index: string, a: RecordArgs): Promise<RecordResult> {
-    return decodeRecord(await this.send('idem-record-2', record, index, a.key, a.fingerprint, a.answer, a.retentionMs, a.maxKeys));
+  idemRecord(record: string, index: string, a: RecordArgs): Promise<RecordResult> {
+    return this.call('idem-record-2', [record, index, a.key, a.fingerprint, a.answer, a.retentionMs, a.maxKeys], decodeRecord);
   }
 
   /** idem-held-1.lua: the live idempotency keys of an index. */
-  async idemHeld(index: string): Promise<number> {
-    return decodeHeld(await this.send('idem-held-1', index));
+  idemHeld(index: string): Promise<number> {
+    return this.call('idem-held-1', [index], decodeHeld);
   }
 }
