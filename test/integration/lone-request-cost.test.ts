@@ -13,6 +13,9 @@
 // (coalescer.test.ts).
 import assert from 'node:assert/strict';
 import { createHook } from 'node:async_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { RefillProducer } from '../../src/producer/refill-producer.js';
@@ -41,6 +44,12 @@ async function counted(fn: () => Promise<void>): Promise<Map<string, number>> {
     hook.disable();
   }
   return seen;
+}
+
+/** A full collection on demand (the flag exposes gc() to contexts made from now on). */
+function collector(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
 }
 
 describe('one order-global request alone', () => {
@@ -110,5 +119,30 @@ describe('one order-global request alone', () => {
     // or the fallback as a step of its own (ioredis's scripts have one), takes it past the bound.
     const perRequest = (seen.get('PROMISE') ?? 0) / REQUESTS;
     assert.ok(perRequest <= 6.5, `${perRequest} promises per request`);
+  });
+
+  it('keeps no answered command until its deadline', async () => {
+    // Each request's command (its arguments, its reply) should be garbage once answered: kept
+    // until the deadline sweep (1000 ms here), thousands of them a second outlive the young
+    // generation's collections and are copied into the old one, a cost every request pays.
+    const gc = collector();
+    const host = redis as unknown as { sendCommand(c: object, s?: unknown): unknown };
+    const inner = host.sendCommand;
+    const sent: WeakRef<object>[] = [];
+    host.sendCommand = (c, s) => {
+      sent.push(new WeakRef(c));
+      return inner.call(redis, c, s);
+    };
+    try {
+      for (let i = 0; i < REQUESTS; i++) await coalescer.take(1);
+    } finally {
+      host.sendCommand = inner;
+    }
+    assert.equal(sent.length, REQUESTS, 'one command per request');
+    await nextTurn(); // a WeakRef's target stays alive until the turn that made it ends
+    gc();
+    const kept = sent.filter((r) => r.deref() !== undefined).length;
+    // The last one may wait in the queue for the next command to be sent.
+    assert.ok(kept <= 1, `${kept} of ${REQUESTS} answered commands still held`);
   });
 });

@@ -10,7 +10,11 @@
 // does) so that later commands are not queued behind a silent peer. Replies come back in the
 // order the commands were sent, so the head is the only command that can be the oldest one
 // waiting; the timer is re-armed for the next head only then, so while commands are answered
-// within their bound it fires about once per bound, whatever the rate.
+// within their bound it fires about once per bound, whatever the rate. Each send also drops
+// the answered commands at the head, so the queue holds about the commands in flight: a
+// command (its arguments and reply) is not kept until the next sweep, which at thousands of
+// commands a second would carry each one past the young generation's collections into the
+// old one.
 //
 // The timer is a late timeout (late-timeout.ts): after a pause of this process, replies that
 // arrived meanwhile are read before any command is judged, as pause-tolerant.ts does for
@@ -77,22 +81,35 @@ export function installCommandDeadlines(redis: Redis, ms: number): void {
       }
       p.command.reject(new Error('Command timed out'));
     }
+    compact();
+    if (head < queue.length) arm(queue[head].due);
+  }
+
+  /**
+   * Lets go of the entries before `head`: all of them once none is left to judge, else once
+   * they outnumber those left (a queue never empty at high rates keeps few answered ones).
+   */
+  function compact(): void {
     if (head === queue.length) {
-      queue = [];
+      queue.length = 0;
       head = 0;
-      return;
-    }
-    if (head > 1024 && head * 2 > queue.length) {
+    } else if (head > 32 && head * 2 > queue.length) {
       queue = queue.slice(head);
       head = 0;
     }
-    arm(queue[head].due);
+  }
+
+  /** Drops the answered commands at the head (replies come in the order commands were sent). */
+  function dropAnswered(): void {
+    while (head < queue.length && queue[head].command.isSettled) head++;
+    compact();
   }
 
   host.sendCommand = (command: Command, stream?: unknown) => {
     const out = send(command, stream);
     const c = command as Pending['command'];
     if (!c.isSettled) {
+      dropAnswered();
       const s = host.stream;
       queue.push({ command: c, due: performance.now() + ms, stream: s, bytesRead: s?.bytesRead ?? 0 });
       if (timer === undefined) arm(queue[head].due);
