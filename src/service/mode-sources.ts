@@ -58,12 +58,11 @@ function viaCoalescer(d: ModeDeps, tag: StoredTag, s: TagSources, coalescer: Coa
   );
 }
 
-/** One ID from an `order: node` block at hand, or undefined. */
-function fromBlock(d: ModeDeps, tag: StoredTag, s: TagSources, src: SegmentSource, render: (v: number) => string): string | undefined {
+/** The counter value of one ID from an `order: node` block at hand (counted), or undefined. */
+function fromBlock(d: ModeDeps, tag: StoredTag, s: TagSources, src: SegmentSource): number | undefined {
   const v = src.buffer?.takeOneNow();
-  if (v === undefined) return undefined;
-  d.count(tag, 1, s);
-  return render(v);
+  if (v !== undefined) d.count(tag, 1, s);
+  return v;
 }
 
 /** A plain segment tag's one source (shard 0), unless the options need the full way (a key, or a rule's input it refuses). */
@@ -89,7 +88,8 @@ function segmentNode(d: ModeDeps): ModeSource {
   return {
     one(tag, s, opts) {
       const src = plainSource(tag, s, opts);
-      return src && fromBlock(d, tag, s, src, (v) => seqString(tag, v));
+      const v = src && fromBlock(d, tag, s, src);
+      return v === undefined ? undefined : seqString(tag, v);
     },
     ids: segmentIds(d),
   };
@@ -105,8 +105,9 @@ function rule(d: ModeDeps): ModeSource {
       const src = s.segments.get(sourceKey(0, scopeOf(tag, app, now)));
       if (src === undefined) return undefined;
       src.lastUsed = Date.now();
-      const render = (v: number) => d.templates.renderOne(tag, v, app, salt, now);
-      return tag.order === 'node' ? fromBlock(d, tag, s, src, render) : viaCoalescer(d, tag, s, src.coalescer, opts, render);
+      if (tag.order !== 'node') return viaCoalescer(d, tag, s, src.coalescer, opts, (v) => d.templates.renderOne(tag, v, app, salt, now));
+      const v = fromBlock(d, tag, s, src);
+      return v === undefined ? undefined : d.templates.renderOne(tag, v, app, salt, now);
     },
     async ids(tag, count, opts) {
       const { app, salt } = ruleInput(tag, opts);
