@@ -88,7 +88,7 @@ async function main(): Promise<number> {
       });
       children.push(idmint);
       await createTags(idmint);
-      problems.push(...(await runOneClient(opts, { incr, take, idmint })));
+      problems.push(...(await runOneClient(opts, { incr, take, idmint }, redis)));
       for (const p of problems) console.error(`FAILED: ${p}`);
       return problems.length === 0 && !interrupt.interrupted ? 0 : 1;
     }

@@ -51,7 +51,7 @@ import { SeenIds } from '../tools/duplicates.js';
 import { REDIS_URL, cleanup, testEnv, testNames } from '../tools/env.js';
 import { createTag } from '../tools/node.js';
 import { pinProcess, procCpuSeconds } from '../tools/cpu.js';
-import { redisCounters, usecPerEvalsha, type RedisCounters } from '../tools/redis-stats.js';
+import { redisCounters, redisPerRequest } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { startRun } from './record.js';
 import { readOptions } from '../tools/args.js';
@@ -332,16 +332,6 @@ interface Measured {
   readonly serverUs: number;
   readonly redisUs: number;
   readonly scriptUs: number;
-}
-
-/**
- * Redis CPU and script time per request between two readings (µs). The script time only
- * where the case runs about one script per request (not the few of idmint's queue and lease
- * work, nor the takes of order node's blocks).
- */
-function redisPerRequest(a: RedisCounters, b: RedisCounters, requests: number): { redisUs: number; scriptUs: number } {
-  const calls = b.evalsha.calls - a.evalsha.calls;
-  return { redisUs: ((b.cpuSeconds - a.cpuSeconds) * 1e6) / requests, scriptUs: calls >= requests / 2 ? usecPerEvalsha(a, b) : NaN };
 }
 
 async function main(): Promise<void> {

@@ -69,6 +69,16 @@ const usecPerCall = (a: CommandStat, b: CommandStat): number => (b.usec - a.usec
 /** Redis usec per EVALSHA between two readings. */
 export const usecPerEvalsha = (a: RedisCounters, b: RedisCounters): number => usecPerCall(a.evalsha, b.evalsha);
 
+/**
+ * Redis CPU and script time per request between two readings (µs). The script time only
+ * where the case runs about one script per request (not the few of idmint's queue and lease
+ * work, nor the takes of order node's blocks).
+ */
+export function redisPerRequest(a: RedisCounters, b: RedisCounters, requests: number): { redisUs: number; scriptUs: number } {
+  const calls = b.evalsha.calls - a.evalsha.calls;
+  return { redisUs: ((b.cpuSeconds - a.cpuSeconds) * 1e6) / requests, scriptUs: calls >= requests / 2 ? usecPerEvalsha(a, b) : NaN };
+}
+
 /** Redis usec per EVAL between two readings. */
 export const usecPerEval = (a: RedisCounters, b: RedisCounters): number => usecPerCall(a.eval, b.eval);
 

@@ -11,6 +11,7 @@
 // ratios. Every answer is checked as in the main run (IDs increasing, rule IDs of their shape).
 import { loadavg } from 'node:os';
 import { procCpuSeconds } from '../../tools/cpu.js';
+import { redisCounters, redisPerRequest, type InfoSource } from '../../tools/redis-stats.js';
 import { fmt } from '../../tools/table.js';
 import { runLoad, type Check } from '../load.js';
 import type { Server } from '../server.js';
@@ -33,6 +34,10 @@ interface Measured {
   readonly p99: number;
   /** CPU of the serving process per request, µs. */
   readonly serverUs: number;
+  /** CPU of Redis per request (the whole server: INFO cpu), µs. */
+  readonly redisUs: number;
+  /** Redis usec per EVALSHA (INFO commandstats), µs; NaN where the case runs no script per request. */
+  readonly scriptUs: number;
 }
 
 export interface OneClientServers {
@@ -41,8 +46,11 @@ export interface OneClientServers {
   readonly idmint: Server;
 }
 
-/** Runs the rounds, prints the table and records the run (unless opts.write is off); answers the problems seen. */
-export async function runOneClient(opts: Options, servers: OneClientServers): Promise<string[]> {
+/**
+ * Runs the rounds, prints the table and records the run (unless opts.write is off); answers the
+ * problems seen. `redis` reads the Redis server's counters around each window.
+ */
+export async function runOneClient(opts: Options, servers: OneClientServers, redis: InfoSource): Promise<string[]> {
   const recorder = startRun('http-one');
   const load0 = loadavg();
   const problems: string[] = [];
@@ -62,20 +70,23 @@ export async function runOneClient(opts: Options, servers: OneClientServers): Pr
     for (const c of cases) {
       const label = `one client: ${c.name}${opts.rounds > 1 ? ` (round ${round})` : ''}`;
       if (opts.warmup > 0) await runLoad(c.server.url + c.path, 1, opts.warmup, c.check());
+      const redis0 = await redisCounters(redis);
       const cpu0 = procCpuSeconds(c.server.pid);
       const r = await runLoad(c.server.url + c.path, 1, opts.duration, c.check());
       const cpu1 = procCpuSeconds(c.server.pid);
+      const { redisUs, scriptUs } = redisPerRequest(redis0, await redisCounters(redis), r.ok);
       if (r.non2xx + r.errors + r.timeouts + r.violations > 0) {
         problems.push(`${label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ${r.violations} broken checks ${r.examples.join(' | ')}`);
       }
       console.log(`${label}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 3)} ms`);
-      measured.get(c.name)!.push({ rps: r.rps, p50: r.p50, p99: r.p99, serverUs: r.ok > 0 ? ((cpu1 - cpu0) * 1e6) / r.ok : NaN });
+      const serverUs = r.ok > 0 ? ((cpu1 - cpu0) * 1e6) / r.ok : NaN;
+      measured.get(c.name)!.push({ rps: r.rps, p50: r.p50, p99: r.p99, serverUs, redisUs, scriptUs });
     }
   }
   const incr = measured.get(INCR_ROUTE)!;
   const take = measured.get(TAKE_ROUTE)!;
   const rows: string[][] = [
-    ['case', 'req/s', 'latency µs', 'p50 ms', 'p99 ms', 'latency ÷ INCR route', 'latency ÷ take route', 'p50 ÷ take route', 'server CPU µs/req'],
+    ['case', 'req/s', 'latency µs', 'p50 ms', 'p99 ms', 'latency ÷ INCR route', 'latency ÷ take route', 'p50 ÷ take route', 'server CPU µs/req', 'Redis CPU µs/req', 'Redis µs/EVALSHA'],
     ...[...measured].map(([name, ms]) => [
       name,
       fmt(median(ms.map((m) => m.rps))),
@@ -86,6 +97,8 @@ export async function runOneClient(opts: Options, servers: OneClientServers): Pr
       fmt(median(ms.map((m, i) => take[i].rps / m.rps)), 3),
       fmt(median(ms.map((m, i) => m.p50 / take[i].p50)), 3),
       fmt(median(ms.map((m) => m.serverUs)), 1),
+      fmt(median(ms.map((m) => m.redisUs)), 1),
+      fmt(median(ms.map((m) => m.scriptUs)), 1),
     ]),
   ];
   const ratio = (name: string, of: Measured[]) => median(measured.get(name)!.map((m, i) => of[i].rps / m.rps));
@@ -98,7 +111,11 @@ export async function runOneClient(opts: Options, servers: OneClientServers): Pr
         `${fmt(vsTake, 3)} × the take route (goal ≤ ${MAX_VS_TAKE}: ${vsTake <= MAX_VS_TAKE ? 'PASS' : 'MISS'})`,
     );
   }
-  notes.push(`the take route's own latency: ${fmt(ratio(TAKE_ROUTE, incr), 3)} × the INCR route (what the take script costs over INCR)`);
+  const redisOf = (of: Measured[]) => median(of.map((m) => m.redisUs));
+  notes.push(
+    `the take route's own latency: ${fmt(ratio(TAKE_ROUTE, incr), 3)} × the INCR route (what the take script costs over INCR); ` +
+      `Redis CPU per request ${fmt(redisOf(take), 1)} µs against ${fmt(redisOf(incr), 1)} µs for the INCR route`,
+  );
   const load1 = loadavg();
   notes.push(`load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${load1.map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`\none sequential client (${opts.rounds} round(s), ${opts.duration} s per case, medians):`);
