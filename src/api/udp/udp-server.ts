@@ -124,7 +124,10 @@ export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logg
   const onSent = (err: Error | null) => {
     if (err) log.debug({ err: err.message }, 'UDP reply not sent');
   };
-  const send = (reply: UdpReply, rinfo: RemoteInfo) => socket.send(replyDatagram(reply), rinfo.port, rinfo.address, onSent);
+  // A reply that cannot be sent is logged at debug level only, so the callback goes along only
+  // then: with one, every send that succeeds at once still costs a process.nextTick to call it.
+  const send = (reply: UdpReply, rinfo: RemoteInfo) =>
+    socket.send(replyDatagram(reply), rinfo.port, rinfo.address, log.isLevelEnabled('debug') ? onSent : undefined);
   const refused: Refused = (err) => noteFailure('udp', err, log, errors);
   // Every datagram gets one reply, an unexpected fault included.
   const failed = (err: Error, rinfo: RemoteInfo) => {
