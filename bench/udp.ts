@@ -35,7 +35,7 @@
 //        --pin (taskset: the servers on CPU 1, the clients on CPU 0)
 //        --cpu-prof DIR (idmint writes its .cpuprofile there, each baseline server in DIR/<role>)
 //        --no-write
-// Results: bench/results/udp-latest.md
+// Results: bench/results/udp-latest.md (udp-one-latest.md with --clients 1)
 import { fork, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { writeFileSync, mkdirSync } from 'node:fs';
@@ -337,7 +337,8 @@ interface Measured {
 async function main(): Promise<void> {
   parseArgs(args);
   // One client: nothing is ever in flight beside a request; recorded apart from the 4-client runs.
-  const recorder = startRun(opts.clients === 1 ? 'udp-one' : 'udp');
+  const kind = opts.clients === 1 ? 'udp-one' : 'udp';
+  const recorder = startRun(kind);
   if (opts.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
     pinProcess(process.pid, 0);
@@ -546,7 +547,7 @@ async function main(): Promise<void> {
   console.log(`\n${lines.join('\n')}\n\n${verdicts.join('\n')}`);
   if (opts.write) {
     mkdirSync(RESULTS, { recursive: true });
-    writeFileSync(`${RESULTS}udp-latest.md`, md);
+    writeFileSync(`${RESULTS}${kind}-latest.md`, md);
     recorder.finish({ rows: table, ratio: { column: 'TPS ÷ echo', baseline: 'echo (baseline)' }, notes: verdicts.map((v) => v.slice(2)) });
   }
   if (!ok) process.exitCode = 1;
