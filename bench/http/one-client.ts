@@ -86,7 +86,19 @@ export async function runOneClient(opts: Options, servers: OneClientServers, red
   const incr = measured.get(INCR_ROUTE)!;
   const take = measured.get(TAKE_ROUTE)!;
   const rows: string[][] = [
-    ['case', 'req/s', 'latency µs', 'p50 ms', 'p99 ms', 'latency ÷ INCR route', 'latency ÷ take route', 'p50 ÷ take route', 'server CPU µs/req', 'Redis CPU µs/req', 'Redis µs/EVALSHA'],
+    [
+      'case',
+      'req/s',
+      'latency µs',
+      'p50 ms',
+      'p99 ms',
+      'latency ÷ INCR route',
+      'latency ÷ take route',
+      'p50 ÷ take route',
+      'server CPU µs/req',
+      'Redis CPU µs/req',
+      'Redis µs/EVALSHA',
+    ],
     ...[...measured].map(([name, ms]) => [
       name,
       fmt(median(ms.map((m) => m.rps))),
