@@ -26,25 +26,52 @@ export interface WallSpan {
   readonly hi: number;
 }
 
+const QUARTER_MS = 15 * 60_000;
+/** Every zone's offset is a whole number of quarter hours (Kathmandu +5:45, Chatham +12:45). */
+const STANDARD_OFFSETS: readonly number[] = Array.from(
+  { length: (OFFSETS_MS.max - OFFSETS_MS.min) / QUARTER_MS + 1 },
+  (_, i) => OFFSETS_MS.min + i * QUARTER_MS,
+);
+/** What daylight saving has added to a standard offset: none, 30 min, 1 h, 2 h, or -1 h. */
+const DST_SHIFTS: readonly number[] = [DST_MS.min, 0, HOUR_MS / 2, HOUR_MS, DST_MS.max];
+
+/** Spans sorted and joined where they touch or overlap. */
+function merge(spans: WallSpan[]): WallSpan[] {
+  const out: WallSpan[] = [];
+  for (const s of [...spans].sort((a, b) => a.lo - b.lo)) {
+    const last = out[out.length - 1];
+    if (last && s.lo <= last.hi) out[out.length - 1] = { lo: last.lo, hi: Math.max(last.hi, s.hi) };
+    else out.push(s);
+  }
+  return out;
+}
+
 /**
  * The wall-clock times id_server could have rendered with the counters of the period a save
  * at `savedMs` belongs to, under any standard offset and daylight saving, up to the import at
  * `importMs` (id_server is stopped before it). `resetSeconds` is the rule's as id_server ran
  * it; 0 has no period boundary to find (id_server starts each request's counter anew), so every
  * time up to the import counts. A save later than the import (a clock that ran ahead) counts
- * from the import's own times on as well: a node whose clock went back kept numbering that
- * later period (generate_time keeps the latest update_time) with the dates of the clock, and
- * until then it rendered the dates of its clock running ahead.
+ * for the import's own period as well: a node whose clock went back kept numbering that later
+ * period (generate_time keeps the latest update_time) with the dates of the clock, and until
+ * then it rendered the dates of its clock running ahead.
  */
-export function savedSpan(savedMs: number, resetSeconds: number, importMs: number): WallSpan {
-  // A node whose clock ran ahead rendered the dates of its own clock, up to its last save.
-  const hi = Math.max(importMs, savedMs) + OFFSETS_MS.max + DST_MS.max;
-  if (resetSeconds === 0) return { lo: Number.NEGATIVE_INFINITY, hi };
+export function savedSpans(savedMs: number, resetSeconds: number, importMs: number): WallSpan[] {
+  // Rendering happens at instants up to the import, or up to the save of a clock ahead.
+  const last = Math.max(importMs, savedMs);
+  if (resetSeconds === 0) return [{ lo: Number.NEGATIVE_INFINITY, hi: last + OFFSETS_MS.max + DST_MS.max }];
   const r = resetSeconds * 1000;
-  let lo = Math.floor((savedMs + OFFSETS_MS.min) / r) * r + DST_MS.min;
-  if (savedMs > importMs) lo = Math.min(lo, Math.floor((importMs + OFFSETS_MS.min) / r) * r + DST_MS.min);
-  const end = (Math.floor((savedMs + OFFSETS_MS.max) / r) + 1) * r + DST_MS.max;
-  return { lo, hi: Math.min(end, hi) };
+  const spans: WallSpan[] = [];
+  for (const at of savedMs > importMs ? [savedMs, importMs] : [savedMs]) {
+    for (const o of STANDARD_OFFSETS) {
+      const q = Math.floor((at + o) / r);
+      for (const d of DST_SHIFTS) {
+        const hi = Math.min((q + 1) * r + d, last + o + d + 1);
+        if (hi > q * r + d) spans.push({ lo: q * r + d, hi });
+      }
+    }
+  }
+  return merge(spans);
 }
 
 /** Time tokens from the coarsest to the finest, as rule-template names them. */
@@ -97,25 +124,26 @@ export function widenToBuckets(span: WallSpan, finest: string | null): WallSpan 
 
 /**
  * idmint's periods (of a rule in `zone` resetting every `resetSeconds`) that the import at
- * `importMs` can still reach and whose wall-clock times meet `span`, ascending; none when the
- * span lies wholly before the wall-clock times idmint can still render. A template
- * without a time token renders alike at all times: every reachable period up to the span's
- * end. resetSeconds 0: the one period 0.
+ * `importMs` can still reach and whose wall-clock times meet one of `spans` (widened to whole
+ * buckets of the template's `finest` time token), ascending; none for a span that lies wholly
+ * before the wall-clock times idmint can still render. resetSeconds 0: the one period 0.
  */
-export function periodsMeeting(span: WallSpan, zone: string, resetSeconds: number, importMs: number): number[] {
+export function periodsMeeting(spans: readonly WallSpan[], finest: string | null, zone: string, resetSeconds: number, importMs: number): number[] {
   // Wall-clock times idmint can still render lie after the import's, less a fall-back.
-  if (span.hi <= localWallMs(importMs, zone) - DST_MS.max) return [];
+  const wallNow = localWallMs(importMs, zone) - DST_MS.max;
+  const live = merge(spans.map((s) => widenToBuckets(s, finest))).filter((s) => s.hi > wallNow);
+  if (live.length === 0) return [];
   if (resetSeconds === 0) return [0];
   const r = resetSeconds * 1000;
-  const now = periodOf(importMs, zone, resetSeconds);
   // A fall-back can bring back the period before the current one: reachable until its end.
-  let first = now;
+  let first = periodOf(importMs, zone, resetSeconds);
   while (periodEnd(first - 1, zone, resetSeconds) > importMs) first--;
-  const from = Math.max(first, Number.isFinite(span.lo) ? Math.floor(span.lo / r) : first);
-  const to = Math.ceil(span.hi / r) - 1;
-  const out: number[] = [];
-  for (let p = from; p <= to; p++) out.push(p);
-  return out;
+  const out = new Set<number>();
+  for (const s of live) {
+    const to = Math.ceil(s.hi / r) - 1;
+    for (let p = Math.max(first, Number.isFinite(s.lo) ? Math.floor(s.lo / r) : first); p <= to; p++) out.add(p);
+  }
+  return [...out].sort((a, b) => a - b);
 }
 
 /** A zone's standard offset in the year of `ms`: the smaller of January's and July's. */
@@ -128,14 +156,14 @@ export function standardOffsetMs(ms: number, zone: string): number {
  * id_server's daylight saving quirk, for a zone taken as the right one: the period it gave a
  * save (by standard time) and the wall-clock span at the start of that period during which it
  * still rendered the previous period's counters with this period's dates (local time ran ahead
- * of standard time). Undefined when daylight saving was not in effect at that start.
+ * of standard time). None when daylight saving was not in effect at that start.
  */
-export function lateResetSpan(savedMs: number, zone: string, resetSeconds: number): WallSpan | undefined {
-  if (resetSeconds === 0) return undefined;
+export function lateResetSpan(savedMs: number, zone: string, resetSeconds: number): WallSpan[] {
+  if (resetSeconds === 0) return [];
   const r = resetSeconds * 1000;
   const std = standardOffsetMs(savedMs, zone);
   const start = Math.floor((savedMs + std) / r) * r;
   const at = start - std;
   const ahead = localWallMs(at, zone) - (at + std);
-  return ahead > 0 ? { lo: start, hi: start + ahead } : undefined;
+  return ahead > 0 ? [{ lo: start, hi: start + ahead }] : [];
 }

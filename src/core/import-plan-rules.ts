@@ -7,7 +7,7 @@
 // import-plan.ts.
 import { EVERY_APP, FOLD_SHARD, foldName } from './app-fold.js';
 import { periodOf } from './period.js';
-import { lateResetSpan, periodsMeeting, savedSpan, widenToBuckets } from './idserver-periods.js';
+import { lateResetSpan, periodsMeeting, savedSpans, type WallSpan } from './idserver-periods.js';
 import { rowMatch, rowName, describePeriod } from './idserver-rows.js';
 import { compileRule, firstCounter, periodCapacity } from './rule-spec.js';
 import { isValidAppName } from './rule-template.js';
@@ -118,7 +118,7 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       if (!b) bounds.set(p, (b = { exact: new Map(), folded: new Map(), every: -Infinity }));
       return b;
     };
-    const periodsFor = (span: ReturnType<typeof savedSpan>) => periodsMeeting(widenToBuckets(span, finest), zone, rule.resetSeconds, nowMs);
+    const periodsFor = (spans: WallSpan[]) => periodsMeeting(spans, finest, zone, rule.resetSeconds, nowMs);
     // The highest counter saved per app in a period idmint still serves, for the report.
     const highest = new Map<string, number>();
     const covered = new Map<string, Set<number>>();
@@ -149,7 +149,7 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
         );
         continue;
       }
-      const periods = periodsFor(savedSpan(row.updateTime * 1000, driver?.rule.resetSeconds ?? r.resetSeconds, nowMs));
+      const periods = periodsFor(savedSpans(row.updateTime * 1000, driver?.rule.resetSeconds ?? r.resetSeconds, nowMs));
       if (periods.length === 0) {
         earlier++;
         continue;
@@ -187,9 +187,8 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
         );
       // id_server's quirk: the previous period's counter, which this row replaced in the
       // table, still numbered IDs under this period's dates for the hours daylight saving ran ahead.
-      const late = o.timeZone === undefined ? undefined : lateResetSpan(row.updateTime * 1000, zone, driver?.rule.resetSeconds ?? r.resetSeconds);
-      if (late) {
-        const hit = periodsFor(late);
+      if (o.timeZone !== undefined) {
+        const hit = periodsFor(lateResetSpan(row.updateTime * 1000, zone, driver?.rule.resetSeconds ?? r.resetSeconds));
         for (const p of hit) {
           raiseTo(boundsOf(p).folded, m.folded, rule.maxCounter);
           set.add(p);
