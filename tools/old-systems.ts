@@ -51,6 +51,23 @@ export const ID_SERVER_DDL = `create table if not exists counter
     primary key(node_offset,rule_name,app_name)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8 COMMENT='counter table'`;
 
+/** The rule file of id_server's README: `{year%10}{MM}{dd}{counter:4}`, counters 0 to 9999, daily. */
+export const ID_SERVER_README_RULE = `function min_counter()
+    return 0
+end
+function max_counter()
+    return 9999
+end
+function reset_seconds()
+    return 86400
+end
+function create_id(counter,now,salt)
+    local seq = counter:generate_counter()
+    local new_id = string.format("%01d%02d%02d%04d",now:year()%10 ,now:month(),now:day(),seq)
+    return new_id
+end
+`;
+
 /** A scratch database holding an old system's tables; dropped by the caller. */
 export async function oldDb(name: string, ddl: string[]): Promise<{ url: string; c: mysql.Connection }> {
   const url = mysqlUrlFor(name);

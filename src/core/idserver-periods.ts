@@ -126,24 +126,39 @@ export function widenToBuckets(span: WallSpan, finest: string | null): WallSpan 
  * idmint's periods (of a rule in `zone` resetting every `resetSeconds`) that the import at
  * `importMs` can still reach and whose wall-clock times meet one of `spans` (widened to whole
  * buckets of the template's `finest` time token), ascending; none for a span that lies wholly
- * before the wall-clock times idmint can still render. resetSeconds 0: the one period 0.
+ * before the wall-clock times idmint can still render. resetSeconds 0: the one period 0, which
+ * a template without a time token shares with every save.
  */
 export function periodsMeeting(spans: readonly WallSpan[], finest: string | null, zone: string, resetSeconds: number, importMs: number): number[] {
-  // Wall-clock times idmint can still render lie after the import's, less a fall-back.
-  const wallNow = localWallMs(importMs, zone) - DST_MS.max;
-  const live = merge(spans.map((s) => widenToBuckets(s, finest))).filter((s) => s.hi > wallNow);
-  if (live.length === 0) return [];
+  if (spans.length === 0) return [];
   if (resetSeconds === 0) return [0];
   const r = resetSeconds * 1000;
   // A fall-back can bring back the period before the current one: reachable until its end.
   let first = periodOf(importMs, zone, resetSeconds);
   while (periodEnd(first - 1, zone, resetSeconds) > importMs) first--;
+  // A template without a time token writes the same IDs at every time: a save's counters
+  // repeat in every period (such a template is forced); at least the ones up to the span's end.
+  if (finest === null) {
+    const to = Math.max(first, Math.ceil(Math.max(...spans.map((s) => s.hi)) / r) - 1);
+    return Array.from({ length: to - first + 1 }, (_, i) => first + i);
+  }
+  // Wall-clock times idmint can still render lie after the import's, less a fall-back.
+  const wallNow = localWallMs(importMs, zone) - DST_MS.max;
+  const live = merge(spans.map((s) => widenToBuckets(s, finest))).filter((s) => s.hi > wallNow);
+  if (live.length === 0) return [];
   const out = new Set<number>();
   for (const s of live) {
     const to = Math.ceil(s.hi / r) - 1;
     for (let p = Math.max(first, Number.isFinite(s.lo) ? Math.floor(s.lo / r) : first); p <= to; p++) out.add(p);
   }
   return [...out].sort((a, b) => a - b);
+}
+
+/** Seconds one bucket of a time token spans (its shortest: a 28-day month, a 365-day year); Infinity without one. */
+export function bucketSeconds(finest: string | null): number {
+  const s: Record<string, number> = { '{SSS}': 0.001, '{ss}': 1, '{mm}': 60, '{HH}': 3600, '{dd}': 86_400, '{MM}': 28 * 86_400 };
+  if (finest === null) return Number.POSITIVE_INFINITY;
+  return s[finest] ?? 365 * 86_400;
 }
 
 /** A zone's standard offset in the year of `ms`: the smaller of January's and July's. */

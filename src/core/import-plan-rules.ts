@@ -7,7 +7,7 @@
 // import-plan.ts.
 import { EVERY_APP, FOLD_SHARD, foldName } from './app-fold.js';
 import { periodOf } from './period.js';
-import { lateResetSpan, periodsMeeting, savedSpans, type WallSpan } from './idserver-periods.js';
+import { bucketSeconds, lateResetSpan, periodsMeeting, savedSpans, type WallSpan } from './idserver-periods.js';
 import { rowMatch, rowName, describePeriod } from './idserver-rows.js';
 import { compileRule, firstCounter, periodCapacity } from './rule-spec.js';
 import { isValidAppName } from './rule-template.js';
@@ -143,9 +143,11 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       const driver = byFold.get(foldName(row.ruleName));
       const bound = row.counter + o.stride * (driver?.batchSave ?? widest) + margin;
       const isLog = row.source !== undefined;
+      // A line that would close the app's period is the only trace of a save near max_counter,
+      // or a forged one: neither dropped nor applied unchecked, it refuses the import.
       if (isLog && bound >= rule.maxCounter && !opts.trustLog) {
-        tagNotes.push(
-          `${row.source}: a save of app "${m.folded}" at counter ${row.counter} would close its period (max_counter ${rule.maxCounter}): not applied, since a log line may be forged (a datagram lands in id_server's debug log verbatim); give --trust-log to apply it`,
+        problems.push(
+          `${row.source}: a save of app "${m.folded}" at counter ${row.counter} reaches max_counter ${rule.maxCounter} with the save lag, which closes the app's period. A log line may be forged (a datagram can land in id_server's debug log), so check it: if id_server wrote it, import again with --trust-log (trust_log); if not, leave that line out of the log given`,
         );
         continue;
       }
@@ -153,6 +155,17 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       if (periods.length === 0) {
         earlier++;
         continue;
+      }
+      // A counter shared with a rule that starts it again more often than this rule's IDs tell
+      // times apart numbered IDs of this rule in earlier periods of that rule, which the table
+      // no longer holds (the row keeps the last save) and which this rule's IDs repeat.
+      const driverReset = driver?.rule.resetSeconds ?? r.resetSeconds;
+      if (m.how === 'key' && driverReset > 0 && bucketSeconds(finest) > driverReset) {
+        for (const p of periods) raiseTo(boundsOf(p).folded, m.folded, rule.maxCounter);
+        closed.set(
+          m.folded,
+          `it shares id_server's counter with rule "${row.ruleName}", which starts it again every ${driverReset} s, while this rule's IDs tell ${finest === null ? 'no times' : `only ${finest}`} apart: what that counter numbered in earlier periods, no longer in the table, this rule's IDs repeat`,
+        );
       }
       if (row.updateTime * 1000 > nowMs)
         tagNotes.push(

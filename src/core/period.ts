@@ -49,6 +49,8 @@ interface SecondParts {
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
+/** Zone names validated before, by their canonical spelling (each check builds a formatter). */
+const canonicalZones = new Map<string, string>();
 const lastSecond = new Map<string, SecondParts>();
 
 function isUtc(zone: string): boolean {
@@ -164,12 +166,17 @@ export function isTimeZone(name: unknown): name is string {
  * to store with a rule. Throws SpecProblems for anything else.
  */
 export function validateTimeZone(name: unknown): string {
+  const known = typeof name === 'string' ? canonicalZones.get(name) : undefined;
+  if (known !== undefined) return known;
   if (!isTimeZone(name)) {
     const shown = typeof name === 'string' ? `"${name.slice(0, 64)}"` : typeof name;
     throw new SpecProblems([`time_zone ${shown} is not a known IANA time zone (e.g. "UTC", "Asia/Shanghai")`]);
   }
-  const canonical = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
-  return canonical === 'Etc/UTC' || canonical === 'Etc/GMT' ? 'UTC' : canonical;
+  const resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  const canonical = resolved === 'Etc/UTC' || resolved === 'Etc/GMT' ? 'UTC' : resolved;
+  if (canonicalZones.size >= MAX_CACHED_ZONES) canonicalZones.clear();
+  canonicalZones.set(name, canonical);
+  return canonical;
 }
 
 /** The local date and time of `ms` in `zone` (a validated zone). One Intl call per zone per second. */

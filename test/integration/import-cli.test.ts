@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { once } from 'node:events';
 import mysql from 'mysql2/promise';
 import { cleanup, testEnv, testNames } from '../../tools/env.js';
-import { dropDb, ID_SERVER_DDL, LEAF_DDL, oldDb } from '../../tools/old-systems.js';
+import { dropDb, ID_SERVER_DDL, ID_SERVER_README_RULE, LEAF_DDL, oldDb } from '../../tools/old-systems.js';
 import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { runToEnd, runTsx, startTsx } from '../../tools/child.js';
 
@@ -36,23 +36,7 @@ describe('import command line', () => {
     leaf = await oldDb(leafDb, [LEAF_DDL]);
     ids = await oldDb(idsDb, [ID_SERVER_DDL]);
     dir = await mkdtemp(join(tmpdir(), 'idmint-import-cli-'));
-    await writeFile(
-      join(dir, 'o2o.lua'),
-      `function min_counter()
-    return 0
-end
-function max_counter()
-    return 9999
-end
-function reset_seconds()
-    return 86400
-end
-function create_id(counter,now,salt)
-    local seq = counter:generate_counter()
-    return string.format("%01d%02d%02d%04d",now:year()%10 ,now:month(),now:day(),seq)
-end
-`,
-    );
+    await writeFile(join(dir, 'o2o.lua'), ID_SERVER_README_RULE);
     await writeFile(join(dir, 'config.json'), JSON.stringify({ id_step: 1, id_offset: 0, rules: [{ name: 'o2o', lua_file: 'o2o.lua', batch_save: 10 }] }));
   });
   after(async () => {
@@ -156,7 +140,7 @@ end
     assert.match(missing.stderr, /cannot read [^\n]*nope\.log: ENOENT.*cannot read [^\n]*: EISDIR/);
   });
 
-  it('--trust-log applies a floor a log line raises to max_counter, which is not applied without it', async () => {
+  it('--trust-log applies a floor a log line raises to max_counter; without it the line refuses the import, named', async () => {
     const log = join(dir, 'forged.log');
     const now = Math.floor(Date.now() / 1000);
     await writeFile(
@@ -166,11 +150,11 @@ end
     const highest = (r: { stdout: string }) =>
       Math.max(0, ...(JSON.parse(r.stdout) as Report).tags[0].floors.filter((f) => f.scope.startsWith('mall/')).map((f) => Number(f.counter)));
     const plain = await idServer('--time-zone', 'UTC', '--idserver-log', log);
-    assert.equal(plain.status, 0, plain.stderr);
+    assert.equal(plain.status, 2, plain.stdout);
+    assert.match(plain.stderr, /forged\.log:1: a save of app "mall" at counter 9990 reaches max_counter 9999 .*--trust-log/);
     const trusted = await idServer('--time-zone', 'UTC', '--idserver-log', log, '--trust-log');
     assert.equal(trusted.status, 0, trusted.stderr);
     assert.ok(highest(trusted) >= 9990, trusted.stdout);
-    assert.ok(highest(plain) < 9990, plain.stdout);
   });
 
   it('the admin route takes trust_log and requires time_zone for a dated rule', async () => {
@@ -192,6 +176,9 @@ end
     const none = await post({});
     assert.equal(none.status, 400);
     assert.match(none.body.error!.message, /rule "o2o" .*time_zone/);
+    const untrusted = await post({ time_zone: 'UTC' });
+    assert.equal(untrusted.status, 400);
+    assert.match(untrusted.body.error!.message, /idserver_log:1: a save of app "mall" at counter 9990 reaches max_counter 9999 .*trust_log/);
     const trusted = await post({ time_zone: 'UTC', trust_log: true });
     assert.equal(trusted.status, 200, JSON.stringify(trusted.body));
     assert.equal(trusted.body.tags[0].time_zone, 'UTC');

@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import mysql from 'mysql2/promise';
 import { periodOf, periodStart } from '../../src/core/period.js';
 import { cleanup, mysqlUrlFor, testEnv, testNames } from '../../tools/env.js';
-import { dropDb, ID_SERVER_DDL, LEAF_DDL, oldDb, TINYID_DDL } from '../../tools/old-systems.js';
+import { dropDb, ID_SERVER_DDL, ID_SERVER_README_RULE, LEAF_DDL, oldDb, TINYID_DDL } from '../../tools/old-systems.js';
 import { adminHeaders, createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
 import { freePort, runTsx } from '../../tools/child.js';
 import { UdpClient } from '../../tools/udp-client.js';
@@ -284,22 +284,7 @@ describe('import from id_server', () => {
   let node: Awaited<ReturnType<typeof startLocalNode>>;
   let ids: { url: string; c: mysql.Connection };
   let dir: string;
-  const README_RULE = `function min_counter()
-    return 0
-end
-function max_counter()
-    return 9999
-end
-function reset_seconds()
-    return 86400
-end
-function create_id(counter,now,salt)
-    local seq = counter:generate_counter()
-    local new_id = string.format("%01d%02d%02d%04d",now:year()%10 ,now:month(),now:day(),seq)
-    return new_id
-end
-`;
-  const TASK_RULE = README_RULE.replace('return 9999', 'return 999999')
+  const TASK_RULE = ID_SERVER_README_RULE.replace('return 9999', 'return 999999')
     .replace('string.format("%01d%02d%02d%04d",now:year()%10 ,', 'string.format("O%s%02d%02d%02d%06d",salt,now:year()%100 ,')
     .replace('%04d",', '%06d",');
 
@@ -308,7 +293,7 @@ end
     node = Object.assign(await startLocalNode(names, { UDP_PORT: String(udpPort) }), { udpPort });
     ids = await oldDb(db, [ID_SERVER_DDL]);
     dir = await mkdtemp(join(tmpdir(), 'idmint-import-'));
-    await writeFile(join(dir, 'o2o.lua'), README_RULE);
+    await writeFile(join(dir, 'o2o.lua'), ID_SERVER_README_RULE);
     await writeFile(join(dir, 'task.lua'), TASK_RULE);
     await writeFile(
       join(dir, 'config.json'),

@@ -178,7 +178,7 @@ describe('an id_server import and its log, as evidence', () => {
     );
   });
 
-  it('reports every floor a line sets with its line number, and applies one that reaches max_counter only with --trust-log', () => {
+  it('reports every floor a line sets with its line number, and refuses a line that reaches max_counter unless --trust-log', () => {
     const { rows } = readIdServerLog(
       'id.log',
       [
@@ -186,15 +186,36 @@ describe('an id_server import and its log, as evidence', () => {
         `2026-11-23 13:59:00,warn,db failed thread:1 errno:2006 sql:${save('blog', 700)}`,
       ].join('\n'),
     );
-    const plan = planRules([rule('UTC')], rows, none, now);
-    assert.equal(floorAt(plan, 'order', 'shop', now), 0);
-    assert.equal(floorAt(plan, 'order', 'blog', now), 702);
-    const notes = plan.tags[0].notes.join('\n');
-    assert.match(
-      notes,
-      /id\.log:1 \(db failed\): a save of app "shop" at counter 999998 would close its period \(max_counter 999999\): not applied.*--trust-log/,
+    // Neither dropped (it may be the only trace of a save near max_counter) nor applied unchecked (it may be forged).
+    assert.throws(
+      () => planRules([rule('UTC')], rows, none, now),
+      (e: unknown) =>
+        e instanceof SpecProblems &&
+        /id\.log:1 \(db failed\): a save of app "shop" at counter 999998 reaches max_counter 999999 .*--trust-log .*leave that line out/.test(e.message),
     );
-    assert.match(notes, /id\.log:2 \(db failed\): app "blog" continues above counter 701 in 2026-11-23 00:00/);
-    assert.equal(floorAt(planRules([rule('UTC')], rows, none, now, { trustLog: true }), 'order', 'shop', now), 1_000_000);
+    const plan = planRules([rule('UTC')], rows.slice(1), none, now);
+    assert.equal(floorAt(plan, 'order', 'blog', now), 702);
+    assert.match(plan.tags[0].notes.join('\n'), /id\.log:2 \(db failed\): app "blog" continues above counter 701 in 2026-11-23 00:00/);
+    const trusted = planRules([rule('UTC')], rows, none, now, { trustLog: true });
+    assert.equal(floorAt(trusted, 'order', 'shop', now), 1_000_000);
+    assert.equal(floorAt(trusted, 'order', 'blog', now), 702);
+  });
+
+  it('closes a shared key for a rule whose IDs tell times apart less finely than the rule that starts the counter again', () => {
+    const hourly = rule('UTC', { tag: 'order_id', file: 'order_id.lua' }, { resetSeconds: 3600, template: 'O{yy}{MM}{dd}{HH}{counter:6}' });
+    const plain = rule('UTC', {}, { resetSeconds: 0, template: '{counter:2}', maxCounter: 99 });
+    // order_id/shop saved 10 five hours ago: its hour has passed, but order/id_shop's IDs carry no
+    // time, and what the counter numbered in earlier hours (no longer in the table) they repeat.
+    const plan = planRules([hourly, plain], [row('shop', 10, now - 5 * 3_600_000, { ruleName: 'order_id' })], none, now);
+    const order = plan.tags.find((t) => t.tag === 'order')!;
+    assert.equal(order.floors.find((f) => f.shard === FOLD_SHARD && f.scope === 'id_shop/0')?.counter, 100);
+    assert.match(
+      order.notes.join('\n'),
+      /app "id_shop" .*closed .*shares id_server's counter with rule "order_id", which starts it again every 3600 s, while this rule's IDs tell no times apart/,
+    );
+    // A rule whose IDs carry the hour keeps its floor: the other rule's earlier hours are dated apart.
+    const dated = rule('UTC', {}, { resetSeconds: 3600, template: 'X{yy}{MM}{dd}{HH}{counter:4}', maxCounter: 9999 });
+    const kept = planRules([hourly, dated], [row('shop', 10, now - 60_000, { ruleName: 'order_id' })], none, now);
+    assert.equal(floorAt(kept, 'order', 'id_shop', now), 12);
   });
 });
