@@ -1,5 +1,5 @@
 // The load generator of `npm run bench:udp`: client processes in C (bench/udp-client/udp-client.c),
-// built here with the system gcc into .tools/ (ignored), so that the clients are not the limit
+// built with the system gcc into .tools/ (bench/c-build.ts), so that the clients are not the limit
 // of what they measure. While they run, the CPU of the server and of the clients is read every
 // WINDOW_MS from /proc (each thread's schedstat, in ns): a server that is the limit runs at
 // nearly all of its core in every window; one that does not was waiting for its clients, or
@@ -7,31 +7,15 @@
 // time its main thread spent runnable on the run queue (schedstat's second field): the
 // server's demand is that time plus its running time, and a server whose demand fills the
 // window never waited for its clients.
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT } from '../../tools/child.js';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { buildC } from '../c-build.js';
 
-const SOURCE = join(ROOT, 'bench/udp-client/udp-client.c');
-const BINARY = join(ROOT, '.tools/udp-client/udp-client');
 /** The length of one CPU window. */
 export const WINDOW_MS = 500;
 
-/** Builds the client when it is missing or older than its source; answers its path. */
-export function buildClient(): string {
-  const built = (() => {
-    try {
-      return statSync(BINARY).mtimeMs >= statSync(SOURCE).mtimeMs;
-    } catch {
-      return false;
-    }
-  })();
-  if (built) return BINARY;
-  mkdirSync(join(ROOT, '.tools/udp-client'), { recursive: true });
-  const r = spawnSync('gcc', ['-O2', '-Wall', '-o', BINARY, SOURCE], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`gcc could not build the UDP client (run: bash scripts/gcc.sh): ${r.error?.message ?? r.stderr}`);
-  return BINARY;
-}
+/** Builds the client (bench/c-build.ts); answers its path. */
+export const buildClient = (): string => buildC('bench/udp-client/udp-client.c');
 
 /** A thread's running and run-queue waiting ns (schedstat); NaNs when it cannot be read. */
 function schedstat(path: string): [number, number] {
