@@ -24,6 +24,7 @@
 //           order global costs with nothing of idmint's process around the take
 //   node    idmint's UDP answer for a rule tag with order "node"
 //   global  idmint's UDP answer for a rule tag with order "global"
+//   segment idmint's UDP answer for a segment tag with order "node" (its plain IDs)
 // idmint runs as a child process against the real Redis and MySQL with a database and key
 // prefix of its own, removed at the end. Every reply is checked (code 0, the request's seq
 // echoed); the IDs of one counter (one app name) must be distinct over all rounds. Per case
@@ -168,6 +169,7 @@ const SCRIPT_CASE = 'echo + one no-op Redis script (EVALSHA)';
 const FLOOR_CASE = 'echo + the floor of a safe take (EVALSHA)';
 const TAKE_CASE = "echo + idmint's take (EVALSHA of take-2.lua)";
 const GLOBAL_CASE = 'idmint, order global';
+const SEGMENT_CASE = 'idmint, segment tag, order node';
 
 interface Row {
   readonly name: string;
@@ -271,6 +273,8 @@ async function main(): Promise<void> {
         node_block: 1000,
       });
     }
+    // A segment tag answers its plain IDs; the app name and salt apply to rule tags only.
+    await createTag(`http://127.0.0.1:${httpPort}`, { tag: 'seg_node', order: 'node' });
     const cases: { name: string; port: number; rule: string; idmint: boolean; pid: number | undefined }[] = [
       { name: ECHO_CASE, port: echoPort, rule: 'o2o', idmint: false, pid: echo.proc.pid },
       { name: 'echo + one Redis INCR', port: redisPort, rule: 'o2o', idmint: false, pid: redisEcho.proc.pid },
@@ -279,8 +283,9 @@ async function main(): Promise<void> {
       { name: TAKE_CASE, port: takePort, rule: 'o2o', idmint: false, pid: takeEcho.proc.pid },
       { name: NODE_CASE, port: udpPort, rule: 'o2o_node', idmint: true, pid: idmint.pid },
       { name: GLOBAL_CASE, port: udpPort, rule: 'o2o_global', idmint: true, pid: idmint.pid },
+      { name: SEGMENT_CASE, port: udpPort, rule: 'seg_node', idmint: true, pid: idmint.pid },
     ];
-    /** Per case and app name (one counter), every ID seen over all rounds. */
+    /** Per counter (a rule's case and app name; a segment tag's case), every ID seen over all rounds. */
     const seen = new Map<string, SeenIds<string, string>>();
     for (let round = 1; round <= opts.rounds; round++) {
       for (const c of cases) {
@@ -292,10 +297,10 @@ async function main(): Promise<void> {
         const requests = opts.clients * opts.requests;
         const perRequest = redisPerRequest(redis0, await redisCounters(stats), requests);
         if (c.idmint) {
-          // Every ID of one counter (case and app name), over all rounds, must be distinct.
+          // Every ID of one counter, over all rounds, must be distinct.
           let dups = 0;
           for (const [app, ids] of r.ids) {
-            const key = `${c.name}/${app}`;
+            const key = c.name === SEGMENT_CASE ? c.name : `${c.name}/${app}`;
             const all = seen.get(key) ?? new SeenIds<string, string>();
             seen.set(key, all);
             for (const id of ids) if (all.add(id, key) !== undefined) dups++;
@@ -409,6 +414,7 @@ async function main(): Promise<void> {
   ];
   const lines = [markdownTable(table)];
   const node = row(NODE_CASE);
+  const seg = row(SEGMENT_CASE);
   const glob = row(GLOBAL_CASE);
   // One client: order global's latency against the floors; several: its throughput.
   const globalGoals: (readonly [string, boolean])[] =
@@ -424,6 +430,8 @@ async function main(): Promise<void> {
   const goals = [
     ['order node TPS ≥ 0.95 × echo', node.ratioTps >= 0.95] as const,
     ['order node avg latency ≤ 1.1 × echo', node.ratioLatency <= 1.1] as const,
+    ['segment tag (order node) TPS ≥ 0.95 × echo', seg.ratioTps >= 0.95] as const,
+    ['segment tag (order node) avg latency ≤ 1.1 × echo', seg.ratioLatency <= 1.1] as const,
     ...globalGoals,
   ];
   const verdicts = goals.map(([g, pass]) => `- ${g}: ${pass ? 'PASS' : 'MISS'}`);
