@@ -13,7 +13,9 @@
  *   # total fail min_s max_s avg_s seconds
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +36,30 @@ static int open_socket(void) {
     perror("socket");
     exit(2);
   }
-  struct timeval tv = {2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   return fd;
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+/*
+ * A reply that does not come is given up on after 2 s without a receive timeout on every new
+ * socket (one system call less per request): a timer interrupts a waiting recvfrom every
+ * 250 ms (no SA_RESTART), which waits again until the request is 2 s old.
+ */
+static void start_alarm(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval it = {{0, 250000}, {0, 250000}};
+  setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static ssize_t receive(int fd, char *buf, size_t size, double sent) {
+  for (;;) {
+    ssize_t got = recvfrom(fd, buf, size, 0, NULL, NULL);
+    if (got >= 0 || errno != EINTR || now() - sent >= 2.0) return got;
+  }
 }
 
 /* The reply is a success to request `seq`: code 0 and the seq echoed. Writes the ID to id. */
@@ -71,6 +94,7 @@ int main(int argc, char **argv) {
   to.sin_port = htons(port);
   to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 
+  start_alarm();
   int shared = per_request ? -1 : open_socket();
   char app[32];
   if (per_request) snprintf(app, sizeof app, "app%d", index);
@@ -89,7 +113,7 @@ int main(int argc, char **argv) {
     double t0 = now();
     int fd = per_request ? open_socket() : shared;
     ssize_t got = -1;
-    if (sendto(fd, msg, len, 0, (struct sockaddr *)&to, sizeof to) == len) got = recvfrom(fd, reply, sizeof reply - 1, 0, NULL, NULL);
+    if (sendto(fd, msg, len, 0, (struct sockaddr *)&to, sizeof to) == len) got = receive(fd, reply, sizeof reply - 1, t0);
     if (per_request) close(fd);
     double s = now() - t0;
     if (s < min) min = s;
