@@ -1,5 +1,10 @@
-// UDP benchmark, run by `npm run bench:udp`: the setup id_server published, 4 client processes
-// each sending N sequential requests and waiting for each reply. Two workloads:
+// UDP benchmark, run by `npm run bench:udp`: the setup id_server published, client processes
+// each sending N sequential requests and waiting for each reply; id_server's setup has 4, the
+// default here is 8 (with 4, on two cores with --pin, the echo server waited for its clients
+// in some windows). The clients are C
+// (bench/udp-client/, built with gcc by bench/udp/c-client.ts) so that they are not the limit:
+// the run fails when the echo server is below 95% of its core in any window of its case (its
+// clients kept it waiting). Two workloads:
 //   idserver (default)  what id_server's own client does per call: a new UDP socket for every
 //                       request (socket, sendto, recvfrom, close), action `create`, a `salt`,
 //                       and each client its own app name (its own counter: nothing shared
@@ -21,31 +26,31 @@
 //           order global costs with nothing of idmint's process around the take
 //   node    idmint's UDP answer for a rule tag with order "node"
 //   global  idmint's UDP answer for a rule tag with order "global"
+//   segment idmint's UDP answer for a segment tag with order "node" (its plain IDs)
 // idmint runs as a child process against the real Redis and MySQL with a database and key
 // prefix of its own, removed at the end. Every reply is checked (code 0, the request's seq
 // echoed); the IDs of one counter (one app name) must be distinct over all rounds. Per case
 // it also reports the serving process's CPU per request (/proc), Redis's CPU per request
-// (INFO cpu) and Redis's time per script call (INFO commandstats).
+// (INFO cpu) and Redis's time per script call (INFO commandstats), and the CPU of the server
+// (its least busy window) and of the clients (their median window), in % of one core.
+// The baseline servers are bench/udp/servers.ts.
 //
 // With --clients 1 it is the one-client case (one request in flight at a time, so order global
 // never shares a take), recorded as its own benchmark, udp-one, with goals on latency.
 //
-// Flags: --requests N (per client, default 200000)  --clients N (default 4)  --rounds N
+// Flags: --requests N (per client, default 200000)  --clients N (default 8)  --rounds N
 //        (repeat the cases N times, interleaved; medians)  --workload idserver|reuse
 //        --pin (taskset: the servers on CPU 1, the clients on CPU 0)
 //        --cpu-prof DIR (idmint writes its .cpuprofile there, each baseline server in DIR/<role>)
 //        --no-write
 // Results: bench/results/udp-latest.md (udp-one-latest.md with --clients 1)
 import { fork, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { scanKeys } from '../src/store/redis/connection.js';
-import { Keys } from '../src/store/redis/keys.js';
-import { scriptText } from '../src/store/redis/lua.js';
 import { freePort, startTsx, type Child } from '../tools/child.js';
 import { SeenIds } from '../tools/duplicates.js';
 import { REDIS_URL, cleanup, testEnv, testNames } from '../tools/env.js';
@@ -55,15 +60,13 @@ import { redisCounters, redisPerRequest } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { startRun } from './record.js';
 import { readOptions } from '../tools/args.js';
-import { TAKE_FLOOR_LUA } from './take-floor.js';
-import { steadySegment, takeTokens } from './take-segment.js';
 import { medianOrNaN as median } from './stats.js';
+import { WINDOW_MS, buildClient, runClients as runLoad, type Workload } from './udp/c-client.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const args = process.argv.slice(2);
 /** Set from the command line by main (child processes get what they need as arguments). */
-const opts = { requests: 200_000, clients: 4, rounds: 1, write: true, workload: 'idserver' as Workload, pin: false, cpuProf: '' };
-type Workload = 'idserver' | 'reuse';
+const opts = { requests: 200_000, clients: 8, rounds: 1, write: true, workload: 'idserver' as Workload, pin: false, cpuProf: '' };
 
 function parseArgs(argv: readonly string[]): void {
   readOptions(argv, 'npm run bench:udp -- [--requests N] [--clients N] [--rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]', (a) => {
@@ -99,168 +102,12 @@ function parseArgs(argv: readonly string[]): void {
   });
 }
 
-interface ClientResult {
-  readonly total: number;
-  readonly fail: number;
-  readonly min: number;
-  readonly max: number;
-  readonly avg: number;
-  readonly ids: string[];
-  readonly seconds: number;
-  readonly app: string;
-}
-
-// ---- child roles -------------------------------------------------------------------------
-
-async function echoServer(): Promise<void> {
-  const sock = createSocket('udp4');
-  sock.on('message', (msg, r) => {
-    let reply: Buffer;
-    try {
-      const req = JSON.parse(msg.toString()) as Record<string, unknown>;
-      reply = Buffer.from(JSON.stringify({ ...req, code: 0, message: 'success', data: '1' }));
-    } catch {
-      reply = Buffer.from('{"code":-2}');
-    }
-    sock.send(reply, r.port, r.address);
-  });
-  sock.bind(0, '127.0.0.1', () => process.send!({ port: sock.address().port }));
-}
-
-/** What a Redis baseline server does per request. */
-type RedisCall = 'incr' | 'noop' | 'floor' | 'take';
-
-/** The keys of the take server's segment hash: under the bench's Redis key. */
-const takeKeys = (key: string) => new Keys(`${key}:take`);
-const TAKE_TAG = 'udp';
-/** The prefetch fraction the take server passes (irrelevant: its segment never ends in a run). */
-const TAKE_PREFETCH = 0.9;
-
-/** The Redis baseline servers' roles (the child's first argument) and what each does. */
-const REDIS_ROLES: Readonly<Record<string, RedisCall>> = {
-  'redis-echo': 'incr',
-  'redis-script-echo': 'noop',
-  'redis-floor-echo': 'floor',
-  'redis-take-echo': 'take',
-};
-
-/**
- * The Redis baselines: the echo server, plus one Redis call per request (no coalescing) whose
- * value is the reply's data. incr: one raw INCR, what a Redis round trip per request costs on
- * this machine. noop: one EVALSHA of a script that only returns 1, with the keys and arguments
- * of a take: the floor of a round trip that runs a script. floor: one EVALSHA of the floor of
- * a safe take (the identity read and one HINCRBY), with the same keys and arguments. take: one
- * EVALSHA of take-2.lua for one ID of a hash in its steady state (an integer reply, the ID).
- */
-async function redisEchoServer(key: string, kind: RedisCall): Promise<void> {
-  const redis = new Redis(REDIS_URL);
-  const call = await callOf(redis, key, kind);
-  const sock = createSocket('udp4');
-  sock.on('message', (msg, r) => {
-    let req: Record<string, unknown>;
-    try {
-      req = JSON.parse(msg.toString()) as Record<string, unknown>;
-    } catch {
-      sock.send('{"code":-2}', r.port, r.address);
-      return;
-    }
-    call().then(
-      (n) => sock.send(JSON.stringify({ ...req, code: 0, message: 'success', data: String(n) }), r.port, r.address),
-      () => sock.send(JSON.stringify({ ...req, code: -5, message: 'redis' }), r.port, r.address),
-    );
-  });
-  sock.bind(0, '127.0.0.1', () => process.send!({ port: sock.address().port }));
-}
-
-/** The one Redis call a baseline server makes per request; it resolves with the reply's data. */
-async function callOf(redis: Redis, key: string, kind: RedisCall): Promise<() => Promise<unknown>> {
-  if (kind === 'incr') return () => redis.incr(key);
-  if (kind === 'take') {
-    const { seg, moved, ref } = await steadySegment(redis, takeKeys(key), TAKE_TAG, TAKE_PREFETCH);
-    const sha = String(await redis.script('LOAD', scriptText('take-2')));
-    const token = takeTokens('bench');
-    // Anything but an integer (the steady state's reply) is a failed request.
-    return () =>
-      redis.evalsha(sha, 2, seg, moved, 1, token(), TAKE_PREFETCH, ref.epoch).then((first) => {
-        if (typeof first !== 'number') throw new Error(`take answered ${JSON.stringify(first)}`);
-        return first;
-      });
-  }
-  const sha = String(await redis.script('LOAD', kind === 'noop' ? 'return 1' : TAKE_FLOOR_LUA));
-  return () => redis.evalsha(sha, 2, `${key}:seg`, `${key}:moved`, 1, 'g', 0.2, 1);
-}
-
-/** One request and its reply (undefined after 2 s), on the given socket. */
-function exchange(sock: ReturnType<typeof createSocket>, msg: Buffer, port: number): Promise<Buffer | undefined> {
-  return new Promise<Buffer | undefined>((resolve) => {
-    const timer = setTimeout(() => {
-      sock.off('message', on);
-      resolve(undefined);
-    }, 2000);
-    const on = (m: Buffer) => {
-      clearTimeout(timer);
-      sock.off('message', on);
-      resolve(m);
-    };
-    sock.on('message', on);
-    sock.send(msg, port, '127.0.0.1');
-  });
-}
-
-/**
- * One client: n requests one at a time. idserver: a new socket per request, closed after its
- * reply (id_server's client), action create with a salt, app name app<index>; reuse: one
- * socket, action get, app name bench.
- */
-async function client(port: number, rule: string, n: number, collect: boolean, workload: Workload, index: number): Promise<ClientResult> {
-  const perRequest = workload === 'idserver';
-  let shared: ReturnType<typeof createSocket> | undefined;
-  if (!perRequest) {
-    shared = createSocket('udp4');
-    await new Promise<void>((r) => shared!.bind(0, '127.0.0.1', r));
-  }
-  const app = perRequest ? `app${index}` : 'bench';
-  const ids: string[] = [];
-  let fail = 0;
-  let min = Infinity;
-  let max = 0;
-  let sum = 0;
-  const started = process.hrtime.bigint();
-  for (let i = 0; i < n; i++) {
-    const body = perRequest
-      ? { action: 'create', rule_name: rule, app_name: app, salt: `u${i % 1000}`, seq: String(i) }
-      : { action: 'get', rule_name: rule, app_name: app, seq: String(i) };
-    const msg = Buffer.from(JSON.stringify(body));
-    const t0 = process.hrtime.bigint();
-    let reply: Buffer | undefined;
-    if (shared) reply = await exchange(shared, msg, port);
-    else {
-      const sock = createSocket('udp4');
-      reply = await exchange(sock, msg, port);
-      sock.close();
-    }
-    const s = Number(process.hrtime.bigint() - t0) / 1e9;
-    if (s < min) min = s;
-    if (s > max) max = s;
-    sum += s;
-    if (!reply) {
-      fail++;
-      continue;
-    }
-    const r = JSON.parse(reply.toString()) as { code: number; data?: string; seq?: string };
-    if (r.code !== 0 || r.seq !== String(i)) fail++;
-    else if (collect) ids.push(String(r.data));
-  }
-  shared?.close();
-  return { total: n, fail, min, max, avg: sum / n, ids, seconds: Number(process.hrtime.bigint() - started) / 1e9, app };
-}
-
 // ---- orchestration -----------------------------------------------------------------------
 
 function startChild(role: string, extra: string[] = []): { proc: ChildProcess; ready: Promise<{ port: number }> } {
   // --cpu-prof: each baseline server writes its profiles in a folder named by its role.
-  const prof = opts.cpuProf && role !== 'client' ? ['--cpu-prof', `--cpu-prof-dir=${join(opts.cpuProf, role)}`] : [];
-  const proc = fork(fileURLToPath(import.meta.url), [role, ...extra], {
+  const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(opts.cpuProf, role)}`] : [];
+  const proc = fork(fileURLToPath(new URL('./udp/servers.ts', import.meta.url)), [role, ...extra], {
     execArgv: ['--import', 'tsx', ...prof],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -272,19 +119,40 @@ function pinServer(pid: number | undefined): void {
   if (opts.pin && pid !== undefined) pinProcess(pid, 1);
 }
 
-async function runClients(port: number, rule: string, collect: boolean): Promise<{ tps: number; avgMs: number; fail: number; ids: Map<string, string[]> }> {
-  const kids = Array.from({ length: opts.clients }, (_, i) =>
-    startChild('client', [String(port), rule, String(opts.requests), collect ? '1' : '0', opts.workload, String(i)]),
-  );
-  const results = await Promise.all(kids.map((k) => k.ready as unknown as Promise<ClientResult>));
+/** The C clients against one server; the server's and the clients' CPU in each window. */
+async function runClients(
+  binary: string,
+  port: number,
+  rule: string,
+  collect: boolean,
+  serverPid: number,
+): Promise<{ tps: number; avgMs: number; fail: number; ids: Map<string, string[]>; serverPct: number[]; demandPct: number[]; clientPct: number[] }> {
+  const run = await runLoad(binary, {
+    port,
+    rule,
+    requests: opts.requests,
+    clients: opts.clients,
+    workload: opts.workload,
+    collect,
+    cpu: opts.pin ? 0 : undefined,
+    serverPid,
+  });
+  const results = run.clients;
   const seconds = Math.max(...results.map((r) => r.seconds));
   const total = results.reduce((s, r) => s + r.total, 0);
   for (const r of results) console.log(`  total:${r.total} fail:${r.fail} min:${r.min.toFixed(6)} max:${r.max.toFixed(6)} avg:${r.avg.toFixed(6)}`);
+  const pcts = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' ');
+  console.log(
+    `  CPU % per ${WINDOW_MS} ms window: server ${pcts(run.serverPct)}; its main thread running or runnable ${pcts(run.demandPct)}; clients ${pcts(run.clientPct)}`,
+  );
   return {
     tps: total / seconds,
     avgMs: (results.reduce((s, r) => s + r.avg, 0) / results.length) * 1000,
     fail: results.reduce((s, r) => s + r.fail, 0),
     ids: new Map(results.map((r) => [r.app, r.ids])),
+    serverPct: run.serverPct,
+    demandPct: run.demandPct,
+    clientPct: run.clientPct,
   };
 }
 
@@ -297,11 +165,13 @@ async function startIdmint(names: ReturnType<typeof testNames>, udpPort: number,
   return idmint;
 }
 
+const ECHO_CASE = 'echo (baseline)';
 const NODE_CASE = 'idmint, order node';
 const SCRIPT_CASE = 'echo + one no-op Redis script (EVALSHA)';
 const FLOOR_CASE = 'echo + the floor of a safe take (EVALSHA)';
 const TAKE_CASE = "echo + idmint's take (EVALSHA of take-2.lua)";
 const GLOBAL_CASE = 'idmint, order global';
+const SEGMENT_CASE = 'idmint, segment tag, order node';
 
 interface Row {
   readonly name: string;
@@ -322,6 +192,12 @@ interface Row {
   readonly redisUs: number;
   /** Redis usec per EVALSHA (INFO commandstats), µs; NaN where the case runs no script per request. */
   readonly scriptUs: number;
+  /** The serving process's CPU in its least busy window, % of a core (median over rounds). */
+  readonly serverLowPct: number;
+  /** The serving process's main thread running or runnable in its least busy window, % (median over rounds). */
+  readonly demandLowPct: number;
+  /** The client processes' CPU together in the median window, % of a core (median over rounds). */
+  readonly clientPct: number;
 }
 
 /** One case in one round. */
@@ -332,7 +208,16 @@ interface Measured {
   readonly serverUs: number;
   readonly redisUs: number;
   readonly scriptUs: number;
+  readonly serverLowPct: number;
+  readonly demandLowPct: number;
+  readonly clientPct: number;
 }
+
+/**
+ * The echo server must be the limit: its main thread running, or runnable while another process
+ * of the machine held its CPU, this much of every window; else it waited for its clients.
+ */
+const ECHO_BUSY_PCT = 95;
 
 async function main(): Promise<void> {
   parseArgs(args);
@@ -362,10 +247,13 @@ async function main(): Promise<void> {
   );
   for (const b of baselines) pinServer(b.proc.pid);
 
+  const binary = buildClient();
   const names = testNames();
   const [udpPort, httpPort] = [await freePort(), await freePort()];
   const idmint = await startIdmint(names, udpPort, httpPort);
   let ok = true;
+  /** Rounds in which the echo server waited for its clients: the run fails. */
+  const clientLimited: string[] = [];
   // Per case, one measurement per round; each round runs every case once, in the same order,
   // so a slow spell of the machine hits a round rather than one case.
   const measured = new Map<string, Measured[]>();
@@ -387,31 +275,34 @@ async function main(): Promise<void> {
         node_block: 1000,
       });
     }
+    // A segment tag answers its plain IDs; the app name and salt apply to rule tags only.
+    await createTag(`http://127.0.0.1:${httpPort}`, { tag: 'seg_node', order: 'node' });
     const cases: { name: string; port: number; rule: string; idmint: boolean; pid: number | undefined }[] = [
-      { name: 'echo (baseline)', port: echoPort, rule: 'o2o', idmint: false, pid: echo.proc.pid },
+      { name: ECHO_CASE, port: echoPort, rule: 'o2o', idmint: false, pid: echo.proc.pid },
       { name: 'echo + one Redis INCR', port: redisPort, rule: 'o2o', idmint: false, pid: redisEcho.proc.pid },
       { name: SCRIPT_CASE, port: scriptPort, rule: 'o2o', idmint: false, pid: scriptEcho.proc.pid },
       { name: FLOOR_CASE, port: floorPort, rule: 'o2o', idmint: false, pid: floorEcho.proc.pid },
       { name: TAKE_CASE, port: takePort, rule: 'o2o', idmint: false, pid: takeEcho.proc.pid },
       { name: NODE_CASE, port: udpPort, rule: 'o2o_node', idmint: true, pid: idmint.pid },
       { name: GLOBAL_CASE, port: udpPort, rule: 'o2o_global', idmint: true, pid: idmint.pid },
+      { name: SEGMENT_CASE, port: udpPort, rule: 'seg_node', idmint: true, pid: idmint.pid },
     ];
-    /** Per case and app name (one counter), every ID seen over all rounds. */
+    /** Per counter (a rule's case and app name; a segment tag's case), every ID seen over all rounds. */
     const seen = new Map<string, SeenIds<string, string>>();
     for (let round = 1; round <= opts.rounds; round++) {
       for (const c of cases) {
         console.log(`${c.name}${opts.rounds > 1 ? ` (round ${round})` : ''}`);
         const cpu0 = procCpuSeconds(c.pid ?? 0);
         const redis0 = await redisCounters(stats);
-        const r = await runClients(c.port, c.rule, c.idmint);
+        const r = await runClients(binary, c.port, c.rule, c.idmint, c.pid ?? 0);
         const cpu1 = procCpuSeconds(c.pid ?? 0);
         const requests = opts.clients * opts.requests;
         const perRequest = redisPerRequest(redis0, await redisCounters(stats), requests);
         if (c.idmint) {
-          // Every ID of one counter (case and app name), over all rounds, must be distinct.
+          // Every ID of one counter, over all rounds, must be distinct.
           let dups = 0;
           for (const [app, ids] of r.ids) {
-            const key = `${c.name}/${app}`;
+            const key = c.name === SEGMENT_CASE ? c.name : `${c.name}/${app}`;
             const all = seen.get(key) ?? new SeenIds<string, string>();
             seen.set(key, all);
             for (const id of ids) if (all.add(id, key) !== undefined) dups++;
@@ -422,7 +313,23 @@ async function main(): Promise<void> {
           }
         }
         const list = measured.get(c.name) ?? [];
-        list.push({ tps: r.tps, avgMs: r.avgMs, fail: r.fail, serverUs: ((cpu1 - cpu0) * 1e6) / requests, ...perRequest });
+        const lowest = (xs: number[]) => (xs.length > 0 ? Math.min(...xs) : NaN);
+        const serverLowPct = lowest(r.serverPct);
+        const demandLowPct = lowest(r.demandPct);
+        if (c.name === ECHO_CASE && !(demandLowPct >= ECHO_BUSY_PCT)) {
+          clientLimited.push(`round ${round}: ${r.demandPct.length} windows, the least busy at ${demandLowPct.toFixed(0)}%`);
+          console.log(`  FAILED: the echo server waited for its clients (below ${ECHO_BUSY_PCT}% running or runnable in a window)`);
+        }
+        list.push({
+          tps: r.tps,
+          avgMs: r.avgMs,
+          fail: r.fail,
+          serverUs: ((cpu1 - cpu0) * 1e6) / requests,
+          ...perRequest,
+          serverLowPct,
+          demandLowPct,
+          clientPct: median(r.clientPct),
+        });
         measured.set(c.name, list);
       }
     }
@@ -439,7 +346,7 @@ async function main(): Promise<void> {
 
   // Medians over rounds; each ratio is the median of the per-round ratios to that round's
   // baseline (echo, and echo + INCR).
-  const base = measured.get('echo (baseline)')!;
+  const base = measured.get(ECHO_CASE)!;
   const incr = measured.get('echo + one Redis INCR')!;
   const script = measured.get(SCRIPT_CASE)!;
   const floor = measured.get(FLOOR_CASE)!;
@@ -460,6 +367,9 @@ async function main(): Promise<void> {
     serverUs: median(ms.map((m) => m.serverUs)),
     redisUs: median(ms.map((m) => m.redisUs)),
     scriptUs: median(ms.map((m) => m.scriptUs)),
+    serverLowPct: median(ms.map((m) => m.serverLowPct)),
+    demandLowPct: median(ms.map((m) => m.demandLowPct)),
+    clientPct: median(ms.map((m) => m.clientPct)),
   }));
   const row = (name: string) => rows.find((r) => r.name === name)!;
   const table = [
@@ -478,6 +388,9 @@ async function main(): Promise<void> {
       'server CPU µs/req',
       'Redis CPU µs/req',
       'Redis µs per script call',
+      'server CPU % (least busy window)',
+      'server running or runnable % (least busy window)',
+      'clients CPU % (median window)',
       'failed',
     ],
     ...rows.map((r) => [
@@ -495,11 +408,15 @@ async function main(): Promise<void> {
       r.serverUs.toFixed(1),
       r.redisUs.toFixed(1),
       Number.isNaN(r.scriptUs) ? '-' : r.scriptUs.toFixed(1),
+      Number.isNaN(r.serverLowPct) ? '-' : r.serverLowPct.toFixed(0),
+      Number.isNaN(r.demandLowPct) ? '-' : r.demandLowPct.toFixed(0),
+      Number.isNaN(r.clientPct) ? '-' : r.clientPct.toFixed(0),
       String(r.fail),
     ]),
   ];
   const lines = [markdownTable(table)];
   const node = row(NODE_CASE);
+  const seg = row(SEGMENT_CASE);
   const glob = row(GLOBAL_CASE);
   // One client: order global's latency against the floors; several: its throughput.
   const globalGoals: (readonly [string, boolean])[] =
@@ -515,9 +432,20 @@ async function main(): Promise<void> {
   const goals = [
     ['order node TPS ≥ 0.95 × echo', node.ratioTps >= 0.95] as const,
     ['order node avg latency ≤ 1.1 × echo', node.ratioLatency <= 1.1] as const,
+    ['segment tag (order node) TPS ≥ 0.95 × echo', seg.ratioTps >= 0.95] as const,
+    ['segment tag (order node) avg latency ≤ 1.1 × echo', seg.ratioLatency <= 1.1] as const,
     ...globalGoals,
   ];
   const verdicts = goals.map(([g, pass]) => `- ${g}: ${pass ? 'PASS' : 'MISS'}`);
+  // Several clients must keep the echo server busy; one client (one request in flight) never can.
+  if (opts.clients > 1) {
+    verdicts.unshift(
+      clientLimited.length === 0
+        ? `- the load generator is not the limit: the echo server's main thread running (or runnable, its CPU taken by another process) ≥ ${ECHO_BUSY_PCT}% of every ${WINDOW_MS} ms window of every round: PASS`
+        : `- RUN FAILED, the load generator was the limit: the echo server's main thread idle, waiting for its clients, over ${100 - ECHO_BUSY_PCT}% of a ${WINDOW_MS} ms window (${clientLimited.join('; ')})`,
+    );
+    if (clientLimited.length > 0) ok = false;
+  }
   verdicts.push(
     `- the floor of a round trip that runs a script: echo + one no-op EVALSHA at ${row(SCRIPT_CASE).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.scriptTps.toFixed(2)} × that floor`,
     `- the floor of a request served by a take that checks its server (the identity read and one cursor move): ${row(FLOOR_CASE).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.floorTps.toFixed(2)} × that floor`,
@@ -548,32 +476,12 @@ async function main(): Promise<void> {
   if (opts.write) {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}${kind}-latest.md`, md);
-    recorder.finish({ rows: table, ratio: { column: 'TPS ÷ echo', baseline: 'echo (baseline)' }, notes: verdicts.map((v) => v.slice(2)) });
+    recorder.finish({ rows: table, ratio: { column: 'TPS ÷ echo', baseline: ECHO_CASE }, notes: verdicts.map((v) => v.slice(2)) });
   }
   if (!ok) process.exitCode = 1;
 }
 
-const role = process.argv[2];
-const redisCall = Object.hasOwn(REDIS_ROLES, role) ? REDIS_ROLES[role] : undefined;
-// A baseline server stopped by the bench exits normally, so that --cpu-prof writes its profile;
-// and it exits when the bench is gone (its channel to it closed, now or while this loaded),
-// however the bench ended.
-if (role === 'echo' || redisCall) {
-  process.on('SIGTERM', () => process.exit(0));
-  if (process.connected) process.once('disconnect', () => process.exit(0));
-  else process.exit(0);
-}
-if (role === 'echo') void echoServer();
-else if (redisCall) void redisEchoServer(process.argv[3], redisCall);
-else if (role === 'client') {
-  const [, , , port, rule, n, collect, workload, index] = process.argv;
-  void client(Number(port), rule, Number(n), collect === '1', workload as Workload, Number(index)).then((r) => {
-    // Disconnect only once the (large) message is written, or it may never arrive.
-    process.send!(r, undefined, {}, () => process.disconnect());
-  });
-} else {
-  main().catch((err: Error) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+main().catch((err: Error) => {
+  console.error(err);
+  process.exit(1);
+});

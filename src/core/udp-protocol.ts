@@ -61,11 +61,13 @@ function bare(name: UdpCodeName, message: string): UdpReply {
 }
 
 function tooDeep(root: unknown, max: number): boolean {
-  // The usual request is one flat object: nothing to walk.
+  // The usual request is one flat object: nothing to walk (and no array of its values made).
   if (max >= 2 && typeof root === 'object' && root !== null && !Array.isArray(root)) {
+    const o = root as Record<string, unknown>;
     let nested = false;
-    for (const v of Object.values(root)) {
-      if (typeof v === 'object' && v !== null) {
+    for (const k in o) {
+      const v = o[k];
+      if (typeof v === 'object' && v !== null && Object.hasOwn(o, k)) {
         nested = true;
         break;
       }
@@ -127,17 +129,18 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
       return { ok: false, echoed: true, reply: failure(body, 'UNKNOWN_ACTION', `unknown action ${quote(a)}; expected get, create or monitor`) };
     }
 
-    const problems: string[] = [];
+    // The list of problems is made only for a request that has one.
+    let problems: string[] | undefined;
     const rule = fieldOf(body, 'rule_name');
-    if (rule === undefined) problems.push('missing field rule_name');
-    else if (typeof rule !== 'string' || !TAG_NAME.test(rule)) problems.push(`rule_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(rule)}`);
+    if (rule === undefined) (problems ??= []).push('missing field rule_name');
+    else if (typeof rule !== 'string' || !TAG_NAME.test(rule)) (problems ??= []).push(`rule_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(rule)}`);
     const app = fieldOf(body, 'app_name');
-    if (app === undefined) problems.push('missing field app_name');
-    else if (!isValidAppName(app)) problems.push(`app_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(app)}`);
+    if (app === undefined) (problems ??= []).push('missing field app_name');
+    else if (!isValidAppName(app)) (problems ??= []).push(`app_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(app)}`);
     let salt = fieldOf(body, 'salt');
     if (salt === null || action === 'monitor') salt = undefined;
-    if (salt !== undefined && !isValidSalt(salt)) problems.push(`salt must match [A-Za-z0-9_.-]{0,64}, got ${quote(salt)}`);
-    if (problems.length > 0) return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
+    if (salt !== undefined && !isValidSalt(salt)) (problems ??= []).push(`salt must match [A-Za-z0-9_.-]{0,64}, got ${quote(salt)}`);
+    if (problems !== undefined) return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
 
     return {
       ok: true,

@@ -3,6 +3,10 @@
 // (a take waits for the socket to drain, so a slow reader slows only its own stream).
 // IDs are taken a chunk at a time, one chunk ahead of what is being sent; once the socket
 // closes nothing more is taken, and what was taken but not sent is a gap, never reissued.
+// After each block the take gives the event loop a turn (setImmediate): while the socket has
+// room, the next block would otherwise follow at once in the same turn, and a take of millions
+// of IDs would hold every other request of the process (single IDs over HTTP and UDP) until its
+// socket's buffer filled.
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { RangeQueue } from '../../core/ranges.js';
@@ -35,6 +39,8 @@ const OPEN = 1;
 const REPLY_SLACK_BYTES = 64 * 1024;
 
 const byteSize = (frame: Buffer | string): number => (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length);
+/** Resolves in the event loop's next check phase, after the I/O that is waiting has been served. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class StreamSession {
   private readonly inFlight = new Set<number>();
@@ -121,10 +127,11 @@ export class StreamSession {
     return false;
   }
 
-  /** Sends a frame once it fits; false when the socket is gone. */
+  /** Sends a frame once it fits, then lets the event loop turn; false when the socket is gone. */
   private async send(frame: Buffer | string): Promise<boolean> {
     if (!(await this.room(byteSize(frame)))) return false;
     this.socket.send(frame, { binary: typeof frame !== 'string' }, this.onSent);
+    await nextTurn();
     return true;
   }
 

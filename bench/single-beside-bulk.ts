@@ -1,0 +1,277 @@
+// Single IDs beside a bulk stream, run by `npm run bench:bulk-single`: the design's two kinds
+// of users share a process. Single-ID requests come at a fixed rate over HTTP (GET /v1/id/:tag,
+// keep-alive connections) and over UDP (id_server's protocol), both at once, from a C generator
+// that schedules as wrk2 does (bench/fixed-rate/fixed-rate.c: each request's latency counts
+// from when it fell due, so a stall shows in every request it delayed: no coordinated
+// omission). In one run, interleaved rounds, medians:
+//   floor         the same generators against a bare Fastify route (bench/bare-server.ts) and
+//                 a bare dgram echo server (bench/udp/servers.ts): the least the latency can be
+//   alone         against idmint, a segment tag with order node, nothing else running
+//   beside bulk   the same while one websocket client (bench/bulk/consumer.ts) takes binary
+//                 blocks of another tag as fast as it can; its IDs per second are measured
+//                 over the generators' window
+//   bulk alone    the bulk consumer with no single-ID requests
+// idmint runs as a child process against the real Redis and MySQL with a database and key
+// prefix of its own, removed at the end. Every reply is checked (HTTP 200; UDP code 0 and the
+// seq echoed), and the bulk consumer checks that each frame's IDs are above the last's; a
+// failed request or check fails the run.
+// Goals: p99 beside bulk ≤ 1.5 × p99 alone (HTTP and UDP); the bulk consumer ≥ 3M IDs/s beside them.
+// Flags: --rate N (requests per second per transport, default 2000)  --seconds N (per case,
+//        default 10)  --connections N (per transport, default 8)  --rounds N (default 3)
+//        --take N (IDs per bulk take, default 10M)  --block N (IDs per frame, default 50000)
+//        --pin (the servers on CPU 1; generators, bulk consumer and this process on CPU 0)
+//        --no-write
+// Results: bench/results/bulk-single-latest.md
+import { fork, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { readOptions } from '../tools/args.js';
+import { freePort, startTsx, type Child } from '../tools/child.js';
+import { pinProcess, procCpuSeconds } from '../tools/cpu.js';
+import { cleanup, testEnv, testNames } from '../tools/env.js';
+import { createTag } from '../tools/node.js';
+import { markdownTable } from '../tools/table.js';
+import { BulkConsumer } from './bulk/consumer.js';
+import { buildC } from './c-build.js';
+import { startRun } from './record.js';
+import { medianOrNaN as median } from './stats.js';
+
+const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
+const args = process.argv.slice(2);
+const opts = { rate: 2000, seconds: 10, connections: 8, rounds: 3, take: 10_000_000, block: 50_000, pin: false, write: true };
+/** Requests due in the first second of a case are sent but not counted (connections warm up). */
+const WARMUP_S = 1;
+const P99_GOAL = 1.5;
+const BULK_GOAL = 3e6;
+
+function parseArgs(): void {
+  readOptions(args, 'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--take N] [--block N] [--pin] [--no-write]', (a) => {
+    switch (a.flag) {
+      case '--rate':
+        opts.rate = a.whole(1, 100_000);
+        break;
+      case '--seconds':
+        opts.seconds = a.whole(WARMUP_S + 1, 600);
+        break;
+      case '--connections':
+        opts.connections = a.whole(1, 256);
+        break;
+      case '--rounds':
+        opts.rounds = a.whole(1);
+        break;
+      case '--take':
+        opts.take = a.whole(1);
+        break;
+      case '--block':
+        opts.block = a.whole(1);
+        break;
+      case '--pin':
+        opts.pin = true;
+        break;
+      case '--no-write':
+        opts.write = false;
+        break;
+      default:
+        return false;
+    }
+    return true;
+  });
+}
+
+interface Latency {
+  readonly sent: number;
+  readonly ok: number;
+  readonly fail: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly p999: number;
+  readonly max: number;
+}
+
+/** One fixed-rate generator to its end. */
+function generate(binary: string, transport: 'http' | 'udp', port: number, target: string): Promise<Latency> {
+  const argv = [binary, transport, String(port), target, String(opts.rate), String(opts.seconds), String(opts.connections), String(WARMUP_S)];
+  const [cmd, ...rest] = opts.pin ? ['taskset', '-c', '0', ...argv] : argv;
+  const proc = spawn(cmd, rest, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  return new Promise((resolve, reject) =>
+    proc.once('close', (code) => {
+      const f = out.trim().split(' ');
+      if (code !== 0 || f[0] !== '#' || f.length !== 9) return reject(new Error(`fixed-rate ${transport} ended with ${code}: ${out}`));
+      const [sent, ok, fail, p50, p90, p99, p999, max] = f.slice(1).map(Number);
+      resolve({ sent, ok, fail, p50, p90, p99, p999, max });
+    }),
+  );
+}
+
+const TRANSPORTS = ['HTTP', 'UDP'] as const;
+type Transport = (typeof TRANSPORTS)[number];
+type CaseName = 'floor' | 'alone' | 'beside bulk';
+interface Measured {
+  readonly latency: Record<Transport, Latency>;
+  /** Bulk IDs per second over the generators' window (NaN without a bulk consumer). */
+  readonly bulkRate: number;
+  /** The serving process's CPU over the case, % of one core. */
+  readonly serverPct: number;
+}
+
+function startBare(port: number): Child {
+  return startTsx(['bench/bare-server.ts'], { name: 'bare', env: { ...process.env, PORT: String(port) } });
+}
+
+/** The bare dgram echo server of bench:udp; resolves with its port. */
+function startEcho(): { pid: number; port: Promise<number>; stop: () => void } {
+  const proc = fork(fileURLToPath(new URL('./udp/servers.ts', import.meta.url)), ['echo'], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const port = new Promise<number>((resolve) => proc.once('message', (m) => resolve((m as { port: number }).port)));
+  return { pid: proc.pid ?? 0, port, stop: () => proc.kill() };
+}
+
+async function main(): Promise<void> {
+  parseArgs();
+  const recorder = startRun('bulk-single');
+  if (opts.pin) {
+    if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
+    pinProcess(process.pid, 0);
+  }
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+  console.log(`single IDs beside bulk: ${opts.rate}/s per transport, ${opts.seconds} s per case, ${opts.rounds} round(s); load average ${load}`);
+  const binary = buildC('bench/fixed-rate/fixed-rate.c');
+  const names = testNames();
+  const [httpPort, udpPort, barePort] = [await freePort(), await freePort(), await freePort()];
+  const env = { ...process.env, ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn' }) };
+  const idmint = startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env, inherit: true });
+  const bare = startBare(barePort);
+  const echo = startEcho();
+  let ok = true;
+  const measured = new Map<CaseName, Measured[]>();
+  const bulkAlone: number[] = [];
+  try {
+    await idmint.waitUntil(async () => (await fetch(`http://127.0.0.1:${httpPort}/healthz`)).ok, 30000, 200);
+    await bare.waitForLine((l) => l.startsWith('listening'), 30000);
+    const echoPort = await echo.port;
+    if (opts.pin) for (const pid of [idmint.pid, bare.pid, echo.pid]) pinProcess(pid, 1);
+    const url = `http://127.0.0.1:${httpPort}`;
+    await createTag(url, { tag: 'single', order: 'node' });
+    await createTag(url, { tag: 'bulk', order: 'node', step: 50_000_000, min_step: 1_000_000, max_step: 100_000_000, target_seconds: 60 });
+    const targets: Record<CaseName, { http: [number, string]; udp: [number, string]; pid: number }> = {
+      floor: { http: [barePort, '/v1/id/single'], udp: [echoPort, 'single'], pid: bare.pid },
+      alone: { http: [httpPort, '/v1/id/single'], udp: [udpPort, 'single'], pid: idmint.pid },
+      'beside bulk': { http: [httpPort, '/v1/id/single'], udp: [udpPort, 'single'], pid: idmint.pid },
+    };
+    const stream = `ws://127.0.0.1:${httpPort}/v1/stream`;
+    for (let round = 1; round <= opts.rounds; round++) {
+      for (const name of Object.keys(targets) as CaseName[]) {
+        const t = targets[name];
+        const bulk = name === 'beside bulk' ? await BulkConsumer.open(stream) : undefined;
+        await bulk?.start('bulk', opts.take, opts.block);
+        const [cpu0, ids0, at0] = [procCpuSeconds(t.pid), bulk?.ids ?? 0, performance.now()];
+        const [http, udp] = await Promise.all([generate(binary, 'http', ...t.http), generate(binary, 'udp', ...t.udp)]);
+        const wall = (performance.now() - at0) / 1000;
+        const bulkRate = bulk ? (bulk.ids - ids0) / wall : NaN;
+        const serverPct = ((procCpuSeconds(t.pid) - cpu0) / wall) * 100;
+        await bulk?.stop();
+        if (http.fail + udp.fail + (bulk?.failures ?? 0) > 0) {
+          ok = false;
+          console.log(`  FAILED: ${http.fail} HTTP and ${udp.fail} UDP requests failed, ${bulk?.failures ?? 0} bulk frames out of order or refused`);
+        }
+        const m: Measured = { latency: { HTTP: http, UDP: udp }, bulkRate, serverPct };
+        console.log(
+          `${name} (round ${round}): p99 HTTP ${http.p99} ms, UDP ${udp.p99} ms${bulk ? `; bulk ${(bulkRate / 1e6).toFixed(2)}M IDs/s` : ''}; server ${serverPct.toFixed(0)}% CPU`,
+        );
+        measured.set(name, [...(measured.get(name) ?? []), m]);
+      }
+      // The bulk consumer alone, as long as a case.
+      const bulk = await BulkConsumer.open(stream);
+      await bulk.start('bulk', opts.take, opts.block);
+      const [ids0, at0] = [bulk.ids, performance.now()];
+      await new Promise((r) => setTimeout(r, opts.seconds * 1000));
+      bulkAlone.push((bulk.ids - ids0) / ((performance.now() - at0) / 1000));
+      await bulk.stop();
+      if (bulk.failures > 0) ok = false;
+      console.log(`bulk alone (round ${round}): ${(bulkAlone[bulkAlone.length - 1] / 1e6).toFixed(2)}M IDs/s`);
+    }
+  } finally {
+    echo.stop();
+    await Promise.all([idmint.stop(), bare.stop()]);
+    await cleanup(names);
+  }
+  report(measured, bulkAlone, load, ok, recorder);
+}
+
+function report(measured: Map<CaseName, Measured[]>, bulkAlone: number[], load: string, ok: boolean, recorder: ReturnType<typeof startRun>): void {
+  const alone = measured.get('alone')!;
+  const ms = (v: number) => v.toFixed(2);
+  const rows: string[][] = [];
+  const ratio = new Map<string, number>();
+  for (const [name, list] of measured) {
+    for (const tr of TRANSPORTS) {
+      const l = (pick: (x: Latency) => number) => median(list.map((m) => pick(m.latency[tr])));
+      const r = median(list.map((m, i) => m.latency[tr].p99 / alone[i].latency[tr].p99));
+      ratio.set(`${name}/${tr}`, r);
+      rows.push([
+        `${name === 'floor' ? (tr === 'HTTP' ? 'floor: bare Fastify route' : 'floor: bare dgram echo') : `idmint ${name}`}, ${tr}`,
+        ms(l((x) => x.p50)),
+        ms(l((x) => x.p90)),
+        ms(l((x) => x.p99)),
+        ms(l((x) => x.p999)),
+        ms(l((x) => x.max)),
+        r.toFixed(2),
+        name === 'beside bulk' ? (median(list.map((m) => m.bulkRate)) / 1e6).toFixed(2) : '-',
+        median(list.map((m) => m.serverPct)).toFixed(0),
+        String(list.reduce((s, m) => s + m.latency[tr].ok, 0)),
+        String(list.reduce((s, m) => s + m.latency[tr].fail, 0)),
+      ]);
+    }
+  }
+  rows.push(['bulk consumer alone', '-', '-', '-', '-', '-', '-', (median(bulkAlone) / 1e6).toFixed(2), '-', '-', '-']);
+  const table = [
+    ['case', 'p50 (ms)', 'p90 (ms)', 'p99 (ms)', 'p99.9 (ms)', 'max (ms)', 'p99 ÷ idmint alone', 'bulk (M IDs/s)', 'server CPU %', 'ok', 'failed'],
+    ...rows,
+  ];
+  const bulkBeside = median(measured.get('beside bulk')!.map((m) => m.bulkRate));
+  const verdicts = [
+    ...TRANSPORTS.map((tr) => {
+      const r = ratio.get(`beside bulk/${tr}`)!;
+      return `- ${tr} p99 beside the bulk consumer ≤ ${P99_GOAL} × p99 alone: ${r.toFixed(2)}, ${r <= P99_GOAL ? 'PASS' : 'MISS'}`;
+    }),
+    `- the bulk consumer beside the single-ID requests ≥ ${BULK_GOAL / 1e6}M IDs/s: ${(bulkBeside / 1e6).toFixed(2)}M, ${bulkBeside >= BULK_GOAL ? 'PASS' : 'MISS'}`,
+    `- load average before the run ${load}, after ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  ];
+  const lines = markdownTable(table);
+  console.log(`\n${lines}\n\n${verdicts.join('\n')}`);
+  if (opts.write) {
+    const md = [
+      '# Single IDs beside a bulk stream (latest run)',
+      '',
+      `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs; load average before the run ${load}`,
+      `- ${opts.rate} single-ID requests a second over HTTP (${opts.connections} keep-alive connections) and as many over UDP (${opts.connections} sockets), at once, fixed-rate and open-loop (latency from when each request fell due); ${opts.seconds} s per case, the first ${WARMUP_S} s not counted; ${opts.rounds} interleaved rounds, medians`,
+      `- bulk consumer: one websocket, binary takes of ${opts.take.toLocaleString('en-US')} IDs in blocks of ${opts.block.toLocaleString('en-US')}, one after another`,
+      opts.pin ? '- pinned (taskset): the servers on CPU 1; the generators, the bulk consumer and the bench on CPU 0' : '- not pinned',
+      `- command: npm run bench:bulk-single${args.length ? ` -- ${args.join(' ')}` : ''}`,
+      '',
+      lines,
+      '',
+      ...verdicts,
+      '',
+    ].join('\n');
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(`${RESULTS}bulk-single-latest.md`, md);
+    recorder.finish({ rows: table, ratio: { column: 'p99 ÷ idmint alone', baseline: 'idmint alone, HTTP' }, notes: verdicts.map((v) => v.slice(2)) });
+  }
+  if (!ok) process.exitCode = 1;
+}
+
+main().catch((err: Error) => {
+  console.error(err);
+  process.exit(1);
+});

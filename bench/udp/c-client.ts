@@ -1,0 +1,133 @@
+// The load generator of `npm run bench:udp`: client processes in C (bench/udp-client/udp-client.c),
+// built with the system gcc into .tools/ (bench/c-build.ts), so that the clients are not the limit
+// of what they measure. While they run, the CPU of the server and of the clients is read every
+// WINDOW_MS from /proc (each thread's schedstat, in ns): a server that is the limit runs at
+// nearly all of its core in every window; one that does not was waiting for its clients, or
+// for its CPU while another process of the (shared) machine ran there. The second shows in the
+// time its main thread spent runnable on the run queue (schedstat's second field): the
+// server's demand is that time plus its running time, and a server whose demand fills the
+// window never waited for its clients.
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { buildC } from '../c-build.js';
+
+/** The length of one CPU window. */
+export const WINDOW_MS = 500;
+
+/** Builds the client (bench/c-build.ts); answers its path. */
+export const buildClient = (): string => buildC('bench/udp-client/udp-client.c');
+
+/** A thread's running and run-queue waiting ns (schedstat); NaNs when it cannot be read. */
+function schedstat(path: string): [number, number] {
+  try {
+    const f = readFileSync(path, 'utf8').split(' ');
+    return [Number(f[0]), Number(f[1])];
+  } catch {
+    return [NaN, NaN];
+  }
+}
+
+/** CPU ns a process has used, all its threads (schedstat); NaN when it cannot be read. */
+export function cpuNs(pid: number): number {
+  try {
+    let ns = 0;
+    for (const t of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+    return ns;
+  } catch {
+    return NaN;
+  }
+}
+
+export type Workload = 'idserver' | 'reuse';
+
+export interface ClientResult {
+  readonly total: number;
+  readonly fail: number;
+  readonly min: number;
+  readonly max: number;
+  readonly avg: number;
+  readonly seconds: number;
+  readonly app: string;
+  readonly ids: string[];
+}
+
+export interface LoadRun {
+  readonly clients: ClientResult[];
+  /** Per full window while every client ran (the first, its start, left out): % of one core. */
+  readonly serverPct: number[];
+  /** The same windows: the server's main thread running or runnable, % of the window. */
+  readonly demandPct: number[];
+  /** The same windows: the client processes together, % of one core. */
+  readonly clientPct: number[];
+}
+
+export interface LoadOptions {
+  readonly port: number;
+  readonly rule: string;
+  readonly requests: number;
+  readonly clients: number;
+  readonly workload: Workload;
+  readonly collect: boolean;
+  /** Run the clients on this CPU only (taskset). */
+  readonly cpu?: number;
+  /** The server whose CPU is read in each window. */
+  readonly serverPid: number;
+}
+
+/** The result a client prints: its IDs (collect), then "# total fail min max avg seconds". */
+function parseOutput(text: string, app: string): ClientResult {
+  const lines = text.trimEnd().split('\n');
+  const last = lines.pop() ?? '';
+  const f = last.split(' ');
+  if (f[0] !== '#' || f.length !== 7) throw new Error(`the UDP client printed no summary: ${last}`);
+  const [total, fail, min, max, avg, seconds] = f.slice(1).map(Number);
+  return { total, fail, min, max, avg, seconds, app, ids: lines };
+}
+
+/** Runs the clients to their end, reading the CPU of the server and of the clients in windows. */
+export async function runClients(binary: string, o: LoadOptions): Promise<LoadRun> {
+  const kids = Array.from({ length: o.clients }, (_, i) => {
+    const argv = [binary, String(o.port), o.rule, String(o.requests), String(i), o.workload, o.collect ? '1' : '0'];
+    const [cmd, ...rest] = o.cpu === undefined ? argv : ['taskset', '-c', String(o.cpu), ...argv];
+    const proc = spawn(cmd, rest, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const chunks: Buffer[] = [];
+    proc.stdout.on('data', (c: Buffer) => chunks.push(c));
+    const app = o.workload === 'idserver' ? `app${i}` : 'bench';
+    const done = new Promise<ClientResult>((resolve, reject) =>
+      proc.once('close', (code) =>
+        code === 0 ? resolve(parseOutput(Buffer.concat(chunks).toString(), app)) : reject(new Error(`UDP client ${i} exited with ${code}`)),
+      ),
+    );
+    return { proc, done, running: true };
+  });
+  for (const k of kids) void k.done.finally(() => (k.running = false)).catch(() => undefined);
+  const serverPct: number[] = [];
+  const demandPct: number[] = [];
+  const clientPct: number[] = [];
+  const main = `/proc/${o.serverPid}/task/${o.serverPid}/schedstat`;
+  const sample = () => {
+    const [run, wait] = schedstat(main);
+    return { at: process.hrtime.bigint(), server: cpuNs(o.serverPid), demand: run + wait, client: kids.reduce((s, k) => s + cpuNs(k.proc.pid ?? 0), 0) };
+  };
+  let last = sample();
+  let windows = 0;
+  const timer = setInterval(() => {
+    if (kids.some((k) => !k.running)) return;
+    const now = sample();
+    const wall = Number(now.at - last.at);
+    // The first window holds the clients' start; a window a client did not live through is not full.
+    if (windows++ > 0 && Number.isFinite(now.client)) {
+      serverPct.push(((now.server - last.server) / wall) * 100);
+      demandPct.push(((now.demand - last.demand) / wall) * 100);
+      clientPct.push(((now.client - last.client) / wall) * 100);
+    }
+    last = now;
+  }, WINDOW_MS);
+  try {
+    const clients = await Promise.all(kids.map((k) => k.done));
+    // The last window may hold the end of a client that had exited but was not yet reaped.
+    return { clients, serverPct: serverPct.slice(0, -1), demandPct: demandPct.slice(0, -1), clientPct: clientPct.slice(0, -1) };
+  } finally {
+    clearInterval(timer);
+  }
+}
