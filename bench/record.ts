@@ -4,7 +4,7 @@
 // are generated from these files (bench/report/benchmarks-doc.ts), never written by hand.
 // BENCH_RUNS_DIR writes elsewhere (a trial run that should not join the history).
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -150,6 +150,20 @@ export interface Recorder {
   }): string;
 }
 
+const LOCAL_PATH = /(?<![\w.:/-])\/[\w.-]+(?:\/[\w.-]+)+/g;
+
+/**
+ * A recorded text with the paths of this machine left out: a path inside the repository
+ * becomes relative to it, any other path that exists here (a checkout or a file compared
+ * against) becomes "<local path>". Route paths and the like (nothing on disk) stay.
+ */
+export function withoutLocalPaths(text: string, root: string = process.cwd()): string {
+  return text.replace(LOCAL_PATH, (p) => {
+    if (p === root || p.startsWith(`${root}/`)) return relative(root, p) || '.';
+    return existsSync(p) ? '<local path>' : p;
+  });
+}
+
 /**
  * Starts recording a run of `bench`: the date, the command line and the load average are taken
  * now, the load average again at finish. The figures are the table the benchmark prints.
@@ -181,7 +195,7 @@ export function startRun(bench: string): Recorder {
       const dir = process.env.BENCH_RUNS_DIR ? pathToFileURL(`${resolve(process.env.BENCH_RUNS_DIR)}/`) : RUNS_DIR;
       mkdirSync(dir, { recursive: true });
       const file = new URL(runFileName(name, date), dir);
-      writeFileSync(file, `${JSON.stringify(run, null, 2)}\n`);
+      writeFileSync(file, `${withoutLocalPaths(JSON.stringify(run, null, 2))}\n`);
       const path = relative(process.cwd(), file.pathname);
       console.log(`recorded: ${path}`);
       return path;
