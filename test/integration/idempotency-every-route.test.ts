@@ -8,6 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
+import { IdmintClient } from '../../src/client/index.js';
+import { IdempotencyRecords } from '../../src/store/redis/idempotency-records.js';
 import { freePort } from '../../tools/child.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { IdsClient } from '../../tools/grpc-client.js';
@@ -157,5 +159,36 @@ describe('a full tag of idempotency keys answers a retry hint on every transport
     };
     assert.equal(reply.code, -7);
     assert.match(reply.message, /retry in \d+ s/);
+  });
+});
+
+describe('the TS client and a key another request holds', () => {
+  const names = testNames();
+  let node: LocalNode;
+
+  before(async () => {
+    // A short wait: the server answers IDEMPOTENCY_KEY_IN_FLIGHT before the claim below expires.
+    node = await startLocalNode(names, { REFILL_WAIT_MS: '200' });
+    await createTag(node.url, { tag: 'held' });
+  });
+  after(async () => {
+    await node?.close();
+    await cleanup(names);
+  });
+
+  it('retries IDEMPOTENCY_KEY_IN_FLIGHT with the key, and is answered once the claim is gone', async () => {
+    const tag = await node.rt.ids.prepare({ tag: 'held', as: 'ids', count: 1 });
+    // A claim as a request of a process that died after taking would leave it, for 1.2 s.
+    const records = new IdempotencyRecords(node.rt.segments, node.rt.keys);
+    const claimed = await records.claim(tag, { key: 'c-1', fingerprint: '[2,"ids",null,null,null]', owner: 'gone', claimMs: 1200, maxKeys: 100 });
+    assert.equal(claimed.kind, 'claimed');
+    const busy = await get(`${node.url}/v1/ids/held?count=2`, 'c-1');
+    assert.equal(busy.status, 409, busy.text);
+    assert.match(busy.text, /IDEMPOTENCY_KEY_IN_FLIGHT/);
+    const client = new IdmintClient({ url: node.url });
+    const ids = await client.ids('held', 2, { idempotencyKey: 'c-1' });
+    assert.equal(ids.length, 2);
+    assert.deepEqual(await client.ids('held', 2, { idempotencyKey: 'c-1' }), ids);
+    client.close();
   });
 });
