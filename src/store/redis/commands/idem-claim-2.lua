@@ -26,28 +26,22 @@
           {4, fingerprint, ms}   another request holds a claim on the key (its fingerprint), for
                                  at most ms more; nothing written
 ]]
+--- @include "includes/idem-other"
+--- @include "includes/now-ms"
+--- @include "includes/int-text"
 local kept = redis.call('GET', KEYS[1])
-if kept then
-  if string.sub(kept, 1, 1) ~= '?' then return { 2, kept } end
-  local nl = string.find(kept, '\n', 1, true)
-  return { 4, string.sub(kept, nl + 1), math.max(0, redis.call('PTTL', KEYS[1])) }
-end
+if kept then return idemOther(KEYS[1], kept) end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = nowMs()
 local hold = tonumber(ARGV[4])
--- An integer as Redis reads it (tostring would give an exponent above 14 digits).
-local function int(x)
-  return string.format('%.0f', x)
-end
 
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', int(now))
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', intText(now))
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   return { 3, math.max(0, tonumber(first[2]) - now) }
 end
 
-redis.call('SET', KEYS[1], '?' .. ARGV[3] .. '\n' .. ARGV[2], 'PX', int(hold))
-redis.call('ZADD', KEYS[2], int(now + hold), ARGV[1])
-if redis.call('PTTL', KEYS[2]) < hold then redis.call('PEXPIRE', KEYS[2], int(hold)) end
+redis.call('SET', KEYS[1], '?' .. ARGV[3] .. '\n' .. ARGV[2], 'PX', intText(hold))
+redis.call('ZADD', KEYS[2], intText(now + hold), ARGV[1])
+if redis.call('PTTL', KEYS[2]) < hold then redis.call('PEXPIRE', KEYS[2], intText(hold)) end
 return { 1 }

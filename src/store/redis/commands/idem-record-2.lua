@@ -18,23 +18,17 @@
           {4, fingerprint, ms}   another request claimed the key after this one's claim
                                  expired: nothing written; the IDs sent reach nobody
 ]]
+--- @include "includes/idem-other"
+--- @include "includes/now-ms"
+--- @include "includes/int-text"
 local kept = redis.call('GET', KEYS[1])
-if kept and kept ~= '?' .. ARGV[2] .. '\n' .. ARGV[3] then
-  if string.sub(kept, 1, 1) ~= '?' then return { 2, kept } end
-  local nl = string.find(kept, '\n', 1, true)
-  return { 4, string.sub(kept, nl + 1), math.max(0, redis.call('PTTL', KEYS[1])) }
-end
+if kept and kept ~= '?' .. ARGV[2] .. '\n' .. ARGV[3] then return idemOther(KEYS[1], kept) end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = nowMs()
 local retention = tonumber(ARGV[5])
--- An integer as Redis reads it (tostring would give an exponent above 14 digits).
-local function int(x)
-  return string.format('%.0f', x)
-end
 
-redis.call('SET', KEYS[1], ARGV[3] .. '\n' .. ARGV[4], 'PX', int(retention))
-redis.call('ZADD', KEYS[2], int(now + retention), ARGV[1])
+redis.call('SET', KEYS[1], ARGV[3] .. '\n' .. ARGV[4], 'PX', intText(retention))
+redis.call('ZADD', KEYS[2], intText(now + retention), ARGV[1])
 -- The index lives as long as its longest-lived member (a shorter retention set later keeps it).
-if redis.call('PTTL', KEYS[2]) < retention then redis.call('PEXPIRE', KEYS[2], int(retention)) end
+if redis.call('PTTL', KEYS[2]) < retention then redis.call('PEXPIRE', KEYS[2], intText(retention)) end
 return { 1 }
