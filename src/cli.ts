@@ -1,11 +1,12 @@
 // idmint command line: `idmint serve [--demo] [--processes N]` runs a serving node (HTTP +
 // workers), or N of them sharing the ports (src/api/processes.ts); `idmint worker` runs the
 // BullMQ workers alone; `idmint import <system>` brings the counters of Leaf, Tinyid or
-// id_server over (src/service/importer).
+// id_server over, or continues above Leaf's snowflake IDs (src/service/importer);
+// `idmint import --help` lists its options.
 import { ConfigError, loadConfig } from './config.js';
 import { isProcessWorker, runPrimary, runWorker, takeProcessesFlag } from './api/processes.js';
 import { closeOnSignals, startNode } from './api/server.js';
-import { IMPORT_USAGE, parseImportArgs, runImport } from './service/importer/import-command.js';
+import { IMPORT_HELP, IMPORT_USAGE, parseImportArgs, runImport } from './service/importer/import-command.js';
 
 const USAGE = `usage: idmint serve [--demo] [--processes N|auto]
                                serve HTTP and run workers (--demo: create tag "demo";
@@ -47,6 +48,10 @@ async function main(argv: string[]): Promise<void> {
 }
 
 async function runImportCommand(args: string[]): Promise<void> {
+  if (args.some((a) => a === '--help' || a === '-h') || args[0] === 'help') {
+    console.log(IMPORT_HELP);
+    process.exit(0);
+  }
   const parsed = parseImportArgs(args);
   if (typeof parsed === 'string') {
     console.error(`${parsed}\n${USAGE}`);

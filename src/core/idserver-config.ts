@@ -1,6 +1,54 @@
 // Reads id_server's config.json: the node's id_step and id_offset (its counters are the
-// values offset + k * step) and its rules, each a name, a Lua file and batch_save. Pure.
+// values offset + k * step) and its rules, each a name, a Lua file and batch_save. id_server
+// reads it with jsoncpp's Reader, which allows comments (`//` to the end of the line and
+// `/* ... */`, as its README's example has them): they are read the same way here. Pure.
 import { SpecProblems } from './spec-problems.js';
+
+/**
+ * The text with comments outside strings replaced by spaces (newlines kept, so JSON.parse's
+ * positions and the lines named in problems still match the file); an unclosed comment is
+ * named with its line.
+ */
+export function stripJsonComments(file: string, text: string): string {
+  let out = '';
+  let i = 0;
+  let line = 1;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"' && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else if (c === '/' && text[i + 1] === '/') {
+      let j = i;
+      while (j < text.length && text[j] !== '\n') j++;
+      out += ' '.repeat(j - i);
+      i = j;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      if (end < 0) throw new SpecProblems([`${file}:${line}: a comment opened with /* is never closed`]);
+      const body = text.slice(i, end + 2);
+      out += body.replace(/[^\n]/g, ' ');
+      line += body.split('\n').length - 1;
+      i = end + 2;
+    } else {
+      if (c === '\n') line++;
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+/** The line and column of a JSON.parse error's position, when it names one. */
+function where(text: string, e: Error): string {
+  const m = /position (\d+)/.exec(e.message);
+  if (!m) return '';
+  const before = text.slice(0, Number(m[1]));
+  const line = before.split('\n').length;
+  return `:${line}:${Number(m[1]) - before.lastIndexOf('\n')}`;
+}
 
 export interface IdServerConfig {
   readonly idStep: number;
@@ -10,10 +58,11 @@ export interface IdServerConfig {
 
 export function parseIdServerConfig(file: string, text: string): IdServerConfig {
   let raw: unknown;
+  const json = stripJsonComments(file, text);
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(json);
   } catch (e) {
-    throw new SpecProblems([`${file}: not JSON (${(e as Error).message})`]);
+    throw new SpecProblems([`${file}${where(json, e as Error)}: not JSON (${(e as Error).message})`]);
   }
   const problems: string[] = [];
   const c = (raw ?? {}) as Record<string, unknown>;

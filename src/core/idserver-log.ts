@@ -1,38 +1,54 @@
-// Reads id_server's own log for the counters it tried to save. Its data thread writes every
-// save as one SQL statement, logged before it runs (debug builds: "exec sql:...") and again
-// when it fails ("db failed thread:<id> errno:<n> sql:..."), the only trace of a write that
-// never reached the counter table (id_server does not retry it). Lines read, e.g.:
+// Reads id_server's own log for the counters it tried to save, as evidence, never as commands.
+// Its data thread (data_thread.cpp, DataThread::on_event) writes every save as one SQL
+// statement, logged before it runs at debug level (only builds without NDEBUG log at debug)
+// and again when it fails, at warn level; its logger (day_roll_logger.cpp) puts the local time
+// and the level in front, and builds without NDEBUG put "[<source file>:<line>]" after them:
 //
-//   2024-05-12 10:20:30,warn,[data_thread.cpp:98]db failed thread:1402 errno:2006 sql:replace into counter set rule_name='order_id',app_name='test',node_offset=0,counter=5201,update_time=1715480430
+//   2024-05-12 10:20:30,debug,[data_thread.cpp:98]exec sql:replace into counter set rule_name='o2o',app_name='test',node_offset=0,counter=5201,update_time=1715480430
+//   2024-05-12 10:20:30,warn,db failed thread:1402 errno:2006 sql:replace into counter set rule_name='o2o',app_name='test',node_offset=0,counter=5201,update_time=1715480430
 //
-// (the "[file:line]" part only in builds without NDEBUG). Every other line is ignored; a line
-// holding the statement in another shape is refused, so no value is silently skipped. Pure.
+// Only a whole line of exactly that shape counts. Other lines log what callers sent (a datagram
+// at debug level lands in the log verbatim), so a line that mentions the counter table in any
+// other shape, or names a rule or app with a quote in it, is set aside with a note and sets no
+// floor. Read line by line, so a log of any size streams through. Pure.
 import type { OldCounterRow } from './import-plan.js';
-import { SpecProblems } from './spec-problems.js';
 
-const STATEMENT = 'replace into counter set ';
-const VALUES = /replace into counter set rule_name='(.*?)',app_name='(.*)',node_offset=(-?\d{1,10}),counter=(-?\d{1,10}),update_time=(-?\d{1,10})\s*$/;
+const SAVE =
+  /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,(?:debug,(?:\[[^\]\n]*data_thread\.cpp:\d+\])?exec sql:|warn,(?:\[[^\]\n]*data_thread\.cpp:\d+\])?db failed thread:\d+ errno:-?\d+ sql:)replace into counter set rule_name='([^'\n]*)',app_name='([^'\n]*)',node_offset=(-?\d{1,10}),counter=(-?\d{1,10}),update_time=(-?\d{1,10})\r?$/;
+const MENTION = 'replace into counter';
 
-/** The saves id_server logged: one row per statement, named "<log>:<line>". */
-export function parseIdServerLog(name: string, text: string): OldCounterRow[] {
+/**
+ * One line of a log: the save it records (a row named "<log>:<line>"), a note when the line
+ * mentions the counter table in another shape than id_server's data thread writes (set aside),
+ * or undefined for any other line.
+ */
+export function parseIdServerLogLine(name: string, lineNo: number, line: string): OldCounterRow | string | undefined {
+  if (!line.includes(MENTION)) return undefined;
+  const m = SAVE.exec(line);
+  if (!m) return `${name}:${lineNo}: set aside, not a save in the shape id_server's data thread logs: "${line.slice(0, 200)}"`;
+  return {
+    nodeOffset: Number(m[3]),
+    counter: Number(m[4]),
+    updateTime: Number(m[5]),
+    ruleName: m[1],
+    appName: m[2],
+    source: `${name}:${lineNo}${line.includes(',warn,') ? ' (db failed)' : ''}`,
+  };
+}
+
+/** The saves a log holds and the lines set aside, for a log read whole. */
+export function readIdServerLog(name: string, text: string): { rows: OldCounterRow[]; setAside: string[] } {
   const rows: OldCounterRow[] = [];
-  const problems: string[] = [];
-  text.split(/\r?\n/).forEach((line, i) => {
-    if (!line.includes(STATEMENT)) return;
-    const m = VALUES.exec(line);
-    if (!m) {
-      problems.push(`${name}:${i + 1}: a counter save not understood: "${line.slice(0, 200)}"`);
-      return;
-    }
-    rows.push({
-      nodeOffset: Number(m[3]),
-      counter: Number(m[4]),
-      updateTime: Number(m[5]),
-      ruleName: m[1],
-      appName: m[2],
-      source: `${name}:${i + 1}${line.includes('db failed') ? ' (db failed)' : ''}`,
-    });
+  const setAside: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    const r = parseIdServerLogLine(name, i + 1, line);
+    if (typeof r === 'string') setAside.push(r);
+    else if (r) rows.push(r);
   });
-  if (problems.length) throw new SpecProblems(problems);
-  return rows;
+  return { rows, setAside };
+}
+
+/** The saves a log holds (lines set aside are dropped). */
+export function parseIdServerLog(name: string, text: string): OldCounterRow[] {
+  return readIdServerLog(name, text).rows;
 }

@@ -1,11 +1,15 @@
-// Planning an import from id_server (rule mode): a rule per Lua file, and per (rule, app) of the
-// current period a counter floor above what id_server may have handed out: its saved counter
-// plus the save lag (id_step x batch_save), held for every spelling its table's collation
-// folds together, with the operator's floors and those read from its log. Pure; the shared
-// shapes are in import-plan.ts.
+// Planning an import from id_server (rule mode): a rule per Lua file, and per (rule, app) a
+// counter floor in every period of idmint's that could render an ID id_server rendered: above
+// each saved counter plus the save lag (id_step x batch_save), held for every spelling its
+// table's collation folds together and every pair of names that id_server's key
+// (rule + "_" + app) joins, in the periods idserver-periods.ts finds for any zone, with the
+// operator's floors and the saves read from its log. Pure; the shared shapes are in
+// import-plan.ts.
 import { EVERY_APP, FOLD_SHARD, foldName } from './app-fold.js';
 import { periodOf } from './period.js';
-import { firstCounter, periodCapacity } from './rule-spec.js';
+import { lateResetSpan, periodsMeeting, savedSpans, type WallSpan } from './idserver-periods.js';
+import { rowMatch, rowName, describePeriod } from './idserver-rows.js';
+import { compileRule, firstCounter, periodCapacity } from './rule-spec.js';
 import { isValidAppName } from './rule-template.js';
 import { SpecProblems } from './spec-problems.js';
 import type { TagSpec } from './tag-spec.js';
@@ -43,40 +47,47 @@ interface PeriodBounds {
 const raiseTo = (m: Map<string, number>, k: string, v: number) => m.set(k, Math.max(m.get(k) ?? -Infinity, v));
 const byName = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 1 : 0);
 
-function rowName(r: OldCounterRow): string {
-  return `${r.source ?? 'counter table row'} (node_offset ${r.nodeOffset}, app "${r.appName}", counter ${r.counter}, update_time ${r.updateTime})`;
-}
-
 /**
- * Plans id_server's rules at the moment `nowMs`: each (rule, app) counter of the current
- * period continues above the highest counter any node saved (or, by its log, tried to save)
- * in that period plus what a node hands out before its next save lands (id_step *
- * batch_save) and the operator's margin. A saved row's floor holds for every app name that
- * row stands for under the table's case-insensitive collation (a floor by folded name), and a
- * row saved in a later period than now (a node whose clock ran ahead) raises that period's
- * counter and the current one. The same collation compares rule names: a row counts for every
- * rule whose name differs from its rule_name only in case. Throws SpecProblems listing every
- * reason to refuse.
+ * Plans id_server's rules at the moment `nowMs`. Each save (a row of the counter table, or a
+ * line of its log) stands for every counter value up to it plus what a node hands out before its
+ * next save lands (id_step * batch_save of the rule that drove the counter) and the operator's
+ * margin, in every period of idmint's that could render the same IDs as the save's period did,
+ * whatever zone id_server ran in (idserver-periods.ts): the zone given is the zone of the tag,
+ * not a fact the floors rely on. A save that reaches max_counter means id_server may have
+ * wrapped and repeated that period's IDs: the period is closed for that app. With the zone
+ * given, id_server's daylight saving quirk (a period begun late, the previous counter still in
+ * use under the new date) closes the periods that counter rendered into. A save matches a rule
+ * when its rule name folds to the rule's (the table compares names without case) or when its
+ * rule + "_" + app folds to the rule's name + "_" + some app (id_server's counter key, shared by
+ * both pairs). Throws SpecProblems listing every reason to refuse.
  */
 export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRow[], current: Current, nowMs: number, opts: RulePlanOptions = {}): ImportPlan {
   const problems: string[] = [];
   const notes: string[] = [];
   const tags: TagPlan[] = [];
-  // The counter table's primary key compares rule names as it compares app names (without
-  // case): a row stands for every rule whose name folds to its rule_name.
-  const known = new Set(rules.map((r) => foldName(r.tag)));
+  const byFold = new Map(rules.map((r) => [foldName(r.tag), r]));
   for (const name of new Set(rows.map((r) => r.ruleName))) {
-    if (!known.has(foldName(name))) notes.push(`counters of rule "${name}" left out: config.json names no such rule, nor one that differs only in case`);
+    const matched = rules.some((o) => rows.some((r) => r.ruleName === name && rowMatch(r, o.tag)));
+    if (!matched)
+      notes.push(`counters of rule "${name}" left out: config.json names no such rule, nor one that differs only in case or shares its counter key`);
   }
   const given = new Set(rules.map((r) => r.tag));
   for (const f of opts.floors ?? []) {
     if (!given.has(f.rule)) problems.push(`a floor was given for rule "${f.rule}", which config.json does not name`);
   }
   const margin = opts.margin ?? 0;
+  const widest = rules.reduce((m, r) => Math.max(m, r.batchSave), 1);
   for (const o of rules) {
     const what = `rule "${o.tag}" (${o.file})`;
     if (!checkName(o.tag, problems, 'id_server rule')) continue;
     const r = o.rule;
+    const dated = r.resetSeconds > 0 || /\{(yyyy|yy|year%10|year%100|MM|dd|HH|mm|ss|SSS)\}/.test(r.template);
+    if (o.timeZone === undefined && dated) {
+      problems.push(
+        `${what}: its IDs carry the date or its counter resets (reset_seconds ${r.resetSeconds}), both in id_server's local time: give the zone id_server ran in (--time-zone, or time_zone on the admin route); no zone is assumed`,
+      );
+      continue;
+    }
     const body: Record<string, unknown> = {
       tag: o.tag,
       mode: 'rule',
@@ -84,7 +95,7 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       min_counter: r.minCounter,
       max_counter: r.maxCounter,
       reset_seconds: r.resetSeconds,
-      time_zone: o.timeZone,
+      time_zone: o.timeZone ?? 'UTC',
       description: `imported from id_server (${o.file})`.slice(0, 255),
       ...(opts.force ? { force: true } : {}),
     };
@@ -99,70 +110,106 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
     }
     const spec = cur?.spec ?? want;
     const rule = spec.rule!;
-    const period = periodOf(nowMs, rule.timeZone, rule.resetSeconds);
-    const lag = o.stride * o.batchSave;
+    const zone = rule.timeZone;
+    const finest = compileRule(rule, true).finestTimeToken;
     const bounds = new Map<number, PeriodBounds>();
     const boundsOf = (p: number): PeriodBounds => {
       let b = bounds.get(p);
       if (!b) bounds.set(p, (b = { exact: new Map(), folded: new Map(), every: -Infinity }));
       return b;
     };
-    boundsOf(period);
-    // The highest counter saved in the current period, per app, for the report.
+    const periodsFor = (spans: WallSpan[]) => periodsMeeting(spans, finest, zone, rule.resetSeconds, nowMs);
+    // The highest counter saved per app in a period idmint still serves, for the report.
     const highest = new Map<string, number>();
+    const covered = new Map<string, Set<number>>();
+    const closed = new Map<string, string>();
     const tagNotes: string[] = [];
     let earlier = 0;
     let caseFolded = false;
     const otherSpelling = new Map<string, number>();
+    const sharedKey = new Map<string, Set<string>>();
     const logged = { saves: 0, failed: 0 };
     for (const row of rows) {
-      if (foldName(row.ruleName) !== foldName(o.tag)) continue;
-      const p = periodOf(row.updateTime * 1000, rule.timeZone, rule.resetSeconds);
-      if (p < period) {
+      const m = rowMatch(row, o.tag);
+      if (!m) continue;
+      if (!isValidAppName(m.folded)) {
+        tagNotes.push(
+          `app "${m.folded}" (${rowName(row)}) left out: not a valid idmint app name, nor one that folds to it, so idmint can never be asked for it`,
+        );
+        continue;
+      }
+      // The rule whose config drove the counter: the one its row is named after (the pair that
+      // created a shared key); a rule config.json does not name counts with the largest lag.
+      const driver = byFold.get(foldName(row.ruleName));
+      const bound = row.counter + o.stride * (driver?.batchSave ?? widest) + margin;
+      const isLog = row.source !== undefined;
+      if (isLog && bound >= rule.maxCounter && !opts.trustLog) {
+        tagNotes.push(
+          `${row.source}: a save of app "${m.folded}" at counter ${row.counter} would close its period (max_counter ${rule.maxCounter}): not applied, since a log line may be forged (a datagram lands in id_server's debug log verbatim); give --trust-log to apply it`,
+        );
+        continue;
+      }
+      const periods = periodsFor(savedSpans(row.updateTime * 1000, driver?.rule.resetSeconds ?? r.resetSeconds, nowMs));
+      if (periods.length === 0) {
         earlier++;
         continue;
       }
-      const folded = foldName(row.appName);
-      if (!isValidAppName(folded)) {
-        tagNotes.push(`app "${row.appName}" left out: not a valid idmint app name, nor one that folds to it, so idmint can never be asked for it`);
-        continue;
-      }
-      // A node whose clock ran ahead saved in a later period: the IDs it handed out carry that
-      // period's dates (which idmint reaches later), and what it handed out of the current
-      // period before it jumped ahead is no longer in its row: both periods continue above it.
-      if (p > period) {
+      if (row.updateTime * 1000 > nowMs)
         tagNotes.push(
-          `${rowName(row)} lies in a later period than now (saved at ${new Date(row.updateTime * 1000).toISOString()}: a node whose clock ran ahead): counters of that period and of the current one continue above it; what that node handed out of the current period before its clock ran ahead is not in the table (check its log)`,
+          `${rowName(row)} was saved after the import's time (${new Date(row.updateTime * 1000).toISOString()}): a node whose clock ran ahead; its IDs carry the dates of that clock, and counters of those periods and of the current one continue above it; what that node handed out of the current period before its clock ran ahead is not in the table (check its log)`,
+        );
+      if (isLog) {
+        logged.saves++;
+        if (row.source!.endsWith('(db failed)')) logged.failed++;
+        tagNotes.push(
+          `${row.source}: app "${m.exact ?? m.folded}" continues above counter ${bound} in ${periods.map((p) => describePeriod(p, rule)).join(', ')}`,
         );
       }
-      if (row.source !== undefined) {
-        logged.saves++;
-        if (row.source.endsWith('(db failed)')) logged.failed++;
+      if (m.how === 'case') otherSpelling.set(row.ruleName, (otherSpelling.get(row.ruleName) ?? 0) + 1);
+      if (m.how === 'key') {
+        const pair = `"${row.ruleName}"/"${row.appName}"`;
+        sharedKey.set(m.folded, (sharedKey.get(m.folded) ?? new Set()).add(pair));
       }
-      if (row.ruleName !== o.tag) otherSpelling.set(row.ruleName, (otherSpelling.get(row.ruleName) ?? 0) + 1);
-      const bound = row.counter + lag + margin;
-      for (const target of p > period ? [period, p] : [period]) {
-        const b = boundsOf(target);
-        if (isValidAppName(row.appName)) raiseTo(b.exact, row.appName, bound);
-        raiseTo(b.folded, folded, bound);
+      if (/[a-z]/.test(m.folded) && !isLog) caseFolded = true;
+      const set = covered.get(m.folded) ?? new Set<number>();
+      covered.set(m.folded, set);
+      for (const p of periods) {
+        const b = boundsOf(p);
+        if (m.exact !== undefined && isValidAppName(m.exact)) raiseTo(b.exact, m.exact, bound);
+        raiseTo(b.folded, m.folded, bound);
+        set.add(p);
       }
-      if (/[a-z]/.test(folded) && row.source === undefined) caseFolded = true;
-      if (p === period) {
-        raiseTo(highest, row.appName, row.counter);
-        if (row.counter >= rule.maxCounter)
-          tagNotes.push(`app "${row.appName}" reached max_counter ${rule.maxCounter} in this period: it answers ID_SPACE_EXHAUSTED until the next one`);
+      raiseTo(highest, m.exact ?? m.folded, row.counter);
+      if (bound >= rule.maxCounter)
+        closed.set(
+          m.folded,
+          `${rowName(row)} with the save lag reaches max_counter ${rule.maxCounter}: id_server may have passed it, started again at min_counter and repeated IDs`,
+        );
+      // id_server's quirk: the previous period's counter, which this row replaced in the
+      // table, still numbered IDs under this period's dates for the hours daylight saving ran ahead.
+      if (o.timeZone !== undefined) {
+        const hit = periodsFor(lateResetSpan(row.updateTime * 1000, zone, driver?.rule.resetSeconds ?? r.resetSeconds));
+        for (const p of hit) {
+          raiseTo(boundsOf(p).folded, m.folded, rule.maxCounter);
+          set.add(p);
+        }
+        if (hit.length)
+          closed.set(
+            m.folded,
+            `id_server begins a period by standard time but dates IDs by local time: in ${zone} daylight saving was in effect when the period of ${rowName(row)} began, so the previous period's counter (no longer in the table) still numbered IDs dated ${hit.map((p) => describePeriod(p, rule)).join(', ')}`,
+          );
       }
     }
     for (const f of opts.floors ?? []) {
       if (f.rule !== o.tag) continue;
-      const b = boundsOf(period);
+      const b = boundsOf(periodOf(nowMs, zone, rule.resetSeconds));
       if (f.app === undefined) b.every = Math.max(b.every, f.counter);
       else {
         raiseTo(b.exact, f.app, f.counter);
         raiseTo(b.folded, foldName(f.app), f.counter);
       }
       tagNotes.push(
-        `the counters of ${f.app === undefined ? 'every app' : `app "${f.app}" (and every name that folds to it)`} in this period continue above ${f.counter}, as given`,
+        `the counters of ${f.app === undefined ? 'every app' : `app "${f.app}" (and every name that folds to it)`} in the current period continue above ${f.counter}, as given`,
       );
     }
     const floors: Floor[] = [];
@@ -178,9 +225,31 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       for (const [name, bound] of [...b.folded].sort(byName)) if (/[a-z]/.test(name) || !b.exact.has(name)) add(FOLD_SHARD, `${name}/${p}`, bound);
       if (b.every > -Infinity) add(FOLD_SHARD, `${EVERY_APP}/${p}`, b.every);
     }
-    if (bounds.size > 1 || highest.size || (opts.floors ?? []).some((f) => f.rule === o.tag)) {
+    if (highest.size) {
       tagNotes.push(
-        `each saved counter counts as ${lag}${margin ? ` + ${margin} (margin)` : ''} higher (id_step ${o.stride} x batch_save ${o.batchSave}): a node stopped without a clean shutdown may have handed out that far above its last saved row. A save that failed (MySQL away: "db failed" in id_server's log) is not retried and leaves the row further behind: read the log (--idserver-log) or give --margin / --floor`,
+        `each saved counter counts as id_step ${o.stride} x batch_save (${o.stride * o.batchSave} for this rule)${margin ? ` + ${margin} (margin)` : ''} higher: a node stopped without a clean shutdown may have handed out that far above its last saved row. A save that failed (MySQL away: "db failed" in id_server's log) is not retried and leaves the row further behind: read the log (--idserver-log) or give --margin / --floor`,
+      );
+      tagNotes.push(
+        `zone ${zone} (the tag's); the saves' periods are found for every zone id_server could have run in (UTC-12 to UTC+14, with or without daylight saving), so a wrong zone wastes counters and repeats nothing: ${[
+          ...covered,
+        ]
+          .sort(byName)
+          .map(
+            ([app, ps]) =>
+              `${app} in ${[...ps]
+                .sort((x, y) => x - y)
+                .map((p) => describePeriod(p, rule))
+                .join(', ')}`,
+          )
+          .join('; ')}`,
+      );
+    }
+    for (const [app, why] of [...closed].sort(byName)) {
+      tagNotes.push(`app "${app}" (every case of it) closed in the period(s) above that it reaches: ID_SPACE_EXHAUSTED until a later period, because ${why}`);
+    }
+    for (const [app, pairs] of [...sharedKey].sort(byName)) {
+      tagNotes.push(
+        `app "${app}" shares id_server's counter with ${[...pairs].sort().join(', ')}: id_server keys a counter by rule + "_" + app, so those pairs numbered from one counter and saved it under the first pair's names; the highest of all their saves counts`,
       );
     }
     if (caseFolded) {
@@ -193,9 +262,10 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
         `${n} saved counter(s) of rule "${name}" count for this rule too: the counter table compares rule names without case, so such a row may hold what this rule handed out (a rule renamed in case, or two rules whose names differ only in case sharing rows)`,
       );
     }
-    if (logged.saves) tagNotes.push(`${logged.saves} save(s) of this period or later read from id_server's log, ${logged.failed} of them failed writes`);
-    if (earlier) tagNotes.push(`${earlier} saved counter(s) of earlier periods left out: those periods' counters are never used again`);
-    const oldMax = [...highest].map(([app, c]) => `${app}:${c}`).join(' ') || 'none this period';
+    if (logged.saves) tagNotes.push(`${logged.saves} save(s) read from id_server's log count, ${logged.failed} of them failed writes`);
+    if (earlier)
+      tagNotes.push(`${earlier} saved counter(s) left out: under any zone id_server could have run in, their periods' IDs carry times idmint has passed`);
+    const oldMax = [...highest].map(([app, c]) => `${app}:${c}`).join(' ') || 'none in a period idmint still serves';
     const action = !cur ? 'create' : floors.length ? 'raise' : 'unchanged';
     tags.push({ tag: o.tag, mode: 'rule', action, spec, epoch: cur?.epoch, floors, tokens: [], oldMax, notes: tagNotes });
   }

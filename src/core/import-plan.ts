@@ -9,7 +9,7 @@ import type { IdServerRule } from './idserver-lua.js';
 import { SpecProblems, TAG_NAME } from './spec-problems.js';
 import { specFromCreate, type TagSpec } from './tag-spec.js';
 
-export const SYSTEMS = ['leaf', 'tinyid', 'id_server'] as const;
+export const SYSTEMS = ['leaf', 'tinyid', 'id_server', 'leaf-snowflake'] as const;
 export type OldSystem = (typeof SYSTEMS)[number];
 
 export type { Interleave };
@@ -51,7 +51,11 @@ export interface OldRule extends Interleave {
   readonly tag: string;
   readonly file: string;
   readonly rule: IdServerRule;
-  readonly timeZone: string;
+  /**
+   * The IANA zone the operator says id_server ran in: the zone of the tag created. Undefined
+   * when not given; a rule whose IDs carry a date or whose counter resets is then refused.
+   */
+  readonly timeZone: string | undefined;
   /** config.json's batch_save of the rule (1 when absent): saves lie id_step * batch_save apart. */
   readonly batchSave: number;
 }
@@ -68,6 +72,8 @@ export interface RulePlanOptions {
   /** Counter values added above every saved counter's bound (saved + id_step * batch_save). */
   readonly margin?: number;
   readonly floors?: readonly OperatorFloor[];
+  /** Apply floors read from id_server's log even where they reach max_counter (--trust-log). */
+  readonly trustLog?: boolean;
 }
 
 /** What idmint holds for a tag of the same name. */
@@ -104,7 +110,7 @@ export interface Floor {
 
 export interface TagPlan {
   readonly tag: string;
-  readonly mode: 'segment' | 'rule';
+  readonly mode: 'segment' | 'rule' | 'snowflake';
   readonly action: 'create' | 'raise' | 'unchanged';
   /** The definition created (action create), or the current one. */
   readonly spec: TagSpec;

@@ -71,8 +71,13 @@ export class TagMovedError extends IdmintError {
   constructor(
     readonly tag: string,
     readonly moved = true,
+    /** What retired the tag's state and did not finish (an import stopped midway), when known. */
+    unfinished?: string,
   ) {
-    super('UNAVAILABLE', moved ? `tag "${tag}" is moving to another Redis server; retry` : `tag "${tag}" changed; retry`);
+    super(
+      'UNAVAILABLE',
+      unfinished ? `tag "${tag}" is held by ${unfinished}` : moved ? `tag "${tag}" is moving to another Redis server; retry` : `tag "${tag}" changed; retry`,
+    );
   }
 }
 

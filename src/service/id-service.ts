@@ -53,7 +53,7 @@ export class IdService {
   ) {
     const kindOf = (tag: StoredTag) => modeOf(tag);
     this.sources = new SourceCache({ ...deps, changed: (tag, epoch) => registry.changed(tag, epoch) }, snowflake, kindOf);
-    this.segments = new SegmentMode(registry, this.sources, deps.waitMs);
+    this.segments = new SegmentMode(registry, this.sources, deps.waitMs, (t) => deps.segments.retiredBy(t.tag, t.epoch, t.redis));
     this.modes = {
       segments: this.segments,
       sources: this.sources,

@@ -34,6 +34,8 @@ export class SegmentMode {
     private readonly sources: SourceCache,
     /** How long a request follows a tag that is moving (REFILL_WAIT_MS). */
     private readonly waitMs: number,
+    /** What retired a tag's state of its epoch and did not finish (an import stopped midway), if anything. */
+    private readonly retiredBy: (tag: StoredTag) => Promise<string | undefined> = async () => undefined,
   ) {}
 
   /**
@@ -51,7 +53,8 @@ export class SegmentMode {
       try {
         return await this.takeFrom(tag, count, key, scope, direct);
       } catch (err) {
-        if (!(err instanceof TagMovedError) || Date.now() >= deadline) throw err;
+        if (!(err instanceof TagMovedError)) throw err;
+        if (Date.now() >= deadline) throw err.moved ? await this.stuck(tag) : err;
         moved = err.moved;
       }
       for (;;) {
@@ -61,10 +64,15 @@ export class SegmentMode {
           tag = now;
           break;
         }
-        if (Date.now() >= deadline) throw new TagMovedError(tag.tag);
+        if (Date.now() >= deadline) throw await this.stuck(tag);
         await new Promise((r) => setTimeout(r, Math.min(10 * attempt, 50)));
       }
     }
+  }
+
+  /** The answer for a tag whose state stays retired under an unchanged epoch: what left it so, when known. */
+  private async stuck(tag: StoredTag): Promise<TagMovedError> {
+    return new TagMovedError(tag.tag, true, await this.retiredBy(tag).catch(() => undefined));
   }
 
   private async takeFrom(tag: StoredTag, count: number, key: string | undefined, scope: string, direct: boolean): Promise<Issued> {

@@ -61,7 +61,8 @@ export class TagMover {
     const from = tag.redis;
     const start = performance.now();
     let retired = true;
-    await segments.retire(name, tag.epoch, from).catch((err: Error) => {
+    const by = `a move to Redis "${to}" (started ${new Date().toISOString()}) that retired the tag's state on "${from}" and has not recorded the move in MySQL; if that move is no longer running, finish it by moving the tag again: POST /v1/admin/tags/${name}/migrate {"to":"${to}"}`;
+    await segments.retire(name, tag.epoch, from, by).catch((err: Error) => {
       if (!opts.force) {
         throw new IdmintError(
           'UNAVAILABLE',
@@ -93,6 +94,7 @@ export class TagMover {
     if (retired) {
       void segments
         .reset(name, tag.epoch, from)
+        .then(() => segments.forgetRetiredBy(name, tag.epoch, from))
         .catch((err: Error) => log.warn({ tag: name, from, err: err.message }, 'Redis state of a moved tag left behind'));
     }
     return { tag: name, from, to, moved: true, epoch: tag.epoch + 1, pausedMs };

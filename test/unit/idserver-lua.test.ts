@@ -233,6 +233,16 @@ describe('id_server Lua rules', () => {
     );
     assert.throws(() => parseIdServerConfig('c.json', '{"id_step":2,"id_offset":2,"rules":[]}'), /id_offset must lie from 0 to id_step - 1/);
     assert.throws(() => parseIdServerConfig('c.json', '{"rules":[{"name":"a"}]}'), /rules\[0\] needs a "name" and a "lua_file"/);
-    assert.throws(() => parseIdServerConfig('c.json', '{'), /c\.json: not JSON/);
+    assert.throws(() => parseIdServerConfig('c.json', '{'), /c\.json(:\d+:\d+)?: not JSON/);
+    assert.throws(() => parseIdServerConfig('c.json', '{\n  "id_step": 2,\n  x\n}'), /c\.json:3:3: not JSON/);
+  });
+
+  it("reads config.json with comments, as jsoncpp (id_server's reader) reads it", () => {
+    const c = parseIdServerConfig(
+      'c.json',
+      '{\n  // two nodes\n  "id_step": 2, /* this one */ "id_offset": 1,\n  "rules": [{"name": "a//b", "lua_file": "x/*y*/.lua"}] /* the\n  rules */\n}\n',
+    );
+    assert.deepEqual(c, { idStep: 2, idOffset: 1, rules: [{ name: 'a//b', luaFile: 'x/*y*/.lua', batchSave: 1 }] });
+    assert.throws(() => parseIdServerConfig('c.json', '{\n"id_step": 2 /* open\n}'), /c\.json:2: a comment opened with \/\* is never closed/);
   });
 });

@@ -1,7 +1,8 @@
-// Admin API for imports from Leaf, Tinyid and id_server (the same as `idmint import`): reads
-// the old system's store, and creates or raises tags so every later ID lies above every ID the
-// old system handed out. `dry_run` answers the plan and writes nothing. id_server's config.json
-// and Lua files come in the body: the route never reads files of the server it runs on.
+// Admin API for imports from Leaf, Tinyid, id_server and Leaf's snowflake mode (the same as
+// `idmint import`): reads the old system's store, and creates or raises tags so every later ID
+// lies above every ID the old system handed out. `dry_run` answers the plan and writes nothing.
+// id_server's config.json and Lua files come in the body: the route never reads files of the
+// server it runs on.
 import type { FastifyInstance } from 'fastify';
 import { operatorFloor } from '../../core/idserver-floors.js';
 import { SYSTEMS, type OldSystem, type OperatorFloor } from '../../core/import-plan.js';
@@ -11,7 +12,7 @@ import type { Runtime } from '../../runtime.js';
 
 interface Body {
   system: OldSystem;
-  mysql: string;
+  mysql?: string;
   config_json?: string | Record<string, unknown>;
   lua_files?: Record<string, string>;
   time_zone?: string;
@@ -20,12 +21,20 @@ interface Body {
   margin?: number;
   floors?: Record<string, number>;
   idserver_log?: string;
+  trust_log?: boolean;
+  tag?: string;
+  twepoch?: number;
+  layout?: string;
+  clock_skew_ms?: number;
 }
+
+const ID_SERVER_FIELDS = ['config_json', 'lua_files', 'time_zone', 'margin', 'floors', 'idserver_log', 'trust_log'] as const;
+const SNOWFLAKE_FIELDS = ['tag', 'twepoch', 'layout', 'clock_skew_ms'] as const;
 
 const body = {
   type: 'object',
   additionalProperties: false,
-  required: ['system', 'mysql'],
+  required: ['system'],
   properties: {
     system: { type: 'string', enum: [...SYSTEMS] },
     mysql: { type: 'string', minLength: 1, maxLength: 1000 },
@@ -37,6 +46,11 @@ const body = {
     margin: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
     floors: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, maxProperties: 1000 },
     idserver_log: { type: 'string', maxLength: 65536 },
+    trust_log: { type: 'boolean' },
+    tag: { type: 'string', minLength: 1, maxLength: 64 },
+    twepoch: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    layout: { type: 'string', pattern: '^[0-9]{1,2}/[0-9]{1,2}/[0-9]{1,2}$' },
+    clock_skew_ms: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
   },
 } as const;
 
@@ -51,11 +65,15 @@ export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Runtim
   });
   app.post<{ Body: Body }>('/v1/admin/import', { schema: { body } }, async (req) => {
     const b = req.body;
-    if (
-      b.system !== 'id_server' &&
-      (b.config_json !== undefined || b.lua_files !== undefined || b.margin !== undefined || b.floors !== undefined || b.idserver_log !== undefined)
-    )
-      throw invalid('config_json, lua_files, margin, floors and idserver_log apply to id_server');
+    const misplaced = [
+      ...(b.system === 'id_server' ? [] : ID_SERVER_FIELDS.filter((k) => b[k] !== undefined)),
+      ...(b.system === 'leaf-snowflake' ? [] : SNOWFLAKE_FIELDS.filter((k) => b[k] !== undefined)),
+      ...(b.system === 'leaf-snowflake' && b.mysql !== undefined ? ['mysql'] : []),
+    ];
+    if (misplaced.length) throw invalid(`${misplaced.join(', ')}: not a field of an import from ${b.system}`);
+    if (b.system !== 'leaf-snowflake' && b.mysql === undefined) throw invalid(`an import from ${b.system} needs mysql (the URL of its database)`);
+    if (b.system === 'leaf-snowflake' && b.tag === undefined)
+      throw invalid("an import from leaf-snowflake needs tag: the idmint tag to create, the key Leaf's clients send");
     const floors: OperatorFloor[] = [];
     for (const [key, counter] of Object.entries(b.floors ?? {})) {
       const f = operatorFloor(key, counter);
@@ -78,8 +96,18 @@ export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Runtim
       margin: b.margin,
       floors,
       logs: b.idserver_log === undefined ? undefined : [{ name: 'idserver_log', text: b.idserver_log }],
+      trustLog: b.trust_log,
+      leafSnowflake: b.tag === undefined ? undefined : { tag: b.tag, twepochMs: b.twepoch, layout: layoutOf(b.layout), clockSkewMs: b.clock_skew_ms },
+      finish: `POST /v1/admin/import with the same body (system "${b.system}")`,
     });
     if (!out.dry_run) req.log.info({ system: out.system, tags: out.tags.map((t) => `${t.tag}:${t.action}`) }, 'import');
     return out;
   });
+}
+
+/** Leaf's "<time>/<worker>/<sequence>" bits (the schema checked the shape). */
+function layoutOf(v: string | undefined): { timeBits: number; workerBits: number; seqBits: number } | undefined {
+  if (v === undefined) return undefined;
+  const [timeBits, workerBits, seqBits] = v.split('/').map(Number);
+  return { timeBits, workerBits, seqBits };
 }

@@ -4,31 +4,37 @@
 // raised the way a move is made safe: its Redis state is retired first (takes answer "moved"
 // and wait for the new definition), then MySQL raises its marks under a new epoch, then the
 // change is announced; its old buffered segments are never served again. A re-run finds every
-// counter at or above the old one and changes nothing.
+// counter at or above the old one and changes nothing. An import stopped between retiring and
+// writing (killed, MySQL lost) leaves its tags retired, each with a note naming the import and
+// how to finish it (running it again), which their requests answer.
 import type { Logger } from 'pino';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import { parseIdServerLog } from '../../core/idserver-log.js';
 import { planRules } from '../../core/import-plan-rules.js';
 import { planSegments } from '../../core/import-plan-segments.js';
+import { planLeafSnowflake, type LeafSnowflakeImport } from '../../core/import-plan-snowflake.js';
 import type { ImportPlan, OldSystem, OperatorFloor, TagPlan } from '../../core/import-plan.js';
-import { DEFAULT_TIME_ZONE, validateTimeZone } from '../../core/period.js';
+import { validateTimeZone } from '../../core/period.js';
+import { runsOutAt } from '../../core/snowflake-layout.js';
 import { SpecProblems } from '../../core/spec-problems.js';
 import { IdmintError, invalid } from '../../errors.js';
 import { inTx, insertTag, type TagsRepo } from '../../store/mysql/tags-repo.js';
 import { hashToken } from '../../token-hash.js';
 import type { SegmentStore } from '../../store/redis/segments.js';
 import { readCurrent } from './current.js';
-import { filesOnDisk, filesSent, readIdServer, readLeaf, readLogFiles, readTinyid } from './old-stores.js';
+import { filesOnDisk, filesSent, readIdServer, readIdServerLogs, readLeaf, readTinyid } from './old-stores.js';
 
 export interface ImportRequest {
   readonly system: OldSystem;
-  /** URL of the old system's MySQL database. */
-  readonly mysql: string;
+  /** URL of the old system's MySQL database (every system but leaf-snowflake). */
+  readonly mysql?: string;
   /** id_server: path of its config.json (Lua files are read relative to it). */
   readonly config?: string;
   /** id_server, instead of a path: the text of config.json and of each Lua file it names. */
   readonly files?: { readonly config: string; readonly lua: Readonly<Record<string, string>> };
-  /** id_server: the zone its servers ran in (their local time decided dates and periods). */
+  /**
+   * id_server: the zone its servers ran in (their local time decided dates and periods). No
+   * default: a rule whose IDs carry a date or whose counter resets is refused without it.
+   */
   readonly timeZone?: string;
   readonly dryRun?: boolean;
   /** id_server: accept templates whose IDs repeat within 10 years (as for rule creation). */
@@ -41,6 +47,14 @@ export interface ImportRequest {
   readonly logFiles?: readonly string[];
   /** id_server, instead of paths: the text of its log. */
   readonly logs?: readonly { readonly name: string; readonly text: string }[];
+  /** id_server: apply floors read from its log even where they reach max_counter. */
+  readonly trustLog?: boolean;
+  /** leaf-snowflake: the tag to create, Leaf's twepoch and layout, the clock-skew allowance. */
+  readonly leafSnowflake?: Omit<LeafSnowflakeImport, 'force'>;
+  /** Progress of long reads (log files), a line at a time. */
+  readonly progress?: (line: string) => void;
+  /** How to finish this import when it stops midway (its tags' requests name it): the command, or the route. */
+  readonly finish?: string;
 }
 
 export interface ImportedTag {
@@ -52,6 +66,10 @@ export interface ImportedTag {
   readonly counter_floor?: string;
   readonly floors: { shard: number; scope: string; counter: string }[];
   readonly tokens_added: number;
+  /** Rule tags: the zone that dates the IDs and decides the periods. */
+  readonly time_zone?: string;
+  /** Snowflake tags: the layout. */
+  readonly snowflake?: { epoch: string; epoch_ms: number; time_bits: number; worker_bits: number; seq_bits: number; runs_out_at: string };
   readonly notes: readonly string[];
 }
 
@@ -70,7 +88,12 @@ export interface ImporterDeps {
   readonly announce: (tag: string) => Promise<void>;
   readonly log: Logger;
   readonly now?: () => number;
+  /** Runs once the tags to raise are retired, before MySQL is written (a test pauses here to kill the import). */
+  readonly afterRetire?: () => Promise<void>;
 }
+
+/** How many lines of id_server's logs set aside are named one by one in the report. */
+const SET_ASIDE_SHOWN = 50;
 
 function refused(e: SpecProblems): IdmintError {
   return invalid(`import refused, nothing was written: ${e.problems.join('; ')}`);
@@ -88,12 +111,20 @@ export class Importer {
       if (e instanceof SpecProblems) throw refused(e);
       throw e;
     }
-    if (!req.dryRun) await this.apply(plan, redisOf);
+    if (!req.dryRun) await this.apply(plan, redisOf, req.finish);
     return report(plan, req.dryRun === true);
   }
 
   private async plan(req: ImportRequest): Promise<{ plan: ImportPlan; redisOf: ReadonlyMap<string, string> }> {
     const { pool, tags } = this.deps;
+    const now = () => this.deps.now?.() ?? Date.now();
+    if (req.system === 'leaf-snowflake') {
+      const o = req.leafSnowflake;
+      if (!o?.tag) throw new SpecProblems(['leaf-snowflake needs the tag to create: --tag <name> ("tag" over HTTP), the key Leaf\'s clients send']);
+      const current = await readCurrent(pool, tags, [o.tag]);
+      return { plan: planLeafSnowflake({ ...o, force: req.force }, current, now()), redisOf: current.redis };
+    }
+    if (!req.mysql) throw new SpecProblems([`${req.system} needs the old system's database: --mysql <url> ("mysql" over HTTP)`]);
     if (req.system === 'leaf' || req.system === 'tinyid') {
       const old = req.system === 'leaf' ? await readLeaf(req.mysql) : await readTinyid(req.mysql);
       const current = await readCurrent(
@@ -105,31 +136,33 @@ export class Importer {
     }
     const files = req.config !== undefined ? filesOnDisk(req.config) : req.files ? filesSent(req.files.config, req.files.lua) : undefined;
     if (!files) throw new SpecProblems(['id_server needs its config.json and Lua files']);
-    const zone = validateTimeZone(req.timeZone ?? DEFAULT_TIME_ZONE);
-    const logs = [...(req.logFiles?.length ? await readLogFiles(req.logFiles) : []), ...(req.logs ?? [])];
-    const logged = logs.flatMap((l) => parseIdServerLog(l.name, l.text));
+    const zone = req.timeZone === undefined ? undefined : validateTimeZone(req.timeZone);
     const { rules, rows } = await readIdServer(files, req.mysql, zone);
+    const logged = await readIdServerLogs(req.logFiles ?? [], req.logs ?? [], req.progress);
     const current = await readCurrent(
       pool,
       tags,
       rules.map((r) => r.tag),
     );
-    const now = this.deps.now?.() ?? Date.now();
-    return {
-      plan: planRules(rules, [...rows, ...logged], current, now, { force: req.force, margin: req.margin, floors: req.floors }),
-      redisOf: current.redis,
-    };
+    const plan = planRules(rules, [...rows, ...logged.rows], current, now(), {
+      force: req.force,
+      margin: req.margin,
+      floors: req.floors,
+      trustLog: req.trustLog,
+    });
+    return { plan: { ...plan, notes: [...plan.notes, ...setAsideNotes(logged.setAside)] }, redisOf: current.redis };
   }
 
-  private async apply(plan: ImportPlan, redisOf: ReadonlyMap<string, string>): Promise<void> {
+  private async apply(plan: ImportPlan, redisOf: ReadonlyMap<string, string>, finish: string | undefined): Promise<void> {
     const { pool, segments, announce, log } = this.deps;
     const raised = plan.tags.filter((t) => t.action === 'raise');
     // Retire the buffered state of every tag to raise before MySQL moves its floor: no take
     // can serve a segment from below the floor once the import has returned.
     const retired: TagPlan[] = [];
     try {
+      const by = unfinished(plan, this.deps.now?.() ?? Date.now(), finish);
       for (const t of raised) {
-        await segments.retire(t.tag, t.epoch!, redisOf.get(t.tag));
+        await segments.retire(t.tag, t.epoch!, redisOf.get(t.tag), by);
         retired.push(t);
       }
     } catch (err) {
@@ -140,6 +173,7 @@ export class Importer {
         { cause: err },
       );
     }
+    if (raised.length) await this.deps.afterRetire?.();
     try {
       await inTx(pool, async (c) => {
         for (const t of plan.tags) {
@@ -180,6 +214,7 @@ export class Importer {
     for (const t of raised) {
       void segments
         .reset(t.tag, t.epoch!, redisOf.get(t.tag))
+        .then(() => segments.forgetRetiredBy(t.tag, t.epoch!, redisOf.get(t.tag)))
         .catch((err: Error) => log.warn({ tag: t.tag, err: err.message }, 'Redis state of a raised tag left behind'));
     }
     log.info({ system: plan.system, created: plan.tags.filter((t) => t.action === 'create').length, raised: raised.length }, 'import written');
@@ -195,20 +230,50 @@ export class Importer {
   }
 }
 
+/** The note a tag left retired by this import answers with: which import, and how to finish it. */
+function unfinished(plan: ImportPlan, nowMs: number, finish: string | undefined): string {
+  return `an import from ${plan.system} (started ${new Date(nowMs).toISOString()}) that retired the tag's Redis state and has not written the tag's new floor to MySQL; if that import is no longer running (killed, or it lost MySQL), finish it by running the same import again${finish ? `: ${finish}` : ''}`;
+}
+
+/** Lines of id_server's logs set aside (not in the shape of its saves), the first ones by name. */
+function setAsideNotes(lines: readonly string[]): string[] {
+  if (lines.length <= SET_ASIDE_SHOWN) return [...lines];
+  return [
+    ...lines.slice(0, SET_ASIDE_SHOWN),
+    `${lines.length - SET_ASIDE_SHOWN} more line(s) of the logs set aside likewise (not in the shape of id_server's saves)`,
+  ];
+}
+
 function report(plan: ImportPlan, dryRun: boolean): ImportReport {
   return {
     system: plan.system,
     dry_run: dryRun,
-    tags: plan.tags.map((t) => ({
-      tag: t.tag,
-      mode: t.mode,
-      action: t.action,
-      old_max: t.oldMax,
-      ...(t.counterFloor !== undefined ? { counter_floor: String(t.counterFloor) } : {}),
-      floors: t.floors.map((f) => ({ shard: f.shard, scope: f.scope, counter: String(f.counter) })),
-      tokens_added: t.tokens.length,
-      notes: t.notes,
-    })),
+    tags: plan.tags.map((t) => {
+      const l = t.spec.snowflake;
+      return {
+        tag: t.tag,
+        mode: t.mode,
+        action: t.action,
+        old_max: t.oldMax,
+        ...(t.counterFloor !== undefined ? { counter_floor: String(t.counterFloor) } : {}),
+        floors: t.floors.map((f) => ({ shard: f.shard, scope: f.scope, counter: String(f.counter) })),
+        tokens_added: t.tokens.length,
+        ...(t.spec.rule ? { time_zone: t.spec.rule.timeZone } : {}),
+        ...(l
+          ? {
+              snowflake: {
+                epoch: new Date(l.epochMs).toISOString(),
+                epoch_ms: l.epochMs,
+                time_bits: l.timeBits,
+                worker_bits: l.workerBits,
+                seq_bits: l.seqBits,
+                runs_out_at: runsOutAt(l).toISOString(),
+              },
+            }
+          : {}),
+        notes: t.notes,
+      };
+    }),
     notes: plan.notes,
   };
 }

@@ -1,10 +1,12 @@
 // Reading the old system's store for an import: Leaf's leaf_alloc, Tinyid's tiny_id_info and
-// tiny_id_token, id_server's config.json, Lua rule files and counter table. Read only: the
-// old store is never written.
-import { readFile } from 'node:fs/promises';
+// tiny_id_token, id_server's config.json, Lua rule files, counter table and logs (streamed line
+// by line: a log of any size). Read only: the old store is never written.
+import { open, readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { dirname, resolve } from 'node:path';
 import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { parseIdServerConfig } from '../../core/idserver-config.js';
+import { parseIdServerLogLine } from '../../core/idserver-log.js';
 import { parseIdServerLua } from '../../core/idserver-lua.js';
 import type { OldCounterRow, OldRule, OldSegmentTag } from '../../core/import-plan.js';
 import { SpecProblems } from '../../core/spec-problems.js';
@@ -130,20 +132,72 @@ export function filesSent(config: string, lua: Readonly<Record<string, string>>)
   };
 }
 
-/** id_server's log files (the command line), each as its path and text. */
-export async function readLogFiles(paths: readonly string[]): Promise<{ name: string; text: string }[]> {
-  const out: { name: string; text: string }[] = [];
+/** What id_server's logs hold: its saves (rows named "<log>:<line>"), and the lines set aside. */
+export interface LogEvidence {
+  readonly rows: OldCounterRow[];
+  readonly setAside: string[];
+}
+
+/** Lines between two progress reports of a long log. */
+export const PROGRESS_EVERY = 1_000_000;
+
+/**
+ * id_server's logs, line by line: files from disk (the command line) streamed, so a log of any
+ * size is read in constant memory but for the saves it holds; texts sent in a request (the admin
+ * route). A file that cannot be read is a refusal naming it; every such file is named at once.
+ */
+export async function readIdServerLogs(
+  paths: readonly string[],
+  texts: readonly { readonly name: string; readonly text: string }[],
+  progress?: (line: string) => void,
+): Promise<LogEvidence> {
+  const rows: OldCounterRow[] = [];
+  const setAside: string[] = [];
+  const problems: string[] = [];
+  const take = (name: string, lineNo: number, line: string) => {
+    const r = parseIdServerLogLine(name, lineNo, line);
+    if (typeof r === 'string') setAside.push(r);
+    else if (r !== undefined) rows.push(r);
+  };
   for (const path of paths) {
-    const text = await readFile(path, 'utf8').catch((e: Error) => {
-      throw new SpecProblems([`cannot read ${path}: ${e.message}`]);
-    });
-    out.push({ name: path, text });
+    try {
+      const n = await eachLine(path, take, (lines) => progress?.(`${path}: ${lines} lines read, ${rows.length} save(s) found so far`));
+      if (n >= PROGRESS_EVERY) progress?.(`${path}: ${n} lines read`);
+    } catch (e) {
+      problems.push(`cannot read ${path}: ${(e as Error).message}`);
+    }
   }
-  return out;
+  for (const t of texts) t.text.split(/\r?\n/).forEach((line, i) => take(t.name, i + 1, line));
+  if (problems.length) throw new SpecProblems(problems);
+  return { rows, setAside };
+}
+
+/** Calls fn with each line of a file (numbered from 1); returns how many there were. */
+async function eachLine(path: string, fn: (name: string, lineNo: number, line: string) => void, every: (lines: number) => void): Promise<number> {
+  const fh = await open(path, 'r');
+  const input = fh.createReadStream({ encoding: 'utf8' });
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  let failed: Error | undefined;
+  input.once('error', (e) => {
+    failed = e;
+    lines.close();
+  });
+  let n = 0;
+  try {
+    for await (const line of lines) {
+      fn(path, ++n, line);
+      if (n % PROGRESS_EVERY === 0) every(n);
+    }
+  } finally {
+    input.destroy();
+    await fh.close().catch(() => undefined);
+  }
+  if (failed) throw failed;
+  return n;
 }
 
 /** id_server's rules (config.json and the Lua files it names) and saved counters. */
-export async function readIdServer(files: IdServerFiles, url: string, timeZone: string): Promise<IdServerSources> {
+export async function readIdServer(files: IdServerFiles, url: string, timeZone: string | undefined): Promise<IdServerSources> {
   const config = parseIdServerConfig(files.configName, await files.readConfig());
   const problems: string[] = [];
   const rules: OldRule[] = [];

@@ -27,6 +27,14 @@ export class Keys {
   }
 
   /**
+   * "<epoch> <note>": what retired the tag's state of that epoch and has not finished (an
+   * import stopped midway), for the answers of its requests (same slot as the marker).
+   */
+  retiredBy(tag: string): string {
+    return `${this.prefix}:{${tag}}:retired-by`;
+  }
+
+  /**
    * The kept answer of one idempotency key of a tag in one epoch (a re-created or moved tag
    * starts with no keys). The key may hold any visible ASCII, braces included: the first
    * `{...}` of the name, the tag's, decides the cluster slot.

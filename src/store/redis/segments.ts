@@ -207,14 +207,31 @@ export class SegmentStore {
    * Retires a tag's state up to `epoch` on one server (the tag moved away): from now on every
    * take there answers 'moved' and every install is refused, for existing and new hashes.
    */
-  async retire(tag: string, epoch: number, redis?: string): Promise<void> {
-    await this.server(redis).redis.set(this.keys.moved(tag), epoch);
+  async retire(tag: string, epoch: number, redis?: string, by?: string): Promise<void> {
+    const r = this.server(redis).redis;
+    if (by === undefined) await r.set(this.keys.moved(tag), epoch);
+    // The note first, in one transaction with the marker: a retired state always names its cause.
+    else await r.multi().set(this.keys.retiredBy(tag), `${epoch} ${by}`).set(this.keys.moved(tag), epoch).exec();
   }
 
   /** Takes a retirement back (a move that could not be recorded in MySQL). */
   async unretire(tag: string, epoch: number, redis?: string): Promise<void> {
     const r = this.server(redis).redis;
     if ((await r.get(this.keys.moved(tag))) === String(epoch)) await r.del(this.keys.moved(tag));
+    await this.forgetRetiredBy(tag, epoch, redis);
+  }
+
+  /** What retired the tag's state of `epoch` and did not finish (retire's `by`), if anything. */
+  async retiredBy(tag: string, epoch: number, redis?: string): Promise<string | undefined> {
+    const v = await this.server(redis).redis.get(this.keys.retiredBy(tag));
+    const at = v?.indexOf(' ') ?? -1;
+    return v && at > 0 && v.slice(0, at) === String(epoch) ? v.slice(at + 1) : undefined;
+  }
+
+  /** Drops retire's note of `epoch` (what it named finished, or was taken back). */
+  async forgetRetiredBy(tag: string, epoch: number, redis?: string): Promise<void> {
+    const r = this.server(redis).redis;
+    if ((await this.retiredBy(tag, epoch, redis)) !== undefined) await r.del(this.keys.retiredBy(tag));
   }
 
   /** On a cluster every key of the pattern is in the tag's slot, so a batch is one slot. */

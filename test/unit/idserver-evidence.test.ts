@@ -1,0 +1,200 @@
+// What an id_server import may not assume: the zone id_server ran in, that a counter never
+// wrapped, that rule and app names key its counters apart, that its periods begin when its
+// dates change, and that a log line is a save. Each case is one that repeated IDs id_server had
+// handed out before the import learnt it.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FOLD_SHARD } from '../../src/core/app-fold.js';
+import { readIdServerLog } from '../../src/core/idserver-log.js';
+import type { OldCounterRow, OldRule } from '../../src/core/import-plan.js';
+import { planRules } from '../../src/core/import-plan-rules.js';
+import { localParts, periodOf } from '../../src/core/period.js';
+import { render } from '../../src/core/rule-render.js';
+import { compileRule, counterAt } from '../../src/core/rule-spec.js';
+import { SpecProblems } from '../../src/core/spec-problems.js';
+
+const none = { live: new Map(), deleted: new Set<string>() };
+const DAY = 86400;
+const rule = (timeZone: string | undefined, extra: Partial<OldRule> = {}, r: Partial<OldRule['rule']> = {}): OldRule => ({
+  tag: 'order',
+  file: 'order.lua',
+  timeZone,
+  stride: 1,
+  offset: 0,
+  batchSave: 1,
+  rule: { minCounter: 0, maxCounter: 999999, resetSeconds: DAY, template: 'O{yy}{MM}{dd}{counter:6}', ...r },
+  ...extra,
+});
+const row = (appName: string, counter: number, atMs: number, extra: Partial<OldCounterRow> = {}): OldCounterRow => ({
+  nodeOffset: 0,
+  counter,
+  updateTime: Math.floor(atMs / 1000),
+  ruleName: 'order',
+  appName,
+  ...extra,
+});
+/** The floor (sequence) of app's counter in the period of `atMs`, by the folded name. */
+const floorAt = (plan: ReturnType<typeof planRules>, tag: string, app: string, atMs: number) => {
+  const t = plan.tags.find((x) => x.tag === tag)!;
+  const p = periodOf(atMs, t.spec.rule!.timeZone, t.spec.rule!.resetSeconds);
+  return t.floors.find((f) => f.shard === FOLD_SHARD && f.scope === `${app}/${p}`)?.counter ?? 0;
+};
+/** The ID idmint writes for sequence k of app's counter at `atMs`. */
+const idmintId = (plan: ReturnType<typeof planRules>, tag: string, k: number, atMs: number) => {
+  const t = plan.tags.find((x) => x.tag === tag)!;
+  return render(compileRule(t.spec.rule!, true), { counter: counterAt(t.spec.rule!, t.spec, k), app: '', parts: localParts(atMs, t.spec.rule!.timeZone) });
+};
+
+describe('an id_server import and its zone', () => {
+  // id_server in Asia/Shanghai at 01:00 on 11-28 (17:00 UTC on 11-27) handed out O261128000000..24.
+  const saved = Date.UTC(2026, 10, 27, 17, 0, 0);
+  const importAt = saved + 60_000;
+  const rows = [row('shop', 30, saved)];
+
+  it('refuses a rule whose IDs carry a date or reset by period when no zone is given', () => {
+    assert.throws(
+      () => planRules([rule(undefined)], rows, none, importAt),
+      (e: unknown) =>
+        e instanceof SpecProblems && /rule "order" \(order\.lua\): its IDs carry the date .*give the zone id_server ran in \(--time-zone/.test(e.message),
+    );
+    // A counter with no date that never resets needs none.
+    const plain = planRules([rule(undefined, {}, { resetSeconds: 0, template: 'X{counter:8}' })], [row('shop', 30, saved)], none, importAt);
+    assert.equal(plain.tags[0].spec.rule!.timeZone, 'UTC');
+  });
+
+  it('with a wrong zone, floors the period whose dates id_server wrote under its own (UTC given, Shanghai real)', () => {
+    const plan = planRules([rule('UTC')], rows, none, importAt);
+    // After UTC midnight idmint dates IDs 11-28, as id_server did: that period continues above 30 + 1.
+    const after = Date.UTC(2026, 10, 28, 0, 0, 1);
+    assert.equal(floorAt(plan, 'order', 'shop', after), 32);
+    assert.equal(idmintId(plan, 'order', 33, after), 'O261128000032');
+    assert.match(plan.tags[0].notes.join('\n'), /zone UTC \(the tag's\).*shop in 2026-11-27 00:00, 2026-11-28 00:00/);
+  });
+
+  it('never repeats a rendered ID of a save, whichever zone id_server really had and whichever is given', () => {
+    const zones = ['UTC', 'Asia/Shanghai', 'America/New_York', 'Pacific/Kiritimati', 'Etc/GMT+12', 'Australia/Lord_Howe', 'Asia/Kathmandu', 'Europe/Dublin'];
+    for (const real of zones) {
+      for (const givenZone of zones) {
+        for (const hour of [0, 5, 11, 17, 23]) {
+          const at = Date.UTC(2026, 6, 14, hour, 30, 0);
+          const plan = planRules([rule(givenZone)], [row('shop', 30, at)], none, at + 60_000);
+          // The date id_server wrote on the IDs up to counter 31 (saved 30, batch 1), in its zone.
+          const realDate = localParts(at, real);
+          for (let h = 0; h < 40; h++) {
+            const t = at + 60_000 + h * 3_600_000;
+            const d = localParts(t, givenZone);
+            if (d.year !== realDate.year || d.month !== realDate.month || d.day !== realDate.day) continue;
+            // idmint dates an ID alike there: its next counter lies above 31.
+            const k = floorAt(plan, 'order', 'shop', t);
+            assert.ok(counterAt(plan.tags[0].spec.rule!, plan.tags[0].spec, k + 1) > 31, `${real} given ${givenZone} at ${hour}h +${h}h: floor ${k}`);
+          }
+        }
+      }
+    }
+  });
+});
+
+describe('an id_server import and what its table cannot show', () => {
+  const now = Date.UTC(2026, 10, 23, 6, 0, 0);
+
+  it('closes the period of an app whose saved counter with the save lag reaches max_counter (it may have wrapped)', () => {
+    const plan = planRules(
+      [rule('UTC', { batchSave: 10 }, { maxCounter: 99, template: 'O{yy}{MM}{dd}{counter:2}' })],
+      [row('shop', 95, now - 1000)],
+      none,
+      now,
+    );
+    assert.equal(floorAt(plan, 'order', 'shop', now), 100);
+    assert.match(
+      plan.tags[0].notes.join('\n'),
+      /app "shop" \(every case of it\) closed .*ID_SPACE_EXHAUSTED .*reaches max_counter 99: id_server may have passed it/,
+    );
+    // Below the lag's reach it is not closed.
+    const open = planRules(
+      [rule('UTC', { batchSave: 10 }, { maxCounter: 99, template: 'O{yy}{MM}{dd}{counter:2}' })],
+      [row('shop', 80, now - 1000)],
+      none,
+      now,
+    );
+    assert.equal(floorAt(open, 'order', 'shop', now), 91);
+  });
+
+  it('holds one counter for pairs whose rule + "_" + app are equal (order/id_shop and order_id/shop)', () => {
+    const plan = planRules([rule('UTC'), rule('UTC', { tag: 'order_id', file: 'order_id.lua' })], [row('id_shop', 500, now - 1000)], none, now);
+    assert.equal(floorAt(plan, 'order_id', 'shop', now), 502);
+    assert.equal(floorAt(plan, 'order', 'id_shop', now), 502);
+    assert.match(plan.tags.find((t) => t.tag === 'order_id')!.notes.join('\n'), /app "shop" shares id_server's counter with "order"\/"id_shop"/);
+  });
+
+  it("models id_server's daylight saving quirk: a period begun by standard time, dates by local time", () => {
+    const ny = (h: number, m = 0) => Date.UTC(2026, 6, 15, h, m, 0);
+    // 00:30 EDT on 07-15 is 23:30 EST on 07-14: id_server still numbers 07-14's counter, dated 07-15.
+    const late = planRules([rule('America/New_York')], [row('shop', 800, ny(4, 30))], none, ny(4, 31));
+    assert.equal(floorAt(late, 'order', 'shop', ny(4, 31)), 802);
+    // At 10:00 EDT the table holds 07-15's row; 07-14's counter, which dated IDs 07-15 until 01:00
+    // EDT, is gone: 07-15 is closed for the app.
+    const lost = planRules([rule('America/New_York')], [row('shop', 40, ny(14))], none, ny(14, 1));
+    assert.equal(floorAt(lost, 'order', 'shop', ny(14, 1)), 1_000_000);
+    assert.match(
+      lost.tags[0].notes.join('\n'),
+      /daylight saving was in effect when the period of .* began, so the previous period's counter .* still numbered IDs dated 2026-07-15 00:00/,
+    );
+    // With the hour in the IDs, those were dated 00h, which idmint has passed: nothing to close.
+    const hourly = planRules([rule('America/New_York', {}, { template: 'O{yy}{MM}{dd}{HH}{counter:6}' })], [row('shop', 40, ny(14))], none, ny(14, 1));
+    assert.equal(floorAt(hourly, 'order', 'shop', ny(14, 1)), 42);
+    // In winter there is no quirk.
+    const winter = planRules([rule('America/New_York')], [row('shop', 40, Date.UTC(2026, 0, 15, 15))], none, Date.UTC(2026, 0, 15, 15, 1));
+    assert.equal(floorAt(winter, 'order', 'shop', Date.UTC(2026, 0, 15, 15, 1)), 42);
+  });
+});
+
+describe('an id_server import and its log, as evidence', () => {
+  const now = Date.UTC(2026, 10, 23, 6, 0, 0);
+  const sec = Math.floor(now / 1000) - 60;
+  const save = (app: string, counter: number) =>
+    `replace into counter set rule_name='order',app_name='${app}',node_offset=0,counter=${counter},update_time=${sec}`;
+
+  it("counts only whole lines in the shape of id_server's data thread, and sets every other mention aside", () => {
+    const { rows, setAside } = readIdServerLog(
+      'id.log',
+      [
+        `2026-11-23 13:59:00,debug,[data_thread.cpp:94]exec sql:${save('a', 10)}`,
+        `2026-11-23 13:59:00,warn,db failed thread:1 errno:2006 sql:${save('b', 20)}`,
+        `2026-11-23 13:59:01,debug,[udp_handler.cpp:61]recv:{"rule_name":"x","app_name":"2026-11-23 13:59:00,warn,db failed thread:1 errno:2006 sql:${save('c', 999990)}"}`,
+        `2026-11-23 13:59:02,debug,[data_thread.cpp:94]exec sql:replace into counter set rule_name='order',app_name='d',node_offset=0,counter=999990,update_time=${sec}',node_offset=0,counter=1,update_time=1`,
+        'plain line',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.appName, r.counter, r.source]),
+      [
+        ['a', 10, 'id.log:1'],
+        ['b', 20, 'id.log:2 (db failed)'],
+      ],
+    );
+    assert.deepEqual(
+      setAside.map((s) => s.slice(0, 9)),
+      ['id.log:3:', 'id.log:4:'],
+    );
+  });
+
+  it('reports every floor a line sets with its line number, and applies one that reaches max_counter only with --trust-log', () => {
+    const { rows } = readIdServerLog(
+      'id.log',
+      [
+        `2026-11-23 13:59:00,warn,db failed thread:1 errno:2006 sql:${save('shop', 999998)}`,
+        `2026-11-23 13:59:00,warn,db failed thread:1 errno:2006 sql:${save('blog', 700)}`,
+      ].join('\n'),
+    );
+    const plan = planRules([rule('UTC')], rows, none, now);
+    assert.equal(floorAt(plan, 'order', 'shop', now), 0);
+    assert.equal(floorAt(plan, 'order', 'blog', now), 702);
+    const notes = plan.tags[0].notes.join('\n');
+    assert.match(
+      notes,
+      /id\.log:1 \(db failed\): a save of app "shop" at counter 999998 would close its period \(max_counter 999999\): not applied.*--trust-log/,
+    );
+    assert.match(notes, /id\.log:2 \(db failed\): app "blog" continues above counter 701 in 2026-11-23 00:00/);
+    assert.equal(floorAt(planRules([rule('UTC')], rows, none, now, { trustLog: true }), 'order', 'shop', now), 1_000_000);
+  });
+});
