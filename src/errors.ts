@@ -22,6 +22,11 @@ export const ERROR_CODES = {
     status: 422,
     meaning: 'the idempotency key was already used for a different request of the tag (another count, app, salt, shard key or route); use a new key',
   },
+  IDEMPOTENCY_KEY_IN_FLIGHT: {
+    status: 409,
+    meaning:
+      'another request with the idempotency key is still being served (its IDs not yet taken and kept); retry after Retry-After with the same key to get its answer',
+  },
   IDEMPOTENCY_KEYS_FULL: {
     status: 429,
     meaning:
@@ -38,7 +43,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export class IdmintError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  /** Seconds a client should wait before retrying, sent as Retry-After on 503. */
+  /** Seconds a client should wait before retrying, sent as Retry-After (always on 503). */
   readonly retryAfter?: number;
 
   constructor(code: ErrorCode, message: string, opts: { retryAfter?: number; cause?: unknown } = {}) {

@@ -105,7 +105,13 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     log,
     (bits) => metrics.counterRegressions.inc({ tag: `ws${bits}`, kind: 'worker_space' }),
   );
-  const idempotency = new IdempotencyKeys(new IdempotencyRecords(segments, keys), { maxKeys: config.idempotencyMaxKeys, counters: metrics.idempotency });
+  const idempotency = new IdempotencyKeys(new IdempotencyRecords(segments, keys), {
+    maxKeys: config.idempotencyMaxKeys,
+    // A claim outlives the longest take (a refill waited for); a request waits for another's answer as long.
+    claimMs: Math.max(10_000, 3 * config.refillWaitMs),
+    waitMs: config.refillWaitMs,
+    counters: metrics.idempotency,
+  });
   const ids = new IdService(
     registry,
     {

@@ -71,7 +71,11 @@ export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<Fa
   await app.register(tinyidRoutes, { ids: rt.ids, errors: rt.metrics.errors });
   await app.register(streamRoutes, { ids: rt.ids, config: rt.config, errors: rt.metrics.errors });
   await app.register(healthRoutes, { rt });
-  await app.register(metricsRoutes, { metrics: rt.metrics, token: rt.config.metricsToken });
+  await app.register(metricsRoutes, {
+    metrics: rt.metrics,
+    token: rt.config.metricsToken,
+    permuted: async () => new Set((await rt.tags.list()).filter((t) => t.permute).map((t) => t.tag)),
+  });
   await app.register(import('./admin/page-route.js'), { config: rt.config });
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(rt.config.adminToken, rt.config.viewerToken));

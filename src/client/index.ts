@@ -67,8 +67,12 @@ const HTTP_BATCH = 10_000;
 
 type AnyOptions = { key?: string; app?: string; salt?: string; format?: Format; block?: number; idempotencyKey?: string };
 
-/** Codes after which a keyed call is sent again: the server or the connection failed, and the key makes a retry safe. */
-const RETRIED = new Set(['UNAVAILABLE', 'TIMEOUT', 'DISCONNECTED']);
+/**
+ * Codes after which a keyed call is sent again: the server or the connection failed, and the key
+ * makes a retry safe; or an earlier attempt under the key is still being served (IN_FLIGHT), whose
+ * answer the retry gets.
+ */
+const RETRIED = new Set(['UNAVAILABLE', 'TIMEOUT', 'DISCONNECTED', 'IDEMPOTENCY_KEY_IN_FLIGHT']);
 /** The first pause before a retry, doubled each time; a Retry-After the server sent wins, up to MAX_PAUSE_MS. */
 const FIRST_PAUSE_MS = 50;
 const MAX_PAUSE_MS = 2000;

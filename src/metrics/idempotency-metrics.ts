@@ -1,6 +1,7 @@
 // Idempotency keys on /metrics: how often a keyed request was answered from a kept answer (a
 // retry, or a concurrent request under the same key), and how often one was refused because the
-// key was used for another request or the tag held too many keys.
+// key was used for another request, another request under it was still being served, or the tag
+// held too many keys.
 import { Counter, type Registry } from 'prom-client';
 
 /** What the idempotency keys count, per tag. */
@@ -11,6 +12,8 @@ export interface IdempotencyCounters {
   mismatch(tag: string): void;
   /** A keyed request refused: the tag held IDEMPOTENCY_MAX_KEYS live keys. */
   full(tag: string): void;
+  /** A keyed request refused: another request under its key was still being served. */
+  inFlight(tag: string): void;
 }
 
 export function registerIdempotencyMetrics(registry: Registry): IdempotencyCounters {
@@ -33,9 +36,16 @@ export function registerIdempotencyMetrics(registry: Registry): IdempotencyCount
     labelNames: ['tag'],
     registers,
   });
+  const inFlight = new Counter({
+    name: 'idmint_idempotency_keys_in_flight_total',
+    help: 'Keyed requests refused because another request under their idempotency key was still being served (IDEMPOTENCY_KEY_IN_FLIGHT), per tag',
+    labelNames: ['tag'],
+    registers,
+  });
   return {
     replay: (tag) => replays.inc({ tag }),
     mismatch: (tag) => mismatches.inc({ tag }),
     full: (tag) => full.inc({ tag }),
+    inFlight: (tag) => inFlight.inc({ tag }),
   };
 }

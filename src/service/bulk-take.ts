@@ -141,6 +141,7 @@ async function keyedTake(ids: IdService, t: BulkTake, opts: IdOptions & { tag: s
     if (!(err instanceof IdmintError && err.code === 'TAG_DISABLED')) throw err;
   }
   if (tag?.rule && t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
+  if (tag?.permute && t.format === 'ranges') throw noRanges(tag.tag, 'permuted');
   if (tag?.mode === 'segment' && !tag.rule) checkSegment(tag, t);
   return {
     compact: false,

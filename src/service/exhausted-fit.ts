@@ -10,7 +10,9 @@ export function fitExhausted(queue: WaiterQueue, left: number, tag: string): voi
   const waiting = queue.waiting;
   while (waiting.length > 0 && waiting[0].min - received(waiting[0]) > left) {
     const w = waiting.shift()!;
-    w.reject(new IdmintError('ID_SPACE_EXHAUSTED', `tag "${tag}" reached its limit${left > 0 ? ` (${left} IDs left, fewer than asked)` : ''}`));
+    // No count: how many IDs are left tells how many were issued, which a permuted tag hides
+    // (the admin API shows it to the admin and viewer).
+    w.reject(new IdmintError('ID_SPACE_EXHAUSTED', `tag "${tag}" is exhausted: it reached its limit${left > 0 ? ', with fewer IDs left than asked' : ''}`));
     passOn(queue, w);
   }
   if (waiting.length > 0 && waiting[0].need > left) {

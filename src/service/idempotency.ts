@@ -1,39 +1,67 @@
-// Idempotency keys: the first request carrying key K for tag T is served as usual, and every
+// Idempotency keys: the first request carrying key K for tag T takes IDs as usual, and every
 // later request with (T, K) within the tag's retention gets exactly the IDs the first answer
 // held, from any process and across restarts of idmint, because the answer is kept in the tag's
-// Redis. A keyed request costs one Redis round trip more than an unkeyed one:
+// Redis. A retry takes nothing: the key is looked up before anything is taken.
 //
-//   1. the IDs are taken as for any request;
-//   2. one script call (idem-record-2.lua) keeps them as the key's answer unless the key has one
-//      already; the caller answers only what that call says: its own IDs when they were kept,
-//      else the kept answer (or a refusal when the key was used for another request), so the
-//      IDs it took then reach nobody (a gap). Requests under one key that run at once each take
-//      IDs, and all of them are given the one answer that was kept first;
-//   3. when taking fails (the tag ran out or was disabled since, Redis briefly away) the key is
-//      looked up, and a kept answer is still given: a retry never fails for what happened to
-//      the tag after its first answer.
+//   1. one script call (idem-claim-2.lua) gives the key's kept answer, or claims the key for
+//      this request: a replay costs that one Redis round trip in all, and a request of another
+//      fingerprint under the key is refused having taken nothing;
+//   2. only the request holding the claim takes its IDs;
+//   3. one script call (idem-record-2.lua) turns the claim into the key's answer, and only then
+//      are the IDs answered. A take that fails releases the claim (idem-release-2.lua): the
+//      retry is served as a first request.
+//
+// Requests under one key that run at once: in this process they wait for the first one's
+// answer (no Redis call of their own); from other processes they find its claim and poll for
+// its answer for up to `waitMs`, then are refused with IDEMPOTENCY_KEY_IN_FLIGHT and a
+// Retry-After. A claim whose process died between take and record holds the key for at most
+// `claimMs`; its IDs are a gap, and the key has had no answer, so a retry after it takes anew.
+// A record that finds its claim taken over (it expired, another request claimed) never
+// overwrites: the key keeps one answer, and the late request's IDs are a gap.
 //
 // Token and option checks come before (the caller's), so a request that may not use the tag
 // never sees a kept answer. docs/GUARANTEES.md#idempotency-keys says what is promised.
+import { randomBytes } from 'node:crypto';
 import { decodeIds, encodeIds, fingerprintDifference, keyedCountProblem, keyProblem } from '../core/idempotency-key.js';
 import { IdmintError, invalid, unavailable } from '../errors.js';
 import type { IdempotencyCounters } from '../metrics/idempotency-metrics.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
-import type { IdempotencyRecords, RecordRef } from '../store/redis/idempotency-records.js';
+import type { ClaimResult, IdempotencyRecords, KeptAnswer, RecordRef } from '../store/redis/idempotency-records.js';
 
 export interface IdempotencyOptions {
-  /** IDEMPOTENCY_MAX_KEYS: the most live keys one tag may hold. */
+  /** IDEMPOTENCY_MAX_KEYS: the most live keys one tag may hold, across the cluster. */
   readonly maxKeys: number;
+  /** How long a claim holds the key when its request never comes back (default 10 s). */
+  readonly claimMs?: number;
+  /** How long a request waits for the answer of another process's request under its key (default 3 s). */
+  readonly waitMs?: number;
   readonly counters?: IdempotencyCounters;
 }
 
+const DEFAULT_CLAIM_MS = 10_000;
+const DEFAULT_WAIT_MS = 3000;
+
 const refOf = (tag: StoredTag): RecordRef => ({ tag: tag.tag, epoch: tag.epoch, redis: tag.redis });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A request of this process under a key, that later ones with the key wait for. */
+interface Running {
+  readonly fingerprint: string;
+  readonly answer: Promise<string[]>;
+}
 
 export class IdempotencyKeys {
+  private readonly running = new Map<string, Running>();
+  private readonly claimMs: number;
+  private readonly waitMs: number;
+
   constructor(
     private readonly records: IdempotencyRecords,
     private readonly opts: IdempotencyOptions,
-  ) {}
+  ) {
+    this.claimMs = opts.claimMs ?? DEFAULT_CLAIM_MS;
+    this.waitMs = opts.waitMs ?? DEFAULT_WAIT_MS;
+  }
 
   /** Refuses (INVALID_ARGUMENT) a key or a count a keyed request may not carry. */
   check(key: string, count: number): void {
@@ -42,49 +70,27 @@ export class IdempotencyKeys {
   }
 
   /**
-   * The answer to a request with idempotency key `key` for `tag`: the IDs `take` gives when no
-   * request under the key was answered before, else the answer kept for the key. fingerprint:
-   * core/idempotency-key.ts fingerprintOf of the request; a kept answer of another fingerprint
-   * is refused (IDEMPOTENCY_KEY_MISMATCH), never answered.
+   * The answer to a request with idempotency key `key` for `tag`: the answer kept for the key,
+   * else the IDs `take` gives (called at most once, and only while this request holds the key).
+   * fingerprint: core/idempotency-key.ts fingerprintOf of the request; a kept answer of another
+   * fingerprint is refused (IDEMPOTENCY_KEY_MISMATCH), never answered.
    */
   async issue(tag: StoredTag, key: string, fingerprint: string, count: number, take: () => Promise<string[]>): Promise<string[]> {
     this.check(key, count);
-    const ref = refOf(tag);
-    let ids: string[];
-    try {
-      ids = await take();
-    } catch (err) {
-      return this.afterFailure(tag, key, fingerprint, err);
+    const here = `${tag.redis ?? ''}\n${tag.tag}\n${tag.epoch}\n${key}`;
+    const first = this.running.get(here);
+    if (first !== undefined) {
+      if (first.fingerprint !== fingerprint) throw this.mismatch(tag, key, fingerprint, first.fingerprint);
+      const ids = await first.answer;
+      this.opts.counters?.replay(tag.tag);
+      return [...ids];
     }
-    let kept;
+    const answer = this.serve(tag, key, fingerprint, take);
+    this.running.set(here, { fingerprint, answer });
     try {
-      kept = await this.records.record(ref, {
-        key,
-        fingerprint,
-        answer: encodeIds(ids),
-        retentionMs: Math.max(1, Math.round(tag.keyRetentionSeconds * 1000)),
-        maxKeys: this.opts.maxKeys,
-      });
-    } catch (err) {
-      // The call may still have kept them: a retry with the key then gets them, and only then.
-      if (err instanceof IdmintError) throw err;
-      throw unavailable(
-        `tag "${tag.tag}": the answer of idempotency key "${key}" could not be kept (${(err as Error).message}); no ID was given, retry with the same key`,
-        err,
-      );
-    }
-    switch (kept.kind) {
-      case 'recorded':
-        return ids;
-      case 'exists':
-        return this.replay(tag, key, fingerprint, kept);
-      case 'full':
-        this.opts.counters?.full(tag.tag);
-        throw new IdmintError(
-          'IDEMPOTENCY_KEYS_FULL',
-          `tag "${tag.tag}" holds ${this.opts.maxKeys} live idempotency keys, the most it may (IDEMPOTENCY_MAX_KEYS); no ID was given: retry once the oldest expires, or without a key`,
-          { retryAfter: Math.max(1, Math.ceil(kept.retryInMs / 1000)) },
-        );
+      return await answer;
+    } finally {
+      this.running.delete(here);
     }
   }
 
@@ -93,31 +99,108 @@ export class IdempotencyKeys {
     return this.records.held(refOf(tag));
   }
 
-  /** The kept answer, if the fingerprint is the request's; else the mismatch refusal. */
-  private replay(tag: StoredTag, key: string, fingerprint: string, kept: { fingerprint: string; answer: string }): string[] {
-    if (kept.fingerprint !== fingerprint) {
-      this.opts.counters?.mismatch(tag.tag);
-      throw new IdmintError(
-        'IDEMPOTENCY_KEY_MISMATCH',
-        `idempotency key "${key}" of tag "${tag.tag}" was used for a different request (${fingerprintDifference(fingerprint, kept.fingerprint)}); a new request needs a new key`,
+  /** Claims the key (or finds its answer), waiting while another process's request holds it. */
+  private async serve(tag: StoredTag, key: string, fingerprint: string, take: () => Promise<string[]>): Promise<string[]> {
+    const ref = refOf(tag);
+    const owner = randomBytes(12).toString('base64url');
+    const deadline = Date.now() + this.waitMs;
+    for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+      let found: ClaimResult;
+      try {
+        found = await this.records.claim(ref, { key, fingerprint, owner, claimMs: this.claimMs, maxKeys: this.opts.maxKeys });
+      } catch (err) {
+        throw unavailable(
+          `tag "${tag.tag}": idempotency key "${key}" could not be looked up (${(err as Error).message}); nothing was taken, retry with the same key`,
+          err,
+        );
+      }
+      switch (found.kind) {
+        case 'claimed':
+          return this.takeAndRecord(tag, ref, key, fingerprint, owner, take);
+        case 'answered':
+          return this.replay(tag, key, fingerprint, found);
+        case 'full':
+          this.opts.counters?.full(tag.tag);
+          throw new IdmintError(
+            'IDEMPOTENCY_KEYS_FULL',
+            `tag "${tag.tag}" holds ${this.opts.maxKeys} live idempotency keys, the most it may (IDEMPOTENCY_MAX_KEYS); nothing was taken: retry in ${Math.max(1, Math.ceil(found.retryInMs / 1000))} s, once the oldest expires, or without a key`,
+            { retryAfter: Math.max(1, Math.ceil(found.retryInMs / 1000)) },
+          );
+        case 'busy':
+          if (found.fingerprint !== fingerprint) throw this.mismatch(tag, key, fingerprint, found.fingerprint);
+          if (Date.now() + pause > deadline) throw this.inFlight(tag, key, found.ttlMs);
+          await sleep(pause);
+      }
+    }
+  }
+
+  /** This request holds the key: its IDs are taken and kept, or the key is given up. */
+  private async takeAndRecord(
+    tag: StoredTag,
+    ref: RecordRef,
+    key: string,
+    fingerprint: string,
+    owner: string,
+    take: () => Promise<string[]>,
+  ): Promise<string[]> {
+    let ids: string[];
+    try {
+      ids = await take();
+    } catch (err) {
+      // Nothing reached the caller: the key is free for its retry (else its claim expires).
+      await this.records.release(ref, key, owner).catch(() => false);
+      throw err;
+    }
+    let kept;
+    try {
+      kept = await this.records.record(ref, {
+        key,
+        owner,
+        fingerprint,
+        answer: encodeIds(ids),
+        retentionMs: Math.max(1, Math.round(tag.keyRetentionSeconds * 1000)),
+      });
+    } catch (err) {
+      // The call may still have kept them: a retry with the key then gets them, and only then.
+      // Else the claim is given up (if Redis answers), or holds the key until it expires.
+      await this.records.release(ref, key, owner).catch(() => false);
+      throw unavailable(
+        `tag "${tag.tag}": the answer of idempotency key "${key}" could not be kept (${(err as Error).message}); no ID was given, retry with the same key`,
+        err,
       );
     }
+    switch (kept.kind) {
+      case 'recorded':
+        return ids;
+      case 'answered':
+        return this.replay(tag, key, fingerprint, kept);
+      case 'busy':
+        throw this.inFlight(tag, key, kept.ttlMs);
+    }
+  }
+
+  /** The kept answer, if the fingerprint is the request's; else the mismatch refusal. */
+  private replay(tag: StoredTag, key: string, fingerprint: string, kept: KeptAnswer): string[] {
+    if (kept.fingerprint !== fingerprint) throw this.mismatch(tag, key, fingerprint, kept.fingerprint);
     this.opts.counters?.replay(tag.tag);
     return decodeIds(kept.answer);
   }
 
-  /**
-   * Taking failed: a kept answer of the key is still the answer (the same refusal for another
-   * request under it); with none, or when it cannot be read, the failure stands.
-   */
-  private async afterFailure(tag: StoredTag, key: string, fingerprint: string, failure: unknown): Promise<string[]> {
-    let kept;
-    try {
-      kept = await this.records.lookup(refOf(tag), key);
-    } catch {
-      throw failure;
-    }
-    if (kept === undefined) throw failure;
-    return this.replay(tag, key, fingerprint, kept);
+  private mismatch(tag: StoredTag, key: string, fingerprint: string, before: string): IdmintError {
+    this.opts.counters?.mismatch(tag.tag);
+    return new IdmintError(
+      'IDEMPOTENCY_KEY_MISMATCH',
+      `idempotency key "${key}" of tag "${tag.tag}" was used for a different request (${fingerprintDifference(fingerprint, before)}); nothing was taken; a new request needs a new key`,
+    );
+  }
+
+  private inFlight(tag: StoredTag, key: string, ttlMs: number): IdmintError {
+    this.opts.counters?.inFlight(tag.tag);
+    const retryAfter = Math.max(1, Math.min(Math.ceil(ttlMs / 1000), Math.ceil(this.claimMs / 1000)));
+    return new IdmintError(
+      'IDEMPOTENCY_KEY_IN_FLIGHT',
+      `another request with idempotency key "${key}" of tag "${tag.tag}" is still being served; nothing was taken: retry in ${retryAfter} s with the same key to get its answer`,
+      { retryAfter },
+    );
   }
 }

@@ -93,7 +93,9 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
   }
   checkOptions(tag, req);
   if ((req.as === 'runs' || req.as === 'held') && req.idempotencyKey !== undefined)
-    throw invalid('an idempotency key applies to requests for one ID or a list of IDs (at most 1000), not to counter runs or held blocks');
+    throw invalid(
+      'an idempotency key (the Idempotency-Key header, idempotency-key metadata or idempotency_key field) applies to requests for one ID or a list of IDs (at most 1000), not to counter runs or held blocks such as segments; send the request without it',
+    );
   if (req.as === 'runs' || req.as === 'held') {
     if (tag.mode !== 'segment' || tag.rule) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag, not a segment tag`);
     // Consecutive counters of a permuted tag are not consecutive IDs: only its IDs are handed out.

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { decodeIds, encodeIds, fingerprintDifference, fingerprintOf, keyedCountProblem, keyProblem } from '../../src/core/idempotency-key.js';
-import { decodeHeld, decodeRecord } from '../../src/store/redis/idempotency-replies.js';
+import { decodeClaim, decodeHeld, decodeRecord, decodeUnclaim } from '../../src/store/redis/idempotency-replies.js';
 import { rng, SEED } from '../../tools/prng.js';
 
 describe('idempotency keys: keys and counts', () => {
@@ -116,18 +116,24 @@ describe('idempotency keys: kept answers', () => {
   });
 });
 
-describe('idempotency keys: replies of the record scripts', () => {
+describe('idempotency keys: replies of the claim and record scripts', () => {
+  const record = '[3,"ids",null,null,null]\n["1","2"]';
+  const answered = { kind: 'answered', fingerprint: '[3,"ids",null,null,null]', answer: '["1","2"]' };
   it('decodes each reply, and refuses others', () => {
+    assert.deepEqual(decodeClaim([1]), { kind: 'claimed' });
+    assert.deepEqual(decodeClaim([2, record]), answered);
+    assert.deepEqual(decodeClaim([3, 1500]), { kind: 'full', retryInMs: 1500 });
+    assert.deepEqual(decodeClaim([4, '[1,"id",null,null,null]', 900]), { kind: 'busy', fingerprint: '[1,"id",null,null,null]', ttlMs: 900 });
+    assert.throws(() => decodeClaim([4, 'x']), /idem-claim-2\.lua answered \[4,"x"\]/);
     assert.deepEqual(decodeRecord([1]), { kind: 'recorded' });
-    assert.deepEqual(decodeRecord([2, '[3,"ids",null,null,null]\n["1","2"]']), {
-      kind: 'exists',
-      fingerprint: '[3,"ids",null,null,null]',
-      answer: '["1","2"]',
-    });
-    assert.deepEqual(decodeRecord([3, 1500]), { kind: 'full', retryInMs: 1500 });
+    assert.deepEqual(decodeRecord([2, record]), answered);
+    assert.deepEqual(decodeRecord([4, '[1,"id",null,null,null]', 0]), { kind: 'busy', fingerprint: '[1,"id",null,null,null]', ttlMs: 0 });
     assert.throws(() => decodeRecord([2, 'no line break']), /no line break/);
-    assert.throws(() => decodeRecord([4]), /idem-record-2\.lua answered \[4\]/);
+    assert.throws(() => decodeRecord([3, 1500]), /idem-record-2\.lua answered \[3,1500\]/);
     assert.throws(() => decodeRecord(1), /idem-record-2\.lua answered 1/);
+    assert.equal(decodeUnclaim(1), true);
+    assert.equal(decodeUnclaim(0), false);
+    assert.throws(() => decodeUnclaim('1'), /idem-release-2\.lua answered "1"/);
     assert.equal(decodeHeld(7), 7);
     assert.throws(() => decodeHeld(-1), /idem-held-1\.lua answered -1/);
   });

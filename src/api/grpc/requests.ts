@@ -115,5 +115,7 @@ export function parseTake(r: TakeRequest, md: Metadata, limits: BulkLimits): Bul
     app: opt(r.app, 'app', 64),
     salt: opt(r.salt, 'salt', 64),
     token: tokenOf(r.token, md),
+    // Take has no field for it: the metadata carries it, as for Next.
+    idempotencyKey: idempotencyKeyOf(undefined, md),
   };
 }

@@ -19,6 +19,8 @@ export const GRPC_STATUS: { readonly [C in ErrorCode]: status } = {
   LIMIT_EXCEEDED: status.RESOURCE_EXHAUSTED,
   // The request is well formed; what refuses it is the key's state (used before, otherwise).
   IDEMPOTENCY_KEY_MISMATCH: status.FAILED_PRECONDITION,
+  // Another call under the key is being served: a concurrency conflict to retry, as CONFLICT.
+  IDEMPOTENCY_KEY_IN_FLIGHT: status.ABORTED,
   IDEMPOTENCY_KEYS_FULL: status.RESOURCE_EXHAUSTED,
   UNAVAILABLE: status.UNAVAILABLE,
   CLOCK_BACKWARDS: status.UNAVAILABLE,

@@ -90,6 +90,7 @@ export async function idRoutes(
           tag: req.params.tag,
           as: 'one',
           token: clientToken(req.headers),
+          idempotencyKey: idempotencyKey(req.headers),
           accepts: { modes: [mode], elsewhere: routeOf },
         });
         return reply.type('text/plain').send(id);

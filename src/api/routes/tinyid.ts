@@ -21,6 +21,7 @@ import {
 } from '../../core/tinyid.js';
 import { IdmintError, invalid } from '../../errors.js';
 import { noteFailure, type ErrorCounter } from '../errors.js';
+import { idempotencyKey } from '../id-route-spec.js';
 import type { Accepts, IdService } from '../../service/id-service.js';
 
 const PREFIX = '/tinyid/id/';
@@ -69,15 +70,17 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
   /** What Tinyid's answers can carry: plain segment IDs, at most batch.size.max a call. */
   const accepts: Accepts = { plain: true, maxCount: { max: TINYID_BATCH_MAX, name: 'batchSize' } };
 
-  // Tinyid answers an empty batch after its checks (a disabled tag still fails).
-  const ids = (bizType: string, n: number, token: string | undefined): Promise<string[]> =>
-    Promise.resolve(service.issue({ tag: bizType, as: 'ids', count: Math.max(n, 0), token, accepts }));
+  // Tinyid answers an empty batch after its checks (a disabled tag still fails). An
+  // Idempotency-Key header (no Tinyid client sends one) is kept and replayed as on /v1/ids.
+  const ids = (bizType: string, n: number, token: string | undefined, key: string | undefined): Promise<string[]> =>
+    Promise.resolve(service.issue({ tag: bizType, as: 'ids', count: Math.max(n, 0), token, accepts, idempotencyKey: key }));
 
   // A segment is served by the client from its memory, long after it was taken: only order
   // node promises no more than that (the service refuses order global). Straight from Redis
   // (one take), as a process fills its own block: one run but where a segment of idmint ends.
-  async function segment(bizType: string, _n: number, token: string | undefined): Promise<TinyidSegment> {
-    const issued = await service.issue({ tag: bizType, as: 'held', token, accepts });
+  // A block the client serves itself cannot be replayed: a key is refused (issue-request.ts).
+  async function segment(bizType: string, _n: number, token: string | undefined, key: string | undefined): Promise<TinyidSegment> {
+    const issued = await service.issue({ tag: bizType, as: 'held', token, accepts, idempotencyKey: key });
     return segmentOfRun(issued.tag, longestRun(issued.runs), issued.tag.prefetch);
   }
 
@@ -103,7 +106,7 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
   function pair<T>(
     name: string,
     batch: boolean,
-    serve: (bizType: string, n: number, token: string | undefined) => Promise<T>,
+    serve: (bizType: string, n: number, token: string | undefined, key: string | undefined) => Promise<T>,
     json: (v: T) => string,
     text: (v: T) => string,
   ): void {
@@ -128,7 +131,7 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
           let body: string;
           try {
             if (bizType === undefined || !TAG_NAME.test(bizType)) throw new IdmintError('TAG_NOT_FOUND', TINYID_TOKEN_ERR.message);
-            const v = await serve(bizType, n, token);
+            const v = await serve(bizType, n, token, idempotencyKey(req.headers));
             // Tinyid answers "" for an empty batch too (its join fails on no IDs).
             body = simple ? (n > 0 ? text(v) : '') : responseJson(json(v));
           } catch (err) {

@@ -27,8 +27,9 @@ export class ControlError extends Error {
   }
 }
 
-export function errorMessage(req: number | null, code: ErrorCode, message: string): string {
-  return JSON.stringify({ op: 'error', req, code, message });
+/** An error frame; retryAfter: seconds to wait before retrying, as HTTP's Retry-After (sent as retry_after). */
+export function errorMessage(req: number | null, code: ErrorCode, message: string, retryAfter?: number): string {
+  return JSON.stringify(retryAfter === undefined ? { op: 'error', req, code, message } : { op: 'error', req, code, message, retry_after: retryAfter });
 }
 
 export function doneMessage(req: number): string {
@@ -100,5 +101,5 @@ export function parseControl(data: Buffer, isBinary: boolean, limits: BulkLimits
 
 /** The reply for a failure of a take in flight. */
 export function takeError(req: number, err: IdmintError): string {
-  return errorMessage(req, err.code, err.message);
+  return errorMessage(req, err.code, err.message, err.retryAfter);
 }

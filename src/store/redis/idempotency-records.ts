@@ -1,12 +1,13 @@
 // Typed access to the idempotency records of tags: one record per (tag, epoch, key), kept in
-// the tag's Redis server and cluster slot beside its segments, and the per-tag index that
-// counts live keys (idem-record-2.lua, idem-held-1.lua).
+// the tag's Redis server and cluster slot beside its segments (a claim while its request takes,
+// then the answer), and the per-tag index that counts live keys (idem-claim-2.lua,
+// idem-record-2.lua, idem-release-2.lua, idem-held-1.lua).
 import type { RedisClient } from './connection.js';
-import { splitRecord, type RecordResult } from './idempotency-replies.js';
+import { splitRecord, type ClaimResult, type KeptAnswer, type RecordResult } from './idempotency-replies.js';
 import type { Keys } from './keys.js';
-import { scriptsOf, type RecordArgs } from './scripts.js';
+import { scriptsOf, type ClaimArgs, type RecordArgs } from './scripts.js';
 
-export type { RecordResult } from './idempotency-replies.js';
+export type { ClaimResult, KeptAnswer, RecordResult } from './idempotency-replies.js';
 
 /** Where a tag's records live: its name, its epoch, the named Redis server it is on. */
 export interface RecordRef {
@@ -27,20 +28,37 @@ export class IdempotencyRecords {
     private readonly keys: Keys,
   ) {}
 
-  /** Keeps the answer of `args.key` unless the key has one already (then that one comes back). */
+  /** The key's kept answer, else a claim on it for this request (or the claim another holds, or full). */
+  claim(ref: RecordRef, args: ClaimArgs): Promise<ClaimResult> {
+    return scriptsOf(this.servers.connection(ref.redis)).idemClaim(this.recordKey(ref, args.key), this.indexKey(ref), args);
+  }
+
+  /** Turns the request's claim into the key's answer, unless the key has another (then that one). */
   record(ref: RecordRef, args: RecordArgs): Promise<RecordResult> {
-    const r = this.servers.connection(ref.redis);
-    return scriptsOf(r).idemRecord(this.keys.idempotencyRecord(ref.tag, ref.epoch, args.key), this.keys.idempotencyIndex(ref.tag, ref.epoch), args);
+    return scriptsOf(this.servers.connection(ref.redis)).idemRecord(this.recordKey(ref, args.key), this.indexKey(ref), args);
   }
 
-  /** The record of a key (fingerprint and encoded answer), or undefined when it has none (never had, or expired). */
-  async lookup(ref: RecordRef, key: string): Promise<{ fingerprint: string; answer: string } | undefined> {
-    const text = await this.servers.connection(ref.redis).get(this.keys.idempotencyRecord(ref.tag, ref.epoch, key));
-    return text === null ? undefined : splitRecord(text);
+  /** Gives up the request's claim on `key` (its take failed): a retry is then a first request. */
+  release(ref: RecordRef, key: string, owner: string): Promise<boolean> {
+    return scriptsOf(this.servers.connection(ref.redis)).idemRelease(this.recordKey(ref, key), this.indexKey(ref), key, owner);
   }
 
-  /** How many keys of the tag's epoch are live. */
+  /** The answer kept for a key, or undefined when it has none (never had, expired, or only a claim). */
+  async lookup(ref: RecordRef, key: string): Promise<KeptAnswer | undefined> {
+    const text = await this.servers.connection(ref.redis).get(this.recordKey(ref, key));
+    return text === null || text.startsWith('?') ? undefined : splitRecord(text);
+  }
+
+  /** How many keys of the tag's epoch are live (claimed or answered). */
   held(ref: RecordRef): Promise<number> {
-    return scriptsOf(this.servers.connection(ref.redis)).idemHeld(this.keys.idempotencyIndex(ref.tag, ref.epoch));
+    return scriptsOf(this.servers.connection(ref.redis)).idemHeld(this.indexKey(ref));
+  }
+
+  private recordKey(ref: RecordRef, key: string): string {
+    return this.keys.idempotencyRecord(ref.tag, ref.epoch, key);
+  }
+
+  private indexKey(ref: RecordRef): string {
+    return this.keys.idempotencyIndex(ref.tag, ref.epoch);
   }
 }

@@ -1,34 +1,73 @@
-// The replies of the idempotency-key scripts (idem-record-2.lua, idem-held-1.lua) decoded into
-// types, as replies.ts does for the others: a status the script does not answer is an error.
+// The replies of the idempotency-key scripts (idem-claim-2.lua, idem-record-2.lua,
+// idem-release-2.lua, idem-held-1.lua) decoded into types, as replies.ts does for the others: a
+// status the script does not answer is an error.
 import type { ScriptFile } from './lua.js';
+
+/** A key's kept answer: the fingerprint of the request it answered and the encoded IDs. */
+export interface KeptAnswer {
+  readonly fingerprint: string;
+  readonly answer: string;
+}
+
+/** What idem-claim-2.lua found for a key. */
+export type ClaimResult =
+  /** Claimed for the caller: it takes its IDs, then records or releases. */
+  | { readonly kind: 'claimed' }
+  /** The key has an answer; nothing was written. */
+  | ({ readonly kind: 'answered' } & KeptAnswer)
+  /** Another request holds a claim on the key (its fingerprint) for at most ttlMs more. */
+  | { readonly kind: 'busy'; readonly fingerprint: string; readonly ttlMs: number }
+  /** The tag holds its most live keys; nothing was written; retryInMs: until the first expires. */
+  | { readonly kind: 'full'; readonly retryInMs: number };
 
 /** What idem-record-2.lua did with an answer. */
 export type RecordResult =
   /** Kept: the caller answers the IDs it sent. */
   | { readonly kind: 'recorded' }
-  /** The key already had a record (fingerprint and encoded answer); nothing was written. */
-  | { readonly kind: 'exists'; readonly fingerprint: string; readonly answer: string }
-  /** The tag holds its most live keys; nothing was written; retryInMs: until the first expires. */
-  | { readonly kind: 'full'; readonly retryInMs: number };
+  /** The key has another answer; nothing was written. */
+  | ({ readonly kind: 'answered' } & KeptAnswer)
+  /** Another request claimed the key after the caller's claim expired; nothing was written. */
+  | { readonly kind: 'busy'; readonly fingerprint: string; readonly ttlMs: number };
 
 const fail = (script: ScriptFile, raw: unknown): Error => new Error(`${script}.lua answered ${JSON.stringify(raw)}, which is not one of its replies`);
 
-/** A record's text, "<fingerprint>\n<answer>", as GET or the script gives it. */
-export function splitRecord(text: string): { fingerprint: string; answer: string } {
+/** A record's text, "<fingerprint>\n<answer>", as GET or the scripts give it. */
+export function splitRecord(text: string): KeptAnswer {
   const nl = text.indexOf('\n');
   if (nl < 0) throw new Error('an idempotency record has no line break between its fingerprint and its answer');
   return { fingerprint: text.slice(0, nl), answer: text.slice(nl + 1) };
 }
 
+/** The replies both scripts share: {2, record} and {4, fingerprint, ms}; undefined for any other. */
+function shared(raw: unknown[]): Exclude<RecordResult, { kind: 'recorded' }> | undefined {
+  if (raw[0] === 2 && raw.length === 2 && typeof raw[1] === 'string') return { kind: 'answered', ...splitRecord(raw[1]) };
+  if (raw[0] === 4 && raw.length === 3 && typeof raw[1] === 'string' && typeof raw[2] === 'number') return { kind: 'busy', fingerprint: raw[1], ttlMs: raw[2] };
+  return undefined;
+}
+
+export function decodeClaim(raw: unknown): ClaimResult {
+  if (!Array.isArray(raw)) throw fail('idem-claim-2', raw);
+  if (raw[0] === 1 && raw.length === 1) return { kind: 'claimed' };
+  if (raw[0] === 3 && raw.length === 2 && typeof raw[1] === 'number') return { kind: 'full', retryInMs: raw[1] };
+  return shared(raw) ?? failWith('idem-claim-2', raw);
+}
+
 export function decodeRecord(raw: unknown): RecordResult {
   if (!Array.isArray(raw)) throw fail('idem-record-2', raw);
   if (raw[0] === 1 && raw.length === 1) return { kind: 'recorded' };
-  if (raw[0] === 2 && typeof raw[1] === 'string') return { kind: 'exists', ...splitRecord(raw[1]) };
-  if (raw[0] === 3 && typeof raw[1] === 'number') return { kind: 'full', retryInMs: raw[1] };
-  throw fail('idem-record-2', raw);
+  return shared(raw) ?? failWith('idem-record-2', raw);
+}
+
+export function decodeUnclaim(raw: unknown): boolean {
+  if (raw !== 0 && raw !== 1) throw fail('idem-release-2', raw);
+  return raw === 1;
 }
 
 export function decodeHeld(raw: unknown): number {
   if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0) throw fail('idem-held-1', raw);
   return raw;
+}
+
+function failWith(script: ScriptFile, raw: unknown): never {
+  throw fail(script, raw);
 }

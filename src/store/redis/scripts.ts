@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Range } from '../../core/ranges.js';
 import type { RedisClient } from './connection.js';
-import { decodeHeld, decodeRecord, type RecordResult } from './idempotency-replies.js';
+import { decodeClaim, decodeHeld, decodeRecord, decodeUnclaim, type ClaimResult, type RecordResult } from './idempotency-replies.js';
 import { numberOfKeys, SCRIPT_FILES, scriptText, type ScriptFile } from './lua.js';
 import {
   decodeAcquire,
@@ -84,14 +84,25 @@ export interface AcquireArgs {
   readonly horizonMs: number;
 }
 
+/** idem-claim-2.lua's arguments after its keys. */
+export interface ClaimArgs {
+  readonly key: string;
+  readonly fingerprint: string;
+  /** A random token of the request: only it may record or release the claim. */
+  readonly owner: string;
+  /** How long the claim holds when its request never comes back. */
+  readonly claimMs: number;
+  readonly maxKeys: number;
+}
+
 /** idem-record-2.lua's arguments after its keys. */
 export interface RecordArgs {
   readonly key: string;
+  readonly owner: string;
   readonly fingerprint: string;
   /** The IDs taken, encoded (core/idempotency-key.ts encodeIds). */
   readonly answer: string;
   readonly retentionMs: number;
-  readonly maxKeys: number;
 }
 
 const onConnection = new WeakMap<RedisClient, Scripts>();
@@ -162,9 +173,19 @@ export class Scripts {
     return this.call('lease-release-1', [space, workerId, value, lastMs], decodeRelease);
   }
 
-  /** idem-record-2.lua: keeps an idempotency key's answer unless the key has one (then that one). */
+  /** idem-claim-2.lua: an idempotency key's kept answer, else a claim on it for this request (or why not). */
+  idemClaim(record: string, index: string, a: ClaimArgs): Promise<ClaimResult> {
+    return this.call('idem-claim-2', [record, index, a.key, a.fingerprint, a.owner, a.claimMs, a.maxKeys], decodeClaim);
+  }
+
+  /** idem-record-2.lua: turns the request's claim into the key's answer, unless the key has another. */
   idemRecord(record: string, index: string, a: RecordArgs): Promise<RecordResult> {
-    return this.call('idem-record-2', [record, index, a.key, a.fingerprint, a.answer, a.retentionMs, a.maxKeys], decodeRecord);
+    return this.call('idem-record-2', [record, index, a.key, a.owner, a.fingerprint, a.answer, a.retentionMs], decodeRecord);
+  }
+
+  /** idem-release-2.lua: gives up the request's claim (its take failed); false when it held none. */
+  idemRelease(record: string, index: string, key: string, owner: string): Promise<boolean> {
+    return this.call('idem-release-2', [record, index, key, owner], decodeUnclaim);
   }
 
   /** idem-held-1.lua: the live idempotency keys of an index. */

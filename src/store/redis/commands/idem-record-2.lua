@@ -1,43 +1,34 @@
 --[[
-  idem-record: keep the answer given under an idempotency key of a tag, unless the key already
-  has one: the first answer kept is the only one any request with the key is ever given.
+  idem-record: turn a request's claim on an idempotency key (idem-claim-2.lua) into the key's
+  answer: the IDs the request took, kept for the tag's retention. The first answer kept is the
+  only one any request with the key is ever given: a claim that expired and was taken by
+  another request is never overwritten.
 
-  KEYS[1]  the key's record: a string "<fingerprint>\n<answer>", expiring with the key
-  KEYS[2]  the tag's index of live keys: a sorted set, member the idempotency key, score the
-           ms (Redis time) at which its record expires; it expires itself after the last one
+  KEYS[1]  the key's record (see idem-claim-2.lua)
+  KEYS[2]  the tag's index of live keys (see idem-claim-2.lua)
   ARGV[1]  the idempotency key (the member of KEYS[2])
-  ARGV[2]  the request's fingerprint (never holds a line break)
-  ARGV[3]  the answer: the IDs just taken, encoded
-  ARGV[4]  retention in ms (>= 1): how long the record is kept
-  ARGV[5]  the most live keys the tag may hold (>= 1)
+  ARGV[2]  the claim's owner (as given to idem-claim-2.lua)
+  ARGV[3]  the request's fingerprint
+  ARGV[4]  the answer: the IDs taken, encoded
+  ARGV[5]  retention in ms (>= 1): how long the answer is kept
 
-  Expiry is decided on Redis's clock (TIME), the same for every process.
-
-  Returns {1}          recorded: the caller answers the IDs it sent
-          {2, record}  the key already has a record: nothing written; the caller answers the
-                       record's IDs if its fingerprint is the request's, else refuses
-          {3, ms}      full: the tag holds ARGV[5] live keys; nothing written; ms until the
-                       first of them expires
+  Returns {1}                    recorded: the caller answers the IDs it sent (also when its
+                                 claim had expired and no other request claimed the key)
+          {2, record}            the key has an answer already: nothing written
+          {4, fingerprint, ms}   another request claimed the key after this one's claim
+                                 expired: nothing written; the IDs sent reach nobody
 ]]
+--- @include "includes/idem-other"
+--- @include "includes/now-ms"
+--- @include "includes/int-text"
 local kept = redis.call('GET', KEYS[1])
-if kept then return { 2, kept } end
+if kept and kept ~= '?' .. ARGV[2] .. '\n' .. ARGV[3] then return idemOther(KEYS[1], kept) end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local retention = tonumber(ARGV[4])
--- An integer as Redis reads it (tostring would give an exponent above 14 digits).
-local function int(x)
-  return string.format('%.0f', x)
-end
+local now = nowMs()
+local retention = tonumber(ARGV[5])
 
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', int(now))
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
-  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  return { 3, math.max(0, tonumber(first[2]) - now) }
-end
-
-redis.call('SET', KEYS[1], ARGV[2] .. '\n' .. ARGV[3], 'PX', int(retention))
-redis.call('ZADD', KEYS[2], int(now + retention), ARGV[1])
+redis.call('SET', KEYS[1], ARGV[3] .. '\n' .. ARGV[4], 'PX', intText(retention))
+redis.call('ZADD', KEYS[2], intText(now + retention), ARGV[1])
 -- The index lives as long as its longest-lived member (a shorter retention set later keeps it).
-if redis.call('PTTL', KEYS[2]) < retention then redis.call('PEXPIRE', KEYS[2], int(retention)) end
+if redis.call('PTTL', KEYS[2]) < retention then redis.call('PEXPIRE', KEYS[2], intText(retention)) end
 return { 1 }

@@ -1,0 +1,47 @@
+--[[
+  idem-claim: the first step of a request with an idempotency key, before it takes any ID. The
+  key's kept answer if it has one; else a claim on the key for this request, unless another
+  request holds one or the tag holds its most live keys. Only the request holding the claim
+  takes IDs; idem-record-2.lua then turns the claim into the key's answer, idem-release-2.lua
+  gives the key up when the take failed. A claim whose request never comes back (its process
+  died between take and record) expires after ARGV[4] ms; the IDs it took are a gap.
+
+  KEYS[1]  the key's record: "<fingerprint>\n<answer>" once answered; "?<owner>\n<fingerprint>"
+           while claimed (a fingerprint is JSON and never starts with "?")
+  KEYS[2]  the tag's index of live keys: a sorted set, member the idempotency key, score the
+           ms (Redis time) at which its record or claim expires; it expires after the last one
+  ARGV[1]  the idempotency key (the member of KEYS[2])
+  ARGV[2]  the request's fingerprint (never holds a line break)
+  ARGV[3]  the claim's owner: a random token of this request
+  ARGV[4]  how long the claim holds, in ms (>= 1)
+  ARGV[5]  the most live keys the tag may hold (>= 1)
+
+  Expiry is decided on Redis's clock (TIME), the same for every process.
+
+  Returns {1}                    claimed: the caller takes its IDs, then records or releases
+          {2, record}            the key has an answer: nothing written; the caller answers the
+                                 record's IDs if its fingerprint is the request's, else refuses
+          {3, ms}                full: the tag holds ARGV[5] live keys; nothing written; ms
+                                 until the first of them expires
+          {4, fingerprint, ms}   another request holds a claim on the key (its fingerprint), for
+                                 at most ms more; nothing written
+]]
+--- @include "includes/idem-other"
+--- @include "includes/now-ms"
+--- @include "includes/int-text"
+local kept = redis.call('GET', KEYS[1])
+if kept then return idemOther(KEYS[1], kept) end
+
+local now = nowMs()
+local hold = tonumber(ARGV[4])
+
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', intText(now))
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  return { 3, math.max(0, tonumber(first[2]) - now) }
+end
+
+redis.call('SET', KEYS[1], '?' .. ARGV[3] .. '\n' .. ARGV[2], 'PX', intText(hold))
+redis.call('ZADD', KEYS[2], intText(now + hold), ARGV[1])
+if redis.call('PTTL', KEYS[2]) < hold then redis.call('PEXPIRE', KEYS[2], intText(hold)) end
+return { 1 }
