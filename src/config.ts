@@ -55,6 +55,9 @@ export interface Config {
   readonly adminTokenGenerated: boolean;
   /** Read-only admin credential (GET admin routes, read-only Bull Board); '' when unset. */
   readonly viewerToken: string;
+  /** A source address whose admin token failed this many times within adminAuthWindowMs is refused (429) until the oldest is older. */
+  readonly adminAuthMaxFailures: number;
+  readonly adminAuthWindowMs: number;
   /** METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <it>`; '' leaves /metrics open. */
   readonly metricsToken: string;
   /**
@@ -244,9 +247,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const logFormat = (env.LOG_FORMAT || 'auto') as LogFormat;
   if (!LOG_FORMATS.includes(logFormat)) problems.push(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
   const token = env.ADMIN_TOKEN;
-  if (token !== undefined && token !== '' && token.length < 8) problems.push('ADMIN_TOKEN must be at least 8 characters');
+  // A generated token has 24 characters; a shorter one is guessed the sooner.
+  if (token !== undefined && token !== '' && token.length < 16) problems.push('ADMIN_TOKEN must be at least 16 characters (a generated one has 24)');
   const viewerToken = env.VIEWER_TOKEN ?? '';
-  if (viewerToken !== '' && viewerToken.length < 8) problems.push('VIEWER_TOKEN must be at least 8 characters');
+  if (viewerToken !== '' && viewerToken.length < 16) problems.push('VIEWER_TOKEN must be at least 16 characters');
   if (viewerToken !== '' && viewerToken === token) problems.push('VIEWER_TOKEN must differ from ADMIN_TOKEN');
   const metricsToken = env.METRICS_TOKEN ?? '';
   if (metricsToken !== '' && metricsToken.length < 8) problems.push('METRICS_TOKEN must be at least 8 characters');
@@ -299,6 +303,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     adminTokenGenerated: !token,
     viewerToken,
     metricsToken,
+    adminAuthMaxFailures: int('ADMIN_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
+    adminAuthWindowMs: int('ADMIN_AUTH_WINDOW_MS', 60_000, 1000, 86_400_000),
     revealProtectedTags,
     nodeId,
     logLevel,

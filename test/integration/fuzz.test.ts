@@ -1182,7 +1182,12 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
 
   before(async () => {
     udpPort = await freePort();
-    node = await spawnNode(names, { STREAM_MAX_COUNT: String(STREAM_MAX_COUNT), UDP_PORT: String(udpPort) });
+    node = await spawnNode(names, {
+      STREAM_MAX_COUNT: String(STREAM_MAX_COUNT),
+      UDP_PORT: String(udpPort),
+      // Random admin requests carry wrong tokens by the hundred: the slowing of a guessing source is admin-guard.test.ts's.
+      ADMIN_AUTH_MAX_FAILURES: '1000000',
+    });
     url = node.url;
     // Errors and fatals the node logs (an INTERNAL, a failed take, an uncaught exception), caught
     // as they come: the helper keeps only the last lines of output.
