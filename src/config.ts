@@ -112,6 +112,8 @@ export interface Config {
   readonly streamMaxBufferBytes: number;
   /** Websocket stream: most open sockets per client IP address. */
   readonly streamMaxSocketsPerClient: number;
+  /** gRPC: most Take calls running at once per client address. */
+  readonly grpcMaxTakesPerPeer: number;
   /** Most live idempotency keys one tag may hold; a keyed request past it is refused (IDEMPOTENCY_KEYS_FULL). */
   readonly idempotencyMaxKeys: number;
   /** Test mode: debug routes under /v1/debug/ (clock shift, lease expiry); loopback HOST only. */
@@ -330,6 +332,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     streamMaxBlock,
     streamMaxBufferBytes,
     streamMaxSocketsPerClient: int('STREAM_MAX_SOCKETS_PER_CLIENT', 64, 1, 100_000),
+    grpcMaxTakesPerPeer: int('GRPC_MAX_TAKES_PER_PEER', 16, 1, 100_000),
     idempotencyMaxKeys: int('IDEMPOTENCY_MAX_KEYS', 100_000, 1, 100_000_000),
     testMode,
     ...overrides,
