@@ -99,7 +99,7 @@ export class Metrics {
 
     this.adminAuthFailures = new Counter({
       name: 'idmint_admin_auth_failures_total',
-      help: 'Admin or viewer sign-ins refused for a missing or wrong token, by transport',
+      help: 'Admin or viewer sign-ins refused for a wrong token (one sent that is neither), by transport',
       labelNames: ['transport'],
       registers,
     });

@@ -115,7 +115,10 @@ describe('guessing the admin token', () => {
     const failures = () => metric(url, /^idmint_admin_auth_failures_total\{transport="http"\}/);
     const refused = () =>
       metric(url, /^idmint_errors_total\{.*transport="http".*code="UNAUTHORIZED"|^idmint_errors_total\{code="UNAUTHORIZED".*transport="http"/);
+    // No token at all (the admin page opened before signing in) is refused, but is no guess.
+    for (let i = 0; i < MAX_FAILURES + 2; i++) assert.equal((await fetch(`${url}/v1/admin/tags`)).status, 401);
     const [f0, r0] = [await failures(), await refused()];
+    assert.equal(f0, 0);
     const t0 = Date.now();
     for (let i = 0; i < MAX_FAILURES; i++) {
       const wrong = await fetch(`${url}/v1/admin/tags`, { headers: { authorization: `Bearer wrong-token-${i}-xxxxxxxx` } });
