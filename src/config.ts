@@ -55,6 +55,9 @@ export interface Config {
   readonly adminTokenGenerated: boolean;
   /** Read-only admin credential (GET admin routes, read-only Bull Board); '' when unset. */
   readonly viewerToken: string;
+  /** A source address whose admin token failed this many times within adminAuthWindowMs is refused (429) until the oldest is older. */
+  readonly adminAuthMaxFailures: number;
+  readonly adminAuthWindowMs: number;
   /** METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <it>`; '' leaves /metrics open. */
   readonly metricsToken: string;
   /**
@@ -109,6 +112,8 @@ export interface Config {
   readonly streamMaxBufferBytes: number;
   /** Websocket stream: most open sockets per client IP address. */
   readonly streamMaxSocketsPerClient: number;
+  /** gRPC: most Take calls running at once per client address. */
+  readonly grpcMaxTakesPerPeer: number;
   /** Most live idempotency keys one tag may hold; a keyed request past it is refused (IDEMPOTENCY_KEYS_FULL). */
   readonly idempotencyMaxKeys: number;
   /** Test mode: debug routes under /v1/debug/ (clock shift, lease expiry); loopback HOST only. */
@@ -244,9 +249,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const logFormat = (env.LOG_FORMAT || 'auto') as LogFormat;
   if (!LOG_FORMATS.includes(logFormat)) problems.push(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
   const token = env.ADMIN_TOKEN;
-  if (token !== undefined && token !== '' && token.length < 8) problems.push('ADMIN_TOKEN must be at least 8 characters');
+  // A generated token has 24 characters; a shorter one is guessed the sooner.
+  if (token !== undefined && token !== '' && token.length < 16) problems.push('ADMIN_TOKEN must be at least 16 characters (a generated one has 24)');
   const viewerToken = env.VIEWER_TOKEN ?? '';
-  if (viewerToken !== '' && viewerToken.length < 8) problems.push('VIEWER_TOKEN must be at least 8 characters');
+  if (viewerToken !== '' && viewerToken.length < 16) problems.push('VIEWER_TOKEN must be at least 16 characters');
   if (viewerToken !== '' && viewerToken === token) problems.push('VIEWER_TOKEN must differ from ADMIN_TOKEN');
   const metricsToken = env.METRICS_TOKEN ?? '';
   if (metricsToken !== '' && metricsToken.length < 8) problems.push('METRICS_TOKEN must be at least 8 characters');
@@ -299,6 +305,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     adminTokenGenerated: !token,
     viewerToken,
     metricsToken,
+    adminAuthMaxFailures: int('ADMIN_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
+    adminAuthWindowMs: int('ADMIN_AUTH_WINDOW_MS', 60_000, 1000, 86_400_000),
     revealProtectedTags,
     nodeId,
     logLevel,
@@ -324,6 +332,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     streamMaxBlock,
     streamMaxBufferBytes,
     streamMaxSocketsPerClient: int('STREAM_MAX_SOCKETS_PER_CLIENT', 64, 1, 100_000),
+    grpcMaxTakesPerPeer: int('GRPC_MAX_TAKES_PER_PEER', 16, 1, 100_000),
     idempotencyMaxKeys: int('IDEMPOTENCY_MAX_KEYS', 100_000, 1, 100_000_000),
     testMode,
     ...overrides,

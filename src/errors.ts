@@ -17,7 +17,11 @@ export const ERROR_CODES = {
   CONFLICT: { status: 409, meaning: 'the tag changed while the request ran (deleted, re-created or moved); read it again and retry' },
   TAG_DISABLED: { status: 409, meaning: 'the tag exists but an operator disabled it' },
   ID_SPACE_EXHAUSTED: { status: 409, meaning: 'the tag reached its max_id_limit; no more IDs will be issued' },
-  LIMIT_EXCEEDED: { status: 429, meaning: 'a per-client limit of the websocket stream was reached (sockets per client, takes in flight per socket)' },
+  LIMIT_EXCEEDED: {
+    status: 429,
+    meaning:
+      "a per-client limit was reached: the websocket stream's (sockets per client, takes in flight per socket), gRPC Take calls per client address, or failed admin sign-ins per address",
+  },
   IDEMPOTENCY_KEY_MISMATCH: {
     status: 422,
     meaning: 'the idempotency key was already used for a different request of the tag (another count, app, salt, shard key or route); use a new key',

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
-import { adminGuard, staffOf } from './auth.js';
+import { adminGuard, seesMore, staffOf, type AdminAccess } from './auth.js';
+import { AuthFailures } from './auth-failures.js';
 import { adminTagRoutes } from './admin/tags.js';
 import { adminWorkerRoutes } from './admin/workers.js';
 import { adminTokenRoutes } from './admin/tokens.js';
@@ -70,15 +71,25 @@ export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<Fa
   await app.register(idRoutes, { ids: rt.ids, staff: staffOf(rt.config) });
   await app.register(tinyidRoutes, { ids: rt.ids, errors: rt.metrics.errors });
   await app.register(streamRoutes, { ids: rt.ids, config: rt.config, errors: rt.metrics.errors });
-  await app.register(healthRoutes, { rt });
+  const access: AdminAccess = {
+    adminToken: rt.config.adminToken,
+    viewerToken: rt.config.viewerToken,
+    failures: new AuthFailures(
+      { maxFailures: rt.config.adminAuthMaxFailures, windowMs: rt.config.adminAuthWindowMs },
+      { errors: rt.metrics.errors, authFailures: rt.metrics.adminAuthFailures },
+      rt.log,
+    ),
+  };
+  await app.register(healthRoutes, { rt, access });
   await app.register(metricsRoutes, {
     metrics: rt.metrics,
     token: rt.config.metricsToken,
-    permuted: async () => new Set((await rt.tags.list()).filter((t) => t.permute).map((t) => t.tag)),
+    lookup: (tag) => rt.ids.reads.definition(tag),
+    staff: seesMore(access),
   });
-  await app.register(import('./admin/page-route.js'), { config: rt.config });
+  await app.register(import('./admin/page-route.js'), { access });
   await app.register(async (admin) => {
-    admin.addHook('onRequest', adminGuard(rt.config.adminToken, rt.config.viewerToken));
+    admin.addHook('onRequest', adminGuard(access));
     await admin.register(adminTagRoutes, { rt });
     await admin.register(adminWorkerRoutes, { rt });
     await admin.register(adminTokenRoutes, { rt });

@@ -2,15 +2,28 @@
 // cookie `idmint_admin` holding the token, set by the server at the page's sign-in:
 // admin/session-cookie.ts), compared in constant time. The admin token may do everything; the
 // optional viewer token (VIEWER_TOKEN) may only read: GET and HEAD requests (and sign in).
+// The cookie alone only reads: a write with it also needs a header no cross-site form can
+// send (X-Idmint-Admin, or the browser's own Sec-Fetch-Site: same-origin). Failed sign-ins
+// are counted, logged and slowed per source (auth-failures.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IdmintError } from '../errors.js';
+import type { AuthFailures } from './auth-failures.js';
 import { bearerToken } from './bearer.js';
 import { sendError } from './errors.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 export const ADMIN_COOKIE = 'idmint_admin';
+/** The header the admin page sends with every request: a cross-site form cannot send it. */
+export const ADMIN_WRITE_HEADER = 'x-idmint-admin';
+
+/** The credentials the admin guard accepts, and where their failures are noted. */
+export interface AdminAccess {
+  readonly adminToken: string;
+  readonly viewerToken: string;
+  readonly failures?: AuthFailures;
+}
 
 /** What the caller's credential allows: everything, or reading only. */
 export type AdminRole = 'admin' | 'viewer';
@@ -44,17 +57,30 @@ function cookieToken(header: string | undefined): string | undefined {
  * error handler of their own, such as Bull Board's.
  */
 export function adminGuard(
-  adminToken: string,
-  viewerToken = '',
+  access: AdminAccess,
   /** The viewer may use every method (a route that changes nothing whatever its method: the sign-in). */
   viewerAnyMethod = false,
 ): (req: FastifyRequest, reply: FastifyReply) => Promise<void> {
-  const check = tokenCheck(adminToken, viewerToken);
+  const check = tokenCheck(access.adminToken, access.viewerToken);
   return async (req, reply) => {
     try {
-      const role = check(req);
+      access.failures?.check(req.ip, 'http');
+      let role: AdminRole;
+      try {
+        role = check(req);
+      } catch (err) {
+        // A wrong token is a guess; none at all (the page opened before signing in) is not.
+        if (givenToken(req) !== undefined) access.failures?.fail(req.ip, 'http', (err as Error).message);
+        throw err;
+      }
       if (role === 'viewer' && !viewerAnyMethod && !READ_METHODS.has(req.method)) {
         throw new IdmintError('FORBIDDEN', `the viewer token may only read; ${req.method} needs the admin token`);
+      }
+      if (!READ_METHODS.has(req.method) && !writeAllowed(req)) {
+        throw new IdmintError(
+          'FORBIDDEN',
+          `${req.method} with the session cookie alone is refused: send Authorization: Bearer <token>, or the header X-Idmint-Admin: 1 (as the admin page does)`,
+        );
       }
       roles.set(req, role);
     } catch (err) {
@@ -80,15 +106,56 @@ export function roleOfToken(adminToken: string, viewerToken = ''): (given: strin
   };
 }
 
+/**
+ * A request that is not a read carries more than the cookie a browser adds by itself: the
+ * Bearer header, the admin page's header, or the browser's word that the page that sent it is
+ * of this origin (Sec-Fetch-Site, which no page can set): a cross-site (or same-site,
+ * other-origin) form can send none of them.
+ */
+function writeAllowed(req: FastifyRequest): boolean {
+  const h = req.headers;
+  return bearerToken(h.authorization) !== undefined || h[ADMIN_WRITE_HEADER] !== undefined || h['sec-fetch-site'] === 'same-origin';
+}
+
+/** The credential a request carries: the Bearer header's, else the session cookie's. */
+function givenToken(req: FastifyRequest): string | undefined {
+  return bearerToken(req.headers.authorization) ?? cookieToken(req.headers.cookie);
+}
+
 function tokenCheck(adminToken: string, viewerToken: string): (req: FastifyRequest) => AdminRole {
   const roleOf = roleOfToken(adminToken, viewerToken);
   const wrong = viewerToken !== '' ? 'the token is neither the admin token nor the viewer token' : 'the admin token is wrong';
   return (req) => {
-    const given = bearerToken(req.headers.authorization) ?? cookieToken(req.headers.cookie);
+    const given = givenToken(req);
     if (given === undefined) throw new IdmintError('UNAUTHORIZED', 'send Authorization: Bearer <admin token>');
     const role = roleOf(given);
     if (role === undefined) throw new IdmintError('UNAUTHORIZED', wrong);
     return role;
+  };
+}
+
+/**
+ * For an open route that shows more to the admin or viewer token (/metrics, /healthz, /readyz):
+ * whether the request's Bearer token is one of them, or `extra` (the metrics token). A token
+ * that is none of them counts as a failed sign-in of its source, and a source that is slowed
+ * down is answered as one without a token (its token is not looked at), so these routes are no
+ * way round the admin guard's slowing.
+ */
+export function seesMore(access: AdminAccess, extra = ''): (req: FastifyRequest) => boolean {
+  const roleOf = roleOfToken(access.adminToken, access.viewerToken);
+  const want = extra === '' ? undefined : digest(extra);
+  return (req) => {
+    const given = bearerToken(req.headers.authorization);
+    if (given === undefined) return false;
+    try {
+      access.failures?.check(req.ip, 'http');
+    } catch {
+      return false;
+    }
+    const isExtra = want !== undefined && timingSafeEqual(digest(given), want);
+    if (roleOf(given) !== undefined || isExtra) return true;
+    access.failures?.fail(req.ip, 'http', 'a token that is neither the admin, the viewer nor the metrics token');
+    return false;
   };
 }
 

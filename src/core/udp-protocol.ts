@@ -42,7 +42,7 @@ export interface UdpRequest {
   readonly appName: string;
   /** '' when absent (or null). */
   readonly salt: string;
-  /** The request object as received, echoed in the reply. */
+  /** The request's fields its reply echoes (ECHOED_FIELDS, as echoable() keeps them). */
   readonly body: Readonly<JsonObject>;
 }
 
@@ -84,6 +84,25 @@ function tooDeep(root: unknown, max: number): boolean {
   return false;
 }
 
+/** The fields a reply echoes: the protocol's own; any other field is not echoed at all. */
+export const ECHOED_FIELDS = ['action', 'rule_name', 'app_name', 'salt', 'token', 'seq', 'idempotency_key'] as const;
+
+/**
+ * The request as its reply echoes it: the protocol's fields whose values read back no longer
+ * than they were sent: a string, or a value written in the datagram as compact JSON writes it
+ * back (`7`, `true`, `[1,"2"]`; not `1e20`, which would come back as 21 digits, nor `[ 1 ]`).
+ * Nothing else is echoed, so no reply repeats more than the datagram held.
+ */
+function echoable(all: JsonObject, text: string): JsonObject {
+  const out: JsonObject = {};
+  for (const k of ECHOED_FIELDS) {
+    if (!Object.hasOwn(all, k)) continue;
+    const v = all[k];
+    if (typeof v === 'string' || text.includes(JSON.stringify(v))) out[k] = v;
+  }
+  return out;
+}
+
 function fieldOf(body: JsonObject, k: string): JsonValue | undefined {
   return Object.hasOwn(body, k) ? body[k] : undefined;
 }
@@ -117,9 +136,10 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
     if (tooDeep(parsed, MAX_JSON_DEPTH)) {
       return { ok: false, echoed: false, reply: bare('MALFORMED', `the request is nested deeper than ${MAX_JSON_DEPTH} levels`) };
     }
-    const body = parsed as JsonObject;
+    const all = parsed as JsonObject;
+    const body = echoable(all, text);
 
-    const a = fieldOf(body, 'action');
+    const a = fieldOf(all, 'action');
     if (typeof a !== 'string') {
       const msg = a === undefined ? 'missing field action' : `action must be a string, got ${quote(a)}`;
       return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', msg) };
@@ -131,15 +151,17 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
 
     // The list of problems is made only for a request that has one.
     let problems: string[] | undefined;
-    const rule = fieldOf(body, 'rule_name');
+    const rule = fieldOf(all, 'rule_name');
     if (rule === undefined) (problems ??= []).push('missing field rule_name');
     else if (typeof rule !== 'string' || !TAG_NAME.test(rule)) (problems ??= []).push(`rule_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(rule)}`);
-    const app = fieldOf(body, 'app_name');
+    const app = fieldOf(all, 'app_name');
     if (app === undefined) (problems ??= []).push('missing field app_name');
     else if (!isValidAppName(app)) (problems ??= []).push(`app_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(app)}`);
-    let salt = fieldOf(body, 'salt');
+    let salt = fieldOf(all, 'salt');
     if (salt === null || action === 'monitor') salt = undefined;
     if (salt !== undefined && !isValidSalt(salt)) (problems ??= []).push(`salt must match [A-Za-z0-9_.-]{0,64}, got ${quote(salt)}`);
+    const key = fieldOf(all, 'idempotency_key');
+    if (action === 'get' && key !== undefined && key !== null && typeof key !== 'string') (problems ??= []).push('idempotency_key must be a string');
     if (problems !== undefined) return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
 
     return {

@@ -28,6 +28,7 @@ export class Metrics {
   readonly segmentSize: Histogram<'tag'>;
   readonly refillWaits: Counter<'tag'>;
   readonly errors: Counter<'code'>;
+  readonly adminAuthFailures: Counter<'transport'>;
   readonly allocations: Counter<'tag'>;
   readonly redisReplaced: Counter<'tag'>;
   readonly counterRegressions: Counter<'tag' | 'kind'>;
@@ -93,6 +94,13 @@ export class Metrics {
       name: 'idmint_errors_total',
       help: 'Refused and failed requests by transport (http, leaf, tinyid, grpc, stream, udp) and idmint error code',
       labelNames: ['transport', 'code'],
+      registers,
+    });
+
+    this.adminAuthFailures = new Counter({
+      name: 'idmint_admin_auth_failures_total',
+      help: 'Admin or viewer sign-ins refused for a wrong token (one sent that is neither), by transport',
+      labelNames: ['transport'],
       registers,
     });
 

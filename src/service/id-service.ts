@@ -118,6 +118,18 @@ export class IdService {
     return tag;
   }
 
+  /**
+   * Before each block of a running take: the token still opens the tag, or the exposure
+   * policy's refusal is thrown (a revoked token ends the take before its next block). From
+   * memory while the cached definition is current (a revocation announced in this process, or
+   * heard from another, makes it not current), else read anew.
+   */
+  recheck(name: string, token: string | undefined): void | Promise<unknown> {
+    const tag = this.registry.peek(name);
+    if (tag === undefined) return this.reads.access(name, token);
+    this.admitted(name, tag, token);
+  }
+
   /** One ID from memory (undefined: the full way must answer), for a request of no particular caller. */
   private memory(req: OneRequest | IdsRequest): string | Promise<string> | undefined {
     const tag = this.registry.peek(req.tag);

@@ -116,7 +116,8 @@ class Burst {
             resolve(r.code === 0 ? ok(p, String(r.data)) : udpOutcome(r.code, r.message));
           });
           s.send(
-            JSON.stringify({ action: 'get', rule_name: p.tag, app_name: p.app ?? 'a', ...(p.token ? { token: p.token } : {}) }),
+            // Padded (the pad is not echoed), so that a refusal's whole message fits in its reply.
+            JSON.stringify({ action: 'get', rule_name: p.tag, app_name: p.app ?? 'a', ...(p.token ? { token: p.token } : {}), pad: 'p'.repeat(200) }),
             node.udpPort!,
             '127.0.0.1',
           );

@@ -17,7 +17,7 @@ import { REFILL_QUEUE } from '../../src/jobs/refill.js';
 import { Keys } from '../../src/store/redis/keys.js';
 import { checkRedis, createCluster } from '../../src/store/redis/connection.js';
 import { LeaseStore } from '../../src/store/redis/leases.js';
-import { ON_CLUSTER, cleanup, testNames, testRedis } from '../../tools/env.js';
+import { ADMIN_TOKEN, ON_CLUSTER, cleanup, testNames, testRedis } from '../../tools/env.js';
 import { adminHeaders, createTag, fetchIds, spawnNode, type ChildNode } from '../../tools/node.js';
 
 const TTL = 3000;
@@ -208,7 +208,7 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
 
   it('reports the cluster in /readyz', async () => {
     for (const n of [a, b]) {
-      const r = await fetch(`${n.url}/readyz`);
+      const r = await fetch(`${n.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
       const body = (await r.json()) as { status: string; checks: Record<string, string> };
       assert.equal(r.status, 200, JSON.stringify(body));
       assert.equal(body.checks.redis, 'ok');

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { MAX_START_FAILURES } from '../../src/api/processes.js';
 import { PRESETS, decode } from '../../src/core/snowflake-layout.js';
 import { adminHeaders, createTag } from '../../tools/node.js';
-import { cleanup, testEnv, testNames, type TestNames } from '../../tools/env.js';
+import { ADMIN_TOKEN, cleanup, testEnv, testNames, type TestNames } from '../../tools/env.js';
 import { freePort, logLines } from '../../tools/child.js';
 import { UdpClient } from '../../tools/udp-client.js';
 import { IdsClient } from '../../tools/grpc-client.js';
@@ -68,7 +68,7 @@ function startPrimary(names: TestNames, processes: number, extra: Record<string,
 /** GET over a connection of its own (no keep-alive), so that each request is handed anew to one of the processes. */
 function getFresh(url: string, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = get(url + path, { agent: false, headers: { connection: 'close' } }, (res) => {
+    const req = get(url + path, { agent: false, headers: { connection: 'close', authorization: `Bearer ${ADMIN_TOKEN}` } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d));

@@ -7,7 +7,7 @@
 // `redis_master` names the address each server's connection talks to (none for "b" while down).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, testNames } from '../../tools/env.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { RedisServer } from '../../tools/redis-server.js';
 import { waitFor } from '../helpers/fault-load.js';
@@ -26,7 +26,7 @@ interface Ready {
 }
 
 async function readyz(url: string): Promise<Ready> {
-  const res = await fetch(`${url}/readyz`);
+  const res = await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   return { status: res.status, body: (await res.json()) as Ready['body'] };
 }
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, testNames } from '../../tools/env.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { withRedisPort } from '../../tools/redis-server.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 import { waitFor } from '../helpers/fault-load.js';
@@ -113,7 +113,10 @@ describe('Redis Sentinel with passwords', () => {
     };
     const old = await masterAddr(sentinels[0]);
     for (let i = 0; i < 10; i++) for (const tag of ['a', 'b']) assert.ok(await take(tag), `${tag} served before the failover`);
-    const ready = (await (await fetch(`${url}/readyz`)).json()) as { status: string; redis_master: Record<string, string | null> };
+    const ready = (await (await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+      status: string;
+      redis_master: Record<string, string | null>;
+    };
     assert.equal(ready.status, 'ready');
     assert.deepEqual(ready.redis_master, { default: old, s: old });
     assert.ok((await refillsRun(url)) > 0, 'refill jobs ran');
@@ -145,7 +148,10 @@ describe('Redis Sentinel with passwords', () => {
     await waitFor(
       `/readyz to name ${promoted}`,
       async () => {
-        const r = (await (await fetch(`${url}/readyz`)).json()) as { status: string; redis_master: Record<string, string | null> };
+        const r = (await (await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+          status: string;
+          redis_master: Record<string, string | null>;
+        };
         return r.status === 'ready' && r.redis_master.default === promoted && r.redis_master.s === promoted;
       },
       15000,

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { withRedisPort } from '../../tools/redis-server.js';
-import { cleanup, testNames } from '../../tools/env.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
 import {
   answered,
@@ -135,9 +135,11 @@ describe('Redis Sentinel failovers under load', () => {
       `every process to report master ${addr}`,
       async () => {
         for (const n of nodes) {
-          const ready = (await (await fetch(`${n.url}/readyz`)).json()) as { redis_master?: Record<string, string | null> };
+          const ready = (await (await fetch(`${n.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+            redis_master?: Record<string, string | null>;
+          };
           if (ready.redis_master?.default !== addr) return false;
-          const metrics = await (await fetch(`${n.url}/metrics`)).text();
+          const metrics = await (await fetch(`${n.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
           if (!metrics.includes(`idmint_redis_master_info{server="default",address="${addr}"} 1`)) return false;
           const admin = (await (await fetch(`${n.url}/v1/admin/redis`, { headers: adminHeaders })).json()) as {
             redis: { name: string; master: string | null }[];
@@ -157,7 +159,10 @@ describe('Redis Sentinel failovers under load', () => {
       const res = await fetch(`${n.url}/v1/ids/on-s?count=3`);
       assert.equal(res.status, 200, await res.clone().text());
       seen.push(...((await res.json()) as { ids: string[] }).ids.map(BigInt));
-      const ready = (await (await fetch(`${n.url}/readyz`)).json()) as { redis_servers: Record<string, string>; redis_master: Record<string, string | null> };
+      const ready = (await (await fetch(`${n.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+        redis_servers: Record<string, string>;
+        redis_master: Record<string, string | null>;
+      };
       assert.equal(ready.redis_servers.s, 'ok');
       assert.equal(ready.redis_master.s, master, 'the named server is the master the sentinels name');
       const admin = (await (await fetch(`${n.url}/v1/admin/redis`, { headers: adminHeaders })).json()) as {

@@ -15,6 +15,15 @@ import { UdpClient, type Json, type JsonValue } from '../../tools/udp-client.js'
 import { freePort } from '../../tools/child.js';
 import { udpRequestShape } from '../helpers/udp-oracle.js';
 
+/** The short messages of UDP.md's code table. */
+const UDP_CODE_NAMES = new Map([
+  [-1, 'UNKNOWN_RULE'],
+  [-2, 'MALFORMED'],
+  [-3, 'INVALID_FIELD'],
+  [-4, 'UNKNOWN_ACTION'],
+  [-5, 'TOO_LARGE'],
+]);
+
 /** Compact JSON with object keys sorted by their UTF-8 bytes at every level, as jsoncpp writes it. */
 function canonical(v: JsonValue): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
@@ -43,12 +52,15 @@ function expected(buf: Buffer, maxBytes: number, rules: ReadonlySet<string>): { 
   return { code: 0, echo: o };
 }
 
-/** The request as the reply must echo it: JSON values (non-finite numbers become null), minus code/message/data. */
-function echoed(o: Json): Json {
-  const out = JSON.parse(JSON.stringify(o)) as Json;
-  delete out.code;
-  delete out.message;
-  delete out.data;
+const ECHOED = ['action', 'rule_name', 'app_name', 'salt', 'token', 'seq', 'idempotency_key'];
+
+/**
+ * The request as UDP.md says the reply echoes it: only the protocol's fields, each only when it
+ * is a string or written in the datagram as compact JSON writes it back (no number re-expanded).
+ */
+function echoed(o: Json, text: string): Json {
+  const out: Json = {};
+  for (const k of ECHOED) if (Object.hasOwn(o, k) && (typeof o[k] === 'string' || text.includes(JSON.stringify(o[k])))) out[k] = o[k];
   return out;
 }
 
@@ -332,7 +344,7 @@ describe('UDP listener (id_server protocol)', () => {
     await cleanup(names);
   });
 
-  it('echoes every request field, with keys sorted by UTF-8 bytes at every level, as compact JSON', async () => {
+  it("echoes the protocol's fields and no other, with keys sorted by UTF-8 bytes at every level, as compact JSON", async () => {
     const text =
       '{"seq":{"z":[3,{"b":null,"a":"x"}],"ｚ":1,"😀":2,"é":3,"A":true},"zeta":-1.5,"rule_name":"salted","Alpha":"A",' +
       '"app_name":"shop","salt":"u1","_x":"y","action":"get","data":"client","code":99,"message":"hi","nested":{"deep":{"deeper":[[],{},"\\u00e9\\ud83d\\ude00"]}}}';
@@ -343,10 +355,10 @@ describe('UDP listener (id_server protocol)', () => {
     assert.equal(reply.message, 'success');
     const day = new Date(t0).toISOString().slice(0, 10).replaceAll('-', '');
     assert.match(reply.data as string, new RegExp(`^shop-${day}-u1\\d{4}$`));
-    const want = { ...(JSON.parse(text) as Json), code: 0, message: 'success', data: reply.data };
+    const want = { ...echoed(JSON.parse(text) as Json, text), code: 0, message: 'success', data: reply.data };
     assert.equal(raw, canonical(want));
     // The order spelled out: upper case, "_", lower case; then é (C3 A9), ｚ (EF BD 9A), 😀 (F0 9F 98 80).
-    assert.deepEqual(Object.keys(reply), ['Alpha', '_x', 'action', 'app_name', 'code', 'data', 'message', 'nested', 'rule_name', 'salt', 'seq', 'zeta']);
+    assert.deepEqual(Object.keys(reply), ['action', 'app_name', 'code', 'data', 'message', 'rule_name', 'salt', 'seq']);
     assert.deepEqual(Object.keys(reply.seq as Json), ['A', 'z', 'é', 'ｚ', '😀']);
     assert.deepEqual(Object.keys(((reply.seq as Json).z as JsonValue[])[1] as Json), ['a', 'b']);
     assert.equal(/\s/.test(raw.replace(/"(?:[^"\\]|\\.)*"/g, '""')), false, `whitespace outside strings: ${raw}`);
@@ -379,15 +391,20 @@ describe('UDP listener (id_server protocol)', () => {
     );
   });
 
-  it('answers an unknown rule with code -1 and no data', async () => {
+  it('answers an unknown rule with code -1 and no data, never longer than the request', async () => {
     for (const action of ['get', 'create', 'monitor']) {
-      const req = { action, rule_name: 'nope', app_name: 'test', seq: 9, data: 'from the client', extra: { x: [1] } };
-      const raw = await c.exchange(port, JSON.stringify(req));
+      // Room for the whole message (the pad is not echoed): the request's fields echoed.
+      const long = JSON.stringify({ action, rule_name: 'nope', app_name: 'test', seq: 9, pad: 'p'.repeat(200), data: 'from the client', extra: { x: [1] } });
+      let raw = await c.exchange(port, long);
       const r = JSON.parse(raw) as Json;
-      assert.equal(r.code, -1, raw);
-      assert.equal(typeof r.message, 'string');
+      assert.ok(Buffer.byteLength(raw) <= Buffer.byteLength(long), raw);
       assert.ok((r.message as string).includes('nope'), raw);
-      assert.equal(raw, canonical({ action, app_name: 'test', code: -1, message: r.message, rule_name: 'nope', seq: 9, extra: { x: [1] } }));
+      assert.equal(raw, canonical({ action, app_name: 'test', code: -1, message: r.message, rule_name: 'nope', seq: 9 }));
+      // No room: code, the code's name and seq only.
+      const short = JSON.stringify({ action, rule_name: 'nope', app_name: 'test', seq: 9 });
+      raw = await c.exchange(port, short);
+      assert.equal(raw, '{"code":-1,"message":"UNKNOWN_RULE","seq":9}');
+      assert.ok(Buffer.byteLength(raw) <= Buffer.byteLength(short));
     }
   });
 
@@ -458,8 +475,9 @@ describe('UDP listener (id_server protocol)', () => {
     assert.equal(replies.length, 1);
     assert.ok(Buffer.byteLength(replies[0]) <= long.length);
     assert.equal((JSON.parse(replies[0]) as Json).code, -2);
-    // Every JSON object is a request and is answered, refused or not, whatever the reply's size.
-    assert.equal((await c.request(port, '{}')).code, -3);
+    // A refusal of a JSON object is no longer than the datagram either: "{}" gets none.
+    const q = probe();
+    assert.deepEqual(await c.exchangeOrNone(port, '{}', q.text, q.marker), []);
     assert.equal((await c.request(port, { action: 'get', rule_name: 'nope', app_name: 'a' })).code, -1);
     const ok = await c.request(port, { action: 'get', rule_name: 'o2o', app_name: 'amp', seq: 1 });
     assert.equal(ok.code, 0, JSON.stringify(ok));
@@ -503,7 +521,10 @@ describe('UDP listener (id_server protocol)', () => {
             // Now and then a valid request in between: it must still succeed.
             if (i % 50 === 49) {
               const seq = `w${w}-${i}`;
-              const rep = await cl.request(port, { action: r.pick(['get', 'create']), rule_name: 'o2o', app_name: 'fz', seq });
+              const text = JSON.stringify({ action: r.pick(['get', 'create']), rule_name: 'o2o', app_name: 'fz', seq });
+              const answer = await cl.exchange(port, text);
+              assert.ok(Buffer.byteLength(answer) <= 2 * text.length, `an answer of ${Buffer.byteLength(answer)} bytes to ${text}`);
+              const rep = JSON.parse(answer) as Json;
               sent[w]++;
               assert.equal(rep.code, 0, JSON.stringify(rep));
               assert.equal(rep.seq, seq);
@@ -524,11 +545,14 @@ describe('UDP listener (id_server protocol)', () => {
             }
             const exp = expected(buf, MAX, RULES);
             let raw: string;
-            if (exp.echo) {
+            if (exp.code === -1) {
+              // Refused after a lookup (so after a probe answered from memory); its short form
+              // (36 bytes) always fits in a request naming a rule, which is longer.
               raw = await cl.exchange(port, buf);
+              assert.ok(Buffer.byteLength(raw) <= buf.length, `a reply of ${Buffer.byteLength(raw)} bytes to ${what}`);
               sent[w]++;
             } else {
-              // Not a request: a bare reply comes only when it is no longer than the datagram.
+              // A refusal comes only when it is no longer than the datagram.
               const marker = `probe-w${w}-${i}`;
               const probe = JSON.stringify({ action: 'get', rule_name: 'seg', app_name: 'probe', seq: marker });
               const replies = await cl.exchangeOrNone(port, buf, probe, marker);
@@ -553,8 +577,11 @@ describe('UDP listener (id_server protocol)', () => {
             assert.ok((rep.message as string).length > 0, what);
             assert.equal('data' in rep, false, `an error reply carries data: ${what}`);
             if (exp.echo) {
+              // The request's fields echoed, or the short form: code, the code's name, seq.
               const { code: _c, message: _m, ...rest } = rep;
-              assert.deepEqual(rest, echoed(exp.echo), `not echoed: ${raw.slice(0, 300)} to ${what}`);
+              const full = echoed(exp.echo, buf.toString('utf8'));
+              if (rep.message !== UDP_CODE_NAMES.get(exp.code)) assert.deepEqual(rest, full, `not echoed: ${raw.slice(0, 300)} to ${what}`);
+              else for (const k of Object.keys(rest)) assert.equal(k, 'seq', `${raw.slice(0, 300)} to ${what}`);
               assert.equal(raw, canonical(rep), `keys not sorted: ${raw.slice(0, 300)}`);
             } else {
               assert.deepEqual(Object.keys(rep), ['code', 'message'], `${raw.slice(0, 300)} to ${what}`);

@@ -93,7 +93,7 @@ describe('loadConfig', () => {
       REDIS_URL: 'rediss://r.example:6380/2',
       REDIS_PREFIX: 'my.app-1',
       MYSQL_URL: 'mariadb://u:p%40ss@db:3307/ids_db',
-      ADMIN_TOKEN: 'secret-token',
+      ADMIN_TOKEN: 'secret-token-of-24-chars',
       NODE_ID: 'node-a',
       LOG_LEVEL: 'debug',
       LOG_FORMAT: 'json',
@@ -120,7 +120,7 @@ describe('loadConfig', () => {
       redisUrl: 'rediss://r.example:6380/2',
       redisPrefix: 'my.app-1',
       mysqlUrl: 'mariadb://u:p%40ss@db:3307/ids_db',
-      adminToken: 'secret-token',
+      adminToken: 'secret-token-of-24-chars',
       adminTokenGenerated: false,
       nodeId: 'node-a',
       logLevel: 'debug',
@@ -201,6 +201,10 @@ describe('loadConfig', () => {
       ['LOG_FORMAT', 'JSON'],
       ['ADMIN_TOKEN', 'short'],
       ['ADMIN_TOKEN', '1234567'],
+      ['ADMIN_TOKEN', '123456789012345'],
+      ['VIEWER_TOKEN', '123456789012345'],
+      ['ADMIN_AUTH_MAX_FAILURES', '0'],
+      ['ADMIN_AUTH_WINDOW_MS', '999'],
       ['DEMO_TAG', 'bad tag'],
       ['DEMO_TAG', 'x'.repeat(65)],
       ['REFILL_WAIT_MS', '9'],
@@ -238,7 +242,7 @@ describe('loadConfig', () => {
       for (const q of p) assert.ok(q.includes(name), `${name}=${value}: unrelated problem "${q}"`);
       assert.ok(p.length <= 2, `${name}=${value}: ${JSON.stringify(p)}`);
     }
-    assert.equal(cases.length, 56);
+    assert.equal(cases.length, 60);
   });
 
   it('checks the lease margin against the TTL', () => {

@@ -8,9 +8,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../config.js';
 import { IdmintError } from '../../errors.js';
-import { adminGuard, adminRole } from '../auth.js';
+import { adminGuard, adminRole, type AdminAccess } from '../auth.js';
 import { bearerToken } from '../bearer.js';
 import { clearedCookies, sessionCookies } from './session-cookie.js';
 
@@ -61,7 +60,7 @@ function overTls(req: FastifyRequest): boolean {
   return req.protocol === 'https' || (typeof fwd === 'string' && fwd.split(',')[0].trim().toLowerCase() === 'https');
 }
 
-export default async function adminPageRoute(app: FastifyInstance, opts: { config: Config }): Promise<void> {
+export default async function adminPageRoute(app: FastifyInstance, opts: { access: AdminAccess }): Promise<void> {
   const assets = loadAssets();
   const send = (reply: FastifyReply, a: Asset) => reply.headers(SECURITY_HEADERS).type(a.type).send(a.body);
   const index = assets.get('index.html') as Asset;
@@ -76,7 +75,7 @@ export default async function adminPageRoute(app: FastifyInstance, opts: { confi
 
   const roleSchema = { 200: { type: 'object', properties: { role: { type: 'string', enum: ['admin', 'viewer'] } } } };
   await app.register(async (scope) => {
-    scope.addHook('onRequest', adminGuard(opts.config.adminToken, opts.config.viewerToken));
+    scope.addHook('onRequest', adminGuard(opts.access));
     scope.get(
       '/v1/admin/session',
       {
@@ -91,7 +90,7 @@ export default async function adminPageRoute(app: FastifyInstance, opts: { confi
   });
   // Signing in changes nothing: the viewer token may do it too.
   await app.register(async (scope) => {
-    scope.addHook('onRequest', adminGuard(opts.config.adminToken, opts.config.viewerToken, true));
+    scope.addHook('onRequest', adminGuard(opts.access, true));
     scope.post(
       '/v1/admin/session',
       {

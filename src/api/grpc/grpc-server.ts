@@ -30,6 +30,7 @@ import {
   type TakeRequest,
 } from './requests.js';
 import { grpcStatus, statusName } from './status.js';
+import { PeerTakes, peerAddress } from './take-limits.js';
 import { TakeCall } from './take-call.js';
 import type { BulkTake } from '../../service/bulk-take.js';
 
@@ -48,7 +49,7 @@ export interface GrpcDeps {
   readonly drain: Drain;
   readonly config: Pick<
     Config,
-    'grpcPort' | 'host' | 'streamMaxCount' | 'streamMaxBlock' | 'streamMaxBufferBytes' | 'coalesceMax' | 'adminToken' | 'viewerToken'
+    'grpcPort' | 'host' | 'streamMaxCount' | 'streamMaxBlock' | 'streamMaxBufferBytes' | 'coalesceMax' | 'adminToken' | 'viewerToken' | 'grpcMaxTakesPerPeer'
   >;
 }
 
@@ -67,6 +68,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
   const { ids, metrics, log, config } = deps;
   let closing = false;
   const takes = new Set<TakeCall>();
+  const peers = new PeerTakes(config.grpcMaxTakesPerPeer);
   const limits = { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock };
   const staff = staffOf(config);
   const okNext = metrics.grpcSeries(NEXT, 'OK');
@@ -139,6 +141,12 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     } catch (err) {
       return end(err);
     }
+    const peer = peerAddress(call.getPeer());
+    try {
+      peers.enter(peer);
+    } catch (err) {
+      return end(err);
+    }
     const session = new TakeCall(call as ServerWritableStream<TakeRequest, TakeBlock>, ids, {
       maxBufferBytes: config.streamMaxBufferBytes,
       chunkIds: config.coalesceMax,
@@ -157,7 +165,10 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
           else end(err);
         },
       )
-      .finally(() => takes.delete(session));
+      .finally(() => {
+        takes.delete(session);
+        peers.leave(peer);
+      });
   };
 
   const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });

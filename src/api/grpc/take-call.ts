@@ -34,6 +34,8 @@ function idsBytes(ids: readonly string[], start: number, end: number): number {
 
 export class TakeCall {
   private queued = 0;
+  /** The take being served: its tag and token are checked again before each block. */
+  private take: BulkTake | undefined;
   private waiters: (() => void)[] = [];
   private readonly wake = (): void => {
     const ws = this.waiters;
@@ -70,10 +72,15 @@ export class TakeCall {
     }
   }
 
-  /** Writes a block once it fits; the reason to stop instead, if any. */
+  /**
+   * Writes a block once it fits; the reason to stop instead, if any. A token revoked since the
+   * last block throws the tag's refusal (NOT_FOUND) instead: the take ends before this block.
+   */
   private async send(block: TakeBlock, bytes: number): Promise<Stopped | undefined> {
     const s = await this.room(bytes);
     if (s !== undefined) return s;
+    const t = this.take;
+    if (t !== undefined) await this.ids.recheck(t.tag, t.token);
     this.queued += bytes;
     // The callback runs once HTTP/2 has taken the message (after flow control let it through).
     this.call.write(block, () => {
@@ -85,6 +92,7 @@ export class TakeCall {
 
   /** Serves the take; resolves when every block was written, or with why it stopped. Errors of the ID service reject. */
   async run(t: BulkTake): Promise<Stopped | undefined> {
+    this.take = t;
     const source = await openBulkTake(this.ids, t);
     for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.stopped !== undefined)) {
       const e = await this.emit(t, chunk);

@@ -1,17 +1,21 @@
 // Liveness and readiness. /healthz: the process answers. /readyz: see src/service/readiness.ts
 // (a node that is not ready may still serve buffered segment IDs; a draining one serves until
-// SHUTDOWN_DRAIN_MS is over).
+// SHUTDOWN_DRAIN_MS is over). To anyone, the status alone (and the HTTP status); the details
+// (node id, checks, the Redis servers and their masters' addresses) only to a request that
+// carries the admin, viewer or metrics token as `Authorization: Bearer`.
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../../runtime.js';
+import { seesMore, type AdminAccess } from '../auth.js';
 
-export async function healthRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+export async function healthRoutes(app: FastifyInstance, opts: { rt: Runtime; access: AdminAccess }): Promise<void> {
   const { rt } = opts;
-  app.get('/healthz', async () => ({ status: 'ok', node: rt.config.nodeId }));
-  app.get('/readyz', async (_req, reply) => {
+  const details = seesMore(opts.access, rt.config.metricsToken);
+  app.get('/healthz', async (req) => (details(req) ? { status: 'ok', node: rt.config.nodeId } : { status: 'ok' }));
+  app.get('/readyz', async (req, reply) => {
     const r = await rt.readiness();
     const status = r.ready ? 'ready' : r.draining ? 'draining' : 'not ready';
-    return reply
-      .code(r.ready ? 200 : 503)
-      .send({ status, degraded: r.degraded, checks: r.checks, redis_servers: r.redisServers, redis_master: r.redisMasters });
+    reply.code(r.ready ? 200 : 503);
+    if (!details(req)) return reply.send({ status });
+    return reply.send({ status, degraded: r.degraded, checks: r.checks, redis_servers: r.redisServers, redis_master: r.redisMasters });
   });
 }

@@ -1,13 +1,15 @@
 // GET /metrics: the Prometheus metrics of this process (src/metrics/metrics.ts), or, in a
 // serving process of `serve --processes N`, of all N processes (cluster-metrics.ts). With a
-// metrics token (METRICS_TOKEN), only to a scrape that sends `Authorization: Bearer <token>`:
-// the metrics name every tag, token-protected ones included, with their counts. Without one,
-// the series of permuted tags are left out (metrics/hide-tags.ts): their volume is hidden.
+// metrics token (METRICS_TOKEN), only to a scrape that sends `Authorization: Bearer <token>`,
+// everything, every tag by name; without one, to anyone, but without the series of tags that
+// are not public (src/metrics/public-series.ts: protected tags, and permuted tags, whose volume
+// their IDs hide).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { IdmintError } from '../../errors.js';
-import { withoutTags } from '../../metrics/hide-tags.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import { withoutPrivateTags } from '../../metrics/public-series.js';
+import type { StoredTag } from '../../store/mysql/tags-repo.js';
 import { bearerToken } from '../bearer.js';
 import { clusterMetricsClient, inProcessGroup } from '../cluster-metrics.js';
 
@@ -23,19 +25,21 @@ function metricsGuard(token: string): (req: FastifyRequest) => Promise<void> {
   };
 }
 
-export interface MetricsRouteOptions {
-  readonly metrics: Metrics;
-  /** METRICS_TOKEN; '' leaves /metrics open, without the series of permuted tags. */
-  readonly token: string;
-  /** The names of the permuted tags (read when an open /metrics is scraped). */
-  readonly permuted: () => Promise<ReadonlySet<string>>;
-}
-
-export async function metricsRoutes(app: FastifyInstance, opts: MetricsRouteOptions): Promise<void> {
+export async function metricsRoutes(
+  app: FastifyInstance,
+  opts: {
+    metrics: Metrics;
+    token: string;
+    /** A tag's definition, for the open page's filter. */
+    lookup: (tag: string) => Promise<StoredTag | undefined>;
+    /** The request carries the admin or viewer token, which sees the whole page. */
+    staff: (req: FastifyRequest) => boolean;
+  },
+): Promise<void> {
   const registry = opts.metrics.registry;
   const ofAll = inProcessGroup() ? clusterMetricsClient(registry) : undefined;
   const onRequest = opts.token === '' ? [] : [metricsGuard(opts.token)];
-  app.get('/metrics', { schema: { hide: true }, onRequest }, async (_req, reply) => {
+  app.get('/metrics', { schema: { hide: true }, onRequest }, async (req, reply) => {
     let body: string;
     if (ofAll) {
       // Never this process's share alone: counters would seem to jump between scrapes.
@@ -45,8 +49,7 @@ export async function metricsRoutes(app: FastifyInstance, opts: MetricsRouteOpti
     } else {
       body = await registry.metrics();
     }
-    // Open: a permuted tag's series are left out (all per-tag series when the tags cannot be read).
-    if (opts.token === '') body = withoutTags(body, await opts.permuted().catch(() => undefined));
+    if (opts.token === '' && !opts.staff(req)) body = await withoutPrivateTags(body, opts.lookup);
     return reply.type(registry.contentType).send(body);
   });
 }

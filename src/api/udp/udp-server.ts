@@ -1,14 +1,15 @@
 // The id_server-compatible JSON-over-UDP listener: `get` (and its alias `create`) answers an
 // ID, `monitor` the counter of the current period. Every request (a JSON object) gets exactly
-// one reply, the request echoed with code, message and data (src/core/udp-protocol.ts). A
-// datagram that is not a request gets its bare error reply only when that is no longer than
-// the datagram, so a spoofed source address never receives more bytes than were sent in its
-// name; nothing a client sends can stop the listener.
+// reply, the request's own fields echoed with code, message and data (src/core/udp-protocol.ts),
+// within the size rule of src/core/udp-reply-size.ts: a refusal no longer than the datagram,
+// an answer at most twice as long, so a spoofed source address never receives much more than
+// was sent in its name; nothing a client sends can stop the listener.
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { encodeReply, errorReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply, type UdpRequest } from '../../core/udp-protocol.js';
+import { boundedReply } from '../../core/udp-reply-size.js';
 import { invalid, type IdmintError } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
 import { noteFailure, type ErrorCounter } from '../errors.js';
@@ -33,31 +34,34 @@ const MAX_UDP_PAYLOAD = 65507;
 /** Room for code, message and data added to the echoed request. */
 const REPLY_OVERHEAD = 512;
 
-/** A reply that fits a datagram: one too large becomes a bare error reply. */
-export function replyDatagram(reply: UdpReply): Buffer {
-  const buf = encodeReply(reply);
-  if (buf.length <= MAX_UDP_PAYLOAD) return buf;
-  return encodeReply(errorReply(null, 'TOO_LARGE', `the reply would be ${buf.length} bytes, over the UDP limit of ${MAX_UDP_PAYLOAD}`));
+/**
+ * The datagram answering one of `requestBytes`, within the size rule of udp-reply-size.ts
+ * (undefined: no reply) and within a UDP payload.
+ */
+export function replyDatagram(reply: UdpReply, requestBytes: number): Buffer | undefined {
+  const buf = boundedReply(reply, requestBytes);
+  if (buf === undefined || buf.length <= MAX_UDP_PAYLOAD) return buf;
+  return boundedReply(errorReply(null, 'TOO_LARGE', `the reply would be ${buf.length} bytes, over the UDP limit of ${MAX_UDP_PAYLOAD}`), requestBytes);
 }
 
 /**
  * The reply to one datagram: at once when it can be given from memory (a refusal, or an ID of
  * a cached definition this process holds); for an ID still to come, the request with the
- * promise of the ID (PendingReply); for a monitor, a promise of the reply; undefined for none
- * (a datagram that is not a request, whose bare error reply would be longer than it).
+ * promise of the ID (PendingReply); for a monitor, a promise of the reply. How much of it is
+ * sent is replyDatagram's rule.
  */
 export function handleDatagram(
   msg: Buffer,
   ids: IdService,
   opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>,
   refused: Refused,
-): UdpReply | Promise<UdpReply> | PendingReply | undefined {
+): UdpReply | Promise<UdpReply> | PendingReply {
   const parsed = parseRequest(msg, opts.maxDatagramBytes);
   if (!parsed.ok) {
     // The protocol's own refusals (not JSON, not an object, a bad field, too large) are the
     // HTTP API's INVALID_ARGUMENT.
     refused(invalid(parsed.reply.message as string));
-    return parsed.echoed || encodeReply(parsed.reply).length <= msg.length ? parsed.reply : undefined;
+    return parsed.reply;
   }
   const req = parsed.req;
   // A client token for tags that have tokens: the request's "token" field (echoed back like
@@ -77,8 +81,8 @@ export function handleDatagram(
   // holds in memory for a cached definition is answered at once.
   // An idempotency key (a field id_server's clients never send): a retry of the datagram gets
   // the first reply's ID.
+  // parseRequest refused a key that is not a string.
   const key = req.body.idempotency_key;
-  if (key !== undefined && key !== null && typeof key !== 'string') return errorReplyFor(req, refused(invalid('idempotency_key must be a string')));
   const idempotencyKey = typeof key === 'string' ? key : undefined;
   let got: string | Promise<string>;
   try {
@@ -126,40 +130,40 @@ export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logg
   };
   // A reply that cannot be sent is logged at debug level only, so the callback goes along only
   // then: with one, every send that succeeds at once still costs a process.nextTick to call it.
-  const send = (reply: UdpReply, rinfo: RemoteInfo) =>
-    socket.send(replyDatagram(reply), rinfo.port, rinfo.address, log.isLevelEnabled('debug') ? onSent : undefined);
+  const send = (reply: UdpReply, rinfo: RemoteInfo, requestBytes: number) => {
+    const buf = replyDatagram(reply, requestBytes);
+    if (buf !== undefined) socket.send(buf, rinfo.port, rinfo.address, log.isLevelEnabled('debug') ? onSent : undefined);
+    else log.debug({ bytes: requestBytes, from: rinfo.address }, 'UDP refusal not sent: it would be longer than the datagram');
+  };
   const refused: Refused = (err) => noteFailure('udp', err, log, errors);
   // Every datagram gets one reply, an unexpected fault included.
-  const failed = (err: Error, rinfo: RemoteInfo) => {
+  const failed = (err: Error, rinfo: RemoteInfo, requestBytes: number) => {
     refused(err);
-    send(errorReply(null, 'INTERNAL'), rinfo);
+    send(errorReply(null, 'INTERNAL'), rinfo, requestBytes);
   };
   socket.on('message', (msg, rinfo) => {
     let reply: ReturnType<typeof handleDatagram>;
     try {
       reply = handleDatagram(msg, ids, opts, refused);
     } catch (err) {
-      failed(err as Error, rinfo);
+      failed(err as Error, rinfo, msg.length);
       return;
     }
-    if (reply === undefined) {
-      log.debug({ bytes: msg.length, from: rinfo.address }, 'UDP datagram is not a request; no reply longer than it is sent');
-      return;
-    }
+    const n = msg.length;
     // Answered from memory: sent at once, without a closure or a promise.
     if (reply instanceof Promise) {
       reply.then(
-        (r) => send(r, rinfo),
-        (err: Error) => failed(err, rinfo),
+        (r) => send(r, rinfo, n),
+        (err: Error) => failed(err, rinfo, n),
       );
     } else if (reply instanceof PendingReply) {
       // An ID still to come: its reply is made and sent when it comes, one step after the take.
       const { req } = reply;
       reply.id.then(
-        (id) => send(successReply(req, id), rinfo),
-        (err: unknown) => send(errorReplyFor(req, refused(err)), rinfo),
+        (id) => send(successReply(req, id), rinfo, n),
+        (err: unknown) => send(errorReplyFor(req, refused(err)), rinfo, n),
       );
-    } else send(reply, rinfo);
+    } else send(reply, rinfo, n);
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);

@@ -173,6 +173,8 @@ export class StreamSession {
         const n = Math.min(block, q.size);
         // Wait for room before encoding, so a waiting take holds no frame.
         if (format === 'binary' && !(await this.room(8 + 8 * n))) return false;
+        // A token revoked since the last block ends the take here (TAG_NOT_FOUND).
+        await this.ids.recheck(t.tag, t.token);
         const runs = q.take(n);
         let ok: boolean;
         if (format === 'binary') ok = await this.send(binaryFromRuns(req, runs, n, chunk.packing));
@@ -196,6 +198,7 @@ export class StreamSession {
         if (!(await this.emit({ ...t, block: mid - start }, { ...chunk, ids: ids.slice(start, end) }))) return false;
         continue;
       }
+      await this.ids.recheck(t.tag, t.token);
       if (!(await this.send(frame))) return false;
     }
     return true;

@@ -28,7 +28,9 @@ export function signOut() {
  * parsed JSON (undefined for 204), rejects with ApiError.
  */
 export async function api(method, path, body, token) {
-  const headers = { accept: 'application/json' };
+  // The server takes a write with the cookie only along with this header, which no form of
+  // another site can send.
+  const headers = { accept: 'application/json', 'x-idmint-admin': '1' };
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res;
