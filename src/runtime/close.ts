@@ -9,10 +9,12 @@ import type { LeaseManager } from '../service/lease-manager.js';
 import { runShutdown } from '../shutdown-steps.js';
 import type { Connections } from './connect.js';
 import type { NodeWorkers } from './workers.js';
+import type { ConnectionSupervisor } from '../store/redis/supervisor.js';
 
 export function closer(
   config: Config,
   conns: Connections,
+  supervisor: ConnectionSupervisor,
   workers: NodeWorkers,
   leases: LeaseManager,
   producer: RefillProducer,
@@ -23,6 +25,8 @@ export function closer(
   let closing: Promise<void> | undefined;
   return () =>
     (closing ??= (async () => {
+      // Connections closed from here on stay closed, including one that ends by itself.
+      supervisor.stop();
       const { unfinished, ms } = await runShutdown(
         [
           { name: 'lease workers', run: () => leaseWorkers?.close() },
