@@ -13,10 +13,15 @@
 // - SENTINEL FAILOVER on the sentinel behind the proxy: +switch-master reaches the detectors.
 // Then: the connections end, /readyz says which one is being opened again and answers 503, and
 // once the sentinels answer again the node serves on the new master, the reopening counted.
+// Closed, the node leaves no subscription on the sentinels, nor does a connection closed with
+// QUIT alone (as BullMQ closes its blocking connections), which ioredis would leave subscribed.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { createSentinelRedis, whenReady } from '../../src/store/redis/connection.js';
+import { ConnectionSupervisor } from '../../src/store/redis/supervisor.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 import { ReplyHoldProxy } from '../../tools/proxies/reply-hold-proxy.js';
@@ -149,5 +154,28 @@ describe('a +switch-master heard while a connection asks the sentinels for the m
     const metrics = await (await fetch(`${n.url}/metrics`)).text();
     const restarts = /^idmint_connection_restarts_total\{server="default",role="command"\} (\d+)$/m.exec(metrics);
     assert.ok(restarts && Number(restarts[1]) >= 1, 'the reopening is counted');
+  });
+
+  // ioredis's QUIT leaves a connection's failover detector subscribed to the sentinels: a
+  // closed node would keep those connections open (and its process alive).
+  it('leaves no subscription on the sentinels once the node is closed', async () => {
+    await node!.close();
+    node = undefined;
+    await waitFor('no subscriber left on any sentinel', async () => (await Promise.all(sentinels.map(subscribers))).every((n) => n === 0), 10000);
+  });
+
+  // As BullMQ closes its blocking connections: QUIT, and nothing else.
+  it('leaves no subscription on the sentinels when a watched connection is closed with QUIT', async () => {
+    const supervisor = new ConnectionSupervisor(pino({ level: 'silent' }));
+    const c = supervisor.watch(
+      createSentinelRedis({ sentinels: [{ host: '127.0.0.1', port: sentinels[1] }], master: 'idmint', db: 0 }, '', 'worker'),
+      'default',
+      'worker',
+    );
+    c.on('error', () => undefined);
+    await whenReady(c);
+    await waitFor('the failover detector subscribed', async () => (await subscribers(sentinels[1])) > 0, 10000);
+    await c.quit();
+    await waitFor('no subscriber left on any sentinel', async () => (await Promise.all(sentinels.map(subscribers))).every((n) => n === 0), 10000);
   });
 });

@@ -16,7 +16,14 @@
 // watched too. While a connection is ended (`reopening()`) or, for a node's own roles, not
 // ready (`notReady()`), it is named: /readyz and the admin page show it, and readiness is not given over it.
 import type { Logger } from 'pino';
-import type { RedisClient } from './connection.js';
+import { isCluster, type RedisClient } from './connection.js';
+
+/** Closes the sentinel subscriptions of an ended Sentinel-managed connection's failover detector. */
+function releaseFailoverDetector(c: RedisClient): void {
+  if (isCluster(c) || c.status !== 'end') return;
+  const connector = (c as unknown as { connector?: { failoverDetector?: { cleanup(): void } | null } }).connector;
+  connector?.failoverDetector?.cleanup();
+}
 
 /** Reopen delay for attempt n (1, 2, ...): 100 ms doubling, at most 5 s. */
 export function reopenDelayMs(attempt: number): number {
@@ -119,6 +126,7 @@ export class ConnectionSupervisor {
 
   private ended(w: Watched, connect: () => Promise<void>): void {
     if (w.closedOnPurpose || this.stopped) {
+      releaseFailoverDetector(w.client);
       this.watched.delete(w);
       if (w.episode?.timer) clearTimeout(w.episode.timer);
       return;
