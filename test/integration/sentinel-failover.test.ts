@@ -213,13 +213,18 @@ describe('Redis Sentinel failovers under load', () => {
         await reportsMaster(promoted);
         await sleep(1500);
       }
+      // A busy machine serves fewer IDs in the same time: the checks below need enough of each.
+      const idsOf = (tag: string) => answered(load!.records.filter((r) => r.tag === tag)).reduce((n, r) => n + r.ids.length, 0);
+      await waitFor('enough IDs for the checks', () => idsOf('g') > 2000 && idsOf('n') > 2000 && idsOf('sf') > 1000 && idsOf('r') > 1000, 60000);
     } finally {
       await load.stop();
     }
 
     const recs = load.records;
     const of = (tag: string) => recs.filter((r) => r.tag === tag);
-    const n503 = assertOnlyCleanUnavailable(recs, { what: 'Sentinel failover' });
+    // A snowflake tag refuses with LEASE_LOST once its lease's local deadline passed without a
+    // renewal (docs/SNOWFLAKE.md): on a busy machine the killed master's failover can take that long.
+    const n503 = assertOnlyCleanUnavailable(recs, { what: 'Sentinel failover', codeOk: (r) => r.tag === 'sf' && r.code === 'LEASE_LOST' });
     const ids = assertGlobalAndNodeOrder(recs, urls);
     assert.ok(ids.global > 2000 && ids.node > 2000, `enough IDs checked (${JSON.stringify(ids)})`);
     const sf = assertNoDuplicates(of('sf'), 'snowflake');
