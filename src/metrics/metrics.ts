@@ -87,7 +87,7 @@ export class Metrics {
       name: 'idmint_connection_restarts_total',
       registers,
       labelNames: ['server', 'role'],
-      help: 'Redis connections opened again after they ended by themselves (ioredis gave up on them), per server and role',
+      help: 'Redis connections that ended by themselves (ioredis gave up on them) and are opened again, per server and role',
     });
     this.counterRegressions = new Counter({
       name: 'idmint_counter_regressions_total',

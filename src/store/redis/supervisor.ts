@@ -11,8 +11,8 @@
 // on it, by idmint or by BullMQ closing what it opened) is opened again on the same object, so
 // every holder of it (BullMQ queues and workers, the segment store, the registry's subscriber)
 // goes on using it: after a backoff that grows per attempt, until it is ready. One warning per
-// episode, one info line when it is back, idmint_connection_restarts_total{server,role} counts
-// every attempt. Connections a watched one duplicates (BullMQ's blocking connections) are
+// episode, one info line when it is back, and idmint_connection_restarts_total{server,role}
+// counts the episodes. Connections a watched one duplicates (BullMQ's blocking connections) are
 // watched too. While a connection is ended (`reopening()`) or, for a node's own roles, not
 // ready (`notReady()`), it is named: /readyz and the admin page show it, and readiness is not given over it.
 import type { Logger } from 'pino';
@@ -105,6 +105,11 @@ export class ConnectionSupervisor {
     return undefined;
   }
 
+  /** The watched connections of server, by role (not those that ended on purpose). */
+  clients(server: string): { role: string; client: RedisClient }[] {
+    return [...this.watched].filter((w) => w.server === server && !w.closedOnPurpose).map((w) => ({ role: w.role, client: w.client }));
+  }
+
   /** Every watched connection of server, with its status and any reopening under way. */
   states(server: string): ConnectionState[] {
     const now = performance.now();
@@ -135,13 +140,14 @@ export class ConnectionSupervisor {
       const reason = w.lastError ?? 'ended';
       w.episode = { since: performance.now(), attempts: 0, reason };
       this.log.warn({ server: w.server, role: w.role, reason }, 'Redis connection ended for good; opening it again with backoff until it is ready');
+      this.onRestart(w.server, w.role);
     }
     const episode = w.episode;
     episode.attempts++;
     episode.timer = setTimeout(() => {
       episode.timer = undefined;
+      // Someone else (BullMQ, for its blocking connections) may have opened it meanwhile.
       if (this.stopped || w.closedOnPurpose || w.client.status !== 'end') return;
-      this.onRestart(w.server, w.role);
       // A failure ends it again: the next 'end' schedules the next attempt.
       connect.call(w.client).catch(() => undefined);
     }, reopenDelayMs(episode.attempts));
