@@ -2,6 +2,7 @@
 // src/jobs/lease-renewal.ts), started together with the janitor worker (./janitor-worker.ts):
 // every serving process runs both.
 import { Worker } from 'bullmq';
+import { WORKER_RUN_RETRY_MS } from './run-retry.js';
 import type { Logger } from 'pino';
 import { leaseQueueName } from '../jobs/lease-renewal.js';
 import type { LeaseManager } from '../service/lease-manager.js';
@@ -29,7 +30,12 @@ export function startLeaseWorkers(deps: {
   log: Logger;
 }): LeaseWorkers {
   const { connection, prefix, log } = deps;
-  const renew = new Worker(leaseQueueName(deps.nodeId), () => deps.leases.renewAll(), { connection, prefix, concurrency: 1 });
+  const renew = new Worker(leaseQueueName(deps.nodeId), () => deps.leases.renewAll(), {
+    connection,
+    prefix,
+    concurrency: 1,
+    runRetryDelay: WORKER_RUN_RETRY_MS,
+  });
   renew.on('error', (err) => log.debug({ err: err.message }, 'lease worker error'));
   const janitor = startJanitorWorker(deps);
   return {

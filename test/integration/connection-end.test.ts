@@ -6,9 +6,13 @@
 // for real through the test-mode debug route (its socket dropped, its connector disconnected
 // while it reconnects, as ioredis's failover detector does); then the restart is counted, the
 // node is ready again, and it serves IDs that need refills (queue, worker and blocking
-// connections at work) and sees a tag change announced by another node (the subscriber).
+// connections at work) and sees a tag change announced by another node (the subscriber). A
+// worker whose blocking connection failed under it fetches its next job soon after the
+// connection is back, not after BullMQ's default 15 s pause (runRetryDelay).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Queue } from 'bullmq';
+import { REFILL_JOB, REFILL_QUEUE, type RefillJobData } from '../../src/jobs/refill.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
 import { waitFor } from '../helpers/fault-load.js';
@@ -47,7 +51,7 @@ describe('a Redis connection ended from inside', () => {
         body: JSON.stringify({ role }),
       });
       assert.equal(res.status, 200, await res.clone().text());
-      assert.deepEqual(await res.json(), { role, ended: true });
+      assert.deepEqual(await res.json(), { role, ended: 1 });
       await waitFor(`the ${role} connection reopened and counted`, async () => (await restarts(n.url, role)) > before, 15000);
       await waitFor('the node ready', async () => (await fetch(`${n.url}/readyz`)).status === 200, 15000);
       // Three segments' worth: refills have to run (queue, worker, blocking connection).
@@ -77,4 +81,41 @@ describe('a Redis connection ended from inside', () => {
       );
     });
   }
+});
+
+describe('a node whose worker connection ended', () => {
+  const names = testNames();
+  let node: LocalNode | undefined;
+  before(async () => {
+    node = await startLocalNode(names, { TEST_MODE: '1', LOG_LEVEL: 'error' });
+  });
+  after(async () => {
+    await node?.close().catch(() => undefined);
+    await cleanup(names);
+  });
+
+  it('runs a refill job soon after its worker connection failed under it, not after 15 s', { timeout: 60000 }, async () => {
+    const n = node!;
+    const queue = new Queue(REFILL_QUEUE, { connection: n.rt.redis, prefix: n.rt.keys.queuePrefix() });
+    try {
+      const res = await fetch(`${n.url}/v1/debug/redis/end`, {
+        method: 'POST',
+        headers: { ...adminHeaders, 'content-type': 'application/json' },
+        body: JSON.stringify({ role: 'worker' }),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      // At once, while the connection is ended: the worker's blocking wait returns with the
+      // job and its fetch of the job fails on the ended connection. A job of a tag that does
+      // not exist ends at once ('tag-gone').
+      const t0 = performance.now();
+      const job = await queue.add(REFILL_JOB, { tag: 'no-such-tag', epoch: 1, shard: 0, gen: '0', seg: 0, urgent: true } satisfies RefillJobData, {
+        jobId: 'after-end',
+      });
+      await waitFor('the job done', async () => (await job.isCompleted()) || (await job.isFailed()), 30000);
+      const took = performance.now() - t0;
+      assert.ok(took < 8000, `the job ran after ${took.toFixed(0)} ms`);
+    } finally {
+      await queue.close();
+    }
+  });
 });
