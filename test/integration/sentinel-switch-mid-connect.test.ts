@@ -16,7 +16,6 @@
 // Closed, the node leaves no subscription on the sentinels, nor does a connection closed with
 // QUIT alone (as BullMQ closes its blocking connections), which ioredis would leave subscribed.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -27,19 +26,12 @@ import { createTag, startLocalNode } from '../../tools/node.js';
 import { ReplyHoldProxy } from '../../tools/proxies/reply-hold-proxy.js';
 import { withRedisPort } from '../../tools/redis-server.js';
 import { waitFor } from '../helpers/fault-load.js';
+import { masterAddr, sentinelScript } from '../helpers/sentinel-group.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
 const BASE = Number(process.env.SWITCH_SENTINEL_BASE_PORT ?? 7471);
-const script = (cmd: string) =>
-  execFileSync('bash', ['scripts/redis-sentinel.sh', cmd], {
-    env: { ...process.env, REDIS_SENTINEL_BASE_PORT: String(BASE) },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).trim();
-
-const masterAddr = (sentinelPort: number) =>
-  withRedisPort(sentinelPort, async (s) => ((await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'idmint')) as string[]).join(':'));
+const script = sentinelScript(BASE);
 
 const pidOf = (port: number) => withRedisPort(port, async (r) => Number(/process_id:(\d+)/.exec(await r.info('server'))?.[1]));
 
