@@ -80,7 +80,11 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const clock = opts.clock ?? (config.testMode ? new ShiftedClock(systemClock) : systemClock);
   const keys = new Keys(config.redisPrefix);
   const metrics = new Metrics();
-  const connections = new ConnectionSupervisor(log, (server, role) => metrics.connectionRestarts.inc({ server, role }));
+  const connections = new ConnectionSupervisor(
+    log,
+    (server, role) => metrics.connectionRestarts.inc({ server, role }),
+    (server, role) => metrics.connectionRestarts.inc({ server, role }, 0),
+  );
   const conns = await connect(config, log, connections);
   const { redis, pool, subscriber } = conns;
   const tags = new TagsRepo(pool);

@@ -60,12 +60,15 @@ export class ConnectionSupervisor {
   constructor(
     private readonly log: Logger,
     private readonly onRestart: (server: string, role: string) => void = () => undefined,
+    /** Called for every connection watched: a counter can start its series at 0. */
+    private readonly onWatch: (server: string, role: string) => void = () => undefined,
   ) {}
 
   /** Watches client (and whatever it duplicates) from now until it is closed on purpose. */
   watch(client: RedisClient, server: string, role: string, required = true): RedisClient {
     const w: Watched = { client, server, role, required, closedOnPurpose: false };
     this.watched.add(w);
+    this.onWatch(server, role);
     const c = client as unknown as Patched;
     const { disconnect, quit, connect, duplicate } = c;
     c.disconnect = (reconnect?: boolean) => {
