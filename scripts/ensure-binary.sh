@@ -1,9 +1,10 @@
 # Sourced by the service scripts (after they define say and die): ensure_binary BINARY PACKAGE
 # [HINT] makes BINARY available, installing the Debian PACKAGE with apt-get when missing and
-# running as root; HINT is added to the message when it cannot.
+# running as root; HINT is added, on lines of its own, to the message when it cannot.
 apt_updated=0
 ensure_binary() {
-  local hint=${3:+, $3}
+  local hint=${3:+.
+$3}
   command -v "$1" >/dev/null 2>&1 && return 0
   [[ -x /usr/sbin/$1 ]] && { PATH="$PATH:/usr/sbin"; return 0; }
   [[ $(id -u) -eq 0 ]] || die "$1 is not installed and we are not root: install the Debian package $2 (sudo apt-get install $2)$hint"

@@ -6,6 +6,8 @@
 # not and the host is this machine, a local server is started on that port with its data
 # under .data/ in the project (Debian's redis-server / mariadb-server are installed with
 # apt-get when missing and we run as root). A remote host that does not answer is an error.
+# When a server can be neither reached nor started, the message says what idmint needs and the
+# three ways to give it (the README's quickstart says the same).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,12 +35,21 @@ wait_port() { # host port seconds what logfile
 # shellcheck source=scripts/ensure-binary.sh
 source "$(dirname "${BASH_SOURCE[0]}")/ensure-binary.sh"
 
+NEEDS="idmint needs Redis 6.2+ (maxmemory-policy noeviction) at REDIS_URL and MySQL 8 or MariaDB 10.6+ at MYSQL_URL. Without root, either:
+  - run everything in Docker: docker compose up   (Redis, MySQL and idmint; no npm start needed), or
+  - start just the two servers in Docker:
+      docker run -d -p 127.0.0.1:6379:6379 redis:7-alpine --maxmemory-policy noeviction
+      docker run -d -p 127.0.0.1:3306:3306 -e MYSQL_ROOT_PASSWORD=idmint mysql:8.4
+    then: MYSQL_URL=mysql://root:idmint@127.0.0.1:3306/idmint npm start, or
+  - point REDIS_URL and MYSQL_URL at servers you already have, e.g.
+      REDIS_URL=redis://10.0.0.5:6379 MYSQL_URL=mysql://user:password@10.0.0.6:3306/idmint npm start"
+
 ensure_redis() {
   local host port
   host=$(url_host "$REDIS_URL"); port=$(url_port "$REDIS_URL" 6379)
   port_open "$host" "$port" && return 0
   is_local "$host" || die "REDIS_URL points at $host:$port, which does not answer"
-  ensure_binary redis-server redis-server "or point the URL at a running server"
+  ensure_binary redis-server redis-server "$NEEDS"
   mkdir -p "$DATA/redis-$port"
   say "starting redis-server on 127.0.0.1:$port (data in $DATA/redis-$port)"
   redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --dir "$DATA/redis-$port" \
@@ -52,8 +63,8 @@ ensure_mysql() {
   host=$(url_host "$MYSQL_URL"); port=$(url_port "$MYSQL_URL" 3306)
   port_open "$host" "$port" && return 0
   is_local "$host" || die "MYSQL_URL points at $host:$port, which does not answer"
-  ensure_binary mariadbd mariadb-server "or point the URL at a running server"
-  ensure_binary mariadb-install-db mariadb-server "or point the URL at a running server"
+  ensure_binary mariadbd mariadb-server "$NEEDS"
+  ensure_binary mariadb-install-db mariadb-server "$NEEDS"
   dir="$DATA/mysql-$port"
   if [[ ! -d $dir/mysql ]]; then
     say "initialising a MariaDB data directory in $dir"

@@ -30,6 +30,7 @@ import { IdempotencyRecords } from './store/redis/idempotency-records.js';
 import { Keys } from './store/redis/keys.js';
 import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
+import { ConnectionSupervisor } from './store/redis/supervisor.js';
 
 export interface Runtime {
   readonly config: Config;
@@ -59,6 +60,8 @@ export interface Runtime {
   /** Every BullMQ queue of this process (for Bull Board). */
   readonly queues: Queue[];
   readonly refillWorker?: Worker;
+  /** Watches every Redis connection and opens again one that ended by itself. */
+  readonly connections: ConnectionSupervisor;
   /** Set when a shutdown begins with a drain: readiness then answers not ready. */
   readonly drain: Drain;
   /** The readiness checks (one run at a time, shared by /readyz, /metrics and gRPC health). */
@@ -76,12 +79,17 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   // Test mode: a clock the debug routes can shift (src/api/routes/debug.ts).
   const clock = opts.clock ?? (config.testMode ? new ShiftedClock(systemClock) : systemClock);
   const keys = new Keys(config.redisPrefix);
-  const conns = await connect(config, log);
+  const metrics = new Metrics();
+  const connections = new ConnectionSupervisor(
+    log,
+    (server, role) => metrics.connectionRestarts.inc({ server, role }),
+    (server, role) => metrics.connectionRestarts.inc({ server, role }, 0),
+  );
+  const conns = await connect(config, log, connections);
   const { redis, pool, subscriber } = conns;
   const tags = new TagsRepo(pool);
   const counters = new CountersRepo(pool);
   const tokens = new TokensRepo(pool);
-  const metrics = new Metrics();
   const segments = new SegmentStore({ default: redis, ...Object.fromEntries(conns.extraRedis) }, keys, (ref) => {
     metrics.redisReplaced.inc({ tag: ref.tag });
     log.warn(
@@ -134,7 +142,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const { leaseScheduler, refillWorker } = workers;
   const queues: Queue[] = [producer.queue, ...(leaseScheduler ? [leaseScheduler.queue, leaseScheduler.janitor] : [])];
   const drain = new Drain();
-  const observed = observe({ pool, tags, counters, segments, leases, leaseStore, ids, metrics, clock, drain, queues: () => queues });
+  const observed = observe({ pool, tags, counters, segments, leases, leaseStore, ids, metrics, clock, drain, connections, queues: () => queues });
   return {
     config,
     log,
@@ -159,7 +167,8 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     refillWorker,
     drain,
     readiness: observed.readiness,
-    close: closer(config, conns, workers, leases, producer, log),
+    connections,
+    close: closer(config, conns, connections, workers, leases, producer, log),
   };
 }
 

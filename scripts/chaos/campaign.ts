@@ -199,7 +199,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       join(outDir, 'plan.json'),
       JSON.stringify({ seed: o.seed, durationS: o.durationS, servers: o.servers, clients: o.clients, topology, plan }, null, 1),
     );
-    const faults = new FaultRunner(pool, [redis, redisB], mysql, proxies, log, sentinel);
+    const faults = new FaultRunner(pool, [redis, redisB], mysql, proxies, log, sentinel, TAGS.node);
     const startedAt = Date.now();
     const faultRun = faults.run(plan, startedAt);
     const every = o.durationS > 30 ? 5000 : 2500;
@@ -253,10 +253,14 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     }
     const report = checker.finish();
     const crashes = pool.unexpectedExits.length;
-    const summary = summaryLine(report) + (crashes ? `, ${crashes} idmint processes exited on their own` : '');
-    writeFileSync(join(outDir, 'report.json'), JSON.stringify({ summary, ...report, crashes: pool.unexpectedExits }, null, 1));
+    const unhealed = faults.unhealed();
+    const summary =
+      summaryLine(report) +
+      (crashes ? `, ${crashes} idmint processes exited on their own` : '') +
+      (unhealed.length ? `, ${unhealed.length} faults not healed in time (${unhealed.join('; ')})` : '');
+    writeFileSync(join(outDir, 'report.json'), JSON.stringify({ summary, ...report, crashes: pool.unexpectedExits, unhealed }, null, 1));
     writeFileSync(join(outDir, 'summary.txt'), summary + '\n');
-    return { report, summary, outDir, exitCode: problems(report) > 0 || crashes > 0 ? 1 : 0 };
+    return { report, summary, outDir, exitCode: problems(report) > 0 || crashes > 0 || unhealed.length > 0 ? 1 : 0 };
   } catch (err) {
     reg.killAll();
     throw err;

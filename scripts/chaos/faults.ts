@@ -10,7 +10,11 @@
 // kind, redis-failover, either forces a failover (SENTINEL FAILOVER) or SIGKILLs the master
 // (the sentinels promote the replica; the killed server comes back empty as a replica), and
 // the faults of the default Redis that need a single server or a proxy (restart, network)
-// hit the named Redis instead.
+// hit the named Redis instead; and redis-end ends one of a process's connections to the
+// default Redis from inside (its socket dropped, its connector disconnected while it asks the
+// sentinels for the master, as ioredis's failover detector can), which ioredis leaves in its
+// final state: the process must open it again and serve within END_HEALED_MS, or the fault
+// counts as unhealed and fails the run.
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nowUs } from './recorder.js';
@@ -21,8 +25,11 @@ import type { ChaosMysql, ChaosRedis } from './services.js';
 import type { FaultProxy } from '../../tools/proxies/fault-proxy.js';
 
 export const FAULT_KINDS = ['redis-restart', 'mysql-restart', 'kill', 'clock-shift', 'lease-expire', 'net-slow', 'net-blackhole'] as const;
-/** The kinds of the Sentinel topology: every kind above, and a failover of the default Redis. */
-export const SENTINEL_FAULT_KINDS = [...FAULT_KINDS, 'redis-failover'] as const;
+/** The kinds of the Sentinel topology: every kind above, a failover of the default Redis, and a connection to it ended from inside. */
+export const SENTINEL_FAULT_KINDS = [...FAULT_KINDS, 'redis-failover', 'redis-end'] as const;
+
+/** How soon a process serves again after redis-end: ready, and a take on the default Redis answered. */
+export const END_HEALED_MS = 15000;
 
 export type Topology = 'single' | 'sentinel';
 
@@ -54,6 +61,8 @@ export interface FaultRecord {
   detail?: string;
   /** The fault could not be injected (its target was down). */
   skipped?: string;
+  /** redis-end: the process did not serve again in time. */
+  unhealed?: string;
 }
 
 const SHIFTS = [-2500, -1200, -400, -8, 600, 1500, 3000];
@@ -110,6 +119,8 @@ export function planFaults(seed: number, durationS: number, servers: number, eve
       case 'redis-failover':
         // slot 0: SENTINEL FAILOVER; 1: the master SIGKILLed, back after holdMs.
         return { at, kind, slot: g.int(0, 1), holdMs: g.int(200, 1500) };
+      case 'redis-end':
+        return { at, kind, slot, holdMs: 0 };
     }
   });
 }
@@ -129,7 +140,14 @@ export class FaultRunner {
     private readonly log: (line: string) => void,
     /** The Sentinel group that is the default Redis, in the Sentinel topology. */
     private readonly sentinel?: ChaosSentinel,
+    /** A tag on the default Redis, taken from to see a process serve. */
+    private readonly defaultTag = 'chaos-node',
   ) {}
+
+  /** Faults the system did not heal from in time. */
+  unhealed(): string[] {
+    return this.done.flatMap((f) => (f.unhealed ? [f.unhealed] : []));
+  }
 
   /** The link a network fault of `slot` hits: the named Redis's for the default one's when that has no proxy. */
   private netTarget(slot: number): NetTarget {
@@ -215,6 +233,20 @@ export class FaultRunner {
         this.log(rec.detail);
         return;
       }
+      case 'redis-end': {
+        const slot = this.upSlot(f.slot);
+        if (slot === undefined) return void (rec.skipped = 'no process up');
+        rec.slot = slot;
+        const r = (await this.pool.debug(slot, 'redis/end', {})) as { role: string };
+        const t0 = Date.now();
+        const healed = await this.serving(slot, END_HEALED_MS);
+        rec.detail = `slot ${slot}: ${r.role} connection ended from inside, ${healed ? `serving again after ${Date.now() - t0} ms` : 'not serving'}`;
+        if (!healed) {
+          rec.unhealed = `slot ${slot} not ready and serving within ${END_HEALED_MS} ms after its ${r.role} connection ended`;
+          this.log(`fault redis-end: ${rec.unhealed}`);
+        }
+        return;
+      }
       case 'mysql-restart': {
         await this.mysql.stop();
         await sleep(f.holdMs);
@@ -257,6 +289,24 @@ export class FaultRunner {
         return;
       }
     }
+  }
+
+  /** True once the slot's process answers /readyz with 200 and a take on the default Redis, within ms (false if killed meanwhile). */
+  private async serving(slot: number, ms: number): Promise<boolean> {
+    const until = Date.now() + ms;
+    while (Date.now() < until && !this.stopped) {
+      if (!this.pool.isUp(slot)) return true;
+      const ok = await Promise.all([
+        fetch(`${this.pool.url(slot)}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200),
+        fetch(`${this.pool.url(slot)}/v1/ids/${this.defaultTag}?count=1`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200),
+      ]).then(
+        (both) => both.every(Boolean),
+        () => false,
+      );
+      if (ok) return true;
+      await sleep(100);
+    }
+    return this.stopped;
   }
 
   /** The slot if its process is up, else another one that is. */

@@ -1,7 +1,8 @@
 // `npm run chaos -- [--duration 120] [--servers 3] [--clients 3] [--seed N] [--out DIR] [--topology single|sentinel]`:
 // runs the chaos campaign (scripts/chaos/campaign.ts) and prints its one summary line on
 // stdout. Exit code 0 when the checker found no duplicate, no order violation and no failure
-// without an error code; 1 when it did; 2 for bad flags; 3 when the hard deadline struck.
+// without an error code, and every process served again in time after a connection of its was
+// ended from inside; 1 when not; 2 for bad flags; 3 when the hard deadline struck.
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCampaign } from './campaign.js';
@@ -16,7 +17,8 @@ const USAGE = `usage: npm run chaos -- [--duration S] [--servers M] [--clients K
   --pause        ms each client loop pauses after an answer (default 5; higher is lighter)
   --fault-every  seconds between faults (default 7, or 3.5 for runs under a minute)
   --topology     the default Redis: single (one server behind a fault proxy, the default) or
-                 sentinel (a master, a replica and three sentinels; adds the redis-failover fault)`;
+                 sentinel (a master, a replica and three sentinels; adds the redis-failover and
+                 redis-end faults)`;
 
 function parse(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};

@@ -96,7 +96,7 @@ export function verdictLine(v: Verdict, band: number, maxSlope: number): string 
     `${name} plateau ${fmt(s.plateau, 1)} MB (after warm-up within ${fmt(s.worst * 100, 1)}% of it, bound ${fmt(band * 100)}%; slope ${s.slope >= 0 ? '+' : ''}${fmt(s.slope, 2)} MB/min, bound ${fmt(maxSlope, 2)})`;
   const c = v.checks;
   return (
-    `soak verdict: ${v.ok ? 'PASS' : 'FAIL'}: ${series('RSS', v.rss)}, ${series('heap after GC', v.heap)}, ` +
+    `soak verdict: ${v.outcome === 'pass' ? 'PASS' : v.outcome === 'fail' ? 'FAIL' : 'too short to judge'}: ${series('RSS', v.rss)}, ${series('heap after GC', v.heap)}, ` +
     `${c.duplicates} duplicates in ${fmt(Number(c.ids))} IDs, ${c.orderViolations} order violations in ${fmt(c.orderChecked)} ordered answers, ` +
     `${c.failed} failed requests${v.ok ? '' : ` [${v.reasons.join('; ')}]`}`
   );

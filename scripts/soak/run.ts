@@ -3,7 +3,8 @@
 // every transport on every mode (drivers/), admin changes every few seconds (admin-churn.ts), a
 // sample every few seconds (sampler.ts); then every ID checked for duplicates, the order of
 // global tags checked, the verdict (verdict.ts) printed with a Markdown summary, the samples
-// written as JSON and the chart as SVG. Exit code 0 only when the verdict passes. Targets only
+// written as JSON and the chart as SVG. Exit code 0 when the verdict passes, 1 when it fails, 3
+// when the run was too short to judge the memory (verdict.ts, SOAK_EXIT). Targets only
 // 127.0.0.1; stops by itself; removes its database and keys.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
@@ -22,7 +23,7 @@ import { KINDS, Sampler, type Sample } from './sampler.js';
 import { startServer, stopServer } from './server.js';
 import { chartSvg } from './svg.js';
 import { TAGS } from './tags.js';
-import { judgeSeries, verdict, warmupEnd, warmupSeconds } from './verdict.js';
+import { judgeSeries, SOAK_EXIT, verdict, warmupEnd, warmupSeconds } from './verdict.js';
 
 const o = soakOptions(process.argv.slice(2));
 const runS = o.minutes * 60;
@@ -119,7 +120,8 @@ try {
     o.maxSlope,
   );
   const reasons = interrupted ? [...v.reasons, 'interrupted'] : v.reasons;
-  const final = { ...v, ok: v.ok && !interrupted && server.node.proc.exitCode === null, reasons };
+  const broken = interrupted || server.node.proc.exitCode !== null;
+  const final = { ...v, ok: v.ok && !broken, outcome: broken ? ('fail' as const) : v.outcome, reasons };
   for (const e of [...ctx.failureExamples, ...ctx.orders.flatMap((w) => w.examples)]) console.log(`soak: ${e}`);
   const wallS = (performance.now() - started) / 1000;
   const facts = {
@@ -172,7 +174,7 @@ try {
   console.log(`\n${md}\n`);
   console.log(`soak: samples in ${o.out}, chart in ${svgPath}`);
   console.log(line);
-  code = final.ok ? 0 : 1;
+  code = SOAK_EXIT[final.outcome];
 } finally {
   ctx.stop();
   await stopServer(server).catch((err: Error) => console.error(`soak: cleanup of ${server.names.db} failed: ${err.message}`));

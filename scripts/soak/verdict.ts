@@ -8,6 +8,8 @@
 // - trend: the slope of a least-squares line through the samples after the warm-up, in MB per
 //   minute, at most `maxSlope` (growth; a falling line passes).
 // Then: no duplicate, no order violation, no failed request, and IDs from every tag.
+// A run that leaves fewer than two samples after its warm-up cannot judge the memory: it is
+// "too short to judge" (its own exit code, SOAK_TOO_SHORT), unless a check already failed it.
 
 export interface Point {
   /** Seconds since the load started. */
@@ -82,8 +84,15 @@ export interface Checks {
   readonly silentTags: readonly string[];
 }
 
+/** Exit codes of the soak: PASS 0, FAIL 1, too short to judge 3. */
+export const SOAK_EXIT = { pass: 0, fail: 1, tooShort: 3 } as const;
+
+export type Outcome = keyof typeof SOAK_EXIT;
+
 export interface Verdict {
   readonly ok: boolean;
+  /** pass, fail, or tooShort: nothing failed but the memory could not be judged. */
+  readonly outcome: Outcome;
   readonly rss: SeriesVerdict;
   readonly heap: SeriesVerdict;
   readonly checks: Checks;
@@ -93,18 +102,20 @@ export interface Verdict {
 
 export function verdict(rss: SeriesVerdict, heap: SeriesVerdict, checks: Checks, band: number, maxSlope: number): Verdict {
   const reasons: string[] = [];
+  const short: string[] = [];
   for (const [name, s] of [
     ['RSS', rss],
     ['heap', heap],
   ] as const) {
-    if (s.samples < 2) reasons.push(`${name}: fewer than 2 samples after the warm-up`);
-    if (s.worst > band) reasons.push(`${name}: a sample ${(s.worst * 100).toFixed(1)}% from the plateau (bound ${band * 100}%)`);
-    if (s.slope > maxSlope) reasons.push(`${name}: growing ${s.slope.toFixed(2)} MB/min (bound ${maxSlope})`);
+    if (s.samples < 2) short.push(`${name}: fewer than 2 samples after the warm-up`);
+    else if (s.worst > band) reasons.push(`${name}: a sample ${(s.worst * 100).toFixed(1)}% from the plateau (bound ${band * 100}%)`);
+    if (s.samples >= 2 && s.slope > maxSlope) reasons.push(`${name}: growing ${s.slope.toFixed(2)} MB/min (bound ${maxSlope})`);
   }
   if (checks.duplicates > 0n) reasons.push(`${checks.duplicates} duplicate IDs`);
   if (checks.orderViolations > 0) reasons.push(`${checks.orderViolations} order violations`);
   if (checks.orderChecked === 0) reasons.push('no answer was checked for order');
   if (checks.failed > 0) reasons.push(`${checks.failed} failed requests`);
   if (checks.silentTags.length > 0) reasons.push(`no ID of ${checks.silentTags.join(', ')}`);
-  return { ok: reasons.length === 0, rss, heap, checks, reasons };
+  const outcome: Outcome = reasons.length > 0 ? 'fail' : short.length > 0 ? 'tooShort' : 'pass';
+  return { ok: outcome === 'pass', outcome, rss, heap, checks, reasons: [...reasons, ...short] };
 }

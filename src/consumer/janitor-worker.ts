@@ -3,6 +3,7 @@
 // that lists queues, so the lease queues are found by their meta keys (the layout is in
 // src/store/redis/keys.ts) and removed through BullMQ's Queue.
 import { Queue, Worker } from 'bullmq';
+import { WORKER_RUN_RETRY_MS } from './run-retry.js';
 import type { Logger } from 'pino';
 import { JANITOR_QUEUE, type JanitorResult } from '../jobs/janitor.js';
 import { LEASE_QUEUE_PREFIX, leaseQueueName, nodeIdOfLeaseQueue, RENEW_SCHEDULER } from '../jobs/lease-renewal.js';
@@ -48,7 +49,7 @@ export function startJanitorWorker(deps: {
       if (removed.length) log.info({ nodes: removed }, 'janitor removed lease queues of dead nodes');
       return { removed };
     },
-    { connection, prefix, concurrency: 1 },
+    { connection, prefix, concurrency: 1, runRetryDelay: WORKER_RUN_RETRY_MS },
   );
   worker.on('error', (err) => log.debug({ err: err.message }, 'lease worker error'));
   return worker;

@@ -2,6 +2,7 @@
 // src/jobs/lease-renewal.ts), started together with the janitor worker (./janitor-worker.ts):
 // every serving process runs both.
 import { Worker } from 'bullmq';
+import { WORKER_RUN_RETRY_MS } from './run-retry.js';
 import type { Logger } from 'pino';
 import { leaseQueueName } from '../jobs/lease-renewal.js';
 import type { LeaseManager } from '../service/lease-manager.js';
@@ -13,8 +14,8 @@ import { closeWorker, dropWorker } from './worker-close.js';
 export interface LeaseWorkers {
   readonly renew: Worker;
   readonly janitor: Worker;
-  /** Graceful while Redis answers, forced when it does not (./worker-close.ts). */
-  close(): Promise<void>;
+  /** Graceful while Redis answers, forced when it does not, dropped past gracefulMs (./worker-close.ts); the workers dropped. */
+  close(gracefulMs?: number): Promise<string[]>;
   /** Drops the workers' own connections without waiting (the last step of a shutdown). */
   drop(): Promise<void>;
 }
@@ -29,14 +30,20 @@ export function startLeaseWorkers(deps: {
   log: Logger;
 }): LeaseWorkers {
   const { connection, prefix, log } = deps;
-  const renew = new Worker(leaseQueueName(deps.nodeId), () => deps.leases.renewAll(), { connection, prefix, concurrency: 1 });
+  const renew = new Worker(leaseQueueName(deps.nodeId), () => deps.leases.renewAll(), {
+    connection,
+    prefix,
+    concurrency: 1,
+    runRetryDelay: WORKER_RUN_RETRY_MS,
+  });
   renew.on('error', (err) => log.debug({ err: err.message }, 'lease worker error'));
   const janitor = startJanitorWorker(deps);
   return {
     renew,
     janitor,
-    close: async () => {
-      await Promise.all([closeWorker(renew), closeWorker(janitor)]);
+    close: async (gracefulMs?: number) => {
+      const [r, j] = await Promise.all([closeWorker(renew, undefined, gracefulMs), closeWorker(janitor, undefined, gracefulMs)]);
+      return [...(r === 'dropped' ? ['lease renewal worker'] : []), ...(j === 'dropped' ? ['janitor worker'] : [])];
     },
     drop: async () => {
       await Promise.all([dropWorker(renew), dropWorker(janitor)]);

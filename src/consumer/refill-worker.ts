@@ -7,6 +7,7 @@
 // back behind (backup restore, failover to a lagging replica) is raised above it at once
 // instead of handing out segments the `stale` fence refuses one by one.
 import { Worker, type Job } from 'bullmq';
+import { WORKER_RUN_RETRY_MS } from './run-retry.js';
 import type { RedisClient } from '../store/redis/connection.js';
 import type { Logger } from 'pino';
 import { nextStep } from '../core/step.js';
@@ -101,6 +102,7 @@ export function startRefillWorker(deps: RefillDeps): Worker<RefillJobData, Refil
     concurrency: deps.concurrency,
     lockDuration: 10000,
     stalledInterval: 5000,
+    runRetryDelay: WORKER_RUN_RETRY_MS,
     settings: { backoffStrategy: refillBackoffStrategy },
   });
   worker.on('failed', (job, err) => {

@@ -7,11 +7,19 @@
 // blocking connection a moment to be live again; if it is, the close is graceful (the job
 // running finishes); if not, it is forced (the job running is left to its lock: another worker
 // runs it again, which is safe, see docs/GUARANTEES.md).
+// The graceful close itself is bounded too (GRACEFUL_CLOSE_MS): it waits for the job running
+// and for its blocking connection's 'end', and either may never come (a job waiting on a store
+// that stopped answering, a connection that dropped right after the check above, a cluster
+// closed right after it started). Past the bound the worker is dropped: its lock renewals stop,
+// its blocking connection is disconnected, and the close goes on in the background.
 import type { IRedisClient, Worker } from 'bullmq';
 import { settleWithin } from '../settle-within.js';
 
 /** How long a close waits for the worker's blocking connection to be live before forcing. */
 export const LIVE_WAIT_MS = 2000;
+
+/** How long a graceful close may take before the worker is dropped. */
+export const GRACEFUL_CLOSE_MS = 5000;
 
 /** The worker's blocking connection once BullMQ has it, or undefined if not within ms. */
 function blockingClient(worker: Worker, ms: number): Promise<IRedisClient | undefined> {
@@ -36,12 +44,25 @@ function live(client: IRedisClient, ms: number): Promise<boolean> {
   });
 }
 
-/** Closes worker: gracefully when its blocking connection is live within liveWaitMs, forced otherwise. */
-export async function closeWorker(worker: Worker, liveWaitMs = LIVE_WAIT_MS): Promise<void> {
+/**
+ * Closes worker: gracefully when its blocking connection is live within liveWaitMs, forced
+ * otherwise; a close still running after gracefulMs is given up and the worker dropped.
+ * Resolves with 'dropped' then (the job running, if any, is left to its lock), else 'closed'.
+ */
+export async function closeWorker(worker: Worker, liveWaitMs = LIVE_WAIT_MS, gracefulMs = GRACEFUL_CLOSE_MS): Promise<'closed' | 'dropped'> {
   const t0 = performance.now();
   const client = await blockingClient(worker, liveWaitMs);
   const forced = client === undefined || !(await live(client, Math.max(0, liveWaitMs - (performance.now() - t0))));
-  await worker.close(forced);
+  const closing = worker.close(forced).then(
+    () => true,
+    () => true,
+  );
+  if (await settleWithin(closing, gracefulMs, false)) return 'closed';
+  // BullMQ stops renewing locks only once the jobs running have finished: stop it now, or its
+  // timer keeps the job locked (and the process alive) for as long as the job hangs.
+  await (worker as unknown as { lockManager?: { close(): Promise<void> } }).lockManager?.close().catch(() => undefined);
+  await dropWorker(worker);
+  return 'dropped';
 }
 
 /**

@@ -31,6 +31,7 @@ export class Metrics {
   readonly adminAuthFailures: Counter<'transport'>;
   readonly allocations: Counter<'tag'>;
   readonly redisReplaced: Counter<'tag'>;
+  readonly connectionRestarts: Counter<'server' | 'role'>;
   readonly counterRegressions: Counter<'tag' | 'kind'>;
   readonly idempotency: IdempotencyCounters;
   private sources: ScrapeSources = {};
@@ -82,6 +83,12 @@ export class Metrics {
       registers,
       labelNames: ['tag'],
       help: 'Segment hashes found written by another Redis instance (restart from a snapshot, failover) and abandoned',
+    });
+    this.connectionRestarts = new Counter({
+      name: 'idmint_connection_restarts_total',
+      registers,
+      labelNames: ['server', 'role'],
+      help: 'Redis connections that ended by themselves (ioredis gave up on them) and are opened again, per server and role',
     });
     this.counterRegressions = new Counter({
       name: 'idmint_counter_regressions_total',

@@ -3,16 +3,18 @@
 // is abandoned, and the connections are dropped in any case. Safe to call twice.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { closeWorker, dropWorker } from '../consumer/worker-close.js';
+import { closeWorker, dropWorker, GRACEFUL_CLOSE_MS } from '../consumer/worker-close.js';
 import type { RefillProducer } from '../producer/refill-producer.js';
 import type { LeaseManager } from '../service/lease-manager.js';
 import { runShutdown } from '../shutdown-steps.js';
 import type { Connections } from './connect.js';
 import type { NodeWorkers } from './workers.js';
+import type { ConnectionSupervisor } from '../store/redis/supervisor.js';
 
 export function closer(
   config: Config,
   conns: Connections,
+  supervisor: ConnectionSupervisor,
   workers: NodeWorkers,
   leases: LeaseManager,
   producer: RefillProducer,
@@ -20,15 +22,25 @@ export function closer(
 ): () => Promise<void> {
   const { leaseWorkers, leaseScheduler, refillWorker } = workers;
   const { redisClients, pool } = conns;
+  // Each worker's graceful close gets a share of the bound, so the steps after it keep theirs.
+  const gracefulMs = Math.min(GRACEFUL_CLOSE_MS, config.shutdownTimeoutMs / 5);
+  const dropped = (workers: string[]) => {
+    if (workers.length) log.warn({ workers, gracefulMs }, 'worker close did not finish in time: dropped, the jobs running left to their locks');
+  };
   let closing: Promise<void> | undefined;
   return () =>
     (closing ??= (async () => {
+      // Connections closed from here on stay closed, including one that ends by itself.
+      supervisor.stop();
       const { unfinished, ms } = await runShutdown(
         [
-          { name: 'lease workers', run: () => leaseWorkers?.close() },
+          { name: 'lease workers', run: async () => dropped((await leaseWorkers?.close(gracefulMs)) ?? []) },
           { name: 'lease release', run: () => leases.releaseAll() },
           { name: 'lease schedules', run: () => leaseScheduler?.stop() },
-          { name: 'refill worker', run: () => refillWorker && closeWorker(refillWorker) },
+          {
+            name: 'refill worker',
+            run: async () => refillWorker && dropped((await closeWorker(refillWorker, undefined, gracefulMs)) === 'dropped' ? ['refill worker'] : []),
+          },
           { name: 'refill queue', run: () => producer.close() },
           { name: 'redis quit', run: () => Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect()))) },
           { name: 'mysql pool', run: () => pool.end() },

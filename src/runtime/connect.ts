@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import { migrate } from '../store/mysql/migrations.js';
 import { createPool } from '../store/mysql/pool.js';
 import { createDefaultRedis, createRedis, whenReady, type RedisClient } from '../store/redis/connection.js';
+import type { ConnectionSupervisor } from '../store/redis/supervisor.js';
 
 export interface Connections {
   /** The default Redis's request-path connection. */
@@ -25,14 +26,16 @@ export interface Connections {
   readonly pool: Pool;
 }
 
-export async function connect(config: Config, log: Logger): Promise<Connections> {
-  const redis = createDefaultRedis(config, 'command');
-  const queueConn = createDefaultRedis(config, 'queue');
-  const workerConn = createDefaultRedis(config, 'worker');
-  const subscriber = createDefaultRedis(config, 'subscriber');
+/** Every connection is watched by supervisor (store/redis/supervisor.ts) from its creation on. */
+export async function connect(config: Config, log: Logger, supervisor: ConnectionSupervisor): Promise<Connections> {
+  const watch = (c: RedisClient, role: string, server = 'default') => supervisor.watch(c, server, role);
+  const redis = watch(createDefaultRedis(config, 'command'), 'command');
+  const queueConn = watch(createDefaultRedis(config, 'queue'), 'queue');
+  const workerConn = watch(createDefaultRedis(config, 'worker'), 'worker');
+  const subscriber = watch(createDefaultRedis(config, 'subscriber'), 'subscriber');
   const extraRedis = Object.entries(config.redisUrls)
     .filter(([name]) => name !== 'default')
-    .map(([name, url]) => [name, createRedis(url, 'command', config.redisCommandTimeoutMs, config.redisSentinelPassword)] as const);
+    .map(([name, url]) => [name, watch(createRedis(url, 'command', config.redisCommandTimeoutMs, config.redisSentinelPassword), 'command', name)] as const);
   const redisClients: RedisClient[] = [redis, queueConn, workerConn, subscriber, ...extraRedis.map(([, c]) => c)];
   for (const c of redisClients) c.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));
   let pool: Pool | undefined;

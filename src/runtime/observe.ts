@@ -17,6 +17,7 @@ import type { TagsRepo } from '../store/mysql/tags-repo.js';
 import { isCluster } from '../store/redis/connection.js';
 import type { LeaseStore } from '../store/redis/leases.js';
 import type { SegmentStore } from '../store/redis/segments.js';
+import type { ConnectionSupervisor } from '../store/redis/supervisor.js';
 import { redisMasters } from '../store/redis/server-health.js';
 
 export interface ObserveDeps {
@@ -30,6 +31,7 @@ export interface ObserveDeps {
   readonly metrics: Metrics;
   readonly clock: Clock;
   readonly drain: Drain;
+  readonly connections: ConnectionSupervisor;
   /** Every BullMQ queue of the node, read when scraped. */
   readonly queues: () => readonly Queue[];
 }
@@ -46,7 +48,7 @@ export function observe(d: ObserveDeps): Observed {
   // collectors run at once), instead of pinging every Redis server twice.
   let checking: Promise<Readiness> | undefined;
   const readinessOnce = () =>
-    (checking ??= readiness({ segments, pool: d.pool, tags, leases, drain: d.drain }).finally(() => {
+    (checking ??= readiness({ segments, pool: d.pool, tags, leases, drain: d.drain, connections: d.connections }).finally(() => {
       checking = undefined;
     }));
   metrics.scrapeFrom({

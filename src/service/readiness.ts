@@ -11,6 +11,7 @@ import type { Pool } from 'mysql2/promise';
 import { withinLate } from '../late-timeout.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
 import type { SegmentStore } from '../store/redis/segments.js';
+import type { ConnectionSupervisor } from '../store/redis/supervisor.js';
 import { DEFAULT_REDIS } from '../store/redis/segments.js';
 import { isDegraded, redisMasters, redisServerStates, type ServerState } from '../store/redis/server-health.js';
 import type { Drain } from './drain.js';
@@ -22,6 +23,8 @@ export interface ReadinessDeps {
   readonly tags: TagsRepo;
   readonly leases: LeaseManager;
   readonly drain?: Pick<Drain, 'draining'>;
+  /** Why a server's other connections (queues, workers, subscriber) cannot serve (store/redis/supervisor.ts). */
+  readonly connections?: Pick<ConnectionSupervisor, 'reopening' | 'notReady'>;
 }
 
 export interface Readiness {
@@ -47,8 +50,14 @@ async function check(fn: () => Promise<unknown>, timeoutMs = 1000): Promise<stri
   }
 }
 
+function serverState(checked: ServerState, name: string, c: ReadinessDeps['connections']): ServerState {
+  const reopening = c?.reopening(name);
+  if (checked !== 'ok') return reopening ? `${checked}; ${reopening}` : checked;
+  return reopening ?? c?.notReady(name) ?? checked;
+}
+
 export async function readiness(d: ReadinessDeps): Promise<Readiness> {
-  const [servers, mysql, lease] = await Promise.all([
+  const [checked, mysql, lease] = await Promise.all([
     redisServerStates(d.segments),
     check(() => d.pool.query('SELECT 1 FROM idmint_schema_migrations LIMIT 1')),
     check(async () => {
@@ -62,6 +71,11 @@ export async function readiness(d: ReadinessDeps): Promise<Readiness> {
       }
     }),
   ]);
+  // A server whose command connection answers is still not ok while another of its
+  // connections has ended or is not ready: queues, refills or announcements would not run.
+  // One that ended by itself is named even when the check already failed: it says what the
+  // process is waiting for.
+  const servers = Object.fromEntries(Object.entries(checked).map(([name, s]) => [name, serverState(s, name, d.connections)]));
   const redis = servers[DEFAULT_REDIS];
   // Read after the checks: a drain that began while they ran counts.
   const draining = d.drain?.draining ?? false;

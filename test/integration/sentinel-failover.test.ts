@@ -10,7 +10,6 @@
 // announce +switch-master, and /readyz, /metrics and the admin API name the new master. The
 // same group is also a named server (REDIS_URLS, redis+sentinel://) holding a tag of its own.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -30,25 +29,17 @@ import {
   waitFor,
   type Rec,
 } from '../helpers/fault-load.js';
+import { masterAddr, sentinelScript } from '../helpers/sentinel-group.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
 const BASE = Number(process.env.FAILOVER_SENTINEL_BASE_PORT ?? 7451);
-const script = (cmd: string) =>
-  execFileSync('bash', ['scripts/redis-sentinel.sh', cmd], {
-    env: { ...process.env, REDIS_SENTINEL_BASE_PORT: String(BASE) },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).trim();
+const script = sentinelScript(BASE);
 
 /** Service back on every process and tag within this long of +switch-master (docs/OPERATIONS.md, "Redis Sentinel"). */
 const BACK_WITHIN_MS = 10000;
 const TAGS = ['g', 'n', 'sf', 'r'];
 const LEASE_TTL_MS = 6000;
-
-/** host:port of the master as the sentinels name it. */
-const masterAddr = (sentinelPort: number) =>
-  withRedisPort(sentinelPort, async (s) => ((await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'idmint')) as string[]).join(':'));
 
 /** The first +switch-master a sentinel announces from now on: resolves with its time (performance.now()). */
 async function nextSwitch(sentinelPort: number): Promise<{ at: Promise<number>; close: () => void }> {
@@ -61,7 +52,7 @@ async function nextSwitch(sentinelPort: number): Promise<{ at: Promise<number>; 
 
 /** Every sentinel agrees on the master, which has its replica linked and in sync (the group can fail over again). */
 async function groupSettled(sentinels: number[]): Promise<boolean> {
-  const addrs = await Promise.all(sentinels.map(masterAddr));
+  const addrs = await Promise.all(sentinels.map((p) => masterAddr(p)));
   if (new Set(addrs).size !== 1) return false;
   const port = Number(addrs[0].split(':')[1]);
   const info = await withRedisPort(port, (r) => r.info('replication'));
@@ -218,13 +209,18 @@ describe('Redis Sentinel failovers under load', () => {
         await reportsMaster(promoted);
         await sleep(1500);
       }
+      // A busy machine serves fewer IDs in the same time: the checks below need enough of each.
+      const idsOf = (tag: string) => answered(load!.records.filter((r) => r.tag === tag)).reduce((n, r) => n + r.ids.length, 0);
+      await waitFor('enough IDs for the checks', () => idsOf('g') > 2000 && idsOf('n') > 2000 && idsOf('sf') > 1000 && idsOf('r') > 1000, 60000);
     } finally {
       await load.stop();
     }
 
     const recs = load.records;
     const of = (tag: string) => recs.filter((r) => r.tag === tag);
-    const n503 = assertOnlyCleanUnavailable(recs, { what: 'Sentinel failover' });
+    // A snowflake tag refuses with LEASE_LOST once its lease's local deadline passed without a
+    // renewal (docs/SNOWFLAKE.md): on a busy machine the killed master's failover can take that long.
+    const n503 = assertOnlyCleanUnavailable(recs, { what: 'Sentinel failover', codeOk: (r) => r.tag === 'sf' && r.code === 'LEASE_LOST' });
     const ids = assertGlobalAndNodeOrder(recs, urls);
     assert.ok(ids.global > 2000 && ids.node > 2000, `enough IDs checked (${JSON.stringify(ids)})`);
     const sf = assertNoDuplicates(of('sf'), 'snowflake');

@@ -2,7 +2,8 @@
 // growth trend of a memory series, and the checks that fail a run.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { judgeSeries, median, slope, verdict, warmupEnd, warmupSeconds, type Point } from '../../scripts/soak/verdict.js';
+import { verdictLine } from '../../scripts/soak/report.js';
+import { judgeSeries, median, SOAK_EXIT, slope, verdict, warmupEnd, warmupSeconds, type Point } from '../../scripts/soak/verdict.js';
 
 /** A sample every 5 s for `minutes`, of value f(t seconds). */
 const series = (minutes: number, f: (t: number) => number): Point[] =>
@@ -87,5 +88,25 @@ describe('soak verdict', () => {
     }
     const short = judgeSeries([{ t: 1, v: 1 }], 60, 0.1, 1);
     assert.match(verdict(short, flat, clean, 0.1, 1).reasons.join(), /fewer than 2 samples after the warm-up/);
+  });
+
+  it('says "too short to judge" (its own exit code) when the memory has too few samples and nothing else failed', () => {
+    const flat = judgeSeries(
+      series(10, () => 100),
+      60,
+      0.1,
+      1,
+    );
+    const short = judgeSeries([{ t: 61, v: 100 }], 60, 0.1, 1);
+    const v = verdict(short, short, clean, 0.1, 1);
+    assert.deepEqual([v.outcome, v.ok, SOAK_EXIT[v.outcome]], ['tooShort', false, 3]);
+    assert.match(verdictLine(v, 0.1, 1), /^soak verdict: too short to judge: /);
+    assert.equal(verdict(flat, short, clean, 0.1, 1).outcome, 'tooShort');
+    // A failed check fails the run however short it was.
+    const bad = verdict(short, short, { ...clean, duplicates: 1n }, 0.1, 1);
+    assert.equal(bad.outcome, 'fail');
+    assert.match(verdictLine(bad, 0.1, 1), /^soak verdict: FAIL: /);
+    assert.equal(verdict(flat, flat, clean, 0.1, 1).outcome, 'pass');
+    assert.notEqual(SOAK_EXIT.tooShort, SOAK_EXIT.fail);
   });
 });

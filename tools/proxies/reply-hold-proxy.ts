@@ -1,12 +1,17 @@
 // A loopback TCP proxy that can hold a server's replies: while `hold()` is on, what clients
 // send still reaches the server (which runs it), but what the server answers is kept back, in
 // order, until `release()`. For a read that has happened on the server but whose answer has
-// not reached the process yet (a slow network, a busy process).
+// not reached the process yet (a slow network, a busy process). `holdNew()` keeps back only the
+// replies of connections opened from then on: connections already open (a subscription) go on
+// as before, while every new one waits (a server slow to answer new clients).
 import type { Socket } from 'node:net';
 import { LoopbackProxy } from './loopback-proxy.js';
 
 export class ReplyHoldProxy extends LoopbackProxy {
   private holding = false;
+  private holdingNew = false;
+  /** Connections opened while holdingNew was on. */
+  private readonly heldNew = new WeakSet<Socket>();
   private readonly queued: { readonly client: Socket; readonly chunk: Buffer }[] = [];
   /** Reply chunks kept back since the proxy started. */
   heldChunks = 0;
@@ -17,9 +22,10 @@ export class ReplyHoldProxy extends LoopbackProxy {
 
   protected accept(client: Socket): void {
     const upstream = this.connectUpstream(client);
+    if (this.holdingNew) this.heldNew.add(client);
     client.on('data', (chunk: Buffer) => upstream.write(chunk));
     upstream.on('data', (chunk: Buffer) => {
-      if (!this.holding) {
+      if (!this.holding && !(this.holdingNew && this.heldNew.has(client))) {
         client.write(chunk);
         return;
       }
@@ -33,9 +39,15 @@ export class ReplyHoldProxy extends LoopbackProxy {
     this.holding = true;
   }
 
+  /** From now on the replies of connections opened from now on are kept back. */
+  holdNew(): void {
+    this.holdingNew = true;
+  }
+
   /** Delivers every reply kept back, in order, and lets replies through again. */
   release(): void {
     this.holding = false;
+    this.holdingNew = false;
     for (const { client, chunk } of this.queued.splice(0)) if (!client.destroyed) client.write(chunk);
   }
 

@@ -52,6 +52,15 @@ export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Runtime
       // The master the connection talks to now (after a Sentinel failover, the new one).
       master: masters[name] ?? null,
       status: rt.segments.connection(name).status,
+      // Every connection to it (queues, workers, subscriber too) that is not ready, and why.
+      connections: rt.connections
+        .states(name)
+        .filter((c) => c.status !== 'ready' || c.reopening)
+        .map((c) => ({
+          role: c.role,
+          status: c.status,
+          ...(c.reopening ? { reopening: { attempts: c.reopening.attempts, down_ms: c.reopening.downMs, reason: c.reopening.reason } } : {}),
+        })),
       tags: counts.get(name) ?? 0,
     }));
     // Tags on a server this process has no connection for (REDIS_URLS differs between processes).

@@ -1,10 +1,15 @@
 // Debug switches for fault campaigns (scripts/chaos), registered only in test mode
 // (TEST_MODE=1, which the config allows only on a loopback HOST) and behind the admin token:
-// shift this process's clock, and make its worker-id leases expire now.
+// shift this process's clock, make its worker-id leases expire now, and end a Redis connection
+// from inside (store/redis/end-connection.ts) for the connection supervisor to open again.
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import { ShiftedClock } from '../../core/clock.js';
 import { IdmintError } from '../../errors.js';
 import type { Runtime } from '../../runtime.js';
+import { isCluster } from '../../store/redis/connection.js';
+import { endConnection } from '../../store/redis/end-connection.js';
+import { DEFAULT_REDIS } from '../../store/redis/segments.js';
 
 /** Largest shift accepted either way: one day. */
 const MAX_SHIFT_MS = 86_400_000;
@@ -74,6 +79,37 @@ export async function debugRoutes(app: FastifyInstance, opts: { rt: Runtime }): 
       }
       rt.log.warn({ expired }, 'debug: worker-id leases expired');
       return { expired };
+    },
+  );
+
+  // Ends one of this process's connections to the default Redis (of `role`, else one drawn at
+  // random; every one of `role` with `all`) without idmint closing it: the supervisor logs it,
+  // counts it and opens it again.
+  app.post<{ Body: { role?: string; all?: boolean } }>(
+    '/v1/debug/redis/end',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { role: { type: 'string', minLength: 1, maxLength: 64 }, all: { type: 'boolean' } },
+        },
+      },
+    },
+    async (req) => {
+      const role = req.body?.role;
+      const candidates = rt.connections.clients(DEFAULT_REDIS).filter((c) => (role === undefined || c.role === role) && c.client.status === 'ready');
+      if (candidates.length === 0) throw new IdmintError('INVALID_ARGUMENT', `no ready connection${role ? ` of role ${role}` : ''} to the default Redis`);
+      const chosen = req.body?.all ? candidates : [candidates[Math.floor(Math.random() * candidates.length)]];
+      const clients: Redis[] = [];
+      for (const { client } of chosen) {
+        if (isCluster(client)) throw new IdmintError('INVALID_ARGUMENT', "not on a Redis Cluster: its node connections are the cluster client's own");
+        clients.push(client);
+      }
+      await Promise.all(clients.map((c) => endConnection(c)));
+      const roles = chosen.map((c) => c.role);
+      rt.log.warn({ roles }, 'debug: Redis connections ended from inside');
+      return { role: roles[0], ended: roles.length };
     },
   );
 }
