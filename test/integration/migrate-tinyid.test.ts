@@ -310,7 +310,8 @@ describe("Tinyid's own rules of access, imported", () => {
       assert.equal((await call(node.url, `/tinyid/id/nextSegmentIdSimple?bizType=no_token&token=${token}`)).body, '');
       const md = IdsClient.md(token ? { 'x-idmint-token': token } : {});
       await assert.rejects(grpc.next({ tag: 'no_token' }, md), (e: { code: number }) => e.code === status.FAILED_PRECONDITION);
-      const u = await udp.request(node.udpPort!, { action: 'get', rule_name: 'no_token', app_name: 'a', ...(token ? { token } : {}) });
+      // Padded with a field the protocol does not echo, so the whole refusal fits (UDP.md, reply size).
+      const u = await udp.request(node.udpPort!, { action: 'get', rule_name: 'no_token', app_name: 'a', ...(token ? { token } : {}), pad: 'x'.repeat(200) });
       assert.notEqual(u.code, 0);
       assert.match(String(u.message), /disabled/);
       const ws = new IdmintClient({ url: node.url, headers: token ? { 'x-idmint-token': token } : {} });
