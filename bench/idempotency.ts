@@ -2,7 +2,7 @@
 //
 // The promise measured (docs/GUARANTEES.md#idempotency-keys): a request without a key is served
 // as before; a keyed request with a new key costs two script calls more than an unkeyed one (the
-// claim, idem-claim-2.lua, before the take; the record, idem-record-2.lua, after it) and a
+// claim, idem-claim-3.lua, before the take; the record, idem-record-3.lua, after it) and a
 // replay one call in all (the claim, which finds the kept answer). In one run, with keep-alive clients over loopback (autocannon, in this
 // process) at 1 client (latency) and at --connections clients (throughput), it measures, in
 // interleaved rounds after an uncounted warm-up of every case:
@@ -40,6 +40,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { encodeIds, fingerprintOf } from '../src/core/idempotency-key.js';
+import { claimCharge } from '../src/service/idempotency.js';
 import { scriptText } from '../src/store/redis/lua.js';
 import { readOptions } from '../tools/args.js';
 import { ROOT } from '../tools/child.js';
@@ -232,13 +233,28 @@ async function redisAlone(rounds: number, calls: number): Promise<Record<AloneCa
   const server = await RedisServer.start();
   const r = new Redis(server.url, { maxRetriesPerRequest: 1 });
   try {
-    const claimSha = String(await r.script('LOAD', scriptText('idem-claim-2')));
-    const recordSha = String(await r.script('LOAD', scriptText('idem-record-2')));
+    const claimSha = String(await r.script('LOAD', scriptText('idem-claim-3')));
+    const recordSha = String(await r.script('LOAD', scriptText('idem-record-3')));
     // As idmint sends them for GET /v1/id of one ID, kept a day, under the bench's bound.
     const fingerprint = fingerprintOf({ count: 1, shape: 'one' });
     const answer = encodeIds(['1000001']);
-    const claim = (key: string) => r.evalsha(claimSha, 2, `idem:{t}:${key}`, 'idem-index:{t}', key, fingerprint, 'owner', 30_000, 100_000_000);
-    const record = (key: string) => r.evalsha(recordSha, 2, `idem:{t}:${key}`, 'idem-index:{t}', key, 'owner', fingerprint, answer, 86_400_000);
+    const claim = (key: string) =>
+      r.evalsha(
+        claimSha,
+        3,
+        `idem:{t}:${key}`,
+        'idem-index:{t}',
+        'idem-bytes:{t}',
+        key,
+        fingerprint,
+        'owner',
+        30_000,
+        100_000_000,
+        1024 ** 4,
+        claimCharge(1, key, fingerprint),
+      );
+    const record = (key: string) =>
+      r.evalsha(recordSha, 3, `idem:{t}:${key}`, 'idem-index:{t}', 'idem-bytes:{t}', key, 'owner', fingerprint, answer, 86_400_000);
     await claim('kept');
     await record('kept');
     let claimed = 0;

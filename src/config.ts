@@ -116,6 +116,8 @@ export interface Config {
   readonly grpcMaxTakesPerPeer: number;
   /** Most live idempotency keys one tag may hold; a keyed request past it is refused (IDEMPOTENCY_KEYS_FULL). */
   readonly idempotencyMaxKeys: number;
+  /** IDEMPOTENCY_MAX_BYTES: the most bytes one tag's live idempotency keys may cost in its Redis. */
+  readonly idempotencyMaxBytes: number;
   /** Test mode: debug routes under /v1/debug/ (clock shift, lease expiry); loopback HOST only. */
   readonly testMode: boolean;
 }
@@ -334,6 +336,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     streamMaxSocketsPerClient: int('STREAM_MAX_SOCKETS_PER_CLIENT', 64, 1, 100_000),
     grpcMaxTakesPerPeer: int('GRPC_MAX_TAKES_PER_PEER', 16, 1, 100_000),
     idempotencyMaxKeys: int('IDEMPOTENCY_MAX_KEYS', 100_000, 1, 100_000_000),
+    idempotencyMaxBytes: int('IDEMPOTENCY_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024 * 1024),
     testMode,
     ...overrides,
   };

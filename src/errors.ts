@@ -34,7 +34,7 @@ export const ERROR_CODES = {
   IDEMPOTENCY_KEYS_FULL: {
     status: 429,
     meaning:
-      'the tag holds as many live idempotency keys as it may (IDEMPOTENCY_MAX_KEYS); retry after Retry-After, when the oldest expires, or send fewer keyed requests',
+      'the tag holds as many live idempotency keys as it may (IDEMPOTENCY_MAX_KEYS), or as many bytes of them (IDEMPOTENCY_MAX_BYTES); retry after Retry-After, when enough expire, or send fewer keyed requests',
   },
   UNAVAILABLE: { status: 503, meaning: 'Redis or MySQL cannot be reached past the buffered IDs, or a refill did not arrive in time' },
   CLOCK_BACKWARDS: { status: 503, meaning: 'the clock moved back further than the tolerated bound' },

@@ -115,6 +115,7 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   );
   const idempotency = new IdempotencyKeys(new IdempotencyRecords(segments, keys), {
     maxKeys: config.idempotencyMaxKeys,
+    maxBytes: config.idempotencyMaxBytes,
     // A claim outlives the longest take (a refill waited for); a request waits for another's answer as long.
     claimMs: Math.max(10_000, 3 * config.refillWaitMs),
     waitMs: config.refillWaitMs,

@@ -10,7 +10,7 @@ export interface IdempotencyCounters {
   replay(tag: string): void;
   /** A keyed request refused: its key was used for a different request. */
   mismatch(tag: string): void;
-  /** A keyed request refused: the tag held IDEMPOTENCY_MAX_KEYS live keys. */
+  /** A keyed request refused: the tag held IDEMPOTENCY_MAX_KEYS live keys, or IDEMPOTENCY_MAX_BYTES of them. */
   full(tag: string): void;
   /** A keyed request refused: another request under its key was still being served. */
   inFlight(tag: string): void;
@@ -32,7 +32,7 @@ export function registerIdempotencyMetrics(registry: Registry): IdempotencyCount
   });
   const full = new Counter({
     name: 'idmint_idempotency_keys_full_total',
-    help: 'Keyed requests refused because the tag held IDEMPOTENCY_MAX_KEYS live keys (IDEMPOTENCY_KEYS_FULL), per tag',
+    help: 'Keyed requests refused because the tag held IDEMPOTENCY_MAX_KEYS live keys or IDEMPOTENCY_MAX_BYTES of them (IDEMPOTENCY_KEYS_FULL), per tag',
     labelNames: ['tag'],
     registers,
   });

@@ -3,12 +3,12 @@
 // held, from any process and across restarts of idmint, because the answer is kept in the tag's
 // Redis. A retry takes nothing: the key is looked up before anything is taken.
 //
-//   1. one script call (idem-claim-2.lua) gives the key's kept answer, or claims the key for
+//   1. one script call (idem-claim-3.lua) gives the key's kept answer, or claims the key for
 //      this request: a replay costs that one Redis round trip in all, and a request of another
 //      fingerprint under the key is refused having taken nothing;
 //   2. only the request holding the claim takes its IDs;
-//   3. one script call (idem-record-2.lua) turns the claim into the key's answer, and only then
-//      are the IDs answered. A take that fails releases the claim (idem-release-2.lua): the
+//   3. one script call (idem-record-3.lua) turns the claim into the key's answer, and only then
+//      are the IDs answered. A take that fails releases the claim (idem-release-3.lua): the
 //      retry is served as a first request.
 //
 // Requests under one key that run at once: in this process they wait for the first one's
@@ -31,6 +31,8 @@ import type { ClaimResult, IdempotencyRecords, KeptAnswer, RecordRef } from '../
 export interface IdempotencyOptions {
   /** IDEMPOTENCY_MAX_KEYS: the most live keys one tag may hold, across the cluster. */
   readonly maxKeys: number;
+  /** IDEMPOTENCY_MAX_BYTES: the most bytes one tag's live keys may cost, across the cluster (default 64 MiB). */
+  readonly maxBytes?: number;
   /** How long a claim holds the key when its request never comes back (default 10 s). */
   readonly claimMs?: number;
   /** How long a request waits for the answer of another process's request under its key (default 3 s). */
@@ -40,6 +42,16 @@ export interface IdempotencyOptions {
 
 const DEFAULT_CLAIM_MS = 10_000;
 const DEFAULT_WAIT_MS = 3000;
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+
+/** Bytes a kept ID may cost at most in a record: 20 digits, quotes and a comma (a longer ID is charged as it is when recorded). */
+const BYTES_PER_ID = 23;
+/** Bytes of a record beyond its IDs: the Redis key's name, the fingerprint, brackets (an upper bound for a claim's charge). */
+const RECORD_OVERHEAD = 512;
+
+/** What a claim is charged until its answer is recorded: the most its record may cost. */
+export const claimCharge = (count: number, key: string, fingerprint: string): number =>
+  RECORD_OVERHEAD + key.length + fingerprint.length + count * BYTES_PER_ID;
 
 const refOf = (tag: StoredTag): RecordRef => ({ tag: tag.tag, epoch: tag.epoch, redis: tag.redis });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,6 +66,7 @@ export class IdempotencyKeys {
   private readonly running = new Map<string, Running>();
   private readonly claimMs: number;
   private readonly waitMs: number;
+  private readonly maxBytes: number;
 
   constructor(
     private readonly records: IdempotencyRecords,
@@ -61,6 +74,7 @@ export class IdempotencyKeys {
   ) {
     this.claimMs = opts.claimMs ?? DEFAULT_CLAIM_MS;
     this.waitMs = opts.waitMs ?? DEFAULT_WAIT_MS;
+    this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
   }
 
   /** Refuses (INVALID_ARGUMENT) a key or a count a keyed request may not carry. */
@@ -85,7 +99,7 @@ export class IdempotencyKeys {
       this.opts.counters?.replay(tag.tag);
       return [...ids];
     }
-    const answer = this.serve(tag, key, fingerprint, take);
+    const answer = this.serve(tag, key, fingerprint, count, take);
     this.running.set(here, { fingerprint, answer });
     try {
       return await answer;
@@ -100,14 +114,22 @@ export class IdempotencyKeys {
   }
 
   /** Claims the key (or finds its answer), waiting while another process's request holds it. */
-  private async serve(tag: StoredTag, key: string, fingerprint: string, take: () => Promise<string[]>): Promise<string[]> {
+  private async serve(tag: StoredTag, key: string, fingerprint: string, count: number, take: () => Promise<string[]>): Promise<string[]> {
     const ref = refOf(tag);
     const owner = randomBytes(12).toString('base64url');
     const deadline = Date.now() + this.waitMs;
     for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
       let found: ClaimResult;
       try {
-        found = await this.records.claim(ref, { key, fingerprint, owner, claimMs: this.claimMs, maxKeys: this.opts.maxKeys });
+        found = await this.records.claim(ref, {
+          key,
+          fingerprint,
+          owner,
+          claimMs: this.claimMs,
+          maxKeys: this.opts.maxKeys,
+          maxBytes: this.maxBytes,
+          chargeBytes: claimCharge(count, key, fingerprint),
+        });
       } catch (err) {
         throw unavailable(
           `tag "${tag.tag}": idempotency key "${key}" could not be looked up (${(err as Error).message}); nothing was taken, retry with the same key`,
@@ -124,6 +146,13 @@ export class IdempotencyKeys {
           throw new IdmintError(
             'IDEMPOTENCY_KEYS_FULL',
             `tag "${tag.tag}" holds ${this.opts.maxKeys} live idempotency keys, the most it may (IDEMPOTENCY_MAX_KEYS); nothing was taken: retry in ${Math.max(1, Math.ceil(found.retryInMs / 1000))} s, once the oldest expires, or without a key`,
+            { retryAfter: Math.max(1, Math.ceil(found.retryInMs / 1000)) },
+          );
+        case 'full-bytes':
+          this.opts.counters?.full(tag.tag);
+          throw new IdmintError(
+            'IDEMPOTENCY_KEYS_FULL',
+            `tag "${tag.tag}"'s live idempotency keys cost as many bytes as they may (IDEMPOTENCY_MAX_BYTES, ${this.maxBytes}) with room for this one's answer; nothing was taken: retry in ${Math.max(1, Math.ceil(found.retryInMs / 1000))} s, once enough of them expire, or without a key`,
             { retryAfter: Math.max(1, Math.ceil(found.retryInMs / 1000)) },
           );
         case 'busy':

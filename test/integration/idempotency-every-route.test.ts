@@ -181,7 +181,15 @@ describe('the TS client and a key another request holds', () => {
     const tag = await node.rt.ids.prepare({ tag: 'held', as: 'ids', count: 1 });
     // A claim as a request of a process that died after taking would leave it, for 1.2 s.
     const records = new IdempotencyRecords(node.rt.segments, node.rt.keys);
-    const claimed = await records.claim(tag, { key: 'c-1', fingerprint: '[2,"ids",null,null,null]', owner: 'gone', claimMs: 1200, maxKeys: 100 });
+    const claimed = await records.claim(tag, {
+      key: 'c-1',
+      fingerprint: '[2,"ids",null,null,null]',
+      owner: 'gone',
+      claimMs: 1200,
+      maxKeys: 100,
+      maxBytes: 1 << 20,
+      chargeBytes: 600,
+    });
     assert.equal(claimed.kind, 'claimed');
     const busy = await get(`${node.url}/v1/ids/held?count=2`, 'c-1');
     assert.equal(busy.status, 409, busy.text);

@@ -1,5 +1,5 @@
 // suite: cluster
-// Idempotency keys against the real stores (service/idempotency.ts, idem-record-2.lua): two
+// Idempotency keys against the real stores (service/idempotency.ts, idem-record-3.lua): two
 // idmint runtimes in this process, each with its own Redis connections as two processes have,
 // issue real IDs of real tags under keys. The first request under a key is answered with the IDs
 // it took, every later one with the same IDs and takes nothing (also from the other runtime, and from a runtime

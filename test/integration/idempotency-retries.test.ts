@@ -1,5 +1,5 @@
 // suite: cluster
-// A retry consumes nothing (service/idempotency.ts, idem-claim-2.lua): over HTTP, against an
+// A retry consumes nothing (service/idempotency.ts, idem-claim-3.lua): over HTTP, against an
 // idmint child process and one in this process on the same stores, replays, mismatching
 // requests and concurrent requests under one key take exactly one request's IDs, which the
 // next unkeyed ID proves; a rule tag with a small max_counter keeps serving through a client's

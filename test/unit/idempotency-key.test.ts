@@ -124,16 +124,16 @@ describe('idempotency keys: replies of the claim and record scripts', () => {
     assert.deepEqual(decodeClaim([2, record]), answered);
     assert.deepEqual(decodeClaim([3, 1500]), { kind: 'full', retryInMs: 1500 });
     assert.deepEqual(decodeClaim([4, '[1,"id",null,null,null]', 900]), { kind: 'busy', fingerprint: '[1,"id",null,null,null]', ttlMs: 900 });
-    assert.throws(() => decodeClaim([4, 'x']), /idem-claim-2\.lua answered \[4,"x"\]/);
+    assert.throws(() => decodeClaim([4, 'x']), /idem-claim-3\.lua answered \[4,"x"\]/);
     assert.deepEqual(decodeRecord([1]), { kind: 'recorded' });
     assert.deepEqual(decodeRecord([2, record]), answered);
     assert.deepEqual(decodeRecord([4, '[1,"id",null,null,null]', 0]), { kind: 'busy', fingerprint: '[1,"id",null,null,null]', ttlMs: 0 });
     assert.throws(() => decodeRecord([2, 'no line break']), /no line break/);
-    assert.throws(() => decodeRecord([3, 1500]), /idem-record-2\.lua answered \[3,1500\]/);
-    assert.throws(() => decodeRecord(1), /idem-record-2\.lua answered 1/);
+    assert.throws(() => decodeRecord([3, 1500]), /idem-record-3\.lua answered \[3,1500\]/);
+    assert.throws(() => decodeRecord(1), /idem-record-3\.lua answered 1/);
     assert.equal(decodeUnclaim(1), true);
     assert.equal(decodeUnclaim(0), false);
-    assert.throws(() => decodeUnclaim('1'), /idem-release-2\.lua answered "1"/);
+    assert.throws(() => decodeUnclaim('1'), /idem-release-3\.lua answered "1"/);
     assert.equal(decodeHeld(7), 7);
     assert.throws(() => decodeHeld(-1), /idem-held-1\.lua answered -1/);
   });
@@ -145,5 +145,11 @@ describe('idempotency keys: IDEMPOTENCY_MAX_KEYS', () => {
     assert.equal(loadConfig({ IDEMPOTENCY_MAX_KEYS: '3' }).idempotencyMaxKeys, 3);
     assert.throws(() => loadConfig({ IDEMPOTENCY_MAX_KEYS: '0' }), /IDEMPOTENCY_MAX_KEYS must be between 1 and 100000000, got 0/);
     assert.throws(() => loadConfig({ IDEMPOTENCY_MAX_KEYS: 'many' }), /IDEMPOTENCY_MAX_KEYS must be a whole number/);
+  });
+
+  it('IDEMPOTENCY_MAX_BYTES defaults to 64 MiB and takes 1 MiB to 1 TiB', () => {
+    assert.equal(loadConfig({}).idempotencyMaxBytes, 64 * 1024 * 1024);
+    assert.equal(loadConfig({ IDEMPOTENCY_MAX_BYTES: '1048576' }).idempotencyMaxBytes, 1024 * 1024);
+    assert.throws(() => loadConfig({ IDEMPOTENCY_MAX_BYTES: '1000' }), /IDEMPOTENCY_MAX_BYTES must be between 1048576 and/);
   });
 });

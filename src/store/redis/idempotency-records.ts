@@ -1,7 +1,7 @@
 // Typed access to the idempotency records of tags: one record per (tag, epoch, key), kept in
 // the tag's Redis server and cluster slot beside its segments (a claim while its request takes,
-// then the answer), and the per-tag index that counts live keys (idem-claim-2.lua,
-// idem-record-2.lua, idem-release-2.lua, idem-held-1.lua).
+// then the answer), the per-tag index that counts live keys and the per-tag account of their bytes (idem-claim-3.lua,
+// idem-record-3.lua, idem-release-3.lua, idem-held-1.lua).
 import type { RedisClient } from './connection.js';
 import { splitRecord, type ClaimResult, type KeptAnswer, type RecordResult } from './idempotency-replies.js';
 import type { Keys } from './keys.js';
@@ -30,17 +30,17 @@ export class IdempotencyRecords {
 
   /** The key's kept answer, else a claim on it for this request (or the claim another holds, or full). */
   claim(ref: RecordRef, args: ClaimArgs): Promise<ClaimResult> {
-    return scriptsOf(this.servers.connection(ref.redis)).idemClaim(this.recordKey(ref, args.key), this.indexKey(ref), args);
+    return scriptsOf(this.servers.connection(ref.redis)).idemClaim(this.recordKey(ref, args.key), this.indexKey(ref), this.bytesKey(ref), args);
   }
 
   /** Turns the request's claim into the key's answer, unless the key has another (then that one). */
   record(ref: RecordRef, args: RecordArgs): Promise<RecordResult> {
-    return scriptsOf(this.servers.connection(ref.redis)).idemRecord(this.recordKey(ref, args.key), this.indexKey(ref), args);
+    return scriptsOf(this.servers.connection(ref.redis)).idemRecord(this.recordKey(ref, args.key), this.indexKey(ref), this.bytesKey(ref), args);
   }
 
   /** Gives up the request's claim on `key` (its take failed): a retry is then a first request. */
   release(ref: RecordRef, key: string, owner: string): Promise<boolean> {
-    return scriptsOf(this.servers.connection(ref.redis)).idemRelease(this.recordKey(ref, key), this.indexKey(ref), key, owner);
+    return scriptsOf(this.servers.connection(ref.redis)).idemRelease(this.recordKey(ref, key), this.indexKey(ref), this.bytesKey(ref), key, owner);
   }
 
   /** The answer kept for a key, or undefined when it has none (never had, expired, or only a claim). */
@@ -60,5 +60,9 @@ export class IdempotencyRecords {
 
   private indexKey(ref: RecordRef): string {
     return this.keys.idempotencyIndex(ref.tag, ref.epoch);
+  }
+
+  private bytesKey(ref: RecordRef): string {
+    return this.keys.idempotencyBytes(ref.tag, ref.epoch);
   }
 }

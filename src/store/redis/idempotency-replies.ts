@@ -1,5 +1,5 @@
-// The replies of the idempotency-key scripts (idem-claim-2.lua, idem-record-2.lua,
-// idem-release-2.lua, idem-held-1.lua) decoded into types, as replies.ts does for the others: a
+// The replies of the idempotency-key scripts (idem-claim-3.lua, idem-record-3.lua,
+// idem-release-3.lua, idem-held-1.lua) decoded into types, as replies.ts does for the others: a
 // status the script does not answer is an error.
 import type { ScriptFile } from './lua.js';
 
@@ -9,7 +9,7 @@ export interface KeptAnswer {
   readonly answer: string;
 }
 
-/** What idem-claim-2.lua found for a key. */
+/** What idem-claim-3.lua found for a key. */
 export type ClaimResult =
   /** Claimed for the caller: it takes its IDs, then records or releases. */
   | { readonly kind: 'claimed' }
@@ -18,9 +18,11 @@ export type ClaimResult =
   /** Another request holds a claim on the key (its fingerprint) for at most ttlMs more. */
   | { readonly kind: 'busy'; readonly fingerprint: string; readonly ttlMs: number }
   /** The tag holds its most live keys; nothing was written; retryInMs: until the first expires. */
-  | { readonly kind: 'full'; readonly retryInMs: number };
+  | { readonly kind: 'full'; readonly retryInMs: number }
+  /** The key's charge would take the tag's keys past their most bytes; nothing was written; retryInMs: until enough expire. */
+  | { readonly kind: 'full-bytes'; readonly retryInMs: number };
 
-/** What idem-record-2.lua did with an answer. */
+/** What idem-record-3.lua did with an answer. */
 export type RecordResult =
   /** Kept: the caller answers the IDs it sent. */
   | { readonly kind: 'recorded' }
@@ -46,20 +48,21 @@ function shared(raw: unknown[]): Exclude<RecordResult, { kind: 'recorded' }> | u
 }
 
 export function decodeClaim(raw: unknown): ClaimResult {
-  if (!Array.isArray(raw)) throw fail('idem-claim-2', raw);
+  if (!Array.isArray(raw)) throw fail('idem-claim-3', raw);
   if (raw[0] === 1 && raw.length === 1) return { kind: 'claimed' };
   if (raw[0] === 3 && raw.length === 2 && typeof raw[1] === 'number') return { kind: 'full', retryInMs: raw[1] };
-  return shared(raw) ?? failWith('idem-claim-2', raw);
+  if (raw[0] === 5 && raw.length === 2 && typeof raw[1] === 'number') return { kind: 'full-bytes', retryInMs: raw[1] };
+  return shared(raw) ?? failWith('idem-claim-3', raw);
 }
 
 export function decodeRecord(raw: unknown): RecordResult {
-  if (!Array.isArray(raw)) throw fail('idem-record-2', raw);
+  if (!Array.isArray(raw)) throw fail('idem-record-3', raw);
   if (raw[0] === 1 && raw.length === 1) return { kind: 'recorded' };
-  return shared(raw) ?? failWith('idem-record-2', raw);
+  return shared(raw) ?? failWith('idem-record-3', raw);
 }
 
 export function decodeUnclaim(raw: unknown): boolean {
-  if (raw !== 0 && raw !== 1) throw fail('idem-release-2', raw);
+  if (raw !== 0 && raw !== 1) throw fail('idem-release-3', raw);
   return raw === 1;
 }
 

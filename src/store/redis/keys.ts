@@ -48,6 +48,11 @@ export class Keys {
     return `${this.prefix}:{${tag}}:idem-index:${epoch}`;
   }
 
+  /** What the live idempotency keys of a tag's epoch cost in bytes: a hash, "" the total, each key its charge. */
+  idempotencyBytes(tag: string, epoch: number): string {
+    return `${this.prefix}:{${tag}}:idem-bytes:${epoch}`;
+  }
+
   /** Pattern matching every segment hash of one epoch of a tag: all shards and scopes. */
   segmentPattern(tag: string, epoch: number): string {
     return `${this.prefix}:{${escapeGlob(tag)}}:seg:${epoch}:*`;

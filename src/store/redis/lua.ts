@@ -22,9 +22,9 @@ export const SCRIPT_FILES = [
   'lease-acquire-1',
   'lease-renew-1',
   'lease-release-1',
-  'idem-claim-2',
-  'idem-record-2',
-  'idem-release-2',
+  'idem-claim-3',
+  'idem-record-3',
+  'idem-release-3',
   'idem-held-1',
 ] as const;
 export type ScriptFile = (typeof SCRIPT_FILES)[number];

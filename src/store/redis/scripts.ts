@@ -84,7 +84,7 @@ export interface AcquireArgs {
   readonly horizonMs: number;
 }
 
-/** idem-claim-2.lua's arguments after its keys. */
+/** idem-claim-3.lua's arguments after its keys. */
 export interface ClaimArgs {
   readonly key: string;
   readonly fingerprint: string;
@@ -93,9 +93,13 @@ export interface ClaimArgs {
   /** How long the claim holds when its request never comes back. */
   readonly claimMs: number;
   readonly maxKeys: number;
+  /** The most bytes the tag's live keys may cost (IDEMPOTENCY_MAX_BYTES). */
+  readonly maxBytes: number;
+  /** The bytes this key's answer may cost: its claim is charged that much until recorded. */
+  readonly chargeBytes: number;
 }
 
-/** idem-record-2.lua's arguments after its keys. */
+/** idem-record-3.lua's arguments after its keys. */
 export interface RecordArgs {
   readonly key: string;
   readonly owner: string;
@@ -173,19 +177,19 @@ export class Scripts {
     return this.call('lease-release-1', [space, workerId, value, lastMs], decodeRelease);
   }
 
-  /** idem-claim-2.lua: an idempotency key's kept answer, else a claim on it for this request (or why not). */
-  idemClaim(record: string, index: string, a: ClaimArgs): Promise<ClaimResult> {
-    return this.call('idem-claim-2', [record, index, a.key, a.fingerprint, a.owner, a.claimMs, a.maxKeys], decodeClaim);
+  /** idem-claim-3.lua: an idempotency key's kept answer, else a claim on it for this request (or why not). */
+  idemClaim(record: string, index: string, bytes: string, a: ClaimArgs): Promise<ClaimResult> {
+    return this.call('idem-claim-3', [record, index, bytes, a.key, a.fingerprint, a.owner, a.claimMs, a.maxKeys, a.maxBytes, a.chargeBytes], decodeClaim);
   }
 
-  /** idem-record-2.lua: turns the request's claim into the key's answer, unless the key has another. */
-  idemRecord(record: string, index: string, a: RecordArgs): Promise<RecordResult> {
-    return this.call('idem-record-2', [record, index, a.key, a.owner, a.fingerprint, a.answer, a.retentionMs], decodeRecord);
+  /** idem-record-3.lua: turns the request's claim into the key's answer, unless the key has another. */
+  idemRecord(record: string, index: string, bytes: string, a: RecordArgs): Promise<RecordResult> {
+    return this.call('idem-record-3', [record, index, bytes, a.key, a.owner, a.fingerprint, a.answer, a.retentionMs], decodeRecord);
   }
 
-  /** idem-release-2.lua: gives up the request's claim (its take failed); false when it held none. */
-  idemRelease(record: string, index: string, key: string, owner: string): Promise<boolean> {
-    return this.call('idem-release-2', [record, index, key, owner], decodeUnclaim);
+  /** idem-release-3.lua: gives up the request's claim (its take failed); false when it held none. */
+  idemRelease(record: string, index: string, bytes: string, key: string, owner: string): Promise<boolean> {
+    return this.call('idem-release-3', [record, index, bytes, key, owner], decodeUnclaim);
   }
 
   /** idem-held-1.lua: the live idempotency keys of an index. */

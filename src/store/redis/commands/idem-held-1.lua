@@ -1,8 +1,8 @@
 --[[
   idem-held: how many idempotency keys of a tag are live (their records not yet expired), on
-  Redis's clock (TIME), as idem-record-2.lua counts them against the tag's bound. Writes nothing.
+  Redis's clock (TIME), as idem-record-3.lua counts them against the tag's bound. Writes nothing.
 
-  KEYS[1]  the tag's index of live keys (see idem-record-2.lua)
+  KEYS[1]  the tag's index of live keys (see idem-record-3.lua)
 
   Returns the number of members whose expiry is after now.
 ]]

@@ -2,7 +2,7 @@
   idem-claim: the first step of a request with an idempotency key, before it takes any ID. The
   key's kept answer if it has one; else a claim on the key for this request, unless another
   request holds one or the tag holds its most live keys. Only the request holding the claim
-  takes IDs; idem-record-2.lua then turns the claim into the key's answer, idem-release-2.lua
+  takes IDs; idem-record-3.lua then turns the claim into the key's answer, idem-release-3.lua
   gives the key up when the take failed. A claim whose request never comes back (its process
   died between take and record) expires after ARGV[4] ms; the IDs it took are a gap.
 
@@ -14,7 +14,10 @@
   ARGV[2]  the request's fingerprint (never holds a line break)
   ARGV[3]  the claim's owner: a random token of this request
   ARGV[4]  how long the claim holds, in ms (>= 1)
+  KEYS[3]  the tag's byte account (see includes/idem-bytes.lua): what its live keys cost
   ARGV[5]  the most live keys the tag may hold (>= 1)
+  ARGV[6]  the most bytes the tag's live keys may cost (>= 1)
+  ARGV[7]  the bytes this key's answer may cost: the claim is charged that much until recorded
 
   Expiry is decided on Redis's clock (TIME), the same for every process.
 
@@ -25,23 +28,34 @@
                                  until the first of them expires
           {4, fingerprint, ms}   another request holds a claim on the key (its fingerprint), for
                                  at most ms more; nothing written
+          {5, ms}                full in bytes: the key's charge would take the tag's keys past
+                                 ARGV[6] bytes; nothing written; ms until enough of them expire
+                                 to make room for it
 ]]
 --- @include "includes/idem-other"
 --- @include "includes/now-ms"
 --- @include "includes/int-text"
+--- @include "includes/idem-bytes"
 local kept = redis.call('GET', KEYS[1])
 if kept then return idemOther(KEYS[1], kept) end
 
 local now = nowMs()
 local hold = tonumber(ARGV[4])
 
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', intText(now))
+idemPrune(now)
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   return { 3, math.max(0, tonumber(first[2]) - now) }
 end
 
+local charge = tonumber(ARGV[7])
+local total = tonumber(redis.call('HGET', KEYS[3], '') or '0')
+if total + charge > tonumber(ARGV[6]) then return { 5, idemFreedAt(total + charge - tonumber(ARGV[6]), now) } end
+
 redis.call('SET', KEYS[1], '?' .. ARGV[3] .. '\n' .. ARGV[2], 'PX', intText(hold))
 redis.call('ZADD', KEYS[2], intText(now + hold), ARGV[1])
-if redis.call('PTTL', KEYS[2]) < hold then redis.call('PEXPIRE', KEYS[2], intText(hold)) end
+idemCharge(ARGV[1], charge)
+for i = 2, 3 do
+  if redis.call('PTTL', KEYS[i]) < hold then redis.call('PEXPIRE', KEYS[i], intText(hold)) end
+end
 return { 1 }

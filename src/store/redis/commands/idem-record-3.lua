@@ -1,13 +1,15 @@
 --[[
-  idem-record: turn a request's claim on an idempotency key (idem-claim-2.lua) into the key's
+  idem-record: turn a request's claim on an idempotency key (idem-claim-3.lua) into the key's
   answer: the IDs the request took, kept for the tag's retention. The first answer kept is the
   only one any request with the key is ever given: a claim that expired and was taken by
   another request is never overwritten.
 
-  KEYS[1]  the key's record (see idem-claim-2.lua)
-  KEYS[2]  the tag's index of live keys (see idem-claim-2.lua)
+  KEYS[1]  the key's record (see idem-claim-3.lua)
+  KEYS[2]  the tag's index of live keys (see idem-claim-3.lua)
+  KEYS[3]  the tag's byte account (see includes/idem-bytes.lua): the key is charged the bytes
+           of its record from now on, in place of its claim's estimate
   ARGV[1]  the idempotency key (the member of KEYS[2])
-  ARGV[2]  the claim's owner (as given to idem-claim-2.lua)
+  ARGV[2]  the claim's owner (as given to idem-claim-3.lua)
   ARGV[3]  the request's fingerprint
   ARGV[4]  the answer: the IDs taken, encoded
   ARGV[5]  retention in ms (>= 1): how long the answer is kept
@@ -21,14 +23,19 @@
 --- @include "includes/idem-other"
 --- @include "includes/now-ms"
 --- @include "includes/int-text"
+--- @include "includes/idem-bytes"
 local kept = redis.call('GET', KEYS[1])
 if kept and kept ~= '?' .. ARGV[2] .. '\n' .. ARGV[3] then return idemOther(KEYS[1], kept) end
 
 local now = nowMs()
 local retention = tonumber(ARGV[5])
 
-redis.call('SET', KEYS[1], ARGV[3] .. '\n' .. ARGV[4], 'PX', intText(retention))
+local record = ARGV[3] .. '\n' .. ARGV[4]
+redis.call('SET', KEYS[1], record, 'PX', intText(retention))
+idemCharge(ARGV[1], #KEYS[1] + #record)
 redis.call('ZADD', KEYS[2], intText(now + retention), ARGV[1])
--- The index lives as long as its longest-lived member (a shorter retention set later keeps it).
-if redis.call('PTTL', KEYS[2]) < retention then redis.call('PEXPIRE', KEYS[2], intText(retention)) end
+-- The index and the account live as long as its longest-lived member (a shorter retention set later keeps it).
+for i = 2, 3 do
+  if redis.call('PTTL', KEYS[i]) < retention then redis.call('PEXPIRE', KEYS[i], intText(retention)) end
+end
 return { 1 }
