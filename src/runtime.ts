@@ -85,7 +85,8 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     (server, role) => metrics.connectionRestarts.inc({ server, role }),
     (server, role) => metrics.connectionRestarts.inc({ server, role }, 0),
   );
-  const conns = await connect(config, log, connections);
+  metrics.connectionRestarts.inc({ server: 'mysql', role: 'pool' }, 0);
+  const conns = await connect(config, log, connections, () => metrics.connectionRestarts.inc({ server: 'mysql', role: 'pool' }));
   const { redis, pool, subscriber } = conns;
   const tags = new TagsRepo(pool);
   const counters = new CountersRepo(pool);
@@ -143,7 +144,21 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
   const { leaseScheduler, refillWorker } = workers;
   const queues: Queue[] = [producer.queue, ...(leaseScheduler ? [leaseScheduler.queue, leaseScheduler.janitor] : [])];
   const drain = new Drain();
-  const observed = observe({ pool, tags, counters, segments, leases, leaseStore, ids, metrics, clock, drain, connections, queues: () => queues });
+  const observed = observe({
+    pool,
+    tags,
+    counters,
+    segments,
+    leases,
+    leaseStore,
+    ids,
+    metrics,
+    clock,
+    drain,
+    connections,
+    mysqlPool: conns.mysql,
+    queues: () => queues,
+  });
   return {
     config,
     log,

@@ -88,7 +88,7 @@ export class Metrics {
       name: 'idmint_connection_restarts_total',
       registers,
       labelNames: ['server', 'role'],
-      help: 'Redis connections that ended by themselves (ioredis gave up on them) and are opened again, per server and role',
+      help: 'Redis connections that ended by themselves (ioredis gave up on them) and are opened again, per server and role; server="mysql",role="pool": the MySQL pool replaced after it stopped handing out connections',
     });
     this.counterRegressions = new Counter({
       name: 'idmint_counter_regressions_total',

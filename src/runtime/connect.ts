@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { migrate } from '../store/mysql/migrations.js';
 import { createPool } from '../store/mysql/pool.js';
+import { PoolSupervisor } from '../store/mysql/pool-supervisor.js';
 import { createDefaultRedis, createRedis, whenReady, type RedisClient } from '../store/redis/connection.js';
 import type { ConnectionSupervisor } from '../store/redis/supervisor.js';
 
@@ -23,11 +24,17 @@ export interface Connections {
   readonly extraRedis: readonly (readonly [string, RedisClient])[];
   /** Every Redis connection above, to close. */
   readonly redisClients: readonly RedisClient[];
+  /** The MySQL pool: forwards to whichever pool `mysql` keeps current. */
   readonly pool: Pool;
+  /** Replaces the pool when it stops handing out connections (store/mysql/pool-supervisor.ts). */
+  readonly mysql: PoolSupervisor;
 }
 
-/** Every connection is watched by supervisor (store/redis/supervisor.ts) from its creation on. */
-export async function connect(config: Config, log: Logger, supervisor: ConnectionSupervisor): Promise<Connections> {
+/**
+ * Every Redis connection is watched by supervisor (store/redis/supervisor.ts) from its creation
+ * on, the MySQL pool by a PoolSupervisor once migrated; onPoolRestart counts its replacements.
+ */
+export async function connect(config: Config, log: Logger, supervisor: ConnectionSupervisor, onPoolRestart?: () => void): Promise<Connections> {
   const watch = (c: RedisClient, role: string, server = 'default') => supervisor.watch(c, server, role);
   const redis = watch(createDefaultRedis(config, 'command'), 'command');
   const queueConn = watch(createDefaultRedis(config, 'queue'), 'queue');
@@ -57,5 +64,6 @@ export async function connect(config: Config, log: Logger, supervisor: Connectio
     await pool?.end().catch(() => undefined);
     throw err;
   }
-  return { redis, queueConn, workerConn, subscriber, extraRedis, redisClients, pool };
+  const mysqlPool = new PoolSupervisor(config.mysqlUrl, pool, config.mysqlQueryTimeoutMs, log, onPoolRestart).start();
+  return { redis, queueConn, workerConn, subscriber, extraRedis, redisClients, pool: mysqlPool.pool, mysql: mysqlPool };
 }

@@ -13,6 +13,7 @@ import type { IdService } from '../service/id-service.js';
 import type { LeaseManager } from '../service/lease-manager.js';
 import { readiness, type Readiness } from '../service/readiness.js';
 import type { CountersRepo } from '../store/mysql/counters-repo.js';
+import type { PoolSupervisor } from '../store/mysql/pool-supervisor.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
 import { isCluster } from '../store/redis/connection.js';
 import type { LeaseStore } from '../store/redis/leases.js';
@@ -32,6 +33,7 @@ export interface ObserveDeps {
   readonly clock: Clock;
   readonly drain: Drain;
   readonly connections: ConnectionSupervisor;
+  readonly mysqlPool?: Pick<PoolSupervisor, 'down'>;
   /** Every BullMQ queue of the node, read when scraped. */
   readonly queues: () => readonly Queue[];
 }
@@ -48,7 +50,7 @@ export function observe(d: ObserveDeps): Observed {
   // collectors run at once), instead of pinging every Redis server twice.
   let checking: Promise<Readiness> | undefined;
   const readinessOnce = () =>
-    (checking ??= readiness({ segments, pool: d.pool, tags, leases, drain: d.drain, connections: d.connections }).finally(() => {
+    (checking ??= readiness({ segments, pool: d.pool, tags, leases, drain: d.drain, connections: d.connections, mysqlPool: d.mysqlPool }).finally(() => {
       checking = undefined;
     }));
   metrics.scrapeFrom({

@@ -9,6 +9,7 @@
 // checks say: it is on its way out.
 import type { Pool } from 'mysql2/promise';
 import { withinLate } from '../late-timeout.js';
+import type { PoolSupervisor } from '../store/mysql/pool-supervisor.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
 import type { SegmentStore } from '../store/redis/segments.js';
 import type { ConnectionSupervisor } from '../store/redis/supervisor.js';
@@ -25,6 +26,8 @@ export interface ReadinessDeps {
   readonly drain?: Pick<Drain, 'draining'>;
   /** Why a server's other connections (queues, workers, subscriber) cannot serve (store/redis/supervisor.ts). */
   readonly connections?: Pick<ConnectionSupervisor, 'reopening' | 'notReady'>;
+  /** Why the MySQL pool cannot hand out connections while it is replaced (store/mysql/pool-supervisor.ts). */
+  readonly mysqlPool?: Pick<PoolSupervisor, 'down'>;
 }
 
 export interface Readiness {
@@ -57,7 +60,7 @@ function serverState(checked: ServerState, name: string, c: ReadinessDeps['conne
 }
 
 export async function readiness(d: ReadinessDeps): Promise<Readiness> {
-  const [checked, mysql, lease] = await Promise.all([
+  const [checked, mysqlChecked, lease] = await Promise.all([
     redisServerStates(d.segments),
     check(() => d.pool.query('SELECT 1 FROM idmint_schema_migrations LIMIT 1')),
     check(async () => {
@@ -77,6 +80,9 @@ export async function readiness(d: ReadinessDeps): Promise<Readiness> {
   // process is waiting for.
   const servers = Object.fromEntries(Object.entries(checked).map(([name, s]) => [name, serverState(s, name, d.connections)]));
   const redis = servers[DEFAULT_REDIS];
+  // A pool being replaced is named even when its check passed: the check may have met the new one.
+  const poolDown = d.mysqlPool?.down();
+  const mysql = poolDown ? (mysqlChecked === 'ok' ? poolDown : `${mysqlChecked}; ${poolDown}`) : mysqlChecked;
   // Read after the checks: a drain that began while they ran counts.
   const draining = d.drain?.draining ?? false;
   return {

@@ -28,7 +28,9 @@ const UNREACHABLE = new Set([
 export function storeError(err: unknown): unknown {
   if (err instanceof IdmintError) return err;
   const e = err as { code?: unknown; fatal?: unknown; message?: unknown };
-  if (e && typeof e === 'object' && (e.fatal === true || (typeof e.code === 'string' && UNREACHABLE.has(e.code)))) {
+  // "Pool is closed.": a pool the node replaced (pool-supervisor.ts) refusing what waited on it.
+  const closed = e?.message === 'Pool is closed.';
+  if (e && typeof e === 'object' && (closed || e.fatal === true || (typeof e.code === 'string' && UNREACHABLE.has(e.code)))) {
     return unavailable(`MySQL cannot be reached: ${String(e.message ?? e.code)}`, err);
   }
   return err;
