@@ -3,32 +3,27 @@
 // connection to end, with no bound of its own. Here a job that never finishes makes it hang
 // for certain: closeWorker (src/consumer/worker-close.ts) gives it up after its bound, stops
 // the job's lock renewals and drops the blocking connection, so a node's shutdown keeps its
-// SHUTDOWN_TIMEOUT_MS. The job is left to its lock, as a killed process leaves it.
+// SHUTDOWN_TIMEOUT_MS. The job is left to its lock, as a killed process leaves it. The same
+// holds on every topology: the default Redis of the run (single, or the cluster of
+// test:cluster) and a Sentinel group's master, whose connections end through their connector.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Queue, Worker } from 'bullmq';
 import { closeWorker } from '../../src/consumer/worker-close.js';
 import { createDefaultRedis } from '../../src/store/redis/connection.js';
 import { Keys } from '../../src/store/redis/keys.js';
-import { cleanup, testConfig, testNames } from '../../tools/env.js';
+import type { Config } from '../../src/config.js';
+import { cleanup, skipOnCluster, testConfig, testNames } from '../../tools/env.js';
 import { waitFor } from '../helpers/fault-load.js';
+import { masterAddr, sentinelScript } from '../helpers/sentinel-group.js';
 
-describe('closing a worker whose graceful close hangs', () => {
-  const names = testNames();
-  const config = testConfig(names);
-  const prefix = new Keys(names.prefix).queuePrefix();
-  const conns = [createDefaultRedis(config, 'queue'), createDefaultRedis(config, 'worker')];
-  let release: () => void = () => undefined;
-  after(async () => {
-    release();
-    for (const c of conns) c.disconnect();
-    await cleanup(names);
-  });
-
-  it('gives up the graceful close after its bound and drops the worker, its job left to its lock', { timeout: 60000 }, async () => {
-    const [queueConn, workerConn] = conns;
+/** A worker whose job never finishes, closed with closeWorker: given up after its bound. */
+async function closeHanging(config: Config, prefix: string, setRelease: (r: () => void) => void): Promise<void> {
+  const queueConn = createDefaultRedis(config, 'queue');
+  const workerConn = createDefaultRedis(config, 'worker');
+  try {
     const queue = new Queue('hang', { connection: queueConn, prefix });
-    const hanging = new Promise<void>((resolve) => (release = resolve));
+    const hanging = new Promise<void>((resolve) => setRelease(resolve));
     let started = false;
     const worker = new Worker(
       'hang',
@@ -61,5 +56,42 @@ describe('closing a worker whose graceful close hangs', () => {
     await waitFor('the job lock to expire', async () => (await queueConn.exists(`${prefix}:hang:stuck:lock`)) === 0, 10000);
     assert.equal(await queue.getJobState('stuck'), 'active', 'the job is left as it was');
     await queue.close();
+  } finally {
+    queueConn.disconnect();
+    workerConn.disconnect();
+  }
+}
+
+describe('closing a worker whose graceful close hangs', () => {
+  const names = testNames();
+  let release: () => void = () => undefined;
+  after(async () => {
+    release();
+    await cleanup(names);
+  });
+
+  it('gives up the graceful close after its bound and drops the worker, its job left to its lock', { timeout: 60000 }, async () => {
+    await closeHanging(testConfig(names), new Keys(names.prefix).queuePrefix(), (r) => (release = r));
+  });
+});
+
+describe('closing a worker whose graceful close hangs, on a Sentinel group', { skip: skipOnCluster('it starts a Sentinel group of its own') }, () => {
+  const BASE = Number(process.env.CLOSE_SENTINEL_BASE_PORT ?? 7481);
+  const names = testNames();
+  const script = sentinelScript(BASE);
+  let seeds = '';
+  let release: () => void = () => undefined;
+  after(async () => {
+    release();
+    const sentinel = Number(seeds.split(',')[0]?.split(':')[1]);
+    const master = sentinel ? await masterAddr(sentinel).catch(() => '') : '';
+    if (master) await cleanup(names, `redis://${master}`).catch(() => undefined);
+    script('stop');
+  });
+
+  it('gives up the graceful close after its bound there too', { timeout: 90000 }, async () => {
+    seeds = script('start').split('\n').pop()!;
+    const config = testConfig(names, { REDIS_URL: 'redis://unused:1/0', REDIS_SENTINELS: seeds, REDIS_SENTINEL_MASTER: 'idmint' });
+    await closeHanging(config, new Keys(names.prefix).queuePrefix(), (r) => (release = r));
   });
 });
