@@ -75,7 +75,7 @@ export function savedSpans(savedMs: number, resetSeconds: number, importMs: numb
 }
 
 /** Time tokens from the coarsest to the finest, as rule-template names them. */
-const FINEST = ['{yyyy}', '{yy}', '{year%10}', '{MM}', '{dd}', '{HH}', '{mm}', '{ss}', '{SSS}'] as const;
+const FINEST = ['{yyyy}', '{yy}', '{year%100}', '{year%10}', '{MM}', '{dd}', '{HH}', '{mm}', '{ss}', '{SSS}'] as const;
 
 /** The start of the bucket of `wall` that the template's finest token tells apart. */
 function bucketStart(wall: number, finest: string): number {
@@ -90,6 +90,7 @@ function bucketStart(wall: number, finest: string): number {
   switch (finest) {
     case '{yyyy}':
     case '{yy}':
+    case '{year%100}':
     case '{year%10}':
       return at(y);
     case '{MM}':

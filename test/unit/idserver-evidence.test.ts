@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FOLD_SHARD } from '../../src/core/app-fold.js';
 import { readIdServerLog } from '../../src/core/idserver-log.js';
+import { widenToBuckets } from '../../src/core/idserver-periods.js';
 import type { OldCounterRow, OldRule } from '../../src/core/import-plan.js';
 import { planRules } from '../../src/core/import-plan-rules.js';
 import { localParts, periodOf } from '../../src/core/period.js';
@@ -217,5 +218,14 @@ describe('an id_server import and its log, as evidence', () => {
     const dated = rule('UTC', {}, { resetSeconds: 3600, template: 'X{yy}{MM}{dd}{HH}{counter:4}', maxCounter: 9999 });
     const kept = planRules([hourly, dated], [row('shop', 10, now - 60_000, { ruleName: 'order_id' })], none, now);
     assert.equal(floorAt(kept, 'order', 'id_shop', now), 12);
+  });
+});
+
+describe("the dates a save may share with idmint, by the template's finest token", () => {
+  it('widens to the whole year for {year%100} as for {yy}', () => {
+    const span = { lo: Date.UTC(2026, 4, 3), hi: Date.UTC(2026, 4, 4) };
+    const year = { lo: Date.UTC(2026, 0, 1), hi: Date.UTC(2027, 0, 1) };
+    assert.deepEqual(widenToBuckets(span, '{yy}'), year);
+    assert.deepEqual(widenToBuckets(span, '{year%100}'), year);
   });
 });
