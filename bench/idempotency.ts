@@ -1,9 +1,11 @@
 // What an idempotency key costs on `GET /v1/id/:tag`, run by `npm run bench:idempotency`.
 //
 // The promise measured (docs/GUARANTEES.md#idempotency-keys): a request without a key is served
-// as before; a keyed request with a new key costs two script calls more than an unkeyed one (the
-// claim, idem-claim-3.lua, before the take; the record, idem-record-3.lua, after it) and a
-// replay one call in all (the claim, which finds the kept answer). In one run, with keep-alive clients over loopback (autocannon, in this
+// as before; a keyed request with a new key to a segment tag of order global costs the same one
+// script call as the unkeyed one (idem-take-5.lua looks the key up, takes and keeps the answer);
+// to a tag served from memory (order node) two calls more than the unkeyed one (the claim,
+// idem-claim-3.lua, before the take; the record, idem-record-3.lua, after it); a replay one call
+// in all (which finds the kept answer). In one run, with keep-alive clients over loopback (autocannon, in this
 // process) at 1 client (latency) and at --connections clients (throughput), it measures, in
 // interleaved rounds after an uncounted warm-up of every case:
 //   bare route                     a bare Fastify route answering a constant (bench/bare-server.ts)
@@ -15,12 +17,13 @@
 //                                  rounds: whether requests without a key are unchanged
 //   <order>, unkeyed, router       the same with an empty query ("?"), which Fastify's router
 //                                  serves, as it serves every keyed request
-//   <order>, keyed, new key        a fresh Idempotency-Key per request (claimed, taken, recorded)
-//   <order>, keyed, replay         the same key every time (the claim finds the kept answer)
+//   <order>, keyed, new key        a fresh Idempotency-Key per request (order global: taken and
+//                                  kept in one call; order node: claimed, taken, recorded)
+//   <order>, keyed, replay         the same key every time (the one call finds the kept answer)
 // for a segment tag of order global and one of order node. Apart, on a private redis-server
-// (nothing else on it), Redis's own time per call (INFO commandstats) of INCR and of the key
-// scripts (a new key's claim and record, a replay's claim), as idmint sends them for one ID. "extra µs" is the case's cost over
-// the unkeyed request of its tag (over the bare route for the INCR route), per round: at 1
+// (nothing else on it), Redis's own time per call (INFO commandstats) of INCR, the take and the
+// key scripts (a new key's one call of order global; its claim and record of order node; a
+// replay's claim), as idmint sends them for one ID. "extra µs" is the case's cost over the unkeyed request of its tag (over the bare route for the INCR route), per round: at 1
 // client the difference of the p50 latencies, at N clients the difference of the wall time per
 // request (1/throughput); "÷ round trip" divides it by the INCR route's extra of the same round
 // and client count, so 1.00 is exactly one more round trip. Figures are medians of the rounds.
@@ -41,7 +44,10 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { encodeIds, fingerprintOf } from '../src/core/idempotency-key.js';
 import { claimCharge } from '../src/service/idempotency.js';
+import type { RedisClient } from '../src/store/redis/connection.js';
+import { Keys } from '../src/store/redis/keys.js';
 import { scriptText } from '../src/store/redis/lua.js';
+import { SegmentStore } from '../src/store/redis/segments.js';
 import { readOptions } from '../tools/args.js';
 import { ROOT } from '../tools/child.js';
 import { cpuWindow, machineBusySeconds, pinProcess, readProcs } from '../tools/cpu.js';
@@ -222,12 +228,13 @@ async function startAt(commit: string, dir: string, env: Record<string, string>,
   return startServer(`idmint at ${commit}`, ['src/cli.ts', 'serve'], { cwd: dir, cpu, env });
 }
 
-type AloneCall = 'incr' | 'claim' | 'record' | 'replay';
+type AloneCall = 'incr' | 'take' | 'inKey' | 'claim' | 'record' | 'replay';
 
 /**
- * Redis's own µs per call of INCR and of the key scripts as idmint sends them for one ID: the
- * claim of a new key, the record over that claim, and the claim of a kept key (a replay's only
- * call), on a private server: medians of `rounds` windows of `calls` sequential calls.
+ * Redis's own µs per call of INCR, of the take and of the key scripts as idmint sends them for
+ * one ID: the take, a new key's one call (the take with the key's lookup and answer), the claim
+ * of a new key, the record over that claim, and the claim of a kept key (a replay's only call),
+ * on a private server: medians of `rounds` windows of `calls` sequential calls.
  */
 async function redisAlone(rounds: number, calls: number): Promise<Record<AloneCall, number>> {
   const server = await RedisServer.start();
@@ -235,6 +242,14 @@ async function redisAlone(rounds: number, calls: number): Promise<Record<AloneCa
   try {
     const claimSha = String(await r.script('LOAD', scriptText('idem-claim-3')));
     const recordSha = String(await r.script('LOAD', scriptText('idem-record-3')));
+    const takeSha = String(await r.script('LOAD', scriptText('take-2')));
+    const inKeySha = String(await r.script('LOAD', scriptText('idem-take-5')));
+    // A counter in its steady state, as install-2.lua leaves it with a segment far from its end.
+    const segments = new SegmentStore({ default: r as unknown as RedisClient }, new Keys('b'));
+    const ref = { tag: 't', epoch: 1, shard: 0 };
+    const cold = await segments.take(ref, 1, 0.5);
+    await segments.install(ref, cold.gen, [1, 1e12], 0.5);
+    const segment = segments.key(ref);
     // As idmint sends them for GET /v1/id of one ID, kept a day, under the bench's bound.
     const fingerprint = fingerprintOf({ count: 1, shape: 'one' });
     const answer = encodeIds(['1000001']);
@@ -255,19 +270,45 @@ async function redisAlone(rounds: number, calls: number): Promise<Record<AloneCa
       );
     const record = (key: string) =>
       r.evalsha(recordSha, 3, `idem:{t}:${key}`, 'idem-index:{t}', 'idem-bytes:{t}', key, 'owner', fingerprint, answer, 86_400_000);
+    const inKey = (key: string) =>
+      r.evalsha(
+        inKeySha,
+        5,
+        `idem:{t}:${key}`,
+        'idem-index:{t}',
+        'idem-bytes:{t}',
+        segment,
+        'b:{t}:moved',
+        key,
+        fingerprint,
+        'owner',
+        30_000,
+        100_000_000,
+        1024 ** 4,
+        claimCharge(1, key, fingerprint),
+        1,
+        1,
+        86_400_000,
+        1,
+        0,
+      );
     await claim('kept');
     await record('kept');
     let claimed = 0;
     let recorded = 0;
+    let taken = 0;
+    let call = 0;
     const calls_: Record<AloneCall, () => Promise<unknown>> = {
       incr: () => r.incr('incr'),
+      take: () => r.evalsha(takeSha, 2, segment, 'b:{t}:moved', 1, `g${call++}`, 0.5, 1),
+      inKey: () => inKey(`t${taken++}`),
       claim: () => claim(`k${claimed++}`),
       // Each round's records go over the claims of the same round.
       record: () => record(`k${recorded++}`),
       replay: () => claim('kept'),
     };
-    const kinds = ['incr', 'claim', 'record', 'replay'] as const;
-    const out: Record<AloneCall, number[]> = { incr: [], claim: [], record: [], replay: [] };
+    const kinds = ['incr', 'take', 'inKey', 'claim', 'record', 'replay'] as const;
+    const out: Record<AloneCall, number[]> = { incr: [], take: [], inKey: [], claim: [], record: [], replay: [] };
     for (let round = 0; round < rounds; round++)
       for (const kind of kinds) {
         await r.config('RESETSTAT');
@@ -275,7 +316,14 @@ async function redisAlone(rounds: number, calls: number): Promise<Record<AloneCa
         const s = await commandStat(r, kind === 'incr' ? 'incr' : 'evalsha');
         out[kind].push(s.usec / s.calls);
       }
-    return { incr: medianOrNaN(out.incr), claim: medianOrNaN(out.claim), record: medianOrNaN(out.record), replay: medianOrNaN(out.replay) };
+    return {
+      incr: medianOrNaN(out.incr),
+      take: medianOrNaN(out.take),
+      inKey: medianOrNaN(out.inKey),
+      claim: medianOrNaN(out.claim),
+      record: medianOrNaN(out.record),
+      replay: medianOrNaN(out.replay),
+    };
   } finally {
     r.disconnect();
     await server.stop();
@@ -468,7 +516,9 @@ async function main(): Promise<number> {
     const aloneRow = (name: string, us: number) => [name, '1', ...Array<string>(rows[0].length - 3).fill('-'), fmt(us, 2)];
     rows.push(
       aloneRow('Redis alone: INCR', alone.incr),
-      aloneRow('Redis alone: claim script, new key', alone.claim),
+      aloneRow('Redis alone: take script (unkeyed, order global)', alone.take),
+      aloneRow('Redis alone: take in the key’s call, new key (order global)', alone.inKey),
+      aloneRow('Redis alone: claim script, new key (order node)', alone.claim),
       aloneRow('Redis alone: record script, over the claim', alone.record),
       aloneRow('Redis alone: claim script, kept key (replay)', alone.replay),
     );
@@ -485,7 +535,7 @@ async function main(): Promise<number> {
         .map((c) => medianOrNaN(rounds.map((r) => extraOver(c, find('unkeyed', c.clients, c.order), r) / roundTrip(c.clients, r)))),
     );
     notes.push(
-      `Redis's own time per call on a private server: INCR ${fmt(alone.incr, 2)} µs; a new key's claim script ${fmt(alone.claim, 2)} µs and record script ${fmt(alone.record, 2)} µs; a replay's claim script ${fmt(alone.replay, 2)} µs`,
+      `Redis's own time per call on a private server: INCR ${fmt(alone.incr, 2)} µs; the take ${fmt(alone.take, 2)} µs; a new key's one call of order global ${fmt(alone.inKey, 2)} µs; of order node its claim script ${fmt(alone.claim, 2)} µs and record script ${fmt(alone.record, 2)} µs; a replay's claim script ${fmt(alone.replay, 2)} µs`,
     );
     // The goals of docs/GUARANTEES.md#idempotency-keys: throughput at N clients over the tag's unkeyed request, median of the per-round ratios.
     for (const order of ['global', 'node'] as const)

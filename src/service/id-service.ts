@@ -168,7 +168,16 @@ export class IdService {
     const n = countOf(req, tag);
     const rule = tag.rule !== null;
     const fingerprint = fingerprintOf({ count: n, shape: req.as, key: req.key, app: rule ? req.app : undefined, salt: rule ? req.salt : undefined });
-    return this.idempotency.issue(tag, key, fingerprint, n, async () => this.fromSource(enabled(req.tag, tag), n, req));
+    // A disabled tag takes nothing (the claim path refuses it after finding no kept answer).
+    const inKey = tag.enabled ? this.sources.of(tag).mode.inKey?.(tag) : undefined;
+    return this.idempotency.issue(
+      tag,
+      key,
+      fingerprint,
+      n,
+      async () => this.fromSource(enabled(req.tag, tag), n, req),
+      inKey && { ...inKey, taken: (ids) => this.count(tag, ids.length) },
+    );
   }
 
   private async runs(req: RunsRequest | HeldRequest): Promise<Issued> {

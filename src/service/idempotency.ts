@@ -11,6 +11,12 @@
 //      are the IDs answered. A take that fails releases the claim (idem-release-3.lua): the
 //      retry is served as a first request.
 //
+// A request whose IDs are taken from Redis anyway (a plain segment tag of order global: its
+// source gives a TakeInKey) does all three in one call (idem-take-5.lua) while its counter is
+// in its steady state: the key is looked up, and if it is new its IDs are taken and kept as
+// its answer at once. A new key then costs the same one Redis call as the request without it;
+// where a segment ends, the call claims and the three steps follow.
+//
 // Requests under one key that run at once: in this process they wait for the first one's
 // answer (no Redis call of their own); from other processes they find its claim and poll for
 // its answer for up to `waitMs`, then are refused with IDEMPOTENCY_KEY_IN_FLIGHT and a
@@ -26,7 +32,8 @@ import { decodeIds, encodeIds, fingerprintDifference, keyedCountProblem, keyProb
 import { IdmintError, invalid, unavailable } from '../errors.js';
 import type { IdempotencyCounters } from '../metrics/idempotency-metrics.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
-import type { ClaimResult, IdempotencyRecords, KeptAnswer, RecordRef } from '../store/redis/idempotency-records.js';
+import type { ClaimOrTakeResult, IdempotencyRecords, KeptAnswer, RecordRef } from '../store/redis/idempotency-records.js';
+import type { ClaimArgs } from '../store/redis/scripts.js';
 
 export interface IdempotencyOptions {
   /** IDEMPOTENCY_MAX_KEYS: the most live keys one tag may hold, across the cluster. */
@@ -54,7 +61,29 @@ export const claimCharge = (count: number, key: string, fingerprint: string): nu
   RECORD_OVERHEAD + key.length + fingerprint.length + count * BYTES_PER_ID;
 
 const refOf = (tag: StoredTag): RecordRef => ({ tag: tag.tag, epoch: tag.epoch, redis: tag.redis });
+/** How long the tag keeps a key's answer, ms (at least 1). */
+const retentionMsOf = (tag: StoredTag): number => Math.max(1, Math.round(tag.keyRetentionSeconds * 1000));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A keyed request whose IDs can be taken in its key's one Redis call (idem-take-5.lua): from the
+ * counter of (shard, scope), whose value k is the ID k * stride + offset.
+ */
+export interface TakeInKey {
+  readonly shard: number;
+  readonly scope: string;
+  readonly stride: number;
+  readonly offset: number;
+  /** Told of the IDs taken in the call (the caller counts them as issued). */
+  readonly taken: (ids: readonly string[]) => void;
+}
+
+/** The IDs of counter values first .. first + n - 1 (each at most 2^53 - 1, as idem-take-5.lua checks). */
+function idsOfCounters(first: number, n: number, inKey: TakeInKey): string[] {
+  const ids: string[] = new Array(n);
+  for (let k = 0; k < n; k++) ids[k] = String((first + k) * inKey.stride + inKey.offset);
+  return ids;
+}
 
 /** A request of this process under a key, that later ones with the key wait for. */
 interface Running {
@@ -87,9 +116,17 @@ export class IdempotencyKeys {
    * The answer to a request with idempotency key `key` for `tag`: the answer kept for the key,
    * else the IDs `take` gives (called at most once, and only while this request holds the key).
    * fingerprint: core/idempotency-key.ts fingerprintOf of the request; a kept answer of another
-   * fingerprint is refused (IDEMPOTENCY_KEY_MISMATCH), never answered.
+   * fingerprint is refused (IDEMPOTENCY_KEY_MISMATCH), never answered. inKey: the IDs may be
+   * taken in the key's own Redis call (else `take` takes them after the claim).
    */
-  async issue(tag: StoredTag, key: string, fingerprint: string, count: number, take: () => Promise<string[]>): Promise<string[]> {
+  async issue(
+    tag: StoredTag,
+    key: string,
+    fingerprint: string,
+    count: number,
+    take: () => Promise<string[]>,
+    inKey?: TakeInKey,
+  ): Promise<string[]> {
     this.check(key, count);
     const here = `${tag.redis ?? ''}\n${tag.tag}\n${tag.epoch}\n${key}`;
     const first = this.running.get(here);
@@ -99,7 +136,7 @@ export class IdempotencyKeys {
       this.opts.counters?.replay(tag.tag);
       return [...ids];
     }
-    const answer = this.serve(tag, key, fingerprint, count, take);
+    const answer = this.serve(tag, key, fingerprint, count, take, inKey);
     this.running.set(here, { fingerprint, answer });
     try {
       return await answer;
@@ -114,22 +151,40 @@ export class IdempotencyKeys {
   }
 
   /** Claims the key (or finds its answer), waiting while another process's request holds it. */
-  private async serve(tag: StoredTag, key: string, fingerprint: string, count: number, take: () => Promise<string[]>): Promise<string[]> {
+  private async serve(
+    tag: StoredTag,
+    key: string,
+    fingerprint: string,
+    count: number,
+    take: () => Promise<string[]>,
+    inKey: TakeInKey | undefined,
+  ): Promise<string[]> {
     const ref = refOf(tag);
     const owner = randomBytes(12).toString('base64url');
     const deadline = Date.now() + this.waitMs;
+    const claim: ClaimArgs = {
+      key,
+      fingerprint,
+      owner,
+      claimMs: this.claimMs,
+      maxKeys: this.opts.maxKeys,
+      maxBytes: this.maxBytes,
+      chargeBytes: claimCharge(count, key, fingerprint),
+    };
     for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
-      let found: ClaimResult;
+      let found: ClaimOrTakeResult;
       try {
-        found = await this.records.claim(ref, {
-          key,
-          fingerprint,
-          owner,
-          claimMs: this.claimMs,
-          maxKeys: this.opts.maxKeys,
-          maxBytes: this.maxBytes,
-          chargeBytes: claimCharge(count, key, fingerprint),
-        });
+        found =
+          inKey === undefined
+            ? await this.records.claim(ref, claim)
+            : await this.records.claimOrTake(ref, inKey, {
+                ...claim,
+                n: count,
+                epoch: tag.epoch,
+                retentionMs: retentionMsOf(tag),
+                stride: inKey.stride,
+                offset: inKey.offset,
+              });
       } catch (err) {
         throw unavailable(
           `tag "${tag.tag}": idempotency key "${key}" could not be looked up (${(err as Error).message}); nothing was taken, retry with the same key`,
@@ -137,6 +192,11 @@ export class IdempotencyKeys {
         );
       }
       switch (found.kind) {
+        case 'taken': {
+          const ids = idsOfCounters(found.first, count, inKey as TakeInKey);
+          inKey?.taken(ids);
+          return ids;
+        }
         case 'claimed':
           return this.takeAndRecord(tag, ref, key, fingerprint, owner, take);
         case 'answered':
@@ -187,7 +247,7 @@ export class IdempotencyKeys {
         owner,
         fingerprint,
         answer: encodeIds(ids),
-        retentionMs: Math.max(1, Math.round(tag.keyRetentionSeconds * 1000)),
+        retentionMs: retentionMsOf(tag),
       });
     } catch (err) {
       // The call may still have kept them: a retry with the key then gets them, and only then.

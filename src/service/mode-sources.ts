@@ -10,6 +10,7 @@ import type { StoredTag } from '../store/mysql/tags-repo.js';
 import { TagMovedError, type Coalescer } from './coalescer.js';
 import { hasRuleInput, ruleInput, type IdOptions } from './id-options.js';
 import { scopeOf, type RuleTemplates } from './rule-mode.js';
+import type { TakeInKey } from './idempotency.js';
 import { formatIds, type SegmentMode } from './segment-mode.js';
 import { sourceKey, type SegmentSource, type SourceCache, type TagSources } from './sources.js';
 
@@ -34,6 +35,12 @@ export interface ModeSource {
   one(tag: StoredTag, s: TagSources, opts: IdOptions): string | Promise<string> | undefined;
   /** count IDs (at least 1) in issue order, for a resolved and checked definition. */
   ids(tag: StoredTag, count: number, opts: IdOptions): Promise<string[]>;
+  /**
+   * Where a keyed request's IDs may be taken in its key's own Redis call (idempotency.ts): the
+   * counter and the arithmetic of its IDs; undefined when they are taken otherwise (from
+   * memory, or formatted beyond k * stride + offset).
+   */
+  inKey?(tag: StoredTag): Omit<TakeInKey, 'taken'> | undefined;
 }
 
 /** The source of a definition's kind, decided once per definition (the four are made once). */
@@ -81,6 +88,8 @@ function segmentGlobal(d: ModeDeps): ModeSource {
       return src && viaCoalescer(d, tag, s, src.coalescer, opts, (v) => seqString(tag, v));
     },
     ids: segmentIds(d),
+    // Every ID of a plain tag's counter value k is k * stride + offset, unless it is permuted.
+    inKey: (tag) => (tag.layout === 'plain' && !tag.permute ? { shard: 0, scope: '', stride: tag.stride, offset: tag.offset } : undefined),
   };
 }
 

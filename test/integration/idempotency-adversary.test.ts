@@ -2,7 +2,10 @@
 // An adversary for idempotency keys, as code: a client that sends each keyed request, and
 // retries it from another process at the worst moment (after the first attempt took its IDs,
 // before its answer was kept), sometimes with a different count under the same key. fast-check
-// searches sequences of such requests on a fresh order-global tag per case; after each case the
+// searches sequences of such requests on a fresh order-global tag per case, each request sent
+// the claim's way (claim, take, record) or taken in its key's one call (idem-take-5.lua, which
+// falls back to the claim where a segment ends), as a real keyed request of the tag would be;
+// after each case the
 // next unkeyed ID proves how many IDs were consumed: exactly the counts of the keys answered,
 // whatever the retries and refusals, and every key has had one answer. The seed is printed;
 // IDEMPOTENCY_SEED replays one.
@@ -30,6 +33,8 @@ interface Step {
   readonly retryMidway: boolean;
   /** Then retry it once more afterwards (a plain replay). */
   readonly replay: boolean;
+  /** Sent (and retried) to be taken in its key's one call where the counter allows. */
+  readonly inKey: boolean;
 }
 
 const step: fc.Arbitrary<Step> = fc.record({
@@ -38,6 +43,7 @@ const step: fc.Arbitrary<Step> = fc.record({
   side: fc.integer({ min: 0, max: 1 }),
   retryMidway: fc.boolean(),
   replay: fc.boolean(),
+  inKey: fc.boolean(),
 });
 
 describe('idempotency keys against an adversary that retries at the worst moment', () => {
@@ -56,15 +62,23 @@ describe('idempotency keys against an adversary that retries at the worst moment
   });
 
   /** A keyed request of `count` IDs through process `side`; midway: run while its take is done, before its answer is kept. */
-  async function send(tag: string, side: number, key: string, count: number, midway?: () => void): Promise<string[] | IdmintError> {
+  async function send(tag: string, side: number, key: string, count: number, inKey: boolean, midway?: () => void): Promise<string[] | IdmintError> {
     const n = nodes[side];
     const stored = await n.rt.ids.prepare({ tag, as: 'ids', count: 1 });
+    const direct = inKey ? { shard: 0, scope: '', stride: 1, offset: 0, taken: () => {} } : undefined;
     try {
-      return await keys[side].issue(stored, key, fingerprintOf({ count, shape: 'ids' }), count, async () => {
-        const ids = await n.rt.ids.issue({ tag, as: 'ids', count });
-        midway?.();
-        return ids;
-      });
+      return await keys[side].issue(
+        stored,
+        key,
+        fingerprintOf({ count, shape: 'ids' }),
+        count,
+        async () => {
+          const ids = await n.rt.ids.issue({ tag, as: 'ids', count });
+          midway?.();
+          return ids;
+        },
+        direct,
+      );
     } catch (err) {
       if (err instanceof IdmintError) return err;
       throw err;
@@ -93,10 +107,10 @@ describe('idempotency keys against an adversary that retries at the worst moment
           const key = `k${s.key}`;
           const other = 1 - s.side;
           let retry: Promise<string[] | IdmintError> | undefined;
-          const got = await send(tag, s.side, key, s.count, s.retryMidway ? () => void (retry = send(tag, other, key, s.count)) : undefined);
+          const got = await send(tag, s.side, key, s.count, s.inKey, s.retryMidway ? () => void (retry = send(tag, other, key, s.count, s.inKey)) : undefined);
           check(key, s.count, got, `step ${i}`);
           if (retry !== undefined) check(key, s.count, await retry, `step ${i}, its retry midway`);
-          if (s.replay) check(key, s.count, await send(tag, other, key, s.count), `step ${i}, its replay`);
+          if (s.replay) check(key, s.count, await send(tag, other, key, s.count, !s.inKey), `step ${i}, its replay`);
         }
         const consumed = [...answers.values()].reduce((sum, a) => sum + a.count, 0);
         const next = await nodes[0].rt.ids.issue({ tag, as: 'ids', count: 1 });

@@ -127,16 +127,17 @@ describe('a retry consumes nothing', () => {
     const victim = await spawnNode(names);
     const keys: string[] = [];
     const firstTry = new Map<string, string[]>();
-    // 20 clients send keyed requests until the victim is killed, once 50 were answered: the
-    // others' requests are in flight (some taken, some kept, some neither) when it dies.
+    // 20 clients send keyed requests until the victim is dead; it is killed once 50 were
+    // answered: the others' requests are in flight (some taken, some kept, some neither) when it dies.
     let killed: Promise<void> | undefined;
+    let dead = false;
     const client = async () => {
-      while (killed === undefined) {
+      while (!dead) {
         const k = `k-${keys.length}`;
         keys.push(k);
         const a = await keyed(victim.url, 'killed', k, 2).catch(() => undefined);
         if (a?.status === 200 && a.ids) firstTry.set(k, a.ids);
-        if (firstTry.size >= 50 && killed === undefined) killed = victim.kill();
+        if (firstTry.size >= 50 && killed === undefined) killed = victim.kill().then(() => void (dead = true));
       }
     };
     await Promise.all(Array.from({ length: 20 }, client));

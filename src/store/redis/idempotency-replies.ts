@@ -1,5 +1,5 @@
-// The replies of the idempotency-key scripts (idem-claim-3.lua, idem-record-3.lua,
-// idem-release-3.lua, idem-held-1.lua) decoded into types, as replies.ts does for the others: a
+// The replies of the idempotency-key scripts (idem-claim-3.lua, idem-take-5.lua,
+// idem-record-3.lua, idem-release-3.lua, idem-held-1.lua) decoded into types, as replies.ts does for the others: a
 // status the script does not answer is an error.
 import type { ScriptFile } from './lua.js';
 
@@ -21,6 +21,12 @@ export type ClaimResult =
   | { readonly kind: 'full'; readonly retryInMs: number }
   /** The key's charge would take the tag's keys past their most bytes; nothing was written; retryInMs: until enough expire. */
   | { readonly kind: 'full-bytes'; readonly retryInMs: number };
+
+/** What idem-take-5.lua did: what idem-claim-3.lua finds, or the IDs taken and kept as the key's answer. */
+export type ClaimOrTakeResult =
+  | ClaimResult
+  /** Taken and kept as the key's answer: counter values first .. first + n - 1. */
+  | { readonly kind: 'taken'; readonly first: number };
 
 /** What idem-record-3.lua did with an answer. */
 export type RecordResult =
@@ -53,6 +59,15 @@ export function decodeClaim(raw: unknown): ClaimResult {
   if (raw[0] === 3 && raw.length === 2 && typeof raw[1] === 'number') return { kind: 'full', retryInMs: raw[1] };
   if (raw[0] === 5 && raw.length === 2 && typeof raw[1] === 'number') return { kind: 'full-bytes', retryInMs: raw[1] };
   return shared(raw) ?? failWith('idem-claim-3', raw);
+}
+
+export function decodeClaimOrTake(raw: unknown): ClaimOrTakeResult {
+  if (Array.isArray(raw) && raw[0] === 6 && raw.length === 2 && Number.isSafeInteger(raw[1])) return { kind: 'taken', first: raw[1] as number };
+  try {
+    return decodeClaim(raw);
+  } catch {
+    throw fail('idem-take-5', raw);
+  }
 }
 
 export function decodeRecord(raw: unknown): RecordResult {

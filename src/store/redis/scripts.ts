@@ -8,7 +8,16 @@
 import { createHash } from 'node:crypto';
 import type { Range } from '../../core/ranges.js';
 import type { RedisClient } from './connection.js';
-import { decodeClaim, decodeHeld, decodeRecord, decodeUnclaim, type ClaimResult, type RecordResult } from './idempotency-replies.js';
+import {
+  decodeClaim,
+  decodeClaimOrTake,
+  decodeHeld,
+  decodeRecord,
+  decodeUnclaim,
+  type ClaimOrTakeResult,
+  type ClaimResult,
+  type RecordResult,
+} from './idempotency-replies.js';
 import { numberOfKeys, SCRIPT_FILES, scriptText, type ScriptFile } from './lua.js';
 import {
   decodeAcquire,
@@ -99,6 +108,19 @@ export interface ClaimArgs {
   readonly chargeBytes: number;
 }
 
+/** idem-take-5.lua's arguments after its keys: a claim's, and the take's. */
+export interface ClaimOrTakeArgs extends ClaimArgs {
+  /** IDs wanted (1 .. 1000). */
+  readonly n: number;
+  /** The tag's epoch (the "moved" marker's at or above it retires the segment hash). */
+  readonly epoch: number;
+  /** How long the answer is kept when the IDs are taken in the call. */
+  readonly retentionMs: number;
+  /** The ID of counter value k is k * stride + offset. */
+  readonly stride: number;
+  readonly offset: number;
+}
+
 /** idem-record-3.lua's arguments after its keys. */
 export interface RecordArgs {
   readonly key: string;
@@ -180,6 +202,18 @@ export class Scripts {
   /** idem-claim-3.lua: an idempotency key's kept answer, else a claim on it for this request (or why not). */
   idemClaim(record: string, index: string, bytes: string, a: ClaimArgs): Promise<ClaimResult> {
     return this.call('idem-claim-3', [record, index, bytes, a.key, a.fingerprint, a.owner, a.claimMs, a.maxKeys, a.maxBytes, a.chargeBytes], decodeClaim);
+  }
+
+  /**
+   * idem-take-5.lua: an idempotency key's kept answer, else its IDs taken from the segment hash
+   * and kept in the same call (the hash's steady state), else a claim on it (or why not).
+   */
+  idemTake(record: string, index: string, bytes: string, segment: string, moved: string, a: ClaimOrTakeArgs): Promise<ClaimOrTakeResult> {
+    return this.call(
+      'idem-take-5',
+      [record, index, bytes, segment, moved, a.key, a.fingerprint, a.owner, a.claimMs, a.maxKeys, a.maxBytes, a.chargeBytes, a.n, a.epoch, a.retentionMs, a.stride, a.offset],
+      decodeClaimOrTake,
+    );
   }
 
   /** idem-record-3.lua: turns the request's claim into the key's answer, unless the key has another. */

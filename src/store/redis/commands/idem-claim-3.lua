@@ -34,28 +34,15 @@
 ]]
 --- @include "includes/idem-other"
 --- @include "includes/now-ms"
---- @include "includes/int-text"
---- @include "includes/idem-bytes"
+--- @include "includes/idem-room"
+--- @include "includes/idem-keep"
 local kept = redis.call('GET', KEYS[1])
 if kept then return idemOther(KEYS[1], kept) end
 
 local now = nowMs()
-local hold = tonumber(ARGV[4])
-
-idemPrune(now)
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
-  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  return { 3, math.max(0, tonumber(first[2]) - now) }
-end
-
 local charge = tonumber(ARGV[7])
-local total = tonumber(redis.call('HGET', KEYS[3], '') or '0')
-if total + charge > tonumber(ARGV[6]) then return { 5, idemFreedAt(total + charge - tonumber(ARGV[6]), now) } end
+local full = idemRoom(now, charge)
+if full then return full end
 
-redis.call('SET', KEYS[1], '?' .. ARGV[3] .. '\n' .. ARGV[2], 'PX', intText(hold))
-redis.call('ZADD', KEYS[2], intText(now + hold), ARGV[1])
-idemCharge(ARGV[1], charge)
-for i = 2, 3 do
-  if redis.call('PTTL', KEYS[i]) < hold then redis.call('PEXPIRE', KEYS[i], intText(hold)) end
-end
+idemClaimKey(now, ARGV[3], ARGV[2], tonumber(ARGV[4]), charge)
 return { 1 }

@@ -22,20 +22,9 @@
 ]]
 --- @include "includes/idem-other"
 --- @include "includes/now-ms"
---- @include "includes/int-text"
---- @include "includes/idem-bytes"
+--- @include "includes/idem-keep"
 local kept = redis.call('GET', KEYS[1])
 if kept and kept ~= '?' .. ARGV[2] .. '\n' .. ARGV[3] then return idemOther(KEYS[1], kept) end
 
-local now = nowMs()
-local retention = tonumber(ARGV[5])
-
-local record = ARGV[3] .. '\n' .. ARGV[4]
-redis.call('SET', KEYS[1], record, 'PX', intText(retention))
-idemCharge(ARGV[1], #KEYS[1] + #record)
-redis.call('ZADD', KEYS[2], intText(now + retention), ARGV[1])
--- The index and the account live as long as its longest-lived member (a shorter retention set later keeps it).
-for i = 2, 3 do
-  if redis.call('PTTL', KEYS[i]) < retention then redis.call('PEXPIRE', KEYS[i], intText(retention)) end
-end
+idemKeepAnswer(nowMs(), ARGV[3] .. '\n' .. ARGV[4], tonumber(ARGV[5]))
 return { 1 }

@@ -1,0 +1,150 @@
+// suite: single — watches a private redis-server with MONITOR
+// What a keyed request costs in Redis calls, as an outsider sees it: MONITOR on a private
+// redis-server lists every script call that touches a tag's keys while one request is served.
+// A segment tag of order global takes from Redis for every request: a new key is looked up,
+// taken and kept in that one call (idem-take-5.lua), the same count as without a key, and a
+// replay is that one call too. A tag served from memory (order node) needs the claim before
+// its take and the record after it; a replay is the claim alone. The IDs are checked as well:
+// a key's answer continues the tag's counter (stride and offset applied), its replay is the
+// same, and where a segment ends the call falls back to claim, take and record.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { loadedScripts } from '../../src/store/redis/scripts.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { createTag, startLocalNode } from '../../tools/node.js';
+import { RedisServer, withRedis } from '../../tools/redis-server.js';
+import { waitFor } from '../helpers/fault-load.js';
+
+type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
+
+describe('Redis calls of a keyed request', () => {
+  const names = testNames();
+  let server: RedisServer;
+  let node: LocalNode;
+  let monitor: Redis;
+  let feed: Redis;
+  const seen: string[][] = [];
+  const scriptOf = new Map(Object.entries(loadedScripts()).map(([file, s]) => [s.sha, file]));
+
+  before(async () => {
+    server = await RedisServer.start();
+    // Loaded up front: a script's first call would otherwise be its EVALSHA, NOSCRIPT, then EVAL.
+    await withRedis(server.url, async (r) => {
+      for (const script of Object.values(loadedScripts())) await r.script('LOAD', script.text);
+    });
+    node = await startLocalNode(names, { REDIS_URL: server.url });
+    monitor = new Redis(server.url);
+    feed = await monitor.monitor();
+    // Commands a script runs are fed too (source "lua"): only what a client sent counts.
+    feed.on('monitor', (_time: string, args: string[], source: string) => {
+      if (!source.startsWith('lua')) seen.push(args);
+    });
+  });
+  after(async () => {
+    feed?.disconnect();
+    monitor?.disconnect();
+    await node?.close();
+    await cleanup(names, server?.url);
+    await server?.stop();
+  });
+
+  /** The scripts (by file) and other commands that touched the tag's keys while `run` ran. */
+  async function callsOf(tag: string, run: () => Promise<unknown>): Promise<string[]> {
+    const from = seen.length;
+    await run();
+    // Redis feeds its monitors in the order it runs commands: once the marker is seen, so is every call before it.
+    const marker = randomBytes(8).toString('hex');
+    await withRedis(server.url, (r) => r.echo(marker));
+    const { end } = await waitFor(
+      'the marker on the monitor',
+      () => {
+        const at = seen.findIndex((a, i) => i >= from && a[0] === 'echo' && a[1] === marker);
+        return at >= 0 ? { end: at } : undefined;
+      },
+      10_000,
+      5,
+    );
+    return seen
+      .slice(from, end)
+      .filter((args) => args.some((a) => a.includes(`{${tag}}`)))
+      .map((args) => (args[0] === 'evalsha' || args[0] === 'eval' ? (scriptOf.get(args[1]) ?? 'eval') : args[0]));
+  }
+
+  async function ids(tag: string, count: number, key?: string): Promise<string[]> {
+    const res = await fetch(`${node.url}/v1/ids/${tag}?count=${count}`, { headers: key ? { 'idempotency-key': key } : {} });
+    const body = (await res.json()) as { ids?: string[] };
+    assert.equal(res.status, 200, JSON.stringify(body));
+    return body.ids as string[];
+  }
+
+  it('order global: a new key is one call, as many as without a key; a replay is one call', async () => {
+    await createTag(node.url, { tag: 'glob', step: 100_000, min_step: 100_000 });
+    let got: string[] = [];
+    // Warm once a request without a key costs its one take (the first ones also fetch a segment).
+    await waitFor(
+      'a request without a key that is one take',
+      async () => (await callsOf('glob', async () => (got = await ids('glob', 1)))).join() === 'take-2',
+      10_000,
+      1,
+    );
+    const next = Number(got[0]) + 1;
+    assert.deepEqual(await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))), ['idem-take-5'], 'a new key: one call');
+    assert.deepEqual(got, [String(next)]);
+    assert.deepEqual(await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))), ['idem-take-5'], 'a replay: one call');
+    assert.deepEqual(got, [String(next)]);
+    assert.deepEqual(await ids('glob', 1), [String(next + 1)], 'the replay took nothing');
+  });
+
+  it('order global: answers of 1, 2 and 3+ IDs kept in the call are the IDs of the counter, with stride and offset', async () => {
+    await createTag(node.url, { tag: 'strided', stride: 3, offset: 2, step: 100_000, min_step: 100_000 });
+    const first = await ids('strided', 1);
+    assert.deepEqual(first, ['5'], 'counter 1 is 1 * 3 + 2');
+    const answers: string[][] = [];
+    for (const [i, count] of [1, 2, 3, 7].entries()) {
+      const calls = await callsOf('strided', async () => answers.push(await ids('strided', count, `s-${i}`)));
+      assert.deepEqual(calls, ['idem-take-5'], `count ${count}: one call`);
+    }
+    const all = answers.flat();
+    assert.deepEqual(
+      all,
+      Array.from({ length: 13 }, (_, k) => String((k + 2) * 3 + 2)),
+      'consecutive counter values, each k * 3 + 2',
+    );
+    for (const [i, count] of [1, 2, 3, 7].entries()) assert.deepEqual(await ids('strided', count, `s-${i}`), answers[i], `replay of s-${i}`);
+    assert.deepEqual(await ids('strided', 1), [String(15 * 3 + 2)], 'the replays took nothing');
+  });
+
+  it('order global: where a segment ends, the call claims and the take and record follow; IDs stay consecutive', async () => {
+    await createTag(node.url, { tag: 'short', step: 10, min_step: 10, max_step: 10 });
+    await ids('short', 1);
+    const kinds = new Set<string>();
+    const got: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const calls = await callsOf('short', async () => got.push(...(await ids('short', 3, `b-${i}`))));
+      kinds.add(calls.filter((c) => c.startsWith('idem-') || c === 'take-2').join(' '));
+    }
+    assert.ok(kinds.has('idem-take-5'), `some requests were one call: ${[...kinds].join(' | ')}`);
+    assert.ok(
+      [...kinds].some((k) => k.startsWith('idem-take-5 take-2') && k.endsWith('idem-record-3')),
+      `some fell back to take and record: ${[...kinds].join(' | ')}`,
+    );
+    assert.deepEqual(
+      got,
+      Array.from({ length: 36 }, (_, k) => String(k + 2)),
+      'consecutive IDs, whichever way each was taken',
+    );
+    for (let i = 0; i < 12; i++) assert.deepEqual(await ids('short', 3, `b-${i}`), got.slice(3 * i, 3 * i + 3), `replay of b-${i}`);
+    assert.deepEqual(await ids('short', 1), ['38'], 'the replays took nothing');
+  });
+
+  it('order node: a new key is the claim and the record (the take is from memory); a replay is the claim', async () => {
+    await createTag(node.url, { tag: 'nodeo', order: 'node', step: 100_000, min_step: 100_000 });
+    // Warm once a request without a key is served from memory (the first ones fetch the block).
+    await waitFor('a request without a key served from memory', async () => (await callsOf('nodeo', () => ids('nodeo', 1))).length === 0, 10_000, 1);
+    let got: string[] = [];
+    assert.deepEqual(await callsOf('nodeo', async () => (got = await ids('nodeo', 1, 'n-1'))), ['idem-claim-3', 'idem-record-3']);
+    assert.deepEqual(await callsOf('nodeo', async () => assert.deepEqual(await ids('nodeo', 1, 'n-1'), got)), ['idem-claim-3']);
+  });
+});
