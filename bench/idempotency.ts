@@ -2,7 +2,8 @@
 //
 // The promise measured (docs/GUARANTEES.md#idempotency-keys): a request without a key is served
 // as before; a keyed request with a new key to a segment tag of order global costs the same one
-// script call as the unkeyed one (idem-take-5.lua looks the key up, takes and keeps the answer);
+// script call as the unkeyed one (idem-takes-4.lua looks the key up, takes and keeps the answer,
+// for the keyed requests of one event-loop turn together);
 // to a tag served from memory (order node) two calls more than the unkeyed one (the claim,
 // idem-claim-3.lua, before the take; the record, idem-record-3.lua, after it); a replay one call
 // in all (which finds the kept answer). In one run, with keep-alive clients over loopback (autocannon, in this
@@ -243,7 +244,7 @@ async function redisAlone(rounds: number, calls: number): Promise<Record<AloneCa
     const claimSha = String(await r.script('LOAD', scriptText('idem-claim-3')));
     const recordSha = String(await r.script('LOAD', scriptText('idem-record-3')));
     const takeSha = String(await r.script('LOAD', scriptText('take-2')));
-    const inKeySha = String(await r.script('LOAD', scriptText('idem-take-5')));
+    const inKeySha = String(await r.script('LOAD', scriptText('idem-takes-4')));
     // A counter in its steady state, as install-2.lua leaves it with a segment far from its end.
     const segments = new SegmentStore({ default: r as unknown as RedisClient }, new Keys('b'));
     const ref = { tag: 't', epoch: 1, shard: 0 };
@@ -270,27 +271,28 @@ async function redisAlone(rounds: number, calls: number): Promise<Record<AloneCa
       );
     const record = (key: string) =>
       r.evalsha(recordSha, 3, `idem:{t}:${key}`, 'idem-index:{t}', 'idem-bytes:{t}', key, 'owner', fingerprint, answer, 86_400_000);
+    // One request per call, as a lone request's call is (under load a call carries several).
     const inKey = (key: string) =>
       r.evalsha(
         inKeySha,
-        5,
-        `idem:{t}:${key}`,
+        4,
+        segment,
         'idem-index:{t}',
         'idem-bytes:{t}',
-        segment,
         'b:{t}:moved',
-        key,
-        fingerprint,
-        'owner',
+        'idem:{t}:',
         30_000,
         100_000_000,
         1024 ** 4,
-        claimCharge(1, key, fingerprint),
-        1,
         1,
         86_400_000,
         1,
         0,
+        key,
+        fingerprint,
+        'owner',
+        claimCharge(1, key, fingerprint),
+        1,
       );
     await claim('kept');
     await record('kept');

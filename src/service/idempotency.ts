@@ -12,10 +12,11 @@
 //      retry is served as a first request.
 //
 // A request whose IDs are taken from Redis anyway (a plain segment tag of order global: its
-// source gives a TakeInKey) does all three in one call (idem-take-5.lua) while its counter is
-// in its steady state: the key is looked up, and if it is new its IDs are taken and kept as
-// its answer at once. A new key then costs the same one Redis call as the request without it;
-// where a segment ends, the call claims and the three steps follow.
+// source gives a TakeInKey) does all three in one call (idem-takes-4.lua, shared by the keyed
+// requests of one event-loop turn: keyed-takes.ts) while its counter is in its steady state:
+// the key is looked up, and if it is new its IDs are taken and kept as its answer at once. A
+// new key then costs no Redis call more than the request without it; where a segment ends,
+// the call claims and the three steps follow.
 //
 // Requests under one key that run at once: in this process they wait for the first one's
 // answer (no Redis call of their own); from other processes they find its claim and poll for
@@ -34,6 +35,7 @@ import type { IdempotencyCounters } from '../metrics/idempotency-metrics.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
 import type { ClaimOrTakeResult, IdempotencyRecords, KeptAnswer, RecordRef } from '../store/redis/idempotency-records.js';
 import type { ClaimArgs } from '../store/redis/scripts.js';
+import { KeyedTakes } from './keyed-takes.js';
 
 export interface IdempotencyOptions {
   /** IDEMPOTENCY_MAX_KEYS: the most live keys one tag may hold, across the cluster. */
@@ -60,13 +62,19 @@ const RECORD_OVERHEAD = 512;
 export const claimCharge = (count: number, key: string, fingerprint: string): number =>
   RECORD_OVERHEAD + key.length + fingerprint.length + count * BYTES_PER_ID;
 
+/** This process's part of every claim's owner: random, so no two processes share one. */
+const PROCESS_OWNER = randomBytes(12).toString('base64url');
+let claims = 0;
+/** A token no other request (of any process) has: this process's random part and a count. */
+const ownerOfNext = (): string => `${PROCESS_OWNER}.${(claims++).toString(36)}`;
+
 const refOf = (tag: StoredTag): RecordRef => ({ tag: tag.tag, epoch: tag.epoch, redis: tag.redis });
 /** How long the tag keeps a key's answer, ms (at least 1). */
 const retentionMsOf = (tag: StoredTag): number => Math.max(1, Math.round(tag.keyRetentionSeconds * 1000));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * A keyed request whose IDs can be taken in its key's one Redis call (idem-take-5.lua): from the
+ * A keyed request whose IDs can be taken in its key's one Redis call (idem-takes-4.lua): from the
  * counter of (shard, scope), whose value k is the ID k * stride + offset.
  */
 export interface TakeInKey {
@@ -78,7 +86,7 @@ export interface TakeInKey {
   readonly taken: (ids: readonly string[]) => void;
 }
 
-/** The IDs of counter values first .. first + n - 1 (each at most 2^53 - 1, as idem-take-5.lua checks). */
+/** The IDs of counter values first .. first + n - 1 (each at most 2^53 - 1, as idem-takes-4.lua checks). */
 function idsOfCounters(first: number, n: number, inKey: TakeInKey): string[] {
   const ids: string[] = new Array(n);
   for (let k = 0; k < n; k++) ids[k] = String((first + k) * inKey.stride + inKey.offset);
@@ -93,6 +101,7 @@ interface Running {
 
 export class IdempotencyKeys {
   private readonly running = new Map<string, Running>();
+  private readonly takes: KeyedTakes;
   private readonly claimMs: number;
   private readonly waitMs: number;
   private readonly maxBytes: number;
@@ -104,6 +113,7 @@ export class IdempotencyKeys {
     this.claimMs = opts.claimMs ?? DEFAULT_CLAIM_MS;
     this.waitMs = opts.waitMs ?? DEFAULT_WAIT_MS;
     this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.takes = new KeyedTakes(records);
   }
 
   /** Refuses (INVALID_ARGUMENT) a key or a count a keyed request may not carry. */
@@ -119,14 +129,7 @@ export class IdempotencyKeys {
    * fingerprint is refused (IDEMPOTENCY_KEY_MISMATCH), never answered. inKey: the IDs may be
    * taken in the key's own Redis call (else `take` takes them after the claim).
    */
-  async issue(
-    tag: StoredTag,
-    key: string,
-    fingerprint: string,
-    count: number,
-    take: () => Promise<string[]>,
-    inKey?: TakeInKey,
-  ): Promise<string[]> {
+  async issue(tag: StoredTag, key: string, fingerprint: string, count: number, take: () => Promise<string[]>, inKey?: TakeInKey): Promise<string[]> {
     this.check(key, count);
     const here = `${tag.redis ?? ''}\n${tag.tag}\n${tag.epoch}\n${key}`;
     const first = this.running.get(here);
@@ -160,7 +163,7 @@ export class IdempotencyKeys {
     inKey: TakeInKey | undefined,
   ): Promise<string[]> {
     const ref = refOf(tag);
-    const owner = randomBytes(12).toString('base64url');
+    const owner = ownerOfNext();
     const deadline = Date.now() + this.waitMs;
     const claim: ClaimArgs = {
       key,
@@ -177,17 +180,22 @@ export class IdempotencyKeys {
         found =
           inKey === undefined
             ? await this.records.claim(ref, claim)
-            : await this.records.claimOrTake(ref, inKey, {
-                ...claim,
-                n: count,
-                epoch: tag.epoch,
-                retentionMs: retentionMsOf(tag),
-                stride: inKey.stride,
-                offset: inKey.offset,
-              });
+            : await this.takes.claimOrTake(
+                ref,
+                inKey,
+                {
+                  claimMs: this.claimMs,
+                  maxKeys: this.opts.maxKeys,
+                  maxBytes: this.maxBytes,
+                  retentionMs: retentionMsOf(tag),
+                  stride: inKey.stride,
+                  offset: inKey.offset,
+                },
+                { key, fingerprint, owner, chargeBytes: claim.chargeBytes, n: count },
+              );
       } catch (err) {
         throw unavailable(
-          `tag "${tag.tag}": idempotency key "${key}" could not be looked up (${(err as Error).message}); nothing was taken, retry with the same key`,
+          `tag "${tag.tag}": idempotency key "${key}" could not be looked up (${(err as Error).message}); no ID was given: retry with the same key`,
           err,
         );
       }

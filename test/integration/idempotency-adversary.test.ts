@@ -3,7 +3,7 @@
 // retries it from another process at the worst moment (after the first attempt took its IDs,
 // before its answer was kept), sometimes with a different count under the same key. fast-check
 // searches sequences of such requests on a fresh order-global tag per case, each request sent
-// the claim's way (claim, take, record) or taken in its key's one call (idem-take-5.lua, which
+// the claim's way (claim, take, record) or taken in its key's one call (idem-takes-4.lua, which
 // falls back to the claim where a segment ends), as a real keyed request of the tag would be;
 // after each case the
 // next unkeyed ID proves how many IDs were consumed: exactly the counts of the keys answered,

@@ -169,7 +169,7 @@ describe('idempotency keys', () => {
           async () => (taken = await a.node.rt.ids.issue({ tag: 'orders', as: 'ids', count: 2 })),
         ),
         'UNAVAILABLE',
-        /could not be looked up .*nothing was taken, retry with the same key/,
+        /could not be looked up .*no ID was given: retry with the same key/,
       );
       assert.equal(taken.length, 0, 'nothing was taken');
       assert.equal(e.retryAfter, 1);

@@ -2,7 +2,7 @@
 // What a keyed request costs in Redis calls, as an outsider sees it: MONITOR on a private
 // redis-server lists every script call that touches a tag's keys while one request is served.
 // A segment tag of order global takes from Redis for every request: a new key is looked up,
-// taken and kept in that one call (idem-take-5.lua), the same count as without a key, and a
+// taken and kept in that one call (idem-takes-4.lua), the same count as without a key, and a
 // replay is that one call too. A tag served from memory (order node) needs the claim before
 // its take and the record after it; a replay is the claim alone. The IDs are checked as well:
 // a key's answer continues the tag's counter (stride and offset applied), its replay is the
@@ -11,6 +11,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
+import { fingerprintOf } from '../../src/core/idempotency-key.js';
+import { IdempotencyKeys } from '../../src/service/idempotency.js';
+import { IdempotencyRecords } from '../../src/store/redis/idempotency-records.js';
 import { loadedScripts } from '../../src/store/redis/scripts.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
@@ -90,30 +93,37 @@ describe('Redis calls of a keyed request', () => {
       1,
     );
     const next = Number(got[0]) + 1;
-    assert.deepEqual(await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))), ['idem-take-5'], 'a new key: one call');
+    assert.deepEqual(await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))), ['idem-takes-4'], 'a new key: one call');
     assert.deepEqual(got, [String(next)]);
-    assert.deepEqual(await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))), ['idem-take-5'], 'a replay: one call');
+    assert.deepEqual(await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))), ['idem-takes-4'], 'a replay: one call');
     assert.deepEqual(got, [String(next)]);
     assert.deepEqual(await ids('glob', 1), [String(next + 1)], 'the replay took nothing');
   });
 
   it('order global: answers of 1, 2 and 3+ IDs kept in the call are the IDs of the counter, with stride and offset', async () => {
     await createTag(node.url, { tag: 'strided', stride: 3, offset: 2, step: 100_000, min_step: 100_000 });
-    const first = await ids('strided', 1);
-    assert.deepEqual(first, ['5'], 'counter 1 is 1 * 3 + 2');
+    let last: string[] = [];
+    await waitFor(
+      'a request without a key that is one take',
+      async () => (await callsOf('strided', async () => (last = await ids('strided', 1)))).join() === 'take-2',
+      10_000,
+      1,
+    );
+    const counter = (Number(last[0]) - 2) / 3;
+    assert.ok(Number.isInteger(counter), `${last[0]} is k * 3 + 2`);
     const answers: string[][] = [];
     for (const [i, count] of [1, 2, 3, 7].entries()) {
       const calls = await callsOf('strided', async () => answers.push(await ids('strided', count, `s-${i}`)));
-      assert.deepEqual(calls, ['idem-take-5'], `count ${count}: one call`);
+      assert.deepEqual(calls, ['idem-takes-4'], `count ${count}: one call`);
     }
     const all = answers.flat();
     assert.deepEqual(
       all,
-      Array.from({ length: 13 }, (_, k) => String((k + 2) * 3 + 2)),
+      Array.from({ length: 13 }, (_, k) => String((counter + 1 + k) * 3 + 2)),
       'consecutive counter values, each k * 3 + 2',
     );
     for (const [i, count] of [1, 2, 3, 7].entries()) assert.deepEqual(await ids('strided', count, `s-${i}`), answers[i], `replay of s-${i}`);
-    assert.deepEqual(await ids('strided', 1), [String(15 * 3 + 2)], 'the replays took nothing');
+    assert.deepEqual(await ids('strided', 1), [String((counter + 14) * 3 + 2)], 'the replays took nothing');
   });
 
   it('order global: where a segment ends, the call claims and the take and record follow; IDs stay consecutive', async () => {
@@ -125,9 +135,9 @@ describe('Redis calls of a keyed request', () => {
       const calls = await callsOf('short', async () => got.push(...(await ids('short', 3, `b-${i}`))));
       kinds.add(calls.filter((c) => c.startsWith('idem-') || c === 'take-2').join(' '));
     }
-    assert.ok(kinds.has('idem-take-5'), `some requests were one call: ${[...kinds].join(' | ')}`);
+    assert.ok(kinds.has('idem-takes-4'), `some requests were one call: ${[...kinds].join(' | ')}`);
     assert.ok(
-      [...kinds].some((k) => k.startsWith('idem-take-5 take-2') && k.endsWith('idem-record-3')),
+      [...kinds].some((k) => k.startsWith('idem-takes-4 take-2') && k.endsWith('idem-record-3')),
       `some fell back to take and record: ${[...kinds].join(' | ')}`,
     );
     assert.deepEqual(
@@ -137,6 +147,47 @@ describe('Redis calls of a keyed request', () => {
     );
     for (let i = 0; i < 12; i++) assert.deepEqual(await ids('short', 3, `b-${i}`), got.slice(3 * i, 3 * i + 3), `replay of b-${i}`);
     assert.deepEqual(await ids('short', 1), ['38'], 'the replays took nothing');
+  });
+
+  it('order global: keyed requests of one event-loop turn share one call, new keys and replays alike, served in arrival order', async () => {
+    await createTag(node.url, { tag: 'turn', step: 100_000, min_step: 100_000 });
+    await waitFor('a request without a key that is one take', async () => (await callsOf('turn', () => ids('turn', 1))).join() === 'take-2', 10_000, 1);
+    const keys = new IdempotencyKeys(new IdempotencyRecords(node.rt.segments, node.rt.keys), { maxKeys: 100_000 });
+    const stored = await node.rt.ids.prepare({ tag: 'turn', as: 'ids', count: 1 });
+    const inKey = { shard: 0, scope: '', stride: 1, offset: 0, taken: () => {} };
+    const send = (key: string, count: number) =>
+      keys.issue(stored, key, fingerprintOf({ count, shape: 'ids' }), count, () => Promise.reject(new Error('taken the claim’s way')), inKey);
+    let first: string[][] = [];
+    assert.deepEqual(
+      await callsOf('turn', async () => (first = await Promise.all(Array.from({ length: 20 }, (_, i) => send(`t-${i}`, 1 + (i % 3)))))),
+      ['idem-takes-4'],
+      '20 new keys sent in one turn: one call',
+    );
+    const flat = first.flat().map(Number);
+    assert.deepEqual(
+      flat,
+      flat.map((_, i) => flat[0] + i),
+      'consecutive IDs in the order the requests were sent',
+    );
+    let second: string[][] = [];
+    assert.deepEqual(
+      await callsOf(
+        'turn',
+        async () => (second = await Promise.all(Array.from({ length: 20 }, (_, i) => send(i % 2 === 0 ? `t-${i}` : `u-${i}`, 1 + (i % 3))))),
+      ),
+      ['idem-takes-4'],
+      '10 replays and 10 new keys in one turn: one call',
+    );
+    for (let i = 0; i < 20; i += 2) assert.deepEqual(second[i], first[i], `replay of t-${i}`);
+    const fresh = second
+      .filter((_, i) => i % 2 === 1)
+      .flat()
+      .map(Number);
+    assert.deepEqual(
+      fresh,
+      fresh.map((_, i) => flat[flat.length - 1] + 1 + i),
+      'the new keys continue where the first turn ended: the replays took nothing',
+    );
   });
 
   it('order node: a new key is the claim and the record (the take is from memory); a replay is the claim', async () => {

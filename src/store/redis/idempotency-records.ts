@@ -1,12 +1,12 @@
 // Typed access to the idempotency records of tags: one record per (tag, epoch, key), kept in
 // the tag's Redis server and cluster slot beside its segments (a claim while its request takes,
 // then the answer), the per-tag index that counts live keys and the per-tag account of their
-// bytes (idem-claim-3.lua, idem-take-5.lua, idem-record-3.lua, idem-release-3.lua,
+// bytes (idem-claim-3.lua, idem-takes-4.lua, idem-record-3.lua, idem-release-3.lua,
 // idem-held-1.lua).
 import type { RedisClient } from './connection.js';
 import { splitRecord, type ClaimOrTakeResult, type ClaimResult, type KeptAnswer, type RecordResult } from './idempotency-replies.js';
 import type { Keys } from './keys.js';
-import { scriptsOf, type ClaimArgs, type ClaimOrTakeArgs, type RecordArgs } from './scripts.js';
+import { scriptsOf, type ClaimArgs, type RecordArgs, type TakeRequest, type TakesArgs } from './scripts.js';
 
 export type { ClaimOrTakeResult, ClaimResult, KeptAnswer, RecordResult } from './idempotency-replies.js';
 
@@ -35,19 +35,23 @@ export class IdempotencyRecords {
   }
 
   /**
-   * The key's kept answer, else its IDs taken from the counter of (shard, scope) of the ref's
-   * tag and epoch and kept as its answer in the same call when the counter is in its steady
-   * state, else a claim on it (or the claim another holds, or full).
+   * For each request, in order, in one call: its key's kept answer, else its IDs taken from the
+   * counter of (shard, scope) of the ref's tag and epoch and kept as its answer when the counter
+   * is in its steady state, else a claim on its key (or the claim another holds, or full).
    */
-  claimOrTake(ref: RecordRef, counter: { readonly shard: number; readonly scope: string }, args: ClaimOrTakeArgs): Promise<ClaimOrTakeResult> {
-    const segment = this.keys.segment(ref.tag, ref.epoch, counter.shard, counter.scope);
-    return scriptsOf(this.servers.connection(ref.redis)).idemTake(
-      this.recordKey(ref, args.key),
+  claimOrTakeAll(
+    ref: RecordRef,
+    counter: { readonly shard: number; readonly scope: string },
+    args: Omit<TakesArgs, 'recordPrefix' | 'epoch'>,
+    requests: readonly TakeRequest[],
+  ): Promise<ClaimOrTakeResult[]> {
+    return scriptsOf(this.servers.connection(ref.redis)).idemTakes(
+      this.keys.segment(ref.tag, ref.epoch, counter.shard, counter.scope),
       this.indexKey(ref),
       this.bytesKey(ref),
-      segment,
       this.keys.moved(ref.tag),
-      args,
+      { ...args, recordPrefix: this.recordKey(ref, ''), epoch: ref.epoch },
+      requests,
     );
   }
 

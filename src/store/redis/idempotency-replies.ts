@@ -1,4 +1,4 @@
-// The replies of the idempotency-key scripts (idem-claim-3.lua, idem-take-5.lua,
+// The replies of the idempotency-key scripts (idem-claim-3.lua, idem-takes-4.lua,
 // idem-record-3.lua, idem-release-3.lua, idem-held-1.lua) decoded into types, as replies.ts does for the others: a
 // status the script does not answer is an error.
 import type { ScriptFile } from './lua.js';
@@ -22,7 +22,7 @@ export type ClaimResult =
   /** The key's charge would take the tag's keys past their most bytes; nothing was written; retryInMs: until enough expire. */
   | { readonly kind: 'full-bytes'; readonly retryInMs: number };
 
-/** What idem-take-5.lua did: what idem-claim-3.lua finds, or the IDs taken and kept as the key's answer. */
+/** What idem-takes-4.lua did for one request: what idem-claim-3.lua finds, or the IDs taken and kept as the key's answer. */
 export type ClaimOrTakeResult =
   | ClaimResult
   /** Taken and kept as the key's answer: counter values first .. first + n - 1. */
@@ -61,13 +61,17 @@ export function decodeClaim(raw: unknown): ClaimResult {
   return shared(raw) ?? failWith('idem-claim-3', raw);
 }
 
-export function decodeClaimOrTake(raw: unknown): ClaimOrTakeResult {
-  if (Array.isArray(raw) && raw[0] === 6 && raw.length === 2 && Number.isSafeInteger(raw[1])) return { kind: 'taken', first: raw[1] as number };
-  try {
-    return decodeClaim(raw);
-  } catch {
-    throw fail('idem-take-5', raw);
-  }
+/** idem-takes-4.lua's replies, one per request sent (`count`). */
+export function decodeClaimsOrTakes(raw: unknown, count: number): ClaimOrTakeResult[] {
+  if (!Array.isArray(raw) || raw.length !== count) throw fail('idem-takes-4', raw);
+  return raw.map((one: unknown) => {
+    if (Array.isArray(one) && one[0] === 6 && one.length === 2 && Number.isSafeInteger(one[1])) return { kind: 'taken', first: one[1] as number };
+    try {
+      return decodeClaim(one);
+    } catch {
+      throw fail('idem-takes-4', raw);
+    }
+  });
 }
 
 export function decodeRecord(raw: unknown): RecordResult {

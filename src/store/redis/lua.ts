@@ -23,7 +23,7 @@ export const SCRIPT_FILES = [
   'lease-renew-1',
   'lease-release-1',
   'idem-claim-3',
-  'idem-take-5',
+  'idem-takes-4',
   'idem-record-3',
   'idem-release-3',
   'idem-held-1',

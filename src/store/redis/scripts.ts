@@ -10,7 +10,7 @@ import type { Range } from '../../core/ranges.js';
 import type { RedisClient } from './connection.js';
 import {
   decodeClaim,
-  decodeClaimOrTake,
+  decodeClaimsOrTakes,
   decodeHeld,
   decodeRecord,
   decodeUnclaim,
@@ -108,17 +108,31 @@ export interface ClaimArgs {
   readonly chargeBytes: number;
 }
 
-/** idem-take-5.lua's arguments after its keys: a claim's, and the take's. */
-export interface ClaimOrTakeArgs extends ClaimArgs {
-  /** IDs wanted (1 .. 1000). */
-  readonly n: number;
-  /** The tag's epoch (the "moved" marker's at or above it retires the segment hash). */
+/** idem-takes-4.lua's arguments shared by the requests of one call. */
+export interface TakesArgs {
+  /** The records' common prefix: the record of key K is recordPrefix + K. */
+  readonly recordPrefix: string;
+  readonly claimMs: number;
+  readonly maxKeys: number;
+  readonly maxBytes: number;
+  /** The tag's epoch (a "moved" marker at or above it retires the segment hash). */
   readonly epoch: number;
-  /** How long the answer is kept when the IDs are taken in the call. */
+  /** How long an answer is kept. */
   readonly retentionMs: number;
   /** The ID of counter value k is k * stride + offset. */
   readonly stride: number;
   readonly offset: number;
+}
+
+/** One request of an idem-takes-4.lua call. */
+export interface TakeRequest {
+  readonly key: string;
+  readonly fingerprint: string;
+  readonly owner: string;
+  /** The bytes its claim is charged until its answer is kept. */
+  readonly chargeBytes: number;
+  /** IDs wanted (1 .. 1000). */
+  readonly n: number;
 }
 
 /** idem-record-3.lua's arguments after its keys. */
@@ -205,15 +219,14 @@ export class Scripts {
   }
 
   /**
-   * idem-take-5.lua: an idempotency key's kept answer, else its IDs taken from the segment hash
-   * and kept in the same call (the hash's steady state), else a claim on it (or why not).
+   * idem-takes-4.lua: for each request, in order, its key's kept answer, else its IDs taken from
+   * the segment hash and kept in the same call (the hash's steady state), else a claim on its
+   * key (or why not).
    */
-  idemTake(record: string, index: string, bytes: string, segment: string, moved: string, a: ClaimOrTakeArgs): Promise<ClaimOrTakeResult> {
-    return this.call(
-      'idem-take-5',
-      [record, index, bytes, segment, moved, a.key, a.fingerprint, a.owner, a.claimMs, a.maxKeys, a.maxBytes, a.chargeBytes, a.n, a.epoch, a.retentionMs, a.stride, a.offset],
-      decodeClaimOrTake,
-    );
+  idemTakes(segment: string, index: string, bytes: string, moved: string, a: TakesArgs, requests: readonly TakeRequest[]): Promise<ClaimOrTakeResult[]> {
+    const args: Arg[] = [segment, index, bytes, moved, a.recordPrefix, a.claimMs, a.maxKeys, a.maxBytes, a.epoch, a.retentionMs, a.stride, a.offset];
+    for (const r of requests) args.push(r.key, r.fingerprint, r.owner, r.chargeBytes, r.n);
+    return this.call('idem-takes-4', args, (reply) => decodeClaimsOrTakes(reply, requests.length));
   }
 
   /** idem-record-3.lua: turns the request's claim into the key's answer, unless the key has another. */

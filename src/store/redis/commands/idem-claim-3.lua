@@ -12,7 +12,7 @@
            ms (Redis time) at which its record or claim expires; it expires after the last one
   ARGV[1]  the idempotency key (the member of KEYS[2])
   ARGV[2]  the request's fingerprint (never holds a line break)
-  ARGV[3]  the claim's owner: a random token of this request
+  ARGV[3]  the claim's owner: a token of this request that no other request has
   ARGV[4]  how long the claim holds, in ms (>= 1)
   KEYS[3]  the tag's byte account (see includes/idem-bytes.lua): what its live keys cost
   ARGV[5]  the most live keys the tag may hold (>= 1)
@@ -41,8 +41,10 @@ if kept then return idemOther(KEYS[1], kept) end
 
 local now = nowMs()
 local charge = tonumber(ARGV[7])
-local full = idemRoom(now, charge)
+idemPrune(now)
+local full = idemRoom(now, charge, tonumber(ARGV[5]), tonumber(ARGV[6]))
 if full then return full end
 
-idemClaimKey(now, ARGV[3], ARGV[2], tonumber(ARGV[4]), charge)
+idemClaimKey(KEYS[1], ARGV[1], now, ARGV[3], ARGV[2], tonumber(ARGV[4]), charge)
+idemLiveFor(tonumber(ARGV[4]))
 return { 1 }

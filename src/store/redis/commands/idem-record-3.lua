@@ -26,5 +26,6 @@
 local kept = redis.call('GET', KEYS[1])
 if kept and kept ~= '?' .. ARGV[2] .. '\n' .. ARGV[3] then return idemOther(KEYS[1], kept) end
 
-idemKeepAnswer(nowMs(), ARGV[3] .. '\n' .. ARGV[4], tonumber(ARGV[5]))
+idemKeepAnswer(KEYS[1], ARGV[1], nowMs(), ARGV[3] .. '\n' .. ARGV[4], tonumber(ARGV[5]))
+idemLiveFor(tonumber(ARGV[5]))
 return { 1 }

@@ -1,15 +1,18 @@
 --[[
-  What the idempotency scripts write for a key (KEYS[1] its record, KEYS[2] the tag's index of
-  live keys, KEYS[3] its byte account; ARGV[1] the key, the index's member; see
-  idem-claim-3.lua):
+  What the idempotency scripts write for a key: its record (at `record`), its place in the tag's
+  index of live keys (KEYS[2], member `member`, the idempotency key) and its charge in the
+  tag's byte account (KEYS[3]); see idem-claim-3.lua.
 
-  idemClaimKey(now, owner, fingerprint, hold, charge)  a claim for the request `owner`, held
-                       `hold` ms, charged `charge` bytes until its answer is kept
-  idemKeepAnswer(now, record, retention)  the key's answer, "<fingerprint>\n<answer>", kept
-                       `retention` ms, charged the bytes of its key name and text
+  idemClaimKey(record, member, now, owner, fingerprint, hold, charge)  a claim for the request
+                       `owner`, held `hold` ms, charged `charge` bytes until its answer is kept
+  idemKeepAnswer(record, member, now, text, retention)  the key's answer, text
+                       "<fingerprint>\n<answer>", kept `retention` ms, charged the bytes of its
+                       key name and text
 
-  The index and the account live as long as their longest-lived member (a shorter retention
-  set later keeps them).
+  idemLiveFor(ms)      the index and the account live at least ms more: as long as their
+                       longest-lived member (a shorter retention set later keeps them); a
+                       script calls it once after what it wrote, with the longest hold or
+                       retention it gave
 ]]
 --- @include "idem-bytes"
 --- @include "int-text"
@@ -19,16 +22,14 @@ local function idemLiveFor(ms)
   end
 end
 
-local function idemClaimKey(now, owner, fingerprint, hold, charge)
-  redis.call('SET', KEYS[1], '?' .. owner .. '\n' .. fingerprint, 'PX', intText(hold))
-  redis.call('ZADD', KEYS[2], intText(now + hold), ARGV[1])
-  idemCharge(ARGV[1], charge)
-  idemLiveFor(hold)
+local function idemClaimKey(record, member, now, owner, fingerprint, hold, charge)
+  redis.call('SET', record, '?' .. owner .. '\n' .. fingerprint, 'PX', intText(hold))
+  redis.call('ZADD', KEYS[2], intText(now + hold), member)
+  idemCharge(member, charge)
 end
 
-local function idemKeepAnswer(now, record, retention)
-  redis.call('SET', KEYS[1], record, 'PX', intText(retention))
-  idemCharge(ARGV[1], #KEYS[1] + #record)
-  redis.call('ZADD', KEYS[2], intText(now + retention), ARGV[1])
-  idemLiveFor(retention)
+local function idemKeepAnswer(record, member, now, text, retention)
+  redis.call('SET', record, text, 'PX', intText(retention))
+  idemCharge(member, #record + #text)
+  redis.call('ZADD', KEYS[2], intText(now + retention), member)
 end
