@@ -125,7 +125,10 @@ const layers = {
   },
 };
 
-/** What src/api may import of src/service: the issuing door, its options and bulk takes, readiness and the drain, and the admin's services. */
+/**
+ * What src/api may import of src/service: the issuing door, its options and bulk takes, readiness and the drain, and
+ * the admin's services: the write door (tag-admin), its reads, capacity and the debug switches of test mode.
+ */
 const SERVICE_SURFACE = [
   'src/service/id-service',
   'src/service/id-options',
@@ -133,8 +136,9 @@ const SERVICE_SURFACE = [
   'src/service/readiness',
   'src/service/drain',
   'src/service/capacity',
-  'src/service/tag-mover',
-  'src/service/importer/importer',
+  'src/service/tag-admin',
+  'src/service/admin-reads',
+  'src/service/debug-switches',
 ].sort();
 
 /** The transports of src/api: each parses, calls the service and encodes, and imports no other. */
