@@ -1,8 +1,10 @@
 // Lint rules for idmint: ESLint's and typescript-eslint's recommended sets (none that needs
 // type information, which would make every run build the whole program), plus `idmint/layers`,
 // which holds the import direction of src/: src/core is pure ID logic and does no I/O,
-// src/store never reaches up into src/api, src/api reaches src/service only through its public
-// surface, and no transport (gRPC, the websocket stream, UDP, the HTTP routes) imports another. Layout is Biome's job (biome.json), not ESLint's.
+// src/store never reaches up into src/api, src/api imports nothing of src/store (it is handed
+// services, and writes through the door, service/tag-admin.ts), src/api reaches src/service
+// only through its public surface, and no transport (gRPC, the websocket stream, UDP, the HTTP
+// routes) imports another. Layout is Biome's job (biome.json), not ESLint's.
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,13 +49,21 @@ const within = (p, dir) => p === dir || p.startsWith(`${dir}/`);
  * idmint/layers: which imports a folder may make. Options (all optional):
  *   inside     every relative import must stay in this folder (e.g. 'src/core');
  *   except     [{ path, typeOnly }]: files outside `inside` that may still be imported ('src/errors');
- *   notInto    folders no import may reach (e.g. ['src/api']);
+ *   notInto    folders no import may reach (e.g. ['src/api']); an entry { dir, why } says why of its own;
  *   surface    { dir, files }: imports into `dir` may name only these files (its public surface);
  *   packages   npm packages that may not be imported ('fastify' also bans 'fastify/...'; '@grpc/*' a scope);
  *   ioBuiltins true: Node built-ins other than the pure ones above may not be imported;
  *   builtins   built-ins allowed all the same (e.g. ['crypto'] for a file that only computes with it).
  * Checks import and export declarations, `import()` and `import x = require()`.
  */
+/** A notInto entry with its own reason: { dir, why }. */
+const NOT_INTO_WITH_WHY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { dir: { type: 'string' }, why: { type: 'string' } },
+  required: ['dir', 'why'],
+};
+
 const layers = {
   meta: {
     type: 'problem',
@@ -65,7 +75,10 @@ const layers = {
         properties: {
           inside: { type: 'string' },
           except: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, typeOnly: { type: 'boolean' } }, required: ['path'] } },
-          notInto: { type: 'array', items: { type: 'string' } },
+          notInto: {
+            type: 'array',
+            items: { anyOf: [{ type: 'string' }, NOT_INTO_WITH_WHY] },
+          },
           surface: {
             type: 'object',
             additionalProperties: false,
@@ -103,8 +116,9 @@ const layers = {
         } else if (bannedPackage(source)) context.report({ node, messageId: 'package', data });
         return;
       }
-      const into = (o.notInto ?? []).find((d) => within(rel, d));
-      if (into) return context.report({ node, messageId: 'into', data: { ...data, dir: into } });
+      const barred = (o.notInto ?? []).map((entry) => (typeof entry === 'string' ? { dir: entry, why } : entry));
+      const into = barred.find((entry) => within(rel, entry.dir));
+      if (into) return context.report({ node, messageId: 'into', data: { source, dir: into.dir, why: into.why } });
       if (o.surface && within(rel, o.surface.dir) && !o.surface.files.includes(rel)) {
         return context.report({ node, messageId: 'surface', data: { ...data, dir: o.surface.dir } });
       }
@@ -125,7 +139,10 @@ const layers = {
   },
 };
 
-/** What src/api may import of src/service: the issuing door, its options and bulk takes, readiness and the drain, and the admin's services. */
+/**
+ * What src/api may import of src/service: the issuing door, its options and bulk takes, readiness and the drain, and
+ * the admin's services: the write door (tag-admin), its reads, capacity and the debug switches of test mode.
+ */
 const SERVICE_SURFACE = [
   'src/service/id-service',
   'src/service/id-options',
@@ -133,9 +150,16 @@ const SERVICE_SURFACE = [
   'src/service/readiness',
   'src/service/drain',
   'src/service/capacity',
-  'src/service/tag-mover',
-  'src/service/importer/importer',
+  'src/service/tag-admin',
+  'src/service/admin-reads',
+  'src/service/debug-switches',
 ].sort();
+
+/** src/api is handed services, never a store: a write past the door would go unannounced. */
+const NO_STORE = {
+  dir: 'src/store',
+  why: 'src/api is handed services, never a store: admin writes go through the door (service/tag-admin.ts)',
+};
 
 /** The transports of src/api: each parses, calls the service and encodes, and imports no other. */
 const TRANSPORTS = ['src/api/grpc', 'src/api/ws', 'src/api/udp', 'src/api/routes'];
@@ -146,7 +170,7 @@ function apiLayers(transport) {
     'error',
     {
       surface: { dir: 'src/service', files: SERVICE_SURFACE },
-      notInto: transport ? TRANSPORTS.filter((t) => t !== transport) : [],
+      notInto: [NO_STORE, ...(transport ? TRANSPORTS.filter((t) => t !== transport) : [])],
       why: transport
         ? 'a transport parses, calls the service and encodes: what two transports share lives below both (src/service, src/core)'
         : 'src/api calls the service through its public surface, not its internals',

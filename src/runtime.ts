@@ -1,7 +1,8 @@
 // Builds one idmint node in named steps: connections and schema (runtime/connect.ts), stores
 // and the ID service (here), queues and workers (runtime/workers.ts), readiness and the metrics'
 // sources (runtime/observe.ts), and the ordered shutdown (runtime/close.ts). The HTTP app
-// (src/api/app.ts) and `idmint worker` both run on it.
+// (src/api/app.ts) and `idmint worker` both run on it. src/api is handed its services
+// (`Services`), never a store: admin writes go through the door, TagAdmin.
 import type { Queue, Worker } from 'bullmq';
 import type { Pool } from 'mysql2/promise';
 import type { Logger } from 'pino';
@@ -14,12 +15,15 @@ import { closer } from './runtime/close.js';
 import { connect, type Connections } from './runtime/connect.js';
 import { observe } from './runtime/observe.js';
 import { startWorkers } from './runtime/workers.js';
+import { AdminReads } from './service/admin-reads.js';
 import type { CapacityReader } from './service/capacity.js';
+import { DebugSwitches } from './service/debug-switches.js';
 import { Drain } from './service/drain.js';
 import { IdService } from './service/id-service.js';
 import { IdempotencyKeys } from './service/idempotency.js';
 import { LeaseManager } from './service/lease-manager.js';
 import type { Readiness } from './service/readiness.js';
+import { TagAdmin } from './service/tag-admin.js';
 import { TagRegistry } from './service/tag-registry.js';
 import { CountersRepo } from './store/mysql/counters-repo.js';
 import { SpacesRepo } from './store/mysql/spaces-repo.js';
@@ -32,9 +36,35 @@ import { LeaseStore } from './store/redis/leases.js';
 import { SegmentStore } from './store/redis/segments.js';
 import { ConnectionSupervisor } from './store/redis/supervisor.js';
 
-export interface Runtime {
+/** What src/api is handed: the services of this node, and no store (eslint.config.mjs, idmint/layers). */
+export interface Services {
   readonly config: Config;
   readonly log: Logger;
+  /** Issues IDs for every transport. */
+  readonly ids: IdService;
+  /** The door of every admin write: each is announced and cleaned up after in Redis. */
+  readonly tagAdmin: TagAdmin;
+  /** What the admin API reads: definitions, live state, tokens, Redis servers, worker-id pools. */
+  readonly adminReads: AdminReads;
+  /** The debug switches of test mode (src/api/routes/debug.ts). */
+  readonly debugSwitches: DebugSwitches;
+  readonly leases: LeaseManager;
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+  /** Consumption rate, ID space left and forecasts per tag (admin API, /metrics). */
+  readonly capacity: CapacityReader;
+  /** Every BullMQ queue of this process (for Bull Board). */
+  readonly queues: Queue[];
+  /** Set when a shutdown begins with a drain: readiness then answers not ready. */
+  readonly drain: Drain;
+  /** The readiness checks (one run at a time, shared by /readyz, /metrics and gRPC health). */
+  readiness(): Promise<Readiness>;
+  /** Closes workers, queues, Redis and MySQL, in that order. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** The whole node: its services and the stores under them (for the runtime's own wiring, tools and tests). */
+export interface Runtime extends Services {
   /** The "default" Redis: a single server (REDIS_URL) or a cluster (REDIS_CLUSTER_NODES). */
   readonly redis: RedisClient;
   readonly pool: Pool;
@@ -47,27 +77,33 @@ export interface Runtime {
   readonly registry: TagRegistry;
   /** The connection tag change announcements arrive on (the registry listens on it). */
   readonly subscriber: RedisClient;
-  /** Issues IDs for every transport. */
-  readonly ids: IdService;
   /** The kept answers of idempotency keys (the ID service serves keyed requests through them). */
   readonly idempotency: IdempotencyKeys;
-  readonly leases: LeaseManager;
   readonly leaseStore: LeaseStore;
-  readonly clock: Clock;
-  readonly metrics: Metrics;
-  /** Consumption rate, ID space left and forecasts per tag (admin API, /metrics). */
-  readonly capacity: CapacityReader;
-  /** Every BullMQ queue of this process (for Bull Board). */
-  readonly queues: Queue[];
   readonly refillWorker?: Worker;
   /** Watches every Redis connection and opens again one that ended by itself. */
   readonly connections: ConnectionSupervisor;
-  /** Set when a shutdown begins with a drain: readiness then answers not ready. */
-  readonly drain: Drain;
-  /** The readiness checks (one run at a time, shared by /readyz, /metrics and gRPC health). */
-  readiness(): Promise<Readiness>;
-  /** Closes workers, queues, Redis and MySQL, in that order. Safe to call twice. */
-  close(): Promise<void>;
+}
+
+/** The services of a node alone, as src/api is handed them: an object that holds no store. */
+export function servicesOf(rt: Runtime): Services {
+  const { config, log, ids, tagAdmin, adminReads, debugSwitches, leases, clock, metrics, capacity, queues, drain } = rt;
+  return {
+    config,
+    log,
+    ids,
+    tagAdmin,
+    adminReads,
+    debugSwitches,
+    leases,
+    clock,
+    metrics,
+    capacity,
+    queues,
+    drain,
+    readiness: () => rt.readiness(),
+    close: () => rt.close(),
+  };
 }
 
 export interface RuntimeOptions {
@@ -159,9 +195,15 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     mysqlPool: conns.mysql,
     queues: () => queues,
   });
+  const tagAdmin = new TagAdmin({ tags, tokens, segments, registry, pool, log });
+  const adminReads = new AdminReads({ tags, tokens, counters, segments, idempotency, leaseStore, connections });
+  const debugSwitches = new DebugSwitches({ redis, keys, leases, connections, nodeId: config.nodeId });
   return {
     config,
     log,
+    tagAdmin,
+    adminReads,
+    debugSwitches,
     redis,
     pool,
     keys,

@@ -1,8 +1,8 @@
-// The HTTP app as a plugin over a runtime: ID routes for everyone, admin routes behind the
+// The HTTP app as a plugin over a node's services (never its stores): ID routes for everyone, admin routes behind the
 // admin token. Process concerns (listening, signals) live in server.ts.
 import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Runtime } from '../runtime.js';
+import type { Services } from '../runtime.js';
 import { adminGuard, seesMore, staffOf, type AdminAccess } from './auth.js';
 import { AuthFailures } from './auth-failures.js';
 import { adminTagRoutes } from './admin/tags.js';
@@ -32,7 +32,7 @@ export interface BuildOptions {
   readonly extend?: (app: FastifyInstance) => void | Promise<void>;
 }
 
-export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<FastifyInstance> {
+export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<FastifyInstance> {
   let closing = false;
   /** The pre-router path may answer: the app is ready and honours every hook of the route. */
   let preRouter = false;

@@ -6,12 +6,10 @@
 // (Ctrl-C at a terminal) closes at once.
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
-import { specFromCreate } from '../core/tag-spec.js';
-import { IdmintError } from '../errors.js';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '../logger.js';
-import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
+import { createRuntime, servicesOf, type Runtime, type RuntimeOptions, type Services } from '../runtime.js';
 import { buildApp } from './app.js';
 import { startGrpcServer } from './grpc/grpc-server.js';
 import { startUdpServer } from './udp/udp-server.js';
@@ -36,19 +34,16 @@ export interface Node {
 /** Whether a shutdown signal drains first: SIGTERM does, SIGINT (an operator's Ctrl-C) does not. */
 export const drainsOn = (sig: NodeJS.Signals): boolean => sig === 'SIGTERM';
 
-export async function ensureDemoTag(rt: Runtime, name: string): Promise<void> {
-  try {
-    await rt.tags.create(specFromCreate({ tag: name, mode: 'segment', description: 'quickstart demo tag' }));
-    rt.log.info({ tag: name }, 'demo tag created');
-  } catch (err) {
-    if (!(err instanceof IdmintError && err.code === 'TAG_EXISTS')) throw err;
-  }
+export async function ensureDemoTag(rt: Services, name: string): Promise<void> {
+  const created = await rt.tagAdmin.ensureTag({ tag: name, mode: 'segment', description: 'quickstart demo tag' });
+  if (created) rt.log.info({ tag: name }, 'demo tag created');
 }
 
 /** Takes a worker-id lease for every width the snowflake tags use, so the first request
  * does not wait; an exhausted pool is reported here and answered per request. */
-async function acquireLeasesForTags(rt: Runtime): Promise<void> {
-  const widths = new Set((await rt.tags.list()).flatMap((t) => (t.snowflake ? [t.snowflake.workerBits] : [])));
+async function acquireLeasesForTags(rt: Services): Promise<void> {
+  const tags = await rt.adminReads.listTags();
+  const widths = new Set(tags.flatMap((t) => (t.snowflake ? [t.snowflake.workerBits] : [])));
   for (const bits of widths) {
     await rt.leases.get(bits).catch((err: Error) => rt.log.error({ workerBits: bits, err: err.message }, 'no worker-id lease at start-up'));
   }
@@ -57,7 +52,9 @@ async function acquireLeasesForTags(rt: Runtime): Promise<void> {
 export async function startNode(config: Config, opts: RuntimeOptions = {}): Promise<Node> {
   const log = createLogger(config);
   const rt = await createRuntime(config, log, opts);
-  if (config.demoTag) await ensureDemoTag(rt, config.demoTag);
+  // What the listeners are handed: services, no store (the runtime itself is kept for tools and tests).
+  const services = servicesOf(rt);
+  if (config.demoTag) await ensureDemoTag(services, config.demoTag);
   if (config.adminTokenGenerated) {
     log.warn({ adminToken: config.adminToken }, 'ADMIN_TOKEN is not set; generated one for this process (set ADMIN_TOKEN to choose it)');
   }
@@ -65,11 +62,11 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
     log.info('worker node started (no HTTP)');
     return { rt, drain: async () => undefined, close: () => rt.close() };
   }
-  const app = await buildApp(rt);
+  const app = await buildApp(services);
   const address = await app.listen({ port: config.port, host: config.host });
   const bound = app.server.address();
   if (!config.advertiseAddr && bound && typeof bound === 'object') rt.leases.setAddr(`${config.host === '0.0.0.0' ? hostname() : config.host}:${bound.port}`);
-  await acquireLeasesForTags(rt);
+  await acquireLeasesForTags(services);
   const udp =
     config.udpPort > 0
       ? await startUdpServer(

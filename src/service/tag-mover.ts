@@ -8,7 +8,6 @@ import type { Logger } from 'pino';
 import { IdmintError, invalid } from '../errors.js';
 import type { StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
 import type { SegmentStore } from '../store/redis/segments.js';
-import type { TagRegistry } from './tag-registry.js';
 
 export interface MoveResult {
   readonly tag: string;
@@ -32,10 +31,18 @@ export interface MoveOptions {
 }
 
 export class TagMover {
-  constructor(private readonly deps: { tags: TagsRepo; segments: SegmentStore; registry: TagRegistry; log: Logger }) {}
+  constructor(
+    private readonly deps: {
+      tags: TagsRepo;
+      segments: SegmentStore;
+      /** Tells every process (this one at once) that the tag changed: the door's (tag-admin.ts). */
+      announce: (tag: string) => Promise<void>;
+      log: Logger;
+    },
+  ) {}
 
   async move(name: string, to: string, opts: MoveOptions = {}): Promise<MoveResult> {
-    const { tags, segments, registry, log } = this.deps;
+    const { tags, segments, announce, log } = this.deps;
     const tag = await tags.get(name);
     if (!tag) throw new IdmintError('TAG_NOT_FOUND', `tag "${name}" does not exist`);
     if (tag.mode === 'snowflake') {
@@ -87,7 +94,7 @@ export class TagMover {
         `tag "${name}" changed while it was being moved (deleted, re-created or moved by another request); read it again and retry`,
       );
     }
-    await registry.announce(name);
+    await announce(name);
     const pausedMs = Math.round(performance.now() - start);
     log.info({ tag: name, from, to, epoch: tag.epoch + 1, pausedMs, retired }, 'tag moved to another Redis');
     // The old state is never read again (the marker stays); drop it.

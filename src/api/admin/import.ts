@@ -1,14 +1,14 @@
 // Admin API for imports from Leaf, Tinyid, id_server and Leaf's snowflake mode (the same as
-// `idmint import`): reads the old system's store, and creates or raises tags so every later ID
-// lies above every ID the old system handed out. `dry_run` answers the plan and writes nothing.
+// `idmint import`): reads the old system's store, and creates or raises tags (through the door,
+// service/tag-admin.ts, which announces each) so every later ID lies above every ID the old
+// system handed out. `dry_run` answers the plan and writes nothing.
 // id_server's config.json and Lua files come in the body: the route never reads files of the
 // server it runs on.
 import type { FastifyInstance } from 'fastify';
 import { operatorFloor } from '../../core/idserver-floors.js';
 import { SYSTEMS, type OldSystem, type OperatorFloor } from '../../core/import-plan.js';
 import { invalid } from '../../errors.js';
-import { Importer } from '../../service/importer/importer.js';
-import type { Runtime } from '../../runtime.js';
+import type { Services } from '../../runtime.js';
 
 interface Body {
   system: OldSystem;
@@ -54,15 +54,8 @@ const body = {
   },
 } as const;
 
-export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {
   const { rt } = opts;
-  const importer = new Importer({
-    pool: rt.pool,
-    tags: rt.tags,
-    segments: rt.segments,
-    log: rt.log,
-    announce: (tag) => rt.registry.announce(tag),
-  });
   app.post<{ Body: Body }>('/v1/admin/import', { schema: { body } }, async (req) => {
     const b = req.body;
     const misplaced = [
@@ -86,7 +79,7 @@ export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Runtim
       b.config_json === undefined
         ? undefined
         : { config: typeof b.config_json === 'string' ? b.config_json : JSON.stringify(b.config_json), lua: b.lua_files ?? {} };
-    const out = await importer.run({
+    const out = await rt.tagAdmin.importTags({
       system: b.system,
       mysql: b.mysql,
       files,

@@ -1,11 +1,9 @@
 // Admin API for the named Redis servers (REDIS_URL is "default", REDIS_URLS adds others): list
-// them with their tags, and move a tag from one to another.
+// them with their tags, and move a tag from one to another (through the door,
+// service/tag-admin.ts, which announces the move).
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../../runtime.js';
+import type { Services } from '../../runtime.js';
 import { isSentinelUrl, parseSentinelUrl, type HostPort } from '../../core/redis-sentinel.js';
-import { DEFAULT_REDIS } from '../../store/redis/segments.js';
-import { redisMasters } from '../../store/redis/server-health.js';
-import { TagMover } from '../../service/tag-mover.js';
 import { tagParam } from '../schemas.js';
 
 const moveBody = {
@@ -32,39 +30,35 @@ function sentinelWhere(master: string, sentinels: readonly HostPort[]): string {
   return `sentinel master ${master} via ${sentinels.map((s) => `${s.host}:${s.port}`).join(',')}`;
 }
 
-export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {
   const { rt } = opts;
-  const mover = new TagMover({ tags: rt.tags, segments: rt.segments, registry: rt.registry, log: rt.log });
 
   app.get('/v1/admin/redis', async () => {
-    const counts = await rt.tags.countByRedis();
-    const masters = redisMasters(rt.segments);
+    const { servers, unknown } = await rt.adminReads.redisServers();
     const { config } = rt;
-    const redis = rt.segments.names().map((name) => ({
-      name,
-      default: name === DEFAULT_REDIS,
+    const redis = servers.map((server) => ({
+      name: server.name,
+      default: server.isDefault,
       address:
-        name === DEFAULT_REDIS && config.redisClusterNodes.length > 0
+        server.isDefault && config.redisClusterNodes.length > 0
           ? `cluster ${config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}`
-          : name === DEFAULT_REDIS && config.redisSentinels.length > 0
+          : server.isDefault && config.redisSentinels.length > 0
             ? sentinelWhere(config.redisSentinelMaster, config.redisSentinels)
-            : where(config.redisUrls[name]),
+            : where(config.redisUrls[server.name]),
       // The master the connection talks to now (after a Sentinel failover, the new one).
-      master: masters[name] ?? null,
-      status: rt.segments.connection(name).status,
+      master: server.master,
+      status: server.status,
       // Every connection to it (queues, workers, subscriber too) that is not ready, and why.
-      connections: rt.connections
-        .states(name)
+      connections: server.connections
         .filter((c) => c.status !== 'ready' || c.reopening)
         .map((c) => ({
           role: c.role,
           status: c.status,
           ...(c.reopening ? { reopening: { attempts: c.reopening.attempts, down_ms: c.reopening.downMs, reason: c.reopening.reason } } : {}),
         })),
-      tags: counts.get(name) ?? 0,
+      tags: server.tags,
     }));
     // Tags on a server this process has no connection for (REDIS_URLS differs between processes).
-    const unknown = [...counts.entries()].filter(([name]) => !rt.segments.has(name)).map(([name, tags]) => ({ name, tags }));
     return { redis, ...(unknown.length ? { unknown } : {}) };
   });
 
@@ -74,7 +68,7 @@ export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Runtime
       schema: { params: tagParam, body: moveBody },
     },
     async (req) => {
-      const r = await mover.move(req.params.tag, req.body.to, { force: req.body.force === true });
+      const r = await rt.tagAdmin.moveTag(req.params.tag, req.body.to, { force: req.body.force === true });
       return { tag: r.tag, from: r.from, to: r.to, moved: r.moved, incarnation: r.epoch, paused_ms: r.pausedMs };
     },
   );

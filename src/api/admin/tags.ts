@@ -1,13 +1,12 @@
-// Admin API for tags: create, list, show with live state, update, delete. Every change is
-// announced so every process serves the new definition at once.
+// Admin API for tags: create, list, show with live state, update, delete. Every change goes
+// through the door (service/tag-admin.ts), which announces it so every process serves the new
+// definition at once.
 import type { FastifyInstance } from 'fastify';
 import { seqString } from '../../core/layout.js';
 import { runsOutAt } from '../../core/snowflake-layout.js';
-import { specFromCreate, specFromUpdate, specToJson } from '../../core/tag-spec.js';
-import { IdmintError, invalid } from '../../errors.js';
-import type { Runtime } from '../../runtime.js';
-import type { StoredTag } from '../../store/mysql/tags-repo.js';
-import { DEFAULT_REDIS, type SegmentRef } from '../../store/redis/segments.js';
+import { specToJson } from '../../core/tag-spec.js';
+import type { Services } from '../../runtime.js';
+import type { StoredTag } from '../../service/tag-admin.js';
 import { tagParam } from '../schemas.js';
 import { capacityJson } from './capacity-view.js';
 
@@ -23,41 +22,11 @@ function view(t: StoredTag): Record<string, unknown> {
   return { ...specToJson(t), ...extra, ...redis, incarnation: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
 }
 
-function refs(t: StoredTag): SegmentRef[] {
-  return Array.from({ length: t.shards }, (_, shard) => ({ tag: t.tag, epoch: t.epoch, shard, redis: t.redis }));
-}
-
-export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {
   const { rt } = opts;
-  const mustGet = async (name: string) => {
-    const t = await rt.tags.get(name);
-    if (!t) throw new IdmintError('TAG_NOT_FOUND', `tag "${name}" does not exist`);
-    return t;
-  };
-
-  /** The optional "redis" field of a create body: which named server holds the tag's state. */
-  const redisOf = (body: unknown): { redis: string; rest: unknown } => {
-    if (body === null || typeof body !== 'object' || Array.isArray(body) || !('redis' in body)) return { redis: DEFAULT_REDIS, rest: body };
-    const { redis, ...rest } = body as Record<string, unknown>;
-    if (typeof redis !== 'string' || !rt.segments.has(redis)) {
-      throw invalid(
-        `redis must name a configured Redis server: ${rt.segments
-          .names()
-          .map((n) => `"${n}"`)
-          .join(', ')} (REDIS_URLS)`,
-      );
-    }
-    if (redis !== DEFAULT_REDIS && (rest as { mode?: unknown }).mode === 'snowflake') {
-      throw invalid('snowflake tags keep no state of their own in Redis: leave out redis');
-    }
-    return { redis, rest };
-  };
 
   app.post('/v1/admin/tags', async (req, reply) => {
-    const { redis, rest } = redisOf(req.body);
-    const spec = specFromCreate(rest);
-    const stored = await rt.tags.create(spec, redis);
-    await rt.registry.announce(stored.tag);
+    const stored = await rt.tagAdmin.createTag(req.body);
     req.log.info({ tag: stored.tag, epoch: stored.epoch }, 'tag created');
     return reply.code(201).send(view(stored));
   });
@@ -70,25 +39,21 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
     });
 
   app.get('/v1/admin/tags', async () => {
-    const tags = await rt.tags.list();
+    const tags = await rt.adminReads.listTags();
     const capacities = await Promise.all(tags.map(capacityOf));
     return { tags: tags.map((t, i) => ({ ...view(t), capacity: capacities[i] })) };
   });
 
   app.get<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {
-    const t = await mustGet(req.params.tag);
-    const marks = new Map((await rt.counters.marks(t.tag)).map((m) => [m.shard, m]));
+    const t = await rt.adminReads.getTag(req.params.tag);
     const shards = [];
     // A plain segment tag shows IDs (with stride: counter * stride + offset); sharded, permuted
     // and rule tags show their counters, as allocated_max always does.
     const id = (k: number) => (t.layout === 'plain' && t.mode === 'segment' && !t.permute ? seqString(t, k) : String(k));
-    for (const ref of refs(t)) {
-      const s = await rt.segments.stats(ref).catch(() => undefined);
-      const m = marks.get(ref.shard);
-      if (!m && !s?.gen) continue;
+    for (const { shard, mark: m, redis: s } of await rt.adminReads.shardStates(t)) {
       const remaining = s?.cur !== undefined && s.end !== undefined ? Math.max(0, s.end - s.cur + 1) : 0;
       shards.push({
-        shard: ref.shard,
+        shard,
         allocated_max: m ? String(m.maxId) : '0',
         step: m?.step ?? t.step,
         redis: s === undefined ? 'unreachable' : s.gen ? 'ready' : 'empty',
@@ -100,7 +65,7 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
       });
     }
     // MySQL found behind Redis and raised by a refill (docs/GUARANTEES.md, "MySQL comes back behind").
-    const r = await rt.counters.lastRegression(t.tag);
+    const r = await rt.adminReads.lastRegression(t.tag);
     const counterRegression = r && {
       at: r.at,
       shard: r.shard,
@@ -111,7 +76,7 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
       count: r.count,
     };
     // Live idempotency keys of the tag (null when its Redis cannot be read now).
-    const idempotencyKeys = await rt.idempotency.held(t).catch(() => null);
+    const idempotencyKeys = await rt.adminReads.idempotencyKeys(t).catch(() => null);
     return {
       ...view(t),
       capacity: await capacityOf(t),
@@ -120,21 +85,13 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Runtime }
   });
 
   app.patch<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {
-    const cur = await mustGet(req.params.tag);
-    const spec = specFromUpdate(cur, req.body);
-    const stored = await rt.tags.update(spec);
-    if (BigInt(stored.maxIdLimit) > BigInt(cur.maxIdLimit)) await rt.segments.clearExhausted(stored.tag, stored.epoch, stored.redis);
-    await rt.registry.announce(stored.tag);
+    const stored = await rt.tagAdmin.updateTag(req.params.tag, req.body);
     req.log.info({ tag: stored.tag }, 'tag updated');
     return view(stored);
   });
 
   app.delete<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req, reply) => {
-    const old = await rt.tags.remove(req.params.tag);
-    await rt.segments
-      .reset(old.tag, old.epoch, old.redis)
-      .catch((err: Error) => req.log.warn({ err: err.message }, 'Redis state of a deleted tag left behind'));
-    await rt.registry.announce(old.tag);
+    const old = await rt.tagAdmin.deleteTag(req.params.tag);
     req.log.info({ tag: old.tag }, 'tag deleted');
     return reply.code(204).send();
   });

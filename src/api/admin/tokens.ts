@@ -1,9 +1,9 @@
 // Admin API for per-tag client tokens: create (the secret is shown once), list, revoke. A tag
 // with at least one live token serves IDs only to requests carrying one (HTTP header, stream
-// take, UDP field); changes reach every process at once, like tag changes.
+// take, UDP field); changes go through the door (service/tag-admin.ts) and reach every
+// process at once, like tag changes.
 import type { FastifyInstance } from 'fastify';
-import { IdmintError } from '../../errors.js';
-import type { Runtime } from '../../runtime.js';
+import type { Services } from '../../runtime.js';
 import { tagName } from '../schemas.js';
 
 const params = {
@@ -12,11 +12,8 @@ const params = {
   properties: { tag: tagName, id: { type: 'integer', minimum: 1 } },
 } as const;
 
-export async function adminTokenRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+export async function adminTokenRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {
   const { rt } = opts;
-  const mustExist = async (tag: string) => {
-    if (!(await rt.tags.get(tag))) throw new IdmintError('TAG_NOT_FOUND', `tag "${tag}" does not exist`);
-  };
 
   app.post<{ Params: { tag: string }; Body: { name?: string } }>(
     '/v1/admin/tags/:tag/tokens',
@@ -27,23 +24,19 @@ export async function adminTokenRoutes(app: FastifyInstance, opts: { rt: Runtime
       },
     },
     async (req, reply) => {
-      await mustExist(req.params.tag);
-      const t = await rt.tokens.create(req.params.tag, req.body?.name ?? 'client');
-      await rt.registry.announce(req.params.tag);
+      const t = await rt.tagAdmin.createToken(req.params.tag, req.body?.name ?? 'client');
       req.log.info({ tag: req.params.tag, tokenId: t.id, name: t.name }, 'client token created');
       return reply.code(201).send({ id: t.id, name: t.name, token: t.token, created_at: t.createdAt });
     },
   );
 
   app.get<{ Params: { tag: string } }>('/v1/admin/tags/:tag/tokens', { schema: { params } }, async (req) => {
-    await mustExist(req.params.tag);
-    return { tokens: (await rt.tokens.list(req.params.tag)).map((t) => ({ id: t.id, name: t.name, created_at: t.createdAt })) };
+    const tokens = await rt.adminReads.listTokens(req.params.tag);
+    return { tokens: tokens.map((t) => ({ id: t.id, name: t.name, created_at: t.createdAt })) };
   });
 
   app.delete<{ Params: { tag: string; id: number } }>('/v1/admin/tags/:tag/tokens/:id', { schema: { params } }, async (req, reply) => {
-    if (!(await rt.tokens.revoke(req.params.tag, req.params.id)))
-      throw new IdmintError('NOT_FOUND', `tag "${req.params.tag}" has no live token ${req.params.id}`);
-    await rt.registry.announce(req.params.tag);
+    await rt.tagAdmin.revokeToken(req.params.tag, req.params.id);
     req.log.info({ tag: req.params.tag, tokenId: req.params.id }, 'client token revoked');
     return reply.code(204).send();
   });

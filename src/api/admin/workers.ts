@@ -1,14 +1,13 @@
 // Admin view of the worker-id pools: every space (worker-id width) with its live leases, and
 // this process's own leases and clock events.
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../../runtime.js';
+import type { Services } from '../../runtime.js';
 
-export async function adminWorkerRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+export async function adminWorkerRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {
   const { rt } = opts;
   app.get('/v1/admin/workers', async () => {
     const spaces = [];
-    for (const bits of await rt.leaseStore.spaces()) {
-      const leases = await rt.leaseStore.list(bits);
+    for (const { bits, leases } of await rt.adminReads.workerSpaces()) {
       const size = 2 ** bits;
       spaces.push({
         worker_bits: bits,

@@ -1,20 +1,16 @@
 // Debug switches for fault campaigns (scripts/chaos), registered only in test mode
 // (TEST_MODE=1, which the config allows only on a loopback HOST) and behind the admin token:
 // shift this process's clock, make its worker-id leases expire now, and end a Redis connection
-// from inside (store/redis/end-connection.ts) for the connection supervisor to open again.
+// from inside for the connection supervisor to open again (service/debug-switches.ts).
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { ShiftedClock } from '../../core/clock.js';
 import { IdmintError } from '../../errors.js';
-import type { Runtime } from '../../runtime.js';
-import { isCluster } from '../../store/redis/connection.js';
-import { endConnection } from '../../store/redis/end-connection.js';
-import { DEFAULT_REDIS } from '../../store/redis/segments.js';
+import type { Services } from '../../runtime.js';
 
 /** Largest shift accepted either way: one day. */
 const MAX_SHIFT_MS = 86_400_000;
 
-export async function debugRoutes(app: FastifyInstance, opts: { rt: Runtime }): Promise<void> {
+export async function debugRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {
   const { rt } = opts;
   const shifted = (): ShiftedClock => {
     if (!(rt.clock instanceof ShiftedClock)) throw new IdmintError('INVALID_ARGUMENT', 'this process runs on an injected clock that cannot be shifted');
@@ -64,19 +60,11 @@ export async function debugRoutes(app: FastifyInstance, opts: { rt: Runtime }): 
       },
     },
     async (req) => {
-      const bits = req.body?.worker_bits;
-      const expired = [];
-      for (const lease of rt.leases.held()) {
-        if (bits !== undefined && lease.bits !== bits) continue;
-        lease.deadlineMs = 0;
-        // Deleted only while it is still this process's (the value starts with the node id).
-        const key = rt.keys.workerLease(lease.bits, lease.workerId);
-        const value = await rt.redis.get(key);
-        const ours = value !== null && value.split(' ')[0] === rt.config.nodeId;
-        if (ours) await rt.redis.del(key);
-        lease.deadlineMs = 0; // again: a renewal that was in flight may have extended it meanwhile
-        expired.push({ worker_bits: lease.bits, worker_id: lease.workerId, key_deleted: ours });
-      }
+      const expired = (await rt.debugSwitches.expireLeases(req.body?.worker_bits)).map((lease) => ({
+        worker_bits: lease.bits,
+        worker_id: lease.workerId,
+        key_deleted: lease.keyDeleted,
+      }));
       rt.log.warn({ expired }, 'debug: worker-id leases expired');
       return { expired };
     },
@@ -97,17 +85,7 @@ export async function debugRoutes(app: FastifyInstance, opts: { rt: Runtime }): 
       },
     },
     async (req) => {
-      const role = req.body?.role;
-      const candidates = rt.connections.clients(DEFAULT_REDIS).filter((c) => (role === undefined || c.role === role) && c.client.status === 'ready');
-      if (candidates.length === 0) throw new IdmintError('INVALID_ARGUMENT', `no ready connection${role ? ` of role ${role}` : ''} to the default Redis`);
-      const chosen = req.body?.all ? candidates : [candidates[Math.floor(Math.random() * candidates.length)]];
-      const clients: Redis[] = [];
-      for (const { client } of chosen) {
-        if (isCluster(client)) throw new IdmintError('INVALID_ARGUMENT', "not on a Redis Cluster: its node connections are the cluster client's own");
-        clients.push(client);
-      }
-      await Promise.all(clients.map((c) => endConnection(c)));
-      const roles = chosen.map((c) => c.role);
+      const roles = await rt.debugSwitches.endRedisConnections(req.body?.role, req.body?.all === true);
       rt.log.warn({ roles }, 'debug: Redis connections ended from inside');
       return { role: roles[0], ended: roles.length };
     },

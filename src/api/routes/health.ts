@@ -4,10 +4,10 @@
 // (node id, checks, the Redis servers and their masters' addresses) only to a request that
 // carries the admin, viewer or metrics token as `Authorization: Bearer`.
 import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../../runtime.js';
+import type { Services } from '../../runtime.js';
 import { seesMore, type AdminAccess } from '../auth.js';
 
-export async function healthRoutes(app: FastifyInstance, opts: { rt: Runtime; access: AdminAccess }): Promise<void> {
+export async function healthRoutes(app: FastifyInstance, opts: { rt: Services; access: AdminAccess }): Promise<void> {
   const { rt } = opts;
   const details = seesMore(opts.access, rt.config.metricsToken);
   app.get('/healthz', async (req) => (details(req) ? { status: 'ok', node: rt.config.nodeId } : { status: 'ok' }));

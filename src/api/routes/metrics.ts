@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { IdmintError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { withoutPrivateTags } from '../../metrics/public-series.js';
-import type { StoredTag } from '../../store/mysql/tags-repo.js';
+import type { StoredTag } from '../../service/tag-admin.js';
 import { bearerToken } from '../bearer.js';
 import { clusterMetricsClient, inProcessGroup } from '../cluster-metrics.js';
 
