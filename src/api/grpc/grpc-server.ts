@@ -16,7 +16,7 @@ import { bearerToken } from '../bearer.js';
 import { decodeId } from '../decode.js';
 import { noteFailure } from '../errors.js';
 import { shuttingDown } from '../id-route-spec.js';
-import { idsService } from './proto.js';
+import { idsServiceEncodingTakes } from './proto.js';
 import {
   checkTag,
   parseNext,
@@ -72,6 +72,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
   const limits = { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock };
   const staff = staffOf(config);
   const okNext = metrics.grpcSeries(NEXT, 'OK');
+  const { service, encode } = idsServiceEncodingTakes();
 
   /** Counts, logs and answers a failed call (as the HTTP error handler does). */
   const failure = (method: string, err: unknown, start: number) => {
@@ -149,6 +150,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     }
     const session = new TakeCall(call as ServerWritableStream<TakeRequest, TakeBlock>, ids, {
       maxBufferBytes: config.streamMaxBufferBytes,
+      encode,
       chunkIds: config.coalesceMax,
       closing: () => closing,
     });
@@ -172,7 +174,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
   };
 
   const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
-  server.addService(idsService(), { Next: next, Take: take, Decode: decode });
+  server.addService(service, { Next: next, Take: take, Decode: decode });
   // Loaded here, not at start-up: they parse their protos when imported, which a process
   // without the gRPC listener (GRPC_PORT=0) need not pay for.
   const [{ addHealthService }, { addReflectionService }] = await Promise.all([import('./health.js'), import('./reflection.js')]);
