@@ -1,12 +1,17 @@
-// The pieces that bound what gRPC Take calls hold: a block of IDs encoded straight into its
-// message bytes (from strings, or from counter runs) is exactly what the schema's encoder writes.
+// The pieces that bound what gRPC Take calls hold and how they share the event loop: a block
+// of IDs encoded straight into its message bytes is exactly what the schema's encoder writes;
+// the process-wide budget holds and releases bytes, wakes the calls waiting for room and counts
+// waits by bound; turns serve the calls that asked in order, one block per turn of the event loop.
 import assert from 'node:assert/strict';
+import { setImmediate } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { idsServiceEncodingTakes } from '../../src/api/grpc/proto.js';
+import { TakeBudget, type Bound } from '../../src/api/grpc/take-budget.js';
 import { encodeIdsBlock, encodeRunsBlock } from '../../src/api/grpc/take-encode.js';
 import { idsFromRuns } from '../../src/core/id-runs.js';
 import type { Packing } from '../../src/core/layout.js';
 import type { Range } from '../../src/core/ranges.js';
+import { TakeTurns } from '../../src/api/grpc/take-turns.js';
 
 const { service, encode } = idsServiceEncodingTakes();
 
@@ -88,5 +93,56 @@ describe('encodeRunsBlock', () => {
     const plain: Packing = { plain: true, step: 1, base: 0 };
     assert.equal(encodeRunsBlock([[1_000_000, 1_099_999]], 100_000, plain, 100_000 * 9 - 1), undefined);
     assert.equal(encodeRunsBlock([[1_000_000, 1_099_999]], 100_000, plain, 100_000 * 9)?.length, 100_000 * 9);
+  });
+});
+
+describe('TakeBudget', () => {
+  it('holds and releases bytes, reports them, and wakes the calls waiting for room once', () => {
+    const held: number[] = [];
+    const waits: Bound[] = [];
+    const budget = new TakeBudget(100, { held: (b) => held.push(b), waited: (b) => waits.push(b) });
+    assert.ok(budget.fits(100));
+    budget.hold(60);
+    assert.ok(budget.fits(40));
+    assert.ok(!budget.fits(41));
+    let woken = 0;
+    const wake = () => woken++;
+    budget.onRelease(wake);
+    budget.waited('process');
+    budget.release(10);
+    assert.equal(woken, 1);
+    budget.release(10);
+    assert.equal(woken, 1, 'a wake is called at the next release only');
+    budget.onRelease(wake);
+    budget.forget(wake);
+    budget.release(40);
+    assert.equal(woken, 1, 'a forgotten wake is not called');
+    assert.equal(budget.held, 0);
+    assert.deepEqual(held, [60, 50, 40, 0]);
+    assert.deepEqual(waits, ['process']);
+  });
+});
+
+describe('TakeTurns', () => {
+  it('serves callers in the order they asked, one per turn of the event loop', async () => {
+    const turns = new TakeTurns(1);
+    const served: [number, number][] = [];
+    let loop = 0;
+    let counting = true;
+    const ticks = (async () => {
+      while (counting) {
+        await setImmediate();
+        loop++;
+      }
+    })();
+    await Promise.all([0, 1, 2, 3].map((i) => turns.next().then(() => served.push([i, loop]))));
+    counting = false;
+    await ticks;
+    assert.deepEqual(
+      served.map(([i]) => i),
+      [0, 1, 2, 3],
+    );
+    const loops = served.map(([, l]) => l);
+    assert.equal(new Set(loops).size, 4, `four callers served in ${new Set(loops).size} turns: ${loops}`);
   });
 });

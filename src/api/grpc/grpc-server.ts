@@ -30,8 +30,10 @@ import {
   type TakeRequest,
 } from './requests.js';
 import { grpcStatus, statusName } from './status.js';
+import { TakeBudget } from './take-budget.js';
 import { PeerTakes, peerAddress } from './take-limits.js';
 import { TakeCall } from './take-call.js';
+import { TakeTurns } from './take-turns.js';
 import type { BulkTake } from '../../service/bulk-take.js';
 
 export interface GrpcServer {
@@ -49,7 +51,16 @@ export interface GrpcDeps {
   readonly drain: Drain;
   readonly config: Pick<
     Config,
-    'grpcPort' | 'host' | 'streamMaxCount' | 'streamMaxBlock' | 'streamMaxBufferBytes' | 'coalesceMax' | 'adminToken' | 'viewerToken' | 'grpcMaxTakesPerPeer'
+    | 'grpcPort'
+    | 'host'
+    | 'streamMaxCount'
+    | 'streamMaxBlock'
+    | 'streamMaxBufferBytes'
+    | 'coalesceMax'
+    | 'adminToken'
+    | 'viewerToken'
+    | 'grpcMaxTakesPerPeer'
+    | 'grpcMaxBufferedBytes'
   >;
 }
 
@@ -69,6 +80,8 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
   let closing = false;
   const takes = new Set<TakeCall>();
   const peers = new PeerTakes(config.grpcMaxTakesPerPeer);
+  const budget = new TakeBudget(config.grpcMaxBufferedBytes, metrics.grpcTakes);
+  const turns = new TakeTurns();
   const limits = { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock };
   const staff = staffOf(config);
   const okNext = metrics.grpcSeries(NEXT, 'OK');
@@ -151,6 +164,8 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     const session = new TakeCall(call as ServerWritableStream<TakeRequest, TakeBlock>, ids, {
       maxBufferBytes: config.streamMaxBufferBytes,
       encode,
+      budget,
+      turns,
       chunkIds: config.coalesceMax,
       closing: () => closing,
     });

@@ -1,17 +1,21 @@
 // One Take call: a bulk take served as a stream of blocks, with the websocket stream's
 // semantics (docs/STREAM.md): chunks taken from the store one ahead of what is sent, blocks of
-// at most `block` IDs in ascending order, never more than STREAM_MAX_BUFFER_BYTES written and
-// not yet taken by HTTP/2 (whose flow control follows the client's reading), so a slow reader
-// slows its own stream. Blocks are encoded as they are built, so that what waits is their bytes
-// (take-encode.ts). Once the call is cancelled nothing more is taken; a chunk taken and not sent
-// is a gap, never reissued.
+// at most `block` IDs in ascending order, never more than STREAM_MAX_BUFFER_BYTES of the call's
+// blocks, nor GRPC_MAX_BUFFERED_BYTES of all calls' (take-budget.ts), written and not yet taken
+// by HTTP/2 (whose flow control follows the client's reading), so a slow reader slows its own
+// stream and a call not read takes no more IDs. Blocks are encoded as they are built, so that
+// what waits is their bytes (take-encode.ts), and built one per turn of the event loop across
+// all calls (take-turns.ts). Once the call is cancelled nothing more is taken; a chunk taken and
+// not sent is a gap, never reissued.
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import { RangeQueue } from '../../core/ranges.js';
 import { decimalRuns, idsFromRuns } from '../../core/id-runs.js';
 import { openBulkTake, takeChunks, type BulkTake, type Chunk } from '../../service/bulk-take.js';
 import type { IdService } from '../../service/id-service.js';
 import type { TakeBlock, TakeRequest } from './requests.js';
+import type { Bound, TakeBudget } from './take-budget.js';
 import { encodeIdsBlock, encodeRunsBlock } from './take-encode.js';
+import type { TakeTurns } from './take-turns.js';
 
 /** A gRPC client's default limit on a received message is 4 MiB: blocks stay below it. */
 export const MAX_BLOCK_BYTES = 4 * 1024 * 1024 - 64 * 1024;
@@ -20,6 +24,10 @@ export interface TakeCallOptions {
   readonly maxBufferBytes: number;
   /** A block's message bytes (the service passes them through: proto.ts). */
   readonly encode: (block: TakeBlock) => Buffer;
+  /** Bytes written and not yet taken by HTTP/2 across all calls (GRPC_MAX_BUFFERED_BYTES). */
+  readonly budget: TakeBudget;
+  /** Turns of the event loop shared by all calls: one block each. */
+  readonly turns: TakeTurns;
   /** IDs of a segment tag taken from the store at a time (at least the take's block). */
   readonly chunkIds: number;
   /** True once the server is shutting down: the take stops at its next block. */
@@ -66,13 +74,24 @@ export class TakeCall {
     return undefined;
   }
 
-  /** Waits until `bytes` more fit the bound; the reason to stop instead, if any. */
+  /**
+   * Waits until `bytes` more fit the call's bound and the process's budget (a call with nothing
+   * waiting may always write one block); the reason to stop instead, if any.
+   */
   private async room(bytes: number): Promise<Stopped | undefined> {
+    let waited = false;
     for (;;) {
       const s = this.stopped;
       if (s !== undefined) return s;
-      if (this.queued === 0 || this.queued + bytes <= this.opts.maxBufferBytes) return undefined;
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
+      if (this.queued === 0) return undefined;
+      const bound: Bound | undefined = this.queued + bytes > this.opts.maxBufferBytes ? 'call' : this.opts.budget.fits(bytes) ? undefined : 'process';
+      if (bound === undefined) return undefined;
+      if (!waited) this.opts.budget.waited(bound);
+      waited = true;
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        if (bound === 'process') this.opts.budget.onRelease(this.wake);
+      });
     }
   }
 
@@ -87,20 +106,26 @@ export class TakeCall {
     const t = this.take;
     if (t !== undefined) await this.ids.recheck(t.tag, t.token);
     this.queued += bytes;
+    this.opts.budget.hold(bytes);
     // The callback runs once HTTP/2 has taken the message (after flow control let it through).
     (this.call as unknown as ServerWritableStream<TakeRequest, Buffer>).write(message, () => {
       this.queued -= bytes;
+      this.opts.budget.release(bytes);
       this.wake();
     });
     return undefined;
   }
 
   /**
-   * Waits for room for about `bytes` more; the reason to stop instead, if any. Called before a
-   * block is built, so that a waiting take holds no block.
+   * Waits for room for about `bytes` more, then for a turn of the event loop (take-turns.ts);
+   * the reason to stop instead, if any. Called before a block is built, so that a waiting take
+   * holds no block.
    */
-  private ready(bytes: number): Promise<Stopped | undefined> {
-    return this.room(Math.min(bytes, this.opts.maxBufferBytes));
+  private async ready(bytes: number): Promise<Stopped | undefined> {
+    const s = await this.room(Math.min(bytes, this.opts.maxBufferBytes));
+    if (s !== undefined) return s;
+    await this.opts.turns.next();
+    return this.stopped;
   }
 
   private sendBlock(block: TakeBlock): Promise<Stopped | undefined> {
@@ -109,6 +134,14 @@ export class TakeCall {
 
   /** Serves the take; resolves when every block was written, or with why it stopped. Errors of the ID service reject. */
   async run(t: BulkTake): Promise<Stopped | undefined> {
+    try {
+      return await this.serve(t);
+    } finally {
+      this.opts.budget.forget(this.wake);
+    }
+  }
+
+  private async serve(t: BulkTake): Promise<Stopped | undefined> {
     this.take = t;
     const source = await openBulkTake(this.ids, t);
     for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.stopped !== undefined)) {
