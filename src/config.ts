@@ -114,6 +114,8 @@ export interface Config {
   readonly streamMaxSocketsPerClient: number;
   /** gRPC: most Take calls running at once per client address. */
   readonly grpcMaxTakesPerPeer: number;
+  /** gRPC: most bytes of Take blocks written and not yet taken by HTTP/2, across all calls (beyond one block per call). */
+  readonly grpcMaxBufferedBytes: number;
   /** Most live idempotency keys one tag may hold; a keyed request past it is refused (IDEMPOTENCY_KEYS_FULL). */
   readonly idempotencyMaxKeys: number;
   /** IDEMPOTENCY_MAX_BYTES: the most bytes one tag's live idempotency keys may cost in its Redis. */
@@ -335,6 +337,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     streamMaxBufferBytes,
     streamMaxSocketsPerClient: int('STREAM_MAX_SOCKETS_PER_CLIENT', 64, 1, 100_000),
     grpcMaxTakesPerPeer: int('GRPC_MAX_TAKES_PER_PEER', 16, 1, 100_000),
+    grpcMaxBufferedBytes: int('GRPC_MAX_BUFFERED_BYTES', 64 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024 * 1024),
     idempotencyMaxKeys: int('IDEMPOTENCY_MAX_KEYS', 100_000, 1, 100_000_000),
     idempotencyMaxBytes: int('IDEMPOTENCY_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024 * 1024),
     testMode,

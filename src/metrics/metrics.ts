@@ -3,6 +3,7 @@
 // /metrics is scraped.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { FastCounter, FastHistogram } from './fast-metrics.js';
+import { registerGrpcTakeMetrics, type GrpcTakeObserver } from './grpc-take-metrics.js';
 import { registerIdempotencyMetrics, type IdempotencyCounters } from './idempotency-metrics.js';
 
 export interface ScrapeSources {
@@ -34,6 +35,7 @@ export class Metrics {
   readonly connectionRestarts: Counter<'server' | 'role'>;
   readonly counterRegressions: Counter<'tag' | 'kind'>;
   readonly idempotency: IdempotencyCounters;
+  readonly grpcTakes: GrpcTakeObserver;
   private sources: ScrapeSources = {};
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -97,6 +99,7 @@ export class Metrics {
       help: 'MySQL found behind what Redis holds (backup restore, lagging failover) and raised at once; kind: segment, rule, worker_space',
     });
     this.idempotency = registerIdempotencyMetrics(this.registry);
+    this.grpcTakes = registerGrpcTakeMetrics(this.registry);
     this.errors = new Counter({
       name: 'idmint_errors_total',
       help: 'Refused and failed requests by transport (http, leaf, tinyid, grpc, stream, udp) and idmint error code',

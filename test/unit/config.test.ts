@@ -35,6 +35,7 @@ const DEFAULTS: Partial<Config> = {
   serveHttp: true,
   metricsToken: '',
   revealProtectedTags: false,
+  grpcMaxBufferedBytes: 64 * 1024 * 1024,
 };
 
 /** The fields of c named in want. */

@@ -16,7 +16,7 @@ import { bearerToken } from '../bearer.js';
 import { decodeId } from '../decode.js';
 import { noteFailure } from '../errors.js';
 import { shuttingDown } from '../id-route-spec.js';
-import { idsService } from './proto.js';
+import { idsServiceEncodingTakes } from './proto.js';
 import {
   checkTag,
   parseNext,
@@ -30,8 +30,10 @@ import {
   type TakeRequest,
 } from './requests.js';
 import { grpcStatus, statusName } from './status.js';
+import { TakeBudget } from './take-budget.js';
 import { PeerTakes, peerAddress } from './take-limits.js';
 import { TakeCall } from './take-call.js';
+import { TakeTurns } from './take-turns.js';
 import type { BulkTake } from '../../service/bulk-take.js';
 
 export interface GrpcServer {
@@ -49,7 +51,16 @@ export interface GrpcDeps {
   readonly drain: Drain;
   readonly config: Pick<
     Config,
-    'grpcPort' | 'host' | 'streamMaxCount' | 'streamMaxBlock' | 'streamMaxBufferBytes' | 'coalesceMax' | 'adminToken' | 'viewerToken' | 'grpcMaxTakesPerPeer'
+    | 'grpcPort'
+    | 'host'
+    | 'streamMaxCount'
+    | 'streamMaxBlock'
+    | 'streamMaxBufferBytes'
+    | 'coalesceMax'
+    | 'adminToken'
+    | 'viewerToken'
+    | 'grpcMaxTakesPerPeer'
+    | 'grpcMaxBufferedBytes'
   >;
 }
 
@@ -69,9 +80,12 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
   let closing = false;
   const takes = new Set<TakeCall>();
   const peers = new PeerTakes(config.grpcMaxTakesPerPeer);
+  const budget = new TakeBudget(config.grpcMaxBufferedBytes, metrics.grpcTakes);
+  const turns = new TakeTurns();
   const limits = { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock };
   const staff = staffOf(config);
   const okNext = metrics.grpcSeries(NEXT, 'OK');
+  const { service, encode } = idsServiceEncodingTakes();
 
   /** Counts, logs and answers a failed call (as the HTTP error handler does). */
   const failure = (method: string, err: unknown, start: number) => {
@@ -149,6 +163,9 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     }
     const session = new TakeCall(call as ServerWritableStream<TakeRequest, TakeBlock>, ids, {
       maxBufferBytes: config.streamMaxBufferBytes,
+      encode,
+      budget,
+      turns,
       chunkIds: config.coalesceMax,
       closing: () => closing,
     });
@@ -172,7 +189,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
   };
 
   const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
-  server.addService(idsService(), { Next: next, Take: take, Decode: decode });
+  server.addService(service, { Next: next, Take: take, Decode: decode });
   // Loaded here, not at start-up: they parse their protos when imported, which a process
   // without the gRPC listener (GRPC_PORT=0) need not pay for.
   const [{ addHealthService }, { addReflectionService }] = await Promise.all([import('./health.js'), import('./reflection.js')]);

@@ -1,21 +1,33 @@
 // One Take call: a bulk take served as a stream of blocks, with the websocket stream's
 // semantics (docs/STREAM.md): chunks taken from the store one ahead of what is sent, blocks of
-// at most `block` IDs in ascending order, never more than STREAM_MAX_BUFFER_BYTES written and
-// not yet taken by HTTP/2 (whose flow control follows the client's reading), so a slow reader
-// slows its own stream. Once the call is cancelled nothing more is taken; a chunk taken and not
-// sent is a gap, never reissued.
+// at most `block` IDs in ascending order, never more than STREAM_MAX_BUFFER_BYTES of the call's
+// blocks, nor GRPC_MAX_BUFFERED_BYTES of all calls' (take-budget.ts), written and not yet taken
+// by HTTP/2 (whose flow control follows the client's reading), so a slow reader slows its own
+// stream and a call not read takes no more IDs. Blocks are encoded as they are built, so that
+// what waits is their bytes (take-encode.ts), and built one per turn of the event loop across
+// all calls (take-turns.ts). Once the call is cancelled nothing more is taken; a chunk taken and
+// not sent is a gap, never reissued.
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import { RangeQueue } from '../../core/ranges.js';
 import { decimalRuns, idsFromRuns } from '../../core/id-runs.js';
 import { openBulkTake, takeChunks, type BulkTake, type Chunk } from '../../service/bulk-take.js';
 import type { IdService } from '../../service/id-service.js';
 import type { TakeBlock, TakeRequest } from './requests.js';
+import type { Bound, TakeBudget } from './take-budget.js';
+import { encodeIdsBlock, encodeRunsBlock } from './take-encode.js';
+import type { TakeTurns } from './take-turns.js';
 
 /** A gRPC client's default limit on a received message is 4 MiB: blocks stay below it. */
 export const MAX_BLOCK_BYTES = 4 * 1024 * 1024 - 64 * 1024;
 
 export interface TakeCallOptions {
   readonly maxBufferBytes: number;
+  /** A block's message bytes (the service passes them through: proto.ts). */
+  readonly encode: (block: TakeBlock) => Buffer;
+  /** Bytes written and not yet taken by HTTP/2 across all calls (GRPC_MAX_BUFFERED_BYTES). */
+  readonly budget: TakeBudget;
+  /** Turns of the event loop shared by all calls: one block each. */
+  readonly turns: TakeTurns;
   /** IDs of a segment tag taken from the store at a time (at least the take's block). */
   readonly chunkIds: number;
   /** True once the server is shutting down: the take stops at its next block. */
@@ -62,13 +74,24 @@ export class TakeCall {
     return undefined;
   }
 
-  /** Waits until `bytes` more fit the bound; the reason to stop instead, if any. */
+  /**
+   * Waits until `bytes` more fit the call's bound and the process's budget (a call with nothing
+   * waiting may always write one block); the reason to stop instead, if any.
+   */
   private async room(bytes: number): Promise<Stopped | undefined> {
+    let waited = false;
     for (;;) {
       const s = this.stopped;
       if (s !== undefined) return s;
-      if (this.queued === 0 || this.queued + bytes <= this.opts.maxBufferBytes) return undefined;
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
+      if (this.queued === 0) return undefined;
+      const bound: Bound | undefined = this.queued + bytes > this.opts.maxBufferBytes ? 'call' : this.opts.budget.fits(bytes) ? undefined : 'process';
+      if (bound === undefined) return undefined;
+      if (!waited) this.opts.budget.waited(bound);
+      waited = true;
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        if (bound === 'process') this.opts.budget.onRelease(this.wake);
+      });
     }
   }
 
@@ -76,22 +99,49 @@ export class TakeCall {
    * Writes a block once it fits; the reason to stop instead, if any. A token revoked since the
    * last block throws the tag's refusal (NOT_FOUND) instead: the take ends before this block.
    */
-  private async send(block: TakeBlock, bytes: number): Promise<Stopped | undefined> {
+  private async send(message: Buffer): Promise<Stopped | undefined> {
+    const bytes = message.length;
     const s = await this.room(bytes);
     if (s !== undefined) return s;
     const t = this.take;
     if (t !== undefined) await this.ids.recheck(t.tag, t.token);
     this.queued += bytes;
+    this.opts.budget.hold(bytes);
     // The callback runs once HTTP/2 has taken the message (after flow control let it through).
-    this.call.write(block, () => {
+    (this.call as unknown as ServerWritableStream<TakeRequest, Buffer>).write(message, () => {
       this.queued -= bytes;
+      this.opts.budget.release(bytes);
       this.wake();
     });
     return undefined;
   }
 
+  /**
+   * Waits for room for about `bytes` more, then for a turn of the event loop (take-turns.ts);
+   * the reason to stop instead, if any. Called before a block is built, so that a waiting take
+   * holds no block.
+   */
+  private async ready(bytes: number): Promise<Stopped | undefined> {
+    const s = await this.room(Math.min(bytes, this.opts.maxBufferBytes));
+    if (s !== undefined) return s;
+    await this.opts.turns.next();
+    return this.stopped;
+  }
+
+  private sendBlock(block: TakeBlock): Promise<Stopped | undefined> {
+    return this.send(this.opts.encode(block));
+  }
+
   /** Serves the take; resolves when every block was written, or with why it stopped. Errors of the ID service reject. */
   async run(t: BulkTake): Promise<Stopped | undefined> {
+    try {
+      return await this.serve(t);
+    } finally {
+      this.opts.budget.forget(this.wake);
+    }
+  }
+
+  private async serve(t: BulkTake): Promise<Stopped | undefined> {
     this.take = t;
     const source = await openBulkTake(this.ids, t);
     for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.stopped !== undefined)) {
@@ -108,14 +158,16 @@ export class TakeCall {
       for (const r of chunk.runs) q.push(r);
       while (q.size > 0) {
         const n = Math.min(t.block, q.size);
-        // Room first, so that a waiting take holds no block.
-        const estimate = ranges ? 64 : 22 * n;
-        const s = await this.room(Math.min(estimate, this.opts.maxBufferBytes));
+        const s = await this.ready(ranges ? 64 : 22 * n);
         if (s !== undefined) return s;
         const runs = q.take(n);
-        const r = ranges
-          ? await this.send({ ranges: runs.map(([a, b]) => ({ first: String(a), last: String(b) })) }, 48 * runs.length)
-          : await this.sendIds(idsFromRuns(runs, n, chunk.packing), 0, n);
+        let r: Stopped | undefined;
+        if (ranges) r = await this.sendBlock({ ranges: runs.map(([a, b]) => ({ first: String(a), last: String(b) })) });
+        else {
+          // Written from the runs; as strings when that cannot be (IDs from 2^53, a block too large to send whole).
+          const message = encodeRunsBlock(runs, n, chunk.packing, MAX_BLOCK_BYTES);
+          r = message !== undefined ? await this.send(message) : await this.sendIds(idsFromRuns(runs, n, chunk.packing), 0, n);
+        }
         if (r !== undefined) return r;
       }
       return undefined;
@@ -123,10 +175,12 @@ export class TakeCall {
     const ids = chunk.ids;
     for (let start = 0; start < ids.length; start += t.block) {
       const end = Math.min(ids.length, start + t.block);
-      let r: Stopped | undefined;
-      if (ranges && chunk.kind === 'decimals') {
+      const ranged = ranges && chunk.kind === 'decimals';
+      let r = await this.ready(ranged ? 64 : idsBytes(ids, start, end));
+      if (r !== undefined) return r;
+      if (ranged) {
         const runs = decimalRuns(ids, start, end);
-        r = await this.send({ ranges: runs.map(([first, last]) => ({ first, last })) }, 48 * runs.length);
+        r = await this.sendBlock({ ranges: runs.map(([first, last]) => ({ first, last })) });
       } else {
         r = await this.sendIds(ids, start, end);
       }
@@ -142,6 +196,6 @@ export class TakeCall {
       const mid = start + Math.ceil((end - start) / 2);
       return (await this.sendIds(ids, start, mid)) ?? this.sendIds(ids, mid, end);
     }
-    return this.send({ ids: start === 0 && end === ids.length ? (ids as string[]) : ids.slice(start, end) }, bytes);
+    return this.send(encodeIdsBlock(ids, start, end, this.opts.encode));
   }
 }
