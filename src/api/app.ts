@@ -37,8 +37,10 @@ export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<Fa
   /** The pre-router path may answer: the app is ready and honours every hook of the route. */
   let preRouter = false;
   const app = Fastify({
-    // The single-ID route of in-memory blocks is answered before routing (fast-path.ts).
-    serverFactory: serverWithFastPath(fastIdPath({ ids: rt.ids, metrics: rt.metrics, log: rt.log, open: () => preRouter && !closing })),
+    // The single-ID route of in-memory blocks is answered before routing (fast-path.ts), unless PRE_ROUTER=0.
+    ...(rt.config.preRouter
+      ? { serverFactory: serverWithFastPath(fastIdPath({ ids: rt.ids, metrics: rt.metrics, log: rt.log, open: () => preRouter && !closing })) }
+      : {}),
     loggerInstance: rt.log as FastifyBaseLogger,
     // Per-request access logs would cost more than serving an ID; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
@@ -61,11 +63,12 @@ export async function buildApp(rt: Runtime, opts: BuildOptions = {}): Promise<Fa
     closingGuard(() => closing),
   );
   app.addHook('onResponse', responseObserver(rt.metrics));
-  app.addHook('onReady', function decidePreRouter() {
-    const others = unhonouredHooks(app);
-    preRouter = others.length === 0;
-    if (!preRouter) rt.log.warn({ hooks: others }, 'GET /v1/id/:tag has hooks the pre-router path does not honour: Fastify serves every request of it');
-  });
+  if (rt.config.preRouter)
+    app.addHook('onReady', function decidePreRouter() {
+      const others = unhonouredHooks(app);
+      preRouter = others.length === 0;
+      if (!preRouter) rt.log.warn({ hooks: others }, 'GET /v1/id/:tag has hooks the pre-router path does not honour: Fastify serves every request of it');
+    });
   await opts.extend?.(app);
   await registerDocs(app, VERSION);
   await app.register(idRoutes, { ids: rt.ids, staff: staffOf(rt.config) });
