@@ -9,11 +9,15 @@
 //   node       GET /v1/id/:tag of a segment tag with order "node"   (IDs from process memory)
 //   global     GET /v1/id/:tag of a segment tag with order "global" (coalesced Redis takes)
 //   snowflake  GET /v1/id/:tag of a snowflake tag
+//   rule       GET /v1/id/:tag?app=bench of a rule tag with order "node"
 // idmint is this checkout's src/ (bench/server.ts), against the real Redis and MySQL/MariaDB with
 // a database and key prefix of its own, removed at the end. --also DIR (repeatable) starts the
 // idmint of another checkout (its src/, run from DIR) as well, on CPU 1 with a database and
 // prefix of its own, and measures its cases as `<case> @<commit>`: a before and after in the
-// same rounds against the same bare route.
+// same rounds against the same bare route. --routed starts another idmint of this checkout with
+// PRE_ROUTER=0 (every request through Fastify's router, no pre-router path: src/api/fast-path.ts)
+// and measures its cases as `<case> routed`; the notes give, per case, the median over rounds of
+// the routed server's CPU per request minus the pre-router's in the same round.
 //
 // A warm-up round (--warmup S per case, uncounted), then --rounds rounds of --duration S per case,
 // interleaved (each round starts one case further on). The table shows medians over rounds; a
@@ -24,10 +28,10 @@
 //
 // Checks: any socket error, timeout or non-2xx answer fails the run (exit code 1); for each idmint
 // case an ID fetched after the window must be above one fetched before it, by more than the
-// answers wrk counted (order node and global: every answer took an ID of its own).
+// answers wrk counted (order node, global and the rule's counter: every answer took an ID of its own).
 //
 // Flags: --duration S (10)  --warmup S (5)  --rounds N (5)  --connections N (50)
-//        --cases bare,wide,node,global,snowflake  --also DIR (repeatable)  --env KEY=VALUE (idmint, repeatable)
+//        --cases bare,wide,node,global,snowflake,rule  --also DIR (repeatable)  --routed  --env KEY=VALUE (idmint, repeatable)
 //        --cpu-prof (write .cpuprofile files of every server to bench/results/profiles/; not recorded)
 //        --no-record (do not record the run in bench/results/runs/)
 // Needs wrk: `npm run bench:wrk` installs Debian's when it is missing (scripts/wrk.sh).
@@ -48,11 +52,11 @@ import { createTags } from './http/runner.js';
 import { startRun } from './record.js';
 import { catchInterrupt, idmintEnv, runMain, startServer, type Server } from './server.js';
 import { runWrk } from './wrk/load.js';
-import { clientVerdict, combineRounds, failureKinds, RATIO_COLUMN, tableRows, WRK_DONE_SCRIPT, wrkFailures, type Measured } from './wrk/summary.js';
+import { clientVerdict, combineRounds, cpuSaved, failureKinds, RATIO_COLUMN, tableRows, WRK_DONE_SCRIPT, wrkFailures, type Measured } from './wrk/summary.js';
 
-const CASES = ['bare', 'wide', 'node', 'global', 'snowflake'] as const;
+const CASES = ['bare', 'wide', 'node', 'global', 'snowflake', 'rule'] as const;
 type CaseKind = (typeof CASES)[number];
-const ID_KINDS = ['node', 'global', 'snowflake'] as const;
+const ID_KINDS = ['node', 'global', 'snowflake', 'rule'] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
 const SERVER_CPU = 1;
@@ -66,14 +70,15 @@ interface Options {
   connections: number;
   cases: CaseKind[];
   also: string[];
+  routed: boolean;
   env: Record<string, string>;
   cpuProf: boolean;
   record: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { duration: 10, warmup: 5, rounds: 5, connections: 50, cases: [...CASES], also: [], env: {}, cpuProf: false, record: true };
-  const usage = `npm run bench:wrk -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--cases ${CASES.join(',')}] [--also DIR] [--env KEY=VALUE] [--cpu-prof] [--no-record]`;
+  const o: Options = { duration: 10, warmup: 5, rounds: 5, connections: 50, cases: [...CASES], also: [], routed: false, env: {}, cpuProf: false, record: true };
+  const usage = `npm run bench:wrk -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--cases ${CASES.join(',')}] [--also DIR] [--routed] [--env KEY=VALUE] [--cpu-prof] [--no-record]`;
   readOptions(argv, usage, (a) => {
     switch (a.flag) {
       case '--duration':
@@ -93,6 +98,9 @@ function parseArgs(argv: string[]): Options {
         break;
       case '--also':
         o.also.push(resolve(a.text()));
+        break;
+      case '--routed':
+        o.routed = true;
         break;
       case '--env': {
         const [k, v] = a.keyValue();
@@ -125,7 +133,7 @@ function commitOf(dir: string): string {
 interface Idmint {
   readonly server: Server;
   readonly names: TestNames;
-  /** '' for this checkout, ' @<commit>' for an --also checkout. */
+  /** '' for this checkout, ' routed' for it with PRE_ROUTER=0, ' @<commit>' for an --also checkout. */
   readonly suffix: string;
   readonly dir: string;
   readonly commit: string;
@@ -149,12 +157,12 @@ const newNames = (): TestNames => {
   return { db: `idmint_w_${id}`, prefix: `w${id}`, mysqlUrl: mysqlUrlFor(`idmint_w_${id}`) };
 };
 
-/** GET /v1/id/:tag once: the ID as a bigint. */
+/** GET /v1/id/:tag once: the ID as a bigint (a rule ID's digits: its date, then its counter). */
 async function oneId(url: string): Promise<bigint> {
   const res = await fetch(url);
   const text = await res.text();
   if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${text}`);
-  return BigInt((JSON.parse(text) as { id: string }).id);
+  return BigInt((JSON.parse(text) as { id: string }).id.replace(/^\D+/, ''));
 }
 
 const loads = () =>
@@ -197,19 +205,25 @@ async function main(): Promise<number> {
     const idKinds = ID_KINDS.filter((k) => opts.cases.includes(k));
     if (idKinds.length) {
       const id = randomBytes(4).toString('hex');
-      const checkouts = [fileURLToPath(new URL('../', import.meta.url)), ...opts.also];
-      for (const [i, dir] of checkouts.entries()) {
+      const here = fileURLToPath(new URL('../', import.meta.url));
+      const checkouts: { dir: string; suffix: string; env: Record<string, string> }[] = [
+        { dir: here, suffix: '', env: {} },
+        ...(opts.routed ? [{ dir: here, suffix: ' routed', env: { PRE_ROUTER: '0' } }] : []),
+        ...opts.also.map((dir) => ({ dir, suffix: ` @${commitOf(dir)}`, env: {} })),
+      ];
+      for (const [i, { dir, suffix, env: extra }] of checkouts.entries()) {
         const names = newNames();
         const commit = commitOf(dir);
-        const env = idmintEnv(names, `wrk-${id}-${i}`, opts.env);
+        const env = idmintEnv(names, `wrk-${id}-${i}`, { ...extra, ...opts.env });
         const server =
-          i === 0
-            ? await startServer('idmint', ['src/cli.ts', 'serve'], { env, nodeFlags, cpu: SERVER_CPU })
+          dir === here
+            ? await startServer(`idmint${suffix}`, ['src/cli.ts', 'serve'], { env, nodeFlags, cpu: SERVER_CPU })
             : await startIdmintAt(dir, `idmint ${commit}`, env, nodeFlags);
-        idmints.push({ server, names, suffix: i === 0 ? '' : ` @${commit}`, dir, commit });
+        idmints.push({ server, names, suffix, dir, commit });
         servers.push(server);
         await createTags(server);
-        notes.push(i === 0 ? `idmint: this checkout at ${commit}` : `${idKinds.map((k) => `${k} @${commit}`).join(', ')}: idmint of ${dir} at ${commit}`);
+        if (dir !== here) notes.push(`${idKinds.map((k) => `${k}${suffix}`).join(', ')}: idmint of ${dir} at ${commit}`);
+        else notes.push(suffix ? `${idKinds.map((k) => `${k}${suffix}`).join(', ')}: this checkout with PRE_ROUTER=0` : `idmint: this checkout at ${commit}`);
       }
     }
     const cases: Case[] = [];
@@ -224,7 +238,7 @@ async function main(): Promise<number> {
           name: `${kind}${im.suffix}`,
           kind,
           server: im.server,
-          url: `${im.server.url}/v1/id/${ID_CASES[kind].tag}`,
+          url: `${im.server.url}/v1/id/${ID_CASES[kind].tag}${ID_CASES[kind].query}`,
           connections: opts.connections,
         });
 
@@ -274,6 +288,7 @@ async function main(): Promise<number> {
     const loadAfter = loads();
     console.log(`\n${textTable(tableRows(rows))}\n`);
     for (const r of rows) if (r.name !== 'bare') notes.push(`${r.name}: per-round ratios to bare ${r.ratios.map((x) => fmt(x, 3)).join(' ')}`);
+    if (opts.routed) for (const kind of idKinds) notes.push(cpuSaved(runs, kind, `${kind} routed`));
     const verdict = clientVerdict(rows, opts.cases.includes('wide') ? `bare -c${opts.connections * 2}` : undefined);
     notes.push(verdict.line);
     if (!verdict.ok) problems.push(verdict.line);

@@ -122,6 +122,8 @@ export interface Config {
   readonly idempotencyMaxBytes: number;
   /** Test mode: debug routes under /v1/debug/ (clock shift, lease expiry); loopback HOST only. */
   readonly testMode: boolean;
+  /** PRE_ROUTER: GET /v1/id/:tag may be answered before Fastify's router (api/fast-path.ts); off, Fastify serves it. */
+  readonly preRouter: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -288,6 +290,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (testMode && !/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(env.HOST || '0.0.0.0'))
     problems.push(`TEST_MODE needs a loopback HOST (127.0.0.1, ::1), got "${env.HOST || '0.0.0.0'}"`);
 
+  if (env.PRE_ROUTER !== undefined && !['', '0', '1'].includes(env.PRE_ROUTER)) problems.push(`PRE_ROUTER must be 1 or 0, got "${env.PRE_ROUTER}"`);
+
   const cfg: Config = {
     port,
     host: env.HOST || '0.0.0.0',
@@ -341,6 +345,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     idempotencyMaxKeys: int('IDEMPOTENCY_MAX_KEYS', 100_000, 1, 100_000_000),
     idempotencyMaxBytes: int('IDEMPOTENCY_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024 * 1024),
     testMode,
+    preRouter: env.PRE_ROUTER !== '0',
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

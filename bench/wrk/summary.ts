@@ -102,7 +102,7 @@ export function combineRounds(runs: readonly Measured[], names: readonly string[
         ratio: med(ratios),
         ratios,
         serverCpu: med(mine.map((r) => r.serverCpu)),
-        serverUsPerReq: med(mine.map((r) => (r.rps > 0 ? (r.serverCpu / 100 / r.rps) * 1e6 : NaN))),
+        serverUsPerReq: med(mine.map(usPerReq)),
         wrkCpu: med(mine.map((r) => r.wrkCpu)),
         maxWrkCpu: Math.max(...mine.map((r) => r.wrkCpu)),
         redisCpu: med(mine.map((r) => r.redisCpu)),
@@ -125,12 +125,27 @@ export function tableRows(rows: readonly CaseRow[]): string[][] {
       fmt(r.p99Ms, 2),
       fmt(r.ratio, 3),
       fmt(r.serverCpu, 0),
-      fmt(r.serverUsPerReq, 1),
+      fmt(r.serverUsPerReq, 2),
       fmt(r.wrkCpu, 0),
       fmt(r.redisCpu, 0),
       fmt(r.otherCpu, 0),
     ]),
   ];
+}
+
+const usPerReq = (r: Measured): number => (r.rps > 0 ? (r.serverCpu / 100 / r.rps) * 1e6 : NaN);
+
+/**
+ * What `other` costs the server per request more than `base` (negative: less): per round, its
+ * server CPU µs/req minus base's of the same round; the median over rounds. Answers a line for the notes.
+ */
+export function cpuSaved(runs: readonly Measured[], base: string, other: string): string {
+  const diffs = runs.flatMap((r) => {
+    const b = r.name === other ? runs.find((x) => x.name === base && x.round === r.round) : undefined;
+    return b ? [usPerReq(r) - usPerReq(b)] : [];
+  });
+  if (!diffs.length) return `${other} − ${base}: no round measured both`;
+  return `${other} − ${base}: ${fmt(med(diffs), 2)} server µs/req (median over rounds; per round ${diffs.map((d) => fmt(d, 2)).join(' ')})`;
 }
 
 /**

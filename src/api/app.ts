@@ -15,7 +15,8 @@ import { registerDocs } from './docs.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { fastIdPath, serverWithFastPath } from './fast-path.js';
-import { closingGuard, responseObserver, unhonouredHooks } from './pre-router-hooks.js';
+import { closingGuard, idRouteProblems, responseObserver, RouteContexts } from './pre-router-hooks.js';
+import { ID_ROUTE } from './id-route-spec.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { healthRoutes } from './routes/health.js';
 import { idRoutes } from './routes/ids.js';
@@ -24,48 +25,68 @@ import { streamRoutes } from './ws/stream-route.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** idmint's pre-router path answers GET /v1/id/:tag (fast-path.ts): decided once the app is ready. */
+    readonly preRouter: boolean;
+  }
+}
+
 export interface BuildOptions {
   /**
    * Plugins and hooks of an embedding application (a rate limit, CORS, request ids), added
-   * ahead of the routes so that they apply to them.
+   * ahead of the routes so that they apply to them. An extended app has no pre-router path:
+   * Fastify serves every request, through what the embedder added.
    */
   readonly extend?: (app: FastifyInstance) => void | Promise<void>;
 }
 
 export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<FastifyInstance> {
   let closing = false;
-  /** The pre-router path may answer: the app is ready and honours every hook of the route. */
+  /** The single-ID route may be answered before routing (fast-path.ts): not with PRE_ROUTER=0, not in an extended app. */
+  const withPreRouter = rt.config.preRouter && opts.extend === undefined;
+  /** The pre-router path may answer: the app is ready and the path stands in for everything on the route (pre-router-hooks.ts). */
   let preRouter = false;
+  const contexts = new RouteContexts();
+  let requests = 0;
+  /** Request ids, as Fastify's own (req-1, req-2...), for the router and the pre-router path alike. */
+  const requestId = () => `req-${(++requests).toString(36)}`;
+  const routerOptions = { maxParamLength: 200, buildPrettyMeta: contexts.buildPrettyMeta };
   const app = Fastify({
-    // The single-ID route of in-memory blocks is answered before routing (fast-path.ts).
-    serverFactory: serverWithFastPath(fastIdPath({ ids: rt.ids, metrics: rt.metrics, log: rt.log, open: () => preRouter && !closing })),
+    ...(withPreRouter
+      ? { serverFactory: serverWithFastPath(fastIdPath({ ids: rt.ids, metrics: rt.metrics, log: rt.log, requestId, open: () => preRouter && !closing })) }
+      : {}),
+    genReqId: requestId,
     loggerInstance: rt.log as FastifyBaseLogger,
     // Per-request access logs would cost more than serving an ID; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (logger, bindings) => new LazyChildLogger(logger, bindings),
     bodyLimit: 64 * 1024,
-    routerOptions: { maxParamLength: 200 },
+    // find-my-way's buildPrettyMeta (missing from Fastify's types) catches the route contexts.
+    routerOptions,
     // Requests that arrive while closing get idmint's own 503 (below), in the API's error shape.
     return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
     clientErrorHandler: clientErrorHandler(rt.metrics.errors),
     frameworkErrors: frameworkErrors(rt.metrics.errors),
   });
-  installErrorHandling(app, rt.metrics.errors);
+  const errorHandler = installErrorHandling(app, rt.metrics.errors);
+  app.decorate('preRouter', { getter: () => preRouter });
   app.addHook('preClose', async () => {
     closing = true;
   });
   // The pre-router path does the work of these two itself (pre-router-hooks.ts).
-  app.addHook(
-    'onRequest',
-    closingGuard(() => closing),
-  );
-  app.addHook('onResponse', responseObserver(rt.metrics));
-  app.addHook('onReady', function decidePreRouter() {
-    const others = unhonouredHooks(app);
-    preRouter = others.length === 0;
-    if (!preRouter) rt.log.warn({ hooks: others }, 'GET /v1/id/:tag has hooks the pre-router path does not honour: Fastify serves every request of it');
-  });
+  const onRequest = closingGuard(() => closing);
+  const onResponse = responseObserver(rt.metrics);
+  app.addHook('onRequest', onRequest);
+  app.addHook('onResponse', onResponse);
+  if (withPreRouter)
+    app.addHook('onReady', function decidePreRouter() {
+      const context = contexts.contextOf(app, 'GET', ID_ROUTE);
+      const problems = idRouteProblems(context, { hooks: { onRequest: [onRequest], onResponse: [onResponse] }, errorHandler });
+      preRouter = problems.length === 0;
+      if (!preRouter) rt.log.warn({ problems }, 'GET /v1/id/:tag has what the pre-router path does not stand in for: Fastify serves every request of it');
+    });
   await opts.extend?.(app);
   await registerDocs(app, VERSION);
   await app.register(idRoutes, { ids: rt.ids, staff: staffOf(rt.config) });

@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IdmintError } from '../errors.js';
 import { SpecProblems } from '../core/tag-spec.js';
+import { marked } from './marked.js';
 
 /** The transports whose refusals are counted, as the `transport` label of idmint_errors_total. */
 export const TRANSPORTS = ['http', 'leaf', 'tinyid', 'grpc', 'stream', 'udp'] as const;
@@ -99,17 +100,20 @@ export function transportOf(req: FastifyRequest): Transport {
   return url.startsWith('/api/') ? 'leaf' : url.startsWith('/tinyid/') ? 'tinyid' : 'http';
 }
 
-export function installErrorHandling(app: FastifyInstance, errors?: ErrorCounter): void {
-  app.setErrorHandler((err, req, reply) => {
+/** Sets the app's error and not-found handlers; answers the error handler (the pre-router path checks a route's by identity). */
+export function installErrorHandling(app: FastifyInstance, errors?: ErrorCounter): unknown {
+  const handler = marked((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const e = errors === undefined ? toIdmintError(err) : noteFailure(transportOf(req), err, req.log, errors);
     // Fastify's own 4xx (bad JSON 400, body too large 413, bad media type 415) keep their status.
     const own = (err as FastifyError).statusCode;
     const status = e.code === 'INVALID_ARGUMENT' && own !== undefined && own >= 400 && own < 500 ? own : e.status;
     if (e.retryAfter !== undefined) reply.header('retry-after', String(e.retryAfter));
     return reply.code(status).send(e.toJSON());
-  });
+  }, 'handleError');
+  app.setErrorHandler(handler);
   app.setNotFoundHandler((req, reply) => {
     const e = new IdmintError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`);
     sendError(reply, errors === undefined ? e : noteFailure(transportOf(req), e, req.log, errors));
   });
+  return handler;
 }

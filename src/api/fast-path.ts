@@ -6,8 +6,9 @@
 // status, headers and body, same errors, same metrics and logs); anything else (a query, a
 // token, an idempotency key, an unknown, disabled or other tag, a block to refill, a lease to acquire or a tick
 // to wait for, shutdown) declines, and Fastify serves the request with its routing,
-// validation and hooks as usual. When the app has hooks on the route that this path does not
-// honour (pre-router-hooks.ts), it declines everything.
+// validation and hooks as usual. When the route has anything this path does not stand in for
+// (pre-router-hooks.ts), it declines everything. A failure it answers is logged as the router
+// logs one, with a request id of the app's series.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
@@ -34,6 +35,8 @@ export interface FastPathDeps {
   readonly ids: IdService;
   readonly metrics: Metrics;
   readonly log: Logger;
+  /** The app's next request id (Fastify's genReqId). */
+  readonly requestId: () => string;
   /** False while the path may not answer: the app is closing (the router answers 503), or it has hooks this path does not honour. */
   readonly open: () => boolean;
 }
@@ -88,7 +91,7 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
 
   /** As the app's error handler (errors.ts) answers a failure of the route. */
   function fail(res: ServerResponse, err: unknown, start: number): void {
-    const a = errorAnswer(noteFailure('http', err, deps.log, metrics.errors));
+    const a = errorAnswer(noteFailure('http', err, deps.log.child({ reqId: deps.requestId() }), metrics.errors));
     res.writeHead(a.status, a.headers);
     res.end(a.body);
     metrics.observeHttp(ID_ROUTE, 'GET', a.status, (performance.now() - start) / 1000);

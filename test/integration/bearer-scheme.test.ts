@@ -36,7 +36,7 @@ describe('the Bearer scheme in any case', () => {
   it('opens a tag over HTTP: GET /v1/id/:tag (the pre-router path steps aside) and GET /v1/ids/:tag', async () => {
     // The tag's block is at hand, so a request without a token would be the pre-router path's.
     assert.equal((await fetch(`${node.url}/v1/id/locked`, { headers: { 'x-idmint-token': token } })).status, 200);
-    const fast = fastIdPath({ ids: node.rt.ids, metrics: node.rt.metrics, log: node.rt.log, open: () => true });
+    const fast = fastIdPath({ ids: node.rt.ids, metrics: node.rt.metrics, log: node.rt.log, requestId: () => 'req-test', open: () => true });
     for (const scheme of SCHEMES) {
       const headers = { authorization: `${scheme} ${token}` };
       const req = { method: 'GET', url: '/v1/id/locked', headers } as unknown as IncomingMessage;

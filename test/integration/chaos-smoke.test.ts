@@ -1,7 +1,8 @@
 // suite: single — the campaign runs its own private Redis and MariaDB
 // The chaos campaign (scripts/chaos) in small: its checker catches what it must on synthetic
 // records (a duplicate, global and per-process order violations, failures without a code),
-// and a ~20 s campaign with 2 idmint processes and a few faults finds none in idmint.
+// and a ~20 s campaign with 2 idmint processes and a few faults finds none in idmint. The
+// campaign's seed (its faults and clients) is new each run and printed; CHAOS_SEED=<n> replays one.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { Checker, problems, summaryLine, type InstanceSpan, type KillSpan, type 
 import { toRuns, type Rec } from '../../scripts/chaos/recorder.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SEED = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) : Math.floor(Math.random() * 1e6);
 const MODES = { global: ['g'], perProcess: ['n', 's'], rule: ['r'] };
 const INSTANCES: InstanceSpan[] = [
   { slot: 0, n: 0, spawnAt: 0, deadAt: 5000 },
@@ -98,10 +100,12 @@ describe('chaos checker', () => {
 });
 
 describe('chaos campaign, 20 s', () => {
-  it('finds no duplicate, no order violation, no failure without a code', { timeout: 300_000 }, async () => {
+  it('finds no duplicate, no order violation, no failure without a code', { timeout: 300_000 }, async (t) => {
+    assert.ok(Number.isSafeInteger(SEED) && SEED >= 0, `CHAOS_SEED must be a whole number, got ${process.env.CHAOS_SEED}`);
+    const seed = SEED;
+    t.diagnostic(`seed ${seed} (CHAOS_SEED=${seed} replays it)`);
     const out = mkdtempSync(join(tmpdir(), 'idmint-chaos-'));
     try {
-      const seed = Math.floor(Math.random() * 1e6);
       const args = ['--import', 'tsx', 'scripts/chaos/run.ts', '--duration', '20', '--servers', '2', '--clients', '2', '--seed', String(seed), '--out', out];
       const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
@@ -112,7 +116,7 @@ describe('chaos campaign, 20 s', () => {
       const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
       clearTimeout(killer);
       const line = stdout.trim().split('\n').at(-1) ?? '';
-      const what = `seed ${seed}: ${line}\n${stderr.split('\n').slice(-30).join('\n')}`;
+      const what = `seed ${seed} (CHAOS_SEED=${seed} replays it): ${line}\n${stderr.split('\n').slice(-30).join('\n')}`;
       const m =
         /^chaos: (\d+) IDs checked in (\d+) answers, (\d+) duplicates, (\d+) order violations \((\d+) ordered pairs checked\), failed requests \d+.*, faults injected (\d+)/.exec(
           line,
@@ -126,7 +130,7 @@ describe('chaos campaign, 20 s', () => {
       assert.ok(pairs > 100, `the order checks had too little to compare: ${what}`);
       assert.ok(faults >= 3, `too few faults: ${what}`);
       const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as Report;
-      assert.equal(report.uncoded, 0);
+      assert.equal(report.uncoded, 0, what);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }

@@ -15,20 +15,10 @@ import { IdmintClient, IdmintClientError } from '../../src/client/index.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { assertIncreasing } from '../../tools/order.js';
+import { rejectsWith } from '../helpers/answers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
-
-async function rejectsWith(p: Promise<unknown>, code: string): Promise<IdmintClientError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof IdmintClientError, String(err));
-    assert.equal(err.code, code, err.message);
-    return err;
-  }
-  assert.fail(`expected ${code}`);
-}
 
 describe('TypeScript client', () => {
   const names = testNames();
@@ -71,10 +61,10 @@ describe('TypeScript client', () => {
     assert.match(r, /^\d{8}-\d{6}$/);
     const rs = await client.ids('day', 3, { app: 'shop' });
     assert.equal(new Set([r, ...rs]).size, 4);
-    const e = await rejectsWith(client.id('nope'), 'TAG_NOT_FOUND');
+    const e = await rejectsWith(client.id('nope'), IdmintClientError, 'TAG_NOT_FOUND');
     assert.equal(e.status, 404);
     assert.equal(e.transient, false);
-    await rejectsWith(client.id('user'), 'INVALID_ARGUMENT');
+    await rejectsWith(client.id('user'), IdmintClientError, 'INVALID_ARGUMENT');
   });
 
   it('takes 1,000,000 IDs over the websocket in every format, exact and unique', async () => {
@@ -109,8 +99,8 @@ describe('TypeScript client', () => {
     const rule = await client.take('day', 2000, { app: 'shop' });
     assert.equal(typeof rule[0], 'string');
     assert.equal(new Set(rule).size, 2000);
-    await rejectsWith(client.take('nope', 10), 'TAG_NOT_FOUND');
-    await rejectsWith(client.take('user', 10, { format: 'ranges', key: 'k' }), 'INVALID_ARGUMENT');
+    await rejectsWith(client.take('nope', 10), IdmintClientError, 'TAG_NOT_FOUND');
+    await rejectsWith(client.take('user', 10, { format: 'ranges', key: 'k' }), IdmintClientError, 'INVALID_ARGUMENT');
     // The socket survives refused takes.
     assert.equal((await client.take('order', 5)).length, 5);
   });
@@ -143,7 +133,7 @@ describe('TypeScript client', () => {
     }
     assert.equal(seen.size, 1200);
     const s = client.stream('nope');
-    await rejectsWith(s.next(), 'TAG_NOT_FOUND');
+    await rejectsWith(s.next(), IdmintClientError, 'TAG_NOT_FOUND');
   });
 
   it('is importable from another project once built (exports and types)', async () => {

@@ -71,7 +71,7 @@ describe('a Redis Cluster master killed under load', () => {
     script('stop');
   });
 
-  it('never duplicates or goes backwards while the replica takes over, and resumes', { timeout: 90000 }, async () => {
+  it('never duplicates or goes backwards while the replica takes over, and resumes', { timeout: 90000 }, async (t) => {
     const key = nodes[0].rt.keys.segment('g', 1, 0);
     // The global tag's master is killed; the node tag lives wherever its slot puts it.
     const victim = await masterOf(key);
@@ -126,6 +126,9 @@ describe('a Redis Cluster master killed under load', () => {
       nodes.map((n) => n.url),
       ['g', 'n'],
     );
-    console.log(JSON.stringify({ ids, n503, recoveredMs: Math.round(back - killedAt), changes }));
+    // One script run meets the change first and rewrites the state: each tag's is abandoned at
+    // most once (by one process), never again once the promoted server has written it.
+    assert.ok(changes <= 2, `the state of the two tags was abandoned ${changes} times`);
+    t.diagnostic(JSON.stringify({ ids, n503, recoveredMs: Math.round(back - killedAt), changes }));
   });
 });

@@ -7,6 +7,8 @@
 //
 // Refills are done by a stand-in for the refill worker that installs ranges from a counter
 // of its own (MySQL's part, tested elsewhere); Redis and its scripts are the real ones.
+// The delays and arrivals are drawn from a seed, new each run and printed by the tests that
+// depend on it; COALESCER_SEED=<n> draws them again (the timing of Redis itself still varies).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,8 +23,13 @@ import { Metrics } from '../../src/metrics/metrics.js';
 import { Keys } from '../../src/store/redis/keys.js';
 import { SegmentStore, type SegmentRef, type TakeResult, type TakeStatus } from '../../src/store/redis/segments.js';
 import { REDIS_URL, cleanup, testNames } from '../../tools/env.js';
+import { realTimeOrder } from '../../tools/order.js';
+import { rng } from '../../tools/prng.js';
 
 const silent = pino({ level: 'silent' });
+
+const SEED = process.env.COALESCER_SEED ? Number(process.env.COALESCER_SEED) : Math.floor(Math.random() * 2 ** 31);
+const random = rng(SEED).next;
 
 /** The SegmentStore's take, with replies (and sometimes the takes themselves) delayed, counted. */
 class SlowStore {
@@ -58,9 +65,9 @@ class SlowStore {
    * and then a take runs late, after takes sent later (a command resent after a reconnect).
    */
   private async delayed(run: () => Promise<TakeResult>): Promise<TakeResult> {
-    if (Math.random() < 0.1) await sleep(Math.random() * this.maxDelayMs);
+    if (random() < 0.1) await sleep(random() * this.maxDelayMs);
     const result = run(); // sent now: Redis runs it after every take sent before it
-    const wait = Math.random() * this.maxDelayMs;
+    const wait = random() * this.maxDelayMs;
     const reply = this.tail.then(() => result.catch(() => undefined)).then(() => sleep(wait));
     this.tail = reply;
     await reply;
@@ -98,16 +105,14 @@ interface Served {
   ids: number[];
 }
 
-/** Real-time order: every request issued after another's answer came back got higher IDs. */
-function assertRealTimeOrder(served: Served[]): void {
-  const events: { at: number; kind: 'issue' | 'done'; s: Served }[] = [];
-  for (const s of served) events.push({ at: s.issued, kind: 'issue', s }, { at: s.done, kind: 'done', s });
-  events.sort((a, b) => a.at - b.at);
-  let top = 0;
-  for (const e of events) {
-    if (e.kind === 'done') top = Math.max(top, ...e.s.ids);
-    else if (e.s.ids.length > 0) assert.ok(Math.min(...e.s.ids) > top, `a request issued after ${top} was answered got ${Math.min(...e.s.ids)}`);
-  }
+/** Real-time order (tools/order.ts) over logical times: every request issued after another's answer came back got higher IDs. */
+function assertServedInOrder(served: Served[]): void {
+  const { violations } = realTimeOrder(
+    served.filter((s) => s.ids.length > 0),
+    (s) => ({ sent: s.issued, answered: s.done, min: BigInt(Math.min(...s.ids)), max: BigInt(Math.max(...s.ids)) }),
+  );
+  const v = violations[0];
+  assert.ok(v === undefined, `a request issued after ${v?.earlierMax} was answered got ${v?.itemMin}`);
 }
 
 describe('coalescer: pipelined takes on a real Redis', () => {
@@ -162,7 +167,7 @@ describe('coalescer: pipelined takes on a real Redis', () => {
           assert.equal(s.ids.length, n);
           served.push(s);
           // Arrivals spread over time, so that new requests come while takes are in flight.
-          if (Math.random() < 0.3) await sleep(Math.random() * 2);
+          if (random() < 0.3) await sleep(random() * 2);
         }
       }),
     );
@@ -177,15 +182,16 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     [4, 0, 0, 0],
     [1, 0, 0, 0],
   ]) {
-    it(`keeps real-time order with ${pipeline} take(s) in flight${hold > 0 ? ` and takes held up to ${hold} requests` : ''}${holdRtt > 0 ? ` or ${holdRtt} round trip(s) while a take is in flight` : ''}${lingerMs > 0 ? ` or ${lingerMs} ms after a reply` : ''}, through dry and cold takes`, async () => {
+    it(`keeps real-time order with ${pipeline} take(s) in flight${hold > 0 ? ` and takes held up to ${hold} requests` : ''}${holdRtt > 0 ? ` or ${holdRtt} round trip(s) while a take is in flight` : ''}${lingerMs > 0 ? ` or ${lingerMs} ms after a reply` : ''}, through dry and cold takes`, async (t) => {
       const ref = fresh();
       const slow = new SlowStore(store, 3);
       const refiller = new Refiller(store, 37);
       const c = coalescer(ref, slow, refiller, pipeline, hold, holdRtt, lingerMs);
+      t.diagnostic(`seed ${SEED} (COALESCER_SEED=${SEED} replays the draws)`);
       const served = await drive(c, 12, 120);
       const all = served.flatMap((s) => s.ids);
       assert.equal(new Set(all).size, all.length, 'duplicate IDs');
-      assertRealTimeOrder(served);
+      assertServedInOrder(served);
       assert.ok(c.idle);
       if (pipeline > 1) assert.ok(slow.maxInFlight >= 2, `takes were not pipelined (at most ${slow.maxInFlight} in flight)`);
       assert.ok(slow.maxInFlight <= pipeline, `${slow.maxInFlight} takes in flight, more than ${pipeline}`);

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/api/app.js';
 import { fastIdPath } from '../../src/api/fast-path.js';
-import { HONOURED_HOOKS, unhonouredHooks } from '../../src/api/pre-router-hooks.js';
+import type { Runtime } from '../../src/runtime.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
 import { waitFor } from '../helpers/fault-load.js';
@@ -73,7 +73,7 @@ describe('the single-ID fast path', () => {
     await createTag(node.url, { tag: 't', order: 'node' });
     const tok = await fetch(`${node.url}/v1/admin/tags/t/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' });
     assert.equal(tok.status, 201);
-    fast = fastIdPath({ ids: node.rt.ids, metrics: node.rt.metrics, log: node.rt.log, open: () => !closing });
+    fast = fastIdPath({ ids: node.rt.ids, metrics: node.rt.metrics, log: node.rt.log, requestId: () => 'req-test', open: () => !closing });
     // The first request of a tag reads its definition and fills the block through the router.
     for (const tag of ['n', 'g', 'full', 'sf']) assert.equal((await fetch(`${node.url}/v1/id/${tag}`)).status, 200);
   });
@@ -261,12 +261,22 @@ describe('the single-ID fast path', () => {
     assert.equal(after.segments, 1, "only the new epoch's source is kept");
   });
 
-  it('honours exactly the hooks the app adds itself', () => {
-    assert.deepEqual(unhonouredHooks(node.app!), []);
-    assert.deepEqual(Object.keys(HONOURED_HOOKS).sort(), ['onRequest', 'onResponse']);
+  it("answers in front of the app's own route: it stands in for everything the app puts on it", () => {
+    assert.equal(node.app!.preRouter, true);
   });
 
-  it('steps aside when the app has a hook on the route it does not honour', async () => {
+  it('is off with PRE_ROUTER=0', async () => {
+    const rt: Runtime = Object.assign(Object.create(node.rt) as Runtime, { config: { ...node.rt.config, preRouter: false } });
+    const app = await buildApp(rt);
+    try {
+      await app.ready();
+      assert.equal(app.preRouter, false);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('is off in an app extended by its embedder, whose hooks run for every request of the route', async () => {
     let seen = 0;
     const app = await buildApp(node.rt, {
       extend: (a) => {
@@ -278,7 +288,7 @@ describe('the single-ID fast path', () => {
     });
     try {
       await app.listen({ port: 0, host: '127.0.0.1' });
-      assert.deepEqual(unhonouredHooks(app), ['onRequest countRequests']);
+      assert.equal(app.preRouter, false);
       const port = (app.server.address() as { port: number }).port;
       for (let i = 0; i < 3; i++) assert.equal((await fetch(`http://127.0.0.1:${port}/v1/id/n`)).status, 200);
       assert.equal(seen, 3, 'the hook ran for every request of the hottest route');

@@ -14,16 +14,14 @@ import { freePort } from '../../tools/child.js';
 import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { TcpProxy } from '../../tools/proxies/tcp-proxy.js';
 import { IdsClient } from '../../tools/grpc-client.js';
+import { readyz } from '../helpers/answers.js';
 import { HealthClient, ReflectionClient } from '../helpers/grpc-health-client.js';
 import { GRPC_CLOSE_GRACE_MS } from '../../src/api/grpc/grpc-server.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 const DRAIN_MS = 5000;
 
-async function readyz(url: string): Promise<{ code: number; status: string }> {
-  const res = await fetch(`${url}/readyz`);
-  return { code: res.status, status: ((await res.json()) as { status: string }).status };
-}
+const verdict = ({ code, status }: { code: number; status: string }) => ({ code, status });
 
 describe('gRPC health service', () => {
   const names = testNames();
@@ -72,7 +70,7 @@ describe('gRPC health service', () => {
       assert.equal(await health.check(''), 'NOT_SERVING');
       assert.equal(await health.check('idmint.v1.Ids'), 'NOT_SERVING');
       // The same verdict as /readyz.
-      assert.deepEqual(await readyz(node!.url), { code: 503, status: 'not ready' });
+      assert.deepEqual(verdict(await readyz(node!.url)), { code: 503, status: 'not ready' });
       proxy.unblock();
       await all.until('SERVING', down + 1);
       await svc.until('SERVING', down + 1);
@@ -97,7 +95,7 @@ describe('gRPC health service', () => {
     const at = await watch.until('NOT_SERVING');
     assert.ok(performance.now() - t0 < DRAIN_MS, 'NOT_SERVING came within the drain');
     assert.equal(await health.check('idmint.v1.Ids'), 'NOT_SERVING');
-    assert.deepEqual(await readyz(node!.url), { code: 503, status: 'draining' });
+    assert.deepEqual(verdict(await readyz(node!.url)), { code: 503, status: 'draining' });
     assert.match(await (await fetch(`${node!.url}/metrics`)).text(), /^idmint_ready 0$/m);
     // Still serving every transport.
     assert.equal((await ids.next({ tag: 'h', count: 3 })).length, 3);

@@ -13,6 +13,7 @@ import { cleanup, testNames } from '../../tools/env.js';
 import { failure, IdsClient, type Block } from '../../tools/grpc-client.js';
 import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { freePort } from '../../tools/child.js';
+import { idsOf } from '../helpers/answers.js';
 import { waitFor } from '../helpers/fault-load.js';
 
 /** A batch of the 'slow' tag (segments of 100): about 20 refills one after another. */
@@ -23,15 +24,6 @@ type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 const big = (xs: string[]) => xs.map(BigInt);
 const ascending = (xs: bigint[]) => xs.every((v, i) => i === 0 || v > xs[i - 1]);
 const unique = <T>(xs: T[]) => new Set(xs).size === xs.length;
-/** Every ID of a take's blocks, expanding ranges. */
-function idsOf(blocks: Block[]): bigint[] {
-  const out: bigint[] = [];
-  for (const b of blocks) {
-    for (const id of b.ids) out.push(BigInt(id));
-    for (const r of b.ranges) for (let v = BigInt(r.first); v <= BigInt(r.last); v++) out.push(v);
-  }
-  return out;
-}
 
 describe('gRPC API', () => {
   const names = testNames();
@@ -159,6 +151,21 @@ describe('gRPC API', () => {
 
   it('takes no faster than the client reads, and stops taking once the call is cancelled', async () => {
     await createTag(node.url, { tag: 'bp', step: 100_000 });
+    await createTag(node.url, { tag: 'witness', step: 100_000 });
+    // A Take of 1,000,000 IDs in blocks of 1,000 read to its end: a thousand writes of the
+    // server that must all have happened before it returns. Where this test checks that the
+    // server did not take on, it waits for this instead of a fixed time (a slow machine is slow at both).
+    // On a connection of its own: nothing of the paused call's flow control in its way.
+    const witnessTake = async () => {
+      const other = new IdsClient(node.grpcPort!);
+      try {
+        const w = await other.take({ tag: 'witness', count: 1_000_000, block: 1000 });
+        assert.equal(w.error, undefined);
+        assert.equal(idsOf(w.blocks).length, 1_000_000);
+      } finally {
+        other.close();
+      }
+    };
     const start = (await fetchIds(node.url, 'bp', 1))[0];
     const call = client.stub.Take({ tag: 'bp', count: 5_000_000, block: 10_000 });
     let blocks = 0;
@@ -170,7 +177,8 @@ describe('gRPC API', () => {
       call.on('error', (e: { code: number }) => resolve(e.code));
       call.on('end', () => resolve(status.OK));
     });
-    await sleep(2500); // time for a server that did not wait for the client to run ahead
+    await waitFor('the first block', () => blocks > 0, 10_000, 5);
+    await witnessTake(); // time for a server that did not wait for the client to run ahead
     const a = (await fetchIds(node.url, 'bp', 1))[0];
     // Bounded by STREAM_MAX_BUFFER_BYTES (4 MiB: about 190,000 IDs), one chunk of 100,000 taken
     // ahead, and what HTTP/2's windows hold; 5,000,000 if the server wrote without waiting.
@@ -183,7 +191,7 @@ describe('gRPC API', () => {
     // The server's take has seen the cancellation and stopped.
     await waitFor('the server to end the cancelled take', async () => (await cancelledTakes()) > cancelledBefore, 10_000);
     const b = (await fetchIds(node.url, 'bp', 1))[0];
-    await sleep(500); // time for a take that went on to show
+    await witnessTake(); // time for a take that went on to show
     const c = (await fetchIds(node.url, 'bp', 1))[0];
     assert.equal(c, b + 1n, 'nothing is taken for a cancelled call');
   });

@@ -14,13 +14,14 @@ import { after, before, describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import type mysql from 'mysql2/promise';
 import { IdmintClient } from '../../src/client/index.js';
-import { idsOfSegment, type TinyidSegment } from '../../src/core/tinyid.js';
+import { idsOfSegment } from '../../src/core/tinyid.js';
 import { freePort } from '../../tools/child.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, startLocalNode } from '../../tools/node.js';
 import { dropDb, oldDb, TINYID_DDL } from '../../tools/old-systems.js';
 import { IdsClient } from '../../tools/grpc-client.js';
 import { UdpClient } from '../../tools/udp-client.js';
+import { parseSimple } from '../helpers/answers.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 type ImportAnswer = { tags?: { tag: string; action: string; tokens_added: number; notes: string[] }[]; error?: { code: string; message: string } };
@@ -44,13 +45,6 @@ async function clientSegment(url: string, bizType: string, token: string): Promi
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: '',
   });
-}
-
-function parseSimple(text: string): TinyidSegment {
-  const parts = text.split(',');
-  assert.equal(parts.length, 5, `not a segment: ${JSON.stringify(text)}`);
-  const [currentId, loadingId, maxId, delta, remainder] = parts;
-  return { currentId: BigInt(currentId), loadingId: BigInt(loadingId), maxId: BigInt(maxId), delta: Number(delta), remainder: Number(remainder) };
 }
 
 /** The IDs of a nextId answer, read from its text (Tinyid's Longs, as JSON numbers). */

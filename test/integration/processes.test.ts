@@ -29,7 +29,7 @@ interface Primary {
   /** Log records of the child's output so far. */
   logs(): Record<string, unknown>[];
   /** Resolves with the first log record that matches, waiting for it up to timeoutMs. */
-  waitFor(match: (l: Record<string, unknown>) => boolean, timeoutMs: number, what: string): Promise<Record<string, unknown>>;
+  waitForLog(match: (l: Record<string, unknown>) => boolean, timeoutMs: number, what: string): Promise<Record<string, unknown>>;
 }
 
 function startPrimary(names: TestNames, processes: number, extra: Record<string, string>): Primary {
@@ -53,7 +53,7 @@ function startPrimary(names: TestNames, processes: number, extra: Record<string,
   proc.stderr!.on('data', onData);
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const logs = () => logLines(output);
-  const waitFor = async (match: (l: Record<string, unknown>) => boolean, timeoutMs: number, what: string) => {
+  const waitForLog = async (match: (l: Record<string, unknown>) => boolean, timeoutMs: number, what: string) => {
     const until = Date.now() + timeoutMs;
     for (;;) {
       const hit = logs().find(match);
@@ -62,7 +62,7 @@ function startPrimary(names: TestNames, processes: number, extra: Record<string,
       await sleep(50);
     }
   };
-  return { proc, output, exited, logs, waitFor };
+  return { proc, output, exited, logs, waitForLog };
 }
 
 /** GET over a connection of its own (no keep-alive), so that each request is handed anew to one of the processes. */
@@ -139,7 +139,7 @@ describe('serve --processes 2', () => {
     udpPort = await freePort();
     grpcPort = await freePort();
     primary = startPrimary(names, 2, { NODE_ID: base, NODE_OFFSET: '10', UDP_PORT: String(udpPort), GRPC_PORT: String(grpcPort) });
-    const ready = await primary.waitFor((l) => l.msg === 'all serving processes ready', 30_000, 'both processes ready');
+    const ready = await primary.waitForLog((l) => l.msg === 'all serving processes ready', 30_000, 'both processes ready');
     url = ready.address as string;
     await createTag(url, { tag: 'pg', step: 200, min_step: 100 });
     await createTag(url, { tag: 'pn', order: 'node', node_block: 50, step: 200, min_step: 100 });
@@ -258,7 +258,7 @@ describe('serve --processes 2', () => {
   it('replaces a process killed with SIGKILL while the other keeps serving', async () => {
     const victim = readyPids().find((p) => p.index === 1)!;
     process.kill(victim.pid, 'SIGKILL');
-    await primary.waitFor(
+    await primary.waitForLog(
       (l) => l.msg === 'serving process exited unexpectedly; replacing it' && l.pid === victim.pid && l.signal === 'SIGKILL',
       5000,
       'the exit of the killed process',
@@ -266,7 +266,7 @@ describe('serve --processes 2', () => {
     // Until the replacement serves, the other process answers every request.
     const during = await takeConcurrently(url, ['/v1/id/pg', '/v1/ids/pg?count=10'], 8, 10);
     globalIds.push(...during.get('/v1/id/pg')!, ...during.get('/v1/ids/pg?count=10')!);
-    const replaced = await primary.waitFor(
+    const replaced = await primary.waitForLog(
       (l) => l.msg === 'serving process ready' && l.index === 1 && l.pid !== victim.pid,
       15_000,
       'a replacement for process 1',

@@ -13,6 +13,7 @@ import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { withRedisPort } from '../../tools/redis-server.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 import { waitFor } from '../helpers/fault-load.js';
+import { masterAddr as masterAddrBy } from '../helpers/sentinel-group.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
@@ -49,8 +50,7 @@ function bareReply(port: number, command: string): Promise<string> {
   });
 }
 
-const masterAddr = (sentinelPort: number) =>
-  withRedisPort(sentinelPort, async (s) => ((await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'idmint')) as string[]).join(':'), SENTINEL_PASSWORD);
+const masterAddr = (sentinelPort: number) => masterAddrBy(sentinelPort, SENTINEL_PASSWORD);
 
 /** Refill jobs the process's BullMQ worker ran to an answer (any result but failed). */
 async function refillsRun(url: string): Promise<number> {

@@ -110,6 +110,7 @@ describe('graceful shutdown under load', () => {
   });
 
   it('exits with code 0 within a few seconds of SIGTERM, while under load', (t) => {
+    t.diagnostic(`batch sizes of seed ${SEED} (SEED=${SEED} replays them)`);
     for (const [i, l] of lives.entries()) {
       const ms = l.exited - l.signalled;
       t.diagnostic(`life ${i}: exited ${ms.toFixed(0)} ms after SIGTERM; ${l.answers.length} answered, ${l.failures.length} failed`);
@@ -224,8 +225,9 @@ describe('shutdown right after Redis dropped its connections', () => {
     await redis?.stop();
   });
 
-  it('is graceful and prompt: no worker close waits for a connection between reconnects', { timeout: 120000 }, async () => {
+  it('is graceful and prompt: no worker close waits for a connection between reconnects', { timeout: 120000 }, async (t) => {
     const SHUTDOWN_TIMEOUT_MS = 5000;
+    t.diagnostic(`seed ${SEED} (SEED=${SEED} replays it)`);
     const rand = rng(SEED + 17);
     const slow: string[] = [];
     for (let i = 0; i < 12; i++) {

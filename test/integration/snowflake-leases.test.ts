@@ -31,6 +31,7 @@ import { sweepDeadLeaseQueues } from '../../src/consumer/janitor-worker.js';
 import { leaseQueueName } from '../../src/jobs/lease-renewal.js';
 import { LeaseScheduler } from '../../src/producer/lease-scheduler.js';
 import { assertIncreasing } from '../../tools/order.js';
+import { waitFor } from '../helpers/fault-load.js';
 
 const TTL = 3000;
 const MARGIN = 500;
@@ -116,16 +117,6 @@ function assertNoDuplicates(ids: bigint[], what: string): void {
 async function stopOrKill(n: ChildNode): Promise<void> {
   const stopped = await Promise.race([n.stop(), sleep(10000).then(() => 'timeout' as const)]);
   if (stopped === 'timeout') await n.kill();
-}
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 50): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > until) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
 }
 
 describe('worker-id leases across processes', () => {

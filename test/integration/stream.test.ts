@@ -10,6 +10,8 @@ import WebSocket from 'ws';
 import { cleanup, testNames } from '../../tools/env.js';
 import { createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { assertIncreasing } from '../../tools/order.js';
+import { idsOf } from '../helpers/answers.js';
+import { waitFor } from '../helpers/fault-load.js';
 
 const BUFFER_BYTES = 1024 * 1024;
 const MAX_SOCKETS = 8;
@@ -128,13 +130,25 @@ class Probe {
   }
 }
 
-/** All IDs of a take, whatever its format, as bigints. */
-function idsOf(r: TakeResult): bigint[] {
-  if (r.ids.length) return r.ids;
-  if (r.strings.length) return r.strings.map(BigInt);
-  const out: bigint[] = [];
-  for (const [a, b] of r.ranges) for (let v = a; v <= b; v++) out.push(v);
-  return out;
+/**
+ * A take of 1,000,000 IDs of the `witness` tag in blocks of 1,000 on a socket of its own, read
+ * to its end: a thousand sends, each after a turn of the server's event loop, that must all have
+ * happened before it returns. Where a test checks that the server did not do something, it
+ * waits for this instead of a fixed time: on a slow machine it takes longer too.
+ */
+async function witnessTake(node: Awaited<ReturnType<typeof startLocalNode>>): Promise<void> {
+  const sockets = () => node.app!.websocketServer.clients.size;
+  const before = sockets();
+  const w = await Probe.open(node.url);
+  const r = await w.take({ req: 1, tag: 'witness', count: 1_000_000, block: 1000, format: 'ranges' });
+  assert.equal(r.error, undefined);
+  assert.equal(
+    r.ranges.reduce((n, [a, b]) => n + Number(b - a) + 1, 0),
+    1_000_000,
+  );
+  await w.close();
+  // Its place freed, as the tests after it count them.
+  await waitFor('the server to close the witness socket', () => sockets() === before, 10_000, 5);
 }
 
 /** Asserts that no ID occurs twice among all the lists (IDs below 2^53). */
@@ -167,6 +181,7 @@ describe('websocket stream', () => {
     await createTag(url, { tag: 'bulk', ...big });
     await createTag(url, { tag: 'slow', ...big });
     await createTag(url, { tag: 'drop', ...big });
+    await createTag(url, { tag: 'witness', ...big });
     await createTag(url, { tag: 'user', layout: 'sharded', shards: 8, app_id: 5, step: 100_000, max_step: 1_000_000 });
     await createTag(url, { tag: 'evt', mode: 'snowflake' });
     await createTag(url, {
@@ -301,14 +316,21 @@ describe('websocket stream', () => {
     const rss0 = process.memoryUsage().rss;
     p.ws.pause(); // stop reading: the socket's kernel buffers fill, then the server waits
     const done = p.take({ req: 1, tag: 'slow', count: N, block: MAX_BLOCK, format: 'binary' });
-    await sleep(1500);
+    // The server fills what the kernel holds, then its own buffer up to the bound: from there on
+    // it waits for room, with a block's worth or less to go.
+    const frame = 8 + 8 * MAX_BLOCK;
+    await waitFor('the server to hold a full buffer for the reader', () => serverSockets().some((s) => s.bufferedAmount + frame > BUFFER_BYTES), 30_000, 5);
+    // A thousand turns of its event loop for the server to send what still fits; then, a
+    // thousand turns later, it has taken nothing more.
+    await witnessTake(node);
+    const atBound = (await taken()) - before;
+    assert.ok(atBound < N / 2, `the server took ${atBound} of ${N} IDs while nobody read`);
+    await witnessTake(node);
     const takenWhilePaused = (await taken()) - before;
     const rssPaused = process.memoryUsage().rss;
-    assert.ok(takenWhilePaused < N / 2, `the server took ${takenWhilePaused} of ${N} IDs while nobody read`);
+    assert.equal(takenWhilePaused, atBound, 'the server waits for the reader instead of taking on');
     assert.ok(maxBuffered <= BUFFER_BYTES, `buffered ${maxBuffered} > ${BUFFER_BYTES}`);
     assert.ok(rssPaused - rss0 < 64 * 1024 * 1024, `RSS grew by ${rssPaused - rss0} bytes while paused`);
-    await sleep(500);
-    assert.equal((await taken()) - before, takenWhilePaused, 'the server waits for the reader instead of taking on');
     p.ws.resume();
     const r = await done;
     sampling = false;
@@ -334,13 +356,14 @@ describe('websocket stream', () => {
     const take = p.take({ req: 1, tag: 'drop', count: 20_000_000, block: 10_000, format: 'binary' });
     await p.whenClosed();
     void take;
-    // The server notices the drop and stops taking: the count of IDs taken stays put.
-    await sleep(300);
+    // The server notices the drop (its socket is gone) and stops taking: the count of IDs taken
+    // stays put while a thousand turns of its event loop go by, twice over.
+    await waitFor('the server to drop the socket', () => node.app!.websocketServer.clients.size === socketsBefore - 1, 10_000, 5);
+    await witnessTake(node);
     const t1 = await taken();
-    await sleep(500);
+    await witnessTake(node);
     assert.equal(await taken(), t1, 'the server kept taking IDs for a closed socket');
     assert.ok(t1 < 20_000_000, `took ${t1} IDs for a socket that read ${got.length}`);
-    assert.equal(node.app!.websocketServer.clients.size, socketsBefore - 1);
     const highest = got.reduce((m, v) => (v > m ? v : m), 0n);
     const again = await Probe.open(url);
     const later = [...(await fetchIds(url, 'drop', 1000)), ...idsOf(await again.take({ req: 1, tag: 'drop', count: 100_000, format: 'binary' }))];

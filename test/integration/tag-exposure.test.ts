@@ -110,7 +110,7 @@ describe('protected tags look missing to requests without a valid token', () => 
     // The token's request puts the tag's block in this process's memory.
     assert.equal((await fetch(`${node.url}/v1/id/hidn-seg`, { headers: { 'x-idmint-token': tokens['hidn-seg'] } })).status, 200);
     assert.equal((await fetch(`${node.url}/v1/id/open-seg`)).status, 200);
-    const fast = fastIdPath({ ids: node.rt.ids, metrics: node.rt.metrics, log: node.rt.log, open: () => true });
+    const fast = fastIdPath({ ids: node.rt.ids, metrics: node.rt.metrics, log: node.rt.log, requestId: () => 'req-test', open: () => true });
     const written: unknown[] = [];
     const res = { writeHead: (...a: unknown[]) => written.push(a), end: (b: unknown) => written.push(b) } as unknown as ServerResponse;
     const req = (tag: string) => ({ method: 'GET', url: `/v1/id/${tag}`, headers: {} }) as unknown as IncomingMessage;

@@ -11,7 +11,6 @@
 // and the client's resend is the only answer the coalescer can get.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -24,6 +23,7 @@ import { Keys } from '../../src/store/redis/keys.js';
 import { SegmentStore, type SegmentRef } from '../../src/store/redis/segments.js';
 import { REDIS_URL, cleanup, testNames } from '../../tools/env.js';
 import { ReplyHoldProxy } from '../../tools/proxies/reply-hold-proxy.js';
+import { waitFor } from '../helpers/fault-load.js';
 
 const LIMIT = 25;
 const STEP = 10;
@@ -50,14 +50,6 @@ class Refiller {
     const range: Range = [this.next, Math.min(LIMIT, this.next + STEP - 1)];
     this.next = range[1] + 1;
     await this.store.install({ tag: d.tag, epoch: d.epoch, shard: d.shard }, d.gen, range, 0.2, Date.now(), LIMIT);
-  }
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
   }
 }
 
@@ -103,7 +95,7 @@ describe('a take run by Redis whose reply was lost, sent again by the client', (
   async function loseFirstReplies<T>(ref: SegmentRef, ranTo: number, send: () => Promise<T>): Promise<T> {
     proxy.hold();
     const p = send();
-    await waitFor('Redis to run the takes', async () => (await directStore.stats(ref)).cur === ranTo);
+    await waitFor('Redis to run the takes', async () => (await directStore.stats(ref)).cur === ranTo, 5000, 5);
     proxy.dropConnections();
     proxy.release();
     return p;

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { idsOfSegment, type TinyidSegment } from '../../src/core/tinyid.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
+import { parseSimple } from '../helpers/answers.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
@@ -23,11 +24,6 @@ async function newToken(url: string, tag: string): Promise<string> {
   const r = await fetch(`${url}/v1/admin/tags/${tag}/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"tinyid"}' });
   assert.equal(r.status, 201);
   return ((await r.json()) as { token: string }).token;
-}
-
-function parseSimple(text: string): TinyidSegment {
-  const [currentId, loadingId, maxId, delta, remainder] = text.split(',');
-  return { currentId: BigInt(currentId), loadingId: BigInt(loadingId), maxId: BigInt(maxId), delta: Number(delta), remainder: Number(remainder) };
 }
 
 describe('Tinyid HTTP API', () => {

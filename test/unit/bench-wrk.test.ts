@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import {
   clientVerdict,
   combineRounds,
+  cpuSaved,
   failureKinds,
   parseWrkSummary,
   tableRows,
@@ -70,5 +71,14 @@ describe('bench:wrk summary', () => {
     assert.match(v.line, /bare -c100 ran at 1\.010x the bare route/);
     const saturated = combineRounds([m('bare', 1, 100, 99), m('bare -c100', 1, 100, 99)], ['bare', 'bare -c100'], 'bare');
     assert.equal(clientVerdict(saturated, 'bare -c100').ok, false);
+  });
+
+  it('gives the CPU per request one server spends more than another, round by round, median over rounds', () => {
+    // A whole core each; routed answers fewer requests per second, so more µs per request:
+    // round 1 1e6/50 - 1e6/100 = 10000, round 2 1e6/80 - 1e6/100 = 2500, round 3 1e6/100 - 1e6/100 = 0.
+    const runs = [m('node', 1, 100), m('node routed', 1, 50), m('node', 2, 100), m('node routed', 2, 80), m('node', 3, 100), m('node routed', 3, 100)];
+    const line = cpuSaved(runs, 'node', 'node routed');
+    assert.match(line, /^node routed − node: 2,500\.00 server µs\/req \(median over rounds; per round 10,000\.00 2,500\.00 0\.00\)$/);
+    assert.match(cpuSaved([m('node', 1, 100)], 'node', 'node routed'), /no round measured both/);
   });
 });

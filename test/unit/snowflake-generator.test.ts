@@ -11,6 +11,7 @@ import { IdmintError } from '../../src/errors.js';
 import type { Lease, LeaseManager } from '../../src/service/lease-manager.js';
 import { SnowflakeGenerator } from '../../src/service/snowflake-generator.js';
 import { assertIncreasing } from '../../tools/order.js';
+import { rejectsWith } from '../helpers/answers.js';
 
 const L = PRESETS.snowflake;
 /** A wall-clock ms well inside the default layout's range. */
@@ -45,17 +46,6 @@ function track<T>(p: Promise<T>): { readonly done: boolean; readonly p: Promise<
     () => (s.done = true),
   );
   return s;
-}
-
-async function rejectsWith(p: Promise<unknown>, code: string): Promise<IdmintError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof IdmintError, `expected an IdmintError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    return e;
-  }
-  assert.fail(`expected ${code}, but IDs were issued`);
 }
 
 const parts = (l: SnowflakeLayout, ids: bigint[]) =>
@@ -124,7 +114,7 @@ describe('SnowflakeGenerator', () => {
     const before = await g.take(3);
     clock.set(T - MAX_BACK - 1);
     const started = Date.now();
-    const e = await rejectsWith(g.take(1), 'CLOCK_BACKWARDS');
+    const e = await rejectsWith(g.take(1), IdmintError, 'CLOCK_BACKWARDS');
     assert.ok(Date.now() - started < 1000, 'answered at once, without waiting for the clock');
     assert.equal(e.status, 503);
     assert.equal(e.retryAfter, 1);
@@ -132,7 +122,7 @@ describe('SnowflakeGenerator', () => {
     assert.equal(g.events.backwards, 1);
 
     clock.set(T - 5000);
-    const far = await rejectsWith(g.take(10), 'CLOCK_BACKWARDS');
+    const far = await rejectsWith(g.take(10), IdmintError, 'CLOCK_BACKWARDS');
     assert.equal(far.retryAfter, 5, 'Retry-After covers the time until the clock catches up');
     assert.equal(g.events.backwards, 2);
 
@@ -208,7 +198,7 @@ describe('SnowflakeGenerator', () => {
     const expired = lease({ deadlineMs: T });
     const src = leasesOf(expired, new IdmintError('LEASE_LOST', 'no worker-id lease'));
     const g = new SnowflakeGenerator(L, src, clock, MAX_BACK);
-    await rejectsWith(g.take(1), 'LEASE_LOST');
+    await rejectsWith(g.take(1), IdmintError, 'LEASE_LOST');
     assert.equal(src.calls, 2);
     assert.equal(expired.issuedMaxMs, 0, 'nothing was issued under the expired lease');
 
@@ -252,7 +242,7 @@ describe('SnowflakeGenerator', () => {
     const l2 = lease({ floorMs: T + 2500 });
     const g2 = new SnowflakeGenerator(L, leasesOf(l2), clock, MAX_BACK);
     const started = Date.now();
-    const e = await rejectsWith(g2.take(1), 'UNAVAILABLE');
+    const e = await rejectsWith(g2.take(1), IdmintError, 'UNAVAILABLE');
     assert.ok(Date.now() - started < 1000, 'answered at once');
     assert.equal(e.status, 503);
     assert.equal(e.retryAfter, 3);
@@ -301,12 +291,12 @@ describe('SnowflakeGenerator', () => {
     const last = await g.take(1);
     assert.equal(last[0], encode(l, 2 ** 20 - 1, 7, 0));
     clock.advance(1);
-    const e = await rejectsWith(g.take(1), 'ID_SPACE_EXHAUSTED');
+    const e = await rejectsWith(g.take(1), IdmintError, 'ID_SPACE_EXHAUSTED');
     assert.equal(e.status, 409);
     assert.match(e.message, new RegExp(new Date(T + 2 ** 20).toISOString().replace(/\./g, '\\.')));
 
     const early = new SnowflakeGenerator(l, leasesOf(lease()), new ManualClock(T - 1), MAX_BACK);
-    await rejectsWith(early.take(1), 'CLOCK_BACKWARDS');
+    await rejectsWith(early.take(1), IdmintError, 'CLOCK_BACKWARDS');
   });
 
   it('issues whole seconds in a seconds layout and waits for the next second when a second is used up', async () => {

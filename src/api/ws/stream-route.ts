@@ -29,6 +29,19 @@ export const streamRoutes = Object.assign(streamPlugin, {
 });
 
 async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Promise<void> {
+  // @fastify/websocket and the stream route in a context of their own: its hooks (an onRequest
+  // and an onResponse) run for the routes of that context only, not for the app's other routes.
+  let stream: FastifyInstance | undefined;
+  await app.register(async (child) => {
+    stream = child;
+    await streamContext(child, opts);
+  });
+  const inner = stream;
+  if (inner === undefined) throw new Error('the stream context was not registered');
+  app.decorate('websocketServer', { getter: () => inner.websocketServer });
+}
+
+async function streamContext(app: FastifyInstance, opts: StreamRouteOptions): Promise<void> {
   const { ids, config } = opts;
   const perClient = new Map<string, number>();
   const sockets = new Set<WebSocket>();
