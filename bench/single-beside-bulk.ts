@@ -20,15 +20,16 @@
 //        default 10)  --connections N (per transport, default 8)  --rounds N (default 3)
 //        --take N (IDs per bulk take, default 10M)  --block N (IDs per frame, default 50000)
 //        --pin (the servers on CPU 1; generators, bulk consumer and this process on CPU 0)
-//        --no-write
-// Results: bench/results/bulk-single-latest.md
+//        --processes N (idmint as `serve --processes N`: N serving processes sharing the ports,
+//        recorded apart as bulk-single-p<N>)  --no-write
+// Results: bench/results/bulk-single-latest.md (bulk-single-p<N>-latest.md with --processes N)
 import { fork, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { readOptions } from '../tools/args.js';
 import { freePort, startTsx, type Child } from '../tools/child.js';
-import { pinProcess, procCpuSeconds } from '../tools/cpu.js';
+import { pinProcess, procCpuSeconds, processTree, readProcs } from '../tools/cpu.js';
 import { cleanup, testEnv, testNames } from '../tools/env.js';
 import { createTag } from '../tools/node.js';
 import { markdownTable } from '../tools/table.js';
@@ -39,44 +40,51 @@ import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const args = process.argv.slice(2);
-const opts = { rate: 2000, seconds: 10, connections: 8, rounds: 3, take: 10_000_000, block: 50_000, pin: false, write: true };
+const opts = { rate: 2000, seconds: 10, connections: 8, rounds: 3, take: 10_000_000, block: 50_000, pin: false, write: true, processes: 1 };
 /** Requests due in the first second of a case are sent but not counted (connections warm up). */
 const WARMUP_S = 1;
 const P99_GOAL = 1.5;
 const BULK_GOAL = 3e6;
 
 function parseArgs(): void {
-  readOptions(args, 'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--take N] [--block N] [--pin] [--no-write]', (a) => {
-    switch (a.flag) {
-      case '--rate':
-        opts.rate = a.whole(1, 100_000);
-        break;
-      case '--seconds':
-        opts.seconds = a.whole(WARMUP_S + 1, 600);
-        break;
-      case '--connections':
-        opts.connections = a.whole(1, 256);
-        break;
-      case '--rounds':
-        opts.rounds = a.whole(1);
-        break;
-      case '--take':
-        opts.take = a.whole(1);
-        break;
-      case '--block':
-        opts.block = a.whole(1);
-        break;
-      case '--pin':
-        opts.pin = true;
-        break;
-      case '--no-write':
-        opts.write = false;
-        break;
-      default:
-        return false;
-    }
-    return true;
-  });
+  readOptions(
+    args,
+    'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--take N] [--block N] [--pin] [--processes N] [--no-write]',
+    (a) => {
+      switch (a.flag) {
+        case '--rate':
+          opts.rate = a.whole(1, 100_000);
+          break;
+        case '--seconds':
+          opts.seconds = a.whole(WARMUP_S + 1, 600);
+          break;
+        case '--connections':
+          opts.connections = a.whole(1, 256);
+          break;
+        case '--rounds':
+          opts.rounds = a.whole(1);
+          break;
+        case '--take':
+          opts.take = a.whole(1);
+          break;
+        case '--block':
+          opts.block = a.whole(1);
+          break;
+        case '--pin':
+          opts.pin = true;
+          break;
+        case '--processes':
+          opts.processes = a.whole(1, 16);
+          break;
+        case '--no-write':
+          opts.write = false;
+          break;
+        default:
+          return false;
+      }
+      return true;
+    },
+  );
 }
 
 interface Latency {
@@ -132,9 +140,31 @@ function startEcho(): { pid: number; port: Promise<number>; stop: () => void } {
   return { pid: proc.pid ?? 0, port, stop: () => proc.kill() };
 }
 
+/** The benchmark's name in bench/results: one serving process, or N. */
+const benchName = (): string => (opts.processes > 1 ? `bulk-single-p${opts.processes}` : 'bulk-single');
+
+/** idmint, as one serving process or `serve --processes N` (ready once every process is). */
+async function startIdmint(env: Record<string, string | undefined>): Promise<Child> {
+  const one = opts.processes === 1;
+  const idmint = one
+    ? startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env, inherit: true })
+    : startTsx(['src/cli.ts', 'serve', '--processes', String(opts.processes)], { name: 'idmint', env: { ...env, LOG_LEVEL: 'info' } });
+  try {
+    if (one) await idmint.waitUntil(async () => (await fetch(`http://127.0.0.1:${env.PORT}/healthz`)).ok, 30000, 200);
+    else await idmint.waitForLine((l) => l.includes('"msg":"all serving processes ready"'), 60000);
+  } catch (err) {
+    await idmint.stop(10000);
+    throw err;
+  }
+  return idmint;
+}
+
+/** A server's CPU seconds: every process of it (the serving processes of `--processes N` too). */
+const treeCpuSeconds = (pid: number): number => [...processTree(readProcs(), pid)].reduce((s, p) => s + procCpuSeconds(p), 0);
+
 async function main(): Promise<void> {
   parseArgs();
-  const recorder = startRun('bulk-single');
+  const recorder = startRun(benchName());
   if (opts.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
     pinProcess(process.pid, 0);
@@ -147,17 +177,16 @@ async function main(): Promise<void> {
   const names = testNames();
   const [httpPort, udpPort, barePort] = [await freePort(), await freePort(), await freePort()];
   const env = { ...process.env, ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn' }) };
-  const idmint = startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env, inherit: true });
+  const idmint = await startIdmint(env);
   const bare = startBare(barePort);
   const echo = startEcho();
   let ok = true;
   const measured = new Map<CaseName, Measured[]>();
   const bulkAlone: number[] = [];
   try {
-    await idmint.waitUntil(async () => (await fetch(`http://127.0.0.1:${httpPort}/healthz`)).ok, 30000, 200);
     await bare.waitForLine((l) => l.startsWith('listening'), 30000);
     const echoPort = await echo.port;
-    if (opts.pin) for (const pid of [idmint.pid, bare.pid, echo.pid]) pinProcess(pid, 1);
+    if (opts.pin) for (const pid of [...processTree(readProcs(), idmint.pid), bare.pid, echo.pid]) pinProcess(pid, 1);
     const url = `http://127.0.0.1:${httpPort}`;
     await createTag(url, { tag: 'single', order: 'node' });
     await createTag(url, { tag: 'bulk', order: 'node', step: 50_000_000, min_step: 1_000_000, max_step: 100_000_000, target_seconds: 60 });
@@ -172,11 +201,11 @@ async function main(): Promise<void> {
         const t = targets[name];
         const bulk = name === 'beside bulk' ? await BulkConsumer.open(stream) : undefined;
         await bulk?.start('bulk', opts.take, opts.block);
-        const [cpu0, ids0, at0] = [procCpuSeconds(t.pid), bulk?.ids ?? 0, performance.now()];
+        const [cpu0, ids0, at0] = [treeCpuSeconds(t.pid), bulk?.ids ?? 0, performance.now()];
         const [http, udp] = await Promise.all([generate(binary, 'http', ...t.http), generate(binary, 'udp', ...t.udp)]);
         const wall = (performance.now() - at0) / 1000;
         const bulkRate = bulk ? (bulk.ids - ids0) / wall : NaN;
-        const serverPct = ((procCpuSeconds(t.pid) - cpu0) / wall) * 100;
+        const serverPct = ((treeCpuSeconds(t.pid) - cpu0) / wall) * 100;
         await bulk?.stop();
         if (http.fail + udp.fail + (bulk?.failures ?? 0) > 0) {
           ok = false;
@@ -256,6 +285,9 @@ function report(measured: Map<CaseName, Measured[]>, bulkAlone: number[], load: 
       `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs; load average before the run ${load}`,
       `- ${opts.rate} single-ID requests a second over HTTP (${opts.connections} keep-alive connections) and as many over UDP (${opts.connections} sockets), at once, fixed-rate and open-loop (latency from when each request fell due); ${opts.seconds} s per case, the first ${WARMUP_S} s not counted; ${opts.rounds} interleaved rounds, medians`,
       `- bulk consumer: one websocket, binary takes of ${opts.take.toLocaleString('en-US')} IDs in blocks of ${opts.block.toLocaleString('en-US')}, one after another`,
+      opts.processes > 1
+        ? `- idmint as \`serve --processes ${opts.processes}\`: ${opts.processes} serving processes sharing the ports`
+        : '- idmint as one serving process',
       opts.pin ? '- pinned (taskset): the servers on CPU 1; the generators, the bulk consumer and the bench on CPU 0' : '- not pinned',
       `- command: npm run bench:bulk-single${args.length ? ` -- ${args.join(' ')}` : ''}`,
       '',
@@ -265,7 +297,7 @@ function report(measured: Map<CaseName, Measured[]>, bulkAlone: number[], load: 
       '',
     ].join('\n');
     mkdirSync(RESULTS, { recursive: true });
-    writeFileSync(`${RESULTS}bulk-single-latest.md`, md);
+    writeFileSync(`${RESULTS}${benchName()}-latest.md`, md);
     recorder.finish({ rows: table, ratio: { column: 'p99 ÷ idmint alone', baseline: 'idmint alone, HTTP' }, notes: verdicts.map((v) => v.slice(2)) });
   }
   if (!ok) process.exitCode = 1;

@@ -9,7 +9,8 @@ import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { encodeReply, errorReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply, type UdpRequest } from '../../core/udp-protocol.js';
-import { boundedReply } from '../../core/udp-reply-size.js';
+import { ANSWER_FACTOR, boundedReply } from '../../core/udp-reply-size.js';
+import { successText } from '../../core/udp-success.js';
 import { invalid, type IdmintError } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
 import { noteFailure, type ErrorCounter } from '../errors.js';
@@ -45,6 +46,25 @@ export function replyDatagram(reply: UdpReply, requestBytes: number): Buffer | u
 }
 
 /**
+ * The datagram answering a datagram of `requestBytes` with the ID `id`: replyDatagram's of
+ * successReply(req, id), its text written straight from the request (udp-success.ts) when it
+ * fits whole, which is the common case.
+ */
+export function idDatagram(req: UdpRequest, id: string, requestBytes: number): Buffer | undefined {
+  const buf = Buffer.from(successText(req, id), 'utf8');
+  if (buf.length <= ANSWER_FACTOR * requestBytes && buf.length <= MAX_UDP_PAYLOAD) return buf;
+  return replyDatagram(successReply(req, id), requestBytes);
+}
+
+/** An ID at hand, and the request its reply echoes. */
+class IdReply {
+  constructor(
+    readonly req: UdpRequest,
+    readonly id: string,
+  ) {}
+}
+
+/**
  * The reply to one datagram: at once when it can be given from memory (a refusal, or an ID of
  * a cached definition this process holds); for an ID still to come, the request with the
  * promise of the ID (PendingReply); for a monitor, a promise of the reply. How much of it is
@@ -55,7 +75,7 @@ export function handleDatagram(
   ids: IdService,
   opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>,
   refused: Refused,
-): UdpReply | Promise<UdpReply> | PendingReply {
+): UdpReply | Promise<UdpReply> | PendingReply | IdReply {
   const parsed = parseRequest(msg, opts.maxDatagramBytes);
   if (!parsed.ok) {
     // The protocol's own refusals (not JSON, not an object, a bad field, too large) are the
@@ -90,7 +110,7 @@ export function handleDatagram(
   } catch (err) {
     return errorReplyFor(req, refused(err));
   }
-  if (typeof got === 'string') return successReply(req, got);
+  if (typeof got === 'string') return new IdReply(req, got);
   return new PendingReply(req, got);
 }
 
@@ -130,11 +150,12 @@ export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logg
   };
   // A reply that cannot be sent is logged at debug level only, so the callback goes along only
   // then: with one, every send that succeeds at once still costs a process.nextTick to call it.
-  const send = (reply: UdpReply, rinfo: RemoteInfo, requestBytes: number) => {
-    const buf = replyDatagram(reply, requestBytes);
+  const sendBuf = (buf: Buffer | undefined, rinfo: RemoteInfo, requestBytes: number) => {
     if (buf !== undefined) socket.send(buf, rinfo.port, rinfo.address, log.isLevelEnabled('debug') ? onSent : undefined);
     else log.debug({ bytes: requestBytes, from: rinfo.address }, 'UDP refusal not sent: it would be longer than the datagram');
   };
+  const send = (reply: UdpReply, rinfo: RemoteInfo, requestBytes: number) => sendBuf(replyDatagram(reply, requestBytes), rinfo, requestBytes);
+  const sendId = (req: UdpRequest, id: string, rinfo: RemoteInfo, requestBytes: number) => sendBuf(idDatagram(req, id, requestBytes), rinfo, requestBytes);
   const refused: Refused = (err) => noteFailure('udp', err, log, errors);
   // Every datagram gets one reply, an unexpected fault included.
   const failed = (err: Error, rinfo: RemoteInfo, requestBytes: number) => {
@@ -151,7 +172,8 @@ export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logg
     }
     const n = msg.length;
     // Answered from memory: sent at once, without a closure or a promise.
-    if (reply instanceof Promise) {
+    if (reply instanceof IdReply) sendId(reply.req, reply.id, rinfo, n);
+    else if (reply instanceof Promise) {
       reply.then(
         (r) => send(r, rinfo, n),
         (err: Error) => failed(err, rinfo, n),
@@ -160,7 +182,7 @@ export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logg
       // An ID still to come: its reply is made and sent when it comes, one step after the take.
       const { req } = reply;
       reply.id.then(
-        (id) => send(successReply(req, id), rinfo, n),
+        (id) => sendId(req, id, rinfo, n),
         (err: unknown) => send(errorReplyFor(req, refused(err)), rinfo, n),
       );
     } else send(reply, rinfo, n);
