@@ -31,10 +31,10 @@
 import { randomBytes } from 'node:crypto';
 import { decodeIds, encodeIds, fingerprintDifference, keyedCountProblem, keyProblem } from '../core/idempotency-key.js';
 import { IdmintError, invalid, unavailable } from '../errors.js';
+import { seqString } from '../core/layout.js';
 import type { IdempotencyCounters } from '../metrics/idempotency-metrics.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
 import type { ClaimOrTakeResult, IdempotencyRecords, KeptAnswer, RecordRef } from '../store/redis/idempotency-records.js';
-import type { ClaimArgs } from '../store/redis/scripts.js';
 import { KeyedTakes } from './keyed-takes.js';
 
 export interface IdempotencyOptions {
@@ -86,10 +86,10 @@ export interface TakeInKey {
   readonly taken: (ids: readonly string[]) => void;
 }
 
-/** The IDs of counter values first .. first + n - 1 (each at most 2^53 - 1, as idem-takes-4.lua checks). */
+/** The IDs of counter values first .. first + n - 1, as the tag's source writes them (seqString). */
 function idsOfCounters(first: number, n: number, inKey: TakeInKey): string[] {
   const ids: string[] = new Array(n);
-  for (let k = 0; k < n; k++) ids[k] = String((first + k) * inKey.stride + inKey.offset);
+  for (let k = 0; k < n; k++) ids[k] = seqString(inKey, first + k);
   return ids;
 }
 
@@ -165,34 +165,16 @@ export class IdempotencyKeys {
     const ref = refOf(tag);
     const owner = ownerOfNext();
     const deadline = Date.now() + this.waitMs;
-    const claim: ClaimArgs = {
-      key,
-      fingerprint,
-      owner,
-      claimMs: this.claimMs,
-      maxKeys: this.opts.maxKeys,
-      maxBytes: this.maxBytes,
-      chargeBytes: claimCharge(count, key, fingerprint),
-    };
+    const limits = { claimMs: this.claimMs, maxKeys: this.opts.maxKeys, maxBytes: this.maxBytes };
+    const chargeBytes = claimCharge(count, key, fingerprint);
+    const shared = inKey && { ...limits, retentionMs: retentionMsOf(tag), stride: inKey.stride, offset: inKey.offset };
     for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
       let found: ClaimOrTakeResult;
       try {
         found =
-          inKey === undefined
-            ? await this.records.claim(ref, claim)
-            : await this.takes.claimOrTake(
-                ref,
-                inKey,
-                {
-                  claimMs: this.claimMs,
-                  maxKeys: this.opts.maxKeys,
-                  maxBytes: this.maxBytes,
-                  retentionMs: retentionMsOf(tag),
-                  stride: inKey.stride,
-                  offset: inKey.offset,
-                },
-                { key, fingerprint, owner, chargeBytes: claim.chargeBytes, n: count },
-              );
+          inKey === undefined || shared === undefined
+            ? await this.records.claim(ref, { ...limits, key, fingerprint, owner, chargeBytes })
+            : await this.takes.claimOrTake(ref, inKey, shared, { key, fingerprint, owner, chargeBytes, n: count });
       } catch (err) {
         throw unavailable(
           `tag "${tag.tag}": idempotency key "${key}" could not be looked up (${(err as Error).message}); no ID was given: retry with the same key`,
