@@ -54,18 +54,18 @@ export class KeyedTakes {
       args.stride,
       args.offset,
     ].join('\n');
-    let batch = this.gathering.get(id);
-    if (batch === undefined) {
-      const started: Batch = { ref, counter, args, waiting: [] };
-      this.gathering.set(id, started);
-      setImmediate(() => this.send(id, started));
-      batch = started;
-    }
-    const joined = batch;
+    const batch = this.gathering.get(id) ?? this.gather(id, { ref, counter, args, waiting: [] });
     return new Promise((resolve, reject) => {
-      joined.waiting.push({ request, resolve, reject });
-      if (joined.waiting.length >= MOST_PER_CALL) this.send(id, joined);
+      batch.waiting.push({ request, resolve, reject });
+      if (batch.waiting.length >= MOST_PER_CALL) this.send(id, batch);
     });
+  }
+
+  /** Starts gathering a batch under `id`, sent at the end of this turn of the event loop. */
+  private gather(id: string, batch: Batch): Batch {
+    this.gathering.set(id, batch);
+    setImmediate(() => this.send(id, batch));
+    return batch;
   }
 
   /** Sends the batch (once: a full batch goes before its turn ends, and the turn's end finds it sent). */
