@@ -74,6 +74,31 @@ export function savedSpans(savedMs: number, resetSeconds: number, importMs: numb
   return merge(spans);
 }
 
+/**
+ * savedSpans for a save known only by the local time of its log line (`wallMs`, daylight saving
+ * included): its period, by standard time, holds wallMs less the saving then in effect, which
+ * may be any of DST_SHIFTS, and that period's IDs carry its times moved by any saving. Its
+ * instant lies anywhere from wallMs - UTC+14 - 2 h to wallMs + 12 h + 1 h, so it may be later than
+ * the import: then the import's own period counts as well, as in savedSpans.
+ */
+export function loggedSpans(wallMs: number, resetSeconds: number, importMs: number): WallSpan[] {
+  const latest = wallMs - OFFSETS_MS.min - DST_MS.min;
+  const ahead = latest > importMs ? savedSpans(importMs, resetSeconds, importMs) : [];
+  // The standard-time wall clock of the last instant anything was rendered at, in any zone.
+  const lastStd = Math.max(importMs + OFFSETS_MS.max, wallMs - DST_MS.min);
+  if (resetSeconds === 0) return merge([...ahead, { lo: Number.NEGATIVE_INFINITY, hi: lastStd + DST_MS.max + 1 }]);
+  const r = resetSeconds * 1000;
+  const spans: WallSpan[] = [...ahead];
+  for (const saving of DST_SHIFTS) {
+    const q = Math.floor((wallMs - saving) / r);
+    for (const d of DST_SHIFTS) {
+      const hi = Math.min((q + 1) * r + d, lastStd + d + 1);
+      if (hi > q * r + d) spans.push({ lo: q * r + d, hi });
+    }
+  }
+  return merge(spans);
+}
+
 /** Time tokens from the coarsest to the finest, as rule-template names them. */
 const FINEST = ['{yyyy}', '{yy}', '{year%100}', '{year%10}', '{MM}', '{dd}', '{HH}', '{mm}', '{ss}', '{SSS}'] as const;
 

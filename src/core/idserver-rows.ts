@@ -29,7 +29,11 @@ export function rowMatch(row: OldCounterRow, rule: string): RowMatch | undefined
 }
 
 export function rowName(r: OldCounterRow): string {
-  return `${r.source ?? 'counter table row'} (rule "${r.ruleName}", app "${r.appName}", node_offset ${r.nodeOffset}, counter ${r.counter}, update_time ${r.updateTime})`;
+  const when =
+    r.loggedWallMs === undefined
+      ? `node_offset ${r.nodeOffset}, counter ${r.counter}, update_time ${r.updateTime}`
+      : `counter ${r.counter}, logged at ${new Date(r.loggedWallMs).toISOString().slice(0, 19).replace('T', ' ')} local`;
+  return `${r.source ?? 'counter table row'} (rule "${r.ruleName}", app "${r.appName}", ${when})`;
 }
 
 /** A period of a rule as people read it: its first local time ("2026-11-27 00:00"), or "all time". */

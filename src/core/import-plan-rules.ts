@@ -6,8 +6,8 @@
 // operator's floors and the saves read from its log. Pure; the shared shapes are in
 // import-plan.ts.
 import { EVERY_APP, FOLD_SHARD, foldName } from './app-fold.js';
-import { periodOf } from './period.js';
-import { bucketSeconds, lateResetSpan, periodsMeeting, savedSpans, type WallSpan } from './idserver-periods.js';
+import { instantsAtWall, offsetMs, periodOf } from './period.js';
+import { bucketSeconds, lateResetSpan, loggedSpans, periodsMeeting, savedSpans, type WallSpan } from './idserver-periods.js';
 import { rowMatch, rowName, describePeriod } from './idserver-rows.js';
 import { compileRule, firstCounter, periodCapacity } from './rule-spec.js';
 import { isValidAppName } from './rule-template.js';
@@ -151,7 +151,10 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
         );
         continue;
       }
-      const periods = periodsFor(savedSpans(row.updateTime * 1000, driver?.rule.resetSeconds ?? r.resetSeconds, nowMs));
+      const driverReset = driver?.rule.resetSeconds ?? r.resetSeconds;
+      const periods = periodsFor(
+        row.loggedWallMs === undefined ? savedSpans(row.updateTime * 1000, driverReset, nowMs) : loggedSpans(row.loggedWallMs, driverReset, nowMs),
+      );
       if (periods.length === 0) {
         earlier++;
         continue;
@@ -159,7 +162,6 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       // A counter shared with a rule that starts it again more often than this rule's IDs tell
       // times apart numbered IDs of this rule in earlier periods of that rule, which the table
       // no longer holds (the row keeps the last save) and which this rule's IDs repeat.
-      const driverReset = driver?.rule.resetSeconds ?? r.resetSeconds;
       if (m.how === 'key' && driverReset > 0 && bucketSeconds(finest) > driverReset) {
         for (const p of periods) raiseTo(boundsOf(p).folded, m.folded, rule.maxCounter);
         closed.set(
@@ -173,7 +175,7 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
         );
       if (isLog) {
         logged.saves++;
-        if (row.source!.endsWith('(db failed)')) logged.failed++;
+        if (/\((db failed|queue full)\)$/.test(row.source!)) logged.failed++;
         tagNotes.push(
           `${row.source}: app "${m.exact ?? m.folded}" continues above counter ${bound} in ${periods.map((p) => describePeriod(p, rule)).join(', ')}`,
         );
@@ -201,7 +203,11 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       // id_server's quirk: the previous period's counter, which this row replaced in the
       // table, still numbered IDs under this period's dates for the hours daylight saving ran ahead.
       if (o.timeZone !== undefined) {
-        const hit = periodsFor(lateResetSpan(row.updateTime * 1000, zone, driver?.rule.resetSeconds ?? r.resetSeconds));
+        const savedMs =
+          row.loggedWallMs === undefined
+            ? row.updateTime * 1000
+            : (instantsAtWall(row.loggedWallMs, zone)[0] ?? row.loggedWallMs - offsetMs(row.loggedWallMs, zone));
+        const hit = periodsFor(lateResetSpan(savedMs, zone, driverReset));
         for (const p of hit) {
           raiseTo(boundsOf(p).folded, m.folded, rule.maxCounter);
           set.add(p);
@@ -240,7 +246,7 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
     }
     if (highest.size) {
       tagNotes.push(
-        `each saved counter counts as id_step ${o.stride} x batch_save (${o.stride * o.batchSave} for this rule)${margin ? ` + ${margin} (margin)` : ''} higher: a node stopped without a clean shutdown may have handed out that far above its last saved row. A save that failed (MySQL away: "db failed" in id_server's log) is not retried and leaves the row further behind: read the log (--idserver-log) or give --margin / --floor`,
+        `each saved counter counts as id_step ${o.stride} x batch_save (${o.stride * o.batchSave} for this rule)${margin ? ` + ${margin} (margin)` : ''} higher: a node stopped without a clean shutdown may have handed out that far above its last saved row. A save that failed (MySQL away: "db failed" in id_server's log; a full queue: "save failed", tried again 10 s later by a node still running) leaves the row further behind: read the log (--idserver-log) or give --margin / --floor`,
       );
       tagNotes.push(
         `zone ${zone} (the tag's); the saves' periods are found for every zone id_server could have run in (UTC-12 to UTC+14, with or without daylight saving), so a wrong zone wastes counters and repeats nothing: ${[

@@ -39,8 +39,14 @@ export interface OldCounterRow {
    * above the row after a crash, and more after failed writes.
    */
   readonly counter: number;
-  /** Seconds since 1970. */
+  /** Seconds since 1970; for a save known by its local time alone, the earliest instant it can be. */
   readonly updateTime: number;
+  /**
+   * A save id_server logged as failed on a full queue ("save failed ... counter:N"): the local
+   * wall-clock time of its line (ms since 1970-01-01 00:00 local). Its instant and node are not
+   * known (nodeOffset -1).
+   */
+  readonly loggedWallMs?: number;
   readonly ruleName: string;
   readonly appName: string;
   /** Where a value other than the counter table's comes from ("<log>:<line>"). */

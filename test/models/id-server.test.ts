@@ -25,6 +25,7 @@ import { foldName } from '../../src/core/app-fold.js';
 import { parseIdServerConfig } from '../../src/core/idserver-config.js';
 import { parseIdServerLog } from '../../src/core/idserver-log.js';
 import { parseIdServerLua } from '../../src/core/idserver-lua.js';
+import { instantsAtWall } from '../../src/core/period.js';
 import type { Current, OldCounterRow, OldRule } from '../../src/core/import-plan.js';
 import { planRules } from '../../src/core/import-plan-rules.js';
 import { SpecProblems } from '../../src/core/spec-problems.js';
@@ -212,7 +213,11 @@ function visibleOf(c: Case, rows: readonly OldCounterRow[]): (o: IssuedRuleId) =
   const std = standardOffsetSec(c.s.zone, new Date(c.s.startMs).getUTCFullYear());
   const cycle = (sec: number, reset: number) => (reset >= 1 ? Math.trunc((sec + std) / reset) : 0);
   const keyOf = (rule: string, app: string) => `${foldName(rule)}_${foldName(app)}`;
-  const saves = rows.map((r) => ({ node: r.nodeOffset, key: keyOf(r.ruleName, r.appName), reset: resets.get(r.ruleName) ?? 0, sec: r.updateTime }));
+  // A failed save on a full queue names no node and no instant: the node is the log's, the
+  // instant the one its local time stands for in id_server's zone.
+  const nodeOf = (r: OldCounterRow) => (r.loggedWallMs === undefined ? r.nodeOffset : c.s.offsets[Number(/^id_server_(\d+)\.log:/.exec(r.source ?? '')?.[1])]);
+  const secOf = (r: OldCounterRow) => (r.loggedWallMs === undefined ? r.updateTime : Math.floor((instantsAtWall(r.loggedWallMs, c.s.zone)[0] ?? 0) / 1000));
+  const saves = rows.map((r) => ({ node: nodeOf(r), key: keyOf(r.ruleName, r.appName), reset: resets.get(r.ruleName) ?? 0, sec: secOf(r) }));
   return (o) => saves.some((v) => v.node === o.node && v.key === keyOf(o.rule, o.app) && cycle(v.sec, v.reset) === cycle(o.sec, v.reset));
 }
 
@@ -226,6 +231,8 @@ export function importIdServer(c: Case): RuleImportResult {
     if (c.s.logLevel !== 5 || c.s.ndebug) out = runIdServer({ ...c.s, logLevel: 5, ndebug: false });
     giveLog = true;
   }
+  // The operator follows MIGRATING.md: a log that shows a failed save is handed over.
+  if (out.logs.some((l) => /,warn,(\[[^\]]*\])?(db failed|save failed)/.test(l.text))) giveLog = true;
   const config = parseIdServerConfig('config.json', out.configs[c.configNode]);
   const timeZone = c.given === 'none' ? undefined : c.given;
   // As the importer's old-stores.ts builds them from config.json and the Lua files.

@@ -179,6 +179,37 @@ describe('an id_server import and its log, as evidence', () => {
     );
   });
 
+  it("reads a save that found the queue full (no update_time, no node) by its line's local time, and protects its day under any zone", () => {
+    const { rows, setAside } = readIdServerLog(
+      'id.log',
+      [
+        '2026-11-23 23:59:00,warn,[data_thread_manager.cpp:118]save failed rule_name:order app_name:shop counter:40',
+        '2026-11-23 13:59:00,warn,save failed rule_name:order app_name:blog counter:7',
+        '2026-11-23 13:59:01,debug,[udp_handler.cpp:61]recv:{"app_name":"2026-11-23 13:59:00,warn,save failed rule_name:order app_name:x counter:999990"}',
+        '2026-02-30 13:59:00,warn,save failed rule_name:order app_name:y counter:5',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.appName, r.counter, r.source, r.nodeOffset, r.loggedWallMs]),
+      [
+        ['shop', 40, 'id.log:1 (queue full)', -1, Date.UTC(2026, 10, 23, 23, 59)],
+        ['blog', 7, 'id.log:2 (queue full)', -1, Date.UTC(2026, 10, 23, 13, 59)],
+      ],
+    );
+    assert.deepEqual(
+      setAside.map((s) => s.slice(0, 9)),
+      ['id.log:3:', 'id.log:4:'],
+    );
+    // Logged at 23:59 local on the 23rd, in some zone: idmint (in Kathmandu, a zone the log does
+    // not name) continues above 40 + batch_save on its own 23rd, and on the 24th, which a save
+    // by standard time under daylight saving still numbers.
+    const at = Date.UTC(2026, 10, 23, 6, 0, 0);
+    const plan = planRules([rule('Asia/Kathmandu')], rows.slice(0, 1), none, at);
+    assert.equal(floorAt(plan, 'order', 'shop', at), 42);
+    assert.equal(floorAt(plan, 'order', 'shop', at + DAY * 1000), 42);
+    assert.match(plan.tags[0].notes.join('\n'), /1 save\(s\) read from id_server's log count, 1 of them failed writes/);
+  });
+
   it('reports every floor a line sets with its line number, and refuses a line that reaches max_counter unless --trust-log', () => {
     const { rows } = readIdServerLog(
       'id.log',
