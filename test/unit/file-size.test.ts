@@ -1,5 +1,6 @@
 // Each file of src/ holds one job: a file that grows past 400 lines has taken a second one and
-// is split by job (as the coalescer, the rule template and the import plan were).
+// is split by job (as the coalescer, the rule template and the import plan were). The README
+// is the front page: at most 250 lines, the rest lives in docs/.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 const MAX_LINES = 400;
+const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const README_MAX_LINES = 250;
 
 function* sourceFiles(dir: string): Generator<string> {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -28,5 +31,10 @@ describe('source files', () => {
     }
     assert.ok(files > 100, `only ${files} source files found under ${SRC}`);
     assert.deepEqual(long, []);
+  });
+
+  it(`keeps README.md at most ${README_MAX_LINES} lines`, () => {
+    const lines = readFileSync(README, 'utf8').split('\n').length - 1;
+    assert.ok(lines <= README_MAX_LINES, `README.md has ${lines} lines`);
   });
 });
