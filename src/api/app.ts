@@ -13,7 +13,7 @@ import { adminImportRoutes } from './admin/import.js';
 import { queueBoard } from './admin/queues.js';
 import { registerDocs } from './docs.js';
 import { metricsRoutes } from './routes/metrics.js';
-import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './error-policy.js';
 import { fastIdPath, serverWithFastPath } from './fast-path.js';
 import { closingGuard, idRouteProblems, responseObserver, RouteContexts } from './pre-router-hooks.js';
 import { ID_ROUTE } from './id-route-spec.js';

@@ -14,7 +14,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import { staffOf } from '../auth.js';
 import { bearerToken } from '../bearer.js';
 import { decodeId } from '../decode.js';
-import { noteFailure } from '../errors.js';
+import { noteFailure } from '../error-policy.js';
 import { shuttingDown } from '../id-route-spec.js';
 import { idsServiceEncodingTakes } from './proto.js';
 import {

@@ -8,7 +8,7 @@ import type { Config } from '../../config.js';
 import { IdmintError, invalid } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
 import { errorMessage, MAX_CONTROL_BYTES } from './protocol.js';
-import { noteFailure, type ErrorCounter } from '../errors.js';
+import { noteFailure, type ErrorCounter } from '../error-policy.js';
 import { clientToken } from '../id-route-spec.js';
 import { StreamSession } from './session.js';
 
