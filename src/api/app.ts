@@ -116,7 +116,7 @@ export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<F
     await admin.register(adminTokenRoutes, { rt });
     await admin.register(adminRedisRoutes, { rt });
     await admin.register(adminImportRoutes, { rt });
-    await admin.register(queueBoard, { queues: rt.queues });
+    await admin.register(queueBoard, { queues: rt.queues, errors: rt.metrics.errors });
     if (rt.config.testMode) await admin.register((await import('./routes/debug.js')).debugRoutes, { rt });
   });
   return app;

@@ -106,9 +106,13 @@ export function noteFailure(transport: Transport, err: unknown, log: FailureLog,
   return e;
 }
 
-/** The transport of a request Fastify routes: Leaf's routes, Tinyid's, or idmint's own HTTP API. */
+/** The websocket stream's path: a plain GET of it (no upgrade) is refused as the stream's. */
+const STREAM_PATH = '/v1/stream';
+
+/** The transport of a request Fastify routes: Leaf's routes, Tinyid's, the websocket stream's, or idmint's own HTTP API. */
 export function transportOf(req: FastifyRequest): Transport {
   const url = req.url;
+  if (url.startsWith(STREAM_PATH) && (url.length === STREAM_PATH.length || url[STREAM_PATH.length] === '?')) return 'stream';
   return url.startsWith('/api/') ? 'leaf' : url.startsWith('/tinyid/') ? 'tinyid' : 'http';
 }
 

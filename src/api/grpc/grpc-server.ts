@@ -29,6 +29,7 @@ import {
   type TakeBlock,
   type TakeRequest,
 } from './requests.js';
+import { countOwnRefusals } from './refusals.js';
 import { grpcStatus, statusName } from './status.js';
 import { TakeBudget } from './take-budget.js';
 import { PeerTakes, peerAddress } from './take-limits.js';
@@ -188,7 +189,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
       });
   };
 
-  const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
+  const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES, interceptors: [countOwnRefusals(metrics.errors, log)] });
   server.addService(service, { Next: next, Take: take, Decode: decode });
   // Loaded here, not at start-up: they parse their protos when imported, which a process
   // without the gRPC listener (GRPC_PORT=0) need not pay for.

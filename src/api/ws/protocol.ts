@@ -28,6 +28,16 @@ export class ControlError extends IdmintError {
   }
 }
 
+/**
+ * What a websocket error becomes for idmint_errors_total: a protocol error of the `ws` library
+ * (a message over MAX_CONTROL_BYTES, a bad frame: codes WS_ERR_*, the socket already closing
+ * with 1009, 1002...) is the client's INVALID_ARGUMENT; anything else is left as it is (an
+ * unexpected fault).
+ */
+export function protocolError(err: Error & { code?: unknown }): unknown {
+  return typeof err.code === 'string' && err.code.startsWith('WS_ERR_') ? new IdmintError('INVALID_ARGUMENT', err.message) : err;
+}
+
 /** An error frame (api/error-replies.ts); retryAfter: seconds to wait before retrying, sent as retry_after. */
 export const errorMessage = streamErrorFrame;
 
