@@ -91,6 +91,6 @@ for i = 9, #ARGV, 5 do
   end
   replies[#replies + 1] = reply
 end
-if moves then steadyMove(KEYS[1], cur) end
+if moves then redis.call('HSET', KEYS[1], 'cur', intText(cur)) end
 if longest > 0 then idemLiveFor(longest) end
 return replies

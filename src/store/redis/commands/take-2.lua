@@ -58,6 +58,7 @@
   refill_wanted is 1 when the caller should enqueue a refill for (gen, seg).
 ]]
 --- @include "includes/steady-take"
+--- @include "includes/int-text"
 local key = KEYS[1]
 local n = tonumber(ARGV[1])
 local call = ARGV[2]
@@ -91,7 +92,7 @@ if fastEnd then
   local again = ranBefore(kept)
   if again then return again end
   if first + n - 1 <= fastEnd then
-    steadyMove(key, first + n, answerField, call .. '=' .. intText(first))
+    redis.call('HSET', key, 'cur', intText(first + n), answerField, call .. '=' .. intText(first))
     return first
   end
 end
