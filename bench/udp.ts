@@ -56,7 +56,7 @@ import { REDIS_URL, cleanup, testNames } from '../tools/env.js';
 import { pinProcess } from '../tools/cpu.js';
 import { startRun } from './record.js';
 import { buildClient } from './udp/c-client.js';
-import { ECHO_CASE, createUdpTags, udpCases } from './udp/cases.js';
+import { CASE_NAMES, createUdpTags, udpCases } from './udp/cases.js';
 import { readUdpOptions } from './udp/options.js';
 import { udpReport } from './udp/report.js';
 import { runRounds, type Rounds } from './udp/rounds.js';
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   if (opts.write) {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}${kind}-latest.md`, report.md);
-    recorder.finish({ rows: report.table, ratio: { column: 'TPS ÷ echo', baseline: ECHO_CASE }, notes: report.verdicts.map((v) => v.slice(2)) });
+    recorder.finish({ rows: report.table, ratio: { column: 'TPS ÷ echo', baseline: CASE_NAMES.echo }, notes: report.verdicts.map((v) => v.slice(2)) });
   }
   if (!rounds.ok || report.failed) process.exitCode = 1;
 }

@@ -2,14 +2,17 @@
 // recorded run), the server and rule each sends to, and the tags idmint's cases need.
 import { createTag } from '../../tools/node.js';
 
-export const ECHO_CASE = 'echo (baseline)';
-export const INCR_CASE = 'echo + one Redis INCR';
-export const SCRIPT_CASE = 'echo + one no-op Redis script (EVALSHA)';
-export const FLOOR_CASE = 'echo + the floor of a safe take (EVALSHA)';
-export const TAKE_CASE = "echo + idmint's take (EVALSHA of take-2.lua)";
-export const NODE_CASE = 'idmint, order node';
-export const GLOBAL_CASE = 'idmint, order global';
-export const SEGMENT_CASE = 'idmint, segment tag, order node';
+/** Each case's name, by its role in the report. */
+export const CASE_NAMES = {
+  echo: 'echo (baseline)',
+  incr: 'echo + one Redis INCR',
+  script: 'echo + one no-op Redis script (EVALSHA)',
+  floor: 'echo + the floor of a safe take (EVALSHA)',
+  take: "echo + idmint's take (EVALSHA of take-2.lua)",
+  node: 'idmint, order node',
+  global: 'idmint, order global',
+  segment: 'idmint, segment tag, order node',
+} as const;
 
 export interface Case {
   readonly name: string;
@@ -35,14 +38,14 @@ export interface Targets {
 /** Every case, in the order each round runs them. */
 export function udpCases(t: Targets): Case[] {
   return [
-    { name: ECHO_CASE, port: t.echo.port, rule: 'o2o', idmint: false, pid: t.echo.pid },
-    { name: INCR_CASE, port: t.incr.port, rule: 'o2o', idmint: false, pid: t.incr.pid },
-    { name: SCRIPT_CASE, port: t.script.port, rule: 'o2o', idmint: false, pid: t.script.pid },
-    { name: FLOOR_CASE, port: t.floor.port, rule: 'o2o', idmint: false, pid: t.floor.pid },
-    { name: TAKE_CASE, port: t.take.port, rule: 'o2o', idmint: false, pid: t.take.pid },
-    { name: NODE_CASE, port: t.idmint.port, rule: 'o2o_node', idmint: true, pid: t.idmint.pid },
-    { name: GLOBAL_CASE, port: t.idmint.port, rule: 'o2o_global', idmint: true, pid: t.idmint.pid },
-    { name: SEGMENT_CASE, port: t.idmint.port, rule: 'seg_node', idmint: true, pid: t.idmint.pid },
+    { name: CASE_NAMES.echo, port: t.echo.port, rule: 'o2o', idmint: false, pid: t.echo.pid },
+    { name: CASE_NAMES.incr, port: t.incr.port, rule: 'o2o', idmint: false, pid: t.incr.pid },
+    { name: CASE_NAMES.script, port: t.script.port, rule: 'o2o', idmint: false, pid: t.script.pid },
+    { name: CASE_NAMES.floor, port: t.floor.port, rule: 'o2o', idmint: false, pid: t.floor.pid },
+    { name: CASE_NAMES.take, port: t.take.port, rule: 'o2o', idmint: false, pid: t.take.pid },
+    { name: CASE_NAMES.node, port: t.idmint.port, rule: 'o2o_node', idmint: true, pid: t.idmint.pid },
+    { name: CASE_NAMES.global, port: t.idmint.port, rule: 'o2o_global', idmint: true, pid: t.idmint.pid },
+    { name: CASE_NAMES.segment, port: t.idmint.port, rule: 'seg_node', idmint: true, pid: t.idmint.pid },
   ];
 }
 

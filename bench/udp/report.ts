@@ -4,16 +4,14 @@
 import { cpus, loadavg } from 'node:os';
 import { markdownTable } from '../../tools/table.js';
 import { medianOrNaN as median } from '../stats.js';
-import { ECHO_CASE, FLOOR_CASE, GLOBAL_CASE, INCR_CASE, NODE_CASE, SCRIPT_CASE, SEGMENT_CASE, TAKE_CASE } from './cases.js';
+import { CASE_NAMES } from './cases.js';
 import { loadLimitVerdict } from './load-limit.js';
 import type { UdpOptions } from './options.js';
 import type { Measured } from './rounds.js';
 
-interface Row {
+/** A case's figures: each of Measured the median over rounds (fail their sum), and its ratios to the baselines. */
+interface Row extends Measured {
   readonly name: string;
-  readonly tps: number;
-  readonly avgMs: number;
-  readonly fail: number;
   readonly ratioTps: number;
   readonly ratioLatency: number;
   readonly incrTps: number;
@@ -22,18 +20,6 @@ interface Row {
   readonly scriptTps: number;
   readonly floorTps: number;
   readonly takeTps: number;
-  /** CPU of the serving process per request, µs. */
-  readonly serverUs: number;
-  /** CPU of Redis per request, µs (the whole server: INFO cpu). */
-  readonly redisUs: number;
-  /** Redis usec per EVALSHA (INFO commandstats), µs; NaN where the case runs no script per request. */
-  readonly scriptUs: number;
-  /** The serving process's CPU in its least busy window, % of a core (median over rounds). */
-  readonly serverLowPct: number;
-  /** The serving process's main thread running or runnable in its least busy window, % (median over rounds). */
-  readonly demandLowPct: number;
-  /** The client processes' CPU together in the median window, % of a core (median over rounds). */
-  readonly clientPct: number;
 }
 
 /**
@@ -41,11 +27,11 @@ interface Row {
  * baseline (echo, and echo + INCR).
  */
 function summarize(measured: ReadonlyMap<string, Measured[]>): Row[] {
-  const base = measured.get(ECHO_CASE)!;
-  const incr = measured.get(INCR_CASE)!;
-  const script = measured.get(SCRIPT_CASE)!;
-  const floor = measured.get(FLOOR_CASE)!;
-  const take = measured.get(TAKE_CASE)!;
+  const base = measured.get(CASE_NAMES.echo)!;
+  const incr = measured.get(CASE_NAMES.incr)!;
+  const script = measured.get(CASE_NAMES.script)!;
+  const floor = measured.get(CASE_NAMES.floor)!;
+  const take = measured.get(CASE_NAMES.take)!;
   return [...measured].map(([name, ms]) => ({
     name,
     tps: median(ms.map((m) => m.tps)),
@@ -117,9 +103,9 @@ function tableOf(rows: readonly Row[]): string[][] {
 /** The goals' verdicts, the load generator's and the floors' lines; failed: the load generator was the limit. */
 function verdictsOf(opts: UdpOptions, rows: readonly Row[], clientLimited: readonly string[], load: string): { verdicts: string[]; failed: boolean } {
   const row = (name: string) => rows.find((r) => r.name === name)!;
-  const node = row(NODE_CASE);
-  const seg = row(SEGMENT_CASE);
-  const glob = row(GLOBAL_CASE);
+  const node = row(CASE_NAMES.node);
+  const seg = row(CASE_NAMES.segment);
+  const glob = row(CASE_NAMES.global);
   // One client: order global's latency against the floors; several: its throughput.
   const globalGoals: (readonly [string, boolean])[] =
     opts.clients === 1
@@ -146,9 +132,9 @@ function verdictsOf(opts: UdpOptions, rows: readonly Row[], clientLimited: reado
     if (clientLimited.length > 0) failed = true;
   }
   verdicts.push(
-    `- the floor of a round trip that runs a script: echo + one no-op EVALSHA at ${row(SCRIPT_CASE).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.scriptTps.toFixed(2)} × that floor`,
-    `- the floor of a request served by a take that checks its server (the identity read and one cursor move): ${row(FLOOR_CASE).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.floorTps.toFixed(2)} × that floor`,
-    `- idmint's take with nothing of idmint's process around it: echo + one EVALSHA of take-2.lua at ${row(TAKE_CASE).floorTps.toFixed(2)} × the safe-take floor server; order global at ${glob.takeTps.toFixed(2)} × that server`,
+    `- the floor of a round trip that runs a script: echo + one no-op EVALSHA at ${row(CASE_NAMES.script).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.scriptTps.toFixed(2)} × that floor`,
+    `- the floor of a request served by a take that checks its server (the identity read and one cursor move): ${row(CASE_NAMES.floor).incrTps.toFixed(2)} × echo + INCR; order global at ${glob.floorTps.toFixed(2)} × that floor`,
+    `- idmint's take with nothing of idmint's process around it: echo + one EVALSHA of take-2.lua at ${row(CASE_NAMES.take).floorTps.toFixed(2)} × the safe-take floor server; order global at ${glob.takeTps.toFixed(2)} × that server`,
     `- load average before the run ${load}, after ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,

@@ -9,7 +9,7 @@ import { SeenIds } from '../../tools/duplicates.js';
 import { redisCounters, redisPerRequest } from '../../tools/redis-stats.js';
 import { medianOrNaN as median } from '../stats.js';
 import { WINDOW_MS, runClients as runLoad } from './c-client.js';
-import { ECHO_CASE, SEGMENT_CASE, type Case } from './cases.js';
+import { CASE_NAMES, type Case } from './cases.js';
 import { echoWaited } from './load-limit.js';
 import type { UdpOptions } from './options.js';
 
@@ -99,7 +99,7 @@ export async function runRounds(opts: UdpOptions, binary: string, cases: readonl
         // Every ID of one counter, over all rounds, must be distinct.
         let dups = 0;
         for (const [app, ids] of r.ids) {
-          const key = c.name === SEGMENT_CASE ? c.name : `${c.name}/${app}`;
+          const key = c.name === CASE_NAMES.segment ? c.name : `${c.name}/${app}`;
           const all = seen.get(key) ?? new SeenIds<string, string>();
           seen.set(key, all);
           for (const id of ids) if (all.add(id, key) !== undefined) dups++;
@@ -113,7 +113,7 @@ export async function runRounds(opts: UdpOptions, binary: string, cases: readonl
       const lowest = (xs: number[]) => (xs.length > 0 ? Math.min(...xs) : NaN);
       const serverLowPct = lowest(r.serverPct);
       const demandLowPct = lowest(r.demandPct);
-      const waited = c.name === ECHO_CASE ? echoWaited(round, r.demandPct, demandLowPct) : undefined;
+      const waited = c.name === CASE_NAMES.echo ? echoWaited(round, r.demandPct, demandLowPct) : undefined;
       if (waited !== undefined) clientLimited.push(waited);
       list.push({
         tps: r.tps,
