@@ -1,5 +1,5 @@
 // The command line of `npm run bench:idempotency` (bench/idempotency.ts): what it reads and its defaults.
-import { readOptions } from '../../tools/args.js';
+import { readBenchOptions } from '../common-options.js';
 
 export interface Options {
   /** Seconds per case and round. */
@@ -22,14 +22,8 @@ export interface Options {
 export function readIdempotencyOptions(argv: string[]): Options {
   const o: Options = { duration: 3, warmup: 1, rounds: 5, connections: 50, pin: false, cpuProf: false, write: true };
   const usage = 'npm run bench:idempotency -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--pin] [--cpu-prof] [--no-write] [--before COMMIT]';
-  readOptions(argv, usage, (a) => {
-    if (a.flag === '--duration') o.duration = a.number(1);
-    else if (a.flag === '--warmup') o.warmup = a.number(0);
-    else if (a.flag === '--rounds') o.rounds = a.whole(1);
-    else if (a.flag === '--connections') o.connections = a.whole(2);
-    else if (a.flag === '--pin') o.pin = true;
-    else if (a.flag === '--cpu-prof') o.cpuProf = true;
-    else if (a.flag === '--no-write') o.write = false;
+  readBenchOptions(argv, usage, { duration: [1], warmup: [0], rounds: [1], connections: [2], pin: true, write: true }, o, (a) => {
+    if (a.flag === '--cpu-prof') o.cpuProf = true;
     else if (a.flag === '--before') o.before = a.text();
     else return false;
     return true;

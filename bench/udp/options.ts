@@ -1,5 +1,5 @@
 // The command line of `npm run bench:udp` (bench/udp.ts): what it reads and its defaults.
-import { readOptions } from '../../tools/args.js';
+import { readBenchOptions } from '../common-options.js';
 import type { Workload } from './c-client.js';
 
 export interface UdpOptions {
@@ -15,38 +15,20 @@ export interface UdpOptions {
   cpuProf: string;
 }
 
+function workloadOf(w: string): Workload {
+  if (w !== 'idserver' && w !== 'reuse') throw new Error(`--workload is idserver or reuse, not ${w}`);
+  return w;
+}
+
 /** Reads argv (the arguments after the script's name). */
 export function readUdpOptions(argv: readonly string[]): UdpOptions {
   const opts: UdpOptions = { requests: 200_000, clients: 8, rounds: 1, write: true, workload: 'idserver', pin: false, cpuProf: '' };
-  readOptions(argv, 'npm run bench:udp -- [--requests N] [--clients N] [--rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]', (a) => {
-    switch (a.flag) {
-      case '--workload': {
-        const w = a.text();
-        if (w !== 'idserver' && w !== 'reuse') throw new Error(`--workload is idserver or reuse, not ${w}`);
-        opts.workload = w;
-        break;
-      }
-      case '--pin':
-        opts.pin = true;
-        break;
-      case '--cpu-prof':
-        opts.cpuProf = a.text();
-        break;
-      case '--requests':
-        opts.requests = a.whole(1);
-        break;
-      case '--clients':
-        opts.clients = a.whole(1, 64);
-        break;
-      case '--rounds':
-        opts.rounds = a.whole(1);
-        break;
-      case '--no-write':
-        opts.write = false;
-        break;
-      default:
-        return false;
-    }
+  const usage = 'npm run bench:udp -- [--requests N] [--clients N] [--rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]';
+  readBenchOptions(argv, usage, { requests: [1], rounds: [1], pin: true, write: true }, opts, (a) => {
+    if (a.flag === '--workload') opts.workload = workloadOf(a.text());
+    else if (a.flag === '--cpu-prof') opts.cpuProf = a.text();
+    else if (a.flag === '--clients') opts.clients = a.whole(1, 64);
+    else return false;
     return true;
   });
   return opts;
