@@ -80,7 +80,7 @@ interface Options {
 function parseArgs(argv: string[]): Options {
   const o: Options = { duration: 10, warmup: 5, rounds: 5, connections: 50, cases: [...CASES], also: [], routed: false, env: {}, cpuProf: false, record: true };
   const usage = `npm run bench:wrk -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--cases ${CASES.join(',')}] [--also DIR] [--routed] [--env KEY=VALUE] [--cpu-prof] [--no-record]`;
-  readBenchOptions(argv, usage, { duration: [3], warmup: [0], rounds: [1], connections: [1] }, o, (a) => {
+  readBenchOptions(argv, usage, { duration: [3], warmup: [0], rounds: [1], connections: [1], env: true }, o, (a) => {
     switch (a.flag) {
       case '--cases':
         o.cases = pick(a.flag, a.list(), CASES);
@@ -91,11 +91,6 @@ function parseArgs(argv: string[]): Options {
       case '--routed':
         o.routed = true;
         break;
-      case '--env': {
-        const [k, v] = a.keyValue();
-        o.env[k] = v;
-        break;
-      }
       case '--cpu-prof':
         o.cpuProf = true;
         break;

@@ -67,16 +67,11 @@ export function parseArgs(argv: string[]): Options {
   };
   const usage =
     'npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule,rule-global] [--env KEY=VALUE] [--cpu-prof] [--no-write] [--pin] [--one-client]';
-  readBenchOptions(argv, usage, { duration: [1], warmup: [0], connections: [1], rounds: [1], write: true, pin: true }, o, (a) => {
+  readBenchOptions(argv, usage, { duration: [1], warmup: [0], connections: [1], rounds: [1], env: true, write: true, pin: true }, o, (a) => {
     switch (a.flag) {
       case '--cases':
         o.cases = pick(a.flag, a.list(), ALL_CASES);
         break;
-      case '--env': {
-        const [k, v] = a.keyValue();
-        o.env[k] = v;
-        break;
-      }
       case '--cpu-prof':
         o.cpuProf = true;
         break;

@@ -4,12 +4,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readBenchOptions } from '../../bench/common-options.js';
 
-const USAGE = 'bench [--rounds N] [--duration S] [--connections N] [--pin] [--no-write] [--ids N]';
+const USAGE = 'bench [--rounds N] [--duration S] [--connections N] [--pin] [--no-write] [--env KEY=VALUE] [--ids N]';
 
-/** Reads argv as a script that takes --rounds (1..20), --duration (>= 0.5), --connections (>= 2), --pin, --no-write and its own --ids. */
+/** Reads argv as a script that takes --rounds (1..20), --duration (>= 0.5), --connections (>= 2), --pin, --no-write, --env and its own --ids. */
 function read(argv: string[]) {
-  const o = { rounds: 3, duration: 5, connections: 50, pin: false, write: true, ids: 0 };
-  readBenchOptions(argv, USAGE, { rounds: [1, 20], duration: [0.5], connections: [2], pin: true, write: true }, o, (a) => {
+  const o = { rounds: 3, duration: 5, connections: 50, pin: false, write: true, env: {} as Record<string, string>, ids: 0 };
+  readBenchOptions(argv, USAGE, { rounds: [1, 20], duration: [0.5], connections: [2], pin: true, write: true, env: true }, o, (a) => {
     if (a.flag !== '--ids') return false;
     o.ids = a.whole(1);
     return true;
@@ -19,16 +19,17 @@ function read(argv: string[]) {
 
 describe('shared bench options', () => {
   it('keeps the defaults when no option is given', () => {
-    assert.deepEqual(read([]), { rounds: 3, duration: 5, connections: 50, pin: false, write: true, ids: 0 });
+    assert.deepEqual(read([]), { rounds: 3, duration: 5, connections: 50, pin: false, write: true, env: {}, ids: 0 });
   });
 
   it('reads the shared options, whole or not as each is, beside the script’s own', () => {
-    assert.deepEqual(read(['--rounds', '7', '--duration=0.5', '--connections', '2', '--pin', '--no-write', '--ids', '9']), {
+    assert.deepEqual(read(['--rounds', '7', '--duration=0.5', '--connections', '2', '--pin', '--no-write', '--env', 'A=1', '--env=B=x=y', '--ids', '9']), {
       rounds: 7,
       duration: 0.5,
       connections: 2,
       pin: true,
       write: false,
+      env: { A: '1', B: 'x=y' },
       ids: 9,
     });
   });
@@ -43,6 +44,7 @@ describe('shared bench options', () => {
     assert.throws(() => read(['--connections', '2.5']), /--connections needs a whole number, got 2.5/);
     assert.throws(() => read(['--duration', '0.4']), /--duration needs a number >= 0.5, got "0.4"/);
     assert.throws(() => read(['--duration']), /--duration needs a value/);
+    assert.throws(() => read(['--env', 'A']), /--env needs KEY=VALUE, got "A"/);
   });
 
   it('refuses a shared option its script does not take, as any unknown option', () => {
@@ -58,5 +60,6 @@ describe('shared bench options', () => {
       (e: Error) => e.message === `unknown option --pin\nusage: ${USAGE}`,
     );
     assert.throws(() => readBenchOptions(['--no-write'], USAGE, { rounds: [1] }, o), /unknown option --no-write/);
+    assert.throws(() => readBenchOptions(['--env', 'A=1'], USAGE, { rounds: [1] }, o), /unknown option --env/);
   });
 });
