@@ -112,6 +112,16 @@ export interface Config {
   readonly streamMaxBufferBytes: number;
   /** Websocket stream: most open sockets per client IP address. */
   readonly streamMaxSocketsPerClient: number;
+  /**
+   * SOURCE_MAX_FINITE_IDS_PER_SECOND: IDs one source address may take per second of tags whose
+   * space is finite (rule tags, permuted tags, a lowered max_id_limit) without holding a token of
+   * the tag, on HTTP and UDP (api/source-limits.ts); 0: no limit.
+   */
+  readonly sourceMaxFiniteIdsPerSecond: number;
+  /** SOURCE_MAX_REFUSALS_PER_SECOND: refused requests one source address may make per second on the ID routes and UDP; 0: no limit. */
+  readonly sourceMaxRefusalsPerSecond: number;
+  /** SOURCE_BURST_SECONDS: each per-source limit lets a source spend this many seconds of its rate at once. */
+  readonly sourceBurstSeconds: number;
   /** gRPC: most Take calls running at once per client address. */
   readonly grpcMaxTakesPerPeer: number;
   /** gRPC: most bytes of Take blocks written and not yet taken by HTTP/2, across all calls (beyond one block per call). */
@@ -340,6 +350,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     streamMaxBlock,
     streamMaxBufferBytes,
     streamMaxSocketsPerClient: int('STREAM_MAX_SOCKETS_PER_CLIENT', 64, 1, 100_000),
+    sourceMaxFiniteIdsPerSecond: int('SOURCE_MAX_FINITE_IDS_PER_SECOND', 10_000, 0, 1_000_000_000),
+    sourceMaxRefusalsPerSecond: int('SOURCE_MAX_REFUSALS_PER_SECOND', 1000, 0, 1_000_000_000),
+    sourceBurstSeconds: int('SOURCE_BURST_SECONDS', 10, 1, 3600),
     grpcMaxTakesPerPeer: int('GRPC_MAX_TAKES_PER_PEER', 16, 1, 100_000),
     grpcMaxBufferedBytes: int('GRPC_MAX_BUFFERED_BYTES', 64 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024 * 1024),
     idempotencyMaxKeys: int('IDEMPOTENCY_MAX_KEYS', 100_000, 1, 100_000_000),

@@ -18,6 +18,8 @@ import { fastIdPath, serverWithFastPath } from './fast-path.js';
 import { closingGuard, idRouteProblems, responseObserver, RouteContexts } from './pre-router-hooks.js';
 import { ID_ROUTE } from './id-route-spec.js';
 import { LazyChildLogger } from './lazy-logger.js';
+import { sourceHooks } from './source-hooks.js';
+import type { SourceLimits } from './source-limits.js';
 import { healthRoutes } from './routes/health.js';
 import { idRoutes } from './routes/ids.js';
 import { tinyidRoutes } from './routes/tinyid.js';
@@ -39,6 +41,11 @@ export interface BuildOptions {
    * Fastify serves every request, through what the embedder added.
    */
   readonly extend?: (app: FastifyInstance) => void | Promise<void>;
+  /**
+   * The per-source limits of the ID routes (source-limits.ts), shared with the UDP listener;
+   * without them the routes have no per-source limit.
+   */
+  readonly sourceLimits?: SourceLimits;
 }
 
 export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<FastifyInstance> {
@@ -52,9 +59,15 @@ export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<F
   /** Request ids, as Fastify's own (req-1, req-2...), for the router and the pre-router path alike. */
   const requestId = () => `req-${(++requests).toString(36)}`;
   const routerOptions = { maxParamLength: 200, buildPrettyMeta: contexts.buildPrettyMeta };
+  const limits = opts.sourceLimits;
+  const limitHooks = limits && sourceHooks(limits, rt.ids);
   const app = Fastify({
     ...(withPreRouter
-      ? { serverFactory: serverWithFastPath(fastIdPath({ ids: rt.ids, metrics: rt.metrics, log: rt.log, requestId, open: () => preRouter && !closing })) }
+      ? {
+          serverFactory: serverWithFastPath(
+            fastIdPath({ ids: rt.ids, metrics: rt.metrics, log: rt.log, requestId, open: () => preRouter && !closing, limits }),
+          ),
+        }
       : {}),
     genReqId: requestId,
     loggerInstance: rt.log as FastifyBaseLogger,
@@ -83,14 +96,24 @@ export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<F
   if (withPreRouter)
     app.addHook('onReady', function decidePreRouter() {
       const context = contexts.contextOf(app, 'GET', ID_ROUTE);
-      const problems = idRouteProblems(context, { hooks: { onRequest: [onRequest], onResponse: [onResponse] }, errorHandler });
+      const hooks: Record<string, readonly unknown[]> = limitHooks
+        ? { onRequest: [onRequest], preHandler: [limitHooks.reserve], onResponse: [onResponse, limitHooks.settle] }
+        : { onRequest: [onRequest], onResponse: [onResponse] };
+      const problems = idRouteProblems(context, { hooks, errorHandler });
       preRouter = problems.length === 0;
       if (!preRouter) rt.log.warn({ problems }, 'GET /v1/id/:tag has what the pre-router path does not stand in for: Fastify serves every request of it');
     });
   await opts.extend?.(app);
   await registerDocs(app, VERSION);
-  await app.register(idRoutes, { ids: rt.ids, staff: staffOf(rt.config) });
-  await app.register(tinyidRoutes, { ids: rt.ids, errors: rt.metrics.errors });
+  // The ID routes in scopes of their own, where the per-source limits apply (source-hooks.ts).
+  await app.register(async (scope) => {
+    limitHooks?.install(scope, 'ids');
+    await scope.register(idRoutes, { ids: rt.ids, staff: staffOf(rt.config) });
+  });
+  await app.register(async (scope) => {
+    limitHooks?.install(scope, 'tinyid');
+    await scope.register(tinyidRoutes, { ids: rt.ids, errors: rt.metrics.errors });
+  });
   await app.register(streamRoutes, { ids: rt.ids, config: rt.config, errors: rt.metrics.errors });
   const access: AdminAccess = {
     adminToken: rt.config.adminToken,

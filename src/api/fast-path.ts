@@ -6,7 +6,10 @@
 // status, headers and body, same errors, same metrics and logs); anything else (a query, a
 // token, an idempotency key, an unknown, disabled or other tag, a block to refill, a lease to acquire or a tick
 // to wait for, shutdown) declines, and Fastify serves the request with its routing,
-// validation and hooks as usual. When the route has anything this path does not stand in for
+// validation and hooks as usual. With per-source limits it does the work of the route's two
+// limit hooks (source-hooks.ts): a source over a limit gets the 429 the route would answer,
+// the IDs of a finite tag are charged before the ID is taken and given back when none is, and a
+// refusal it answers is charged to its source. When the route has anything this path does not stand in for
 // (pre-router-hooks.ts), it declines everything. A failure it answers is logged as the router
 // logs one, with a request id of the app's series.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -17,6 +20,7 @@ import type { IdService } from '../service/id-service.js';
 import { noteFailure } from './error-policy.js';
 import { errorAnswer } from './error-replies.js';
 import { carriesToken, ID_PREFIX, ID_ROUTE, ID_TAG, idBody, JSON_TYPE, plainIdQuery, TEXT_TYPE, wantsText, type IdQuery } from './id-route-spec.js';
+import { countsAsRefusal, type SourceLimits } from './source-limits.js';
 
 const NO_QUERY: IdQuery = Object.freeze({});
 
@@ -28,11 +32,13 @@ export interface FastPathDeps {
   readonly requestId: () => string;
   /** False while the path may not answer: the app is closing (the router answers 503), or it has hooks this path does not honour. */
   readonly open: () => boolean;
+  /** The per-source limits of the ID routes, when they have any. */
+  readonly limits?: SourceLimits;
 }
 
 /** Answers the request and returns true, or returns false having written nothing. */
 export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const { ids, metrics } = deps;
+  const { ids, metrics, limits } = deps;
   const ok = metrics.httpSeries(ID_ROUTE, 'GET', 200);
   return (req, res) => {
     const url = req.url;
@@ -51,22 +57,42 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
       opts = query;
     }
     const start = performance.now();
+    let source = '';
+    let held = 0;
+    if (limits !== undefined) {
+      source = req.socket.remoteAddress ?? '';
+      if (limits.limitsIds) {
+        const known = limits.peek(tag);
+        // Not at hand: the route's hook reads it (and so would the ID service).
+        if (known === undefined) return false;
+        held = limits.chargeOf(known, 1);
+      }
+      const limited = limits.admit(source, held, 'http');
+      if (limited !== undefined) {
+        fail(res, limited, start, source, 0);
+        return true;
+      }
+    }
     const text = wantsText(h.accept);
     let got: string | Promise<string> | undefined;
     try {
       // Spelled out: a spread of the parsed query costs a request more than the whole literal.
       got = ids.issue({ tag, key: opts.key, app: opts.app, salt: opts.salt, as: 'one', stepAside: true });
     } catch {
-      return false; // e.g. the tag needs a token: the router answers with the error
+      got = undefined; // e.g. the tag needs a token: the router answers with the error
     }
-    if (got === undefined) return false;
+    if (got === undefined) {
+      // The router serves it, its hooks charging it anew.
+      if (held > 0) limits?.refund(source, held);
+      return false;
+    }
     if (typeof got === 'string') {
       send(res, text, got, start);
       return true;
     }
     got.then(
       (id) => send(res, text, id, start),
-      (err: unknown) => fail(res, err, start),
+      (err: unknown) => fail(res, err, start, source, held),
     );
     return true;
   };
@@ -78,12 +104,20 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
     ok.observe((performance.now() - start) / 1000);
   }
 
-  /** As the app's error handler (errors.ts) answers a failure of the route. */
-  function fail(res: ServerResponse, err: unknown, start: number): void {
+  /**
+   * As the app's error handler (errors.ts) answers a failure of the route, and the route's
+   * settleSourceRates hook settles it (source-hooks.ts): `held` charged IDs given back, a
+   * refusal charged to `source`.
+   */
+  function fail(res: ServerResponse, err: unknown, start: number, source: string, held: number): void {
     const a = errorAnswer(noteFailure('http', err, deps.log.child({ reqId: deps.requestId() }), metrics.errors));
     res.writeHead(a.status, a.headers);
     res.end(a.body);
     metrics.observeHttp(ID_ROUTE, 'GET', a.status, (performance.now() - start) / 1000);
+    if (limits !== undefined) {
+      if (held > 0) limits.refund(source, held);
+      if (countsAsRefusal(a.status)) limits.refusedRequest(source);
+    }
   }
 }
 

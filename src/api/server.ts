@@ -12,6 +12,7 @@ import { createLogger } from '../logger.js';
 import { createRuntime, servicesOf, type Runtime, type RuntimeOptions, type Services } from '../runtime.js';
 import { buildApp } from './app.js';
 import { startGrpcServer } from './grpc/grpc-server.js';
+import { sourceLimitsOf } from './source-limits.js';
 import { startUdpServer } from './udp/udp-server.js';
 
 export interface Node {
@@ -62,7 +63,10 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
     log.info('worker node started (no HTTP)');
     return { rt, drain: async () => undefined, close: () => rt.close() };
   }
-  const app = await buildApp(services);
+  // One table of sources for HTTP and UDP. The limits read tag definitions as the ID service
+  // does: the registry's cached one when it is current (a map lookup), else a read.
+  const sourceLimits = sourceLimitsOf(config, rt.registry, rt.metrics, log);
+  const app = await buildApp(services, { sourceLimits });
   const address = await app.listen({ port: config.port, host: config.host });
   const bound = app.server.address();
   if (!config.advertiseAddr && bound && typeof bound === 'object') rt.leases.setAddr(`${config.host === '0.0.0.0' ? hostname() : config.host}:${bound.port}`);
@@ -74,6 +78,7 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
           { port: config.udpPort, host: config.host, nodeOffset: config.nodeOffset, maxDatagramBytes: config.udpMaxBytes },
           log,
           rt.metrics.errors,
+          sourceLimits,
         )
       : undefined;
   const grpc =

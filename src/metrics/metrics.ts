@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { FastCounter, FastHistogram } from './fast-metrics.js';
 import { registerGrpcTakeMetrics, type GrpcTakeObserver } from './grpc-take-metrics.js';
 import { registerIdempotencyMetrics, type IdempotencyCounters } from './idempotency-metrics.js';
+import { registerSourceLimitMetrics, type SourceLimitCounter } from './source-limit-metrics.js';
 
 export interface ScrapeSources {
   /** Remaining IDs in the current segment per tag (from Redis), read at scrape time. */
@@ -36,6 +37,8 @@ export class Metrics {
   readonly counterRegressions: Counter<'tag' | 'kind'>;
   readonly idempotency: IdempotencyCounters;
   readonly grpcTakes: GrpcTakeObserver;
+  /** idmint_source_limited_total: requests refused or dropped for their source's rate (api/source-limits.ts). */
+  readonly sourceLimited: SourceLimitCounter;
   private sources: ScrapeSources = {};
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -100,6 +103,7 @@ export class Metrics {
     });
     this.idempotency = registerIdempotencyMetrics(this.registry);
     this.grpcTakes = registerGrpcTakeMetrics(this.registry);
+    this.sourceLimited = registerSourceLimitMetrics(this.registry);
     this.errors = new Counter({
       name: 'idmint_errors_total',
       help: 'Refused and failed requests by transport (http, leaf, tinyid, grpc, stream, udp) and idmint error code',

@@ -3,7 +3,10 @@
 // reply, the request's own fields echoed with code, message and data (src/core/udp-protocol.ts),
 // within the size rule of src/core/udp-reply-size.ts: a refusal no longer than the datagram,
 // an answer at most twice as long, so a spoofed source address never receives much more than
-// was sent in its name; nothing a client sends can stop the listener.
+// was sent in its name; nothing a client sends can stop the listener. With per-source limits
+// (api/source-limits.ts), a datagram from a source over one is dropped unanswered, so nothing
+// it sends is answered while it floods: the IDs of a finite rule are charged before the ID is
+// taken (given back when none is), and each refusal is charged to its source.
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
@@ -15,6 +18,7 @@ import { invalid, type IdmintError } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
 import { noteFailure, type ErrorCounter } from '../error-policy.js';
 import { errorReplyFor } from '../error-replies.js';
+import { countsAsRefusal, type SourceLimits } from '../source-limits.js';
 
 export interface UdpServer {
   readonly port: number;
@@ -66,23 +70,36 @@ class IdReply {
 }
 
 /**
+ * Settles a refusal with the source's limits: gives back the `held` IDs charged for the
+ * request and charges the refusal. True when it goes unanswered (the source is over its limit
+ * of refusals).
+ */
+function unanswered(e: IdmintError, limits: SourceLimits | undefined, source: string, held: number): boolean {
+  if (limits === undefined) return false;
+  limits.refund(source, held);
+  return countsAsRefusal(e.status) && !limits.refusedDatagram(source);
+}
+
+/**
  * The reply to one datagram: at once when it can be given from memory (a refusal, or an ID of
  * a cached definition this process holds); for an ID still to come, the request with the
- * promise of the ID (PendingReply); for a monitor, a promise of the reply. How much of it is
- * sent is replyDatagram's rule.
+ * promise of the ID (PendingReply); for a monitor, or a rule whose definition the limits must
+ * read first, a promise of the reply. undefined: no reply, the source being over a limit
+ * (counted where that was decided). How much of a reply is sent is replyDatagram's rule.
  */
 export function handleDatagram(
   msg: Buffer,
   ids: IdService,
   opts: Pick<UdpOptions, 'nodeOffset' | 'maxDatagramBytes'>,
   refused: Refused,
-): UdpReply | Promise<UdpReply> | PendingReply | IdReply {
+  limits?: SourceLimits,
+  source = '',
+): UdpReply | Promise<UdpReply | IdReply | undefined> | PendingReply | IdReply | undefined {
   const parsed = parseRequest(msg, opts.maxDatagramBytes);
   if (!parsed.ok) {
     // The protocol's own refusals (not JSON, not an object, a bad field, too large) are the
     // HTTP API's INVALID_ARGUMENT.
-    refused(invalid(parsed.reply.message as string));
-    return parsed.reply;
+    return unanswered(refused(invalid(parsed.reply.message as string)), limits, source, 0) ? undefined : parsed.reply;
   }
   const req = parsed.req;
   // A client token for tags that have tokens: the request's "token" field (echoed back like
@@ -93,42 +110,91 @@ export function handleDatagram(
     const size = encodeReply(req.body).length + REPLY_OVERHEAD;
     if (size > MAX_UDP_PAYLOAD) {
       const message = `the reply to this request would exceed the UDP limit of ${MAX_UDP_PAYLOAD} bytes`;
-      refused(invalid(message));
-      return errorReply(null, 'TOO_LARGE', message);
+      return unanswered(refused(invalid(message)), limits, source, 0) ? undefined : errorReply(null, 'TOO_LARGE', message);
     }
   }
-  if (req.action === 'monitor') return monitor(req, token, ids, opts.nodeOffset, refused);
-  // Rules use the app name and salt; other tags answer their plain IDs. An ID this process
+  if (req.action === 'monitor') {
+    if (limits !== undefined && !limits.admitDatagram(source, 0)) return undefined;
+    return monitor(req, token, ids, opts.nodeOffset, refused, limits, source);
+  }
+  // The ID of a finite rule is charged to the source before it is taken. An ID this process
   // holds in memory for a cached definition is answered at once.
-  // An idempotency key (a field id_server's clients never send): a retry of the datagram gets
-  // the first reply's ID.
+  let held = 0;
+  if (limits !== undefined) {
+    if (limits.limitsIds) {
+      const known = limits.peek(req.ruleName);
+      // Read first; but a source refused everything is refused before (an unknown name costs a MySQL read).
+      if (known === undefined) return limits.admitDatagram(source, 0) ? later(req, token, ids, refused, limits, source) : undefined;
+      held = limits.chargeOf(known, 1);
+    }
+    if (!limits.admitDatagram(source, held)) return undefined;
+  }
+  let got: string | Promise<string>;
+  try {
+    got = issue(ids, req, token);
+  } catch (err) {
+    const e = refused(err);
+    return unanswered(e, limits, source, held) ? undefined : errorReplyFor(req, e);
+  }
+  if (typeof got === 'string') return new IdReply(req, got);
+  return new PendingReply(req, got, held);
+}
+
+/**
+ * One ID for a get: rules use the app name and salt; other tags answer their plain IDs. An
+ * idempotency key (a field id_server's clients never send): a retry of the datagram gets the
+ * first reply's ID.
+ */
+function issue(ids: IdService, req: UdpRequest, token: string | undefined): string | Promise<string> {
   // parseRequest refused a key that is not a string.
   const key = req.body.idempotency_key;
   const idempotencyKey = typeof key === 'string' ? key : undefined;
-  let got: string | Promise<string>;
-  try {
-    got = ids.issue({ tag: req.ruleName, as: 'one', app: req.appName, salt: req.salt || undefined, token, appIfRule: true, idempotencyKey });
-  } catch (err) {
-    return errorReplyFor(req, refused(err));
-  }
-  if (typeof got === 'string') return new IdReply(req, got);
-  return new PendingReply(req, got);
+  return ids.issue({ tag: req.ruleName, as: 'one', app: req.appName, salt: req.salt || undefined, token, appIfRule: true, idempotencyKey });
 }
 
-/** An ID still to come, and the request its reply echoes: the reply is made where it is sent, in one step. */
+/** A get whose rule the limits must read before they can charge it (not cached, or changed): the rest of handleDatagram's way. */
+async function later(
+  req: UdpRequest,
+  token: string | undefined,
+  ids: IdService,
+  refused: Refused,
+  limits: SourceLimits,
+  source: string,
+): Promise<IdReply | UdpReply | undefined> {
+  const held = limits.chargeOf(await limits.get(req.ruleName), 1);
+  if (!limits.admitDatagram(source, held)) return undefined;
+  try {
+    return new IdReply(req, await issue(ids, req, token));
+  } catch (err) {
+    const e = refused(err);
+    return unanswered(e, limits, source, held) ? undefined : errorReplyFor(req, e);
+  }
+}
+
+/** An ID still to come, the request its reply echoes, and the IDs charged for it: the reply is made where it is sent, in one step. */
 class PendingReply {
   constructor(
     readonly req: UdpRequest,
     readonly id: Promise<string>,
+    readonly held: number,
   ) {}
 }
 
-async function monitor(req: UdpRequest, token: string | undefined, ids: IdService, nodeOffset: number, refused: Refused): Promise<UdpReply> {
+async function monitor(
+  req: UdpRequest,
+  token: string | undefined,
+  ids: IdService,
+  nodeOffset: number,
+  refused: Refused,
+  limits: SourceLimits | undefined,
+  source: string,
+): Promise<UdpReply | undefined> {
   try {
     const { counter } = await ids.reads.monitor(req.ruleName, req.appName, token);
     return monitorReply(req, { counter, nodeOffset });
   } catch (err) {
-    return errorReplyFor(req, refused(err));
+    const e = refused(err);
+    return unanswered(e, limits, source, 0) ? undefined : errorReplyFor(req, e);
   }
 }
 
@@ -143,7 +209,7 @@ function literalLookup(host: string, options: LookupOneOptions, callback: (err: 
   else dnsLookup(host, options, callback);
 }
 
-export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logger, errors: ErrorCounter): Promise<UdpServer> {
+export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logger, errors: ErrorCounter, limits?: SourceLimits): Promise<UdpServer> {
   const socket: Socket = createSocket({ type: opts.host.includes(':') ? 'udp6' : 'udp4', lookup: literalLookup });
   socket.on('error', (err) => log.error({ err: err.message }, 'UDP socket error'));
   const onSent = (err: Error | null) => {
@@ -166,25 +232,33 @@ export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logg
   socket.on('message', (msg, rinfo) => {
     let reply: ReturnType<typeof handleDatagram>;
     try {
-      reply = handleDatagram(msg, ids, opts, refused);
+      reply = handleDatagram(msg, ids, opts, refused, limits, rinfo.address);
     } catch (err) {
       failed(err as Error, rinfo, msg.length);
       return;
     }
+    // Its source is over a limit: no reply.
+    if (reply === undefined) return;
     const n = msg.length;
     // Answered from memory: sent at once, without a closure or a promise.
     if (reply instanceof IdReply) sendId(reply.req, reply.id, rinfo, n);
     else if (reply instanceof Promise) {
       reply.then(
-        (r) => send(r, rinfo, n),
+        (r) => {
+          if (r instanceof IdReply) sendId(r.req, r.id, rinfo, n);
+          else if (r !== undefined) send(r, rinfo, n);
+        },
         (err: Error) => failed(err, rinfo, n),
       );
     } else if (reply instanceof PendingReply) {
       // An ID still to come: its reply is made and sent when it comes, one step after the take.
-      const { req } = reply;
+      const { req, held } = reply;
       reply.id.then(
         (id) => sendId(req, id, rinfo, n),
-        (err: unknown) => send(errorReplyFor(req, refused(err)), rinfo, n),
+        (err: unknown) => {
+          const e = refused(err);
+          if (!unanswered(e, limits, rinfo.address, held)) send(errorReplyFor(req, e), rinfo, n);
+        },
       );
     } else send(reply, rinfo, n);
   });
