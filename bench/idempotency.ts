@@ -60,7 +60,7 @@ import { redisAlone } from './idempotency/redis-alone.js';
 import { idempotencyReport } from './idempotency/report.js';
 import { targetsOf } from './idempotency/targets.js';
 import { startRun } from './record.js';
-import { runMain, startServer, type Server } from './server.js';
+import { BENCH_SETTINGS, runMain, startServer, type Server } from './server.js';
 
 async function main(): Promise<number> {
   const opts = readIdempotencyOptions(process.argv.slice(2));
@@ -108,6 +108,7 @@ async function main(): Promise<number> {
       UDP_PORT: '0',
       GRPC_PORT: '0',
       NODE_ID: node,
+      ...BENCH_SETTINGS,
       // Every new-key request keeps a key: the bound must not refuse the run's keys.
       IDEMPOTENCY_MAX_KEYS: '100000000',
     });

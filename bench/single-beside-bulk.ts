@@ -36,6 +36,7 @@ import { BulkConsumer } from './bulk/consumer.js';
 import { buildC } from './c-build.js';
 import { readBenchOptions } from './common-options.js';
 import { startRun } from './record.js';
+import { BENCH_SETTINGS } from './server.js';
 import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -133,9 +134,10 @@ const benchName = (): string => (opts.processes > 1 ? `bulk-single-p${opts.proce
 /** idmint, as one serving process or `serve --processes N` (ready once every process is). */
 async function startIdmint(env: Record<string, string | undefined>): Promise<Child> {
   const one = opts.processes === 1;
+  const settled = { ...env, ...BENCH_SETTINGS };
   const idmint = one
-    ? startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env, inherit: true })
-    : startTsx(['src/cli.ts', 'serve', '--processes', String(opts.processes)], { name: 'idmint', env: { ...env, LOG_LEVEL: 'info' } });
+    ? startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env: settled, inherit: true })
+    : startTsx(['src/cli.ts', 'serve', '--processes', String(opts.processes)], { name: 'idmint', env: { ...settled, LOG_LEVEL: 'info' } });
   try {
     if (one) await idmint.waitUntil(async () => (await fetch(`http://127.0.0.1:${env.PORT}/healthz`)).ok, 30000, 200);
     else await idmint.waitForLine((l) => l.includes('"msg":"all serving processes ready"'), 60000);

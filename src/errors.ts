@@ -20,7 +20,7 @@ export const ERROR_CODES = {
   LIMIT_EXCEEDED: {
     status: 429,
     meaning:
-      "a per-client limit was reached: the websocket stream's (sockets per client, takes in flight per socket), gRPC Take calls per client address, or failed admin sign-ins per address",
+      "a per-client limit was reached: the websocket stream's (sockets per client, takes in flight per socket), gRPC Take calls per client address, failed admin sign-ins per address, or the per-source limits of the ID routes (IDs of open finite tags, refused requests a second)",
   },
   IDEMPOTENCY_KEY_MISMATCH: {
     status: 422,

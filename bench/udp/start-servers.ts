@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { startTsx, type Child } from '../../tools/child.js';
 import { pinProcess } from '../../tools/cpu.js';
 import { testEnv, type TestNames } from '../../tools/env.js';
+import { BENCH_SETTINGS } from '../server.js';
 import type { UdpOptions } from './options.js';
 
 export interface Baseline {
@@ -33,7 +34,7 @@ export function pinServer(opts: UdpOptions, pid: number | undefined): void {
 
 /** idmint serving UDP on udpPort, ready once its HTTP health check answers. */
 export async function startIdmint(opts: UdpOptions, names: TestNames, udpPort: number, httpPort: number): Promise<Child> {
-  const env = { ...process.env, ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn' }) };
+  const env = { ...process.env, ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn', ...BENCH_SETTINGS }) };
   const nodeFlags = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
   const idmint = startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env, nodeFlags, inherit: true });
   await idmint.waitUntil(async () => (await fetch(`http://127.0.0.1:${httpPort}/healthz`)).ok, 30000, 200);
