@@ -29,10 +29,10 @@ export async function decodeId(ids: IdService, tagName: string, idText: string, 
     );
   }
   // Rule IDs are rendered strings: a number has no seq, shard or time to decode back to.
-  if (tag.rule) throw invalid(`tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`);
+  if (tag.mode === 'rule') throw invalid(`tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`);
   const id = BigInt(idText);
   if (id > (1n << 63n) - 1n) throw invalid('id must be below 2^63');
-  if (tag.snowflake) {
+  if (tag.mode === 'snowflake') {
     const d = decode(tag.snowflake, id);
     return { mode: 'snowflake', id: idText, timestamp: d.timestamp.toISOString(), time: d.time, worker_id: d.workerId, sequence: d.sequence };
   }

@@ -105,7 +105,7 @@ export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSo
   const opts = { tag: t.tag, key: t.key, app: t.app, salt: t.salt, token: t.token };
   if (t.idempotencyKey !== undefined) return keyedTake(ids, t, opts);
   const tag = await ids.prepare({ ...opts, as: 'ids', count: t.count });
-  if (tag.rule) {
+  if (tag.mode === 'rule') {
     if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
     return { compact: false, next: async (n) => ({ kind: 'strings', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
   }
@@ -140,15 +140,15 @@ async function keyedTake(ids: IdService, t: BulkTake, opts: IdOptions & { tag: s
   } catch (err) {
     if (!(err instanceof IdmintError && err.code === 'TAG_DISABLED')) throw err;
   }
-  if (tag?.rule && t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
+  if (tag?.mode === 'rule' && t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
   if (tag?.permute && t.format === 'ranges') throw noRanges(tag.tag, 'permuted');
-  if (tag?.mode === 'segment' && !tag.rule) checkSegment(tag, t);
+  if (tag?.mode === 'segment') checkSegment(tag, t);
   return {
     compact: false,
     whole: true,
     next: async (n) => {
       const got = await ids.issue({ ...opts, as: 'ids', count: n, idempotencyKey: t.idempotencyKey });
-      if (tag?.rule || !got.every((id) => DECIMAL.test(id))) {
+      if (tag?.mode === 'rule' || !got.every((id) => DECIMAL.test(id))) {
         if (t.format !== 'json') throw ruleFormatOnly(t.tag, t.format);
         return { kind: 'strings', ids: got };
       }

@@ -9,7 +9,7 @@ import { counterLimit } from '../core/layout.js';
 import { nextPeriodChange, periodOf } from '../core/period.js';
 import { maxWorkers } from '../core/snowflake-layout.js';
 import { windowKey, type CountersRepo } from '../store/mysql/counters-repo.js';
-import type { StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
+import type { StoredOf, StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
 import type { LeaseStore } from '../store/redis/leases.js';
 import type { SegmentStats, SegmentStore } from '../store/redis/segments.js';
 
@@ -80,9 +80,14 @@ export class CapacityReader {
   }
 
   async ofTag(t: StoredTag): Promise<TagCapacity> {
-    if (t.mode === 'snowflake' && t.snowflake) return this.snowflake(t);
-    if (t.rule) return this.rule(t);
-    return this.segment(t);
+    switch (t.mode) {
+      case 'snowflake':
+        return this.snowflake(t);
+      case 'rule':
+        return this.rule(t);
+      case 'segment':
+        return this.segment(t);
+    }
   }
 
   private async stats(t: StoredTag, shard: number, scope = ''): Promise<SegmentStats | undefined> {
@@ -111,8 +116,8 @@ export class CapacityReader {
     return { tag: t.tag, mode: t.mode, forecast: combine(counters, now), counters };
   }
 
-  private async rule(t: StoredTag): Promise<TagCapacity> {
-    const r = t.rule!;
+  private async rule(t: StoredOf<'rule'>): Promise<TagCapacity> {
+    const r = t.rule;
     const limit = counterLimit(t, BigInt(t.maxIdLimit));
     const now = this.d.clock.now();
     const period = periodOf(now, r.timeZone, r.resetSeconds);
@@ -145,8 +150,8 @@ export class CapacityReader {
     };
   }
 
-  private async snowflake(t: StoredTag): Promise<TagCapacity> {
-    const l = t.snowflake!;
+  private async snowflake(t: StoredOf<'snowflake'>): Promise<TagCapacity> {
+    const l = t.snowflake;
     const now = this.d.clock.now();
     const sf = snowflakeForecast(l, now);
     const used = await this.d.leaseStore.count(l.workerBits).catch(() => 0);

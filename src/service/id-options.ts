@@ -27,7 +27,7 @@ export const MAX_BATCH = 10000;
 
 /** The options carry app or salt that apply to this tag. */
 export const hasRuleInput = (tag: StoredTag, opts: IdOptions): boolean =>
-  (opts.app !== undefined || opts.salt !== undefined) && (tag.rule !== null || opts.appIfRule !== true);
+  (opts.app !== undefined || opts.salt !== undefined) && (tag.mode === 'rule' || opts.appIfRule !== true);
 
 /** A rule's app and salt, checked. */
 export function ruleInput(tag: StoredTag, opts: IdOptions): { app: string; salt: string } {
@@ -50,7 +50,7 @@ export function shardFor(tag: StoredTag, key: string | undefined): number {
 
 /** Refuses options that do not fit the tag's mode, in the order issuing checks them. */
 export function checkOptions(tag: StoredTag, opts: IdOptions): void {
-  if (tag.rule) {
+  if (tag.mode === 'rule') {
     ruleInput(tag, opts);
     return;
   }

@@ -46,7 +46,7 @@ export class IdReads {
    */
   async monitor(name: string, app: string | undefined, token?: string): Promise<{ counter: number }> {
     const tag = await this.access(name, token);
-    if (!tag.rule) throw invalid(`monitor applies to rule tags; "${name}" is a ${tag.mode} tag`);
+    if (tag.mode !== 'rule') throw invalid(`monitor applies to rule tags; "${name}" is a ${tag.mode} tag`);
     const { app: appName } = ruleInput(tag, { app });
     const scope = scopeOf(tag, appName, this.clock.now());
     let handedOut: number;

@@ -166,7 +166,7 @@ export class IdService {
     checkRequest(tag, req);
     if (this.idempotency === undefined) throw unavailable('this process keeps no idempotency keys; retry without the key');
     const n = countOf(req, tag);
-    const rule = tag.rule !== null;
+    const rule = tag.mode === 'rule';
     const fingerprint = fingerprintOf({ count: n, shape: req.as, key: req.key, app: rule ? req.app : undefined, salt: rule ? req.salt : undefined });
     // A disabled tag takes nothing (the claim path refuses it after finding no kept answer).
     const inKey = tag.enabled ? this.sources.of(tag).mode.inKey?.(tag) : undefined;

@@ -88,7 +88,7 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
     throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag${hint}`);
   }
   if (a?.plain) {
-    if (tag.mode !== 'segment' || tag.rule) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; only plain segment tags are served here`);
+    if (tag.mode !== 'segment') throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; only plain segment tags are served here`);
     if (tag.layout !== 'plain') throw invalid(`tag "${tag.tag}" is sharded (its IDs need a key); only plain segment tags are served here`);
   }
   checkOptions(tag, req);
@@ -97,7 +97,7 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
       'an idempotency key (the Idempotency-Key header, idempotency-key metadata or idempotency_key field) applies to requests for one ID or a list of IDs (at most 1000), not to counter runs or held blocks such as segments; send the request without it',
     );
   if (req.as === 'runs' || req.as === 'held') {
-    if (tag.mode !== 'segment' || tag.rule) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag, not a segment tag`);
+    if (tag.mode !== 'segment') throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag, not a segment tag`);
     // Consecutive counters of a permuted tag are not consecutive IDs: only its IDs are handed out.
     if (tag.permute) {
       throw invalid(
@@ -125,5 +125,5 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
 export function carries(tag: StoredTag, a: Accepts | undefined): boolean {
   if (a === undefined) return true;
   if (a.modes !== undefined && !a.modes.includes(tag.mode)) return false;
-  return !a.plain || (tag.mode === 'segment' && !tag.rule && tag.layout === 'plain');
+  return !a.plain || (tag.mode === 'segment' && tag.layout === 'plain');
 }

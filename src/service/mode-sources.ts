@@ -6,7 +6,7 @@
 // the door (id-service.ts) has resolved and checked.
 import type { Clock } from '../core/clock.js';
 import { seqString } from '../core/layout.js';
-import type { StoredTag } from '../store/mysql/tags-repo.js';
+import type { StoredOf, StoredTag } from '../store/mysql/tags-repo.js';
 import { TagMovedError, type Coalescer } from './coalescer.js';
 import { hasRuleInput, ruleInput, type IdOptions } from './id-options.js';
 import { scopeOf, type RuleTemplates } from './rule-mode.js';
@@ -25,28 +25,42 @@ export interface ModeDeps {
   readonly again: (tag: string, opts: IdOptions) => Promise<string>;
 }
 
-export interface ModeSource {
+export interface ModeSource<T extends StoredTag = StoredTag> {
   /**
    * One ID of the cached definition `tag` (whose sources are `s`, its token admitted): at once
    * from memory, or a promise through an `order: global` coalescer; undefined, having taken
    * nothing, when only the full way can answer (a block to fill, a lease to take up, a tick to
    * wait for, options memory does not check).
    */
-  one(tag: StoredTag, s: TagSources, opts: IdOptions): string | Promise<string> | undefined;
+  one(tag: T, s: TagSources, opts: IdOptions): string | Promise<string> | undefined;
   /** count IDs (at least 1) in issue order, for a resolved and checked definition. */
-  ids(tag: StoredTag, count: number, opts: IdOptions): Promise<string[]>;
+  ids(tag: T, count: number, opts: IdOptions): Promise<string[]>;
   /**
    * Where a keyed request's IDs may be taken in its key's own Redis call (idempotency.ts): the
    * counter and the arithmetic of its IDs; undefined when they are taken otherwise (from
    * memory, or formatted beyond k * stride + offset).
    */
-  inKey?(tag: StoredTag): Omit<TakeInKey, 'taken'> | undefined;
+  inKey?(tag: T): Omit<TakeInKey, 'taken'> | undefined;
 }
 
-/** The source of a definition's kind, decided once per definition (the four are made once). */
+/**
+ * The source of a definition's kind, decided once per definition (the four are made once). A
+ * source is called with the definition it was chosen for, or one of the same epoch, whose kind
+ * is the same (a tag's mode never changes within an epoch: tag-spec.ts refuses the change, and
+ * re-creating the tag starts a new epoch).
+ */
 export function modeSources(d: ModeDeps): (tag: StoredTag) => ModeSource {
   const kinds = { rule: rule(d), snowflake: snowflake(d), node: segmentNode(d), global: segmentGlobal(d) };
-  return (tag) => (tag.rule ? kinds.rule : tag.mode === 'snowflake' ? kinds.snowflake : tag.order === 'node' ? kinds.node : kinds.global);
+  return (tag) => {
+    switch (tag.mode) {
+      case 'rule':
+        return kinds.rule;
+      case 'snowflake':
+        return kinds.snowflake;
+      case 'segment':
+        return tag.order === 'node' ? kinds.node : kinds.global;
+    }
+  };
 }
 
 /** One ID of an `order: global` tag from its coalescer: `render` makes the ID of its counter value. */
@@ -104,7 +118,7 @@ function segmentNode(d: ModeDeps): ModeSource {
   };
 }
 
-function rule(d: ModeDeps): ModeSource {
+function rule(d: ModeDeps): ModeSource<StoredOf<'rule'>> {
   return {
     one(tag, s, opts) {
       if (opts.key !== undefined) return undefined;
@@ -127,7 +141,7 @@ function rule(d: ModeDeps): ModeSource {
   };
 }
 
-function snowflake(d: ModeDeps): ModeSource {
+function snowflake(d: ModeDeps): ModeSource<StoredOf<'snowflake'>> {
   return {
     one(tag, s, opts) {
       if (opts.key !== undefined || hasRuleInput(tag, opts) || s.generator === undefined) return undefined;

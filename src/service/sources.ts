@@ -16,7 +16,7 @@
 // Snowflake generators are kept per (tag, layout) for the life of the process instead, not per
 // epoch: a tag re-created with the same layout (as it must be) continues after the time and
 // sequence this process already used for it.
-import type { StoredTag } from '../store/mysql/tags-repo.js';
+import type { StoredOf, StoredTag } from '../store/mysql/tags-repo.js';
 import { Coalescer, type CoalescerDeps } from './coalescer.js';
 import type { LeaseManager } from './lease-manager.js';
 import type { ModeSource } from './mode-sources.js';
@@ -123,7 +123,7 @@ export class SourceCache {
     if (tag.mode === 'snowflake') {
       s.generator = this.generatorOf(tag);
       s.generator.prime();
-    } else if (tag.layout === 'plain' && !tag.rule) {
+    } else if (tag.mode === 'segment' && tag.layout === 'plain') {
       s.plain = this.segment(s, 0, '');
       if (tag.order === 'node') this.buffer(s, s.plain);
     }
@@ -169,12 +169,12 @@ export class SourceCache {
   }
 
   /** The generator of a snowflake tag's layout. */
-  generatorOf(tag: StoredTag): SnowflakeGenerator {
+  generatorOf(tag: StoredOf<'snowflake'>): SnowflakeGenerator {
     const k = `${tag.tag}\u0000${JSON.stringify(tag.snowflake)}`;
     let g = this.generators.get(k);
     if (!g) {
       const { leases, clock, maxBackMs } = this.snowflake;
-      g = new SnowflakeGenerator(tag.snowflake!, leases, clock, maxBackMs, this.clockEvents);
+      g = new SnowflakeGenerator(tag.snowflake, leases, clock, maxBackMs, this.clockEvents);
       this.generators.set(k, g);
     }
     return g;

@@ -16,7 +16,7 @@ const PERMUTED_ORDER =
 
 function view(t: StoredTag): Record<string, unknown> {
   // specToJson shows a permuted tag's setting, never its key.
-  const extra = t.snowflake ? { runs_out_at: runsOutAt(t.snowflake).toISOString() } : t.permute ? { id_order: PERMUTED_ORDER } : {};
+  const extra = t.mode === 'snowflake' ? { runs_out_at: runsOutAt(t.snowflake).toISOString() } : t.permute ? { id_order: PERMUTED_ORDER } : {};
   // Snowflake tags keep no state of their own in Redis: no server to show.
   const redis = t.mode === 'snowflake' ? {} : { redis: t.redis };
   return { ...specToJson(t), ...extra, ...redis, incarnation: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
