@@ -1,7 +1,8 @@
 // Capacity of every tag: consumption rate, ID space left and when it runs out at that rate
 // (arithmetic in src/core/capacity.ts), read from what Redis and MySQL already record:
 // segment hashes (taken, and the time and taken count at the last install), MySQL's
-// high-water marks and allocation log, worker-id leases. The admin API reads one tag fresh;
+// high-water marks and allocation log, worker-id leases; each kind of tag read its own way
+// (ofTag), and shown its own way (capacity-json.ts). The admin API reads one tag fresh;
 // /metrics reads all of them through a short cache so scrapes stay cheap.
 import { combine, counterRemaining, forecast, rateOf, ruleForecast, snowflakeForecast, type Forecast, type Window } from '../core/capacity.js';
 import type { Clock } from '../core/clock.js';
@@ -12,6 +13,8 @@ import { windowKey, type CountersRepo } from '../store/mysql/counters-repo.js';
 import type { StoredOf, StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
 import type { LeaseStore } from '../store/redis/leases.js';
 import type { SegmentStats, SegmentStore } from '../store/redis/segments.js';
+
+export { capacityJson } from './capacity-json.js';
 
 /** How long /metrics reuses the capacity of all tags. */
 export const CAPACITY_CACHE_MS = 10_000;
@@ -27,17 +30,26 @@ export interface CounterCapacity extends Forecast {
   readonly redisRead: boolean;
 }
 
-export interface TagCapacity {
+interface CapacityOf<M extends StoredTag['mode']> {
   readonly tag: string;
-  readonly mode: StoredTag['mode'];
+  readonly mode: M;
   readonly forecast: Forecast;
   /** Segment tags: one entry per shard that has a counter. Rule tags: one per app in the current period. */
   readonly counters: readonly CounterCapacity[];
-  /** Rule tags: the current period and when it ends. */
-  readonly period?: { readonly period: number; readonly endsAtMs: number; readonly endSeconds: number; readonly runsOutBeforeReset: boolean };
-  /** Snowflake tags: the worker-id pool of the layout's width. */
-  readonly workerPool?: { readonly workerBits: number; readonly size: number; readonly used: number };
 }
+
+/** The capacity of a tag, by kind. */
+export type TagCapacity =
+  | (CapacityOf<'segment'> & { readonly period?: undefined })
+  /** Rule tags: the current period and when it ends. */
+  | (CapacityOf<'rule'> & {
+      readonly period: { readonly period: number; readonly endsAtMs: number; readonly endSeconds: number; readonly runsOutBeforeReset: boolean };
+    })
+  /** Snowflake tags: the worker-id pool of the layout's width. */
+  | (CapacityOf<'snowflake'> & {
+      readonly period?: undefined;
+      readonly workerPool: { readonly workerBits: number; readonly size: number; readonly used: number };
+    });
 
 export interface CapacityDeps {
   readonly tags: TagsRepo;
@@ -99,7 +111,7 @@ export class CapacityReader {
     return { ...f, limit, allocatedMax, redisRead: s !== undefined };
   }
 
-  private async segment(t: StoredTag): Promise<TagCapacity> {
+  private async segment(t: StoredOf<'segment'>): Promise<TagCapacity> {
     const limit = counterLimit(t, BigInt(t.maxIdLimit));
     // Redis first, MySQL after: every segment Redis holds was allocated (committed) before it was
     // installed, so the marks read afterwards include it. Read the other way round, a refill

@@ -1,5 +1,5 @@
 // The read side of the ID service: what a request may learn about a tag without issuing
-// anything: its definition (for decoding an ID), id_server's monitor counter, and what this
+// anything: its definition, an ID decoded, id_server's monitor counter, and what this
 // process caches for it. Issuing has one door of its own (id-service.ts).
 import { counterAt } from '../core/rule-spec.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
@@ -12,6 +12,10 @@ import { enabled, servable } from './segment-mode.js';
 import type { SnowflakeDeps } from './sources.js';
 import type { SourceCache } from './sources.js';
 import type { TagRegistry } from './tag-registry.js';
+import { kindOf, type Decoded } from './tag-kinds.js';
+
+/** The pattern of an ID accepted for decoding (then also checked to be below 2^63). */
+const DECODE_ID = /^[0-9]{1,19}$/;
 
 export class IdReads {
   constructor(
@@ -37,6 +41,17 @@ export class IdReads {
    */
   async definition(name: string): Promise<StoredTag> {
     return servable(name, await this.registry.get(name));
+  }
+
+  /**
+   * The parts of an ID of `name` (1 to 19 digits), for a request carrying `token`: as `access`
+   * reads the tag, or as `definition` for `staff` (the admin or viewer token, the only
+   * credential that decodes a permuted tag's IDs). How an ID decodes is its kind's (kinds/*.ts).
+   */
+  async decode(name: string, idText: string, token: string | undefined, staff: boolean): Promise<Decoded> {
+    if (!DECODE_ID.test(idText)) throw invalid('id must be a decimal of 1 to 19 digits');
+    const tag = staff ? await this.definition(name) : await this.access(name, token);
+    return kindOf(tag).decode(tag, idText, staff);
   }
 
   /**

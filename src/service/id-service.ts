@@ -27,6 +27,7 @@ export type { Accepts, HeldRequest, IdsRequest, IssueRequest, OneRequest, RunsRe
 export type { Issued } from './segment-mode.js';
 export type { SnowflakeDeps } from './sources.js';
 export type { IdReads } from './id-reads.js';
+export type { Decoded } from './tag-kinds.js';
 
 /** How much a request without a valid token learns about a tag that has tokens. */
 export interface Exposure {

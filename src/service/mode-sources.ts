@@ -1,9 +1,11 @@
 // One source per kind of tag behind one interface, chosen once from the definition when its
 // sources are made (modeSources): a segment tag with `order: global` issues through its
 // coalescer, one with `order: node` from this process's block, a rule through the counter of
-// its (app, period) scope and its template, a snowflake tag from its generator. Each answers
-// one ID from memory when it can (one()) and any count the full way (ids()), for a definition
-// the door (id-service.ts) has resolved and checked.
+// its (app, period) scope and its template, a snowflake tag from its generator. Each makes
+// what a first request needs at hand when a definition is read (warm()), answers one ID from
+// memory when it can (one()) and any count the full way (ids()), for a definition the door
+// (id-service.ts) has resolved and checked. What else differs per kind (decoding, bulk
+// formats, the admin view) is beside these, in tag-kinds.ts.
 import type { Clock } from '../core/clock.js';
 import { seqString } from '../core/layout.js';
 import type { StoredOf, StoredTag } from '../store/mysql/tags-repo.js';
@@ -41,6 +43,11 @@ export interface ModeSource<T extends StoredTag = StoredTag> {
    * memory, or formatted beyond k * stride + offset).
    */
   inKey?(tag: T): Omit<TakeInKey, 'taken'> | undefined;
+  /**
+   * Makes what the first request for the enabled definition `tag` needs at hand in its new
+   * sources `s` (sources.ts), when anything: the rest is made on first use.
+   */
+  warm?(tag: T, s: TagSources): void;
 }
 
 /**
@@ -95,7 +102,13 @@ const segmentIds =
   async (tag: StoredTag, count: number, opts: IdOptions): Promise<string[]> =>
     formatIds(await d.segments.take(tag, count, opts.key));
 
-function segmentGlobal(d: ModeDeps): ModeSource {
+/** A plain segment tag's one source (shard 0, no scope): what a single ID comes from. */
+function warmPlain(d: ModeDeps, tag: StoredOf<'segment'>, s: TagSources): SegmentSource | undefined {
+  if (tag.layout === 'plain') return (s.plain = d.sources.segment(s, 0, ''));
+  return undefined;
+}
+
+function segmentGlobal(d: ModeDeps): ModeSource<StoredOf<'segment'>> {
   return {
     one(tag, s, opts) {
       const src = plainSource(tag, s, opts);
@@ -104,10 +117,13 @@ function segmentGlobal(d: ModeDeps): ModeSource {
     ids: segmentIds(d),
     // Every ID of a plain tag's counter value k is k * stride + offset, unless it is permuted.
     inKey: (tag) => (tag.layout === 'plain' && !tag.permute ? { shard: 0, scope: '', stride: tag.stride, offset: tag.offset } : undefined),
+    warm(tag, s) {
+      warmPlain(d, tag, s);
+    },
   };
 }
 
-function segmentNode(d: ModeDeps): ModeSource {
+function segmentNode(d: ModeDeps): ModeSource<StoredOf<'segment'>> {
   return {
     one(tag, s, opts) {
       const src = plainSource(tag, s, opts);
@@ -115,6 +131,10 @@ function segmentNode(d: ModeDeps): ModeSource {
       return v === undefined ? undefined : seqString(tag, v);
     },
     ids: segmentIds(d),
+    warm(tag, s) {
+      const plain = warmPlain(d, tag, s);
+      if (plain) d.sources.buffer(s, plain);
+    },
   };
 }
 
@@ -152,6 +172,11 @@ function snowflake(d: ModeDeps): ModeSource<StoredOf<'snowflake'>> {
     },
     async ids(tag, count) {
       return (await d.sources.generatorOf(tag).take(count)).map(String);
+    },
+    // The generator of the layout, its lease taken up.
+    warm(tag, s) {
+      s.generator = d.sources.generatorOf(tag);
+      s.generator.prime();
     },
   };
 }
