@@ -133,9 +133,6 @@ export function specOfMode<M extends Mode>(s: TagSpec, mode: M, what: string): S
   return s as SpecOf<M>;
 }
 
-/** A permuted segment tag's permutation; null for every other tag. */
-export const permuteOf = (s: TagSpec): PermuteSpec | null => (s.mode === 'segment' ? s.permute : null);
-
 /** The worker-id widths the snowflake tags among `specs` lease (one lease per width and process). */
 export function workerWidths(specs: readonly TagSpec[]): Set<number> {
   const out = new Set<number>();

@@ -7,7 +7,7 @@
 import type { Mode } from '../core/tag-spec.js';
 import { invalid } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
-import { checkOptions, type IdOptions } from './id-options.js';
+import type { IdOptions } from './id-options.js';
 import { kindOf } from './tag-kinds.js';
 
 /** What the caller's protocol can carry; anything else is refused before anything is taken. */
@@ -92,7 +92,7 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
     const why = kindOf(tag).notPlain(tag);
     if (why !== undefined) throw invalid(why);
   }
-  checkOptions(tag, req);
+  kindOf(tag).checkOptions(tag, req);
   if ((req.as === 'runs' || req.as === 'held') && req.idempotencyKey !== undefined)
     throw invalid(
       'an idempotency key (the Idempotency-Key header, idempotency-key metadata or idempotency_key field) applies to requests for one ID or a list of IDs (at most 1000), not to counter runs or held blocks such as segments; send the request without it',

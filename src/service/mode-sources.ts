@@ -10,7 +10,7 @@ import type { Clock } from '../core/clock.js';
 import { seqString } from '../core/layout.js';
 import type { StoredOf, StoredTag } from '../store/mysql/tags-repo.js';
 import { TagMovedError, type Coalescer } from './coalescer.js';
-import { hasRuleInput, ruleInput, type IdOptions } from './id-options.js';
+import { ruleInput, strayRuleInput, type IdOptions } from './id-options.js';
 import { scopeOf, type RuleTemplates } from './rule-mode.js';
 import type { TakeInKey } from './idempotency.js';
 import { formatIds, type SegmentMode } from './segment-mode.js';
@@ -95,7 +95,7 @@ function fromBlock(d: ModeDeps, tag: StoredTag, s: TagSources, src: SegmentSourc
 
 /** A plain segment tag's one source (shard 0), unless the options need the full way (a key, or a rule's input it refuses). */
 const plainSource = (tag: StoredTag, s: TagSources, opts: IdOptions): SegmentSource | undefined =>
-  opts.key !== undefined || hasRuleInput(tag, opts) ? undefined : s.plain;
+  opts.key !== undefined || strayRuleInput(opts) ? undefined : s.plain;
 
 const segmentIds =
   (d: ModeDeps) =>
@@ -164,7 +164,7 @@ function rule(d: ModeDeps): ModeSource<StoredOf<'rule'>> {
 function snowflake(d: ModeDeps): ModeSource<StoredOf<'snowflake'>> {
   return {
     one(tag, s, opts) {
-      if (opts.key !== undefined || hasRuleInput(tag, opts) || s.generator === undefined) return undefined;
+      if (opts.key !== undefined || strayRuleInput(opts) || s.generator === undefined) return undefined;
       const id = s.generator.takeOneNow();
       if (id === undefined) return undefined;
       d.count(tag, 1, s);

@@ -5,6 +5,7 @@
 import { specToJson } from '../core/tag-spec.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
 import type { BulkIssue, BulkTake, ChunkSource } from './bulk-chunks.js';
+import type { IdOptions } from './id-options.js';
 import { RULE } from './kinds/rule.js';
 import { SEGMENT } from './kinds/segment.js';
 import { SNOWFLAKE } from './kinds/snowflake.js';
@@ -20,6 +21,10 @@ export type Decoded =
  * ever called with a definition of its own mode (kindOf indexes the table by it).
  */
 export interface TagKind<T extends StoredTag = StoredTag> {
+  /** Refuses (INVALID_ARGUMENT) options the tag does not take: a rule's app and salt, a segment tag's key. */
+  checkOptions(tag: T, opts: IdOptions): void;
+  /** The options besides the key that a keyed request's fingerprint holds (a rule's app and salt). */
+  keyedInput(opts: IdOptions): { readonly app?: string; readonly salt?: string };
   /** Why a protocol of plain segment IDs (Tinyid's) cannot carry the tag's IDs; undefined when it can. */
   notPlain(tag: T): string | undefined;
   /** Why the tag's IDs cannot be answered as counter runs or as a block a client holds; undefined when they can. */

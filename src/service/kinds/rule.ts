@@ -4,6 +4,7 @@
 import type { StoredOf } from '../../store/mysql/tags-repo.js';
 import { invalid } from '../../errors.js';
 import { idsChunks, ruleFormatOnly, type BulkTake } from '../bulk-chunks.js';
+import { ruleInput } from '../id-options.js';
 import type { TagKind } from '../tag-kinds.js';
 
 function jsonOnly(tag: StoredOf<'rule'>, t: BulkTake): void {
@@ -11,6 +12,11 @@ function jsonOnly(tag: StoredOf<'rule'>, t: BulkTake): void {
 }
 
 export const RULE: TagKind<StoredOf<'rule'>> = {
+  checkOptions(tag, opts) {
+    ruleInput(tag, opts);
+  },
+  // The same key with another app or salt is another request.
+  keyedInput: (opts) => ({ app: opts.app, salt: opts.salt }),
   notPlain: (tag) => `tag "${tag.tag}" is a rule tag; only plain segment tags are served here`,
   noRuns: (tag) => `tag "${tag.tag}" is a rule tag, not a segment tag`,
   decode(tag) {

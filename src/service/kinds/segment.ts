@@ -9,6 +9,7 @@ import { domainMax } from '../../core/permute.js';
 import { IdmintError, invalid } from '../../errors.js';
 import type { StoredOf, StoredTag } from '../../store/mysql/tags-repo.js';
 import { idsChunks, noRanges, RunsChunk, type BulkTake } from '../bulk-chunks.js';
+import { checkNotRule } from '../id-options.js';
 import type { TagKind } from '../tag-kinds.js';
 import { idBelow63 } from './id-text.js';
 
@@ -25,6 +26,9 @@ function checkRanges(tag: StoredTag, t: BulkTake): void {
 }
 
 export const SEGMENT: TagKind<StoredOf<'segment'>> = {
+  checkOptions: checkNotRule,
+  keyedInput: () => ({}),
+
   notPlain(tag) {
     return tag.layout === 'plain' ? undefined : `tag "${tag.tag}" is sharded (its IDs need a key); only plain segment tags are served here`;
   },

@@ -4,10 +4,14 @@
 import { decode, runsOutAt } from '../../core/snowflake-layout.js';
 import type { StoredOf } from '../../store/mysql/tags-repo.js';
 import { idsChunks } from '../bulk-chunks.js';
+import { checkNotRule } from '../id-options.js';
 import type { TagKind } from '../tag-kinds.js';
 import { idBelow63 } from './id-text.js';
 
 export const SNOWFLAKE: TagKind<StoredOf<'snowflake'>> = {
+  // Its IDs have no shard: a key is refused as for a plain segment tag.
+  checkOptions: checkNotRule,
+  keyedInput: () => ({}),
   notPlain: (tag) => `tag "${tag.tag}" is a snowflake tag; only plain segment tags are served here`,
   noRuns: (tag) => `tag "${tag.tag}" is a snowflake tag, not a segment tag`,
   decode(tag, idText) {
