@@ -11,14 +11,15 @@ import { credentials, loadPackageDefinition, Metadata, type Client, type Service
 import { loadSync } from '@grpc/proto-loader';
 import { findProtoRoot, LOADER_OPTIONS, PROTO_FILE } from '../src/api/grpc/proto.js';
 import { selfCpuSeconds } from '../tools/cpu.js';
-import { readOptions } from '../tools/args.js';
+import { readBenchOptions } from './common-options.js';
 
 interface Stub extends Client {
   Next(req: Record<string, unknown>, md: Metadata, cb: (err: ServiceError | null, res: { ids: string[] }) => void): void;
 }
 
 const o = { port: 0, tag: '', app: '', duration: 10, warmup: 2, concurrency: 50, channels: 2, constant: false };
-readOptions(process.argv.slice(2), 'grpc-load --port N --tag T [--app A] [--duration S] [--warmup S] [--concurrency N] [--channels N] [--constant]', (a) => {
+const usage = 'grpc-load --port N --tag T [--app A] [--duration S] [--warmup S] [--concurrency N] [--channels N] [--constant]';
+readBenchOptions(process.argv.slice(2), usage, { duration: [0.1], warmup: [0], concurrency: [1], channels: [1] }, o, (a) => {
   switch (a.flag) {
     case '--port':
       o.port = a.whole(1, 65535);
@@ -28,18 +29,6 @@ readOptions(process.argv.slice(2), 'grpc-load --port N --tag T [--app A] [--dura
       break;
     case '--app':
       o.app = a.text();
-      break;
-    case '--duration':
-      o.duration = a.number(0.1);
-      break;
-    case '--warmup':
-      o.warmup = a.number(0);
-      break;
-    case '--concurrency':
-      o.concurrency = a.whole(1);
-      break;
-    case '--channels':
-      o.channels = a.whole(1);
       break;
     case '--constant':
       o.constant = true;

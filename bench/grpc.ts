@@ -32,7 +32,8 @@ import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '..
 import { createTag, fetchIds } from '../tools/node.js';
 import { fmt, markdownTable } from '../tools/table.js';
 import { startRun } from './record.js';
-import { pick, readOptions } from '../tools/args.js';
+import { pick } from '../tools/args.js';
+import { readBenchOptions } from './common-options.js';
 import { median } from './stats.js';
 import { runMain } from './server.js';
 
@@ -49,38 +50,14 @@ const ID_CASES: Record<Exclude<CaseName, 'baseline'>, { tag: string; create: Rec
 const GOALS: Partial<Record<CaseName, number>> = { node: 0.9, snowflake: 0.9 };
 
 const o = { duration: 10, warmup: 2, concurrency: 50, channels: 2, rounds: 3, cases: [...ALL_CASES], pin: false, write: true };
-readOptions(
+readBenchOptions(
   process.argv.slice(2),
   'npm run bench:grpc -- [--duration S] [--warmup S] [--concurrency N] [--channels N] [--rounds N] [--cases baseline,node,global,snowflake] [--pin] [--no-write]',
+  { duration: [1], warmup: [0], concurrency: [1], channels: [1], rounds: [1], pin: true, write: true },
+  o,
   (a) => {
-    switch (a.flag) {
-      case '--duration':
-        o.duration = a.number(1);
-        break;
-      case '--warmup':
-        o.warmup = a.number(0);
-        break;
-      case '--concurrency':
-        o.concurrency = a.whole(1);
-        break;
-      case '--channels':
-        o.channels = a.whole(1);
-        break;
-      case '--rounds':
-        o.rounds = a.whole(1);
-        break;
-      case '--cases':
-        o.cases = pick(a.flag, a.list(), ALL_CASES);
-        break;
-      case '--pin':
-        o.pin = true;
-        break;
-      case '--no-write':
-        o.write = false;
-        break;
-      default:
-        return false;
-    }
+    if (a.flag !== '--cases') return false;
+    o.cases = pick(a.flag, a.list(), ALL_CASES);
     return true;
   },
 );

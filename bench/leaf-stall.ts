@@ -33,7 +33,7 @@ import Fastify from 'fastify';
 import { startNode } from '../src/api/server.js';
 import { ADMIN_TOKEN, cleanup, testConfig, testNames } from '../tools/env.js';
 import { dropDb, LEAF_DDL, oldDb } from '../tools/old-systems.js';
-import { readOptions } from '../tools/args.js';
+import { readBenchOptions } from './common-options.js';
 import { median } from './stats.js';
 import { startRun, tableRows } from './record.js';
 
@@ -45,29 +45,10 @@ const OLD_MAX = 123_456_789n;
 
 const opts = { duration: 5, warmup: 1, rounds: 3, connections: 64, step: 1000, write: true };
 const USAGE = 'npm run bench:leaf-stall -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--step N] [--no-write]';
-readOptions(process.argv.slice(2), USAGE, (a) => {
-  switch (a.flag) {
-    case '--duration':
-      opts.duration = a.number(0.5, 600);
-      break;
-    case '--warmup':
-      opts.warmup = a.number(0, 600);
-      break;
-    case '--rounds':
-      opts.rounds = a.whole(1, 100);
-      break;
-    case '--connections':
-      opts.connections = a.whole(1, 1000);
-      break;
-    case '--step':
-      opts.step = a.whole(1, 100_000_000);
-      break;
-    case '--no-write':
-      opts.write = false;
-      break;
-    default:
-      return false;
-  }
+const SHARED = { duration: [0.5, 600], warmup: [0, 600], rounds: [1, 100], connections: [1, 1000], write: true } as const;
+readBenchOptions(process.argv.slice(2), USAGE, SHARED, opts, (a) => {
+  if (a.flag !== '--step') return false;
+  opts.step = a.whole(1, 100_000_000);
   return true;
 });
 

@@ -30,12 +30,12 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { type Interleave, seqString } from '../src/core/layout.js';
 import { domainSize, Permutation, type PermuteSpec } from '../src/core/permute.js';
-import { readOptions } from '../tools/args.js';
 import { machineBusySeconds, pinProcess, procCpuSeconds, selfCpuSeconds, TICK } from '../tools/cpu.js';
 import { cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { countRepeats } from '../tools/duplicates.js';
 import { createTag } from '../tools/node.js';
 import { fmt, textTable } from '../tools/table.js';
+import { readBenchOptions } from './common-options.js';
 import { runLoad } from './load.js';
 import { startRun } from './record.js';
 import { idmintEnv, runMain, startServer, type Server } from './server.js';
@@ -78,7 +78,7 @@ function parseArgs(argv: string[]): Options {
   };
   const usage =
     'node --import tsx bench/permute.ts [--part micro,http] [--widths digits:8,bits:40] [--order global,node] [--permute digits:8,digits:12] [--duration S] [--warmup S] [--rounds N] [--connections N] [--pin] [--cpu-prof DIR]';
-  readOptions(argv, usage, (a) => {
+  readBenchOptions(argv, usage, { duration: [1], warmup: [0], rounds: [1], connections: [1], pin: true }, o, (a) => {
     if (a.flag === '--part') o.parts = a.list();
     else if (a.flag === '--widths') o.widths = a.list().map(width);
     else if (a.flag === '--permute') o.permutes = a.list().map(width);
@@ -87,12 +87,7 @@ function parseArgs(argv: string[]): Options {
         if (x !== 'global' && x !== 'node') throw new Error(`--order takes global and node, got "${x}"`);
         return x;
       });
-    } else if (a.flag === '--duration') o.duration = a.number(1);
-    else if (a.flag === '--warmup') o.warmup = a.number(0);
-    else if (a.flag === '--rounds') o.rounds = a.whole(1);
-    else if (a.flag === '--connections') o.connections = a.whole(1);
-    else if (a.flag === '--pin') o.pin = true;
-    else if (a.flag === '--cpu-prof') o.cpuProf = a.text();
+    } else if (a.flag === '--cpu-prof') o.cpuProf = a.text();
     else return false;
     return true;
   });

@@ -27,7 +27,6 @@ import { fork, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { readOptions } from '../tools/args.js';
 import { freePort, startTsx, type Child } from '../tools/child.js';
 import { pinProcess, procCpuSeconds, processTree, readProcs } from '../tools/cpu.js';
 import { cleanup, testEnv, testNames } from '../tools/env.js';
@@ -35,6 +34,7 @@ import { createTag } from '../tools/node.js';
 import { markdownTable } from '../tools/table.js';
 import { BulkConsumer } from './bulk/consumer.js';
 import { buildC } from './c-build.js';
+import { readBenchOptions } from './common-options.js';
 import { startRun } from './record.js';
 import { medianOrNaN as median } from './stats.js';
 
@@ -47,22 +47,15 @@ const P99_GOAL = 1.5;
 const BULK_GOAL = 3e6;
 
 function parseArgs(): void {
-  readOptions(
+  readBenchOptions(
     args,
     'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--take N] [--block N] [--pin] [--processes N] [--no-write]',
+    { seconds: [WARMUP_S + 1, 600], connections: [1, 256], rounds: [1], pin: true, write: true },
+    opts,
     (a) => {
       switch (a.flag) {
         case '--rate':
           opts.rate = a.whole(1, 100_000);
-          break;
-        case '--seconds':
-          opts.seconds = a.whole(WARMUP_S + 1, 600);
-          break;
-        case '--connections':
-          opts.connections = a.whole(1, 256);
-          break;
-        case '--rounds':
-          opts.rounds = a.whole(1);
           break;
         case '--take':
           opts.take = a.whole(1);
@@ -70,14 +63,8 @@ function parseArgs(): void {
         case '--block':
           opts.block = a.whole(1);
           break;
-        case '--pin':
-          opts.pin = true;
-          break;
         case '--processes':
           opts.processes = a.whole(1, 16);
-          break;
-        case '--no-write':
-          opts.write = false;
           break;
         default:
           return false;

@@ -21,24 +21,13 @@ import type { Lease, LeaseManager } from '../src/service/lease-manager.js';
 import { SnowflakeGenerator } from '../src/service/snowflake-generator.js';
 import { markdownTable } from '../tools/table.js';
 import { startRun } from './record.js';
-import { readOptions } from '../tools/args.js';
+import { readBenchOptions } from './common-options.js';
 
 const args = process.argv.slice(2);
 const opts = { ids: 2_000_000, rounds: 5, write: true };
-readOptions(args, 'npm run bench:snowflake -- [--ids N] [--rounds N] [--no-write]', (a) => {
-  switch (a.flag) {
-    case '--ids':
-      opts.ids = a.whole(1);
-      break;
-    case '--rounds':
-      opts.rounds = a.whole(1);
-      break;
-    case '--no-write':
-      opts.write = false;
-      break;
-    default:
-      return false;
-  }
+readBenchOptions(args, 'npm run bench:snowflake -- [--ids N] [--rounds N] [--no-write]', { rounds: [1], write: true }, opts, (a) => {
+  if (a.flag !== '--ids') return false;
+  opts.ids = a.whole(1);
   return true;
 });
 const N = opts.ids;

@@ -29,23 +29,17 @@ import { RedisServer } from '../tools/redis-server.js';
 import { commandStat, redisIdentity } from '../tools/redis-stats.js';
 import { markdownTable } from '../tools/table.js';
 import { startRun } from './record.js';
-import { readOptions } from '../tools/args.js';
+import { readBenchOptions } from './common-options.js';
 import { IDENTITY_READ, TAKE_FLOOR_LUA } from './take-floor.js';
 import { steadySegment, takeTokens } from './take-segment.js';
 import { median } from './stats.js';
 
 const args = process.argv.slice(2);
 const opts = { rounds: 7, calls: 20000, write: true, also: [] as string[] };
-readOptions(args, 'npm run bench:take -- [--rounds N] [--calls N] [--also FILE.lua] [--no-write]', (a) => {
+readBenchOptions(args, 'npm run bench:take -- [--rounds N] [--calls N] [--also FILE.lua] [--no-write]', { rounds: [1], write: true }, opts, (a) => {
   switch (a.flag) {
-    case '--rounds':
-      opts.rounds = a.whole(1);
-      break;
     case '--calls':
       opts.calls = a.whole(100);
-      break;
-    case '--no-write':
-      opts.write = false;
       break;
     case '--also':
       opts.also.push(a.text());

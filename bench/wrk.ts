@@ -42,11 +42,12 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { pick, readOptions } from '../tools/args.js';
+import { pick } from '../tools/args.js';
 import { pinProcess } from '../tools/cpu.js';
 import { REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { redisPid } from '../tools/redis-stats.js';
 import { fmt, textTable } from '../tools/table.js';
+import { readBenchOptions } from './common-options.js';
 import { ID_CASES } from './http/cases.js';
 import { createTags } from './http/runner.js';
 import { startRun } from './record.js';
@@ -79,20 +80,8 @@ interface Options {
 function parseArgs(argv: string[]): Options {
   const o: Options = { duration: 10, warmup: 5, rounds: 5, connections: 50, cases: [...CASES], also: [], routed: false, env: {}, cpuProf: false, record: true };
   const usage = `npm run bench:wrk -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--cases ${CASES.join(',')}] [--also DIR] [--routed] [--env KEY=VALUE] [--cpu-prof] [--no-record]`;
-  readOptions(argv, usage, (a) => {
+  readBenchOptions(argv, usage, { duration: [3], warmup: [0], rounds: [1], connections: [1], env: true }, o, (a) => {
     switch (a.flag) {
-      case '--duration':
-        o.duration = a.number(3);
-        break;
-      case '--warmup':
-        o.warmup = a.number(0);
-        break;
-      case '--rounds':
-        o.rounds = a.whole(1);
-        break;
-      case '--connections':
-        o.connections = a.whole(1);
-        break;
       case '--cases':
         o.cases = pick(a.flag, a.list(), CASES);
         break;
@@ -102,11 +91,6 @@ function parseArgs(argv: string[]): Options {
       case '--routed':
         o.routed = true;
         break;
-      case '--env': {
-        const [k, v] = a.keyValue();
-        o.env[k] = v;
-        break;
-      }
       case '--cpu-prof':
         o.cpuProf = true;
         break;

@@ -32,8 +32,8 @@ import { procCpuSeconds, selfCpuSeconds } from '../tools/cpu.js';
 import { cleanup, testNames } from '../tools/env.js';
 import { createTag, spawnNode, type ChildNode } from '../tools/node.js';
 import { fmt, markdownTable } from '../tools/table.js';
+import { readBenchOptions } from './common-options.js';
 import { startRun } from './record.js';
-import { readOptions } from '../tools/args.js';
 import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -103,11 +103,9 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
   const o: Options = { rounds: 5, binary: 50_000_000, json: 10_000_000, ranges: 2_000_000_000, block: 50_000, write: true };
-  readOptions(argv, 'npm run bench:ws -- [--rounds N] [--binary N] [--json N] [--ranges N] [--block N] [--no-write]', (a) => {
+  const usage = 'npm run bench:ws -- [--rounds N] [--binary N] [--json N] [--ranges N] [--block N] [--no-write]';
+  readBenchOptions(argv, usage, { rounds: [1], write: true }, o, (a) => {
     switch (a.flag) {
-      case '--rounds':
-        o.rounds = a.whole(1);
-        break;
       case '--binary':
         o.binary = a.whole(1);
         break;
@@ -119,9 +117,6 @@ function parseArgs(argv: string[]): Options {
         break;
       case '--block':
         o.block = a.whole(1);
-        break;
-      case '--no-write':
-        o.write = false;
         break;
       default:
         return false;

@@ -1,5 +1,6 @@
 // The cases of the HTTP benchmark (`npm run bench`) and its command line.
-import { pick, readOptions } from '../../tools/args.js';
+import { pick } from '../../tools/args.js';
+import { readBenchOptions } from '../common-options.js';
 
 export type CaseName = 'baseline' | 'node' | 'global' | 'snowflake' | 'rule' | 'rule-global';
 export const ALL_CASES: CaseName[] = ['baseline', 'node', 'global', 'snowflake', 'rule', 'rule-global'];
@@ -66,36 +67,13 @@ export function parseArgs(argv: string[]): Options {
   };
   const usage =
     'npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule,rule-global] [--env KEY=VALUE] [--cpu-prof] [--no-write] [--pin] [--one-client]';
-  readOptions(argv, usage, (a) => {
+  readBenchOptions(argv, usage, { duration: [1], warmup: [0], connections: [1], rounds: [1], env: true, write: true, pin: true }, o, (a) => {
     switch (a.flag) {
-      case '--duration':
-        o.duration = a.number(1);
-        break;
-      case '--warmup':
-        o.warmup = a.number(0);
-        break;
-      case '--connections':
-        o.connections = a.whole(1);
-        break;
-      case '--rounds':
-        o.rounds = a.whole(1);
-        break;
       case '--cases':
         o.cases = pick(a.flag, a.list(), ALL_CASES);
         break;
-      case '--env': {
-        const [k, v] = a.keyValue();
-        o.env[k] = v;
-        break;
-      }
       case '--cpu-prof':
         o.cpuProf = true;
-        break;
-      case '--no-write':
-        o.write = false;
-        break;
-      case '--pin':
-        o.pin = true;
         break;
       case '--one-client':
         o.oneClient = true;

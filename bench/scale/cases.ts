@@ -1,5 +1,6 @@
 // The cases of the scaling benchmark (`npm run bench:scale`) and its command line.
-import { pick, readOptions } from '../../tools/args.js';
+import { pick } from '../../tools/args.js';
+import { readBenchOptions } from '../common-options.js';
 
 export type CaseName = 'bare' | 'incr' | 'shared' | 'node' | 'global' | 'alt';
 export const ALL_CASES: CaseName[] = ['bare', 'incr', 'shared', 'node', 'global'];
@@ -55,17 +56,9 @@ export function parseArgs(argv: string[]): Options {
   };
   const usage =
     'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,shared,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--settle S] [--rate R] [--alt-env K=V,...] [--no-write]';
-  readOptions(argv, usage, (a) => {
+  const shared = { duration: [1, 120], warmup: [0, 60], connections: [1, 1000], rounds: [1, 20], write: true, pin: true } as const;
+  readBenchOptions(argv, usage, shared, o, (a) => {
     switch (a.flag) {
-      case '--duration':
-        o.duration = a.number(1, 120);
-        break;
-      case '--warmup':
-        o.warmup = a.number(0, 60);
-        break;
-      case '--connections':
-        o.connections = a.whole(1, 1000);
-        break;
       case '--processes-list': {
         const list = a.list().map(Number);
         if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n < 1 || n > 16))
@@ -88,9 +81,6 @@ export function parseArgs(argv: string[]): Options {
       case '--wait-quiet':
         o.waitQuiet = a.number(0, 600);
         break;
-      case '--rounds':
-        o.rounds = a.whole(1, 20);
-        break;
       case '--settle':
         o.settle = a.number(0, 120);
         break;
@@ -104,14 +94,8 @@ export function parseArgs(argv: string[]): Options {
           o.altEnv[m[1]] = m[2];
         }
         break;
-      case '--no-write':
-        o.write = false;
-        break;
       case '--private-redis':
         o.privateRedis = true;
-        break;
-      case '--pin':
-        o.pin = true;
         break;
       default:
         return false;

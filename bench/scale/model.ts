@@ -23,8 +23,8 @@
 //   clients per core   every process keeps the load of one process of the run: k = k(1)
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { readOptions } from '../../tools/args.js';
 import { fmt } from '../../tools/table.js';
+import { readBenchOptions } from '../common-options.js';
 import { caseName, RUNS_DIR, startRun, type Case, type Run } from '../record.js';
 
 const GLOBAL = '`GET /v1/id`, order global';
@@ -103,11 +103,10 @@ const medianOf = (xs: number[]): number => {
 
 function main(): void {
   let runFile: string | undefined;
-  let write = true;
-  readOptions(process.argv.slice(2), 'node --import tsx bench/scale/model.ts [--run FILE] [--no-write]', (a) => {
-    if (a.flag === '--run') runFile = a.text();
-    else if (a.flag === '--no-write') write = false;
-    else return false;
+  const o = { write: true };
+  readBenchOptions(process.argv.slice(2), 'node --import tsx bench/scale/model.ts [--run FILE] [--no-write]', { write: true }, o, (a) => {
+    if (a.flag !== '--run') return false;
+    runFile = a.text();
     return true;
   });
   const { run, file } = runFile ? { run: JSON.parse(readFileSync(runFile, 'utf8')) as Run, file: runFile } : latestScaleRun();
@@ -166,7 +165,7 @@ function main(): void {
   console.log([...inputs, ...rows.slice(1)].map((r) => r.join(' | ')).join('\n'));
   for (const n of notes) console.log(`- ${n}`);
   // The ratio charted: each row's throughput over one core's (of the clients-fixed case).
-  if (write) startRun('scale-model').finish({ rows, labelColumns: 2, ratio: { of: 'model req/s', baseline: 'model, clients fixed, 1' }, notes });
+  if (o.write) startRun('scale-model').finish({ rows, labelColumns: 2, ratio: { of: 'model req/s', baseline: 'model, clients fixed, 1' }, notes });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main();

@@ -13,7 +13,7 @@ import { adminImportRoutes } from './admin/import.js';
 import { queueBoard } from './admin/queues.js';
 import { registerDocs } from './docs.js';
 import { metricsRoutes } from './routes/metrics.js';
-import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './error-policy.js';
 import { fastIdPath, serverWithFastPath } from './fast-path.js';
 import { closingGuard, idRouteProblems, responseObserver, RouteContexts } from './pre-router-hooks.js';
 import { ID_ROUTE } from './id-route-spec.js';
@@ -116,7 +116,7 @@ export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<F
     await admin.register(adminTokenRoutes, { rt });
     await admin.register(adminRedisRoutes, { rt });
     await admin.register(adminImportRoutes, { rt });
-    await admin.register(queueBoard, { queues: rt.queues });
+    await admin.register(queueBoard, { queues: rt.queues, errors: rt.metrics.errors });
     if (rt.config.testMode) await admin.register((await import('./routes/debug.js')).debugRoutes, { rt });
   });
   return app;

@@ -7,7 +7,7 @@
 // (the oldest dropped first), so a flood of addresses costs bounded memory.
 import type { FastifyBaseLogger } from 'fastify';
 import { IdmintError } from '../errors.js';
-import type { ErrorCounter, Transport } from './errors.js';
+import type { ErrorCounter, Transport } from './error-policy.js';
 
 const MAX_SOURCES = 10_000;
 const LOG_EVERY_MS = 1000;

@@ -10,7 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IdmintError } from '../errors.js';
 import type { AuthFailures } from './auth-failures.js';
 import { bearerToken } from './bearer.js';
-import { sendError } from './errors.js';
+import { sendError } from './error-policy.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 

@@ -14,20 +14,9 @@ import type { FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
 import type { IdService } from '../service/id-service.js';
-import { noteFailure } from './errors.js';
-import {
-  carriesToken,
-  errorAnswer,
-  ID_PREFIX,
-  ID_ROUTE,
-  ID_TAG,
-  idBody,
-  JSON_TYPE,
-  plainIdQuery,
-  TEXT_TYPE,
-  wantsText,
-  type IdQuery,
-} from './id-route-spec.js';
+import { noteFailure } from './error-policy.js';
+import { errorAnswer } from './error-replies.js';
+import { carriesToken, ID_PREFIX, ID_ROUTE, ID_TAG, idBody, JSON_TYPE, plainIdQuery, TEXT_TYPE, wantsText, type IdQuery } from './id-route-spec.js';
 
 const NO_QUERY: IdQuery = Object.freeze({});
 

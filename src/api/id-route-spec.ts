@@ -89,13 +89,5 @@ export function idBody(id: string, text: boolean): string {
   return text ? id : ESCAPE.test(id) ? JSON.stringify({ id }) : `{"id":"${id}"}`;
 }
 
-/** An error answer as the app's error handler (errors.ts) sends it: status, headers, body. */
-export function errorAnswer(e: IdmintError): { status: number; headers: Record<string, string | number>; body: string } {
-  const body = JSON.stringify(e.toJSON());
-  const headers: Record<string, string | number> = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) };
-  if (e.retryAfter !== undefined) headers['retry-after'] = String(e.retryAfter);
-  return { status: e.status, headers, body };
-}
-
 /** The answer to every request that arrives while the node is closing (HTTP 503, gRPC UNAVAILABLE). */
 export const shuttingDown = (): IdmintError => new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 });

@@ -4,7 +4,6 @@
 // silent or guesses (bad JSON, missing fields, unknown actions, oversized datagrams) this
 // codec answers with a non-zero code, so a client waiting on a reply never hangs. Nothing
 // here throws, whatever the bytes.
-import type { ErrorCode } from '../errors.js';
 import { isValidAppName, isValidSalt } from './rule-template.js';
 import { TAG_NAME } from './spec-problems.js';
 
@@ -210,37 +209,6 @@ export function errorReply(req: UdpRequest | null, name: UdpCodeName, message?: 
 
 function failure(body: Readonly<JsonObject> | null, name: UdpCodeName, message?: string): UdpReply {
   return echo(body, UDP_CODES[name].code, message ?? UDP_CODES[name].meaning);
-}
-
-/** Which UDP code answers each idmint error code; anything unlisted is INTERNAL. */
-export const UDP_CODE_OF_ERROR: Readonly<Partial<Record<ErrorCode, UdpCodeName>>> = {
-  INVALID_ARGUMENT: 'INVALID_FIELD',
-  UNAUTHORIZED: 'UNAUTHORIZED',
-  FORBIDDEN: 'UNAUTHORIZED',
-  TAG_NOT_FOUND: 'UNKNOWN_RULE',
-  ID_SPACE_EXHAUSTED: 'ID_SPACE_EXHAUSTED',
-  TAG_DISABLED: 'UNAVAILABLE',
-  CONFLICT: 'UNAVAILABLE',
-  LIMIT_EXCEEDED: 'UNAVAILABLE',
-  UNAVAILABLE: 'UNAVAILABLE',
-  CLOCK_BACKWARDS: 'UNAVAILABLE',
-  LEASE_LOST: 'UNAVAILABLE',
-  IDEMPOTENCY_KEY_MISMATCH: 'IDEMPOTENCY_KEY_MISMATCH',
-  IDEMPOTENCY_KEY_IN_FLIGHT: 'UNAVAILABLE',
-  IDEMPOTENCY_KEYS_FULL: 'UNAVAILABLE',
-  INTERNAL: 'INTERNAL',
-};
-
-/**
- * The reply for a thrown error: an idmint error (anything with a string `code`) keeps its
- * message under the mapped code; anything else becomes INTERNAL without its details.
- */
-export function errorReplyFor(req: UdpRequest | null, err: unknown): UdpReply {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  const name = typeof code === 'string' && Object.hasOwn(UDP_CODE_OF_ERROR, code) ? UDP_CODE_OF_ERROR[code as ErrorCode] : undefined;
-  if (name === undefined || name === 'INTERNAL') return errorReply(req, 'INTERNAL', 'internal error');
-  const message = (err as { message?: unknown }).message;
-  return errorReply(req, name, typeof message === 'string' && message !== '' ? message : undefined);
 }
 
 /** Orders keys by code point, which is the UTF-8 byte order jsoncpp's std::map sorts by. */

@@ -2,6 +2,7 @@
 // round trip; it fetches the next block (through the coalescer) when a fifth is left. IDs
 // increase per process; across processes only uniqueness holds.
 import { RangeQueue, type Range } from '../core/ranges.js';
+import { IdmintError } from '../errors.js';
 import type { Coalescer } from './coalescer.js';
 
 interface Waiter {
@@ -81,7 +82,7 @@ export class NodeBuffer {
       })
       .catch((err: Error) => {
         // At an exhausted limit, what is buffered still serves every waiter it fits, in order.
-        const exhausted = (err as { code?: string }).code === 'ID_SPACE_EXHAUSTED';
+        const exhausted = err instanceof IdmintError && err.code === 'ID_SPACE_EXHAUSTED';
         while (this.waiters.length > 0) {
           this.serve();
           const w = this.waiters.shift();

@@ -27,13 +27,16 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? '') || 4000;
 const HTTP_RUNS = RUNS;
 const UDP_RUNS = RUNS;
 const WS_RUNS = Math.ceil(RUNS / 15);
-const SEED = process.env.FUZZ_SEED === undefined || process.env.FUZZ_SEED === '' ? undefined : Number(process.env.FUZZ_SEED);
+/** The seed of every property of this run: FUZZ_SEED replays one (printed at the start). */
+const SEED =
+  process.env.FUZZ_SEED === undefined || process.env.FUZZ_SEED === '' ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0 : Number(process.env.FUZZ_SEED);
 const PATH = process.env.FUZZ_PATH || undefined;
-/** fast-check options of a property: the seed and path to replay when given. */
+console.log(`fuzz seed ${SEED}: FUZZ_SEED=${SEED} replays this run (with FUZZ_PATH from a failure, its case)`);
+/** fast-check options of a property: the run's seed, and the path to replay when given. */
 const params = (numRuns: number): fc.Parameters<unknown> => ({
   numRuns: Math.max(1, Math.round(numRuns)),
   includeErrorInReport: true,
-  ...(SEED === undefined ? {} : { seed: SEED }),
+  seed: SEED,
   ...(PATH === undefined ? {} : { path: PATH }),
 });
 

@@ -458,9 +458,10 @@ describe('websocket stream', () => {
     const busy = await Probe.open(url);
     busy.ws.pause();
     void busy.take({ req: 1, tag: 'bulk', count: 5_000_000, format: 'binary' });
-    await sleep(300);
+    const clients = () => [...node.app!.websocketServer.clients];
+    await waitFor('blocks queued for the reader that does not read', () => clients().some((s) => s.bufferedAmount > 0), 30_000, 5);
     busy.ws.send(JSON.stringify({ op: 'take', req: 2, tag: 'bulk', count: 1, pad: 'x'.repeat(64 * 1024) }));
-    await sleep(100);
+    await waitFor('the server to begin closing the socket', () => clients().some((s) => s.readyState === s.CLOSING), 30_000, 5);
     busy.ws.resume();
     await Promise.race([busy.whenClosed(), sleep(10_000)]);
     assert.equal(busy.closed?.code, 1009, 'an oversized message closes with 1009 even while blocks are queued');
@@ -469,7 +470,7 @@ describe('websocket stream', () => {
     const spammer = await Probe.open(url);
     spammer.ws.pause();
     for (let i = 0; i < 60_000; i++) spammer.ws.send('x');
-    await sleep(500);
+    await waitFor('the server to begin closing the spammer', () => clients().some((s) => s.readyState === s.CLOSING), 30_000, 5);
     spammer.ws.resume();
     await Promise.race([spammer.whenClosed(), sleep(10_000)]);
     assert.equal(spammer.closed?.code, 1008, 'a client that does not read its replies is closed');
@@ -478,7 +479,8 @@ describe('websocket stream', () => {
     const extra: Probe[] = [];
     while (extra.length < MAX_SOCKETS) {
       const q = await Probe.open(url);
-      await sleep(20);
+      // Served (a take answers) or refused (the socket closes): either comes, neither is waited out.
+      await Promise.race([q.take({ req: 1, tag: 'bulk', count: 1, format: 'json' }), q.whenClosed()]);
       if (q.closed) {
         assert.equal(q.loose[0]?.code, 'LIMIT_EXCEEDED');
         assert.equal(q.closed.code, 1008);
@@ -487,8 +489,9 @@ describe('websocket stream', () => {
       extra.push(q);
     }
     assert.equal(extra.length, MAX_SOCKETS - 1, 'the probe of this test holds one place');
+    const open = clients().length;
     await extra.pop()!.close();
-    await sleep(50);
+    await waitFor('the server to free the closed socket', () => clients().length < open, 10_000, 5);
     const again2 = await Probe.open(url);
     const r2 = await again2.take({ req: 1, tag: 'bulk', count: 3, format: 'json' });
     assert.equal(r2.strings.length, 3);
@@ -508,7 +511,8 @@ describe('websocket stream shutdown', () => {
       const p = await Probe.open(node.url);
       p.ws.pause();
       void p.take({ req: 1, tag: 'bulk', count: 10_000_000, block: 50_000, format: 'binary' });
-      await sleep(500);
+      const queued = () => [...node.app!.websocketServer.clients].some((s) => s.bufferedAmount > 0);
+      await waitFor('blocks queued for the reader that does not read', queued, 30_000, 5);
       const t0 = Date.now();
       await node.close();
       assert.ok(Date.now() - t0 < 5000, `close took ${Date.now() - t0} ms`);

@@ -1,11 +1,11 @@
-// The log line every refusal of the server's fault leaves (api/errors.ts noteFailure): one
+// The log line every refusal of the server's fault leaves (api/error-policy.ts noteFailure): one
 // JSON object whose keys each appear once, the message under `msg` and the refusal's reason
 // under a key of its own.
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { noteFailure } from '../../src/api/errors.js';
+import { noteFailure } from '../../src/api/error-policy.js';
 import { IdmintError } from '../../src/errors.js';
 
 /** The keys of a JSON object's text in the order written, repeats kept (JSON.parse keeps only the last). */

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
-import { grpcStatus, GRPC_STATUS } from '../../src/api/grpc/status.js';
+import { GRPC_STATUS } from '../../src/api/error-replies.js';
+import { grpcStatus } from '../../src/api/grpc/status.js';
 import { ERROR_CODES, IdmintError, type ErrorCode } from '../../src/errors.js';
 
 describe('gRPC statuses of idmint errors', () => {

@@ -123,7 +123,7 @@ describe('lint: src/api reaches the service through its surface, and no transpor
     assert.deepEqual(
       await lintText(
         'src/api/grpc/probe.ts',
-        "import { idsFromRuns } from '../../core/id-runs.js';\nimport { openBulkTake } from '../../service/bulk-take.js';\nimport { noteFailure } from '../errors.js';\nexport const f = [idsFromRuns, openBulkTake, noteFailure];\n",
+        "import { idsFromRuns } from '../../core/id-runs.js';\nimport { openBulkTake } from '../../service/bulk-take.js';\nimport { noteFailure } from '../error-policy.js';\nexport const f = [idsFromRuns, openBulkTake, noteFailure];\n",
       ),
       [],
     );

@@ -3,13 +3,15 @@
 // one for the admin token, and a read-only one (bull-board's readOnlyMode on every queue: no
 // retry, clean, pause, promote, ...) for the viewer token. Both answer at the same address; the
 // read-only board lives in a private Fastify instance that viewer requests are handed to.
+// Bull Board answers its own errors (its plugin sets its error handler); each is counted in
+// idmint_errors_total{transport="http"} all the same, by an onError hook around both boards.
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { Queue } from 'bullmq';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { adminRole } from '../auth.js';
-import { installErrorHandling } from '../errors.js';
+import { installErrorHandling, noteFailure, type ErrorCounter } from '../error-policy.js';
 
 export const QUEUES_PATH = '/admin/queues';
 
@@ -30,23 +32,35 @@ export const BOARD_SECURITY_HEADERS = {
 /** Headers of the inner answer that belong to its own (injected) connection. */
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
 
-function board(queues: Queue[], readOnlyMode: boolean): FastifyPluginAsync {
+/**
+ * A board, in a context of its own whose onError hook counts the errors Bull Board's error
+ * handler answers (its answer is left as it is); nothing else of the app runs in that context.
+ */
+function board(queues: Queue[], readOnlyMode: boolean, errors: ErrorCounter | undefined): FastifyPluginAsync {
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(QUEUES_PATH);
   createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode })), serverAdapter });
-  return serverAdapter.registerPlugin() as unknown as FastifyPluginAsync;
+  const plugin = serverAdapter.registerPlugin() as unknown as FastifyPluginAsync;
+  return async (app) => {
+    if (errors !== undefined) {
+      app.addHook('onError', async (req, _reply, err) => {
+        noteFailure('http', err, req.log, errors);
+      });
+    }
+    await app.register(plugin);
+  };
 }
 
-async function readOnlyBoard(queues: Queue[], log: FastifyBaseLogger): Promise<FastifyInstance> {
+async function readOnlyBoard(queues: Queue[], log: FastifyBaseLogger, errors: ErrorCounter | undefined): Promise<FastifyInstance> {
   const inner = Fastify({ loggerInstance: log });
-  installErrorHandling(inner);
-  await inner.register(board(queues, true), { prefix: QUEUES_PATH });
+  installErrorHandling(inner, errors);
+  await inner.register(board(queues, true, errors), { prefix: QUEUES_PATH });
   await inner.ready();
   return inner;
 }
 
-export async function queueBoard(app: FastifyInstance, opts: { queues: Queue[] }): Promise<void> {
-  const viewerBoard = await readOnlyBoard(opts.queues, app.log);
+export async function queueBoard(app: FastifyInstance, opts: { queues: Queue[]; errors?: ErrorCounter }): Promise<void> {
+  const viewerBoard = await readOnlyBoard(opts.queues, app.log, opts.errors);
   app.addHook('onClose', async () => {
     await viewerBoard.close();
   });
@@ -62,6 +76,6 @@ export async function queueBoard(app: FastifyInstance, opts: { queues: Queue[] }
       for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && !HOP_HEADERS.has(k)) reply.header(k, v);
       return reply.code(res.statusCode).send(res.rawPayload);
     });
-    await scope.register(board(opts.queues, false), { prefix: QUEUES_PATH });
+    await scope.register(board(opts.queues, false, opts.errors), { prefix: QUEUES_PATH });
   });
 }

@@ -14,7 +14,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import { staffOf } from '../auth.js';
 import { bearerToken } from '../bearer.js';
 import { decodeId, type Decoded } from '../decode.js';
-import { noteFailure } from '../errors.js';
+import { noteFailure } from '../error-policy.js';
 import { shuttingDown } from '../id-route-spec.js';
 import { idsServiceEncodingTakes } from './proto.js';
 import {
@@ -29,6 +29,7 @@ import {
   type TakeBlock,
   type TakeRequest,
 } from './requests.js';
+import { countOwnRefusals } from './refusals.js';
 import { grpcStatus, statusName } from './status.js';
 import { TakeBudget } from './take-budget.js';
 import { PeerTakes, peerAddress } from './take-limits.js';
@@ -192,7 +193,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
       });
   };
 
-  const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
+  const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES, interceptors: [countOwnRefusals(metrics.errors, log)] });
   server.addService(service, { Next: next, Take: take, Decode: decode });
   // Loaded here, not at start-up: they parse their protos when imported, which a process
   // without the gRPC listener (GRPC_PORT=0) need not pay for.

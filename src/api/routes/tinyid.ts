@@ -15,12 +15,12 @@ import {
   segmentOfRun,
   segmentText,
   TINYID_BATCH_MAX,
-  TINYID_SYS_ERR_CODE,
   TINYID_TOKEN_ERR,
   type TinyidSegment,
 } from '../../core/tinyid.js';
 import { IdmintError, invalid } from '../../errors.js';
-import { noteFailure, type ErrorCounter } from '../errors.js';
+import { noteFailure, type ErrorCounter } from '../error-policy.js';
+import { tinyidReply } from '../error-replies.js';
 import { idempotencyKey } from '../id-route-spec.js';
 import type { Accepts, IdService } from '../../service/id-service.js';
 
@@ -84,19 +84,13 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
     return segmentOfRun(issued.tag, longestRun(issued.runs), issued.tag.prefetch);
   }
 
-  /** A refusal, counted and logged as every transport's; its message for Tinyid's answer. */
-  const failed = (req: FastifyRequest, route: string, err: unknown): string => noteFailure('tinyid', err, req.log.child({ route }), errors).message;
-
   /**
-   * Tinyid's token check, on idmint's client tokens: a tag with tokens needs one of them; a tag
-   * without tokens is open, as on every other route. An unknown (or unnamed) tag fails the
-   * check, as no Tinyid token can visit an unknown bizType. A disabled tag passes the check and
-   * is refused with its reason.
+   * A refusal, counted and logged as every transport's, as Tinyid answers it (api/error-replies.ts):
+   * what Tinyid's token check would refuse (an unknown or unnamed bizType, a missing or wrong token)
+   * is its token error; a disabled tag passes the check and is refused with its reason.
    */
-  const tokenRefused = (err: unknown): boolean => {
-    const code = (err as IdmintError).code;
-    return code === 'TAG_NOT_FOUND' || code === 'UNAUTHORIZED';
-  };
+  const failed = (req: FastifyRequest, route: string, err: unknown, simple: boolean): string =>
+    tinyidReply(noteFailure('tinyid', err, req.log.child({ route }), errors), simple);
 
   /**
    * Tinyid's routes come in pairs that read the same parameters and differ only in how they
@@ -135,13 +129,7 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
             // Tinyid answers "" for an empty batch too (its join fails on no IDs).
             body = simple ? (n > 0 ? text(v) : '') : responseJson(json(v));
           } catch (err) {
-            if (tokenRefused(err)) {
-              noteFailure('tinyid', new IdmintError('TAG_NOT_FOUND', TINYID_TOKEN_ERR.message), req.log, errors);
-              body = simple ? '' : responseJson('null', TINYID_TOKEN_ERR.code, TINYID_TOKEN_ERR.message);
-            } else {
-              const message = failed(req, route, err);
-              body = simple ? '' : responseJson('null', TINYID_SYS_ERR_CODE, message);
-            }
+            body = failed(req, route, err, simple);
           }
           return reply.type(simple ? TEXT_TYPE : JSON_TYPE).send(body);
         },

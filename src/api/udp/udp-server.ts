@@ -8,12 +8,13 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import { encodeReply, errorReply, errorReplyFor, monitorReply, parseRequest, successReply, type UdpReply, type UdpRequest } from '../../core/udp-protocol.js';
+import { encodeReply, errorReply, monitorReply, parseRequest, successReply, type UdpReply, type UdpRequest } from '../../core/udp-protocol.js';
 import { ANSWER_FACTOR, boundedReply } from '../../core/udp-reply-size.js';
 import { successText } from '../../core/udp-success.js';
 import { invalid, type IdmintError } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
-import { noteFailure, type ErrorCounter } from '../errors.js';
+import { noteFailure, type ErrorCounter } from '../error-policy.js';
+import { errorReplyFor } from '../error-replies.js';
 
 export interface UdpServer {
   readonly port: number;

@@ -1,7 +1,8 @@
 // The control messages of the websocket stream (GET /v1/stream): parsing and validation of
 // what a client sends, and the shapes of what the server answers. Nothing here does I/O.
 import { TAG_NAME, TAG_NAME_CHARS } from '../../core/tag-name.js';
-import type { ErrorCode, IdmintError } from '../../errors.js';
+import { IdmintError, type ErrorCode } from '../../errors.js';
+import { streamErrorFrame } from '../error-replies.js';
 import { BULK_FORMATS, DEFAULT_BLOCK, type BulkFormat, type BulkLimits, type BulkTake } from '../../service/bulk-take.js';
 
 /** A validated `take` message: a bulk take under the client's `req`. */
@@ -15,22 +16,30 @@ export const MAX_CONTROL_BYTES = 16 * 1024;
 const MAX_REQ = 0xffff_ffff;
 const TAKE_FIELDS = new Set(['op', 'req', 'tag', 'count', 'block', 'format', 'key', 'app', 'salt', 'token', 'idempotency_key']);
 
-/** A refused control message: the reply to send, with the req when one could be read. */
-export class ControlError extends Error {
+/** A refused control message: an idmint error, with the req to answer under when one could be read. */
+export class ControlError extends IdmintError {
   constructor(
     readonly req: number | null,
-    readonly code: ErrorCode,
+    code: ErrorCode,
     message: string,
   ) {
-    super(message);
+    super(code, message);
     this.name = 'ControlError';
   }
 }
 
-/** An error frame; retryAfter: seconds to wait before retrying, as HTTP's Retry-After (sent as retry_after). */
-export function errorMessage(req: number | null, code: ErrorCode, message: string, retryAfter?: number): string {
-  return JSON.stringify(retryAfter === undefined ? { op: 'error', req, code, message } : { op: 'error', req, code, message, retry_after: retryAfter });
+/**
+ * What a websocket error becomes for idmint_errors_total: a protocol error of the `ws` library
+ * (a message over MAX_CONTROL_BYTES, a bad frame: codes WS_ERR_*, the socket already closing
+ * with 1009, 1002...) is the client's INVALID_ARGUMENT; anything else is left as it is (an
+ * unexpected fault).
+ */
+export function protocolError(err: Error & { code?: unknown }): unknown {
+  return typeof err.code === 'string' && err.code.startsWith('WS_ERR_') ? new IdmintError('INVALID_ARGUMENT', err.message) : err;
 }
+
+/** An error frame (api/error-replies.ts); retryAfter: seconds to wait before retrying, sent as retry_after. */
+export const errorMessage = streamErrorFrame;
 
 export function doneMessage(req: number): string {
   return `{"op":"done","req":${req}}`;
@@ -101,5 +110,5 @@ export function parseControl(data: Buffer, isBinary: boolean, limits: BulkLimits
 
 /** The reply for a failure of a take in flight. */
 export function takeError(req: number, err: IdmintError): string {
-  return errorMessage(req, err.code, err.message, err.retryAfter);
+  return streamErrorFrame(req, err.code, err.message, err.retryAfter);
 }

@@ -12,7 +12,7 @@ import type { WebSocket } from 'ws';
 import { RangeQueue } from '../../core/ranges.js';
 import type { IdService } from '../../service/id-service.js';
 import { IdmintError, type ErrorCode } from '../../errors.js';
-import { noteFailure, type ErrorCounter } from '../errors.js';
+import { noteFailure, type ErrorCounter } from '../error-policy.js';
 import { binaryFromDecimals, binaryFromRuns, jsonFromRuns, jsonFromStrings, rangesFromDecimals, rangesFromRuns } from './encode.js';
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type TakeMessage } from './protocol.js';
 import { openBulkTake, takeChunks, type BlockSink, type BulkLimits, type Chunk } from '../../service/bulk-take.js';

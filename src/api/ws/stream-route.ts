@@ -7,8 +7,8 @@ import type { WebSocket } from 'ws';
 import type { Config } from '../../config.js';
 import { IdmintError, invalid } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
-import { errorMessage, MAX_CONTROL_BYTES } from './protocol.js';
-import { noteFailure, type ErrorCounter } from '../errors.js';
+import { errorMessage, MAX_CONTROL_BYTES, protocolError } from './protocol.js';
+import { noteFailure, type ErrorCounter } from '../error-policy.js';
 import { clientToken } from '../id-route-spec.js';
 import { StreamSession } from './session.js';
 
@@ -59,6 +59,7 @@ async function streamContext(app: FastifyInstance, opts: StreamRouteOptions): Pr
     },
     errorHandler: (err, socket, request) => {
       request.log.debug({ err: err.message }, 'websocket error');
+      noteFailure('stream', protocolError(err), request.log, opts.errors);
       // A protocol error (a message over the size limit, a bad frame) has already started the
       // close with its code (1009, 1002...): that close frame waits behind whatever blocks are
       // still being written, so give the client a moment to read up to it rather than cutting

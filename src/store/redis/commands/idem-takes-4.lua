@@ -40,7 +40,7 @@
 --- @include "includes/now-ms"
 --- @include "includes/idem-room"
 --- @include "includes/idem-keep"
---- @include "includes/server-identity"
+--- @include "includes/steady-take"
 local prefix = ARGV[1]
 local hold, maxKeys, maxBytes = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local retention = tonumber(ARGV[6])
@@ -58,13 +58,9 @@ end
 local now = nowMs()
 idemPrune(now)
 
--- The steady state: the cursor and the fast end of this server's identity (none: every request claims).
-local cur, fastEnd
-local moved = redis.call('GET', KEYS[4])
-if not (moved and tonumber(moved) >= tonumber(ARGV[5])) then
-  local steady = redis.call('HMGET', KEYS[1], 'fe:' .. serverIdentity(), 'cur')
-  if steady[1] then cur, fastEnd = tonumber(steady[2]), tonumber(steady[1]) end
-end
+-- The steady state, as take-2.lua reads it (includes/steady-take.lua): the cursor and the fast
+-- end of this server's identity (none: every request claims).
+local _, cur, fastEnd = steadyState(KEYS[1], KEYS[4], ARGV[5])
 
 local replies = {}
 local longest = 0

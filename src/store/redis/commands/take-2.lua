@@ -57,21 +57,19 @@
               request is left holding a part of its IDs; the fifth element is how many are left
   refill_wanted is 1 when the caller should enqueue a refill for (gen, seg).
 ]]
---- @include "includes/server-identity"
+--- @include "includes/steady-take"
+--- @include "includes/int-text"
 local key = KEYS[1]
 local n = tonumber(ARGV[1])
 local call = ARGV[2]
 -- The field keeping this call's answer (if it hands out IDs).
 local answerField = 'a' .. string.sub(call, -1)
 
--- An integer as Redis stores it (tostring would give an exponent above 14 digits).
-local function int(x)
-  return string.format('%.0f', x)
-end
-
 -- The answer of this call when it already ran (kept: the answer field's value), else nil.
+-- (A plain find and a byte, not a substring and a concatenation: the steady state asks it on
+-- every call, and neither allocates a string.)
 local function ranBefore(kept)
-  if not kept or string.sub(kept, 1, #call + 1) ~= call .. '=' then return nil end
+  if not kept or string.find(kept, call, 1, true) ~= 1 or string.byte(kept, #call + 1) ~= 61 then return nil end
   local answer = string.sub(kept, #call + 2)
   if string.sub(answer, 1, 1) ~= '{' then return tonumber(answer) end
   local out = {}
@@ -82,24 +80,19 @@ local function ranBefore(kept)
   return out
 end
 
-local moved = redis.call('GET', KEYS[2])
-if moved and tonumber(moved) >= tonumber(ARGV[4]) then return {5, '', 0, 0} end
--- The identity changes whenever the data may have come from elsewhere: restart (with or
+-- The identity (rid) changes whenever the data may have come from elsewhere: restart (with or
 -- without data), failover, a master resynchronised from a replica. A hash written under
 -- another identity may lag behind IDs already handed out.
-local rid = serverIdentity()
--- Steady state: n IDs up to the fast end of this identity, one read, one write (the cursor and
--- this call's answer) and the shortest reply (the first ID). Past the fast end nothing is
--- written, and the general path below decides.
-local fast = 'fe:' .. rid
-local steady = redis.call('HMGET', key, fast, 'cur', answerField)
-local fastEnd = steady[1]
+-- Steady state (includes/steady-take.lua): n IDs up to the fast end of this identity, one read,
+-- one write (the cursor and this call's answer) and the shortest reply (the first ID). Past the
+-- fast end nothing is written, and the general path below decides.
+local rid, first, fastEnd, kept = steadyState(key, KEYS[2], ARGV[4], answerField)
+if not rid then return {5, '', 0, 0} end
 if fastEnd then
-  local again = ranBefore(steady[3])
+  local again = ranBefore(kept)
   if again then return again end
-  local first = tonumber(steady[2])
-  if first + n - 1 <= tonumber(fastEnd) then
-    redis.call('HSET', key, 'cur', int(first + n), answerField, call .. '=' .. int(first))
+  if first + n - 1 <= fastEnd then
+    redis.call('HSET', key, 'cur', intText(first + n), answerField, call .. '=' .. intText(first))
     return first
   end
 end
@@ -163,7 +156,7 @@ if h[10] then fe = math.min(fe, tonumber(h[10])) end
 if not nf and rq ~= seg then fe = math.min(fe, pf - 2) end
 
 local reply = {status, h[1], seg, want, unpack(out)}
-local fields = {'cur', cur, 'rq', rq, fast, fe}
+local fields = {'cur', cur, 'rq', rq, 'fe:' .. rid, fe}
 if promoted then
   redis.call('HDEL', key, 'nf', 'ne')
   for _, v in ipairs({'end', last, 'seg', seg, 'pf', pf}) do fields[#fields + 1] = v end
@@ -171,7 +164,7 @@ end
 -- A call that handed out IDs is remembered with its answer (one that gave none may run again).
 if got > 0 then
   local parts = {}
-  for i, v in ipairs(reply) do parts[i] = i == 2 and v or int(v) end
+  for i, v in ipairs(reply) do parts[i] = i == 2 and v or intText(v) end
   fields[#fields + 1] = answerField
   fields[#fields + 1] = call .. '={' .. table.concat(parts, ',')
 end

@@ -1,13 +1,14 @@
 // The one error policy of every transport: a refused or failed request becomes an
 // IdmintError, is counted in idmint_errors_total{transport, code} and is logged when it is the
-// server's fault (noteFailure); each transport then encodes it its own way (HTTP's error shape
-// {"error":{"code","message"}} with the registry's status, below; a gRPC status; a UDP code;
-// a stream error message; Tinyid's answer). Nothing a client sends produces a 500 or a stack
-// trace.
+// server's fault (noteFailure); each transport then answers it as api/error-replies.ts says
+// (HTTP's error shape with the registry's status, sent by Fastify's handlers below; a gRPC
+// status; a UDP code; a stream error frame; Tinyid's answer). Nothing a client sends produces
+// a 500 or a stack trace.
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IdmintError } from '../errors.js';
 import { SpecProblems } from '../core/tag-spec.js';
+import { errorAnswer } from './error-replies.js';
 import { marked } from './marked.js';
 
 /** The transports whose refusals are counted, as the `transport` label of idmint_errors_total. */
@@ -21,9 +22,20 @@ export interface ErrorCounter {
 
 export type FailureLog = Pick<FastifyBaseLogger, 'error' | 'warn'>;
 
+/**
+ * Sends errorAnswer's answer through Fastify: its status and Retry-After, and the body as an
+ * object for Fastify to serialize into the same bytes (so an embedder's preSerialization hooks
+ * see errors as they always did).
+ */
+function send(reply: FastifyReply, e: IdmintError, status?: number): FastifyReply {
+  const a = errorAnswer(e, status);
+  const retryAfter = a.headers['retry-after'];
+  if (retryAfter !== undefined) reply.header('retry-after', retryAfter);
+  return reply.code(a.status).send(e.toJSON());
+}
+
 export function sendError(reply: FastifyReply, err: IdmintError): FastifyReply {
-  if (err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter));
-  return reply.code(err.status).send(err.toJSON());
+  return send(reply, err);
 }
 
 export function toIdmintError(err: unknown): IdmintError {
@@ -60,10 +72,10 @@ export function clientErrorHandler(errors: ErrorCounter): (err: Error & { code?:
           : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
     const e = new IdmintError('INVALID_ARGUMENT', message);
     errors.inc({ transport: 'http', code: e.code });
-    const body = JSON.stringify(e.toJSON());
+    const a = errorAnswer(e, status);
     if (socket.writable) {
       socket.write(
-        `HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+        `HTTP/1.1 ${a.status} ${text}\r\nContent-Length: ${a.headers['content-length']}\r\nContent-Type: ${a.headers['content-type']}\r\nConnection: close\r\n\r\n${head ? '' : a.body}`,
       );
     }
     socket.destroy(err);
@@ -94,9 +106,13 @@ export function noteFailure(transport: Transport, err: unknown, log: FailureLog,
   return e;
 }
 
-/** The transport of a request Fastify routes: Leaf's routes, Tinyid's, or idmint's own HTTP API. */
+/** The websocket stream's path: a plain GET of it (no upgrade) is refused as the stream's. */
+const STREAM_PATH = '/v1/stream';
+
+/** The transport of a request Fastify routes: Leaf's routes, Tinyid's, the websocket stream's, or idmint's own HTTP API. */
 export function transportOf(req: FastifyRequest): Transport {
   const url = req.url;
+  if (url.startsWith(STREAM_PATH) && (url.length === STREAM_PATH.length || url[STREAM_PATH.length] === '?')) return 'stream';
   return url.startsWith('/api/') ? 'leaf' : url.startsWith('/tinyid/') ? 'tinyid' : 'http';
 }
 
@@ -107,8 +123,7 @@ export function installErrorHandling(app: FastifyInstance, errors?: ErrorCounter
     // Fastify's own 4xx (bad JSON 400, body too large 413, bad media type 415) keep their status.
     const own = (err as FastifyError).statusCode;
     const status = e.code === 'INVALID_ARGUMENT' && own !== undefined && own >= 400 && own < 500 ? own : e.status;
-    if (e.retryAfter !== undefined) reply.header('retry-after', String(e.retryAfter));
-    return reply.code(status).send(e.toJSON());
+    return send(reply, e, status);
   }, 'handleError');
   app.setErrorHandler(handler);
   app.setNotFoundHandler((req, reply) => {

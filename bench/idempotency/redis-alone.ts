@@ -1,0 +1,116 @@
+// Redis's own time per call of the scripts an idempotency key adds, for `npm run
+// bench:idempotency`: INCR, the take and the key scripts as idmint sends them for one ID, on a
+// private redis-server with nothing else on it (INFO commandstats).
+import { Redis } from 'ioredis';
+import { encodeIds, fingerprintOf } from '../../src/core/idempotency-key.js';
+import { claimCharge } from '../../src/service/idempotency.js';
+import type { RedisClient } from '../../src/store/redis/connection.js';
+import { Keys } from '../../src/store/redis/keys.js';
+import { scriptText } from '../../src/store/redis/lua.js';
+import { SegmentStore } from '../../src/store/redis/segments.js';
+import { RedisServer } from '../../tools/redis-server.js';
+import { commandStat } from '../../tools/redis-stats.js';
+import { medianOrNaN } from '../stats.js';
+
+export type AloneCall = 'incr' | 'take' | 'inKey' | 'claim' | 'record' | 'replay';
+
+/**
+ * Redis's own µs per call of INCR, of the take and of the key scripts as idmint sends them for
+ * one ID: the take, a new key's one call (the take with the key's lookup and answer), the claim
+ * of a new key, the record over that claim, and the claim of a kept key (a replay's only call),
+ * on a private server: medians of `rounds` windows of `calls` sequential calls.
+ */
+export async function redisAlone(rounds: number, calls: number): Promise<Record<AloneCall, number>> {
+  const server = await RedisServer.start();
+  const r = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  try {
+    const claimSha = String(await r.script('LOAD', scriptText('idem-claim-3')));
+    const recordSha = String(await r.script('LOAD', scriptText('idem-record-3')));
+    const takeSha = String(await r.script('LOAD', scriptText('take-2')));
+    const inKeySha = String(await r.script('LOAD', scriptText('idem-takes-4')));
+    // A counter in its steady state, as install-2.lua leaves it with a segment far from its end.
+    const segments = new SegmentStore({ default: r as unknown as RedisClient }, new Keys('b'));
+    const ref = { tag: 't', epoch: 1, shard: 0 };
+    const cold = await segments.take(ref, 1, 0.5);
+    await segments.install(ref, cold.gen, [1, 1e12], 0.5);
+    const segment = segments.key(ref);
+    // As idmint sends them for GET /v1/id of one ID, kept a day, under the bench's bound.
+    const fingerprint = fingerprintOf({ count: 1, shape: 'one' });
+    const answer = encodeIds(['1000001']);
+    const claim = (key: string) =>
+      r.evalsha(
+        claimSha,
+        3,
+        `idem:{t}:${key}`,
+        'idem-index:{t}',
+        'idem-bytes:{t}',
+        key,
+        fingerprint,
+        'owner',
+        30_000,
+        100_000_000,
+        1024 ** 4,
+        claimCharge(1, key, fingerprint),
+      );
+    const record = (key: string) =>
+      r.evalsha(recordSha, 3, `idem:{t}:${key}`, 'idem-index:{t}', 'idem-bytes:{t}', key, 'owner', fingerprint, answer, 86_400_000);
+    // One request per call, as a lone request's call is (under load a call carries several).
+    const inKey = (key: string) =>
+      r.evalsha(
+        inKeySha,
+        4,
+        segment,
+        'idem-index:{t}',
+        'idem-bytes:{t}',
+        'b:{t}:moved',
+        'idem:{t}:',
+        30_000,
+        100_000_000,
+        1024 ** 4,
+        1,
+        86_400_000,
+        1,
+        0,
+        key,
+        fingerprint,
+        'owner',
+        claimCharge(1, key, fingerprint),
+        1,
+      );
+    await claim('kept');
+    await record('kept');
+    let claimed = 0;
+    let recorded = 0;
+    let taken = 0;
+    let call = 0;
+    const calls_: Record<AloneCall, () => Promise<unknown>> = {
+      incr: () => r.incr('incr'),
+      take: () => r.evalsha(takeSha, 2, segment, 'b:{t}:moved', 1, `g${call++}`, 0.5, 1),
+      inKey: () => inKey(`t${taken++}`),
+      claim: () => claim(`k${claimed++}`),
+      // Each round's records go over the claims of the same round.
+      record: () => record(`k${recorded++}`),
+      replay: () => claim('kept'),
+    };
+    const kinds = ['incr', 'take', 'inKey', 'claim', 'record', 'replay'] as const;
+    const out: Record<AloneCall, number[]> = { incr: [], take: [], inKey: [], claim: [], record: [], replay: [] };
+    for (let round = 0; round < rounds; round++)
+      for (const kind of kinds) {
+        await r.config('RESETSTAT');
+        for (let i = 0; i < calls; i++) await calls_[kind]();
+        const s = await commandStat(r, kind === 'incr' ? 'incr' : 'evalsha');
+        out[kind].push(s.usec / s.calls);
+      }
+    return {
+      incr: medianOrNaN(out.incr),
+      take: medianOrNaN(out.take),
+      inKey: medianOrNaN(out.inKey),
+      claim: medianOrNaN(out.claim),
+      record: medianOrNaN(out.record),
+      replay: medianOrNaN(out.replay),
+    };
+  } finally {
+    r.disconnect();
+    await server.stop();
+  }
+}

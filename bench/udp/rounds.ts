@@ -1,0 +1,132 @@
+// The rounds of `npm run bench:udp`: each round runs every case once, in the same order, so a
+// slow spell of the machine hits a round rather than one case. Per case and round it runs the C
+// clients (bench/udp/c-client.ts) and reads the serving process's CPU (/proc), Redis's CPU and
+// script time (INFO), and the CPU windows of the server and the clients; it checks every idmint
+// ID of one counter distinct over all rounds and the echo server busy (bench/udp/load-limit.ts).
+import type { Redis } from 'ioredis';
+import { procCpuSeconds } from '../../tools/cpu.js';
+import { SeenIds } from '../../tools/duplicates.js';
+import { redisCounters, redisPerRequest } from '../../tools/redis-stats.js';
+import { medianOrNaN as median } from '../stats.js';
+import { WINDOW_MS, runClients as runLoad } from './c-client.js';
+import { CASE_NAMES, type Case } from './cases.js';
+import { echoWaited } from './load-limit.js';
+import type { UdpOptions } from './options.js';
+
+/** One case in one round. */
+export interface Measured {
+  readonly tps: number;
+  readonly avgMs: number;
+  readonly fail: number;
+  /** CPU of the serving process per request, µs. */
+  readonly serverUs: number;
+  /** CPU of Redis per request, µs (the whole server: INFO cpu). */
+  readonly redisUs: number;
+  /** Redis usec per EVALSHA (INFO commandstats), µs; NaN where the case runs no script per request. */
+  readonly scriptUs: number;
+  /** The serving process's CPU in its least busy window, % of a core. */
+  readonly serverLowPct: number;
+  /** The serving process's main thread running or runnable in its least busy window, %. */
+  readonly demandLowPct: number;
+  /** The client processes' CPU together in the median window, % of a core. */
+  readonly clientPct: number;
+}
+
+export interface Rounds {
+  /** Per case, one measurement per round. */
+  readonly measured: Map<string, Measured[]>;
+  /** False when an idmint case answered a duplicate ID or a failed request. */
+  readonly ok: boolean;
+  /** Rounds in which the echo server waited for its clients: the run fails. */
+  readonly clientLimited: string[];
+}
+
+/** The C clients against one server; the server's and the clients' CPU in each window. */
+async function runClients(
+  opts: UdpOptions,
+  binary: string,
+  port: number,
+  rule: string,
+  collect: boolean,
+  serverPid: number,
+): Promise<{ tps: number; avgMs: number; fail: number; ids: Map<string, string[]>; serverPct: number[]; demandPct: number[]; clientPct: number[] }> {
+  const run = await runLoad(binary, {
+    port,
+    rule,
+    requests: opts.requests,
+    clients: opts.clients,
+    workload: opts.workload,
+    collect,
+    cpu: opts.pin ? 0 : undefined,
+    serverPid,
+  });
+  const results = run.clients;
+  const seconds = Math.max(...results.map((r) => r.seconds));
+  const total = results.reduce((s, r) => s + r.total, 0);
+  for (const r of results) console.log(`  total:${r.total} fail:${r.fail} min:${r.min.toFixed(6)} max:${r.max.toFixed(6)} avg:${r.avg.toFixed(6)}`);
+  const pcts = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' ');
+  console.log(
+    `  CPU % per ${WINDOW_MS} ms window: server ${pcts(run.serverPct)}; its main thread running or runnable ${pcts(run.demandPct)}; clients ${pcts(run.clientPct)}`,
+  );
+  return {
+    tps: total / seconds,
+    avgMs: (results.reduce((s, r) => s + r.avg, 0) / results.length) * 1000,
+    fail: results.reduce((s, r) => s + r.fail, 0),
+    ids: new Map(results.map((r) => [r.app, r.ids])),
+    serverPct: run.serverPct,
+    demandPct: run.demandPct,
+    clientPct: run.clientPct,
+  };
+}
+
+/** Runs opts.rounds rounds of the cases with the client binary; stats is a connection to the Redis the servers use. */
+export async function runRounds(opts: UdpOptions, binary: string, cases: readonly Case[], stats: Redis): Promise<Rounds> {
+  let ok = true;
+  const clientLimited: string[] = [];
+  const measured = new Map<string, Measured[]>();
+  /** Per counter (a rule's case and app name; a segment tag's case), every ID seen over all rounds. */
+  const seen = new Map<string, SeenIds<string, string>>();
+  for (let round = 1; round <= opts.rounds; round++) {
+    for (const c of cases) {
+      console.log(`${c.name}${opts.rounds > 1 ? ` (round ${round})` : ''}`);
+      const cpu0 = procCpuSeconds(c.pid ?? 0);
+      const redis0 = await redisCounters(stats);
+      const r = await runClients(opts, binary, c.port, c.rule, c.idmint, c.pid ?? 0);
+      const cpu1 = procCpuSeconds(c.pid ?? 0);
+      const requests = opts.clients * opts.requests;
+      const perRequest = redisPerRequest(redis0, await redisCounters(stats), requests);
+      if (c.idmint) {
+        // Every ID of one counter, over all rounds, must be distinct.
+        let dups = 0;
+        for (const [app, ids] of r.ids) {
+          const key = c.name === CASE_NAMES.segment ? c.name : `${c.name}/${app}`;
+          const all = seen.get(key) ?? new SeenIds<string, string>();
+          seen.set(key, all);
+          for (const id of ids) if (all.add(id, key) !== undefined) dups++;
+        }
+        if (dups > 0 || r.fail > 0) {
+          ok = false;
+          console.log(`  FAILED: ${dups} duplicate IDs, ${r.fail} failed requests`);
+        }
+      }
+      const list = measured.get(c.name) ?? [];
+      const lowest = (xs: number[]) => (xs.length > 0 ? Math.min(...xs) : NaN);
+      const serverLowPct = lowest(r.serverPct);
+      const demandLowPct = lowest(r.demandPct);
+      const waited = c.name === CASE_NAMES.echo ? echoWaited(round, r.demandPct, demandLowPct) : undefined;
+      if (waited !== undefined) clientLimited.push(waited);
+      list.push({
+        tps: r.tps,
+        avgMs: r.avgMs,
+        fail: r.fail,
+        serverUs: ((cpu1 - cpu0) * 1e6) / requests,
+        ...perRequest,
+        serverLowPct,
+        demandLowPct,
+        clientPct: median(r.clientPct),
+      });
+      measured.set(c.name, list);
+    }
+  }
+  return { measured, ok, clientLimited };
+}
