@@ -6,6 +6,7 @@
 // (Ctrl-C at a terminal) closes at once.
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
+import { workerWidths } from '../core/tag-kinds.js';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '../logger.js';
@@ -44,7 +45,7 @@ export async function ensureDemoTag(rt: Services, name: string): Promise<void> {
  * does not wait; an exhausted pool is reported here and answered per request. */
 async function acquireLeasesForTags(rt: Services): Promise<void> {
   const tags = await rt.adminReads.listTags();
-  const widths = new Set(tags.flatMap((t) => (t.snowflake ? [t.snowflake.workerBits] : [])));
+  const widths = workerWidths(tags);
   for (const bits of widths) {
     await rt.leases.get(bits).catch((err: Error) => rt.log.error({ workerBits: bits, err: err.message }, 'no worker-id lease at start-up'));
   }

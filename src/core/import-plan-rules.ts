@@ -12,7 +12,7 @@ import { rowMatch, rowName, describePeriod } from './idserver-rows.js';
 import { compileRule, firstCounter, periodCapacity } from './rule-spec.js';
 import { isValidAppName } from './rule-template.js';
 import { SpecProblems } from './spec-problems.js';
-import type { TagSpec } from './tag-spec.js';
+import { specOfMode, type RuleTagSpec } from './tag-kinds.js';
 import {
   below,
   checkName,
@@ -32,10 +32,10 @@ import {
  * k-th value from min_counter on that is offset (mod stride), so the floor is the number of
  * such values at or below `saved` (capped at the period's capacity).
  */
-export function ruleFloor(spec: TagSpec, saved: number): number {
-  const first = firstCounter(spec.rule!, spec);
+export function ruleFloor(spec: RuleTagSpec, saved: number): number {
+  const first = firstCounter(spec.rule, spec);
   const below = saved < first ? 0 : Math.floor((saved - first) / spec.stride) + 1;
-  return Math.min(below, periodCapacity(spec.rule!, spec));
+  return Math.min(below, periodCapacity(spec.rule, spec));
 }
 
 interface PeriodBounds {
@@ -108,8 +108,9 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       problems.push(why);
       continue;
     }
-    const spec = cur?.spec ?? want;
-    const rule = spec.rule!;
+    // clash() let the import go on only where idmint's tag is a rule as well.
+    const spec = specOfMode(cur?.spec ?? want, 'rule', 'an id_server import');
+    const rule = spec.rule;
     const zone = rule.timeZone;
     const finest = compileRule(rule, true).finestTimeToken;
     const bounds = new Map<number, PeriodBounds>();

@@ -22,6 +22,7 @@
 import { clash, specOf, type Current, type ImportPlan, type TagPlan } from './import-plan.js';
 import { encode, layoutProblems, runsOutAt, toUnits, type SnowflakeLayout } from './snowflake-layout.js';
 import { SpecProblems, TAG_NAME } from './spec-problems.js';
+import { specOfMode } from './tag-kinds.js';
 import { TAG_NAME_CHARS } from './tag-name.js';
 
 /** Leaf's default twepoch (2010-11-04T01:42:54.657Z), Twitter's. */
@@ -142,8 +143,8 @@ export function planLeafSnowflake(o: LeafSnowflakeImport, current: Current, nowM
 
   const oldMax = leafMaxId(twepochMs, bits, nowMs + skew);
   const cur = current.live.get(o.tag);
-  const spec = cur?.spec ?? want;
-  const layout = spec.snowflake!;
+  const spec = specOfMode(cur?.spec ?? want, 'snowflake', 'a Leaf snowflake import');
+  const layout = spec.snowflake;
   const first = smallestIdFrom(layout, nowMs);
   if (first <= oldMax) {
     throw new SpecProblems([

@@ -162,7 +162,7 @@ export function clash(current: Current, want: TagSpec, what: string): string | u
   if (a.stride !== b.stride || a.offset !== b.offset) {
     return `tag "${name}" exists in idmint with stride ${a.stride} and offset ${a.offset}; ${what} needs stride ${b.stride} and offset ${b.offset}`;
   }
-  if (want.rule && cur.spec.rule) {
+  if (want.mode === 'rule' && cur.spec.mode === 'rule') {
     const [x, y] = [cur.spec.rule, want.rule];
     if (x.template !== y.template || x.minCounter !== y.minCounter || x.resetSeconds !== y.resetSeconds || x.timeZone !== y.timeZone) {
       return `rule "${name}" exists in idmint with template ${x.template} (counter from ${x.minCounter}, reset ${x.resetSeconds} s, ${x.timeZone}); ${what} writes ${y.template} (from ${y.minCounter}, reset ${y.resetSeconds} s, ${y.timeZone}): its counters would not continue the old IDs`;

@@ -1,55 +1,21 @@
 // What a tag is, its defaults, and the validation of admin input (create and update). Pure:
-// the admin routes call these and turn the problems into one INVALID_ARGUMENT answer.
-import { counterLimit, MAX_COUNTER, MAX_STRIDE, type SegmentLayout } from './layout.js';
+// the admin routes call these and turn the problems into one INVALID_ARGUMENT answer. The
+// kinds of tag, one union (TagSpec), and their stored form are in tag-kinds.ts.
+import { counterLimit, MAX_COUNTER, MAX_STRIDE } from './layout.js';
 import { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME } from './spec-problems.js';
 import { TAG_NAME_CHARS } from './tag-name.js';
 import { domainMax, type PermuteSpec } from './permute.js';
 import { permuteFromBody, permuteProblems, permuteToJson } from './permute-spec.js';
+import { DEFAULT_KEY_RETENTION_SECONDS, MODES, type Mode, type SnowflakeSpec, type TagBase, type TagSpec } from './tag-kinds.js';
 
 export { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME };
+export { MODES, type Mode, type SnowflakeSpec, type TagSpec };
+export type { RuleTagSpec, SegmentTagSpec, SnowflakeTagSpec, SpecOf } from './tag-kinds.js';
 import { periodCapacity, ruleFromBody, ruleFromUpdate, RULE_FIELDS, ruleToJson, type RuleSpec } from './rule-spec.js';
 import { layoutProblems, PRESETS, runsOutAt, type PresetName, type SnowflakeLayout } from './snowflake-layout.js';
 
-export const MODES = ['segment', 'snowflake', 'rule'] as const;
-export type Mode = (typeof MODES)[number];
 /** Modes this version can serve; the others are refused at creation with a clear message. */
 export const SERVED_MODES: readonly Mode[] = ['segment', 'snowflake', 'rule'];
-
-export interface SnowflakeSpec extends SnowflakeLayout {
-  /** The preset the layout started from. */
-  readonly preset: PresetName;
-}
-
-export interface TagSpec extends SegmentLayout {
-  readonly tag: string;
-  readonly mode: Mode;
-  readonly order: 'global' | 'node';
-  /** Size of the first segment, and of later ones while there is no rate history. */
-  readonly step: number;
-  readonly minStep: number;
-  readonly maxStep: number;
-  /** A segment should last about this long at the observed consumption rate. */
-  readonly targetSeconds: number;
-  /** Fraction of the current segment consumed at which the next one is requested. */
-  readonly prefetch: number;
-  /** IDs never exceed this (decimal string of a 63-bit value). */
-  readonly maxIdLimit: string;
-  /** `order: node`: IDs a process takes from Redis at once into its memory. */
-  readonly nodeBlock: number;
-  readonly enabled: boolean;
-  readonly description: string;
-  /** The layout of a snowflake tag; null for other modes. */
-  readonly snowflake: SnowflakeSpec | null;
-  /** The template and counter of a rule tag; null for other modes. */
-  readonly rule: RuleSpec | null;
-  /**
-   * A permuted segment tag: its IDs are a keyed permutation of its counter (core/permute.ts);
-   * null for other tags. The key is empty until the tag store gives the tag one.
-   */
-  readonly permute: PermuteSpec | null;
-  /** How long a request's idempotency key is remembered, in seconds. */
-  readonly keyRetentionSeconds: number;
-}
 
 export const DEFAULTS = {
   order: 'global',
@@ -67,7 +33,7 @@ export const DEFAULTS = {
   nodeBlock: 1000,
   stride: 1,
   offset: 0,
-  keyRetentionSeconds: 86_400,
+  keyRetentionSeconds: DEFAULT_KEY_RETENTION_SECONDS,
 } as const;
 
 /** Bounds of key_retention_seconds: a minute to 30 days. */
@@ -178,7 +144,7 @@ function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, 
   return out;
 }
 
-function checkWhole(s: TagSpec, problems: string[]): void {
+function checkWhole(s: Exclude<TagSpec, { mode: 'snowflake' }>, problems: string[]): void {
   if (s.minStep > s.maxStep) problems.push('min_step must not exceed max_step');
   if (s.step < s.minStep || s.step > s.maxStep) problems.push('step must lie between min_step and max_step');
   if (s.layout === 'sharded') {
@@ -186,9 +152,9 @@ function checkWhole(s: TagSpec, problems: string[]): void {
   } else if (s.shards !== 1 || s.appId !== 0) {
     problems.push('shards and app_id apply to layout "sharded" only');
   }
-  if (s.permute) permuteProblems(s.permute, s, problems);
+  if (s.mode === 'segment' && s.permute) permuteProblems(s.permute, s, problems);
   if (s.offset >= s.stride) problems.push(`offset must be below stride (${s.stride})`);
-  else if (s.rule) {
+  else if (s.mode === 'rule') {
     if (periodCapacity(s.rule, s) < 1) problems.push(`no counter value from min_counter to max_counter is ${s.offset} (mod ${s.stride})`);
   } else if (counterLimit(s, BigInt(s.maxIdLimit)) < 1) problems.push('max_id_limit is too small for this layout to issue any ID');
 }
@@ -217,9 +183,8 @@ export function specFromCreate(body: unknown): TagSpec {
   const permute = mode === 'segment' ? permuteFromBody(b.permute, problems) : null;
   const steps = defaultSteps(f.step as number | undefined, f.minStep as number | undefined, f.maxStep as number | undefined);
   const interleave = { stride: (f.stride as number) ?? DEFAULTS.stride, offset: (f.offset as number) ?? DEFAULTS.offset };
-  const spec: TagSpec = {
+  const base: TagBase = {
     tag: (f.tag as string) ?? '',
-    mode,
     order: (f.order as TagSpec['order']) ?? DEFAULTS.order,
     layout,
     shards: (f.shards as number) ?? (layout === 'sharded' ? DEFAULTS.shardedShards : DEFAULTS.shards),
@@ -235,14 +200,21 @@ export function specFromCreate(body: unknown): TagSpec {
     ...interleave,
     enabled: (f.enabled as boolean) ?? true,
     description: (f.description as string) ?? '',
-    snowflake,
-    rule,
-    permute: permute ?? null,
     keyRetentionSeconds: (f.keyRetentionSeconds as number) ?? DEFAULTS.keyRetentionSeconds,
   };
-  if (problems.length === 0 && mode !== 'snowflake') checkWhole(spec, problems);
+  if (problems.length > 0) throw new SpecProblems(problems);
+  const spec = withKind(base, mode, snowflake, rule, permute ?? null);
+  if (spec.mode !== 'snowflake') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
   return spec;
+}
+
+/** The spec of a create body's kind, with the settings of that kind (validated: present). */
+function withKind(base: TagBase, mode: Mode, snowflake: SnowflakeSpec | null, rule: RuleSpec | null, permute: PermuteSpec | null): TagSpec {
+  if (mode === 'snowflake' && snowflake) return { ...base, mode, snowflake };
+  if (mode === 'rule' && rule) return { ...base, mode, rule };
+  if (mode === 'segment') return { ...base, mode, permute };
+  throw new Error(`a ${mode} tag without its settings passed validation`);
 }
 
 /** Applies an update body to a stored spec. Throws SpecProblems. */
@@ -250,13 +222,14 @@ export function specFromUpdate(current: TagSpec, body: unknown): TagSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SpecProblems(['body must be a JSON object']);
   const problems: string[] = [];
   const b = body as Body;
-  const changeable = current.rule ? SNOWFLAKE_ONLY : SNOWFLAKE_FIELDS;
+  const isRule = current.mode === 'rule';
+  const changeable = isRule ? SNOWFLAKE_ONLY : SNOWFLAKE_FIELDS;
   for (const k of [...IMMUTABLE, ...changeable]) if (k in b) problems.push(`${k} cannot be changed after creation`);
   if (current.mode === 'snowflake') for (const k of SEGMENT_ONLY) if (k in b) problems.push(`${k} applies to segment tags only`);
-  const misplaced = current.rule ? NOT_FOR_RULES : RULE_FIELDS;
-  for (const k of misplaced) if (k in b) problems.push(current.rule ? `${k} does not apply to rule tags` : `${k} applies to rule tags only`);
+  const misplaced = isRule ? NOT_FOR_RULES : RULE_FIELDS;
+  for (const k of misplaced) if (k in b) problems.push(isRule ? `${k} does not apply to rule tags` : `${k} applies to rule tags only`);
   const f = readFields(b, problems);
-  const rule = current.rule ? ruleFromUpdate(current.rule, b, problems) : null;
+  const rule = current.mode === 'rule' ? ruleFromUpdate(current.rule, b, problems) : null;
   const spec = { ...current, ...f, ...(rule ? { rule, maxIdLimit: String(periodCapacity(rule, current)) } : {}) } as TagSpec;
   if (problems.length === 0 && spec.mode !== 'snowflake') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
@@ -306,12 +279,11 @@ function snowflakeFromBody(b: Body, problems: string[]): SnowflakeSpec | null {
 
 /** The wire form of a spec (snake_case, as accepted by create). */
 export function specToJson(s: TagSpec): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (s.snowflake) {
+  if (s.mode === 'snowflake') {
     const l = s.snowflake;
-    out.tag = s.tag;
-    out.mode = s.mode;
-    Object.assign(out, {
+    return {
+      tag: s.tag,
+      mode: s.mode,
       preset: l.preset,
       epoch: new Date(l.epochMs).toISOString(),
       time_unit: l.unit,
@@ -321,14 +293,14 @@ export function specToJson(s: TagSpec): Record<string, unknown> {
       enabled: s.enabled,
       description: s.description,
       key_retention_seconds: s.keyRetentionSeconds,
-    });
+    };
+  }
+  const out: Record<string, unknown> = {};
+  for (const [wire, key] of Object.entries(FIELD_NAMES)) out[wire] = s[key];
+  if (s.mode === 'segment') {
+    if (s.permute) out.permute = permuteToJson(s.permute);
     return out;
   }
-  for (const [wire, key] of Object.entries(FIELD_NAMES)) out[wire] = s[key];
-  if (s.permute) out.permute = permuteToJson(s.permute);
-  if (s.rule) {
-    for (const k of NOT_FOR_RULES) delete out[k];
-    Object.assign(out, ruleToJson(s.rule));
-  }
-  return out;
+  for (const k of NOT_FOR_RULES) delete out[k];
+  return Object.assign(out, ruleToJson(s.rule));
 }

@@ -14,6 +14,8 @@ import type { IdempotencyKeys } from './idempotency.js';
 
 export type { RegressionRecord } from '../store/mysql/counters-repo.js';
 export type { TokenInfo } from '../store/mysql/tokens-repo.js';
+/** How the admin API shows a tag, and a counter of its shards: its kind's (tag-kinds.ts). */
+export { shownId, tagView } from './tag-kinds.js';
 
 export interface AdminReadsDeps {
   readonly tags: TagsRepo;

@@ -1,17 +1,16 @@
 // Bulk takes, for consumers that want IDs by the hundred thousand (the websocket stream and
-// gRPC Take; docs/STREAM.md): what such a take asks for, whether its format suits the tag, and
-// where its IDs come from, a chunk at a time: segment tags as counter runs with their packing
-// (one `runs` request of the ID service per chunk), snowflake tags as decimal strings, rule tags as rendered
-// strings. Before anything is taken, the service checks that the tag exists and that the
-// token and parameters fit it. Transports parse a take into a BulkTake and encode its chunks.
-import { packing, type Packing } from '../core/layout.js';
-import type { Range } from '../core/ranges.js';
-import { IdmintError, invalid } from '../errors.js';
+// gRPC Take; docs/STREAM.md): a take is opened once (the door's checks), then its IDs come a
+// chunk at a time, one request of the ID service per chunk, in the chunks the tag's kind
+// decides (kinds/*.ts: a segment tag's counter runs with their packing, one string per ID
+// otherwise) and the formats it allows. Transports parse a take into a BulkTake and hand each
+// chunk a sink that writes its blocks (bulk-chunks.ts).
+import { IdmintError } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
+import { IdsChunk, ruleFormatOnly, type BulkIssue, type BulkTake, type Chunk, type ChunkSource } from './bulk-chunks.js';
 import type { IdOptions, IdService } from './id-service.js';
+import { kindOf } from './tag-kinds.js';
 
-export type BulkFormat = 'json' | 'binary' | 'ranges';
-export const BULK_FORMATS: readonly BulkFormat[] = ['json', 'binary', 'ranges'];
+export { BULK_FORMATS, type BlockSink, type BulkFormat, type BulkTake, type Chunk, type ChunkSource } from './bulk-chunks.js';
 
 /** Block size when a take names none. */
 export const DEFAULT_BLOCK = 10_000;
@@ -20,45 +19,6 @@ export const DEFAULT_BLOCK = 10_000;
 export interface BulkLimits {
   readonly maxCount: number;
   readonly maxBlock: number;
-}
-
-/** A validated bulk take. */
-export interface BulkTake {
-  readonly tag: string;
-  readonly count: number;
-  /** Most IDs per block. */
-  readonly block: number;
-  /** How the blocks carry IDs: the format decides which tags it suits. */
-  readonly format: BulkFormat;
-  /** Sharded segment tags. */
-  readonly key?: string;
-  /** Rule tags. */
-  readonly app?: string;
-  readonly salt?: string;
-  /** A client token, for tags that have tokens. */
-  readonly token?: string;
-  /**
-   * An idempotency key: the take's IDs are the answer kept for the key (at most 1000 IDs),
-   * taken as one list and sent in the take's format.
-   */
-  readonly idempotencyKey?: string;
-}
-
-export type Chunk =
-  /** Segment tags: ascending counter runs and how they pack into IDs. */
-  | { readonly kind: 'runs'; readonly runs: Range[]; readonly count: number; readonly packing: Packing }
-  /** Snowflake tags: IDs as decimal strings, ascending. */
-  | { readonly kind: 'decimals'; readonly ids: string[] }
-  /** Rule tags: formatted IDs. */
-  | { readonly kind: 'strings'; readonly ids: string[] };
-
-export interface ChunkSource {
-  /** Exactly n IDs, or a coded error. */
-  next(n: number): Promise<Chunk>;
-  /** Chunks are counter runs (a few numbers whatever their size), not one string per ID. */
-  readonly compact: boolean;
-  /** The whole take is one chunk (a keyed take: its answer is one request's). */
-  readonly whole?: boolean;
 }
 
 /**
@@ -88,42 +48,17 @@ export async function* takeChunks(source: ChunkSource, t: BulkTake, chunkIds: nu
   }
 }
 
-const ruleFormatOnly = (tag: string, format: string) =>
-  invalid(`tag "${tag}" is a rule tag: its IDs are formatted strings, sent with format "json" only ("${format}" carries 64-bit integers)`);
-
-const noRanges = (tag: string, why: string) =>
-  invalid(`tag "${tag}" is ${why}: the IDs of consecutive counters are not consecutive integers, so format "ranges" cannot carry them; use "binary" or "json"`);
-
-function checkSegment(tag: StoredTag, t: BulkTake): void {
-  if (t.format !== 'ranges') return;
-  if (tag.layout === 'sharded') throw noRanges(tag.tag, 'sharded');
-  if (tag.stride !== 1) throw noRanges(tag.tag, `interleaved (stride ${tag.stride})`);
-}
-
 /** Where the chunks of a take come from: refused (a coded error) before anything is taken when the tag, token, options or format do not fit. */
 export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSource> {
   const opts = { tag: t.tag, key: t.key, app: t.app, salt: t.salt, token: t.token };
   if (t.idempotencyKey !== undefined) return keyedTake(ids, t, opts);
   const tag = await ids.prepare({ ...opts, as: 'ids', count: t.count });
-  if (tag.rule) {
-    if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
-    return { compact: false, next: async (n) => ({ kind: 'strings', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
-  }
-  // Snowflake and permuted IDs are integers one string each (a permuted tag's counter runs are not its IDs).
-  if (tag.mode === 'snowflake' || tag.permute) {
-    if (tag.permute && t.format === 'ranges') throw noRanges(tag.tag, 'permuted');
-    return { compact: false, next: async (n) => ({ kind: 'decimals', ids: await ids.issue({ ...opts, as: 'ids', count: n }) }) };
-  }
-  checkSegment(tag, t);
-  return {
-    compact: true,
-    next: async (n) => {
-      const issued = await ids.issue({ ...opts, as: 'runs', count: n });
-      // The tag may have been re-created with another layout since the take began.
-      checkSegment(issued.tag, t);
-      return { kind: 'runs', runs: issued.runs, count: n, packing: packing(issued.tag, issued.shard) };
-    },
+  const issue: BulkIssue = {
+    ids: async (n) => ids.issue({ ...opts, as: 'ids', count: n }),
+    runs: (n) => ids.issue({ ...opts, as: 'runs', count: n }),
   };
+  // The kind decides the chunks and the formats that carry them (kinds/*.ts).
+  return kindOf(tag).bulk(tag, t, issue);
 }
 
 const DECIMAL = /^[0-9]+$/;
@@ -140,19 +75,15 @@ async function keyedTake(ids: IdService, t: BulkTake, opts: IdOptions & { tag: s
   } catch (err) {
     if (!(err instanceof IdmintError && err.code === 'TAG_DISABLED')) throw err;
   }
-  if (tag?.rule && t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
-  if (tag?.permute && t.format === 'ranges') throw noRanges(tag.tag, 'permuted');
-  if (tag?.mode === 'segment' && !tag.rule) checkSegment(tag, t);
+  if (tag !== undefined) kindOf(tag).keyedFormat(tag, t);
   return {
     compact: false,
     whole: true,
     next: async (n) => {
       const got = await ids.issue({ ...opts, as: 'ids', count: n, idempotencyKey: t.idempotencyKey });
-      if (tag?.rule || !got.every((id) => DECIMAL.test(id))) {
-        if (t.format !== 'json') throw ruleFormatOnly(t.tag, t.format);
-        return { kind: 'strings', ids: got };
-      }
-      return { kind: 'decimals', ids: got };
+      // Formatted IDs (a rule's, of a tag disabled since) go in format "json" only.
+      if (t.format !== 'json' && !got.every((id) => DECIMAL.test(id))) throw ruleFormatOnly(t.tag, t.format);
+      return new IdsChunk(got);
     },
   };
 }

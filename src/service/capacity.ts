@@ -1,7 +1,8 @@
 // Capacity of every tag: consumption rate, ID space left and when it runs out at that rate
 // (arithmetic in src/core/capacity.ts), read from what Redis and MySQL already record:
 // segment hashes (taken, and the time and taken count at the last install), MySQL's
-// high-water marks and allocation log, worker-id leases. The admin API reads one tag fresh;
+// high-water marks and allocation log, worker-id leases; each kind of tag read its own way
+// (ofTag), and shown its own way (capacity-json.ts). The admin API reads one tag fresh;
 // /metrics reads all of them through a short cache so scrapes stay cheap.
 import { combine, counterRemaining, forecast, rateOf, ruleForecast, snowflakeForecast, type Forecast, type Window } from '../core/capacity.js';
 import type { Clock } from '../core/clock.js';
@@ -9,9 +10,11 @@ import { counterLimit } from '../core/layout.js';
 import { nextPeriodChange, periodOf } from '../core/period.js';
 import { maxWorkers } from '../core/snowflake-layout.js';
 import { windowKey, type CountersRepo } from '../store/mysql/counters-repo.js';
-import type { StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
+import type { StoredOf, StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
 import type { LeaseStore } from '../store/redis/leases.js';
 import type { SegmentStats, SegmentStore } from '../store/redis/segments.js';
+
+export { capacityJson } from './capacity-json.js';
 
 /** How long /metrics reuses the capacity of all tags. */
 export const CAPACITY_CACHE_MS = 10_000;
@@ -27,17 +30,26 @@ export interface CounterCapacity extends Forecast {
   readonly redisRead: boolean;
 }
 
-export interface TagCapacity {
+interface CapacityOf<M extends StoredTag['mode']> {
   readonly tag: string;
-  readonly mode: StoredTag['mode'];
+  readonly mode: M;
   readonly forecast: Forecast;
   /** Segment tags: one entry per shard that has a counter. Rule tags: one per app in the current period. */
   readonly counters: readonly CounterCapacity[];
-  /** Rule tags: the current period and when it ends. */
-  readonly period?: { readonly period: number; readonly endsAtMs: number; readonly endSeconds: number; readonly runsOutBeforeReset: boolean };
-  /** Snowflake tags: the worker-id pool of the layout's width. */
-  readonly workerPool?: { readonly workerBits: number; readonly size: number; readonly used: number };
 }
+
+/** The capacity of a tag, by kind. */
+export type TagCapacity =
+  | (CapacityOf<'segment'> & { readonly period?: undefined })
+  /** Rule tags: the current period and when it ends. */
+  | (CapacityOf<'rule'> & {
+      readonly period: { readonly period: number; readonly endsAtMs: number; readonly endSeconds: number; readonly runsOutBeforeReset: boolean };
+    })
+  /** Snowflake tags: the worker-id pool of the layout's width. */
+  | (CapacityOf<'snowflake'> & {
+      readonly period?: undefined;
+      readonly workerPool: { readonly workerBits: number; readonly size: number; readonly used: number };
+    });
 
 export interface CapacityDeps {
   readonly tags: TagsRepo;
@@ -80,9 +92,14 @@ export class CapacityReader {
   }
 
   async ofTag(t: StoredTag): Promise<TagCapacity> {
-    if (t.mode === 'snowflake' && t.snowflake) return this.snowflake(t);
-    if (t.rule) return this.rule(t);
-    return this.segment(t);
+    switch (t.mode) {
+      case 'snowflake':
+        return this.snowflake(t);
+      case 'rule':
+        return this.rule(t);
+      case 'segment':
+        return this.segment(t);
+    }
   }
 
   private async stats(t: StoredTag, shard: number, scope = ''): Promise<SegmentStats | undefined> {
@@ -94,7 +111,7 @@ export class CapacityReader {
     return { ...f, limit, allocatedMax, redisRead: s !== undefined };
   }
 
-  private async segment(t: StoredTag): Promise<TagCapacity> {
+  private async segment(t: StoredOf<'segment'>): Promise<TagCapacity> {
     const limit = counterLimit(t, BigInt(t.maxIdLimit));
     // Redis first, MySQL after: every segment Redis holds was allocated (committed) before it was
     // installed, so the marks read afterwards include it. Read the other way round, a refill
@@ -111,8 +128,8 @@ export class CapacityReader {
     return { tag: t.tag, mode: t.mode, forecast: combine(counters, now), counters };
   }
 
-  private async rule(t: StoredTag): Promise<TagCapacity> {
-    const r = t.rule!;
+  private async rule(t: StoredOf<'rule'>): Promise<TagCapacity> {
+    const r = t.rule;
     const limit = counterLimit(t, BigInt(t.maxIdLimit));
     const now = this.d.clock.now();
     const period = periodOf(now, r.timeZone, r.resetSeconds);
@@ -145,8 +162,8 @@ export class CapacityReader {
     };
   }
 
-  private async snowflake(t: StoredTag): Promise<TagCapacity> {
-    const l = t.snowflake!;
+  private async snowflake(t: StoredOf<'snowflake'>): Promise<TagCapacity> {
+    const l = t.snowflake;
     const now = this.d.clock.now();
     const sf = snowflakeForecast(l, now);
     const used = await this.d.leaseStore.count(l.workerBits).catch(() => 0);

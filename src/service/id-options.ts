@@ -1,5 +1,7 @@
-// What a request for IDs may carry besides the tag and the count, and the checks that the
-// options fit the tag's mode (the same checks, in the same order, whichever transport asks).
+// What a request for IDs may carry besides the tag and the count, and the checks of them that
+// the kinds of tag share: a rule's app and salt, and the shard a segment tag's key selects.
+// Which of them a tag takes is its kind's to say (TagKind.checkOptions, tag-kinds.ts), in the
+// same order whichever transport asks.
 import { shardOf } from '../core/layout.js';
 import { isValidAppName, isValidSalt } from '../core/rule-template.js';
 import { invalid } from '../errors.js';
@@ -25,9 +27,14 @@ export const NO_OPTIONS: IdOptions = Object.freeze({});
 /** The most IDs one request may ask for (HTTP /v1/ids, gRPC Next); bulk takes have limits of their own. */
 export const MAX_BATCH = 10000;
 
-/** The options carry app or salt that apply to this tag. */
-export const hasRuleInput = (tag: StoredTag, opts: IdOptions): boolean =>
-  (opts.app !== undefined || opts.salt !== undefined) && (tag.rule !== null || opts.appIfRule !== true);
+/** The options carry app or salt that a tag of another kind than rule refuses (unless the caller says to ignore them: appIfRule). */
+export const strayRuleInput = (opts: IdOptions): boolean => (opts.app !== undefined || opts.salt !== undefined) && opts.appIfRule !== true;
+
+/** Refuses app and salt for a tag of another kind than rule (`mode` names it), then checks the key's shard. */
+export function checkNotRule(tag: StoredTag, opts: IdOptions): void {
+  if (strayRuleInput(opts)) throw invalid(`app and salt apply to rule tags; "${tag.tag}" is a ${tag.mode} tag`);
+  shardFor(tag, opts.key);
+}
 
 /** A rule's app and salt, checked. */
 export function ruleInput(tag: StoredTag, opts: IdOptions): { app: string; salt: string } {
@@ -46,14 +53,4 @@ export function shardFor(tag: StoredTag, key: string | undefined): number {
   }
   if (key === undefined || key === '') throw invalid(`tag "${tag.tag}" is sharded: pass the key the ID is for (?key=...)`);
   return shardOf(key, tag.shards);
-}
-
-/** Refuses options that do not fit the tag's mode, in the order issuing checks them. */
-export function checkOptions(tag: StoredTag, opts: IdOptions): void {
-  if (tag.rule) {
-    ruleInput(tag, opts);
-    return;
-  }
-  if (hasRuleInput(tag, opts)) throw invalid(`app and salt apply to rule tags; "${tag.tag}" is a ${tag.mode} tag`);
-  shardFor(tag, opts.key);
 }

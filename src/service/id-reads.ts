@@ -1,5 +1,5 @@
 // The read side of the ID service: what a request may learn about a tag without issuing
-// anything: its definition (for decoding an ID), id_server's monitor counter, and what this
+// anything: its definition, an ID decoded, id_server's monitor counter, and what this
 // process caches for it. Issuing has one door of its own (id-service.ts).
 import { counterAt } from '../core/rule-spec.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
@@ -12,6 +12,10 @@ import { enabled, servable } from './segment-mode.js';
 import type { SnowflakeDeps } from './sources.js';
 import type { SourceCache } from './sources.js';
 import type { TagRegistry } from './tag-registry.js';
+import { kindOf, type Decoded } from './tag-kinds.js';
+
+/** The pattern of an ID accepted for decoding (then also checked to be below 2^63). */
+const DECODE_ID = /^[0-9]{1,19}$/;
 
 export class IdReads {
   constructor(
@@ -40,13 +44,24 @@ export class IdReads {
   }
 
   /**
+   * The parts of an ID of `name` (1 to 19 digits), for a request carrying `token`: as `access`
+   * reads the tag, or as `definition` for `staff` (the admin or viewer token, the only
+   * credential that decodes a permuted tag's IDs). How an ID decodes is its kind's (kinds/*.ts).
+   */
+  async decode(name: string, idText: string, token: string | undefined, staff: boolean): Promise<Decoded> {
+    if (!DECODE_ID.test(idText)) throw invalid('id must be a decimal of 1 to 19 digits');
+    const tag = staff ? await this.definition(name) : await this.access(name, token);
+    return kindOf(tag).decode(tag, idText, staff);
+  }
+
+  /**
    * id_server's monitor: the last counter value handed out in the current period (-1: none yet):
    * by any process for `order: global`; by this process for `order: node`, whose other processes
    * hand out from blocks of their own (as each id_server node has its own counter).
    */
   async monitor(name: string, app: string | undefined, token?: string): Promise<{ counter: number }> {
     const tag = await this.access(name, token);
-    if (!tag.rule) throw invalid(`monitor applies to rule tags; "${name}" is a ${tag.mode} tag`);
+    if (tag.mode !== 'rule') throw invalid(`monitor applies to rule tags; "${name}" is a ${tag.mode} tag`);
     const { app: appName } = ruleInput(tag, { app });
     const scope = scopeOf(tag, appName, this.clock.now());
     let handedOut: number;

@@ -20,6 +20,7 @@ import { RuleTemplates } from './rule-mode.js';
 import { enabled, SegmentMode, type Issued } from './segment-mode.js';
 import type { ClockEvents } from './snowflake-generator.js';
 import { SourceCache, type SnowflakeDeps, type TagSources } from './sources.js';
+import { kindOf } from './tag-kinds.js';
 import type { TagRegistry } from './tag-registry.js';
 
 export type { IdOptions } from './id-options.js';
@@ -27,6 +28,7 @@ export type { Accepts, HeldRequest, IdsRequest, IssueRequest, OneRequest, RunsRe
 export type { Issued } from './segment-mode.js';
 export type { SnowflakeDeps } from './sources.js';
 export type { IdReads } from './id-reads.js';
+export type { Decoded } from './tag-kinds.js';
 
 /** How much a request without a valid token learns about a tag that has tokens. */
 export interface Exposure {
@@ -166,8 +168,7 @@ export class IdService {
     checkRequest(tag, req);
     if (this.idempotency === undefined) throw unavailable('this process keeps no idempotency keys; retry without the key');
     const n = countOf(req, tag);
-    const rule = tag.rule !== null;
-    const fingerprint = fingerprintOf({ count: n, shape: req.as, key: req.key, app: rule ? req.app : undefined, salt: rule ? req.salt : undefined });
+    const fingerprint = fingerprintOf({ count: n, shape: req.as, key: req.key, ...kindOf(tag).keyedInput(req) });
     // A disabled tag takes nothing (the claim path refuses it after finding no kept answer).
     const inKey = tag.enabled ? this.sources.of(tag).mode.inKey?.(tag) : undefined;
     return this.idempotency.issue(

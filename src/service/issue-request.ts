@@ -1,13 +1,14 @@
 // What a transport asks the one issuing door (IdService.issue) for, and the checks that a
 // request fits the tag it names, made once, inside the door, whichever transport asks: the
-// options fit the tag's mode (id-options.ts), the answer's shape suits the tag (runs are
-// counter runs of segment tags; a block a client holds itself needs `order: node`), and the
-// tag is one the caller's protocol can carry (Leaf's routes serve one mode each, Tinyid's
-// plain segment IDs only, with a batch limit of their own).
+// options fit the tag's mode (id-options.ts), the answer's shape suits the tag (counter runs
+// only where its kind has them, tag-kinds.ts; a block a client holds itself needs
+// `order: node`), and the tag is one the caller's protocol can carry (Leaf's routes serve one
+// mode each, Tinyid's plain segment IDs only, with a batch limit of their own).
 import type { Mode } from '../core/tag-spec.js';
 import { invalid } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
-import { checkOptions, type IdOptions } from './id-options.js';
+import type { IdOptions } from './id-options.js';
+import { kindOf } from './tag-kinds.js';
 
 /** What the caller's protocol can carry; anything else is refused before anything is taken. */
 export interface Accepts {
@@ -88,24 +89,18 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
     throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag${hint}`);
   }
   if (a?.plain) {
-    if (tag.mode !== 'segment' || tag.rule) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag; only plain segment tags are served here`);
-    if (tag.layout !== 'plain') throw invalid(`tag "${tag.tag}" is sharded (its IDs need a key); only plain segment tags are served here`);
+    const why = kindOf(tag).notPlain(tag);
+    if (why !== undefined) throw invalid(why);
   }
-  checkOptions(tag, req);
+  kindOf(tag).checkOptions(tag, req);
   if ((req.as === 'runs' || req.as === 'held') && req.idempotencyKey !== undefined)
     throw invalid(
       'an idempotency key (the Idempotency-Key header, idempotency-key metadata or idempotency_key field) applies to requests for one ID or a list of IDs (at most 1000), not to counter runs or held blocks such as segments; send the request without it',
     );
   if (req.as === 'runs' || req.as === 'held') {
-    if (tag.mode !== 'segment' || tag.rule) throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag, not a segment tag`);
-    // Consecutive counters of a permuted tag are not consecutive IDs: only its IDs are handed out.
-    if (tag.permute) {
-      throw invalid(
-        req.as === 'held'
-          ? `tag "${tag.tag}" has permuted IDs, which a client cannot count on from a block it holds; blocks are served for unpermuted tags`
-          : `tag "${tag.tag}" has permuted IDs: ask for its IDs, not counter runs`,
-      );
-    }
+    // Counter runs are a segment tag's whose IDs are a line of its counter (kinds/*.ts).
+    const why = kindOf(tag).noRuns(tag, req.as);
+    if (why !== undefined) throw invalid(why);
   }
   if (req.as === 'held' && tag.order !== 'node') {
     throw invalid(
@@ -125,5 +120,5 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
 export function carries(tag: StoredTag, a: Accepts | undefined): boolean {
   if (a === undefined) return true;
   if (a.modes !== undefined && !a.modes.includes(tag.mode)) return false;
-  return !a.plain || (tag.mode === 'segment' && !tag.rule && tag.layout === 'plain');
+  return !a.plain || kindOf(tag).notPlain(tag) === undefined;
 }

@@ -1,14 +1,16 @@
 // One source per kind of tag behind one interface, chosen once from the definition when its
 // sources are made (modeSources): a segment tag with `order: global` issues through its
 // coalescer, one with `order: node` from this process's block, a rule through the counter of
-// its (app, period) scope and its template, a snowflake tag from its generator. Each answers
-// one ID from memory when it can (one()) and any count the full way (ids()), for a definition
-// the door (id-service.ts) has resolved and checked.
+// its (app, period) scope and its template, a snowflake tag from its generator. Each makes
+// what a first request needs at hand when a definition is read (warm()), answers one ID from
+// memory when it can (one()) and any count the full way (ids()), for a definition the door
+// (id-service.ts) has resolved and checked. What else differs per kind (decoding, bulk
+// formats, the admin view) is beside these, in tag-kinds.ts.
 import type { Clock } from '../core/clock.js';
 import { seqString } from '../core/layout.js';
-import type { StoredTag } from '../store/mysql/tags-repo.js';
+import type { StoredOf, StoredTag } from '../store/mysql/tags-repo.js';
 import { TagMovedError, type Coalescer } from './coalescer.js';
-import { hasRuleInput, ruleInput, type IdOptions } from './id-options.js';
+import { ruleInput, strayRuleInput, type IdOptions } from './id-options.js';
 import { scopeOf, type RuleTemplates } from './rule-mode.js';
 import type { TakeInKey } from './idempotency.js';
 import { formatIds, type SegmentMode } from './segment-mode.js';
@@ -25,28 +27,47 @@ export interface ModeDeps {
   readonly again: (tag: string, opts: IdOptions) => Promise<string>;
 }
 
-export interface ModeSource {
+export interface ModeSource<T extends StoredTag = StoredTag> {
   /**
    * One ID of the cached definition `tag` (whose sources are `s`, its token admitted): at once
    * from memory, or a promise through an `order: global` coalescer; undefined, having taken
    * nothing, when only the full way can answer (a block to fill, a lease to take up, a tick to
    * wait for, options memory does not check).
    */
-  one(tag: StoredTag, s: TagSources, opts: IdOptions): string | Promise<string> | undefined;
+  one(tag: T, s: TagSources, opts: IdOptions): string | Promise<string> | undefined;
   /** count IDs (at least 1) in issue order, for a resolved and checked definition. */
-  ids(tag: StoredTag, count: number, opts: IdOptions): Promise<string[]>;
+  ids(tag: T, count: number, opts: IdOptions): Promise<string[]>;
   /**
    * Where a keyed request's IDs may be taken in its key's own Redis call (idempotency.ts): the
    * counter and the arithmetic of its IDs; undefined when they are taken otherwise (from
    * memory, or formatted beyond k * stride + offset).
    */
-  inKey?(tag: StoredTag): Omit<TakeInKey, 'taken'> | undefined;
+  inKey?(tag: T): Omit<TakeInKey, 'taken'> | undefined;
+  /**
+   * Makes what the first request for the enabled definition `tag` needs at hand in its new
+   * sources `s` (sources.ts), when anything: the rest is made on first use.
+   */
+  warm?(tag: T, s: TagSources): void;
 }
 
-/** The source of a definition's kind, decided once per definition (the four are made once). */
+/**
+ * The source of a definition's kind, decided once per definition (the four are made once). A
+ * source is called with the definition it was chosen for, or one of the same epoch, whose kind
+ * is the same (a tag's mode never changes within an epoch: tag-spec.ts refuses the change, and
+ * re-creating the tag starts a new epoch).
+ */
 export function modeSources(d: ModeDeps): (tag: StoredTag) => ModeSource {
   const kinds = { rule: rule(d), snowflake: snowflake(d), node: segmentNode(d), global: segmentGlobal(d) };
-  return (tag) => (tag.rule ? kinds.rule : tag.mode === 'snowflake' ? kinds.snowflake : tag.order === 'node' ? kinds.node : kinds.global);
+  return (tag) => {
+    switch (tag.mode) {
+      case 'rule':
+        return kinds.rule;
+      case 'snowflake':
+        return kinds.snowflake;
+      case 'segment':
+        return tag.order === 'node' ? kinds.node : kinds.global;
+    }
+  };
 }
 
 /** One ID of an `order: global` tag from its coalescer: `render` makes the ID of its counter value. */
@@ -74,14 +95,20 @@ function fromBlock(d: ModeDeps, tag: StoredTag, s: TagSources, src: SegmentSourc
 
 /** A plain segment tag's one source (shard 0), unless the options need the full way (a key, or a rule's input it refuses). */
 const plainSource = (tag: StoredTag, s: TagSources, opts: IdOptions): SegmentSource | undefined =>
-  opts.key !== undefined || hasRuleInput(tag, opts) ? undefined : s.plain;
+  opts.key !== undefined || strayRuleInput(opts) ? undefined : s.plain;
 
 const segmentIds =
   (d: ModeDeps) =>
   async (tag: StoredTag, count: number, opts: IdOptions): Promise<string[]> =>
     formatIds(await d.segments.take(tag, count, opts.key));
 
-function segmentGlobal(d: ModeDeps): ModeSource {
+/** A plain segment tag's one source (shard 0, no scope): what a single ID comes from. */
+function warmPlain(d: ModeDeps, tag: StoredOf<'segment'>, s: TagSources): SegmentSource | undefined {
+  if (tag.layout === 'plain') return (s.plain = d.sources.segment(s, 0, ''));
+  return undefined;
+}
+
+function segmentGlobal(d: ModeDeps): ModeSource<StoredOf<'segment'>> {
   return {
     one(tag, s, opts) {
       const src = plainSource(tag, s, opts);
@@ -90,10 +117,13 @@ function segmentGlobal(d: ModeDeps): ModeSource {
     ids: segmentIds(d),
     // Every ID of a plain tag's counter value k is k * stride + offset, unless it is permuted.
     inKey: (tag) => (tag.layout === 'plain' && !tag.permute ? { shard: 0, scope: '', stride: tag.stride, offset: tag.offset } : undefined),
+    warm(tag, s) {
+      warmPlain(d, tag, s);
+    },
   };
 }
 
-function segmentNode(d: ModeDeps): ModeSource {
+function segmentNode(d: ModeDeps): ModeSource<StoredOf<'segment'>> {
   return {
     one(tag, s, opts) {
       const src = plainSource(tag, s, opts);
@@ -101,10 +131,14 @@ function segmentNode(d: ModeDeps): ModeSource {
       return v === undefined ? undefined : seqString(tag, v);
     },
     ids: segmentIds(d),
+    warm(tag, s) {
+      const plain = warmPlain(d, tag, s);
+      if (plain) d.sources.buffer(s, plain);
+    },
   };
 }
 
-function rule(d: ModeDeps): ModeSource {
+function rule(d: ModeDeps): ModeSource<StoredOf<'rule'>> {
   return {
     one(tag, s, opts) {
       if (opts.key !== undefined) return undefined;
@@ -127,10 +161,10 @@ function rule(d: ModeDeps): ModeSource {
   };
 }
 
-function snowflake(d: ModeDeps): ModeSource {
+function snowflake(d: ModeDeps): ModeSource<StoredOf<'snowflake'>> {
   return {
     one(tag, s, opts) {
-      if (opts.key !== undefined || hasRuleInput(tag, opts) || s.generator === undefined) return undefined;
+      if (opts.key !== undefined || strayRuleInput(opts) || s.generator === undefined) return undefined;
       const id = s.generator.takeOneNow();
       if (id === undefined) return undefined;
       d.count(tag, 1, s);
@@ -138,6 +172,11 @@ function snowflake(d: ModeDeps): ModeSource {
     },
     async ids(tag, count) {
       return (await d.sources.generatorOf(tag).take(count)).map(String);
+    },
+    // The generator of the layout, its lease taken up.
+    warm(tag, s) {
+      s.generator = d.sources.generatorOf(tag);
+      s.generator.prime();
     },
   };
 }

@@ -8,6 +8,7 @@
 // UNAVAILABLE meanwhile. A draining process (src/service/drain.ts) is not ready whatever the
 // checks say: it is on its way out.
 import type { Pool } from 'mysql2/promise';
+import { workerWidths } from '../core/tag-kinds.js';
 import { withinLate } from '../late-timeout.js';
 import type { PoolSupervisor } from '../store/mysql/pool-supervisor.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
@@ -64,7 +65,7 @@ export async function readiness(d: ReadinessDeps): Promise<Readiness> {
     redisServerStates(d.segments),
     check(() => d.pool.query('SELECT 1 FROM idmint_schema_migrations LIMIT 1')),
     check(async () => {
-      const widths = new Set((await d.tags.list()).flatMap((t) => (t.snowflake && t.enabled ? [t.snowflake.workerBits] : [])));
+      const widths = workerWidths((await d.tags.list()).filter((t) => t.enabled));
       // Taken here when missing: a node a load balancer keeps out until it is ready would
       // otherwise never see the request that takes its lease.
       for (const bits of widths) {

@@ -6,14 +6,16 @@ import { compileRule, counterAt } from '../core/rule-spec.js';
 import { render } from '../core/rule-render.js';
 import type { CompiledTemplate } from '../core/rule-template.js';
 import type { Range } from '../core/ranges.js';
-import type { StoredTag } from '../store/mysql/tags-repo.js';
+import type { StoredOf } from '../store/mysql/tags-repo.js';
+
+type RuleTag = StoredOf<'rule'>;
 
 export class RuleTemplates {
   private readonly compiled = new Map<string, { readonly source: string; readonly max: number; readonly compiled: CompiledTemplate }>();
 
   /** The tag's compiled template, compiled again only when the template or its maximum changed. */
-  of(tag: StoredTag): CompiledTemplate {
-    const r = tag.rule!;
+  of(tag: RuleTag): CompiledTemplate {
+    const r = tag.rule;
     const cached = this.compiled.get(tag.tag);
     if (cached && cached.source === r.template && cached.max === r.maxCounter) return cached.compiled;
     // Stored rules were validated when saved; force only skips the lifetime check they passed.
@@ -23,14 +25,14 @@ export class RuleTemplates {
   }
 
   /** One rendered ID of counter value v at the moment nowMs. */
-  renderOne(tag: StoredTag, v: number, app: string, salt: string, nowMs: number): string {
-    const r = tag.rule!;
+  renderOne(tag: RuleTag, v: number, app: string, salt: string, nowMs: number): string {
+    const r = tag.rule;
     return render(this.of(tag), { counter: counterAt(r, tag, v), salt, app, parts: localParts(nowMs, r.timeZone) });
   }
 
   /** The rendered IDs of counter runs taken at the moment nowMs, in order. */
-  renderRuns(tag: StoredTag, runs: readonly Range[], app: string, salt: string, nowMs: number): string[] {
-    const r = tag.rule!;
+  renderRuns(tag: RuleTag, runs: readonly Range[], app: string, salt: string, nowMs: number): string[] {
+    const r = tag.rule;
     const compiled = this.of(tag);
     const parts = localParts(nowMs, r.timeZone);
     const out: string[] = [];
@@ -42,7 +44,7 @@ export class RuleTemplates {
 }
 
 /** The counter scope "<app>/<period>" of a rule at a moment. */
-export function scopeOf(tag: StoredTag, app: string, nowMs: number): string {
-  const r = tag.rule!;
+export function scopeOf(tag: RuleTag, app: string, nowMs: number): string {
+  const r = tag.rule;
   return `${app}/${periodOf(nowMs, r.timeZone, r.resetSeconds)}`;
 }

@@ -4,10 +4,11 @@
 // serves from in front of that; and the tag's snowflake generator.
 //
 // Warmed when a definition is read (the registry reports every read it keeps), so the first
-// request after it finds its sources in memory: the coalescer (and, for `order: node`, the
-// block, filled by the first request that needs it, as before: a block fetched for a tag
-// nobody asks IDs of would be a gap) of a plain segment tag, the generator of a snowflake tag
-// with the lease this process holds taken up. A new
+// request after it finds its sources in memory, as the source of its kind decides
+// (ModeSource.warm in mode-sources.ts): the coalescer (and, for `order: node`, the block,
+// filled by the first request that needs it, as before: a block fetched for a tag nobody asks
+// IDs of would be a gap) of a plain segment tag, the generator of a snowflake tag with the
+// lease this process holds taken up. A new
 // epoch (the tag moved, or was deleted and re-created) drops the old epoch's sources, and so
 // does a deleted tag; rule scopes (one per app and period) idle for a minute are dropped once
 // more than MAX_IDLE_SCOPES are held. A dropped `order: node` block is a gap; the counter
@@ -16,7 +17,7 @@
 // Snowflake generators are kept per (tag, layout) for the life of the process instead, not per
 // epoch: a tag re-created with the same layout (as it must be) continues after the time and
 // sequence this process already used for it.
-import type { StoredTag } from '../store/mysql/tags-repo.js';
+import type { StoredOf, StoredTag } from '../store/mysql/tags-repo.js';
 import { Coalescer, type CoalescerDeps } from './coalescer.js';
 import type { LeaseManager } from './lease-manager.js';
 import type { ModeSource } from './mode-sources.js';
@@ -119,14 +120,8 @@ export class SourceCache {
       s.def = tag;
       s.mode = this.modeOf(tag);
     }
-    if (!tag.enabled) return s;
-    if (tag.mode === 'snowflake') {
-      s.generator = this.generatorOf(tag);
-      s.generator.prime();
-    } else if (tag.layout === 'plain' && !tag.rule) {
-      s.plain = this.segment(s, 0, '');
-      if (tag.order === 'node') this.buffer(s, s.plain);
-    }
+    // What a first request needs at hand is the kind's to say (mode-sources.ts).
+    if (tag.enabled) s.mode.warm?.(tag, s);
     return s;
   }
 
@@ -169,12 +164,12 @@ export class SourceCache {
   }
 
   /** The generator of a snowflake tag's layout. */
-  generatorOf(tag: StoredTag): SnowflakeGenerator {
+  generatorOf(tag: StoredOf<'snowflake'>): SnowflakeGenerator {
     const k = `${tag.tag}\u0000${JSON.stringify(tag.snowflake)}`;
     let g = this.generators.get(k);
     if (!g) {
       const { leases, clock, maxBackMs } = this.snowflake;
-      g = new SnowflakeGenerator(tag.snowflake!, leases, clock, maxBackMs, this.clockEvents);
+      g = new SnowflakeGenerator(tag.snowflake, leases, clock, maxBackMs, this.clockEvents);
       this.generators.set(k, g);
     }
     return g;

@@ -208,10 +208,9 @@ describe('gRPC API', () => {
       assert.equal(d.mode, http.mode);
       assert.equal(d.id, http.id);
       if (d.mode === 'snowflake') {
-        assert.deepEqual(
-          { ...d.snowflake, time: Number(d.snowflake!.time) },
-          { timestamp: http.timestamp, time: http.time, worker_id: http.worker_id, sequence: http.sequence },
-        );
+        const sf = d.snowflake;
+        assert.ok(sf, 'a snowflake ID has snowflake parts');
+        assert.deepEqual({ ...sf, time: Number(sf.time) }, { timestamp: http.timestamp, time: http.time, worker_id: http.worker_id, sequence: http.sequence });
         assert.equal(d.parts, 'snowflake');
         assert.equal(d.segment, undefined);
       } else {

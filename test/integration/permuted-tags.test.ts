@@ -49,7 +49,8 @@ async function storedKey(tag: string): Promise<string> {
   try {
     const [rows] = await c.query<mysql.RowDataPacket[]>('SELECT options FROM idmint_tags WHERE tag = ?', [tag]);
     const o = JSON.parse(String(rows[0].options)) as { permute?: { key: string } };
-    return o.permute!.key;
+    assert.ok(o.permute, `tag "${tag}" has a permutation stored`);
+    return o.permute.key;
   } finally {
     await c.end();
   }

@@ -194,7 +194,11 @@ describe('serve --processes 2', () => {
       try {
         const got = await client.next({ tag: 'ps', count: 3 });
         ids.push(...got);
-        for (const id of got) workers.add((await client.decode({ tag: 'ps', id })).snowflake!.worker_id);
+        for (const id of got) {
+          const sf = (await client.decode({ tag: 'ps', id })).snowflake;
+          assert.ok(sf, `${id} decodes to snowflake parts`);
+          workers.add(sf.worker_id);
+        }
       } finally {
         client.close();
       }

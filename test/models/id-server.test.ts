@@ -33,6 +33,9 @@ import { FOCUS, params } from './fuzz-params.js';
 import { runIdServer, type IdServerEvent, type IdServerScenario, type IssuedRuleId, type RuleConfig } from './id-server-model.js';
 import { ruleCollisions } from './idmint-reach.js';
 import { offsetSec, standardOffsetSec, ZONES } from './zones.js';
+import { specOfMode, type TagSpec } from '../../src/core/tag-kinds.js';
+
+const ruleOf = (s: TagSpec) => specOfMode(s, 'rule', 'the id_server model').rule;
 
 const none: Current = { live: new Map(), deleted: new Set() };
 
@@ -266,7 +269,7 @@ export function importIdServer(c: Case): RuleImportResult {
   for (const t of plan.tags) {
     for (const o of ruleCollisions(t, out.importMs, out.issued).filter((x) => c.given === c.s.zone || visible(x))) {
       collisions.push(
-        `${o.rule}/${o.app} ${o.id} (counter ${o.counter}, node ${o.node}, at ${new Date(o.sec * 1000).toISOString()}); idmint zone ${t.spec.rule!.timeZone}, floors ${t.floors.map((f) => `${f.shard}:${f.scope}>${f.counter}`).join(' ') || 'none'}`,
+        `${o.rule}/${o.app} ${o.id} (counter ${o.counter}, node ${o.node}, at ${new Date(o.sec * 1000).toISOString()}); idmint zone ${ruleOf(t.spec).timeZone}, floors ${t.floors.map((f) => `${f.shard}:${f.scope}>${f.counter}`).join(' ') || 'none'}`,
       );
     }
   }

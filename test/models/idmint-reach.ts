@@ -12,6 +12,7 @@ import { render } from '../../src/core/rule-render.js';
 import { compileRule, firstCounter, periodCapacity } from '../../src/core/rule-spec.js';
 import { decode, type SnowflakeLayout, toUnits } from '../../src/core/snowflake-layout.js';
 import type { IssuedRuleId } from './id-server-model.js';
+import { specOfMode } from '../../src/core/tag-kinds.js';
 
 /** How far past the import a rule tag's periods are followed: past every offset from -12 to +14 and a day's reset. */
 export const RULE_HORIZON_MS = 3 * 86_400_000;
@@ -36,8 +37,8 @@ function floorOf(plan: TagPlan, app: string, p: number): number {
  * rendering equals it.
  */
 export function ruleCollisions(plan: TagPlan, importMs: number, old: readonly IssuedRuleId[]): IssuedRuleId[] {
-  const spec = plan.spec;
-  const rule = spec.rule!;
+  const spec = specOfMode(plan.spec, 'rule', 'ruleCollisions');
+  const rule = spec.rule;
   const zone = rule.timeZone;
   const compiled = compileRule(rule, true);
   const first = firstCounter(rule, spec);

@@ -16,6 +16,7 @@ import { specFromCreate } from '../../src/core/tag-spec.js';
 import { FOCUS, params } from './fuzz-params.js';
 import { snowflakeCollisions } from './idmint-reach.js';
 import { LEAF_TWEPOCH, runLeafSnowflake, type LeafSnowflakeEvent, type LeafSnowflakeScenario } from './leaf-model.js';
+import { specOfMode } from '../../src/core/tag-kinds.js';
 
 const none: Current = { live: new Map(), deleted: new Set() };
 
@@ -111,7 +112,7 @@ describe('Leaf snowflake import against a model of Leaf', () => {
           );
           assert.equal(plan.tags.length, 1);
           assert.equal(plan.tags[0].mode, 'snowflake');
-          return plan.tags[0].spec.snowflake!;
+          return specOfMode(plan.tags[0].spec, 'snowflake', 'the Leaf model').snowflake;
         } catch (e) {
           if (!(e instanceof SpecProblems)) throw e;
           refused++;
@@ -130,7 +131,8 @@ describe('Leaf snowflake import against a model of Leaf', () => {
       check((c, importMs) => {
         // "a later epoch": later than Leaf's twepoch, at most idmint's default and the import.
         const later = Math.min(Math.max(c.s.twepoch + 1, DEFAULT_EPOCH_MS), importMs);
-        return specFromCreate({ tag: 'leaf_snowflake', mode: 'snowflake', ...(c.giveLayout ? { epoch: later } : {}) }).snowflake!;
+        return specOfMode(specFromCreate({ tag: 'leaf_snowflake', mode: 'snowflake', ...(c.giveLayout ? { epoch: later } : {}) }), 'snowflake', 'old advice')
+          .snowflake;
       }),
       params(),
     );

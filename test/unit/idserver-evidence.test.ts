@@ -13,6 +13,9 @@ import { localParts, periodOf } from '../../src/core/period.js';
 import { render } from '../../src/core/rule-render.js';
 import { compileRule, counterAt } from '../../src/core/rule-spec.js';
 import { SpecProblems } from '../../src/core/spec-problems.js';
+import { specOfMode, type TagSpec } from '../../src/core/tag-kinds.js';
+
+const ruleOf = (s: TagSpec) => specOfMode(s, 'rule', 'the test').rule;
 
 const none = { live: new Map(), deleted: new Set<string>() };
 const DAY = 86400;
@@ -37,13 +40,15 @@ const row = (appName: string, counter: number, atMs: number, extra: Partial<OldC
 /** The floor (sequence) of app's counter in the period of `atMs`, by the folded name. */
 const floorAt = (plan: ReturnType<typeof planRules>, tag: string, app: string, atMs: number) => {
   const t = plan.tags.find((x) => x.tag === tag)!;
-  const p = periodOf(atMs, t.spec.rule!.timeZone, t.spec.rule!.resetSeconds);
+  const r = ruleOf(t.spec);
+  const p = periodOf(atMs, r.timeZone, r.resetSeconds);
   return t.floors.find((f) => f.shard === FOLD_SHARD && f.scope === `${app}/${p}`)?.counter ?? 0;
 };
 /** The ID idmint writes for sequence k of app's counter at `atMs`. */
 const idmintId = (plan: ReturnType<typeof planRules>, tag: string, k: number, atMs: number) => {
   const t = plan.tags.find((x) => x.tag === tag)!;
-  return render(compileRule(t.spec.rule!, true), { counter: counterAt(t.spec.rule!, t.spec, k), app: '', parts: localParts(atMs, t.spec.rule!.timeZone) });
+  const r = ruleOf(t.spec);
+  return render(compileRule(r, true), { counter: counterAt(r, t.spec, k), app: '', parts: localParts(atMs, r.timeZone) });
 };
 
 describe('an id_server import and its zone', () => {
@@ -60,7 +65,7 @@ describe('an id_server import and its zone', () => {
     );
     // A counter with no date that never resets needs none.
     const plain = planRules([rule(undefined, {}, { resetSeconds: 0, template: 'X{counter:8}' })], [row('shop', 30, saved)], none, importAt);
-    assert.equal(plain.tags[0].spec.rule!.timeZone, 'UTC');
+    assert.equal(ruleOf(plain.tags[0].spec).timeZone, 'UTC');
   });
 
   it('with a wrong zone, floors the period whose dates id_server wrote under its own (UTC given, Shanghai real)', () => {
@@ -87,7 +92,7 @@ describe('an id_server import and its zone', () => {
             if (d.year !== realDate.year || d.month !== realDate.month || d.day !== realDate.day) continue;
             // idmint dates an ID alike there: its next counter lies above 31.
             const k = floorAt(plan, 'order', 'shop', t);
-            assert.ok(counterAt(plan.tags[0].spec.rule!, plan.tags[0].spec, k + 1) > 31, `${real} given ${givenZone} at ${hour}h +${h}h: floor ${k}`);
+            assert.ok(counterAt(ruleOf(plan.tags[0].spec), plan.tags[0].spec, k + 1) > 31, `${real} given ${givenZone} at ${hour}h +${h}h: floor ${k}`);
           }
         }
       }

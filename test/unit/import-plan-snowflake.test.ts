@@ -10,6 +10,9 @@ import { encode, PRESETS, type SnowflakeLayout } from '../../src/core/snowflake-
 import { SpecProblems } from '../../src/core/spec-problems.js';
 import { specFromCreate } from '../../src/core/tag-spec.js';
 import { rng, SEED } from '../../tools/prng.js';
+import { specOfMode, type TagSpec } from '../../src/core/tag-kinds.js';
+
+const layoutOf = (s: TagSpec) => specOfMode(s, 'snowflake', 'the test').snowflake;
 
 const none: Current = { live: new Map(), deleted: new Set() };
 const LEAF: LeafBits = { timeBits: 41, workerBits: 10, seqBits: 12 };
@@ -45,7 +48,7 @@ describe('planning a Leaf snowflake import', () => {
     const [t] = plan.tags;
     assert.equal(t.mode, 'snowflake');
     assert.equal(t.action, 'create');
-    const l = t.spec.snowflake!;
+    const l = layoutOf(t.spec);
     assert.deepEqual([l.unit, l.timeBits, l.workerBits, l.seqBits], ['ms', 41, 10, 12]);
     assert.equal(l.epochMs, LEAF_TWEPOCH_MS - DEFAULT_CLOCK_SKEW_MS - 1);
     assert.equal(t.oldMax, String(leafMaxId(LEAF_TWEPOCH_MS, LEAF, now + DEFAULT_CLOCK_SKEW_MS)));
@@ -56,7 +59,7 @@ describe('planning a Leaf snowflake import', () => {
   it("idmint's default layout (epoch 2020) would lie below Leaf's IDs of today: the plan's does not", () => {
     const leafNow = leafId(LEAF_TWEPOCH_MS, LEAF, now, 0, 0);
     assert.ok(smallestIdFrom(PRESETS.snowflake, now + 365 * 86_400_000) < leafNow, 'the default layout a year from now');
-    const l = planLeafSnowflake({ tag: 'order' }, none, now).tags[0].spec.snowflake!;
+    const l = layoutOf(planLeafSnowflake({ tag: 'order' }, none, now).tags[0].spec);
     assert.ok(encode(l, now - l.epochMs, 0, 0) > leafId(LEAF_TWEPOCH_MS, LEAF, now, 1023, 4095));
   });
 
@@ -70,7 +73,7 @@ describe('planning a Leaf snowflake import', () => {
       const twepoch = r.int(Date.UTC(2005, 0, 1), now - 86_400_000);
       const skew = r.pick([0, 1, 1000, 3_600_000, DEFAULT_CLOCK_SKEW_MS]);
       const plan = planLeafSnowflake({ tag: 't', twepochMs: twepoch, layout: bits, clockSkewMs: skew, force: true }, none, now);
-      const l: SnowflakeLayout = plan.tags[0].spec.snowflake!;
+      const l: SnowflakeLayout = layoutOf(plan.tags[0].spec);
       // Leaf: its clock anywhere from twepoch to now + skew, any worker, any sequence (a new
       // ms starts at 0..99, the sequence runs to its mask within a ms).
       const leafMs = r.pick([now + skew, now + skew - r.int(0, 1000), r.int(twepoch, now + skew)]);
@@ -88,7 +91,7 @@ describe('planning a Leaf snowflake import', () => {
     const body = {
       tag: 'evt',
       mode: 'snowflake',
-      epoch: created.snowflake!.epochMs,
+      epoch: layoutOf(created).epochMs,
       time_bits: 41,
       worker_bits: 10,
       seq_bits: 12,
@@ -96,7 +99,7 @@ describe('planning a Leaf snowflake import', () => {
     const plan = planLeafSnowflake({ tag: 'evt', twepochMs: 1_600_000_000_000 }, withTag(body), now);
     assert.equal(plan.tags[0].action, 'unchanged');
     assert.equal(plan.tags[0].epoch, 4);
-    assert.equal(plan.tags[0].spec.snowflake!.epochMs, created.snowflake!.epochMs);
+    assert.equal(layoutOf(plan.tags[0].spec).epochMs, layoutOf(created).epochMs);
   });
 
   it("refuses an idmint snowflake tag whose IDs lie below Leaf's (idmint's default epoch), naming both", () => {
@@ -107,7 +110,7 @@ describe('planning a Leaf snowflake import', () => {
     );
     assert.match(msg, /import under another --tag/);
     // A larger allowance than the tag was created with needs an earlier epoch: refused too.
-    const made = planLeafSnowflake({ tag: 'evt', clockSkewMs: 1000 }, none, now).tags[0].spec.snowflake!;
+    const made = layoutOf(planLeafSnowflake({ tag: 'evt', clockSkewMs: 1000 }, none, now).tags[0].spec);
     const cur = withTag({ tag: 'evt', mode: 'snowflake', epoch: made.epochMs });
     assert.equal(planLeafSnowflake({ tag: 'evt', clockSkewMs: 1000 }, cur, now).tags[0].action, 'unchanged');
     assert.match(

@@ -12,6 +12,7 @@ import { periodOf, periodStart } from '../../src/core/period.js';
 import { SpecProblems } from '../../src/core/spec-problems.js';
 import { specFromCreate, type TagSpec } from '../../src/core/tag-spec.js';
 import { rng, SEED } from '../../tools/prng.js';
+import { specOfMode } from '../../src/core/tag-kinds.js';
 
 const hash = (t: string) => `h(${t})`;
 const none: Current = { live: new Map(), deleted: new Set() };
@@ -279,7 +280,7 @@ describe('planning an id_server import', () => {
     );
     const t = p.tags[0];
     assert.equal(t.action, 'create');
-    assert.equal(t.spec.rule!.template, '{year%10}{MM}{dd}{counter:4}');
+    assert.equal(specOfMode(t.spec, 'rule', 'the test').rule.template, '{year%10}{MM}{dd}{counter:4}');
     // Sequence s writes min_counter + s - 1; batch_save 1 puts the bound one counter above the
     // saved 4501: counters above 4502 from sequence 4494 on, for shop and every case of it.
     assert.deepEqual(t.floors, [
@@ -461,7 +462,7 @@ describe('floors of interleaved counters', () => {
       const max = min + rand.int(stride, 500);
       const spec = interleaved({ tag: 'r', mode: 'rule', template: '{counter:4}', min_counter: min, max_counter: max }, stride, offset);
       const saved = rand.int(0, max + 10);
-      const f = ruleFloor(spec, saved);
+      const f = ruleFloor(specOfMode(spec, 'rule', 'the test'), saved);
       // Counters of the residue from min on, written independently of the code under test.
       const values: number[] = [];
       for (let v = min; v <= max; v++) if (v % stride === offset) values.push(v);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { counterLimit, MAX_COUNTER, packId, packing, seqString, unpackId } from '../../src/core/layout.js';
 import { clash, type Current } from '../../src/core/import-plan.js';
-import { permutationOf } from '../../src/core/permute.js';
+import { permutationOf, type PermuteSpec } from '../../src/core/permute.js';
 import { specFromCreate, specFromUpdate, specToJson, type TagSpec } from '../../src/core/tag-spec.js';
 import { createProblems, specProblems } from '../helpers/spec-problems.js';
 
@@ -17,6 +17,12 @@ const stored = (body: Record<string, unknown>): TagSpec => {
   const s = specFromCreate(body);
   return s.permute ? { ...s, permute: { ...s.permute, key: KEY } } : s;
 };
+
+/** The permutation of a permuted tag's spec. */
+function keyedPermutation(s: TagSpec): PermuteSpec {
+  assert.ok(s.permute, `tag "${s.tag}" is permuted`);
+  return s.permute;
+}
 
 describe('permute: create', () => {
   it('accepts digits or bits on a plain segment tag, with an empty key for the store to fill', () => {
@@ -94,14 +100,14 @@ describe('permute: wire form', () => {
     assert.deepEqual(j.permute, { bits: 36 });
     assert.ok(!JSON.stringify(j).includes(KEY), 'the key is not in the wire form');
     const again = specFromCreate(j);
-    assert.deepEqual(again, { ...s, permute: { ...s.permute!, key: '' } });
+    assert.deepEqual(again, { ...s, permute: { ...keyedPermutation(s), key: '' } });
     assert.equal('permute' in specToJson(specFromCreate({ tag: 'plain' })), false, 'an unpermuted tag has no permute field');
   });
 });
 
 describe('permute: layout', () => {
   const s = stored({ tag: 'o', permute: { digits: 8 } });
-  const perm = permutationOf(s.permute!);
+  const perm = permutationOf(keyedPermutation(s));
 
   it('writes the permuted ID wherever a counter becomes an ID, and reads the counter back', () => {
     for (const k of [1, 2, 3, 1000, 99_999_999]) {

@@ -6,6 +6,9 @@ import { MAX_COUNTER } from '../../src/core/layout.js';
 import { DEFAULTS, MODES, SERVED_MODES, specFromCreate, specFromUpdate, specToJson, type TagSpec } from '../../src/core/tag-spec.js';
 import { rng, SEED } from '../../tools/prng.js';
 import { createProblems, specProblems } from '../helpers/spec-problems.js';
+import { specOfMode } from '../../src/core/tag-kinds.js';
+
+const layoutOf = (s: TagSpec) => specOfMode(s, 'snowflake', 'the test').snowflake;
 
 /** The problems a body is refused with (fails when it is accepted). */
 
@@ -40,7 +43,7 @@ describe('specFromCreate: defaults', () => {
       nodeBlock: 1000,
       enabled: true,
       description: '',
-      snowflake: null,
+      permute: null,
     };
     for (const [k, v] of Object.entries(want)) assert.deepEqual(s[k as keyof TagSpec], v, k);
     assert.equal(DEFAULTS.maxIdLimit, '9007199254740991');
@@ -173,12 +176,12 @@ describe('specFromCreate: every validation message', () => {
 describe('specFromCreate: snowflake tags', () => {
   it('takes the default preset', () => {
     const s = specFromCreate({ tag: 'evt', mode: 'snowflake' });
-    assert.deepEqual(s.snowflake, { epochMs: Date.UTC(2020, 0, 1), unit: 'ms', timeBits: 41, workerBits: 10, seqBits: 12, preset: 'snowflake' });
+    assert.deepEqual(layoutOf(s), { epochMs: Date.UTC(2020, 0, 1), unit: 'ms', timeBits: 41, workerBits: 10, seqBits: 12, preset: 'snowflake' });
     // 28 bits of seconds from 2020 end in 2028: the preset needs force.
     const uid = specFromCreate({ tag: 'evt', mode: 'snowflake', preset: 'uid', force: true });
-    assert.deepEqual(uid.snowflake, { epochMs: Date.UTC(2020, 0, 1), unit: 's', timeBits: 28, workerBits: 22, seqBits: 13, preset: 'uid' });
+    assert.deepEqual(layoutOf(uid), { epochMs: Date.UTC(2020, 0, 1), unit: 's', timeBits: 28, workerBits: 22, seqBits: 13, preset: 'uid' });
     const fromIso = specFromCreate({ tag: 'evt', mode: 'snowflake', epoch: '2024-01-01T00:00:00Z' });
-    assert.equal(fromIso.snowflake?.epochMs, Date.UTC(2024, 0, 1));
+    assert.equal(layoutOf(fromIso).epochMs, Date.UTC(2024, 0, 1));
   });
 
   it('keeps segment fields and snowflake fields apart', () => {
@@ -228,7 +231,7 @@ describe('specFromCreate: snowflake tags', () => {
     const p = createProblems({ tag: 'a', mode: 'snowflake', time_bits: 30 });
     assert.equal(p.length, 1);
     assert.match(p[0], /^this layout runs out at \d{4}-.*, in under 10 years; send "force": true to create it anyway$/);
-    assert.equal(specFromCreate({ tag: 'a', mode: 'snowflake', time_bits: 30, force: true }).snowflake?.timeBits, 30);
+    assert.equal(layoutOf(specFromCreate({ tag: 'a', mode: 'snowflake', time_bits: 30, force: true })).timeBits, 30);
   });
 
   it('refuses layout changes and segment fields on update', () => {

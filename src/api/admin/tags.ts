@@ -2,25 +2,11 @@
 // through the door (service/tag-admin.ts), which announces it so every process serves the new
 // definition at once.
 import type { FastifyInstance } from 'fastify';
-import { seqString } from '../../core/layout.js';
-import { runsOutAt } from '../../core/snowflake-layout.js';
-import { specToJson } from '../../core/tag-spec.js';
 import type { Services } from '../../runtime.js';
+import { shownId, tagView as view } from '../../service/admin-reads.js';
+import { capacityJson } from '../../service/capacity.js';
 import type { StoredTag } from '../../service/tag-admin.js';
 import { tagParam } from '../schemas.js';
-import { capacityJson } from './capacity-view.js';
-
-/** What a permuted tag's order promises: the counter's, not the numbers'. */
-const PERMUTED_ORDER =
-  'IDs are a keyed permutation of the counter: unique, and issued in counter order, but their numeric values follow no order (GET /v1/decode/:tag/:id gives the counter of an ID)';
-
-function view(t: StoredTag): Record<string, unknown> {
-  // specToJson shows a permuted tag's setting, never its key.
-  const extra = t.snowflake ? { runs_out_at: runsOutAt(t.snowflake).toISOString() } : t.permute ? { id_order: PERMUTED_ORDER } : {};
-  // Snowflake tags keep no state of their own in Redis: no server to show.
-  const redis = t.mode === 'snowflake' ? {} : { redis: t.redis };
-  return { ...specToJson(t), ...extra, ...redis, incarnation: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
-}
 
 export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {
   const { rt } = opts;
@@ -47,9 +33,8 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Services 
   app.get<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {
     const t = await rt.adminReads.getTag(req.params.tag);
     const shards = [];
-    // A plain segment tag shows IDs (with stride: counter * stride + offset); sharded, permuted
-    // and rule tags show their counters, as allocated_max always does.
-    const id = (k: number) => (t.layout === 'plain' && t.mode === 'segment' && !t.permute ? seqString(t, k) : String(k));
+    // IDs where they are a line of the counter, else counters, as allocated_max always shows.
+    const id = (k: number) => shownId(t, k);
     for (const { shard, mark: m, redis: s } of await rt.adminReads.shardStates(t)) {
       const remaining = s?.cur !== undefined && s.end !== undefined ? Math.max(0, s.end - s.cur + 1) : 0;
       shards.push({

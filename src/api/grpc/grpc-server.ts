@@ -13,7 +13,7 @@ import type { Readiness } from '../../service/readiness.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { staffOf } from '../auth.js';
 import { bearerToken } from '../bearer.js';
-import { decodeId } from '../decode.js';
+import { decodeId, type Decoded } from '../decode.js';
 import { noteFailure } from '../error-policy.js';
 import { shuttingDown } from '../id-route-spec.js';
 import { idsServiceEncodingTakes } from './proto.js';
@@ -73,6 +73,15 @@ const NEXT = 'Next';
 const TAKE = 'Take';
 const DECODE = 'Decode';
 
+/**
+ * Decode's answer: the parts HTTP answers flat, under the field of the oneof named by their
+ * mode (proto: DecodeResponse.parts), so no kind is named here. A snowflake's time goes out as
+ * the number it is; int64 fields take numbers as well as strings.
+ */
+function decodeResponse({ mode, id, ...parts }: Decoded): DecodeResponse {
+  return { mode, id, [mode]: parts } as DecodeResponse;
+}
+
 /** host:port for grpc-js, IPv6 hosts in brackets. */
 export const bindAddress = (host: string, port: number): string => `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
@@ -128,12 +137,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
       return fail(err);
     }
     decodeId(ids, tag, call.request.id, token, staff(bearerToken(call.metadata.get('authorization')[0] as string | undefined))).then((d) => {
-      callback(
-        null,
-        d.mode === 'snowflake'
-          ? { mode: d.mode, id: d.id, snowflake: { timestamp: d.timestamp, time: String(d.time), worker_id: d.worker_id, sequence: d.sequence } }
-          : { mode: d.mode, id: d.id, segment: { seq: d.seq, shard: d.shard, app_id: d.app_id, stride: d.stride, offset: d.offset, counter: d.counter } },
-      );
+      callback(null, decodeResponse(d));
       metrics.observeGrpc(DECODE, 'OK', (performance.now() - start) / 1000);
     }, fail);
   };

@@ -8,9 +8,8 @@
 // all calls (take-turns.ts). Once the call is cancelled nothing more is taken; a chunk taken and
 // not sent is a gap, never reissued.
 import type { ServerWritableStream } from '@grpc/grpc-js';
-import { RangeQueue } from '../../core/ranges.js';
 import { decimalRuns, idsFromRuns } from '../../core/id-runs.js';
-import { openBulkTake, takeChunks, type BulkTake, type Chunk } from '../../service/bulk-take.js';
+import { openBulkTake, takeChunks, type BlockSink, type BulkTake, type Chunk } from '../../service/bulk-take.js';
 import type { IdService } from '../../service/id-service.js';
 import type { TakeBlock, TakeRequest } from './requests.js';
 import type { Bound, TakeBudget } from './take-budget.js';
@@ -151,42 +150,29 @@ export class TakeCall {
     return this.stopped;
   }
 
-  private async emit(t: BulkTake, chunk: Chunk): Promise<Stopped | undefined> {
+  private emit(t: BulkTake, chunk: Chunk): Promise<Stopped | undefined> {
+    return chunk.send(t.block, this.sink(t));
+  }
+
+  /** Writes a take's blocks as messages of its format. */
+  private sink(t: BulkTake): BlockSink<Stopped> {
     const ranges = t.format === 'ranges';
-    if (chunk.kind === 'runs') {
-      const q = new RangeQueue();
-      for (const r of chunk.runs) q.push(r);
-      while (q.size > 0) {
-        const n = Math.min(t.block, q.size);
+    return {
+      runs: async (runs, n, packing) => {
         const s = await this.ready(ranges ? 64 : 22 * n);
         if (s !== undefined) return s;
-        const runs = q.take(n);
-        let r: Stopped | undefined;
-        if (ranges) r = await this.sendBlock({ ranges: runs.map(([a, b]) => ({ first: String(a), last: String(b) })) });
-        else {
-          // Written from the runs; as strings when that cannot be (IDs from 2^53, a block too large to send whole).
-          const message = encodeRunsBlock(runs, n, chunk.packing, MAX_BLOCK_BYTES);
-          r = message !== undefined ? await this.send(message) : await this.sendIds(idsFromRuns(runs, n, chunk.packing), 0, n);
-        }
-        if (r !== undefined) return r;
-      }
-      return undefined;
-    }
-    const ids = chunk.ids;
-    for (let start = 0; start < ids.length; start += t.block) {
-      const end = Math.min(ids.length, start + t.block);
-      const ranged = ranges && chunk.kind === 'decimals';
-      let r = await this.ready(ranged ? 64 : idsBytes(ids, start, end));
-      if (r !== undefined) return r;
-      if (ranged) {
-        const runs = decimalRuns(ids, start, end);
-        r = await this.sendBlock({ ranges: runs.map(([first, last]) => ({ first, last })) });
-      } else {
-        r = await this.sendIds(ids, start, end);
-      }
-      if (r !== undefined) return r;
-    }
-    return undefined;
+        if (ranges) return this.sendBlock({ ranges: runs.map(([a, b]) => ({ first: String(a), last: String(b) })) });
+        // Written from the runs; as strings when that cannot be (IDs from 2^53, a block too large to send whole).
+        const message = encodeRunsBlock(runs, n, packing, MAX_BLOCK_BYTES);
+        return message !== undefined ? this.send(message) : this.sendIds(idsFromRuns(runs, n, packing), 0, n);
+      },
+      ids: async (ids, start, end) => {
+        const s = await this.ready(ranges ? 64 : idsBytes(ids, start, end));
+        if (s !== undefined) return s;
+        if (ranges) return this.sendBlock({ ranges: decimalRuns(ids, start, end).map(([first, last]) => ({ first, last })) });
+        return this.sendIds(ids, start, end);
+      },
+    };
   }
 
   /** ids[start, end) as one block, or as several when one would pass a client's message limit. */

@@ -113,7 +113,10 @@ export async function idRoutes(
   );
 }
 
-/** The route that serves one ID of a tag of this mode: Leaf's for its two modes, idmint's own for rules. */
-function routeOf(mode: Mode, tag: string): string {
-  return mode === 'rule' ? `/v1/id/${tag}?app=<app>` : `/api/${mode}/get/${tag}`;
-}
+/** The route that serves one ID of a tag of each mode: Leaf's for its two modes, idmint's own for rules. */
+const ROUTE_OF: { readonly [M in Mode]: (tag: string) => string } = {
+  segment: (tag) => `/api/segment/get/${tag}`,
+  snowflake: (tag) => `/api/snowflake/get/${tag}`,
+  rule: (tag) => `/v1/id/${tag}?app=<app>`,
+};
+const routeOf = (mode: Mode, tag: string): string => ROUTE_OF[mode](tag);

@@ -15,7 +15,8 @@ import { IdmintError, type ErrorCode } from '../../errors.js';
 import { noteFailure, type ErrorCounter } from '../error-policy.js';
 import { binaryFromDecimals, binaryFromRuns, jsonFromRuns, jsonFromStrings, rangesFromDecimals, rangesFromRuns } from './encode.js';
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type TakeMessage } from './protocol.js';
-import { openBulkTake, takeChunks, type BulkLimits, type Chunk } from '../../service/bulk-take.js';
+import { openBulkTake, takeChunks, type BlockSink, type BulkLimits, type Chunk } from '../../service/bulk-take.js';
+import type { Packing } from '../../core/layout.js';
 
 export interface SessionOptions {
   readonly limits: BulkLimits;
@@ -31,6 +32,9 @@ export interface SessionOptions {
    */
   readonly upgradeToken?: string;
 }
+
+/** Why a take's blocks stop: the socket is gone. */
+type Gone = 'gone';
 
 /** Re-check the buffered amount at least this often while waiting (a frame without a callback may drain it). */
 const DRAIN_POLL_MS = 20;
@@ -165,51 +169,49 @@ export class StreamSession {
 
   /** Sends a chunk as blocks of at most t.block IDs; false when the socket is gone. */
   private async emit(t: TakeMessage, chunk: Chunk): Promise<boolean> {
-    const { req, block, format } = t;
-    if (chunk.kind === 'runs') {
-      const q = new RangeQueue();
-      for (const r of chunk.runs) q.push(r);
-      while (q.size > 0) {
-        const n = Math.min(block, q.size);
-        // Wait for room before encoding, so a waiting take holds no frame.
-        if (format === 'binary' && !(await this.room(8 + 8 * n))) return false;
-        // A token revoked since the last block ends the take here (TAG_NOT_FOUND).
-        await this.ids.recheck(t.tag, t.token);
-        const runs = q.take(n);
-        let ok: boolean;
-        if (format === 'binary') ok = await this.send(binaryFromRuns(req, runs, n, chunk.packing));
-        else if (format === 'ranges') ok = await this.send(rangesFromRuns(req, runs));
-        else ok = await this.sendJson(req, runs, n, chunk);
-        if (!ok) return false;
-      }
-      return true;
-    }
-    const ids = chunk.ids;
-    for (let start = 0; start < ids.length; start += block) {
-      const end = Math.min(ids.length, start + block);
-      let frame: Buffer | string;
-      if (chunk.kind === 'strings') frame = jsonFromStrings(req, ids, start, end);
-      else if (format === 'binary') frame = binaryFromDecimals(req, ids, start, end);
-      else if (format === 'ranges') frame = rangesFromDecimals(req, ids, start, end);
-      else frame = jsonFromStrings(req, ids, start, end);
-      if (typeof frame === 'string' && byteSize(frame) > this.opts.maxBufferBytes && end - start > 1) {
-        // A JSON block larger than the bound goes out as smaller blocks.
-        const mid = start + Math.ceil((end - start) / 2);
-        if (!(await this.emit({ ...t, block: mid - start }, { ...chunk, ids: ids.slice(start, end) }))) return false;
-        continue;
-      }
-      await this.ids.recheck(t.tag, t.token);
-      if (!(await this.send(frame))) return false;
-    }
-    return true;
+    return (await chunk.send(t.block, this.sink(t))) === undefined;
   }
 
-  private async sendJson(req: number, runs: ReturnType<RangeQueue['take']>, n: number, chunk: Extract<Chunk, { kind: 'runs' }>): Promise<boolean> {
-    const frame = jsonFromRuns(req, runs, n, chunk.packing);
+  /** Writes a take's blocks as frames of its format; each answers 'gone' once the socket is. */
+  private sink(t: TakeMessage): BlockSink<Gone> {
+    const { req, format } = t;
+    return {
+      runs: async (runs, n, packing) => {
+        // Wait for room before encoding, so a waiting take holds no frame.
+        if (format === 'binary' && !(await this.room(8 + 8 * n))) return 'gone';
+        // A token revoked since the last block ends the take here (TAG_NOT_FOUND).
+        await this.ids.recheck(t.tag, t.token);
+        let ok: boolean;
+        if (format === 'binary') ok = await this.send(binaryFromRuns(req, runs, n, packing));
+        else if (format === 'ranges') ok = await this.send(rangesFromRuns(req, runs));
+        else ok = await this.sendJson(req, runs, n, packing);
+        return ok ? undefined : 'gone';
+      },
+      ids: (ids, start, end) => this.sendIds(t, ids, start, end),
+    };
+  }
+
+  /** ids[start, end) as one frame of the take's format, or as smaller ones when a frame would pass the buffer bound. */
+  private async sendIds(t: TakeMessage, ids: readonly string[], start: number, end: number): Promise<Gone | undefined> {
+    const { req, format } = t;
+    let frame: Buffer | string;
+    if (format === 'binary') frame = binaryFromDecimals(req, ids, start, end);
+    else if (format === 'ranges') frame = rangesFromDecimals(req, ids, start, end);
+    else frame = jsonFromStrings(req, ids, start, end);
+    if (typeof frame === 'string' && byteSize(frame) > this.opts.maxBufferBytes && end - start > 1) {
+      const mid = start + Math.ceil((end - start) / 2);
+      return (await this.sendIds(t, ids, start, mid)) ?? this.sendIds(t, ids, mid, end);
+    }
+    await this.ids.recheck(t.tag, t.token);
+    return (await this.send(frame)) ? undefined : 'gone';
+  }
+
+  private async sendJson(req: number, runs: ReturnType<RangeQueue['take']>, n: number, packing: Packing): Promise<boolean> {
+    const frame = jsonFromRuns(req, runs, n, packing);
     if (frame.length <= this.opts.maxBufferBytes || n === 1) return this.send(frame);
     const q = new RangeQueue();
     for (const r of runs) q.push(r);
     const half = Math.ceil(n / 2);
-    return (await this.sendJson(req, q.take(half), half, chunk)) && this.sendJson(req, q.take(n - half), n - half, chunk);
+    return (await this.sendJson(req, q.take(half), half, packing)) && this.sendJson(req, q.take(n - half), n - half, packing);
   }
 }

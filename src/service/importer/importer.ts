@@ -249,7 +249,7 @@ function report(plan: ImportPlan, dryRun: boolean): ImportReport {
     system: plan.system,
     dry_run: dryRun,
     tags: plan.tags.map((t) => {
-      const l = t.spec.snowflake;
+      const l = t.spec.mode === 'snowflake' ? t.spec.snowflake : undefined;
       return {
         tag: t.tag,
         mode: t.mode,
@@ -258,7 +258,7 @@ function report(plan: ImportPlan, dryRun: boolean): ImportReport {
         ...(t.counterFloor !== undefined ? { counter_floor: String(t.counterFloor) } : {}),
         floors: t.floors.map((f) => ({ shard: f.shard, scope: f.scope, counter: String(f.counter) })),
         tokens_added: t.tokens.length,
-        ...(t.spec.rule ? { time_zone: t.spec.rule.timeZone } : {}),
+        ...(t.spec.mode === 'rule' ? { time_zone: t.spec.rule.timeZone } : {}),
         ...(l
           ? {
               snowflake: {

@@ -4,12 +4,13 @@ import { randomBytes } from 'node:crypto';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { counterLimit, floorAbove } from '../../core/layout.js';
 import { permuteToJson } from '../../core/permute-spec.js';
-import { DEFAULTS, type Mode, type TagSpec } from '../../core/tag-spec.js';
+import { parseOptions, storedOptions, tagFromStorage, type Mode, type SpecOf, type TagSpec } from '../../core/tag-kinds.js';
 import { IdmintError, invalid, unavailable } from '../../errors.js';
 import { lateTimeout } from '../../late-timeout.js';
 import { storeError } from './pool.js';
 
-export interface StoredTag extends TagSpec {
+/** What the tag store keeps beside a definition. */
+export interface StoredFields {
   /** Counts re-creations and moves of this name; part of the tag's Redis keys. */
   readonly epoch: number;
   /** The named Redis server holding the tag's segment state (see REDIS_URLS). */
@@ -20,32 +21,14 @@ export interface StoredTag extends TagSpec {
   readonly updatedAt: string;
 }
 
+/** A definition as the tag store holds it: one kind of tag (core/tag-kinds.ts) with its row's fields. */
+export type StoredTag = TagSpec & StoredFields;
+/** A stored definition of one kind. */
+export type StoredOf<M extends Mode> = SpecOf<M> & StoredFields;
+
 const COLUMNS = `tag, mode, order_mode, layout, shards, app_id, app_bits, step, min_step, max_step,
   target_seconds, prefetch, max_id_limit, stride, id_offset, node_block, enabled, description, options, epoch, deleted,
   counter_floor, redis_name, created_at, updated_at`;
-
-/**
- * Settings kept as JSON in the options column: those of a mode, a permuted tag's setting with
- * its key (which no read API shows: specToJson leaves it out), and the idempotency keys' retention.
- */
-interface Options {
-  snowflake?: TagSpec['snowflake'];
-  rule?: TagSpec['rule'];
-  permute?: TagSpec['permute'];
-  keyRetentionSeconds?: number;
-}
-
-type OptionFields = Pick<TagSpec, 'snowflake' | 'rule' | 'permute' | 'keyRetentionSeconds'>;
-
-function optionsOf(raw: string | null): OptionFields {
-  const o = (raw ? JSON.parse(raw) : {}) as Options;
-  return {
-    snowflake: o.snowflake ?? null,
-    rule: o.rule ?? null,
-    permute: o.permute ?? null,
-    keyRetentionSeconds: o.keyRetentionSeconds ?? DEFAULTS.keyRetentionSeconds,
-  };
-}
 
 /** A new permutation key: 16 random bytes (AES-128), in hex. */
 function newPermuteKey(): string {
@@ -57,14 +40,18 @@ function newPermuteKey(): string {
  * and a new key would map them onto IDs already issued), or gets a new one.
  */
 function withKey(spec: TagSpec, key?: string): TagSpec {
-  if (!spec.permute || spec.permute.key !== '') return spec;
+  if (spec.mode !== 'segment' || !spec.permute || spec.permute.key !== '') return spec;
   return { ...spec, permute: { ...spec.permute, key: key ?? newPermuteKey() } };
 }
 
+/**
+ * The definition of a row, parsed once: its kind from the mode column, that kind's settings
+ * from the options column (the key of a permuted tag included, which no read API shows:
+ * specToJson leaves it out).
+ */
 function fromRow(r: RowDataPacket): StoredTag {
-  return {
+  const columns = {
     tag: r.tag,
-    mode: r.mode as Mode,
     order: r.order_mode,
     layout: r.layout,
     shards: Number(r.shards),
@@ -81,7 +68,9 @@ function fromRow(r: RowDataPacket): StoredTag {
     nodeBlock: Number(r.node_block),
     enabled: Number(r.enabled) === 1,
     description: r.description,
-    ...optionsOf(r.options),
+  };
+  return {
+    ...tagFromStorage(String(r.mode), columns, parseOptions(r.options)),
     epoch: Number(r.epoch),
     redis: r.redis_name,
     createdAt: new Date(r.created_at).toISOString(),
@@ -108,12 +97,7 @@ function specValues(s: TagSpec): unknown[] {
     s.nodeBlock,
     s.enabled ? 1 : 0,
     s.description,
-    JSON.stringify({
-      snowflake: s.snowflake ?? undefined,
-      rule: s.rule ?? undefined,
-      permute: s.permute ?? undefined,
-      keyRetentionSeconds: s.keyRetentionSeconds,
-    } satisfies Options),
+    JSON.stringify(storedOptions(s)),
   ];
 }
 
@@ -195,25 +179,43 @@ async function highestCounter(c: PoolConnection, tag: string, floor: number): Pr
 /** Whether a re-created tag writes IDs exactly as its earlier life did (segment layouts are
  * handled by the counter floor instead). */
 function sameIdShape(a: TagSpec, b: TagSpec): boolean {
-  // The counters of a segment tag continue, so a permuted one keeps its domain and key; an
-  // unpermuted one cannot become permuted (nor back): the IDs of one could be among the other's.
-  if (a.mode === 'segment') return a.permute?.unit === b.permute?.unit && a.permute?.width === b.permute?.width;
-  if (a.snowflake && b.snowflake) {
-    const [x, y] = [a.snowflake, b.snowflake];
-    return x.epochMs === y.epochMs && x.unit === y.unit && x.timeBits === y.timeBits && x.workerBits === y.workerBits && x.seqBits === y.seqBits;
+  switch (a.mode) {
+    // The counters of a segment tag continue, so a permuted one keeps its domain and key; an
+    // unpermuted one cannot become permuted (nor back): the IDs of one could be among the other's.
+    case 'segment':
+      return b.mode === 'segment' && a.permute?.unit === b.permute?.unit && a.permute?.width === b.permute?.width;
+    case 'snowflake': {
+      if (b.mode !== 'snowflake') return false;
+      const [x, y] = [a.snowflake, b.snowflake];
+      return x.epochMs === y.epochMs && x.unit === y.unit && x.timeBits === y.timeBits && x.workerBits === y.workerBits && x.seqBits === y.seqBits;
+    }
+    case 'rule': {
+      if (b.mode !== 'rule') return false;
+      const [x, y] = [a.rule, b.rule];
+      return (
+        x.template === y.template &&
+        x.minCounter === y.minCounter &&
+        x.resetSeconds === y.resetSeconds &&
+        x.timeZone === y.timeZone &&
+        a.stride === b.stride &&
+        a.offset === b.offset
+      );
+    }
   }
-  if (a.rule && b.rule) {
-    const [x, y] = [a.rule, b.rule];
-    return (
-      x.template === y.template &&
-      x.minCounter === y.minCounter &&
-      x.resetSeconds === y.resetSeconds &&
-      x.timeZone === y.timeZone &&
-      a.stride === b.stride &&
-      a.offset === b.offset
-    );
+}
+
+/** How the refusal to re-create `old` as `next` describes the old tag's IDs, and what must stay. */
+function earlierShape(old: TagSpec, next: TagSpec): { shape: string; keep: string } {
+  switch (old.mode) {
+    case 'snowflake':
+      return { shape: ` with layout ${JSON.stringify(old.snowflake)}`, keep: 'layout' };
+    case 'rule':
+      return { shape: ` with rule ${JSON.stringify(old.rule)}, stride ${old.stride} and offset ${old.offset}`, keep: 'rule' };
+    case 'segment': {
+      const shape = old.permute ? ` with permute ${JSON.stringify(permuteToJson(old.permute))}` : next.permute ? ' without permute' : '';
+      return { shape, keep: 'permute setting' };
+    }
   }
-  return false;
 }
 
 export class TagsRepo {
@@ -243,17 +245,9 @@ export class TagsRepo {
       if (Number(rows[0].deleted) === 0) throw new IdmintError('TAG_EXISTS', `tag "${spec.tag}" already exists`);
       const old = fromRow(rows[0]);
       if (old.mode !== spec.mode || !sameIdShape(old, spec)) {
-        const shape = old.snowflake
-          ? ` with layout ${JSON.stringify(old.snowflake)}`
-          : old.rule
-            ? ` with rule ${JSON.stringify(old.rule)}, stride ${old.stride} and offset ${old.offset}`
-            : old.permute
-              ? ` with permute ${JSON.stringify(permuteToJson(old.permute))}`
-              : old.mode === 'segment' && spec.permute
-                ? ' without permute'
-                : '';
+        const { shape, keep } = earlierShape(old, spec);
         throw invalid(
-          `tag "${spec.tag}" was used before as a ${old.mode} tag${shape}; re-create it with the same mode and ${old.rule ? 'rule' : old.mode === 'segment' ? 'permute setting' : 'layout'}, or choose another name, so no old ID can come back`,
+          `tag "${spec.tag}" was used before as a ${old.mode} tag${shape}; re-create it with the same mode and ${keep}, or choose another name, so no old ID can come back`,
         );
       }
       // Segment tags continue above every ID the old layout (and interleave) could have
@@ -276,7 +270,7 @@ export class TagsRepo {
       const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0 FOR UPDATE`, [spec.tag]);
       if (rows.length === 0) throw new IdmintError('TAG_NOT_FOUND', `tag "${spec.tag}" does not exist`);
       const allocated = await highestCounter(c, spec.tag, Number(rows[0].counter_floor));
-      const limit = spec.rule ? Number(spec.maxIdLimit) : counterLimit(spec, BigInt(spec.maxIdLimit));
+      const limit = spec.mode === 'rule' ? Number(spec.maxIdLimit) : counterLimit(spec, BigInt(spec.maxIdLimit));
       if (limit < allocated) {
         throw invalid(
           `max_id_limit ${spec.maxIdLimit} lies below IDs already allocated to Redis (counter ${allocated}); it can only be lowered to an ID above those`,
