@@ -13,6 +13,7 @@ import type { IdService } from '../service/id-service.js';
 import { transportOf } from './error-policy.js';
 import { marked } from './marked.js';
 import { countsAsRefusal, type LimitedTag, type SourceLimits } from './source-limits.js';
+import { tinyidParams } from './tinyid-params.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -111,17 +112,6 @@ export function sourceHooks(limits: SourceLimits, ids: IdService): SourceHooks {
       }
       scope.addHook('onResponse', settle);
     },
-  };
-}
-
-/** Tinyid's parameters as its routes read them: the query string's first, then the form body's. */
-function tinyidParams(req: FastifyRequest): (name: string) => string | undefined {
-  const q = req.query as Record<string, string | string[] | undefined>;
-  const form = typeof req.body === 'string' && req.body !== '' ? new URLSearchParams(req.body) : undefined;
-  return (name) => {
-    const v = q[name];
-    if (v !== undefined) return Array.isArray(v) ? v[0] : v;
-    return form?.get(name) ?? undefined;
   };
 }
 

@@ -22,24 +22,14 @@ import { IdmintError, invalid } from '../../errors.js';
 import { noteFailure, type ErrorCounter } from '../error-policy.js';
 import { tinyidReply } from '../error-replies.js';
 import { idempotencyKey } from '../id-route-spec.js';
+import { tinyidParams, type TinyidParams } from '../tinyid-params.js';
 import type { Accepts, IdService } from '../../service/id-service.js';
 
 const PREFIX = '/tinyid/id/';
 const JSON_TYPE = 'application/json;charset=UTF-8';
 const TEXT_TYPE = 'text/plain;charset=UTF-8';
 
-type Params = (name: string) => string | undefined;
-
-/** Request parameters as a servlet sees them: the query string's first, then the form body's. */
-function paramsOf(req: FastifyRequest): Params {
-  const q = req.query as Record<string, string | string[] | undefined>;
-  const form = typeof req.body === 'string' && req.body !== '' ? new URLSearchParams(req.body) : undefined;
-  return (name) => {
-    const v = q[name];
-    if (v !== undefined) return Array.isArray(v) ? v[0] : v;
-    return form?.get(name) ?? undefined;
-  };
-}
+type Params = TinyidParams;
 
 /** Tinyid's batchSize: 1 when absent; throws BindError for a value Spring would not bind to an
  * Integer. One above TINYID_BATCH_MAX is refused when served (after the token check). */
@@ -110,7 +100,7 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
         method: ['GET', 'POST'],
         url: `${PREFIX}${route}`,
         handler: async (req, reply) => {
-          const p = paramsOf(req);
+          const p = tinyidParams(req);
           let n = 1;
           if (batch) {
             try {
