@@ -8,6 +8,11 @@
 // definition keeps serving (IDs still come from Redis) and is not read again before another
 // TAG_CACHE_MS. On a Redis Cluster, PUBLISH reaches subscribers on every node (the cluster bus
 // forwards it), so the same channel works there.
+//
+// Names of tags that do not exist are remembered too (a request for one costs no MySQL read
+// while it is fresh), but at most maxAbsent of them, the oldest forgotten first, and a name
+// whose first read failed is not kept: a flood of made-up names costs bounded memory. A name
+// forgotten is read again when asked for, as a name never seen is.
 import type { Logger } from 'pino';
 import { unavailable } from '../errors.js';
 import type { StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
@@ -28,8 +33,13 @@ interface Entry {
   loading?: { readonly version: number; readonly promise: Promise<StoredTag | undefined> };
 }
 
+/** Names of tags that do not exist kept by default (a few hundred bytes each). */
+export const MAX_ABSENT_NAMES = 10_000;
+
 export class TagRegistry {
   private readonly entries = new Map<string, Entry>();
+  /** Names read as not existing, oldest read first. */
+  private readonly absent = new Set<string>();
   private readonly listeners: ((name: string, tag: StoredTag | undefined) => void)[] = [];
 
   constructor(
@@ -38,7 +48,13 @@ export class TagRegistry {
     private readonly keys: Keys,
     private readonly maxAgeMs: number,
     private readonly log: Logger,
+    private readonly maxAbsent = MAX_ABSENT_NAMES,
   ) {}
+
+  /** How many names this process holds an entry for (tags, and names of none). */
+  cachedNames(): number {
+    return this.entries.size;
+  }
 
   /**
    * Calls `listener` with every definition read and cached here (undefined: the tag does not
@@ -153,6 +169,7 @@ export class TagRegistry {
           entry.known = true;
           entry.readAt = version;
           entry.at = Date.now();
+          this.noteAbsent(name, tag === undefined);
           this.notify(name, tag);
         }
         return tag;
@@ -172,9 +189,24 @@ export class TagRegistry {
       })
       .finally(() => {
         if (entry.loading?.promise === promise) entry.loading = undefined;
+        // Never read (MySQL unreachable at its first read): not kept, so made-up names sent
+        // while MySQL is away leave nothing behind; the next request reads it anew.
+        if (!entry.known && entry.loading === undefined && this.entries.get(name) === entry) this.entries.delete(name);
       });
     entry.loading = { version, promise };
     return promise;
+  }
+
+  /** Keeps the names of tags that do not exist to maxAbsent, forgetting the oldest read. */
+  private noteAbsent(name: string, absent: boolean): void {
+    this.absent.delete(name);
+    if (!absent) return;
+    this.absent.add(name);
+    if (this.absent.size <= this.maxAbsent) return;
+    const oldest = this.absent.values().next().value as string;
+    this.absent.delete(oldest);
+    const e = this.entries.get(oldest);
+    if (e !== undefined && e.tag === undefined && e.loading === undefined) this.entries.delete(oldest);
   }
 
   private notify(name: string, tag: StoredTag | undefined): void {

@@ -226,3 +226,38 @@ describe('tag registry: a change is seen by every request after it', () => {
     assert.equal((await again)?.epoch, 3);
   });
 });
+
+describe('tag registry: made-up names cost bounded memory', () => {
+  it('keeps at most maxAbsent names of tags that do not exist, forgets the oldest, and never a tag that exists', async () => {
+    const repo = new HeldRepo();
+    const reg = new TagRegistry(repo, publisher, keys, 60_000, pino({ level: 'silent' }), 3);
+    const real = reg.get('real');
+    repo.reads.shift()!.answer(def('real', 1));
+    assert.equal((await real)?.epoch, 1);
+    for (let i = 0; i < 50; i++) {
+      const got = reg.get(`nope${i}`);
+      repo.reads.shift()!.answer(undefined);
+      assert.equal(await got, undefined);
+    }
+    assert.equal(reg.cachedNames(), 1 + 3, 'the tag and the three names read last');
+    // The newest absent name answers from the cache; a forgotten one is read again.
+    assert.equal(await reg.get('nope49'), undefined);
+    assert.equal(repo.reads.length, 0);
+    const again = reg.get('nope0');
+    assert.equal(repo.reads.length, 1, 'a forgotten name is read again');
+    repo.reads.shift()!.answer(undefined);
+    assert.equal(await again, undefined);
+    assert.equal(reg.peek('real')?.epoch, 1, 'the tag that exists is still cached');
+  });
+
+  it('keeps nothing of a name whose first read failed', async () => {
+    const { repo, reg } = await setup();
+    const before = reg.cachedNames();
+    for (let i = 0; i < 20; i++) {
+      const got = reg.get(`down${i}`);
+      repo.reads.shift()!.fail(new Error('connect ECONNREFUSED'));
+      await assert.rejects(got, /tag definitions cannot be read/);
+    }
+    assert.equal(reg.cachedNames(), before);
+  });
+});
