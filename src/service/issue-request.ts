@@ -108,6 +108,9 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
     );
   }
   const n = countOf(req, tag);
+  // A count that is not a whole number (Infinity from "1e309", NaN, a fraction, past 2^53) is
+  // refused here, at the door, before any source or queue sees it.
+  if (!Number.isSafeInteger(n)) throw invalid(`count must be a whole number of IDs, not ${n}; no IDs were handed out`);
   if (a?.maxCount !== undefined && n > a.maxCount.max) {
     throw invalid(`${a.maxCount.name} ${n} is above the largest, ${a.maxCount.max}; no IDs were handed out`);
   }
