@@ -162,7 +162,7 @@ const NO_STORE = {
 };
 
 /** The transports of src/api: each parses, calls the service and encodes, and imports no other. */
-const TRANSPORTS = ['src/api/grpc', 'src/api/ws', 'src/api/udp', 'src/api/routes'];
+const TRANSPORTS = ['src/api/grpc', 'src/api/ws', 'src/api/udp', 'src/api/http'];
 
 /** idmint/layers for files of src/api (a transport's folder when given). */
 function apiLayers(transport) {
@@ -200,7 +200,7 @@ export default defineConfig(
   },
   {
     // The admin page's scripts run in the browser.
-    files: ['src/api/admin/page/**/*.js'],
+    files: ['src/api/http/admin/page/**/*.js'],
     languageOptions: { globals: { ...globals.browser } },
   },
   {

@@ -30,7 +30,7 @@ import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import { startNode } from '../src/api/server.js';
+import { startNode } from '../src/process/serve.js';
 import { ADMIN_TOKEN, cleanup, testConfig, testNames } from '../tools/env.js';
 import { dropDb, LEAF_DDL, oldDb } from '../tools/old-systems.js';
 import { readBenchOptions } from './common-options.js';

@@ -15,7 +15,7 @@
 // idmint of another checkout (its src/, run from DIR) as well, on CPU 1 with a database and
 // prefix of its own, and measures its cases as `<case> @<commit>`: a before and after in the
 // same rounds against the same bare route. --routed starts another idmint of this checkout with
-// PRE_ROUTER=0 (every request through Fastify's router, no pre-router path: src/api/fast-path.ts)
+// PRE_ROUTER=0 (every request through Fastify's router, no pre-router path: src/api/http/fast-path.ts)
 // and measures its cases as `<case> routed`; the notes give, per case, the median over rounds of
 // the routed server's CPU per request minus the pre-router's in the same round.
 //

@@ -1,11 +1,11 @@
 // idmint command line: `idmint serve [--demo] [--processes N]` runs a serving node (HTTP +
-// workers), or N of them sharing the ports (src/api/processes.ts); `idmint worker` runs the
+// workers), or N of them sharing the ports (src/process/processes.ts); `idmint worker` runs the
 // BullMQ workers alone; `idmint import <system>` brings the counters of Leaf, Tinyid or
 // id_server over, or continues above Leaf's snowflake IDs (src/service/importer);
 // `idmint import --help` lists its options.
 import { ConfigError, loadConfig } from './config.js';
-import { isProcessWorker, runPrimary, runWorker, takeProcessesFlag } from './api/processes.js';
-import { closeOnSignals, startNode } from './api/server.js';
+import { isProcessWorker, runPrimary, runWorker, takeProcessesFlag } from './process/processes.js';
+import { closeOnSignals, startNode } from './process/serve.js';
 import { IMPORT_HELP, IMPORT_USAGE, parseImportArgs, runImport } from './service/importer/import-command.js';
 
 const USAGE = `usage: idmint serve [--demo] [--processes N|auto]

@@ -132,7 +132,7 @@ export interface Config {
   readonly idempotencyMaxBytes: number;
   /** Test mode: debug routes under /v1/debug/ (clock shift, lease expiry); loopback HOST only. */
   readonly testMode: boolean;
-  /** PRE_ROUTER: GET /v1/id/:tag may be answered before Fastify's router (api/fast-path.ts); off, Fastify serves it. */
+  /** PRE_ROUTER: GET /v1/id/:tag may be answered before Fastify's router (api/http/fast-path.ts); off, Fastify serves it. */
   readonly preRouter: boolean;
 }
 

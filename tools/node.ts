@@ -1,7 +1,7 @@
 // Starting idmint for tests: in this process (for inject and direct access to the runtime)
 // or as a child process (for multi-process and kill tests).
 import type { ChildProcess } from 'node:child_process';
-import { startNode, type Node } from '../src/api/server.js';
+import { startNode, type Node } from '../src/process/serve.js';
 import { startTsx } from './child.js';
 import { ADMIN_TOKEN, testConfig, testEnv, type TestNames } from './env.js';
 

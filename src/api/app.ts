@@ -2,27 +2,28 @@
 // admin token. Process concerns (listening, signals) live in server.ts.
 import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Services } from '../runtime.js';
-import { adminGuard, seesMore, staffOf, type AdminAccess } from './auth.js';
-import { AuthFailures } from './auth-failures.js';
-import { adminTagRoutes } from './admin/tags.js';
-import { adminWorkerRoutes } from './admin/workers.js';
-import { adminTokenRoutes } from './admin/tokens.js';
-import { adminRedisRoutes } from './admin/redis.js';
-import { adminImportRoutes } from './admin/import.js';
-import { queueBoard } from './admin/queues.js';
-import { registerDocs } from './docs.js';
-import { metricsRoutes } from './routes/metrics.js';
+import type { Services } from '../runtime/runtime.js';
+import { adminGuard, seesMore, type AdminAccess } from './http/auth.js';
+import { staffOf } from './credentials.js';
+import { AuthFailures } from './http/auth-failures.js';
+import { adminTagRoutes } from './http/admin/tags.js';
+import { adminWorkerRoutes } from './http/admin/workers.js';
+import { adminTokenRoutes } from './http/admin/tokens.js';
+import { adminRedisRoutes } from './http/admin/redis.js';
+import { adminImportRoutes } from './http/admin/import.js';
+import { queueBoard } from './http/admin/queues.js';
+import { registerDocs } from './http/docs.js';
+import { metricsRoutes } from './http/routes/metrics.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './error-policy.js';
-import { fastIdPath, serverWithFastPath } from './fast-path.js';
-import { closingGuard, idRouteProblems, responseObserver, RouteContexts } from './pre-router-hooks.js';
-import { ID_ROUTE } from './id-route-spec.js';
-import { LazyChildLogger } from './lazy-logger.js';
-import { sourceHooks } from './source-hooks.js';
+import { fastIdPath, serverWithFastPath } from './http/fast-path.js';
+import { closingGuard, idRouteProblems, responseObserver, RouteContexts } from './http/pre-router-hooks.js';
+import { ID_ROUTE } from './http/id-route-spec.js';
+import { LazyChildLogger } from './http/lazy-logger.js';
+import { sourceHooks } from './http/source-hooks.js';
 import type { SourceLimits } from './source-limits.js';
-import { healthRoutes } from './routes/health.js';
-import { idRoutes } from './routes/ids.js';
-import { tinyidRoutes } from './routes/tinyid.js';
+import { healthRoutes } from './http/routes/health.js';
+import { idRoutes } from './http/routes/ids.js';
+import { tinyidRoutes } from './http/routes/tinyid.js';
 import { streamRoutes } from './ws/stream-route.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -131,7 +132,7 @@ export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<F
     lookup: (tag) => rt.ids.reads.definition(tag),
     staff: seesMore(access),
   });
-  await app.register(import('./admin/page-route.js'), { access });
+  await app.register(import('./http/admin/page-route.js'), { access });
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(access));
     await admin.register(adminTagRoutes, { rt });
@@ -140,7 +141,7 @@ export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<F
     await admin.register(adminRedisRoutes, { rt });
     await admin.register(adminImportRoutes, { rt });
     await admin.register(queueBoard, { queues: rt.queues, errors: rt.metrics.errors });
-    if (rt.config.testMode) await admin.register((await import('./routes/debug.js')).debugRoutes, { rt });
+    if (rt.config.testMode) await admin.register((await import('./http/routes/debug.js')).debugRoutes, { rt });
   });
   return app;
 }

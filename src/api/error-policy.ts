@@ -132,3 +132,6 @@ export function installErrorHandling(app: FastifyInstance, errors?: ErrorCounter
   });
   return handler;
 }
+
+/** The answer to every request that arrives while the node is closing (HTTP 503, gRPC UNAVAILABLE). */
+export const shuttingDown = (): IdmintError => new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 });

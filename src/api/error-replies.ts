@@ -14,7 +14,7 @@ import { status } from '@grpc/grpc-js';
 import { responseJson, TINYID_SYS_ERR_CODE, TINYID_TOKEN_ERR } from '../core/tinyid.js';
 import { errorReply, type UdpCodeName, type UdpReply, type UdpRequest } from '../core/udp-protocol.js';
 import type { ErrorCode, IdmintError } from '../errors.js';
-import { JSON_TYPE } from './id-route-spec.js';
+import { JSON_TYPE } from './http/id-route-spec.js';
 
 /** An HTTP error answer: status, headers, body. */
 export interface HttpErrorAnswer {

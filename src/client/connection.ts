@@ -1,7 +1,7 @@
 // One websocket to GET /v1/stream: numbers the takes sent on it, hands each block to the
 // take it belongs to, and fails every take in flight when the socket drops.
 import WebSocket from 'ws';
-import { IdmintClientError } from './errors.js';
+import { IdmintClientError } from './client-error.js';
 import { decodeBinary, decodeIdsBlock, decodeText, expandRanges } from './frames.js';
 
 export type Format = 'binary' | 'json' | 'ranges';

@@ -3,7 +3,7 @@
 // reopened with backoff; the IDs it had already delivered stay in the buffer, those still
 // in flight are lost (the server counts them as spent), so no ID is ever yielded twice.
 import { StreamConnection, type Format, type TakeRequest } from './connection.js';
-import { IdmintClientError } from './errors.js';
+import { IdmintClientError } from './client-error.js';
 
 export interface IdStreamOptions {
   /** IDs kept ready locally; a take is sent when the buffer falls to half of it. Default 10000. */

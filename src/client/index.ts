@@ -3,11 +3,11 @@
 // local prefetch buffer. Segment and snowflake IDs are bigints; rule IDs (tags that need an
 // `app`) are strings.
 import { StreamConnection, type Format, type TakeRequest } from './connection.js';
-import { IdmintClientError } from './errors.js';
+import { IdmintClientError } from './client-error.js';
 import { IdStream, type IdStreamOptions } from './id-stream.js';
 
 export { IdmintClientError, IdStream };
-export type { ClientCode } from './errors.js';
+export type { ClientCode } from './client-error.js';
 export type { Format, IdStreamOptions };
 
 export interface IdmintClientOptions {
@@ -97,7 +97,7 @@ export class IdmintClient {
   id(tag: string, opts?: IdOptions): Promise<bigint>;
   id(tag: string, opts: RuleOptions): Promise<string>;
   async id(tag: string, opts: AnyOptions = {}): Promise<bigint | string> {
-    const body = (await this.keyed(opts, () => this.get(`/v1/id/${encodeURIComponent(tag)}`, opts))) as { id?: unknown };
+    const body = (await this.sendKeyed(opts, () => this.get(`/v1/id/${encodeURIComponent(tag)}`, opts))) as { id?: unknown };
     if (typeof body.id !== 'string') throw new IdmintClientError('PROTOCOL', 'the answer has no id');
     return opts.app !== undefined ? body.id : BigInt(body.id);
   }
@@ -112,7 +112,7 @@ export class IdmintClient {
     const batch = opts.idempotencyKey !== undefined ? n : HTTP_BATCH;
     for (let left = n; left > 0; ) {
       const count = Math.min(left, batch);
-      const body = (await this.keyed(opts, () => this.get(`/v1/ids/${encodeURIComponent(tag)}`, { ...opts, count }))) as { ids?: unknown };
+      const body = (await this.sendKeyed(opts, () => this.get(`/v1/ids/${encodeURIComponent(tag)}`, { ...opts, count }))) as { ids?: unknown };
       if (!Array.isArray(body.ids) || body.ids.length !== count) throw new IdmintClientError('PROTOCOL', `expected ${count} ids`);
       for (const s of body.ids as string[]) out.push(s);
       left -= count;
@@ -135,7 +135,7 @@ export class IdmintClient {
       salt: opts.salt,
       idempotencyKey: opts.idempotencyKey,
     };
-    return this.keyed(opts, () => this.takeOnce(req));
+    return this.sendKeyed(opts, () => this.takeOnce(req));
   }
 
   private async takeOnce(req: TakeRequest): Promise<bigint[] | string[]> {
@@ -204,7 +204,7 @@ export class IdmintClient {
    * Runs a call; with an idempotency key, runs it again (same key) after a transient failure,
    * at most `retries` times, pausing as the server's Retry-After says or doubling from 50 ms.
    */
-  private async keyed<T>(opts: Idempotent, call: () => Promise<T>): Promise<T> {
+  private async sendKeyed<T>(opts: Idempotent, call: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await call();

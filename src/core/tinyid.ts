@@ -1,6 +1,6 @@
 // Tinyid compatibility, the pure part: the segment a Tinyid client is handed (its fields and
 // their meanings), the answers' exact bytes, and how a Spring MVC server binds an Integer
-// request parameter. The routes are in src/api/routes/tinyid.ts.
+// request parameter. The routes are in src/api/http/routes/tinyid.ts.
 import { seqOf, type Interleave } from './layout.js';
 import type { Range } from './ranges.js';
 

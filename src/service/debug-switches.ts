@@ -1,4 +1,4 @@
-// The store side of the debug switches for fault campaigns (src/api/routes/debug.ts, test mode
+// The store side of the debug switches for fault campaigns (src/api/http/routes/debug.ts, test mode
 // only): make this process's worker-id leases lapse now, and end Redis connections from inside
 // (store/redis/end-connection.ts) for the connection supervisor to open again.
 import type { Redis } from 'ioredis';

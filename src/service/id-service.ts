@@ -62,7 +62,7 @@ export class IdService {
       templates: new RuleTemplates(),
       clock: snowflake.clock,
       count: (tag, n, s) => this.count(tag, n, s),
-      again: (tag, opts) => this.later({ ...opts, tag, as: 'ids', count: 1 }).then(first),
+      issueAgain: (tag, opts) => this.issueFromSource({ ...opts, tag, as: 'ids', count: 1 }).then(first),
     };
     const modeOf = modeSources(this.modes);
     this.reads = new IdReads(registry, this.sources, deps.segments, snowflake.clock, exposure.revealProtected);
@@ -90,23 +90,23 @@ export class IdService {
   issue(req: IssueRequest): string | string[] | Promise<string | string[] | Issued> | undefined {
     if (req.idempotencyKey !== undefined && (req.as === 'one' || req.as === 'ids')) {
       // Kept answers live in the tag's Redis: never from memory, never on the pre-router path.
-      if (req.as === 'ids') return this.keyed(req);
-      return req.stepAside === true ? undefined : this.keyed(req).then(first);
+      if (req.as === 'ids') return this.issueKeyed(req);
+      return req.stepAside === true ? undefined : this.issueKeyed(req).then(first);
     }
     switch (req.as) {
       case 'one': {
-        const got = this.memory(req);
-        return got !== undefined || req.stepAside === true ? got : this.later(req).then(first);
+        const got = this.issueFromMemory(req);
+        return got !== undefined || req.stepAside === true ? got : this.issueFromSource(req).then(first);
       }
       case 'ids': {
         if (req.count === 1) {
-          const got = this.memory(req);
+          const got = this.issueFromMemory(req);
           if (got !== undefined) return typeof got === 'string' ? [got] : got.then((id) => [id]);
         }
-        return this.later(req);
+        return this.issueFromSource(req);
       }
       default:
-        return this.runs(req);
+        return this.issueRuns(req);
     }
   }
 
@@ -133,7 +133,7 @@ export class IdService {
   }
 
   /** One ID from memory (undefined: the full way must answer), for a request of no particular caller. */
-  private memory(req: OneRequest | IdsRequest): string | Promise<string> | undefined {
+  private issueFromMemory(req: OneRequest | IdsRequest): string | Promise<string> | undefined {
     const tag = this.registry.peek(req.tag);
     if (tag === undefined || !tag.enabled || !carries(tag, req.accepts)) return undefined;
     const s = this.sources.current(tag);
@@ -143,7 +143,7 @@ export class IdService {
   }
 
   /** The full way: the definition read, checked and issued from by its kind's source. */
-  private async later(req: OneRequest | IdsRequest): Promise<string[]> {
+  private async issueFromSource(req: OneRequest | IdsRequest): Promise<string[]> {
     const tag = await this.prepare(req);
     const n = countOf(req, tag);
     return n <= 0 ? [] : this.fromSource(tag, n, req);
@@ -162,7 +162,7 @@ export class IdService {
    * now or the one kept before; the tag must be enabled only for taking, so a kept answer is
    * still given for a tag disabled since (idempotency.ts).
    */
-  private async keyed(req: OneRequest | IdsRequest): Promise<string[]> {
+  private async issueKeyed(req: OneRequest | IdsRequest): Promise<string[]> {
     const key = req.idempotencyKey as string;
     const tag = this.admitted(req.tag, await this.registry.get(req.tag), req.token);
     checkRequest(tag, req);
@@ -181,7 +181,7 @@ export class IdService {
     );
   }
 
-  private async runs(req: RunsRequest | HeldRequest): Promise<Issued> {
+  private async issueRuns(req: RunsRequest | HeldRequest): Promise<Issued> {
     const tag = await this.prepare(req);
     const n = countOf(req, tag);
     if (n <= 0) throw invalid(`count must be at least 1, not ${n}`);

@@ -24,7 +24,7 @@ export interface ModeDeps {
   /** Counts issued IDs (idmint_ids_issued_total): the door's count(). */
   readonly count: (tag: StoredTag, n: number, s?: TagSources) => void;
   /** The full way for one ID, when a tag moved under a coalescer's take: the door resolves it again. */
-  readonly again: (tag: string, opts: IdOptions) => Promise<string>;
+  readonly issueAgain: (tag: string, opts: IdOptions) => Promise<string>;
 }
 
 export interface ModeSource<T extends StoredTag = StoredTag> {
@@ -80,7 +80,7 @@ function viaCoalescer(d: ModeDeps, tag: StoredTag, s: TagSources, coalescer: Coa
     },
     // The tag moved to another Redis: the full way follows it.
     (err) => {
-      if (err instanceof TagMovedError) return d.again(tag.tag, opts);
+      if (err instanceof TagMovedError) return d.issueAgain(tag.tag, opts);
       throw err;
     },
   );

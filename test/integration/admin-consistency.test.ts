@@ -15,7 +15,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import type { Node } from '../../src/api/server.js';
+import type { Node } from '../../src/process/serve.js';
 import type { IdOptions, IdService } from '../../src/service/id-service.js';
 import { isCluster } from '../../src/store/redis/connection.js';
 import { ADMIN_TOKEN, cleanup, mysqlUrlFor, skipOnCluster, testNames } from '../../tools/env.js';

@@ -6,7 +6,7 @@
 // source address (429 with Retry-After, the right token included, until the window passes).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AuthFailures } from '../../src/api/auth-failures.js';
+import { AuthFailures } from '../../src/api/http/auth-failures.js';
 import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { fastIdPath } from '../../src/api/fast-path.js';
+import { fastIdPath } from '../../src/api/http/fast-path.js';
 import { freePort } from '../../tools/child.js';
 import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';

@@ -1,5 +1,5 @@
 // suite: single — reads the keys it checks with a single-server Redis client on REDIS_URL
-// The test-mode debug routes (src/api/routes/debug.ts) against real Redis and MySQL: refused
+// The test-mode debug routes (src/api/http/routes/debug.ts) against real Redis and MySQL: refused
 // outside test mode (config and routes) and without the admin token; a clock shifted back past
 // CLOCK_MAX_BACK_MS answers CLOCK_BACKWARDS until real time catches up, then issues above
 // everything before; a lease made to expire is fenced: the key is gone, the process answers
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import type { Node } from '../../src/api/server.js';
+import type { Node } from '../../src/process/serve.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { PRESETS, decode } from '../../src/core/snowflake-layout.js';
 import { Keys } from '../../src/store/redis/keys.js';

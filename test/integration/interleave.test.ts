@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { IdmintClient, IdmintClientError } from '../../src/client/index.js';
-import type { Node } from '../../src/api/server.js';
-import { startNode } from '../../src/api/server.js';
+import type { Node } from '../../src/process/serve.js';
+import { startNode } from '../../src/process/serve.js';
 import { cleanup, testConfig, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, fetchIds } from '../../tools/node.js';
 import { freePort } from '../../tools/child.js';

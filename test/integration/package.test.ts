@@ -75,7 +75,7 @@ describe('build and package', () => {
     for (const asset of [
       'store/redis/commands/take-2.lua',
       'store/redis/commands/includes/server-identity.lua',
-      'api/admin/page/index.html',
+      'api/http/admin/page/index.html',
       'client/index.d.ts',
       'cli.js',
     ]) {

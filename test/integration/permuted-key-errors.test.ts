@@ -5,7 +5,7 @@
 // the key among them, and would reach the log of an unexpected failure.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Node } from '../../src/api/server.js';
+import type { Node } from '../../src/process/serve.js';
 import { specFromCreate } from '../../src/core/tag-spec.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { startLocalNode } from '../../tools/node.js';

@@ -11,7 +11,7 @@ import { get } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { MAX_START_FAILURES } from '../../src/api/processes.js';
+import { MAX_START_FAILURES } from '../../src/process/processes.js';
 import { PRESETS, decode } from '../../src/core/snowflake-layout.js';
 import { adminHeaders, createTag } from '../../tools/node.js';
 import { ADMIN_TOKEN, cleanup, testEnv, testNames, type TestNames } from '../../tools/env.js';

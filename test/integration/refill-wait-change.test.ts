@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Node } from '../../src/api/server.js';
+import type { Node } from '../../src/process/serve.js';
 import { cleanup, mysqlUrlFor, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, fetchIds, spawnNode, startLocalNode, type ChildNode } from '../../tools/node.js';
 import { ReplyHoldProxy } from '../../tools/proxies/reply-hold-proxy.js';

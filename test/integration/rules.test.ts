@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { startNode, type Node } from '../../src/api/server.js';
+import { startNode, type Node } from '../../src/process/serve.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { ON_CLUSTER, cleanup, skipOnCluster, testConfig, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, spawnNode, type ChildNode } from '../../tools/node.js';

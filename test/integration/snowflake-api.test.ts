@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startNode, type Node } from '../../src/api/server.js';
+import { startNode, type Node } from '../../src/process/serve.js';
 import type { Clock } from '../../src/core/clock.js';
 import { PRESETS, encode, runsOutAt, type SnowflakeLayout } from '../../src/core/snowflake-layout.js';
 import { cleanup, testConfig, testNames } from '../../tools/env.js';

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import type { Node } from '../../src/api/server.js';
+import type { Node } from '../../src/process/serve.js';
 import { ManualClock, systemClock } from '../../src/core/clock.js';
 import { PRESETS, decode, type SnowflakeLayout } from '../../src/core/snowflake-layout.js';
 import { LeaseManager } from '../../src/service/lease-manager.js';

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import WebSocket from 'ws';
-import { fastIdPath } from '../../src/api/fast-path.js';
+import { fastIdPath } from '../../src/api/http/fast-path.js';
 import { freePort } from '../../tools/child.js';
 import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { freePort, ROOT } from '../../tools/child.js';
 import { cleanup, testConfig, testNames } from '../../tools/env.js';
 import { createTag } from '../../tools/node.js';
-import { startNode, type Node } from '../../src/api/server.js';
+import { startNode, type Node } from '../../src/process/serve.js';
 import { UdpClient } from '../../tools/udp-client.js';
 
 interface Exchange {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startNode, type Node } from '../../src/api/server.js';
+import { startNode, type Node } from '../../src/process/serve.js';
 import { cleanup, testConfig, testNames } from '../../tools/env.js';
 import { createTag } from '../../tools/node.js';
 import { rng, SEED, type Rng } from '../../tools/prng.js';

@@ -2,7 +2,7 @@
 // the route schema's own parameters and limits, or undefined for the router to parse.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ID_QUERY, plainIdQuery } from '../../src/api/id-route-spec.js';
+import { ID_QUERY, plainIdQuery } from '../../src/api/http/id-route-spec.js';
 
 describe('plainIdQuery', () => {
   it("reads the route's parameters when nothing needs decoding", () => {

@@ -74,20 +74,20 @@ describe('lint: src/api is handed services and imports nothing of src/store', ()
   const refusal = /^'.*tags-repo.js' is in src\/store: src\/api is handed services, never a store/;
 
   it('fails a file in src/api that imports a store', async () => {
-    const code = `import { TagsRepo } from '../../store/mysql/tags-repo.js';
+    const code = `import { TagsRepo } from '../../../store/mysql/tags-repo.js';
 
 export const write = (repo: TagsRepo) => repo.remove('t');`;
-    const r = await lintProbeFile(`${code}\n`, 'src/api/admin');
+    const r = await lintProbeFile(`${code}\n`, 'src/api/http/admin');
     assert.equal(r.errorCount, 1, JSON.stringify(r.messages));
     assert.equal(r.messages[0].ruleId, 'idmint/layers');
     assert.match(r.messages[0].message, refusal);
   });
 
   it('passes the same write through the door', async () => {
-    const code = `import type { TagAdmin } from '../../service/tag-admin.js';
+    const code = `import type { TagAdmin } from '../../../service/tag-admin.js';
 
 export const write = (door: TagAdmin) => door.deleteTag('t');`;
-    const r = await lintProbeFile(`${code}\n`, 'src/api/admin');
+    const r = await lintProbeFile(`${code}\n`, 'src/api/http/admin');
     assert.equal(r.errorCount + r.warningCount, 0, JSON.stringify(r.messages));
   });
 
@@ -97,7 +97,7 @@ export const write = (door: TagAdmin) => door.deleteTag('t');`;
       ['src/api/probe.ts', `import type { StoredTag } from '../${repo}';\nexport type T = StoredTag;\n`],
       ['src/api/probe.ts', `export { TagsRepo } from '../${repo}';\n`],
       ['src/api/grpc/probe.ts', `import { TagsRepo } from '../../${repo}';\nexport const r = TagsRepo;\n`],
-      ['src/api/routes/probe.ts', `export const load = () => import('../../${repo}');\n`],
+      ['src/api/http/routes/probe.ts', `export const load = () => import('../../../${repo}');\n`],
     ]) {
       const found = await lintText(path, code);
       assert.equal(found.length, 1, `${path}: ${code} -> ${found.join('; ')}`);
@@ -107,8 +107,8 @@ export const write = (door: TagAdmin) => door.deleteTag('t');`;
 
   it("keeps the admin's writers behind the door: src/api may not build a tag mover or an importer", async () => {
     for (const file of ['tag-mover', 'importer/importer']) {
-      const code = `import { x } from '../../service/${file}.js';\nexport const y = x;\n`;
-      const [found] = await lintText('src/api/admin/probe.ts', code);
+      const code = `import { x } from '../../../service/${file}.js';\nexport const y = x;\n`;
+      const [found] = await lintText('src/api/http/admin/probe.ts', code);
       assert.match(found, /is not part of the public surface of src\/service/);
     }
   });
@@ -118,8 +118,8 @@ describe('lint: src/api reaches the service through its surface, and no transpor
   it('fails a transport that imports another transport, and passes what both share below them', async () => {
     const [found] = await lintText('src/api/grpc/probe.ts', "import { idsFromRuns } from '../ws/encode.js';\nexport const f = idsFromRuns;\n");
     assert.match(found, /^idmint\/layers: '..\/ws\/encode.js' is in src\/api\/ws: a transport parses/);
-    const [fromRoutes] = await lintText('src/api/ws/probe.ts', "import { idRoutes } from '../routes/ids.js';\nexport const r = idRoutes;\n");
-    assert.match(fromRoutes, /is in src\/api\/routes/);
+    const [fromHttp] = await lintText('src/api/ws/probe.ts', "import { idRoutes } from '../http/routes/ids.js';\nexport const r = idRoutes;\n");
+    assert.match(fromHttp, /is in src\/api\/http/);
     assert.deepEqual(
       await lintText(
         'src/api/grpc/probe.ts',

@@ -1,11 +1,11 @@
-// The pre-router path's check of GET /v1/id/:tag (src/api/pre-router-hooks.ts) on plain Fastify
+// The pre-router path's check of GET /v1/id/:tag (src/api/http/pre-router-hooks.ts) on plain Fastify
 // apps: it reads the route's context through the router's buildPrettyMeta hook and passes only
 // what it stands in for, compared by identity; anything else keeps the path off.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance, type onRequestHookHandler, type onResponseHookHandler } from 'fastify';
 import { marked } from '../../src/api/marked.js';
-import { idRouteProblems, RouteContexts, type Honoured } from '../../src/api/pre-router-hooks.js';
+import { idRouteProblems, RouteContexts, type Honoured } from '../../src/api/http/pre-router-hooks.js';
 
 const refuseWhileClosing = marked<onRequestHookHandler>((_req, _reply, done) => done(), 'refuseWhileClosing');
 const observeResponse = marked<onResponseHookHandler>((_req, _reply, done) => done(), 'observeResponse');

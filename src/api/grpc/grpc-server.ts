@@ -11,11 +11,10 @@ import type { Drain } from '../../service/drain.js';
 import type { IdService } from '../../service/id-service.js';
 import type { Readiness } from '../../service/readiness.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import { staffOf } from '../auth.js';
-import { bearerToken } from '../bearer.js';
+import { bearerToken, staffOf } from '../credentials.js';
 import { decodeId, type Decoded } from '../decode.js';
 import { noteFailure } from '../error-policy.js';
-import { shuttingDown } from '../id-route-spec.js';
+import { shuttingDown } from '../error-policy.js';
 import { idsServiceEncodingTakes } from './proto.js';
 import {
   checkTag,

@@ -5,7 +5,7 @@ import type { Metadata } from '@grpc/grpc-js';
 import { TAG_NAME, TAG_NAME_CHARS } from '../../core/tag-name.js';
 import { invalid } from '../../errors.js';
 import type { IdOptions } from '../../service/id-options.js';
-import { bearerToken } from '../bearer.js';
+import { bearerToken } from '../credentials.js';
 import { DEFAULT_BLOCK, type BulkLimits, type BulkTake } from '../../service/bulk-take.js';
 import { MAX_BATCH } from '../../service/id-options.js';
 

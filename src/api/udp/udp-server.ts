@@ -124,7 +124,7 @@ export function handleDatagram(
     if (limits.limitsIds) {
       const known = limits.peek(req.ruleName);
       // Read first; but a source refused everything is refused before (an unknown name costs a MySQL read).
-      if (known === undefined) return limits.admitDatagram(source, 0) ? later(req, token, ids, refused, limits, source) : undefined;
+      if (known === undefined) return limits.admitDatagram(source, 0) ? answerAfterCharge(req, token, ids, refused, limits, source) : undefined;
       held = limits.chargeOf(known, 1);
     }
     if (!limits.admitDatagram(source, held)) return undefined;
@@ -153,7 +153,7 @@ function issue(ids: IdService, req: UdpRequest, token: string | undefined): stri
 }
 
 /** A get whose rule the limits must read before they can charge it (not cached, or changed): the rest of handleDatagram's way. */
-async function later(
+async function answerAfterCharge(
   req: UdpRequest,
   token: string | undefined,
   ids: IdService,

@@ -9,7 +9,7 @@ import { IdmintError, invalid } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
 import { errorMessage, MAX_CONTROL_BYTES, protocolError } from './protocol.js';
 import { noteFailure, type ErrorCounter } from '../error-policy.js';
-import { clientToken } from '../id-route-spec.js';
+import { clientToken } from '../credentials.js';
 import { StreamSession } from './session.js';
 
 export interface StreamRouteOptions {

@@ -6,35 +6,35 @@
 import type { Queue, Worker } from 'bullmq';
 import type { Pool } from 'mysql2/promise';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import { ShiftedClock, systemClock, type Clock } from './core/clock.js';
-import { createLogger } from './logger.js';
-import { Metrics } from './metrics/metrics.js';
-import { RefillProducer } from './producer/refill-producer.js';
-import { closer } from './runtime/close.js';
-import { connect, type Connections } from './runtime/connect.js';
-import { observe } from './runtime/observe.js';
-import { startWorkers } from './runtime/workers.js';
-import { AdminReads } from './service/admin-reads.js';
-import type { CapacityReader } from './service/capacity.js';
-import { DebugSwitches } from './service/debug-switches.js';
-import { Drain } from './service/drain.js';
-import { IdService } from './service/id-service.js';
-import { IdempotencyKeys } from './service/idempotency.js';
-import { LeaseManager } from './service/lease-manager.js';
-import type { Readiness } from './service/readiness.js';
-import { TagAdmin } from './service/tag-admin.js';
-import { TagRegistry } from './service/tag-registry.js';
-import { CountersRepo } from './store/mysql/counters-repo.js';
-import { SpacesRepo } from './store/mysql/spaces-repo.js';
-import { TagsRepo } from './store/mysql/tags-repo.js';
-import { TokensRepo } from './store/mysql/tokens-repo.js';
-import type { RedisClient } from './store/redis/connection.js';
-import { IdempotencyRecords } from './store/redis/idempotency-records.js';
-import { Keys } from './store/redis/keys.js';
-import { LeaseStore } from './store/redis/leases.js';
-import { SegmentStore } from './store/redis/segments.js';
-import { ConnectionSupervisor } from './store/redis/supervisor.js';
+import type { Config } from '../config.js';
+import { ShiftedClock, systemClock, type Clock } from '../core/clock.js';
+import { createLogger } from '../logger.js';
+import { Metrics } from '../metrics/metrics.js';
+import { RefillProducer } from '../producer/refill-producer.js';
+import { closer } from './close.js';
+import { connect, type Connections } from './connect.js';
+import { observe } from './observe.js';
+import { startWorkers } from './workers.js';
+import { AdminReads } from '../service/admin-reads.js';
+import type { CapacityReader } from '../service/capacity.js';
+import { DebugSwitches } from '../service/debug-switches.js';
+import { Drain } from '../service/drain.js';
+import { IdService } from '../service/id-service.js';
+import { IdempotencyKeys } from '../service/idempotency.js';
+import { LeaseManager } from '../service/lease-manager.js';
+import type { Readiness } from '../service/readiness.js';
+import { TagAdmin } from '../service/tag-admin.js';
+import { TagRegistry } from '../service/tag-registry.js';
+import { CountersRepo } from '../store/mysql/counters-repo.js';
+import { SpacesRepo } from '../store/mysql/spaces-repo.js';
+import { TagsRepo } from '../store/mysql/tags-repo.js';
+import { TokensRepo } from '../store/mysql/tokens-repo.js';
+import type { RedisClient } from '../store/redis/connection.js';
+import { IdempotencyRecords } from '../store/redis/idempotency-records.js';
+import { Keys } from '../store/redis/keys.js';
+import { LeaseStore } from '../store/redis/leases.js';
+import { SegmentStore } from '../store/redis/segments.js';
+import { ConnectionSupervisor } from '../store/redis/supervisor.js';
 
 /** What src/api is handed: the services of this node, and no store (eslint.config.mjs, idmint/layers). */
 export interface Services {
@@ -46,7 +46,7 @@ export interface Services {
   readonly tagAdmin: TagAdmin;
   /** What the admin API reads: definitions, live state, tokens, Redis servers, worker-id pools. */
   readonly adminReads: AdminReads;
-  /** The debug switches of test mode (src/api/routes/debug.ts). */
+  /** The debug switches of test mode (src/api/http/routes/debug.ts). */
   readonly debugSwitches: DebugSwitches;
   readonly leases: LeaseManager;
   readonly clock: Clock;
@@ -112,7 +112,7 @@ export interface RuntimeOptions {
 }
 
 export async function createRuntime(config: Config, log: Logger = createLogger(config), opts: RuntimeOptions = {}): Promise<Runtime> {
-  // Test mode: a clock the debug routes can shift (src/api/routes/debug.ts).
+  // Test mode: a clock the debug routes can shift (src/api/http/routes/debug.ts).
   const clock = opts.clock ?? (config.testMode ? new ShiftedClock(systemClock) : systemClock);
   const keys = new Keys(config.redisPrefix);
   const metrics = new Metrics();

@@ -8,9 +8,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { IdmintError } from '../../errors.js';
+import { IdmintError } from '../../../errors.js';
 import { adminGuard, adminRole, type AdminAccess } from '../auth.js';
-import { bearerToken } from '../bearer.js';
+import { bearerToken } from '../../credentials.js';
 import { clearedCookies, sessionCookies } from './session-cookie.js';
 
 export const PAGE_PATH = '/admin';

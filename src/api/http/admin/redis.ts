@@ -2,8 +2,8 @@
 // them with their tags, and move a tag from one to another (through the door,
 // service/tag-admin.ts, which announces the move).
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../runtime.js';
-import { isSentinelUrl, parseSentinelUrl, type HostPort } from '../../core/redis-sentinel.js';
+import type { Services } from '../../../runtime/runtime.js';
+import { isSentinelUrl, parseSentinelUrl, type HostPort } from '../../../core/redis-sentinel.js';
 import { tagParam } from '../schemas.js';
 
 const moveBody = {

@@ -11,7 +11,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { Queue } from 'bullmq';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { adminRole } from '../auth.js';
-import { installErrorHandling, noteFailure, type ErrorCounter } from '../error-policy.js';
+import { installErrorHandling, noteFailure, type ErrorCounter } from '../../error-policy.js';
 
 export const QUEUES_PATH = '/admin/queues';
 

@@ -5,14 +5,11 @@
 // The cookie alone only reads: a write with it also needs a header no cross-site form can
 // send (X-Idmint-Admin, or the browser's own Sec-Fetch-Site: same-origin). Failed sign-ins
 // are counted, logged and slowed per source (auth-failures.ts).
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { IdmintError } from '../errors.js';
+import { IdmintError } from '../../errors.js';
 import type { AuthFailures } from './auth-failures.js';
-import { bearerToken } from './bearer.js';
-import { sendError } from './error-policy.js';
-
-const digest = (s: string) => createHash('sha256').update(s).digest();
+import { bearerToken, matchesToken, roleOfToken, type AdminRole } from '../credentials.js';
+import { sendError } from '../error-policy.js';
 
 export const ADMIN_COOKIE = 'idmint_admin';
 /** The header the admin page sends with every request: a cross-site form cannot send it. */
@@ -24,9 +21,6 @@ export interface AdminAccess {
   readonly viewerToken: string;
   readonly failures?: AuthFailures;
 }
-
-/** What the caller's credential allows: everything, or reading only. */
-export type AdminRole = 'admin' | 'viewer';
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 const roles = new WeakMap<FastifyRequest, AdminRole>();
@@ -90,23 +84,6 @@ export function adminGuard(
 }
 
 /**
- * The role a token carries: the admin token, the viewer token (when one is set), or neither
- * (undefined). Both comparisons run in constant time whatever the first answered, so timing
- * tells nothing either. Shared by the admin guard and by decoding a permuted tag's IDs.
- */
-export function roleOfToken(adminToken: string, viewerToken = ''): (given: string | undefined) => AdminRole | undefined {
-  const admin = digest(adminToken);
-  const viewer = viewerToken === '' ? undefined : digest(viewerToken);
-  return (given) => {
-    if (given === undefined) return undefined;
-    const d = digest(given);
-    const isAdmin = timingSafeEqual(d, admin);
-    const isViewer = viewer !== undefined && timingSafeEqual(d, viewer);
-    return isAdmin ? 'admin' : isViewer ? 'viewer' : undefined;
-  };
-}
-
-/**
  * A request that is not a read carries more than the cookie a browser adds by itself: the
  * Bearer header, the admin page's header, or the browser's word that the page that sent it is
  * of this origin (Sec-Fetch-Site, which no page can set): a cross-site (or same-site,
@@ -143,7 +120,7 @@ function tokenCheck(adminToken: string, viewerToken: string): (req: FastifyReque
  */
 export function seesMore(access: AdminAccess, extra = ''): (req: FastifyRequest) => boolean {
   const roleOf = roleOfToken(access.adminToken, access.viewerToken);
-  const want = extra === '' ? undefined : digest(extra);
+  const isExtra = matchesToken(extra);
   return (req) => {
     const given = bearerToken(req.headers.authorization);
     if (given === undefined) return false;
@@ -152,15 +129,9 @@ export function seesMore(access: AdminAccess, extra = ''): (req: FastifyRequest)
     } catch {
       return false;
     }
-    const isExtra = want !== undefined && timingSafeEqual(digest(given), want);
-    if (roleOf(given) !== undefined || isExtra) return true;
+    const extraGiven = isExtra(given);
+    if (roleOf(given) !== undefined || extraGiven) return true;
     access.failures?.fail(req.ip, 'http', 'a token that is neither the admin, the viewer nor the metrics token');
     return false;
   };
-}
-
-/** Whether a token is the admin or the viewer token: what decodes a permuted tag's IDs, on HTTP and gRPC. */
-export function staffOf(c: { readonly adminToken: string; readonly viewerToken: string }): (token: string | undefined) => boolean {
-  const roleOf = roleOfToken(c.adminToken, c.viewerToken);
-  return (token) => roleOf(token) !== undefined;
 }

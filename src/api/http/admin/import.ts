@@ -5,10 +5,10 @@
 // id_server's config.json and Lua files come in the body: the route never reads files of the
 // server it runs on.
 import type { FastifyInstance } from 'fastify';
-import { operatorFloor } from '../../core/idserver-floors.js';
-import { SYSTEMS, type OldSystem, type OperatorFloor } from '../../core/import-plan.js';
-import { invalid } from '../../errors.js';
-import type { Services } from '../../runtime.js';
+import { operatorFloor } from '../../../core/idserver-floors.js';
+import { SYSTEMS, type OldSystem, type OperatorFloor } from '../../../core/import-plan.js';
+import { invalid } from '../../../errors.js';
+import type { Services } from '../../../runtime/runtime.js';
 
 interface Body {
   system: OldSystem;

@@ -1,7 +1,7 @@
 // Admin view of the worker-id pools: every space (worker-id width) with its live leases, and
 // this process's own leases and clock events.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../runtime.js';
+import type { Services } from '../../../runtime/runtime.js';
 
 export async function adminWorkerRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {
   const { rt } = opts;

@@ -6,13 +6,13 @@
 // The pre-router path (fast-path.ts) does the work of the ID routes' two hooks itself, for what it
 // answers (pre-router-hooks.ts checks the hooks by identity).
 import type { FastifyInstance, FastifyRequest, onResponseHookHandler, onSendHookHandler, preHandlerHookHandler } from 'fastify';
-import { TAG_NAME } from '../core/tag-name.js';
-import { bindInteger, TINYID_BATCH_MAX } from '../core/tinyid.js';
-import type { IdmintError } from '../errors.js';
-import type { IdService } from '../service/id-service.js';
-import { transportOf } from './error-policy.js';
-import { marked } from './marked.js';
-import { countsAsRefusal, type LimitedTag, type SourceLimits } from './source-limits.js';
+import { TAG_NAME } from '../../core/tag-name.js';
+import { bindInteger, TINYID_BATCH_MAX } from '../../core/tinyid.js';
+import type { IdmintError } from '../../errors.js';
+import type { IdService } from '../../service/id-service.js';
+import { transportOf } from '../error-policy.js';
+import { marked } from '../marked.js';
+import { countsAsRefusal, type LimitedTag, type SourceLimits } from '../source-limits.js';
 import { tinyidParams } from './tinyid-params.js';
 
 declare module 'fastify' {

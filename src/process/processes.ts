@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
-import { drainsOn, startNode, type Node } from './server.js';
+import { drainsOn, startNode, type Node } from './serve.js';
 import { serveClusterMetrics } from './cluster-metrics.js';
 
 /** Most processes `--processes` accepts. */

@@ -1,11 +1,11 @@
 // The ID routes: one ID, a batch, decoding, and Leaf's plain-text route.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Mode } from '../../core/tag-spec.js';
-import type { IdService } from '../../service/id-service.js';
-import { MAX_BATCH } from '../../service/id-options.js';
-import { bearerToken } from '../bearer.js';
-import { decodeId } from '../decode.js';
-import { clientToken, ID_QUERY, ID_ROUTE, idempotencyKey, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
+import type { Mode } from '../../../core/tag-spec.js';
+import type { IdService } from '../../../service/id-service.js';
+import { MAX_BATCH } from '../../../service/id-options.js';
+import { bearerToken, clientToken } from '../../credentials.js';
+import { decodeId } from '../../decode.js';
+import { ID_QUERY, ID_ROUTE, idempotencyKey, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
 
 /** The headers the ID routes read besides the token ones, for the OpenAPI description (docs/API.md#idempotency-keys). */

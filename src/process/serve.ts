@@ -10,11 +10,11 @@ import { workerWidths } from '../core/tag-kinds.js';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '../logger.js';
-import { createRuntime, servicesOf, type Runtime, type RuntimeOptions, type Services } from '../runtime.js';
-import { buildApp } from './app.js';
-import { startGrpcServer } from './grpc/grpc-server.js';
-import { sourceLimitsOf } from './source-limits.js';
-import { startUdpServer } from './udp/udp-server.js';
+import { createRuntime, servicesOf, type Runtime, type RuntimeOptions, type Services } from '../runtime/runtime.js';
+import { buildApp } from '../api/app.js';
+import { startGrpcServer } from '../api/grpc/grpc-server.js';
+import { sourceLimitsOf } from '../api/source-limits.js';
+import { startUdpServer } from '../api/udp/udp-server.js';
 
 export interface Node {
   readonly rt: Runtime;

@@ -3,7 +3,7 @@
 // take, UDP field); changes go through the door (service/tag-admin.ts) and reach every
 // process at once, like tag changes.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../runtime.js';
+import type { Services } from '../../../runtime/runtime.js';
 import { tagName } from '../schemas.js';
 
 const params = {

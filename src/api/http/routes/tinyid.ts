@@ -5,7 +5,7 @@
 // 6 (any other failure), and the Simple routes answer "" on every failure. IDs come from the
 // ID service, out of the same counter as every other route of the tag. See docs/TINYID.md.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { TAG_NAME } from '../../core/tag-name.js';
+import { TAG_NAME } from '../../../core/tag-name.js';
 import {
   bindInteger,
   BindError,
@@ -17,13 +17,13 @@ import {
   TINYID_BATCH_MAX,
   TINYID_TOKEN_ERR,
   type TinyidSegment,
-} from '../../core/tinyid.js';
-import { IdmintError, invalid } from '../../errors.js';
-import { noteFailure, type ErrorCounter } from '../error-policy.js';
-import { tinyidReply } from '../error-replies.js';
+} from '../../../core/tinyid.js';
+import { IdmintError, invalid } from '../../../errors.js';
+import { noteFailure, type ErrorCounter } from '../../error-policy.js';
+import { tinyidReply } from '../../error-replies.js';
 import { idempotencyKey } from '../id-route-spec.js';
 import { tinyidParams, type TinyidParams } from '../tinyid-params.js';
-import type { Accepts, IdService } from '../../service/id-service.js';
+import type { Accepts, IdService } from '../../../service/id-service.js';
 
 const PREFIX = '/tinyid/id/';
 const JSON_TYPE = 'application/json;charset=UTF-8';

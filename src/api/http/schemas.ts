@@ -1,5 +1,5 @@
 // JSON schemas shared by routes (they validate requests and generate the OpenAPI document).
-import { TAG_NAME_PATTERN } from '../core/tag-name.js';
+import { TAG_NAME_PATTERN } from '../../core/tag-name.js';
 
 /** A tag name in a path or body. */
 export const tagName = { type: 'string', pattern: TAG_NAME_PATTERN } as const;

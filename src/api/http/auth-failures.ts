@@ -6,8 +6,8 @@
 // token thus costs a window per few tries. The table keeps at most MAX_SOURCES addresses
 // (the oldest dropped first), so a flood of addresses costs bounded memory.
 import type { FastifyBaseLogger } from 'fastify';
-import { IdmintError } from '../errors.js';
-import type { ErrorCounter, Transport } from './error-policy.js';
+import { IdmintError } from '../../errors.js';
+import type { ErrorCounter, Transport } from '../error-policy.js';
 
 const MAX_SOURCES = 10_000;
 const LOG_EVERY_MS = 1000;

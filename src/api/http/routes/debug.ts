@@ -3,9 +3,9 @@
 // shift this process's clock, make its worker-id leases expire now, and end a Redis connection
 // from inside for the connection supervisor to open again (service/debug-switches.ts).
 import type { FastifyInstance } from 'fastify';
-import { ShiftedClock } from '../../core/clock.js';
-import { IdmintError } from '../../errors.js';
-import type { Services } from '../../runtime.js';
+import { ShiftedClock } from '../../../core/clock.js';
+import { IdmintError } from '../../../errors.js';
+import type { Services } from '../../../runtime/runtime.js';
 
 /** Largest shift accepted either way: one day. */
 const MAX_SHIFT_MS = 86_400_000;

@@ -4,9 +4,7 @@
 // the two cannot drift apart; which of the app's hooks the pre-router path stands in for is
 // decided in pre-router-hooks.ts.
 import type { IncomingHttpHeaders } from 'node:http';
-import { TAG_NAME } from '../core/tag-name.js';
-import { IdmintError } from '../errors.js';
-import { bearerToken } from './bearer.js';
+import { TAG_NAME } from '../../core/tag-name.js';
 
 /** The route as Fastify knows it (and as metrics label it). */
 export const ID_ROUTE = '/v1/id/:tag';
@@ -60,13 +58,6 @@ export function wantsText(accept: string | string[] | undefined): boolean {
   return typeof accept === 'string' && accept.startsWith('text/plain');
 }
 
-/** A client token: `X-Idmint-Token: <token>`, else `Authorization: Bearer <token>` (the scheme in any case). */
-export function clientToken(h: IncomingHttpHeaders): string | undefined {
-  const x = h['x-idmint-token'];
-  if (typeof x === 'string') return x;
-  return bearerToken(h.authorization);
-}
-
 /**
  * The `Idempotency-Key` header (its value as sent; repeated headers arrive joined by ", ",
  * which the key check refuses), or undefined without one.
@@ -75,9 +66,6 @@ export function idempotencyKey(h: IncomingHttpHeaders): string | undefined {
   const k = h['idempotency-key'];
   return typeof k === 'string' ? k : undefined;
 }
-
-/** The request carries a client token (either header, whatever its value). */
-export const carriesToken = (h: IncomingHttpHeaders): boolean => h.authorization !== undefined || h['x-idmint-token'] !== undefined;
 
 const ESCAPE = /["\\]/;
 
@@ -88,6 +76,3 @@ const ESCAPE = /["\\]/;
 export function idBody(id: string, text: boolean): string {
   return text ? id : ESCAPE.test(id) ? JSON.stringify({ id }) : `{"id":"${id}"}`;
 }
-
-/** The answer to every request that arrives while the node is closing (HTTP 503, gRPC UNAVAILABLE). */
-export const shuttingDown = (): IdmintError => new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 });

@@ -19,9 +19,10 @@
 // path off: it fails closed. An app extended by its embedder (buildApp's `extend`) has no
 // pre-router path at all.
 import type { FastifyInstance, onRequestHookHandler, onResponseHookHandler } from 'fastify';
-import type { Metrics } from '../metrics/metrics.js';
-import { ID_ROUTE, shuttingDown } from './id-route-spec.js';
-import { isMarked, marked } from './marked.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import { ID_ROUTE } from './id-route-spec.js';
+import { shuttingDown } from '../error-policy.js';
+import { isMarked, marked } from '../marked.js';
 
 /** Fastify's lifecycle hooks: the ones a route's context holds, each a list of functions or null. */
 export const LIFECYCLE_HOOKS: readonly string[] = [

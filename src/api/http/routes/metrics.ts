@@ -6,12 +6,12 @@
 // their IDs hide).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { IdmintError } from '../../errors.js';
-import type { Metrics } from '../../metrics/metrics.js';
-import { withoutPrivateTags } from '../../metrics/public-series.js';
-import type { StoredTag } from '../../service/tag-admin.js';
-import { bearerToken } from '../bearer.js';
-import { clusterMetricsClient, inProcessGroup } from '../cluster-metrics.js';
+import { IdmintError } from '../../../errors.js';
+import type { Metrics } from '../../../metrics/metrics.js';
+import { withoutPrivateTags } from '../../../metrics/public-series.js';
+import type { StoredTag } from '../../../service/tag-admin.js';
+import { bearerToken } from '../../credentials.js';
+import { clusterMetricsClient, inProcessGroup } from '../../../process/cluster-metrics.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 

@@ -4,7 +4,7 @@
 // (node id, checks, the Redis servers and their masters' addresses) only to a request that
 // carries the admin, viewer or metrics token as `Authorization: Bearer`.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../runtime.js';
+import type { Services } from '../../../runtime/runtime.js';
 import { seesMore, type AdminAccess } from '../auth.js';
 
 export async function healthRoutes(app: FastifyInstance, opts: { rt: Services; access: AdminAccess }): Promise<void> {

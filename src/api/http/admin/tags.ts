@@ -2,10 +2,10 @@
 // through the door (service/tag-admin.ts), which announces it so every process serves the new
 // definition at once.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../runtime.js';
-import { shownId, tagView as view } from '../../service/admin-reads.js';
-import { capacityJson } from '../../service/capacity.js';
-import type { StoredTag } from '../../service/tag-admin.js';
+import type { Services } from '../../../runtime/runtime.js';
+import { shownId, tagView as view } from '../../../service/admin-reads.js';
+import { capacityJson } from '../../../service/capacity.js';
+import type { StoredTag } from '../../../service/tag-admin.js';
 import { tagParam } from '../schemas.js';
 
 export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {

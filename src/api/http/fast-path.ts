@@ -15,12 +15,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
-import type { Metrics } from '../metrics/metrics.js';
-import type { IdService } from '../service/id-service.js';
-import { noteFailure } from './error-policy.js';
-import { errorAnswer } from './error-replies.js';
-import { carriesToken, ID_PREFIX, ID_ROUTE, ID_TAG, idBody, JSON_TYPE, plainIdQuery, TEXT_TYPE, wantsText, type IdQuery } from './id-route-spec.js';
-import { countsAsRefusal, type SourceLimits } from './source-limits.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { IdService } from '../../service/id-service.js';
+import { noteFailure } from '../error-policy.js';
+import { errorAnswer } from '../error-replies.js';
+import { ID_PREFIX, ID_ROUTE, ID_TAG, idBody, JSON_TYPE, plainIdQuery, TEXT_TYPE, wantsText, type IdQuery } from './id-route-spec.js';
+import { carriesToken } from '../credentials.js';
+import { countsAsRefusal, type SourceLimits } from '../source-limits.js';
 
 const NO_QUERY: IdQuery = Object.freeze({});
 
