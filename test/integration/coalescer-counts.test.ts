@@ -1,0 +1,81 @@
+// suite: single — a coalescer on the single-server Redis, driven directly
+// A coalescer refuses a count that is not a whole number of IDs itself, whatever let it through
+// the door: Infinity (count=1e309), NaN, a fraction, a count past 2^53, zero or below. Such a
+// count once reached an order-global tag's coalescer, was answered ID_SPACE_EXHAUSTED and left
+// every later request of the tag waiting. Here each bad count is refused with INVALID_ARGUMENT,
+// takes nothing, and the requests around it are served with IDs that keep rising.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import type { Range } from '../../src/core/ranges.js';
+import { IdmintError } from '../../src/errors.js';
+import type { RefillProducer } from '../../src/producer/refill-producer.js';
+import { Coalescer } from '../../src/service/coalescer.js';
+import { createRedis, whenReady, type RedisClient } from '../../src/store/redis/connection.js';
+import { Keys } from '../../src/store/redis/keys.js';
+import { SegmentStore, type SegmentRef } from '../../src/store/redis/segments.js';
+import { REDIS_URL, cleanup, testNames } from '../../tools/env.js';
+
+const BAD_COUNTS = [Number.POSITIVE_INFINITY, Number.NaN, 2.5, 2 ** 53, 0, -3];
+
+describe('a coalescer given a count that is not a whole number of IDs', () => {
+  const names = testNames();
+  let redis: RedisClient;
+  let coalescer: Coalescer;
+
+  before(async () => {
+    redis = createRedis(REDIS_URL, 'command', 1000);
+    await whenReady(redis);
+    const store = new SegmentStore({ default: redis }, new Keys(names.prefix));
+    const ref: SegmentRef = { tag: 'counts', epoch: 1, shard: 0 };
+    const cold = await store.take(ref, 1, 0.5);
+    assert.equal(cold.status, 'cold');
+    assert.equal(await store.install(ref, cold.gen, [1, 1_000_000], 0.5), 'current');
+    const producer = { request: async () => undefined } as unknown as RefillProducer;
+    coalescer = new Coalescer(ref, () => 0.5, {
+      segments: store,
+      producer,
+      log: pino({ level: 'silent' }),
+      maxBatch: 100_000,
+      waitMs: 3000,
+      pipeline: 4,
+      hold: 32,
+      holdRtt: 1,
+      lingerMs: 2,
+    });
+  });
+  after(async () => {
+    redis.disconnect();
+    await cleanup(names);
+  });
+
+  it('refuses it with INVALID_ARGUMENT, takes nothing, and serves the requests around it', async () => {
+    let last = 0;
+    const served = (runs: readonly Range[], want: number) => {
+      const ids = runs.flatMap(([first, end]) => Array.from({ length: end - first + 1 }, (_, k) => first + k));
+      assert.equal(ids.length, want);
+      for (const id of ids) {
+        assert.ok(id > last, `IDs rise: ${id} after ${last}`);
+        last = id;
+      }
+    };
+    for (const bad of BAD_COUNTS) {
+      // The bad count arrives in the same turn as good ones, before and after it.
+      const before = coalescer.take(2);
+      const refused = coalescer.take(bad);
+      const mapped = coalescer.takeMapped<unknown>(
+        bad,
+        () => 'taken',
+        (err) => err,
+      );
+      const after = coalescer.take(3);
+      await assert.rejects(refused, (err: unknown) => err instanceof IdmintError && err.code === 'INVALID_ARGUMENT');
+      const recovered = await mapped;
+      assert.ok(recovered instanceof IdmintError && recovered.code === 'INVALID_ARGUMENT', `takeMapped of ${bad}: ${String(recovered)}`);
+      served(await before, 2);
+      served(await after, 3);
+    }
+    // Nothing was taken for the refused counts: the IDs handed out are exactly the good requests'.
+    assert.equal(last, BAD_COUNTS.length * 5);
+  });
+});
