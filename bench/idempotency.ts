@@ -33,8 +33,10 @@
 // (nothing else on it), Redis's own time per call (INFO commandstats) of INCR, the take and the
 // key scripts (a new key's one call of order global; its claim and record of order node; a
 // replay's claim and a replay's call of order global), as idmint sends them for one ID. The floor
-// bounds idmint's ratios: the notes give, per goal of order global, PASS, or MISS with the
-// floor's own ratio when that is below the goal too. "extra µs" is the case's cost over the unkeyed request of its tag (over the bare route for the INCR route), per round: at 1
+// bounds idmint's ratios: the notes give, per goal of order global, PASS or MISS with the
+// floor's own ratio beside it (a MISS whose floor is below the goal too is bounded by the Redis
+// calls themselves). "extra µs" is the case's cost over the unkeyed request of its tag (over the
+// bare route for the INCR route; over the floor's unkeyed request for its keyed ones), per round: at 1
 // client the difference of the p50 latencies, at N clients the difference of the wall time per
 // request (1/throughput); "÷ round trip" divides it by the INCR route's extra of the same round
 // and client count, so 1.00 is exactly one more round trip. Figures are medians of the rounds.
@@ -148,7 +150,7 @@ async function main(): Promise<number> {
     const keep = async (of: ReplayOf, server: Server, tag: string) => {
       const res = await fetch(`${server.url}/v1/id/${tag}`, { headers: { 'idempotency-key': replayKey(id, of) } });
       kept[of] = await res.text();
-      if (res.status !== 200) throw new Error(`first keyed request of ${tag} (${server.name}): ${res.status} ${kept[of]}`);
+      if (res.status !== 200) throw new Error(`first keyed request of ${tag}: ${res.status} ${kept[of]}`);
     };
     for (const order of ORDERS) {
       await createTag(idmint.url, { tag: TAGS[order], mode: 'segment', order });

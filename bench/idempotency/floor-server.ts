@@ -24,7 +24,7 @@ import { decodeClaimsOrTakes, type ClaimOrTakeResult } from '../../src/store/red
 import { Keys } from '../../src/store/redis/keys.js';
 import { scriptText } from '../../src/store/redis/lua.js';
 import { steadySegment, takeTokens } from '../take-segment.js';
-import { DEFAULT_PREFETCH, ONE_ID_FINGERPRINT, ownerTokens, takeArgs, takesArgs, type FloorRequest, type FloorTag } from './floor-calls.js';
+import * as calls from './floor-calls.js';
 
 /** Most keyed requests in one call, as idmint's keyed-takes.ts. */
 const MOST_PER_CALL = 64;
@@ -33,12 +33,12 @@ const url = process.env.FLOOR_REDIS;
 if (!url) throw new Error('FLOOR_REDIS is not set');
 const redis = new Redis(url);
 const keys = new Keys(process.env.FLOOR_PREFIX ?? 'floor');
-const where: FloorTag = { tag: process.env.FLOOR_TAG ?? 'idem.global', epoch: 1 };
-await steadySegment(redis, keys, where.tag, DEFAULT_PREFETCH);
+const where: calls.FloorTag = { tag: process.env.FLOOR_TAG ?? 'idem.global', epoch: 1 };
+await steadySegment(redis, keys, where.tag, calls.DEFAULT_PREFETCH);
 const takeSha = String(await redis.script('LOAD', scriptText('take-2')));
 const takesSha = String(await redis.script('LOAD', scriptText('idem-takes-4')));
 const token = takeTokens('floor');
-const owner = ownerTokens();
+const owner = calls.ownerTokens();
 
 /** The unkeyed requests of this turn, each told its ID or the error. */
 let unkeyed: ((id: number | Error) => void)[] = [];
@@ -46,7 +46,7 @@ const sendTake = () => {
   const batch = unkeyed;
   unkeyed = [];
   redis
-    .evalsha(takeSha, 2, ...takeArgs(keys, where, batch.length, token()))
+    .evalsha(takeSha, 2, ...calls.takeArgs(keys, where, batch.length, token()))
     .then((first) => {
       if (typeof first !== 'number') throw new Error(`take answered ${JSON.stringify(first)}`);
       return first;
@@ -66,7 +66,7 @@ const takeOne = () =>
   });
 
 interface Waiting {
-  readonly request: FloorRequest;
+  readonly request: calls.FloorRequest;
   readonly done: (reply: ClaimOrTakeResult | Error) => void;
 }
 /** The keyed requests of this turn. */
@@ -77,7 +77,7 @@ const sendTakes = () => {
   keyed = [];
   const requests = batch.map((w) => w.request);
   redis
-    .evalsha(takesSha, 4, ...takesArgs(keys, where, requests))
+    .evalsha(takesSha, 4, ...calls.takesArgs(keys, where, requests))
     .then((raw) => decodeClaimsOrTakes(raw, batch.length))
     .then(
       (replies) => {
@@ -91,7 +91,8 @@ const sendTakes = () => {
 /** What idem-takes-4.lua answers for the key, sent with the other keys of this turn. */
 const claimOrTake = (key: string) =>
   new Promise<ClaimOrTakeResult>((resolve, reject) => {
-    const length = keyed.push({ request: { key, owner: owner() }, done: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
+    const done = (reply: ClaimOrTakeResult | Error) => (reply instanceof Error ? reject(reply) : resolve(reply));
+    const length = keyed.push({ request: { key, owner: owner() }, done });
     if (length === 1) setImmediate(sendTakes);
     else if (length >= MOST_PER_CALL) sendTakes();
   });
@@ -100,7 +101,7 @@ const claimOrTake = (key: string) =>
 async function keyedId(key: string): Promise<string> {
   const reply = await claimOrTake(key);
   if (reply.kind === 'taken') return String(reply.first);
-  if (reply.kind === 'answered' && reply.fingerprint === ONE_ID_FINGERPRINT) return decodeIds(reply.answer)[0];
+  if (reply.kind === 'answered' && reply.fingerprint === calls.ONE_ID_FINGERPRINT) return decodeIds(reply.answer)[0];
   throw new Error(`key ${key}: idem-takes-4.lua answered ${JSON.stringify(reply)}, which the floor does not serve`);
 }
 

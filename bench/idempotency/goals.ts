@@ -36,10 +36,13 @@ export function verdictOf(m: Pick<GoalMeasure, 'goal' | 'idmint' | 'floor'>): Ve
   return m.floor < m.goal ? 'MISS (the floor is below the goal)' : 'MISS (the floor reaches the goal)';
 }
 
+const IDMINT_OWN = "what is missing is idmint's own work around the calls";
+
 /** The run's note for one goal. */
 export function goalNote(m: GoalMeasure): string {
   const verdict = verdictOf(m);
-  const head = `order global, ${m.label}: ${verdict.slice(0, 4)}, ${fmt(m.idmint, 2)}x the unkeyed throughput at ${m.clients} clients (goal ${m.goal}x)`;
+  const ratio = `${fmt(m.idmint, 2)}x the unkeyed throughput at ${m.clients} clients (goal ${m.goal}x)`;
+  const head = `order global, ${m.label}: ${verdict.slice(0, 4)}, ${ratio}`;
   const floor = `the floor itself runs ${m.what} at ${fmt(m.floor, 2)}x of its unkeyed take`;
   const beside = `${fmt(m.floorOverIdmint, 2)}x idmint's unkeyed throughput`;
   switch (verdict) {
@@ -48,6 +51,6 @@ export function goalNote(m: GoalMeasure): string {
     case 'MISS (the floor is below the goal)':
       return `${head}; ${floor} (${beside}): no implementation around the same Redis calls reaches ${m.goal}x here`;
     default:
-      return `${head}; ${floor} (${beside}), at or above the goal: what is missing is idmint's own work around the calls`;
+      return `${head}; ${floor} (${beside}), at or above the goal: ${IDMINT_OWN}`;
   }
 }

@@ -59,7 +59,8 @@ export async function redisAlone(rounds: number, calls: number): Promise<Record<
       r.evalsha(recordSha, 3, `idem:{t}:${key}`, 'idem-index:{t}', 'idem-bytes:{t}', key, 'owner', fingerprint, answer, 86_400_000);
     // One request per call, as a lone request's call is (under load a call carries several),
     // with the arguments idmint sends (floor-calls.ts).
-    const inKey = (key: string) => r.evalsha(inKeySha, 4, ...takesArgs(keys, { tag: ref.tag, epoch: ref.epoch }, [{ key, owner: 'owner' }]));
+    const where = { tag: ref.tag, epoch: ref.epoch };
+    const inKey = (key: string) => r.evalsha(inKeySha, 4, ...takesArgs(keys, where, [{ key, owner: 'owner' }]));
     await claim('kept');
     await record('kept');
     await inKey('kept-in-key');
@@ -78,7 +79,7 @@ export async function redisAlone(rounds: number, calls: number): Promise<Record<
       replayInKey: () => inKey('kept-in-key'),
     };
     const kinds = ['incr', 'take', 'inKey', 'claim', 'record', 'replay', 'replayInKey'] as const;
-    const out: Record<AloneCall, number[]> = { incr: [], take: [], inKey: [], claim: [], record: [], replay: [], replayInKey: [] };
+    const out = Object.fromEntries(kinds.map((kind) => [kind, [] as number[]])) as Record<AloneCall, number[]>;
     for (let round = 0; round < rounds; round++)
       for (const kind of kinds) {
         await r.config('RESETSTAT');

@@ -102,14 +102,18 @@ export function idempotencyReport(
       .map((c) => medianOrNaN(rounds.map((r) => extraOver(c, find('unkeyed', c.clients, c.order), r) / roundTrip(c.clients, r)))),
   );
   notes.push(
-    `Redis's own time per call on a private server: INCR ${fmt(alone.incr, 2)} µs; the take ${fmt(alone.take, 2)} µs; a new key's one call of order global ${fmt(alone.inKey, 2)} µs; of order node its claim script ${fmt(alone.claim, 2)} µs and record script ${fmt(alone.record, 2)} µs; a replay's one call ${fmt(alone.replayInKey, 2)} µs of order global (the key's call), ${fmt(alone.replay, 2)} µs of order node (the claim script)`,
+    `Redis's own time per call on a private server: INCR ${fmt(alone.incr, 2)} µs; the take ${fmt(alone.take, 2)} µs; a new key's one call of order global ${fmt(alone.inKey, 2)} µs; of order node its claim script ${fmt(alone.claim, 2)} µs and record script ${fmt(alone.record, 2)} µs; ` +
+      `a replay's one call ${fmt(alone.replayInKey, 2)} µs of order global (the key's call), ` +
+      `${fmt(alone.replay, 2)} µs of order node (the claim script)`,
   );
   // The goals of docs/GUARANTEES.md#idempotency-keys: throughput at N clients over the tag's
   // unkeyed request, median of the per-round ratios; those of order global judged against the floor's.
   const at = (kind: Kind, order?: Order) => results.get(find(kind, opts.connections, order))!;
   const floorUnkeyed = at('floorUnkeyed');
   notes.push(
-    `the floor's unkeyed request (one take per turn, nothing of idmint around it) ran at ${fmt(medianRatio(floorUnkeyed, at('unkeyed', 'global')), 2)}x idmint's unkeyed order-global throughput at ${opts.connections} clients`,
+    `the floor's unkeyed request (one take per turn, nothing of idmint around it) ran at ` +
+      `${fmt(medianRatio(floorUnkeyed, at('unkeyed', 'global')), 2)}x idmint's unkeyed order-global throughput ` +
+      `at ${opts.connections} clients`,
   );
   for (const [kind, floorKind, goal, what] of [
     ['fresh', 'floorFresh', 0.8, 'a new key'],
@@ -133,7 +137,8 @@ export function idempotencyReport(
     ['replay', 0.9],
   ] as const)
     notes.push(
-      `order node, ${LABELS[kind]}: ${fmt(medianRatio(at(kind, 'node'), at('unkeyed', 'node')), 2)}x the unkeyed throughput at ${opts.connections} clients (goal ${goal}x, stated for order global)`,
+      `order node, ${LABELS[kind]}: ${fmt(medianRatio(at(kind, 'node'), at('unkeyed', 'node')), 2)}x the unkeyed ` +
+        `throughput at ${opts.connections} clients (goal ${goal}x, stated for order global)`,
     );
   notes.push(`keyed requests: at most ${fmt(worst, 2)} round trips over the unkeyed request of their tag (median of the rounds)`);
   return { rows, notes };

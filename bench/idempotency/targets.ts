@@ -38,14 +38,20 @@ export interface Servers {
 /** Where a replay case sends its key: a tag of idmint, or the floor. */
 export type ReplayOf = Order | 'floor';
 
+/** The answer each replay must give again, by where it is sent. */
+export type Kept = Partial<Record<ReplayOf, string>>;
+
 /** The kept key of the replay cases of `of`: `<id>-replay-<of>`. */
 export const replayKey = (id: string, of: ReplayOf): string => `${id}-replay-${of}`;
+
+/** What a case sends and checks, and how many of its IDs were answered twice. */
+export type CaseTarget = Target & { repeats: () => number };
 
 /**
  * The target of each case: id names this run's keys (`<id>-<n>` new, replayKey kept), kept
  * holds the answer each replay (of each tag, of the floor) must give again.
  */
-export function targetsOf(servers: Servers, id: string, kept: Partial<Record<ReplayOf, string>>): (c: Case) => Target & { repeats: () => number } {
+export function targetsOf(servers: Servers, id: string, kept: Kept): (c: Case) => CaseTarget {
   const { bare, incr, floor, idmint, before } = servers;
   let seq = 0;
   const replayTarget = (server: Server, path: string, of: ReplayOf) => {
@@ -63,7 +69,8 @@ export function targetsOf(servers: Servers, id: string, kept: Partial<Record<Rep
     if (c.kind === 'floorReplay') return replayTarget(floor, `/v1/id/${TAGS.global}`, 'floor');
     if (c.kind === 'floorUnkeyed' || c.kind === 'floorFresh') {
       const ids = idsCheck();
-      return { server: floor, path: `/v1/id/${TAGS.global}`, key: c.kind === 'floorFresh' ? () => `${id}-${seq++}` : () => undefined, ...ids };
+      const key = c.kind === 'floorFresh' ? () => `${id}-${seq++}` : () => undefined;
+      return { server: floor, path: `/v1/id/${TAGS.global}`, key, ...ids };
     }
     if (c.kind === 'bare' || c.kind === 'incr') {
       const ids = idsCheck();
