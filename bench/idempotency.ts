@@ -12,6 +12,14 @@
 //   bare route                     a bare Fastify route answering a constant (bench/bare-server.ts)
 //   bare route + one Redis INCR    the same route doing one INCR per request: minus the bare
 //                                  route, the cost of one Redis round trip on this machine
+//   floor, unkeyed                 the floor of order global (bench/idempotency/floor-server.ts):
+//                                  a bare Fastify route doing only the Redis calls idmint makes,
+//                                  here one take (take-2.lua) shared by the requests of a turn
+//   floor, keyed, new key          the same route, a fresh key per request: one idem-takes-4.lua
+//                                  call per turn carrying every new key of the turn, with idmint's
+//                                  arguments
+//   floor, keyed, replay           the same route, the same key every time: the call that finds
+//                                  the kept answer
 //   <order>, unkeyed               GET /v1/id/:tag as most callers send it (the pre-router path)
 //   <order>, unkeyed, before keys  with --before COMMIT: the unkeyed request to idmint as it was at
 //                                  that commit (exported with git archive), served in the same
@@ -24,7 +32,11 @@
 // for a segment tag of order global and one of order node. Apart, on a private redis-server
 // (nothing else on it), Redis's own time per call (INFO commandstats) of INCR, the take and the
 // key scripts (a new key's one call of order global; its claim and record of order node; a
-// replay's claim), as idmint sends them for one ID. "extra µs" is the case's cost over the unkeyed request of its tag (over the bare route for the INCR route), per round: at 1
+// replay's claim and a replay's call of order global), as idmint sends them for one ID. The floor
+// bounds idmint's ratios: the notes give, per goal of order global, PASS or MISS with the
+// floor's own ratio beside it (a MISS whose floor is below the goal too is bounded by the Redis
+// calls themselves). "extra µs" is the case's cost over the unkeyed request of its tag (over the
+// bare route for the INCR route; over the floor's unkeyed request for its keyed ones), per round: at 1
 // client the difference of the p50 latencies, at N clients the difference of the wall time per
 // request (1/throughput); "÷ round trip" divides it by the INCR route's extra of the same round
 // and client count, so 1.00 is exactly one more round trip. Figures are medians of the rounds.
@@ -53,12 +65,13 @@ import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '..
 import { createTag } from '../tools/node.js';
 import { textTable } from '../tools/table.js';
 import { startAt } from './idempotency/before.js';
-import { idempotencyCases, LABELS, ORDERS, TAGS, type Case, type Order } from './idempotency/cases.js';
+import { idempotencyCases, LABELS, ORDERS, TAGS, type Case } from './idempotency/cases.js';
+import { BENCH_KEY_SETTINGS } from './idempotency/floor-calls.js';
 import { load, type Measured } from './idempotency/load-run.js';
 import { readIdempotencyOptions } from './idempotency/options.js';
 import { redisAlone } from './idempotency/redis-alone.js';
 import { idempotencyReport } from './idempotency/report.js';
-import { targetsOf } from './idempotency/targets.js';
+import { replayKey, targetsOf, type ReplayOf } from './idempotency/targets.js';
 import { startRun } from './record.js';
 import { BENCH_SETTINGS, runMain, startServer, type Server } from './server.js';
 
@@ -99,6 +112,11 @@ async function main(): Promise<number> {
       env: { BARE_INCR_REDIS: REDIS_URL, BARE_INCR_KEY: `${names.prefix}:bare-incr` },
     });
     children.push(incr);
+    const floor = await startServer('floor', ['bench/idempotency/floor-server.ts'], {
+      cpu,
+      env: { FLOOR_REDIS: REDIS_URL, FLOOR_PREFIX: `${names.prefix}:floor`, FLOOR_TAG: TAGS.global },
+    });
+    children.push(floor);
     const idmintEnv = (n: TestNames, node: string) => ({
       REDIS_URL,
       MYSQL_URL: n.mysqlUrl,
@@ -109,8 +127,10 @@ async function main(): Promise<number> {
       GRPC_PORT: '0',
       NODE_ID: node,
       ...BENCH_SETTINGS,
-      // Every new-key request keeps a key: the bound must not refuse the run's keys.
-      IDEMPOTENCY_MAX_KEYS: '100000000',
+      // Every new-key request keeps a key: the bound must not refuse the run's keys. The floor
+      // sends the same settings (floor-calls.ts).
+      IDEMPOTENCY_MAX_KEYS: String(BENCH_KEY_SETTINGS.maxKeys),
+      IDEMPOTENCY_MAX_BYTES: String(BENCH_KEY_SETTINGS.maxBytes),
     });
     const idmint = await startServer('idmint', ['src/cli.ts', 'serve'], {
       cpu,
@@ -126,16 +146,20 @@ async function main(): Promise<number> {
     }
 
     // The kept answer each replay case asks for again.
-    const kept: Partial<Record<Order, string>> = {};
+    const kept: Partial<Record<ReplayOf, string>> = {};
+    const keep = async (of: ReplayOf, server: Server, tag: string) => {
+      const res = await fetch(`${server.url}/v1/id/${tag}`, { headers: { 'idempotency-key': replayKey(id, of) } });
+      kept[of] = await res.text();
+      if (res.status !== 200) throw new Error(`first keyed request of ${tag}: ${res.status} ${kept[of]}`);
+    };
     for (const order of ORDERS) {
       await createTag(idmint.url, { tag: TAGS[order], mode: 'segment', order });
-      const res = await fetch(`${idmint.url}/v1/id/${TAGS[order]}`, { headers: { 'idempotency-key': `${id}-replay-${order}` } });
-      kept[order] = await res.text();
-      if (res.status !== 200) throw new Error(`first keyed request of ${TAGS[order]}: ${res.status} ${kept[order]}`);
+      await keep(order, idmint, TAGS[order]);
     }
+    await keep('floor', floor, TAGS.global);
 
     const cases = idempotencyCases(opts.connections, before !== undefined);
-    const target = targetsOf({ bare, incr, idmint, before }, id, kept);
+    const target = targetsOf({ bare, incr, floor, idmint, before }, id, kept);
 
     const run = async (c: Case, seconds: number, label: string) => {
       const t = target(c);
