@@ -47,6 +47,19 @@ function merge(spans: WallSpan[]): WallSpan[] {
 }
 
 /**
+ * Pushes standard-time period `period` (of `periodMs`) as each daylight-saving shift moves its wall
+ * times, each cut after `lastStdMs` (the standard-time wall clock of the last instant anything
+ * was rendered at) moved by the same shift.
+ */
+function pushShiftedPeriod(spans: WallSpan[], period: number, periodMs: number, lastStdMs: number): void {
+  for (const d of DST_SHIFTS) {
+    const lo = period * periodMs + d;
+    const hi = Math.min(lo + periodMs, lastStdMs + d + 1);
+    if (hi > lo) spans.push({ lo, hi });
+  }
+}
+
+/**
  * The wall-clock times id_server could have rendered with the counters of the period a save
  * at `savedMs` belongs to, under any standard offset and daylight saving, up to the import at
  * `importMs` (id_server is stopped before it). `resetSeconds` is the rule's as id_server ran
@@ -63,13 +76,7 @@ export function savedSpans(savedMs: number, resetSeconds: number, importMs: numb
   const r = resetSeconds * 1000;
   const spans: WallSpan[] = [];
   for (const at of savedMs > importMs ? [savedMs, importMs] : [savedMs]) {
-    for (const o of STANDARD_OFFSETS) {
-      const q = Math.floor((at + o) / r);
-      for (const d of DST_SHIFTS) {
-        const hi = Math.min((q + 1) * r + d, last + o + d + 1);
-        if (hi > q * r + d) spans.push({ lo: q * r + d, hi });
-      }
-    }
+    for (const o of STANDARD_OFFSETS) pushShiftedPeriod(spans, Math.floor((at + o) / r), r, last + o);
   }
   return merge(spans);
 }
@@ -89,13 +96,7 @@ export function loggedSpans(wallMs: number, resetSeconds: number, importMs: numb
   if (resetSeconds === 0) return merge([...ahead, { lo: Number.NEGATIVE_INFINITY, hi: lastStd + DST_MS.max + 1 }]);
   const r = resetSeconds * 1000;
   const spans: WallSpan[] = [...ahead];
-  for (const saving of DST_SHIFTS) {
-    const q = Math.floor((wallMs - saving) / r);
-    for (const d of DST_SHIFTS) {
-      const hi = Math.min((q + 1) * r + d, lastStd + d + 1);
-      if (hi > q * r + d) spans.push({ lo: q * r + d, hi });
-    }
-  }
+  for (const saving of DST_SHIFTS) pushShiftedPeriod(spans, Math.floor((wallMs - saving) / r), r, lastStd);
   return merge(spans);
 }
 
