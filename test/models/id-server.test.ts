@@ -207,12 +207,15 @@ export interface RuleImportResult {
 }
 
 /**
- * Whether an ID id_server handed out belongs to a period of which the import reads a save of
- * its counter (same node, the same folded rule + "_" + app key): the save's rule decides the
- * period, by glibc's standard offset as id_server decides it.
+ * Whether an ID id_server handed out is covered by a save the import reads: a save of its
+ * counter (same node, the same folded rule + "_" + app key) in its period (the save's rule
+ * decides the period, by glibc's standard offset as id_server decides it) that the ID's counter
+ * does not pass by more than the save lag (id_step x batch_save).
  */
 function visibleOf(c: Case, rows: readonly OldCounterRow[]): (o: IssuedRuleId) => boolean {
   const resets = new Map(c.s.rules.map((r) => [r.name, r.reset]));
+  // How far above a save its node may have numbered before the next save: id_step x batch_save.
+  const lags = new Map(c.s.rules.map((r) => [r.name, c.s.idStep * Math.min(10_000, Math.max(1, r.batchSave ?? 0))]));
   const std = standardOffsetSec(c.s.zone, new Date(c.s.startMs).getUTCFullYear());
   const cycle = (sec: number, reset: number) => (reset >= 1 ? Math.trunc((sec + std) / reset) : 0);
   const keyOf = (rule: string, app: string) => `${foldName(rule)}_${foldName(app)}`;
@@ -220,8 +223,17 @@ function visibleOf(c: Case, rows: readonly OldCounterRow[]): (o: IssuedRuleId) =
   // instant the one its local time stands for in id_server's zone.
   const nodeOf = (r: OldCounterRow) => (r.loggedWallMs === undefined ? r.nodeOffset : c.s.offsets[Number(/^id_server_(\d+)\.log:/.exec(r.source ?? '')?.[1])]);
   const secOf = (r: OldCounterRow) => (r.loggedWallMs === undefined ? r.updateTime : Math.floor((instantsAtWall(r.loggedWallMs, c.s.zone)[0] ?? 0) / 1000));
-  const saves = rows.map((r) => ({ node: nodeOf(r), key: keyOf(r.ruleName, r.appName), reset: resets.get(r.ruleName) ?? 0, sec: secOf(r) }));
-  return (o) => saves.some((v) => v.node === o.node && v.key === keyOf(o.rule, o.app) && cycle(v.sec, v.reset) === cycle(o.sec, v.reset));
+  const saves = rows.map((r) => ({
+    node: nodeOf(r),
+    key: keyOf(r.ruleName, r.appName),
+    reset: resets.get(r.ruleName) ?? 0,
+    sec: secOf(r),
+    reach: r.counter + (lags.get(r.ruleName) ?? 1),
+  }));
+  // A save covers the IDs of its period up to its counter and the lag after it; an ID numbered
+  // past that was covered by a later save of the period, which a save of a later period replaced.
+  return (o) =>
+    saves.some((v) => v.node === o.node && v.key === keyOf(o.rule, o.app) && cycle(v.sec, v.reset) === cycle(o.sec, v.reset) && o.counter <= v.reach);
 }
 
 /** Imports what the model left with the real parsers and planner; the old IDs idmint could repeat. */
@@ -260,10 +272,11 @@ export function importIdServer(c: Case): RuleImportResult {
     if (e instanceof SpecProblems) return { refused: true, collisions: [] };
     throw e;
   }
-  // The import's contract (MIGRATING.md, id_server: zones): a save it reads protects every ID of
-  // its period under any zone; a period whose save a later one of the same row replaced is
-  // protected by the right zone (idmint has passed its dates, but for the daylight saving
-  // hour), not by a wrong one, which can date IDs as id_server dated that period's.
+  // The import's contract (MIGRATING.md, id_server: zones): a save it reads protects the IDs of
+  // its period up to its counter and the save lag under any zone; a period whose later saves a
+  // save of a later period replaced is protected by the right zone (idmint has passed its dates,
+  // but for the daylight saving hour), not by a wrong one, which can date IDs as id_server dated
+  // that period's.
   const visible = visibleOf(c, rows);
   const collisions: string[] = [];
   for (const t of plan.tags) {
