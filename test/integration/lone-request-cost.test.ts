@@ -10,7 +10,7 @@
 //
 // The promises still hold: the timeouts are the connection's (command-deadlines.ts, tested
 // in process-pause.test.ts and network-faults.test.ts), and order is the coalescer's
-// (coalescer.test.ts).
+// (coalescer-order.test.ts).
 import assert from 'node:assert/strict';
 import { createHook } from 'node:async_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';

@@ -7,14 +7,13 @@ import { describe, it } from 'node:test';
 import { DEFAULT_CLOCK_SKEW_MS, LEAF_TWEPOCH_MS, leafMaxId, planLeafSnowflake, smallestIdFrom, type LeafBits } from '../../src/core/import-plan-snowflake.js';
 import type { Current, CurrentTag } from '../../src/core/import-plan.js';
 import { encode, PRESETS, type SnowflakeLayout } from '../../src/core/snowflake-layout.js';
-import { SpecProblems } from '../../src/core/spec-problems.js';
 import { specFromCreate } from '../../src/core/tag-spec.js';
 import { rng, SEED } from '../../tools/prng.js';
 import { specOfMode, type TagSpec } from '../../src/core/tag-kinds.js';
+import { none, refusal } from '../helpers/import-plan-current.js';
 
 const layoutOf = (s: TagSpec) => specOfMode(s, 'snowflake', 'the test').snowflake;
 
-const none: Current = { live: new Map(), deleted: new Set() };
 const LEAF: LeafBits = { timeBits: 41, workerBits: 10, seqBits: 12 };
 
 /** Leaf's SnowflakeIDGenImpl: (ms - twepoch) << (worker + seq bits) | worker << seq bits | seq. */
@@ -26,16 +25,6 @@ function withTag(body: Record<string, unknown>, epoch = 4): Current {
   const spec = specFromCreate(body);
   const t: CurrentTag = { spec, epoch, counterFloor: 0, marks: new Map(), lowestLive: new Map(), tokenHashes: new Set() };
   return { live: new Map([[spec.tag, t]]), deleted: new Set() };
-}
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(e instanceof SpecProblems, String(e));
-    return e.message;
-  }
-  assert.fail('not refused');
 }
 
 describe('planning a Leaf snowflake import', () => {

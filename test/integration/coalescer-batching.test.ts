@@ -1,205 +1,21 @@
 // suite: single — drives the coalescer with a single-server Redis client on REDIS_URL
-// The coalescer's hand-out order against a real Redis: pipelined takes (several in flight,
-// replies delayed, executions reordered as a retried command would be), segments so small
-// that takes often come back dry or cold (the serial loop's turn), a failure while takes are
-// in flight, and an exhausted tag. The property checked throughout is real-time order: a
-// request issued after another one's answer came back gets a higher ID.
-//
-// Refills are done by a stand-in for the refill worker that installs ranges from a counter
-// of its own (MySQL's part, tested elsewhere); Redis and its scripts are the real ones.
-// The delays and arrivals are drawn from a seed, new each run and printed by the tests that
-// depend on it; COALESCER_SEED=<n> draws them again (the timing of Redis itself still varies).
+// When the coalescer sends a take against a real Redis: a take waits a turn while requests keep
+// arriving, for the reply of a take in flight (at most a round trip), and after a reply for the
+// requesters it answered to come back (at most COALESCE_LINGER_MS and a round trip), unless
+// enough are waiting; a lone request is never held; and every take it sends is counted in
+// idmint_takes_total. Requests are answered in arrival order throughout.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
-import { pino } from 'pino';
-import { IdmintError } from '../../src/errors.js';
 import type { Range } from '../../src/core/ranges.js';
-import type { RefillJobData } from '../../src/jobs/refill.js';
 import type { RefillProducer } from '../../src/producer/refill-producer.js';
 import { Coalescer } from '../../src/service/coalescer.js';
 import { Metrics } from '../../src/metrics/metrics.js';
-import { Keys } from '../../src/store/redis/keys.js';
-import { SegmentStore, type SegmentRef, type TakeResult, type TakeStatus } from '../../src/store/redis/segments.js';
-import { REDIS_URL, cleanup, testNames } from '../../tools/env.js';
-import { realTimeOrder } from '../../tools/order.js';
-import { rng } from '../../tools/prng.js';
-
-const silent = pino({ level: 'silent' });
-
-const SEED = process.env.COALESCER_SEED ? Number(process.env.COALESCER_SEED) : Math.floor(Math.random() * 2 ** 31);
-const random = rng(SEED).next;
-
-/** The SegmentStore's take, with replies (and sometimes the takes themselves) delayed, counted. */
-class SlowStore {
-  inFlight = 0;
-  maxInFlight = 0;
-  readonly statuses = new Map<TakeStatus, number>();
-  /** Per take (numbered from 1): what to do instead of the plain delayed take. */
-  override: ((n: number, run: () => Promise<TakeResult>) => Promise<TakeResult>) | undefined;
-  private count = 0;
-  private tail: Promise<unknown> = Promise.resolve();
-
-  constructor(
-    private readonly inner: SegmentStore,
-    private readonly maxDelayMs: number,
-  ) {}
-
-  async take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
-    const k = ++this.count;
-    this.inFlight++;
-    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-    try {
-      const run = () => this.inner.take(ref, n, prefetch);
-      const r = this.override ? await this.override(k, run) : await this.delayed(run);
-      this.statuses.set(r.status, (this.statuses.get(r.status) ?? 0) + 1);
-      return r;
-    } finally {
-      this.inFlight--;
-    }
-  }
-
-  /**
-   * Replies are delayed but come back in the order the takes ran, as on one connection. Now
-   * and then a take runs late, after takes sent later (a command resent after a reconnect).
-   */
-  private async delayed(run: () => Promise<TakeResult>): Promise<TakeResult> {
-    if (random() < 0.1) await sleep(random() * this.maxDelayMs);
-    const result = run(); // sent now: Redis runs it after every take sent before it
-    const wait = random() * this.maxDelayMs;
-    const reply = this.tail.then(() => result.catch(() => undefined)).then(() => sleep(wait));
-    this.tail = reply;
-    await reply;
-    return result;
-  }
-}
-
-/** The refill worker's part: installs the next range of a counter, or marks the tag exhausted. */
-class Refiller {
-  next = 1;
-  limit = Number.MAX_SAFE_INTEGER;
-  /** Serve only the refills a waiting request asked for (no prefetch). */
-  urgentOnly = false;
-  constructor(
-    private readonly store: SegmentStore,
-    private readonly step: number,
-  ) {}
-
-  async request(d: RefillJobData): Promise<void> {
-    const ref = { tag: d.tag, epoch: d.epoch, shard: d.shard };
-    if (this.urgentOnly && !d.urgent) return;
-    if (this.next > this.limit) {
-      await this.store.exhaust(ref, d.gen);
-      return;
-    }
-    const range: Range = [this.next, Math.min(this.limit, this.next + this.step - 1)];
-    this.next = range[1] + 1;
-    await this.store.install(ref, d.gen, range, 0.5, Date.now(), this.limit);
-  }
-}
-
-interface Served {
-  issued: number;
-  done: number;
-  ids: number[];
-}
-
-/** Real-time order (tools/order.ts) over logical times: every request issued after another's answer came back got higher IDs. */
-function assertServedInOrder(served: Served[]): void {
-  const { violations } = realTimeOrder(
-    served.filter((s) => s.ids.length > 0),
-    (s) => ({ sent: s.issued, answered: s.done, min: BigInt(Math.min(...s.ids)), max: BigInt(Math.max(...s.ids)) }),
-  );
-  const v = violations[0];
-  assert.ok(v === undefined, `a request issued after ${v?.earlierMax} was answered got ${v?.itemMin}`);
-}
+import { SegmentStore, type SegmentRef, type TakeResult } from '../../src/store/redis/segments.js';
+import { openCoalescerRig, Refiller, silent, SlowStore } from '../helpers/coalescer-rig.js';
 
 describe('coalescer: pipelined takes on a real Redis', () => {
-  const names = testNames();
-  const redis = new Redis(REDIS_URL);
-  const store = new SegmentStore({ default: redis }, new Keys(names.prefix));
-  let epoch = 0;
-  const fresh = (): SegmentRef => ({ tag: 'co', epoch: ++epoch, shard: 0 });
-
-  before(async () => {
-    await redis.ping();
-  });
-  after(async () => {
-    redis.disconnect();
-    await cleanup(names);
-  });
-
-  function coalescer(
-    ref: SegmentRef,
-    slow: SlowStore | Pick<SegmentStore, 'take'>,
-    refiller: Refiller,
-    pipeline: number,
-    hold = 0,
-    holdRtt = 0,
-    lingerMs = 0,
-  ): Coalescer {
-    return new Coalescer(ref, () => 0.5, {
-      segments: slow as unknown as SegmentStore,
-      producer: refiller as unknown as RefillProducer,
-      log: silent,
-      maxBatch: 100_000,
-      waitMs: 5000,
-      pipeline,
-      hold,
-      holdRtt,
-      lingerMs,
-    });
-  }
-
-  /** clients sequential request loops of `each` requests (1 or 3 IDs) against one coalescer. */
-  async function drive(c: Coalescer, clients: number, each: number): Promise<Served[]> {
-    let clock = 0;
-    const served: Served[] = [];
-    await Promise.all(
-      Array.from({ length: clients }, async (_, i) => {
-        for (let k = 0; k < each; k++) {
-          const n = (i + k) % 5 === 0 ? 3 : 1;
-          const s: Served = { issued: ++clock, done: 0, ids: [] };
-          const runs = await c.take(n);
-          s.done = ++clock;
-          for (const [a, b] of runs) for (let v = a; v <= b; v++) s.ids.push(v);
-          assert.equal(s.ids.length, n);
-          served.push(s);
-          // Arrivals spread over time, so that new requests come while takes are in flight.
-          if (random() < 0.3) await sleep(random() * 2);
-        }
-      }),
-    );
-    return served;
-  }
-
-  for (const [pipeline, hold, holdRtt, lingerMs] of [
-    [4, 8, 0, 0],
-    [4, 8, 1, 0],
-    [4, 8, 1, 2],
-    [1, 8, 0, 2],
-    [4, 0, 0, 0],
-    [1, 0, 0, 0],
-  ]) {
-    it(`keeps real-time order with ${pipeline} take(s) in flight${hold > 0 ? ` and takes held up to ${hold} requests` : ''}${holdRtt > 0 ? ` or ${holdRtt} round trip(s) while a take is in flight` : ''}${lingerMs > 0 ? ` or ${lingerMs} ms after a reply` : ''}, through dry and cold takes`, async (t) => {
-      const ref = fresh();
-      const slow = new SlowStore(store, 3);
-      const refiller = new Refiller(store, 37);
-      const c = coalescer(ref, slow, refiller, pipeline, hold, holdRtt, lingerMs);
-      t.diagnostic(`seed ${SEED} (COALESCER_SEED=${SEED} replays the draws)`);
-      const served = await drive(c, 12, 120);
-      const all = served.flatMap((s) => s.ids);
-      assert.equal(new Set(all).size, all.length, 'duplicate IDs');
-      assertServedInOrder(served);
-      assert.ok(c.idle);
-      if (pipeline > 1) assert.ok(slow.maxInFlight >= 2, `takes were not pipelined (at most ${slow.maxInFlight} in flight)`);
-      assert.ok(slow.maxInFlight <= pipeline, `${slow.maxInFlight} takes in flight, more than ${pipeline}`);
-      // Small segments: the serial loop had its turns (dry or cold takes), and requests still went on.
-      assert.ok((slow.statuses.get('dry') ?? 0) + (slow.statuses.get('cold') ?? 0) > 0, `statuses seen: ${[...slow.statuses]}`);
-      assert.ok((slow.statuses.get('ok') ?? 0) > 0);
-    });
-  }
+  const { store, fresh, coalescer } = openCoalescerRig();
 
   it('a take waits one more turn while requests keep arriving, unless enough are waiting; a lone request is not held', async () => {
     const ref = fresh();
@@ -382,8 +198,23 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     assert.deepEqual((await cycle(lingering, 1, 1, 5)).sizes, [1, 1], 'a take that served one request: the next goes at once');
     rttMs = 10;
     await make(20).then(async (c) => {
-      const r = await cycle(c, 3, 1);
-      assert.ok(r.waited >= 6 && r.waited < 17, `at most one round trip (about 9 ms) when that is shorter: sent after ${r.waited.toFixed(1)} ms`);
+      // The linger's timer is read as armed (its delay), not timed: a busy machine fires timers late.
+      const armed: number[] = [];
+      const realSetTimeout = globalThis.setTimeout;
+      globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+        armed.push(ms ?? 0);
+        return realSetTimeout(fn, ms);
+      }) as typeof setTimeout;
+      let r: Awaited<ReturnType<typeof cycle>>;
+      try {
+        r = await cycle(c, 3, 1);
+      } finally {
+        globalThis.setTimeout = realSetTimeout;
+      }
+      const linger = Math.min(20, r.rtt);
+      assert.ok(r.rtt >= 9, `the round trip measured is the store's (10 ms): ${r.rtt.toFixed(1)} ms`);
+      assert.deepEqual(armed, [linger], `one timer, for at most one round trip when that is shorter than 20 ms: ${armed.join(', ')}`);
+      assert.ok(r.waited >= linger - 1, `sent once the round trip had passed: after ${r.waited.toFixed(1)} ms`);
     });
     rttMs = 30;
     assert.deepEqual((await cycle(await make(0), 3, 1, 5)).sizes, [1, 3], 'COALESCE_LINGER_MS 0: the waiting request goes at once');
@@ -438,90 +269,5 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     const line = text.split('\n').find((l) => l.startsWith('idmint_takes_total{tag="co"}'));
     assert.ok(sent > 5, `${sent} takes`);
     assert.equal(line, `idmint_takes_total{tag="co"} ${sent}`);
-  });
-
-  it('never hands a reply of a take sent before a failure to a request that came after it', async () => {
-    const ref = fresh();
-    const refiller = new Refiller(store, 1000);
-    // Warm: the segment is installed and takes answer "ok".
-    const warm = coalescer(ref, new SlowStore(store, 0), refiller, 4);
-    await warm.take(1);
-
-    const slow = new SlowStore(store, 0);
-    let releaseFirst!: () => void;
-    const firstHeld = new Promise<void>((r) => (releaseFirst = r));
-    slow.override = async (k, run) => {
-      if (k === 1) {
-        const r = await run(); // executed now, its reply arrives late
-        await firstHeld;
-        return r;
-      }
-      if (k === 2) throw new Error('connection lost');
-      const r = await run();
-      await firstHeld;
-      await sleep(5); // the first take's reply comes back before this one's
-      return r;
-    };
-    const c = coalescer(ref, slow, refiller, 4);
-    const a = c.take(1);
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setImmediate(r));
-    const b = c.take(1);
-    await assert.rejects(a, (e: IdmintError) => e.code === 'UNAVAILABLE');
-    await assert.rejects(b, (e: IdmintError) => e.code === 'UNAVAILABLE');
-    // Another process takes an ID and answers it: everything issued from now on is above it.
-    const elsewhere = await store.take(ref, 1, 0.5);
-    const answered = elsewhere.ranges[0][0];
-    const w = c.take(1);
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setImmediate(r));
-    releaseFirst();
-    const [[got]] = await w;
-    assert.ok(got > answered, `request issued after ${answered} was answered got ${got} (a reply from before the failure)`);
-    // The coalescer's bookkeeping survived: more requests are served, in order.
-    slow.override = undefined;
-    let last = got;
-    for (let i = 0; i < 20; i++) {
-      const [[v]] = await c.take(1);
-      assert.ok(v > last);
-      last = v;
-    }
-    assert.ok(c.idle);
-  });
-
-  it('an exhausted tag never passes IDs taken before a request arrived on to it', async () => {
-    const ref = fresh();
-    const refiller = new Refiller(store, 3);
-    refiller.limit = 6;
-    refiller.urgentOnly = true;
-    // Cold take, then the first segment [1, 3] of a tag whose last ID is 6.
-    const warm = coalescer(ref, new SlowStore(store, 0), refiller, 1);
-    const [[first]] = await warm.take(1);
-    assert.equal(first, 1);
-
-    const slow = new SlowStore(store, 0);
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    slow.override = async (k, run) => {
-      const r = await run();
-      if (k === 1) await held; // executed now (takes 2 and 3, dry), answered late
-      return r;
-    };
-    const c = coalescer(ref, slow, refiller, 1);
-    const a = c.take(4); // gets 2 and 3, then waits for more
-    await sleep(5);
-    // Another process takes the last IDs, 4 to 6, and answers them.
-    let elsewhere = await store.take(ref, 3, 0.5);
-    if (elsewhere.status !== 'ok') {
-      await refiller.request({ ...ref, gen: elsewhere.gen, seg: elsewhere.seg, urgent: true });
-      elsewhere = await store.take(ref, 3, 0.5);
-    }
-    assert.deepEqual(elsewhere.ranges, [[4, 6]]);
-    // A request issued now can only be refused: every ID left below the limit is older than it.
-    const w = c.take(1);
-    await sleep(5);
-    release();
-    await assert.rejects(a, (e: IdmintError) => e.code === 'ID_SPACE_EXHAUSTED');
-    await assert.rejects(w, (e: IdmintError) => e.code === 'ID_SPACE_EXHAUSTED', 'a request got an ID taken before it arrived');
   });
 });
