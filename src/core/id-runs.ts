@@ -61,3 +61,14 @@ export function decimalRuns(ids: readonly string[], start: number, end: number):
   }
   return out;
 }
+
+/** Appends runs of ascending decimal IDs to `into`, joining the first to the last of `into` when they touch. */
+export function appendDecimalRuns(into: [string, string][], runs: readonly [string, string][]): void {
+  let i = 0;
+  const last = into[into.length - 1];
+  if (last !== undefined && runs.length > 0 && BigInt(last[1]) + 1n === BigInt(runs[0][0])) {
+    last[1] = runs[0][1];
+    i = 1;
+  }
+  for (; i < runs.length; i++) into.push(runs[i]);
+}

@@ -11,7 +11,7 @@ import { encodeIdsBlock, encodeRunsBlock } from '../../src/api/grpc/take-encode.
 import { idsFromRuns } from '../../src/core/id-runs.js';
 import type { Packing } from '../../src/core/layout.js';
 import type { Range } from '../../src/core/ranges.js';
-import { TakeTurns } from '../../src/api/grpc/take-turns.js';
+import { BulkTurns } from '../../src/api/bulk-turns.js';
 
 const { service, encode } = idsServiceEncodingTakes();
 
@@ -123,9 +123,9 @@ describe('TakeBudget', () => {
   });
 });
 
-describe('TakeTurns', () => {
+describe('BulkTurns', () => {
   it('serves callers in the order they asked, one per turn of the event loop', async () => {
-    const turns = new TakeTurns(1);
+    const turns = new BulkTurns(1);
     const served: [number, number][] = [];
     let loop = 0;
     let counting = true;

@@ -33,7 +33,7 @@ import { grpcStatus, statusName } from './status.js';
 import { TakeBudget } from './take-budget.js';
 import { PeerTakes, peerAddress } from './take-limits.js';
 import { TakeCall } from './take-call.js';
-import { TakeTurns } from './take-turns.js';
+import { processTurns } from '../bulk-turns.js';
 import type { BulkTake } from '../../service/bulk-take.js';
 
 export interface GrpcServer {
@@ -90,7 +90,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
   const takes = new Set<TakeCall>();
   const peers = new PeerTakes(config.grpcMaxTakesPerPeer);
   const budget = new TakeBudget(config.grpcMaxBufferedBytes, metrics.grpcTakes);
-  const turns = new TakeTurns();
+  const turns = processTurns;
   const limits = { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock };
   const staff = staffOf(config);
   const okNext = metrics.grpcSeries(NEXT, 'OK');

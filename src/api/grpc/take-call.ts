@@ -4,17 +4,19 @@
 // blocks, nor GRPC_MAX_BUFFERED_BYTES of all calls' (take-budget.ts), written and not yet taken
 // by HTTP/2 (whose flow control follows the client's reading), so a slow reader slows its own
 // stream and a call not read takes no more IDs. Blocks are encoded as they are built, so that
-// what waits is their bytes (take-encode.ts), and built one per turn of the event loop across
-// all calls (take-turns.ts). Once the call is cancelled nothing more is taken; a chunk taken and
-// not sent is a gap, never reissued.
+// what waits is their bytes (take-encode.ts), a slice at a time, each slice and each write in a
+// turn of the event loop of its own, shared with every take of the process (../bulk-turns.ts,
+// ../bulk-slices.ts): other requests wait at most one slice, however large the blocks. Once the
+// call is cancelled nothing more is taken; a chunk taken and not sent is a gap, never reissued.
 import type { ServerWritableStream } from '@grpc/grpc-js';
-import { decimalRuns, idsFromRuns } from '../../core/id-runs.js';
+import { idsFromRuns } from '../../core/id-runs.js';
 import { openBulkTake, takeChunks, type BlockSink, type BulkTake, type Chunk } from '../../service/bulk-take.js';
 import type { IdService } from '../../service/id-service.js';
 import type { TakeBlock, TakeRequest } from './requests.js';
 import type { Bound, TakeBudget } from './take-budget.js';
-import { encodeIdsBlock, encodeRunsBlock } from './take-encode.js';
-import type { TakeTurns } from './take-turns.js';
+import { slicer, type Slicer } from '../bulk-slices.js';
+import type { BulkTurns } from '../bulk-turns.js';
+import { slicedIdsBlock, slicedIdsRanges, slicedRunsBlock } from './sliced-blocks.js';
 
 /** A gRPC client's default limit on a received message is 4 MiB: blocks stay below it. */
 export const MAX_BLOCK_BYTES = 4 * 1024 * 1024 - 64 * 1024;
@@ -25,8 +27,8 @@ export interface TakeCallOptions {
   readonly encode: (block: TakeBlock) => Buffer;
   /** Bytes written and not yet taken by HTTP/2 across all calls (GRPC_MAX_BUFFERED_BYTES). */
   readonly budget: TakeBudget;
-  /** Turns of the event loop shared by all calls: one block each. */
-  readonly turns: TakeTurns;
+  /** Turns of the event loop for slices and writes of blocks, shared by every take of the process. */
+  readonly turns: BulkTurns;
   /** IDs of a segment tag taken from the store at a time (at least the take's block). */
   readonly chunkIds: number;
   /** True once the server is shutting down: the take stops at its next block. */
@@ -48,6 +50,8 @@ export class TakeCall {
   /** The take being served: its tag and token are checked again before each block. */
   private take: BulkTake | undefined;
   private waiters: (() => void)[] = [];
+  /** Slices a block's encoding into turns; stops once the call is cancelled or the server closes. */
+  private readonly slice: Slicer;
   private readonly wake = (): void => {
     const ws = this.waiters;
     this.waiters = [];
@@ -60,6 +64,7 @@ export class TakeCall {
     private readonly opts: TakeCallOptions,
   ) {
     call.on('cancelled', this.wake);
+    this.slice = slicer(opts.turns, () => this.stopped !== undefined);
   }
 
   /** Wakes a take waiting for room, so that it sees the server closing. */
@@ -95,13 +100,22 @@ export class TakeCall {
   }
 
   /**
-   * Writes a block once it fits; the reason to stop instead, if any. A token revoked since the
-   * last block throws the tag's refusal (NOT_FOUND) instead: the take ends before this block.
+   * Writes a block once it fits, in a turn of the event loop of its own; the reason to stop
+   * instead, if any (undefined as the message: the take stopped while encoding it). A token
+   * revoked since the last block throws the tag's refusal (NOT_FOUND) instead: the take ends
+   * before this block.
    */
-  private async send(message: Buffer): Promise<Stopped | undefined> {
+  private async send(message: Buffer | undefined): Promise<Stopped | undefined> {
+    if (message === undefined) return this.stopped;
     const bytes = message.length;
-    const s = await this.room(bytes);
-    if (s !== undefined) return s;
+    for (;;) {
+      const s = await this.room(bytes);
+      if (s !== undefined) return s;
+      await this.opts.turns.next();
+      if (this.stopped !== undefined) return this.stopped;
+      // Another call may have taken the room meanwhile.
+      if (this.queued === 0 || (this.queued + bytes <= this.opts.maxBufferBytes && this.opts.budget.fits(bytes))) break;
+    }
     const t = this.take;
     if (t !== undefined) await this.ids.recheck(t.tag, t.token);
     this.queued += bytes;
@@ -116,15 +130,11 @@ export class TakeCall {
   }
 
   /**
-   * Waits for room for about `bytes` more, then for a turn of the event loop (take-turns.ts);
-   * the reason to stop instead, if any. Called before a block is built, so that a waiting take
-   * holds no block.
+   * Waits for room for about `bytes` more; the reason to stop instead, if any. Called before a
+   * block is built, so that a waiting take holds no block.
    */
-  private async ready(bytes: number): Promise<Stopped | undefined> {
-    const s = await this.room(Math.min(bytes, this.opts.maxBufferBytes));
-    if (s !== undefined) return s;
-    await this.opts.turns.next();
-    return this.stopped;
+  private ready(bytes: number): Promise<Stopped | undefined> {
+    return this.room(Math.min(bytes, this.opts.maxBufferBytes));
   }
 
   private sendBlock(block: TakeBlock): Promise<Stopped | undefined> {
@@ -163,14 +173,16 @@ export class TakeCall {
         if (s !== undefined) return s;
         if (ranges) return this.sendBlock({ ranges: runs.map(([a, b]) => ({ first: String(a), last: String(b) })) });
         // Written from the runs; as strings when that cannot be (IDs from 2^53, a block too large to send whole).
-        const message = encodeRunsBlock(runs, n, packing, MAX_BLOCK_BYTES);
-        return message !== undefined ? this.send(message) : this.sendIds(idsFromRuns(runs, n, packing), 0, n);
+        const message = await slicedRunsBlock(this.slice, runs, n, packing, MAX_BLOCK_BYTES);
+        if (message === 'not-from-runs') return this.sendIds(idsFromRuns(runs, n, packing), 0, n);
+        return this.send(message);
       },
       ids: async (ids, start, end) => {
         const s = await this.ready(ranges ? 64 : idsBytes(ids, start, end));
         if (s !== undefined) return s;
-        if (ranges) return this.sendBlock({ ranges: decimalRuns(ids, start, end).map(([first, last]) => ({ first, last })) });
-        return this.sendIds(ids, start, end);
+        if (!ranges) return this.sendIds(ids, start, end);
+        const runs = await slicedIdsRanges(this.slice, ids, start, end);
+        return runs === undefined ? this.stopped : this.sendBlock({ ranges: runs.map(([first, last]) => ({ first, last })) });
       },
     };
   }
@@ -182,6 +194,6 @@ export class TakeCall {
       const mid = start + Math.ceil((end - start) / 2);
       return (await this.sendIds(ids, start, mid)) ?? this.sendIds(ids, mid, end);
     }
-    return this.send(encodeIdsBlock(ids, start, end, this.opts.encode));
+    return this.send(await slicedIdsBlock(this.slice, ids, start, end, this.opts.encode));
   }
 }

@@ -17,14 +17,29 @@ function header(buf: Buffer, req: number, count: number): void {
 
 /** A binary frame of the IDs of counter runs holding `count` counters in all. */
 export function binaryFromRuns(req: number, runs: readonly Range[], count: number, p: Packing): Buffer {
+  const buf = binaryFrame(req, count);
+  fillRuns(buf, 0, runs, p);
+  return buf;
+}
+
+/** A binary frame's header, with room for `count` IDs (filled by fillRuns and fillDecimals). */
+export function binaryFrame(req: number, count: number): Buffer {
   // A buffer of its own (offset 0), so the u32 view over it is aligned.
   const buf = Buffer.allocUnsafeSlow(8 + 8 * count);
   header(buf, req, count);
-  if (!LITTLE_ENDIAN) return fillSlow(buf, runs, p);
-  const u32 = new Uint32Array(buf.buffer, buf.byteOffset + 8, 2 * count);
+  return buf;
+}
+
+/** Writes the IDs of counter runs into a binary frame, from its ID number `at` (0 the first). */
+export function fillRuns(buf: Buffer, at: number, runs: readonly Range[], p: Packing): void {
+  if (!LITTLE_ENDIAN) {
+    fillSlow(buf, 8 + 8 * at, runs, p);
+    return;
+  }
+  const u32 = new Uint32Array(buf.buffer, buf.byteOffset + 8, (buf.length - 8) / 4);
   const stepLo = p.step % TWO32;
   const stepHi = Math.floor(p.step / TWO32);
-  let i = 0;
+  let i = 2 * at;
   for (const [a, b] of runs) {
     let [hi, lo] = halves(a, p);
     for (let n = b - a + 1; n > 0; n--) {
@@ -38,11 +53,10 @@ export function binaryFromRuns(req: number, runs: readonly Range[], count: numbe
       }
     }
   }
-  return buf;
 }
 
-function fillSlow(buf: Buffer, runs: readonly Range[], p: Packing): Buffer {
-  let off = 8;
+function fillSlow(buf: Buffer, from: number, runs: readonly Range[], p: Packing): void {
+  let off = from;
   for (const [a, b] of runs) {
     for (let v = a; v <= b; v++) {
       const [hi, lo] = halves(v, p);
@@ -51,26 +65,33 @@ function fillSlow(buf: Buffer, runs: readonly Range[], p: Packing): Buffer {
       off += 8;
     }
   }
-  return buf;
 }
 
 /** A binary frame of IDs given as decimal strings (snowflake IDs). */
 export function binaryFromDecimals(req: number, ids: readonly string[], start: number, end: number): Buffer {
-  const count = end - start;
-  const buf = Buffer.allocUnsafeSlow(8 + 8 * count);
-  header(buf, req, count);
-  if (LITTLE_ENDIAN) {
-    const u64 = new BigUint64Array(buf.buffer, buf.byteOffset + 8, count);
-    for (let i = 0; i < count; i++) u64[i] = BigInt(ids[start + i]);
-  } else {
-    for (let i = 0; i < count; i++) buf.writeBigUInt64LE(BigInt(ids[start + i]), 8 + 8 * i);
-  }
+  const buf = binaryFrame(req, end - start);
+  fillDecimals(buf, 0, ids, start, end);
   return buf;
+}
+
+/** Writes ids[start, end) (decimal strings) into a binary frame, from its ID number `at`. */
+export function fillDecimals(buf: Buffer, at: number, ids: readonly string[], start: number, end: number): void {
+  if (LITTLE_ENDIAN) {
+    const u64 = new BigUint64Array(buf.buffer, buf.byteOffset + 8, (buf.length - 8) / 8);
+    for (let i = start; i < end; i++) u64[at + i - start] = BigInt(ids[i]);
+  } else {
+    for (let i = start; i < end; i++) buf.writeBigUInt64LE(BigInt(ids[i]), 8 + 8 * (at + i - start));
+  }
 }
 
 /** `{"op":"block","req":n,"ids":["..."]}` of the IDs of counter runs. */
 export function jsonFromRuns(req: number, runs: readonly Range[], count: number, p: Packing): string {
   return `{"op":"block","req":${req},"ids":["${idsFromRuns(runs, count, p).join('","')}"]}`;
+}
+
+/** `{"op":"block","req":n,"ids":["..."]}` of parts, each IDs joined by `","` (a block encoded in slices). */
+export function jsonFromParts(req: number, parts: readonly string[]): string {
+  return `{"op":"block","req":${req},"ids":["${parts.join('","')}"]}`;
 }
 
 /** `{"op":"block","req":n,"ids":[...]}` of strings (snowflake decimals, rule IDs). */
@@ -87,5 +108,10 @@ export function rangesFromRuns(req: number, runs: readonly Range[]): string {
 
 /** Ranges of IDs given as ascending decimal strings: one run per stretch of consecutive IDs. */
 export function rangesFromDecimals(req: number, ids: readonly string[], start: number, end: number): string {
-  return `{"op":"block","req":${req},"ranges":${JSON.stringify(decimalRuns(ids, start, end))}}`;
+  return rangesFromDecimalRuns(req, decimalRuns(ids, start, end));
+}
+
+/** `{"op":"block","req":n,"ranges":[["first","last"],...]}` of inclusive runs of decimal IDs. */
+export function rangesFromDecimalRuns(req: number, runs: readonly [string, string][]): string {
+  return `{"op":"block","req":${req},"ranges":${JSON.stringify(runs)}}`;
 }

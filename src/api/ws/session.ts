@@ -3,17 +3,21 @@
 // (a take waits for the socket to drain, so a slow reader slows only its own stream).
 // IDs are taken a chunk at a time, one chunk ahead of what is being sent; once the socket
 // closes nothing more is taken, and what was taken but not sent is a gap, never reissued.
-// After each block the take gives the event loop a turn (setImmediate): while the socket has
-// room, the next block would otherwise follow at once in the same turn, and a take of millions
-// of IDs would hold every other request of the process (single IDs over HTTP and UDP) until its
-// socket's buffer filled.
+// A block is encoded a slice at a time, each slice in a turn of the event loop of its own, and
+// written in a turn of its own (../bulk-turns.ts, shared with gRPC Take): however large the
+// blocks a consumer asks for, and though its socket has room, every other request of the
+// process (single IDs over HTTP and UDP) waits at most one slice of a take, not a block or a
+// take.
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { RangeQueue } from '../../core/ranges.js';
 import type { IdService } from '../../service/id-service.js';
 import { IdmintError, type ErrorCode } from '../../errors.js';
 import { noteFailure, type ErrorCounter } from '../error-policy.js';
-import { binaryFromDecimals, binaryFromRuns, jsonFromRuns, jsonFromStrings, rangesFromDecimals, rangesFromRuns } from './encode.js';
+import { rangesFromRuns } from './encode.js';
+import { slicedBinaryFromDecimals, slicedBinaryFromRuns, slicedJsonFromRuns, slicedJsonFromStrings, slicedRangesFromDecimals } from './sliced-frames.js';
+import { slicer, type Slicer } from '../bulk-slices.js';
+import type { BulkTurns } from '../bulk-turns.js';
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type TakeMessage } from './protocol.js';
 import { openBulkTake, takeChunks, type BlockSink, type BulkLimits, type Chunk } from '../../service/bulk-take.js';
 import type { Packing } from '../../core/layout.js';
@@ -24,6 +28,8 @@ export interface SessionOptions {
   readonly maxBufferBytes: number;
   /** IDs of a segment tag taken from the store at a time (at least the take's block). */
   readonly chunkIds: number;
+  /** Turns of the event loop for slices and writes of blocks, shared by every take of the process. */
+  readonly turns: BulkTurns;
   /** idmint_errors_total: every refusal is counted (and logged) through noteFailure. */
   readonly errors: ErrorCounter;
   /**
@@ -43,21 +49,23 @@ const OPEN = 1;
 const REPLY_SLACK_BYTES = 64 * 1024;
 
 const byteSize = (frame: Buffer | string): number => (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length);
-/** Resolves in the event loop's next check phase, after the I/O that is waiting has been served. */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class StreamSession {
   private readonly inFlight = new Set<number>();
   private drainWaiters: (() => void)[] = [];
   private closed = false;
   private readonly onSent = (): void => this.wake();
+  /** Slices a block's encoding into turns; stops once the socket is gone. */
+  private readonly slice: Slicer;
 
   constructor(
     private readonly socket: WebSocket,
     private readonly ids: IdService,
     private readonly opts: SessionOptions,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.slice = slicer(opts.turns, () => this.gone);
+  }
 
   onMessage(data: Buffer, isBinary: boolean): void {
     if (this.closed) return;
@@ -120,22 +128,35 @@ export class StreamSession {
     });
   }
 
+  /** Whether a frame of `size` bytes fits under the bound now. */
+  private fits(size: number): boolean {
+    const buffered = this.socket.bufferedAmount;
+    return buffered === 0 || buffered + size <= this.opts.maxBufferBytes;
+  }
+
   /** Waits until a frame of `size` bytes fits under the bound; false when the socket is gone. */
   private async room(size: number): Promise<boolean> {
-    const limit = this.opts.maxBufferBytes;
     while (!this.gone) {
-      const buffered = this.socket.bufferedAmount;
-      if (buffered === 0 || buffered + size <= limit) return true;
+      if (this.fits(size)) return true;
       await this.drained();
     }
     return false;
   }
 
-  /** Sends a frame once it fits, then lets the event loop turn; false when the socket is gone. */
-  private async send(frame: Buffer | string): Promise<boolean> {
-    if (!(await this.room(byteSize(frame)))) return false;
+  /**
+   * Sends a frame once it fits, in a turn of the event loop of its own (a large frame's write
+   * is work too); false when the socket is gone (undefined: the take stopped while encoding it).
+   */
+  private async send(frame: Buffer | string | undefined): Promise<boolean> {
+    if (frame === undefined) return false;
+    const size = byteSize(frame);
+    for (;;) {
+      if (!(await this.room(size))) return false;
+      await this.opts.turns.next();
+      if (this.gone) return false;
+      if (this.fits(size)) break;
+    }
     this.socket.send(frame, { binary: typeof frame !== 'string' }, this.onSent);
-    await nextTurn();
     return true;
   }
 
@@ -182,7 +203,7 @@ export class StreamSession {
         // A token revoked since the last block ends the take here (TAG_NOT_FOUND).
         await this.ids.recheck(t.tag, t.token);
         let ok: boolean;
-        if (format === 'binary') ok = await this.send(binaryFromRuns(req, runs, n, packing));
+        if (format === 'binary') ok = await this.send(await slicedBinaryFromRuns(this.slice, req, runs, n, packing));
         else if (format === 'ranges') ok = await this.send(rangesFromRuns(req, runs));
         else ok = await this.sendJson(req, runs, n, packing);
         return ok ? undefined : 'gone';
@@ -194,10 +215,11 @@ export class StreamSession {
   /** ids[start, end) as one frame of the take's format, or as smaller ones when a frame would pass the buffer bound. */
   private async sendIds(t: TakeMessage, ids: readonly string[], start: number, end: number): Promise<Gone | undefined> {
     const { req, format } = t;
-    let frame: Buffer | string;
-    if (format === 'binary') frame = binaryFromDecimals(req, ids, start, end);
-    else if (format === 'ranges') frame = rangesFromDecimals(req, ids, start, end);
-    else frame = jsonFromStrings(req, ids, start, end);
+    let frame: Buffer | string | undefined;
+    if (format === 'binary') frame = await slicedBinaryFromDecimals(this.slice, req, ids, start, end);
+    else if (format === 'ranges') frame = await slicedRangesFromDecimals(this.slice, req, ids, start, end);
+    else frame = await slicedJsonFromStrings(this.slice, req, ids, start, end);
+    if (frame === undefined) return 'gone';
     if (typeof frame === 'string' && byteSize(frame) > this.opts.maxBufferBytes && end - start > 1) {
       const mid = start + Math.ceil((end - start) / 2);
       return (await this.sendIds(t, ids, start, mid)) ?? this.sendIds(t, ids, mid, end);
@@ -207,7 +229,8 @@ export class StreamSession {
   }
 
   private async sendJson(req: number, runs: ReturnType<RangeQueue['take']>, n: number, packing: Packing): Promise<boolean> {
-    const frame = jsonFromRuns(req, runs, n, packing);
+    const frame = await slicedJsonFromRuns(this.slice, req, runs, n, packing);
+    if (frame === undefined) return false;
     if (frame.length <= this.opts.maxBufferBytes || n === 1) return this.send(frame);
     const q = new RangeQueue();
     for (const r of runs) q.push(r);

@@ -11,6 +11,7 @@ import { errorMessage, MAX_CONTROL_BYTES, protocolError } from './protocol.js';
 import { noteFailure, type ErrorCounter } from '../error-policy.js';
 import { clientToken } from '../credentials.js';
 import { StreamSession } from './session.js';
+import { processTurns } from '../bulk-turns.js';
 
 export interface StreamRouteOptions {
   readonly ids: IdService;
@@ -101,6 +102,7 @@ async function streamContext(app: FastifyInstance, opts: StreamRouteOptions): Pr
           maxInFlight: config.streamMaxInFlight,
           maxBufferBytes: config.streamMaxBufferBytes,
           chunkIds: config.coalesceMax,
+          turns: processTurns,
           errors: opts.errors,
           upgradeToken: clientToken(request.headers),
         },

@@ -1,0 +1,58 @@
+// A block of a bulk take cut into slices, each encoded in a turn of the event loop of its own
+// (bulk-turns.ts), so that however many IDs a consumer asks for per block, the work the process
+// does between two looks at its other sockets stays bounded. Slices follow one another in the
+// block's order and land in their places of its frame: the block that is sent is the same,
+// byte for byte, as one encoded at once. A take that stops (its socket gone, its call
+// cancelled) stops before its next slice; the block's IDs are then a gap, as any IDs taken and
+// not sent (docs/STREAM.md).
+import { RangeQueue, type Range } from '../core/ranges.js';
+import type { BulkTurns } from './bulk-turns.js';
+
+/** Most IDs of counter runs encoded per slice (a few nanoseconds each). */
+export const SLICE_IDS = 4096;
+/** Most IDs encoded per slice where each ID is a string made or read (ten times the cost). */
+export const SLICE_STRING_IDS = 1024;
+
+/** Part of a block's counter runs. */
+export interface RunsSlice {
+  readonly runs: Range[];
+  readonly count: number;
+}
+
+/** Counter runs holding `count` counters, as slices of at most `size` counters each, in order. */
+export function runSlices(runs: readonly Range[], count: number, size: number): RunsSlice[] {
+  if (count <= size) return [{ runs: [...runs], count }];
+  const queue = new RangeQueue();
+  for (const r of runs) queue.push(r);
+  const out: RunsSlice[] = [];
+  while (queue.size > 0) {
+    const n = Math.min(size, queue.size);
+    out.push({ runs: queue.take(n), count: n });
+  }
+  return out;
+}
+
+/** Indices [start, end) as slices [from, to) of at most `size` each, in order. */
+export function indexSlices(start: number, end: number, size: number): [from: number, to: number][] {
+  const out: [number, number][] = [];
+  for (let from = start; from < end; from += size) out.push([from, Math.min(end, from + size)]);
+  return out;
+}
+
+/**
+ * Does `work` for each slice, in order, each in a turn of its own; false when the take stopped
+ * before its last slice (nothing more is done then).
+ */
+export type Slicer = <T>(slices: readonly T[], work: (slice: T) => void) => Promise<boolean>;
+
+/** A take's slicer: it asks `turns` for a turn before each slice and looks at `stopped` after. */
+export function slicer(turns: BulkTurns, stopped: () => boolean): Slicer {
+  return async (slices, work) => {
+    for (const slice of slices) {
+      await turns.next();
+      if (stopped()) return false;
+      work(slice);
+    }
+    return true;
+  };
+}

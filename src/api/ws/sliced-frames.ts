@@ -1,0 +1,52 @@
+// The stream's block frames encoded a slice at a time (../bulk-slices.ts): a binary frame is
+// allocated whole and each slice writes its IDs into their places; a JSON frame is joined from
+// the slices' parts; ranges of string IDs are joined across slice bounds. Each builder answers
+// the frame, the same as encode.ts would build at once, or undefined when the take stopped
+// before its last slice.
+import { appendDecimalRuns, decimalRuns, idsFromRuns } from '../../core/id-runs.js';
+import type { Packing } from '../../core/layout.js';
+import type { Range } from '../../core/ranges.js';
+import { indexSlices, runSlices, SLICE_IDS, SLICE_STRING_IDS, type Slicer } from '../bulk-slices.js';
+import { binaryFrame, fillDecimals, fillRuns, jsonFromParts, rangesFromDecimalRuns } from './encode.js';
+
+/** A binary frame of the IDs of counter runs holding `count` counters. */
+export async function slicedBinaryFromRuns(slice: Slicer, req: number, runs: readonly Range[], count: number, p: Packing): Promise<Buffer | undefined> {
+  const frame = binaryFrame(req, count);
+  let at = 0;
+  const done = await slice(runSlices(runs, count, SLICE_IDS), (s) => {
+    fillRuns(frame, at, s.runs, p);
+    at += s.count;
+  });
+  return done ? frame : undefined;
+}
+
+/** A binary frame of ids[start, end), decimal strings. */
+export async function slicedBinaryFromDecimals(slice: Slicer, req: number, ids: readonly string[], start: number, end: number): Promise<Buffer | undefined> {
+  const frame = binaryFrame(req, end - start);
+  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) => fillDecimals(frame, from - start, ids, from, to));
+  return done ? frame : undefined;
+}
+
+/** A JSON frame of the IDs of counter runs holding `count` counters. */
+export async function slicedJsonFromRuns(slice: Slicer, req: number, runs: readonly Range[], count: number, p: Packing): Promise<string | undefined> {
+  const parts: string[] = [];
+  const done = await slice(runSlices(runs, count, SLICE_STRING_IDS), (s) => parts.push(idsFromRuns(s.runs, s.count, p).join('","')));
+  return done ? jsonFromParts(req, parts) : undefined;
+}
+
+/** A JSON frame of ids[start, end) (strings). */
+export async function slicedJsonFromStrings(slice: Slicer, req: number, ids: readonly string[], start: number, end: number): Promise<string | undefined> {
+  const parts: string[] = [];
+  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) => {
+    const list = JSON.stringify(ids.slice(from, to));
+    parts.push(list.slice(1, -1));
+  });
+  return done ? `{"op":"block","req":${req},"ids":[${parts.join(',')}]}` : undefined;
+}
+
+/** A ranges frame of ids[start, end), ascending decimal strings. */
+export async function slicedRangesFromDecimals(slice: Slicer, req: number, ids: readonly string[], start: number, end: number): Promise<string | undefined> {
+  const runs: [string, string][] = [];
+  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) => appendDecimalRuns(runs, decimalRuns(ids, from, to)));
+  return done ? rangesFromDecimalRuns(req, runs) : undefined;
+}

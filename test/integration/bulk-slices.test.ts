@@ -1,0 +1,112 @@
+// suite: cluster
+// A single-ID request is answered between the slices of a large block of a bulk take, on the
+// websocket stream and on gRPC Take: a block of 500,000 (stream) or 200,000 (gRPC) IDs is
+// encoded a slice at a time, each slice in a turn of the event loop of its own, so a request
+// that comes while a block is being encoded waits one slice, not the block. Against real Redis
+// and MySQL, the server in this process: when the server writes a take's first block, an HTTP
+// request for a single ID is sent, and its answer must come before the server writes the take's
+// second block (encoded at once, the second block would be written in the next turn, well
+// before). The socket bound is far above the take, so no block waits for room. The take's IDs
+// still come exact, ascending and unique.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import WebSocket from 'ws';
+import { ServerWritableStreamImpl } from '@grpc/grpc-js/build/src/server-call.js';
+import { freePort } from '../../tools/child.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { IdsClient } from '../../tools/grpc-client.js';
+import { createTag, startLocalNode } from '../../tools/node.js';
+import { assertIncreasing } from '../../tools/order.js';
+
+const names = testNames();
+let node: Awaited<ReturnType<typeof startLocalNode>>;
+
+before(async () => {
+  node = await startLocalNode(names, {
+    GRPC_PORT: String(await freePort()),
+    STREAM_MAX_BLOCK: '500000',
+    STREAM_MAX_BUFFER_BYTES: String(512 * 1024 * 1024),
+  });
+  await createTag(node.url, { tag: 'bulk', step: 2_000_000, min_step: 1000, max_step: 20_000_000 });
+  await createTag(node.url, { tag: 'single' });
+  // The single tag's first refill, and a keep-alive connection, before the takes.
+  assert.equal((await fetch(`${node.url}/v1/id/single`)).status, 200);
+});
+after(async () => {
+  await node.close();
+  await cleanup(names);
+});
+
+/**
+ * What the server does in order: 'block' as it writes each block of a take, 'answer' when the
+ * single request sent at its first block is answered (the answer's ID kept in `single`).
+ */
+class Order {
+  readonly events: string[] = [];
+  single: string | undefined;
+
+  /** Notes a block written; at the first, sends the single request. */
+  block(): void {
+    this.events.push('block');
+    if (this.events.length > 1) return;
+    void fetch(`${node.url}/v1/id/single`).then(async (res) => {
+      assert.equal(res.status, 200);
+      this.single = ((await res.json()) as { id: string }).id;
+      this.events.push('answer');
+    });
+  }
+}
+
+it('answers a single request between the slices of a block of 500,000 IDs on the websocket stream', async (t) => {
+  const order = new Order();
+  const send = WebSocket.prototype.send;
+  t.after(() => {
+    WebSocket.prototype.send = send;
+  });
+  WebSocket.prototype.send = function (this: WebSocket, ...a: Parameters<WebSocket['send']>) {
+    if (typeof a[0] !== 'string') order.block();
+    return send.apply(this, a);
+  } as WebSocket['send'];
+
+  const ws = new WebSocket(`${node.url.replace(/^http/, 'ws')}/v1/stream`, { perMessageDeflate: false });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  const ids: bigint[] = [];
+  await new Promise<void>((resolve, reject) => {
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (isBinary) for (let i = 0; i < data.readUInt32LE(4); i++) ids.push(data.readBigUInt64LE(8 + 8 * i));
+      else if ((JSON.parse(data.toString()) as { op: string }).op === 'done') resolve();
+      else reject(new Error(`take answered ${data.toString()}`));
+    });
+    ws.send(JSON.stringify({ op: 'take', req: 1, tag: 'bulk', count: 1_000_000, block: 500_000, format: 'binary' }));
+  });
+  ws.close();
+  assert.deepEqual(order.events, ['block', 'answer', 'block']);
+  assert.ok(order.single !== undefined && /^[0-9]+$/.test(order.single));
+  assert.equal(ids.length, 1_000_000);
+  assertIncreasing(ids, 'stream take');
+});
+
+it('answers a single request between the slices of a block of 200,000 IDs on gRPC Take', async (t) => {
+  const order = new Order();
+  const proto = ServerWritableStreamImpl.prototype as { write: (...a: unknown[]) => boolean };
+  const write = proto.write;
+  t.after(() => {
+    proto.write = write;
+  });
+  proto.write = function (this: unknown, ...a: unknown[]) {
+    order.block();
+    return write.apply(this, a);
+  };
+
+  const client = new IdsClient(node.grpcPort!);
+  t.after(() => client.close());
+  const { blocks, error } = await client.take({ tag: 'bulk', count: '400000', block: 200_000 });
+  assert.equal(error, undefined);
+  assert.deepEqual(order.events, ['block', 'answer', 'block']);
+  const ids = blocks.flatMap((b) => b.ids.map(BigInt));
+  assert.equal(ids.length, 400_000);
+  assertIncreasing(ids, 'gRPC take');
+});
