@@ -15,7 +15,10 @@ import tseslint from 'typescript-eslint';
 
 const ROOT = path.dirname(fileURLToPath(import.meta.url));
 
-/** Node built-ins that only compute: everything else (fs, net, dgram, http, child_process, os, crypto...) touches the world. */
+/**
+ * Node built-ins that only compute: everything else (fs, net, dgram, http, child_process, os, crypto...) touches the
+ * world.
+ */
 const PURE_BUILTINS = new Set([
   'assert',
   'assert/strict',
@@ -74,7 +77,14 @@ const layers = {
         additionalProperties: false,
         properties: {
           inside: { type: 'string' },
-          except: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, typeOnly: { type: 'boolean' } }, required: ['path'] } },
+          except: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { path: { type: 'string' }, typeOnly: { type: 'boolean' } },
+              required: ['path'],
+            },
+          },
           notInto: {
             type: 'array',
             items: { anyOf: [{ type: 'string' }, NOT_INTO_WITH_WHY] },
@@ -104,14 +114,21 @@ const layers = {
     const o = context.options[0] ?? {};
     const why = o.why ?? 'see the layers in eslint.config.mjs';
     const bannedPackage = (name) =>
-      (o.packages ?? []).some((p) => (p.endsWith('/*') ? name.startsWith(p.slice(0, -1)) : name === p || name.startsWith(`${p}/`)));
+      (o.packages ?? []).some((p) =>
+        p.endsWith('/*') ? name.startsWith(p.slice(0, -1)) : name === p || name.startsWith(`${p}/`),
+      );
     function check(node, source, typeOnly) {
       if (typeof source !== 'string') return;
       const data = { source, why };
       const rel = target(context.filename, source);
       if (rel === undefined) {
         const bare = source.replace(/^node:/, '');
-        if (o.ioBuiltins && (source.startsWith('node:') || BUILTINS.has(bare)) && !PURE_BUILTINS.has(bare) && !(o.builtins ?? []).includes(bare)) {
+        if (
+          o.ioBuiltins &&
+          (source.startsWith('node:') || BUILTINS.has(bare)) &&
+          !PURE_BUILTINS.has(bare) &&
+          !(o.builtins ?? []).includes(bare)
+        ) {
           context.report({ node, messageId: 'builtin', data });
         } else if (bannedPackage(source)) context.report({ node, messageId: 'package', data });
         return;
@@ -122,19 +139,25 @@ const layers = {
       if (o.surface && within(rel, o.surface.dir) && !o.surface.files.includes(rel)) {
         return context.report({ node, messageId: 'surface', data: { ...data, dir: o.surface.dir } });
       }
-      if (o.inside && !within(rel, o.inside) && !(o.except ?? []).some((e) => e.path === rel && (typeOnly || !e.typeOnly))) {
+      if (
+        o.inside &&
+        !within(rel, o.inside) &&
+        !(o.except ?? []).some((e) => e.path === rel && (typeOnly || !e.typeOnly))
+      ) {
         context.report({ node, messageId: 'outside', data: { ...data, inside: o.inside } });
       }
     }
     const typeOnlyImport = (n) =>
-      n.importKind === 'type' || (n.specifiers.length > 0 && n.specifiers.every((s) => s.type === 'ImportSpecifier' && s.importKind === 'type'));
+      n.importKind === 'type' ||
+      (n.specifiers.length > 0 && n.specifiers.every((s) => s.type === 'ImportSpecifier' && s.importKind === 'type'));
     return {
       ImportDeclaration: (n) => check(n.source, n.source.value, typeOnlyImport(n)),
       ExportNamedDeclaration: (n) => n.source && check(n.source, n.source.value, n.exportKind === 'type'),
       ExportAllDeclaration: (n) => check(n.source, n.source.value, n.exportKind === 'type'),
       ImportExpression: (n) => n.source.type === 'Literal' && check(n.source, n.source.value, false),
       TSImportEqualsDeclaration: (n) =>
-        n.moduleReference.type === 'TSExternalModuleReference' && check(n.moduleReference, n.moduleReference.expression.value, n.importKind === 'type'),
+        n.moduleReference.type === 'TSExternalModuleReference' &&
+        check(n.moduleReference, n.moduleReference.expression.value, n.importKind === 'type'),
     };
   },
 };
@@ -179,7 +202,18 @@ function apiLayers(transport) {
 }
 
 /** Runtime dependencies that talk to the network, a database or a log. */
-const IO_PACKAGES = ['ioredis', 'mysql2', 'bullmq', 'fastify', '@fastify/*', 'pino', 'ws', '@grpc/*', 'prom-client', '@bull-board/*'];
+const IO_PACKAGES = [
+  'ioredis',
+  'mysql2',
+  'bullmq',
+  'fastify',
+  '@fastify/*',
+  'pino',
+  'ws',
+  '@grpc/*',
+  'prom-client',
+  '@bull-board/*',
+];
 
 export default defineConfig(
   globalIgnores(['dist/', '.data/', '.tools/', 'bench/results/']),
@@ -240,6 +274,11 @@ export default defineConfig(
   ...TRANSPORTS.map((t) => ({ files: [`${t}/**`], rules: { 'idmint/layers': apiLayers(t) } })),
   {
     files: ['src/store/**'],
-    rules: { 'idmint/layers': ['error', { notInto: ['src/api'], why: 'src/store serves the transports in src/api and never calls them' }] },
+    rules: {
+      'idmint/layers': [
+        'error',
+        { notInto: ['src/api'], why: 'src/store serves the transports in src/api and never calls them' },
+      ],
+    },
   },
 );

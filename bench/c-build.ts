@@ -20,6 +20,7 @@ export function buildC(source: string): string {
   if (fresh) return binary;
   mkdirSync(dir, { recursive: true });
   const r = spawnSync('gcc', ['-O2', '-Wall', '-o', binary, src], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`gcc could not build ${source} (run: bash scripts/gcc.sh): ${r.error?.message ?? r.stderr}`);
+  if (r.status !== 0)
+    throw new Error(`gcc could not build ${source} (run: bash scripts/gcc.sh): ${r.error?.message ?? r.stderr}`);
   return binary;
 }

@@ -1,9 +1,9 @@
-// The options the benchmarks share, read the same way by each: the whole numbers --rounds N,
-// --connections N, --requests N, --seconds N, --concurrency N and --channels N, the numbers
-// --duration S and --warmup S (each checked against the range its script gives it), the switches
-// --pin (sets pin) and --no-write (clears write), and --env KEY=VALUE (repeatable, into env). A script names the ones it takes, with their
-// ranges; every other option goes to the script's own reader, through tools/args.ts, so the usage,
-// the errors and the unknown options are as readOptions has them.
+// The options the benchmarks share, read the same way by each: the whole numbers --rounds N, --connections N,
+// --requests N, --seconds N, --concurrency N and --channels N, the numbers --duration S and --warmup S (each checked
+// against the range its script gives it), the switches --pin (sets pin) and --no-write (clears write), and --env
+// KEY=VALUE (repeatable, into env). A script names the ones it takes, with their ranges; every other option goes to the
+// script's own reader, through tools/args.ts, so the usage, the errors and the unknown options are as readOptions has
+// them.
 import { readOptions, type Option } from '../tools/args.js';
 
 /** A number option's range: from min, up to max when there is one. */
@@ -24,14 +24,19 @@ const NUMBER = { '--duration': 'duration', '--warmup': 'warmup' } as const;
 type NumberField = (typeof WHOLE)[keyof typeof WHOLE] | (typeof NUMBER)[keyof typeof NUMBER];
 
 /** The shared options a script takes: a range per number option; pin for --pin, write for --no-write, env for --env. */
-export type SharedOptions = { readonly [F in NumberField]?: Range } & { readonly pin?: true; readonly write?: true; readonly env?: true };
+export type SharedOptions = { readonly [F in NumberField]?: Range } & {
+  readonly pin?: true;
+  readonly write?: true;
+  readonly env?: true;
+};
 
 /** The fields the shared options of S set: a number per number option, a boolean per switch, env's settings. */
 export type SharedValues<S extends SharedOptions> = {
   -readonly [F in keyof S]: F extends 'pin' | 'write' ? boolean : F extends 'env' ? Record<string, string> : number;
 };
 
-const fieldOf = (flag: string, table: Readonly<Record<string, NumberField>>): NumberField | undefined => (Object.hasOwn(table, flag) ? table[flag] : undefined);
+const fieldOf = (flag: string, table: Readonly<Record<string, NumberField>>): NumberField | undefined =>
+  Object.hasOwn(table, flag) ? table[flag] : undefined;
 
 /** Reads one option into o when it is one of the shared options of shared; answers whether it was. */
 export function takeShared<S extends SharedOptions>(a: Option, shared: S, o: SharedValues<S>): boolean {

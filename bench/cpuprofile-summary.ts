@@ -58,7 +58,9 @@ for (let i = 0; i < p.samples.length; i++) {
 }
 if (args.includes('--timeline')) {
   console.log('busy share per second:');
-  perSecond.forEach((s, i) => console.log(`  ${String(i).padStart(4)} s  ${s ? ((s.busy / s.all) * 100).toFixed(0).padStart(3) : '  -'}%`));
+  perSecond.forEach((s, i) =>
+    console.log(`  ${String(i).padStart(4)} s  ${s ? ((s.busy / s.all) * 100).toFixed(0).padStart(3) : '  -'}%`),
+  );
 }
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 const busyTotal = total - (idleId !== undefined ? (selfUs.get(idleId) ?? 0) : 0);
@@ -83,7 +85,8 @@ for (const [id, us] of selfUs) {
   pkgSelf.set(w, (pkgSelf.get(w) ?? 0) + us);
 }
 
-const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%${per ? `  ${(us / per).toFixed(3).padStart(7)} µs` : ''}`;
+const pct = (us: number) =>
+  `${((us / total) * 100).toFixed(1).padStart(5)}%${per ? `  ${(us / per).toFixed(3).padStart(7)} µs` : ''}`;
 console.log(
   `${file}: ${(total / 1e6).toFixed(2)} s sampled, ${(busyTotal / 1e6).toFixed(2)} s busy${per ? `, ${(busyTotal / per).toFixed(2)} µs busy per unit` : ''}`,
 );

@@ -6,7 +6,8 @@ import { Server, ServerCredentials, status, type handleUnaryCall } from '@grpc/g
 import { idsService } from '../src/api/grpc/proto.js';
 
 const next: handleUnaryCall<unknown, { ids: string[] }> = (_call, callback) => callback(null, { ids: ['1'] });
-const unimplemented = (_call: unknown, callback: (e: { code: number }) => void) => callback({ code: status.UNIMPLEMENTED });
+const unimplemented = (_call: unknown, callback: (e: { code: number }) => void) =>
+  callback({ code: status.UNIMPLEMENTED });
 
 const server = new Server();
 server.addService(idsService(), {
@@ -15,7 +16,9 @@ server.addService(idsService(), {
   Take: (call: { emit(e: string, v: unknown): void }) => call.emit('error', { code: status.UNIMPLEMENTED }),
 });
 const port = await new Promise<number>((resolve, reject) =>
-  server.bindAsync(`127.0.0.1:${Number(process.env.GRPC_PORT ?? 0)}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  server.bindAsync(`127.0.0.1:${Number(process.env.GRPC_PORT ?? 0)}`, ServerCredentials.createInsecure(), (err, p) =>
+    err ? reject(err) : resolve(p),
+  ),
 );
 process.stdout.write(`listening ${port}\n`);
 

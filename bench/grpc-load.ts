@@ -14,37 +14,53 @@ import { selfCpuSeconds } from '../tools/cpu.js';
 import { readBenchOptions } from './common-options.js';
 
 interface Stub extends Client {
-  Next(req: Record<string, unknown>, md: Metadata, cb: (err: ServiceError | null, res: { ids: string[] }) => void): void;
+  Next(
+    req: Record<string, unknown>,
+    md: Metadata,
+    cb: (err: ServiceError | null, res: { ids: string[] }) => void,
+  ): void;
 }
 
 const o = { port: 0, tag: '', app: '', duration: 10, warmup: 2, concurrency: 50, channels: 2, constant: false };
-const usage = 'grpc-load --port N --tag T [--app A] [--duration S] [--warmup S] [--concurrency N] [--channels N] [--constant]';
-readBenchOptions(process.argv.slice(2), usage, { duration: [0.1], warmup: [0], concurrency: [1], channels: [1] }, o, (a) => {
-  switch (a.flag) {
-    case '--port':
-      o.port = a.whole(1, 65535);
-      break;
-    case '--tag':
-      o.tag = a.text();
-      break;
-    case '--app':
-      o.app = a.text();
-      break;
-    case '--constant':
-      o.constant = true;
-      break;
-    default:
-      return false;
-  }
-  return true;
-});
+const usage =
+  'grpc-load --port N --tag T [--app A] [--duration S] [--warmup S] [--concurrency N] [--channels N] [--constant]';
+readBenchOptions(
+  process.argv.slice(2),
+  usage,
+  { duration: [0.1], warmup: [0], concurrency: [1], channels: [1] },
+  o,
+  (a) => {
+    switch (a.flag) {
+      case '--port':
+        o.port = a.whole(1, 65535);
+        break;
+      case '--tag':
+        o.tag = a.text();
+        break;
+      case '--app':
+        o.app = a.text();
+        break;
+      case '--constant':
+        o.constant = true;
+        break;
+      default:
+        return false;
+    }
+    return true;
+  },
+);
 
 const def = loadSync(PROTO_FILE, { ...LOADER_OPTIONS, includeDirs: [findProtoRoot()] });
 const Ids = (
-  loadPackageDefinition(def) as unknown as { idmint: { v1: { Ids: new (a: string, c: ReturnType<typeof credentials.createInsecure>, o: object) => Stub } } }
+  loadPackageDefinition(def) as unknown as {
+    idmint: { v1: { Ids: new (a: string, c: ReturnType<typeof credentials.createInsecure>, o: object) => Stub } };
+  }
 ).idmint.v1.Ids;
 // A subchannel pool of its own per client: each channel is a connection of its own.
-const stubs = Array.from({ length: o.channels }, () => new Ids(`127.0.0.1:${o.port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }));
+const stubs = Array.from(
+  { length: o.channels },
+  () => new Ids(`127.0.0.1:${o.port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }),
+);
 const md = new Metadata();
 const req: Record<string, unknown> = { tag: o.tag, ...(o.app ? { app: o.app } : {}) };
 

@@ -49,7 +49,16 @@ const ID_CASES: Record<Exclude<CaseName, 'baseline'>, { tag: string; create: Rec
 /** Goals: req/s of the case ÷ the bare server's, per round, median over rounds. */
 const GOALS: Partial<Record<CaseName, number>> = { node: 0.9, snowflake: 0.9 };
 
-const o = { duration: 10, warmup: 2, concurrency: 50, channels: 2, rounds: 3, cases: [...ALL_CASES], pin: false, write: true };
+const o = {
+  duration: 10,
+  warmup: 2,
+  concurrency: 50,
+  channels: 2,
+  rounds: 3,
+  cases: [...ALL_CASES],
+  pin: false,
+  write: true,
+};
 readBenchOptions(
   process.argv.slice(2),
   'npm run bench:grpc -- [--duration S] [--warmup S] [--concurrency N] [--channels N] [--rounds N] [--cases baseline,node,global,snowflake] [--pin] [--no-write]',
@@ -180,7 +189,8 @@ async function main(): Promise<number> {
       const busy = ((machineBusySeconds() - m0) / wall) * 100;
       await load.stop(10_000);
       const r = JSON.parse(line) as LoadOut;
-      if (r.errors + r.violations > 0) problems.push(`${label}: ${r.errors} failed calls, ${r.violations} broken checks: ${r.examples.join(' | ')}`);
+      if (r.errors + r.violations > 0)
+        problems.push(`${label}: ${r.errors} failed calls, ${r.violations} broken checks: ${r.examples.join(' | ')}`);
       if (idCase) {
         const after = await batch(url, idCase.tag);
         const lo = before[before.length - 1];
@@ -239,7 +249,18 @@ async function main(): Promise<number> {
     };
   });
   // Server CPU per call moves less with the machine's other load than calls/s does.
-  const head = ['case', 'calls/s', 'p50 ms', 'p99 ms', 'calls/s ÷ bare', 'p99 ÷ bare', 'server CPU %', 'server µs/call', 'load CPU %', 'calls checked'];
+  const head = [
+    'case',
+    'calls/s',
+    'p50 ms',
+    'p99 ms',
+    'calls/s ÷ bare',
+    'p99 ÷ bare',
+    'server CPU %',
+    'server µs/call',
+    'load CPU %',
+    'calls checked',
+  ];
   const body = rows.map((r) => [
     r.name,
     fmt(r.rps),
@@ -301,7 +322,17 @@ async function main(): Promise<number> {
         'Every round (CPU in % of one core over the case, warm-up included; "rest" is what the rest of the',
         'machine used meanwhile: Redis, MariaDB and other processes; well above 0 disturbs the figures):',
         '',
-        md(perRound, ['case', 'round', 'calls/s', 'p99 ms', 'calls/s ÷ bare', 'server CPU %', 'server µs/call', 'load CPU %', 'rest CPU %']),
+        md(perRound, [
+          'case',
+          'round',
+          'calls/s',
+          'p99 ms',
+          'calls/s ÷ bare',
+          'server CPU %',
+          'server µs/call',
+          'load CPU %',
+          'rest CPU %',
+        ]),
         '',
         ...problems.map((p) => `- FAIL: ${p}`),
         '',

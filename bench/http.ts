@@ -11,11 +11,11 @@
 // The baseline and idmint each run as a child process of their own; idmint runs against the
 // real Redis and MySQL/MariaDB with a database and key prefix of its own, removed at the end.
 //
-// Besides speed it checks the answers: every 2xx body of an idmint case is {"id":"<n>"}, IDs
-// strictly increase on each connection (requests on one connection are sequential), all IDs of
-// a case are distinct, and every one lies between a batch fetched just before the case and one
-// fetched just after it (rule IDs: distinct and of the template's shape). Any non-2xx, socket error, timeout or broken check fails the run
-// (exit code 1); a missed speed target is reported as MISS and does not.
+// Besides speed it checks the answers: every 2xx body of an idmint case is {"id":"<n>"}, IDs strictly increase on each
+// connection (requests on one connection are sequential), all IDs of a case are distinct, and every one lies between a
+// batch fetched just before the case and one fetched just after it (rule IDs: distinct and of the template's shape).
+// Any non-2xx, socket error, timeout or broken check fails the run (exit code 1); a missed speed target is reported as
+// MISS and does not.
 //
 // Flags: --duration N (s, default 10)  --warmup N (s, default 2)  --connections N (default 50)
 //        --rounds N (repeat the cases N times, interleaved; the table shows medians, and each
@@ -77,9 +77,17 @@ async function main(): Promise<number> {
   try {
     if (opts.oneClient) {
       const bareEnv = { BARE_INCR_REDIS: REDIS_URL, BARE_INCR_KEY: `${names.prefix}:bare` };
-      const incr = await startServer('incr route', ['bench/bare-server.ts'], { nodeFlags, cpu: serverCpu, env: bareEnv });
+      const incr = await startServer('incr route', ['bench/bare-server.ts'], {
+        nodeFlags,
+        cpu: serverCpu,
+        env: bareEnv,
+      });
       children.push(incr);
-      const take = await startServer('take route', ['bench/bare-server.ts'], { nodeFlags, cpu: serverCpu, env: { ...bareEnv, BARE_TAKE: '1' } });
+      const take = await startServer('take route', ['bench/bare-server.ts'], {
+        nodeFlags,
+        cpu: serverCpu,
+        env: { ...bareEnv, BARE_TAKE: '1' },
+      });
       children.push(take);
       const idmint = await startServer('idmint', ['src/cli.ts', 'serve'], {
         env: idmintEnv(names, `bench-${id}`, opts.env),
@@ -92,7 +100,9 @@ async function main(): Promise<number> {
       for (const p of problems) console.error(`FAILED: ${p}`);
       return problems.length === 0 && !interrupt.interrupted ? 0 : 1;
     }
-    const bare = opts.cases.includes('baseline') ? await startServer('baseline', ['bench/bare-server.ts'], { nodeFlags, cpu: serverCpu }) : undefined;
+    const bare = opts.cases.includes('baseline')
+      ? await startServer('baseline', ['bench/bare-server.ts'], { nodeFlags, cpu: serverCpu })
+      : undefined;
     if (bare) children.push(bare);
     const needIdmint = opts.cases.some((c) => c !== 'baseline');
     const idmint = needIdmint
@@ -118,14 +128,19 @@ async function main(): Promise<number> {
   } finally {
     for (const c of children) await c.stop(10000).catch(() => undefined);
     redis.disconnect();
-    await cleanup(names).catch((err: Error) => console.error(`cleanup of ${names.db} / ${names.prefix} failed: ${err.message}`));
+    await cleanup(names).catch((err: Error) =>
+      console.error(`cleanup of ${names.db} / ${names.prefix} failed: ${err.message}`),
+    );
     interrupt.stop();
   }
 
   const results = combineRounds(runs, opts.cases);
   const targets = ratiosAndTargets(results, runs);
   const busy = results.filter((c) => c.cpu.other > 15);
-  if (busy.length) warnings.push(`other processes were busy during ${busy.map((c) => c.name).join(', ')} (see "other CPU %"): figures are disturbed`);
+  if (busy.length)
+    warnings.push(
+      `other processes were busy during ${busy.map((c) => c.name).join(', ')} (see "other CPU %"): figures are disturbed`,
+    );
 
   const ok = problems.length === 0 && !interrupt.interrupted;
   const report = { opts, ok, results, runs, targets, problems, warnings, loadBefore };

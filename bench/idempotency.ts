@@ -89,7 +89,10 @@ async function main(): Promise<number> {
   const names: TestNames = { db, prefix: `b${id}`, mysqlUrl: mysqlUrlFor(db) };
   const beforeNames: TestNames = { db: `${db}_before`, prefix: `b${id}before`, mysqlUrl: mysqlUrlFor(`${db}_before`) };
   const beforeDir = opts.before === undefined ? undefined : mkdtempSync(join(tmpdir(), 'idmint-before-'));
-  const beforeCommit = opts.before === undefined ? undefined : execFileSync('git', ['rev-parse', '--short', opts.before], { cwd: ROOT }).toString().trim();
+  const beforeCommit =
+    opts.before === undefined
+      ? undefined
+      : execFileSync('git', ['rev-parse', '--short', opts.before], { cwd: ROOT }).toString().trim();
   const profDir = fileURLToPath(new URL('./results/profiles/', import.meta.url));
   if (opts.cpuProf) mkdirSync(profDir, { recursive: true });
   console.log(
@@ -138,7 +141,10 @@ async function main(): Promise<number> {
       env: idmintEnv(names, `bench-${id}`),
     });
     children.push(idmint);
-    const before = beforeCommit && beforeDir ? await startAt(beforeCommit, beforeDir, idmintEnv(beforeNames, `bench-${id}-before`), cpu) : undefined;
+    const before =
+      beforeCommit && beforeDir
+        ? await startAt(beforeCommit, beforeDir, idmintEnv(beforeNames, `bench-${id}-before`), cpu)
+        : undefined;
     if (before) {
       children.push(before);
       for (const order of ORDERS) await createTag(before.url, { tag: TAGS[order], mode: 'segment', order });
@@ -176,7 +182,8 @@ async function main(): Promise<number> {
     const results = new Map<Case, Measured[]>(cases.map((c) => [c, []]));
     for (let round = 1; round <= opts.rounds; round++) {
       process.stdout.write(`round ${round}/${opts.rounds}...`);
-      for (const c of cases) results.get(c)!.push(await run(c, opts.duration, `${c.name}, ${c.clients} (round ${round})`));
+      for (const c of cases)
+        results.get(c)!.push(await run(c, opts.duration, `${c.name}, ${c.clients} (round ${round})`));
       console.log(' done');
     }
 
@@ -196,11 +203,14 @@ async function main(): Promise<number> {
   console.log(textTable(rows, 2));
   console.log();
   for (const n of notes) console.log(`- ${n}`);
-  console.log(`load average before: ${loadBefore.map((v) => v.toFixed(2)).join(' ')}; after: ${loadAfter.map((v) => v.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average before: ${loadBefore.map((v) => v.toFixed(2)).join(' ')}; after: ${loadAfter.map((v) => v.toFixed(2)).join(' ')}`,
+  );
   for (const p of problems) console.error(`PROBLEM ${p}`);
   const ok = problems.length === 0;
   console.log(ok ? 'result: OK (every answer checked, no errors)' : `result: FAILED (${problems.length} problems)`);
-  if (ok && opts.write) recorder.finish({ rows, labelColumns: 2, ratio: { column: '÷ round trip', baseline: `${LABELS.incr}, 1` }, notes });
+  if (ok && opts.write)
+    recorder.finish({ rows, labelColumns: 2, ratio: { column: '÷ round trip', baseline: `${LABELS.incr}, 1` }, notes });
   return ok ? 0 : 1;
 }
 

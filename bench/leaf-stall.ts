@@ -44,8 +44,15 @@ const TAGS = { idmint: 'bench.leaf', 'idmint-fixed': 'bench.leaf.fixed' } as con
 const OLD_MAX = 123_456_789n;
 
 const opts = { duration: 5, warmup: 1, rounds: 3, connections: 64, step: 1000, write: true };
-const USAGE = 'npm run bench:leaf-stall -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--step N] [--no-write]';
-const SHARED = { duration: [0.5, 600], warmup: [0, 600], rounds: [1, 100], connections: [1, 1000], write: true } as const;
+const USAGE =
+  'npm run bench:leaf-stall -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--step N] [--no-write]';
+const SHARED = {
+  duration: [0.5, 600],
+  warmup: [0, 600],
+  rounds: [1, 100],
+  connections: [1, 1000],
+  write: true,
+} as const;
 readBenchOptions(process.argv.slice(2), USAGE, SHARED, opts, (a) => {
   if (a.flag !== '--step') return false;
   opts.step = a.whole(1, 100_000_000);
@@ -106,7 +113,9 @@ async function snapshot(base: string, tag: string): Promise<Snapshot> {
   const text = (await (await fetch(`${base}/metrics`)).text()).split('\n');
   const of = (name: string) => {
     let sum = 0;
-    for (const line of text) if (line.startsWith(`${name}{`) && line.includes(`tag="${tag}"`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    for (const line of text)
+      if (line.startsWith(`${name}{`) && line.includes(`tag="${tag}"`))
+        sum += Number(line.slice(line.lastIndexOf(' ') + 1));
     return sum;
   };
   return {
@@ -122,7 +131,11 @@ const seen = new Map<string, Set<bigint>>();
 let checked = 0;
 
 /** C clients in a closed loop for `seconds`; idmint answers are checked (see the header). */
-async function load(url: URL, seconds: number, tag: string | undefined): Promise<{ requests: number; errors: number; lat: Float64Array; elapsed: number }> {
+async function load(
+  url: URL,
+  seconds: number,
+  tag: string | undefined,
+): Promise<{ requests: number; errors: number; lat: Float64Array; elapsed: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: opts.connections });
   const lat: number[] = [];
   let errors = 0;
@@ -146,7 +159,8 @@ async function load(url: URL, seconds: number, tag: string | undefined): Promise
           continue;
         }
         const id = BigInt(r.body);
-        if (id <= last) problems.push(`ID ${id} after ${last} on one client${last === OLD_MAX ? ' (the old max_id)' : ''}`);
+        if (id <= last)
+          problems.push(`ID ${id} after ${last} on one client${last === OLD_MAX ? ' (the old max_id)' : ''}`);
         let ids = seen.get(tag);
         if (!ids) seen.set(tag, (ids = new Set()));
         if (ids.has(id)) problems.push(`ID ${id} of ${tag} twice`);
@@ -174,7 +188,12 @@ async function main(): Promise<void> {
   const results: Result[] = [];
   try {
     for (const tag of Object.values(TAGS)) {
-      await leaf.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)', [tag, String(OLD_MAX), opts.step, 'bench']);
+      await leaf.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)', [
+        tag,
+        String(OLD_MAX),
+        opts.step,
+        'bench',
+      ]);
     }
     const nodeUrl = (node as unknown as { url: string }).url;
     const imp = await fetch(`${nodeUrl}/v1/admin/import`, {
@@ -248,7 +267,10 @@ async function main(): Promise<void> {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}leaf-stall-latest.md`, report);
     console.log('written to bench/results/leaf-stall-latest.md');
-    recorder.finish({ rows: tableRows(report), ratio: { of: 'req/s', baseline: 'baseline, median', cases: (n) => n.endsWith(', median') } });
+    recorder.finish({
+      rows: tableRows(report),
+      ratio: { of: 'req/s', baseline: 'baseline, median', cases: (n) => n.endsWith(', median') },
+    });
   }
   if (problems.length) {
     console.error(`FAILED: ${problems.length} broken check(s), e.g.:\n  ${problems.slice(0, 5).join('\n  ')}`);
@@ -286,7 +308,8 @@ function render(results: Result[]): string {
   ];
   for (const name of CASES) {
     const rs = results.filter((r) => r.name === name && r.round > 0);
-    for (const r of results.filter((x) => x.name === name && x.round === 0)) lines.push(row(`${name}, warm-up`, r, true));
+    for (const r of results.filter((x) => x.name === name && x.round === 0))
+      lines.push(row(`${name}, warm-up`, r, true));
     for (const r of rs) lines.push(row(`${name}, round ${r.round}`, r, name !== 'baseline'));
     const m = (k: keyof Omit<Result, 'name' | 'round'>) => median(rs.map((r) => r[k])) ?? NaN;
     lines.push(

@@ -31,7 +31,10 @@ export interface AutocannonInstance {
   on(ev: 'response', fn: (client: object, status: number, bytes: number, ms: number) => void): void;
   stop(): void;
 }
-export type Autocannon = (opts: AutocannonOptions, cb: (err: Error | null, res: AutocannonResult) => void) => AutocannonInstance;
+export type Autocannon = (
+  opts: AutocannonOptions,
+  cb: (err: Error | null, res: AutocannonResult) => void,
+) => AutocannonInstance;
 export const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 // ---------------------------------------------------------------------------------------------
@@ -65,7 +68,10 @@ export interface LoadResult {
  * (requests on one connection are sequential) and above `above`. strings: {"id":"<s>"} with s
  * matching `pattern` (rule IDs).
  */
-export type Check = { kind: 'constant'; body: string } | { kind: 'ids'; above: bigint } | { kind: 'strings'; pattern: RegExp };
+export type Check =
+  | { kind: 'constant'; body: string }
+  | { kind: 'ids'; above: bigint }
+  | { kind: 'strings'; pattern: RegExp };
 
 function percentile(hist: Uint32Array, overflow: number[], total: number, q: number): number {
   if (total === 0) return NaN;
@@ -79,8 +85,17 @@ function percentile(hist: Uint32Array, overflow: number[], total: number, q: num
   return overflow[Math.min(overflow.length - 1, rank - seen - 1)] / 1000;
 }
 
-/** rate: requests per second over all connections (0: each connection sends its next request as soon as its answer is in). */
-export function runLoad(url: string, connections: number, seconds: number, check: Check, rate = 0): Promise<LoadResult> {
+/**
+ * rate: requests per second over all connections (0: each connection sends its next request as soon as its answer is
+ * in).
+ */
+export function runLoad(
+  url: string,
+  connections: number,
+  seconds: number,
+  check: Check,
+  rate = 0,
+): Promise<LoadResult> {
   const hist = new Uint32Array(HIST_MAX_US + 1);
   const overflow: number[] = [];
   let maxUs = 0;
@@ -130,7 +145,15 @@ export function runLoad(url: string, connections: number, seconds: number, check
   };
   return new Promise((resolve, reject) => {
     const inst = autocannon(
-      { url, connections, duration: seconds, pipelining: 1, timeout: 10, verifyBody, ...(rate > 0 ? { overallRate: rate } : {}) },
+      {
+        url,
+        connections,
+        duration: seconds,
+        pipelining: 1,
+        timeout: 10,
+        verifyBody,
+        ...(rate > 0 ? { overallRate: rate } : {}),
+      },
       (err, res) => {
         if (err) return reject(err);
         const ok = res['2xx'];

@@ -66,7 +66,17 @@ const label = (w: Width) => `${w.unit} ${w.width}`;
 function parseArgs(argv: string[]): Options {
   const o: Options = {
     parts: ['micro', 'http'],
-    widths: ['digits:6', 'digits:8', 'digits:9', 'digits:10', 'digits:12', 'digits:18', 'bits:32', 'bits:40', 'bits:63'].map(width),
+    widths: [
+      'digits:6',
+      'digits:8',
+      'digits:9',
+      'digits:10',
+      'digits:12',
+      'digits:18',
+      'bits:32',
+      'bits:40',
+      'bits:63',
+    ].map(width),
     orders: ['global', 'node'],
     permutes: [width('digits:8'), width('digits:12')],
     duration: 5,
@@ -122,7 +132,17 @@ function micro(o: Options): string[][] {
       plainFrom += 1000;
       return out;
     }) / 1000;
-  const head = ['case', 'domain', 'half bits', 'build ms', 'single ns/ID', 'bulk ns/ID', 'decode ns/ID', 'single ns added', 'single ÷ plain'];
+  const head = [
+    'case',
+    'domain',
+    'half bits',
+    'build ms',
+    'single ns/ID',
+    'bulk ns/ID',
+    'decode ns/ID',
+    'single ns added',
+    'single ÷ plain',
+  ];
   const rows = [head, [PLAIN, '-', '-', '-', fmt(plainSingle, 1), fmt(plainBulk, 1), '-', '-', fmt(1, 2)]];
   for (const w of o.widths) {
     const size = domainSize(w);
@@ -154,7 +174,9 @@ function micro(o: Options): string[][] {
       fmt(single / plainSingle, 2),
     ]);
   }
-  console.log(`\npermutation per ID (this process${o.pin ? ', CPU 0' : ''}; best of 3 passes of ${fmt(n)} consecutive counters)`);
+  console.log(
+    `\npermutation per ID (this process${o.pin ? ', CPU 0' : ''}; best of 3 passes of ${fmt(n)} consecutive counters)`,
+  );
   console.log(textTable(rows));
   return rows;
 }
@@ -213,7 +235,11 @@ async function http(o: Options): Promise<HttpResult> {
       nodeFlags: o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`] : undefined,
     });
     for (const c of cases) {
-      await createTag(idmint.url, { tag: c.tag, order: c.order, ...(c.permute ? { permute: { [c.permute.unit]: c.permute.width } } : {}) });
+      await createTag(idmint.url, {
+        tag: c.tag,
+        order: c.order,
+        ...(c.permute ? { permute: { [c.permute.unit]: c.permute.width } } : {}),
+      });
       await fetch(`${idmint.url}/v1/id/${c.tag}`);
     }
     const check = { kind: 'strings', pattern: /^[1-9]\d{0,18}$/ } as const;
@@ -235,7 +261,10 @@ async function http(o: Options): Promise<HttpResult> {
         rows[i].loadCorePct.push(((busySeconds(0) - loadBusy0) / wall) * 100);
         rows[i].corePct.push(((busySeconds(o.pin ? 1 : undefined) - busy0) / wall / (o.pin ? 1 : cpus().length)) * 100);
         const bad = r.non2xx + r.errors + r.timeouts + r.violations;
-        if (bad > 0) problems.push(`${c.order} ${c.name} round ${round}: ${bad} failed or malformed answers ${r.examples.join(' | ')}`);
+        if (bad > 0)
+          problems.push(
+            `${c.order} ${c.name} round ${round}: ${bad} failed or malformed answers ${r.examples.join(' | ')}`,
+          );
         const dup = countRepeats(r.strings);
         if (dup > 0) problems.push(`${c.order} ${c.name} round ${round}: ${dup} duplicate IDs`);
         rows[i].rps.push(r.rps);
@@ -290,25 +319,35 @@ async function http(o: Options): Promise<HttpResult> {
         fmt(cpuRatio, 3),
         target,
       ]);
-      if (r !== base) notes.push(`order ${order}, ${r.name}: ${fmt(ratio, 3)}× the plain tag's req/s (target 0.9): ${target}`);
+      if (r !== base)
+        notes.push(`order ${order}, ${r.name}: ${fmt(ratio, 3)}× the plain tag's req/s (target 0.9): ${target}`);
     }
-    notes.push(`order ${order}, plain: ${limit(median(base.serverPct), median(base.loadPct), median(base.corePct), median(base.loadCorePct))}`);
+    notes.push(
+      `order ${order}, plain: ${limit(median(base.serverPct), median(base.loadPct), median(base.corePct), median(base.loadCorePct))}`,
+    );
   }
-  console.log(`\nGET /v1/id/:tag, ${o.connections} connections, ${o.duration} s x ${o.rounds} rounds after ${o.warmup} s of warm-up each (medians)`);
+  console.log(
+    `\nGET /v1/id/:tag, ${o.connections} connections, ${o.duration} s x ${o.rounds} rounds after ${o.warmup} s of warm-up each (medians)`,
+  );
   console.log(textTable(table));
   for (const p of problems) console.error(`FAIL ${p}`);
   notes.push(...problems.map((p) => `FAIL ${p}`));
   return { ok: problems.length === 0, rows: table, notes };
 }
 
-/** Which side held the plain case back, from the medians of its CPU shares (% of a core; core: the server's CPU busy with anything). */
+/**
+ * Which side held the plain case back, from the medians of its CPU shares (% of a core; core: the server's CPU busy
+ * with anything).
+ */
 function limit(server: number, load: number, core: number, loadCore: number): string {
   const cores = `the server's core ${fmt(core)}% busy${Number.isNaN(loadCore) ? '' : `, the load generator's ${fmt(loadCore)}%`}`;
   const shares = `the server at ${fmt(server)}% of its core, the load generator at ${fmt(load)}% of its own, ${cores}`;
   if (server >= 85 && load < server) return `${shares}: the server is the limit`;
   if (load >= 85) return `${shares}: the load generator may be the limit`;
-  if (core >= 85) return `${shares}: other work on the server's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
-  if (loadCore >= 85) return `${shares}: other work on the load generator's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
+  if (core >= 85)
+    return `${shares}: other work on the server's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
+  if (loadCore >= 85)
+    return `${shares}: other work on the load generator's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
   return `${shares}: neither process reached its core`;
 }
 
@@ -338,8 +377,12 @@ async function main(): Promise<number> {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
     pinProcess(process.pid, 0);
   }
-  console.log(`node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'}), load average before: ${loadNow()}`);
-  const pinned = o.pin ? 'pinned: idmint on CPU 1, the load generator (this process) and the micro part on CPU 0' : 'not pinned';
+  console.log(
+    `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'}), load average before: ${loadNow()}`,
+  );
+  const pinned = o.pin
+    ? 'pinned: idmint on CPU 1, the load generator (this process) and the micro part on CPU 0'
+    : 'not pinned';
   let ok = true;
   const written: (() => void)[] = [];
   if (o.parts.includes('micro')) {
@@ -362,7 +405,10 @@ async function main(): Promise<number> {
         rows: r.rows,
         labelColumns: 2,
         ratio: { column: 'req/s ÷ plain', baseline: 'plain (of the same order)' },
-        notes: [...r.notes, `${o.connections} connections, ${o.duration} s x ${o.rounds} interleaved rounds, ${o.warmup} s warm-up before each; ${pinned}`],
+        notes: [
+          ...r.notes,
+          `${o.connections} connections, ${o.duration} s x ${o.rounds} interleaved rounds, ${o.warmup} s warm-up before each; ${pinned}`,
+        ],
       }),
     );
   }

@@ -70,8 +70,13 @@ export function parseFigure(cell: string): { value: number | string; digits: num
   return m[3] ? { value: n * 1e6, digits, scale: 'M' } : { value: n, digits };
 }
 
-/** The columns and cases of a table as printed: rows[0] is the header, the first `labelColumns` cells of a row name it. */
-export function casesFromTable(rows: readonly (readonly string[])[], labelColumns = 1): { columns: Column[]; cases: Case[] } {
+/**
+ * The columns and cases of a table as printed: rows[0] is the header, the first `labelColumns` cells of a row name it.
+ */
+export function casesFromTable(
+  rows: readonly (readonly string[])[],
+  labelColumns = 1,
+): { columns: Column[]; cases: Case[] } {
   const [head, ...body] = rows;
   const digits = head.map(() => 0);
   const scale: ('M' | undefined)[] = head.map(() => undefined);
@@ -86,11 +91,17 @@ export function casesFromTable(rows: readonly (readonly string[])[], labelColumn
     }
     return { labels: r.slice(0, labelColumns).map((c) => c.replace(/\*\*/g, '').trim()), figures };
   });
-  const columns = head.map((label, i) => ({ label, ...(i >= labelColumns ? { digits: digits[i] } : {}), ...(scale[i] ? { scale: scale[i] } : {}) }));
+  const columns = head.map((label, i) => ({
+    label,
+    ...(i >= labelColumns ? { digits: digits[i] } : {}),
+    ...(scale[i] ? { scale: scale[i] } : {}),
+  }));
   return { columns, cases };
 }
 
-/** The rows of the first Markdown table of a report whose first header cell is "case" (header first, no separator row). */
+/**
+ * The rows of the first Markdown table of a report whose first header cell is "case" (header first, no separator row).
+ */
 export function tableRows(markdown: string): string[][] {
   const rows: string[][] = [];
   for (const line of markdown.split('\n')) {
@@ -120,11 +131,15 @@ export type RatioSpec =
   | { readonly of: string; readonly baseline: string; readonly cases?: (name: string) => boolean };
 
 export function withRatios(cases: readonly Case[], spec: RatioSpec): Case[] {
-  if ('column' in spec) return cases.map((c) => (typeof c.figures[spec.column] === 'number' ? { ...c, ratio: c.figures[spec.column] as number } : c));
+  if ('column' in spec)
+    return cases.map((c) =>
+      typeof c.figures[spec.column] === 'number' ? { ...c, ratio: c.figures[spec.column] as number } : c,
+    );
   const base = cases.find((c) => caseName(c) === spec.baseline)?.figures[spec.of];
   return cases.map((c) => {
     const v = c.figures[spec.of];
-    if (typeof base !== 'number' || base === 0 || typeof v !== 'number' || (spec.cases && !spec.cases(caseName(c)))) return c;
+    if (typeof base !== 'number' || base === 0 || typeof v !== 'number' || (spec.cases && !spec.cases(caseName(c))))
+      return c;
     return { ...c, ratio: Math.round((v / base) * 1e4) / 1e4 };
   });
 }
@@ -135,7 +150,12 @@ export const ratioLabel = (spec: RatioSpec): string => ('column' in spec ? spec.
 export const runFileName = (bench: string, date: string): string => `${bench}-${date.replace(/[:.]/g, '-')}.json`;
 
 export function machineNow(): Machine {
-  return { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim(), node: process.version, loadavgBefore: loadavg().map((v) => Math.round(v * 100) / 100) };
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim(),
+    node: process.version,
+    loadavgBefore: loadavg().map((v) => Math.round(v * 100) / 100),
+  };
 }
 
 export interface Recorder {

@@ -132,7 +132,8 @@ async function main(): Promise<number> {
     privateRedis: ownRedis !== undefined,
   };
   printReport(report);
-  const full = ALL_CASES.every((c) => opts.cases.includes(c)) && opts.processesList.length > 1 && run.limit !== undefined;
+  const full =
+    ALL_CASES.every((c) => opts.cases.includes(c)) && opts.processesList.length > 1 && run.limit !== undefined;
   if (opts.write && full && !interrupt.interrupted) {
     writeReport(report);
     console.log(`written: bench/results/${resultsFile(opts)}`);
@@ -144,7 +145,9 @@ async function main(): Promise<number> {
       ratio: { column: '÷ bare', baseline: 'bare Fastify route' },
     });
   } else if (opts.write) {
-    console.log(`results not written (only a run of all cases, more than one process count and redis-benchmark updates bench/results/${resultsFile(opts)})`);
+    console.log(
+      `results not written (only a run of all cases, more than one process count and redis-benchmark updates bench/results/${resultsFile(opts)})`,
+    );
   }
   return ok ? 0 : 1;
 }

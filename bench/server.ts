@@ -59,8 +59,14 @@ export async function startServer(name: string, script: readonly string[], opts:
  */
 export const BENCH_SETTINGS: Readonly<Record<string, string>> = { SOURCE_MAX_FINITE_IDS_PER_SECOND: '0' };
 
-/** The environment of an idmint under a benchmark: the test stores of `names`, no UDP or gRPC listener, warnings only. */
-export function idmintEnv(names: TestNames, nodeId: string, extra: Record<string, string> = {}): Record<string, string> {
+/**
+ * The environment of an idmint under a benchmark: the test stores of `names`, no UDP or gRPC listener, warnings only.
+ */
+export function idmintEnv(
+  names: TestNames,
+  nodeId: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     REDIS_URL,
     MYSQL_URL: names.mysqlUrl,
@@ -75,7 +81,9 @@ export function idmintEnv(names: TestNames, nodeId: string, extra: Record<string
   };
 }
 
-/** SIGINT and SIGTERM noted instead of ending the process, so a benchmark stops after its current step and cleans up. */
+/**
+ * SIGINT and SIGTERM noted instead of ending the process, so a benchmark stops after its current step and cleans up.
+ */
 export interface Interrupt {
   /** A signal came. */
   readonly interrupted: boolean;

@@ -43,7 +43,17 @@ import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const args = process.argv.slice(2);
-const opts = { rate: 2000, seconds: 10, connections: 8, rounds: 3, take: 10_000_000, block: 50_000, pin: false, write: true, processes: 1 };
+const opts = {
+  rate: 2000,
+  seconds: 10,
+  connections: 8,
+  rounds: 3,
+  take: 10_000_000,
+  block: 50_000,
+  pin: false,
+  write: true,
+  processes: 1,
+};
 /** Requests due in the first second of a case are sent but not counted (connections warm up). */
 const WARMUP_S = 1;
 const P99_GOAL = 1.5;
@@ -90,7 +100,16 @@ interface Latency {
 
 /** One fixed-rate generator to its end. */
 function generate(binary: string, transport: 'http' | 'udp', port: number, target: string): Promise<Latency> {
-  const argv = [binary, transport, String(port), target, String(opts.rate), String(opts.seconds), String(opts.connections), String(WARMUP_S)];
+  const argv = [
+    binary,
+    transport,
+    String(port),
+    target,
+    String(opts.rate),
+    String(opts.seconds),
+    String(opts.connections),
+    String(WARMUP_S),
+  ];
   const [cmd, ...rest] = opts.pin ? ['taskset', '-c', '0', ...argv] : argv;
   const proc = spawn(cmd, rest, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -98,7 +117,8 @@ function generate(binary: string, transport: 'http' | 'udp', port: number, targe
   return new Promise((resolve, reject) =>
     proc.once('close', (code) => {
       const f = out.trim().split(' ');
-      if (code !== 0 || f[0] !== '#' || f.length !== 9) return reject(new Error(`fixed-rate ${transport} ended with ${code}: ${out}`));
+      if (code !== 0 || f[0] !== '#' || f.length !== 9)
+        return reject(new Error(`fixed-rate ${transport} ended with ${code}: ${out}`));
       const [sent, ok, fail, p50, p90, p99, p999, max] = f.slice(1).map(Number);
       resolve({ sent, ok, fail, p50, p90, p99, p999, max });
     }),
@@ -139,7 +159,10 @@ async function startIdmint(env: Record<string, string | undefined>): Promise<Chi
   const settled = { ...env, ...BENCH_SETTINGS };
   const idmint = one
     ? startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env: settled, inherit: true })
-    : startTsx(['src/cli.ts', 'serve', '--processes', String(opts.processes)], { name: 'idmint', env: { ...settled, LOG_LEVEL: 'info' } });
+    : startTsx(['src/cli.ts', 'serve', '--processes', String(opts.processes)], {
+        name: 'idmint',
+        env: { ...settled, LOG_LEVEL: 'info' },
+      });
   try {
     if (one) await idmint.waitUntil(async () => (await fetch(`http://127.0.0.1:${env.PORT}/healthz`)).ok, 120_000, 200);
     else await idmint.waitForLine((l) => l.includes('"msg":"all serving processes ready"'), 60000);
@@ -151,7 +174,8 @@ async function startIdmint(env: Record<string, string | undefined>): Promise<Chi
 }
 
 /** A server's CPU seconds: every process of it (the serving processes of `--processes N` too). */
-const treeCpuSeconds = (pid: number): number => [...processTree(readProcs(), pid)].reduce((s, p) => s + procCpuSeconds(p), 0);
+const treeCpuSeconds = (pid: number): number =>
+  [...processTree(readProcs(), pid)].reduce((s, p) => s + procCpuSeconds(p), 0);
 
 async function main(): Promise<void> {
   parseArgs();
@@ -163,11 +187,16 @@ async function main(): Promise<void> {
   const load = loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-  console.log(`single IDs beside bulk: ${opts.rate}/s per transport, ${opts.seconds} s per case, ${opts.rounds} round(s); load average ${load}`);
+  console.log(
+    `single IDs beside bulk: ${opts.rate}/s per transport, ${opts.seconds} s per case, ${opts.rounds} round(s); load average ${load}`,
+  );
   const binary = buildC('bench/fixed-rate/fixed-rate.c');
   const names = testNames();
   const [httpPort, udpPort, barePort] = [await freePort(), await freePort(), await freePort()];
-  const env = { ...process.env, ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn' }) };
+  const env = {
+    ...process.env,
+    ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn' }),
+  };
   const idmint = await startIdmint(env);
   const bare = startBare(barePort);
   const echo = startEcho();
@@ -180,7 +209,14 @@ async function main(): Promise<void> {
     if (opts.pin) for (const pid of [...processTree(readProcs(), idmint.pid), bare.pid, echo.pid]) pinProcess(pid, 1);
     const url = `http://127.0.0.1:${httpPort}`;
     await createTag(url, { tag: 'single', order: 'node' });
-    await createTag(url, { tag: 'bulk', order: 'node', step: 50_000_000, min_step: 1_000_000, max_step: 100_000_000, target_seconds: 60 });
+    await createTag(url, {
+      tag: 'bulk',
+      order: 'node',
+      step: 50_000_000,
+      min_step: 1_000_000,
+      max_step: 100_000_000,
+      target_seconds: 60,
+    });
     const targets: Record<CaseName, { http: [number, string]; udp: [number, string]; pid: number }> = {
       floor: { http: [barePort, '/v1/id/single'], udp: [echoPort, 'single'], pid: bare.pid },
       alone: { http: [httpPort, '/v1/id/single'], udp: [udpPort, 'single'], pid: idmint.pid },
@@ -200,7 +236,9 @@ async function main(): Promise<void> {
         await bulk?.stop();
         if (http.fail + udp.fail + (bulk?.failures ?? 0) > 0) {
           ok = false;
-          console.log(`  FAILED: ${http.fail} HTTP and ${udp.fail} UDP requests failed, ${bulk?.failures ?? 0} bulk frames out of order or refused`);
+          console.log(
+            `  FAILED: ${http.fail} HTTP and ${udp.fail} UDP requests failed, ${bulk?.failures ?? 0} bulk frames out of order or refused`,
+          );
         }
         const m: Measured = { latency: { HTTP: http, UDP: udp }, bulkRate, serverPct };
         console.log(
@@ -226,7 +264,13 @@ async function main(): Promise<void> {
   report(measured, bulkAlone, load, ok, recorder);
 }
 
-function report(measured: Map<CaseName, Measured[]>, bulkAlone: number[], load: string, ok: boolean, recorder: ReturnType<typeof startRun>): void {
+function report(
+  measured: Map<CaseName, Measured[]>,
+  bulkAlone: number[],
+  load: string,
+  ok: boolean,
+  recorder: ReturnType<typeof startRun>,
+): void {
   const alone = measured.get('alone')!;
   const ms = (v: number) => v.toFixed(2);
   const rows: string[][] = [];
@@ -253,7 +297,19 @@ function report(measured: Map<CaseName, Measured[]>, bulkAlone: number[], load: 
   }
   rows.push(['bulk consumer alone', '-', '-', '-', '-', '-', '-', (median(bulkAlone) / 1e6).toFixed(2), '-', '-', '-']);
   const table = [
-    ['case', 'p50 (ms)', 'p90 (ms)', 'p99 (ms)', 'p99.9 (ms)', 'max (ms)', 'p99 ÷ idmint alone', 'bulk (M IDs/s)', 'server CPU %', 'ok', 'failed'],
+    [
+      'case',
+      'p50 (ms)',
+      'p90 (ms)',
+      'p99 (ms)',
+      'p99.9 (ms)',
+      'max (ms)',
+      'p99 ÷ idmint alone',
+      'bulk (M IDs/s)',
+      'server CPU %',
+      'ok',
+      'failed',
+    ],
     ...rows,
   ];
   const bulkBeside = median(measured.get('beside bulk')!.map((m) => m.bulkRate));
@@ -289,7 +345,9 @@ function report(measured: Map<CaseName, Measured[]>, bulkAlone: number[], load: 
       opts.processes > 1
         ? `- idmint as \`serve --processes ${opts.processes}\`: ${opts.processes} serving processes sharing the ports`
         : '- idmint as one serving process',
-      opts.pin ? '- pinned (taskset): the servers on CPU 1; the generators, the bulk consumer and the bench on CPU 0' : '- not pinned',
+      opts.pin
+        ? '- pinned (taskset): the servers on CPU 1; the generators, the bulk consumer and the bench on CPU 0'
+        : '- not pinned',
       `- command: npm run bench:bulk-single${args.length ? ` -- ${args.join(' ')}` : ''}`,
       '',
       lines,
@@ -299,7 +357,11 @@ function report(measured: Map<CaseName, Measured[]>, bulkAlone: number[], load: 
     ].join('\n');
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}${benchName()}-latest.md`, md);
-    recorder.finish({ rows: table, ratio: { column: 'p99 ÷ idmint alone', baseline: 'idmint alone, HTTP' }, notes: verdicts.map((v) => v.slice(2)) });
+    recorder.finish({
+      rows: table,
+      ratio: { column: 'p99 ÷ idmint alone', baseline: 'idmint alone, HTTP' },
+      notes: verdicts.map((v) => v.slice(2)),
+    });
   }
   if (!ok) process.exitCode = 1;
 }

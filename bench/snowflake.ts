@@ -25,17 +25,31 @@ import { readBenchOptions } from './common-options.js';
 
 const args = process.argv.slice(2);
 const opts = { ids: 2_000_000, rounds: 5, write: true };
-readBenchOptions(args, 'npm run bench:snowflake -- [--ids N] [--rounds N] [--no-write]', { rounds: [1], write: true }, opts, (a) => {
-  if (a.flag !== '--ids') return false;
-  opts.ids = a.whole(1);
-  return true;
-});
+readBenchOptions(
+  args,
+  'npm run bench:snowflake -- [--ids N] [--rounds N] [--no-write]',
+  { rounds: [1], write: true },
+  opts,
+  (a) => {
+    if (a.flag !== '--ids') return false;
+    opts.ids = a.whole(1);
+    return true;
+  },
+);
 const N = opts.ids;
 const ROUNDS = opts.rounds;
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 
 /** A lease held for the whole run: the generator checks it per ID exactly as in service. */
-const lease: Lease = { bits: 10, workerId: 5, floorMs: 0, deadlineMs: Number.POSITIVE_INFINITY, generation: 1, issuedMaxMs: 0, unguardedFloorMs: 0 };
+const lease: Lease = {
+  bits: 10,
+  workerId: 5,
+  floorMs: 0,
+  deadlineMs: Number.POSITIVE_INFINITY,
+  generation: 1,
+  issuedMaxMs: 0,
+  unguardedFloorMs: 0,
+};
 const leases = { get: async () => lease, isValid: () => true } as unknown as LeaseManager;
 
 function check(ids: bigint[], last: { v: bigint }): void {
@@ -88,7 +102,11 @@ async function main(): Promise<void> {
   const base = median(rates.sapphire);
   const table = [
     ['case', 'IDs/s (median)', '÷ sapphire'],
-    ...Object.entries(rates).map(([name, xs]) => [name, Math.round(median(xs)).toLocaleString('en-US'), (median(xs) / base).toFixed(2)]),
+    ...Object.entries(rates).map(([name, xs]) => [
+      name,
+      Math.round(median(xs)).toLocaleString('en-US'),
+      (median(xs) / base).toFixed(2),
+    ]),
   ];
   const lines = [markdownTable(table)];
   const verdict = `- idmint batch ≥ sapphire: ${median(rates['idmint batch']) >= base ? 'PASS' : 'MISS'}; idmint single ≥ sapphire: ${median(rates['idmint single']) >= base ? 'PASS' : 'MISS'}`;

@@ -36,19 +36,25 @@ import { median } from './stats.js';
 
 const args = process.argv.slice(2);
 const opts = { rounds: 7, calls: 20000, write: true, also: [] as string[] };
-readBenchOptions(args, 'npm run bench:take -- [--rounds N] [--calls N] [--also FILE.lua] [--no-write]', { rounds: [1], write: true }, opts, (a) => {
-  switch (a.flag) {
-    case '--calls':
-      opts.calls = a.whole(100);
-      break;
-    case '--also':
-      opts.also.push(a.text());
-      break;
-    default:
-      return false;
-  }
-  return true;
-});
+readBenchOptions(
+  args,
+  'npm run bench:take -- [--rounds N] [--calls N] [--also FILE.lua] [--no-write]',
+  { rounds: [1], write: true },
+  opts,
+  (a) => {
+    switch (a.flag) {
+      case '--calls':
+        opts.calls = a.whole(100);
+        break;
+      case '--also':
+        opts.also.push(a.text());
+        break;
+      default:
+        return false;
+    }
+    return true;
+  },
+);
 
 const IN_FLIGHT = 8;
 const TAKE_LUA = scriptText('take-2');
@@ -118,7 +124,11 @@ async function main(): Promise<void> {
     };
     without('the identity read (a constant)', 'local rid = serverIdentity()', `local rid = '${identity}'`);
     without('GET moved', "redis.call('GET', KEYS[2])", 'false');
-    without('the write (cursor and answer)', "redis.call('HSET', key, 'cur', int(first + n), answerField, call .. '=' .. int(first))", '');
+    without(
+      'the write (cursor and answer)',
+      "redis.call('HSET', key, 'cur', int(first + n), answerField, call .. '=' .. int(first))",
+      '',
+    );
     without('the fast path (the general path only)', 'if fastEnd then', 'if false then');
     without('the reply (returns 1)', /return first\n(\s*)end/, 'return 1\n$1end');
     for (const file of opts.also) scripts.push({ name: `take, ${file}`, lua: readFileSync(file, 'utf8') });
@@ -166,7 +176,12 @@ async function main(): Promise<void> {
     const floor = med.get(FLOOR)!;
     const rows = cases.map((c) => {
       const xs = per.get(c.name)!;
-      return [c.name, med.get(c.name)!.toFixed(2), `${Math.min(...xs).toFixed(2)} to ${Math.max(...xs).toFixed(2)}`, (med.get(c.name)! / base).toFixed(2)];
+      return [
+        c.name,
+        med.get(c.name)!.toFixed(2),
+        `${Math.min(...xs).toFixed(2)} to ${Math.max(...xs).toFixed(2)}`,
+        (med.get(c.name)! / base).toFixed(2),
+      ];
     });
     const goal = 3.5;
     const table = [['case', 'µs per call (median)', 'range over rounds', '÷ no-op'], ...rows];

@@ -88,9 +88,8 @@ async function main(): Promise<void> {
   const floorEcho = startBaseline(opts, 'redis-floor-echo', [redisKey]);
   const takeEcho = startBaseline(opts, 'redis-take-echo', [redisKey]);
   const baselines = [echo, redisEcho, scriptEcho, floorEcho, takeEcho];
-  const [{ port: echoPort }, { port: redisPort }, { port: scriptPort }, { port: floorPort }, { port: takePort }] = await Promise.all(
-    baselines.map((b) => b.ready),
-  );
+  const [{ port: echoPort }, { port: redisPort }, { port: scriptPort }, { port: floorPort }, { port: takePort }] =
+    await Promise.all(baselines.map((b) => b.ready));
   for (const b of baselines) pinServer(opts, b.proc.pid);
 
   const binary = buildClient();
@@ -126,7 +125,11 @@ async function main(): Promise<void> {
   if (opts.write) {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(`${RESULTS}${kind}-latest.md`, report.md);
-    recorder.finish({ rows: report.table, ratio: { column: 'TPS ÷ echo', baseline: CASE_NAMES.echo }, notes: report.verdicts.map((v) => v.slice(2)) });
+    recorder.finish({
+      rows: report.table,
+      ratio: { column: 'TPS ÷ echo', baseline: CASE_NAMES.echo },
+      notes: report.verdicts.map((v) => v.slice(2)),
+    });
   }
   if (!rounds.ok || report.failed) process.exitCode = 1;
 }

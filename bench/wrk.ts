@@ -53,7 +53,17 @@ import { createTags } from './http/runner.js';
 import { startRun } from './record.js';
 import { catchInterrupt, idmintEnv, runMain, startServer, type Server } from './server.js';
 import { runWrk } from './wrk/load.js';
-import { clientVerdict, combineRounds, cpuSaved, failureKinds, RATIO_COLUMN, tableRows, WRK_DONE_SCRIPT, wrkFailures, type Measured } from './wrk/summary.js';
+import {
+  clientVerdict,
+  combineRounds,
+  cpuSaved,
+  failureKinds,
+  RATIO_COLUMN,
+  tableRows,
+  WRK_DONE_SCRIPT,
+  wrkFailures,
+  type Measured,
+} from './wrk/summary.js';
 
 const CASES = ['bare', 'wide', 'node', 'global', 'snowflake', 'rule'] as const;
 type CaseKind = (typeof CASES)[number];
@@ -78,7 +88,18 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { duration: 10, warmup: 5, rounds: 5, connections: 50, cases: [...CASES], also: [], routed: false, env: {}, cpuProf: false, record: true };
+  const o: Options = {
+    duration: 10,
+    warmup: 5,
+    rounds: 5,
+    connections: 50,
+    cases: [...CASES],
+    also: [],
+    routed: false,
+    env: {},
+    cpuProf: false,
+    record: true,
+  };
   const usage = `npm run bench:wrk -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--cases ${CASES.join(',')}] [--also DIR] [--routed] [--env KEY=VALUE] [--cpu-prof] [--no-record]`;
   readBenchOptions(argv, usage, { duration: [3], warmup: [0], rounds: [1], connections: [1], env: true }, o, (a) => {
     switch (a.flag) {
@@ -102,7 +123,8 @@ function parseArgs(argv: string[]): Options {
     }
     return true;
   });
-  if (!o.cases.includes('bare')) throw new Error('--cases needs bare: every ratio is to the bare route of the same round');
+  if (!o.cases.includes('bare'))
+    throw new Error('--cases needs bare: every ratio is to the bare route of the same round');
   return o;
 }
 
@@ -132,7 +154,12 @@ interface Case {
 }
 
 /** `node --import tsx src/cli.ts serve` run from another checkout, on the servers' CPU; ready once it answers HTTP. */
-function startIdmintAt(dir: string, name: string, env: Record<string, string>, nodeFlags: readonly string[]): Promise<Server> {
+function startIdmintAt(
+  dir: string,
+  name: string,
+  env: Record<string, string>,
+  nodeFlags: readonly string[],
+): Promise<Server> {
   return startServer(name, ['src/cli.ts', 'serve'], { cwd: dir, nodeFlags, cpu: SERVER_CPU, env, timeoutMs: 60_000 });
 }
 
@@ -157,7 +184,8 @@ const loads = () =>
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
   if (cpus().length < 2) throw new Error('bench:wrk needs 2 CPUs: the servers on one, wrk on the other');
-  if (spawnSync('wrk', ['-v']).error) throw new Error('wrk is not installed: run `bash scripts/wrk.sh` (npm run bench:wrk does)');
+  if (spawnSync('wrk', ['-v']).error)
+    throw new Error('wrk is not installed: run `bash scripts/wrk.sh` (npm run bench:wrk does)');
   const recorder = startRun('wrk');
   pinProcess(process.pid, LOAD_CPU);
   const loadBefore = loads();
@@ -206,15 +234,28 @@ async function main(): Promise<number> {
         idmints.push({ server, names, suffix, dir, commit });
         servers.push(server);
         await createTags(server);
-        if (dir !== here) notes.push(`${idKinds.map((k) => `${k}${suffix}`).join(', ')}: idmint of ${dir} at ${commit}`);
-        else notes.push(suffix ? `${idKinds.map((k) => `${k}${suffix}`).join(', ')}: this checkout with PRE_ROUTER=0` : `idmint: this checkout at ${commit}`);
+        if (dir !== here)
+          notes.push(`${idKinds.map((k) => `${k}${suffix}`).join(', ')}: idmint of ${dir} at ${commit}`);
+        else
+          notes.push(
+            suffix
+              ? `${idKinds.map((k) => `${k}${suffix}`).join(', ')}: this checkout with PRE_ROUTER=0`
+              : `idmint: this checkout at ${commit}`,
+          );
       }
     }
     const cases: Case[] = [];
     for (const kind of opts.cases) {
-      if (kind === 'bare') cases.push({ name: 'bare', kind, server: bare, url: `${bare.url}/v1/id/bench`, connections: opts.connections });
+      if (kind === 'bare')
+        cases.push({ name: 'bare', kind, server: bare, url: `${bare.url}/v1/id/bench`, connections: opts.connections });
       else if (kind === 'wide')
-        cases.push({ name: `bare -c${opts.connections * 2}`, kind, server: bare, url: `${bare.url}/v1/id/bench`, connections: opts.connections * 2 });
+        cases.push({
+          name: `bare -c${opts.connections * 2}`,
+          kind,
+          server: bare,
+          url: `${bare.url}/v1/id/bench`,
+          connections: opts.connections * 2,
+        });
     }
     for (const im of idmints)
       for (const kind of opts.cases.filter((k): k is IdKind => (ID_KINDS as readonly string[]).includes(k)))
@@ -228,7 +269,12 @@ async function main(): Promise<number> {
 
     const measure = async (c: Case, round: number, duration: number) => {
       const before = c.kind === 'bare' || c.kind === 'wide' ? undefined : await oneId(c.url);
-      const w = await runWrk(c.url, { connections: c.connections, threads: 1, duration, cpu: LOAD_CPU, script }, c.server.pid, rpid);
+      const w = await runWrk(
+        c.url,
+        { connections: c.connections, threads: 1, duration, cpu: LOAD_CPU, script },
+        c.server.pid,
+        rpid,
+      );
       const label = round === 0 ? `warm-up ${c.name}` : `round ${round} ${c.name}`;
       answered.set(c.server.name, (answered.get(c.server.name) ?? 0) + w.summary.requests);
       const failures = wrkFailures(w.summary);
@@ -237,7 +283,9 @@ async function main(): Promise<number> {
         const after = await oneId(c.url);
         const counts = c.kind !== 'snowflake';
         if (!(after > before) || (counts && after - before <= BigInt(w.summary.requests)))
-          problems.push(`${label}: ID after the window ${after}, before it ${before}, ${w.summary.requests} answers counted between`);
+          problems.push(
+            `${label}: ID after the window ${after}, before it ${before}, ${w.summary.requests} answers counted between`,
+          );
       }
       console.log(
         `${label}: ${fmt(w.rps)} req/s, p99 ${fmt(w.summary.p99Us / 1000, 2)} ms, server ${fmt((w.cpu.server / 100 / w.rps) * 1e6, 2)} µs/req; ` +
@@ -247,7 +295,8 @@ async function main(): Promise<number> {
       return w;
     };
 
-    if (opts.warmup > 0) for (const c of cases) if (!interrupt.interrupted) await measure(c, 0, Math.max(3, opts.warmup));
+    if (opts.warmup > 0)
+      for (const c of cases) if (!interrupt.interrupted) await measure(c, 0, Math.max(3, opts.warmup));
     for (let round = 1; round <= opts.rounds && !interrupt.interrupted; round++) {
       const order = cases.map((_, i) => cases[(i + round - 1) % cases.length]);
       for (const c of order) {
@@ -265,36 +314,48 @@ async function main(): Promise<number> {
         });
       }
     }
-    const warn = idmints.flatMap((im) => im.server.output.filter((l) => /"level":(40|50|60)/.test(l)).map((l) => `${im.server.name}: ${l}`));
+    const warn = idmints.flatMap((im) =>
+      im.server.output.filter((l) => /"level":(40|50|60)/.test(l)).map((l) => `${im.server.name}: ${l}`),
+    );
     if (warn.length) notes.push(`idmint logged ${warn.length} warnings/errors; last: ${warn.slice(-2).join(' / ')}`);
     const names = cases.map((c) => c.name);
     const rows = combineRounds(runs, names, 'bare');
     const loadAfter = loads();
     console.log(`\n${textTable(tableRows(rows))}\n`);
-    for (const r of rows) if (r.name !== 'bare') notes.push(`${r.name}: per-round ratios to bare ${r.ratios.map((x) => fmt(x, 3)).join(' ')}`);
+    for (const r of rows)
+      if (r.name !== 'bare')
+        notes.push(`${r.name}: per-round ratios to bare ${r.ratios.map((x) => fmt(x, 3)).join(' ')}`);
     if (opts.routed) for (const kind of idKinds) notes.push(cpuSaved(runs, kind, `${kind} routed`));
     const verdict = clientVerdict(rows, opts.cases.includes('wide') ? `bare -c${opts.connections * 2}` : undefined);
     notes.push(verdict.line);
     if (!verdict.ok) problems.push(verdict.line);
     for (const im of idmints) {
       const row = rows.find((r) => r.name === `${GOAL.case}${im.suffix}`);
-      if (row) notes.push(`${row.name}: ${fmt(row.ratio, 3)}x the bare route (goal ${GOAL.ratio}): ${row.ratio >= GOAL.ratio ? 'PASS' : 'MISS'}`);
+      if (row)
+        notes.push(
+          `${row.name}: ${fmt(row.ratio, 3)}x the bare route (goal ${GOAL.ratio}): ${row.ratio >= GOAL.ratio ? 'PASS' : 'MISS'}`,
+        );
     }
     const busy = rows.filter((r) => r.otherCpu > 15);
-    if (busy.length) notes.push(`other processes used more than 15% of a core during ${busy.map((r) => r.name).join(', ')}: figures disturbed`);
+    if (busy.length)
+      notes.push(
+        `other processes used more than 15% of a core during ${busy.map((r) => r.name).join(', ')}: figures disturbed`,
+      );
     notes.push(`load average before the run ${loadBefore}, after it ${loadAfter}`);
     for (const n of notes) console.log(`- ${n}`);
     for (const p of problems) console.log(`PROBLEM ${p}`);
     if (opts.cpuProf) {
       console.log(`\nprofiles: ${profDir} (written as the servers exit); answers per server, warm-up included:`);
-      for (const [name, n] of answered) console.log(`  ${name}: ${n} (pid ${servers.find((s) => s.name === name)?.pid})`);
+      for (const [name, n] of answered)
+        console.log(`  ${name}: ${n} (pid ${servers.find((s) => s.name === name)?.pid})`);
     } else if (opts.record && !interrupt.interrupted && problems.length === 0 && rows.length === cases.length) {
       recorder.finish({ rows: tableRows(rows), ratio: { column: RATIO_COLUMN, baseline: 'bare' }, notes });
     } else if (opts.record) console.log('not recorded (problems, interrupted, or a case missing)');
   } finally {
     for (const s of servers) await s.stop(10_000).catch(() => undefined);
     redis.disconnect();
-    for (const im of idmints) await cleanup(im.names).catch((err: Error) => console.error(`cleanup of ${im.names.db} failed: ${err.message}`));
+    for (const im of idmints)
+      await cleanup(im.names).catch((err: Error) => console.error(`cleanup of ${im.names.db} failed: ${err.message}`));
     rmSync(tmp, { recursive: true, force: true });
     interrupt.stop();
   }

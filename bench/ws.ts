@@ -58,7 +58,8 @@ function serveRaw(): void {
       const m = JSON.parse(data.toString()) as { req: number; count: number; block: number };
       for (let left = m.count; left > 0 && ws.readyState === WebSocket.OPEN; ) {
         const n = Math.min(left, m.block);
-        while (ws.bufferedAmount > 0 && ws.bufferedAmount + 8 + 8 * n > BUFFER_BYTES) await new Promise<void>((r) => (waiting = r));
+        while (ws.bufferedAmount > 0 && ws.bufferedAmount + 8 + 8 * n > BUFFER_BYTES)
+          await new Promise<void>((r) => (waiting = r));
         const buf = Buffer.allocUnsafeSlow(8 + 8 * n);
         buf.writeUInt32LE(m.req, 0);
         buf.writeUInt32LE(n, 4);
@@ -102,7 +103,14 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { rounds: 5, binary: 50_000_000, json: 10_000_000, ranges: 2_000_000_000, block: 50_000, write: true };
+  const o: Options = {
+    rounds: 5,
+    binary: 50_000_000,
+    json: 10_000_000,
+    ranges: 2_000_000_000,
+    block: 50_000,
+    write: true,
+  };
   const usage = 'npm run bench:ws -- [--rounds N] [--binary N] [--json N] [--ranges N] [--block N] [--no-write]';
   readBenchOptions(argv, usage, { rounds: [1], write: true }, o, (a) => {
     switch (a.flag) {
@@ -182,9 +190,12 @@ function runTake(
         if (data.readUInt32LE(0) !== msg.req || data.length !== 8 + 8 * n) return fail('malformed binary frame');
         // Read every ID (the low words), as a consumer would.
         const u32 =
-          (data.byteOffset & 3) === 0 ? new Uint32Array(data.buffer, data.byteOffset + 8, 2 * n) : new Uint32Array(Uint8Array.from(data.subarray(8)).buffer);
+          (data.byteOffset & 3) === 0
+            ? new Uint32Array(data.buffer, data.byteOffset + 8, 2 * n)
+            : new Uint32Array(Uint8Array.from(data.subarray(8)).buffer);
         for (let i = 0; i < u32.length; i += 2) touch = (touch + u32[i]) | 0;
-        if (!ascending(data.readBigUInt64LE(8), data.readBigUInt64LE(data.length - 8))) return fail('IDs not ascending');
+        if (!ascending(data.readBigUInt64LE(8), data.readBigUInt64LE(data.length - 8)))
+          return fail('IDs not ascending');
         ids += n;
         return;
       }
@@ -196,13 +207,26 @@ function runTake(
           return;
         }
       }
-      const m = JSON.parse(data.toString()) as { op: string; req: number; ids?: string[]; ranges?: [string, string][]; message?: string };
+      const m = JSON.parse(data.toString()) as {
+        op: string;
+        req: number;
+        ids?: string[];
+        ranges?: [string, string][];
+        message?: string;
+      };
       if (m.op === 'done') {
         const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
         ws.removeAllListeners('message');
         if (ids !== msg.count) return reject(new Error(`${msg.format} take: ${ids} IDs of ${msg.count}`));
         if (touch === 0.5) console.log(touch); // keeps the read loop from being optimised away
-        return resolve({ ids, seconds, bytes, frames, serverCpu: procCpuSeconds(pid) - cpu0, clientCpu: selfCpuSeconds() - own0 });
+        return resolve({
+          ids,
+          seconds,
+          bytes,
+          frames,
+          serverCpu: procCpuSeconds(pid) - cpu0,
+          clientCpu: selfCpuSeconds() - own0,
+        });
       }
       if (m.op !== 'block') return fail(`${m.op}: ${m.message ?? ''}`);
       if (m.ids) {
@@ -237,19 +261,53 @@ async function main(): Promise<void> {
   const results: Record<CaseName, Measured[]> = { raw: [], binary: [], ranges: [], json: [], 'json-parse': [] };
   try {
     raw = await spawnRaw();
-    node = await spawnNode(names, { STREAM_MAX_COUNT: String(Math.max(o.binary, o.json, o.ranges)), STREAM_MAX_BUFFER_BYTES: String(BUFFER_BYTES) });
+    node = await spawnNode(names, {
+      STREAM_MAX_COUNT: String(Math.max(o.binary, o.json, o.ranges)),
+      STREAM_MAX_BUFFER_BYTES: String(BUFFER_BYTES),
+    });
     // Large segments: a refill is a MySQL transaction, and the fastest format eats 100M IDs in well under a second.
     for (const tag of ['bin', 'rng', 'jsn'])
-      await createTag(node.url, { tag, step: 50_000_000, min_step: 1_000_000, max_step: 100_000_000, target_seconds: 60 });
+      await createTag(node.url, {
+        tag,
+        step: 50_000_000,
+        min_step: 1_000_000,
+        max_step: 100_000_000,
+        target_seconds: 60,
+      });
     const wsIdmint = await open(`${node.url.replace(/^http/, 'ws')}/v1/stream`);
     const wsRaw = await open(raw.url);
     let req = 1;
     const plan: [CaseName, () => Promise<Measured>][] = [
-      ['raw', () => runTake(wsRaw, raw!.proc.pid!, { req: req++, tag: 'raw', count: o.binary, block: o.block, format: 'binary' })],
-      ['binary', () => runTake(wsIdmint, node!.pid, { req: req++, tag: 'bin', count: o.binary, block: o.block, format: 'binary' })],
-      ['ranges', () => runTake(wsIdmint, node!.pid, { req: req++, tag: 'rng', count: o.ranges, block: RANGES_BLOCK, format: 'ranges' })],
-      ['json', () => runTake(wsIdmint, node!.pid, { req: req++, tag: 'jsn', count: o.json, block: o.block, format: 'json' })],
-      ['json-parse', () => runTake(wsIdmint, node!.pid, { req: req++, tag: 'jsn', count: o.json, block: o.block, format: 'json' }, true)],
+      [
+        'raw',
+        () =>
+          runTake(wsRaw, raw!.proc.pid!, { req: req++, tag: 'raw', count: o.binary, block: o.block, format: 'binary' }),
+      ],
+      [
+        'binary',
+        () =>
+          runTake(wsIdmint, node!.pid, { req: req++, tag: 'bin', count: o.binary, block: o.block, format: 'binary' }),
+      ],
+      [
+        'ranges',
+        () =>
+          runTake(wsIdmint, node!.pid, {
+            req: req++,
+            tag: 'rng',
+            count: o.ranges,
+            block: RANGES_BLOCK,
+            format: 'ranges',
+          }),
+      ],
+      [
+        'json',
+        () => runTake(wsIdmint, node!.pid, { req: req++, tag: 'jsn', count: o.json, block: o.block, format: 'json' }),
+      ],
+      [
+        'json-parse',
+        () =>
+          runTake(wsIdmint, node!.pid, { req: req++, tag: 'jsn', count: o.json, block: o.block, format: 'json' }, true),
+      ],
     ];
     // Warm-up: code paths, the first segments, the raw server's JIT.
     await runTake(wsRaw, raw.proc.pid!, { req: req++, tag: 'raw', count: 1_000_000, block: o.block, format: 'binary' });
@@ -258,7 +316,13 @@ async function main(): Promise<void> {
       ['rng', 'ranges'],
       ['jsn', 'json'],
     ]) {
-      await runTake(wsIdmint, node.pid, { req: req++, tag, count: 1_000_000, block: Math.min(o.block, RANGES_BLOCK), format });
+      await runTake(wsIdmint, node.pid, {
+        req: req++,
+        tag,
+        count: 1_000_000,
+        block: Math.min(o.block, RANGES_BLOCK),
+        format,
+      });
     }
     for (let round = 1; round <= o.rounds; round++) {
       for (const [name, fn] of plan) {
@@ -300,7 +364,12 @@ async function main(): Promise<void> {
     };
   });
   const targets = [
-    { name: 'binary ≥ 0.7 × raw', value: rate('binary') / rate('raw'), shown: fmt(rate('binary') / rate('raw'), 3), pass: rate('binary') >= 0.7 * rate('raw') },
+    {
+      name: 'binary ≥ 0.7 × raw',
+      value: rate('binary') / rate('raw'),
+      shown: fmt(rate('binary') / rate('raw'), 3),
+      pass: rate('binary') >= 0.7 * rate('raw'),
+    },
     { name: 'ranges ≥ 100M IDs/s', value: rate('ranges'), shown: mIds(rate('ranges')), pass: rate('ranges') >= 100e6 },
     { name: 'json ≥ 2M IDs/s', value: rate('json'), shown: mIds(rate('json')), pass: rate('json') >= 2e6 },
   ];
@@ -334,7 +403,11 @@ async function main(): Promise<void> {
     ].join('\n');
     writeFileSync(`${RESULTS}ws-latest.md`, md);
     console.log(`\nwrote ${RESULTS}ws-latest.md`);
-    recorder.finish({ rows: table, ratio: { of: 'IDs/s', baseline: 'raw' }, notes: targets.map((t) => `${t.name}: ${t.shown} ${t.pass ? 'PASS' : 'MISS'}`) });
+    recorder.finish({
+      rows: table,
+      ratio: { of: 'IDs/s', baseline: 'raw' },
+      notes: targets.map((t) => `${t.name}: ${t.shown} ${t.pass ? 'PASS' : 'MISS'}`),
+    });
   }
 }
 

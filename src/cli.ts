@@ -24,7 +24,13 @@ async function main(argv: string[]): Promise<void> {
   }
   const { processes, rest, error } = takeProcessesFlag(flags);
   const unknown = rest.find((f) => f !== '--demo');
-  const problem = error ?? (unknown ? `unknown option ${unknown}` : cmd === 'worker' && processes > 1 ? '--processes is an option of serve' : '');
+  const problem =
+    error ??
+    (unknown
+      ? `unknown option ${unknown}`
+      : cmd === 'worker' && processes > 1
+        ? '--processes is an option of serve'
+        : '');
   if (problem) {
     console.error(`${problem}\n${USAGE}`);
     process.exit(2);

@@ -3,7 +3,13 @@
 // process with a message naming the variable.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { isSentinelUrl, parseHostPorts, parseSentinelUrl, SENTINEL_MASTER_NAME, type HostPort } from './core/redis-sentinel.js';
+import {
+  isSentinelUrl,
+  parseHostPorts,
+  parseSentinelUrl,
+  SENTINEL_MASTER_NAME,
+  type HostPort,
+} from './core/redis-sentinel.js';
 import { TAG_NAME } from './core/tag-name.js';
 
 export interface Config {
@@ -55,7 +61,10 @@ export interface Config {
   readonly adminTokenGenerated: boolean;
   /** Read-only admin credential (GET admin routes, read-only Bull Board); '' when unset. */
   readonly viewerToken: string;
-  /** A source address whose admin token failed this many times within adminAuthWindowMs is refused (429) until the oldest is older. */
+  /**
+   * A source address whose admin token failed this many times within adminAuthWindowMs is refused (429) until the
+   * oldest is older.
+   */
   readonly adminAuthMaxFailures: number;
   readonly adminAuthWindowMs: number;
   /** METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <it>`; '' leaves /metrics open. */
@@ -80,11 +89,20 @@ export interface Config {
   readonly coalesceMax: number;
   /** Most coalesced Redis takes of one tag in flight at once (pipelined) while it answers normally. */
   readonly coalescePipeline: number;
-  /** A coalesced take waits one more event-loop turn while requests keep arriving, unless this many wait already (0: never). */
+  /**
+   * A coalesced take waits one more event-loop turn while requests keep arriving, unless this many wait already (0:
+   * never).
+   */
   readonly coalesceHold: number;
-  /** While a take of a tag is in flight, the next one waits for its reply, for at most this many measured round trips (0: never). */
+  /**
+   * While a take of a tag is in flight, the next one waits for its reply, for at most this many measured round trips
+   * (0: never).
+   */
   readonly coalesceHoldRtt: number;
-  /** After a take that served several requests, the next one waits for as many, for at most this many ms and one measured round trip (0: never). */
+  /**
+   * After a take that served several requests, the next one waits for as many, for at most this many ms and one
+   * measured round trip (0: never).
+   */
   readonly coalesceLingerMs: number;
   /** Extra tag created at start-up when missing (the quickstart's `demo`), or ''. */
   readonly demoTag: string;
@@ -118,13 +136,18 @@ export interface Config {
    * the tag, on HTTP and UDP (api/source-limits.ts); 0: no limit.
    */
   readonly sourceMaxFiniteIdsPerSecond: number;
-  /** SOURCE_MAX_REFUSALS_PER_SECOND: refused requests one source address may make per second on the ID routes and UDP; 0: no limit. */
+  /**
+   * SOURCE_MAX_REFUSALS_PER_SECOND: refused requests one source address may make per second on the ID routes and UDP;
+   * 0: no limit.
+   */
   readonly sourceMaxRefusalsPerSecond: number;
   /** SOURCE_BURST_SECONDS: each per-source limit lets a source spend this many seconds of its rate at once. */
   readonly sourceBurstSeconds: number;
   /** gRPC: most Take calls running at once per client address. */
   readonly grpcMaxTakesPerPeer: number;
-  /** gRPC: most bytes of Take blocks written and not yet taken by HTTP/2, across all calls (beyond one block per call). */
+  /**
+   * gRPC: most bytes of Take blocks written and not yet taken by HTTP/2, across all calls (beyond one block per call).
+   */
   readonly grpcMaxBufferedBytes: number;
   /** Most live idempotency keys one tag may hold; a keyed request past it is refused (IDEMPOTENCY_KEYS_FULL). */
   readonly idempotencyMaxKeys: number;
@@ -132,7 +155,10 @@ export interface Config {
   readonly idempotencyMaxBytes: number;
   /** Test mode: debug routes under /v1/debug/ (clock shift, lease expiry); loopback HOST only. */
   readonly testMode: boolean;
-  /** PRE_ROUTER: GET /v1/id/:tag may be answered before Fastify's router (api/http/fast-path.ts); off, Fastify serves it. */
+  /**
+   * PRE_ROUTER: GET /v1/id/:tag may be answered before Fastify's router (api/http/fast-path.ts); off, Fastify serves
+   * it.
+   */
   readonly preRouter: boolean;
 }
 
@@ -167,7 +193,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     const raw = env[name] || def;
     try {
       const u = new URL(raw);
-      if (!protocols.includes(u.protocol)) problems.push(`${name} must start with ${protocols.join(' or ')}//, got "${raw}"`);
+      if (!protocols.includes(u.protocol))
+        problems.push(`${name} must start with ${protocols.join(' or ')}//, got "${raw}"`);
     } catch {
       problems.push(`${name} is not a URL: "${raw}"`);
     }
@@ -193,7 +220,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       continue;
     }
     if (name in redisUrls) {
-      problems.push(name === 'default' ? 'REDIS_URLS must not name "default": that is REDIS_URL' : `REDIS_URLS names "${name}" twice`);
+      problems.push(
+        name === 'default'
+          ? 'REDIS_URLS must not name "default": that is REDIS_URL'
+          : `REDIS_URLS names "${name}" twice`,
+      );
       continue;
     }
     if (isSentinelUrl(raw)) {
@@ -220,53 +251,74 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       .filter(Boolean)) {
       const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/.exec(item);
       if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
-        problems.push(`REDIS_CLUSTER_NODES entries are host:port (a [bracketed] IPv6 host, a port from 1 to 65535), separated by commas, got "${item}"`);
+        problems.push(
+          `REDIS_CLUSTER_NODES entries are host:port (a [bracketed] IPv6 host, a port from 1 to 65535), separated by commas, got "${item}"`,
+        );
         continue;
       }
       redisClusterNodes.push({ host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) });
     }
-    if (redisClusterNodes.length === 0 && !problems.some((p) => p.startsWith('REDIS_CLUSTER_NODES'))) problems.push('REDIS_CLUSTER_NODES names no host:port');
+    if (redisClusterNodes.length === 0 && !problems.some((p) => p.startsWith('REDIS_CLUSTER_NODES')))
+      problems.push('REDIS_CLUSTER_NODES names no host:port');
     // REDIS_URL then only gives the nodes' credentials and TLS; a cluster has database 0 only.
     const db = problems.some((p) => p.startsWith('REDIS_URL ')) ? '' : new URL(redisUrl).pathname.replace(/^\//, '');
-    if (db !== '' && db !== '0') problems.push(`REDIS_URL selects database ${db}, but a Redis Cluster (REDIS_CLUSTER_NODES) has database 0 only`);
+    if (db !== '' && db !== '0')
+      problems.push(`REDIS_URL selects database ${db}, but a Redis Cluster (REDIS_CLUSTER_NODES) has database 0 only`);
   }
   const sentinelList = (env.REDIS_SENTINELS ?? '').trim();
   const sentinelMaster = (env.REDIS_SENTINEL_MASTER ?? '').trim();
   const redisSentinels: HostPort[] = [];
   if (sentinelList !== '' || sentinelMaster !== '') {
     if (sentinelList === '')
-      problems.push('REDIS_SENTINEL_MASTER is set without REDIS_SENTINELS: name the sentinels (host:port,host:port,...) too, or unset it');
-    if (sentinelMaster === '') problems.push('REDIS_SENTINELS is set without REDIS_SENTINEL_MASTER: name the master the sentinels monitor too');
-    else if (!SENTINEL_MASTER_NAME.test(sentinelMaster)) problems.push(`REDIS_SENTINEL_MASTER must match [A-Za-z0-9_.-]{1,64}, got "${sentinelMaster}"`);
+      problems.push(
+        'REDIS_SENTINEL_MASTER is set without REDIS_SENTINELS: name the sentinels (host:port,host:port,...) too, or unset it',
+      );
+    if (sentinelMaster === '')
+      problems.push('REDIS_SENTINELS is set without REDIS_SENTINEL_MASTER: name the master the sentinels monitor too');
+    else if (!SENTINEL_MASTER_NAME.test(sentinelMaster))
+      problems.push(`REDIS_SENTINEL_MASTER must match [A-Za-z0-9_.-]{1,64}, got "${sentinelMaster}"`);
     if (sentinelList !== '') {
       const { ok, bad } = parseHostPorts(sentinelList);
       for (const item of bad)
-        problems.push(`REDIS_SENTINELS entries are host:port (a [bracketed] IPv6 host, a port from 1 to 65535), separated by commas, got "${item}"`);
+        problems.push(
+          `REDIS_SENTINELS entries are host:port (a [bracketed] IPv6 host, a port from 1 to 65535), separated by commas, got "${item}"`,
+        );
       if (ok.length === 0 && bad.length === 0) problems.push('REDIS_SENTINELS names no host:port');
       redisSentinels.push(...ok);
     }
     if (redisClusterNodes.length > 0 || (env.REDIS_CLUSTER_NODES ?? '').trim() !== '')
-      problems.push('REDIS_SENTINELS and REDIS_CLUSTER_NODES are both set: the default Redis is either a Sentinel-managed master or a cluster, not both');
+      problems.push(
+        'REDIS_SENTINELS and REDIS_CLUSTER_NODES are both set: the default Redis is either a Sentinel-managed master or a cluster, not both',
+      );
     // REDIS_URL then only gives the master's credentials and database.
     if (!problems.some((p) => p.startsWith('REDIS_URL ')) && new URL(redisUrl).protocol === 'rediss:')
-      problems.push('REDIS_URL is rediss:// next to REDIS_SENTINELS: TLS to a Sentinel group is not supported, use redis://');
+      problems.push(
+        'REDIS_URL is rediss:// next to REDIS_SENTINELS: TLS to a Sentinel group is not supported, use redis://',
+      );
   } else if ((env.REDIS_SENTINEL_PASSWORD ?? '') !== '' && !Object.values(redisUrls).some(isSentinelUrl)) {
-    problems.push('REDIS_SENTINEL_PASSWORD is set but no Redis is found through sentinels (REDIS_SENTINELS or a redis+sentinel:// entry of REDIS_URLS)');
+    problems.push(
+      'REDIS_SENTINEL_PASSWORD is set but no Redis is found through sentinels (REDIS_SENTINELS or a redis+sentinel:// entry of REDIS_URLS)',
+    );
   }
   const mysqlUrl = url('MYSQL_URL', 'mysql://root@127.0.0.1:3306/idmint', ['mysql:', 'mariadb:']);
   if (!problems.some((p) => p.startsWith('MYSQL_URL'))) {
     const db = new URL(mysqlUrl).pathname.replace(/^\//, '');
-    if (!/^[A-Za-z0-9_]{1,64}$/.test(db)) problems.push(`MYSQL_URL must name a database (letters, digits, _), got "${db}"`);
+    if (!/^[A-Za-z0-9_]{1,64}$/.test(db))
+      problems.push(`MYSQL_URL must name a database (letters, digits, _), got "${db}"`);
   }
   const redisPrefix = env.REDIS_PREFIX || 'idmint';
-  if (!/^[A-Za-z0-9_.-]{1,32}$/.test(redisPrefix)) problems.push(`REDIS_PREFIX must match [A-Za-z0-9_.-]{1,32}, got "${redisPrefix}"`);
+  if (!/^[A-Za-z0-9_.-]{1,32}$/.test(redisPrefix))
+    problems.push(`REDIS_PREFIX must match [A-Za-z0-9_.-]{1,32}, got "${redisPrefix}"`);
   const logLevel = env.LOG_LEVEL || 'info';
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const logFormat = (env.LOG_FORMAT || 'auto') as LogFormat;
-  if (!LOG_FORMATS.includes(logFormat)) problems.push(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
+  if (!LOG_FORMATS.includes(logFormat))
+    problems.push(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
   const token = env.ADMIN_TOKEN;
   // A generated token has 24 characters; a shorter one is guessed the sooner.
-  if (token !== undefined && token !== '' && token.length < 16) problems.push('ADMIN_TOKEN must be at least 16 characters (a generated one has 24)');
+  if (token !== undefined && token !== '' && token.length < 16)
+    problems.push('ADMIN_TOKEN must be at least 16 characters (a generated one has 24)');
   const viewerToken = env.VIEWER_TOKEN ?? '';
   if (viewerToken !== '' && viewerToken.length < 16) problems.push('VIEWER_TOKEN must be at least 16 characters');
   if (viewerToken !== '' && viewerToken === token) problems.push('VIEWER_TOKEN must differ from ADMIN_TOKEN');
@@ -274,23 +326,29 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (metricsToken !== '' && metricsToken.length < 8) problems.push('METRICS_TOKEN must be at least 8 characters');
   const flag = (name: string): boolean => {
     const raw = env[name];
-    if (raw !== undefined && !['', '0', '1', 'true', 'false'].includes(raw)) problems.push(`${name} must be 1 or 0, got "${raw}"`);
+    if (raw !== undefined && !['', '0', '1', 'true', 'false'].includes(raw))
+      problems.push(`${name} must be 1 or 0, got "${raw}"`);
     return raw === '1' || raw === 'true';
   };
   const revealProtectedTags = flag('REVEAL_PROTECTED_TAGS');
   const demoTag = env.DEMO_TAG ?? '';
   if (demoTag !== '' && !TAG_NAME.test(demoTag)) problems.push(`DEMO_TAG is not a valid tag name: "${demoTag}"`);
 
-  const nodeId = env.NODE_ID || `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(nodeId)) problems.push(`NODE_ID must match [A-Za-z0-9_.-]{1,100}, got "${nodeId}"`);
+  const nodeId =
+    env.NODE_ID || `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(nodeId))
+    problems.push(`NODE_ID must match [A-Za-z0-9_.-]{1,100}, got "${nodeId}"`);
   const leaseTtlMs = int('LEASE_TTL_MS', 15000, 3000, 600000);
   const leaseMarginMs = int('LEASE_MARGIN_MS', 1000, 100, 60000);
-  if (leaseMarginMs * 3 >= leaseTtlMs) problems.push(`LEASE_MARGIN_MS (${leaseMarginMs}) must be below a third of LEASE_TTL_MS (${leaseTtlMs})`);
+  if (leaseMarginMs * 3 >= leaseTtlMs)
+    problems.push(`LEASE_MARGIN_MS (${leaseMarginMs}) must be below a third of LEASE_TTL_MS (${leaseTtlMs})`);
   const streamMaxBlock = int('STREAM_MAX_BLOCK', 100_000, 1, 1_000_000);
   const streamMaxBufferBytes = int('STREAM_MAX_BUFFER_BYTES', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024);
   // A binary block must fit the buffer bound on its own, or a stream could never send it.
   if (streamMaxBufferBytes < 8 + 8 * streamMaxBlock) {
-    problems.push(`STREAM_MAX_BUFFER_BYTES (${streamMaxBufferBytes}) must hold one binary block of STREAM_MAX_BLOCK IDs: at least ${8 + 8 * streamMaxBlock}`);
+    problems.push(
+      `STREAM_MAX_BUFFER_BYTES (${streamMaxBufferBytes}) must hold one binary block of STREAM_MAX_BLOCK IDs: at least ${8 + 8 * streamMaxBlock}`,
+    );
   }
 
   const testMode = env.TEST_MODE === '1' || env.TEST_MODE === 'true';
@@ -300,7 +358,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (testMode && !/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(env.HOST || '0.0.0.0'))
     problems.push(`TEST_MODE needs a loopback HOST (127.0.0.1, ::1), got "${env.HOST || '0.0.0.0'}"`);
 
-  if (env.PRE_ROUTER !== undefined && !['', '0', '1'].includes(env.PRE_ROUTER)) problems.push(`PRE_ROUTER must be 1 or 0, got "${env.PRE_ROUTER}"`);
+  if (env.PRE_ROUTER !== undefined && !['', '0', '1'].includes(env.PRE_ROUTER))
+    problems.push(`PRE_ROUTER must be 1 or 0, got "${env.PRE_ROUTER}"`);
 
   const cfg: Config = {
     port,

@@ -5,16 +5,21 @@ export const ERROR_CODES = {
   INVALID_ARGUMENT: { status: 400, meaning: 'a parameter or body field is missing or out of range' },
   UNAUTHORIZED: {
     status: 401,
-    meaning: "a token is missing or wrong: the admin or viewer token, the metrics token, or (with REVEAL_PROTECTED_TAGS) a tag's client token",
+    meaning:
+      "a token is missing or wrong: the admin or viewer token, the metrics token, or (with REVEAL_PROTECTED_TAGS) a tag's client token",
   },
   FORBIDDEN: { status: 403, meaning: 'the viewer token only reads: every admin change needs the admin token' },
   TAG_NOT_FOUND: {
     status: 404,
-    meaning: 'no tag of that name exists, or (unless REVEAL_PROTECTED_TAGS) the tag has client tokens and the request carries no valid one',
+    meaning:
+      'no tag of that name exists, or (unless REVEAL_PROTECTED_TAGS) the tag has client tokens and the request carries no valid one',
   },
   NOT_FOUND: { status: 404, meaning: 'no route of that method and path' },
   TAG_EXISTS: { status: 409, meaning: 'a tag of that name already exists' },
-  CONFLICT: { status: 409, meaning: 'the tag changed while the request ran (deleted, re-created or moved); read it again and retry' },
+  CONFLICT: {
+    status: 409,
+    meaning: 'the tag changed while the request ran (deleted, re-created or moved); read it again and retry',
+  },
   TAG_DISABLED: { status: 409, meaning: 'the tag exists but an operator disabled it' },
   ID_SPACE_EXHAUSTED: { status: 409, meaning: 'the tag reached its max_id_limit; no more IDs will be issued' },
   LIMIT_EXCEEDED: {
@@ -24,7 +29,8 @@ export const ERROR_CODES = {
   },
   IDEMPOTENCY_KEY_MISMATCH: {
     status: 422,
-    meaning: 'the idempotency key was already used for a different request of the tag (another count, app, salt, shard key or route); use a new key',
+    meaning:
+      'the idempotency key was already used for a different request of the tag (another count, app, salt, shard key or route); use a new key',
   },
   IDEMPOTENCY_KEY_IN_FLIGHT: {
     status: 409,
@@ -36,7 +42,10 @@ export const ERROR_CODES = {
     meaning:
       'the tag holds as many live idempotency keys as it may (IDEMPOTENCY_MAX_KEYS), or as many bytes of them (IDEMPOTENCY_MAX_BYTES); retry after Retry-After, when enough expire, or send fewer keyed requests',
   },
-  UNAVAILABLE: { status: 503, meaning: 'Redis or MySQL cannot be reached past the buffered IDs, or a refill did not arrive in time' },
+  UNAVAILABLE: {
+    status: 503,
+    meaning: 'Redis or MySQL cannot be reached past the buffered IDs, or a refill did not arrive in time',
+  },
   CLOCK_BACKWARDS: { status: 503, meaning: 'the clock moved back further than the tolerated bound' },
   LEASE_LOST: { status: 503, meaning: 'this process holds no valid worker-id lease right now' },
   INTERNAL: { status: 500, meaning: 'an unexpected fault; the request received no ID' },
@@ -65,4 +74,5 @@ export class IdmintError extends Error {
 }
 
 export const invalid = (message: string): IdmintError => new IdmintError('INVALID_ARGUMENT', message);
-export const unavailable = (message: string, cause?: unknown): IdmintError => new IdmintError('UNAVAILABLE', message, { cause });
+export const unavailable = (message: string, cause?: unknown): IdmintError =>
+  new IdmintError('UNAVAILABLE', message, { cause });

@@ -21,7 +21,11 @@ export interface ShutdownOutcome {
 
 const SLOW_STEP_MS = 1000;
 
-export async function runShutdown(steps: readonly ShutdownStep[], deadlineMs: number, log: Pick<Logger, 'info' | 'warn'>): Promise<ShutdownOutcome> {
+export async function runShutdown(
+  steps: readonly ShutdownStep[],
+  deadlineMs: number,
+  log: Pick<Logger, 'info' | 'warn'>,
+): Promise<ShutdownOutcome> {
   const t0 = performance.now();
   const unfinished: string[] = [];
   for (const step of steps) {

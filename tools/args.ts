@@ -43,7 +43,9 @@ export function readOptions(argv: readonly string[], usage: string, take: (o: Op
       const v = text();
       const n = Number(v);
       if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-        fail(`${flag} needs a number ${max < Number.POSITIVE_INFINITY ? `from ${min} to ${max}` : `>= ${min}`}, got "${v}"`);
+        fail(
+          `${flag} needs a number ${max < Number.POSITIVE_INFINITY ? `from ${min} to ${max}` : `>= ${min}`}, got "${v}"`,
+        );
       }
       return n;
     };
@@ -67,6 +69,7 @@ export function readOptions(argv: readonly string[], usage: string, take: (o: Op
 
 /** The names in list, each checked to be one of all, in the order of all. */
 export function pick<T extends string>(flag: string, list: readonly string[], all: readonly T[]): T[] {
-  for (const c of list) if (!all.includes(c as T)) throw new Error(`${flag}: unknown case "${c}" (cases: ${all.join(', ')})`);
+  for (const c of list)
+    if (!all.includes(c as T)) throw new Error(`${flag}: unknown case "${c}" (cases: ${all.join(', ')})`);
   return all.filter((c) => list.includes(c));
 }

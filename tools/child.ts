@@ -119,7 +119,8 @@ export function startChild(file: string, args: readonly string[], opts: ChildOpt
     async waitUntil(probe, timeoutMs, everyMs = 100) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        if (exitCode !== undefined) throw new Error(`${opts.name} exited with ${exitCode} before it was ready:\n${tail()}`);
+        if (exitCode !== undefined)
+          throw new Error(`${opts.name} exited with ${exitCode} before it was ready:\n${tail()}`);
         try {
           if (await probe()) return;
         } catch {
@@ -147,7 +148,10 @@ export function startChild(file: string, args: readonly string[], opts: ChildOpt
 }
 
 /** `node [nodeFlags] --import tsx <args>` (TypeScript run as is), from the repository's root. */
-export function startTsx(args: readonly string[], opts: ChildOptions & { readonly nodeFlags?: readonly string[] }): Child {
+export function startTsx(
+  args: readonly string[],
+  opts: ChildOptions & { readonly nodeFlags?: readonly string[] },
+): Child {
   return startChild(process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', ...args], opts);
 }
 
@@ -182,13 +186,21 @@ export function runToEnd(
     });
     proc.once('close', (status, signal) => {
       clearTimeout(timer);
-      resolve({ status, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+      resolve({
+        status,
+        signal,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      });
     });
   });
 }
 
 /** runToEnd of `node --import tsx <args>` from the repository's root. */
-export function runTsx(args: readonly string[], opts: { readonly env?: NodeJS.ProcessEnv; readonly timeoutMs?: number } = {}): Promise<RunResult> {
+export function runTsx(
+  args: readonly string[],
+  opts: { readonly env?: NodeJS.ProcessEnv; readonly timeoutMs?: number } = {},
+): Promise<RunResult> {
   return runToEnd(process.execPath, ['--import', 'tsx', ...args], opts);
 }
 
@@ -217,7 +229,8 @@ export function portOpen(port: number): Promise<boolean> {
 export async function waitPort(port: number, up: boolean, timeoutMs = 10000, what = `port ${port}`): Promise<void> {
   const until = Date.now() + timeoutMs;
   while ((await portOpen(port)) !== up) {
-    if (Date.now() > until) throw new Error(`${what}: port ${port} still ${up ? 'closed' : 'open'} after ${timeoutMs} ms`);
+    if (Date.now() > until)
+      throw new Error(`${what}: port ${port} still ${up ? 'closed' : 'open'} after ${timeoutMs} ms`);
     await sleep(50);
   }
 }

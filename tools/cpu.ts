@@ -62,7 +62,11 @@ export function readProcs(): Map<number, ProcCpu> {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const close = stat.lastIndexOf(')');
       const f = stat.slice(close + 2).split(' ');
-      out.set(Number(name), { comm: stat.slice(stat.indexOf('(') + 1, close), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
+      out.set(Number(name), {
+        comm: stat.slice(stat.indexOf('(') + 1, close),
+        ppid: Number(f[1]),
+        ticks: Number(f[11]) + Number(f[12]),
+      });
     } catch {
       // the process ended while the list was read
     }
@@ -92,7 +96,9 @@ export function pinProcess(pid: number, cpu: number): boolean {
   return spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' }).status === 0;
 }
 
-/** Waits (up to maxS) for a second in which the machine was busy less than 10% of a core; returns the last second's %. */
+/**
+ * Waits (up to maxS) for a second in which the machine was busy less than 10% of a core; returns the last second's %.
+ */
 export async function waitQuiet(maxS: number): Promise<number> {
   const until = Date.now() + maxS * 1000;
   for (;;) {
@@ -128,7 +134,8 @@ export function cpuWindow(
   extraClientS = 0,
 ): CpuWindow {
   const pct = (ticks: number) => (ticks / TICK / wallS) * 100;
-  const delta = (pid: number) => Math.max(0, (after.get(pid)?.ticks ?? 0) - (before.get(pid)?.ticks ?? after.get(pid)?.ticks ?? 0));
+  const delta = (pid: number) =>
+    Math.max(0, (after.get(pid)?.ticks ?? 0) - (before.get(pid)?.ticks ?? after.get(pid)?.ticks ?? 0));
   const servers = serverRoot === undefined ? new Set<number>() : processTree(after, serverRoot);
   let server = 0;
   for (const pid of servers) server += delta(pid);

@@ -25,7 +25,10 @@ export interface Repeat<K, T> {
 }
 
 /** Every ID of every item, with each repeat and who got the ID first. */
-export function findDuplicates<K, T>(items: readonly T[], ids: (t: T) => Iterable<K>): { total: number; repeats: Repeat<K, T>[] } {
+export function findDuplicates<K, T>(
+  items: readonly T[],
+  ids: (t: T) => Iterable<K>,
+): { total: number; repeats: Repeat<K, T>[] } {
   const seen = new SeenIds<K, T>();
   const repeats: Repeat<K, T>[] = [];
   for (const item of items) {

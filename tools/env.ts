@@ -90,7 +90,9 @@ export async function cleanup(names: TestNames, redisUrl?: string): Promise<void
   try {
     for (const pattern of [`${names.prefix}:*`, `{${names.prefix}}:*`]) {
       // On a cluster the keys of one scan batch may lie in different slots: one UNLINK each.
-      await scanKeys(r, pattern, (keys) => (r.isCluster ? Promise.all(keys.map((k) => r.unlink(k))) : r.unlink(...keys)));
+      await scanKeys(r, pattern, (keys) =>
+        r.isCluster ? Promise.all(keys.map((k) => r.unlink(k))) : r.unlink(...keys),
+      );
     }
   } finally {
     r.disconnect();

@@ -1,7 +1,14 @@
 // A client of idmint.v1.Ids generated at run time from the shipped proto with
 // @grpc/proto-loader, as a user of the package would make one, with promise wrappers.
 import { fileURLToPath } from 'node:url';
-import { credentials, loadPackageDefinition, Metadata, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  loadPackageDefinition,
+  Metadata,
+  type Client,
+  type ClientReadableStream,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 
 export const PROTO_ROOT = fileURLToPath(new URL('../proto/', import.meta.url));
@@ -29,9 +36,17 @@ export class IdsClient {
   readonly stub: IdsStub;
 
   constructor(port: number) {
-    const def = loadSync('idmint/v1/ids.proto', { includeDirs: [PROTO_ROOT], keepCase: true, longs: String, defaults: true, oneofs: true });
+    const def = loadSync('idmint/v1/ids.proto', {
+      includeDirs: [PROTO_ROOT],
+      keepCase: true,
+      longs: String,
+      defaults: true,
+      oneofs: true,
+    });
     const Ids = (
-      loadPackageDefinition(def) as unknown as { idmint: { v1: { Ids: new (addr: string, creds: ReturnType<typeof credentials.createInsecure>) => IdsStub } } }
+      loadPackageDefinition(def) as unknown as {
+        idmint: { v1: { Ids: new (addr: string, creds: ReturnType<typeof credentials.createInsecure>) => IdsStub } };
+      }
     ).idmint.v1.Ids;
     this.stub = new Ids(`127.0.0.1:${port}`, credentials.createInsecure());
   }
@@ -43,11 +58,15 @@ export class IdsClient {
   }
 
   next(req: Record<string, unknown>, md = IdsClient.md()): Promise<string[]> {
-    return new Promise((resolve, reject) => this.stub.Next(req, md, (err, res) => (err ? reject(err) : resolve(res.ids))));
+    return new Promise((resolve, reject) =>
+      this.stub.Next(req, md, (err, res) => (err ? reject(err) : resolve(res.ids))),
+    );
   }
 
   decode(req: Record<string, unknown>, md = IdsClient.md()): Promise<DecodeAnswer> {
-    return new Promise((resolve, reject) => this.stub.Decode(req, md, (err, res) => (err ? reject(err) : resolve(res))));
+    return new Promise((resolve, reject) =>
+      this.stub.Decode(req, md, (err, res) => (err ? reject(err) : resolve(res))),
+    );
   }
 
   /** Every block of a take, and the error it ended with (none when it ended OK). */
@@ -67,7 +86,9 @@ export class IdsClient {
 }
 
 /** The failure of a call: status code, idmint code (trailing metadata) and message. */
-export async function failure(p: Promise<unknown>): Promise<{ code: number; idmint: string; details: string; md: Metadata }> {
+export async function failure(
+  p: Promise<unknown>,
+): Promise<{ code: number; idmint: string; details: string; md: Metadata }> {
   try {
     await p;
   } catch (err) {

@@ -5,7 +5,10 @@ import { startNode, type Node } from '../src/process/serve.js';
 import { startTsx } from './child.js';
 import { ADMIN_TOKEN, testConfig, testEnv, type TestNames } from './env.js';
 
-export async function startLocalNode(names: TestNames, extra: Record<string, string> = {}): Promise<Node & { url: string }> {
+export async function startLocalNode(
+  names: TestNames,
+  extra: Record<string, string> = {},
+): Promise<Node & { url: string }> {
   const node = await startNode(testConfig(names, extra));
   return node as Node & { url: string };
 }
@@ -28,7 +31,11 @@ export interface ChildNode {
 }
 
 /** Spawns `idmint serve` and resolves once it listens. */
-export async function spawnNode(names: TestNames, extra: Record<string, string> = {}, timeoutMs = 30000): Promise<ChildNode> {
+export async function spawnNode(
+  names: TestNames,
+  extra: Record<string, string> = {},
+  timeoutMs = 30000,
+): Promise<ChildNode> {
   const env = { ...process.env, ...testEnv(names, { LOG_LEVEL: 'info', ...extra }) };
   const child = startTsx(['src/cli.ts', 'serve'], { name: 'idmint child', env });
   try {
@@ -55,7 +62,11 @@ export const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-t
 
 /** Creates a tag through the admin API of a running node. */
 export async function createTag(url: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const res = await fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/admin/tags`, {
+    method: 'POST',
+    headers: adminHeaders,
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as Record<string, unknown>;
   if (res.status !== 201) throw new Error(`creating tag failed: ${res.status} ${JSON.stringify(json)}`);
   return json;
@@ -66,6 +77,9 @@ export async function fetchIds(url: string, tag: string, count: number, query = 
   const res = await fetch(`${url}/v1/ids/${tag}?count=${count}${query}`);
   const json = (await res.json()) as { ids?: string[]; error?: { code: string } };
   if (res.status !== 200 || !json.ids)
-    throw Object.assign(new Error(`ids failed: ${res.status} ${JSON.stringify(json)}`), { status: res.status, code: json.error?.code });
+    throw Object.assign(new Error(`ids failed: ${res.status} ${JSON.stringify(json)}`), {
+      status: res.status,
+      code: json.error?.code,
+    });
   return json.ids.map(BigInt);
 }

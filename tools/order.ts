@@ -90,9 +90,12 @@ export interface IncreaseViolation<T> {
 }
 
 /** Every place where a sequence does not strictly increase; checked: the pairs compared. */
-export function increasing<T extends OrderedId>(ids: readonly T[]): { checked: number; violations: IncreaseViolation<T>[] } {
+export function increasing<T extends OrderedId>(
+  ids: readonly T[],
+): { checked: number; violations: IncreaseViolation<T>[] } {
   const violations: IncreaseViolation<T>[] = [];
-  for (let i = 1; i < ids.length; i++) if (!idAbove(ids[i], ids[i - 1])) violations.push({ index: i, id: ids[i], previous: ids[i - 1] });
+  for (let i = 1; i < ids.length; i++)
+    if (!idAbove(ids[i], ids[i - 1])) violations.push({ index: i, id: ids[i], previous: ids[i - 1] });
   return { checked: Math.max(0, ids.length - 1), violations };
 }
 
@@ -102,5 +105,7 @@ const shown = (id: OrderedId) => (typeof id === 'string' ? JSON.stringify(id) : 
 export function assertIncreasing<T extends OrderedId>(ids: readonly T[], what = 'IDs'): void {
   for (let i = 1; i < ids.length; i++)
     if (!idAbove(ids[i], ids[i - 1]))
-      throw new AssertionError({ message: `${what}: ID #${i} ${shown(ids[i])} is not above ID #${i - 1} ${shown(ids[i - 1])}` });
+      throw new AssertionError({
+        message: `${what}: ID #${i} ${shown(ids[i])} is not above ID #${i - 1} ${shown(ids[i - 1])}`,
+      });
 }

@@ -25,7 +25,12 @@ export async function withRedis<T>(url: string, fn: (r: Redis) => Promise<T>): P
  * a Sentinel group while servers are killed and promoted. password: the server's ('' = none).
  */
 export async function withRedisPort<T>(port: number, fn: (r: Redis) => Promise<T>, password = ''): Promise<T> {
-  const r = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true, ...(password ? { password } : {}) });
+  const r = new Redis(port, '127.0.0.1', {
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    lazyConnect: true,
+    ...(password ? { password } : {}),
+  });
   r.on('error', () => undefined);
   try {
     await r.connect();
@@ -56,7 +61,20 @@ export class RedisServer {
   async start(): Promise<void> {
     this.proc = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'],
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--maxmemory-policy',
+        'noeviction',
+      ],
       { stdio: 'ignore' },
     );
     await waitPort(this.port, true, 10000, 'redis-server');

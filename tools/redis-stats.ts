@@ -74,9 +74,16 @@ export const usecPerEvalsha = (a: RedisCounters, b: RedisCounters): number => us
  * where the case runs about one script per request (not the few of idmint's queue and lease
  * work, nor the takes of order node's blocks).
  */
-export function redisPerRequest(a: RedisCounters, b: RedisCounters, requests: number): { redisUs: number; scriptUs: number } {
+export function redisPerRequest(
+  a: RedisCounters,
+  b: RedisCounters,
+  requests: number,
+): { redisUs: number; scriptUs: number } {
   const calls = b.evalsha.calls - a.evalsha.calls;
-  return { redisUs: ((b.cpuSeconds - a.cpuSeconds) * 1e6) / requests, scriptUs: calls >= requests / 2 ? usecPerEvalsha(a, b) : NaN };
+  return {
+    redisUs: ((b.cpuSeconds - a.cpuSeconds) * 1e6) / requests,
+    scriptUs: calls >= requests / 2 ? usecPerEvalsha(a, b) : NaN,
+  };
 }
 
 /** Redis usec per EVAL between two readings. */

@@ -47,7 +47,13 @@ export class UdpClient {
    * `marker`): the replies that arrived before the probe's (zero or one when the server
    * answers in order, as on loopback), raw. The probe's reply is consumed.
    */
-  async exchangeOrNone(port: number, data: Buffer | string, probe: string, marker: string, timeoutMs = 3000): Promise<string[]> {
+  async exchangeOrNone(
+    port: number,
+    data: Buffer | string,
+    probe: string,
+    marker: string,
+    timeoutMs = 3000,
+  ): Promise<string[]> {
     assert.equal(this.inbox.length, 0, `a datagram arrived unasked: ${this.inbox[0]?.toString().slice(0, 200)}`);
     for (const d of [data, probe]) {
       const err = await this.send(port, typeof d === 'string' ? Buffer.from(d) : d);

@@ -25,14 +25,28 @@ export const ID_CASES: Record<Exclude<CaseName, 'baseline'>, IdCase> = {
   rule: {
     tag: 'bench.rule',
     query: '?app=bench',
-    create: { mode: 'rule', order: 'node', template: 'B{yyyy}{MM}{dd}{counter:9}', min_counter: 1, max_counter: 999_999_999, reset_seconds: 86400 },
+    create: {
+      mode: 'rule',
+      order: 'node',
+      template: 'B{yyyy}{MM}{dd}{counter:9}',
+      min_counter: 1,
+      max_counter: 999_999_999,
+      reset_seconds: 86400,
+    },
     pattern: /^B\d{17}$/,
   },
   // The same with order "global": every ID from a coalesced Redis take of the app's counter.
   'rule-global': {
     tag: 'bench.ruleg',
     query: '?app=bench',
-    create: { mode: 'rule', order: 'global', template: 'G{yyyy}{MM}{dd}{counter:9}', min_counter: 1, max_counter: 999_999_999, reset_seconds: 86400 },
+    create: {
+      mode: 'rule',
+      order: 'global',
+      template: 'G{yyyy}{MM}{dd}{counter:9}',
+      min_counter: 1,
+      max_counter: 999_999_999,
+      reset_seconds: 86400,
+    },
     pattern: /^G\d{17}$/,
   },
 };
@@ -48,7 +62,9 @@ export interface Options {
   /** Pin the server under test to CPU 1 and the load generator to CPU 0 (taskset). */
   pin: boolean;
   write: boolean;
-  /** Instead of the cases: one sequential client, order global against the INCR and take routes (http/one-client.ts). */
+  /**
+   * Instead of the cases: one sequential client, order global against the INCR and take routes (http/one-client.ts).
+   */
   oneClient: boolean;
 }
 
@@ -67,21 +83,27 @@ export function parseArgs(argv: string[]): Options {
   };
   const usage =
     'npm run bench -- [--duration S] [--warmup S] [--connections N] [--rounds N] [--cases baseline,node,global,snowflake,rule,rule-global] [--env KEY=VALUE] [--cpu-prof] [--no-write] [--pin] [--one-client]';
-  readBenchOptions(argv, usage, { duration: [1], warmup: [0], connections: [1], rounds: [1], env: true, write: true, pin: true }, o, (a) => {
-    switch (a.flag) {
-      case '--cases':
-        o.cases = pick(a.flag, a.list(), ALL_CASES);
-        break;
-      case '--cpu-prof':
-        o.cpuProf = true;
-        break;
-      case '--one-client':
-        o.oneClient = true;
-        break;
-      default:
-        return false;
-    }
-    return true;
-  });
+  readBenchOptions(
+    argv,
+    usage,
+    { duration: [1], warmup: [0], connections: [1], rounds: [1], env: true, write: true, pin: true },
+    o,
+    (a) => {
+      switch (a.flag) {
+        case '--cases':
+          o.cases = pick(a.flag, a.list(), ALL_CASES);
+          break;
+        case '--cpu-prof':
+          o.cpuProf = true;
+          break;
+        case '--one-client':
+          o.oneClient = true;
+          break;
+        default:
+          return false;
+      }
+      return true;
+    },
+  );
   return o;
 }

@@ -55,9 +55,24 @@ export async function runOneClient(opts: Options, servers: OneClientServers, red
   const load0 = loadavg();
   const problems: string[] = [];
   const cases: { name: string; server: Server; path: string; check: () => Check }[] = [
-    { name: INCR_ROUTE, server: servers.incr, path: '/v1/id/bench', check: () => ({ kind: 'strings', pattern: /^\d+$/ }) },
-    { name: TAKE_ROUTE, server: servers.take, path: '/v1/id/bench', check: () => ({ kind: 'strings', pattern: /^\d+$/ }) },
-    { name: GLOBAL, server: servers.idmint, path: `/v1/id/${ID_CASES.global.tag}`, check: () => ({ kind: 'ids', above: 0n }) },
+    {
+      name: INCR_ROUTE,
+      server: servers.incr,
+      path: '/v1/id/bench',
+      check: () => ({ kind: 'strings', pattern: /^\d+$/ }),
+    },
+    {
+      name: TAKE_ROUTE,
+      server: servers.take,
+      path: '/v1/id/bench',
+      check: () => ({ kind: 'strings', pattern: /^\d+$/ }),
+    },
+    {
+      name: GLOBAL,
+      server: servers.idmint,
+      path: `/v1/id/${ID_CASES.global.tag}`,
+      check: () => ({ kind: 'ids', above: 0n }),
+    },
     {
       name: RULE_GLOBAL,
       server: servers.idmint,
@@ -76,7 +91,9 @@ export async function runOneClient(opts: Options, servers: OneClientServers, red
       const cpu1 = procCpuSeconds(c.server.pid);
       const { redisUs, scriptUs } = redisPerRequest(redis0, await redisCounters(redis), r.ok);
       if (r.non2xx + r.errors + r.timeouts + r.violations > 0) {
-        problems.push(`${label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ${r.violations} broken checks ${r.examples.join(' | ')}`);
+        problems.push(
+          `${label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ${r.violations} broken checks ${r.examples.join(' | ')}`,
+        );
       }
       console.log(`${label}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 3)} ms`);
       const serverUs = r.ok > 0 ? ((cpu1 - cpu0) * 1e6) / r.ok : NaN;
@@ -129,10 +146,13 @@ export async function runOneClient(opts: Options, servers: OneClientServers, red
       `Redis CPU per request ${fmt(redisOf(take), 1)} µs against ${fmt(redisOf(incr), 1)} µs for the INCR route`,
   );
   const load1 = loadavg();
-  notes.push(`load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${load1.map((l) => l.toFixed(2)).join(' ')}`);
+  notes.push(
+    `load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${load1.map((l) => l.toFixed(2)).join(' ')}`,
+  );
   console.log(`\none sequential client (${opts.rounds} round(s), ${opts.duration} s per case, medians):`);
   for (const r of rows) console.log(`  ${r.join(' | ')}`);
   for (const n of notes) console.log(`- ${n}`);
-  if (opts.write && problems.length === 0) recorder.finish({ rows, ratio: { column: 'latency ÷ take route', baseline: TAKE_ROUTE }, notes });
+  if (opts.write && problems.length === 0)
+    recorder.finish({ rows, ratio: { column: 'latency ÷ take route', baseline: TAKE_ROUTE }, notes });
   return problems;
 }

@@ -43,7 +43,12 @@ export function combineRounds(runs: CaseResult[], cases: CaseName[]): CaseResult
       p90: med((r) => r.p90)!,
       p99: med((r) => r.p99)!,
       max: Math.max(...rs.map((r) => r.max)),
-      cpu: { server: med((r) => r.cpu.server)!, client: med((r) => r.cpu.client)!, redis: med((r) => r.cpu.redis)!, other: med((r) => r.cpu.other)! },
+      cpu: {
+        server: med((r) => r.cpu.server)!,
+        client: med((r) => r.cpu.client)!,
+        redis: med((r) => r.cpu.redis)!,
+        other: med((r) => r.cpu.other)!,
+      },
       redisEvalCalls: rs.reduce((a, r) => a + r.redisEvalCalls, 0),
       requestsPerEval: med((r) => r.requestsPerEval),
       redisEvalUsecPerCall: med((r) => r.redisEvalUsecPerCall),
@@ -82,15 +87,41 @@ export function ratiosAndTargets(results: CaseResult[], runs: CaseResult[]): Tar
     const node = byName('node');
     const glob = byName('global');
     if (node) {
-      targets.push({ name: 'node req/s ≥ 0.95 × bare', want: '≥ 0.95', value: node.ratioRps!, pass: node.ratioRps! >= 0.95 });
-      targets.push({ name: 'node p99 ≤ 1.2 × bare p99', want: '≤ 1.2', value: node.ratioP99!, pass: node.ratioP99! <= 1.2 });
+      targets.push({
+        name: 'node req/s ≥ 0.95 × bare',
+        want: '≥ 0.95',
+        value: node.ratioRps!,
+        pass: node.ratioRps! >= 0.95,
+      });
+      targets.push({
+        name: 'node p99 ≤ 1.2 × bare p99',
+        want: '≤ 1.2',
+        value: node.ratioP99!,
+        pass: node.ratioP99! <= 1.2,
+      });
     }
     if (glob) {
-      targets.push({ name: 'global req/s ≥ 0.85 × bare', want: '≥ 0.85', value: glob.ratioRps!, pass: glob.ratioRps! >= 0.85 });
-      targets.push({ name: 'global p99 ≤ 1.2 × bare p99', want: '≤ 1.2', value: glob.ratioP99!, pass: glob.ratioP99! <= 1.2 });
+      targets.push({
+        name: 'global req/s ≥ 0.85 × bare',
+        want: '≥ 0.85',
+        value: glob.ratioRps!,
+        pass: glob.ratioRps! >= 0.85,
+      });
+      targets.push({
+        name: 'global p99 ≤ 1.2 × bare p99',
+        want: '≤ 1.2',
+        value: glob.ratioP99!,
+        pass: glob.ratioP99! <= 1.2,
+      });
     }
     const sf = byName('snowflake');
-    if (sf) targets.push({ name: 'snowflake req/s ≥ 0.95 × bare', want: '≥ 0.95', value: sf.ratioRps!, pass: sf.ratioRps! >= 0.95 });
+    if (sf)
+      targets.push({
+        name: 'snowflake req/s ≥ 0.95 × bare',
+        want: '≥ 0.95',
+        value: sf.ratioRps!,
+        pass: sf.ratioRps! >= 0.95,
+      });
   }
   return targets;
 }
@@ -98,7 +129,15 @@ export function ratiosAndTargets(results: CaseResult[], runs: CaseResult[]): Tar
 export function mainRows(cases: CaseResult[]): string[][] {
   return [
     ['case', 'req/s', 'p50 ms', 'p99 ms', 'req/s ÷ base', 'p99 ÷ base', 'non-2xx+errors'],
-    ...cases.map((c) => [c.name, fmt(c.rps), fmt(c.p50, 3), fmt(c.p99, 3), fmt(c.ratioRps, 3), fmt(c.ratioP99, 3), String(c.non2xx + c.errors + c.timeouts)]),
+    ...cases.map((c) => [
+      c.name,
+      fmt(c.rps),
+      fmt(c.p50, 3),
+      fmt(c.p99, 3),
+      fmt(c.ratioRps, 3),
+      fmt(c.ratioP99, 3),
+      String(c.non2xx + c.errors + c.timeouts),
+    ]),
   ];
 }
 
@@ -108,7 +147,14 @@ function roundRows(runs: CaseResult[]): string[][] {
     ['case', 'round', 'req/s', 'p99 ms', 'req/s ÷ base', 'p99 ÷ base'],
     ...runs.map((r) => {
       const b = baselineOf(runs, r);
-      return [r.name, String(r.round), fmt(r.rps), fmt(r.p99, 3), b ? fmt(r.rps / b.rps, 3) : '-', b ? fmt(r.p99 / b.p99, 3) : '-'];
+      return [
+        r.name,
+        String(r.round),
+        fmt(r.rps),
+        fmt(r.p99, 3),
+        b ? fmt(r.rps / b.rps, 3) : '-',
+        b ? fmt(r.p99 / b.p99, 3) : '-',
+      ];
     }),
   ];
 }
@@ -192,7 +238,10 @@ export function writeReport({ opts, ok, results, runs, targets, problems, warnin
     client: 'autocannon (programmatic, in the bench process), pipelining 1, keep-alive, loopback',
     env: opts.env,
   };
-  writeFileSync(`${RESULTS}http-latest.json`, JSON.stringify({ ...meta, ok, cases: results, targets, problems, warnings }, null, 2) + '\n');
+  writeFileSync(
+    `${RESULTS}http-latest.json`,
+    JSON.stringify({ ...meta, ok, cases: results, targets, problems, warnings }, null, 2) + '\n',
+  );
   const md = [
     '# idmint HTTP benchmark (latest run)',
     '',
@@ -223,7 +272,9 @@ export function writeReport({ opts, ok, results, runs, targets, problems, warnin
     '',
     table(diagRows(results), true),
     '',
-    ...(opts.rounds > 1 ? ['Every round (the baseline and each case measured back to back):', '', table(roundRows(runs), true), ''] : []),
+    ...(opts.rounds > 1
+      ? ['Every round (the baseline and each case measured back to back):', '', table(roundRows(runs), true), '']
+      : []),
     ...results.flatMap((c) => c.checks.map((ch) => `- check ${c.name}: ${ch}`)),
     ...problems.map((p) => `- FAIL: ${p}`),
     '',

@@ -112,7 +112,8 @@ export async function measureCase(ctx: RunContext, name: CaseName, round: number
     const top = maxOf(r.ids, lo);
     const dup = countRepeats(r.ids);
     if (dup > 0) problems.push(`${label}: ${dup} duplicate IDs`);
-    if (r.ids.length && !(top < hi)) problems.push(`${label}: an ID of the run (${top}) is not below the batch fetched after it (${hi})`);
+    if (r.ids.length && !(top < hi))
+      problems.push(`${label}: an ID of the run (${top}) is not below the batch fetched after it (${hi})`);
     if (r.ids.length !== r.ok) problems.push(`${label}: ${r.ok} 2xx answers but ${r.ids.length} IDs checked`);
     checks.push(`${fmt(r.ids.length)} IDs distinct, increasing per connection, within (${lo}, ${hi})`);
   } else if (idCase) {
@@ -124,7 +125,9 @@ export async function measureCase(ctx: RunContext, name: CaseName, round: number
     checks.push(`${fmt(r.ok)} bodies equal {"id":"1"}`);
   }
   if (r.non2xx + r.errors + r.timeouts > 0) {
-    problems.push(`${label}: ${r.non2xx} non-2xx (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts ${r.examples.join(' | ')}`);
+    problems.push(
+      `${label}: ${r.non2xx} non-2xx (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts ${r.examples.join(' | ')}`,
+    );
   }
   if (r.violations > 0) problems.push(`${label}: ${r.violations} broken answer checks: ${r.examples.join(' | ')}`);
 
@@ -137,7 +140,9 @@ export async function measureCase(ctx: RunContext, name: CaseName, round: number
   };
   cpu.other = Math.max(0, ((m1 - m0) / wall) * 100 - cpu.server - cpu.client - cpu.redis);
   const { ids: _ids, strings: _strings, ...rest } = r;
-  console.log(`${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 3)} ms${cpu.other > 15 ? ` (other processes used ${fmt(cpu.other)}% of a core)` : ''}`);
+  console.log(
+    `${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 3)} ms${cpu.other > 15 ? ` (other processes used ${fmt(cpu.other)}% of a core)` : ''}`,
+  );
   return {
     ...rest,
     name,
@@ -154,7 +159,9 @@ export async function measureCase(ctx: RunContext, name: CaseName, round: number
 /** What idmint said and how its tags grew during the run (notes, not failures). */
 export async function idmintNotes(idmint: Server): Promise<string[]> {
   const notes: string[] = [];
-  const warn = idmint.output.filter((l) => l.includes('"level":40') || l.includes('"level":50') || l.includes('"level":60'));
+  const warn = idmint.output.filter(
+    (l) => l.includes('"level":40') || l.includes('"level":50') || l.includes('"level":60'),
+  );
   if (warn.length) notes.push(`idmint logged ${warn.length} warnings/errors; last: ${warn.slice(-3).join(' / ')}`);
   for (const t of Object.values(ID_CASES).map((c) => c.tag)) {
     const res = await fetch(`${idmint.url}/v1/admin/tags/${t}`, { headers: adminHeaders }).catch(() => undefined);

@@ -10,7 +10,12 @@ import { startServer, type Server } from '../server.js';
  * idmint as it was at `commit`, exported (git archive) into a directory of its own that uses this
  * checkout's node_modules, started by startServer from there: for the unkeyed request before keys.
  */
-export async function startAt(commit: string, dir: string, env: Record<string, string>, cpu: number | undefined): Promise<Server> {
+export async function startAt(
+  commit: string,
+  dir: string,
+  env: Record<string, string>,
+  cpu: number | undefined,
+): Promise<Server> {
   const tar = join(dir, 'src.tar');
   execFileSync('git', ['archive', '--format=tar', '-o', tar, commit], { cwd: ROOT });
   execFileSync('tar', ['-xf', tar, '-C', dir]);

@@ -41,7 +41,9 @@ export function idempotencyCases(connections: number, withBefore: boolean): Case
   for (const clients of [1, connections]) {
     for (const kind of BARE_KINDS) cases.push({ kind, clients, name: LABELS[kind] });
     for (const order of ORDERS)
-      for (const kind of KINDS) if (kind !== 'before' || withBefore) cases.push({ kind, order, clients, name: `order ${order}, ${LABELS[kind]}` });
+      for (const kind of KINDS)
+        if (kind !== 'before' || withBefore)
+          cases.push({ kind, order, clients, name: `order ${order}, ${LABELS[kind]}` });
   }
   return cases;
 }

@@ -34,7 +34,14 @@ export interface Target {
 }
 
 /** One load run of a case: latency histogram, throughput, CPU of the server, this process, Redis and the rest. */
-export async function load(t: Target, clients: number, seconds: number, redisPid: number | undefined, problems: string[], label: string): Promise<Measured> {
+export async function load(
+  t: Target,
+  clients: number,
+  seconds: number,
+  redisPid: number | undefined,
+  problems: string[],
+  label: string,
+): Promise<Measured> {
   const hist = new Uint32Array(HIST_MAX_US + 1);
   let n = 0;
   let conn: object = {};
@@ -53,7 +60,10 @@ export async function load(t: Target, clients: number, seconds: number, redisPid
       {
         setupRequest: (req: { headers?: Record<string, string> }) => {
           const key = t.key();
-          return { ...req, headers: key === undefined ? { ...req.headers } : { ...req.headers, 'idempotency-key': key } };
+          return {
+            ...req,
+            headers: key === undefined ? { ...req.headers } : { ...req.headers, 'idempotency-key': key },
+          };
         },
       },
     ],
@@ -67,20 +77,23 @@ export async function load(t: Target, clients: number, seconds: number, redisPid
       return true;
     },
   };
-  const res = await new Promise<{ '2xx': number; non2xx: number; errors: number; timeouts: number }>((resolve, reject) => {
-    const inst = autocannon(opts, (err, r) => (err ? reject(err) : resolve(r)));
-    inst.on('response', (c, s, _b, ms) => {
-      conn = c;
-      status = s;
-      if (s >= 200 && s <= 299) {
-        hist[Math.min(HIST_MAX_US, Math.round(ms * 1000))]++;
-        n++;
-      }
-    });
-  });
+  const res = await new Promise<{ '2xx': number; non2xx: number; errors: number; timeouts: number }>(
+    (resolve, reject) => {
+      const inst = autocannon(opts, (err, r) => (err ? reject(err) : resolve(r)));
+      inst.on('response', (c, s, _b, ms) => {
+        conn = c;
+        status = s;
+        if (s >= 200 && s <= 299) {
+          hist[Math.min(HIST_MAX_US, Math.round(ms * 1000))]++;
+          n++;
+        }
+      });
+    },
+  );
   const wall = (performance.now() - t0) / 1000;
   const cpu = cpuWindow(p0, readProcs(), wall, machineBusySeconds() - b0, t.server.pid, redisPid);
-  if (res.non2xx + res.errors + res.timeouts > 0) problems.push(`${label}: ${res.non2xx} non-2xx, ${res.errors} errors, ${res.timeouts} timeouts`);
+  if (res.non2xx + res.errors + res.timeouts > 0)
+    problems.push(`${label}: ${res.non2xx} non-2xx, ${res.errors} errors, ${res.timeouts} timeouts`);
   return {
     rps: res['2xx'] / wall,
     p50us: pct(hist, n, 0.5),

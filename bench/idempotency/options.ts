@@ -21,12 +21,19 @@ export interface Options {
 /** Reads argv (the arguments after the script's name). */
 export function readIdempotencyOptions(argv: string[]): Options {
   const o: Options = { duration: 3, warmup: 1, rounds: 5, connections: 50, pin: false, cpuProf: false, write: true };
-  const usage = 'npm run bench:idempotency -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--pin] [--cpu-prof] [--no-write] [--before COMMIT]';
-  readBenchOptions(argv, usage, { duration: [1], warmup: [0], rounds: [1], connections: [2], pin: true, write: true }, o, (a) => {
-    if (a.flag === '--cpu-prof') o.cpuProf = true;
-    else if (a.flag === '--before') o.before = a.text();
-    else return false;
-    return true;
-  });
+  const usage =
+    'npm run bench:idempotency -- [--duration S] [--warmup S] [--rounds N] [--connections N] [--pin] [--cpu-prof] [--no-write] [--before COMMIT]';
+  readBenchOptions(
+    argv,
+    usage,
+    { duration: [1], warmup: [0], rounds: [1], connections: [2], pin: true, write: true },
+    o,
+    (a) => {
+      if (a.flag === '--cpu-prof') o.cpuProf = true;
+      else if (a.flag === '--before') o.before = a.text();
+      else return false;
+      return true;
+    },
+  );
   return o;
 }

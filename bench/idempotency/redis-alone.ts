@@ -56,7 +56,18 @@ export async function redisAlone(rounds: number, calls: number): Promise<Record<
         claimCharge(1, key, fingerprint),
       );
     const record = (key: string) =>
-      r.evalsha(recordSha, 3, `idem:{t}:${key}`, 'idem-index:{t}', 'idem-bytes:{t}', key, 'owner', fingerprint, answer, 86_400_000);
+      r.evalsha(
+        recordSha,
+        3,
+        `idem:{t}:${key}`,
+        'idem-index:{t}',
+        'idem-bytes:{t}',
+        key,
+        'owner',
+        fingerprint,
+        answer,
+        86_400_000,
+      );
     // One request per call, as a lone request's call is (under load a call carries several),
     // with the arguments idmint sends (floor-calls.ts).
     const where = { tag: ref.tag, epoch: ref.epoch };

@@ -21,7 +21,8 @@ export function idempotencyReport(
   // Per round: what a case costs over its reference (its tag's unkeyed request; the bare route for the INCR route).
   const cost = (m: Measured, clients: number) => (clients === 1 ? m.p50us : 1e6 / m.rps);
   const find = (kind: Kind, clients: number, order?: Order) => findCase(cases, kind, clients, order);
-  const extraOver = (c: Case, ref: Case, round: number) => cost(results.get(c)![round], c.clients) - cost(results.get(ref)![round], c.clients);
+  const extraOver = (c: Case, ref: Case, round: number) =>
+    cost(results.get(c)![round], c.clients) - cost(results.get(ref)![round], c.clients);
   const rounds = [...Array(opts.rounds).keys()];
   const roundTrip = (clients: number, r: number) => extraOver(find('incr', clients), find('bare', clients), r);
   const rows: string[][] = [];
@@ -59,7 +60,10 @@ export function idempotencyReport(
               : undefined;
     const extra = pair ? medianOrNaN(rounds.map((r) => extraOver(...pair, r))) : NaN;
     const trips = pair ? medianOrNaN(rounds.map((r) => extraOver(...pair, r) / roundTrip(c.clients, r))) : NaN;
-    const overRouter = c.kind === 'fresh' || c.kind === 'replay' ? medianOrNaN(rounds.map((r) => extraOver(c, find('router', c.clients, c.order), r))) : NaN;
+    const overRouter =
+      c.kind === 'fresh' || c.kind === 'replay'
+        ? medianOrNaN(rounds.map((r) => extraOver(c, find('router', c.clients, c.order), r)))
+        : NaN;
     rows.push([
       c.name,
       String(c.clients),
@@ -79,7 +83,12 @@ export function idempotencyReport(
       '-',
     ]);
   }
-  const aloneRow = (name: string, us: number) => [name, '1', ...Array<string>(rows[0].length - 3).fill('-'), fmt(us, 2)];
+  const aloneRow = (name: string, us: number) => [
+    name,
+    '1',
+    ...Array<string>(rows[0].length - 3).fill('-'),
+    fmt(us, 2),
+  ];
   rows.push(
     aloneRow('Redis alone: INCR', alone.incr),
     aloneRow('Redis alone: take script (unkeyed, order global)', alone.take),
@@ -91,7 +100,11 @@ export function idempotencyReport(
   );
   const rt = (clients: number) => medianOrNaN(rounds.map((r) => roundTrip(clients, r)));
   const bareRps = medianOrNaN(results.get(find('bare', opts.connections))!.map((m) => m.rps));
-  const idmintRps = Math.max(...cases.filter((c) => c.order && c.clients === opts.connections).map((c) => medianOrNaN(results.get(c)!.map((m) => m.rps))));
+  const idmintRps = Math.max(
+    ...cases
+      .filter((c) => c.order && c.clients === opts.connections)
+      .map((c) => medianOrNaN(results.get(c)!.map((m) => m.rps))),
+  );
   notes.push(
     `one Redis round trip (bare route + INCR minus bare route): ${fmt(rt(1), 1)} µs at 1 client (p50 latency), ${fmt(rt(opts.connections), 1)} µs of wall time per request at ${opts.connections} clients`,
     `load generator: the bare route reached ${fmt(bareRps)} req/s at ${opts.connections} clients, ${fmt(bareRps / idmintRps, 2)}× the fastest idmint case, with the same generator`,
@@ -99,7 +112,9 @@ export function idempotencyReport(
   const worst = Math.max(
     ...cases
       .filter((c) => c.kind === 'fresh' || c.kind === 'replay')
-      .map((c) => medianOrNaN(rounds.map((r) => extraOver(c, find('unkeyed', c.clients, c.order), r) / roundTrip(c.clients, r)))),
+      .map((c) =>
+        medianOrNaN(rounds.map((r) => extraOver(c, find('unkeyed', c.clients, c.order), r) / roundTrip(c.clients, r))),
+      ),
   );
   notes.push(
     `Redis's own time per call on a private server: INCR ${fmt(alone.incr, 2)} µs; the take ${fmt(alone.take, 2)} µs; a new key's one call of order global ${fmt(alone.inKey, 2)} µs; of order node its claim script ${fmt(alone.claim, 2)} µs and record script ${fmt(alone.record, 2)} µs; ` +
@@ -140,6 +155,8 @@ export function idempotencyReport(
       `order node, ${LABELS[kind]}: ${fmt(medianRatio(at(kind, 'node'), at('unkeyed', 'node')), 2)}x the unkeyed ` +
         `throughput at ${opts.connections} clients (goal ${goal}x, stated for order global)`,
     );
-  notes.push(`keyed requests: at most ${fmt(worst, 2)} round trips over the unkeyed request of their tag (median of the rounds)`);
+  notes.push(
+    `keyed requests: at most ${fmt(worst, 2)} round trips over the unkeyed request of their tag (median of the rounds)`,
+  );
   return { rows, notes };
 }

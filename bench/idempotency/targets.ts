@@ -87,6 +87,11 @@ export function targetsOf(servers: Servers, id: string, kept: Kept): (c: Case) =
     const path = `/v1/id/${TAGS[order]}${c.kind === 'router' ? '?' : ''}`;
     if (c.kind === 'replay') return replayTarget(idmint, path, order);
     const ids = idsCheck();
-    return { server: c.kind === 'before' ? before! : idmint, path, key: c.kind === 'fresh' ? () => `${id}-${seq++}` : () => undefined, ...ids };
+    return {
+      server: c.kind === 'before' ? before! : idmint,
+      path,
+      key: c.kind === 'fresh' ? () => `${id}-${seq++}` : () => undefined,
+      ...ids,
+    };
   };
 }

@@ -30,9 +30,10 @@ const loads = (l: readonly number[] | undefined): string | undefined => l?.map((
 /** One line per fact of the run: command, date, machine, load. */
 export function runFacts(run: Run): string {
   const m = run.machine;
-  const machine = [m.cpus !== undefined ? `${m.cpus} CPUs${m.cpuModel ? ` (${m.cpuModel})` : ''}` : undefined, m.node ? `node ${m.node}` : undefined].filter(
-    Boolean,
-  );
+  const machine = [
+    m.cpus !== undefined ? `${m.cpus} CPUs${m.cpuModel ? ` (${m.cpuModel})` : ''}` : undefined,
+    m.node ? `node ${m.node}` : undefined,
+  ].filter(Boolean);
   const before = loads(m.loadavgBefore);
   const after = loads(m.loadavgAfter);
   return [
@@ -40,7 +41,9 @@ export function runFacts(run: Run): string {
     `- date: ${run.date}`,
     ...(machine.length ? [`- machine: ${machine.join(', ')}`] : []),
     ...(before || after
-      ? [`- load average${before ? ` before the run: ${before}` : ''}${before && after ? ';' : ''}${after ? ` after the run: ${after}` : ''}`]
+      ? [
+          `- load average${before ? ` before the run: ${before}` : ''}${before && after ? ';' : ''}${after ? ` after the run: ${after}` : ''}`,
+        ]
       : []),
     ...(run.baseline ? [`- baseline: ${run.baseline}; ratio: ${run.ratio}`] : []),
     ...(run.source ? [`- converted from ${run.source}`] : []),
@@ -54,7 +57,12 @@ export function runsTable(runs: readonly Run[]): string {
   return markdownTable(
     [
       ['run', 'date', 'command', 'load before'],
-      ...runs.map((r, i) => [String(i + 1), r.date, r.command ? `\`${r.command}\`` : '-', loads(r.machine.loadavgBefore) ?? '-']),
+      ...runs.map((r, i) => [
+        String(i + 1),
+        r.date,
+        r.command ? `\`${r.command}\`` : '-',
+        loads(r.machine.loadavgBefore) ?? '-',
+      ]),
     ],
     3,
   );
@@ -62,7 +70,10 @@ export function runsTable(runs: readonly Run[]): string {
 
 function findCase(run: Run, name: string): Case {
   const c = run.cases.find((x) => caseName(x) === name);
-  if (!c) throw new Error(`${run.bench}: no case "${name}" in the run of ${run.date} (cases: ${run.cases.map(caseName).join('; ')})`);
+  if (!c)
+    throw new Error(
+      `${run.bench}: no case "${name}" in the run of ${run.date} (cases: ${run.cases.map(caseName).join('; ')})`,
+    );
   return c;
 }
 
@@ -74,12 +85,25 @@ export function figure(run: Run, name: string, column: string): string {
     return fmt(c.ratio, 2);
   }
   const col = run.columns.find((x) => x.label === column);
-  if (!col || c.figures[column] === undefined) throw new Error(`${run.bench}: case "${name}" has no figure "${column}"`);
+  if (!col || c.figures[column] === undefined)
+    throw new Error(`${run.bench}: case "${name}" has no figure "${column}"`);
   return formatFigure(c.figures[column], col);
 }
 
-const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+const esc = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const COLORS = [
+  '#1f77b4',
+  '#d62728',
+  '#2ca02c',
+  '#ff7f0e',
+  '#9467bd',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+  '#bcbd22',
+  '#17becf',
+];
 const DASHES = ['', '6 3', '2 3'];
 const num = (v: number): string => String(Math.round(v * 10) / 10);
 
@@ -89,11 +113,14 @@ const num = (v: number): string => String(Math.round(v * 10) / 10);
  */
 export function ratioChart(runs: readonly Run[], title: string): string {
   const names: string[] = [];
-  for (const r of runs) for (const c of r.cases) if (c.ratio !== undefined && !names.includes(caseName(c))) names.push(caseName(c));
+  for (const r of runs)
+    for (const c of r.cases) if (c.ratio !== undefined && !names.includes(caseName(c))) names.push(caseName(c));
   const values = runs.flatMap((r) => r.cases.flatMap((c) => (c.ratio === undefined ? [] : [c.ratio])));
   // Ticks at a round step (0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, ...), about five of them.
   const span = Math.max(1, ...values) - Math.min(1, ...values) || 0.2;
-  const step = [0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 20, 25, 50, 100].find((st) => span / st <= 6) ?? 10 ** Math.ceil(Math.log10(span / 5));
+  const step =
+    [0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 20, 25, 50, 100].find((st) => span / st <= 6) ??
+    10 ** Math.ceil(Math.log10(span / 5));
   const lo = Math.max(0, Math.floor(Math.min(1, ...values) / step) * step);
   const hi = Math.ceil(Math.max(1, ...values) / step) * step;
   const ticks = Math.round((hi - lo) / step);
@@ -104,7 +131,8 @@ export function ratioChart(runs: readonly Run[], title: string): string {
   const plotH = 260;
   const legendTop = top + plotH + 44;
   const H = legendTop + names.length * 18 + 8;
-  const x = (i: number): number => (runs.length === 1 ? left + (W - left - right) / 2 : left + (i * (W - left - right)) / (runs.length - 1));
+  const x = (i: number): number =>
+    runs.length === 1 ? left + (W - left - right) / 2 : left + (i * (W - left - right)) / (runs.length - 1);
   const y = (v: number): number => top + ((hi - v) / (hi - lo || 1)) * plotH;
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
@@ -117,11 +145,15 @@ export function ratioChart(runs: readonly Run[], title: string): string {
     out.push(`<line x1="${left}" y1="${num(y(v))}" x2="${W - right}" y2="${num(y(v))}" stroke="#e0e0e0"/>`);
     out.push(`<text x="${left - 6}" y="${num(y(v) + 4)}" text-anchor="end">${v.toFixed(2)}</text>`);
   }
-  out.push(`<line x1="${left}" y1="${num(y(1))}" x2="${W - right}" y2="${num(y(1))}" stroke="#000000" stroke-dasharray="4 4"/>`);
+  out.push(
+    `<line x1="${left}" y1="${num(y(1))}" x2="${W - right}" y2="${num(y(1))}" stroke="#000000" stroke-dasharray="4 4"/>`,
+  );
   runs.forEach((_, i) => {
     out.push(`<text x="${num(x(i))}" y="${top + plotH + 16}" text-anchor="middle">${i + 1}</text>`);
   });
-  out.push(`<text x="${left + (W - left - right) / 2}" y="${top + plotH + 32}" text-anchor="middle">run (oldest first; dates in the list of runs)</text>`);
+  out.push(
+    `<text x="${left + (W - left - right) / 2}" y="${top + plotH + 32}" text-anchor="middle">run (oldest first; dates in the list of runs)</text>`,
+  );
   names.forEach((name, k) => {
     const color = COLORS[k % COLORS.length];
     const dash = DASHES[Math.floor(k / COLORS.length) % DASHES.length];

@@ -56,7 +56,14 @@ export function parseArgs(argv: string[]): Options {
   };
   const usage =
     'npm run bench:scale -- [--private-redis] [--pin] [--duration S] [--warmup S] [--connections N] [--processes-list 1,2,4] [--cases bare,incr,shared,node,global] [--redis-requests N] [--max-other PCT] [--retries N] [--wait-quiet S] [--rounds N] [--settle S] [--rate R] [--alt-env K=V,...] [--no-write]';
-  const shared = { duration: [1, 120], warmup: [0, 60], connections: [1, 1000], rounds: [1, 20], write: true, pin: true } as const;
+  const shared = {
+    duration: [1, 120],
+    warmup: [0, 60],
+    connections: [1, 1000],
+    rounds: [1, 20],
+    write: true,
+    pin: true,
+  } as const;
   readBenchOptions(argv, usage, shared, o, (a) => {
     switch (a.flag) {
       case '--processes-list': {

@@ -41,7 +41,8 @@ interface Measured {
 
 const num = (c: Case | undefined, col: string): number => {
   const v = c?.figures[col];
-  if (typeof v !== 'number') throw new Error(`the run has no figure "${col}" for ${c ? caseName(c) : 'a missing case'}`);
+  if (typeof v !== 'number')
+    throw new Error(`the run has no figure "${col}" for ${c ? caseName(c) : 'a missing case'}`);
   return v;
 };
 
@@ -62,7 +63,9 @@ function measured(run: Run): Measured[] {
     const g = at(GLOBAL, p);
     if (!g) continue;
     const takes = num(g, 'takes/s (nodes)');
-    const redisPct = num(g, 'Redis CPU %') - (typeof at(BARE, p)?.figures['Redis CPU %'] === 'number' ? num(at(BARE, p), 'Redis CPU %') : 0);
+    const redisPct =
+      num(g, 'Redis CPU %') -
+      (typeof at(BARE, p)?.figures['Redis CPU %'] === 'number' ? num(at(BARE, p), 'Redis CPU %') : 0);
     out.push({
       processes: p,
       serverUs: num(g, 'server usec per request'),
@@ -104,12 +107,20 @@ const medianOf = (xs: number[]): number => {
 function main(): void {
   let runFile: string | undefined;
   const o = { write: true };
-  readBenchOptions(process.argv.slice(2), 'node --import tsx bench/scale/model.ts [--run FILE] [--no-write]', { write: true }, o, (a) => {
-    if (a.flag !== '--run') return false;
-    runFile = a.text();
-    return true;
-  });
-  const { run, file } = runFile ? { run: JSON.parse(readFileSync(runFile, 'utf8')) as Run, file: runFile } : latestScaleRun();
+  readBenchOptions(
+    process.argv.slice(2),
+    'node --import tsx bench/scale/model.ts [--run FILE] [--no-write]',
+    { write: true },
+    o,
+    (a) => {
+      if (a.flag !== '--run') return false;
+      runFile = a.text();
+      return true;
+    },
+  );
+  const { run, file } = runFile
+    ? { run: JSON.parse(readFileSync(runFile, 'utf8')) as Run, file: runFile }
+    : latestScaleRun();
   const ms = measured(run);
   const k = fitPower(ms);
   const cost = fitCost(ms);
@@ -117,12 +128,33 @@ function main(): void {
   const serverUs = (kk: number) => cost.perRequest + cost.perTake / kk;
   const inputs: string[][] = [
     ['case', 'processes', 'req/s', 'server CPU µs/req', 'req per take', 'Redis CPU µs/take'],
-    ...ms.map((m) => [`measured: ${GLOBAL}`, String(m.processes), fmt(m.rps), fmt(m.serverUs, 1), fmt(m.reqPerTake, 1), fmt(m.redisUsPerTake, 1)]),
+    ...ms.map((m) => [
+      `measured: ${GLOBAL}`,
+      String(m.processes),
+      fmt(m.rps),
+      fmt(m.serverUs, 1),
+      fmt(m.reqPerTake, 1),
+      fmt(m.redisUsPerTake, 1),
+    ]),
   ];
-  const rows: string[][] = [['case', 'cores', 'req per take', 'server CPU µs/req', 'idmint-bound req/s', 'Redis-bound req/s', 'model req/s', 'bound by']];
+  const rows: string[][] = [
+    [
+      'case',
+      'cores',
+      'req per take',
+      'server CPU µs/req',
+      'idmint-bound req/s',
+      'Redis-bound req/s',
+      'model req/s',
+      'bound by',
+    ],
+  ];
   const bends: string[] = [];
   for (const [scenario, kOf] of [
-    ['clients fixed', (c: number) => (ms.some((m) => m.processes === c) ? ms.find((m) => m.processes === c)!.reqPerTake : k(c))],
+    [
+      'clients fixed',
+      (c: number) => (ms.some((m) => m.processes === c) ? ms.find((m) => m.processes === c)!.reqPerTake : k(c)),
+    ],
     ['clients per core', () => ms[0].reqPerTake],
   ] as const) {
     let bent: number | undefined;
@@ -165,7 +197,13 @@ function main(): void {
   console.log([...inputs, ...rows.slice(1)].map((r) => r.join(' | ')).join('\n'));
   for (const n of notes) console.log(`- ${n}`);
   // The ratio charted: each row's throughput over one core's (of the clients-fixed case).
-  if (o.write) startRun('scale-model').finish({ rows, labelColumns: 2, ratio: { of: 'model req/s', baseline: 'model, clients fixed, 1' }, notes });
+  if (o.write)
+    startRun('scale-model').finish({
+      rows,
+      labelColumns: 2,
+      ratio: { of: 'model req/s', baseline: 'model, clients fixed, 1' },
+      notes,
+    });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main();

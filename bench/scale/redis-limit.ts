@@ -45,13 +45,18 @@ export async function captureTake(
     const seen = new Promise<{ sha: string; keys: string[]; args: string[] }>((resolve) => {
       mon.on('monitor', (_time: string, a: string[]) => {
         const cmd = String(a[0]).toLowerCase();
-        if (cmd !== 'evalsha' || (sha !== undefined && String(a[1]).toLowerCase() !== sha) || Number(a[2]) !== numKeys) return;
+        if (cmd !== 'evalsha' || (sha !== undefined && String(a[1]).toLowerCase() !== sha) || Number(a[2]) !== numKeys)
+          return;
         const keys = a.slice(3, 3 + numKeys);
-        if (keys[0]?.includes(`{${tag}}:seg:`)) resolve({ sha: String(a[1]).toLowerCase(), keys, args: a.slice(3 + numKeys) });
+        if (keys[0]?.includes(`{${tag}}:seg:`))
+          resolve({ sha: String(a[1]).toLowerCase(), keys, args: a.slice(3 + numKeys) });
       });
     });
     await trigger();
-    return await Promise.race([seen, sleep(5000).then(() => Promise.reject(new Error(`no take of ${tag} with script ${sha} seen within 5 s`)))]);
+    return await Promise.race([
+      seen,
+      sleep(5000).then(() => Promise.reject(new Error(`no take of ${tag} with script ${sha} seen within 5 s`))),
+    ]);
   } finally {
     mon.disconnect();
   }
@@ -61,10 +66,18 @@ export async function captureTake(
  * The no-op script's Redis usec per EVALSHA in this run: `return 1` with the keys and
  * arguments of a take, `calls` times, 8 in flight (as in bench/take-cpu.ts).
  */
-export async function noopUsec(r: Redis, keys: readonly string[], args: readonly string[], calls = 20_000): Promise<number> {
+export async function noopUsec(
+  r: Redis,
+  keys: readonly string[],
+  args: readonly string[],
+  calls = 20_000,
+): Promise<number> {
   const sha = (await r.script('LOAD', 'return 1')) as string;
   const c0 = await redisCounters(r);
-  for (let i = 0; i < calls; i += 8) await Promise.all(Array.from({ length: Math.min(8, calls - i) }, () => r.evalsha(sha, keys.length, ...keys, ...args)));
+  for (let i = 0; i < calls; i += 8)
+    await Promise.all(
+      Array.from({ length: Math.min(8, calls - i) }, () => r.evalsha(sha, keys.length, ...keys, ...args)),
+    );
   return usecPerEvalsha(c0, await redisCounters(r));
 }
 
@@ -92,7 +105,8 @@ export async function redisLimit(
   const url = new URL(redisUrl);
   const takenBefore = takenOf(await r.hgetall(key));
   const [seg0, end0] = (await r.hmget(key, 'cur', 'end')).map(Number);
-  if (!(end0 - seg0 > calls)) throw new Error(`the segment of ${key} holds ${end0 - seg0 + 1} IDs, fewer than ${calls} calls`);
+  if (!(end0 - seg0 > calls))
+    throw new Error(`the segment of ${key} holds ${end0 - seg0 + 1} IDs, fewer than ${calls} calls`);
   const before = readProcs();
   const b0 = machineBusySeconds();
   const c0 = await redisCounters(r);
@@ -100,7 +114,20 @@ export async function redisLimit(
   const t0 = performance.now();
   const res = spawnSync(
     'redis-benchmark',
-    ['-h', url.hostname, '-p', url.port || '6379', '-n', String(calls), '-c', String(clients), '-r', '100000000000', '--csv', ...benchArgs],
+    [
+      '-h',
+      url.hostname,
+      '-p',
+      url.port || '6379',
+      '-n',
+      String(calls),
+      '-c',
+      String(clients),
+      '-r',
+      '100000000000',
+      '--csv',
+      ...benchArgs,
+    ],
     {
       encoding: 'utf8',
       timeout: 120_000,
@@ -108,7 +135,15 @@ export async function redisLimit(
   );
   const wallS = (performance.now() - t0) / 1000;
   const c1 = await redisCounters(r);
-  const cpu = cpuWindow(before, readProcs(), wallS, machineBusySeconds() - b0, serverRoot, pid, reapedChildrenSeconds() - k0);
+  const cpu = cpuWindow(
+    before,
+    readProcs(),
+    wallS,
+    machineBusySeconds() - b0,
+    serverRoot,
+    pid,
+    reapedChildrenSeconds() - k0,
+  );
   if (res.status !== 0) throw new Error(`redis-benchmark failed (${res.status}): ${res.stderr}`);
   const takenAdvance = takenOf(await r.hgetall(key)) - takenBefore;
   // --csv: a header line, then "name","rps","avg","min","p50","p95","p99","max" (7.x).

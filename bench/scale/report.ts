@@ -54,7 +54,12 @@ export function roundRatio(
  */
 const figureOf = (opts: Options) => (opts.rate > 0 ? (r: CaseResult) => r.perCpuS : (r: CaseResult) => r.rps);
 
-function rows(opts: Options, results: CaseResult[], rounds: readonly CaseResult[], redis: RedisLimit | undefined): string[][] {
+function rows(
+  opts: Options,
+  results: CaseResult[],
+  rounds: readonly CaseResult[],
+  redis: RedisLimit | undefined,
+): string[][] {
   const figure = figureOf(opts);
   const fewest = (c: CaseResult) => Math.min(...results.filter((x) => x.name === c.name).map((x) => x.processes));
   const has = (name: CaseName) => results.some((r) => r.name === name);
@@ -196,7 +201,9 @@ export interface Report {
 export function printReport({ opts, ok, results, rounds, limit, problems }: Report): void {
   console.log('');
   console.log(table(rows(opts, results, rounds, limit), false, 2));
-  console.log('(CPU % is of one core over the measured window; "other" is every process but the servers, the load generator and Redis.)');
+  console.log(
+    '(CPU % is of one core over the measured window; "other" is every process but the servers, the load generator and Redis.)',
+  );
   for (const c of results) console.log(`check ${c.name} x${c.processes}: ${c.checks}`);
   for (const p of problems) console.log(`FAIL: ${p}`);
   console.log(ok ? 'bench OK (answers correct, no errors)' : 'bench FAILED');
@@ -206,15 +213,28 @@ export function printReport({ opts, ok, results, rounds, limit, problems }: Repo
 export const resultsFile = (opts: Options): string => (opts.rate > 0 ? 'scale-rate-latest.md' : 'scale-latest.md');
 
 /** The main table of a run, as the results file shows it (header first; the first two columns name a case). */
-export const resultsTable = ({ opts, results, rounds, limit }: Report): string[][] => rows(opts, results, rounds, limit);
+export const resultsTable = ({ opts, results, rounds, limit }: Report): string[][] =>
+  rows(opts, results, rounds, limit);
 
 /** bench/results/<resultsFile>. */
-export function writeReport({ opts, ok, results, rounds, limit, problems, loadBefore, redisUrl, privateRedis }: Report): void {
+export function writeReport({
+  opts,
+  ok,
+  results,
+  rounds,
+  limit,
+  problems,
+  loadBefore,
+  redisUrl,
+  privateRedis,
+}: Report): void {
   mkdirSync(RESULTS, { recursive: true });
   const cores = cpus().length;
   const disturbed = results.filter((c) => c.disturbed);
   const md = [
-    opts.rate > 0 ? `# idmint scaling benchmark (\`--processes\`) at ${opts.rate} req/s offered` : '# idmint scaling benchmark (`--processes`)',
+    opts.rate > 0
+      ? `# idmint scaling benchmark (\`--processes\`) at ${opts.rate} req/s offered`
+      : '# idmint scaling benchmark (`--processes`)',
     '',
     `- command: \`npm run bench:scale --${process.argv
       .slice(2)
@@ -245,7 +265,9 @@ export function writeReport({ opts, ok, results, rounds, limit, problems, loadBe
         .join(' ') || 'none (defaults)'
     }`,
     ...(opts.cases.includes('alt')
-      ? [`- case alt: order global on a second idmint of each process count, started with ${labelOf(opts, 'alt').slice(CASE_LABEL.alt.length + 1)}`]
+      ? [
+          `- case alt: order global on a second idmint of each process count, started with ${labelOf(opts, 'alt').slice(CASE_LABEL.alt.length + 1)}`,
+        ]
       : []),
     `- result: ${ok ? 'OK (answers correct, no errors)' : 'FAILED'}`,
     '',
@@ -277,12 +299,25 @@ export function writeReport({ opts, ok, results, rounds, limit, problems, loadBe
     '',
     '| case | processes | runs (rounds and reruns) | other CPU % (median) | busiest other processes |',
     '| --- | ---: | ---: | ---: | --- |',
-    ...results.map((c) => `| ${c.name} | ${c.processes} | ${c.attempts} | ${fmt(c.cpu.other)} | ${c.cpu.busiest.join(', ') || '-'} |`),
-    ...(limit ? [`| redis-benchmark | - | 1 | ${fmt(limit.cpu.other)} | ${limit.cpu.busiest.join(', ') || '-'} |`] : []),
+    ...results.map(
+      (c) =>
+        `| ${c.name} | ${c.processes} | ${c.attempts} | ${fmt(c.cpu.other)} | ${c.cpu.busiest.join(', ') || '-'} |`,
+    ),
+    ...(limit
+      ? [`| redis-benchmark | - | 1 | ${fmt(limit.cpu.other)} | ${limit.cpu.busiest.join(', ') || '-'} |`]
+      : []),
     '',
     ...results.map((c) => `- check ${c.name} x${c.processes}: ${c.checks}`),
-    ...(limit ? [`- redis-benchmark (${limit.script}): \`redis-benchmark -n ${limit.calls} -c ${limit.clients} ${limit.command}\``] : []),
-    ...(limit ? [`- check redis-benchmark: the segment key's \`taken\` counter advanced by ${fmt(limit.takenAdvance)} for ${fmt(limit.calls)} calls`] : []),
+    ...(limit
+      ? [
+          `- redis-benchmark (${limit.script}): \`redis-benchmark -n ${limit.calls} -c ${limit.clients} ${limit.command}\``,
+        ]
+      : []),
+    ...(limit
+      ? [
+          `- check redis-benchmark: the segment key's \`taken\` counter advanced by ${fmt(limit.takenAdvance)} for ${fmt(limit.calls)} calls`,
+        ]
+      : []),
     ...problems.map((p) => `- FAIL: ${p}`),
     '',
   ].join('\n');

@@ -77,12 +77,20 @@ const incrKey = (run: ScaleRun, name: 'incr' | 'shared') => `${run.names.prefix}
 async function metricOf(url: string, name: string, tag: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let sum = 0;
-  for (const line of text.split('\n')) if (line.startsWith(`${name}{`) && line.includes(`tag="${tag}"`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  for (const line of text.split('\n'))
+    if (line.startsWith(`${name}{`) && line.includes(`tag="${tag}"`))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   return sum;
 }
 
 /** One case of one round at one process count: the best of its attempts (the first undisturbed one). */
-async function measureCase(run: ScaleRun, name: CaseName, processes: number, server: Server, round: number): Promise<CaseResult> {
+async function measureCase(
+  run: ScaleRun,
+  name: CaseName,
+  processes: number,
+  server: Server,
+  round: number,
+): Promise<CaseResult> {
   const { opts, problems, redis } = run;
   const path = pathOf(name);
   const counted = COUNTED_CASES.includes(name);
@@ -106,14 +114,18 @@ async function measureCase(run: ScaleRun, name: CaseName, processes: number, ser
     if (opts.warmup > 0) {
       const w = await runLoad(server.url + path, opts.connections, opts.warmup, check);
       const failed = w.non2xx + w.errors + w.timeouts;
-      if (failed + w.violations > 0) problems.push(`${label} warm-up: ${failed} failed, ${w.violations} broken checks ${w.examples.join(' | ')}`);
+      if (failed + w.violations > 0)
+        problems.push(`${label} warm-up: ${failed} failed, ${w.violations} broken checks ${w.examples.join(' | ')}`);
       if (check.kind === 'ids' && counted) check.above = maxOf(w.ids, check.above);
     }
     const before = readProcs();
     const b0 = machineBusySeconds();
     const takes0 = global ? await metricOf(server.url, 'idmint_takes_total', TAGS.global) : 0;
     const issued0 = global ? await metricOf(server.url, 'idmint_ids_issued_total', TAGS.global) : 0;
-    if (global) run.takeShape ??= await captureTake(redis, undefined, takeScript().numKeys, TAGS.global, () => fetchIds(server.url, TAGS.global, 1));
+    if (global)
+      run.takeShape ??= await captureTake(redis, undefined, takeScript().numKeys, TAGS.global, () =>
+        fetchIds(server.url, TAGS.global, 1),
+      );
     const r0 = await redisCounters(redis);
     const pacer = global ? pacedNoop(redis, run.takeShape!.keys, run.takeShape!.args) : undefined;
     const t0 = performance.now();
@@ -192,30 +204,44 @@ export interface ServerSet {
 }
 
 /** What every answer of a case must be: the bare route's constant body, or IDs above `above`. */
-const checkOf = (name: CaseName, above: bigint): Check => (name === 'bare' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above });
-const serverOf = (set: ServerSet, name: CaseName): Server => (name === 'node' || name === 'global' ? set.idmint! : set[name]!);
-const pathOf = (name: CaseName): string => (name === 'node' ? `/v1/id/${TAGS.node}` : GLOBAL_CASES.includes(name) ? `/v1/id/${TAGS.global}` : '/v1/id/bench');
+const checkOf = (name: CaseName, above: bigint): Check =>
+  name === 'bare' ? { kind: 'constant', body: '{"id":"1"}' } : { kind: 'ids', above };
+const serverOf = (set: ServerSet, name: CaseName): Server =>
+  name === 'node' || name === 'global' ? set.idmint! : set[name]!;
+const pathOf = (name: CaseName): string =>
+  name === 'node' ? `/v1/id/${TAGS.node}` : GLOBAL_CASES.includes(name) ? `/v1/id/${TAGS.global}` : '/v1/id/bench';
 
 /** Starts the servers of one process count and adds them to run.sets. */
 async function startSet(run: ScaleRun, processes: number): Promise<void> {
   const { opts } = run;
-  const needIdmint = opts.cases.some((c) => !BARE_CASES.includes(c)) || (processes === opts.processesList[0] && opts.redisRequests > 0);
+  const needIdmint =
+    opts.cases.some((c) => !BARE_CASES.includes(c)) || (processes === opts.processesList[0] && opts.redisRequests > 0);
   const set: { -readonly [K in keyof ServerSet]: ServerSet[K] } = { processes };
   run.sets.push(set);
   if (opts.cases.includes('bare')) set.bare = await startBare(processes, opts.pin);
-  if (opts.cases.includes('incr')) set.incr = await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run, 'incr'), shared: false });
-  if (opts.cases.includes('shared')) set.shared = await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run, 'shared'), shared: true });
+  if (opts.cases.includes('incr'))
+    set.incr = await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run, 'incr'), shared: false });
+  if (opts.cases.includes('shared'))
+    set.shared = await startBare(processes, opts.pin, { url: run.redisUrl, key: incrKey(run, 'shared'), shared: true });
   if (needIdmint) {
     const idmint = (set.idmint = await startIdmint(processes, run.names, run.runId, run.redisUrl, opts.pin));
     if (!run.tagsCreated) {
       await createTag(idmint.url, { tag: TAGS.node, mode: 'segment', order: 'node' });
       await createTag(idmint.url, { tag: TAGS.global, mode: 'segment', order: 'global' });
-      await createTag(idmint.url, { tag: TAGS.redis, mode: 'segment', order: 'global', step: 100_000_000, min_step: 100_000_000, max_step: 100_000_000 });
+      await createTag(idmint.url, {
+        tag: TAGS.redis,
+        mode: 'segment',
+        order: 'global',
+        step: 100_000_000,
+        min_step: 100_000_000,
+        max_step: 100_000_000,
+      });
       run.tagsCreated = true;
     }
     for (const t of Object.values(TAGS)) await fetchIds(idmint.url, t, 1); // cold start: first segments
   }
-  if (opts.cases.includes('alt')) set.alt = await startIdmint(processes, run.names, run.runId, run.redisUrl, opts.pin, opts.altEnv);
+  if (opts.cases.includes('alt'))
+    set.alt = await startIdmint(processes, run.names, run.runId, run.redisUrl, opts.pin, opts.altEnv);
 }
 
 /**
@@ -234,7 +260,9 @@ async function settle(run: ScaleRun, set: ServerSet): Promise<void> {
     const r = await runLoad(serverOf(set, name).url + pathOf(name), opts.connections, seconds, check);
     const failed = r.non2xx + r.errors + r.timeouts;
     if (failed + r.violations > 0)
-      problems.push(`${name} x${set.processes} settling: ${failed} failed, ${r.violations} broken checks ${r.examples.join(' | ')}`);
+      problems.push(
+        `${name} x${set.processes} settling: ${failed} failed, ${r.violations} broken checks ${r.examples.join(' | ')}`,
+      );
     console.log(`${fmt(r.rps)} req/s`);
   }
 }
@@ -254,7 +282,8 @@ export async function runAll(run: ScaleRun): Promise<void> {
     const runs: CaseResult[] = [];
     for (let round = 1; round <= opts.rounds && !run.interrupted(); round++)
       for (const set of sets)
-        for (const name of opts.cases) if (!run.interrupted()) runs.push(await measureCase(run, name, set.processes, serverOf(set, name), round));
+        for (const name of opts.cases)
+          if (!run.interrupted()) runs.push(await measureCase(run, name, set.processes, serverOf(set, name), round));
     run.rounds.push(...runs);
     for (const set of sets)
       for (const name of opts.cases) {
@@ -264,7 +293,9 @@ export async function runAll(run: ScaleRun): Promise<void> {
     const idmint = sets[0]?.idmint;
     if (idmint && opts.redisRequests > 0 && !run.interrupted()) {
       const server = idmint;
-      process.stdout.write(`redis-benchmark: EVALSHA take, ${fmt(opts.redisRequests)} calls, ${opts.connections} clients: `);
+      process.stdout.write(
+        `redis-benchmark: EVALSHA take, ${fmt(opts.redisRequests)} calls, ${opts.connections} clients: `,
+      );
       const limit = await redisLimit(
         run.redis,
         run.redisUrl,
@@ -278,7 +309,9 @@ export async function runAll(run: ScaleRun): Promise<void> {
       run.limit = limit;
       console.log(`${fmt(limit.rps)} calls/s; Redis CPU ${fmt(limit.redisCpu)}%, other ${fmt(limit.cpu.other)}%`);
       if (limit.takenAdvance !== opts.redisRequests)
-        problems.push(`redis-benchmark: the key's taken counter moved by ${limit.takenAdvance}, not ${opts.redisRequests}`);
+        problems.push(
+          `redis-benchmark: the key's taken counter moved by ${limit.takenAdvance}, not ${opts.redisRequests}`,
+        );
     }
   } finally {
     for (const set of run.sets) {
@@ -288,7 +321,8 @@ export async function runAll(run: ScaleRun): Promise<void> {
         const code = await idmint.stop(40_000);
         if (code !== 0) problems.push(`${idmint.name} exited with ${code} on SIGTERM`);
         const errs = logLines(idmint.output).filter((l) => Number(l.level) >= 50);
-        if (errs.length) problems.push(`${idmint.name} logged ${errs.length} errors; first: ${JSON.stringify(errs[0]).slice(0, 300)}`);
+        if (errs.length)
+          problems.push(`${idmint.name} logged ${errs.length} errors; first: ${JSON.stringify(errs[0]).slice(0, 300)}`);
       }
     }
   }

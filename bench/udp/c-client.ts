@@ -31,7 +31,8 @@ function schedstat(path: string): [number, number] {
 export function cpuNs(pid: number): number {
   try {
     let ns = 0;
-    for (const t of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+    for (const t of readdirSync(`/proc/${pid}/task`))
+      ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
     return ns;
   } catch {
     return NaN;
@@ -95,7 +96,9 @@ export async function runClients(binary: string, o: LoadOptions): Promise<LoadRu
     const app = o.workload === 'idserver' ? `app${i}` : 'bench';
     const done = new Promise<ClientResult>((resolve, reject) =>
       proc.once('close', (code) =>
-        code === 0 ? resolve(parseOutput(Buffer.concat(chunks).toString(), app)) : reject(new Error(`UDP client ${i} exited with ${code}`)),
+        code === 0
+          ? resolve(parseOutput(Buffer.concat(chunks).toString(), app))
+          : reject(new Error(`UDP client ${i} exited with ${code}`)),
       ),
     );
     return { proc, done, running: true };
@@ -107,7 +110,12 @@ export async function runClients(binary: string, o: LoadOptions): Promise<LoadRu
   const main = `/proc/${o.serverPid}/task/${o.serverPid}/schedstat`;
   const sample = () => {
     const [run, wait] = schedstat(main);
-    return { at: process.hrtime.bigint(), server: cpuNs(o.serverPid), demand: run + wait, client: kids.reduce((s, k) => s + cpuNs(k.proc.pid ?? 0), 0) };
+    return {
+      at: process.hrtime.bigint(),
+      server: cpuNs(o.serverPid),
+      demand: run + wait,
+      client: kids.reduce((s, k) => s + cpuNs(k.proc.pid ?? 0), 0),
+    };
   };
   let last = sample();
   let windows = 0;
@@ -126,7 +134,12 @@ export async function runClients(binary: string, o: LoadOptions): Promise<LoadRu
   try {
     const clients = await Promise.all(kids.map((k) => k.done));
     // The last window may hold the end of a client that had exited but was not yet reaped.
-    return { clients, serverPct: serverPct.slice(0, -1), demandPct: demandPct.slice(0, -1), clientPct: clientPct.slice(0, -1) };
+    return {
+      clients,
+      serverPct: serverPct.slice(0, -1),
+      demandPct: demandPct.slice(0, -1),
+      clientPct: clientPct.slice(0, -1),
+    };
   } finally {
     clearInterval(timer);
   }

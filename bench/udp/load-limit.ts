@@ -17,7 +17,9 @@ export const ECHO_BUSY_PCT = 95;
  */
 export function echoWaited(round: number, demandPct: readonly number[], demandLowPct: number): string | undefined {
   if (demandLowPct >= ECHO_BUSY_PCT) return undefined;
-  console.log(`  FAILED: the echo server waited for its clients (below ${ECHO_BUSY_PCT}% running or runnable in a window)`);
+  console.log(
+    `  FAILED: the echo server waited for its clients (below ${ECHO_BUSY_PCT}% running or runnable in a window)`,
+  );
   return `round ${round}: ${demandPct.length} windows, the least busy at ${demandLowPct.toFixed(0)}%`;
 }
 

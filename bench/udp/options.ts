@@ -22,8 +22,17 @@ function workloadOf(w: string): Workload {
 
 /** Reads argv (the arguments after the script's name). */
 export function readUdpOptions(argv: readonly string[]): UdpOptions {
-  const opts: UdpOptions = { requests: 200_000, clients: 16, rounds: 1, write: true, workload: 'idserver', pin: false, cpuProf: '' };
-  const usage = 'npm run bench:udp -- [--requests N] [--clients N] [--rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]';
+  const opts: UdpOptions = {
+    requests: 200_000,
+    clients: 16,
+    rounds: 1,
+    write: true,
+    workload: 'idserver',
+    pin: false,
+    cpuProf: '',
+  };
+  const usage =
+    'npm run bench:udp -- [--requests N] [--clients N] [--rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]';
   readBenchOptions(argv, usage, { requests: [1], rounds: [1], pin: true, write: true }, opts, (a) => {
     if (a.flag === '--workload') opts.workload = workloadOf(a.text());
     else if (a.flag === '--cpu-prof') opts.cpuProf = a.text();

@@ -101,7 +101,12 @@ function tableOf(rows: readonly Row[]): string[][] {
 }
 
 /** The goals' verdicts, the load generator's and the floors' lines; failed: the load generator was the limit. */
-function verdictsOf(opts: UdpOptions, rows: readonly Row[], clientLimited: readonly string[], load: string): { verdicts: string[]; failed: boolean } {
+function verdictsOf(
+  opts: UdpOptions,
+  rows: readonly Row[],
+  clientLimited: readonly string[],
+  load: string,
+): { verdicts: string[]; failed: boolean } {
   const row = (name: string) => rows.find((r) => r.name === name)!;
   const node = row(CASE_NAMES.node);
   const seg = row(CASE_NAMES.segment);
@@ -177,7 +182,9 @@ export function udpReport(
     `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs; load average before the run ${load}`,
     `- workload ${opts.workload}: ${workload}`,
     `- ${opts.clients} client processes x ${opts.requests} sequential requests (send, wait for the reply) per case${opts.rounds > 1 ? `, ${opts.rounds} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}`,
-    opts.pin ? '- pinned (taskset): the servers on CPU 1, the client processes on CPU 0' : '- not pinned: servers and clients share both CPUs',
+    opts.pin
+      ? '- pinned (taskset): the servers on CPU 1, the client processes on CPU 0'
+      : '- not pinned: servers and clients share both CPUs',
     `- command: npm run bench:udp${args.length ? ` -- ${args.join(' ')}` : ''}`,
     '',
     ...lines,

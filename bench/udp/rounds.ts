@@ -49,7 +49,15 @@ async function runClients(
   rule: string,
   collect: boolean,
   serverPid: number,
-): Promise<{ tps: number; avgMs: number; fail: number; ids: Map<string, string[]>; serverPct: number[]; demandPct: number[]; clientPct: number[] }> {
+): Promise<{
+  tps: number;
+  avgMs: number;
+  fail: number;
+  ids: Map<string, string[]>;
+  serverPct: number[];
+  demandPct: number[];
+  clientPct: number[];
+}> {
   const run = await runLoad(binary, {
     port,
     rule,
@@ -63,7 +71,10 @@ async function runClients(
   const results = run.clients;
   const seconds = Math.max(...results.map((r) => r.seconds));
   const total = results.reduce((s, r) => s + r.total, 0);
-  for (const r of results) console.log(`  total:${r.total} fail:${r.fail} min:${r.min.toFixed(6)} max:${r.max.toFixed(6)} avg:${r.avg.toFixed(6)}`);
+  for (const r of results)
+    console.log(
+      `  total:${r.total} fail:${r.fail} min:${r.min.toFixed(6)} max:${r.max.toFixed(6)} avg:${r.avg.toFixed(6)}`,
+    );
   const pcts = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' ');
   console.log(
     `  CPU % per ${WINDOW_MS} ms window: server ${pcts(run.serverPct)}; its main thread running or runnable ${pcts(run.demandPct)}; clients ${pcts(run.clientPct)}`,
@@ -80,7 +91,12 @@ async function runClients(
 }
 
 /** Runs opts.rounds rounds of the cases with the client binary; stats is a connection to the Redis the servers use. */
-export async function runRounds(opts: UdpOptions, binary: string, cases: readonly Case[], stats: Redis): Promise<Rounds> {
+export async function runRounds(
+  opts: UdpOptions,
+  binary: string,
+  cases: readonly Case[],
+  stats: Redis,
+): Promise<Rounds> {
   let ok = true;
   const clientLimited: string[] = [];
   const measured = new Map<string, Measured[]>();

@@ -33,8 +33,16 @@ export function pinServer(opts: UdpOptions, pid: number | undefined): void {
 }
 
 /** idmint serving UDP on udpPort, ready once its HTTP health check answers. */
-export async function startIdmint(opts: UdpOptions, names: TestNames, udpPort: number, httpPort: number): Promise<Child> {
-  const env = { ...process.env, ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn', ...BENCH_SETTINGS }) };
+export async function startIdmint(
+  opts: UdpOptions,
+  names: TestNames,
+  udpPort: number,
+  httpPort: number,
+): Promise<Child> {
+  const env = {
+    ...process.env,
+    ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn', ...BENCH_SETTINGS }),
+  };
   const nodeFlags = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
   const idmint = startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env, nodeFlags, inherit: true });
   await idmint.waitUntil(async () => (await fetch(`http://127.0.0.1:${httpPort}/healthz`)).ok, 30000, 200);

@@ -46,7 +46,8 @@ const sample = (): Sample => ({ t: performance.now(), procs: readProcs(), busy: 
 function share(a: Sample, b: Sample, serverPid: number, wrkPid: number, redisPid: number | undefined): CpuShare {
   const wall = (b.t - a.t) / 1000;
   const pct = (ticks: number) => (ticks / TICK / wall) * 100;
-  const delta = (pid: number) => Math.max(0, (b.procs.get(pid)?.ticks ?? 0) - (a.procs.get(pid)?.ticks ?? b.procs.get(pid)?.ticks ?? 0));
+  const delta = (pid: number) =>
+    Math.max(0, (b.procs.get(pid)?.ticks ?? 0) - (a.procs.get(pid)?.ticks ?? b.procs.get(pid)?.ticks ?? 0));
   const servers = processTree(b.procs, serverPid);
   let server = 0;
   for (const pid of servers) server += delta(pid);
@@ -74,7 +75,19 @@ function share(a: Sample, b: Sample, serverPid: number, wrkPid: number, redisPid
 
 /** Runs wrk against url for opts.duration seconds; fails when wrk fails or prints no summary. */
 export async function runWrk(url: string, opts: WrkOptions, serverPid: number, redisPid?: number): Promise<Window> {
-  const args = ['-t', String(opts.threads), '-c', String(opts.connections), '-d', `${opts.duration}s`, '--timeout', '5s', '-s', opts.script, url];
+  const args = [
+    '-t',
+    String(opts.threads),
+    '-c',
+    String(opts.connections),
+    '-d',
+    `${opts.duration}s`,
+    '--timeout',
+    '5s',
+    '-s',
+    opts.script,
+    url,
+  ];
   const wrk = startChild('wrk', args, { name: 'wrk', cpu: opts.cpu });
   const start = performance.now();
   const at = async (s: number) => {
@@ -88,6 +101,11 @@ export async function runWrk(url: string, opts: WrkOptions, serverPid: number, r
   // The summary may still be on its way through the pipe at exit.
   const line = await wrk.waitForLine((l) => l.startsWith('{"wrk":1,'), 5000).catch(() => undefined);
   const summary = line ? parseWrkSummary([line]) : undefined;
-  if (code !== 0 || !summary) throw new Error(`wrk ${args.join(' ')} exited with ${code}:\n${wrk.output.slice(-20).join('\n')}`);
-  return { summary, rps: summary.requests / (summary.durationUs / 1e6), cpu: share(a, b, serverPid, wrk.pid, redisPid) };
+  if (code !== 0 || !summary)
+    throw new Error(`wrk ${args.join(' ')} exited with ${code}:\n${wrk.output.slice(-20).join('\n')}`);
+  return {
+    summary,
+    rps: summary.requests / (summary.durationUs / 1e6),
+    cpu: share(a, b, serverPid, wrk.pid, redisPid),
+  };
 }

@@ -117,7 +117,18 @@ export const RATIO_COLUMN = 'req/s ÷ bare';
 /** The run's table as printed and recorded (header first). */
 export function tableRows(rows: readonly CaseRow[]): string[][] {
   return [
-    ['case', 'req/s', 'req/s range', 'p99 ms', RATIO_COLUMN, 'server CPU %', 'server µs/req', 'wrk CPU %', 'Redis CPU %', 'other CPU %'],
+    [
+      'case',
+      'req/s',
+      'req/s range',
+      'p99 ms',
+      RATIO_COLUMN,
+      'server CPU %',
+      'server µs/req',
+      'wrk CPU %',
+      'Redis CPU %',
+      'other CPU %',
+    ],
     ...rows.map((r) => [
       r.name,
       fmt(r.rps),

@@ -46,7 +46,11 @@ export interface CampaignResult {
 }
 
 export const TAGS = { global: 'chaos-global', node: 'chaos-node', snowflake: 'chaos-sf', rule: 'chaos-rule' } as const;
-export const TAG_MODES: TagModes = { global: [TAGS.global], perProcess: [TAGS.node, TAGS.snowflake], rule: [TAGS.rule] };
+export const TAG_MODES: TagModes = {
+  global: [TAGS.global],
+  perProcess: [TAGS.node, TAGS.snowflake],
+  rule: [TAGS.rule],
+};
 const APPS = ['a1', 'a2'];
 
 async function createTags(url: string, token: string): Promise<void> {
@@ -54,9 +58,25 @@ async function createTags(url: string, token: string): Promise<void> {
     // Small, fast-adapting segments: refills (and their fences) happen all the time.
     // The global tag lives on the named Redis (b), the others on the default one.
     { tag: TAGS.global, mode: 'segment', step: 1000, min_step: 200, max_step: 200000, target_seconds: 2, redis: 'b' },
-    { tag: TAGS.node, mode: 'segment', order: 'node', node_block: 500, step: 1000, min_step: 200, max_step: 200000, target_seconds: 2 },
+    {
+      tag: TAGS.node,
+      mode: 'segment',
+      order: 'node',
+      node_block: 500,
+      step: 1000,
+      min_step: 200,
+      max_step: 200000,
+      target_seconds: 2,
+    },
     { tag: TAGS.snowflake, mode: 'snowflake' },
-    { tag: TAGS.rule, mode: 'rule', template: '{yyyy}{MM}{dd}{HH}{mm}-{counter:7}', min_counter: 0, max_counter: 9999999, reset_seconds: 60 },
+    {
+      tag: TAGS.rule,
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}{HH}{mm}-{counter:7}',
+      min_counter: 0,
+      max_counter: 9999999,
+      reset_seconds: 60,
+    },
   ];
   for (const body of bodies) {
     const r = await fetch(`${url}/v1/admin/tags`, {
@@ -72,7 +92,12 @@ async function createTags(url: string, token: string): Promise<void> {
 /** One ID of every tag from a process, retried until it works (leases taken, segments warm). */
 async function warm(url: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
-  for (const path of [`/v1/id/${TAGS.global}`, `/v1/id/${TAGS.node}`, `/v1/id/${TAGS.snowflake}`, `/v1/id/${TAGS.rule}?app=${APPS[0]}`]) {
+  for (const path of [
+    `/v1/id/${TAGS.global}`,
+    `/v1/id/${TAGS.node}`,
+    `/v1/id/${TAGS.snowflake}`,
+    `/v1/id/${TAGS.rule}?app=${APPS[0]}`,
+  ]) {
     for (;;) {
       const r = await fetch(url + path, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
       if (r?.status === 200) break;
@@ -197,7 +222,11 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     const plan = planFaults(o.seed, o.durationS, o.servers, o.faultEveryS, topology);
     writeFileSync(
       join(outDir, 'plan.json'),
-      JSON.stringify({ seed: o.seed, durationS: o.durationS, servers: o.servers, clients: o.clients, topology, plan }, null, 1),
+      JSON.stringify(
+        { seed: o.seed, durationS: o.durationS, servers: o.servers, clients: o.clients, topology, plan },
+        null,
+        1,
+      ),
     );
     const faults = new FaultRunner(pool, [redis, redisB], mysql, proxies, log, sentinel, TAGS.node);
     const startedAt = Date.now();
@@ -244,7 +273,8 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
 
     writeFileSync(join(outDir, 'instances.json'), JSON.stringify(pool.instances, null, 1));
     faults.write(join(outDir, 'faults.jsonl'));
-    for (const i of pool.unexpectedExits) log(`idmint ${i.nodeId} exited on its own (${i.end}): see server-${i.slot}-${i.n}.log`);
+    for (const i of pool.unexpectedExits)
+      log(`idmint ${i.nodeId} exited on its own (${i.end}): see server-${i.slot}-${i.n}.log`);
 
     log('checking the records');
     const checker = new Checker(TAG_MODES, pool.instances, faults.done);
@@ -258,7 +288,10 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       summaryLine(report) +
       (crashes ? `, ${crashes} idmint processes exited on their own` : '') +
       (unhealed.length ? `, ${unhealed.length} faults not healed in time (${unhealed.join('; ')})` : '');
-    writeFileSync(join(outDir, 'report.json'), JSON.stringify({ summary, ...report, crashes: pool.unexpectedExits, unhealed }, null, 1));
+    writeFileSync(
+      join(outDir, 'report.json'),
+      JSON.stringify({ summary, ...report, crashes: pool.unexpectedExits, unhealed }, null, 1),
+    );
     writeFileSync(join(outDir, 'summary.txt'), summary + '\n');
     return { report, summary, outDir, exitCode: problems(report) > 0 || crashes > 0 || unhealed.length > 0 ? 1 : 0 };
   } catch (err) {

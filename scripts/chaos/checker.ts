@@ -219,11 +219,18 @@ export class Checker {
 
   /** For every answer B: every answer A that arrived before B's request was sent holds only IDs below B's. */
   private realTimeOrder(group: string, list: Answer[]): void {
-    const { checked, violations } = realTimeOrder(list, (a) => ({ sent: a.rec.t0, answered: a.rec.t1, min: a.min, max: a.max }));
+    const { checked, violations } = realTimeOrder(list, (a) => ({
+      sent: a.rec.t0,
+      answered: a.rec.t1,
+      min: a.min,
+      max: a.max,
+    }));
     this.report.orderChecked += checked;
     for (const v of violations) {
       this.report.orderViolations++;
-      this.example(`order (${group}): ${fmt(v.item.rec)} got ${v.itemMin}, but ${fmt(v.earlier.rec)} had already got ${v.earlierMax}`);
+      this.example(
+        `order (${group}): ${fmt(v.item.rec)} got ${v.itemMin}, but ${fmt(v.earlier.rec)} had already got ${v.earlierMax}`,
+      );
     }
   }
 }

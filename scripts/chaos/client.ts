@@ -59,7 +59,13 @@ class ClientProcess {
 
   async run(): Promise<void> {
     const r = (k: number) => rng(this.s.seed * 16 + k);
-    await Promise.all([this.httpLoop('hs', r(1)), this.httpLoop('hb', r(2)), this.httpLoop('hb', r(3)), this.wsLoop(r(4)), this.udpLoop(r(5))]);
+    await Promise.all([
+      this.httpLoop('hs', r(1)),
+      this.httpLoop('hb', r(2)),
+      this.httpLoop('hb', r(3)),
+      this.wsLoop(r(4)),
+      this.udpLoop(r(5)),
+    ]);
     for (const c of this.ws) c.close();
     await this.writer.end();
   }
@@ -99,7 +105,8 @@ class ClientProcess {
         }
         if (res.status === 200) {
           const raw = p === 'hs' ? (body?.id === undefined ? undefined : [body.id]) : body?.ids;
-          if (!Array.isArray(raw) || !raw.every((x) => typeof x === 'string')) rec = { ...base, t0, t1, bad: `200 without IDs: ${text.slice(0, 120)}` };
+          if (!Array.isArray(raw) || !raw.every((x) => typeof x === 'string'))
+            rec = { ...base, t0, t1, bad: `200 without IDs: ${text.slice(0, 120)}` };
           else rec = this.answer(base, t0, t1, raw as string[], app !== undefined);
         } else if (typeof body?.error?.code === 'string') {
           rec = { ...base, t0, t1, err: body.error.code };
@@ -108,7 +115,12 @@ class ClientProcess {
         }
       } catch (err) {
         const e = err as Error & { cause?: { code?: string } };
-        rec = { ...base, t0, t1: nowUs(), tr: `${e.name === 'TimeoutError' ? 'TIMEOUT' : (e.cause?.code ?? e.message)}` };
+        rec = {
+          ...base,
+          t0,
+          t1: nowUs(),
+          tr: `${e.name === 'TimeoutError' ? 'TIMEOUT' : (e.cause?.code ?? e.message)}`,
+        };
       }
       this.record(rec);
       await this.pause(rec.err === undefined && rec.tr === undefined && rec.bad === undefined);
@@ -119,7 +131,8 @@ class ClientProcess {
   private answer(base: Omit<Rec, 't0' | 't1'>, t0: number, t1: number, raw: readonly string[], rule: boolean): Rec {
     const bad = raw.length !== base.n ? `asked for ${base.n} IDs, got ${raw.length}` : undefined;
     if (rule) return { ...base, t0, t1, s: [...raw], ...(bad ? { bad } : {}) };
-    if (!raw.every((x) => /^[1-9]\d*$/.test(x))) return { ...base, t0, t1, bad: `not decimal IDs: ${raw.slice(0, 3).join(',')}` };
+    if (!raw.every((x) => /^[1-9]\d*$/.test(x)))
+      return { ...base, t0, t1, bad: `not decimal IDs: ${raw.slice(0, 3).join(',')}` };
     return { ...base, t0, t1, r: toRuns(raw.map(BigInt)), ...(bad ? { bad } : {}) };
   }
 
@@ -185,14 +198,19 @@ class ClientProcess {
           waiting = { seq: mySeq, resolve: (m) => (clearTimeout(timer), resolve(m)) };
         });
         const t0 = nowUs();
-        sock.send(JSON.stringify({ action: 'get', rule_name: tag, app_name: app, seq: mySeq }), this.s.slots[slot].udpPort, '127.0.0.1');
+        sock.send(
+          JSON.stringify({ action: 'get', rule_name: tag, app_name: app, seq: mySeq }),
+          this.s.slots[slot].udpPort,
+          '127.0.0.1',
+        );
         const msg = await reply;
         const t1 = nowUs();
         waiting = undefined;
         let rec: Rec;
         if (!msg) rec = { ...base, t0, t1, tr: 'UDP_TIMEOUT' };
         else if (msg.code === 0 && typeof msg.data === 'string') rec = this.answer(base, t0, t1, [msg.data], rule);
-        else if (typeof msg.code === 'number' && UDP_NAME.has(msg.code) && msg.code !== 0) rec = { ...base, t0, t1, err: UDP_NAME.get(msg.code) };
+        else if (typeof msg.code === 'number' && UDP_NAME.has(msg.code) && msg.code !== 0)
+          rec = { ...base, t0, t1, err: UDP_NAME.get(msg.code) };
         else rec = { ...base, t0, t1, bad: `UDP reply without a known code: ${JSON.stringify(msg).slice(0, 120)}` };
         this.record(rec);
         await this.pause(rec.s !== undefined || rec.r !== undefined);

@@ -24,8 +24,19 @@ import type { ChaosSentinel } from './sentinel.js';
 import type { ChaosMysql, ChaosRedis } from './services.js';
 import type { FaultProxy } from '../../tools/proxies/fault-proxy.js';
 
-export const FAULT_KINDS = ['redis-restart', 'mysql-restart', 'kill', 'clock-shift', 'lease-expire', 'net-slow', 'net-blackhole'] as const;
-/** The kinds of the Sentinel topology: every kind above, a failover of the default Redis, and a connection to it ended from inside. */
+export const FAULT_KINDS = [
+  'redis-restart',
+  'mysql-restart',
+  'kill',
+  'clock-shift',
+  'lease-expire',
+  'net-slow',
+  'net-blackhole',
+] as const;
+/**
+ * The kinds of the Sentinel topology: every kind above, a failover of the default Redis, and a connection to it ended
+ * from inside.
+ */
 export const SENTINEL_FAULT_KINDS = [...FAULT_KINDS, 'redis-failover', 'redis-end'] as const;
 
 /** How soon a process serves again after redis-end: ready, and a take on the default Redis answered. */
@@ -71,7 +82,13 @@ const SHIFTS = [-2500, -1200, -400, -8, 600, 1500, 3000];
  * A schedule over `durationS` seconds: nothing in the first and last stretch (warm-up and
  * recovery), then a fault about every `everyS` seconds, in rounds that hold every kind once.
  */
-export function planFaults(seed: number, durationS: number, servers: number, everyS?: number, topology: Topology = 'single'): PlannedFault[] {
+export function planFaults(
+  seed: number,
+  durationS: number,
+  servers: number,
+  everyS?: number,
+  topology: Topology = 'single',
+): PlannedFault[] {
   const all: readonly FaultKind[] = topology === 'sentinel' ? SENTINEL_FAULT_KINDS : FAULT_KINDS;
   const g = rng(seed ^ 0x5eed);
   const warm = Math.min(8, Math.max(2, durationS * 0.1));
@@ -291,14 +308,19 @@ export class FaultRunner {
     }
   }
 
-  /** True once the slot's process answers /readyz with 200 and a take on the default Redis, within ms (false if killed meanwhile). */
+  /**
+   * True once the slot's process answers /readyz with 200 and a take on the default Redis, within ms (false if killed
+   * meanwhile).
+   */
   private async serving(slot: number, ms: number): Promise<boolean> {
     const until = Date.now() + ms;
     while (Date.now() < until && !this.stopped) {
       if (!this.pool.isUp(slot)) return true;
       const ok = await Promise.all([
         fetch(`${this.pool.url(slot)}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200),
-        fetch(`${this.pool.url(slot)}/v1/ids/${this.defaultTag}?count=1`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200),
+        fetch(`${this.pool.url(slot)}/v1/ids/${this.defaultTag}?count=1`, { signal: AbortSignal.timeout(2000) }).then(
+          (r) => r.status === 200,
+        ),
       ]).then(
         (both) => both.every(Boolean),
         () => false,

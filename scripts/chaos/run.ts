@@ -37,7 +37,8 @@ function num(flags: Record<string, string>, name: string, def: number, min: numb
   const raw = flags[name];
   if (raw === undefined) return def;
   const v = Number(raw);
-  if (!Number.isFinite(v) || v < min || v > max) throw new Error(`--${name} must be a number from ${min} to ${max}, got "${raw}"`);
+  if (!Number.isFinite(v) || v < min || v > max)
+    throw new Error(`--${name} must be a number from ${min} to ${max}, got "${raw}"`);
   return v;
 }
 
@@ -66,7 +67,9 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const root = fileURLToPath(new URL('../../', import.meta.url));
-  console.error(`[chaos] ${opts.durationS} s, ${opts.servers} idmint processes, ${opts.clients} clients, seed ${opts.seed}, topology ${opts.topology}`);
+  console.error(
+    `[chaos] ${opts.durationS} s, ${opts.servers} idmint processes, ${opts.clients} clients, seed ${opts.seed}, topology ${opts.topology}`,
+  );
   const result = await runCampaign({ ...opts, root });
   for (const e of result.report.examples) console.error(`[chaos] ${e}`);
   console.error(`[chaos] records, logs and report.json in ${result.outDir}`);

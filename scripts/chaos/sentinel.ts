@@ -74,20 +74,28 @@ export class ChaosSentinel {
   /** host:port of the master, as the first sentinel that answers names it. */
   async master(): Promise<number> {
     for (const p of this.sentinels) {
-      const a = await withRedisPort(p, (s) => s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER) as Promise<string[]>).catch(() => undefined);
+      const a = await withRedisPort(
+        p,
+        (s) => s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER) as Promise<string[]>,
+      ).catch(() => undefined);
       if (a) return Number(a[1]);
     }
     throw new Error('no sentinel answers');
   }
 
-  /** Every sentinel names the same master, which sees its replica online, and knows the replica and the other two sentinels. */
+  /**
+   * Every sentinel names the same master, which sees its replica online, and knows the replica and the other two
+   * sentinels.
+   */
   async settled(): Promise<boolean> {
     const views = await Promise.all(
       this.sentinels.map((p) =>
         withRedisPort(p, async (s) => {
           const m = (await s.call('SENTINEL', 'MASTER', SENTINEL_MASTER)) as string[];
           const f = (k: string) => m[m.indexOf(k) + 1];
-          return f('flags') === 'master' && f('num-slaves') === '1' && f('num-other-sentinels') === '2' ? f('port') : '';
+          return f('flags') === 'master' && f('num-slaves') === '1' && f('num-other-sentinels') === '2'
+            ? f('port')
+            : '';
         }),
       ),
     );
@@ -134,7 +142,20 @@ export class ChaosSentinel {
   private async startServer(port: number, replicaOf?: number): Promise<void> {
     const dir = join(this.dir, String(port));
     mkdirSync(dir, { recursive: true });
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--dir', dir];
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--maxmemory-policy',
+      'noeviction',
+      '--dir',
+      dir,
+    ];
     args.push('--repl-diskless-sync-delay', '0');
     if (replicaOf !== undefined) args.push('--replicaof', '127.0.0.1', String(replicaOf));
     this.spawn(port, args, dir);

@@ -54,7 +54,8 @@ export class ServerPool {
 
   static async create(reg: ChildRegistry, count: number, o: PoolOptions): Promise<ServerPool> {
     const pool = new ServerPool(reg, o);
-    for (let i = 0; i < count; i++) pool.slots.push({ index: i, httpPort: await freePort(), udpPort: await freePort(), up: false });
+    for (let i = 0; i < count; i++)
+      pool.slots.push({ index: i, httpPort: await freePort(), udpPort: await freePort(), up: false });
     return pool;
   }
 
@@ -112,7 +113,9 @@ export class ServerPool {
       await proc.waitForLine((line) => line.includes('"idmint listening"'), timeoutMs);
     } catch {
       await proc.kill();
-      throw new Error(`idmint slot ${slot} did not listen within ${timeoutMs} ms or exited first (log: server-${slot}-${n}.log)`);
+      throw new Error(
+        `idmint slot ${slot} did not listen within ${timeoutMs} ms or exited first (log: server-${slot}-${n}.log)`,
+      );
     }
     inst.listenAt = nowUs();
     s.up = true;

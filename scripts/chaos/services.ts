@@ -4,7 +4,17 @@
 // child the campaign spawns is registered in a pid file, so a run that was itself killed has
 // its leftovers removed by the next one.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { waitPort } from '../../tools/child.js';
@@ -101,7 +111,9 @@ function alive(pid: number): boolean {
 }
 
 function exited(p: ChildProcess): Promise<void> {
-  return p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', () => r()));
+  return p.exitCode !== null || p.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((r) => p.once('exit', () => r()));
 }
 
 /** redis-server without persistence: every start is empty. */
@@ -123,7 +135,20 @@ export class ChaosRedis {
     this.proc = this.reg.add(
       spawn(
         'redis-server',
-        ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--dir', this.dir],
+        [
+          '--port',
+          String(this.port),
+          '--bind',
+          '127.0.0.1',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--maxmemory-policy',
+          'noeviction',
+          '--dir',
+          this.dir,
+        ],
         {
           stdio: ['ignore', log, log],
           env: this.reg.env(),

@@ -14,7 +14,12 @@ const BODIES: Record<string, unknown>[] = [
   { mode: 'rule', order: 'global', template: 'C{yyyy}{counter:6}', max_counter: 999999, reset_seconds: 0 },
 ];
 
-const PATCHES: Record<string, unknown>[] = [{ step: 700, description: 'soak' }, { node_block: 300 }, { description: 'soak' }, { description: 'soak' }];
+const PATCHES: Record<string, unknown>[] = [
+  { step: 700, description: 'soak' },
+  { node_block: 300 },
+  { description: 'soak' },
+  { description: 'soak' },
+];
 
 export class AdminChurn {
   /** Tags created and deleted. */
@@ -30,7 +35,8 @@ export class AdminChurn {
       signal: AbortSignal.timeout(10000),
     });
     const text = await res.text();
-    if (res.status !== want) throw Object.assign(new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`), { status: res.status });
+    if (res.status !== want)
+      throw Object.assign(new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`), { status: res.status });
     return text ? JSON.parse(text) : undefined;
   }
 
@@ -52,11 +58,16 @@ export class AdminChurn {
       try {
         await this.cycle(n);
       } catch (err) {
-        this.ctx.fail('admin', String((err as { status?: number }).status ?? (err as Error).name), (err as Error).message);
+        this.ctx.fail(
+          'admin',
+          String((err as { status?: number }).status ?? (err as Error).name),
+          (err as Error).message,
+        );
       }
       const left = everySeconds * 1000 - (performance.now() - start);
       // Wakes within a second of the end of the run.
-      for (let until = performance.now() + left; this.ctx.running && performance.now() < until; ) await sleep(Math.min(1000, until - performance.now()));
+      for (let until = performance.now() + left; this.ctx.running && performance.now() < until; )
+        await sleep(Math.min(1000, until - performance.now()));
     }
   }
 }

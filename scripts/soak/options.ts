@@ -19,7 +19,8 @@ export interface SoakOptions {
   readonly band: number;
 }
 
-const USAGE = 'npm run soak -- --minutes N [--every S] [--admin-every S] [--rate X] [--out file.json] [--max-slope MB_PER_MIN] [--band FRACTION]';
+const USAGE =
+  'npm run soak -- --minutes N [--every S] [--admin-every S] [--rate X] [--out file.json] [--max-slope MB_PER_MIN] [--band FRACTION]';
 
 export function soakOptions(argv: readonly string[], now = new Date()): SoakOptions {
   let minutes: number | undefined;
@@ -44,5 +45,13 @@ export function soakOptions(argv: readonly string[], now = new Date()): SoakOpti
   // Every 5 s; a short run samples more often so that it still has about 30 samples.
   const autoEvery = Math.min(5, Math.max(0.5, (minutes * 60) / 30));
   const stamp = now.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
-  return { minutes, every: every ?? autoEvery, adminEvery, rate, out: out ?? `bench/results/soak-${stamp}.json`, maxSlope, band };
+  return {
+    minutes,
+    every: every ?? autoEvery,
+    adminEvery,
+    rate,
+    out: out ?? `bench/results/soak-${stamp}.json`,
+    maxSlope,
+    band,
+  };
 }

@@ -26,7 +26,8 @@ export class OrderWatch {
     const r = realTimeOrder(items, (t) => t);
     this.checked += r.checked;
     this.violations += r.violations.length;
-    for (const v of r.violations.slice(0, 3 - this.examples.length)) this.examples.push(`${this.name}: ${v.itemMin} answered after ${v.earlierMax} had been`);
+    for (const v of r.violations.slice(0, 3 - this.examples.length))
+      this.examples.push(`${this.name}: ${v.itemMin} answered after ${v.earlierMax} had been`);
     let max = this.carry?.max;
     let answered = this.carry?.answered ?? -Infinity;
     for (const t of this.pending) {

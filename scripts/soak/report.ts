@@ -76,7 +76,13 @@ export interface RunFacts {
   readonly serverCpu: number;
 }
 
-export function summary(f: RunFacts, samples: readonly Sample[], warmupS: number, checks: readonly TagCheck[], v: Verdict): string {
+export function summary(
+  f: RunFacts,
+  samples: readonly Sample[],
+  warmupS: number,
+  checks: readonly TagCheck[],
+  v: Verdict,
+): string {
   return [
     `Soak of ${f.minutes} min, a sample every ${f.every} s (${f.samples} samples; warm-up ${fmt(warmupS)} s: the first minute, then up to the second sample that saw a full collection; plateau = median of the last third), ` +
       `${fmt(f.answers)} answers, ${f.adminCycles} admin create/PATCH/delete cycles. ` +

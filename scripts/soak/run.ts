@@ -84,14 +84,22 @@ try {
   }
   ctx.stop();
   // Each loop ends after its request in flight (every request has a timeout).
-  await Promise.race([Promise.all(loops), sleep(30000).then(() => console.error('soak: a load loop did not stop within 30 s'))]);
+  await Promise.race([
+    Promise.all(loops),
+    sleep(30000).then(() => console.error('soak: a load loop did not stop within 30 s')),
+  ]);
   for (const w of ctx.orders) w.flush();
-  if (server.node.proc.exitCode !== null) console.error(`soak: idmint exited with ${server.node.proc.exitCode}:\n${server.node.output.slice(-20).join('\n')}`);
+  if (server.node.proc.exitCode !== null)
+    console.error(
+      `soak: idmint exited with ${server.node.proc.exitCode}:\n${server.node.output.slice(-20).join('\n')}`,
+    );
 
   const warmupS = warmupEnd(samples, runS);
   const t0 = performance.now();
   const checks = ctx.ids.check();
-  console.log(`soak: duplicates checked over ${checks.reduce((n, c) => n + c.runs, 0)} runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `soak: duplicates checked over ${checks.reduce((n, c) => n + c.runs, 0)} runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   const rss = judgeSeries(
     samples.map((s) => ({ t: s.t, v: s.rssMb })),
     warmupS,
@@ -151,22 +159,38 @@ try {
     options: o,
     warmupSeconds: warmupS,
     facts,
-    verdict: { ...final, checks: { ...final.checks, ids: String(final.checks.ids), duplicates: String(final.checks.duplicates) } },
+    verdict: {
+      ...final,
+      checks: { ...final.checks, ids: String(final.checks.ids), duplicates: String(final.checks.duplicates) },
+    },
     failures: Object.fromEntries(ctx.failures),
     tags: checks.map((c) => ({ ...c, ids: String(c.ids), duplicates: String(c.duplicates) })),
     samples,
   };
   // One line a sample.
   const head = JSON.stringify({ ...json, samples: [] }, null, 1);
-  writeFileSync(o.out, `${head.replace('"samples": []', `"samples": [\n${samples.map((s) => JSON.stringify(s)).join(',\n')}\n ]`)}\n`);
+  writeFileSync(
+    o.out,
+    `${head.replace('"samples": []', `"samples": [\n${samples.map((s) => JSON.stringify(s)).join(',\n')}\n ]`)}\n`,
+  );
   writeFileSync(
     svgPath,
     chartSvg(
       `idmint soak, ${o.minutes} min: RSS and heap used`,
       [
         { name: 'RSS', color: '#1f77b4', points: samples.map((s) => ({ t: s.t, v: s.rssMb })), plateau: rss.plateau },
-        { name: 'heap after GC (old gen.)', color: '#d62728', points: samples.map((s) => ({ t: s.t, v: s.heapMb })), plateau: heap.plateau },
-        { name: 'heap used, peak per sample', color: '#f4a6a6', points: samples.map((s) => ({ t: s.t, v: s.heapPeakMb })), plateau: NaN },
+        {
+          name: 'heap after GC (old gen.)',
+          color: '#d62728',
+          points: samples.map((s) => ({ t: s.t, v: s.heapMb })),
+          plateau: heap.plateau,
+        },
+        {
+          name: 'heap used, peak per sample',
+          color: '#f4a6a6',
+          points: samples.map((s) => ({ t: s.t, v: s.heapPeakMb })),
+          plateau: NaN,
+        },
       ],
       warmupS,
     ),
@@ -177,6 +201,8 @@ try {
   code = SOAK_EXIT[final.outcome];
 } finally {
   ctx.stop();
-  await stopServer(server).catch((err: Error) => console.error(`soak: cleanup of ${server.names.db} failed: ${err.message}`));
+  await stopServer(server).catch((err: Error) =>
+    console.error(`soak: cleanup of ${server.names.db} failed: ${err.message}`),
+  );
 }
 process.exit(code);

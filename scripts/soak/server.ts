@@ -19,7 +19,8 @@ export async function startServer(): Promise<SoakServer> {
   try {
     // As the tests do: a loopback port free for TCP is taken for UDP too.
     node = await spawnNode(names, { UDP_PORT: String(await freePort()), GRPC_PORT: String(await freePort()) }, 60000);
-    if (node.udpPort === undefined || node.grpcPort === undefined) throw new Error('idmint did not open its UDP and gRPC ports');
+    if (node.udpPort === undefined || node.grpcPort === undefined)
+      throw new Error('idmint did not open its UDP and gRPC ports');
     const at = { url: node.url, udpPort: node.udpPort, grpcPort: node.grpcPort };
     for (const t of TAGS) await createTag(at.url, { tag: t.tag, ...t.body });
     return { names, node, at };

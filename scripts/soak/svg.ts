@@ -1,5 +1,5 @@
-// The chart of a soak run: RSS and heap used (MB) over time (minutes), the warm-up shaded and
-// each plateau dashed; the heap after each full collection and, lighter, the peak of each sample. Hand-written SVG, no dependency.
+// The chart of a soak run: RSS and heap used (MB) over time (minutes), the warm-up shaded and each plateau dashed; the
+// heap after each full collection and, lighter, the peak of each sample. Hand-written SVG, no dependency.
 
 export interface ChartSeries {
   readonly name: string;
@@ -54,7 +54,9 @@ export function chartSvg(title: string, input: readonly ChartSeries[], warmupS: 
     const d = s.points.map((p, j) => `${j ? 'L' : 'M'}${x(p.t / 60).toFixed(1)},${y(p.v).toFixed(1)}`).join(' ');
     out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>`);
     if (Number.isFinite(s.plateau))
-      out.push(`<line x1="${M.left}" x2="${W - M.right}" y1="${y(s.plateau)}" y2="${y(s.plateau)}" stroke="${s.color}" stroke-dasharray="6 4"/>`);
+      out.push(
+        `<line x1="${M.left}" x2="${W - M.right}" y1="${y(s.plateau)}" y2="${y(s.plateau)}" stroke="${s.color}" stroke-dasharray="6 4"/>`,
+      );
     out.push(`<line x1="${lx}" x2="${lx + 20}" y1="36" y2="36" stroke="${s.color}" stroke-width="2"/>`);
     const label = Number.isFinite(s.plateau) ? `${s.name}, plateau ${s.plateau.toFixed(1)} MB` : s.name;
     out.push(`<text x="${lx + 26}" y="40">${esc(label)}</text>`);

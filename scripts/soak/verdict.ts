@@ -37,7 +37,10 @@ export function warmupSeconds(runSeconds: number): number {
  * When the warm-up ends: at the second sample after the shortest warm-up whose window saw a
  * major collection (the shortest warm-up when there are not two).
  */
-export function warmupEnd(samples: readonly { readonly t: number; readonly majorGcs: number }[], runSeconds: number): number {
+export function warmupEnd(
+  samples: readonly { readonly t: number; readonly majorGcs: number }[],
+  runSeconds: number,
+): number {
   const min = warmupSeconds(runSeconds);
   return samples.filter((s) => s.t >= min && s.majorGcs > 0)[1]?.t ?? min;
 }
@@ -100,7 +103,13 @@ export interface Verdict {
   readonly reasons: string[];
 }
 
-export function verdict(rss: SeriesVerdict, heap: SeriesVerdict, checks: Checks, band: number, maxSlope: number): Verdict {
+export function verdict(
+  rss: SeriesVerdict,
+  heap: SeriesVerdict,
+  checks: Checks,
+  band: number,
+  maxSlope: number,
+): Verdict {
   const reasons: string[] = [];
   const short: string[] = [];
   for (const [name, s] of [
@@ -108,8 +117,10 @@ export function verdict(rss: SeriesVerdict, heap: SeriesVerdict, checks: Checks,
     ['heap', heap],
   ] as const) {
     if (s.samples < 2) short.push(`${name}: fewer than 2 samples after the warm-up`);
-    else if (s.worst > band) reasons.push(`${name}: a sample ${(s.worst * 100).toFixed(1)}% from the plateau (bound ${band * 100}%)`);
-    if (s.samples >= 2 && s.slope > maxSlope) reasons.push(`${name}: growing ${s.slope.toFixed(2)} MB/min (bound ${maxSlope})`);
+    else if (s.worst > band)
+      reasons.push(`${name}: a sample ${(s.worst * 100).toFixed(1)}% from the plateau (bound ${band * 100}%)`);
+    if (s.samples >= 2 && s.slope > maxSlope)
+      reasons.push(`${name}: growing ${s.slope.toFixed(2)} MB/min (bound ${maxSlope})`);
   }
   if (checks.duplicates > 0n) reasons.push(`${checks.duplicates} duplicate IDs`);
   if (checks.orderViolations > 0) reasons.push(`${checks.orderViolations} order violations`);

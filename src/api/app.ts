@@ -26,7 +26,9 @@ import { idRoutes } from './http/routes/ids.js';
 import { tinyidRoutes } from './http/routes/tinyid.js';
 import { streamRoutes } from './ws/stream-route.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,9 +53,14 @@ export interface BuildOptions {
 
 export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<FastifyInstance> {
   let closing = false;
-  /** The single-ID route may be answered before routing (fast-path.ts): not with PRE_ROUTER=0, not in an extended app. */
+  /**
+   * The single-ID route may be answered before routing (fast-path.ts): not with PRE_ROUTER=0, not in an extended app.
+   */
   const withPreRouter = rt.config.preRouter && opts.extend === undefined;
-  /** The pre-router path may answer: the app is ready and the path stands in for everything on the route (pre-router-hooks.ts). */
+  /**
+   * The pre-router path may answer: the app is ready and the path stands in for everything on the route
+   * (pre-router-hooks.ts).
+   */
   let preRouter = false;
   const contexts = new RouteContexts();
   let requests = 0;
@@ -66,7 +73,14 @@ export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<F
     ...(withPreRouter
       ? {
           serverFactory: serverWithFastPath(
-            fastIdPath({ ids: rt.ids, metrics: rt.metrics, log: rt.log, requestId, open: () => preRouter && !closing, limits }),
+            fastIdPath({
+              ids: rt.ids,
+              metrics: rt.metrics,
+              log: rt.log,
+              requestId,
+              open: () => preRouter && !closing,
+              limits,
+            }),
           ),
         }
       : {}),
@@ -102,7 +116,11 @@ export async function buildApp(rt: Services, opts: BuildOptions = {}): Promise<F
         : { onRequest: [onRequest], onResponse: [onResponse] };
       const problems = idRouteProblems(context, { hooks, errorHandler });
       preRouter = problems.length === 0;
-      if (!preRouter) rt.log.warn({ problems }, 'GET /v1/id/:tag has what the pre-router path does not stand in for: Fastify serves every request of it');
+      if (!preRouter)
+        rt.log.warn(
+          { problems },
+          'GET /v1/id/:tag has what the pre-router path does not stand in for: Fastify serves every request of it',
+        );
     });
   await opts.extend?.(app);
   await registerDocs(app, VERSION);

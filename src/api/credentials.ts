@@ -28,14 +28,18 @@ export function clientToken(h: IncomingHttpHeaders): string | undefined {
 }
 
 /** The request carries a client token (either header, whatever its value). */
-export const carriesToken = (h: IncomingHttpHeaders): boolean => h.authorization !== undefined || h['x-idmint-token'] !== undefined;
+export const carriesToken = (h: IncomingHttpHeaders): boolean =>
+  h.authorization !== undefined || h['x-idmint-token'] !== undefined;
 
 /**
  * The role a token carries: the admin token, the viewer token (when one is set), or neither
  * (undefined). Both comparisons run in constant time whatever the first answered, so timing
  * tells nothing either. Shared by the admin guard and by decoding a permuted tag's IDs.
  */
-export function roleOfToken(adminToken: string, viewerToken = ''): (given: string | undefined) => AdminRole | undefined {
+export function roleOfToken(
+  adminToken: string,
+  viewerToken = '',
+): (given: string | undefined) => AdminRole | undefined {
   const admin = digest(adminToken);
   const viewer = viewerToken === '' ? undefined : digest(viewerToken);
   return (given) => {
@@ -48,7 +52,10 @@ export function roleOfToken(adminToken: string, viewerToken = ''): (given: strin
 }
 
 /** Whether a token is the admin or the viewer token: what decodes a permuted tag's IDs, on HTTP and gRPC. */
-export function staffOf(c: { readonly adminToken: string; readonly viewerToken: string }): (token: string | undefined) => boolean {
+export function staffOf(c: {
+  readonly adminToken: string;
+  readonly viewerToken: string;
+}): (token: string | undefined) => boolean {
   const roleOf = roleOfToken(c.adminToken, c.viewerToken);
   return (token) => roleOf(token) !== undefined;
 }

@@ -10,6 +10,12 @@ export type { Decoded };
  * `staff`: the request carries the admin or viewer token, which opens every tag and is the
  * only credential that decodes a permuted tag's IDs.
  */
-export function decodeId(ids: IdService, tagName: string, idText: string, token: string | undefined, staff = false): Promise<Decoded> {
+export function decodeId(
+  ids: IdService,
+  tagName: string,
+  idText: string,
+  token: string | undefined,
+  staff = false,
+): Promise<Decoded> {
   return ids.reads.decode(tagName, idText, token, staff);
 }

@@ -59,7 +59,9 @@ export function toIdmintError(err: unknown): IdmintError {
  * shape too, with Node's status (431, 408, else 400), instead of Fastify's own body; counted
  * as every refusal.
  */
-export function clientErrorHandler(errors: ErrorCounter): (err: Error & { code?: string; rawPacket?: unknown }, socket: Socket) => void {
+export function clientErrorHandler(
+  errors: ErrorCounter,
+): (err: Error & { code?: string; rawPacket?: unknown }, socket: Socket) => void {
   return (err, socket) => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     // The answer to a HEAD request has no body, even here.
@@ -86,9 +88,14 @@ export function clientErrorHandler(errors: ErrorCounter): (err: Error & { code?:
  * Fastify's `frameworkErrors`: a path with broken percent-encoding or a segment over the
  * router's length limit is refused before routing; answered in the API's error shape.
  */
-export function frameworkErrors(errors: ErrorCounter): (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => void {
+export function frameworkErrors(
+  errors: ErrorCounter,
+): (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => void {
   return (err, req, reply) => {
-    const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment is too long' : 'the path is not valid percent-encoded UTF-8';
+    const message =
+      err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? 'a path segment is too long'
+        : 'the path is not valid percent-encoded UTF-8';
     sendError(reply, noteFailure(transportOf(req), new IdmintError('INVALID_ARGUMENT', message), req.log, errors));
   };
 }
@@ -109,14 +116,20 @@ export function noteFailure(transport: Transport, err: unknown, log: FailureLog,
 /** The websocket stream's path: a plain GET of it (no upgrade) is refused as the stream's. */
 const STREAM_PATH = '/v1/stream';
 
-/** The transport of a request Fastify routes: Leaf's routes, Tinyid's, the websocket stream's, or idmint's own HTTP API. */
+/**
+ * The transport of a request Fastify routes: Leaf's routes, Tinyid's, the websocket stream's, or idmint's own HTTP API.
+ */
 export function transportOf(req: FastifyRequest): Transport {
   const url = req.url;
-  if (url.startsWith(STREAM_PATH) && (url.length === STREAM_PATH.length || url[STREAM_PATH.length] === '?')) return 'stream';
+  if (url.startsWith(STREAM_PATH) && (url.length === STREAM_PATH.length || url[STREAM_PATH.length] === '?'))
+    return 'stream';
   return url.startsWith('/api/') ? 'leaf' : url.startsWith('/tinyid/') ? 'tinyid' : 'http';
 }
 
-/** Sets the app's error and not-found handlers; answers the error handler (the pre-router path checks a route's by identity). */
+/**
+ * Sets the app's error and not-found handlers; answers the error handler (the pre-router path checks a route's by
+ * identity).
+ */
 export function installErrorHandling(app: FastifyInstance, errors?: ErrorCounter): unknown {
   const handler = marked((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const e = errors === undefined ? toIdmintError(err) : noteFailure(transportOf(req), err, req.log, errors);
@@ -134,4 +147,5 @@ export function installErrorHandling(app: FastifyInstance, errors?: ErrorCounter
 }
 
 /** The answer to every request that arrives while the node is closing (HTTP 503, gRPC UNAVAILABLE). */
-export const shuttingDown = (): IdmintError => new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 });
+export const shuttingDown = (): IdmintError =>
+  new IdmintError('UNAVAILABLE', 'this node is shutting down; retry on another', { retryAfter: 1 });

@@ -30,14 +30,23 @@ export interface HttpErrorAnswer {
  */
 export function errorAnswer(e: IdmintError, status: number = e.status): HttpErrorAnswer {
   const body = JSON.stringify(e.toJSON());
-  const headers: Record<string, string | number> = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) };
+  const headers: Record<string, string | number> = {
+    'content-type': JSON_TYPE,
+    'content-length': Buffer.byteLength(body),
+  };
   if (e.retryAfter !== undefined) headers['retry-after'] = String(e.retryAfter);
   return { status, headers, body };
 }
 
-/** A websocket error frame; retryAfter: seconds to wait before retrying, as HTTP's Retry-After (sent as retry_after). */
+/**
+ * A websocket error frame; retryAfter: seconds to wait before retrying, as HTTP's Retry-After (sent as retry_after).
+ */
 export function streamErrorFrame(req: number | null, code: ErrorCode, message: string, retryAfter?: number): string {
-  return JSON.stringify(retryAfter === undefined ? { op: 'error', req, code, message } : { op: 'error', req, code, message, retry_after: retryAfter });
+  return JSON.stringify(
+    retryAfter === undefined
+      ? { op: 'error', req, code, message }
+      : { op: 'error', req, code, message, retry_after: retryAfter },
+  );
 }
 
 /** The gRPC status code a call ends with, per idmint code (docs/GRPC.md lists the same table). */

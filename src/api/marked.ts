@@ -12,4 +12,5 @@ export function marked<F extends (...args: never[]) => unknown>(fn: F, name: str
 }
 
 /** f was made by `marked`. */
-export const isMarked = (f: unknown): f is (...args: never[]) => unknown => typeof f === 'function' && /#[0-9a-f]{12}$/.test(f.name);
+export const isMarked = (f: unknown): f is (...args: never[]) => unknown =>
+  typeof f === 'function' && /#[0-9a-f]{12}$/.test(f.name);

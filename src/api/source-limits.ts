@@ -49,8 +49,12 @@ export interface SourceLimitOptions {
   readonly now?: () => number;
 }
 
-/** An HTTP status that counts against the source's refusals: a client error but 409 (the tag's state), 422 (a reused idempotency key) and 429 (a limit). */
-export const countsAsRefusal = (status: number): boolean => status >= 400 && status < 500 && status !== 409 && status !== 422 && status !== 429;
+/**
+ * An HTTP status that counts against the source's refusals: a client error but 409 (the tag's state), 422 (a reused
+ * idempotency key) and 429 (a limit).
+ */
+export const countsAsRefusal = (status: number): boolean =>
+  status >= 400 && status < 500 && status !== 409 && status !== 422 && status !== 429;
 
 export class SourceLimits {
   /** IDs of finite tags are limited (SOURCE_MAX_FINITE_IDS_PER_SECOND is not 0). */
@@ -108,7 +112,10 @@ export class SourceLimits {
     return new IdmintError('LIMIT_EXCEEDED', message, { retryAfter });
   }
 
-  /** A datagram of `source` taking `ids` charged IDs: true when it may be served (the IDs charged); false when it is dropped, counted. */
+  /**
+   * A datagram of `source` taking `ids` charged IDs: true when it may be served (the IDs charged); false when it is
+   * dropped, counted.
+   */
   admitDatagram(source: string, ids: number): boolean {
     if (this.rates.admit(sourceKey(source), ids) === 0) return true;
     this.counters.errors.inc({ transport: 'udp', code: 'LIMIT_EXCEEDED' });
@@ -151,10 +158,19 @@ export class SourceLimits {
 }
 
 /** The node's per-source limits from its settings; undefined when both are 0 (off). */
-export function sourceLimitsOf(config: Config, tags: TagLookup, metrics: Metrics, log: Pick<Logger, 'warn'>): SourceLimits | undefined {
+export function sourceLimitsOf(
+  config: Config,
+  tags: TagLookup,
+  metrics: Metrics,
+  log: Pick<Logger, 'warn'>,
+): SourceLimits | undefined {
   if (config.sourceMaxFiniteIdsPerSecond === 0 && config.sourceMaxRefusalsPerSecond === 0) return undefined;
   return new SourceLimits(
-    { finiteIdsPerSecond: config.sourceMaxFiniteIdsPerSecond, refusalsPerSecond: config.sourceMaxRefusalsPerSecond, burstSeconds: config.sourceBurstSeconds },
+    {
+      finiteIdsPerSecond: config.sourceMaxFiniteIdsPerSecond,
+      refusalsPerSecond: config.sourceMaxRefusalsPerSecond,
+      burstSeconds: config.sourceBurstSeconds,
+    },
     tags,
     { limited: metrics.sourceLimited, errors: metrics.errors },
     log,

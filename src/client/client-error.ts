@@ -5,7 +5,15 @@
 export type ClientCode = 'DISCONNECTED' | 'TIMEOUT' | 'PROTOCOL';
 
 /** Codes after which the same request may succeed later (another try, another node). */
-const TRANSIENT = new Set(['UNAVAILABLE', 'CLOCK_BACKWARDS', 'LEASE_LOST', 'LIMIT_EXCEEDED', 'INTERNAL', 'DISCONNECTED', 'TIMEOUT']);
+const TRANSIENT = new Set([
+  'UNAVAILABLE',
+  'CLOCK_BACKWARDS',
+  'LEASE_LOST',
+  'LIMIT_EXCEEDED',
+  'INTERNAL',
+  'DISCONNECTED',
+  'TIMEOUT',
+]);
 
 export class IdmintClientError extends Error {
   /** The server's error code, or a ClientCode. */

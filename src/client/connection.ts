@@ -52,7 +52,12 @@ export class StreamConnection {
   private constructor(private readonly ws: WebSocket) {
     ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
     ws.on('close', (code: number, reason: Buffer) =>
-      this.failAll(new IdmintClientError('DISCONNECTED', `the stream socket closed (${code}${reason.length ? ` ${reason.toString()}` : ''})`)),
+      this.failAll(
+        new IdmintClientError(
+          'DISCONNECTED',
+          `the stream socket closed (${code}${reason.length ? ` ${reason.toString()}` : ''})`,
+        ),
+      ),
     );
     ws.on('error', () => undefined); // 'close' follows and fails the takes
   }
@@ -60,7 +65,11 @@ export class StreamConnection {
   /** Opens a socket to the stream route of the node at `base` (http(s) URL). */
   static open(base: string, opts: { headers?: Record<string, string>; timeoutMs: number }): Promise<StreamConnection> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(streamUrl(base), { headers: opts.headers, handshakeTimeout: opts.timeoutMs, perMessageDeflate: false });
+      const ws = new WebSocket(streamUrl(base), {
+        headers: opts.headers,
+        handshakeTimeout: opts.timeoutMs,
+        perMessageDeflate: false,
+      });
       const onError = (err: Error) => {
         ws.removeListener('open', onOpen);
         reject(new IdmintClientError('DISCONNECTED', `cannot open the stream socket: ${err.message}`, { cause: err }));
@@ -157,7 +166,8 @@ export class StreamConnection {
     }
     this.pending.delete(m.req as number);
     if (m.op === 'done') {
-      if (p.received !== p.count) p.handler.fail(new IdmintClientError('PROTOCOL', `take ended with ${p.received} of ${p.count} IDs`));
+      if (p.received !== p.count)
+        p.handler.fail(new IdmintClientError('PROTOCOL', `take ended with ${p.received} of ${p.count} IDs`));
       else p.handler.done();
     } else {
       p.handler.fail(new IdmintClientError(m.code, m.message));

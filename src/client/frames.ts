@@ -55,12 +55,17 @@ const ZERO = 0x30;
  */
 export function decodeIdsBlock(frame: Buffer): { req: number; ids: bigint[] } | undefined {
   const len = frame.length;
-  if (len < BLOCK_HEAD.length + IDS_HEAD.length + 4 || frame.compare(BLOCK_HEAD, 0, BLOCK_HEAD.length, 0, BLOCK_HEAD.length) !== 0) return undefined;
+  if (
+    len < BLOCK_HEAD.length + IDS_HEAD.length + 4 ||
+    frame.compare(BLOCK_HEAD, 0, BLOCK_HEAD.length, 0, BLOCK_HEAD.length) !== 0
+  )
+    return undefined;
   let i = BLOCK_HEAD.length;
   let req = 0;
   const reqStart = i;
   for (let c = frame[i]; c >= ZERO && c <= ZERO + 9; c = frame[++i]) req = req * 10 + (c - ZERO);
-  if (i === reqStart || i - reqStart > 10 || frame.compare(IDS_HEAD, 0, IDS_HEAD.length, i, i + IDS_HEAD.length) !== 0) return undefined;
+  if (i === reqStart || i - reqStart > 10 || frame.compare(IDS_HEAD, 0, IDS_HEAD.length, i, i + IDS_HEAD.length) !== 0)
+    return undefined;
   i += IDS_HEAD.length;
   const ids: bigint[] = [];
   for (;;) {

@@ -167,7 +167,10 @@ export class IdStream<T extends bigint | string> implements AsyncIterableIterato
         }
         if (this.ended) return;
         try {
-          const conn = await StreamConnection.open(this.ctx.url, { headers: this.ctx.headers, timeoutMs: this.ctx.timeoutMs });
+          const conn = await StreamConnection.open(this.ctx.url, {
+            headers: this.ctx.headers,
+            timeoutMs: this.ctx.timeoutMs,
+          });
           if (this.ended) {
             conn.close();
             return;

@@ -65,7 +65,14 @@ export type RuleStreamOptions = Omit<IdStreamOptions, 'key' | 'format'> & RuleOp
 /** The largest batch of GET /v1/ids. */
 const HTTP_BATCH = 10_000;
 
-type AnyOptions = { key?: string; app?: string; salt?: string; format?: Format; block?: number; idempotencyKey?: string };
+type AnyOptions = {
+  key?: string;
+  app?: string;
+  salt?: string;
+  format?: Format;
+  block?: number;
+  idempotencyKey?: string;
+};
 
 /**
  * Codes after which a keyed call is sent again: the server or the connection failed, and the key
@@ -97,12 +104,16 @@ export class IdmintClient {
   id(tag: string, opts?: IdOptions): Promise<bigint>;
   id(tag: string, opts: RuleOptions): Promise<string>;
   async id(tag: string, opts: AnyOptions = {}): Promise<bigint | string> {
-    const body = (await this.sendKeyed(opts, () => this.get(`/v1/id/${encodeURIComponent(tag)}`, opts))) as { id?: unknown };
+    const body = (await this.sendKeyed(opts, () => this.get(`/v1/id/${encodeURIComponent(tag)}`, opts))) as {
+      id?: unknown;
+    };
     if (typeof body.id !== 'string') throw new IdmintClientError('PROTOCOL', 'the answer has no id');
     return opts.app !== undefined ? body.id : BigInt(body.id);
   }
 
-  /** n IDs over HTTP, ascending, in batches of up to 10000 (use take() for bulk); with an idempotencyKey, one request. */
+  /**
+   * n IDs over HTTP, ascending, in batches of up to 10000 (use take() for bulk); with an idempotencyKey, one request.
+   */
   ids(tag: string, n: number, opts?: IdOptions): Promise<bigint[]>;
   ids(tag: string, n: number, opts: RuleOptions): Promise<string[]>;
   async ids(tag: string, n: number, opts: AnyOptions = {}): Promise<bigint[] | string[]> {
@@ -112,8 +123,11 @@ export class IdmintClient {
     const batch = opts.idempotencyKey !== undefined ? n : HTTP_BATCH;
     for (let left = n; left > 0; ) {
       const count = Math.min(left, batch);
-      const body = (await this.sendKeyed(opts, () => this.get(`/v1/ids/${encodeURIComponent(tag)}`, { ...opts, count }))) as { ids?: unknown };
-      if (!Array.isArray(body.ids) || body.ids.length !== count) throw new IdmintClientError('PROTOCOL', `expected ${count} ids`);
+      const body = (await this.sendKeyed(opts, () =>
+        this.get(`/v1/ids/${encodeURIComponent(tag)}`, { ...opts, count }),
+      )) as { ids?: unknown };
+      if (!Array.isArray(body.ids) || body.ids.length !== count)
+        throw new IdmintClientError('PROTOCOL', `expected ${count} ids`);
       for (const s of body.ids as string[]) out.push(s);
       left -= count;
     }
@@ -165,7 +179,9 @@ export class IdmintClient {
   stream(tag: string, opts?: StreamOptions): IdStream<bigint>;
   stream(tag: string, opts: RuleStreamOptions): IdStream<string>;
   stream(tag: string, opts: IdStreamOptions = {}): IdStream<bigint> | IdStream<string> {
-    return opts.app !== undefined ? new IdStream<string>(this.streamContext(), tag, opts) : new IdStream<bigint>(this.streamContext(), tag, opts);
+    return opts.app !== undefined
+      ? new IdStream<string>(this.streamContext(), tag, opts)
+      : new IdStream<bigint>(this.streamContext(), tag, opts);
   }
 
   /** Closes the shared socket of take(); takes in flight fail with DISCONNECTED. */
@@ -210,7 +226,13 @@ export class IdmintClient {
         return await call();
       } catch (err) {
         const e = err as IdmintClientError;
-        if (opts.idempotencyKey === undefined || attempt >= this.retries || !(e instanceof IdmintClientError) || !RETRIED.has(e.code)) throw err;
+        if (
+          opts.idempotencyKey === undefined ||
+          attempt >= this.retries ||
+          !(e instanceof IdmintClientError) ||
+          !RETRIED.has(e.code)
+        )
+          throw err;
         const pause = e.retryAfter !== undefined ? e.retryAfter * 1000 : FIRST_PAUSE_MS * 2 ** attempt;
         await new Promise((resolve) => setTimeout(resolve, Math.min(pause, MAX_PAUSE_MS)));
       }
@@ -231,9 +253,13 @@ export class IdmintClient {
       res = await fetch(u, { headers, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
       const timeout = (err as Error).name === 'TimeoutError';
-      throw new IdmintClientError(timeout ? 'TIMEOUT' : 'DISCONNECTED', `${u.origin}: ${(err as Error).message}`, { cause: err });
+      throw new IdmintClientError(timeout ? 'TIMEOUT' : 'DISCONNECTED', `${u.origin}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
-    const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined;
+    const body = (await res.json().catch(() => undefined)) as
+      | { error?: { code?: string; message?: string } }
+      | undefined;
     if (!res.ok) {
       const retryAfter = Number(res.headers.get('retry-after') ?? NaN);
       throw new IdmintClientError(body?.error?.code ?? 'PROTOCOL', body?.error?.message ?? `HTTP ${res.status}`, {

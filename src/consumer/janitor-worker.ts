@@ -12,7 +12,13 @@ import { queueKeys } from '../store/redis/keys.js';
 import type { LeaseStore } from '../store/redis/leases.js';
 
 /** Lease queues of other nodes whose heartbeat is gone, removed; returns their node ids. */
-export async function sweepDeadLeaseQueues(redis: RedisClient, connection: RedisClient, prefix: string, store: LeaseStore, selfId: string): Promise<string[]> {
+export async function sweepDeadLeaseQueues(
+  redis: RedisClient,
+  connection: RedisClient,
+  prefix: string,
+  store: LeaseStore,
+  selfId: string,
+): Promise<string[]> {
   const removed: string[] = [];
   await scanKeys(redis, queueKeys.metaPattern(prefix, LEASE_QUEUE_PREFIX), async (keys) => {
     for (const key of keys) {

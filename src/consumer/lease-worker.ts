@@ -14,7 +14,10 @@ import { closeWorker, dropWorker } from './worker-close.js';
 export interface LeaseWorkers {
   readonly renew: Worker;
   readonly janitor: Worker;
-  /** Graceful while Redis answers, forced when it does not, dropped past gracefulMs (./worker-close.ts); the workers dropped. */
+  /**
+   * Graceful while Redis answers, forced when it does not, dropped past gracefulMs (./worker-close.ts); the workers
+   * dropped.
+   */
   close(gracefulMs?: number): Promise<string[]>;
   /** Drops the workers' own connections without waiting (the last step of a shutdown). */
   drop(): Promise<void>;
@@ -42,7 +45,10 @@ export function startLeaseWorkers(deps: {
     renew,
     janitor,
     close: async (gracefulMs?: number) => {
-      const [r, j] = await Promise.all([closeWorker(renew, undefined, gracefulMs), closeWorker(janitor, undefined, gracefulMs)]);
+      const [r, j] = await Promise.all([
+        closeWorker(renew, undefined, gracefulMs),
+        closeWorker(janitor, undefined, gracefulMs),
+      ]);
       return [...(r === 'dropped' ? ['lease renewal worker'] : []), ...(j === 'dropped' ? ['janitor worker'] : [])];
     },
     drop: async () => {

@@ -29,7 +29,10 @@ export interface RefillDeps {
   readonly metrics?: Metrics;
 }
 
-export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connection' | 'prefix' | 'concurrency'>): Promise<RefillOutcome> {
+export async function refill(
+  d: RefillJobData,
+  deps: Omit<RefillDeps, 'connection' | 'prefix' | 'concurrency'>,
+): Promise<RefillOutcome> {
   const scope = d.scope ?? '';
   const tag = await deps.tags.get(d.tag);
   if (!tag || tag.epoch !== d.epoch) return { result: 'tag-gone' };
@@ -73,9 +76,21 @@ export async function refill(d: RefillJobData, deps: Omit<RefillDeps, 'connectio
   }
   const [first, last] = alloc.range;
   const result = await deps.segments.install(ref, d.gen, alloc.range, tag.prefetch, now, alloc.limit);
-  const fields = { tag: d.tag, shard: d.shard, scope, epoch: d.epoch, redis: tag.redis, first, last, step, installed: result, urgent: d.urgent };
+  const fields = {
+    tag: d.tag,
+    shard: d.shard,
+    scope,
+    epoch: d.epoch,
+    redis: tag.redis,
+    first,
+    last,
+    step,
+    installed: result,
+    urgent: d.urgent,
+  };
   // A refused segment is a gap; refusals in a row mean something lags (see docs/GUARANTEES.md).
-  if (result === 'stale') deps.log.warn(fields, 'segment allocated but refused: not above the IDs Redis already installed');
+  if (result === 'stale')
+    deps.log.warn(fields, 'segment allocated but refused: not above the IDs Redis already installed');
   else deps.log.info(fields, 'segment allocated');
   return { result, first, last, step, ...(regression ? { regression } : {}) };
 }
@@ -106,7 +121,10 @@ export function startRefillWorker(deps: RefillDeps): Worker<RefillJobData, Refil
     settings: { backoffStrategy: refillBackoffStrategy },
   });
   worker.on('failed', (job, err) => {
-    deps.log.warn({ tag: job?.data.tag, attempts: job?.attemptsMade, err: err.message }, 'refill attempt failed; will retry');
+    deps.log.warn(
+      { tag: job?.data.tag, attempts: job?.attemptsMade, err: err.message },
+      'refill attempt failed; will retry',
+    );
   });
   worker.on('error', (err) => deps.log.error({ err: err.message }, 'refill worker error'));
   return worker;

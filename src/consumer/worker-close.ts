@@ -49,7 +49,11 @@ function live(client: IRedisClient, ms: number): Promise<boolean> {
  * otherwise; a close still running after gracefulMs is given up and the worker dropped.
  * Resolves with 'dropped' then (the job running, if any, is left to its lock), else 'closed'.
  */
-export async function closeWorker(worker: Worker, liveWaitMs = LIVE_WAIT_MS, gracefulMs = GRACEFUL_CLOSE_MS): Promise<'closed' | 'dropped'> {
+export async function closeWorker(
+  worker: Worker,
+  liveWaitMs = LIVE_WAIT_MS,
+  gracefulMs = GRACEFUL_CLOSE_MS,
+): Promise<'closed' | 'dropped'> {
   const t0 = performance.now();
   const client = await blockingClient(worker, liveWaitMs);
   const forced = client === undefined || !(await live(client, Math.max(0, liveWaitMs - (performance.now() - t0))));

@@ -35,9 +35,15 @@ export interface Forecast {
   readonly remaining: number;
   /** IDs per second being used; 0 when unknown or idle. */
   readonly rate: number;
-  /** Seconds until nothing is left at the current rate: 0 when nothing is left, Infinity when it never runs out at this rate. */
+  /**
+   * Seconds until nothing is left at the current rate: 0 when nothing is left, Infinity when it never runs out at this
+   * rate.
+   */
   readonly exhaustionSeconds: number;
-  /** When it runs out (ms since 1970), or null when it does not at this rate (or only past the last instant a Date holds, in the year 275760). */
+  /**
+   * When it runs out (ms since 1970), or null when it does not at this rate (or only past the last instant a Date
+   * holds, in the year 275760).
+   */
   readonly runsOutAtMs: number | null;
 }
 
@@ -87,7 +93,12 @@ export interface RuleForecast extends Forecast {
  * A rule counter in its period: it only runs out if it does so before the period ends and the
  * counter starts again; otherwise its exhaustion is Infinity.
  */
-export function ruleForecast(remaining: number, rate: number | undefined, nowMs: number, periodEndMs: number): RuleForecast {
+export function ruleForecast(
+  remaining: number,
+  rate: number | undefined,
+  nowMs: number,
+  periodEndMs: number,
+): RuleForecast {
   const f = forecast(remaining, rate, nowMs);
   const periodEndSeconds = Math.max(0, (periodEndMs - nowMs) / 1000);
   const before = f.exhaustionSeconds < periodEndSeconds;
@@ -97,7 +108,10 @@ export function ruleForecast(remaining: number, rate: number | undefined, nowMs:
 }
 
 /** A snowflake layout runs out of time, whatever the rate: seconds until its end of time. */
-export function snowflakeForecast(layout: SnowflakeLayout, nowMs: number): { exhaustionSeconds: number; runsOutAtMs: number | null } {
+export function snowflakeForecast(
+  layout: SnowflakeLayout,
+  nowMs: number,
+): { exhaustionSeconds: number; runsOutAtMs: number | null } {
   // Wide second-unit layouts end past what a Date holds: seconds are still exact enough.
   const end = layout.epochMs + 2 ** layout.timeBits * unitMs(layout.unit);
   return { exhaustionSeconds: Math.max(0, (end - nowMs) / 1000), runsOutAtMs: end <= MAX_DATE_MS ? end : null };

@@ -13,8 +13,10 @@ const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 /** Why `key` cannot be an idempotency key, or undefined when it can. */
 export function keyProblem(key: string): string | undefined {
   if (key.length === 0) return 'the idempotency key is empty: send 1 to 255 visible ASCII characters';
-  if (!VISIBLE_ASCII.test(key)) return 'the idempotency key must be visible ASCII characters only (0x21 to 0x7E: no space, no control or non-ASCII character)';
-  if (key.length > MAX_KEY_BYTES) return `the idempotency key is ${key.length} bytes long; at most ${MAX_KEY_BYTES} are accepted`;
+  if (!VISIBLE_ASCII.test(key))
+    return 'the idempotency key must be visible ASCII characters only (0x21 to 0x7E: no space, no control or non-ASCII character)';
+  if (key.length > MAX_KEY_BYTES)
+    return `the idempotency key is ${key.length} bytes long; at most ${MAX_KEY_BYTES} are accepted`;
   return undefined;
 }
 
@@ -63,7 +65,9 @@ export function fingerprintDifference(now: string, before: string): string {
     return 'a different request';
   }
   if (!Array.isArray(a) || !Array.isArray(b)) return 'a different request';
-  const diffs = FIELDS.flatMap((f, i) => (JSON.stringify(a[i] ?? null) === JSON.stringify(b[i] ?? null) ? [] : [`${f} ${show(a[i])}, not ${show(b[i])}`]));
+  const diffs = FIELDS.flatMap((f, i) =>
+    JSON.stringify(a[i] ?? null) === JSON.stringify(b[i] ?? null) ? [] : [`${f} ${show(a[i])}, not ${show(b[i])}`],
+  );
   return diffs.length > 0 ? diffs.join('; ') : 'a different request';
 }
 

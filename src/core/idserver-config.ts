@@ -77,7 +77,9 @@ export function parseIdServerConfig(file: string, text: string): IdServerConfig 
   const idStep = int('id_step', 1);
   const idOffset = int('id_offset', 0);
   if (idStep < 1 || idOffset < 0 || idOffset >= idStep)
-    problems.push(`${file}: id_offset must lie from 0 to id_step - 1 (id_step ${idStep}, id_offset ${idOffset}), as id_server requires`);
+    problems.push(
+      `${file}: id_offset must lie from 0 to id_step - 1 (id_step ${idStep}, id_offset ${idOffset}), as id_server requires`,
+    );
   const rules: { name: string; luaFile: string; batchSave: number }[] = [];
   if (!Array.isArray(c.rules)) problems.push(`${file}: "rules" must be a list of {"name", "lua_file"}`);
   else {
@@ -89,11 +91,17 @@ export function parseIdServerConfig(file: string, text: string): IdServerConfig 
         problems.push(`${file}: rules[${i}].batch_save must be a whole number`);
         // id_server saves a counter id_step * batch_save above the one it hands out; an absent
         // batch_save (or one below 1) counts as 1, as id_server counts it.
-      } else rules.push({ name: x.name, luaFile: x.lua_file, batchSave: Math.max(1, (x.batch_save as number | undefined) ?? 1) });
+      } else
+        rules.push({
+          name: x.name,
+          luaFile: x.lua_file,
+          batchSave: Math.max(1, (x.batch_save as number | undefined) ?? 1),
+        });
     });
   }
   const names = rules.map((r) => r.name);
-  for (const n of new Set(names.filter((n, i) => names.indexOf(n) !== i))) problems.push(`${file}: rule "${n}" is listed twice`);
+  for (const n of new Set(names.filter((n, i) => names.indexOf(n) !== i)))
+    problems.push(`${file}: rule "${n}" is listed twice`);
   if (problems.length) throw new SpecProblems(problems);
   return { idStep, idOffset, rules };
 }

@@ -14,6 +14,7 @@ export function operatorFloor(key: string, counter: unknown): OperatorFloor | st
   const rule = slash < 0 ? key : key.slice(0, slash);
   const app = slash < 0 ? undefined : key.slice(slash + 1);
   if (rule === '') return `a floor needs a rule name: "<rule>=<counter>" or "<rule>/<app>=<counter>", got "${key}"`;
-  if (app !== undefined && !isValidAppName(app)) return `the floor of "${key}" names app "${app}", not an app name idmint serves ([A-Za-z0-9_.-]{1,64})`;
+  if (app !== undefined && !isValidAppName(app))
+    return `the floor of "${key}" names app "${app}", not an app name idmint serves ([A-Za-z0-9_.-]{1,64})`;
   return app === undefined ? { rule, counter: value } : { rule, app, counter: value };
 }

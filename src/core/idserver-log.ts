@@ -39,7 +39,8 @@ export function parseIdServerLogLine(name: string, lineNo: number, line: string)
   if (line.includes(QUEUE_FULL_MENTION)) return queueFullSave(name, lineNo, line);
   if (!line.includes(MENTION)) return undefined;
   const m = SAVE.exec(line);
-  if (!m) return `${name}:${lineNo}: set aside, not a save in the shape id_server's data thread logs: "${line.slice(0, 200)}"`;
+  if (!m)
+    return `${name}:${lineNo}: set aside, not a save in the shape id_server's data thread logs: "${line.slice(0, 200)}"`;
   return {
     nodeOffset: Number(m[3]),
     counter: Number(m[4]),
@@ -50,13 +51,18 @@ export function parseIdServerLogLine(name: string, lineNo: number, line: string)
   };
 }
 
-/** A save that found the queue full: its counter, at the local time of its line (updateTime: the earliest instant that time can be). */
+/**
+ * A save that found the queue full: its counter, at the local time of its line (updateTime: the earliest instant that
+ * time can be).
+ */
 function queueFullSave(name: string, lineNo: number, line: string): OldCounterRow | string {
   const m = QUEUE_FULL.exec(line);
-  if (!m) return `${name}:${lineNo}: set aside, not a failed save in the shape id_server logs it: "${line.slice(0, 200)}"`;
+  if (!m)
+    return `${name}:${lineNo}: set aside, not a failed save in the shape id_server logs it: "${line.slice(0, 200)}"`;
   const [y, mo, d, h, mi, sec] = m.slice(1, 7).map(Number);
   const wall = Date.UTC(y, mo - 1, d, h, mi, sec);
-  if (Number.isNaN(wall) || new Date(wall).getUTCDate() !== d) return `${name}:${lineNo}: set aside, not a time: "${line.slice(0, 200)}"`;
+  if (Number.isNaN(wall) || new Date(wall).getUTCDate() !== d)
+    return `${name}:${lineNo}: set aside, not a time: "${line.slice(0, 200)}"`;
   return {
     nodeOffset: -1,
     counter: Number(m[9]),

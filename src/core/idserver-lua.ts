@@ -28,7 +28,10 @@ const NUMERIC = ['min_counter', 'max_counter', 'reset_seconds'] as const;
 type Numeric = (typeof NUMERIC)[number];
 
 /** What one create_id argument is, as idmint tokens per printf conversion. */
-type Arg = { kind: 'time'; what: 'year' | 'year%10' | 'year%100' | 'month' | 'day' | 'hour' | 'minute' | 'second' } | { kind: 'counter' } | { kind: 'salt' };
+type Arg =
+  | { kind: 'time'; what: 'year' | 'year%10' | 'year%100' | 'month' | 'day' | 'hour' | 'minute' | 'second' }
+  | { kind: 'counter' }
+  | { kind: 'salt' };
 
 class Refusal extends Error {}
 
@@ -58,7 +61,8 @@ function blankComments(file: string, src: string): string {
       let end: number;
       if (level >= 0) {
         const close = src.indexOf(`]${'='.repeat(level)}]`, i + 4 + level);
-        if (close < 0) throw new SpecProblems([`${file}:${lineAt(i)}: a long comment that is never closed (Lua refuses the file)`]);
+        if (close < 0)
+          throw new SpecProblems([`${file}:${lineAt(i)}: a long comment that is never closed (Lua refuses the file)`]);
         end = close + level + 2;
       } else {
         const nl = src.indexOf('\n', i);
@@ -72,7 +76,8 @@ function blankComments(file: string, src: string): string {
     let end = i + 1;
     if (level >= 0) {
       const close = src.indexOf(`]${'='.repeat(level)}]`, i + 2 + level);
-      if (close < 0) throw new SpecProblems([`${file}:${lineAt(i)}: a long string that is never closed (Lua refuses the file)`]);
+      if (close < 0)
+        throw new SpecProblems([`${file}:${lineAt(i)}: a long string that is never closed (Lua refuses the file)`]);
       end = close + level + 2;
     } else if (c === '"' || c === "'") {
       while (end < src.length && src[end] !== c && src[end] !== '\n') end += src[end] === '\\' ? 2 : 1;
@@ -87,7 +92,8 @@ function blankComments(file: string, src: string): string {
 /** An integer expression: a literal or a product of literals (`24*3600`). */
 function integerOf(expr: string): number {
   const parts = expr.split('*').map((p) => p.trim());
-  if (!parts.every((p) => /^\d{1,16}$/.test(p))) throw new Refusal(`expected a whole number (or a product of whole numbers), found "${expr}"`);
+  if (!parts.every((p) => /^\d{1,16}$/.test(p)))
+    throw new Refusal(`expected a whole number (or a product of whole numbers), found "${expr}"`);
   const v = parts.reduce((a, p) => a * Number(p), 1);
   if (!Number.isSafeInteger(v)) throw new Refusal(`${expr} is too large`);
   return v;
@@ -160,7 +166,14 @@ function argOf(expr: string, n: Names): Arg {
 }
 
 /** Two-digit fields and the idmint token each is written as. */
-const TWO_DIGITS: Record<string, string> = { month: '{MM}', day: '{dd}', hour: '{HH}', minute: '{mm}', second: '{ss}', 'year%100': '{yy}' };
+const TWO_DIGITS: Record<string, string> = {
+  month: '{MM}',
+  day: '{dd}',
+  hour: '{HH}',
+  minute: '{mm}',
+  second: '{ss}',
+  'year%100': '{yy}',
+};
 
 /** One printf conversion applied to one argument, as idmint template text. */
 function tokenFor(conv: string, arg: Arg, argText: string): string {
@@ -173,7 +186,8 @@ function tokenFor(conv: string, arg: Arg, argText: string): string {
     return '{salt}';
   }
   if (type !== 'd') throw new Refusal(`${argText} is written with ${conv}; a number needs %d or %0Nd`);
-  if (width > 1 && zero !== '0') throw new Refusal(`${conv} pads ${argText} with spaces; only zero padding (%0${width}d) is understood`);
+  if (width > 1 && zero !== '0')
+    throw new Refusal(`${conv} pads ${argText} with spaces; only zero padding (%0${width}d) is understood`);
   if (arg.kind === 'counter') {
     if (width > 18) throw new Refusal(`${conv}: a counter of more than 18 digits`);
     return width <= 1 ? '{counter}' : `{counter:${width}}`;
@@ -186,7 +200,8 @@ function tokenFor(conv: string, arg: Arg, argText: string): string {
   if (what === 'year%10') return width <= 1 ? '{year%10}' : '0'.repeat(width - 1) + '{year%10}';
   // Fields of two digits: %d would write 1 to 9 with one digit, and IDs of different
   // dates could read the same ("1" "11" and "11" "1"): only a width of 2 or more is exact.
-  if (width < 2) throw new Refusal(`${argText} is written with ${conv}, in 1 or 2 digits; idmint writes it in exactly 2 (%02d)`);
+  if (width < 2)
+    throw new Refusal(`${argText} is written with ${conv}, in 1 or 2 digits; idmint writes it in exactly 2 (%02d)`);
   return '0'.repeat(width - 2) + TWO_DIGITS[what];
 }
 
@@ -255,14 +270,21 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
     // Lua would keep the last definition; a file that defines a function twice says two
     // things, and the import does not guess which one id_server ran with.
     if (first !== undefined)
-      fail(l.no, `function ${name} is defined again (first at line ${first}); Lua keeps the last one: remove the other (or comment it out)`);
+      fail(
+        l.no,
+        `function ${name} is defined again (first at line ${first}); Lua keeps the last one: remove the other (or comment it out)`,
+      );
     defined.set(name, l.no);
     try {
       if ((NUMERIC as readonly string[]).includes(name)) {
         if (params.trim() !== '') throw new Refusal(`${name} takes no parameters`);
         const body = next();
         const ret = body && /^return\s+(.+)$/.exec(body.text);
-        if (!body || !ret) return fail(body?.no ?? l.no, `${name} must be "return <number>", found "${body?.text ?? 'the end of the file'}"`);
+        if (!body || !ret)
+          return fail(
+            body?.no ?? l.no,
+            `${name} must be "return <number>", found "${body?.text ?? 'the end of the file'}"`,
+          );
         try {
           numbers[name as Numeric] = integerOf(ret[1]);
         } catch (e) {
@@ -270,10 +292,12 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
           throw e;
         }
         const end = next();
-        if (end?.text !== 'end') fail(end?.no ?? body.no, `${name} must end after its return, found "${end?.text ?? 'the end of the file'}"`);
+        if (end?.text !== 'end')
+          fail(end?.no ?? body.no, `${name} must end after its return, found "${end?.text ?? 'the end of the file'}"`);
       } else if (name === 'create_id') {
         const ps = params.split(',').map((p) => p.trim());
-        if (ps.length !== 3 || !ps.every((p) => /^[A-Za-z_]\w*$/.test(p))) throw new Refusal('create_id must take three parameters (counter, now, salt)');
+        if (ps.length !== 3 || !ps.every((p) => /^[A-Za-z_]\w*$/.test(p)))
+          throw new Refusal('create_id must take three parameters (counter, now, salt)');
         const names: Names = { counter: ps[0], now: ps[1], salt: ps[2], seqs: new Set() };
         const formatted = new Map<string, string>();
         for (;;) {
@@ -289,7 +313,10 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
               if (e.replace(/\s+/g, '') === `${names.counter}:generate_counter()`) names.seqs.add(v);
               else {
                 const f = FORMAT_CALL.exec(e);
-                if (!f) throw new Refusal(`not understood: "${b.text}" (expected ${names.counter}:generate_counter() or string.format(...))`);
+                if (!f)
+                  throw new Refusal(
+                    `not understood: "${b.text}" (expected ${names.counter}:generate_counter() or string.format(...))`,
+                  );
                 formatted.set(v, templateOf(splitArgs(f[1]), names));
               }
             } else if (ret) {
@@ -308,7 +335,8 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
           }
         }
         if (template === undefined) fail(l.no, 'create_id returns no string.format(...)');
-        if (!template!.includes('{counter')) fail(l.no, 'create_id does not write the counter (counter:generate_counter())');
+        if (!template!.includes('{counter'))
+          fail(l.no, 'create_id does not write the counter (counter:generate_counter())');
       } else {
         fail(l.no, `function ${name} is not one of min_counter, max_counter, reset_seconds, create_id`);
       }
@@ -319,5 +347,10 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
   }
   for (const n of NUMERIC) if (numbers[n] === undefined) fail(lines.length, `function ${n} is missing`);
   if (template === undefined) fail(lines.length, 'function create_id is missing');
-  return { minCounter: numbers.min_counter!, maxCounter: numbers.max_counter!, resetSeconds: numbers.reset_seconds!, template: template! };
+  return {
+    minCounter: numbers.min_counter!,
+    maxCounter: numbers.max_counter!,
+    resetSeconds: numbers.reset_seconds!,
+    template: template!,
+  };
 }

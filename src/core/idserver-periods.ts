@@ -17,7 +17,10 @@ import { localWallMs, offsetMs, periodEnd, periodOf } from './period.js';
 const HOUR_MS = 3_600_000;
 /** Standard offsets a machine can have had: UTC-12 (Baker Island) to UTC+14 (Kiribati). */
 export const OFFSETS_MS = { min: -12 * HOUR_MS, max: 14 * HOUR_MS } as const;
-/** What daylight saving adds to the standard offset: 30 min (Lord Howe), 2 h (double summer time), -1 h (Dublin's winter). */
+/**
+ * What daylight saving adds to the standard offset: 30 min (Lord Howe), 2 h (double summer time), -1 h (Dublin's
+ * winter).
+ */
 export const DST_MS = { min: -1 * HOUR_MS, max: 2 * HOUR_MS } as const;
 
 /** A span of wall-clock time, as milliseconds since 1970-01-01 00:00 local, [lo, hi). */
@@ -106,7 +109,14 @@ const FINEST = ['{yyyy}', '{yy}', '{year%100}', '{year%10}', '{MM}', '{dd}', '{H
 /** The start of the bucket of `wall` that the template's finest token tells apart. */
 function bucketStart(wall: number, finest: string): number {
   const d = new Date(wall);
-  const [y, mo, da, h, mi, s] = [d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()];
+  const [y, mo, da, h, mi, s] = [
+    d.getUTCFullYear(),
+    d.getUTCMonth(),
+    d.getUTCDate(),
+    d.getUTCHours(),
+    d.getUTCMinutes(),
+    d.getUTCSeconds(),
+  ];
   const at = (...f: number[]) => {
     const t = new Date(0);
     t.setUTCFullYear(f[0], f[1] ?? 0, f[2] ?? 1);
@@ -139,7 +149,13 @@ function bucketEnd(wallExclusive: number, finest: string): number {
   const start = bucketStart(wallExclusive - 1, finest);
   if (finest === '{SSS}' || !FINEST.includes(finest as (typeof FINEST)[number])) return wallExclusive;
   // The next bucket's start: step past this one by its longest length, then back to its start.
-  const longest: Record<string, number> = { '{ss}': 1000, '{mm}': 60_000, '{HH}': HOUR_MS, '{dd}': 24 * HOUR_MS, '{MM}': 31 * 24 * HOUR_MS };
+  const longest: Record<string, number> = {
+    '{ss}': 1000,
+    '{mm}': 60_000,
+    '{HH}': HOUR_MS,
+    '{dd}': 24 * HOUR_MS,
+    '{MM}': 31 * 24 * HOUR_MS,
+  };
   return bucketStart(start + (longest[finest] ?? 366 * 24 * HOUR_MS), finest);
 }
 
@@ -156,7 +172,13 @@ export function widenToBuckets(span: WallSpan, finest: string | null): WallSpan 
  * before the wall-clock times idmint can still render. resetSeconds 0: the one period 0, which
  * a template without a time token shares with every save.
  */
-export function periodsMeeting(spans: readonly WallSpan[], finest: string | null, zone: string, resetSeconds: number, importMs: number): number[] {
+export function periodsMeeting(
+  spans: readonly WallSpan[],
+  finest: string | null,
+  zone: string,
+  resetSeconds: number,
+  importMs: number,
+): number[] {
   if (spans.length === 0) return [];
   if (resetSeconds === 0) return [0];
   const r = resetSeconds * 1000;
@@ -183,7 +205,14 @@ export function periodsMeeting(spans: readonly WallSpan[], finest: string | null
 
 /** Seconds one bucket of a time token spans (its shortest: a 28-day month, a 365-day year); Infinity without one. */
 export function bucketSeconds(finest: string | null): number {
-  const s: Record<string, number> = { '{SSS}': 0.001, '{ss}': 1, '{mm}': 60, '{HH}': 3600, '{dd}': 86_400, '{MM}': 28 * 86_400 };
+  const s: Record<string, number> = {
+    '{SSS}': 0.001,
+    '{ss}': 1,
+    '{mm}': 60,
+    '{HH}': 3600,
+    '{dd}': 86_400,
+    '{MM}': 28 * 86_400,
+  };
   if (finest === null) return Number.POSITIVE_INFINITY;
   return s[finest] ?? 365 * 86_400;
 }

@@ -21,11 +21,16 @@ export interface RowMatch {
 export function rowMatch(row: OldCounterRow, rule: string): RowMatch | undefined {
   const fr = foldName(row.ruleName);
   const ft = foldName(rule);
-  if (fr === ft) return { exact: row.appName, folded: foldName(row.appName), how: row.ruleName === rule ? 'rule' : 'case' };
+  if (fr === ft)
+    return { exact: row.appName, folded: foldName(row.appName), how: row.ruleName === rule ? 'rule' : 'case' };
   const key = `${fr}_${foldName(row.appName)}`;
   if (!key.startsWith(`${ft}_`)) return undefined;
   const raw = `${row.ruleName}_${row.appName}`;
-  return { exact: raw.startsWith(`${rule}_`) ? raw.slice(rule.length + 1) : undefined, folded: key.slice(ft.length + 1), how: 'key' };
+  return {
+    exact: raw.startsWith(`${rule}_`) ? raw.slice(rule.length + 1) : undefined,
+    folded: key.slice(ft.length + 1),
+    how: 'key',
+  };
 }
 
 export function rowName(r: OldCounterRow): string {

@@ -7,7 +7,14 @@
 // import-plan.ts.
 import { EVERY_APP, FOLD_SHARD, foldName } from './app-fold.js';
 import { instantsAtWall, offsetMs, periodOf } from './period.js';
-import { bucketSeconds, lateResetSpan, loggedSpans, periodsMeeting, savedSpans, type WallSpan } from './idserver-periods.js';
+import {
+  bucketSeconds,
+  lateResetSpan,
+  loggedSpans,
+  periodsMeeting,
+  savedSpans,
+  type WallSpan,
+} from './idserver-periods.js';
 import { rowMatch, rowName, describePeriod } from './idserver-rows.js';
 import { compileRule, firstCounter, periodCapacity } from './rule-spec.js';
 import { isValidAppName } from './rule-template.js';
@@ -61,7 +68,13 @@ const byName = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 
  * rule + "_" + app folds to the rule's name + "_" + some app (id_server's counter key, shared by
  * both pairs). Throws SpecProblems listing every reason to refuse.
  */
-export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRow[], current: Current, nowMs: number, opts: RulePlanOptions = {}): ImportPlan {
+export function planRules(
+  rules: readonly OldRule[],
+  rows: readonly OldCounterRow[],
+  current: Current,
+  nowMs: number,
+  opts: RulePlanOptions = {},
+): ImportPlan {
   const problems: string[] = [];
   const notes: string[] = [];
   const tags: TagPlan[] = [];
@@ -69,7 +82,9 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
   for (const name of new Set(rows.map((r) => r.ruleName))) {
     const matched = rules.some((o) => rows.some((r) => r.ruleName === name && rowMatch(r, o.tag)));
     if (!matched)
-      notes.push(`counters of rule "${name}" left out: config.json names no such rule, nor one that differs only in case or shares its counter key`);
+      notes.push(
+        `counters of rule "${name}" left out: config.json names no such rule, nor one that differs only in case or shares its counter key`,
+      );
   }
   const given = new Set(rules.map((r) => r.tag));
   for (const f of opts.floors ?? []) {
@@ -154,7 +169,9 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       }
       const driverReset = driver?.rule.resetSeconds ?? r.resetSeconds;
       const periods = periodsFor(
-        row.loggedWallMs === undefined ? savedSpans(row.updateTime * 1000, driverReset, nowMs) : loggedSpans(row.loggedWallMs, driverReset, nowMs),
+        row.loggedWallMs === undefined
+          ? savedSpans(row.updateTime * 1000, driverReset, nowMs)
+          : loggedSpans(row.loggedWallMs, driverReset, nowMs),
       );
       if (periods.length === 0) {
         earlier++;
@@ -242,7 +259,8 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
     for (const [p, b] of [...bounds].sort(([x], [y]) => x - y)) {
       for (const [app, bound] of [...b.exact].sort(byName)) add(0, `${app}/${p}`, bound);
       // Names with letters stand for every case of them: a floor by folded name.
-      for (const [name, bound] of [...b.folded].sort(byName)) if (/[a-z]/.test(name) || !b.exact.has(name)) add(FOLD_SHARD, `${name}/${p}`, bound);
+      for (const [name, bound] of [...b.folded].sort(byName))
+        if (/[a-z]/.test(name) || !b.exact.has(name)) add(FOLD_SHARD, `${name}/${p}`, bound);
       if (b.every > -Infinity) add(FOLD_SHARD, `${EVERY_APP}/${p}`, b.every);
     }
     if (highest.size) {
@@ -265,7 +283,9 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
       );
     }
     for (const [app, why] of [...closed].sort(byName)) {
-      tagNotes.push(`app "${app}" (every case of it) closed in the period(s) above that it reaches: ID_SPACE_EXHAUSTED until a later period, because ${why}`);
+      tagNotes.push(
+        `app "${app}" (every case of it) closed in the period(s) above that it reaches: ID_SPACE_EXHAUSTED until a later period, because ${why}`,
+      );
     }
     for (const [app, pairs] of [...sharedKey].sort(byName)) {
       tagNotes.push(
@@ -282,12 +302,25 @@ export function planRules(rules: readonly OldRule[], rows: readonly OldCounterRo
         `${n} saved counter(s) of rule "${name}" count for this rule too: the counter table compares rule names without case, so such a row may hold what this rule handed out (a rule renamed in case, or two rules whose names differ only in case sharing rows)`,
       );
     }
-    if (logged.saves) tagNotes.push(`${logged.saves} save(s) read from id_server's log count, ${logged.failed} of them failed writes`);
+    if (logged.saves)
+      tagNotes.push(`${logged.saves} save(s) read from id_server's log count, ${logged.failed} of them failed writes`);
     if (earlier)
-      tagNotes.push(`${earlier} saved counter(s) left out: under any zone id_server could have run in, their periods' IDs carry times idmint has passed`);
+      tagNotes.push(
+        `${earlier} saved counter(s) left out: under any zone id_server could have run in, their periods' IDs carry times idmint has passed`,
+      );
     const oldMax = [...highest].map(([app, c]) => `${app}:${c}`).join(' ') || 'none in a period idmint still serves';
     const action = !cur ? 'create' : floors.length ? 'raise' : 'unchanged';
-    tags.push({ tag: o.tag, mode: 'rule', action, spec, epoch: cur?.epoch, floors, tokens: [], oldMax, notes: tagNotes });
+    tags.push({
+      tag: o.tag,
+      mode: 'rule',
+      action,
+      spec,
+      epoch: cur?.epoch,
+      floors,
+      tokens: [],
+      oldMax,
+      notes: tagNotes,
+    });
   }
   if (problems.length) throw new SpecProblems(problems);
   return { system: 'id_server', tags, notes };

@@ -5,7 +5,17 @@
 import { counterAtOrBelow, counterLimit, shardBits } from './layout.js';
 import { SpecProblems } from './spec-problems.js';
 import type { TagSpec } from './tag-spec.js';
-import { below, checkName, clash, specOf, type Current, type CurrentTag, type ImportPlan, type OldSegmentTag, type TagPlan } from './import-plan.js';
+import {
+  below,
+  checkName,
+  clash,
+  specOf,
+  type Current,
+  type CurrentTag,
+  type ImportPlan,
+  type OldSegmentTag,
+  type TagPlan,
+} from './import-plan.js';
 
 /** Low bits below a segment tag's counter in its IDs (sharded layouts). */
 function lowBits(s: TagSpec): number {
@@ -66,7 +76,12 @@ function tinyidNotes(o: OldSegmentTag, cur: CurrentTag | undefined): string[] {
 }
 
 /** Plans Leaf's or Tinyid's tags. Throws SpecProblems listing every reason to refuse. */
-export function planSegments(system: 'leaf' | 'tinyid', old: readonly OldSegmentTag[], current: Current, hash: (token: string) => string): ImportPlan {
+export function planSegments(
+  system: 'leaf' | 'tinyid',
+  old: readonly OldSegmentTag[],
+  current: Current,
+  hash: (token: string) => string,
+): ImportPlan {
   const problems: string[] = [];
   const tags: TagPlan[] = [];
   const label = system === 'leaf' ? 'Leaf biz_tag' : 'Tinyid biz_type';
@@ -79,7 +94,12 @@ export function planSegments(system: 'leaf' | 'tinyid', old: readonly OldSegment
       notes.push(`step ${o.step} lowered to idmint's largest, 100000000`);
       step = 100_000_000;
     }
-    const body: Record<string, unknown> = { tag: o.tag, mode: 'segment', step, description: o.description.slice(0, 255) };
+    const body: Record<string, unknown> = {
+      tag: o.tag,
+      mode: 'segment',
+      step,
+      description: o.description.slice(0, 255),
+    };
     // Tinyid's clients (tinyid-client) fetch segments and issue IDs from their own memory:
     // idmint serves nextSegmentId only for order node tags, which promise no more than that.
     // Leaf's callers get one ID per request: order global keeps Leaf's global order.
@@ -120,10 +140,22 @@ export function planSegments(system: 'leaf' | 'tinyid', old: readonly OldSegment
     }
     if (system === 'tinyid') notes.push(...tinyidNotes(o, cur));
     if (!cur) {
-      tags.push({ tag: o.tag, mode: 'segment', action: 'create', spec, counterFloor: floor, floors: [], tokens, oldMax: o.maxId, notes });
+      tags.push({
+        tag: o.tag,
+        mode: 'segment',
+        action: 'create',
+        spec,
+        counterFloor: floor,
+        floors: [],
+        tokens,
+        oldMax: o.maxId,
+        notes,
+      });
       continue;
     }
-    const low = Array.from({ length: spec.shards }, (_, shard) => shard).filter((shard) => below(cur, shard, '', floor));
+    const low = Array.from({ length: spec.shards }, (_, shard) => shard).filter((shard) =>
+      below(cur, shard, '', floor),
+    );
     const raise = low.length > 0;
     tags.push({
       tag: o.tag,

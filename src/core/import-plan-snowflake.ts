@@ -81,10 +81,15 @@ export function smallestIdFrom(l: SnowflakeLayout, atMs: number): bigint {
 
 function optionProblems(twepochMs: number, bits: LeafBits, skew: number, nowMs: number): string[] {
   const p: string[] = [];
-  if (!Number.isSafeInteger(twepochMs) || twepochMs < 0) p.push(`twepoch must be milliseconds since 1970 (a whole number, 0 or more), got ${twepochMs}`);
+  if (!Number.isSafeInteger(twepochMs) || twepochMs < 0)
+    p.push(`twepoch must be milliseconds since 1970 (a whole number, 0 or more), got ${twepochMs}`);
   if (!Number.isSafeInteger(skew) || skew < 0 || skew > MAX_CLOCK_SKEW_MS)
-    p.push(`the clock-skew allowance must be a whole number of milliseconds from 0 to ${MAX_CLOCK_SKEW_MS} (a year), got ${skew}`);
-  const shape = layoutProblems({ epochMs: 0, unit: 'ms', ...bits }).map((x) => `layout ${bits.timeBits}/${bits.workerBits}/${bits.seqBits}: ${x}`);
+    p.push(
+      `the clock-skew allowance must be a whole number of milliseconds from 0 to ${MAX_CLOCK_SKEW_MS} (a year), got ${skew}`,
+    );
+  const shape = layoutProblems({ epochMs: 0, unit: 'ms', ...bits }).map(
+    (x) => `layout ${bits.timeBits}/${bits.workerBits}/${bits.seqBits}: ${x}`,
+  );
   p.push(...shape);
   if (p.length) return p;
   // Leaf refuses to start unless its clock is past twepoch; its clock ran at most `skew` ahead.
@@ -100,7 +105,8 @@ function optionProblems(twepochMs: number, bits: LeafBits, skew: number, nowMs: 
     p.push(
       `Leaf's time since twepoch ${twepochMs} has outgrown the layout's ${bits.timeBits} time bits (by now plus the clock-skew allowance): a tag with this layout and an epoch before twepoch has run out; check --twepoch and --layout`,
     );
-  else if (leafMaxId(twepochMs, bits, nowMs + skew) > MAX_ID) p.push(`Leaf's IDs under twepoch ${twepochMs} have passed 2^63-1: no 64-bit ID lies above them`);
+  else if (leafMaxId(twepochMs, bits, nowMs + skew) > MAX_ID)
+    p.push(`Leaf's IDs under twepoch ${twepochMs} have passed 2^63-1: no 64-bit ID lies above them`);
   return p;
 }
 
@@ -116,7 +122,8 @@ export function planLeafSnowflake(o: LeafSnowflakeImport, current: Current, nowM
   const bits = o.layout ?? LEAF_LAYOUT;
   const skew = o.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const problems: string[] = [];
-  if (typeof o.tag !== 'string' || !TAG_NAME.test(o.tag)) problems.push(`--tag "${String(o.tag)}" is not a valid idmint tag name (${TAG_NAME_CHARS})`);
+  if (typeof o.tag !== 'string' || !TAG_NAME.test(o.tag))
+    problems.push(`--tag "${String(o.tag)}" is not a valid idmint tag name (${TAG_NAME_CHARS})`);
   problems.push(...optionProblems(twepochMs, bits, skew, nowMs));
   if (problems.length) throw new SpecProblems(problems);
 

@@ -156,15 +156,22 @@ export function clash(current: Current, want: TagSpec, what: string): string | u
   if (!cur && current.deleted.has(name))
     return `tag "${name}" was deleted in idmint; re-create it (or choose another name in the old system) before importing ${what}`;
   if (!cur) return undefined;
-  if (cur.spec.mode !== want.mode) return `tag "${name}" exists in idmint as a ${cur.spec.mode} tag; ${what} needs a ${want.mode} tag: rename one of them`;
-  if (cur.spec.permute) return `tag "${name}" has permuted IDs in idmint, spread over its whole domain: they cannot continue above the IDs of ${what}`;
+  if (cur.spec.mode !== want.mode)
+    return `tag "${name}" exists in idmint as a ${cur.spec.mode} tag; ${what} needs a ${want.mode} tag: rename one of them`;
+  if (cur.spec.permute)
+    return `tag "${name}" has permuted IDs in idmint, spread over its whole domain: they cannot continue above the IDs of ${what}`;
   const [a, b] = [cur.spec, want];
   if (a.stride !== b.stride || a.offset !== b.offset) {
     return `tag "${name}" exists in idmint with stride ${a.stride} and offset ${a.offset}; ${what} needs stride ${b.stride} and offset ${b.offset}`;
   }
   if (want.mode === 'rule' && cur.spec.mode === 'rule') {
     const [x, y] = [cur.spec.rule, want.rule];
-    if (x.template !== y.template || x.minCounter !== y.minCounter || x.resetSeconds !== y.resetSeconds || x.timeZone !== y.timeZone) {
+    if (
+      x.template !== y.template ||
+      x.minCounter !== y.minCounter ||
+      x.resetSeconds !== y.resetSeconds ||
+      x.timeZone !== y.timeZone
+    ) {
       return `rule "${name}" exists in idmint with template ${x.template} (counter from ${x.minCounter}, reset ${x.resetSeconds} s, ${x.timeZone}); ${what} writes ${y.template} (from ${y.minCounter}, reset ${y.resetSeconds} s, ${y.timeZone}): its counters would not continue the old IDs`;
     }
   }
@@ -173,7 +180,9 @@ export function clash(current: Current, want: TagSpec, what: string): string | u
 
 export function checkName(tag: string, problems: string[], what: string): boolean {
   if (TAG_NAME.test(tag)) return true;
-  problems.push(`${what} "${tag}" is not a valid idmint tag name ([A-Za-z0-9_.-]{1,64}); rename it in the old system first`);
+  problems.push(
+    `${what} "${tag}" is not a valid idmint tag name ([A-Za-z0-9_.-]{1,64}); rename it in the old system first`,
+  );
   return false;
 }
 

@@ -110,13 +110,20 @@ export function packing(l: SegmentLayout, shard: number): Packing {
   // Permuted IDs are no line: their writers call permutedIds (core/permute.ts) instead.
   if (l.permute) throw new Error(`tag IDs are permuted: they have no packing; write them with permutedIds`);
   const base = packId(l, 0, shard);
-  return { plain: l.layout === 'plain' && l.stride === 1, step: Number(packId(l, 1, shard) - base), base: Number(base) };
+  return {
+    plain: l.layout === 'plain' && l.stride === 1,
+    step: Number(packId(l, 1, shard) - base),
+    base: Number(base),
+  };
 }
 
 export interface SegmentParts {
   /** The sequence field of the ID (for a plain tag, the ID itself; for a permuted one, its counter). */
   readonly seq: bigint;
-  /** The counter behind seq; undefined when seq is not one of the tag's (wrong offset, or outside a permuted tag's domain). */
+  /**
+   * The counter behind seq; undefined when seq is not one of the tag's (wrong offset, or outside a permuted tag's
+   * domain).
+   */
   readonly counter: bigint | undefined;
   readonly shard: number;
   readonly appId: number;

@@ -58,8 +58,10 @@ export function permuteProblems(p: PermuteSpec, s: PermutedShape, problems: stri
     );
     return;
   }
-  if (s.layout !== 'plain') problems.push('permute applies to layout "plain" only: a sharded ID keeps its shard and app id in its low bits');
-  if (s.stride !== 1 || s.offset !== 0) problems.push('permute applies to tags without interleaving only (stride 1, offset 0)');
+  if (s.layout !== 'plain')
+    problems.push('permute applies to layout "plain" only: a sharded ID keeps its shard and app id in its low bits');
+  if (s.stride !== 1 || s.offset !== 0)
+    problems.push('permute applies to tags without interleaving only (stride 1, offset 0)');
   const max = domainMax(p);
   if (BigInt(s.maxIdLimit) > max) {
     problems.push(

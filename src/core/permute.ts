@@ -170,7 +170,8 @@ export class Permutation {
   }
 
   private check(k: number): void {
-    if (!(Number.isInteger(k) && k >= 1 && k <= this.maxCounter)) throw new RangeError(`counter ${k} lies outside the permutation's domain [1, ${this.size})`);
+    if (!(Number.isInteger(k) && k >= 1 && k <= this.maxCounter))
+      throw new RangeError(`counter ${k} lies outside the permutation's domain [1, ${this.size})`);
   }
 
   /** The ID of counter x. */

@@ -131,7 +131,8 @@ export class SourceRates {
     if (ms <= 0) return;
     s.at = now;
     if (s.ids < this.ids.size) s.ids = Math.min(this.ids.size, s.ids + ms * this.ids.perMs);
-    if (s.refusals < this.refusals.size) s.refusals = Math.min(this.refusals.size, s.refusals + ms * this.refusals.perMs);
+    if (s.refusals < this.refusals.size)
+      s.refusals = Math.min(this.refusals.size, s.refusals + ms * this.refusals.perMs);
   }
 
   private wait(limit: SourceLimit, rate: Rate, missing: number): number {

@@ -63,8 +63,10 @@ export function parseSentinelUrl(raw: string): SentinelTarget {
   if (bad.length) throw new Error(`its sentinels are host:port separated by commas, got "${bad[0]}" (${form})`);
   if (sentinels.length === 0) throw new Error(`it names no sentinel host:port (${form})`);
   const [master = '', db = '0', ...extra] = path.split('/');
-  if (!SENTINEL_MASTER_NAME.test(master)) throw new Error(`it must end with the master's name ([A-Za-z0-9_.-]{1,64}), got "${master}" (${form})`);
-  if (extra.length || !/^\d{1,2}$/.test(db)) throw new Error(`after the master's name only a database number may follow, got "${path}" (${form})`);
+  if (!SENTINEL_MASTER_NAME.test(master))
+    throw new Error(`it must end with the master's name ([A-Za-z0-9_.-]{1,64}), got "${master}" (${form})`);
+  if (extra.length || !/^\d{1,2}$/.test(db))
+    throw new Error(`after the master's name only a database number may follow, got "${path}" (${form})`);
   const colon = userinfo.indexOf(':');
   const username = decodeURIComponent(colon < 0 ? userinfo : userinfo.slice(0, colon));
   const password = colon < 0 ? '' : decodeURIComponent(userinfo.slice(colon + 1));

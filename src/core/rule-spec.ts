@@ -27,7 +27,11 @@ const FIXED = ['min_counter', 'reset_seconds', 'time_zone'];
 type Body = Record<string, unknown>;
 
 export function compileRule(r: RuleSpec, force = false): CompiledTemplate {
-  return compileTemplate(r.template, { minCounter: r.minCounter, maxCounter: r.maxCounter, resetSeconds: r.resetSeconds }, { force });
+  return compileTemplate(
+    r.template,
+    { minCounter: r.minCounter, maxCounter: r.maxCounter, resetSeconds: r.resetSeconds },
+    { force },
+  );
 }
 
 /** The first counter value at or above min_counter that is offset (mod stride). */
@@ -79,13 +83,16 @@ export function ruleFromBody(b: Body, problems: string[]): RuleSpec | null {
  * the old one's (or with force); `max_counter` may only grow; the rest is fixed.
  */
 export function ruleFromUpdate(cur: RuleSpec, b: Body, problems: string[]): RuleSpec {
-  for (const k of FIXED) if (k in b) problems.push(`${k} cannot be changed after creation (it decides which IDs were issued already)`);
+  for (const k of FIXED)
+    if (k in b) problems.push(`${k} cannot be changed after creation (it decides which IDs were issued already)`);
   if (b.force !== undefined && typeof b.force !== 'boolean') problems.push('force must be true or false');
   const changed = b.template !== undefined && b.template !== cur.template;
   const earlier = [...(cur.previousTemplates ?? []), cur.template];
   const next: RuleSpec = {
     ...cur,
-    ...(changed ? { template: b.template as string, previousTemplates: [...new Set(earlier)].filter((t) => t !== b.template) } : {}),
+    ...(changed
+      ? { template: b.template as string, previousTemplates: [...new Set(earlier)].filter((t) => t !== b.template) }
+      : {}),
     ...(b.max_counter !== undefined ? { maxCounter: b.max_counter as number } : {}),
   };
   if (typeof b.max_counter === 'number' && b.max_counter < cur.maxCounter) {
@@ -99,7 +106,11 @@ export function ruleFromUpdate(cur: RuleSpec, b: Body, problems: string[]): Rule
   if (compiled && changed && b.force !== true) {
     for (const old of earlier) {
       // Only the template's shape matters here; counter bounds of its time do not.
-      const shapeOf = compileTemplate(old, { minCounter: 0, maxCounter: 0, resetSeconds: cur.resetSeconds }, { force: true });
+      const shapeOf = compileTemplate(
+        old,
+        { minCounter: 0, maxCounter: 0, resetSeconds: cur.resetSeconds },
+        { force: true },
+      );
       if (old === next.template || templatesDisjoint(shapeOf, compiled)) continue;
       problems.push(
         `the new template could render IDs that the template "${old}" rendered (same length and no differing literal text); give it another length or a distinguishing literal, or send "force": true if you are sure`,
@@ -111,5 +122,11 @@ export function ruleFromUpdate(cur: RuleSpec, b: Body, problems: string[]): Rule
 
 /** Wire form of the rule fields. */
 export function ruleToJson(r: RuleSpec): Record<string, unknown> {
-  return { template: r.template, min_counter: r.minCounter, max_counter: r.maxCounter, reset_seconds: r.resetSeconds, time_zone: r.timeZone };
+  return {
+    template: r.template,
+    min_counter: r.minCounter,
+    max_counter: r.maxCounter,
+    reset_seconds: r.resetSeconds,
+    time_zone: r.timeZone,
+  };
 }

@@ -167,10 +167,14 @@ const digits = (n: number): number => String(n).length;
 function ruleProblems(rule: RuleLimits, problems: string[]): boolean {
   const before = problems.length;
   const { minCounter, maxCounter, resetSeconds } = rule;
-  if (!Number.isSafeInteger(minCounter) || minCounter < 0) problems.push(`min_counter must be an integer from 0 to ${MAX_COUNTER}`);
-  if (!Number.isSafeInteger(maxCounter) || maxCounter < 0) problems.push(`max_counter must be an integer from 0 to ${MAX_COUNTER}`);
-  else if (Number.isSafeInteger(minCounter) && maxCounter < minCounter) problems.push('max_counter must not be below min_counter');
-  if (!Number.isSafeInteger(resetSeconds) || resetSeconds < 0) problems.push('reset_seconds must be a whole number of seconds, 0 or more');
+  if (!Number.isSafeInteger(minCounter) || minCounter < 0)
+    problems.push(`min_counter must be an integer from 0 to ${MAX_COUNTER}`);
+  if (!Number.isSafeInteger(maxCounter) || maxCounter < 0)
+    problems.push(`max_counter must be an integer from 0 to ${MAX_COUNTER}`);
+  else if (Number.isSafeInteger(minCounter) && maxCounter < minCounter)
+    problems.push('max_counter must not be below min_counter');
+  if (!Number.isSafeInteger(resetSeconds) || resetSeconds < 0)
+    problems.push('reset_seconds must be a whole number of seconds, 0 or more');
   return problems.length === before;
 }
 
@@ -246,7 +250,8 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
       if (name.startsWith('counter:')) {
         const w = name.slice('counter:'.length);
         const width = /^\d{1,2}$/.test(w) ? Number(w) : 0;
-        if (width < 1 || width > MAX_COUNTER_WIDTH) problems.push(`${text} at ${i}: the width must be from 1 to ${MAX_COUNTER_WIDTH}`);
+        if (width < 1 || width > MAX_COUNTER_WIDTH)
+          problems.push(`${text} at ${i}: the width must be from 1 to ${MAX_COUNTER_WIDTH}`);
         counters.push({ at: i, width, text });
         flush();
         pieces.push({ kind: K.COUNTER, text: '', width });
@@ -290,7 +295,8 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
 
   let counterWidth = 0;
   if (counters.length !== 1) {
-    const where = counters.length === 0 ? 'found none' : `found ${counters.length}, at ${counters.map((c) => c.at).join(', ')}`;
+    const where =
+      counters.length === 0 ? 'found none' : `found ${counters.length}, at ${counters.map((c) => c.at).join(', ')}`;
     problems.push(`a template needs exactly one {counter} token (${where})`);
   } else {
     const c = counters[0];
@@ -299,7 +305,9 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
       problems.push(`${c.text} is too narrow for max_counter ${rule.maxCounter} (needs ${digits(rule.maxCounter)})`);
     }
     if (c.width === 0 && usesSalt) {
-      problems.push('an unpadded {counter} cannot share a template with {salt} (salts vary in length, so two IDs could read the same): use {counter:N}');
+      problems.push(
+        'an unpadded {counter} cannot share a template with {salt} (salts vary in length, so two IDs could read the same): use {counter:N}',
+      );
     }
   }
 
@@ -309,17 +317,23 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
   let uniqueForSeconds = Number.POSITIVE_INFINITY;
   const R = ruleOk ? rule.resetSeconds : 0;
   if (R > 0) {
-    const needed = (['day', 'hour', 'minute', 'second'] as const).find((f) => (R * 1000) % UNIT_MS[f] === 0) ?? 'second';
+    const needed =
+      (['day', 'hour', 'minute', 'second'] as const).find((f) => (R * 1000) % UNIT_MS[f] === 0) ?? 'second';
     if (finest === undefined || UNIT_MS[finest] > UNIT_MS[needed]) {
-      const has = finestTimeToken === null ? 'this template has no time token' : `the finest here is ${finestTimeToken}`;
-      problems.push(`reset_seconds ${R} needs a time token of ${FIELD_TOKEN[needed]} or finer, or different periods would render the same IDs; ${has}`);
+      const has =
+        finestTimeToken === null ? 'this template has no time token' : `the finest here is ${finestTimeToken}`;
+      problems.push(
+        `reset_seconds ${R} needs a time token of ${FIELD_TOKEN[needed]} or finer, or different periods would render the same IDs; ${has}`,
+      );
       uniqueForSeconds = R;
     } else {
       uniqueForSeconds = horizon(finest, fields, yearCycle);
       if (uniqueForSeconds < MIN_UNIQUE_YEARS * YEAR_SECONDS && opts.force !== true) {
         const k = FIELDS.findIndex((f, n) => n > FIELDS.indexOf(finest) && !fields.has(f));
         const why =
-          k < 0 ? `${yearTok} wraps round` : `it has ${FIELD_TOKEN[FIELDS[k - 1]]} but no ${k === FIELDS.length - 1 ? 'year' : FIELD_TOKEN[FIELDS[k]]} token`;
+          k < 0
+            ? `${yearTok} wraps round`
+            : `it has ${FIELD_TOKEN[FIELDS[k - 1]]} but no ${k === FIELDS.length - 1 ? 'year' : FIELD_TOKEN[FIELDS[k]]} token`;
         problems.push(
           `IDs of this template repeat after ${describeSeconds(uniqueForSeconds)} (${why}), under ${MIN_UNIQUE_YEARS} years; ` +
             'add coarser time tokens, or send "force": true to accept it',

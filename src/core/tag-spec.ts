@@ -6,7 +6,14 @@ import { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME } from './spec-problems.js';
 import { TAG_NAME_CHARS } from './tag-name.js';
 import { domainMax, type PermuteSpec } from './permute.js';
 import { permuteFromBody, permuteProblems, permuteToJson } from './permute-spec.js';
-import { DEFAULT_KEY_RETENTION_SECONDS, MODES, type Mode, type SnowflakeSpec, type TagBase, type TagSpec } from './tag-kinds.js';
+import {
+  DEFAULT_KEY_RETENTION_SECONDS,
+  MODES,
+  type Mode,
+  type SnowflakeSpec,
+  type TagBase,
+  type TagSpec,
+} from './tag-kinds.js';
 
 export { MIN_LIFETIME_YEARS, SpecProblems, TAG_NAME };
 export { MODES, type Mode, type SnowflakeSpec, type TagSpec };
@@ -100,8 +107,10 @@ function intField(b: Body, name: string, min: number, max: number, problems: str
 function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, unknown>> {
   const out: Partial<Record<keyof TagSpec, unknown>> = {};
   for (const k of Object.keys(b))
-    if (!(k in FIELD_NAMES) && k !== 'permute' && !SNOWFLAKE_FIELDS.includes(k) && !RULE_FIELDS.includes(k)) problems.push(`unknown field "${k}"`);
-  if (b.tag !== undefined && (typeof b.tag !== 'string' || !TAG_NAME.test(b.tag))) problems.push(`tag must match ${TAG_NAME_CHARS}`);
+    if (!(k in FIELD_NAMES) && k !== 'permute' && !SNOWFLAKE_FIELDS.includes(k) && !RULE_FIELDS.includes(k))
+      problems.push(`unknown field "${k}"`);
+  if (b.tag !== undefined && (typeof b.tag !== 'string' || !TAG_NAME.test(b.tag)))
+    problems.push(`tag must match ${TAG_NAME_CHARS}`);
   else out.tag = b.tag;
   if (b.mode !== undefined) {
     if (!MODES.includes(b.mode as Mode)) problems.push(`mode must be one of ${MODES.join(', ')}`);
@@ -109,9 +118,11 @@ function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, 
       problems.push(`mode "${String(b.mode)}" is not available in this version; available: ${SERVED_MODES.join(', ')}`);
     else out.mode = b.mode;
   }
-  if (b.order !== undefined && b.order !== 'global' && b.order !== 'node') problems.push('order must be "global" or "node"');
+  if (b.order !== undefined && b.order !== 'global' && b.order !== 'node')
+    problems.push('order must be "global" or "node"');
   else out.order = b.order;
-  if (b.layout !== undefined && b.layout !== 'plain' && b.layout !== 'sharded') problems.push('layout must be "plain" or "sharded"');
+  if (b.layout !== undefined && b.layout !== 'plain' && b.layout !== 'sharded')
+    problems.push('layout must be "plain" or "sharded"');
   else out.layout = b.layout;
   out.shards = intField(b, 'shards', 1, 4096, problems);
   out.appBits = intField(b, 'app_bits', 0, 16, problems);
@@ -125,7 +136,8 @@ function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, 
   out.offset = intField(b, 'offset', 0, MAX_STRIDE - 1, problems);
   out.keyRetentionSeconds = intField(b, 'key_retention_seconds', KEY_RETENTION.min, KEY_RETENTION.max, problems);
   if (b.prefetch !== undefined) {
-    if (typeof b.prefetch !== 'number' || !(b.prefetch > 0 && b.prefetch < 1)) problems.push('prefetch must be a number between 0 and 1 (exclusive)');
+    if (typeof b.prefetch !== 'number' || !(b.prefetch > 0 && b.prefetch < 1))
+      problems.push('prefetch must be a number between 0 and 1 (exclusive)');
     else out.prefetch = b.prefetch;
   }
   if (b.max_id_limit !== undefined) {
@@ -155,13 +167,16 @@ function checkWhole(s: Exclude<TagSpec, { mode: 'snowflake' }>, problems: string
   if (s.mode === 'segment' && s.permute) permuteProblems(s.permute, s, problems);
   if (s.offset >= s.stride) problems.push(`offset must be below stride (${s.stride})`);
   else if (s.mode === 'rule') {
-    if (periodCapacity(s.rule, s) < 1) problems.push(`no counter value from min_counter to max_counter is ${s.offset} (mod ${s.stride})`);
-  } else if (counterLimit(s, BigInt(s.maxIdLimit)) < 1) problems.push('max_id_limit is too small for this layout to issue any ID');
+    if (periodCapacity(s.rule, s) < 1)
+      problems.push(`no counter value from min_counter to max_counter is ${s.offset} (mod ${s.stride})`);
+  } else if (counterLimit(s, BigInt(s.maxIdLimit)) < 1)
+    problems.push('max_id_limit is too small for this layout to issue any ID');
 }
 
 /** Validates a create body and fills in the defaults. Throws SpecProblems. */
 export function specFromCreate(body: unknown): TagSpec {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SpecProblems(['body must be a JSON object']);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new SpecProblems(['body must be a JSON object']);
   const problems: string[] = [];
   const f = readFields(body as Body, problems);
   if (f.tag === undefined && !problems.some((p) => p.startsWith('tag'))) problems.push('tag is required');
@@ -175,14 +190,22 @@ export function specFromCreate(body: unknown): TagSpec {
     for (const k of SEGMENT_ONLY) if (k in b) problems.push(`${k} applies to segment tags only`);
     snowflake = snowflakeFromBody(b, problems);
   } else if (mode === 'rule') {
-    for (const k of [...NOT_FOR_RULES, ...SNOWFLAKE_ONLY]) if (k in b) problems.push(`${k} does not apply to rule tags`);
+    for (const k of [...NOT_FOR_RULES, ...SNOWFLAKE_ONLY])
+      if (k in b) problems.push(`${k} does not apply to rule tags`);
     rule = ruleFromBody(b, problems);
   } else {
     for (const k of SNOWFLAKE_FIELDS) if (k in b) problems.push(`${k} applies to snowflake tags only`);
   }
   const permute = mode === 'segment' ? permuteFromBody(b.permute, problems) : null;
-  const steps = defaultSteps(f.step as number | undefined, f.minStep as number | undefined, f.maxStep as number | undefined);
-  const interleave = { stride: (f.stride as number) ?? DEFAULTS.stride, offset: (f.offset as number) ?? DEFAULTS.offset };
+  const steps = defaultSteps(
+    f.step as number | undefined,
+    f.minStep as number | undefined,
+    f.maxStep as number | undefined,
+  );
+  const interleave = {
+    stride: (f.stride as number) ?? DEFAULTS.stride,
+    offset: (f.offset as number) ?? DEFAULTS.offset,
+  };
   const base: TagBase = {
     tag: (f.tag as string) ?? '',
     order: (f.order as TagSpec['order']) ?? DEFAULTS.order,
@@ -195,7 +218,9 @@ export function specFromCreate(body: unknown): TagSpec {
     maxStep: steps.maxStep,
     targetSeconds: (f.targetSeconds as number) ?? DEFAULTS.targetSeconds,
     prefetch: (f.prefetch as number) ?? DEFAULTS.prefetch,
-    maxIdLimit: rule ? String(periodCapacity(rule, interleave)) : ((f.maxIdLimit as string) ?? (permute ? String(domainMax(permute)) : DEFAULTS.maxIdLimit)),
+    maxIdLimit: rule
+      ? String(periodCapacity(rule, interleave))
+      : ((f.maxIdLimit as string) ?? (permute ? String(domainMax(permute)) : DEFAULTS.maxIdLimit)),
     nodeBlock: (f.nodeBlock as number) ?? DEFAULTS.nodeBlock,
     ...interleave,
     enabled: (f.enabled as boolean) ?? true,
@@ -210,7 +235,13 @@ export function specFromCreate(body: unknown): TagSpec {
 }
 
 /** The spec of a create body's kind, with the settings of that kind (validated: present). */
-function withKind(base: TagBase, mode: Mode, snowflake: SnowflakeSpec | null, rule: RuleSpec | null, permute: PermuteSpec | null): TagSpec {
+function withKind(
+  base: TagBase,
+  mode: Mode,
+  snowflake: SnowflakeSpec | null,
+  rule: RuleSpec | null,
+  permute: PermuteSpec | null,
+): TagSpec {
   if (mode === 'snowflake' && snowflake) return { ...base, mode, snowflake };
   if (mode === 'rule' && rule) return { ...base, mode, rule };
   if (mode === 'segment') return { ...base, mode, permute };
@@ -219,25 +250,36 @@ function withKind(base: TagBase, mode: Mode, snowflake: SnowflakeSpec | null, ru
 
 /** Applies an update body to a stored spec. Throws SpecProblems. */
 export function specFromUpdate(current: TagSpec, body: unknown): TagSpec {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SpecProblems(['body must be a JSON object']);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new SpecProblems(['body must be a JSON object']);
   const problems: string[] = [];
   const b = body as Body;
   const isRule = current.mode === 'rule';
   const changeable = isRule ? SNOWFLAKE_ONLY : SNOWFLAKE_FIELDS;
   for (const k of [...IMMUTABLE, ...changeable]) if (k in b) problems.push(`${k} cannot be changed after creation`);
-  if (current.mode === 'snowflake') for (const k of SEGMENT_ONLY) if (k in b) problems.push(`${k} applies to segment tags only`);
+  if (current.mode === 'snowflake')
+    for (const k of SEGMENT_ONLY) if (k in b) problems.push(`${k} applies to segment tags only`);
   const misplaced = isRule ? NOT_FOR_RULES : RULE_FIELDS;
-  for (const k of misplaced) if (k in b) problems.push(isRule ? `${k} does not apply to rule tags` : `${k} applies to rule tags only`);
+  for (const k of misplaced)
+    if (k in b) problems.push(isRule ? `${k} does not apply to rule tags` : `${k} applies to rule tags only`);
   const f = readFields(b, problems);
   const rule = current.mode === 'rule' ? ruleFromUpdate(current.rule, b, problems) : null;
-  const spec = { ...current, ...f, ...(rule ? { rule, maxIdLimit: String(periodCapacity(rule, current)) } : {}) } as TagSpec;
+  const spec = {
+    ...current,
+    ...f,
+    ...(rule ? { rule, maxIdLimit: String(periodCapacity(rule, current)) } : {}),
+  } as TagSpec;
   if (problems.length === 0 && spec.mode !== 'snowflake') checkWhole(spec, problems);
   if (problems.length > 0) throw new SpecProblems(problems);
   return spec;
 }
 
 /** Fills the step fields not given so that they agree with the ones given. */
-function defaultSteps(step?: number, minStep?: number, maxStep?: number): { step: number; minStep: number; maxStep: number } {
+function defaultSteps(
+  step?: number,
+  minStep?: number,
+  maxStep?: number,
+): { step: number; minStep: number; maxStep: number } {
   const lo = minStep ?? Math.min(DEFAULTS.minStep, step ?? DEFAULTS.minStep, maxStep ?? DEFAULTS.minStep);
   const hi = maxStep ?? Math.max(DEFAULTS.maxStep, step ?? 0, minStep ?? 0);
   return { step: step ?? Math.min(hi, Math.max(lo, DEFAULTS.step)), minStep: lo, maxStep: hi };
@@ -271,7 +313,9 @@ function snowflakeFromBody(b: Body, problems: string[]): SnowflakeSpec | null {
     const end = runsOutAt(layout);
     const minEnd = Date.now() + MIN_LIFETIME_YEARS * 365.25 * 86_400_000;
     if (end.getTime() < minEnd && b.force !== true) {
-      problems.push(`this layout runs out at ${end.toISOString()}, in under ${MIN_LIFETIME_YEARS} years; send "force": true to create it anyway`);
+      problems.push(
+        `this layout runs out at ${end.toISOString()}, in under ${MIN_LIFETIME_YEARS} years; send "force": true to create it anyway`,
+      );
     }
   }
   return { ...layout, preset: presetName as PresetName };

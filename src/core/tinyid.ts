@@ -38,7 +38,13 @@ export function segmentOfRun(i: Interleave, run: Range, prefetch: number): Tinyi
   const currentId = seqOf(i, run[0] - 1);
   const maxId = seqOf(i, run[1]);
   const permille = BigInt(Math.round(prefetch * 1000));
-  return { currentId, loadingId: currentId + ((maxId - currentId) * permille) / 1000n, maxId, delta: i.stride, remainder: i.offset };
+  return {
+    currentId,
+    loadingId: currentId + ((maxId - currentId) * permille) / 1000n,
+    maxId,
+    delta: i.stride,
+    remainder: i.offset,
+  };
 }
 
 /** The IDs a Tinyid client issues from a segment, in order (for checks and tests). */

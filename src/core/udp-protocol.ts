@@ -15,11 +15,20 @@ export const UDP_CODES = {
   INVALID_FIELD: { code: -3, meaning: 'a field is missing or invalid: action, rule_name, app_name or salt' },
   UNKNOWN_ACTION: { code: -4, meaning: 'action is not get, create or monitor' },
   TOO_LARGE: { code: -5, meaning: 'the datagram is larger than the server accepts' },
-  ID_SPACE_EXHAUSTED: { code: -6, meaning: 'the counter reached max_counter in this period; no ID until the next period' },
-  UNAVAILABLE: { code: -7, meaning: 'the rule cannot serve right now (store unreachable, rule disabled); retry later or on another node' },
+  ID_SPACE_EXHAUSTED: {
+    code: -6,
+    meaning: 'the counter reached max_counter in this period; no ID until the next period',
+  },
+  UNAVAILABLE: {
+    code: -7,
+    meaning: 'the rule cannot serve right now (store unreachable, rule disabled); retry later or on another node',
+  },
   UNAUTHORIZED: { code: -8, meaning: 'the request lacks the credentials this server requires' },
   INTERNAL: { code: -9, meaning: 'an unexpected fault; the request received no ID' },
-  IDEMPOTENCY_KEY_MISMATCH: { code: -10, meaning: 'the idempotency key was already used for a different request of the rule; use a new key' },
+  IDEMPOTENCY_KEY_MISMATCH: {
+    code: -10,
+    meaning: 'the idempotency key was already used for a different request of the rule; use a new key',
+  },
 } as const;
 
 export type UdpCodeName = keyof typeof UDP_CODES;
@@ -49,7 +58,9 @@ export interface UdpRequest {
  * A request, or the error reply to a datagram that is not one; `echoed`: the reply echoes a
  * request object (false for a bare `{code, message}`: no JSON object, or none that was read).
  */
-export type ParseResult = { readonly ok: true; readonly req: UdpRequest } | { readonly ok: false; readonly echoed: boolean; readonly reply: UdpReply };
+export type ParseResult =
+  | { readonly ok: true; readonly req: UdpRequest }
+  | { readonly ok: false; readonly echoed: boolean; readonly reply: UdpReply };
 
 const ACTIONS: Readonly<Record<string, 'get' | 'monitor'>> = { get: 'get', create: 'get', monitor: 'monitor' };
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -115,7 +126,11 @@ function quote(v: unknown): string {
 export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DATAGRAM_BYTES): ParseResult {
   try {
     if (buf.length > maxBytes)
-      return { ok: false, echoed: false, reply: bare('TOO_LARGE', `datagram of ${buf.length} bytes is over the limit of ${maxBytes}`) };
+      return {
+        ok: false,
+        echoed: false,
+        reply: bare('TOO_LARGE', `datagram of ${buf.length} bytes is over the limit of ${maxBytes}`),
+      };
     if (buf.length === 0) return { ok: false, echoed: false, reply: bare('MALFORMED', 'empty datagram') };
     let text: string;
     try {
@@ -130,10 +145,18 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
       return { ok: false, echoed: false, reply: bare('MALFORMED', 'the datagram is not valid JSON') };
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      return { ok: false, echoed: false, reply: bare('MALFORMED', `the request must be a JSON object, got ${quote(parsed)}`) };
+      return {
+        ok: false,
+        echoed: false,
+        reply: bare('MALFORMED', `the request must be a JSON object, got ${quote(parsed)}`),
+      };
     }
     if (tooDeep(parsed, MAX_JSON_DEPTH)) {
-      return { ok: false, echoed: false, reply: bare('MALFORMED', `the request is nested deeper than ${MAX_JSON_DEPTH} levels`) };
+      return {
+        ok: false,
+        echoed: false,
+        reply: bare('MALFORMED', `the request is nested deeper than ${MAX_JSON_DEPTH} levels`),
+      };
     }
     const all = parsed as JsonObject;
     const body = echoable(all, text);
@@ -145,23 +168,32 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
     }
     const action = Object.hasOwn(ACTIONS, a) ? ACTIONS[a] : undefined;
     if (action === undefined) {
-      return { ok: false, echoed: true, reply: failure(body, 'UNKNOWN_ACTION', `unknown action ${quote(a)}; expected get, create or monitor`) };
+      return {
+        ok: false,
+        echoed: true,
+        reply: failure(body, 'UNKNOWN_ACTION', `unknown action ${quote(a)}; expected get, create or monitor`),
+      };
     }
 
     // The list of problems is made only for a request that has one.
     let problems: string[] | undefined;
     const rule = fieldOf(all, 'rule_name');
     if (rule === undefined) (problems ??= []).push('missing field rule_name');
-    else if (typeof rule !== 'string' || !TAG_NAME.test(rule)) (problems ??= []).push(`rule_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(rule)}`);
+    else if (typeof rule !== 'string' || !TAG_NAME.test(rule))
+      (problems ??= []).push(`rule_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(rule)}`);
     const app = fieldOf(all, 'app_name');
     if (app === undefined) (problems ??= []).push('missing field app_name');
-    else if (!isValidAppName(app)) (problems ??= []).push(`app_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(app)}`);
+    else if (!isValidAppName(app))
+      (problems ??= []).push(`app_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(app)}`);
     let salt = fieldOf(all, 'salt');
     if (salt === null || action === 'monitor') salt = undefined;
-    if (salt !== undefined && !isValidSalt(salt)) (problems ??= []).push(`salt must match [A-Za-z0-9_.-]{0,64}, got ${quote(salt)}`);
+    if (salt !== undefined && !isValidSalt(salt))
+      (problems ??= []).push(`salt must match [A-Za-z0-9_.-]{0,64}, got ${quote(salt)}`);
     const key = fieldOf(all, 'idempotency_key');
-    if (action === 'get' && key !== undefined && key !== null && typeof key !== 'string') (problems ??= []).push('idempotency_key must be a string');
-    if (problems !== undefined) return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
+    if (action === 'get' && key !== undefined && key !== null && typeof key !== 'string')
+      (problems ??= []).push('idempotency_key must be a string');
+    if (problems !== undefined)
+      return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
 
     return {
       ok: true,
@@ -178,7 +210,8 @@ function echo(body: Readonly<JsonObject> | null, code: number, message: string, 
   if (body !== null) {
     for (const k of Object.keys(body)) {
       // An echoed "__proto__" key must stay a plain key, not become the reply's prototype.
-      if (k === '__proto__') Object.defineProperty(out, k, { value: body[k], enumerable: true, writable: true, configurable: true });
+      if (k === '__proto__')
+        Object.defineProperty(out, k, { value: body[k], enumerable: true, writable: true, configurable: true });
       else out[k] = body[k];
     }
   }
@@ -195,7 +228,10 @@ export function successReply(req: UdpRequest, id: string): UdpReply {
 }
 
 /** `{...request, code: 0, message: "ok", data: {counter, node_offset}}`. */
-export function monitorReply(req: UdpRequest, state: { readonly counter: number; readonly nodeOffset: number }): UdpReply {
+export function monitorReply(
+  req: UdpRequest,
+  state: { readonly counter: number; readonly nodeOffset: number },
+): UdpReply {
   return echo(req.body, 0, 'ok', { counter: state.counter, node_offset: state.nodeOffset });
 }
 
@@ -313,6 +349,9 @@ export function encodeReply(reply: UdpReply): Buffer {
   try {
     return Buffer.from(write(reply, 0), 'utf8');
   } catch {
-    return Buffer.from(`{"code":${UDP_CODES.INTERNAL.code},"message":"internal error: the reply could not be encoded"}`, 'utf8');
+    return Buffer.from(
+      `{"code":${UDP_CODES.INTERNAL.code},"message":"internal error: the reply could not be encoded"}`,
+      'utf8',
+    );
   }
 }

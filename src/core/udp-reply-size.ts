@@ -9,7 +9,9 @@ import { encodeReply, UDP_CODES, type UdpCodeName, type UdpReply } from './udp-p
 /** How many times the datagram's size an answer may take. */
 export const ANSWER_FACTOR = 2;
 
-const NAME_OF_CODE = new Map<number, UdpCodeName>(Object.entries(UDP_CODES).map(([name, c]) => [c.code, name as UdpCodeName]));
+const NAME_OF_CODE = new Map<number, UdpCodeName>(
+  Object.entries(UDP_CODES).map(([name, c]) => [c.code, name as UdpCodeName]),
+);
 
 /** The most bytes a reply to a datagram of `requestBytes` may take. */
 export function replyLimit(reply: UdpReply, requestBytes: number): number {

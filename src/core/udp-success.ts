@@ -14,7 +14,15 @@ import { encodeReply, successReply, type UdpRequest } from './udp-protocol.js';
 export function successText(req: UdpRequest, id: string): string {
   const b = req.body;
   const { action, app_name: app, idempotency_key: key, rule_name: rule, salt, seq, token } = b;
-  if (!maybeString(action) || !maybeString(app) || !maybeString(key) || !maybeString(rule) || !maybeString(salt) || !maybeString(seq) || !maybeString(token))
+  if (
+    !maybeString(action) ||
+    !maybeString(app) ||
+    !maybeString(key) ||
+    !maybeString(rule) ||
+    !maybeString(salt) ||
+    !maybeString(seq) ||
+    !maybeString(token)
+  )
     return encodeReply(successReply(req, id)).toString('utf8');
   let out = '{';
   if (action !== undefined) out += `"action":"${action}",`;

@@ -20,7 +20,12 @@ export const CAPACITY_SCRAPE_WAIT_MS = 2000;
 export function registerCapacityMetrics(registry: Registry, src: CapacitySources): void {
   const registers = [registry];
   const all = () => settleWithin(src.capacity(), CAPACITY_SCRAPE_WAIT_MS, [] as TagCapacity[]);
-  const perTag = (name: string, help: string, aggregator: 'max' | 'min', value: (c: TagCapacity) => number | undefined) =>
+  const perTag = (
+    name: string,
+    help: string,
+    aggregator: 'max' | 'min',
+    value: (c: TagCapacity) => number | undefined,
+  ) =>
     new Gauge({
       name,
       help,
@@ -51,15 +56,27 @@ export function registerCapacityMetrics(registry: Registry, src: CapacitySources
     'min',
     (c) => c.forecast.exhaustionSeconds,
   );
-  perTag('idmint_rule_period_remaining_ids', 'Rule tags: counter values left in the current period for the app closest to max_counter', 'max', (c) =>
-    c.period ? c.forecast.remaining : undefined,
+  perTag(
+    'idmint_rule_period_remaining_ids',
+    'Rule tags: counter values left in the current period for the app closest to max_counter',
+    'max',
+    (c) => (c.period ? c.forecast.remaining : undefined),
   );
-  perTag('idmint_rule_period_end_seconds', 'Rule tags: seconds until the current period ends and the counters start again', 'min', (c) => c.period?.endSeconds);
-  perTag('idmint_snowflake_end_of_time_seconds', 'Snowflake tags: seconds until the layout can no longer represent the time', 'min', (c) =>
-    c.mode === 'snowflake' ? c.forecast.exhaustionSeconds : undefined,
+  perTag(
+    'idmint_rule_period_end_seconds',
+    'Rule tags: seconds until the current period ends and the counters start again',
+    'min',
+    (c) => c.period?.endSeconds,
+  );
+  perTag(
+    'idmint_snowflake_end_of_time_seconds',
+    'Snowflake tags: seconds until the layout can no longer represent the time',
+    'min',
+    (c) => (c.mode === 'snowflake' ? c.forecast.exhaustionSeconds : undefined),
   );
 
-  const pools = () => settleWithin(src.workerPools(), CAPACITY_SCRAPE_WAIT_MS, [] as { bits: number; size: number; used: number }[]);
+  const pools = () =>
+    settleWithin(src.workerPools(), CAPACITY_SCRAPE_WAIT_MS, [] as { bits: number; size: number; used: number }[]);
   new Gauge({
     name: 'idmint_worker_ids_leased',
     help: 'Worker ids currently leased, per worker-id width',

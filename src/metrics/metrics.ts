@@ -76,7 +76,12 @@ export class Metrics {
       registers,
       buckets: [10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000],
     });
-    this.allocations = new Counter({ name: 'idmint_segments_allocated_total', help: 'Segments allocated in MySQL', labelNames: ['tag'], registers });
+    this.allocations = new Counter({
+      name: 'idmint_segments_allocated_total',
+      help: 'Segments allocated in MySQL',
+      labelNames: ['tag'],
+      registers,
+    });
     this.refillWaits = new Counter({
       name: 'idmint_refill_waits_total',
       help: 'Times requests had to wait for a refill (cold or dry tag)',
@@ -128,7 +133,8 @@ export class Metrics {
       aggregator: 'max',
       async collect() {
         this.reset();
-        for (const r of (await self.sources.segmentRemaining?.().catch(() => [])) ?? []) this.set({ tag: r.tag }, r.remaining);
+        for (const r of (await self.sources.segmentRemaining?.().catch(() => [])) ?? [])
+          this.set({ tag: r.tag }, r.remaining);
       },
     });
     new Gauge({
@@ -139,7 +145,8 @@ export class Metrics {
       aggregator: 'max',
       async collect() {
         this.reset();
-        for (const r of (await self.sources.queueDepths?.().catch(() => [])) ?? []) this.set({ queue: r.queue, state: r.state }, r.count);
+        for (const r of (await self.sources.queueDepths?.().catch(() => [])) ?? [])
+          this.set({ queue: r.queue, state: r.state }, r.count);
       },
     });
     new Gauge({
@@ -171,7 +178,8 @@ export class Metrics {
       aggregator: 'min',
       async collect() {
         this.reset();
-        for (const r of (await self.sources.redisUp?.().catch(() => [])) ?? []) this.set({ server: r.server }, r.up ? 1 : 0);
+        for (const r of (await self.sources.redisUp?.().catch(() => [])) ?? [])
+          this.set({ server: r.server }, r.up ? 1 : 0);
       },
     });
     new Gauge({

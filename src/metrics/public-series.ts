@@ -41,7 +41,10 @@ function unescapeLabel(v: string): string {
  * answers a tag's definition (undefined when it does not exist); a lookup that fails hides the
  * tag, as does a tag deleted since its series were made.
  */
-export async function withoutPrivateTags(text: string, lookup: (tag: string) => Promise<StoredTag | undefined>): Promise<string> {
+export async function withoutPrivateTags(
+  text: string,
+  lookup: (tag: string) => Promise<StoredTag | undefined>,
+): Promise<string> {
   const lines = text.split('\n');
   const names = new Set<string>();
   for (const line of lines) for (const name of tagsOf(line)) names.add(name);
@@ -52,5 +55,7 @@ export async function withoutPrivateTags(text: string, lookup: (tag: string) => 
       if (tagSeriesArePublic(tag)) pub.add(name);
     }),
   );
-  return lines.filter((line) => !PRIVATE_FAMILIES.includes(familyOf(line)) && tagsOf(line).every((name) => pub.has(name))).join('\n');
+  return lines
+    .filter((line) => !PRIVATE_FAMILIES.includes(familyOf(line)) && tagsOf(line).every((name) => pub.has(name)))
+    .join('\n');
 }

@@ -44,7 +44,10 @@ export function clusterMetricsClient(registry: Registry): () => Promise<string> 
   AggregatorRegistry.setRegistries([registry]);
   new AggregatorRegistry(); // installs prom-client's listener that answers the primary
   let next = 0;
-  const pending = new Map<number, { resolve: (text: string) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>();
+  const pending = new Map<
+    number,
+    { resolve: (text: string) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }
+  >();
   process.on('message', (m: Answer | undefined) => {
     if (m?.type !== ANSWER) return;
     const p = pending.get(m.id);

@@ -28,7 +28,9 @@ export const MAX_START_FAILURES = 5;
 export const SHUTDOWN_TIMEOUT_MS = 30_000;
 
 type Env = Record<string, string | undefined>;
-type Message = { idmint: 'ready'; url?: string; udpPort?: number; grpcPort?: number } | { idmint: 'shutdown'; drain?: boolean };
+type Message =
+  | { idmint: 'ready'; url?: string; udpPort?: number; grpcPort?: number }
+  | { idmint: 'shutdown'; drain?: boolean };
 
 /**
  * Takes `--processes N` / `--processes=N` out of the flags. N is 1 to MAX_PROCESSES, or
@@ -47,7 +49,12 @@ export function takeProcessesFlag(flags: string[]): { processes: number; rest: s
   if (raw === undefined) return { processes: 1, rest };
   if (raw === 'auto') return { processes: Math.min(MAX_PROCESSES, availableParallelism()), rest };
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= MAX_PROCESSES)) return { processes: 1, rest, error: `--processes needs a number from 1 to ${MAX_PROCESSES} or "auto", got "${raw}"` };
+  if (!(n >= 1 && n <= MAX_PROCESSES))
+    return {
+      processes: 1,
+      rest,
+      error: `--processes needs a number from 1 to ${MAX_PROCESSES} or "auto", got "${raw}"`,
+    };
   return { processes: n, rest };
 }
 
@@ -92,7 +99,10 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
   }
   const log: Logger = createLogger(config).child({ role: 'primary' });
   if (config.adminTokenGenerated) {
-    log.warn({ adminToken: config.adminToken }, 'ADMIN_TOKEN is not set; generated one for these processes (set ADMIN_TOKEN to choose it)');
+    log.warn(
+      { adminToken: config.adminToken },
+      'ADMIN_TOKEN is not set; generated one for these processes (set ADMIN_TOKEN to choose it)',
+    );
   }
   const slots: Slot[] = Array.from({ length: processes }, (_, index) => ({
     index,
@@ -131,10 +141,16 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
       if (m?.idmint !== 'ready') return;
       slot.readyAt = Date.now();
       slot.startFailures = 0;
-      log.info({ index: slot.index, pid, nodeId: slot.nodeId, address: m.url, udpPort: m.udpPort, grpcPort: m.grpcPort }, 'serving process ready');
+      log.info(
+        { index: slot.index, pid, nodeId: slot.nodeId, address: m.url, udpPort: m.udpPort, grpcPort: m.grpcPort },
+        'serving process ready',
+      );
       if (!allReadyLogged && slots.every((s) => s.readyAt !== undefined)) {
         allReadyLogged = true;
-        log.info({ processes, address: m.url, udpPort: m.udpPort, grpcPort: m.grpcPort }, 'all serving processes ready');
+        log.info(
+          { processes, address: m.url, udpPort: m.udpPort, grpcPort: m.grpcPort },
+          'all serving processes ready',
+        );
       }
     });
     worker.on('exit', (code, signal) => {
@@ -186,7 +202,8 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
     for (const s of running) {
       const w = s.worker!;
       // A worker that lost its channel still gets the request, as the same signal.
-      if (w.isConnected()) w.send({ idmint: 'shutdown', drain } satisfies Message, (err: Error | null) => err && w.process.kill(sig));
+      if (w.isConnected())
+        w.send({ idmint: 'shutdown', drain } satisfies Message, (err: Error | null) => err && w.process.kill(sig));
       else w.process.kill(sig);
     }
     killTimer = setTimeout(

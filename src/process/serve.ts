@@ -47,7 +47,9 @@ async function acquireLeasesForTags(rt: Services): Promise<void> {
   const tags = await rt.adminReads.listTags();
   const widths = workerWidths(tags);
   for (const bits of widths) {
-    await rt.leases.get(bits).catch((err: Error) => rt.log.error({ workerBits: bits, err: err.message }, 'no worker-id lease at start-up'));
+    await rt.leases
+      .get(bits)
+      .catch((err: Error) => rt.log.error({ workerBits: bits, err: err.message }, 'no worker-id lease at start-up'));
   }
 }
 
@@ -58,7 +60,10 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
   const services = servicesOf(rt);
   if (config.demoTag) await ensureDemoTag(services, config.demoTag);
   if (config.adminTokenGenerated) {
-    log.warn({ adminToken: config.adminToken }, 'ADMIN_TOKEN is not set; generated one for this process (set ADMIN_TOKEN to choose it)');
+    log.warn(
+      { adminToken: config.adminToken },
+      'ADMIN_TOKEN is not set; generated one for this process (set ADMIN_TOKEN to choose it)',
+    );
   }
   if (!config.serveHttp) {
     log.info('worker node started (no HTTP)');
@@ -70,13 +75,19 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
   const app = await buildApp(services, { sourceLimits });
   const address = await app.listen({ port: config.port, host: config.host });
   const bound = app.server.address();
-  if (!config.advertiseAddr && bound && typeof bound === 'object') rt.leases.setAddr(`${config.host === '0.0.0.0' ? hostname() : config.host}:${bound.port}`);
+  if (!config.advertiseAddr && bound && typeof bound === 'object')
+    rt.leases.setAddr(`${config.host === '0.0.0.0' ? hostname() : config.host}:${bound.port}`);
   await acquireLeasesForTags(services);
   const udp =
     config.udpPort > 0
       ? await startUdpServer(
           rt.ids,
-          { port: config.udpPort, host: config.host, nodeOffset: config.nodeOffset, maxDatagramBytes: config.udpMaxBytes },
+          {
+            port: config.udpPort,
+            host: config.host,
+            nodeOffset: config.nodeOffset,
+            maxDatagramBytes: config.udpMaxBytes,
+          },
           log,
           rt.metrics.errors,
           sourceLimits,
@@ -84,7 +95,14 @@ export async function startNode(config: Config, opts: RuntimeOptions = {}): Prom
       : undefined;
   const grpc =
     config.grpcPort > 0
-      ? await startGrpcServer({ ids: rt.ids, metrics: rt.metrics, log, config, readiness: rt.readiness, drain: rt.drain }).catch(async (err: Error) => {
+      ? await startGrpcServer({
+          ids: rt.ids,
+          metrics: rt.metrics,
+          log,
+          config,
+          readiness: rt.readiness,
+          drain: rt.drain,
+        }).catch(async (err: Error) => {
           await udp?.close();
           await app.close();
           await rt.close();

@@ -2,7 +2,13 @@
 // queue of its own (src/jobs/lease-renewal.ts), and the janitor shared by every process
 // (src/jobs/janitor.ts). Both are upserted, so starting again is harmless.
 import { Queue } from 'bullmq';
-import { JANITOR_EVERY_MS, JANITOR_JOB, JANITOR_JOB_OPTIONS, JANITOR_QUEUE, JANITOR_SCHEDULER } from '../jobs/janitor.js';
+import {
+  JANITOR_EVERY_MS,
+  JANITOR_JOB,
+  JANITOR_JOB_OPTIONS,
+  JANITOR_QUEUE,
+  JANITOR_SCHEDULER,
+} from '../jobs/janitor.js';
 import { leaseQueueName, RENEW_JOB, RENEW_JOB_OPTIONS, RENEW_SCHEDULER } from '../jobs/lease-renewal.js';
 import type { RedisClient } from '../store/redis/connection.js';
 
@@ -26,8 +32,16 @@ export class LeaseScheduler {
 
   /** Idempotent: also called again after Redis comes back without its data. */
   async start(): Promise<void> {
-    await this.queue.upsertJobScheduler(RENEW_SCHEDULER, { every: this.everyMs }, { name: RENEW_JOB, opts: RENEW_JOB_OPTIONS });
-    await this.janitor.upsertJobScheduler(JANITOR_SCHEDULER, { every: JANITOR_EVERY_MS }, { name: JANITOR_JOB, opts: JANITOR_JOB_OPTIONS });
+    await this.queue.upsertJobScheduler(
+      RENEW_SCHEDULER,
+      { every: this.everyMs },
+      { name: RENEW_JOB, opts: RENEW_JOB_OPTIONS },
+    );
+    await this.janitor.upsertJobScheduler(
+      JANITOR_SCHEDULER,
+      { every: JANITOR_EVERY_MS },
+      { name: JANITOR_JOB, opts: JANITOR_JOB_OPTIONS },
+    );
   }
 
   /** Graceful shutdown: this process's queue goes away with it. */

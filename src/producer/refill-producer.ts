@@ -6,7 +6,15 @@
 // pulls the job forward, at most every REFILL_RESCHEDULE_MS per job and process, so a tag is
 // served again soon after its stores answer, and a store that stays away is not hammered.
 import { Queue } from 'bullmq';
-import { REFILL_JOB, REFILL_JOB_DEFAULTS, REFILL_QUEUE, REFILL_RESCHEDULE_MS, refillJobId, refillJobOptions, type RefillJobData } from '../jobs/refill.js';
+import {
+  REFILL_JOB,
+  REFILL_JOB_DEFAULTS,
+  REFILL_QUEUE,
+  REFILL_RESCHEDULE_MS,
+  refillJobId,
+  refillJobOptions,
+  type RefillJobData,
+} from '../jobs/refill.js';
 import type { RedisClient } from '../store/redis/connection.js';
 
 /** Entries kept before the old ones are dropped. */

@@ -25,7 +25,11 @@ export function closer(
   // Each worker's graceful close gets a share of the bound, so the steps after it keep theirs.
   const gracefulMs = Math.min(GRACEFUL_CLOSE_MS, config.shutdownTimeoutMs / 5);
   const dropped = (workers: string[]) => {
-    if (workers.length) log.warn({ workers, gracefulMs }, 'worker close did not finish in time: dropped, the jobs running left to their locks');
+    if (workers.length)
+      log.warn(
+        { workers, gracefulMs },
+        'worker close did not finish in time: dropped, the jobs running left to their locks',
+      );
   };
   let closing: Promise<void> | undefined;
   return () =>
@@ -39,7 +43,9 @@ export function closer(
           { name: 'lease schedules', run: () => leaseScheduler?.stop() },
           {
             name: 'refill worker',
-            run: async () => refillWorker && dropped((await closeWorker(refillWorker, undefined, gracefulMs)) === 'dropped' ? ['refill worker'] : []),
+            run: async () =>
+              refillWorker &&
+              dropped((await closeWorker(refillWorker, undefined, gracefulMs)) === 'dropped' ? ['refill worker'] : []),
           },
           { name: 'refill queue', run: () => producer.close() },
           { name: 'redis quit', run: () => Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect()))) },
@@ -57,7 +63,10 @@ export function closer(
         log,
       );
       if (unfinished.length > 0) {
-        log.error({ unfinished, ms: Math.round(ms), shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutdown forced: steps did not finish in time');
+        log.error(
+          { unfinished, ms: Math.round(ms), shutdownTimeoutMs: config.shutdownTimeoutMs },
+          'shutdown forced: steps did not finish in time',
+        );
         throw new Error(`shutdown forced after ${Math.round(ms)} ms: ${unfinished.join(', ')} did not finish`);
       }
     })());

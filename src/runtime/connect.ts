@@ -34,7 +34,12 @@ export interface Connections {
  * Every Redis connection is watched by supervisor (store/redis/supervisor.ts) from its creation
  * on, the MySQL pool by a PoolSupervisor once migrated; onPoolRestart counts its replacements.
  */
-export async function connect(config: Config, log: Logger, supervisor: ConnectionSupervisor, onPoolRestart?: () => void): Promise<Connections> {
+export async function connect(
+  config: Config,
+  log: Logger,
+  supervisor: ConnectionSupervisor,
+  onPoolRestart?: () => void,
+): Promise<Connections> {
   const watch = (c: RedisClient, role: string, server = 'default') => supervisor.watch(c, server, role);
   const redis = watch(createDefaultRedis(config, 'command'), 'command');
   const queueConn = watch(createDefaultRedis(config, 'queue'), 'queue');
@@ -42,9 +47,20 @@ export async function connect(config: Config, log: Logger, supervisor: Connectio
   const subscriber = watch(createDefaultRedis(config, 'subscriber'), 'subscriber');
   const extraRedis = Object.entries(config.redisUrls)
     .filter(([name]) => name !== 'default')
-    .map(([name, url]) => [name, watch(createRedis(url, 'command', config.redisCommandTimeoutMs, config.redisSentinelPassword), 'command', name)] as const);
+    .map(
+      ([name, url]) =>
+        [
+          name,
+          watch(
+            createRedis(url, 'command', config.redisCommandTimeoutMs, config.redisSentinelPassword),
+            'command',
+            name,
+          ),
+        ] as const,
+    );
   const redisClients: RedisClient[] = [redis, queueConn, workerConn, subscriber, ...extraRedis.map(([, c]) => c)];
-  for (const c of redisClients) c.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));
+  for (const c of redisClients)
+    c.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));
   let pool: Pool | undefined;
   try {
     await Promise.all([redis, queueConn, workerConn, subscriber].map((c) => whenReady(c)));
@@ -52,7 +68,10 @@ export async function connect(config: Config, log: Logger, supervisor: Connectio
     await Promise.all(
       extraRedis.map(([name, c]) =>
         whenReady(c, 3000).catch((err: Error) =>
-          log.warn({ redis: name, err: err.message }, 'named Redis not reachable at start-up; its tags answer 503 until it is'),
+          log.warn(
+            { redis: name, err: err.message },
+            'named Redis not reachable at start-up; its tags answer 503 until it is',
+          ),
         ),
       ),
     );

@@ -50,7 +50,15 @@ export function observe(d: ObserveDeps): Observed {
   // collectors run at once), instead of pinging every Redis server twice.
   let checking: Promise<Readiness> | undefined;
   const readinessOnce = () =>
-    (checking ??= readiness({ segments, pool: d.pool, tags, leases, drain: d.drain, connections: d.connections, mysqlPool: d.mysqlPool }).finally(() => {
+    (checking ??= readiness({
+      segments,
+      pool: d.pool,
+      tags,
+      leases,
+      drain: d.drain,
+      connections: d.connections,
+      mysqlPool: d.mysqlPool,
+    }).finally(() => {
       checking = undefined;
     }));
   metrics.scrapeFrom({
@@ -71,13 +79,18 @@ export function observe(d: ObserveDeps): Observed {
       const out: { queue: string; state: string; count: number }[] = [];
       for (const q of d.queues()) {
         const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
-        for (const [state, count] of Object.entries(counts)) out.push({ queue: q.name.startsWith('lease.') ? 'lease' : q.name, state, count });
+        for (const [state, count] of Object.entries(counts))
+          out.push({ queue: q.name.startsWith('lease.') ? 'lease' : q.name, state, count });
       }
       return out;
     },
-    leases: () => ({ held: leases.held().map((l) => ({ bits: l.bits, valid: leases.isValid(l) })), events: { ...leases.events } }),
+    leases: () => ({
+      held: leases.held().map((l) => ({ bits: l.bits, valid: leases.isValid(l) })),
+      events: { ...leases.events },
+    }),
     clock: () => d.ids.clockEvents,
-    redisUp: async () => Object.entries((await readinessOnce()).redisServers).map(([server, s]) => ({ server, up: s === 'ok' })),
+    redisUp: async () =>
+      Object.entries((await readinessOnce()).redisServers).map(([server, s]) => ({ server, up: s === 'ok' })),
   });
 
   const capacity = new CapacityReader({ tags, counters: d.counters, segments, leaseStore, clock: d.clock });
@@ -85,7 +98,8 @@ export function observe(d: ObserveDeps): Observed {
     capacity: () => capacity.all(),
     workerPools: async () => {
       const out: { bits: number; size: number; used: number }[] = [];
-      for (const bits of await leaseStore.spaces()) out.push({ bits, size: 2 ** bits, used: await leaseStore.count(bits) });
+      for (const bits of await leaseStore.spaces())
+        out.push({ bits, size: 2 ** bits, used: await leaseStore.count(bits) });
       return out;
     },
   });
@@ -93,7 +107,9 @@ export function observe(d: ObserveDeps): Observed {
     ready: async () => (await readinessOnce()).ready,
     redisServers: segments.names(),
     redisMasters: () =>
-      Object.entries(redisMasters(segments)).flatMap(([server, a]) => (a === null ? [] : a.split(',').map((address) => ({ server, address })))),
+      Object.entries(redisMasters(segments)).flatMap(([server, a]) =>
+        a === null ? [] : a.split(',').map((address) => ({ server, address })),
+      ),
     redisRunIds: () =>
       Promise.all(
         segments.names().map(async (server) => {

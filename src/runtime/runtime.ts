@@ -111,7 +111,11 @@ export interface RuntimeOptions {
   readonly clock?: Clock;
 }
 
-export async function createRuntime(config: Config, log: Logger = createLogger(config), opts: RuntimeOptions = {}): Promise<Runtime> {
+export async function createRuntime(
+  config: Config,
+  log: Logger = createLogger(config),
+  opts: RuntimeOptions = {},
+): Promise<Runtime> {
   // Test mode: a clock the debug routes can shift (src/api/http/routes/debug.ts).
   const clock = opts.clock ?? (config.testMode ? new ShiftedClock(systemClock) : systemClock);
   const keys = new Keys(config.redisPrefix);
@@ -122,7 +126,9 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     (server, role) => metrics.connectionRestarts.inc({ server, role }, 0),
   );
   metrics.connectionRestarts.inc({ server: 'mysql', role: 'pool' }, 0);
-  const conns = await connect(config, log, connections, () => metrics.connectionRestarts.inc({ server: 'mysql', role: 'pool' }));
+  const conns = await connect(config, log, connections, () =>
+    metrics.connectionRestarts.inc({ server: 'mysql', role: 'pool' }),
+  );
   const { redis, pool, subscriber } = conns;
   const tags = new TagsRepo(pool);
   const counters = new CountersRepo(pool);
@@ -134,7 +140,9 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
       'segment state written by another Redis instance (restart from a snapshot or failover): abandoned, continuing from the MySQL high-water mark',
     );
   });
-  const producer = new RefillProducer(conns.queueConn, keys.queuePrefix(), (err) => log.debug({ err: err.message }, 'refill queue error'));
+  const producer = new RefillProducer(conns.queueConn, keys.queuePrefix(), (err) =>
+    log.debug({ err: err.message }, 'refill queue error'),
+  );
   const registry = await listenForChanges(config, conns, keys, tags, tokens, log);
   const leaseStore = new LeaseStore(redis, keys);
   const leases = new LeaseManager(
@@ -176,7 +184,18 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
     { revealProtected: config.revealProtectedTags },
     idempotency,
   );
-  const workers = await startWorkers({ config, conns, keys, leases, leaseStore, tags, counters, segments, metrics, log });
+  const workers = await startWorkers({
+    config,
+    conns,
+    keys,
+    leases,
+    leaseStore,
+    tags,
+    counters,
+    segments,
+    metrics,
+    log,
+  });
   const { leaseScheduler, refillWorker } = workers;
   const queues: Queue[] = [producer.queue, ...(leaseScheduler ? [leaseScheduler.queue, leaseScheduler.janitor] : [])];
   const drain = new Drain();
@@ -235,9 +254,22 @@ export async function createRuntime(config: Config, log: Logger = createLogger(c
  * subscriber waits for nothing, so a silent connection would never be noticed: a PING now and
  * then (answered within the worker socket timeout, or the connection is reset).
  */
-async function listenForChanges(config: Config, conns: Connections, keys: Keys, tags: TagsRepo, tokens: TokensRepo, log: Logger): Promise<TagRegistry> {
+async function listenForChanges(
+  config: Config,
+  conns: Connections,
+  keys: Keys,
+  tags: TagsRepo,
+  tokens: TokensRepo,
+  log: Logger,
+): Promise<TagRegistry> {
   const { redis, subscriber } = conns;
-  const registry = new TagRegistry({ get: (t) => tags.get(t), tokenHashes: (t) => tokens.hashes(t) }, redis, keys, config.tagCacheMs, log);
+  const registry = new TagRegistry(
+    { get: (t) => tags.get(t), tokenHashes: (t) => tokens.hashes(t) },
+    redis,
+    keys,
+    config.tagCacheMs,
+    log,
+  );
   await registry.listen(subscriber);
   const subscriberPing = setInterval(() => void subscriber.ping().catch(() => undefined), 5000);
   subscriberPing.unref();

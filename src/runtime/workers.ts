@@ -40,8 +40,12 @@ export async function startWorkers(d: WorkerDeps): Promise<NodeWorkers> {
   let leaseScheduler: LeaseScheduler | undefined;
   let leaseWorkers: LeaseWorkers | undefined;
   if (config.serveHttp) {
-    leaseScheduler = new LeaseScheduler(conns.queueConn, keys.queuePrefix(), config.nodeId, Math.floor(config.leaseTtlMs / 3), (err) =>
-      log.debug({ err: err.message }, 'lease queue error'),
+    leaseScheduler = new LeaseScheduler(
+      conns.queueConn,
+      keys.queuePrefix(),
+      config.nodeId,
+      Math.floor(config.leaseTtlMs / 3),
+      (err) => log.debug({ err: err.message }, 'lease queue error'),
     );
     await leaseScheduler.start();
     leaseWorkers = startLeaseWorkers({

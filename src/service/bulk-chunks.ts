@@ -104,10 +104,17 @@ export interface BulkIssue {
 }
 
 /** Chunks of IDs one string each, one request of the door per chunk. */
-export const idsChunks = (issue: BulkIssue): ChunkSource => ({ compact: false, next: async (n) => new IdsChunk(await issue.ids(n)) });
+export const idsChunks = (issue: BulkIssue): ChunkSource => ({
+  compact: false,
+  next: async (n) => new IdsChunk(await issue.ids(n)),
+});
 
 export const ruleFormatOnly = (tag: string, format: string) =>
-  invalid(`tag "${tag}" is a rule tag: its IDs are formatted strings, sent with format "json" only ("${format}" carries 64-bit integers)`);
+  invalid(
+    `tag "${tag}" is a rule tag: its IDs are formatted strings, sent with format "json" only ("${format}" carries 64-bit integers)`,
+  );
 
 export const noRanges = (tag: string, why: string) =>
-  invalid(`tag "${tag}" is ${why}: the IDs of consecutive counters are not consecutive integers, so format "ranges" cannot carry them; use "binary" or "json"`);
+  invalid(
+    `tag "${tag}" is ${why}: the IDs of consecutive counters are not consecutive integers, so format "ranges" cannot carry them; use "binary" or "json"`,
+  );

@@ -6,11 +6,25 @@
 // chunk a sink that writes its blocks (bulk-chunks.ts).
 import { IdmintError } from '../errors.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
-import { IdsChunk, ruleFormatOnly, type BulkIssue, type BulkTake, type Chunk, type ChunkSource } from './bulk-chunks.js';
+import {
+  IdsChunk,
+  ruleFormatOnly,
+  type BulkIssue,
+  type BulkTake,
+  type Chunk,
+  type ChunkSource,
+} from './bulk-chunks.js';
 import type { IdOptions, IdService } from './id-service.js';
 import { kindOf } from './tag-kinds.js';
 
-export { BULK_FORMATS, type BlockSink, type BulkFormat, type BulkTake, type Chunk, type ChunkSource } from './bulk-chunks.js';
+export {
+  BULK_FORMATS,
+  type BlockSink,
+  type BulkFormat,
+  type BulkTake,
+  type Chunk,
+  type ChunkSource,
+} from './bulk-chunks.js';
 
 /** Block size when a take names none. */
 export const DEFAULT_BLOCK = 10_000;
@@ -28,7 +42,12 @@ export interface BulkLimits {
  * unless stopped() says the caller is gone (nothing more is taken then); a failed chunk throws
  * after the chunks before it were yielded.
  */
-export async function* takeChunks(source: ChunkSource, t: BulkTake, chunkIds: number, stopped: () => boolean): AsyncGenerator<Chunk> {
+export async function* takeChunks(
+  source: ChunkSource,
+  t: BulkTake,
+  chunkIds: number,
+  stopped: () => boolean,
+): AsyncGenerator<Chunk> {
   const size = source.whole ? t.count : source.compact ? Math.max(t.block, chunkIds) : t.block;
   let left = t.count;
   const take = (): Promise<Chunk> => {
@@ -48,7 +67,10 @@ export async function* takeChunks(source: ChunkSource, t: BulkTake, chunkIds: nu
   }
 }
 
-/** Where the chunks of a take come from: refused (a coded error) before anything is taken when the tag, token, options or format do not fit. */
+/**
+ * Where the chunks of a take come from: refused (a coded error) before anything is taken when the tag, token, options
+ * or format do not fit.
+ */
 export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSource> {
   const opts = { tag: t.tag, key: t.key, app: t.app, salt: t.salt, token: t.token };
   if (t.idempotencyKey !== undefined) return keyedTake(ids, t, opts);

@@ -6,7 +6,8 @@ import type { Forecast } from '../core/capacity.js';
 import type { CounterCapacity, TagCapacity } from './capacity.js';
 
 /** null for "never": no end, or a rule that never resets (its period ends at Infinity). */
-const iso = (ms: number | null): string | null => (ms === null || !Number.isFinite(ms) ? null : new Date(ms).toISOString());
+const iso = (ms: number | null): string | null =>
+  ms === null || !Number.isFinite(ms) ? null : new Date(ms).toISOString();
 const seconds = (s: number): number | null => (Number.isFinite(s) ? Math.round(s * 1000) / 1000 : null);
 const rate = (r: number): number => Math.round(r * 1000) / 1000;
 

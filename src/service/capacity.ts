@@ -4,7 +4,16 @@
 // high-water marks and allocation log, worker-id leases; each kind of tag read its own way
 // (ofTag), and shown its own way (capacity-json.ts). The admin API reads one tag fresh;
 // /metrics reads all of them through a short cache so scrapes stay cheap.
-import { combine, counterRemaining, forecast, rateOf, ruleForecast, snowflakeForecast, type Forecast, type Window } from '../core/capacity.js';
+import {
+  combine,
+  counterRemaining,
+  forecast,
+  rateOf,
+  ruleForecast,
+  snowflakeForecast,
+  type Forecast,
+  type Window,
+} from '../core/capacity.js';
 import type { Clock } from '../core/clock.js';
 import { counterLimit } from '../core/layout.js';
 import { nextPeriodChange, periodOf } from '../core/period.js';
@@ -43,7 +52,12 @@ export type TagCapacity =
   | (CapacityOf<'segment'> & { readonly period?: undefined })
   /** Rule tags: the current period and when it ends. */
   | (CapacityOf<'rule'> & {
-      readonly period: { readonly period: number; readonly endsAtMs: number; readonly endSeconds: number; readonly runsOutBeforeReset: boolean };
+      readonly period: {
+        readonly period: number;
+        readonly endsAtMs: number;
+        readonly endSeconds: number;
+        readonly runsOutBeforeReset: boolean;
+      };
     })
   /** Snowflake tags: the worker-id pool of the layout's width. */
   | (CapacityOf<'snowflake'> & {
@@ -60,7 +74,9 @@ export interface CapacityDeps {
 }
 
 const installWindow = (s: SegmentStats | undefined, nowMs: number): Window | undefined =>
-  s?.lastInstallMs === undefined || s.takenAtInstall === undefined ? undefined : { ids: Math.max(0, s.taken - s.takenAtInstall), ms: nowMs - s.lastInstallMs };
+  s?.lastInstallMs === undefined || s.takenAtInstall === undefined
+    ? undefined
+    : { ids: Math.max(0, s.taken - s.takenAtInstall), ms: nowMs - s.lastInstallMs };
 
 /** IDs Redis holds allocated but not yet handed out: the rest of the current segment and the next one. */
 function buffered(s: SegmentStats | undefined): number {
@@ -106,8 +122,18 @@ export class CapacityReader {
     return this.d.segments.stats({ tag: t.tag, epoch: t.epoch, shard, scope, redis: t.redis }).catch(() => undefined);
   }
 
-  private counter(limit: number, allocatedMax: number, s: SegmentStats | undefined, longer: Window | undefined, nowMs: number): CounterCapacity {
-    const f = forecast(counterRemaining(limit, allocatedMax, buffered(s)), rateOf(installWindow(s, nowMs), longer), nowMs);
+  private counter(
+    limit: number,
+    allocatedMax: number,
+    s: SegmentStats | undefined,
+    longer: Window | undefined,
+    nowMs: number,
+  ): CounterCapacity {
+    const f = forecast(
+      counterRemaining(limit, allocatedMax, buffered(s)),
+      rateOf(installWindow(s, nowMs), longer),
+      nowMs,
+    );
     return { ...f, limit, allocatedMax, redisRead: s !== undefined };
   }
 
@@ -118,12 +144,18 @@ export class CapacityReader {
     // landing in between would count its segment both as unallocated and as held.
     const stats: (SegmentStats | undefined)[] = [];
     for (let shard = 0; shard < t.shards; shard++) stats.push(await this.stats(t, shard));
-    const [marks, windows] = await Promise.all([this.d.counters.marks(t.tag), this.d.counters.allocationWindows(t.tag, t.epoch)]);
+    const [marks, windows] = await Promise.all([
+      this.d.counters.marks(t.tag),
+      this.d.counters.allocationWindows(t.tag, t.epoch),
+    ]);
     const byShard = new Map(marks.map((m) => [m.shard, m.maxId]));
     const now = this.d.clock.now();
     const counters: CounterCapacity[] = [];
     for (let shard = 0; shard < t.shards; shard++) {
-      counters.push({ shard, ...this.counter(limit, byShard.get(shard) ?? 0, stats[shard], windows.get(windowKey(shard, '')), now) });
+      counters.push({
+        shard,
+        ...this.counter(limit, byShard.get(shard) ?? 0, stats[shard], windows.get(windowKey(shard, '')), now),
+      });
     }
     return { tag: t.tag, mode: t.mode, forecast: combine(counters, now), counters };
   }
@@ -138,7 +170,10 @@ export class CapacityReader {
     const scopes = (await this.d.counters.periodMarks(t.tag, period)).map((m) => m.scope);
     const stats = new Map<string, SegmentStats | undefined>();
     for (const scope of scopes) stats.set(scope, await this.stats(t, 0, scope));
-    const [marks, windows] = await Promise.all([this.d.counters.periodMarks(t.tag, period), this.d.counters.allocationWindows(t.tag, t.epoch)]);
+    const [marks, windows] = await Promise.all([
+      this.d.counters.periodMarks(t.tag, period),
+      this.d.counters.allocationWindows(t.tag, t.epoch),
+    ]);
     const counters: CounterCapacity[] = [];
     for (const m of marks) {
       // An app that appeared between the two reads has its Redis state read now, after its mark:

@@ -18,12 +18,14 @@ export function opens(tag: StoredTag, token: string | undefined): boolean {
 /** Throws UNAUTHORIZED, saying why, unless the token opens the tag. */
 export function authorize(tag: StoredTag, token: string | undefined): void {
   if (opens(tag, token)) return;
-  if (token === undefined || token === '') throw new IdmintError('UNAUTHORIZED', `tag "${tag.tag}" needs a client token`);
+  if (token === undefined || token === '')
+    throw new IdmintError('UNAUTHORIZED', `tag "${tag.tag}" needs a client token`);
   throw new IdmintError('UNAUTHORIZED', `the client token is not valid for tag "${tag.tag}"`);
 }
 
 /** The one answer to a missing tag and to a protected tag without a valid token. */
-const unseen = (name: string) => new IdmintError('TAG_NOT_FOUND', `tag "${name}" does not exist, or the request carries no valid client token for it`);
+const unseen = (name: string) =>
+  new IdmintError('TAG_NOT_FOUND', `tag "${name}" does not exist, or the request carries no valid client token for it`);
 
 /**
  * The tag `name` resolved to (undefined: none), if the token may use it; else the refusal the

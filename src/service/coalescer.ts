@@ -76,7 +76,11 @@ export class TagMovedError extends IdmintError {
   ) {
     super(
       'UNAVAILABLE',
-      unfinished ? `tag "${tag}" is held by ${unfinished}` : moved ? `tag "${tag}" is moving to another Redis server; retry` : `tag "${tag}" changed; retry`,
+      unfinished
+        ? `tag "${tag}" is held by ${unfinished}`
+        : moved
+          ? `tag "${tag}" is moving to another Redis server; retry`
+          : `tag "${tag}" changed; retry`,
     );
   }
 }
@@ -289,7 +293,13 @@ export class Coalescer {
   }
 
   /** The reply of a pipelined take (replies come back in the order Redis ran the takes). */
-  private pipelined(generation: number, want: number, sentAt: number, r: TakeResult | undefined, err: Error | undefined): void {
+  private pipelined(
+    generation: number,
+    want: number,
+    sentAt: number,
+    r: TakeResult | undefined,
+    err: Error | undefined,
+  ): void {
     this.inFlight--;
     if (generation === this.generation) {
       this.covered -= want;
@@ -376,7 +386,9 @@ export class Coalescer {
   }
 
   private expire(): void {
-    this.queue.expire(() => unavailable(`no segment for tag "${this.ref.tag}" arrived within ${this.deps.waitMs} ms (is MySQL reachable?)`));
+    this.queue.expire(() =>
+      unavailable(`no segment for tag "${this.ref.tag}" arrived within ${this.deps.waitMs} ms (is MySQL reachable?)`),
+    );
   }
 
   private failAll(err: Error): void {

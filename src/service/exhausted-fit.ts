@@ -12,7 +12,12 @@ export function fitExhausted(queue: WaiterQueue, left: number, tag: string): voi
     const w = waiting.shift()!;
     // No count: how many IDs are left tells how many were issued, which a permuted tag hides
     // (the admin API shows it to the admin and viewer).
-    w.reject(new IdmintError('ID_SPACE_EXHAUSTED', `tag "${tag}" is exhausted: it reached its limit${left > 0 ? ', with fewer IDs left than asked' : ''}`));
+    w.reject(
+      new IdmintError(
+        'ID_SPACE_EXHAUSTED',
+        `tag "${tag}" is exhausted: it reached its limit${left > 0 ? ', with fewer IDs left than asked' : ''}`,
+      ),
+    );
     passOn(queue, w);
   }
   if (waiting.length > 0 && waiting[0].need > left) {

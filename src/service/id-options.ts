@@ -27,8 +27,12 @@ export const NO_OPTIONS: IdOptions = Object.freeze({});
 /** The most IDs one request may ask for (HTTP /v1/ids, gRPC Next); bulk takes have limits of their own. */
 export const MAX_BATCH = 10000;
 
-/** The options carry app or salt that a tag of another kind than rule refuses (unless the caller says to ignore them: appIfRule). */
-export const strayRuleInput = (opts: IdOptions): boolean => (opts.app !== undefined || opts.salt !== undefined) && opts.appIfRule !== true;
+/**
+ * The options carry app or salt that a tag of another kind than rule refuses (unless the caller says to ignore them:
+ * appIfRule).
+ */
+export const strayRuleInput = (opts: IdOptions): boolean =>
+  (opts.app !== undefined || opts.salt !== undefined) && opts.appIfRule !== true;
 
 /** Refuses app and salt for a tag of another kind than rule (`mode` names it), then checks the key's shard. */
 export function checkNotRule(tag: StoredTag, opts: IdOptions): void {
@@ -51,6 +55,7 @@ export function shardFor(tag: StoredTag, key: string | undefined): number {
     if (key !== undefined) throw invalid(`tag "${tag.tag}" is not sharded; drop the key parameter`);
     return 0;
   }
-  if (key === undefined || key === '') throw invalid(`tag "${tag.tag}" is sharded: pass the key the ID is for (?key=...)`);
+  if (key === undefined || key === '')
+    throw invalid(`tag "${tag.tag}" is sharded: pass the key the ID is for (?key=...)`);
   return shardOf(key, tag.shards);
 }

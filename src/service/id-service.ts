@@ -14,7 +14,16 @@ import { admit } from './client-tokens.js';
 import type { CoalescerDeps } from './coalescer.js';
 import { IdReads } from './id-reads.js';
 import type { IdempotencyKeys } from './idempotency.js';
-import { carries, checkRequest, countOf, type HeldRequest, type IdsRequest, type IssueRequest, type OneRequest, type RunsRequest } from './issue-request.js';
+import {
+  carries,
+  checkRequest,
+  countOf,
+  type HeldRequest,
+  type IdsRequest,
+  type IssueRequest,
+  type OneRequest,
+  type RunsRequest,
+} from './issue-request.js';
 import { modeSources, type ModeDeps } from './mode-sources.js';
 import { RuleTemplates } from './rule-mode.js';
 import { enabled, SegmentMode, type Issued } from './segment-mode.js';
@@ -32,7 +41,10 @@ export type { Decoded } from './tag-kinds.js';
 
 /** How much a request without a valid token learns about a tag that has tokens. */
 export interface Exposure {
-  /** REVEAL_PROTECTED_TAGS: UNAUTHORIZED for a protected tag, TAG_NOT_FOUND only for a missing one; else one answer for both. */
+  /**
+   * REVEAL_PROTECTED_TAGS: UNAUTHORIZED for a protected tag, TAG_NOT_FOUND only for a missing one; else one answer for
+   * both.
+   */
   readonly revealProtected: boolean;
 }
 
@@ -54,8 +66,14 @@ export class IdService {
     private readonly idempotency?: IdempotencyKeys,
   ) {
     const kindOf = (tag: StoredTag) => modeOf(tag);
-    this.sources = new SourceCache({ ...deps, changed: (tag, epoch) => registry.changed(tag, epoch) }, snowflake, kindOf);
-    this.segments = new SegmentMode(registry, this.sources, deps.waitMs, (t) => deps.segments.retiredBy(t.tag, t.epoch, t.redis));
+    this.sources = new SourceCache(
+      { ...deps, changed: (tag, epoch) => registry.changed(tag, epoch) },
+      snowflake,
+      kindOf,
+    );
+    this.segments = new SegmentMode(registry, this.sources, deps.waitMs, (t) =>
+      deps.segments.retiredBy(t.tag, t.epoch, t.redis),
+    );
     this.modes = {
       segments: this.segments,
       sources: this.sources,
@@ -166,7 +184,8 @@ export class IdService {
     const key = req.idempotencyKey as string;
     const tag = this.admitted(req.tag, await this.registry.get(req.tag), req.token);
     checkRequest(tag, req);
-    if (this.idempotency === undefined) throw unavailable('this process keeps no idempotency keys; retry without the key');
+    if (this.idempotency === undefined)
+      throw unavailable('this process keeps no idempotency keys; retry without the key');
     const n = countOf(req, tag);
     const fingerprint = fingerprintOf({ count: n, shape: req.as, key: req.key, ...kindOf(tag).keyedInput(req) });
     // A disabled tag takes nothing (the claim path refuses it after finding no kept answer).

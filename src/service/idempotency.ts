@@ -34,7 +34,12 @@ import { IdmintError, invalid, unavailable } from '../errors.js';
 import { seqString } from '../core/layout.js';
 import type { IdempotencyCounters } from '../metrics/idempotency-metrics.js';
 import type { StoredTag } from '../store/mysql/tags-repo.js';
-import type { ClaimOrTakeResult, IdempotencyRecords, KeptAnswer, RecordRef } from '../store/redis/idempotency-records.js';
+import type {
+  ClaimOrTakeResult,
+  IdempotencyRecords,
+  KeptAnswer,
+  RecordRef,
+} from '../store/redis/idempotency-records.js';
 import { KeyedTakes } from './keyed-takes.js';
 
 export interface IdempotencyOptions {
@@ -53,9 +58,15 @@ const DEFAULT_CLAIM_MS = 10_000;
 const DEFAULT_WAIT_MS = 3000;
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
-/** Bytes a kept ID may cost at most in a record: 20 digits, quotes and a comma (a longer ID is charged as it is when recorded). */
+/**
+ * Bytes a kept ID may cost at most in a record: 20 digits, quotes and a comma (a longer ID is charged as it is when
+ * recorded).
+ */
 const BYTES_PER_ID = 23;
-/** Bytes of a record beyond its IDs: the Redis key's name, the fingerprint, brackets (an upper bound for a claim's charge). */
+/**
+ * Bytes of a record beyond its IDs: the Redis key's name, the fingerprint, brackets (an upper bound for a claim's
+ * charge).
+ */
 const RECORD_OVERHEAD = 512;
 
 /** What a claim is charged until its answer is recorded: the most its record may cost. */
@@ -129,7 +140,14 @@ export class IdempotencyKeys {
    * fingerprint is refused (IDEMPOTENCY_KEY_MISMATCH), never answered. inKey: the IDs may be
    * taken in the key's own Redis call (else `take` takes them after the claim).
    */
-  async issue(tag: StoredTag, key: string, fingerprint: string, count: number, take: () => Promise<string[]>, inKey?: TakeInKey): Promise<string[]> {
+  async issue(
+    tag: StoredTag,
+    key: string,
+    fingerprint: string,
+    count: number,
+    take: () => Promise<string[]>,
+    inKey?: TakeInKey,
+  ): Promise<string[]> {
     this.check(key, count);
     const here = `${tag.redis ?? ''}\n${tag.tag}\n${tag.epoch}\n${key}`;
     const first = this.running.get(here);

@@ -105,7 +105,12 @@ export class LeaseManager {
   private async recheckGuard(l: Lease): Promise<Lease> {
     const guard = await this.store.guard(l.bits).catch(() => undefined);
     if (guard !== 0 || this.leases.get(l.bits) !== l) return l;
-    const lease: Lease = { ...l, floorMs: l.unguardedFloorMs, issuedMaxMs: l.unguardedFloorMs, generation: ++this.generation };
+    const lease: Lease = {
+      ...l,
+      floorMs: l.unguardedFloorMs,
+      issuedMaxMs: l.unguardedFloorMs,
+      generation: ++this.generation,
+    };
     this.leases.set(l.bits, lease);
     this.log.info({ workerBits: l.bits, workerId: l.workerId }, 'worker-id space guard lifted (new space)');
     return lease;
@@ -118,12 +123,17 @@ export class LeaseManager {
     try {
       a = await this.store.acquire(bits, this.value, this.opts.ttlMs, prev?.workerId ?? -1, start + this.opts.ttlMs);
     } catch (err) {
-      throw new IdmintError('LEASE_LOST', `no worker-id lease: Redis is unreachable (${(err as Error).message})`, { cause: err });
+      throw new IdmintError('LEASE_LOST', `no worker-id lease: Redis is unreachable (${(err as Error).message})`, {
+        cause: err,
+      });
     }
     if (a.kind === 'exhausted') {
       this.events.exhausted++;
       this.log.error({ workerBits: bits, size: 2 ** bits }, 'worker-id pool exhausted: every id is leased');
-      throw new IdmintError('UNAVAILABLE', `the worker-id pool of width ${bits} is exhausted: all ${2 ** bits} ids are leased`);
+      throw new IdmintError(
+        'UNAVAILABLE',
+        `the worker-id pool of width ${bits} is exhausted: all ${2 ** bits} ids are leased`,
+      );
     }
     let guard = a.guardMs;
     if (!a.fresh && guard > this.clock.now()) {
@@ -169,7 +179,10 @@ export class LeaseManager {
     };
     this.leases.set(bits, lease);
     this.events.acquired++;
-    this.log.info({ workerBits: bits, workerId: a.workerId, floor: new Date(floorMs).toISOString(), reacquired: same }, 'worker-id lease acquired');
+    this.log.info(
+      { workerBits: bits, workerId: a.workerId, floor: new Date(floorMs).toISOString(), reacquired: same },
+      'worker-id lease acquired',
+    );
     return lease;
   }
 
@@ -215,7 +228,9 @@ export class LeaseManager {
         { workerBits: lease.bits, workerId: lease.workerId, why: r },
         r === 'taken' ? 'worker id is held by another node; switching ids' : 'worker-id lease expired; acquiring again',
       );
-      await this.get(lease.bits).catch((err: Error) => this.log.error({ workerBits: lease.bits, err: err.message }, 'could not acquire a worker id'));
+      await this.get(lease.bits).catch((err: Error) =>
+        this.log.error({ workerBits: lease.bits, err: err.message }, 'could not acquire a worker id'),
+      );
     }
   }
 

@@ -71,7 +71,14 @@ export function modeSources(d: ModeDeps): (tag: StoredTag) => ModeSource {
 }
 
 /** One ID of an `order: global` tag from its coalescer: `render` makes the ID of its counter value. */
-function viaCoalescer(d: ModeDeps, tag: StoredTag, s: TagSources, coalescer: Coalescer, opts: IdOptions, render: (v: number) => string): Promise<string> {
+function viaCoalescer(
+  d: ModeDeps,
+  tag: StoredTag,
+  s: TagSources,
+  coalescer: Coalescer,
+  opts: IdOptions,
+  render: (v: number) => string,
+): Promise<string> {
   return coalescer.takeMapped(
     1,
     (runs) => {
@@ -93,7 +100,10 @@ function fromBlock(d: ModeDeps, tag: StoredTag, s: TagSources, src: SegmentSourc
   return v;
 }
 
-/** A plain segment tag's one source (shard 0), unless the options need the full way (a key, or a rule's input it refuses). */
+/**
+ * A plain segment tag's one source (shard 0), unless the options need the full way (a key, or a rule's input it
+ * refuses).
+ */
 const plainSource = (tag: StoredTag, s: TagSources, opts: IdOptions): SegmentSource | undefined =>
   opts.key !== undefined || strayRuleInput(opts) ? undefined : s.plain;
 
@@ -116,7 +126,10 @@ function segmentGlobal(d: ModeDeps): ModeSource<StoredOf<'segment'>> {
     },
     ids: segmentIds(d),
     // Every ID of a plain tag's counter value k is k * stride + offset, unless it is permuted.
-    inKey: (tag) => (tag.layout === 'plain' && !tag.permute ? { shard: 0, scope: '', stride: tag.stride, offset: tag.offset } : undefined),
+    inKey: (tag) =>
+      tag.layout === 'plain' && !tag.permute
+        ? { shard: 0, scope: '', stride: tag.stride, offset: tag.offset }
+        : undefined,
     warm(tag, s) {
       warmPlain(d, tag, s);
     },
@@ -148,7 +161,8 @@ function rule(d: ModeDeps): ModeSource<StoredOf<'rule'>> {
       const src = s.segments.get(sourceKey(0, scopeOf(tag, app, now)));
       if (src === undefined) return undefined;
       src.lastUsed = Date.now();
-      if (tag.order !== 'node') return viaCoalescer(d, tag, s, src.coalescer, opts, (v) => d.templates.renderOne(tag, v, app, salt, now));
+      if (tag.order !== 'node')
+        return viaCoalescer(d, tag, s, src.coalescer, opts, (v) => d.templates.renderOne(tag, v, app, salt, now));
       const v = fromBlock(d, tag, s, src);
       return v === undefined ? undefined : d.templates.renderOne(tag, v, app, salt, now);
     },

@@ -79,7 +79,9 @@ export async function readiness(d: ReadinessDeps): Promise<Readiness> {
   // connections has ended or is not ready: queues, refills or announcements would not run.
   // One that ended by itself is named even when the check already failed: it says what the
   // process is waiting for.
-  const servers = Object.fromEntries(Object.entries(checked).map(([name, s]) => [name, serverState(s, name, d.connections)]));
+  const servers = Object.fromEntries(
+    Object.entries(checked).map(([name, s]) => [name, serverState(s, name, d.connections)]),
+  );
   const redis = servers[DEFAULT_REDIS];
   // A pool being replaced is named even when its check passed: the check may have met the new one.
   const poolDown = d.mysqlPool?.down();

@@ -19,7 +19,9 @@ export class RefillRequests {
   prefetch(r: TakeResult): void {
     this.producer
       .request({ ...this.ref, gen: r.gen, seg: r.seg, urgent: false })
-      .catch((err: Error) => this.log.warn({ tag: this.ref.tag, err: err.message }, 'prefetch refill could not be queued'));
+      .catch((err: Error) =>
+        this.log.warn({ tag: this.ref.tag, err: err.message }, 'prefetch refill could not be queued'),
+      );
   }
 
   /** Requests wait for a segment (counted in idmint_refill_waits_total); rejects when it cannot be queued. */

@@ -11,7 +11,10 @@ import type { StoredOf } from '../store/mysql/tags-repo.js';
 type RuleTag = StoredOf<'rule'>;
 
 export class RuleTemplates {
-  private readonly compiled = new Map<string, { readonly source: string; readonly max: number; readonly compiled: CompiledTemplate }>();
+  private readonly compiled = new Map<
+    string,
+    { readonly source: string; readonly max: number; readonly compiled: CompiledTemplate }
+  >();
 
   /** The tag's compiled template, compiled again only when the template or its maximum changed. */
   of(tag: RuleTag): CompiledTemplate {
@@ -37,7 +40,8 @@ export class RuleTemplates {
     const parts = localParts(nowMs, r.timeZone);
     const out: string[] = [];
     for (const [a, b] of runs) {
-      for (let seq = a; seq <= b; seq++) out.push(render(compiled, { counter: counterAt(r, tag, seq), salt, app, parts }));
+      for (let seq = a; seq <= b; seq++)
+        out.push(render(compiled, { counter: counterAt(r, tag, seq), salt, app, parts }));
     }
     return out;
   }

@@ -75,12 +75,21 @@ export class SegmentMode {
     return new TagMovedError(tag.tag, true, await this.retiredBy(tag).catch(() => undefined));
   }
 
-  private async takeFrom(tag: StoredTag, count: number, key: string | undefined, scope: string, direct: boolean): Promise<Issued> {
+  private async takeFrom(
+    tag: StoredTag,
+    count: number,
+    key: string | undefined,
+    scope: string,
+    direct: boolean,
+  ): Promise<Issued> {
     const shard = shardFor(tag, key);
     const s = this.sources.of(tag);
     const src = this.sources.segment(s, shard, scope);
     // A request of an epoch already replaced takes straight from its source (no block of its own).
-    const runs = tag.order === 'node' && !direct && !s.detached ? await this.sources.buffer(s, src).take(count) : await src.coalescer.take(count);
+    const runs =
+      tag.order === 'node' && !direct && !s.detached
+        ? await this.sources.buffer(s, src).take(count)
+        : await src.coalescer.take(count);
     return { tag, shard, runs };
   }
 }
@@ -90,7 +99,8 @@ export function formatIds(issued: Issued): string[] {
   const out: string[] = [];
   const { tag, shard } = issued;
   for (const [a, b] of issued.runs) {
-    for (let v = a; v <= b; v++) out.push(tag.layout === 'plain' ? seqString(tag, v) : packId(tag, v, shard).toString());
+    for (let v = a; v <= b; v++)
+      out.push(tag.layout === 'plain' ? seqString(tag, v) : packId(tag, v, shard).toString());
   }
   return out;
 }

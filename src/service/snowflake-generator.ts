@@ -109,9 +109,13 @@ export class SnowflakeGenerator {
             );
           }
           this.events.backwards++;
-          throw new IdmintError('CLOCK_BACKWARDS', `the clock is ${waitMs} ms behind the last issued time (tolerated: ${this.maxBackMs} ms)`, {
-            retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
-          });
+          throw new IdmintError(
+            'CLOCK_BACKWARDS',
+            `the clock is ${waitMs} ms behind the last issued time (tolerated: ${this.maxBackMs} ms)`,
+            {
+              retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
+            },
+          );
         }
         this.events.waits++;
         // The next millisecond is less than one timer tick away: spin for it, as snowflake

@@ -12,7 +12,16 @@ import { SNOWFLAKE } from './kinds/snowflake.js';
 
 /** The parts of a decoded ID, as GET /v1/decode/:tag/:id answers them (gRPC's Decode: under its mode). */
 export type Decoded =
-  | { mode: 'segment'; id: string; seq: string; shard: number; app_id: number; stride: number; offset: number; counter: string }
+  | {
+      mode: 'segment';
+      id: string;
+      seq: string;
+      shard: number;
+      app_id: number;
+      stride: number;
+      offset: number;
+      counter: string;
+    }
   | { mode: 'snowflake'; id: string; timestamp: string; time: number; worker_id: number; sequence: number };
 
 /**
@@ -34,24 +43,40 @@ export interface TagKind<T extends StoredTag = StoredTag> {
    * admin or viewer token. Refused (coded) when the tag's IDs do not decode, or not for this caller.
    */
   decode(tag: T, idText: string, staff: boolean): Decoded;
-  /** Where a bulk take's chunks come from; refused (coded) before anything is taken when its format does not suit the tag. */
+  /**
+   * Where a bulk take's chunks come from; refused (coded) before anything is taken when its format does not suit the
+   * tag.
+   */
   bulk(tag: T, t: BulkTake, issue: BulkIssue): ChunkSource;
   /** Refuses (coded) a keyed take whose format cannot carry the tag's IDs. */
   keyedFormat(tag: T, t: BulkTake): void;
   /** The admin view's fields besides the spec's (specToJson) and the row's. */
   view(tag: T): Record<string, unknown>;
-  /** How the admin view shows counter value k of one of the tag's shards: its ID where that is a line of the counter, else k. */
+  /**
+   * How the admin view shows counter value k of one of the tag's shards: its ID where that is a line of the counter,
+   * else k.
+   */
   shownId(tag: T, k: number): string;
 }
 
-const KINDS: { readonly [M in StoredTag['mode']]: TagKind<Extract<StoredTag, { mode: M }>> } = { segment: SEGMENT, rule: RULE, snowflake: SNOWFLAKE };
+const KINDS: { readonly [M in StoredTag['mode']]: TagKind<Extract<StoredTag, { mode: M }>> } = {
+  segment: SEGMENT,
+  rule: RULE,
+  snowflake: SNOWFLAKE,
+};
 
 /** The behaviour of the tag's kind. */
 export const kindOf = (tag: StoredTag): TagKind => KINDS[tag.mode];
 
 /** The admin view of a definition: the spec's fields (specToJson), its kind's, and the row's. */
 export function tagView(t: StoredTag): Record<string, unknown> {
-  return { ...specToJson(t), ...kindOf(t).view(t), incarnation: t.epoch, created_at: t.createdAt, updated_at: t.updatedAt };
+  return {
+    ...specToJson(t),
+    ...kindOf(t).view(t),
+    incarnation: t.epoch,
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
+  };
 }
 
 /** How the admin view shows counter value k of one of the tag's shards (TagKind.shownId). */

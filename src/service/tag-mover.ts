@@ -78,7 +78,10 @@ export class TagMover {
         );
       }
       retired = false;
-      log.warn({ tag: name, from, err: err.message }, 'moving a tag without retiring its state on an unreachable Redis (force)');
+      log.warn(
+        { tag: name, from, err: err.message },
+        'moving a tag without retiring its state on an unreachable Redis (force)',
+      );
     });
     let recorded: boolean;
     try {
@@ -102,7 +105,9 @@ export class TagMover {
       void segments
         .reset(name, tag.epoch, from)
         .then(() => segments.forgetRetiredBy(name, tag.epoch, from))
-        .catch((err: Error) => log.warn({ tag: name, from, err: err.message }, 'Redis state of a moved tag left behind'));
+        .catch((err: Error) =>
+          log.warn({ tag: name, from, err: err.message }, 'Redis state of a moved tag left behind'),
+        );
     }
     return { tag: name, from, to, moved: true, epoch: tag.epoch + 1, pausedMs };
   }
@@ -116,7 +121,10 @@ export class TagMover {
     if (now && now.epoch === tag.epoch) {
       await this.deps.segments.unretire(tag.tag, tag.epoch, tag.redis).catch(() => undefined);
     } else {
-      this.deps.log.warn({ tag: tag.tag, from: tag.redis }, 'tag left retired on its old Redis: the move may or may not have been recorded; move it again');
+      this.deps.log.warn(
+        { tag: tag.tag, from: tag.redis },
+        'tag left retired on its old Redis: the move may or may not have been recorded; move it again',
+      );
     }
   }
 }

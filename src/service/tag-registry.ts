@@ -223,7 +223,10 @@ export class TagRegistry {
   async announce(name: string): Promise<void> {
     this.markChanged(name);
     await this.publisher.publish(this.keys.tagsChanged(), name).catch((err: Error) => {
-      this.log.warn({ tag: name, err: err.message }, 'could not announce a tag change; others see it within TAG_CACHE_MS');
+      this.log.warn(
+        { tag: name, err: err.message },
+        'could not announce a tag change; others see it within TAG_CACHE_MS',
+      );
     });
   }
 }

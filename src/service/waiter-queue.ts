@@ -41,7 +41,9 @@ export class WaiterQueue {
     return this.waiting.length;
   }
 
-  /** Queues a request for n IDs (with `upTo`: at least 1 when the tag is exhausted); refuses a count that is not one. */
+  /**
+   * Queues a request for n IDs (with `upTo`: at least 1 when the tag is exhausted); refuses a count that is not one.
+   */
   push(n: number, upTo: boolean, waitMs: number, resolve: (r: Range[]) => void, reject: (e: Error) => void): void {
     // A count that is not a whole number of IDs (Infinity, NaN, a fraction, past 2^53, below 1)
     // would make every take's batch wrong for the waiters behind it: refused here, whatever let
@@ -50,7 +52,15 @@ export class WaiterQueue {
       reject(new IdmintError('INVALID_ARGUMENT', `a take of ${n} IDs: a count is a whole number of at least 1`));
       return;
     }
-    this.waiting.push({ need: n, min: upTo ? 1 : n, arrived: this.arrivals++, got: [], deadline: Date.now() + waitMs, resolve, reject });
+    this.waiting.push({
+      need: n,
+      min: upTo ? 1 : n,
+      arrived: this.arrivals++,
+      got: [],
+      deadline: Date.now() + waitMs,
+      resolve,
+      reject,
+    });
   }
 
   /**

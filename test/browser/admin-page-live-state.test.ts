@@ -61,7 +61,13 @@ describe('admin page in Chromium', () => {
       await cells.first().waitFor({ state: 'visible' });
       return cells.allTextContents();
     };
-    assert.deepEqual(await row('b'), ['b', `127.0.0.1:${second.port}`, `127.0.0.1:${second.port}`, 'ready', String(counts.get('b'))]);
+    assert.deepEqual(await row('b'), [
+      'b',
+      `127.0.0.1:${second.port}`,
+      `127.0.0.1:${second.port}`,
+      'ready',
+      String(counts.get('b')),
+    ]);
     const [name, , master, status] = await row('default');
     assert.equal(name, 'default');
     assert.match(master, /^127\.0\.0\.1:\d+$/);
@@ -75,7 +81,10 @@ describe('admin page in Chromium', () => {
     await openTag('pmove');
     await page.locator('#move-to option[value="b"]').waitFor({ state: 'attached' });
     // Each server is listed with the master its connection talks to now.
-    assert.match((await page.locator('#move-to option[value="b"]').textContent()) ?? '', new RegExp(`^b, master 127\\.0\\.0\\.1:${second.port}, 0 tags$`));
+    assert.match(
+      (await page.locator('#move-to option[value="b"]').textContent()) ?? '',
+      new RegExp(`^b, master 127\\.0\\.0\\.1:${second.port}, 0 tags$`),
+    );
     await page.selectOption('#move-to', 'b');
     await page.click('#move-button');
     await textOf('#move-result', 'Moved to b');

@@ -59,7 +59,11 @@ describe('admin page in Chromium', () => {
         [],
         `sent to ${other}`,
       );
-    assert.equal((await page.request.get(`${url}/admin/queues/api/queues`)).status(), 200, 'Bull Board opens signed in');
+    assert.equal(
+      (await page.request.get(`${url}/admin/queues/api/queues`)).status(),
+      200,
+      'Bull Board opens signed in',
+    );
     await page.reload();
     await textOf('#role-badge', 'admin'); // the kept cookie signs in again
     await page.click('#sign-out');
@@ -85,7 +89,10 @@ describe('admin page in Chromium', () => {
     for (const c of set) assert.match(c, /; HttpOnly; SameSite=Strict; Secure$/);
     const out = await fetch(`${url}/v1/admin/session`, { method: 'DELETE' });
     assert.equal(out.status, 204);
-    assert.ok(out.headers.getSetCookie().length >= 2 && out.headers.getSetCookie().every((c) => c.startsWith('idmint_admin=;') && c.includes('Max-Age=0')));
+    assert.ok(
+      out.headers.getSetCookie().length >= 2 &&
+        out.headers.getSetCookie().every((c) => c.startsWith('idmint_admin=;') && c.includes('Max-Age=0')),
+    );
   });
 
   it('gives the viewer token a read-only page', async () => {

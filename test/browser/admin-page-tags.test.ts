@@ -23,7 +23,10 @@ describe('admin page in Chromium', () => {
     await textOf('#detail-title', 'Tag pseg');
     const stored = await api('/v1/admin/tags/pseg');
     assert.equal(stored.status, 200);
-    assert.deepEqual([stored.body!.mode, stored.body!.step, stored.body!.description], ['segment', 200, 'made in the page']);
+    assert.deepEqual(
+      [stored.body!.mode, stored.body!.step, stored.body!.description],
+      ['segment', 200, 'made in the page'],
+    );
     const r = await fetch(`${url}/v1/id/pseg`);
     assert.equal(r.status, 200);
     assert.equal(((await r.json()) as { id: string }).id, '1');
@@ -83,7 +86,10 @@ describe('admin page in Chromium', () => {
     await page.fill('#create-form [name=tag]', 'pbadsf');
     await page.fill('#create-form [name=time_bits]', '30');
     await page.click('#create-submit');
-    const sfDirect = await api('/v1/admin/tags', { method: 'POST', body: JSON.stringify({ tag: 'pbadsf', mode: 'snowflake', time_bits: 30 }) });
+    const sfDirect = await api('/v1/admin/tags', {
+      method: 'POST',
+      body: JSON.stringify({ tag: 'pbadsf', mode: 'snowflake', time_bits: 30 }),
+    });
     assert.equal(sfDirect.status, 400);
     assert.equal(await textOf('#create-error', sfDirect.body!.error.message), sfDirect.body!.error.message);
     assert.equal((await api('/v1/admin/tags/pbadsf')).status, 404);
@@ -158,8 +164,16 @@ describe('admin page in Chromium', () => {
     await page.click('#token-create');
     const secret = await textOf('#token-secret-value', /^idm_/);
     await textOf('#tokens-table tbody tr', 'billing');
-    assert.equal((await fetch(`${url}/v1/id/ptok`)).status, 404, 'the tag now wants a token (and answers others as a missing tag)');
-    assert.equal((await fetch(`${url}/v1/id/ptok`, { headers: { authorization: `Bearer ${secret}` } })).status, 200, 'the shown secret works');
+    assert.equal(
+      (await fetch(`${url}/v1/id/ptok`)).status,
+      404,
+      'the tag now wants a token (and answers others as a missing tag)',
+    );
+    assert.equal(
+      (await fetch(`${url}/v1/id/ptok`, { headers: { authorization: `Bearer ${secret}` } })).status,
+      200,
+      'the shown secret works',
+    );
     await page.click('#tokens-table button.revoke');
     await textOf('#tokens-table', 'No client tokens');
     assert.equal((await fetch(`${url}/v1/id/ptok`)).status, 200, 'revoked: the tag is open again');

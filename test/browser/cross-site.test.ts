@@ -26,10 +26,15 @@ describe('the admin cookie against a page of another origin, in Chromium', () =>
   let page: Page;
   const pages = new Map<string, string>();
 
-  const tagStatus = async (tag: string) => (await fetch(`${url}/v1/admin/tags/${tag}`, { headers: adminHeaders })).status;
+  const tagStatus = async (tag: string) =>
+    (await fetch(`${url}/v1/admin/tags/${tag}`, { headers: adminHeaders })).status;
   const refillCounts = async () => {
-    const r = await fetch(`${url}/admin/queues/api/queues?activeQueue=refill&status=waiting`, { headers: adminHeaders });
-    const q = ((await r.json()) as { queues: { name: string; counts: Record<string, number>; isPaused: boolean }[] }).queues.find((x) => x.name === 'refill');
+    const r = await fetch(`${url}/admin/queues/api/queues?activeQueue=refill&status=waiting`, {
+      headers: adminHeaders,
+    });
+    const q = (
+      (await r.json()) as { queues: { name: string; counts: Record<string, number>; isPaused: boolean }[] }
+    ).queues.find((x) => x.name === 'refill');
     return { counts: JSON.stringify(q?.counts), paused: q?.isPaused };
   };
 
@@ -49,12 +54,24 @@ describe('the admin cookie against a page of another origin, in Chromium', () =>
       '/create',
       `<form id="f" method="POST" enctype="text/plain" action="${url}/v1/admin/tags"><input name='{"tag":"forged","x":"' value='"}'></form><script>f.submit()</script>`,
     );
-    pages.set('/token', `<form id="f" method="POST" action="${url}/v1/admin/tags/kept/tokens"></form><script>f.submit()</script>`);
-    pages.set('/board-add', `<form id="f" method="POST" action="${url}/admin/queues/api/queues/refill/add"></form><script>f.submit()</script>`);
+    pages.set(
+      '/token',
+      `<form id="f" method="POST" action="${url}/v1/admin/tags/kept/tokens"></form><script>f.submit()</script>`,
+    );
+    pages.set(
+      '/board-add',
+      `<form id="f" method="POST" action="${url}/admin/queues/api/queues/refill/add"></form><script>f.submit()</script>`,
+    );
     pages.set('/frame', `<iframe id="board" src="${url}/admin/queues/"></iframe>`);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'],
+      args: [
+        '--headless=new',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+      ],
     });
   });
   after(async () => {
@@ -84,7 +101,9 @@ describe('the admin cookie against a page of another origin, in Chromium', () =>
       ['/token', '/v1/admin/tags/kept/tokens'],
       ['/board-add', '/admin/queues/api/queues/refill/add'],
     ] as const) {
-      const answered = page.waitForResponse((r) => r.url().startsWith(`${url}${target}`) && r.request().method() === 'POST');
+      const answered = page.waitForResponse(
+        (r) => r.url().startsWith(`${url}${target}`) && r.request().method() === 'POST',
+      );
       await page.goto(`${evilUrl}${path}`);
       const res = await answered;
       // The cookie went along (same site): the guard, not SameSite, refused it.
@@ -113,14 +132,20 @@ describe('the admin cookie against a page of another origin, in Chromium', () =>
     await frame.waitForLoadState();
     const inside = await frame.evaluate(() => document.querySelector('#root') !== null).catch(() => false);
     assert.equal(inside, false, 'Bull Board rendered inside the frame of another origin');
-    assert.ok(refused.length > 0 || frame.url().startsWith('chrome-error:'), `the frame was not refused: ${frame.url()}`);
+    assert.ok(
+      refused.length > 0 || frame.url().startsWith('chrome-error:'),
+      `the frame was not refused: ${frame.url()}`,
+    );
 
     // Bull Board's own page writes with the cookie: its requests are of its own origin.
     await page.goto(`${url}/admin/queues/`);
     const status = await page.evaluate(async () => (await fetch('api/queues/refill/pause', { method: 'PUT' })).status);
     assert.equal(status, 200);
     assert.equal((await refillCounts()).paused, true);
-    assert.equal(await page.evaluate(async () => (await fetch('api/queues/refill/resume', { method: 'PUT' })).status), 200);
+    assert.equal(
+      await page.evaluate(async () => (await fetch('api/queues/refill/resume', { method: 'PUT' })).status),
+      200,
+    );
     assert.equal((await refillCounts()).paused, false);
   });
 });

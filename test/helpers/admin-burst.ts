@@ -103,7 +103,13 @@ export class Burst {
           });
           s.send(
             // Padded (the pad is not echoed), so that a refusal's whole message fits in its reply.
-            JSON.stringify({ action: 'get', rule_name: p.tag, app_name: p.app ?? 'a', ...(p.token ? { token: p.token } : {}), pad: 'p'.repeat(200) }),
+            JSON.stringify({
+              action: 'get',
+              rule_name: p.tag,
+              app_name: p.app ?? 'a',
+              ...(p.token ? { token: p.token } : {}),
+              pad: 'p'.repeat(200),
+            }),
             node.udpPort!,
             '127.0.0.1',
           );
@@ -142,7 +148,12 @@ export class Burst {
       const body = (await res.json()) as { id?: string; error?: { code: string } };
       return res.status === 200 ? ok(p, String(body.id)) : String(body.error?.code);
     });
-    return (async () => ({ direct: await Promise.all(direct), udp: await Promise.all(udp), ws: await Promise.all(ws), http: await Promise.all(http) }))();
+    return (async () => ({
+      direct: await Promise.all(direct),
+      udp: await Promise.all(udp),
+      ws: await Promise.all(ws),
+      http: await Promise.all(http),
+    }))();
   }
 
   close(): void {
@@ -154,12 +165,19 @@ export class Burst {
 export function assertAll(got: Outcomes, want: string, what: string): void {
   const wrong = Object.entries(got).flatMap(([via, outcomes]) => {
     const bad = outcomes.filter((o) => o !== want);
-    return bad.length === 0 ? [] : [`${bad.length} of ${outcomes.length} ${via} requests answered ${JSON.stringify(bad)}`];
+    return bad.length === 0
+      ? []
+      : [`${bad.length} of ${outcomes.length} ${via} requests answered ${JSON.stringify(bad)}`];
   });
   assert.equal(wrong.length, 0, `${what}, instead of ${want}: ${wrong.join('; ')}`);
 }
 
-export async function admin(url: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+export async function admin(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
   const res = await fetch(url + path, {
     method,
     headers: body === undefined ? { authorization: `Bearer ${ADMIN_TOKEN}` } : adminHeaders,

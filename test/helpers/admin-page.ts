@@ -32,7 +32,10 @@ export interface AdminPage {
   createThroughPage(fields: Record<string, string>, mode?: string, selects?: Record<string, string>): Promise<void>;
 }
 
-/** Starts the node and Chromium for the enclosing describe and opens a page per test; the fields are set once its hooks ran. */
+/**
+ * Starts the node and Chromium for the enclosing describe and opens a page per test; the fields are set once its hooks
+ * ran.
+ */
 export function openAdminPage(): AdminPage {
   const names = testNames();
   let browser: Browser;
@@ -40,7 +43,10 @@ export function openAdminPage(): AdminPage {
 
   const session = {
     async api(path: string, init: RequestInit = {}) {
-      const r = await fetch(`${session.url}${path}`, { ...init, headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) } });
+      const r = await fetch(`${session.url}${path}`, {
+        ...init,
+        headers: { ...adminHeaders, ...(init.headers as Record<string, string> | undefined) },
+      });
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests read admin replies of every shape
       return { status: r.status, body: r.status === 204 ? undefined : ((await r.json()) as Record<string, any>) };
     },
@@ -80,7 +86,13 @@ export function openAdminPage(): AdminPage {
     session.url = session.node.url;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'],
+      args: [
+        '--headless=new',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+      ],
     });
   });
   after(async () => {

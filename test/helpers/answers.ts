@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import type { TinyidSegment } from '../../src/core/tinyid.js';
 
 /** An inclusive range of IDs, as a pair (the stream) or as fields (gRPC). */
-export type IdRange = readonly [first: bigint | string, last: bigint | string] | { readonly first: bigint | string; readonly last: bigint | string };
+export type IdRange =
+  | readonly [first: bigint | string, last: bigint | string]
+  | { readonly first: bigint | string; readonly last: bigint | string };
 
 /** IDs one by one (as numbers or as their decimal text) and inclusive ranges: one answer or one block of one. */
 export interface IdParts {
@@ -35,7 +37,13 @@ export function parseSimple(text: string): TinyidSegment {
   const parts = text.split(',');
   assert.equal(parts.length, 5, `not a segment: ${JSON.stringify(text)}`);
   const [currentId, loadingId, maxId, delta, remainder] = parts;
-  return { currentId: BigInt(currentId), loadingId: BigInt(loadingId), maxId: BigInt(maxId), delta: Number(delta), remainder: Number(remainder) };
+  return {
+    currentId: BigInt(currentId),
+    loadingId: BigInt(loadingId),
+    maxId: BigInt(maxId),
+    delta: Number(delta),
+    remainder: Number(remainder),
+  };
 }
 
 /** GET /readyz (with the bearer token when given): its HTTP status, its `status` and the whole body. */

@@ -20,7 +20,9 @@ import { rng } from '../../tools/prng.js';
 
 export const silent = pino({ level: 'silent' });
 
-export const SEED = process.env.COALESCER_SEED ? Number(process.env.COALESCER_SEED) : Math.floor(Math.random() * 2 ** 31);
+export const SEED = process.env.COALESCER_SEED
+  ? Number(process.env.COALESCER_SEED)
+  : Math.floor(Math.random() * 2 ** 31);
 export const random = rng(SEED).next;
 
 /** The SegmentStore's take, with replies (and sometimes the takes themselves) delayed, counted. */
@@ -97,7 +99,10 @@ export interface Served {
   ids: number[];
 }
 
-/** Real-time order (tools/order.ts) over logical times: every request issued after another's answer came back got higher IDs. */
+/**
+ * Real-time order (tools/order.ts) over logical times: every request issued after another's answer came back got higher
+ * IDs.
+ */
 export function assertServedInOrder(served: Served[]): void {
   const { violations } = realTimeOrder(
     served.filter((s) => s.ids.length > 0),

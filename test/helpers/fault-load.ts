@@ -29,7 +29,14 @@ export interface Rec {
 export const now = (): number => performance.now();
 
 /** One GET /v1/ids/:tag?count=n (plus `query`, e.g. "&app=x"), recorded; never throws. */
-export async function fetchRecorded(client: string, url: string, tag: string, count: number, timeoutMs = 15000, query = ''): Promise<Rec> {
+export async function fetchRecorded(
+  client: string,
+  url: string,
+  tag: string,
+  count: number,
+  timeoutMs = 15000,
+  query = '',
+): Promise<Rec> {
   const sent = now();
   const base = { client, tag, url, count, sent };
   try {
@@ -44,12 +51,23 @@ export async function fetchRecorded(client: string, url: string, tag: string, co
     }
     if (res.status === 200) {
       const ids = body.ids;
-      if (!Array.isArray(ids) || ids.length !== count || !ids.every((s) => typeof s === 'string' && /^[1-9]\d*$/.test(s))) {
+      if (
+        !Array.isArray(ids) ||
+        ids.length !== count ||
+        !ids.every((s) => typeof s === 'string' && /^[1-9]\d*$/.test(s))
+      ) {
         return { ...base, done, status: 200, detail: `200 without ${count} IDs: ${text.slice(0, 200)}` };
       }
       return { ...base, done, status: 200, ids: (ids as string[]).map(BigInt) };
     }
-    return { ...base, done, status: res.status, code: body.error?.code, retryAfter: res.headers.get('retry-after'), detail: body.error?.message };
+    return {
+      ...base,
+      done,
+      status: res.status,
+      code: body.error?.code,
+      retryAfter: res.headers.get('retry-after'),
+      detail: body.error?.message,
+    };
   } catch (err) {
     const e = err as Error & { cause?: { code?: string } };
     return { ...base, done: now(), status: 0, detail: `${e.message} ${e.cause?.code ?? ''}`.trim() };
@@ -136,9 +154,16 @@ export function assertClientOrder(recs: readonly Rec[], what = ''): number {
   const last = new Map<string, bigint>();
   let n = 0;
   for (const r of answered(recs).sort((a, b) => a.sent - b.sent)) {
-    for (let i = 1; i < r.ids.length; i++) assert.ok(r.ids[i] > r.ids[i - 1], `${what}: answer to ${r.client} not ascending: ${r.ids[i - 1]} then ${r.ids[i]}`);
+    for (let i = 1; i < r.ids.length; i++)
+      assert.ok(
+        r.ids[i] > r.ids[i - 1],
+        `${what}: answer to ${r.client} not ascending: ${r.ids[i - 1]} then ${r.ids[i]}`,
+      );
     const prev = last.get(r.client);
-    assert.ok(prev === undefined || r.ids[0] > prev, `${what}: client ${r.client} got ${r.ids[0]} after already holding ${prev}`);
+    assert.ok(
+      prev === undefined || r.ids[0] > prev,
+      `${what}: client ${r.client} got ${r.ids[0]} after already holding ${prev}`,
+    );
     last.set(r.client, r.ids[r.ids.length - 1]);
     n++;
   }
@@ -151,7 +176,12 @@ export function assertClientOrder(recs: readonly Rec[], what = ''): number {
  * predecessor (so callers can check the test had teeth).
  */
 export function assertRealTimeOrder(recs: readonly Rec[], what = ''): number {
-  const { checked, violations } = realTimeOrder(answered(recs), (r) => ({ sent: r.sent, answered: r.done, min: r.ids[0], max: r.ids[r.ids.length - 1] }));
+  const { checked, violations } = realTimeOrder(answered(recs), (r) => ({
+    sent: r.sent,
+    answered: r.done,
+    min: r.ids[0],
+    max: r.ids[r.ids.length - 1],
+  }));
   const v = violations[0];
   assert.ok(
     v === undefined,
@@ -203,7 +233,9 @@ export async function waitFor<T>(
       lastErr = err;
     }
     if (Date.now() > until)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${(lastErr as Error).message})` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${(lastErr as Error).message})` : ''}`,
+      );
     await sleep(everyMs);
   }
 }
@@ -220,7 +252,14 @@ export function clientsPerNode(
   const clients: ClientSpec[] = [];
   urls.forEach((url, ni) => {
     for (const tag of tags) {
-      for (let c = 0; c < perTag; c++) clients.push({ name: `${tag}-node${ni}-c${c}`, tag, url: () => url, count: counter(seed++, maxBatch), ...extra });
+      for (let c = 0; c < perTag; c++)
+        clients.push({
+          name: `${tag}-node${ni}-c${c}`,
+          tag,
+          url: () => url,
+          count: counter(seed++, maxBatch),
+          ...extra,
+        });
     }
   });
   return clients;
@@ -231,7 +270,12 @@ export function clientsPerNode(
  * duplicate in either, per-client order for both, real-time order across every client for the
  * global tag and among each node's clients for the node tag. Returns the IDs checked per tag.
  */
-export function assertGlobalAndNodeOrder(recs: readonly Rec[], urls: readonly string[], globalTag = 'g', nodeTag = 'n'): { global: number; node: number } {
+export function assertGlobalAndNodeOrder(
+  recs: readonly Rec[],
+  urls: readonly string[],
+  globalTag = 'g',
+  nodeTag = 'n',
+): { global: number; node: number } {
   const of = (tag: string, url?: string) => recs.filter((r) => r.tag === tag && (url === undefined || r.url === url));
   const global = assertNoDuplicates(of(globalTag), 'global tag');
   const node = assertNoDuplicates(of(nodeTag), 'node tag');
@@ -247,7 +291,8 @@ export async function instanceChanges(urls: readonly string[], tags: readonly st
   let changes = 0;
   for (const url of urls) {
     const text = await (await fetch(`${url}/metrics`)).text();
-    for (const m of text.matchAll(/^idmint_redis_instance_changes_total\{tag="([^"]+)"\} (\d+)/gm)) if (tags.includes(m[1])) changes += Number(m[2]);
+    for (const m of text.matchAll(/^idmint_redis_instance_changes_total\{tag="([^"]+)"\} (\d+)/gm))
+      if (tags.includes(m[1])) changes += Number(m[2]);
   }
   return changes;
 }

@@ -5,7 +5,17 @@ import { ADMIN_TOKEN } from '../../tools/env.js';
 import { lockedToken, RULE_DEF, VICTIMS } from './fuzz-run.js';
 import { nastyString } from './fuzz-values.js';
 import { type HttpCase } from './fuzz-http-send.js';
-import { accept, ADMIN_POOL, authHeader, contentType, pathArb, queryArb, segment, specLike, tokenIdSegment } from './fuzz-http-parts.js';
+import {
+  accept,
+  ADMIN_POOL,
+  authHeader,
+  contentType,
+  pathArb,
+  queryArb,
+  segment,
+  specLike,
+  tokenIdSegment,
+} from './fuzz-http-parts.js';
 
 export const bodyArb: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(undefined) },
@@ -36,7 +46,12 @@ export const bodyArb: fc.Arbitrary<string | undefined> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 50_000 }).map((n) => `${'['.repeat(n)}${']'.repeat(n)}`) },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 20_000 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`) },
-  { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 70_000 }).map((n) => JSON.stringify({ tag: 'fz-big', description: 'd'.repeat(n) })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 60_000, max: 70_000 })
+      .map((n) => JSON.stringify({ tag: 'fz-big', description: 'd'.repeat(n) })),
+  },
   { weight: 1, arbitrary: nastyString },
 );
 
@@ -62,7 +77,12 @@ export const validBody = fc
       )
       .map(([tag, def]) => ({ tag, ...def })),
     fc.record(
-      { description: fc.string({ maxLength: 20 }), enabled: fc.boolean(), step: fc.integer({ min: 100, max: 1000 }), max_counter: fc.constant(999999999) },
+      {
+        description: fc.string({ maxLength: 20 }),
+        enabled: fc.boolean(),
+        step: fc.integer({ min: 100, max: 1000 }),
+        max_counter: fc.constant(999999999),
+      },
       { requiredKeys: [] },
     ),
     fc.record({ name: fc.stringMatching(/^[A-Za-z0-9_.-]{1,10}$/) }, { requiredKeys: [] }),
@@ -74,7 +94,9 @@ export const adminRoute = fc.oneof(
   fc.constant(['POST', '/v1/admin/tags']),
   fc.constant(['GET', '/v1/admin/tags']),
   fc.constant(['GET', '/v1/admin/workers']),
-  fc.tuple(fc.constantFrom('GET', 'PATCH', 'PATCH', 'DELETE'), segment(ADMIN_POOL)).map(([m, t]) => [m, `/v1/admin/tags/${t}`]),
+  fc
+    .tuple(fc.constantFrom('GET', 'PATCH', 'PATCH', 'DELETE'), segment(ADMIN_POOL))
+    .map(([m, t]) => [m, `/v1/admin/tags/${t}`]),
   fc.tuple(fc.constantFrom('GET', 'POST'), segment(ADMIN_POOL)).map(([m, t]) => [m, `/v1/admin/tags/${t}/tokens`]),
   fc.tuple(segment(ADMIN_POOL), tokenIdSegment).map(([t, id]) => ['DELETE', `/v1/admin/tags/${t}/tokens/${id}`]),
 );
@@ -94,7 +116,15 @@ export interface RawCase {
 export const otherHeaders = {
   xToken: fc.constantFrom(undefined, undefined, undefined, 'LOCKED', 'nope', '', 'x'.repeat(600)),
   accept,
-  cookie: fc.constantFrom(undefined, undefined, undefined, `idmint_admin=${ADMIN_TOKEN}`, 'idmint_admin=%zz', 'idmint_admin=', 'a=b; idmint_admin'),
+  cookie: fc.constantFrom(
+    undefined,
+    undefined,
+    undefined,
+    `idmint_admin=${ADMIN_TOKEN}`,
+    'idmint_admin=%zz',
+    'idmint_admin=',
+    'a=b; idmint_admin',
+  ),
 };
 export const tail = fc.oneof(
   { weight: 12, arbitrary: fc.constant('') },
@@ -107,7 +137,10 @@ export const rawCase: fc.Arbitrary<RawCase> = fc.oneof(
     weight: 4,
     arbitrary: fc.record(
       {
-        method: fc.oneof({ weight: 8, arbitrary: fc.constant('GET') }, { weight: 2, arbitrary: fc.constantFrom('HEAD', 'POST', 'DELETE', 'OPTIONS', 'PUT') }),
+        method: fc.oneof(
+          { weight: 8, arbitrary: fc.constant('GET') },
+          { weight: 2, arbitrary: fc.constantFrom('HEAD', 'POST', 'DELETE', 'OPTIONS', 'PUT') },
+        ),
         path: fc.tuple(pathArb, tail).map(([p, t]) => p + t),
         query: queryArb,
         auth: authHeader,
@@ -127,8 +160,14 @@ export const rawCase: fc.Arbitrary<RawCase> = fc.oneof(
           route: adminRoute,
           tail,
           query: fc.oneof({ weight: 5, arbitrary: fc.constant('') }, { weight: 1, arbitrary: queryArb }),
-          auth: fc.oneof({ weight: 3, arbitrary: fc.constant(`Bearer ${ADMIN_TOKEN}`) }, { weight: 1, arbitrary: authHeader }),
-          contentType: fc.oneof({ weight: 3, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: contentType }),
+          auth: fc.oneof(
+            { weight: 3, arbitrary: fc.constant(`Bearer ${ADMIN_TOKEN}`) },
+            { weight: 1, arbitrary: authHeader },
+          ),
+          contentType: fc.oneof(
+            { weight: 3, arbitrary: fc.constant('application/json') },
+            { weight: 1, arbitrary: contentType },
+          ),
           body: fc.oneof({ weight: 2, arbitrary: validBody }, { weight: 2, arbitrary: bodyArb }),
           ...otherHeaders,
         },

@@ -61,7 +61,8 @@ export function checkSuccess(c: HttpCase, a: HttpAnswer, what: string): void {
     const n = singleCount(c.path);
     if (n !== undefined) assert.equal(ids.length, n, what);
     for (const id of ids) idOk(tag, id);
-    if (!RULE_TAGS.has(tag!)) for (let i = 1; i < ids.length; i++) assert.ok(BigInt(ids[i]) > BigInt(ids[i - 1]), `not ascending: ${what}`);
+    if (!RULE_TAGS.has(tag!))
+      for (let i = 1; i < ids.length; i++) assert.ok(BigInt(ids[i]) > BigInt(ids[i - 1]), `not ascending: ${what}`);
     assert.equal(new Set(ids).size, ids.length, `a batch repeats an ID: ${what}`);
     return;
   }
@@ -82,8 +83,10 @@ export function checkSuccess(c: HttpCase, a: HttpAnswer, what: string): void {
       return;
     }
     const o = json();
-    if (c.method === 'POST' && parts.length === 3) assert.ok(typeof o.tag === 'string' && typeof o.incarnation === 'number' && a.status === 201, what);
-    if (c.method === 'POST' && parts.length === 5) assert.ok(typeof o.token === 'string' && typeof o.id === 'number' && a.status === 201, what);
+    if (c.method === 'POST' && parts.length === 3)
+      assert.ok(typeof o.tag === 'string' && typeof o.incarnation === 'number' && a.status === 201, what);
+    if (c.method === 'POST' && parts.length === 5)
+      assert.ok(typeof o.token === 'string' && typeof o.id === 'number' && a.status === 201, what);
     if (c.method === 'GET' && parts.length === 3 && parts[2] === 'tags') assert.ok(Array.isArray(o.tags), what);
     return;
   }
@@ -153,7 +156,11 @@ export function checkTinyid(c: HttpCase, a: HttpAnswer, route: string, what: str
     return;
   }
   if (route === 'nextId') return assert.match(text, /^\{"data":\[(\d+(,\d+)*)?\],"code":200,"message":""\}$/, what);
-  assert.match(text, /^\{"data":\{"maxId":\d+,"loadingId":\d+,"currentId":\d+,"delta":\d+,"remainder":\d+\},"code":200,"message":""\}$/, what);
+  assert.match(
+    text,
+    /^\{"data":\{"maxId":\d+,"loadingId":\d+,"currentId":\d+,"delta":\d+,"remainder":\d+\},"code":200,"message":""\}$/,
+    what,
+  );
 }
 
 export function checkHttp(c: HttpCase, a: HttpAnswer): void {
@@ -163,7 +170,8 @@ export function checkHttp(c: HttpCase, a: HttpAnswer): void {
   assert.ok(a.status < 500 || a.status === 503, `a ${a.status}: ${what}`);
   if (c.method === 'HEAD') return;
   const tinyid = /^\/tinyid\/id\/([A-Za-z]+)$/.exec(c.path.split('?')[0].split('#')[0]);
-  if (tinyid && TINYID_ROUTES.includes(tinyid[1]) && (c.method === 'GET' || c.method === 'POST')) return checkTinyid(c, a, tinyid[1], what);
+  if (tinyid && TINYID_ROUTES.includes(tinyid[1]) && (c.method === 'GET' || c.method === 'POST'))
+    return checkTinyid(c, a, tinyid[1], what);
   if (a.status >= 400) checkError(a, what);
   else checkSuccess(c, a, what);
 }

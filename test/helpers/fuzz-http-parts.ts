@@ -50,7 +50,9 @@ export function segment(pool: readonly string[]): fc.Arbitrary<string> {
             '+',
           ),
           nastyString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, 'x'))),
-          fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 30 }).map((s) => s.replace(/[^\u0021-\u007e]/g, '').replace(/[?#/]/g, '') || '-'),
+          fc
+            .string({ unit: 'binary-ascii', minLength: 1, maxLength: 30 })
+            .map((s) => s.replace(/[^\u0021-\u007e]/g, '').replace(/[?#/]/g, '') || '-'),
           // A random name never hits an ID tag (in any letter case): the admin fuzz must not change those.
         )
         .filter((s) => !ID_POOL.includes((decodeSeg(s) ?? s).toLowerCase())),
@@ -96,7 +98,10 @@ export const pathArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constant('/v1/admin/tags') },
   { weight: 4, arbitrary: segment(ADMIN_POOL).map((t) => `/v1/admin/tags/${t}`) },
   { weight: 2, arbitrary: segment(ADMIN_POOL).map((t) => `/v1/admin/tags/${t}/tokens`) },
-  { weight: 2, arbitrary: fc.tuple(segment(ADMIN_POOL), tokenIdSegment).map(([t, id]) => `/v1/admin/tags/${t}/tokens/${id}`) },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(segment(ADMIN_POOL), tokenIdSegment).map(([t, id]) => `/v1/admin/tags/${t}/tokens/${id}`),
+  },
   {
     weight: 1,
     arbitrary: fc.constantFrom(
@@ -123,12 +128,30 @@ export const pathArb: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc
-      .tuple(fc.constantFrom(...TINYID_ROUTES), segment(ID_POOL), fc.option(fc.oneof(edgeNumberText, fc.integer({ min: -2, max: 12000 }).map(String))))
+      .tuple(
+        fc.constantFrom(...TINYID_ROUTES),
+        segment(ID_POOL),
+        fc.option(fc.oneof(edgeNumberText, fc.integer({ min: -2, max: 12000 }).map(String))),
+      )
       .map(([r, t, n]) => `/tinyid/id/${r}?bizType=${t}${n === null ? '' : `&batchSize=${n}`}`),
   },
 );
 
-export const QUERY_KEYS = ['count', 'key', 'app', 'salt', 'token', 'colour', '', 'count[]', 'COUNT', 'count%00', '__proto__', 'bizType', 'batchSize'];
+export const QUERY_KEYS = [
+  'count',
+  'key',
+  'app',
+  'salt',
+  'token',
+  'colour',
+  '',
+  'count[]',
+  'COUNT',
+  'count%00',
+  '__proto__',
+  'bizType',
+  'batchSize',
+];
 export const queryValue = fc.oneof(
   edgeNumberText,
   fc.constantFrom(...ID_POOL, ...MISSING),
@@ -163,7 +186,20 @@ export const queryArb = fc.oneof(
       .array(
         fc.oneof(
           { weight: 6, arbitrary: fc.tuple(fc.constantFrom(...QUERY_KEYS), queryValue).map(([k, v]) => `${k}=${v}`) },
-          { weight: 1, arbitrary: fc.constantFrom('count', '=', '&', 'count=', '=5', 'count=1=2', 'a[b]=1', 'count[0]=1', 'count=1%26count=2') },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom(
+              'count',
+              '=',
+              '&',
+              'count=',
+              '=5',
+              'count=1=2',
+              'a[b]=1',
+              'count[0]=1',
+              'count=1%26count=2',
+            ),
+          },
         ),
         { maxLength: 5 },
       )
@@ -204,7 +240,16 @@ export const contentType = fc.constantFrom(
   '*/*',
   'application/vnd.api+json',
 );
-export const accept = fc.constantFrom(undefined, 'text/plain', 'text/plain; q=0.5', 'application/json', '*/*', 'text/html', 'garbage', '');
+export const accept = fc.constantFrom(
+  undefined,
+  'text/plain',
+  'text/plain; q=0.5',
+  'application/json',
+  '*/*',
+  'text/html',
+  'garbage',
+  '',
+);
 
 /** Tag-definition-like objects: real field names with values of every type, valid and not. */
 export const fieldValue = fc.oneof(
@@ -237,8 +282,25 @@ export const fieldValue = fc.oneof(
     '-1',
     '',
   ),
-  // eslint-disable-next-line no-loss-of-precision -- ±1e309 overflow to ±Infinity on purpose
-  fc.constantFrom<unknown>(0, -1, 1, 1.5, 0.2, 1e309, -1e309, 2 ** 53, 2 ** 63, 1e21, 100_000_000, 100_000_001, 4096, 4097, 65536),
+  fc.constantFrom<unknown>(
+    0,
+    -1,
+    1,
+    1.5,
+    0.2,
+    // eslint-disable-next-line no-loss-of-precision -- 1e309 overflows to Infinity on purpose
+    1e309,
+    // eslint-disable-next-line no-loss-of-precision -- -1e309 overflows to -Infinity on purpose
+    -1e309,
+    2 ** 53,
+    2 ** 63,
+    1e21,
+    100_000_000,
+    100_000_001,
+    4096,
+    4097,
+    65536,
+  ),
   fc.constantFrom<unknown>(true, false, null, [], {}, ['segment'], { x: 1 }),
   fc.jsonValue({ maxDepth: 2 }),
 );
@@ -283,5 +345,7 @@ export const specLike = fc.dictionary(fc.constantFrom(...SPEC_FIELDS), fieldValu
   // A fresh name now and then, so a create can succeed and later requests meet it.
   fc
     .constantFrom(...(['tag', 'tag', 'fz', 'none'] as const))
-    .map((how) => (how === 'fz' ? { ...o, tag: `fz-${Object.keys(o).length}` } : how === 'none' ? o : { tag: 'fz-new', ...o })),
+    .map((how) =>
+      how === 'fz' ? { ...o, tag: `fz-${Object.keys(o).length}` } : how === 'none' ? o : { tag: 'fz-new', ...o },
+    ),
 );

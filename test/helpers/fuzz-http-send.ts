@@ -25,13 +25,20 @@ export const agent = new Agent({ keepAlive: true, maxSockets: 4 });
 export function send(base: string, c: HttpCase): Promise<HttpAnswer> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ agent, host: u.hostname, port: u.port, method: c.method, path: c.path, headers: c.headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms (a hang)`)));
+    const req = httpRequest(
+      { agent, host: u.hostname, port: u.port, method: c.method, path: c.path, headers: c.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(REQUEST_TIMEOUT_MS, () =>
+      req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms (a hang)`)),
+    );
     req.on('error', reject);
     req.end(c.body);
   });

@@ -29,7 +29,8 @@ export function openFuzzNode(): FuzzNode {
     node = await spawnNode(names, {
       STREAM_MAX_COUNT: String(STREAM_MAX_COUNT),
       UDP_PORT: String(udpPort),
-      // Random admin requests carry wrong tokens by the hundred: the slowing of a guessing source is admin-guard.test.ts's.
+      // Random admin requests carry wrong tokens by the hundred: the slowing of a guessing source is
+      // admin-guard.test.ts's.
       ADMIN_AUTH_MAX_FAILURES: '1000000',
     });
     url = node.url;
@@ -40,7 +41,9 @@ export function openFuzzNode(): FuzzNode {
     const scan = (chunk: Buffer) => {
       const lines = (partial + chunk.toString()).split('\n');
       partial = lines.pop() ?? '';
-      for (const l of lines) if (/"level":(50|60)/.test(l) || /^\s*(Uncaught|Error:|TypeError|RangeError)/.test(l)) faults.push(l.slice(0, 500));
+      for (const l of lines)
+        if (/"level":(50|60)/.test(l) || /^\s*(Uncaught|Error:|TypeError|RangeError)/.test(l))
+          faults.push(l.slice(0, 500));
     };
     node.proc.stdout!.on('data', scan);
     node.proc.stderr!.on('data', scan);
@@ -57,7 +60,11 @@ export function openFuzzNode(): FuzzNode {
     await createTag(url, { tag: 'adm-seg' });
     await createTag(url, { tag: 'adm-sf', mode: 'snowflake' });
     await createTag(url, { tag: 'adm-rule', ...RULE_DEF });
-    const tok = await fetch(`${url}/v1/admin/tags/locked/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"fuzz"}' });
+    const tok = await fetch(`${url}/v1/admin/tags/locked/tokens`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: '{"name":"fuzz"}',
+    });
     assert.equal(tok.status, 201);
     setLockedToken(((await tok.json()) as { token: string }).token);
   });

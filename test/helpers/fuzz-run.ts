@@ -10,7 +10,9 @@ export const UDP_RUNS = RUNS;
 export const WS_RUNS = Math.ceil(RUNS / 15);
 /** The seed of every property of this run: FUZZ_SEED replays one (printed at the start). */
 export const SEED =
-  process.env.FUZZ_SEED === undefined || process.env.FUZZ_SEED === '' ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0 : Number(process.env.FUZZ_SEED);
+  process.env.FUZZ_SEED === undefined || process.env.FUZZ_SEED === ''
+    ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0
+    : Number(process.env.FUZZ_SEED);
 export const PATH = process.env.FUZZ_PATH || undefined;
 console.log(`fuzz seed ${SEED}: FUZZ_SEED=${SEED} replays this run (with FUZZ_PATH from a failure, its case)`);
 /** fast-check options of a property: the run's seed, and the path to replay when given. */

@@ -38,8 +38,34 @@ export type WsAction =
 export const badTakeField: Record<string, fc.Arbitrary<unknown>> = {
   op: fc.constantFrom<unknown>('TAKE', 'give', 'done', 'block', '', null, 1, ['take']),
   req: fc.constantFrom<unknown>(-1, 1.5, 4294967296, '1', null, [], 2 ** 53, 1e300, 4294967295),
-  tag: fc.constantFrom<unknown>('nope', '', 'a b', 'x'.repeat(65), 5, null, ['seg'], 'off', 'tiny', 'rule', 'shard', 'sf'),
-  count: fc.constantFrom<unknown>(STREAM_MAX_COUNT, STREAM_MAX_COUNT + 1, 1e8, 1e15, 0, -1, 1.5, '5', null, true, [], 2 ** 53 + 2),
+  tag: fc.constantFrom<unknown>(
+    'nope',
+    '',
+    'a b',
+    'x'.repeat(65),
+    5,
+    null,
+    ['seg'],
+    'off',
+    'tiny',
+    'rule',
+    'shard',
+    'sf',
+  ),
+  count: fc.constantFrom<unknown>(
+    STREAM_MAX_COUNT,
+    STREAM_MAX_COUNT + 1,
+    1e8,
+    1e15,
+    0,
+    -1,
+    1.5,
+    '5',
+    null,
+    true,
+    [],
+    2 ** 53 + 2,
+  ),
   block: fc.constantFrom<unknown>(1, 7, 100_000, 100_001, 0, -5, 1.5, '10', null, 1e20),
   format: fc.constantFrom<unknown>('json', 'binary', 'ranges', 'xml', 'JSON', '', 5, null),
   key: fc.constantFrom<unknown>('alice', '', 'x'.repeat(256), 'x'.repeat(257), 7, null),
@@ -193,7 +219,10 @@ export class StreamProbe {
     assert.ok(m.op === 'block' || m.op === 'done' || m.op === 'error', `unknown op ${String(m.op)}`);
     if (m.op === 'error') {
       assert.deepEqual(Object.keys(m).sort(), ['code', 'message', 'op', 'req']);
-      assert.ok(m.req === null || (Number.isInteger(m.req) && (m.req as number) >= 0 && (m.req as number) <= 0xffffffff), `error req ${String(m.req)}`);
+      assert.ok(
+        m.req === null || (Number.isInteger(m.req) && (m.req as number) >= 0 && (m.req as number) <= 0xffffffff),
+        `error req ${String(m.req)}`,
+      );
       assert.ok(typeof m.code === 'string' && STREAM_CODES.has(m.code), `error code ${String(m.code)}`);
       assert.ok(typeof m.message === 'string' && m.message.length > 0, 'error without message');
       if (m.req !== null) this.got.delete(m.req as number);
@@ -206,7 +235,10 @@ export class StreamProbe {
     if (m.op === 'done') {
       assert.deepEqual(Object.keys(m).sort(), ['op', 'req']);
       const n = this.got.get(req) ?? 0;
-      assert.ok(this.counts.get(req)!.has(n), `req ${req} done after ${n} IDs; counts asked: ${[...this.counts.get(req)!]}`);
+      assert.ok(
+        this.counts.get(req)!.has(n),
+        `req ${req} done after ${n} IDs; counts asked: ${[...this.counts.get(req)!]}`,
+      );
       this.got.delete(req);
       tally(this.seen, 'done');
       this.ended++;
@@ -217,7 +249,11 @@ export class StreamProbe {
       const ids = m.ids as unknown[];
       assert.ok(Array.isArray(ids) && ids.length >= 1);
       const tags = [...this.tagOf.get(req)!];
-      for (const id of ids) assert.ok(typeof id === 'string' && tags.some((t) => ID_TAGS[t]?.(id)), `block ID ${String(id)} of tags ${tags}`);
+      for (const id of ids)
+        assert.ok(
+          typeof id === 'string' && tags.some((t) => ID_TAGS[t]?.(id)),
+          `block ID ${String(id)} of tags ${tags}`,
+        );
       n = ids.length;
     } else {
       const ranges = m.ranges as [string, string][];

@@ -19,7 +19,10 @@ export function udpExpected(buf: Buffer): { codes: number[]; echo: boolean; tag?
   const tag = Object.keys(ID_TAGS).find((t) => t === rule);
   // Names that differ from a tag only in letter case: UDP.md does not say how they resolve.
   if (tag === undefined)
-    return { codes: Object.keys(ID_TAGS).some((t) => t.toLowerCase() === rule.toLowerCase()) ? [-1, 0, -3, -6, -7, -8] : [-1], echo: true };
+    return {
+      codes: Object.keys(ID_TAGS).some((t) => t.toLowerCase() === rule.toLowerCase()) ? [-1, 0, -3, -6, -7, -8] : [-1],
+      echo: true,
+    };
   // Without its token a protected tag answers as a missing one (the exposure policy).
   const authorized = tag !== 'locked' || o.token === lockedToken;
   if (!authorized) return { codes: [-1], echo: true, tag };
@@ -34,17 +37,42 @@ export function udpExpected(buf: Buffer): { codes: number[]; echo: boolean; tag?
 export const jsonText = (v: unknown) => JSON.stringify(v);
 export const udpField = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom<unknown>(...ID_POOL, 'nope', 'SEG', 'Rule') },
-  { weight: 1, arbitrary: fc.constantFrom<unknown>('', 'a b', 'x'.repeat(65), 'x'.repeat(5000), 'é', 7, -1, 1.5, true, null, [], ['rule'], { a: 1 }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>(
+      '',
+      'a b',
+      'x'.repeat(65),
+      'x'.repeat(5000),
+      'é',
+      7,
+      -1,
+      1.5,
+      true,
+      null,
+      [],
+      ['rule'],
+      { a: 1 },
+    ),
+  },
 );
 export const udpRequest = fc
   .record(
     {
       action: fc.oneof(
         { weight: 6, arbitrary: fc.constantFrom<unknown>('get', 'create', 'monitor') },
-        { weight: 1, arbitrary: fc.constantFrom<unknown>('GET', 'delete', '', 'get ', 'x'.repeat(3000), 5, null, ['get'], { get: 1 }) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom<unknown>('GET', 'delete', '', 'get ', 'x'.repeat(3000), 5, null, ['get'], {
+            get: 1,
+          }),
+        },
       ),
       rule_name: udpField,
-      app_name: fc.oneof({ weight: 4, arbitrary: fc.constantFrom<unknown>('shop', 'a.b-c_D') }, { weight: 1, arbitrary: udpField }),
+      app_name: fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom<unknown>('shop', 'a.b-c_D') },
+        { weight: 1, arbitrary: udpField },
+      ),
       salt: fc.constantFrom<unknown>(null, '', 'u1', 'x'.repeat(64), 'x'.repeat(65), 'bad salt', 5, [], {}),
       token: fc.constantFrom<unknown>('LOCKED', 'nope', '', 5, null),
       seq: fc.jsonValue({ maxDepth: 3 }),
@@ -64,11 +92,18 @@ export const datagramArb: fc.Arbitrary<Buffer> = fc.oneof(
   { weight: 10, arbitrary: udpRequest.map((o) => Buffer.from(jsonText(o))) },
   { weight: 2, arbitrary: fc.uint8Array({ maxLength: 1500 }).map((b) => Buffer.from(b)) },
   { weight: 2, arbitrary: fc.json({ maxDepth: 3 }).map((s) => Buffer.from(s)) },
-  { weight: 1, arbitrary: fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), nastyString).map((s) => Buffer.from(jsonText(s))) },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), nastyString).map((s) => Buffer.from(jsonText(s))),
+  },
   {
     weight: 2,
     arbitrary: fc
-      .tuple(udpRequest, fc.constantFrom([0xff], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf8, 0x88, 0x80, 0x80, 0x80]), fc.nat())
+      .tuple(
+        udpRequest,
+        fc.constantFrom([0xff], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf8, 0x88, 0x80, 0x80, 0x80]),
+        fc.nat(),
+      )
       .map(([o, bad, at]) => {
         const s = Buffer.from(jsonText(o));
         const i = at % (s.length + 1);
@@ -79,7 +114,9 @@ export const datagramArb: fc.Arbitrary<Buffer> = fc.oneof(
     weight: 1,
     arbitrary: fc
       .integer({ min: 1, max: 80 })
-      .map((n) => Buffer.from(`{"action":"get","rule_name":"rule","app_name":"shop","seq":${'['.repeat(n)}1${']'.repeat(n)}}`)),
+      .map((n) =>
+        Buffer.from(`{"action":"get","rule_name":"rule","app_name":"shop","seq":${'['.repeat(n)}1${']'.repeat(n)}}`),
+      ),
   },
   {
     weight: 1,

@@ -32,7 +32,9 @@ export class HealthClient {
 
   /** The status of `service` ('' for the server), or the call's error. */
   check(service = ''): Promise<Status> {
-    return new Promise((resolve, reject) => this.stub.Check({ service }, (err, res) => (err ? reject(err) : resolve(res.status))));
+    return new Promise((resolve, reject) =>
+      this.stub.Check({ service }, (err, res) => (err ? reject(err) : resolve(res.status))),
+    );
   }
 
   /** A Watch stream: `next(want)` resolves when a status other than the last one seen is `want`. */
@@ -69,7 +71,8 @@ export class Watch {
     for (;;) {
       const i = this.seen.indexOf(want, from);
       if (i >= 0) return i;
-      if (Date.now() > deadline) throw new Error(`Watch: no ${want} after index ${from} within ${timeoutMs} ms (seen ${this.seen.join(', ')})`);
+      if (Date.now() > deadline)
+        throw new Error(`Watch: no ${want} after index ${from} within ${timeoutMs} ms (seen ${this.seen.join(', ')})`);
       await Promise.race([new Promise<void>((r) => (this.wake = r)), new Promise((r) => setTimeout(r, 100))]);
     }
   }
@@ -95,9 +98,19 @@ export class ReflectionClient {
   private readonly stub: ReflectionStub;
 
   constructor(port: number, version: 'v1' | 'v1alpha' = 'v1') {
-    const def = loadSync(`grpc/reflection/${version}/reflection.proto`, { includeDirs: [REFLECTION_PROTOS], keepCase: true, defaults: true, oneofs: true });
+    const def = loadSync(`grpc/reflection/${version}/reflection.proto`, {
+      includeDirs: [REFLECTION_PROTOS],
+      keepCase: true,
+      defaults: true,
+      oneofs: true,
+    });
     const pkg = loadPackageDefinition(def) as unknown as {
-      grpc: { reflection: Record<string, { ServerReflection: new (addr: string, c: ReturnType<typeof credentials.createInsecure>) => ReflectionStub }> };
+      grpc: {
+        reflection: Record<
+          string,
+          { ServerReflection: new (addr: string, c: ReturnType<typeof credentials.createInsecure>) => ReflectionStub }
+        >;
+      };
     };
     this.stub = new pkg.grpc.reflection[version].ServerReflection(`127.0.0.1:${port}`, credentials.createInsecure());
   }
@@ -124,9 +137,12 @@ export class ReflectionClient {
   /** The file descriptors (with their imports) of the file declaring `symbol`, as a package definition. */
   async fileContainingSymbol(symbol: string): Promise<PackageDefinition> {
     const a = await this.ask({ file_containing_symbol: symbol });
-    if (!a.file_descriptor_response) throw new Error(`no descriptor for ${symbol}: ${JSON.stringify(a.error_response)}`);
+    if (!a.file_descriptor_response)
+      throw new Error(`no descriptor for ${symbol}: ${JSON.stringify(a.error_response)}`);
     // A FileDescriptorSet is field 1 (bytes) repeated: one length-prefixed entry per file.
-    const set = Buffer.concat(a.file_descriptor_response.file_descriptor_proto.flatMap((f) => [Buffer.from([0x0a]), varint(f.length), f]));
+    const set = Buffer.concat(
+      a.file_descriptor_response.file_descriptor_proto.flatMap((f) => [Buffer.from([0x0a]), varint(f.length), f]),
+    );
     return loadFileDescriptorSetFromBuffer(set, { keepCase: true, longs: String, defaults: true, oneofs: true });
   }
 

@@ -18,7 +18,11 @@ export type Report = {
 };
 
 export async function importVia(url: string, body: Json): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${url}/v1/admin/import`, { method: 'POST', headers: adminHeaders, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/admin/import`, {
+    method: 'POST',
+    headers: adminHeaders,
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Json };
 }
 
@@ -35,7 +39,9 @@ export async function tagStatus(url: string, tag: string): Promise<{ status: num
 
 // A zone where the day is not about to end, so the test's period stays the import's.
 export const ZONE = ['UTC', 'Asia/Shanghai', 'America/New_York'].find((z) => {
-  const h = Number(new Intl.DateTimeFormat('en-US', { timeZone: z, hour: 'numeric', hourCycle: 'h23' }).format(Date.now()));
+  const h = Number(
+    new Intl.DateTimeFormat('en-US', { timeZone: z, hour: 'numeric', hourCycle: 'h23' }).format(Date.now()),
+  );
   return h >= 1 && h <= 22;
 })!;
 

@@ -7,7 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { now, waitFor, type Rec } from './fault-load.js';
 
 /** One request's answer, as fault-load.ts records one; key: its idempotency key (none: a request without one). */
-export type Answer = Pick<Rec, 'count' | 'sent' | 'done' | 'status' | 'ids' | 'code' | 'detail'> & { readonly key?: string };
+export type Answer = Pick<Rec, 'count' | 'sent' | 'done' | 'status' | 'ids' | 'code' | 'detail'> & {
+  readonly key?: string;
+};
 
 /** Every answer of every request sent through it. */
 export class Observer {
@@ -25,8 +27,16 @@ export class Observer {
       });
       const body = (await res.json()) as { ids?: string[]; error?: { code?: string; message?: string } };
       const done = now();
-      if (res.status === 200 && Array.isArray(body.ids) && body.ids.length === count) a = { ...base, done, status: 200, ids: body.ids.map(BigInt) };
-      else a = { ...base, done, status: res.status, code: body.error?.code, detail: body.error?.message ?? JSON.stringify(body).slice(0, 200) };
+      if (res.status === 200 && Array.isArray(body.ids) && body.ids.length === count)
+        a = { ...base, done, status: 200, ids: body.ids.map(BigInt) };
+      else
+        a = {
+          ...base,
+          done,
+          status: res.status,
+          code: body.error?.code,
+          detail: body.error?.message ?? JSON.stringify(body).slice(0, 200),
+        };
     } catch (err) {
       a = { ...base, done: now(), status: 0, detail: (err as Error).message };
     }
@@ -124,10 +134,17 @@ export function assertKeyPromises(
     const early = new Set(list.filter((a) => a.done < faultAt).map((a) => text(a.ids)));
     const late = new Set(list.filter((a) => a.sent >= backAt).map((a) => text(a.ids)));
     assert.ok(early.size <= 1, `key ${key} had ${early.size} answers before the fault: ${[...early].join(' | ')}`);
-    assert.ok(late.size <= 1, `key ${key} had ${late.size} answers after the server was back: ${[...late].join(' | ')}`);
+    assert.ok(
+      late.size <= 1,
+      `key ${key} had ${late.size} answers after the server was back: ${[...late].join(' | ')}`,
+    );
     const all = new Set(list.map((a) => text(a.ids)));
     if (first.done < lostFrom)
-      assert.equal(all.size, 1, `key ${key}, answered before the data the server came back with ended, got other IDs: ${[...all].join(' | ')}`);
+      assert.equal(
+        all.size,
+        1,
+        `key ${key}, answered before the data the server came back with ended, got other IDs: ${[...all].join(' | ')}`,
+      );
     if (all.size > 1) {
       changed++;
       for (const a of list)
@@ -153,7 +170,14 @@ export function assertKeyPromises(
     }
   }
   for (const a of ok)
-    if (a.sent >= backAt && !(a.key !== undefined && byKey.get(a.key)!.some((b) => b.sent < backAt && text(b.ids) === text(a.ids))))
-      for (const id of a.ids) assert.ok(id > highest, `ID ${id}, first answered after the server was back, is not above ${highest}, answered before the fault`);
+    if (
+      a.sent >= backAt &&
+      !(a.key !== undefined && byKey.get(a.key)!.some((b) => b.sent < backAt && text(b.ids) === text(a.ids)))
+    )
+      for (const id of a.ids)
+        assert.ok(
+          id > highest,
+          `ID ${id}, first answered after the server was back, is not above ${highest}, answered before the fault`,
+        );
   return { keys: byKey.size, changed, ids: owner.size };
 }

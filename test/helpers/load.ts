@@ -30,7 +30,13 @@ export interface Failure {
 }
 
 /** GET /v1/id/:tag (count 1, single) or /v1/ids/:tag?count=n, timed. */
-export async function timedTake(url: string, who: { client: number; node: number }, tag: string, count: number, single: boolean): Promise<Answer | Failure> {
+export async function timedTake(
+  url: string,
+  who: { client: number; node: number },
+  tag: string,
+  count: number,
+  single: boolean,
+): Promise<Answer | Failure> {
   const sent = performance.now();
   const path = single ? `/v1/id/${tag}` : `/v1/ids/${tag}?count=${count}`;
   let status = 0;
@@ -53,10 +59,26 @@ export async function timedTake(url: string, who: { client: number; node: number
       return { ...who, tag, sent, answered, ids: raw.map(BigInt) };
     }
     const retryAfter = res.headers.get('retry-after') ?? undefined;
-    return { ...who, tag, sent, answered, status, code: body.error?.code, retryAfter, detail: `${status} ${text.slice(0, 200)}` };
+    return {
+      ...who,
+      tag,
+      sent,
+      answered,
+      status,
+      code: body.error?.code,
+      retryAfter,
+      detail: `${status} ${text.slice(0, 200)}`,
+    };
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } };
-    return { ...who, tag, sent, answered: performance.now(), status, detail: `${e.message} ${e.cause?.code ?? e.cause?.message ?? ''}`.trim() };
+    return {
+      ...who,
+      tag,
+      sent,
+      answered: performance.now(),
+      status,
+      detail: `${e.message} ${e.cause?.code ?? e.cause?.message ?? ''}`.trim(),
+    };
   }
 }
 
@@ -95,7 +117,12 @@ export function strictlyIncreasing(answers: readonly Answer[]): { checked: numbe
   const ids = answers.flatMap((a) => a.ids);
   const of = answers.flatMap((a) => a.ids.map(() => a));
   const { checked, violations } = increasing(ids);
-  return { checked, violations: violations.map((v) => `ID #${v.index} ${v.id} after ${v.previous} (client ${of[v.index].client}, node ${of[v.index].node})`) };
+  return {
+    checked,
+    violations: violations.map(
+      (v) => `ID #${v.index} ${v.id} after ${v.previous} (client ${of[v.index].client}, node ${of[v.index].node})`,
+    ),
+  };
 }
 
 /** JSON.stringify that writes bigints as decimal strings (for assertion messages). */

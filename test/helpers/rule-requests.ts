@@ -8,7 +8,12 @@ import { UdpClient } from '../../tools/udp-client.js';
 export type Json = Record<string, unknown>;
 
 /** GET /v1/id/:tag for a rule: the ID, or the HTTP status and error code. */
-export async function httpId(url: string, tag: string, app: string, salt?: string): Promise<{ status: number; id?: string; code?: string }> {
+export async function httpId(
+  url: string,
+  tag: string,
+  app: string,
+  salt?: string,
+): Promise<{ status: number; id?: string; code?: string }> {
   const q = new URLSearchParams({ app, ...(salt === undefined ? {} : { salt }) });
   const res = await fetch(`${url}/v1/id/${tag}?${q}`);
   const body = (await res.json()) as { id?: string; error?: { code: string } };
@@ -39,13 +44,22 @@ export async function udpId(c: UdpClient, port: number, rule: string, app: strin
 }
 
 export async function patchTag(url: string, tag: string, body: Json): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${url}/v1/admin/tags/${tag}`, { method: 'PATCH', headers: adminHeaders, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/admin/tags/${tag}`, {
+    method: 'PATCH',
+    headers: adminHeaders,
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Json };
 }
 
 /** `{year%10}{MM}{dd}` of an instant in a zone, computed independently of idmint. */
 export function yMd(ms: number, zone: string): string {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(ms);
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).formatToParts(ms);
   const get = (t: string) => parts.find((p) => p.type === t)!.value;
   return `${Number(get('year')) % 10}${get('month')}${get('day')}`;
 }

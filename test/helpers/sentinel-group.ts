@@ -3,7 +3,9 @@
 import { execFileSync } from 'node:child_process';
 import { withRedisPort } from '../../tools/redis-server.js';
 
-/** Runs `bash scripts/redis-sentinel.sh <cmd>` for the group on base (its ports base to base+4); its stdout, trimmed. */
+/**
+ * Runs `bash scripts/redis-sentinel.sh <cmd>` for the group on base (its ports base to base+4); its stdout, trimmed.
+ */
 export function sentinelScript(base: number, env: Record<string, string> = {}): (cmd: string) => string {
   return (cmd) =>
     execFileSync('bash', ['scripts/redis-sentinel.sh', cmd], {
@@ -15,4 +17,8 @@ export function sentinelScript(base: number, env: Record<string, string> = {}): 
 
 /** host:port of the master as the sentinel on sentinelPort names it. */
 export const masterAddr = (sentinelPort: number, password = ''): Promise<string> =>
-  withRedisPort(sentinelPort, async (s) => ((await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'idmint')) as string[]).join(':'), password);
+  withRedisPort(
+    sentinelPort,
+    async (s) => ((await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'idmint')) as string[]).join(':'),
+    password,
+  );

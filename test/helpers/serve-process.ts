@@ -38,7 +38,11 @@ export function startServe(command: readonly string[], opts: ServeOptions): Prom
   if (opts.terminal) {
     // The shell prints its pid, then becomes the command (exec): that pid is the server's.
     const inner = `echo "PID=$$"; exec ${command.map(quote).join(' ')}`;
-    proc = spawn('script', ['-qec', inner, '/dev/null'], { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    proc = spawn('script', ['-qec', inner, '/dev/null'], {
+      cwd: opts.cwd,
+      env: opts.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } else {
     proc = spawn(file!, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   }

@@ -39,7 +39,8 @@ export async function workers(url: string): Promise<Workers> {
   return (await r.json()) as Workers;
 }
 export const spaceOf = (w: Workers, bits: number) => w.spaces.find((s) => s.worker_bits === bits);
-export const ownWorker = (w: Workers, bits: number) => w.this_node.leases.find((l) => l.worker_bits === bits)?.worker_id;
+export const ownWorker = (w: Workers, bits: number) =>
+  w.this_node.leases.find((l) => l.worker_bits === bits)?.worker_id;
 
 /** One request's outcome, with when it was sent and answered. */
 export interface Rec {
@@ -65,7 +66,14 @@ export async function request(url: string, tag: string, count: number): Promise<
 }
 
 /** Sequential requests until stop() says so; every request starts after the previous answer. */
-export function loop(url: string, tag: string, count: number, out: Rec[], stop: () => boolean, pauseMs = 0): Promise<void> {
+export function loop(
+  url: string,
+  tag: string,
+  count: number,
+  out: Rec[],
+  stop: () => boolean,
+  pauseMs = 0,
+): Promise<void> {
   return (async () => {
     while (!stop()) {
       const rec = await request(url, tag, count);

@@ -45,7 +45,14 @@ export class Probe {
         t.r.largestBlock = Math.max(t.r.largestBlock, count);
         return;
       }
-      const m = JSON.parse(data.toString()) as { op: string; req: number | null; ids?: string[]; ranges?: [string, string][]; code?: string; message?: string };
+      const m = JSON.parse(data.toString()) as {
+        op: string;
+        req: number | null;
+        ids?: string[];
+        ranges?: [string, string][];
+        code?: string;
+        message?: string;
+      };
       if (m.op === 'error' && m.req === null) {
         this.loose.push({ code: m.code!, message: m.message!, req: null });
         this.looseWaiter?.();

@@ -71,7 +71,8 @@ function randomValue(r: Rng, d = 0): JsonValue {
       return Array.from({ length: r.int(0, 3) }, () => randomValue(r, d + 1));
     default: {
       const o: Json = {};
-      for (let i = r.int(0, 3); i > 0; i--) o[r.pick(['a', 'B', 'z', 'é', '😀', 'ｚ', '_', randomString(r, 3)])] = randomValue(r, d + 1);
+      for (let i = r.int(0, 3); i > 0; i--)
+        o[r.pick(['a', 'B', 'z', 'é', '😀', 'ｚ', '_', randomString(r, 3)])] = randomValue(r, d + 1);
       return o;
     }
   }
@@ -167,7 +168,8 @@ export function malformed(r: Rng, kind: Kind, maxBytes: number): Buffer {
     case 'invalid-field': {
       const field = r.pick(['action', 'rule_name', 'app_name', 'salt']);
       if (field === 'salt') req.action = 'get';
-      req[field] = field === 'action' ? r.pick<JsonValue>([7, null, true, [], {}, ['get'], { get: 1 }]) : r.pick(BAD_NAMES);
+      req[field] =
+        field === 'action' ? r.pick<JsonValue>([7, null, true, [], {}, ['get'], { get: 1 }]) : r.pick(BAD_NAMES);
       if (field === 'salt' && req.salt === null) req.salt = 5;
       return Buffer.from(objectText(r, req));
     }
@@ -201,7 +203,14 @@ export function malformed(r: Rng, kind: Kind, maxBytes: number): Buffer {
     case 'bad-utf8': {
       const s = objectText(r, req);
       const at = s.indexOf('"', 1) + 1;
-      const bad = r.pick([[0xff], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf8, 0x88, 0x80, 0x80, 0x80]]);
+      const bad = r.pick([
+        [0xff],
+        [0xc3],
+        [0xe2, 0x82],
+        [0xed, 0xa0, 0x80],
+        [0xc0, 0xaf],
+        [0xf8, 0x88, 0x80, 0x80, 0x80],
+      ]);
       return Buffer.concat([Buffer.from(s.slice(0, at)), Buffer.from(bad), Buffer.from(s.slice(at))]);
     }
     case 'raw-control': {

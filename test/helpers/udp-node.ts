@@ -11,9 +11,14 @@ import { createTag } from '../../tools/node.js';
 export const UDP_TAGS: ReadonlySet<string> = new Set(['o2o', 'o2n', 'salted', 'seg']);
 
 /** A node with its UDP listener and the tags above; its HTTP url and UDP port. */
-export async function startUdpNode(names: TestNames, maxBytes: number): Promise<{ node: Node; url: string; port: number }> {
+export async function startUdpNode(
+  names: TestNames,
+  maxBytes: number,
+): Promise<{ node: Node; url: string; port: number }> {
   const udpPort = await freePort();
-  const node = await startNode(testConfig(names, { UDP_PORT: String(udpPort), UDP_MAX_BYTES: String(maxBytes), NODE_OFFSET: '7' }));
+  const node = await startNode(
+    testConfig(names, { UDP_PORT: String(udpPort), UDP_MAX_BYTES: String(maxBytes), NODE_OFFSET: '7' }),
+  );
   const url = node.url!;
   const port = node.udpPort!;
   assert.equal(port, udpPort);

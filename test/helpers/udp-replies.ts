@@ -50,6 +50,7 @@ const ECHOED = ['action', 'rule_name', 'app_name', 'salt', 'token', 'seq', 'idem
  */
 export function echoed(o: Json, text: string): Json {
   const out: Json = {};
-  for (const k of ECHOED) if (Object.hasOwn(o, k) && (typeof o[k] === 'string' || text.includes(JSON.stringify(o[k])))) out[k] = o[k];
+  for (const k of ECHOED)
+    if (Object.hasOwn(o, k) && (typeof o[k] === 'string' || text.includes(JSON.stringify(o[k])))) out[k] = o[k];
   return out;
 }

@@ -29,7 +29,8 @@ interface Change {
 const RULE_T0 = '{yyyy}{counter:6}';
 const RULE_T1 = 'N{yyyy}{counter:6}';
 const letterOrDigit = (id: string) => (/^\d/.test(id) ? 'digits' : id[0]);
-const tokenOf = async (url: string, tag: string) => (await admin(url, 'POST', `/v1/admin/tags/${tag}/tokens`, {})) as { id: number; token: string };
+const tokenOf = async (url: string, tag: string) =>
+  (await admin(url, 'POST', `/v1/admin/tags/${tag}/tokens`, {})) as { id: number; token: string };
 
 /** A rule of the given order whose template changes: its IDs start with a digit, then with N. */
 function templateChange(name: string, order: 'node' | 'global'): Change {
@@ -58,7 +59,8 @@ const CHANGES: Change[] = [
     prepare: async (_url, tag) => ({ tag, app: 'shop' }),
     before: 'TAG_NOT_FOUND',
     after: 'OK',
-    change: async (url, tag) => void (await createTag(url, { tag, mode: 'rule', template: RULE_T0, max_counter: 999999 })),
+    change: async (url, tag) =>
+      void (await createTag(url, { tag, mode: 'rule', template: RULE_T0, max_counter: 999999 })),
   },
   templateChange("a rule's template changed", 'node'),
   // Served from its app counter's coalescer once warm, like an order: node rule from memory.
@@ -125,7 +127,8 @@ const CHANGES: Change[] = [
     before: 'OK',
     // A tag with tokens answers a request without a valid one as a missing tag.
     after: 'TAG_NOT_FOUND',
-    change: async (url, tag, p) => void (await admin(url, 'DELETE', `/v1/admin/tags/${tag}/tokens/${(p as Probe & { revokeId: number }).revokeId}`)),
+    change: async (url, tag, p) =>
+      void (await admin(url, 'DELETE', `/v1/admin/tags/${tag}/tokens/${(p as Probe & { revokeId: number }).revokeId}`)),
   },
 ];
 
@@ -161,7 +164,9 @@ describe('an admin change is seen by the very next request', () => {
             // (and the in-memory blocks) exactly as the change will find it.
             assertAll(await burst.fire(), c.before, `round ${round}, before the change (reading it)`);
             assertAll(await burst.fire(), c.before, `round ${round}, before the change (cached)`);
-            const got = await afterChange(where, b, tag, burst, () => c.change(where === 'same' ? b.url : a.url, tag, p));
+            const got = await afterChange(where, b, tag, burst, () =>
+              c.change(where === 'same' ? b.url : a.url, tag, p),
+            );
             assertAll(got, c.after, `round ${round}, after the change`);
             assertAll(await burst.fire(), c.after, `round ${round}, later`);
           } finally {

@@ -27,7 +27,12 @@ describe('a tag moved off a named Redis that died is served from the new one by 
     dead = await RedisServer.start();
     live = await RedisServer.start();
     const env = { REDIS_URLS: `old=${dead.url},new=${live.url}`, TAG_CACHE_MS: '60000', REFILL_WAIT_MS: '2000' };
-    b = await startLocalNode(names, { ...env, UDP_PORT: String(await freePort()), NODE_ID: 'consistency-mv-b', LOG_LEVEL: 'error' });
+    b = await startLocalNode(names, {
+      ...env,
+      UDP_PORT: String(await freePort()),
+      NODE_ID: 'consistency-mv-b',
+      LOG_LEVEL: 'error',
+    });
     a = await spawnNode(names, { ...env, NODE_ID: 'consistency-mv-a' });
   });
   after(async () => {
@@ -40,7 +45,9 @@ describe('a tag moved off a named Redis that died is served from the new one by 
   });
 
   for (const where of ['same', 'other'] as const) {
-    it(where === 'same' ? 'on the process that answered the move' : 'on another process, once the announcement is delivered', { timeout: 60000 }, async () => {
+    it(where === 'same'
+      ? 'on the process that answered the move'
+      : 'on another process, once the announcement is delivered', { timeout: 60000 }, async () => {
       for (let round = 0; round < 2; round++) {
         const tag = `mv${where[0]}${round}`;
         await createTag(b.url, { tag, redis: 'old', step: 100, min_step: 100 });
@@ -59,7 +66,10 @@ describe('a tag moved off a named Redis that died is served from the new one by 
           await dead.kill();
           killed = true;
           const got = await afterChange(where, b, tag, burst, async () => {
-            const res = await admin(where === 'same' ? b.url : a.url, 'POST', `/v1/admin/tags/${tag}/migrate`, { to: 'new', force: true });
+            const res = await admin(where === 'same' ? b.url : a.url, 'POST', `/v1/admin/tags/${tag}/migrate`, {
+              to: 'new',
+              force: true,
+            });
             assert.equal(res.moved, true);
           });
           assertAll(got, 'OK', `round ${round}, after the move`);

@@ -80,7 +80,10 @@ describe('requests after a change do not join a read that began before it', () =
         await sleep(100);
         proxy.release();
         assertAll(await fired.value, 'TAG_DISABLED', `round ${round}, after the second change`);
-        assert.ok(['OK', 'TAG_DISABLED'].includes(await (await early).value), 'the request before the second change sees either definition');
+        assert.ok(
+          ['OK', 'TAG_DISABLED'].includes(await (await early).value),
+          'the request before the second change sees either definition',
+        );
         assertAll(await burst.fire(), 'TAG_DISABLED', `round ${round}, later`);
       } finally {
         proxy.release();

@@ -41,7 +41,11 @@ describe('admin writes need more than the cookie', () => {
   });
 
   it('refuses a write with the cookie alone (403) and changes nothing; reads with it still work', async () => {
-    const create = await fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: { ...cookie, ...json }, body: '{"tag":"forged"}' });
+    const create = await fetch(`${url}/v1/admin/tags`, {
+      method: 'POST',
+      headers: { ...cookie, ...json },
+      body: '{"tag":"forged"}',
+    });
     assert.equal(create.status, 403);
     assert.equal(await errorCode(create), 'FORBIDDEN');
     // A form's content type: no JSON body, still refused before anything is read.
@@ -56,7 +60,11 @@ describe('admin writes need more than the cookie', () => {
     assert.equal((await fetch(`${url}/v1/admin/tags/forged`, { headers: cookie })).status, 404);
     assert.equal((await fetch(`${url}/v1/admin/tags/kept`, { headers: cookie })).status, 200);
     // The admin page's header, or the browser's word that the request is of this origin, is enough.
-    const page = await fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: { ...cookie, ...json, 'x-idmint-admin': '1' }, body: '{"tag":"by-page"}' });
+    const page = await fetch(`${url}/v1/admin/tags`, {
+      method: 'POST',
+      headers: { ...cookie, ...json, 'x-idmint-admin': '1' },
+      body: '{"tag":"by-page"}',
+    });
     assert.equal(page.status, 201);
     const same = await fetch(`${url}/v1/admin/tags`, {
       method: 'POST',
@@ -65,7 +73,11 @@ describe('admin writes need more than the cookie', () => {
     });
     assert.equal(same.status, 201);
     for (const site of ['same-site', 'cross-site', 'none']) {
-      const r = await fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: { ...cookie, ...json, 'sec-fetch-site': site }, body: '{"tag":"forged"}' });
+      const r = await fetch(`${url}/v1/admin/tags`, {
+        method: 'POST',
+        headers: { ...cookie, ...json, 'sec-fetch-site': site },
+        body: '{"tag":"forged"}',
+      });
       assert.equal(r.status, 403, site);
     }
     assert.equal((await fetch(`${url}/v1/admin/tags/forged`, { headers: cookie })).status, 404);
@@ -75,7 +87,9 @@ describe('admin writes need more than the cookie', () => {
     const counts = async () => {
       const r = await fetch(`${url}/admin/queues/api/queues?activeQueue=refill&status=waiting`, { headers: cookie });
       assert.equal(r.status, 200);
-      const q = ((await r.json()) as { queues: { name: string; counts: Record<string, number> }[] }).queues.find((x) => x.name === 'refill');
+      const q = ((await r.json()) as { queues: { name: string; counts: Record<string, number> }[] }).queues.find(
+        (x) => x.name === 'refill',
+      );
       return JSON.stringify(q?.counts);
     };
     const before = await counts();
@@ -103,7 +117,10 @@ describe('guessing the admin token', () => {
   let url: string;
 
   before(async () => {
-    node = await startLocalNode(names, { ADMIN_AUTH_MAX_FAILURES: String(MAX_FAILURES), ADMIN_AUTH_WINDOW_MS: String(WINDOW_MS) });
+    node = await startLocalNode(names, {
+      ADMIN_AUTH_MAX_FAILURES: String(MAX_FAILURES),
+      ADMIN_AUTH_WINDOW_MS: String(WINDOW_MS),
+    });
     url = node.url;
   });
   after(async () => {
@@ -114,19 +131,29 @@ describe('guessing the admin token', () => {
   it('counts each failure, then answers 429 with Retry-After (the right token too) until the window has passed', async () => {
     const failures = () => metric(url, /^idmint_admin_auth_failures_total\{transport="http"\}/);
     const refused = () =>
-      metric(url, /^idmint_errors_total\{.*transport="http".*code="UNAUTHORIZED"|^idmint_errors_total\{code="UNAUTHORIZED".*transport="http"/);
+      metric(
+        url,
+        /^idmint_errors_total\{.*transport="http".*code="UNAUTHORIZED"|^idmint_errors_total\{code="UNAUTHORIZED".*transport="http"/,
+      );
     // No token at all (the admin page opened before signing in) is refused, but is no guess.
     for (let i = 0; i < MAX_FAILURES + 2; i++) assert.equal((await fetch(`${url}/v1/admin/tags`)).status, 401);
     const [f0, r0] = [await failures(), await refused()];
     assert.equal(f0, 0);
     const t0 = Date.now();
     for (let i = 0; i < MAX_FAILURES; i++) {
-      const wrong = await fetch(`${url}/v1/admin/tags`, { headers: { authorization: `Bearer wrong-token-${i}-xxxxxxxx` } });
+      const wrong = await fetch(`${url}/v1/admin/tags`, {
+        headers: { authorization: `Bearer wrong-token-${i}-xxxxxxxx` },
+      });
       assert.equal(wrong.status, 401, `guess ${i}`);
     }
     assert.equal(await failures(), f0 + MAX_FAILURES);
     assert.equal(await refused(), r0 + MAX_FAILURES);
-    const attempts: Record<string, string>[] = [{ authorization: 'Bearer another-wrong-token-xx' }, { authorization: `Bearer ${ADMIN_TOKEN}` }, cookie, {}];
+    const attempts: Record<string, string>[] = [
+      { authorization: 'Bearer another-wrong-token-xx' },
+      { authorization: `Bearer ${ADMIN_TOKEN}` },
+      cookie,
+      {},
+    ];
     for (const headers of attempts) {
       const r = await fetch(`${url}/v1/admin/tags`, { headers });
       assert.equal(r.status, 429);
@@ -137,8 +164,15 @@ describe('guessing the admin token', () => {
     // A slowed request is not another failure: the token was not looked at.
     assert.equal(await failures(), f0 + MAX_FAILURES);
     // The sign-in and Bull Board are behind the same count.
-    assert.equal((await fetch(`${url}/v1/admin/session`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status, 429);
-    assert.equal((await fetch(`${url}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status, 429);
+    assert.equal(
+      (await fetch(`${url}/v1/admin/session`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))
+        .status,
+      429,
+    );
+    assert.equal(
+      (await fetch(`${url}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status,
+      429,
+    );
     // ID routes are not admin routes: untouched.
     assert.notEqual((await fetch(`${url}/v1/id/nope`)).status, 429);
     // Once the window has passed (waited for by asking, the Retry-After apart), the right token works again.
@@ -161,7 +195,10 @@ describe('failed admin sign-ins in the log', () => {
     const counted: string[] = [];
     const failures = new AuthFailures(
       { maxFailures: 1000, windowMs: 60_000, now: () => now },
-      { errors: { inc: (l) => counted.push(`${l.transport} ${l.code}`) }, authFailures: { inc: (l) => counted.push(`auth ${l.transport}`) } },
+      {
+        errors: { inc: (l) => counted.push(`${l.transport} ${l.code}`) },
+        authFailures: { inc: (l) => counted.push(`auth ${l.transport}`) },
+      },
       { warn: (obj: Record<string, unknown>) => lines.push(obj) } as never,
     );
     for (let i = 0; i < 50; i++) failures.fail(`10.0.0.${i % 3}`, 'http', 'the admin token is wrong');
@@ -170,6 +207,11 @@ describe('failed admin sign-ins in the log', () => {
     now += 1000;
     failures.fail('10.0.0.9', 'http', 'the admin token is wrong');
     assert.equal(lines.length, 2);
-    assert.deepEqual(lines[1], { transport: 'http', source: '10.0.0.9', reason: 'the admin token is wrong', failures_not_logged: 49 });
+    assert.deepEqual(lines[1], {
+      transport: 'http',
+      source: '10.0.0.9',
+      reason: 'the admin token is wrong',
+      failures_not_logged: 49,
+    });
   });
 });

@@ -16,7 +16,9 @@ describe('admin calls while MySQL is away', () => {
 
   before(async () => {
     proxy = await TcpProxy.start(Number(new URL(names.mysqlUrl).port || 3306));
-    node = await startLocalNode(names, { MYSQL_URL: mysqlUrlFor(names.db, `mysql://root@127.0.0.1:${proxy.port}/idmint`) });
+    node = await startLocalNode(names, {
+      MYSQL_URL: mysqlUrlFor(names.db, `mysql://root@127.0.0.1:${proxy.port}/idmint`),
+    });
     await createTag(node.url, { tag: 'adm' });
   });
   after(async () => {
@@ -36,7 +38,15 @@ describe('admin calls while MySQL is away', () => {
       });
     proxy.block();
     try {
-      for (const call of [patch, () => fetch(`${node.url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ tag: 'adm2' }) })]) {
+      for (const call of [
+        patch,
+        () =>
+          fetch(`${node.url}/v1/admin/tags`, {
+            method: 'POST',
+            headers: adminHeaders,
+            body: JSON.stringify({ tag: 'adm2' }),
+          }),
+      ]) {
         const r = await call();
         const body = (await r.json()) as { error?: { code: string } };
         assert.equal(r.status, 503, JSON.stringify(body));

@@ -32,10 +32,17 @@ describe('what an anonymous caller learns', () => {
     url = node.url;
     await createTag(url, { tag: 'shown' });
     await createTag(url, { tag: 'hidden-tag' });
-    const t = await fetch(`${url}/v1/admin/tags/hidden-tag/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' });
+    const t = await fetch(`${url}/v1/admin/tags/hidden-tag/tokens`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: '{}',
+    });
     clientToken = ((await t.json()) as { token: string }).token;
     assert.equal((await fetch(`${url}/v1/ids/shown?count=5`)).status, 200);
-    assert.equal((await fetch(`${url}/v1/ids/hidden-tag?count=5`, { headers: { authorization: `Bearer ${clientToken}` } })).status, 200);
+    assert.equal(
+      (await fetch(`${url}/v1/ids/hidden-tag?count=5`, { headers: { authorization: `Bearer ${clientToken}` } })).status,
+      200,
+    );
   });
   after(async () => {
     await node.close();
@@ -63,7 +70,10 @@ describe('what an anonymous caller learns', () => {
     const healthz = await fetch(`${url}/healthz`);
     const healthBody = await healthz.text();
     assert.equal(healthBody, '{"status":"ok"}');
-    assert.ok(doc.includes(`\`/healthz\` answers anyone \`${healthBody}\``), 'OPERATIONS.md shows the anonymous /healthz body');
+    assert.ok(
+      doc.includes(`\`/healthz\` answers anyone \`${healthBody}\``),
+      'OPERATIONS.md shows the anonymous /healthz body',
+    );
     const readyz = await fetch(`${url}/readyz`);
     const readyBody = await readyz.text();
     assert.deepEqual([readyz.status, readyBody], [200, '{"status":"ready"}']);
@@ -71,7 +81,10 @@ describe('what an anonymous caller learns', () => {
 
     const h = (await (await fetch(`${url}/healthz`, { headers: asAdmin })).json()) as { node?: string };
     assert.equal(typeof h.node, 'string');
-    const r = (await (await fetch(`${url}/readyz`, { headers: asAdmin })).json()) as { checks?: Record<string, string>; redis_master?: Record<string, string> };
+    const r = (await (await fetch(`${url}/readyz`, { headers: asAdmin })).json()) as {
+      checks?: Record<string, string>;
+      redis_master?: Record<string, string>;
+    };
     assert.deepEqual(r.checks, { redis: 'ok', mysql: 'ok', lease: 'ok' });
     assert.equal(typeof r.redis_master?.default, 'string');
   });
@@ -82,8 +95,13 @@ describe('what an anonymous caller learns', () => {
       return Number(/^idmint_admin_auth_failures_total\{transport="http"\} (\d+)/m.exec(text)?.[1] ?? 0);
     };
     const before = await failures();
-    assert.equal(await (await fetch(`${url}/healthz`, { headers: { authorization: 'Bearer not-the-admin-token-x' } })).text(), '{"status":"ok"}');
-    const m = await (await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer not-the-admin-token-x' } })).text();
+    assert.equal(
+      await (await fetch(`${url}/healthz`, { headers: { authorization: 'Bearer not-the-admin-token-x' } })).text(),
+      '{"status":"ok"}',
+    );
+    const m = await (
+      await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer not-the-admin-token-x' } })
+    ).text();
     assert.ok(!m.includes('hidden-tag'));
     assert.equal(await failures(), before + 2);
   });

@@ -52,7 +52,9 @@ const word = (cell: string) => cell.split(/[\s(,]/)[0];
 /** The outcome of a try, or a failure naming the transport when it does not come within 10 s. */
 async function within<T>(what: string, p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within 10 s`)), 10_000)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within 10 s`)), 10_000)),
+  );
   try {
     return await Promise.race([p, late]);
   } finally {
@@ -87,7 +89,9 @@ describe('docs/API.md: the transports of permuted tags and idempotency keys', ()
       return { ok: true, ids: body.ids ?? [String(body.id)] };
     };
     const tinyid = async (route: string, tag: string, key?: string): Promise<Outcome> => {
-      const res = await fetch(`${url}/tinyid/id/${route}?bizType=${tag}`, { headers: key ? { 'idempotency-key': key } : {} });
+      const res = await fetch(`${url}/tinyid/id/${route}?bizType=${tag}`, {
+        headers: key ? { 'idempotency-key': key } : {},
+      });
       const body = (await res.json()) as { code: number; message: string; data: unknown };
       return body.code === 200 ? { ok: true, ids: [JSON.stringify(body.data)] } : { ok: false, message: body.message };
     };
@@ -111,21 +115,45 @@ describe('docs/API.md: the transports of permuted tags and idempotency keys', ()
           if (f.op === 'error') resolve({ ok: false, message: String(f.message) });
         }),
       );
-      sock.send(JSON.stringify({ op: 'take', req: 1, tag, count: 2, format: ranges ? 'ranges' : 'json', ...(key ? { idempotency_key: key } : {}) }));
+      sock.send(
+        JSON.stringify({
+          op: 'take',
+          req: 1,
+          tag,
+          count: 2,
+          format: ranges ? 'ranges' : 'json',
+          ...(key ? { idempotency_key: key } : {}),
+        }),
+      );
       const got = await out;
       sock.close();
       return got;
     };
     probes.set('HTTP `GET /v1/id/:tag`', { take: (t, k) => http(`/v1/id/${t}`, k), keyTag: 'plain' });
     probes.set('HTTP `GET /v1/ids/:tag`', { take: (t, k) => http(`/v1/ids/${t}?count=2`, k), keyTag: 'plain' });
-    probes.set('Leaf `GET /api/segment/get/:tag`', { take: (t, k) => http(`/api/segment/get/${t}`, k), keyTag: 'plain' });
-    probes.set('Leaf `GET /api/snowflake/get/:tag`', { take: (t, k) => http(`/api/snowflake/get/${t}`, k), keyTag: 'flake' });
+    probes.set('Leaf `GET /api/segment/get/:tag`', {
+      take: (t, k) => http(`/api/segment/get/${t}`, k),
+      keyTag: 'plain',
+    });
+    probes.set('Leaf `GET /api/snowflake/get/:tag`', {
+      take: (t, k) => http(`/api/snowflake/get/${t}`, k),
+      keyTag: 'flake',
+    });
     probes.set('Tinyid `nextId`', { take: (t, k) => tinyid('nextId', t, k), keyTag: 'plain' });
-    probes.set('Tinyid `nextSegmentId`', { take: (t, k) => tinyid('nextSegmentId', t === 'perm' ? 'pnode' : t, k), keyTag: 'tnode' });
-    probes.set('gRPC `Next`', { take: (t, k) => grpcCall(grpc.next({ tag: t, count: 2, ...(k ? { idempotency_key: k } : {}) })), keyTag: 'plain' });
+    probes.set('Tinyid `nextSegmentId`', {
+      take: (t, k) => tinyid('nextSegmentId', t === 'perm' ? 'pnode' : t, k),
+      keyTag: 'tnode',
+    });
+    probes.set('gRPC `Next`', {
+      take: (t, k) => grpcCall(grpc.next({ tag: t, count: 2, ...(k ? { idempotency_key: k } : {}) })),
+      keyTag: 'plain',
+    });
     probes.set('gRPC `Take`', {
       take: async (t, k, ranges) => {
-        const r = await grpc.take({ tag: t, count: '2', ranges: ranges === true }, IdsClient.md(k ? { 'idempotency-key': k } : {}));
+        const r = await grpc.take(
+          { tag: t, count: '2', ranges: ranges === true },
+          IdsClient.md(k ? { 'idempotency-key': k } : {}),
+        );
         if (r.error) return { ok: false, message: r.error.message };
         return { ok: true, ids: r.blocks.flatMap((b) => [...b.ids, ...b.ranges.flatMap((x) => [x.first, x.last])]) };
       },
@@ -135,7 +163,10 @@ describe('docs/API.md: the transports of permuted tags and idempotency keys', ()
     probes.set('UDP `get`', {
       take: async (t, k) => {
         const r = JSON.parse(
-          await udp.exchange(node.udpPort!, JSON.stringify({ action: 'get', rule_name: t, app_name: 'x', ...(k ? { idempotency_key: k } : {}) })),
+          await udp.exchange(
+            node.udpPort!,
+            JSON.stringify({ action: 'get', rule_name: t, app_name: 'x', ...(k ? { idempotency_key: k } : {}) }),
+          ),
         ) as {
           code: number;
           data?: string;
@@ -146,7 +177,8 @@ describe('docs/API.md: the transports of permuted tags and idempotency keys', ()
       keyTag: 'plain',
     });
     probes.set('HTTP `GET /v1/decode/:tag/:id`', {
-      decode: (t, id, staff) => http(`/v1/decode/${t}/${id}`, undefined, staff ? { authorization: `Bearer ${ADMIN_TOKEN}` } : {}),
+      decode: (t, id, staff) =>
+        http(`/v1/decode/${t}/${id}`, undefined, staff ? { authorization: `Bearer ${ADMIN_TOKEN}` } : {}),
     });
     probes.set('gRPC `Decode`', {
       decode: (t, id, staff) =>
@@ -179,8 +211,16 @@ describe('docs/API.md: the transports of permuted tags and idempotency keys', ()
       const claim = word(cell);
       if (claim === 'decoded') {
         assert.ok(p.decode, `${transport}: decodes`);
-        assert.equal((await within(transport, p.decode('perm', permId, true))).ok, true, `${transport}: decodes for the admin token`);
-        assert.equal((await within(transport, p.decode('perm', permId, false))).ok, false, `${transport}: refuses to decode without it`);
+        assert.equal(
+          (await within(transport, p.decode('perm', permId, true))).ok,
+          true,
+          `${transport}: decodes for the admin token`,
+        );
+        assert.equal(
+          (await within(transport, p.decode('perm', permId, false))).ok,
+          false,
+          `${transport}: refuses to decode without it`,
+        );
         continue;
       }
       assert.ok(p.take, `${transport} answers no IDs: the table says "${cell}"`);
@@ -191,7 +231,11 @@ describe('docs/API.md: the transports of permuted tags and idempotency keys', ()
         `${transport}: the table says "${cell}", the node ${got.ok ? 'served' : `refused: ${got.ok || got.message}`}`,
       );
       if (cell.includes('`ranges` refused'))
-        assert.equal((await within(transport, p.take('perm', undefined, true))).ok, false, `${transport}: a ranges take of a permuted tag`);
+        assert.equal(
+          (await within(transport, p.take('perm', undefined, true))).ok,
+          false,
+          `${transport}: a ranges take of a permuted tag`,
+        );
     }
   });
 
@@ -207,9 +251,14 @@ describe('docs/API.md: the transports of permuted tags and idempotency keys', ()
       const key = `doc-${n++}`;
       const first = await within(transport, p.take!(p.keyTag!, key));
       const again = await within(transport, p.take!(p.keyTag!, key));
-      const did = !first.ok ? 'refused' : again.ok && JSON.stringify(again.ids) === JSON.stringify(first.ids) ? 'kept' : 'ignored';
+      const did = !first.ok
+        ? 'refused'
+        : again.ok && JSON.stringify(again.ids) === JSON.stringify(first.ids)
+          ? 'kept'
+          : 'ignored';
       assert.equal(did, claim, `${transport}: the table says "${cell}", the node ${did} the key`);
-      if (!first.ok && cell.includes('naming the header')) assert.match(first.message, /Idempotency-Key/, `${transport}: the refusal names the header`);
+      if (!first.ok && cell.includes('naming the header'))
+        assert.match(first.message, /Idempotency-Key/, `${transport}: the refusal names the header`);
     }
   });
 });

@@ -93,14 +93,24 @@ describe('HTTP API (segment tags)', () => {
   });
 
   it('shows live state, updates and disables a tag', async () => {
-    const show = (await (await fetch(`${url}/v1/admin/tags/order`, { headers: adminHeaders })).json()) as { state: { shards: { redis: string }[] } };
+    const show = (await (await fetch(`${url}/v1/admin/tags/order`, { headers: adminHeaders })).json()) as {
+      state: { shards: { redis: string }[] };
+    };
     assert.equal(show.state.shards[0].redis, 'ready');
-    const patch = await fetch(`${url}/v1/admin/tags/order`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":false}' });
+    const patch = await fetch(`${url}/v1/admin/tags/order`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: '{"enabled":false}',
+    });
     assert.equal(patch.status, 200);
     const r = await fetch(`${url}/v1/id/order`);
     assert.equal(r.status, 409);
     assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'TAG_DISABLED');
-    const immut = await fetch(`${url}/v1/admin/tags/order`, { method: 'PATCH', headers: adminHeaders, body: '{"layout":"sharded"}' });
+    const immut = await fetch(`${url}/v1/admin/tags/order`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: '{"layout":"sharded"}',
+    });
     assert.equal(immut.status, 400);
     await fetch(`${url}/v1/admin/tags/order`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":true}' });
     assert.equal((await fetch(`${url}/v1/id/order`)).status, 200);
@@ -109,7 +119,10 @@ describe('HTTP API (segment tags)', () => {
   it('never reissues an ID after a tag is deleted and re-created, even with another layout', async () => {
     await createTag(url, { tag: 'recycled', step: 100, min_step: 10 });
     const before = await fetchIds(url, 'recycled', 250);
-    const del = await fetch(`${url}/v1/admin/tags/recycled`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const del = await fetch(`${url}/v1/admin/tags/recycled`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     assert.equal(del.status, 204);
     assert.equal((await fetch(`${url}/v1/id/recycled`)).status, 404);
     await createTag(url, { tag: 'recycled', layout: 'sharded', shards: 4, app_id: 1, step: 100, min_step: 10 });
@@ -123,10 +136,16 @@ describe('HTTP API (segment tags)', () => {
   it('packs and decodes the sharded layout', async () => {
     await createTag(url, { tag: 'user', layout: 'sharded', app_id: 3, shards: 64 });
     const [id] = await fetchIds(url, 'user', 1, '&key=alice');
-    const d = (await (await fetch(`${url}/v1/decode/user/${id}`)).json()) as { app_id: number; shard: number; seq: string };
+    const d = (await (await fetch(`${url}/v1/decode/user/${id}`)).json()) as {
+      app_id: number;
+      shard: number;
+      seq: string;
+    };
     assert.equal(d.app_id, 3);
     assert.ok(d.shard >= 0 && d.shard < 64);
-    const again = (await (await fetch(`${url}/v1/decode/user/${(await fetchIds(url, 'user', 1, '&key=alice'))[0]}`)).json()) as { shard: number; seq: string };
+    const again = (await (
+      await fetch(`${url}/v1/decode/user/${(await fetchIds(url, 'user', 1, '&key=alice'))[0]}`)
+    ).json()) as { shard: number; seq: string };
     assert.equal(again.shard, d.shard, 'a key always maps to the same shard');
     assert.equal(BigInt(again.seq), BigInt(d.seq) + 1n);
     const noKey = await fetch(`${url}/v1/id/user`);
@@ -143,11 +162,19 @@ describe('HTTP API (segment tags)', () => {
     const r = await fetch(`${url}/v1/id/small`);
     assert.equal(r.status, 409);
     assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'ID_SPACE_EXHAUSTED');
-    const raise = await fetch(`${url}/v1/admin/tags/small`, { method: 'PATCH', headers: adminHeaders, body: '{"max_id_limit":30}' });
+    const raise = await fetch(`${url}/v1/admin/tags/small`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: '{"max_id_limit":30}',
+    });
     assert.equal(raise.status, 200);
     const more = await fetchIds(url, 'small', 5);
     assert.deepEqual(more, [26n, 27n, 28n, 29n, 30n]);
-    const lower = await fetch(`${url}/v1/admin/tags/small`, { method: 'PATCH', headers: adminHeaders, body: '{"max_id_limit":20}' });
+    const lower = await fetch(`${url}/v1/admin/tags/small`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: '{"max_id_limit":20}',
+    });
     assert.equal(lower.status, 400);
   });
 });

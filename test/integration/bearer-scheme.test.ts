@@ -23,7 +23,11 @@ describe('the Bearer scheme in any case', () => {
     node = await startLocalNode(names, { GRPC_PORT: String(await freePort()), LOG_LEVEL: 'error' });
     grpc = new IdsClient(node.grpcPort!);
     await createTag(node.url, { tag: 'locked', order: 'node' });
-    const created = await fetch(`${node.url}/v1/admin/tags/locked/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' });
+    const created = await fetch(`${node.url}/v1/admin/tags/locked/tokens`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: '{}',
+    });
     assert.equal(created.status, 201);
     token = ((await created.json()) as { token: string }).token;
   });
@@ -36,7 +40,13 @@ describe('the Bearer scheme in any case', () => {
   it('opens a tag over HTTP: GET /v1/id/:tag (the pre-router path steps aside) and GET /v1/ids/:tag', async () => {
     // The tag's block is at hand, so a request without a token would be the pre-router path's.
     assert.equal((await fetch(`${node.url}/v1/id/locked`, { headers: { 'x-idmint-token': token } })).status, 200);
-    const fast = fastIdPath({ ids: node.rt.ids, metrics: node.rt.metrics, log: node.rt.log, requestId: () => 'req-test', open: () => true });
+    const fast = fastIdPath({
+      ids: node.rt.ids,
+      metrics: node.rt.metrics,
+      log: node.rt.log,
+      requestId: () => 'req-test',
+      open: () => true,
+    });
     for (const scheme of SCHEMES) {
       const headers = { authorization: `${scheme} ${token}` };
       const req = { method: 'GET', url: '/v1/id/locked', headers } as unknown as IncomingMessage;
@@ -49,8 +59,14 @@ describe('the Bearer scheme in any case', () => {
       const seg = await fetch(`${node.url}/api/segment/get/locked`, { headers });
       assert.equal(seg.status, 200, `${scheme} (Leaf route)`);
     }
-    assert.notEqual((await fetch(`${node.url}/v1/id/locked`, { headers: { authorization: `bearer ${token}x` } })).status, 200);
-    assert.notEqual((await fetch(`${node.url}/v1/id/locked`, { headers: { authorization: `Basic ${token}` } })).status, 200);
+    assert.notEqual(
+      (await fetch(`${node.url}/v1/id/locked`, { headers: { authorization: `bearer ${token}x` } })).status,
+      200,
+    );
+    assert.notEqual(
+      (await fetch(`${node.url}/v1/id/locked`, { headers: { authorization: `Basic ${token}` } })).status,
+      200,
+    );
   });
 
   it('opens a tag over gRPC metadata', async () => {
@@ -58,7 +74,10 @@ describe('the Bearer scheme in any case', () => {
       const md = IdsClient.md({ authorization: `${scheme} ${token}` });
       const ids = await grpc.next({ tag: 'locked', count: 2 }, md);
       assert.equal(ids.length, 2, scheme);
-      const { blocks, error } = await grpc.take({ tag: 'locked', count: '5' }, IdsClient.md({ authorization: `${scheme} ${token}` }));
+      const { blocks, error } = await grpc.take(
+        { tag: 'locked', count: '5' },
+        IdsClient.md({ authorization: `${scheme} ${token}` }),
+      );
       assert.equal(error, undefined, `${scheme}: ${error?.message}`);
       assert.equal(blocks.flatMap((b) => b.ids).length, 5);
     }

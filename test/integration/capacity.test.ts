@@ -42,7 +42,10 @@ async function quietView(url: string, tag: string): Promise<Json> {
   const shape = (v: Json) =>
     JSON.stringify([
       v.capacity?.remaining_ids,
-      ...[...(v.capacity?.shards ?? []), ...(v.capacity?.apps ?? [])].map((c: Json) => [c.remaining_ids, c.allocated_max]),
+      ...[...(v.capacity?.shards ?? []), ...(v.capacity?.apps ?? [])].map((c: Json) => [
+        c.remaining_ids,
+        c.allocated_max,
+      ]),
     ]);
   let last = await tagView(url, tag);
   for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
@@ -102,7 +105,13 @@ describe('capacity per tag', () => {
       max_step: 50,
     });
     await createTag(url, { tag: 'sf', mode: 'snowflake', preset: 'jssafe' });
-    await createTag(url, { tag: 'rnever', mode: 'rule', template: 'N{counter:5}', min_counter: 0, max_counter: 99_999 });
+    await createTag(url, {
+      tag: 'rnever',
+      mode: 'rule',
+      template: 'N{counter:5}',
+      min_counter: 0,
+      max_counter: 99_999,
+    });
   });
   after(async () => {
     await node.close();
@@ -119,7 +128,10 @@ describe('capacity per tag', () => {
     assert.equal(c.remaining_ids, 10000 - 2500);
     assert.equal(c.shards.length, 1);
     assert.equal(c.shards[0].limit, 10000);
-    assert.ok(c.shards[0].allocated_max >= 2500 && c.shards[0].allocated_max <= 2700, String(c.shards[0].allocated_max));
+    assert.ok(
+      c.shards[0].allocated_max >= 2500 && c.shards[0].allocated_max <= 2700,
+      String(c.shards[0].allocated_max),
+    );
     assert.ok(c.rate_ids_per_second > 0, `a tag in use has a rate: ${JSON.stringify(c)}`);
     assert.ok(near(c.exhaustion_seconds, c.remaining_ids / c.rate_ids_per_second), JSON.stringify(c));
     const at = Date.parse(c.runs_out_at);
@@ -202,7 +214,10 @@ describe('capacity per tag', () => {
     assert.equal(c.period_ends_at, null);
     assert.equal(c.period_end_seconds, null);
     assert.equal(c.runs_out_before_reset, true, 'with no reset, any rate runs it out');
-    assert.ok(c.exhaustion_seconds > 0 && near(c.exhaustion_seconds, c.remaining_ids / c.rate_ids_per_second), JSON.stringify(c));
+    assert.ok(
+      c.exhaustion_seconds > 0 && near(c.exhaustion_seconds, c.remaining_ids / c.rate_ids_per_second),
+      JSON.stringify(c),
+    );
   });
 
   it("snowflake tag: the layout's end of time and the worker pool in use", async () => {
@@ -223,17 +238,28 @@ describe('capacity per tag', () => {
     assert.equal(sample(text, 'idmint_tag_remaining_ids', 'tag="seg"'), 7500);
     assert.equal(sample(text, 'idmint_tag_remaining_ids', 'tag="idle"'), 5000);
     assert.equal(sample(text, 'idmint_tag_rate_ids_per_second', 'tag="idle"'), 0);
-    assert.equal(sample(text, 'idmint_tag_exhaustion_seconds', 'tag="idle"'), undefined, 'an idle tag has no exhaustion series');
+    assert.equal(
+      sample(text, 'idmint_tag_exhaustion_seconds', 'tag="idle"'),
+      undefined,
+      'an idle tag has no exhaustion series',
+    );
     const rate = sample(text, 'idmint_tag_rate_ids_per_second', 'tag="seg"')!;
     assert.ok(rate > 0);
     assert.ok(near(sample(text, 'idmint_tag_exhaustion_seconds', 'tag="seg"')!, 7500 / rate));
     assert.equal(sample(text, 'idmint_rule_period_remaining_ids', 'tag="r"'), 100);
     assert.ok(sample(text, 'idmint_rule_period_end_seconds', 'tag="r"')! > 0);
-    assert.ok(sample(text, 'idmint_tag_exhaustion_seconds', 'tag="r"')! < sample(text, 'idmint_rule_period_end_seconds', 'tag="r"')!);
+    assert.ok(
+      sample(text, 'idmint_tag_exhaustion_seconds', 'tag="r"')! <
+        sample(text, 'idmint_rule_period_end_seconds', 'tag="r"')!,
+    );
     assert.equal(sample(text, 'idmint_tag_exhaustion_seconds', 'tag="rbig"'), undefined, 'resets before it runs out');
     const end = sample(text, 'idmint_snowflake_end_of_time_seconds', 'tag="sf"')!;
     assert.ok(near(end, (runsOutAt(PRESETS.jssafe).getTime() - Date.now()) / 1000, 1e-4));
-    assert.equal(sample(text, 'idmint_tag_remaining_ids', 'tag="sf"'), undefined, 'a snowflake tag has no counted space');
+    assert.equal(
+      sample(text, 'idmint_tag_remaining_ids', 'tag="sf"'),
+      undefined,
+      'a snowflake tag has no counted space',
+    );
     assert.ok(sample(text, 'idmint_worker_ids_leased', 'worker_bits="6"')! >= 1);
     assert.equal(sample(text, 'idmint_worker_ids_total', 'worker_bits="6"'), 64);
     assert.equal(sample(text, 'idmint_ready'), 1);

@@ -10,7 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { Checker, problems, summaryLine, type InstanceSpan, type KillSpan, type Report } from '../../scripts/chaos/checker.js';
+import {
+  Checker,
+  problems,
+  summaryLine,
+  type InstanceSpan,
+  type KillSpan,
+  type Report,
+} from '../../scripts/chaos/checker.js';
 import { toRuns, type Rec } from '../../scripts/chaos/recorder.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -62,7 +69,12 @@ describe('chaos checker', () => {
   });
 
   it('catches a duplicate, numeric and rule', () => {
-    const r = check([ok('g', 0, 0, 10, [1, 2, 3]), ok('s', 1, 0, 10, [900]), ok('s', 0, 0, 10, [900]), ok('g', 1, 0, 10, [3, 4])]);
+    const r = check([
+      ok('g', 0, 0, 10, [1, 2, 3]),
+      ok('s', 1, 0, 10, [900]),
+      ok('s', 0, 0, 10, [900]),
+      ok('g', 1, 0, 10, [3, 4]),
+    ]);
     assert.equal(r.duplicates, 2, JSON.stringify(r.examples));
     assert.equal(r.orderViolations, 0);
     const rule = check([
@@ -101,12 +113,29 @@ describe('chaos checker', () => {
 
 describe('chaos campaign, 20 s', () => {
   it('finds no duplicate, no order violation, no failure without a code', { timeout: 300_000 }, async (t) => {
-    assert.ok(Number.isSafeInteger(SEED) && SEED >= 0, `CHAOS_SEED must be a whole number, got ${process.env.CHAOS_SEED}`);
+    assert.ok(
+      Number.isSafeInteger(SEED) && SEED >= 0,
+      `CHAOS_SEED must be a whole number, got ${process.env.CHAOS_SEED}`,
+    );
     const seed = SEED;
     t.diagnostic(`seed ${seed} (CHAOS_SEED=${seed} replays it)`);
     const out = mkdtempSync(join(tmpdir(), 'idmint-chaos-'));
     try {
-      const args = ['--import', 'tsx', 'scripts/chaos/run.ts', '--duration', '20', '--servers', '2', '--clients', '2', '--seed', String(seed), '--out', out];
+      const args = [
+        '--import',
+        'tsx',
+        'scripts/chaos/run.ts',
+        '--duration',
+        '20',
+        '--servers',
+        '2',
+        '--clients',
+        '2',
+        '--seed',
+        String(seed),
+        '--out',
+        out,
+      ];
       const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';

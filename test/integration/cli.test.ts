@@ -35,7 +35,10 @@ describe('command line', () => {
     // (what is tested here is who refills, not how fast).
     const server = await spawnNode(names, { DEMO_TAG: 'demo', REFILL_CONCURRENCY: '0', REFILL_WAIT_MS: '30000' });
     children.push(server);
-    const worker = startTsx(['src/cli.ts', 'worker'], { name: 'idmint worker', env: { ...process.env, ...testEnv(names, { LOG_LEVEL: 'info' }) } });
+    const worker = startTsx(['src/cli.ts', 'worker'], {
+      name: 'idmint worker',
+      env: { ...process.env, ...testEnv(names, { LOG_LEVEL: 'info' }) },
+    });
     try {
       await worker.waitForLine((l) => l.includes('"worker node started (no HTTP)"'), 60_000);
       const ids = await fetchIds(server.url, 'demo', 3000);
@@ -44,7 +47,10 @@ describe('command line', () => {
         worker.output.some((l) => l.includes('segment allocated')),
         'the worker process allocated the segments',
       );
-      assert.ok(!server.output.some((l) => l.includes('segment allocated')), 'the serving node allocated nothing itself');
+      assert.ok(
+        !server.output.some((l) => l.includes('segment allocated')),
+        'the serving node allocated nothing itself',
+      );
     } finally {
       await worker.stop();
     }

@@ -137,7 +137,11 @@ describe('TypeScript client', () => {
   });
 
   it('is importable from another project once built (exports and types)', async () => {
-    await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT });
+    await run(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json')],
+      { cwd: ROOT },
+    );
     const dir = mkdtempSync(join(tmpdir(), 'idmint-consumer-'));
     try {
       mkdirSync(join(dir, 'node_modules'));
@@ -186,7 +190,10 @@ describe('TypeScript client', () => {
           'client.close();',
         ].join('\n'),
       );
-      const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: dir, env: { ...process.env, IDMINT_URL: node.url } });
+      const { stdout } = await run(process.execPath, ['main.mjs'], {
+        cwd: dir,
+        env: { ...process.env, IDMINT_URL: node.url },
+      });
       const out = JSON.parse(stdout) as { ids: string[]; one: string; rule: string[] };
       assert.equal(out.ids.length, 3);
       assert.ok(BigInt(out.one) > BigInt(out.ids[2]));

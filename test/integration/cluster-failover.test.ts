@@ -40,7 +40,12 @@ const script = (cmd: string) =>
 async function masterOf(key: string): Promise<{ port: number; pid: number }> {
   return withRedisPort(BASE, async (r) => {
     const slot = Number(await r.call('CLUSTER', 'KEYSLOT', key));
-    const ranges = (await r.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, ...unknown[]], ...unknown[]][];
+    const ranges = (await r.call('CLUSTER', 'SLOTS')) as [
+      number,
+      number,
+      [string, number, ...unknown[]],
+      ...unknown[],
+    ][];
     const hit = ranges.find(([lo, hi]) => slot >= lo && slot <= hi);
     assert.ok(hit, `slot ${slot} is served`);
     const port = Number(hit[2][1]);
@@ -58,7 +63,14 @@ describe('a Redis Cluster master killed under load', () => {
     seeds = script('start').split('\n').pop()!;
     assert.match(seeds, /^127\.0\.0\.1:\d+(,127\.0\.0\.1:\d+){5}$/, `the cluster script printed its seeds: ${seeds}`);
     for (let i = 0; i < 2; i++) {
-      nodes.push(await startLocalNode(names, { REDIS_CLUSTER_NODES: seeds, REFILL_WAIT_MS: '2000', NODE_ID: `cf-node-${i}`, LOG_LEVEL: 'error' }));
+      nodes.push(
+        await startLocalNode(names, {
+          REDIS_CLUSTER_NODES: seeds,
+          REFILL_WAIT_MS: '2000',
+          NODE_ID: `cf-node-${i}`,
+          LOG_LEVEL: 'error',
+        }),
+      );
     }
     const seg = { mode: 'segment', step: 200, min_step: 100, max_step: 1000, target_seconds: 1 };
     await createTag(nodes[0].url, { tag: 'g', ...seg });
@@ -86,7 +98,11 @@ describe('a Redis Cluster master killed under load', () => {
       ),
     );
     const served = (t: number, what: string) =>
-      waitFor(`service ${what}`, () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))), 45000);
+      waitFor(
+        `service ${what}`,
+        () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))),
+        45000,
+      );
     let killedAt = 0;
     let back = 0;
     try {
@@ -120,7 +136,10 @@ describe('a Redis Cluster master killed under load', () => {
     // The promoted replica's segment state came from another server: abandoned, not served. The
     // hash now names the promoted server; the nodes count the change, unless the take that met it
     // timed out on the way back (its effect in Redis stands, the count is lost).
-    const [rid, identity] = await withRedisPort(promoted.port, async (r) => [await r.hget(key, 'rid'), await redisIdentity(r)]);
+    const [rid, identity] = await withRedisPort(promoted.port, async (r) => [
+      await r.hget(key, 'rid'),
+      await redisIdentity(r),
+    ]);
     assert.equal(rid, identity, 'the state of the global tag was written afresh by the promoted server');
     const changes = await instanceChanges(
       nodes.map((n) => n.url),

@@ -24,11 +24,16 @@ const TTL = 3000;
 const LEASE_ENV = { LEASE_TTL_MS: String(TTL), LEASE_MARGIN_MS: '500' };
 const STEP = 100;
 
-const SKIP = ON_CLUSTER ? false : 'REDIS_CLUSTER_NODES is not set: these tests need a Redis Cluster (npm run test:cluster starts one)';
+const SKIP = ON_CLUSTER
+  ? false
+  : 'REDIS_CLUSTER_NODES is not set: these tests need a Redis Cluster (npm run test:cluster starts one)';
 
 interface Workers {
   spaces: { worker_bits: number; leases: { worker_id: number; owner: string; expires_in_ms: number }[] }[];
-  this_node: { leases: { worker_bits: number; worker_id: number; valid: boolean }[]; lease_events: { renewed: number; lost: number } };
+  this_node: {
+    leases: { worker_bits: number; worker_id: number; valid: boolean }[];
+    lease_events: { renewed: number; lost: number };
+  };
 }
 
 async function workers(url: string): Promise<Workers> {
@@ -85,8 +90,12 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
     assert.equal(tagOnMaster.size, masters.size, 'found no tag name for some master');
     // A long tag cache: a change seen at once by the other process came over pub/sub.
     const env = { ...LEASE_ENV, TAG_CACHE_MS: '60000', REFILL_WAIT_MS: '5000' };
-    [a, b] = await Promise.all([spawnNode(names, { NODE_ID: 'cl-a', ...env }), spawnNode(names, { NODE_ID: 'cl-b', ...env })]);
-    for (const tag of tagOnMaster.values()) await createTag(a.url, { tag, mode: 'segment', step: STEP, min_step: STEP, max_step: STEP });
+    [a, b] = await Promise.all([
+      spawnNode(names, { NODE_ID: 'cl-a', ...env }),
+      spawnNode(names, { NODE_ID: 'cl-b', ...env }),
+    ]);
+    for (const tag of tagOnMaster.values())
+      await createTag(a.url, { tag, mode: 'segment', step: STEP, min_step: STEP, max_step: STEP });
     await createTag(a.url, { tag: 'sf', mode: 'snowflake' });
     await createTag(a.url, { tag: 'sf2', mode: 'snowflake', worker_bits: 2 });
   });
@@ -98,11 +107,15 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
     await cleanup(names);
   });
 
-  it('serves tags whose keys lie on every master from two processes, unique and increasing, refilled through BullMQ', { timeout: 60000 }, async () => {
+  it('serves tags whose keys lie on every master from two processes, unique and increasing, refilled through BullMQ', {
+    timeout: 60000,
+  }, async () => {
     const rounds = 20;
     const count = 25;
     const tags = [...tagOnMaster.values()];
-    const per = await Promise.all(tags.flatMap((tag) => [a, b, a, b].map((n) => drive(n.url, tag, rounds, count).then((ids) => ({ tag, ids })))));
+    const per = await Promise.all(
+      tags.flatMap((tag) => [a, b, a, b].map((n) => drive(n.url, tag, rounds, count).then((ids) => ({ tag, ids })))),
+    );
     for (const tag of tags) {
       const all = per.filter((p) => p.tag === tag).flatMap((p) => p.ids);
       assert.equal(all.length, 4 * rounds * count);
@@ -114,13 +127,19 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
       const key = keys.segment(tag, 1, 0);
       assert.equal(await master(port).exists(key), 1, `${key} is not on master ${port}`);
       const seg = Number(await master(port).hget(key, 'seg'));
-      assert.ok(seg >= (4 * rounds * count) / STEP - 1, `${tag}: only ${seg} segments installed for ${4 * rounds * count} IDs of step ${STEP}`);
+      assert.ok(
+        seg >= (4 * rounds * count) / STEP - 1,
+        `${tag}: only ${seg} segments installed for ${4 * rounds * count} IDs of step ${STEP}`,
+      );
     }
     // The refill jobs ran on the cluster: BullMQ's keys all share the hash-tagged prefix's slot.
     const q = new Queue(REFILL_QUEUE, { connection: cluster, prefix: keys.queuePrefix() });
     try {
       const counts = await q.getJobCounts('completed', 'failed');
-      assert.ok(counts.completed >= tags.length * ((4 * rounds * count) / STEP - 1), `completed refill jobs: ${JSON.stringify(counts)}`);
+      assert.ok(
+        counts.completed >= tags.length * ((4 * rounds * count) / STEP - 1),
+        `completed refill jobs: ${JSON.stringify(counts)}`,
+      );
     } finally {
       await q.close();
     }
@@ -131,7 +150,9 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
     for (const k of queueKeys) assert.equal(await slotOf(k), queueSlot, `${k} is outside the queue prefix's slot`);
   });
 
-  it('renews worker-id leases through BullMQ: both processes keep their ids past the TTL and never repeat an ID', { timeout: 30000 }, async () => {
+  it('renews worker-id leases through BullMQ: both processes keep their ids past the TTL and never repeat an ID', {
+    timeout: 30000,
+  }, async () => {
     const first = await Promise.all([a, b].map((n) => fetchIds(n.url, 'sf', 100)));
     await Promise.all([a, b].map((n) => fetchIds(n.url, 'sf2', 10)));
     const before = await Promise.all([a, b].map((n) => workers(n.url)));
@@ -146,7 +167,10 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
         w.this_node.leases.every((l) => l.valid),
         `${name} holds an invalid lease: ${JSON.stringify(w.this_node.leases)}`,
       );
-      assert.ok(w.this_node.lease_events.renewed >= 3, `${name} renewed ${w.this_node.lease_events.renewed} times in ${TTL + 1500} ms`);
+      assert.ok(
+        w.this_node.lease_events.renewed >= 3,
+        `${name} renewed ${w.this_node.lease_events.renewed} times in ${TTL + 1500} ms`,
+      );
       assert.equal(w.this_node.lease_events.lost, 0, `${name} lost a lease`);
     }
     // The spaces of both widths are listed, wherever their slots are ({ws10}, {ws2}).
@@ -163,10 +187,16 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
     assert.equal(new Set(all.map(String)).size, all.length, 'a snowflake ID was handed out twice');
   });
 
-  it('announces tag changes over pub/sub: a tag disabled through one process is refused by the other at once', { timeout: 20000 }, async () => {
+  it('announces tag changes over pub/sub: a tag disabled through one process is refused by the other at once', {
+    timeout: 20000,
+  }, async () => {
     const tag = [...tagOnMaster.values()][0];
     await fetchIds(b.url, tag, 1); // b has the definition cached (TAG_CACHE_MS is a minute)
-    const off = await fetch(`${a.url}/v1/admin/tags/${tag}`, { method: 'PATCH', headers: adminHeaders, body: JSON.stringify({ enabled: false }) });
+    const off = await fetch(`${a.url}/v1/admin/tags/${tag}`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: JSON.stringify({ enabled: false }),
+    });
     assert.equal(off.status, 200);
     const until = Date.now() + 2000;
     let code: string | undefined;
@@ -177,7 +207,11 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
       await sleep(20);
     }
     assert.equal(code, 'TAG_DISABLED', 'the other process still served the disabled tag 2 s later');
-    const on = await fetch(`${a.url}/v1/admin/tags/${tag}`, { method: 'PATCH', headers: adminHeaders, body: JSON.stringify({ enabled: true }) });
+    const on = await fetch(`${a.url}/v1/admin/tags/${tag}`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: JSON.stringify({ enabled: true }),
+    });
     assert.equal(on.status, 200);
   });
 
@@ -186,7 +220,10 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
     const key = keys.segment(tag, 1, 0);
     await fetchIds(a.url, tag, 1);
     assert.equal(await master(port).exists(key), 1);
-    const del = await fetch(`${a.url}/v1/admin/tags/${tag}`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
+    const del = await fetch(`${a.url}/v1/admin/tags/${tag}`, {
+      method: 'DELETE',
+      headers: { authorization: adminHeaders.authorization },
+    });
     assert.equal(del.status, 204);
     assert.equal(await master(port).exists(key), 0, `${key} left behind on master ${port}`);
   });

@@ -97,10 +97,18 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     // The first reply measures the round trip: 50 ms.
     const held = make(32, 1);
     await held.take(1);
-    assert.deepEqual(await inFlight(held, 3), [1, 1, 3], 'three requests while a take was in flight: one take once its reply is back');
+    assert.deepEqual(
+      await inFlight(held, 3),
+      [1, 1, 3],
+      'three requests while a take was in flight: one take once its reply is back',
+    );
     const piped = make(32, 0);
     await piped.take(1);
-    assert.deepEqual(await inFlight(piped, 3), [4, 1, 1, 1, 1], 'COALESCE_HOLD_RTT 0: each turn sends its own take at once');
+    assert.deepEqual(
+      await inFlight(piped, 3),
+      [4, 1, 1, 1, 1],
+      'COALESCE_HOLD_RTT 0: each turn sends its own take at once',
+    );
     assert.deepEqual(
       await inFlight(held, 2, 120),
       [2, 1, 1, 1],
@@ -190,12 +198,27 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     };
 
     const lingering = await make(20);
-    assert.deepEqual((await cycle(lingering, 3, 1, 5)).sizes, [4], 'the one waiting and the three answered, back 5 ms later, share one take');
-    assert.deepEqual((await cycle(lingering, 2, 3, 5)).sizes, [5], 'also when more were waiting than the take answered');
+    assert.deepEqual(
+      (await cycle(lingering, 3, 1, 5)).sizes,
+      [4],
+      'the one waiting and the three answered, back 5 ms later, share one take',
+    );
+    assert.deepEqual(
+      (await cycle(lingering, 2, 3, 5)).sizes,
+      [5],
+      'also when more were waiting than the take answered',
+    );
     const alone = await cycle(lingering, 3, 1);
     assert.deepEqual(alone.sizes, [1], 'nobody came back: the waiting request went alone');
-    assert.ok(alone.waited >= 18 && alone.waited < 45, `it was sent once 20 ms had passed (${alone.waited.toFixed(1)} ms)`);
-    assert.deepEqual((await cycle(lingering, 1, 1, 5)).sizes, [1, 1], 'a take that served one request: the next goes at once');
+    assert.ok(
+      alone.waited >= 18 && alone.waited < 45,
+      `it was sent once 20 ms had passed (${alone.waited.toFixed(1)} ms)`,
+    );
+    assert.deepEqual(
+      (await cycle(lingering, 1, 1, 5)).sizes,
+      [1, 1],
+      'a take that served one request: the next goes at once',
+    );
     rttMs = 10;
     await make(20).then(async (c) => {
       // The linger's timer is read as armed (its delay), not timed: a busy machine fires timers late.
@@ -213,12 +236,24 @@ describe('coalescer: pipelined takes on a real Redis', () => {
       }
       const linger = Math.min(20, r.rtt);
       assert.ok(r.rtt >= 9, `the round trip measured is the store's (10 ms): ${r.rtt.toFixed(1)} ms`);
-      assert.deepEqual(armed, [linger], `one timer, for at most one round trip when that is shorter than 20 ms: ${armed.join(', ')}`);
+      assert.deepEqual(
+        armed,
+        [linger],
+        `one timer, for at most one round trip when that is shorter than 20 ms: ${armed.join(', ')}`,
+      );
       assert.ok(r.waited >= linger - 1, `sent once the round trip had passed: after ${r.waited.toFixed(1)} ms`);
     });
     rttMs = 30;
-    assert.deepEqual((await cycle(await make(0), 3, 1, 5)).sizes, [1, 3], 'COALESCE_LINGER_MS 0: the waiting request goes at once');
-    assert.deepEqual((await cycle(await make(20, 3), 3, 3, 5)).sizes, [3, 3], 'as many waiting as COALESCE_HOLD: sent at once');
+    assert.deepEqual(
+      (await cycle(await make(0), 3, 1, 5)).sizes,
+      [1, 3],
+      'COALESCE_LINGER_MS 0: the waiting request goes at once',
+    );
+    assert.deepEqual(
+      (await cycle(await make(20, 3), 3, 3, 5)).sizes,
+      [3, 3],
+      'as many waiting as COALESCE_HOLD: sent at once',
+    );
     // A round trip under 1 ms (replies from memory here, so that a busy machine cannot make
     // Redis's slower): the next take goes within a turn or two, not after a timer.
     let next = 1_000_000_000;

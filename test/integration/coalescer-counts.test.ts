@@ -71,7 +71,10 @@ describe('a coalescer given a count that is not a whole number of IDs', () => {
       const after = coalescer.take(3);
       await assert.rejects(refused, (err: unknown) => err instanceof IdmintError && err.code === 'INVALID_ARGUMENT');
       const recovered = await mapped;
-      assert.ok(recovered instanceof IdmintError && recovered.code === 'INVALID_ARGUMENT', `takeMapped of ${bad}: ${String(recovered)}`);
+      assert.ok(
+        recovered instanceof IdmintError && recovered.code === 'INVALID_ARGUMENT',
+        `takeMapped of ${bad}: ${String(recovered)}`,
+      );
       served(await before, 2);
       served(await after, 3);
     }

@@ -37,10 +37,14 @@ describe('coalescer: pipelined takes on a real Redis', () => {
       assert.equal(new Set(all).size, all.length, 'duplicate IDs');
       assertServedInOrder(served);
       assert.ok(c.idle);
-      if (pipeline > 1) assert.ok(slow.maxInFlight >= 2, `takes were not pipelined (at most ${slow.maxInFlight} in flight)`);
+      if (pipeline > 1)
+        assert.ok(slow.maxInFlight >= 2, `takes were not pipelined (at most ${slow.maxInFlight} in flight)`);
       assert.ok(slow.maxInFlight <= pipeline, `${slow.maxInFlight} takes in flight, more than ${pipeline}`);
       // Small segments: the serial loop had its turns (dry or cold takes), and requests still went on.
-      assert.ok((slow.statuses.get('dry') ?? 0) + (slow.statuses.get('cold') ?? 0) > 0, `statuses seen: ${[...slow.statuses]}`);
+      assert.ok(
+        (slow.statuses.get('dry') ?? 0) + (slow.statuses.get('cold') ?? 0) > 0,
+        `statuses seen: ${[...slow.statuses]}`,
+      );
       assert.ok((slow.statuses.get('ok') ?? 0) > 0);
     });
   }
@@ -82,7 +86,10 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     await new Promise((r) => setImmediate(r));
     releaseFirst();
     const [[got]] = await w;
-    assert.ok(got > answered, `request issued after ${answered} was answered got ${got} (a reply from before the failure)`);
+    assert.ok(
+      got > answered,
+      `request issued after ${answered} was answered got ${got} (a reply from before the failure)`,
+    );
     // The coalescer's bookkeeping survived: more requests are served, in order.
     slow.override = undefined;
     let last = got;
@@ -127,6 +134,10 @@ describe('coalescer: pipelined takes on a real Redis', () => {
     await sleep(5);
     release();
     await assert.rejects(a, (e: IdmintError) => e.code === 'ID_SPACE_EXHAUSTED');
-    await assert.rejects(w, (e: IdmintError) => e.code === 'ID_SPACE_EXHAUSTED', 'a request got an ID taken before it arrived');
+    await assert.rejects(
+      w,
+      (e: IdmintError) => e.code === 'ID_SPACE_EXHAUSTED',
+      'a request got an ID taken before it arrived',
+    );
   });
 });

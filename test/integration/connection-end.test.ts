@@ -23,7 +23,9 @@ const ROLES = ['command', 'queue', 'worker', 'subscriber', 'worker-blocking'];
 
 const restarts = async (url: string, role: string): Promise<number> => {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const m = new RegExp(`^idmint_connection_restarts_total\\{server="default",role="${role}"\\} (\\d+)$`, 'm').exec(text);
+  const m = new RegExp(`^idmint_connection_restarts_total\\{server="default",role="${role}"\\} (\\d+)$`, 'm').exec(
+    text,
+  );
   return m ? Number(m[1]) : 0;
 };
 
@@ -32,7 +34,8 @@ describe('a Redis connection ended from inside', () => {
   const nodes: LocalNode[] = [];
 
   before(async () => {
-    for (let i = 0; i < 2; i++) nodes.push(await startLocalNode(names, { TEST_MODE: '1', NODE_ID: `end-node-${i}`, LOG_LEVEL: 'error' }));
+    for (let i = 0; i < 2; i++)
+      nodes.push(await startLocalNode(names, { TEST_MODE: '1', NODE_ID: `end-node-${i}`, LOG_LEVEL: 'error' }));
     await createTag(nodes[0].url, { tag: 'e', mode: 'segment', step: 100, min_step: 100, max_step: 100 });
   });
 
@@ -52,7 +55,11 @@ describe('a Redis connection ended from inside', () => {
       });
       assert.equal(res.status, 200, await res.clone().text());
       assert.deepEqual(await res.json(), { role, ended: 1 });
-      await waitFor(`the ${role} connection reopened and counted`, async () => (await restarts(n.url, role)) > before, 15000);
+      await waitFor(
+        `the ${role} connection reopened and counted`,
+        async () => (await restarts(n.url, role)) > before,
+        15000,
+      );
       await waitFor('the node ready', async () => (await fetch(`${n.url}/readyz`)).status === 200, 15000);
       // Three segments' worth: refills have to run (queue, worker, blocking connection).
       let got = 0;
@@ -76,7 +83,10 @@ describe('a Redis connection ended from inside', () => {
       assert.equal(patch.status, 200, await patch.clone().text());
       await waitFor(
         'the change seen by this node',
-        async () => ((await (await fetch(`${n.url}/v1/admin/tags/e`, { headers: adminHeaders })).json()) as { max_step?: number }).max_step === step * 10,
+        async () =>
+          ((await (await fetch(`${n.url}/v1/admin/tags/e`, { headers: adminHeaders })).json()) as { max_step?: number })
+            .max_step ===
+          step * 10,
         15000,
       );
     });
@@ -94,7 +104,9 @@ describe('a node whose worker connection ended', () => {
     await cleanup(names);
   });
 
-  it('runs a refill job soon after its worker connection failed under it, not after 15 s', { timeout: 60000 }, async () => {
+  it('runs a refill job soon after its worker connection failed under it, not after 15 s', {
+    timeout: 60000,
+  }, async () => {
     const n = node!;
     const queue = new Queue(REFILL_QUEUE, { connection: n.rt.redis, prefix: n.rt.keys.queuePrefix() });
     try {
@@ -108,9 +120,13 @@ describe('a node whose worker connection ended', () => {
       // job and its fetch of the job fails on the ended connection. A job of a tag that does
       // not exist ends at once ('tag-gone').
       const t0 = performance.now();
-      const job = await queue.add(REFILL_JOB, { tag: 'no-such-tag', epoch: 1, shard: 0, gen: '0', seg: 0, urgent: true } satisfies RefillJobData, {
-        jobId: 'after-end',
-      });
+      const job = await queue.add(
+        REFILL_JOB,
+        { tag: 'no-such-tag', epoch: 1, shard: 0, gen: '0', seg: 0, urgent: true } satisfies RefillJobData,
+        {
+          jobId: 'after-end',
+        },
+      );
       await waitFor('the job done', async () => (await job.isCompleted()) || (await job.isFailed()), 30000);
       const took = performance.now() - t0;
       assert.ok(took < 8000, `the job ran after ${took.toFixed(0)} ms`);

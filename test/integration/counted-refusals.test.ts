@@ -51,7 +51,10 @@ describe('refusals answered outside idmint’s handlers are counted', () => {
     const r = await fetch(`${node.url}/v1/stream`);
     assert.equal(r.status, 400);
     assert.deepEqual(await r.json(), {
-      error: { code: 'INVALID_ARGUMENT', message: 'GET /v1/stream is the websocket stream: open it with "Upgrade: websocket" (see docs/STREAM.md)' },
+      error: {
+        code: 'INVALID_ARGUMENT',
+        message: 'GET /v1/stream is the websocket stream: open it with "Upgrade: websocket" (see docs/STREAM.md)',
+      },
     });
     await grown('stream', 'INVALID_ARGUMENT', stream);
     assert.equal(await counted('http', 'INVALID_ARGUMENT'), http, 'not counted as idmint’s HTTP API');

@@ -36,7 +36,12 @@ async function take(url: string, tag: string, count: number): Promise<Outcome> {
 }
 
 /** Requests until one is answered with IDs; every refusal on the way must be a coded 503. */
-async function served(url: string, tag: string, count: number, withinMs: number): Promise<{ ok: Outcome; refusals: string[] }> {
+async function served(
+  url: string,
+  tag: string,
+  count: number,
+  withinMs: number,
+): Promise<{ ok: Outcome; refusals: string[] }> {
   const refusals: string[] = [];
   const until = Date.now() + withinMs;
   for (;;) {
@@ -75,7 +80,12 @@ describe('debug routes', () => {
 
   before(async () => {
     plain = await startLocalNode(names, { LOG_LEVEL: 'silent' });
-    node = await startLocalNode(names, { TEST_MODE: '1', LOG_LEVEL: 'silent', LEASE_TTL_MS: String(TTL), LEASE_MARGIN_MS: String(MARGIN) });
+    node = await startLocalNode(names, {
+      TEST_MODE: '1',
+      LOG_LEVEL: 'silent',
+      LEASE_TTL_MS: String(TTL),
+      LEASE_MARGIN_MS: String(MARGIN),
+    });
     await createTag(node.url, { tag: 'evt', mode: 'snowflake' });
   });
 
@@ -100,12 +110,19 @@ describe('debug routes', () => {
   it('need the admin token and valid bodies', async () => {
     const noToken = await debugPost(node.url, 'clock', { offset_ms: -5000 }, { 'content-type': 'application/json' });
     assert.equal(noToken.status, 401);
-    const wrong = await debugPost(node.url, 'clock', { offset_ms: -5000 }, { ...adminHeaders, authorization: 'Bearer not-the-token' });
+    const wrong = await debugPost(
+      node.url,
+      'clock',
+      { offset_ms: -5000 },
+      { ...adminHeaders, authorization: 'Bearer not-the-token' },
+    );
     assert.equal(wrong.status, 401);
     assert.equal((await debugPost(node.url, 'clock', { offset_ms: 1.5 })).status, 400);
     assert.equal((await debugPost(node.url, 'clock', { offset: 10 })).status, 400);
     assert.equal((await debugPost(node.url, 'lease/expire', { worker_bits: 0 })).status, 400);
-    const state = (await (await fetch(`${node.url}/v1/debug/clock`, { headers: adminHeaders })).json()) as { offset_ms: number };
+    const state = (await (await fetch(`${node.url}/v1/debug/clock`, { headers: adminHeaders })).json()) as {
+      offset_ms: number;
+    };
     assert.equal(state.offset_ms, 0, 'refused requests changed nothing');
   });
 
@@ -168,8 +185,11 @@ describe('debug routes', () => {
     const horizon = Number(await redis.get(`${space}last:${workerId}`));
     assert.ok(horizon > Date.now(), 'the horizon lies ahead (now + TTL at the last renewal)');
     const events = async () =>
-      ((await (await fetch(`${node.url}/v1/admin/workers`, { headers: adminHeaders })).json()) as { this_node: { lease_events: { acquired: number } } })
-        .this_node.lease_events;
+      (
+        (await (await fetch(`${node.url}/v1/admin/workers`, { headers: adminHeaders })).json()) as {
+          this_node: { lease_events: { acquired: number } };
+        }
+      ).this_node.lease_events;
     const acquiredBefore = (await events()).acquired;
 
     const r = await debugPost(node.url, 'lease/expire', {});
@@ -200,6 +220,9 @@ describe('debug routes', () => {
       assert.ok(id > lastBefore);
     }
     assert.ok((await events()).acquired > acquiredBefore, 'a new lease was acquired');
-    assert.ok((await redis.pttl(`${space}w:${decode(SF, resumed.ids![0]).workerId}`)) > 0, 'the new lease key lives in Redis');
+    assert.ok(
+      (await redis.pttl(`${space}w:${decode(SF, resumed.ids![0]).workerId}`)) > 0,
+      'the new lease key lives in Redis',
+    );
   });
 });

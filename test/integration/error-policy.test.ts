@@ -67,7 +67,11 @@ describe('one error policy for every transport', () => {
   });
 
   const cases: [string, string, () => Promise<void>][] = [
-    ['the HTTP route', 'http/TAG_NOT_FOUND', async () => assert.equal((await fetch(`${node.url}/v1/ids/nope?count=2`)).status, 404)],
+    [
+      'the HTTP route',
+      'http/TAG_NOT_FOUND',
+      async () => assert.equal((await fetch(`${node.url}/v1/ids/nope?count=2`)).status, 404),
+    ],
     [
       'the pre-router path',
       'http/ID_SPACE_EXHAUSTED',
@@ -77,19 +81,38 @@ describe('one error policy for every transport', () => {
         assert.equal(r.status, 409, await r.text());
       },
     ],
-    ['a Leaf route', 'leaf/TAG_NOT_FOUND', async () => assert.equal((await fetch(`${node.url}/api/segment/get/nope`)).status, 404)],
+    [
+      'a Leaf route',
+      'leaf/TAG_NOT_FOUND',
+      async () => assert.equal((await fetch(`${node.url}/api/segment/get/nope`)).status, 404),
+    ],
     [
       'a Tinyid route',
       'tinyid/TAG_NOT_FOUND',
-      async () => assert.equal(await (await fetch(`${node.url}/tinyid/id/nextIdSimple?bizType=nope&token=x`)).text(), ''),
+      async () =>
+        assert.equal(await (await fetch(`${node.url}/tinyid/id/nextIdSimple?bizType=nope&token=x`)).text(), ''),
     ],
-    ['gRPC', 'grpc/TAG_NOT_FOUND', async () => assert.equal((await failure(grpc.next({ tag: 'nope' }))).idmint, 'TAG_NOT_FOUND')],
-    ['the websocket stream', 'stream/TAG_NOT_FOUND', async () => assert.equal((await streamError(node.url, 'nope')).code, 'TAG_NOT_FOUND')],
-    ['UDP', 'udp/TAG_NOT_FOUND', async () => assert.equal((await udp.request(node.udpPort!, { action: 'get', rule_name: 'nope', app_name: 'a' })).code, -1)],
+    [
+      'gRPC',
+      'grpc/TAG_NOT_FOUND',
+      async () => assert.equal((await failure(grpc.next({ tag: 'nope' }))).idmint, 'TAG_NOT_FOUND'),
+    ],
+    [
+      'the websocket stream',
+      'stream/TAG_NOT_FOUND',
+      async () => assert.equal((await streamError(node.url, 'nope')).code, 'TAG_NOT_FOUND'),
+    ],
+    [
+      'UDP',
+      'udp/TAG_NOT_FOUND',
+      async () =>
+        assert.equal((await udp.request(node.udpPort!, { action: 'get', rule_name: 'nope', app_name: 'a' })).code, -1),
+    ],
     [
       'UDP, a request the protocol refuses',
       'udp/INVALID_ARGUMENT',
-      async () => assert.equal((await udp.request(node.udpPort!, { action: 'GET', rule_name: 'nope', app_name: 'a' })).code, -4),
+      async () =>
+        assert.equal((await udp.request(node.udpPort!, { action: 'GET', rule_name: 'nope', app_name: 'a' })).code, -4),
     ],
   ];
   for (const [transport, series, refuse] of cases) {

@@ -38,7 +38,11 @@ async function answered(x: ReturnType<typeof exchange>): Promise<ReturnType<type
 }
 
 const httpCount = (metrics: string) =>
-  Number(/idmint_http_request_duration_seconds_count\{route="\/v1\/id\/:tag",method="GET",status="200"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+  Number(
+    /idmint_http_request_duration_seconds_count\{route="\/v1\/id\/:tag",method="GET",status="200"\} (\d+)/.exec(
+      metrics,
+    )?.[1] ?? 0,
+  );
 
 describe('the single-ID fast path', () => {
   const names = testNames();
@@ -71,9 +75,19 @@ describe('the single-ID fast path', () => {
       reset_seconds: 0,
     });
     await createTag(node.url, { tag: 't', order: 'node' });
-    const tok = await fetch(`${node.url}/v1/admin/tags/t/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' });
+    const tok = await fetch(`${node.url}/v1/admin/tags/t/tokens`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: '{}',
+    });
     assert.equal(tok.status, 201);
-    fast = fastIdPath({ ids: node.rt.ids, metrics: node.rt.metrics, log: node.rt.log, requestId: () => 'req-test', open: () => !closing });
+    fast = fastIdPath({
+      ids: node.rt.ids,
+      metrics: node.rt.metrics,
+      log: node.rt.log,
+      requestId: () => 'req-test',
+      open: () => !closing,
+    });
     // The first request of a tag reads its definition and fills the block through the router.
     for (const tag of ['n', 'g', 'full', 'sf']) assert.equal((await fetch(`${node.url}/v1/id/${tag}`)).status, 200);
   });
@@ -87,7 +101,10 @@ describe('the single-ID fast path', () => {
     const a = exchange('/v1/id/n');
     assert.equal(fast(a.req, a.res), true);
     assert.equal(a.out.status, 200);
-    assert.deepEqual(a.out.headers, { 'content-type': 'application/json; charset=utf-8', 'content-length': a.out.body!.length });
+    assert.deepEqual(a.out.headers, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': a.out.body!.length,
+    });
     const first = BigInt((JSON.parse(a.out.body!) as { id: string }).id);
     const b = exchange('/v1/id/n', 'GET', { accept: 'text/plain' });
     assert.equal(fast(b.req, b.res), true);
@@ -100,7 +117,10 @@ describe('the single-ID fast path', () => {
     assert.equal(fast(a.req, a.res), true);
     const out = await answered(a);
     assert.equal(out.status, 200);
-    assert.deepEqual(out.headers, { 'content-type': 'application/json; charset=utf-8', 'content-length': out.body!.length });
+    assert.deepEqual(out.headers, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': out.body!.length,
+    });
     assert.match(out.body!, /^\{"id":"\d+"\}$/);
     // The tag's one ID is gone: the same 409 as through the router.
     const b = exchange('/v1/id/full');
@@ -109,7 +129,10 @@ describe('the single-ID fast path', () => {
     const viaRouter = await fetch(`${node.url}/v1/id/full?`);
     assert.equal(refused.status, viaRouter.status);
     assert.equal(refused.status, 409);
-    assert.deepEqual(JSON.parse(refused.body!).error.code, ((await viaRouter.json()) as { error: { code: string } }).error.code);
+    assert.deepEqual(
+      JSON.parse(refused.body!).error.code,
+      ((await viaRouter.json()) as { error: { code: string } }).error.code,
+    );
     assert.equal(refused.headers!['content-type'], viaRouter.headers.get('content-type'));
   });
 
@@ -139,11 +162,22 @@ describe('the single-ID fast path', () => {
     assert.deepEqual(JSON.parse(a.out.body!), { id: want(1) });
     assert.equal(a.out.headers!['content-length'], a.out.body!.length);
     const viaRouter = (await (await fetch(`${node.url}/v1/id/r?app=web&x=`)).json()) as { error?: { code: string } };
-    assert.equal(viaRouter.error?.code, 'INVALID_ARGUMENT', 'an unknown parameter: declined, and the router refuses it');
+    assert.equal(
+      viaRouter.error?.code,
+      'INVALID_ARGUMENT',
+      'an unknown parameter: declined, and the router refuses it',
+    );
     const b = exchange('/v1/id/r?salt=s1&app=web');
     assert.equal(fast(b.req, b.res), true);
     assert.deepEqual(JSON.parse(b.out.body!), { id: want(2) });
-    for (const url of ['/v1/id/r', '/v1/id/r?app=', '/v1/id/r?app=w%20b', '/v1/id/r?app=web&app=x', '/v1/id/r?app=web&count=2', '/v1/id/n?app=web']) {
+    for (const url of [
+      '/v1/id/r',
+      '/v1/id/r?app=',
+      '/v1/id/r?app=w%20b',
+      '/v1/id/r?app=web&app=x',
+      '/v1/id/r?app=web&count=2',
+      '/v1/id/n?app=web',
+    ]) {
       const x = exchange(url);
       assert.equal(fast(x.req, x.res), false, `${url} declines`);
       assert.deepEqual(x.out, {});
@@ -199,7 +233,11 @@ describe('the single-ID fast path', () => {
     closing = false;
     const next = exchange('/v1/id/n');
     assert.equal(fast(next.req, next.res), true);
-    assert.equal(BigInt(JSON.parse(next.out.body!).id), BigInt(JSON.parse(before.out.body!).id) + 1n, 'no ID was taken by a declined request');
+    assert.equal(
+      BigInt(JSON.parse(next.out.body!).id),
+      BigInt(JSON.parse(before.out.body!).id) + 1n,
+      'no ID was taken by a declined request',
+    );
   });
 
   it('gives over HTTP the same answer as the router, and counts it in the metrics', async () => {
@@ -241,7 +279,11 @@ describe('the single-ID fast path', () => {
     assert.equal(fast(n.req, n.res), false, 'no block yet: declined, and nothing taken');
     assert.deepEqual(n.out, {});
     const s = exchange('/v1/id/wsf');
-    assert.equal(fast(s.req, s.res), true, 'the first request of a snowflake tag is served under the lease already held');
+    assert.equal(
+      fast(s.req, s.res),
+      true,
+      'the first request of a snowflake tag is served under the lease already held',
+    );
     assert.equal(s.out.status, 200);
   });
 
@@ -250,14 +292,20 @@ describe('the single-ID fast path', () => {
     assert.equal((await fetch(`${node.url}/v1/id/ep`)).status, 200);
     const before = node.rt.ids.reads.cachedSources('ep');
     assert.equal(before?.segments, 1);
-    const del = await fetch(`${node.url}/v1/admin/tags/ep`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
+    const del = await fetch(`${node.url}/v1/admin/tags/ep`, {
+      method: 'DELETE',
+      headers: { authorization: adminHeaders.authorization },
+    });
     assert.ok(del.ok, `delete: ${del.status}`);
     assert.equal((await fetch(`${node.url}/v1/id/ep`)).status, 404);
     assert.equal(node.rt.ids.reads.cachedSources('ep'), undefined, 'a deleted tag keeps no sources');
     await createTag(node.url, { tag: 'ep', order: 'node', node_block: 100 });
     assert.equal((await fetch(`${node.url}/v1/id/ep`)).status, 200);
     const after = node.rt.ids.reads.cachedSources('ep');
-    assert.ok(after !== undefined && after.epoch > before!.epoch, `a new epoch: ${JSON.stringify(after)} after ${JSON.stringify(before)}`);
+    assert.ok(
+      after !== undefined && after.epoch > before!.epoch,
+      `a new epoch: ${JSON.stringify(after)} after ${JSON.stringify(before)}`,
+    );
     assert.equal(after.segments, 1, "only the new epoch's source is kept");
   });
 
@@ -266,7 +314,9 @@ describe('the single-ID fast path', () => {
   });
 
   it('is off with PRE_ROUTER=0', async () => {
-    const rt: Runtime = Object.assign(Object.create(node.rt) as Runtime, { config: { ...node.rt.config, preRouter: false } });
+    const rt: Runtime = Object.assign(Object.create(node.rt) as Runtime, {
+      config: { ...node.rt.config, preRouter: false },
+    });
     const app = await buildApp(rt);
     try {
       await app.ready();

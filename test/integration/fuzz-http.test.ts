@@ -59,13 +59,18 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
     assert.equal(res.status, 400);
   });
 
-  it(`answers random HTTP requests with a documented success or error (${HTTP_RUNS} runs)`, { timeout: 600_000 }, async (t) => {
+  it(`answers random HTTP requests with a documented success or error (${HTTP_RUNS} runs)`, {
+    timeout: 600_000,
+  }, async (t) => {
     const seen = new Map<string, number>();
     await fc.assert(
       fc.asyncProperty(httpCaseArb, async (c) => {
         const a = await send(url, c);
         checkHttp(c, a);
-        const code = a.status >= 400 && c.method !== 'HEAD' ? (JSON.parse(a.body.toString()) as { error: { code: string } }).error.code : '';
+        const code =
+          a.status >= 400 && c.method !== 'HEAD'
+            ? (JSON.parse(a.body.toString()) as { error: { code: string } }).error.code
+            : '';
         tally(seen, `${a.status}${code && ` ${code}`}`);
       }),
       params(HTTP_RUNS),
@@ -74,7 +79,18 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
     // The generators reach successes and the common refusals, not one kind of answer only.
     const has = (p: string) => [...seen.keys()].some((k) => k.startsWith(p));
     if (HTTP_RUNS >= 1000)
-      for (const p of ['200', '201', '204', '400 INVALID_ARGUMENT', '401', '404 TAG_NOT_FOUND', '404 NOT_FOUND', '409 TAG_DISABLED', '413', '415'])
+      for (const p of [
+        '200',
+        '201',
+        '204',
+        '400 INVALID_ARGUMENT',
+        '401',
+        '404 TAG_NOT_FOUND',
+        '404 NOT_FOUND',
+        '409 TAG_DISABLED',
+        '413',
+        '415',
+      ])
         assert.ok(has(p), `no answer ${p} in ${HTTP_RUNS} runs: ${show(seen)}`);
     // The ID routes still serve.
     const r = await fetch(`${url}/v1/ids/seg?count=3`);

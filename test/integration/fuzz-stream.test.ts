@@ -22,7 +22,9 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
     ({ url } = fuzzed);
   });
 
-  it(`answers random websocket frames with documented errors or close codes (${WS_RUNS} sessions)`, { timeout: 600_000 }, async (t) => {
+  it(`answers random websocket frames with documented errors or close codes (${WS_RUNS} sessions)`, {
+    timeout: 600_000,
+  }, async (t) => {
     const seen = new Map<string, number>();
     // A bystander: its takes keep working whatever the fuzzed sockets do.
     const bystander = await StreamProbe.open(url);
@@ -55,7 +57,17 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
               await reopen();
             } else if (a.t === 'flood') {
               // More takes in flight than a socket may hold (16 by default): the rest are refused.
-              for (let i = 0; i < a.n; i++) cur().send(JSON.stringify({ op: 'take', req: 100 + i, tag: 'seg', count: 50_000, block: 1000, format: 'binary' }));
+              for (let i = 0; i < a.n; i++)
+                cur().send(
+                  JSON.stringify({
+                    op: 'take',
+                    req: 100 + i,
+                    tag: 'seg',
+                    count: 50_000,
+                    block: 1000,
+                    format: 'binary',
+                  }),
+                );
             } else {
               // Rapid open/close: sockets that send a take and vanish at once.
               for (let i = 0; i < a.n; i++) {
@@ -68,7 +80,11 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
           }
           await cur().settle();
           for (const [i, p] of probes.entries()) {
-            assert.deepEqual(p.problems, [], `socket ${i}: frames off the protocol: ${p.problems.slice(0, 3).join('; ')}`);
+            assert.deepEqual(
+              p.problems,
+              [],
+              `socket ${i}: frames off the protocol: ${p.problems.slice(0, 3).join('; ')}`,
+            );
             for (const [k, n] of p.seen) seen.set(k, (seen.get(k) ?? 0) + n);
             if (p.closed) tally(seen, `close ${p.closed.code}`);
             if (p.closed && p.closed.code !== 1005 && p.closed.code !== 1006 && p.closed.code !== 1000) {
@@ -76,7 +92,12 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
             }
           }
           const last = cur();
-          if (!last.closed) assert.equal(last.ended, last.sent, `${last.sent} messages sent, ${last.ended} answered with done or error`);
+          if (!last.closed)
+            assert.equal(
+              last.ended,
+              last.sent,
+              `${last.sent} messages sent, ${last.ended} answered with done or error`,
+            );
           // The bystander still gets its IDs.
           const before = bystander.ended;
           bystander.send(JSON.stringify({ op: 'take', req: bystanderReq++, tag: 'seg', count: 5, format: 'json' }));

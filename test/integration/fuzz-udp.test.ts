@@ -47,11 +47,17 @@ describe('fuzzing HTTP, websocket and UDP input against a child process', () => 
             assert.ok(replies.length <= 1, `${replies.length} replies to ${buf.toString('utf8', 0, 300)}`);
             if (replies.length === 0) return void tally(seen, 'none');
             raw = replies[0];
-            assert.ok(Buffer.byteLength(raw) <= buf.length, `a reply of ${Buffer.byteLength(raw)} bytes to ${buf.length}: ${raw}`);
+            assert.ok(
+              Buffer.byteLength(raw) <= buf.length,
+              `a reply of ${Buffer.byteLength(raw)} bytes to ${buf.length}: ${raw}`,
+            );
           }
           sent++;
           const limit = (JSON.parse(raw) as Json).code === 0 ? 2 * buf.length : buf.length;
-          assert.ok(Buffer.byteLength(raw) <= limit, `a reply of ${Buffer.byteLength(raw)} bytes to ${buf.length}: ${raw}`);
+          assert.ok(
+            Buffer.byteLength(raw) <= limit,
+            `a reply of ${Buffer.byteLength(raw)} bytes to ${buf.length}: ${raw}`,
+          );
           checkUdp(buf, raw);
           tally(seen, String((JSON.parse(raw) as Json).code));
         }),

@@ -1,10 +1,10 @@
 // suite: single — MySQL cut off through a proxy
 // The standard gRPC health service (grpc.health.v1.Health) and server reflection on the gRPC
-// listener, through standard clients: health follows readiness (SERVING, NOT_SERVING while
-// MySQL is unreachable, SERVING again), for the server ("") and idmint.v1.Ids, on Check and
-// on Watch; a drain turns it NOT_SERVING at once (and /readyz 503, idmint_ready 0) while IDs
-// are still served, and closing ends the Watch streams. Reflection (v1 and v1alpha) lists the services and hands out the
-// descriptor of idmint.v1.Ids, enough to call it without the proto file.
+// listener, through standard clients: health follows readiness (SERVING, NOT_SERVING while MySQL is
+// unreachable, SERVING again), for the server ("") and idmint.v1.Ids, on Check and on Watch; a
+// drain turns it NOT_SERVING at once (and /readyz 503, idmint_ready 0) while IDs are still served,
+// and closing ends the Watch streams. Reflection (v1 and v1alpha) lists the services and hands out
+// the descriptor of idmint.v1.Ids, enough to call it without the proto file.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
@@ -108,7 +108,10 @@ describe('gRPC health service', () => {
     await node!.close();
     node = undefined;
     assert.equal(await watch.ended, 'ended');
-    assert.ok(performance.now() - c0 < GRPC_CLOSE_GRACE_MS, 'an open Watch stream does not hold the close to its grace period');
+    assert.ok(
+      performance.now() - c0 < GRPC_CLOSE_GRACE_MS,
+      'an open Watch stream does not hold the close to its grace period',
+    );
   });
 });
 
@@ -140,7 +143,9 @@ describe('gRPC server reflection', () => {
 
   it('hands out the descriptor of idmint.v1.Ids, from which a client calls it without the proto file', async () => {
     const refl = new ReflectionClient(node.grpcPort!);
-    let stub: (Client & { Next: (req: object, cb: (err: ServiceError | null, res: { ids: string[] }) => void) => void }) | undefined;
+    let stub:
+      | (Client & { Next: (req: object, cb: (err: ServiceError | null, res: { ids: string[] }) => void) => void })
+      | undefined;
     try {
       const def = await refl.fileContainingSymbol('idmint.v1.Ids');
       assert.ok(def['idmint.v1.Ids'], `services described: ${Object.keys(def).join(', ')}`);
@@ -150,7 +155,9 @@ describe('gRPC server reflection', () => {
         idmint: { v1: { Ids: new (a: string, c: ReturnType<typeof credentials.createInsecure>) => typeof stub } };
       };
       stub = new pkg.idmint.v1.Ids(`127.0.0.1:${node.grpcPort}`, credentials.createInsecure());
-      const got = await new Promise<string[]>((resolve, reject) => stub!.Next({ tag: 'r', count: 5 }, (err, res) => (err ? reject(err) : resolve(res.ids))));
+      const got = await new Promise<string[]>((resolve, reject) =>
+        stub!.Next({ tag: 'r', count: 5 }, (err, res) => (err ? reject(err) : resolve(res.ids))),
+      );
       assert.equal(got.length, 5);
       assert.equal(new Set(got).size, 5);
     } finally {

@@ -20,7 +20,10 @@ describe('Take calls per client address', () => {
   let node: Awaited<ReturnType<typeof startLocalNode>>;
 
   before(async () => {
-    node = await startLocalNode(names, { GRPC_PORT: String(await freePort()), GRPC_MAX_TAKES_PER_PEER: String(PER_PEER) });
+    node = await startLocalNode(names, {
+      GRPC_PORT: String(await freePort()),
+      GRPC_MAX_TAKES_PER_PEER: String(PER_PEER),
+    });
     await createTag(node.url, { tag: 'flood' });
   });
   after(async () => {
@@ -28,7 +31,9 @@ describe('Take calls per client address', () => {
     await cleanup(names);
   });
 
-  it(`runs at most ${PER_PEER} at once, refusing the others with RESOURCE_EXHAUSTED and a retry hint`, { timeout: 120_000 }, async () => {
+  it(`runs at most ${PER_PEER} at once, refusing the others with RESOURCE_EXHAUSTED and a retry hint`, {
+    timeout: 120_000,
+  }, async () => {
     const clients = Array.from({ length: CHANNELS }, () => new IdsClient(node.grpcPort!));
     const calls: ClientReadableStream<Block>[] = [];
     const refusals: ServiceError[] = [];

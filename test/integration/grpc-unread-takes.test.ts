@@ -28,7 +28,8 @@ const PROCESS_BYTES = 64 * MIB;
 /** What the room a block asks for is reckoned at: 22 bytes per ID (take-call.ts), 10,000 IDs. */
 const BLOCK_ESTIMATE = 22 * 10_000;
 
-const rssBytes = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+const rssBytes = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 async function scrape(url: string): Promise<string> {
   return (await fetch(`${url}/metrics`, { headers: adminHeaders })).text();
@@ -70,7 +71,9 @@ describe('unread gRPC Take calls', () => {
     for (const n of names) await cleanup(n);
   });
 
-  it('100 over 10 channels: 16 run, the node grows by less than 300 MB and others keep a p99 under 50 ms', { timeout: 170_000 }, async (t) => {
+  it('100 over 10 channels: 16 run, the node grows by less than 300 MB and others keep a p99 under 50 ms', {
+    timeout: 170_000,
+  }, async (t) => {
     const node = await start();
     await createTag(node.url, { tag: 'flood' });
     await createTag(node.url, { tag: 'other' });
@@ -87,7 +90,18 @@ describe('unread gRPC Take calls', () => {
       // At the lowest CPU priority: a flooding client runs on another machine, not on the node's CPUs.
       const flood = startChild(
         'nice',
-        ['-n', '19', process.execPath, '--import', 'tsx', 'test/helpers/unread-takes.ts', String(node.grpcPort), 'flood', '10', '10'],
+        [
+          '-n',
+          '19',
+          process.execPath,
+          '--import',
+          'tsx',
+          'test/helpers/unread-takes.ts',
+          String(node.grpcPort),
+          'flood',
+          '10',
+          '10',
+        ],
         {
           name: 'unread Take calls',
         },
@@ -117,7 +131,9 @@ describe('unread gRPC Take calls', () => {
         async () => {
           const t = await scrape(node.url);
           buffered = sample(t, 'idmint_grpc_take_buffered_bytes');
-          const waits = sample(t, 'idmint_grpc_take_waits_total{bound="call"}') + sample(t, 'idmint_grpc_take_waits_total{bound="process"}');
+          const waits =
+            sample(t, 'idmint_grpc_take_waits_total{bound="call"}') +
+            sample(t, 'idmint_grpc_take_waits_total{bound="process"}');
           return buffered >= full && waits >= PER_PEER;
         },
         60_000,
@@ -133,14 +149,20 @@ describe('unread gRPC Take calls', () => {
       assert.ok(during.http < 50 + before.http, report);
       assert.ok(during.grpc < 50 + before.grpc, report);
       // Never above the budget and a block per call.
-      assert.ok(sample(await scrape(node.url), 'idmint_grpc_take_buffered_bytes') <= PROCESS_BYTES + PER_PEER * 2 * BLOCK_ESTIMATE, report);
+      assert.ok(
+        sample(await scrape(node.url), 'idmint_grpc_take_buffered_bytes') <=
+          PROCESS_BYTES + PER_PEER * 2 * BLOCK_ESTIMATE,
+        report,
+      );
       await flood.kill();
     } finally {
       other.close();
     }
   });
 
-  it('a call not read at the HTTP/2 level stops taking IDs once its buffer is full; the budget lets other calls on', { timeout: 120_000 }, async () => {
+  it('a call not read at the HTTP/2 level stops taking IDs once its buffer is full; the budget lets other calls on', {
+    timeout: 120_000,
+  }, async () => {
     // A budget of 1 MiB for the whole process: the unread call fills it alone.
     const node = await start({ GRPC_MAX_BUFFERED_BYTES: String(MIB) });
     await createTag(node.url, { tag: 'still' });
@@ -157,13 +179,18 @@ describe('unread gRPC Take calls', () => {
     });
     // TakeRequest { tag: "still", count: 10^8, block: 10000 }, length-prefixed.
     const tag = Buffer.from('still');
-    const body = Buffer.concat([Buffer.from([0x0a, tag.length]), tag, Buffer.from([0x10, 0x80, 0xc2, 0xd7, 0x2f, 0x18, 0x90, 0x4e])]);
+    const body = Buffer.concat([
+      Buffer.from([0x0a, tag.length]),
+      tag,
+      Buffer.from([0x10, 0x80, 0xc2, 0xd7, 0x2f, 0x18, 0x90, 0x4e]),
+    ]);
     const header = Buffer.alloc(5);
     header.writeUInt32BE(body.length, 1);
     stream.end(Buffer.concat([header, body]));
     stream.pause();
     try {
-      const paused = () => scrape(node.url).then((t) => sample(t, 'idmint_grpc_take_waits_total{bound="process"}') >= 1);
+      const paused = () =>
+        scrape(node.url).then((t) => sample(t, 'idmint_grpc_take_waits_total{bound="process"}') >= 1);
       await waitFor('the unread call to pause at the process budget', paused, 30_000);
       const held = sample(await scrape(node.url), 'idmint_grpc_take_buffered_bytes');
       assert.ok(held <= MIB + BLOCK_ESTIMATE, `${held} bytes held by one call under a budget of ${MIB}`);
@@ -189,6 +216,10 @@ describe('unread gRPC Take calls', () => {
       session.close();
     }
     // Cancelled, it leaves the budget.
-    await waitFor('the budget to empty', async () => sample(await scrape(node.url), 'idmint_grpc_take_buffered_bytes') === 0, 30_000);
+    await waitFor(
+      'the budget to empty',
+      async () => sample(await scrape(node.url), 'idmint_grpc_take_buffered_bytes') === 0,
+      30_000,
+    );
   });
 });

@@ -75,7 +75,10 @@ describe('gRPC API', () => {
     }
 
     // sharded with a key: the key picks the shard, every ID decodes to this tag.
-    const sharded = [...(await client.next({ tag: 'sh', key: 'alice', count: 100 })), ...(await client.next({ tag: 'sh', key: 'bob' }))];
+    const sharded = [
+      ...(await client.next({ tag: 'sh', key: 'alice', count: 100 })),
+      ...(await client.next({ tag: 'sh', key: 'bob' })),
+    ];
     assert.ok(unique(sharded));
     const da = await client.decode({ tag: 'sh', id: sharded[0] });
     const db = await client.decode({ tag: 'sh', id: sharded[99] });
@@ -184,12 +187,17 @@ describe('gRPC API', () => {
     // ahead, and what HTTP/2's windows hold; 5,000,000 if the server wrote without waiting.
     assert.ok(a - start < 1_000_000n, `the take went on to ${a - start} IDs while the client read ${blocks} blocks`);
     const cancelled = /^idmint_grpc_request_duration_seconds_count\{method="Take",code="CANCELLED"\} (\d+)/m;
-    const cancelledTakes = async () => Number(cancelled.exec(await (await fetch(`${node.url}/metrics`)).text())?.[1] ?? 0);
+    const cancelledTakes = async () =>
+      Number(cancelled.exec(await (await fetch(`${node.url}/metrics`)).text())?.[1] ?? 0);
     const cancelledBefore = await cancelledTakes();
     call.cancel();
     assert.equal(await ended, status.CANCELLED);
     // The server's take has seen the cancellation and stopped.
-    await waitFor('the server to end the cancelled take', async () => (await cancelledTakes()) > cancelledBefore, 10_000);
+    await waitFor(
+      'the server to end the cancelled take',
+      async () => (await cancelledTakes()) > cancelledBefore,
+      10_000,
+    );
     const b = (await fetchIds(node.url, 'bp', 1))[0];
     await witnessTake(); // time for a take that went on to show
     const c = (await fetchIds(node.url, 'bp', 1))[0];
@@ -210,12 +218,22 @@ describe('gRPC API', () => {
       if (d.mode === 'snowflake') {
         const sf = d.snowflake;
         assert.ok(sf, 'a snowflake ID has snowflake parts');
-        assert.deepEqual({ ...sf, time: Number(sf.time) }, { timestamp: http.timestamp, time: http.time, worker_id: http.worker_id, sequence: http.sequence });
+        assert.deepEqual(
+          { ...sf, time: Number(sf.time) },
+          { timestamp: http.timestamp, time: http.time, worker_id: http.worker_id, sequence: http.sequence },
+        );
         assert.equal(d.parts, 'snowflake');
         assert.equal(d.segment, undefined);
       } else {
         assert.equal(d.parts, 'segment');
-        assert.deepEqual(d.segment, { seq: http.seq, shard: http.shard, app_id: http.app_id, stride: http.stride, offset: http.offset, counter: http.counter });
+        assert.deepEqual(d.segment, {
+          seq: http.seq,
+          shard: http.shard,
+          app_id: http.app_id,
+          stride: http.stride,
+          offset: http.offset,
+          counter: http.counter,
+        });
       }
     }
     const rule = await failure(client.decode({ tag: 'r', id: '1' }));
@@ -256,7 +274,16 @@ describe('gRPC API', () => {
     // Disabled, as the HTTP route answers it (409 TAG_DISABLED).
     await createTag(node.url, { tag: 'off' });
     await client.next({ tag: 'off' });
-    assert.equal((await fetch(`${node.url}/v1/admin/tags/off`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":false}' })).status, 200);
+    assert.equal(
+      (
+        await fetch(`${node.url}/v1/admin/tags/off`, {
+          method: 'PATCH',
+          headers: adminHeaders,
+          body: '{"enabled":false}',
+        })
+      ).status,
+      200,
+    );
     await expect(client.next({ tag: 'off' }), status.FAILED_PRECONDITION, 'TAG_DISABLED');
     await expect(
       client.take({ tag: 'off', count: 3 }).then((r) => Promise.reject(r.error)),
@@ -283,20 +310,30 @@ describe('gRPC API', () => {
   it('serves a tag with client tokens only to calls carrying a live one (field or metadata); others get NOT_FOUND, as for a missing tag', async () => {
     await createTag(node.url, { tag: 'guarded' });
     assert.equal((await client.next({ tag: 'guarded' })).length, 1, 'open before it has a token');
-    const made = await fetch(`${node.url}/v1/admin/tags/guarded/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"svc"}' });
+    const made = await fetch(`${node.url}/v1/admin/tags/guarded/tokens`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: '{"name":"svc"}',
+    });
     const { token } = (await made.json()) as { token: string };
     const missing = await failure(client.next({ tag: 'guarded' }));
     assert.equal(missing.code, status.NOT_FOUND);
     assert.equal(missing.idmint, 'TAG_NOT_FOUND');
     assert.equal((await failure(client.next({ tag: 'guarded', token: 'wrong-token' }))).code, status.NOT_FOUND);
-    assert.equal((await failure(client.next({ tag: 'guarded' }, IdsClient.md({ authorization: 'Bearer wrong-token' })))).code, status.NOT_FOUND);
+    assert.equal(
+      (await failure(client.next({ tag: 'guarded' }, IdsClient.md({ authorization: 'Bearer wrong-token' })))).code,
+      status.NOT_FOUND,
+    );
     const byField = await client.next({ tag: 'guarded', token, count: 3 });
     const byMetadata = await client.next({ tag: 'guarded' }, IdsClient.md({ authorization: `Bearer ${token}` }));
     assert.ok(ascending(big([...byField, ...byMetadata])));
     const denied = await client.take({ tag: 'guarded', count: 10 });
     assert.equal(denied.error?.code, status.NOT_FOUND);
     assert.equal(denied.blocks.length, 0);
-    const streamed = await client.take({ tag: 'guarded', count: 10 }, IdsClient.md({ authorization: `Bearer ${token}` }));
+    const streamed = await client.take(
+      { tag: 'guarded', count: 10 },
+      IdsClient.md({ authorization: `Bearer ${token}` }),
+    );
     assert.equal(streamed.error, undefined);
     assert.equal(idsOf(streamed.blocks).length, 10);
   });
@@ -346,7 +383,11 @@ describe('gRPC listener settings and shutdown', () => {
           setTimeout(() => call.resume(), 5);
         });
         call.on('error', (e: { code: number; metadata: { get(k: string): unknown[] } }) => {
-          ended = { code: e.code, idmint: String(e.metadata.get('idmint-code')[0]), retryAfter: String(e.metadata.get('retry-after')[0]) };
+          ended = {
+            code: e.code,
+            idmint: String(e.metadata.get('idmint-code')[0]),
+            retryAfter: String(e.metadata.get('retry-after')[0]),
+          };
           resolve();
         });
         call.on('end', () => resolve());
@@ -378,7 +419,10 @@ describe('gRPC listener settings and shutdown', () => {
       await streamEnded;
       assert.deepEqual(ended, { code: status.UNAVAILABLE, idmint: 'UNAVAILABLE', retryAfter: '1' });
       const streamed = idsOf(got);
-      assert.ok(streamed.length < 50_000_000 && unique(streamed) && ascending(streamed), 'the blocks before the end stay valid');
+      assert.ok(
+        streamed.length < 50_000_000 && unique(streamed) && ascending(streamed),
+        'the blocks before the end stay valid',
+      );
       const t0 = performance.now();
       await closed;
       assert.ok(performance.now() - t0 < 8000, 'closing does not wait for the grace period');

@@ -54,15 +54,27 @@ describe('idempotency keys against an adversary that retries at the worst moment
 
   before(async () => {
     nodes.push(await startLocalNode(names), await startLocalNode(names));
-    keys = nodes.map((n) => new IdempotencyKeys(new IdempotencyRecords(n.rt.segments, n.rt.keys), { maxKeys: 100_000 }));
+    keys = nodes.map(
+      (n) => new IdempotencyKeys(new IdempotencyRecords(n.rt.segments, n.rt.keys), { maxKeys: 100_000 }),
+    );
   });
   after(async () => {
     await Promise.allSettled(nodes.map((n) => n.close()));
     await cleanup(names);
   });
 
-  /** A keyed request of `count` IDs through process `side`; midway: run while its take is done, before its answer is kept. */
-  async function send(tag: string, side: number, key: string, count: number, inKey: boolean, midway?: () => void): Promise<string[] | IdmintError> {
+  /**
+   * A keyed request of `count` IDs through process `side`; midway: run while its take is done, before its answer is
+   * kept.
+   */
+  async function send(
+    tag: string,
+    side: number,
+    key: string,
+    count: number,
+    inKey: boolean,
+    midway?: () => void,
+  ): Promise<string[] | IdmintError> {
     const n = nodes[side];
     const stored = await n.rt.ids.prepare({ tag, as: 'ids', count: 1 });
     const direct = inKey ? { shard: 0, scope: '', stride: 1, offset: 0, taken: () => {} } : undefined;
@@ -85,7 +97,9 @@ describe('idempotency keys against an adversary that retries at the worst moment
     }
   }
 
-  it('consumes exactly the IDs of the answered keys, and gives each key one answer', { timeout: 170_000 }, async (t) => {
+  it('consumes exactly the IDs of the answered keys, and gives each key one answer', {
+    timeout: 170_000,
+  }, async (t) => {
     t.diagnostic(`seed ${SEED} (IDEMPOTENCY_SEED=${SEED} replays it)`);
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
@@ -97,7 +111,10 @@ describe('idempotency keys against an adversary that retries at the worst moment
           if (got instanceof IdmintError) {
             // A refusal is right only for a different request under a key that has an answer.
             assert.equal(got.code, 'IDEMPOTENCY_KEY_MISMATCH', `${what}: ${got.message}`);
-            assert.ok(kept !== undefined && kept.count !== count, `${what}: refused as a mismatch, but it is the key's own request`);
+            assert.ok(
+              kept !== undefined && kept.count !== count,
+              `${what}: refused as a mismatch, but it is the key's own request`,
+            );
             return;
           }
           if (kept === undefined) answers.set(key, { count, ids: got });
@@ -107,14 +124,25 @@ describe('idempotency keys against an adversary that retries at the worst moment
           const key = `k${s.key}`;
           const other = 1 - s.side;
           let retry: Promise<string[] | IdmintError> | undefined;
-          const got = await send(tag, s.side, key, s.count, s.inKey, s.retryMidway ? () => void (retry = send(tag, other, key, s.count, s.inKey)) : undefined);
+          const got = await send(
+            tag,
+            s.side,
+            key,
+            s.count,
+            s.inKey,
+            s.retryMidway ? () => void (retry = send(tag, other, key, s.count, s.inKey)) : undefined,
+          );
           check(key, s.count, got, `step ${i}`);
           if (retry !== undefined) check(key, s.count, await retry, `step ${i}, its retry midway`);
           if (s.replay) check(key, s.count, await send(tag, other, key, s.count, !s.inKey), `step ${i}, its replay`);
         }
         const consumed = [...answers.values()].reduce((sum, a) => sum + a.count, 0);
         const next = await nodes[0].rt.ids.issue({ tag, as: 'ids', count: 1 });
-        assert.equal(next[0], String(consumed + 1), `the next unkeyed ID shows ${Number(next[0]) - 1} IDs consumed; the answered keys hold ${consumed}`);
+        assert.equal(
+          next[0],
+          String(consumed + 1),
+          `the next unkeyed ID shows ${Number(next[0]) - 1} IDs consumed; the answered keys hold ${consumed}`,
+        );
       }),
       { numRuns: RUNS, seed: SEED, includeErrorInReport: true },
     );

@@ -25,7 +25,10 @@ interface Issued {
 
 /** Keyed requests of a tag through IdempotencyKeys of their own (byte bound, retention in s). */
 function keysOn(node: LocalNode, maxBytes: number, retention?: number) {
-  const keys = new IdempotencyKeys(new IdempotencyRecords(node.rt.segments, node.rt.keys), { maxKeys: 100_000, maxBytes });
+  const keys = new IdempotencyKeys(new IdempotencyRecords(node.rt.segments, node.rt.keys), {
+    maxKeys: 100_000,
+    maxBytes,
+  });
   const prepare = async (name: string): Promise<StoredTag> => {
     const tag = await node.rt.ids.prepare({ tag: name, as: 'ids', count: 1 });
     return retention === undefined ? tag : ({ ...tag, keyRetentionSeconds: retention } as StoredTag);
@@ -35,10 +38,16 @@ function keysOn(node: LocalNode, maxBytes: number, retention?: number) {
     prepare,
     async issue(name: string, key: string, count: number, fail = false): Promise<Issued> {
       let taken: string[] | undefined;
-      const answer = await keys.issue(await prepare(name), key, fingerprintOf({ count, shape: 'ids' }), count, async () => {
-        if (fail) throw new Error('the take failed');
-        return (taken = await node.rt.ids.issue({ tag: name, as: 'ids', count }));
-      });
+      const answer = await keys.issue(
+        await prepare(name),
+        key,
+        fingerprintOf({ count, shape: 'ids' }),
+        count,
+        async () => {
+          if (fail) throw new Error('the take failed');
+          return (taken = await node.rt.ids.issue({ tag: name, as: 'ids', count }));
+        },
+      );
       return { answer, taken };
     },
   };
@@ -97,7 +106,10 @@ describe('idempotency keys bounded in bytes', () => {
       t.diagnostic(
         `kept answer of ${count} ID(s) of a ${name === 'plain' ? 'counter' : 'permuted (12 digits)'} tag: MEMORY USAGE ${usage} B, charged ${charged} B`,
       );
-      assert.ok(charged > 0 && charged <= usage && usage <= 1.25 * charged + 128, `charged ${charged} B for a record of ${usage} B`);
+      assert.ok(
+        charged > 0 && charged <= usage && usage <= 1.25 * charged + 128,
+        `charged ${charged} B for a record of ${usage} B`,
+      );
     }
   });
 
@@ -112,15 +124,28 @@ describe('idempotency keys bounded in bytes', () => {
     const refused = keysOn(node, budget);
     let took = false;
     const e = await fullRefusal(
-      refused.keys.issue(await refused.prepare('spread'), 'l-2', fingerprintOf({ count: 1000, shape: 'ids' }), 1000, async () => {
-        took = true;
-        return [];
-      }) as Promise<never>,
+      refused.keys.issue(
+        await refused.prepare('spread'),
+        'l-2',
+        fingerprintOf({ count: 1000, shape: 'ids' }),
+        1000,
+        async () => {
+          took = true;
+          return [];
+        },
+      ) as Promise<never>,
     );
     assert.equal(took, false, 'a refused request takes nothing');
-    assert.ok(e.retryAfter !== undefined && e.retryAfter >= 1 && e.retryAfter <= 3, `Retry-After ${e.retryAfter}: when the 3 s key expires`);
+    assert.ok(
+      e.retryAfter !== undefined && e.retryAfter >= 1 && e.retryAfter <= 3,
+      `Retry-After ${e.retryAfter}: when the 3 s key expires`,
+    );
     assert.equal(await account('spread'), before, 'a refusal charges nothing');
-    assert.deepEqual((await long.issue('spread', 'l-1', 1000)).answer, second.answer, 'a kept key is answered when full');
+    assert.deepEqual(
+      (await long.issue('spread', 'l-1', 1000)).answer,
+      second.answer,
+      'a kept key is answered when full',
+    );
     assert.deepEqual((await long.issue('spread', 's-1', 1000)).answer, first.answer);
     // A take that fails gives its claim's charge back.
     await assert.rejects(long.issue('spread', 'small-fail', 1, true), /the take failed/);
@@ -140,6 +165,9 @@ describe('idempotency keys bounded in bytes', () => {
     await long.issue('late', 'big-1', 1000);
     await long.issue('late', 'big-2', 1000);
     const e = await fullRefusal(long.issue('late', 'big-3', 1000));
-    assert.ok(e.retryAfter !== undefined && e.retryAfter > 86_000 && e.retryAfter <= 86_400, `Retry-After ${e.retryAfter}: when a day-long key expires`);
+    assert.ok(
+      e.retryAfter !== undefined && e.retryAfter > 86_000 && e.retryAfter <= 86_400,
+      `Retry-After ${e.retryAfter}: when a day-long key expires`,
+    );
   });
 });

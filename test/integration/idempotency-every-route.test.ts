@@ -68,7 +68,11 @@ describe('an idempotency key on every route', () => {
       const first = await get(`${node.url}${path}`, `leaf-${path}`);
       assert.equal(first.status, 200, first.text);
       assert.notEqual((await get(`${node.url}${path}`)).text, first.text);
-      assert.equal((await get(`${node.url}${path}`, `leaf-${path}`)).text, first.text, `${path}: the replay is the first ID`);
+      assert.equal(
+        (await get(`${node.url}${path}`, `leaf-${path}`)).text,
+        first.text,
+        `${path}: the replay is the first ID`,
+      );
     }
   });
 
@@ -79,10 +83,16 @@ describe('an idempotency key on every route', () => {
     assert.equal(first.data.length, 3);
     await get(url);
     assert.deepEqual((JSON.parse((await get(url, 'tiny-1')).text) as { data: number[] }).data, first.data);
-    const seg = JSON.parse((await get(`${node.url}/tinyid/id/nextSegmentId?bizType=tiny`, 'tiny-2')).text) as { code: number; message: string };
+    const seg = JSON.parse((await get(`${node.url}/tinyid/id/nextSegmentId?bizType=tiny`, 'tiny-2')).text) as {
+      code: number;
+      message: string;
+    };
     assert.notEqual(seg.code, 200);
     assert.match(seg.message, /Idempotency-Key header.*not to counter runs or held blocks/);
-    assert.equal((JSON.parse((await get(`${node.url}/tinyid/id/nextSegmentId?bizType=tiny`)).text) as { code: number }).code, 200);
+    assert.equal(
+      (JSON.parse((await get(`${node.url}/tinyid/id/nextSegmentId?bizType=tiny`)).text) as { code: number }).code,
+      200,
+    );
   });
 
   it('gRPC Take honours the idempotency-key metadata', async () => {
@@ -102,7 +112,12 @@ describe('an idempotency key on every route', () => {
 
   it('refuses a keyed ranges take of a permuted tag, as an unkeyed one', async () => {
     for (const key of [undefined, 'perm-1']) {
-      const frames = await wsTake(node.url, { tag: 'mixed', count: 3, format: 'ranges', ...(key ? { idempotency_key: key } : {}) });
+      const frames = await wsTake(node.url, {
+        tag: 'mixed',
+        count: 3,
+        format: 'ranges',
+        ...(key ? { idempotency_key: key } : {}),
+      });
       assert.deepEqual([frames[0].op, frames[0].code], ['error', 'INVALID_ARGUMENT'], `key ${key}`);
       assert.match(String(frames[0].message), /permuted/);
     }
@@ -116,7 +131,11 @@ describe('a full tag of idempotency keys answers a retry hint on every transport
   let udp: UdpClient;
 
   before(async () => {
-    node = await startLocalNode(names, { IDEMPOTENCY_MAX_KEYS: '1', UDP_PORT: String(await freePort()), GRPC_PORT: String(await freePort()) });
+    node = await startLocalNode(names, {
+      IDEMPOTENCY_MAX_KEYS: '1',
+      UDP_PORT: String(await freePort()),
+      GRPC_PORT: String(await freePort()),
+    });
     grpc = new IdsClient(node.grpcPort!);
     udp = await UdpClient.open();
     await createTag(node.url, { tag: 'fullrule', mode: 'rule', template: 'F{counter:6}', max_counter: 999999 });
@@ -153,7 +172,13 @@ describe('a full tag of idempotency keys answers a retry hint on every transport
   it('UDP: the reply’s message says in how many seconds to retry', async () => {
     // A refusal is never longer than its datagram (UDP.md, reply size): the request is padded
     // with a field the protocol does not echo, so the whole message fits.
-    const request = { action: 'get', rule_name: 'fullrule', app_name: 'shop', idempotency_key: 'more', pad: 'x'.repeat(200) };
+    const request = {
+      action: 'get',
+      rule_name: 'fullrule',
+      app_name: 'shop',
+      idempotency_key: 'more',
+      pad: 'x'.repeat(200),
+    };
     const reply = JSON.parse(await udp.exchange(node.udpPort!, JSON.stringify(request))) as {
       code: number;
       message: string;

@@ -28,10 +28,27 @@ const SENTINEL_BASE = Number(process.env.IDEM_FAULTS_SENTINEL_BASE_PORT ?? 7531)
 /** Keys answered per phase, and a request without a key after every third of them. */
 const KEYS_PER_PHASE = 30;
 
-/** Two idmint processes on one Redis, a tag whose segments last (its steady state is the one-call path), and an observer. */
-async function serving(names: ReturnType<typeof testNames>, redisUrl: string, tag: string, nodes: LocalNode[], extra: Record<string, string> = {}) {
+/**
+ * Two idmint processes on one Redis, a tag whose segments last (its steady state is the one-call path), and an
+ * observer.
+ */
+async function serving(
+  names: ReturnType<typeof testNames>,
+  redisUrl: string,
+  tag: string,
+  nodes: LocalNode[],
+  extra: Record<string, string> = {},
+) {
   for (let i = 0; i < 2; i++)
-    nodes.push(await startLocalNode(names, { REDIS_URL: redisUrl, REFILL_WAIT_MS: '1500', NODE_ID: `idem-faults-${tag}-${i}`, LOG_LEVEL: 'error', ...extra }));
+    nodes.push(
+      await startLocalNode(names, {
+        REDIS_URL: redisUrl,
+        REFILL_WAIT_MS: '1500',
+        NODE_ID: `idem-faults-${tag}-${i}`,
+        LOG_LEVEL: 'error',
+        ...extra,
+      }),
+    );
   const mine = nodes.slice(-2);
   await createTag(mine[0].url, { tag, step: 100_000, min_step: 100_000 });
   const observer = new Observer();
@@ -77,7 +94,9 @@ async function serving(names: ReturnType<typeof testNames>, redisUrl: string, ta
   return { observer, send, across, replayAll };
 }
 
-describe('idempotency keys of the one-call path across Redis faults', { skip: skipOnCluster('it restarts its own redis-servers') }, () => {
+describe('idempotency keys of the one-call path across Redis faults', {
+  skip: skipOnCluster('it restarts its own redis-servers'),
+}, () => {
   const names = testNames();
   const servers: RedisServer[] = [];
   const nodes: LocalNode[] = [];
@@ -111,7 +130,9 @@ describe('idempotency keys of the one-call path across Redis faults', { skip: sk
     assert.ok(seen.changed > 0, 'some keys answered after the snapshot were lost and answered anew');
   });
 
-  it('restarted empty: every key lost gets a first answer above every ID seen, no ID twice', { timeout: 150_000 }, async () => {
+  it('restarted empty: every key lost gets a first answer above every ID seen, no ID twice', {
+    timeout: 150_000,
+  }, async () => {
     const server = await RedisServer.start();
     servers.push(server);
     const { observer, send, across, replayAll } = await serving(names, server.url, 'empty', nodes);
@@ -132,10 +153,16 @@ describe('idempotency keys of the one-call path across Redis faults', { skip: sk
     const had = nodes.length;
     try {
       const master = script('master');
-      const { observer, send, across, replayAll } = await serving(names, `redis://127.0.0.1:${SENTINEL_BASE}`, 'failover', nodes, {
-        REDIS_SENTINELS: seeds,
-        REDIS_SENTINEL_MASTER: master,
-      });
+      const { observer, send, across, replayAll } = await serving(
+        names,
+        `redis://127.0.0.1:${SENTINEL_BASE}`,
+        'failover',
+        nodes,
+        {
+          REDIS_SENTINELS: seeds,
+          REDIS_SENTINEL_MASTER: master,
+        },
+      );
       const first = Number((await masterAddr(sentinels[0])).split(':')[1]);
       await send('kept');
       // Everything so far reaches the replica; then its link is cut (the master refuses its
@@ -148,9 +175,16 @@ describe('idempotency keys of the one-call path across Redis faults', { skip: sk
       const lostFrom = now();
       await send('lost');
       const { faultAt, backAt } = await across(async () => {
-        const pid = await withRedisPort(first, async (m) => Number(/process_id:(\d+)/.exec(await m.info('server'))![1]));
+        const pid = await withRedisPort(first, async (m) =>
+          Number(/process_id:(\d+)/.exec(await m.info('server'))![1]),
+        );
         process.kill(pid, 'SIGKILL');
-        await waitFor('the sentinels promoted the replica', async () => (await masterAddr(sentinels[0])) !== `127.0.0.1:${first}`, 60_000, 100);
+        await waitFor(
+          'the sentinels promoted the replica',
+          async () => (await masterAddr(sentinels[0])) !== `127.0.0.1:${first}`,
+          60_000,
+          100,
+        );
       });
       await replayAll();
       const seen = assertKeyPromises(observer.answers, lostFrom, faultAt, backAt);

@@ -29,7 +29,12 @@ interface Side {
   readonly records: IdempotencyRecords;
   readonly metrics: Metrics;
   /** Keyed request for count IDs of tag; taken: what its own take gave (undefined if none ran). */
-  issue(tag: string, key: string, count: number, shape?: string): Promise<{ answer: string[]; taken: string[] | undefined }>;
+  issue(
+    tag: string,
+    key: string,
+    count: number,
+    shape?: string,
+  ): Promise<{ answer: string[]; taken: string[] | undefined }>;
 }
 
 async function side(names: ReturnType<typeof testNames>): Promise<Side> {
@@ -80,7 +85,9 @@ async function refusedWith(p: Promise<unknown>, code: ErrorCode, message?: RegEx
 }
 
 async function counterValue(m: Metrics, name: string, tag: string): Promise<number> {
-  const metric = (await m.registry.getMetricsAsJSON()).find((x) => x.name === name) as { values: { labels: { tag?: string }; value: number }[] } | undefined;
+  const metric = (await m.registry.getMetricsAsJSON()).find((x) => x.name === name) as
+    | { values: { labels: { tag?: string }; value: number }[] }
+    | undefined;
   return metric?.values.find((v) => v.labels.tag === tag)?.value ?? 0;
 }
 
@@ -157,7 +164,9 @@ describe('idempotency keys', () => {
     const away = new Redis({ lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     away.on('error', () => undefined);
     try {
-      const keys = new IdempotencyKeys(new IdempotencyRecords({ connection: () => away }, a.node.rt.keys), { maxKeys: 10 });
+      const keys = new IdempotencyKeys(new IdempotencyRecords({ connection: () => away }, a.node.rt.keys), {
+        maxKeys: 10,
+      });
       const tag = await a.node.rt.ids.prepare({ tag: 'orders', as: 'ids', count: 1 });
       let taken: string[] = [];
       const e = await refusedWith(
@@ -208,9 +217,15 @@ describe('idempotency keys', () => {
       const stays = await a.issue('brief', 'stays-1', 1);
       const tag = await short.node.rt.ids.prepare({ tag: 'brief', as: 'ids', count: 1 });
       assert.equal(await short.keys.held(tag), 2);
-      const ttl = await short.node.rt.segments.connection().pttl(short.node.rt.keys.idempotencyRecord('brief', tag.epoch, 'expires-1'));
+      const ttl = await short.node.rt.segments
+        .connection()
+        .pttl(short.node.rt.keys.idempotencyRecord('brief', tag.epoch, 'expires-1'));
       assert.ok(ttl > 0 && ttl <= 3000, `the record expires with the retention (PTTL ${ttl})`);
-      await waitFor('the key to expire', async () => (await short.records.lookup(tag, 'expires-1')) === undefined, 20_000);
+      await waitFor(
+        'the key to expire',
+        async () => (await short.records.lookup(tag, 'expires-1')) === undefined,
+        20_000,
+      );
       assert.equal(await short.keys.held(tag), 1, 'an expired key is not counted as held');
       const later = await short.issue('brief', 'expires-1', 2);
       assert.deepEqual(later.answer, later.taken, 'served as a first request');
@@ -237,7 +252,11 @@ describe('idempotency keys', () => {
       ['line\nbreak', /visible ASCII/],
     ] as const)
       await refusedWith(a.keys.issue(tag, key, fp, 1, take), 'INVALID_ARGUMENT', why);
-    await refusedWith(a.keys.issue(tag, 'big', fingerprintOf({ count: 1001, shape: 'ids' }), 1001, take), 'INVALID_ARGUMENT', /at most 1000 IDs .*got 1001/);
+    await refusedWith(
+      a.keys.issue(tag, 'big', fingerprintOf({ count: 1001, shape: 'ids' }), 1001, take),
+      'INVALID_ARGUMENT',
+      /at most 1000 IDs .*got 1001/,
+    );
     assert.equal(took, 0, 'nothing was taken for a refused request');
     const longest = 'k'.repeat(255);
     const ok = await a.issue('orders', longest, 1000);
@@ -262,14 +281,18 @@ describe('idempotency keys', () => {
       try {
         const slot = async (k: string) => Number(await r.cluster('KEYSLOT', k));
         const tagSlot = await slot(a.node.rt.keys.segment('counted', tag.epoch, 0));
-        for (const k of ['c-1', 'c-{3}']) assert.equal(await slot(a.node.rt.keys.idempotencyRecord('counted', tag.epoch, k)), tagSlot, k);
+        for (const k of ['c-1', 'c-{3}'])
+          assert.equal(await slot(a.node.rt.keys.idempotencyRecord('counted', tag.epoch, k)), tagSlot, k);
         assert.equal(await slot(a.node.rt.keys.idempotencyIndex('counted', tag.epoch)), tagSlot);
       } finally {
         r.disconnect();
       }
     }
     const r = a.node.rt.segments.connection();
-    assert.ok(await r.exists(a.node.rt.keys.idempotencyRecord('counted', tag.epoch, 'c-{3}')), 'the record is where keys.ts says');
+    assert.ok(
+      await r.exists(a.node.rt.keys.idempotencyRecord('counted', tag.epoch, 'c-{3}')),
+      'the record is where keys.ts says',
+    );
   });
 
   it('refuses a new key once the tag holds IDEMPOTENCY_MAX_KEYS live keys, and still answers the kept ones', async () => {
@@ -279,9 +302,16 @@ describe('idempotency keys', () => {
       const kept = await few.issue('bounded', 'b-1', 1);
       await few.issue('bounded', 'b-2', 1);
       await few.issue('bounded', 'b-3', 1);
-      const e = await refusedWith(few.issue('bounded', 'b-4', 1), 'IDEMPOTENCY_KEYS_FULL', /holds 3 live idempotency keys/);
+      const e = await refusedWith(
+        few.issue('bounded', 'b-4', 1),
+        'IDEMPOTENCY_KEYS_FULL',
+        /holds 3 live idempotency keys/,
+      );
       assert.equal(e.status, 429);
-      assert.ok(e.retryAfter !== undefined && e.retryAfter >= 1 && e.retryAfter <= 86400, `Retry-After ${e.retryAfter}`);
+      assert.ok(
+        e.retryAfter !== undefined && e.retryAfter >= 1 && e.retryAfter <= 86400,
+        `Retry-After ${e.retryAfter}`,
+      );
       assert.equal(await counterValue(few.metrics, 'idmint_idempotency_keys_full_total', 'bounded'), 1);
       assert.deepEqual((await few.issue('bounded', 'b-1', 1)).answer, kept.answer, 'a kept key is answered when full');
       assert.equal(await few.keys.held(await few.node.rt.ids.prepare({ tag: 'bounded', as: 'ids', count: 1 })), 3);
@@ -296,7 +326,10 @@ describe('idempotency keys', () => {
     await long.issue('roomy', 'long-1', 1);
     await short.issue('roomy', 'short-1', 1);
     const e = await refusedWith(long.issue('roomy', 'long-2', 1), 'IDEMPOTENCY_KEYS_FULL');
-    assert.ok(e.retryAfter !== undefined && e.retryAfter >= 1 && e.retryAfter <= 3, `Retry-After ${e.retryAfter}: when the short key expires`);
+    assert.ok(
+      e.retryAfter !== undefined && e.retryAfter >= 1 && e.retryAfter <= 3,
+      `Retry-After ${e.retryAfter}: when the short key expires`,
+    );
     await waitFor('the short key to expire', async () => (await long.keys.held(tag)) === 1, 20_000);
     const room = await long.issue('roomy', 'long-2', 1);
     assert.deepEqual(room.answer, room.taken);

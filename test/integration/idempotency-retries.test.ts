@@ -60,7 +60,8 @@ describe('a retry consumes nothing', () => {
     await createTag(local.url, { tag: 'replays' });
     const first = await keyed(child.url, 'replays', 'pay-1', 10);
     assert.equal(first.status, 200);
-    for (let i = 0; i < 5; i++) assert.deepEqual((await keyed(urls[i % 2], 'replays', 'pay-1', 10)).ids, first.ids, `replay ${i}`);
+    for (let i = 0; i < 5; i++)
+      assert.deepEqual((await keyed(urls[i % 2], 'replays', 'pay-1', 10)).ids, first.ids, `replay ${i}`);
     assert.equal(await nextUnkeyed(local.url, 'replays'), '11', 'only the first request’s 10 IDs were consumed');
   });
 
@@ -76,7 +77,9 @@ describe('a retry consumes nothing', () => {
   it('20 concurrent requests under one key, over two processes, take one request’s IDs and all get its answer', async () => {
     await createTag(local.url, { tag: 'burst' });
     for (let round = 0; round < 5; round++) {
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => keyed(urls[i % 2], 'burst', `burst-${round}`, 5)));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => keyed(urls[i % 2], 'burst', `burst-${round}`, 5)),
+      );
       for (const a of answers) {
         assert.equal(a.status, 200, `round ${round}: ${a.code}`);
         assert.deepEqual(a.ids, answers[0].ids, `round ${round}: one answer`);
@@ -89,7 +92,8 @@ describe('a retry consumes nothing', () => {
     await createTag(local.url, { tag: 'small-rule', mode: 'rule', template: 'R{counter:1}', max_counter: 9 });
     const first = await keyed(local.url, 'small-rule', 'once', 1, '&app=shop');
     assert.equal(first.status, 200);
-    for (let i = 0; i < 12; i++) assert.deepEqual((await keyed(urls[i % 2], 'small-rule', 'once', 1, '&app=shop')).ids, first.ids, `retry ${i}`);
+    for (let i = 0; i < 12; i++)
+      assert.deepEqual((await keyed(urls[i % 2], 'small-rule', 'once', 1, '&app=shop')).ids, first.ids, `retry ${i}`);
     const next = await nextUnkeyed(child.url, 'small-rule', '&app=shop');
     assert.notEqual(next, first.ids?.[0]);
     assert.match(next, /^R\d$/, 'the period still serves');
@@ -99,13 +103,20 @@ describe('a retry consumes nothing', () => {
     await createTag(local.url, { tag: 'switched' });
     const patch = async (enabled: boolean) =>
       assert.equal(
-        (await fetch(`${local.url}/v1/admin/tags/switched`, { method: 'PATCH', headers: adminHeaders, body: JSON.stringify({ enabled }) })).status,
+        (
+          await fetch(`${local.url}/v1/admin/tags/switched`, {
+            method: 'PATCH',
+            headers: adminHeaders,
+            body: JSON.stringify({ enabled }),
+          })
+        ).status,
         200,
       );
     await patch(false);
     await waitFor(
       'both processes to see the tag disabled',
-      async () => (await Promise.all(urls.map((u) => keyed(u, 'switched', 'probe', 1)))).every((a) => a.code === 'TAG_DISABLED'),
+      async () =>
+        (await Promise.all(urls.map((u) => keyed(u, 'switched', 'probe', 1)))).every((a) => a.code === 'TAG_DISABLED'),
       20_000,
     );
     const refused = await keyed(local.url, 'switched', 'pay-1', 3);
@@ -113,7 +124,8 @@ describe('a retry consumes nothing', () => {
     await patch(true);
     await waitFor(
       'both processes to see the tag enabled',
-      async () => (await Promise.all(urls.map((u) => fetch(`${u}/v1/ids/switched?count=1`)))).every((r) => r.status === 200),
+      async () =>
+        (await Promise.all(urls.map((u) => fetch(`${u}/v1/ids/switched?count=1`)))).every((r) => r.status === 200),
       20_000,
     );
     const retry = await keyed(child.url, 'switched', 'pay-1', 3);
@@ -154,7 +166,11 @@ describe('a retry consumes nothing', () => {
       assert.equal(a.status, 200, `${k}: ${a.code}`);
       const before = firstTry.get(k);
       if (before) assert.deepEqual(a.ids, before, `${k}: its retry gets the answer the dead process gave`);
-      assert.deepEqual((await keyed(urls[1 - (k.length % 2)], 'killed', k, 2)).ids, a.ids, `${k}: one answer from either process`);
+      assert.deepEqual(
+        (await keyed(urls[1 - (k.length % 2)], 'killed', k, 2)).ids,
+        a.ids,
+        `${k}: one answer from either process`,
+      );
       for (const id of a.ids ?? []) {
         assert.equal(owner.get(id), undefined, `${id} answered under ${owner.get(id)} and ${k}`);
         owner.set(id, k);
@@ -163,7 +179,10 @@ describe('a retry consumes nothing', () => {
     // Every key took its 2 IDs once; the dead process lost at most the IDs of the 20 requests in
     // flight when it died; the retries and their checks took nothing.
     const consumed = Number(await nextUnkeyed(local.url, 'killed')) - 1;
-    assert.ok(consumed <= 2 * keys.length + 2 * 20, `${consumed} IDs consumed for ${keys.length} keys of 2 IDs and at most 20 requests lost`);
+    assert.ok(
+      consumed <= 2 * keys.length + 2 * 20,
+      `${consumed} IDs consumed for ${keys.length} keys of 2 IDs and at most 20 requests lost`,
+    );
   });
 });
 
@@ -181,7 +200,14 @@ describe('a request that never comes back between take and record', () => {
   });
 
   it('holds its key until its claim expires, then the retry takes anew, and the late record never overwrites', async () => {
-    const [a, b] = nodes.map((n) => new IdempotencyKeys(new IdempotencyRecords(n.rt.segments, n.rt.keys), { maxKeys: 100, claimMs: 1500, waitMs: 100 }));
+    const [a, b] = nodes.map(
+      (n) =>
+        new IdempotencyKeys(new IdempotencyRecords(n.rt.segments, n.rt.keys), {
+          maxKeys: 100,
+          claimMs: 1500,
+          waitMs: 100,
+        }),
+    );
     const tag = await nodes[0].rt.ids.prepare({ tag: 'stalled', as: 'ids', count: 1 });
     const fp = fingerprintOf({ count: 2, shape: 'ids' });
     const take = (n: LocalNode) => async () => n.rt.ids.issue({ tag: 'stalled', as: 'ids', count: 2 });
@@ -199,7 +225,10 @@ describe('a request that never comes back between take and record', () => {
     );
     assert.ok(busy instanceof IdmintError && busy.code === 'IDEMPOTENCY_KEY_IN_FLIGHT', String(busy));
     assert.equal(busy.status, 409);
-    assert.ok(busy.retryAfter !== undefined && busy.retryAfter >= 1 && busy.retryAfter <= 2, `Retry-After ${busy.retryAfter}`);
+    assert.ok(
+      busy.retryAfter !== undefined && busy.retryAfter >= 1 && busy.retryAfter <= 2,
+      `Retry-After ${busy.retryAfter}`,
+    );
     let retry: string[] | undefined;
     await waitFor(
       'the claim to expire and the retry to be served',

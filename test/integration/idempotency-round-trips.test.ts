@@ -76,7 +76,9 @@ describe('Redis calls of a keyed request', () => {
   }
 
   async function ids(tag: string, count: number, key?: string): Promise<string[]> {
-    const res = await fetch(`${node.url}/v1/ids/${tag}?count=${count}`, { headers: key ? { 'idempotency-key': key } : {} });
+    const res = await fetch(`${node.url}/v1/ids/${tag}?count=${count}`, {
+      headers: key ? { 'idempotency-key': key } : {},
+    });
     const body = (await res.json()) as { ids?: string[] };
     assert.equal(res.status, 200, JSON.stringify(body));
     return body.ids as string[];
@@ -93,9 +95,17 @@ describe('Redis calls of a keyed request', () => {
       1,
     );
     const next = Number(got[0]) + 1;
-    assert.deepEqual(await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))), ['idem-takes-4'], 'a new key: one call');
+    assert.deepEqual(
+      await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))),
+      ['idem-takes-4'],
+      'a new key: one call',
+    );
     assert.deepEqual(got, [String(next)]);
-    assert.deepEqual(await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))), ['idem-takes-4'], 'a replay: one call');
+    assert.deepEqual(
+      await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))),
+      ['idem-takes-4'],
+      'a replay: one call',
+    );
     assert.deepEqual(got, [String(next)]);
     assert.deepEqual(await ids('glob', 1), [String(next + 1)], 'the replay took nothing');
   });
@@ -122,7 +132,8 @@ describe('Redis calls of a keyed request', () => {
       Array.from({ length: 13 }, (_, k) => String((counter + 1 + k) * 3 + 2)),
       'consecutive counter values, each k * 3 + 2',
     );
-    for (const [i, count] of [1, 2, 3, 7].entries()) assert.deepEqual(await ids('strided', count, `s-${i}`), answers[i], `replay of s-${i}`);
+    for (const [i, count] of [1, 2, 3, 7].entries())
+      assert.deepEqual(await ids('strided', count, `s-${i}`), answers[i], `replay of s-${i}`);
     assert.deepEqual(await ids('strided', 1), [String((counter + 14) * 3 + 2)], 'the replays took nothing');
   });
 
@@ -145,21 +156,37 @@ describe('Redis calls of a keyed request', () => {
       Array.from({ length: 36 }, (_, k) => String(k + 2)),
       'consecutive IDs, whichever way each was taken',
     );
-    for (let i = 0; i < 12; i++) assert.deepEqual(await ids('short', 3, `b-${i}`), got.slice(3 * i, 3 * i + 3), `replay of b-${i}`);
+    for (let i = 0; i < 12; i++)
+      assert.deepEqual(await ids('short', 3, `b-${i}`), got.slice(3 * i, 3 * i + 3), `replay of b-${i}`);
     assert.deepEqual(await ids('short', 1), ['38'], 'the replays took nothing');
   });
 
   it('order global: keyed requests of one event-loop turn share one call, new keys and replays alike, served in arrival order', async () => {
     await createTag(node.url, { tag: 'turn', step: 100_000, min_step: 100_000 });
-    await waitFor('a request without a key that is one take', async () => (await callsOf('turn', () => ids('turn', 1))).join() === 'take-2', 10_000, 1);
+    await waitFor(
+      'a request without a key that is one take',
+      async () => (await callsOf('turn', () => ids('turn', 1))).join() === 'take-2',
+      10_000,
+      1,
+    );
     const keys = new IdempotencyKeys(new IdempotencyRecords(node.rt.segments, node.rt.keys), { maxKeys: 100_000 });
     const stored = await node.rt.ids.prepare({ tag: 'turn', as: 'ids', count: 1 });
     const inKey = { shard: 0, scope: '', stride: 1, offset: 0, taken: () => {} };
     const send = (key: string, count: number) =>
-      keys.issue(stored, key, fingerprintOf({ count, shape: 'ids' }), count, () => Promise.reject(new Error('taken the claim’s way')), inKey);
+      keys.issue(
+        stored,
+        key,
+        fingerprintOf({ count, shape: 'ids' }),
+        count,
+        () => Promise.reject(new Error('taken the claim’s way')),
+        inKey,
+      );
     let first: string[][] = [];
     assert.deepEqual(
-      await callsOf('turn', async () => (first = await Promise.all(Array.from({ length: 20 }, (_, i) => send(`t-${i}`, 1 + (i % 3)))))),
+      await callsOf(
+        'turn',
+        async () => (first = await Promise.all(Array.from({ length: 20 }, (_, i) => send(`t-${i}`, 1 + (i % 3))))),
+      ),
       ['idem-takes-4'],
       '20 new keys sent in one turn: one call',
     );
@@ -173,7 +200,10 @@ describe('Redis calls of a keyed request', () => {
     assert.deepEqual(
       await callsOf(
         'turn',
-        async () => (second = await Promise.all(Array.from({ length: 20 }, (_, i) => send(i % 2 === 0 ? `t-${i}` : `u-${i}`, 1 + (i % 3))))),
+        async () =>
+          (second = await Promise.all(
+            Array.from({ length: 20 }, (_, i) => send(i % 2 === 0 ? `t-${i}` : `u-${i}`, 1 + (i % 3))),
+          )),
       ),
       ['idem-takes-4'],
       '10 replays and 10 new keys in one turn: one call',
@@ -193,9 +223,19 @@ describe('Redis calls of a keyed request', () => {
   it('order node: a new key is the claim and the record (the take is from memory); a replay is the claim', async () => {
     await createTag(node.url, { tag: 'nodeo', order: 'node', step: 100_000, min_step: 100_000 });
     // Warm once a request without a key is served from memory (the first ones fetch the block).
-    await waitFor('a request without a key served from memory', async () => (await callsOf('nodeo', () => ids('nodeo', 1))).length === 0, 10_000, 1);
+    await waitFor(
+      'a request without a key served from memory',
+      async () => (await callsOf('nodeo', () => ids('nodeo', 1))).length === 0,
+      10_000,
+      1,
+    );
     let got: string[] = [];
-    assert.deepEqual(await callsOf('nodeo', async () => (got = await ids('nodeo', 1, 'n-1'))), ['idem-claim-3', 'idem-record-3']);
-    assert.deepEqual(await callsOf('nodeo', async () => assert.deepEqual(await ids('nodeo', 1, 'n-1'), got)), ['idem-claim-3']);
+    assert.deepEqual(await callsOf('nodeo', async () => (got = await ids('nodeo', 1, 'n-1'))), [
+      'idem-claim-3',
+      'idem-record-3',
+    ]);
+    assert.deepEqual(await callsOf('nodeo', async () => assert.deepEqual(await ids('nodeo', 1, 'n-1'), got)), [
+      'idem-claim-3',
+    ]);
   });
 });

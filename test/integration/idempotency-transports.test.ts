@@ -45,9 +45,13 @@ describe('idempotency keys on every transport', () => {
   });
 
   async function http(path: string, key?: string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
-    const res = await fetch(`${url}${path}`, { headers: { ...(key === undefined ? {} : { 'idempotency-key': key }), ...headers } });
+    const res = await fetch(`${url}${path}`, {
+      headers: { ...(key === undefined ? {} : { 'idempotency-key': key }), ...headers },
+    });
     const text = await res.text();
-    const body = res.headers.get('content-type')?.startsWith('text/plain') ? { id: text } : (JSON.parse(text) as HttpAnswer['body']);
+    const body = res.headers.get('content-type')?.startsWith('text/plain')
+      ? { id: text }
+      : (JSON.parse(text) as HttpAnswer['body']);
     return { status: res.status, body, headers: res.headers };
   }
 
@@ -113,7 +117,11 @@ describe('idempotency keys on every transport', () => {
     });
 
     it('checks the token before a kept answer is given', async () => {
-      const res = await fetch(`${url}/v1/admin/tags/guarded/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' });
+      const res = await fetch(`${url}/v1/admin/tags/guarded/tokens`, {
+        method: 'POST',
+        headers: adminHeaders,
+        body: '{}',
+      });
       const { token } = (await res.json()) as { token: string };
       const auth = { authorization: `Bearer ${token}` };
       const first = await http('/v1/ids/guarded?count=2', 'h-guarded', auth);
@@ -130,7 +138,12 @@ describe('idempotency keys on every transport', () => {
       await createTag(url, { tag: 'near', order: 'node' });
       await createTag(url, { tag: 'split', layout: 'sharded', shards: 4 });
       await createTag(url, { tag: 'flake', mode: 'snowflake' });
-      for (const path of ['/v1/ids/near?count=3', '/v1/ids/split?count=3&key=user-9', '/v1/ids/flake?count=3', '/v1/ids/o2o?count=3&app=shop&salt=s1']) {
+      for (const path of [
+        '/v1/ids/near?count=3',
+        '/v1/ids/split?count=3&key=user-9',
+        '/v1/ids/flake?count=3',
+        '/v1/ids/o2o?count=3&app=shop&salt=s1',
+      ]) {
         const first = await http(path, 'm-1');
         assert.equal(first.status, 200, `${path}: ${JSON.stringify(first.body)}`);
         assert.equal(first.body.ids?.length, 3);
@@ -138,12 +151,20 @@ describe('idempotency keys on every transport', () => {
         assert.deepEqual((await http(path, 'm-1')).body, first.body, path);
       }
       // The shard key and the salt are part of the request.
-      assert.equal((await http('/v1/ids/split?count=3&key=user-8', 'm-1')).body.error?.code, 'IDEMPOTENCY_KEY_MISMATCH');
-      assert.equal((await http('/v1/ids/o2o?count=3&app=shop&salt=s2', 'm-1')).body.error?.code, 'IDEMPOTENCY_KEY_MISMATCH');
+      assert.equal(
+        (await http('/v1/ids/split?count=3&key=user-8', 'm-1')).body.error?.code,
+        'IDEMPOTENCY_KEY_MISMATCH',
+      );
+      assert.equal(
+        (await http('/v1/ids/o2o?count=3&app=shop&salt=s2', 'm-1')).body.error?.code,
+        'IDEMPOTENCY_KEY_MISMATCH',
+      );
     });
 
     it('describes the header in the OpenAPI document', async () => {
-      const doc = (await (await fetch(`${url}/docs/json`)).json()) as { paths: Record<string, { get: { parameters: { in: string; name: string }[] } }> };
+      const doc = (await (await fetch(`${url}/docs/json`)).json()) as {
+        paths: Record<string, { get: { parameters: { in: string; name: string }[] } }>;
+      };
       for (const path of ['/v1/id/{tag}', '/v1/ids/{tag}'])
         assert.ok(
           doc.paths[path].get.parameters.some((p) => p.in === 'header' && p.name === 'idempotency-key'),
@@ -167,7 +188,11 @@ describe('idempotency keys on every transport', () => {
     it('serves a kept answer for a tag disabled since, and refuses new keys as any request', async () => {
       await createTag(url, { tag: 'paused' });
       const first = await http('/v1/ids/paused?count=2', 'h-paused');
-      const off = await fetch(`${url}/v1/admin/tags/paused`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":false}' });
+      const off = await fetch(`${url}/v1/admin/tags/paused`, {
+        method: 'PATCH',
+        headers: adminHeaders,
+        body: '{"enabled":false}',
+      });
       assert.equal(off.status, 200);
       assert.equal((await http('/v1/ids/paused?count=2')).body.error?.code, 'TAG_DISABLED');
       assert.deepEqual((await http('/v1/ids/paused?count=2', 'h-paused')).body, first.body);
@@ -209,7 +234,9 @@ describe('idempotency keys on every transport', () => {
 
   describe('websocket take', () => {
     /** One take on a new socket: the JSON messages it was answered with, binary blocks as ID lists. */
-    async function take(msg: Record<string, unknown>): Promise<{ op: string; code?: string; ids?: string[]; ranges?: string[][] }[]> {
+    async function take(
+      msg: Record<string, unknown>,
+    ): Promise<{ op: string; code?: string; ids?: string[]; ranges?: string[][] }[]> {
       const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream`);
       await new Promise((r, j) => {
         ws.once('open', r);
@@ -257,9 +284,16 @@ describe('idempotency keys on every transport', () => {
       await createTag(url, { tag: 'wspause' });
       const first = idsOf(await take({ tag: 'wspause', count: 3, format: 'binary', idempotency_key: 's-off' }));
       assert.equal(first.length, 3);
-      const off = await fetch(`${url}/v1/admin/tags/wspause`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":false}' });
+      const off = await fetch(`${url}/v1/admin/tags/wspause`, {
+        method: 'PATCH',
+        headers: adminHeaders,
+        body: '{"enabled":false}',
+      });
       assert.equal(off.status, 200);
-      assert.deepEqual(idsOf(await take({ tag: 'wspause', count: 3, format: 'binary', idempotency_key: 's-off' })), first);
+      assert.deepEqual(
+        idsOf(await take({ tag: 'wspause', count: 3, format: 'binary', idempotency_key: 's-off' })),
+        first,
+      );
       const fresh = await take({ tag: 'wspause', count: 3, idempotency_key: 's-off-2' });
       assert.deepEqual([fresh[0].op, fresh[0].code], ['error', 'TAG_DISABLED']);
       const rule = await take({ tag: 'o2o', app: 'shop', count: 2, format: 'binary', idempotency_key: 's-rule' });
@@ -275,7 +309,11 @@ describe('idempotency keys on every transport', () => {
     after(() => c?.close());
 
     const ask = async (body: Record<string, unknown>) =>
-      JSON.parse(await c.exchange(node.udpPort!, JSON.stringify(body))) as { code: number; data?: string; message: string };
+      JSON.parse(await c.exchange(node.udpPort!, JSON.stringify(body))) as {
+        code: number;
+        data?: string;
+        message: string;
+      };
 
     it('answers a datagram again with the first ID, and refuses the key with another app', async () => {
       const req = { action: 'get', rule_name: 'o2o', app_name: 'shop', idempotency_key: 'u-1' };
@@ -312,7 +350,8 @@ describe('idempotency keys on every transport', () => {
           return;
         }
         const headers: Record<string, string> = {};
-        if (req.headers['idempotency-key'] !== undefined) headers['idempotency-key'] = req.headers['idempotency-key'] as string;
+        if (req.headers['idempotency-key'] !== undefined)
+          headers['idempotency-key'] = req.headers['idempotency-key'] as string;
         void fetch(`${url}${req.url}`, { headers }).then(async (r) => {
           const text = await r.text();
           seen.push(JSON.parse(text));
@@ -341,7 +380,10 @@ describe('idempotency keys on every transport', () => {
         assert.equal(await client.id('web', { idempotencyKey: 'c-2' }), one);
         const taken = await client.take('web', 4, { idempotencyKey: 'c-3' });
         assert.deepEqual(await client.take('web', 4, { idempotencyKey: 'c-3', format: 'json' }), taken);
-        await assert.rejects(client.ids('web', 2, { idempotencyKey: 'c-1' }), (e: IdmintClientError) => e.code === 'IDEMPOTENCY_KEY_MISMATCH');
+        await assert.rejects(
+          client.ids('web', 2, { idempotencyKey: 'c-1' }),
+          (e: IdmintClientError) => e.code === 'IDEMPOTENCY_KEY_MISMATCH',
+        );
       } finally {
         client.close();
       }
@@ -352,7 +394,11 @@ describe('idempotency keys on every transport', () => {
       try {
         const ids = await new IdmintClient({ url: f.url }).ids('web', 3, { idempotencyKey: 'c-lost' });
         assert.deepEqual(f.keys, ['c-lost', 'c-lost']);
-        assert.deepEqual((f.seen[0] as { ids: string[] }).ids.map(BigInt), ids, 'the answer that was lost is the one given');
+        assert.deepEqual(
+          (f.seen[0] as { ids: string[] }).ids.map(BigInt),
+          ids,
+          'the answer that was lost is the one given',
+        );
       } finally {
         f.close();
       }
@@ -373,7 +419,10 @@ describe('idempotency keys on every transport', () => {
           (e: IdmintClientError) => e.code === 'DISCONNECTED',
         );
         assert.equal(down.keys.length, 3, 'the first try and 2 retries');
-        await assert.rejects(new IdmintClient({ url: down.url }).id('web'), (e: IdmintClientError) => e.code === 'DISCONNECTED');
+        await assert.rejects(
+          new IdmintClient({ url: down.url }).id('web'),
+          (e: IdmintClientError) => e.code === 'DISCONNECTED',
+        );
         assert.equal(down.keys.length, 4, 'a call without a key is not retried');
       } finally {
         down.close();

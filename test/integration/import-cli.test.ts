@@ -18,7 +18,15 @@ import { dropDb, ID_SERVER_DDL, ID_SERVER_README_RULE, LEAF_DDL, oldDb } from '.
 import { adminHeaders, createTag, fetchIds, startLocalNode } from '../../tools/node.js';
 import { runToEnd, runTsx, startTsx } from '../../tools/child.js';
 
-type Report = { tags: { tag: string; action: string; time_zone?: string; floors: { shard: number; scope: string; counter: string }[] }[]; notes: string[] };
+type Report = {
+  tags: {
+    tag: string;
+    action: string;
+    time_zone?: string;
+    floors: { shard: number; scope: string; counter: string }[];
+  }[];
+  notes: string[];
+};
 
 describe('import command line', () => {
   const names = testNames();
@@ -37,7 +45,10 @@ describe('import command line', () => {
     ids = await oldDb(idsDb, [ID_SERVER_DDL]);
     dir = await mkdtemp(join(tmpdir(), 'idmint-import-cli-'));
     await writeFile(join(dir, 'o2o.lua'), ID_SERVER_README_RULE);
-    await writeFile(join(dir, 'config.json'), JSON.stringify({ id_step: 1, id_offset: 0, rules: [{ name: 'o2o', lua_file: 'o2o.lua', batch_save: 10 }] }));
+    await writeFile(
+      join(dir, 'config.json'),
+      JSON.stringify({ id_step: 1, id_offset: 0, rules: [{ name: 'o2o', lua_file: 'o2o.lua', batch_save: 10 }] }),
+    );
   });
   after(async () => {
     await leaf?.c.end();
@@ -52,7 +63,15 @@ describe('import command line', () => {
   it('--help lists every option and exits 0', async () => {
     const r = await runTsx(['src/cli.ts', 'import', '--help'], { env: env() });
     assert.equal(r.status, 0, r.stderr);
-    for (const o of ['--time-zone', '--trust-log', '--idserver-log', '--twepoch', '--layout', '--clock-skew', 'leaf-snowflake'])
+    for (const o of [
+      '--time-zone',
+      '--trust-log',
+      '--idserver-log',
+      '--twepoch',
+      '--layout',
+      '--clock-skew',
+      'leaf-snowflake',
+    ])
       assert.ok(r.stdout.includes(o), o);
   });
 
@@ -83,7 +102,10 @@ describe('import command line', () => {
     const res = await fetch(`${node.url}/api/segment/get/kil`);
     const body = await res.text();
     assert.equal(res.status, 503, body);
-    assert.match(body, /tag \\"kil\\" is held by an import from leaf \(started [^)]+\) that retired the tag's Redis state and has not written/);
+    assert.match(
+      body,
+      /tag \\"kil\\" is held by an import from leaf \(started [^)]+\) that retired the tag's Redis state and has not written/,
+    );
     assert.match(body, /finish it by running the same import again: idmint import leaf --mysql mysql:\/\//);
     assert.doesNotMatch(body, /moving to another Redis server/);
     const again = await runTsx(args, { env: env() });
@@ -95,10 +117,24 @@ describe('import command line', () => {
   });
 
   const idServer = (...extra: string[]) =>
-    runTsx(['src/cli.ts', 'import', 'id_server', '--config', join(dir, 'config.json'), '--mysql', ids.url, '--json', '--dry-run', ...extra], {
-      env: env(),
-      timeoutMs: 180_000,
-    });
+    runTsx(
+      [
+        'src/cli.ts',
+        'import',
+        'id_server',
+        '--config',
+        join(dir, 'config.json'),
+        '--mysql',
+        ids.url,
+        '--json',
+        '--dry-run',
+        ...extra,
+      ],
+      {
+        env: env(),
+        timeoutMs: 180_000,
+      },
+    );
 
   it('requires the zone of a dated rule (no default), validates it, and prints the zone used', async () => {
     const none = await idServer();
@@ -111,7 +147,18 @@ describe('import command line', () => {
     assert.equal(ok.status, 0, ok.stderr);
     assert.equal((JSON.parse(ok.stdout) as Report).tags[0].time_zone, 'Asia/Shanghai');
     const text = await runTsx(
-      ['src/cli.ts', 'import', 'id_server', '--config', join(dir, 'config.json'), '--mysql', ids.url, '--time-zone', 'Asia/Shanghai', '--dry-run'],
+      [
+        'src/cli.ts',
+        'import',
+        'id_server',
+        '--config',
+        join(dir, 'config.json'),
+        '--mysql',
+        ids.url,
+        '--time-zone',
+        'Asia/Shanghai',
+        '--dry-run',
+      ],
       {
         env: env(),
       },
@@ -135,7 +182,14 @@ describe('import command line', () => {
     const floors = (JSON.parse(r.stdout) as Report).tags[0].floors.filter((f) => f.scope.startsWith('deep/'));
     assert.ok(floors.length > 0, r.stdout);
     for (const f of floors) assert.ok(Number(f.counter) > 4321, JSON.stringify(f));
-    const missing = await idServer('--time-zone', 'UTC', '--idserver-log', join(dir, 'nope.log'), '--idserver-log', dir);
+    const missing = await idServer(
+      '--time-zone',
+      'UTC',
+      '--idserver-log',
+      join(dir, 'nope.log'),
+      '--idserver-log',
+      dir,
+    );
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /cannot read [^\n]*nope\.log: ENOENT.*cannot read [^\n]*: EISDIR/);
   });
@@ -148,10 +202,18 @@ describe('import command line', () => {
       `2026-11-27 10:00:01,debug,exec sql:replace into counter set rule_name='o2o',app_name='mall',node_offset=0,counter=9990,update_time=${now}\n`,
     );
     const highest = (r: { stdout: string }) =>
-      Math.max(0, ...(JSON.parse(r.stdout) as Report).tags[0].floors.filter((f) => f.scope.startsWith('mall/')).map((f) => Number(f.counter)));
+      Math.max(
+        0,
+        ...(JSON.parse(r.stdout) as Report).tags[0].floors
+          .filter((f) => f.scope.startsWith('mall/'))
+          .map((f) => Number(f.counter)),
+      );
     const plain = await idServer('--time-zone', 'UTC', '--idserver-log', log);
     assert.equal(plain.status, 2, plain.stdout);
-    assert.match(plain.stderr, /forged\.log:1: a save of app "mall" at counter 9990 reaches max_counter 9999 .*--trust-log/);
+    assert.match(
+      plain.stderr,
+      /forged\.log:1: a save of app "mall" at counter 9990 reaches max_counter 9999 .*--trust-log/,
+    );
     const trusted = await idServer('--time-zone', 'UTC', '--idserver-log', log, '--trust-log');
     assert.equal(trusted.status, 0, trusted.stderr);
     assert.ok(highest(trusted) >= 9990, trusted.stdout);
@@ -162,7 +224,11 @@ describe('import command line', () => {
       system: 'id_server',
       mysql: ids.url,
       dry_run: true,
-      config_json: JSON.stringify({ id_step: 1, id_offset: 0, rules: [{ name: 'o2o', lua_file: 'o2o.lua', batch_save: 10 }] }),
+      config_json: JSON.stringify({
+        id_step: 1,
+        id_offset: 0,
+        rules: [{ name: 'o2o', lua_file: 'o2o.lua', batch_save: 10 }],
+      }),
       lua_files: {
         'o2o.lua':
           'function min_counter()\n  return 0\nend\nfunction max_counter()\n  return 9999\nend\nfunction reset_seconds()\n  return 86400\nend\nfunction create_id(counter,now,salt)\n  local seq = counter:generate_counter()\n  return string.format("%01d%02d%02d%04d",now:year()%10,now:month(),now:day(),seq)\nend\n',
@@ -170,7 +236,11 @@ describe('import command line', () => {
       idserver_log: `2026-11-27 10:00:01,debug,exec sql:replace into counter set rule_name='o2o',app_name='mall',node_offset=0,counter=9990,update_time=${Math.floor(Date.now() / 1000)}`,
     };
     const post = async (extra: Record<string, unknown>) => {
-      const res = await fetch(`${node.url}/v1/admin/import`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ ...body, ...extra }) });
+      const res = await fetch(`${node.url}/v1/admin/import`, {
+        method: 'POST',
+        headers: adminHeaders,
+        body: JSON.stringify({ ...body, ...extra }),
+      });
       return { status: res.status, body: (await res.json()) as Report & { error?: { message: string } } };
     };
     const none = await post({});
@@ -178,7 +248,10 @@ describe('import command line', () => {
     assert.match(none.body.error!.message, /rule "o2o" .*time_zone/);
     const untrusted = await post({ time_zone: 'UTC' });
     assert.equal(untrusted.status, 400);
-    assert.match(untrusted.body.error!.message, /idserver_log:1: a save of app "mall" at counter 9990 reaches max_counter 9999 .*trust_log/);
+    assert.match(
+      untrusted.body.error!.message,
+      /idserver_log:1: a save of app "mall" at counter 9990 reaches max_counter 9999 .*trust_log/,
+    );
     const trusted = await post({ time_zone: 'UTC', trust_log: true });
     assert.equal(trusted.status, 200, JSON.stringify(trusted.body));
     assert.equal(trusted.body.tags[0].time_zone, 'UTC');

@@ -44,7 +44,11 @@ function create_id(counter,now,salt)
     return new_id
 end
 `;
-  const CONFIG = JSON.stringify({ id_step: 2, id_offset: 0, rules: [{ name: 'ord', lua_file: 'ord.lua', batch_save: 100 }] });
+  const CONFIG = JSON.stringify({
+    id_step: 2,
+    id_offset: 0,
+    rules: [{ name: 'ord', lua_file: 'ord.lua', batch_save: 100 }],
+  });
   const now = Math.floor(Date.now() / 1000);
   // id_server's save, as its data thread writes it.
   const save = (app: string, counter: number, at: number) =>
@@ -100,7 +104,9 @@ end
     );
 
   it("the table's primary key compares app names without case: test's and Test's saves share one row", async () => {
-    const [rows] = await ids.c.query<mysql.RowDataPacket[]>("SELECT app_name, counter FROM counter WHERE rule_name = 'ord' AND app_name = 'test'");
+    const [rows] = await ids.c.query<mysql.RowDataPacket[]>(
+      "SELECT app_name, counter FROM counter WHERE rule_name = 'ord' AND app_name = 'test'",
+    );
     assert.deepEqual(
       rows.map((r) => [r.app_name, Number(r.counter)]),
       [['Test', 100]],
@@ -131,12 +137,17 @@ end
   it("keeps a row a node saved after the import's time (its clock ran ahead), naming it, and counts the rows of periods passed under every zone", async () => {
     // The node saved fast's 3000 tomorrow: today's counter continues above it.
     allAbove(await counters('fast'), 3200, 'fast');
-    assert.match(notes, /counter table row \(rule "ord", app "fast", node_offset 0, counter 3000, update_time \d+\) was saved after the import's time/);
+    assert.match(
+      notes,
+      /counter table row \(rule "ord", app "fast", node_offset 0, counter 3000, update_time \d+\) was saved after the import's time/,
+    );
     assert.match(notes, /1 saved counter\(s\) left out: under any zone id_server could have run in/);
   });
 
   it('holds a row saved under another case of the rule name for the rule (the table compares rule names without case)', async () => {
-    const [rows] = await ids.c.query<mysql.RowDataPacket[]>("SELECT rule_name FROM counter WHERE rule_name = 'ord' AND app_name = 'renamed'");
+    const [rows] = await ids.c.query<mysql.RowDataPacket[]>(
+      "SELECT rule_name FROM counter WHERE rule_name = 'ord' AND app_name = 'renamed'",
+    );
     assert.deepEqual(
       rows.map((r) => r.rule_name),
       ['ORD'],
@@ -159,7 +170,10 @@ end
   });
 
   it('takes a margin and floors from the operator (command line and admin route), for an app and for every app', async () => {
-    await writeFile(join(dir, 'id_server.log'), `2026-01-01 10:00:01,warn,db failed thread:1 errno:2013 sql:${save('blog', 600, now)}\n`);
+    await writeFile(
+      join(dir, 'id_server.log'),
+      `2026-01-01 10:00:01,warn,db failed thread:1 errno:2013 sql:${save('blog', 600, now)}\n`,
+    );
     const cli = await runTsx(
       [
         'src/cli.ts',
@@ -193,9 +207,12 @@ end
     allAbove(await counters('another'), 30000, 'every app, from the admin route');
     const bad = await importVia(node.url, body({ floors: { 'ord/bad app': 1 } }));
     assert.equal(bad.status, 400);
-    const usage = await runTsx(['src/cli.ts', 'import', 'id_server', '--config', 'c.json', '--mysql', ids.url, '--floor', 'ord'], {
-      env: { ...process.env, ...testEnv(names) },
-    });
+    const usage = await runTsx(
+      ['src/cli.ts', 'import', 'id_server', '--config', 'c.json', '--mysql', ids.url, '--floor', 'ord'],
+      {
+        env: { ...process.env, ...testEnv(names) },
+      },
+    );
     assert.equal(usage.status, 2);
     assert.match(usage.stderr, /--floor needs <rule>=<counter>/);
   });

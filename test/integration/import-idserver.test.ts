@@ -26,7 +26,10 @@ describe('import from id_server', () => {
   let ids: { url: string; c: mysql.Connection };
   let dir: string;
   const TASK_RULE = ID_SERVER_README_RULE.replace('return 9999', 'return 999999')
-    .replace('string.format("%01d%02d%02d%04d",now:year()%10 ,', 'string.format("O%s%02d%02d%02d%06d",salt,now:year()%100 ,')
+    .replace(
+      'string.format("%01d%02d%02d%04d",now:year()%10 ,',
+      'string.format("O%s%02d%02d%02d%06d",salt,now:year()%100 ,',
+    )
     .replace('%04d",', '%06d",');
 
   before(async () => {
@@ -75,11 +78,17 @@ describe('import from id_server', () => {
     time_zone: ZONE,
     ...extra,
     config_json: await readFile(join(dir, 'config.json'), 'utf8'),
-    lua_files: { 'o2o.lua': await readFile(join(dir, 'o2o.lua'), 'utf8'), 'task.lua': await readFile(join(dir, 'task.lua'), 'utf8') },
+    lua_files: {
+      'o2o.lua': await readFile(join(dir, 'o2o.lua'), 'utf8'),
+      'task.lua': await readFile(join(dir, 'task.lua'), 'utf8'),
+    },
   });
 
   it('refuses a Lua file of another shape, naming file and line, and writes nothing', async () => {
-    await writeFile(join(dir, 'task.lua'), TASK_RULE.replace('    local seq', '    if salt == "" then salt = "x" end\n    local seq'));
+    await writeFile(
+      join(dir, 'task.lua'),
+      TASK_RULE.replace('    local seq', '    if salt == "" then salt = "x" end\n    local seq'),
+    );
     const r = await importVia(node.url, await body());
     assert.equal(r.status, 400);
     assert.match(String((r.body.error as Json).message), /: task\.lua:11: create_id: not understood: "if salt/);
@@ -97,7 +106,18 @@ describe('import from id_server', () => {
       ],
     );
     const cli = await runTsx(
-      ['src/cli.ts', 'import', 'id_server', '--config', join(dir, 'config.json'), '--mysql', ids.url, '--time-zone', ZONE, '--dry-run'],
+      [
+        'src/cli.ts',
+        'import',
+        'id_server',
+        '--config',
+        join(dir, 'config.json'),
+        '--mysql',
+        ids.url,
+        '--time-zone',
+        ZONE,
+        '--dry-run',
+      ],
       {
         env: { ...process.env, ...testEnv(names) },
       },
@@ -136,7 +156,12 @@ describe('import from id_server', () => {
     try {
       const viaUdp: string[] = [];
       for (let i = 0; i < 30; i++) {
-        const a = await udp.request(node.udpPort!, { action: 'get', rule_name: 'o2o', app_name: 'shop', seq: String(i) });
+        const a = await udp.request(node.udpPort!, {
+          action: 'get',
+          rule_name: 'o2o',
+          app_name: 'shop',
+          seq: String(i),
+        });
         assert.equal(a.code, 0, JSON.stringify(a));
         viaUdp.push(String(a.data));
       }
@@ -173,9 +198,10 @@ describe('import from id_server', () => {
 
   it('raises a rule whose counter lies below a node that saved later, abandoning the segment Redis holds', async () => {
     // idmint holds blog's segment from 122 on (its first IDs came above 121); a node saved 5001 later.
-    await ids.c.query("UPDATE counter SET counter = 5001, update_time = ? WHERE node_offset = 1 AND rule_name = 'o2o' AND app_name = 'blog'", [
-      Math.floor(Date.now() / 1000),
-    ]);
+    await ids.c.query(
+      "UPDATE counter SET counter = 5001, update_time = ? WHERE node_offset = 1 AND rule_name = 'o2o' AND app_name = 'blog'",
+      [Math.floor(Date.now() / 1000)],
+    );
     const r = await mustImport(node.url, await body());
     assert.deepEqual(
       r.tags.map((t) => [t.tag, t.action]),
@@ -184,7 +210,10 @@ describe('import from id_server', () => {
         ['task', 'unchanged'],
       ],
     );
-    assert.deepEqual([...new Set(r.tags[0].floors.map((f) => `${f.shard} ${f.scope.split('/')[0]}`))], ['0 blog', '-1 blog']);
+    assert.deepEqual(
+      [...new Set(r.tags[0].floors.map((f) => `${f.shard} ${f.scope.split('/')[0]}`))],
+      ['0 blog', '-1 blog'],
+    );
     const res = await fetch(`${node.url}/v1/ids/o2o?count=50&app=blog`);
     const b = (await res.json()) as { ids: string[] };
     assert.equal(res.status, 200, JSON.stringify(b));

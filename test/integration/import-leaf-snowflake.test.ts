@@ -19,7 +19,11 @@ function leafId(twepoch: number, ms: number, worker: number, seq: number, worker
 }
 
 async function importVia(url: string, body: Json): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${url}/v1/admin/import`, { method: 'POST', headers: adminHeaders, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/admin/import`, {
+    method: 'POST',
+    headers: adminHeaders,
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Json };
 }
 
@@ -33,7 +37,8 @@ async function leafRoute(url: string, tag: string): Promise<bigint> {
 describe('import from Leaf snowflake', () => {
   const names = testNames();
   let node: Awaited<ReturnType<typeof startLocalNode>>;
-  const cli = (...args: string[]) => runTsx(['src/cli.ts', 'import', 'leaf-snowflake', ...args], { env: { ...process.env, ...testEnv(names) } });
+  const cli = (...args: string[]) =>
+    runTsx(['src/cli.ts', 'import', 'leaf-snowflake', ...args], { env: { ...process.env, ...testEnv(names) } });
 
   before(async () => {
     node = await startLocalNode(names);
@@ -84,21 +89,44 @@ describe('import from Leaf snowflake', () => {
 
   it("the command line takes a fork's twepoch, layout and clock-skew allowance; --dry-run writes nothing", async () => {
     const twepoch = Date.UTC(2021, 4, 1);
-    const dry = await cli('--tag', 'fork', '--twepoch', String(twepoch), '--layout', '41/8/14', '--clock-skew', '2h', '--dry-run');
+    const dry = await cli(
+      '--tag',
+      'fork',
+      '--twepoch',
+      String(twepoch),
+      '--layout',
+      '41/8/14',
+      '--clock-skew',
+      '2h',
+      '--dry-run',
+    );
     assert.equal(dry.status, 0, dry.stderr);
     assert.match(
       dry.stdout,
       /dry run \(nothing written\): import from leaf-snowflake, 1 tag\(s\)\n {2}create {4}snowflake fork: old max \d+; epoch 2021-04-30T21:59:59\.999Z, layout 41\/8\/14/,
     );
     assert.equal((await fetch(`${node.url}/v1/admin/tags/fork`, { headers: adminHeaders })).status, 404);
-    const r = await cli('--tag', 'fork', '--twepoch', String(twepoch), '--layout', '41/8/14', '--clock-skew', '2h', '--json');
+    const r = await cli(
+      '--tag',
+      'fork',
+      '--twepoch',
+      String(twepoch),
+      '--layout',
+      '41/8/14',
+      '--clock-skew',
+      '2h',
+      '--json',
+    );
     assert.equal(r.status, 0, r.stderr);
     const report = JSON.parse(r.stdout) as { tags: { action: string; snowflake: Json }[] };
     assert.equal(report.tags[0].action, 'create');
     assert.deepEqual([report.tags[0].snowflake.worker_bits, report.tags[0].snowflake.seq_bits], [8, 14]);
     const before = Date.now();
     const id = await leafRoute(node.url, 'fork');
-    assert.ok(id > leafId(twepoch, before + 2 * 3_600_000, 255, 16383, 8, 14), `${id} is not above the fork's Leaf IDs`);
+    assert.ok(
+      id > leafId(twepoch, before + 2 * 3_600_000, 255, 16383, 8, 14),
+      `${id} is not above the fork's Leaf IDs`,
+    );
   });
 
   it('refuses a name idmint serves below Leaf (its default epoch), over HTTP and the command line, and writes nothing', async () => {

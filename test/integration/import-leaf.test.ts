@@ -28,7 +28,8 @@ describe('import from Leaf', () => {
   before(async () => {
     node = await startLocalNode(names);
     leaf = await oldDb(db, [LEAF_DDL]);
-    for (const r of ROWS) await leaf.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)', r);
+    for (const r of ROWS)
+      await leaf.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)', r);
   });
   after(async () => {
     await leaf?.c.end();
@@ -48,7 +49,8 @@ describe('import from Leaf', () => {
         ['user', 'create', '123456789012'],
       ],
     );
-    for (const [tag] of ROWS) assert.equal((await tagStatus(node.url, tag)).status, 404, `${tag} was created by a dry run`);
+    for (const [tag] of ROWS)
+      assert.equal((await tagStatus(node.url, tag)).status, 404, `${tag} was created by a dry run`);
   });
 
   it('creates a segment tag per biz_tag whose IDs lie above max_id; a re-run changes nothing', async () => {
@@ -75,7 +77,10 @@ describe('import from Leaf', () => {
       again.tags.map((t) => t.action),
       ['unchanged', 'unchanged', 'unchanged'],
     );
-    assert.deepEqual(await Promise.all(ROWS.map(async ([tag]) => (await tagStatus(node.url, tag)).body.incarnation)), epochs);
+    assert.deepEqual(
+      await Promise.all(ROWS.map(async ([tag]) => (await tagStatus(node.url, tag)).body.incarnation)),
+      epochs,
+    );
     assertAbove(await fetchIds(node.url, 'order', 50), BigInt(ROWS[0][1]), 'order after the re-run');
   });
 
@@ -90,7 +95,11 @@ describe('import from Leaf', () => {
     await leaf.c.query("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('legacy', 500, 200)");
     const r = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
     assert.equal(r.tags.find((t) => t.tag === 'legacy')!.action, 'raise');
-    assertAbove([...(await fetchIds(node.url, 'legacy', 20)), ...(await fetchIds(node.url, 'legacy', 1))], 500n, 'legacy after the raise');
+    assertAbove(
+      [...(await fetchIds(node.url, 'legacy', 20)), ...(await fetchIds(node.url, 'legacy', 1))],
+      500n,
+      'legacy after the raise',
+    );
     const again = await mustImport(node.url, { system: 'leaf', mysql: leaf.url });
     assert.ok(again.tags.every((t) => t.action === 'unchanged'));
   });
@@ -112,10 +121,17 @@ describe('import from Leaf', () => {
   });
 
   it('the command line prints a large report whole before it exits', async () => {
-    const rows = Array.from({ length: 1500 }, (_, i) => [`bulk_${i}`, String(1_000_000 + i), 1000, `bulk tag ${i} `.repeat(8)]);
+    const rows = Array.from({ length: 1500 }, (_, i) => [
+      `bulk_${i}`,
+      String(1_000_000 + i),
+      1000,
+      `bulk tag ${i} `.repeat(8),
+    ]);
     await leaf.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ?', [rows]);
     try {
-      const r = await runTsx(['src/cli.ts', 'import', 'leaf', '--mysql', leaf.url, '--dry-run', '--json'], { env: { ...process.env, ...testEnv(names) } });
+      const r = await runTsx(['src/cli.ts', 'import', 'leaf', '--mysql', leaf.url, '--dry-run', '--json'], {
+        env: { ...process.env, ...testEnv(names) },
+      });
       assert.equal(r.status, 0, r.stderr);
       assert.ok(r.stdout.length > 256 * 1024, `a report of ${r.stdout.length} bytes`);
       const report = JSON.parse(r.stdout) as Report;

@@ -21,7 +21,11 @@ import { runTinyid, type TinyidEvent } from '../models/tinyid-model.js';
 type Json = Record<string, unknown>;
 
 async function importVia(url: string, body: Json): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${url}/v1/admin/import`, { method: 'POST', headers: adminHeaders, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/admin/import`, {
+    method: 'POST',
+    headers: adminHeaders,
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Json };
 }
 
@@ -29,7 +33,13 @@ async function importVia(url: string, body: Json): Promise<{ status: number; bod
  * Up to n IDs of a tag over HTTP, in requests of up to 50 and then one at a time once a request
  * finds too few left: none past the point where idmint answers that the period is used up.
  */
-async function take(url: string, tag: string, n: number, query = '', headers: Record<string, string> = {}): Promise<string[]> {
+async function take(
+  url: string,
+  tag: string,
+  n: number,
+  query = '',
+  headers: Record<string, string> = {},
+): Promise<string[]> {
   const out: string[] = [];
   let batch = Math.min(50, n);
   while (out.length < n) {
@@ -59,12 +69,23 @@ function endingNow<T extends { startMs: number }>(s: T, importOf: (s: T) => numb
 
 const RULE = (prefix: string) => ({ order: `${prefix}order`, orderId: `${prefix}order_id`, task: `${prefix}task` });
 
-/** id_server scenarios: zones with and without DST, a shared counter key, a wrap seen in a debug log, several nodes, crashes. */
+/**
+ * id_server scenarios: zones with and without DST, a shared counter key, a wrap seen in a debug log, several nodes,
+ * crashes.
+ */
 function idServerScenarios(): { s: IdServerScenario; zoneGiven: string; log: boolean }[] {
   const r = rng(3801);
-  const req = (dt: number, node: number, rule: number, app: number): IdServerEvent => ({ dt, kind: 'req', node, rule, app });
+  const req = (dt: number, node: number, rule: number, app: number): IdServerEvent => ({
+    dt,
+    kind: 'req',
+    node,
+    rule,
+    app,
+  });
   const busy = (n: number, rules: number, apps: number, nodes: number): IdServerEvent[] =>
-    Array.from({ length: n }, () => req(r.pick([0, 1, 5, 30, 600]), r.int(0, nodes - 1), r.int(0, rules - 1), r.int(0, apps - 1)));
+    Array.from({ length: n }, () =>
+      req(r.pick([0, 1, 5, 30, 600]), r.int(0, nodes - 1), r.int(0, rules - 1), r.int(0, apps - 1)),
+    );
   const a = RULE('ma');
   const b = RULE('mb');
   const c = RULE('mc');
@@ -135,7 +156,13 @@ function idServerScenarios(): { s: IdServerScenario; zoneGiven: string; log: boo
         apps: ['app', 'test'],
         logLevel: 3,
         ndebug: true,
-        events: [...busy(15, 1, 2, 1), { dt: 1, kind: 'dbDown' }, ...busy(15, 1, 2, 1), { dt: 1, kind: 'dbUp' }, ...busy(5, 1, 2, 1)],
+        events: [
+          ...busy(15, 1, 2, 1),
+          { dt: 1, kind: 'dbDown' },
+          ...busy(15, 1, 2, 1),
+          { dt: 1, kind: 'dbUp' },
+          ...busy(5, 1, 2, 1),
+        ],
         endCrash: [false],
         importDelay: 0,
       },
@@ -171,13 +198,10 @@ describe('imports of model scenarios against a running idmint', () => {
         const old = await oldDb(db, [ID_SERVER_DDL]);
         try {
           for (const row of out.rows)
-            await old.c.query('INSERT INTO counter (node_offset, counter, update_time, rule_name, app_name) VALUES (?, ?, ?, ?, ?)', [
-              row.nodeOffset,
-              row.counter,
-              row.updateTime,
-              row.ruleName,
-              row.appName,
-            ]);
+            await old.c.query(
+              'INSERT INTO counter (node_offset, counter, update_time, rule_name, app_name) VALUES (?, ?, ?, ?, ?)',
+              [row.nodeOffset, row.counter, row.updateTime, row.ruleName, row.appName],
+            );
         } finally {
           await old.c.end();
         }
@@ -198,14 +222,24 @@ describe('imports of model scenarios against a running idmint', () => {
         let r = await importVia(node.url, body);
         // A log line that would close a period refuses the import until the operator has
         // checked it: these are id_server's own, so the operator imports again trusting them.
-        if (r.status === 400 && /--trust-log/.test(JSON.stringify(r.body))) r = await importVia(node.url, { ...body, trust_log: true });
+        if (r.status === 400 && /--trust-log/.test(JSON.stringify(r.body)))
+          r = await importVia(node.url, { ...body, trust_log: true });
         assert.equal(r.status, 200, JSON.stringify(r.body));
         for (const rule of s.rules) {
           for (const app of s.apps) {
             const old = new Set(out.issued.filter((o) => o.rule === rule.name && o.app === app).map((o) => o.id));
-            assertNoneOld(await take(node.url, rule.name, 40, `&app=${app}`), old, `scenario ${i} ${rule.name}/${app} (HTTP)`);
+            assertNoneOld(
+              await take(node.url, rule.name, 40, `&app=${app}`),
+              old,
+              `scenario ${i} ${rule.name}/${app} (HTTP)`,
+            );
             for (let k = 0; k < 3; k++) {
-              const a = await udp.request(node.udpPort, { action: 'get', rule_name: rule.name, app_name: app, seq: `${i}-${k}` });
+              const a = await udp.request(node.udpPort, {
+                action: 'get',
+                rule_name: rule.name,
+                app_name: app,
+                seq: `${i}-${k}`,
+              });
               if (a.code !== 0) break;
               assertNoneOld([String(a.data)], old, `scenario ${i} ${rule.name}/${app} (UDP)`);
             }
@@ -239,13 +273,23 @@ describe('imports of model scenarios against a running idmint', () => {
       const old = await oldDb(db, [LEAF_DDL]);
       try {
         for (const row of out.rows)
-          await old.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)', [row.tag, row.maxId, row.step, 'model']);
+          await old.c.query('INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES (?, ?, ?, ?)', [
+            row.tag,
+            row.maxId,
+            row.step,
+            'model',
+          ]);
       } finally {
         await old.c.end();
       }
       const res = await importVia(node.url, { system: 'leaf', mysql: old.url });
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      for (const t of tags) assertNoneOld(await take(node.url, t.tag, 200), new Set((out.issued.get(t.tag) ?? []).map(String)), `Leaf ${t.tag}`);
+      for (const t of tags)
+        assertNoneOld(
+          await take(node.url, t.tag, 200),
+          new Set((out.issued.get(t.tag) ?? []).map(String)),
+          `Leaf ${t.tag}`,
+        );
     }
   });
 
@@ -254,7 +298,14 @@ describe('imports of model scenarios against a running idmint', () => {
       const r = rng(3820 + i);
       const types = [0, 1].map((k) => {
         const delta = r.int(1, 4);
-        return { bizType: `mtiny${i}${k}`, maxId: r.int(0, 100_000), step: r.pick([1, 10, 100, 1000]), delta, remainder: r.int(0, delta - 1), token: true };
+        return {
+          bizType: `mtiny${i}${k}`,
+          maxId: r.int(0, 100_000),
+          step: r.pick([1, 10, 100, 1000]),
+          delta,
+          remainder: r.int(0, delta - 1),
+          token: true,
+        };
       });
       const events: TinyidEvent[] = Array.from({ length: 25 }, () =>
         r.pick<TinyidEvent>([
@@ -271,14 +322,15 @@ describe('imports of model scenarios against a running idmint', () => {
       const old = await oldDb(db, TINYID_DDL);
       try {
         for (const row of out.info)
-          await old.c.query('INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder, version) VALUES (?, 0, ?, ?, ?, ?, 1)', [
-            row.bizType,
-            row.maxId,
-            row.step,
-            row.delta,
-            row.remainder,
+          await old.c.query(
+            'INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder, version) VALUES (?, 0, ?, ?, ?, ?, 1)',
+            [row.bizType, row.maxId, row.step, row.delta, row.remainder],
+          );
+        for (const t of out.tokens)
+          await old.c.query("INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, ?, 'model')", [
+            t.token,
+            t.bizType,
           ]);
-        for (const t of out.tokens) await old.c.query("INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, ?, 'model')", [t.token, t.bizType]);
       } finally {
         await old.c.end();
       }
@@ -289,7 +341,11 @@ describe('imports of model scenarios against a running idmint', () => {
         const fresh = await take(node.url, t.bizType, 200, '', { 'x-idmint-token': token });
         assertNoneOld(fresh, new Set((out.issued.get(t.bizType) ?? []).map(String)), `Tinyid ${t.bizType}`);
         for (const id of fresh)
-          assert.equal(BigInt(id) % BigInt(t.delta), BigInt(t.remainder), `Tinyid ${t.bizType}: ${id} keeps remainder ${t.remainder} of delta ${t.delta}`);
+          assert.equal(
+            BigInt(id) % BigInt(t.delta),
+            BigInt(t.remainder),
+            `Tinyid ${t.bizType}: ${id} keeps remainder ${t.remainder} of delta ${t.delta}`,
+          );
       }
     }
   });
@@ -302,12 +358,21 @@ describe('imports of model scenarios against a running idmint', () => {
         twepoch,
         workers: [0, r.int(1, 1023)],
         startMs: Date.now() - 600_000,
-        events: Array.from({ length: 12 }, () => ({ dt: r.int(0, 40_000), kind: 'get' as const, node: r.int(0, 1), n: r.int(1, 200) })),
+        events: Array.from({ length: 12 }, () => ({
+          dt: r.int(0, 40_000),
+          kind: 'get' as const,
+          node: r.int(0, 1),
+          n: r.int(1, 200),
+        })),
         draws: Array.from({ length: 8 }, () => r.int(0, 99)),
         importDelay: 0,
       });
       const tag = `mleafsf${i}`;
-      const res = await importVia(node.url, { system: 'leaf-snowflake', tag, ...(twepoch === LEAF_TWEPOCH ? {} : { twepoch }) });
+      const res = await importVia(node.url, {
+        system: 'leaf-snowflake',
+        tag,
+        ...(twepoch === LEAF_TWEPOCH ? {} : { twepoch }),
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const old = new Set(out.issued.map(String));
       assertNoneOld(await take(node.url, tag, 500), old, `Leaf snowflake ${tag}`);

@@ -25,10 +25,10 @@ describe('import from Tinyid (command line)', () => {
     tiny = await oldDb(db, TINYID_DDL);
     await tiny.c.query(`INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder, version) VALUES
       ('test', 1, 8000000000123, 100000, 1, 0, 80000001), ('test_odd', 1, 5000000001, 100000, 2, 1, 50001)`);
-    await tiny.c.query(`INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'test', '1'), (?, 'test_odd', '1'), ('second-token', 'test', 'ops')`, [
-      TOKEN,
-      TOKEN,
-    ]);
+    await tiny.c.query(
+      `INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'test', '1'), (?, 'test_odd', '1'), ('second-token', 'test', 'ops')`,
+      [TOKEN, TOKEN],
+    );
   });
   after(async () => {
     await tiny?.c.end();
@@ -37,22 +37,35 @@ describe('import from Tinyid (command line)', () => {
     await cleanup(names);
   });
 
-  const cli = (...args: string[]) => runTsx(['src/cli.ts', 'import', 'tinyid', '--mysql', tiny.url, ...args], { env: { ...process.env, ...testEnv(names) } });
+  const cli = (...args: string[]) =>
+    runTsx(['src/cli.ts', 'import', 'tinyid', '--mysql', tiny.url, ...args], {
+      env: { ...process.env, ...testEnv(names) },
+    });
 
   it('refuses a command line without the old database, and an unreadable one, with exit code 2', async () => {
-    const usage = await runTsx(['src/cli.ts', 'import', 'tinyid', '--dry-run'], { env: { ...process.env, ...testEnv(names) } });
+    const usage = await runTsx(['src/cli.ts', 'import', 'tinyid', '--dry-run'], {
+      env: { ...process.env, ...testEnv(names) },
+    });
     assert.equal(usage.status, 2);
     assert.match(usage.stderr, /import tinyid needs --mysql/);
-    const missing = await runTsx(['src/cli.ts', 'import', 'tinyid', '--mysql', mysqlUrlFor(`${db}_none`)], { env: { ...process.env, ...testEnv(names) } });
+    const missing = await runTsx(['src/cli.ts', 'import', 'tinyid', '--mysql', mysqlUrlFor(`${db}_none`)], {
+      env: { ...process.env, ...testEnv(names) },
+    });
     assert.equal(missing.status, 2, missing.stderr);
-    assert.match(missing.stderr, /import refused, nothing was written: cannot connect to Tinyid's database .*Unknown database/);
+    assert.match(
+      missing.stderr,
+      /import refused, nothing was written: cannot connect to Tinyid's database .*Unknown database/,
+    );
   });
 
   it('--dry-run prints the plan and writes nothing', async () => {
     const r = await cli('--dry-run');
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /dry run \(nothing written\)/);
-    assert.match(r.stdout, /create\s+segment test: old max 8000000000123, first counter above 8000000000123; 2 token\(s\) added/);
+    assert.match(
+      r.stdout,
+      /create\s+segment test: old max 8000000000123, first counter above 8000000000123; 2 token\(s\) added/,
+    );
   });
 
   it('creates the tags above max_id with delta/remainder kept and the tokens as client tokens; a re-run changes nothing', async () => {
@@ -75,7 +88,11 @@ describe('import from Tinyid (command line)', () => {
       assert.equal(res.status, 200, JSON.stringify(body));
       return body.ids.map(BigInt);
     };
-    assertAbove([...(await withToken('test', TOKEN, 400)), ...(await withToken('test', 'second-token', 400))], 8000000000123n, 'test');
+    assertAbove(
+      [...(await withToken('test', TOKEN, 400)), ...(await withToken('test', 'second-token', 400))],
+      8000000000123n,
+      'test',
+    );
     const odd = await withToken('test_odd', TOKEN, 400);
     assertAbove(odd, 5000000001n, 'test_odd');
     for (const id of odd) assert.equal(id % 2n, 1n, `test_odd handed out ${id}`);
@@ -91,9 +108,14 @@ describe('import from Tinyid (command line)', () => {
   });
 
   it('a re-run does not bring back a token revoked in idmint', async () => {
-    const list = (await (await fetch(`${node.url}/v1/admin/tags/test/tokens`, { headers: adminHeaders })).json()) as { tokens: { id: number; name: string }[] };
+    const list = (await (await fetch(`${node.url}/v1/admin/tags/test/tokens`, { headers: adminHeaders })).json()) as {
+      tokens: { id: number; name: string }[];
+    };
     const second = list.tokens.find((t) => t.name === 'tinyid-3')!;
-    const del = await fetch(`${node.url}/v1/admin/tags/test/tokens/${second.id}`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
+    const del = await fetch(`${node.url}/v1/admin/tags/test/tokens/${second.id}`, {
+      method: 'DELETE',
+      headers: { authorization: adminHeaders.authorization },
+    });
     assert.equal(del.status, 204);
     const r = await cli('--json');
     assert.equal(r.status, 0, r.stderr);

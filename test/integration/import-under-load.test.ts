@@ -17,7 +17,9 @@ describe('import raising a tag two processes serve under load', () => {
   let leaf: { url: string; c: mysql.Connection };
 
   before(async () => {
-    nodes.push(...(await Promise.all([spawnNode(names, { NODE_ID: 'imp-a' }), spawnNode(names, { NODE_ID: 'imp-b' })])));
+    nodes.push(
+      ...(await Promise.all([spawnNode(names, { NODE_ID: 'imp-a' }), spawnNode(names, { NODE_ID: 'imp-b' })])),
+    );
     leaf = await oldDb(db, [LEAF_DDL]);
   });
   after(async () => {
@@ -27,7 +29,9 @@ describe('import raising a tag two processes serve under load', () => {
     await cleanup(names);
   });
 
-  it('every ID asked for after the import returned lies above the old maximum, none twice', { timeout: 60000 }, async () => {
+  it('every ID asked for after the import returned lies above the old maximum, none twice', {
+    timeout: 60000,
+  }, async () => {
     await createTag(nodes[0].url, { tag: 'hot', mode: 'segment', step: 2000 });
     await leaf.c.query("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('hot', 100000, 1000)");
     const answers: { start: number; ids: bigint[] }[] = [];
@@ -59,7 +63,10 @@ describe('import raising a tag two processes serve under load', () => {
     const all = answers.flatMap((a) => a.ids);
     assert.equal(new Set(all).size, all.length, 'an ID twice');
     const later = answers.filter((a) => a.start > importedAt);
-    assert.ok(later.length > 20 && answers.length - later.length > 20, `${answers.length - later.length} answers before, ${later.length} after`);
+    assert.ok(
+      later.length > 20 && answers.length - later.length > 20,
+      `${answers.length - later.length} answers before, ${later.length} after`,
+    );
     assertAbove(
       later.flatMap((a) => a.ids),
       100000n,

@@ -18,7 +18,14 @@ import { UdpClient } from '../../tools/udp-client.js';
 const STRIDE = 2;
 /** Small segments and blocks: many refills and node blocks during the load. */
 const SMALL = { step: 40, min_step: 10, max_step: 200, target_seconds: 1 };
-const RULE = { mode: 'rule', template: 'R{counter:7}', min_counter: 0, max_counter: 9_999_999, reset_seconds: 0, time_zone: 'UTC' };
+const RULE = {
+  mode: 'rule',
+  template: 'R{counter:7}',
+  min_counter: 0,
+  max_counter: 9_999_999,
+  reset_seconds: 0,
+  time_zone: 'UTC',
+};
 
 interface Deployment {
   readonly offset: number;
@@ -45,7 +52,9 @@ async function getId(url: string, tag: string, query = ''): Promise<string> {
 }
 
 async function udpGet(c: UdpClient, port: number, rule: string, app: string): Promise<string> {
-  const reply = JSON.parse(await c.exchange(port, JSON.stringify({ action: 'get', rule_name: rule, app_name: app }))) as { code: number; data: string };
+  const reply = JSON.parse(
+    await c.exchange(port, JSON.stringify({ action: 'get', rule_name: rule, app_name: app })),
+  ) as { code: number; data: string };
   assert.equal(reply.code, 0, JSON.stringify(reply));
   return reply.data;
 }
@@ -55,7 +64,8 @@ class Ledger {
   private readonly seen = new Map<string, number>();
   add(id: string, offset: number, what: string): void {
     const prev = this.seen.get(id);
-    if (prev !== undefined) assert.fail(`${what}: ID ${id} issued twice (deployments with offset ${prev} and ${offset})`);
+    if (prev !== undefined)
+      assert.fail(`${what}: ID ${id} issued twice (deployments with offset ${prev} and ${offset})`);
     this.seen.set(id, offset);
   }
   get size(): number {
@@ -100,13 +110,15 @@ describe('interleaved counters: two independent deployments of one tag', () => {
           got.sh.push(await getId(d.url, 'sh', `?key=k${i % 7}`));
         }),
         runPool(40, 4, async (i) => {
-          for (const tag of ['g', 'n'] as const) got[tag].push(...(await fetchIds(d.url, tag, 1 + (i % 50))).map(String));
+          for (const tag of ['g', 'n'] as const)
+            got[tag].push(...(await fetchIds(d.url, tag, 1 + (i % 50))).map(String));
           got.sh.push(...(await fetchIds(d.url, 'sh', 1 + (i % 50), `&key=b${i % 5}`)).map(String));
         }),
         // The websocket stream through the TS client, binary and json.
         (async () => {
           for (const format of ['binary', 'json'] as const) {
-            for (const tag of ['g', 'n'] as const) got[tag].push(...(await d.client.take(tag, 3000, { format, block: 700 })).map(String));
+            for (const tag of ['g', 'n'] as const)
+              got[tag].push(...(await d.client.take(tag, 3000, { format, block: 700 })).map(String));
             got.sh.push(...(await d.client.take('sh', 2000, { format, key: 'stream' })).map(String));
           }
         })(),
@@ -126,7 +138,8 @@ describe('interleaved counters: two independent deployments of one tag', () => {
         for (const id of results[i][tag]) {
           // Plain tags: the ID is offset (mod stride). Sharded: its sequence field is.
           const seq = tag === 'sh' ? BigInt(id) >> 6n : BigInt(id);
-          if (seq % BigInt(STRIDE) !== BigInt(d.offset)) assert.fail(`${tag}: ID ${id} of the deployment with offset ${d.offset} has sequence ${seq}`);
+          if (seq % BigInt(STRIDE) !== BigInt(d.offset))
+            assert.fail(`${tag}: ID ${id} of the deployment with offset ${d.offset} has sequence ${seq}`);
           if (tag === 'sh') assert.equal(BigInt(id) & 0xfn, 5n, 'app id in the low bits');
           ledgers[tag].add(id, d.offset, tag);
         }
@@ -136,9 +149,14 @@ describe('interleaved counters: two independent deployments of one tag', () => {
     assert.ok(ledgers.sh.size > 2 * (300 + 4000));
     // Order holds per deployment for an order-global tag read in sequence.
     for (const d of deployments) {
-      const seqIds = [await getId(d.url, 'g'), ...(await fetchIds(d.url, 'g', 5)).map(String), await getId(d.url, 'g')].map(BigInt);
+      const seqIds = [
+        await getId(d.url, 'g'),
+        ...(await fetchIds(d.url, 'g', 5)).map(String),
+        await getId(d.url, 'g'),
+      ].map(BigInt);
       for (let i = 1; i < seqIds.length; i++) assert.ok(seqIds[i] > seqIds[i - 1]);
-      for (let i = 1; i < 5; i++) assert.equal(seqIds[i + 1] - seqIds[i], BigInt(STRIDE), 'a batch within one segment steps by the stride');
+      for (let i = 1; i < 5; i++)
+        assert.equal(seqIds[i + 1] - seqIds[i], BigInt(STRIDE), 'a batch within one segment steps by the stride');
     }
   });
 
@@ -162,7 +180,8 @@ describe('interleaved counters: two independent deployments of one tag', () => {
               }
             })(),
             (async () => {
-              for (const tag of ['r', 'rn']) out.push(...((await d.client.take(tag, 1500, { app: 'shop' })) as unknown as string[]));
+              for (const tag of ['r', 'rn'])
+                out.push(...((await d.client.take(tag, 1500, { app: 'shop' })) as unknown as string[]));
               const r = await fetch(`${d.url}/v1/ids/r?count=300&app=shop`);
               out.push(...((await r.json()) as { ids: string[] }).ids);
             })(),
@@ -176,14 +195,17 @@ describe('interleaved counters: two independent deployments of one tag', () => {
       for (const [i, d] of deployments.entries()) {
         for (const id of results[i]) {
           assert.match(id, /^[RN]\d{7}$/);
-          if (Number(id.slice(1)) % STRIDE !== d.offset) assert.fail(`rule ID ${id} of the deployment with offset ${d.offset}`);
+          if (Number(id.slice(1)) % STRIDE !== d.offset)
+            assert.fail(`rule ID ${id} of the deployment with offset ${d.offset}`);
           ledger.add(id, d.offset, 'rule');
         }
       }
       // monitor shows the last counter handed out, which has the deployment's parity.
       for (const d of deployments) {
         const last = await udpGet(udp, d.node.udpPort!, 'r', 'mon');
-        const m = JSON.parse(await udp.exchange(d.node.udpPort!, JSON.stringify({ action: 'monitor', rule_name: 'r', app_name: 'mon' }))) as {
+        const m = JSON.parse(
+          await udp.exchange(d.node.udpPort!, JSON.stringify({ action: 'monitor', rule_name: 'r', app_name: 'mon' })),
+        ) as {
           data: { counter: number };
         };
         assert.equal(m.data.counter, Number(last.slice(1)));
@@ -220,7 +242,11 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
     assert.equal(over.status, 409);
     assert.equal(((await over.json()) as { error: { code: string } }).error.code, 'ID_SPACE_EXHAUSTED');
     // Raised to 53 (the next ID): exactly one more.
-    const raise = await fetch(`${url}/v1/admin/tags/cap`, { method: 'PATCH', headers: adminHeaders, body: '{"max_id_limit":53}' });
+    const raise = await fetch(`${url}/v1/admin/tags/cap`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: '{"max_id_limit":53}',
+    });
     assert.equal(raise.status, 200);
     assert.equal(await getId(url, 'cap'), '53');
     assert.equal((await fetch(`${url}/v1/id/cap`)).status, 409);
@@ -239,7 +265,16 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
     const id = await getId(url, 'dec');
     assert.equal(id, '7');
     const d = (await (await fetch(`${url}/v1/decode/dec/${id}`)).json()) as Record<string, unknown>;
-    assert.deepEqual(d, { mode: 'segment', id: '7', seq: '7', shard: 0, app_id: 0, stride: 4, offset: 3, counter: '1' });
+    assert.deepEqual(d, {
+      mode: 'segment',
+      id: '7',
+      seq: '7',
+      shard: 0,
+      app_id: 0,
+      stride: 4,
+      offset: 3,
+      counter: '1',
+    });
     const wrong = await fetch(`${url}/v1/decode/dec/8`);
     assert.equal(wrong.status, 400);
     const sid = await getId(url, 'decs', '?key=x');
@@ -248,10 +283,17 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
     assert.equal(sd.counter, '1');
     assert.equal(sd.app_id, 1);
     // The admin API shows the fields, and refuses to change them.
-    const shown = (await (await fetch(`${url}/v1/admin/tags/dec`, { headers: adminHeaders })).json()) as Record<string, unknown>;
+    const shown = (await (await fetch(`${url}/v1/admin/tags/dec`, { headers: adminHeaders })).json()) as Record<
+      string,
+      unknown
+    >;
     assert.equal(shown.stride, 4);
     assert.equal(shown.offset, 3);
-    const patch = await fetch(`${url}/v1/admin/tags/dec`, { method: 'PATCH', headers: adminHeaders, body: '{"offset":1}' });
+    const patch = await fetch(`${url}/v1/admin/tags/dec`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: '{"offset":1}',
+    });
     assert.equal(patch.status, 400);
   });
 
@@ -261,7 +303,8 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
     try {
       await assert.rejects(
         client.take('wr', 10, { format: 'ranges' }),
-        (e: unknown) => e instanceof IdmintClientError && e.code === 'INVALID_ARGUMENT' && /interleaved/.test(e.message),
+        (e: unknown) =>
+          e instanceof IdmintClientError && e.code === 'INVALID_ARGUMENT' && /interleaved/.test(e.message),
       );
       const bin = await client.take('wr', 5, { format: 'binary' });
       const json = await client.take('wr', 5, { format: 'json' });
@@ -275,7 +318,10 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
     await createTag(url, { tag: 'again', stride: 10, offset: 7, step: 50, min_step: 10 });
     const old = await fetchIds(url, 'again', 30);
     assert.equal(old.at(-1), 307n);
-    const del = await fetch(`${url}/v1/admin/tags/again`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
+    const del = await fetch(`${url}/v1/admin/tags/again`, {
+      method: 'DELETE',
+      headers: { authorization: adminHeaders.authorization },
+    });
     assert.equal(del.status, 204);
     await createTag(url, { tag: 'again', stride: 3, offset: 0 });
     const next = await fetchIds(url, 'again', 5);
@@ -284,7 +330,15 @@ describe('interleaved counters: limit, decode, formats, re-creation', () => {
     for (const id of next) assert.equal(id % 3n, 0n);
     // A rule keeps its stride and offset across re-creation (its counters restart per scope).
     await createTag(url, { tag: 'rr', ...RULE, stride: 2, offset: 1 });
-    assert.equal((await fetch(`${url}/v1/admin/tags/rr`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } })).status, 204);
+    assert.equal(
+      (
+        await fetch(`${url}/v1/admin/tags/rr`, {
+          method: 'DELETE',
+          headers: { authorization: adminHeaders.authorization },
+        })
+      ).status,
+      204,
+    );
     const other = await fetch(`${url}/v1/admin/tags`, {
       method: 'POST',
       headers: adminHeaders,

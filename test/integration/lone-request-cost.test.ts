@@ -104,8 +104,14 @@ describe('one order-global request alone', () => {
     const sweeps = Math.ceil((performance.now() - t0) / 1000);
     const timers = seen.get('Timeout') ?? 0;
     const immediates = seen.get('Immediate') ?? 0;
-    assert.ok(deadlineTimers.armed - armed0 <= sweeps, `deadline timer armed ${deadlineTimers.armed - armed0} times in ${sweeps} s`);
-    assert.ok(timers <= sweeps, `${timers} timers for ${REQUESTS} requests (at most one per command timeout that passed: ${sweeps})`);
+    assert.ok(
+      deadlineTimers.armed - armed0 <= sweeps,
+      `deadline timer armed ${deadlineTimers.armed - armed0} times in ${sweeps} s`,
+    );
+    assert.ok(
+      timers <= sweeps,
+      `${timers} timers for ${REQUESTS} requests (at most one per command timeout that passed: ${sweeps})`,
+    );
     assert.ok(immediates <= sweeps, `${immediates} immediates for ${REQUESTS} requests`);
   });
 

@@ -18,7 +18,21 @@ import { freePort } from '../../tools/child.js';
 
 const ROOT = new URL('../../', import.meta.url);
 
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'offset', 'bool', 'and', 'or', 'unless', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'offset',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'inf',
+  'nan',
+]);
 
 /** Metric names in a PromQL expression. */
 export function metricNames(expr: string): string[] {
@@ -40,7 +54,9 @@ export function metricNames(expr: string): string[] {
 }
 
 function ruleExprs(): string[] {
-  const doc = parse(readFileSync(new URL('deploy/prometheus/idmint-rules.yml', ROOT), 'utf8')) as { groups: { rules: { expr: string }[] }[] };
+  const doc = parse(readFileSync(new URL('deploy/prometheus/idmint-rules.yml', ROOT), 'utf8')) as {
+    groups: { rules: { expr: string }[] }[];
+  };
   return doc.groups.flatMap((g) => g.rules.map((r) => r.expr));
 }
 
@@ -60,11 +76,21 @@ function dashboardExprs(): string[] {
 
 describe('metric names in the PromQL parser', () => {
   it('strips functions, labels, ranges, keywords and strings', () => {
-    assert.deepEqual(metricNames('histogram_quantile(0.99, sum by (route, le) (rate(idmint_x_bucket{instance=~"$instance"}[$__rate_interval])))'), [
-      'idmint_x_bucket',
+    assert.deepEqual(
+      metricNames(
+        'histogram_quantile(0.99, sum by (route, le) (rate(idmint_x_bucket{instance=~"$instance"}[$__rate_interval])))',
+      ),
+      ['idmint_x_bucket'],
+    );
+    assert.deepEqual(metricNames('max by (worker_bits) (a_b) / on (worker_bits) max by (worker_bits) (c) > 0.8'), [
+      'a_b',
+      'c',
     ]);
-    assert.deepEqual(metricNames('max by (worker_bits) (a_b) / on (worker_bits) max by (worker_bits) (c) > 0.8'), ['a_b', 'c']);
-    assert.deepEqual(metricNames('min by (tag) (x) < 7 * 86400 unless on (tag) y unless on (tag) z offset 15m'), ['x', 'y', 'z']);
+    assert.deepEqual(metricNames('min by (tag) (x) < 7 * 86400 unless on (tag) y unless on (tag) z offset 15m'), [
+      'x',
+      'y',
+      'z',
+    ]);
     assert.deepEqual(metricNames('predict_linear(min by (tag) (r)[6h:5m], 14 * 86400) < 0'), ['r']);
     assert.deepEqual(metricNames('sum(increase(e{event="lost"}[10m])) > 0'), ['e']);
   });

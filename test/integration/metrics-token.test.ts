@@ -16,7 +16,11 @@ describe('the metrics token', () => {
   before(async () => {
     node = await startLocalNode(names, { METRICS_TOKEN, LOG_LEVEL: 'error' });
     await createTag(node.url, { tag: 'secretive' });
-    assert.equal((await fetch(`${node.url}/v1/admin/tags/secretive/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' })).status, 201);
+    assert.equal(
+      (await fetch(`${node.url}/v1/admin/tags/secretive/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' }))
+        .status,
+      201,
+    );
   });
   after(async () => {
     await node?.close();
@@ -29,7 +33,10 @@ describe('the metrics token', () => {
     const body = await none.text();
     assert.equal((JSON.parse(body) as { error: { code: string } }).error.code, 'UNAUTHORIZED');
     assert.ok(!body.includes('secretive'));
-    assert.equal((await fetch(`${node.url}/metrics`, { headers: { authorization: 'Bearer wrong-token-000' } })).status, 401);
+    assert.equal(
+      (await fetch(`${node.url}/metrics`, { headers: { authorization: 'Bearer wrong-token-000' } })).status,
+      401,
+    );
     assert.equal((await fetch(`${node.url}/metrics`, { headers: { authorization: METRICS_TOKEN } })).status, 401);
     for (const scheme of ['Bearer', 'bearer']) {
       const ok = await fetch(`${node.url}/metrics`, { headers: { authorization: `${scheme} ${METRICS_TOKEN}` } });

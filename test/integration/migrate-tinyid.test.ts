@@ -24,7 +24,10 @@ import { UdpClient } from '../../tools/udp-client.js';
 import { parseSimple } from '../helpers/answers.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
-type ImportAnswer = { tags?: { tag: string; action: string; tokens_added: number; notes: string[] }[]; error?: { code: string; message: string } };
+type ImportAnswer = {
+  tags?: { tag: string; action: string; tokens_added: number; notes: string[] }[];
+  error?: { code: string; message: string };
+};
 
 const TOKEN_ERR = '{"data":null,"code":5,"message":"token is error"}';
 // Tokens as Tinyid's db.sql examples store them: one per bizType.
@@ -70,7 +73,10 @@ describe('Tinyid clients after an import', () => {
       ('test', 1, ?, 100000, 1, 0, 80000001), ('test_odd', 1, ?, 100000, 2, 1, 50001)`,
       [String(TEST_MAX), String(ODD_MAX)],
     );
-    await tiny.c.query(`INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'test', '1'), (?, 'test_odd', '1')`, [TEST_TOKEN, ODD_TOKEN]);
+    await tiny.c.query(
+      `INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'test', '1'), (?, 'test_odd', '1')`,
+      [TEST_TOKEN, ODD_TOKEN],
+    );
   });
   after(async () => {
     await tiny?.c.end();
@@ -81,7 +87,11 @@ describe('Tinyid clients after an import', () => {
   });
 
   it('creates the Tinyid tags with order node, so that nextSegmentId serves them', async () => {
-    const res = await fetch(`${a.url}/v1/admin/import`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ system: 'tinyid', mysql: tiny.url }) });
+    const res = await fetch(`${a.url}/v1/admin/import`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: JSON.stringify({ system: 'tinyid', mysql: tiny.url }),
+    });
     const report = (await res.json()) as { tags: { tag: string; action: string; tokens_added: number }[] };
     assert.equal(res.status, 200, JSON.stringify(report));
     assert.deepEqual(
@@ -92,7 +102,9 @@ describe('Tinyid clients after an import', () => {
       ],
     );
     for (const tag of ['test', 'test_odd']) {
-      const t = (await (await fetch(`${a.url}/v1/admin/tags/${tag}`, { headers: adminHeaders })).json()) as { order: string };
+      const t = (await (await fetch(`${a.url}/v1/admin/tags/${tag}`, { headers: adminHeaders })).json()) as {
+        order: string;
+      };
       assert.equal(t.order, 'node', `tag ${tag}`);
     }
     // The first thing tinyid-client does after the switch: fetch a segment.
@@ -106,8 +118,13 @@ describe('Tinyid clients after an import', () => {
     const json = await call(a.url, `/tinyid/id/nextId?bizType=test&token=${TEST_TOKEN}`);
     assert.equal(json.status, 200);
     assert.equal(idsOfJson(json.body).length, 1);
-    assert.match((await call(a.url, `/tinyid/id/nextIdSimple?bizType=test&batchSize=3&token=${TEST_TOKEN}`)).body, /^\d+,\d+,\d+$/);
-    const jsonSeg = JSON.parse((await call(b.url, `/tinyid/id/nextSegmentId?bizType=test_odd&token=${ODD_TOKEN}`)).body) as {
+    assert.match(
+      (await call(a.url, `/tinyid/id/nextIdSimple?bizType=test&batchSize=3&token=${TEST_TOKEN}`)).body,
+      /^\d+,\d+,\d+$/,
+    );
+    const jsonSeg = JSON.parse(
+      (await call(b.url, `/tinyid/id/nextSegmentId?bizType=test_odd&token=${ODD_TOKEN}`)).body,
+    ) as {
       code: number;
       data: { delta: number; remainder: number };
     };
@@ -151,7 +168,9 @@ describe('Tinyid clients after an import', () => {
               const s = parseSimple((await clientSegment(n.url, tag, token)).body);
               assert.deepEqual([s.delta, s.remainder], tag === 'test' ? [1, 0] : [2, 1]);
               for (const id of idsOfSegment(s)) claim(tag, id, `segment ${k} of node ${i}`);
-              const j = JSON.parse((await call(n.url, `/tinyid/id/nextSegmentId?bizType=${tag}&token=${token}`)).body) as {
+              const j = JSON.parse(
+                (await call(n.url, `/tinyid/id/nextSegmentId?bizType=${tag}&token=${token}`)).body,
+              ) as {
                 code: number;
                 data: Record<string, number>;
               };
@@ -171,9 +190,13 @@ describe('Tinyid clients after an import', () => {
         work.push(
           (async () => {
             for (let k = 0; k < 30; k++) {
-              for (const id of idsOfJson((await call(n.url, `/tinyid/id/nextId?bizType=${tag}&batchSize=7&token=${token}`)).body))
+              for (const id of idsOfJson(
+                (await call(n.url, `/tinyid/id/nextId?bizType=${tag}&batchSize=7&token=${token}`)).body,
+              ))
                 claim(tag, id, `nextId of node ${i}`);
-              for (const id of (await call(n.url, `/tinyid/id/nextIdSimple?bizType=${tag}&batchSize=3&token=${token}`)).body.split(','))
+              for (const id of (
+                await call(n.url, `/tinyid/id/nextIdSimple?bizType=${tag}&batchSize=3&token=${token}`)
+              ).body.split(','))
                 claim(tag, BigInt(id), `nextIdSimple of node ${i}`);
               const r = await fetch(`${n.url}/v1/ids/${tag}?count=5`, { headers: { 'x-idmint-token': token } });
               const body = (await r.json()) as { ids: string[] };
@@ -219,7 +242,10 @@ describe("Tinyid's own rules of access, imported", () => {
       `INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder) VALUES
       ('tid_case', 1, 7000, 1000, 1, 0), ('no_token', 1, 3000, 1000, 1, 0), ('huge', 1, '9007199254740993', 1000, 2, 1)`,
     );
-    await tiny.c.query(`INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'TID_CASE', 'x'), ('t', 'huge', 'x')`, [CASE_TOKEN]);
+    await tiny.c.query(
+      `INSERT INTO tiny_id_token (token, biz_type, remark) VALUES (?, 'TID_CASE', 'x'), ('t', 'huge', 'x')`,
+      [CASE_TOKEN],
+    );
   });
   after(async () => {
     udp?.close();
@@ -233,7 +259,10 @@ describe("Tinyid's own rules of access, imported", () => {
   it('refuses a max_id above 2^53-1 with delta 2, as documented, and writes nothing', async () => {
     const r = await importTinyid();
     assert.equal(r.status, 400, JSON.stringify(r.body));
-    assert.match(r.body.error!.message, /tag "huge": the old maximum 9007199254740993 leaves no room below the tag's max_id_limit 9007199254740991/);
+    assert.match(
+      r.body.error!.message,
+      /tag "huge": the old maximum 9007199254740993 leaves no room below the tag's max_id_limit 9007199254740991/,
+    );
     for (const tag of ['huge', 'tid_case', 'no_token']) {
       assert.equal((await fetch(`${node.url}/v1/admin/tags/${tag}`, { headers: adminHeaders })).status, 404, tag);
     }
@@ -253,7 +282,9 @@ describe("Tinyid's own rules of access, imported", () => {
       ['tiny_id_info', 'tiny_id_token'],
     );
     for (const c of cols) assert.match(String(c.COLLATION_NAME), /_ci$/, `${c.TABLE_NAME}.biz_type`);
-    const [found] = await tiny.c.query<mysql.RowDataPacket[]>(`SELECT biz_type FROM tiny_id_info WHERE biz_type = 'TID_CASE'`);
+    const [found] = await tiny.c.query<mysql.RowDataPacket[]>(
+      `SELECT biz_type FROM tiny_id_info WHERE biz_type = 'TID_CASE'`,
+    );
     assert.deepEqual(
       found.map((f) => f.biz_type),
       ['tid_case'],
@@ -263,10 +294,16 @@ describe("Tinyid's own rules of access, imported", () => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const tc = r.body.tags!.find((t) => t.tag === 'tid_case')!;
     assert.deepEqual([tc.action, tc.tokens_added], ['create', 1]);
-    assert.match(tc.notes.join('\n'), /token\(s\) tinyid-1 name bizType "TID_CASE".*callers sending bizType=TID_CASE get code 5.*send bizType=tid_case/);
+    assert.match(
+      tc.notes.join('\n'),
+      /token\(s\) tinyid-1 name bizType "TID_CASE".*callers sending bizType=TID_CASE get code 5.*send bizType=tid_case/,
+    );
     const nt = r.body.tags!.find((t) => t.tag === 'no_token')!;
     assert.deepEqual([nt.action, nt.tokens_added], ['create', 0]);
-    assert.match(nt.notes.join('\n'), /no token in tiny_id_token reaches this biz_type, so Tinyid served it to no caller: created disabled/);
+    assert.match(
+      nt.notes.join('\n'),
+      /no token in tiny_id_token reaches this biz_type, so Tinyid served it to no caller: created disabled/,
+    );
     // The tag is closed to callers without the token, on Tinyid's routes and idmint's own.
     assert.deepEqual((await call(node.url, '/tinyid/id/nextIdSimple?bizType=tid_case')).body, '');
     assert.equal((await call(node.url, '/tinyid/id/nextId?bizType=tid_case&token=wrong')).body, TOKEN_ERR);
@@ -288,12 +325,19 @@ describe("Tinyid's own rules of access, imported", () => {
         ['tid_case', 'unchanged', 0],
       ],
     );
-    assert.match(r.body.tags![0].notes.join('\n'), /no token in tiny_id_token reaches this biz_type, and idmint's tag "no_token" is disabled/);
-    const def = (await (await fetch(`${node.url}/v1/admin/tags/no_token`, { headers: adminHeaders })).json()) as { enabled: boolean };
+    assert.match(
+      r.body.tags![0].notes.join('\n'),
+      /no token in tiny_id_token reaches this biz_type, and idmint's tag "no_token" is disabled/,
+    );
+    const def = (await (await fetch(`${node.url}/v1/admin/tags/no_token`, { headers: adminHeaders })).json()) as {
+      enabled: boolean;
+    };
     assert.equal(def.enabled, false);
 
     const closed = async (token: string) => {
-      const http = await fetch(`${node.url}/v1/ids/no_token?count=1`, { headers: token ? { 'x-idmint-token': token } : {} });
+      const http = await fetch(`${node.url}/v1/ids/no_token?count=1`, {
+        headers: token ? { 'x-idmint-token': token } : {},
+      });
       assert.equal(http.status, 409);
       assert.equal(((await http.json()) as { error: { code: string } }).error.code, 'TAG_DISABLED');
       assert.equal(
@@ -303,9 +347,18 @@ describe("Tinyid's own rules of access, imported", () => {
       assert.equal((await call(node.url, `/tinyid/id/nextIdSimple?bizType=no_token&token=${token}`)).body, '');
       assert.equal((await call(node.url, `/tinyid/id/nextSegmentIdSimple?bizType=no_token&token=${token}`)).body, '');
       const md = IdsClient.md(token ? { 'x-idmint-token': token } : {});
-      await assert.rejects(grpc.next({ tag: 'no_token' }, md), (e: { code: number }) => e.code === status.FAILED_PRECONDITION);
+      await assert.rejects(
+        grpc.next({ tag: 'no_token' }, md),
+        (e: { code: number }) => e.code === status.FAILED_PRECONDITION,
+      );
       // Padded with a field the protocol does not echo, so the whole refusal fits (UDP.md, reply size).
-      const u = await udp.request(node.udpPort!, { action: 'get', rule_name: 'no_token', app_name: 'a', ...(token ? { token } : {}), pad: 'x'.repeat(200) });
+      const u = await udp.request(node.udpPort!, {
+        action: 'get',
+        rule_name: 'no_token',
+        app_name: 'a',
+        ...(token ? { token } : {}),
+        pad: 'x'.repeat(200),
+      });
       assert.notEqual(u.code, 0);
       assert.match(String(u.message), /disabled/);
       const ws = new IdmintClient({ url: node.url, headers: token ? { 'x-idmint-token': token } : {} });
@@ -317,11 +370,19 @@ describe("Tinyid's own rules of access, imported", () => {
     await closed('');
 
     // The operator opens it as Tinyid served its biz types: a token, then enabled.
-    const made = await fetch(`${node.url}/v1/admin/tags/no_token/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"tinyid"}' });
+    const made = await fetch(`${node.url}/v1/admin/tags/no_token/tokens`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: '{"name":"tinyid"}',
+    });
     assert.equal(made.status, 201);
     const token = ((await made.json()) as { token: string }).token;
     await closed(token);
-    const on = await fetch(`${node.url}/v1/admin/tags/no_token`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":true}' });
+    const on = await fetch(`${node.url}/v1/admin/tags/no_token`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: '{"enabled":true}',
+    });
     assert.equal(on.status, 200);
     assert.ok(BigInt((await call(node.url, `/tinyid/id/nextIdSimple?bizType=no_token&token=${token}`)).body) > 3000n);
     assert.equal((await call(node.url, '/tinyid/id/nextId?bizType=no_token')).body, TOKEN_ERR);

@@ -7,7 +7,15 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { cleanup, testNames } from '../../tools/env.js';
-import { duplicates, isAnswer, realTimeOrder, strictlyIncreasing, timedTake, type Answer, type Failure } from '../helpers/load.js';
+import {
+  duplicates,
+  isAnswer,
+  realTimeOrder,
+  strictlyIncreasing,
+  timedTake,
+  type Answer,
+  type Failure,
+} from '../helpers/load.js';
 import { logLines } from '../../tools/child.js';
 import { createTag, spawnNode, type ChildNode } from '../../tools/node.js';
 import { rng, SEED } from '../../tools/prng.js';
@@ -71,7 +79,10 @@ describe('two processes under concurrent load', () => {
     assert.ok(answers.length > 500, `only ${answers.length} requests were answered in ${LOAD_MS} ms`);
     for (const n of [0, 1])
       for (const tag of [GLOBAL, NODE]) {
-        assert.ok(answers.filter((a) => a.node === n && a.tag === tag).length > 100, `node ${n} served few requests of ${tag}`);
+        assert.ok(
+          answers.filter((a) => a.node === n && a.tag === tag).length > 100,
+          `node ${n} served few requests of ${tag}`,
+        );
       }
   });
 
@@ -97,10 +108,16 @@ describe('two processes under concurrent load', () => {
   it('global order: an ID answered after another answer arrived is larger, whichever process served either', () => {
     const global = answers.filter((a) => a.tag === GLOBAL);
     const r = realTimeOrder(global);
-    assert.deepEqual(r.violations.slice(0, 5), [], `${r.violations.length} of ${r.checked} requests broke real-time order`);
+    assert.deepEqual(
+      r.violations.slice(0, 5),
+      [],
+      `${r.violations.length} of ${r.checked} requests broke real-time order`,
+    );
     assert.ok(r.checked > global.length * 0.9, `only ${r.checked} of ${global.length} requests were compared`);
     // The two processes really share one sequence: their IDs interleave.
-    const sorted = global.flatMap((a) => a.ids.map((id) => [id, a.node] as const)).sort((x, y) => (x[0] < y[0] ? -1 : 1));
+    const sorted = global
+      .flatMap((a) => a.ids.map((id) => [id, a.node] as const))
+      .sort((x, y) => (x[0] < y[0] ? -1 : 1));
     let switches = 0;
     for (let i = 1; i < sorted.length; i++) if (sorted[i][1] !== sorted[i - 1][1]) switches++;
     assert.ok(switches > 100, `the processes' IDs interleave only ${switches} times`);
@@ -110,7 +127,11 @@ describe('two processes under concurrent load', () => {
     for (const node of [0, 1]) {
       const served = answers.filter((a) => a.tag === NODE && a.node === node);
       const rt = realTimeOrder(served);
-      assert.deepEqual(rt.violations.slice(0, 5), [], `node ${node}: ${rt.violations.length} of ${rt.checked} requests went backwards`);
+      assert.deepEqual(
+        rt.violations.slice(0, 5),
+        [],
+        `node ${node}: ${rt.violations.length} of ${rt.checked} requests went backwards`,
+      );
       assert.ok(rt.checked > 100, `node ${node}: only ${rt.checked} requests compared`);
       for (let client = node; client < CLIENTS; client += nodes.length) {
         const r = strictlyIncreasing(served.filter((a) => a.client === client).sort((a, b) => a.sent - b.sent));
@@ -131,13 +152,20 @@ describe('two processes under concurrent load', () => {
       urgent?: unknown;
       from: number;
     }
-    const refills = nodes.flatMap((n, node) => logLines(n.output).map((l) => ({ ...l, from: node }) as Refill)).filter((l) => l.msg === 'segment allocated');
+    const refills = nodes
+      .flatMap((n, node) => logLines(n.output).map((l) => ({ ...l, from: node }) as Refill))
+      .filter((l) => l.msg === 'segment allocated');
     for (const l of refills) assert.equal(typeof l.urgent, 'boolean', JSON.stringify(l));
     const warm = refills.filter((l) => l.time >= loadStartWall + WARM_MS && l.time <= loadEndWall);
     const summary = refills
-      .map((l) => `${l.tag} +${l.time - loadStartWall}ms step ${l.step} ${l.installed}${l.urgent ? ' URGENT' : ''} (node ${l.from})`)
+      .map(
+        (l) =>
+          `${l.tag} +${l.time - loadStartWall}ms step ${l.step} ${l.installed}${l.urgent ? ' URGENT' : ''} (node ${l.from})`,
+      )
       .join('\n');
-    t.diagnostic(`refills: ${refills.length} in all, ${warm.length} after warm-up, ${refills.filter((l) => l.urgent).length} urgent in all`);
+    t.diagnostic(
+      `refills: ${refills.length} in all, ${warm.length} after warm-up, ${refills.filter((l) => l.urgent).length} urgent in all`,
+    );
     if (process.env.SHOW_REFILLS) t.diagnostic(summary);
     const urgent = warm.filter((l) => l.urgent);
     assert.deepEqual(
@@ -155,7 +183,10 @@ describe('two processes under concurrent load', () => {
     );
     for (const tag of [GLOBAL, NODE]) {
       const prefetched = warm.filter((l) => l.tag === tag && l.urgent === false && l.installed === 'next');
-      assert.ok(prefetched.length >= 3, `${tag}: only ${prefetched.length} prefetch refills after warm-up:\n${summary}`);
+      assert.ok(
+        prefetched.length >= 3,
+        `${tag}: only ${prefetched.length} prefetch refills after warm-up:\n${summary}`,
+      );
     }
   });
 });

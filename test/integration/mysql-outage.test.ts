@@ -51,7 +51,12 @@ describe('segment mode while MySQL is unreachable', () => {
   const backoffs: { at: number; jobId?: string; attempts: number }[] = [];
   const ref = (tag: string) => ({ tag, epoch: 1, shard: 0 });
   const segmentRows = async (tag: string) =>
-    (await direct.query<RowDataPacket[]>('SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id', [tag]))[0].map((r) => ({
+    (
+      await direct.query<RowDataPacket[]>(
+        'SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id',
+        [tag],
+      )
+    )[0].map((r) => ({
       first: Number(r.first_id),
       last: Number(r.last_id),
     }));
@@ -73,7 +78,13 @@ describe('segment mode while MySQL is unreachable', () => {
       return strategy(attemptsMade, type, err, job);
     };
     node.rt.refillWorker!.on('failed', (job, err) => {
-      failures.push({ at: now(), tag: job?.data.tag ?? '?', jobId: job?.id, attempts: job?.attemptsMade ?? -1, err: err.message });
+      failures.push({
+        at: now(),
+        tag: job?.data.tag ?? '?',
+        jobId: job?.id,
+        attempts: job?.attemptsMade ?? -1,
+        err: err.message,
+      });
     });
     node.rt.refillWorker!.on('active', (job) => {
       starts.push({ at: now(), tag: job.data.tag, jobId: job.id, attempts: job.attemptsMade });
@@ -83,7 +94,13 @@ describe('segment mode while MySQL is unreachable', () => {
     });
     // Fixed step sizes: `buf` holds far more than the test consumes while MySQL is away,
     // `dry` runs out within a few requests.
-    await createTag(node.url, { tag: 'buf', step: BUF_STEP, min_step: BUF_STEP, max_step: BUF_STEP, prefetch: BUF_PREFETCH });
+    await createTag(node.url, {
+      tag: 'buf',
+      step: BUF_STEP,
+      min_step: BUF_STEP,
+      max_step: BUF_STEP,
+      prefetch: BUF_PREFETCH,
+    });
     await createTag(node.url, { tag: 'dry', step: DRY_STEP, min_step: DRY_STEP, max_step: DRY_STEP });
     // Warm both: current segment and the prefetched next one are in Redis.
     for (const tag of ['buf', 'dry']) {
@@ -105,16 +122,25 @@ describe('segment mode while MySQL is unreachable', () => {
   // What the outage test saw, also checked by the next test.
   const outage = { recs: [] as Rec[], blockAt: 0, unblockAt: 0 };
 
-  it('keeps serving from the buffered segments, retries the refill with backoff, and resumes after MySQL returns', { timeout: 45000 }, async () => {
+  it('keeps serving from the buffered segments, retries the refill with backoff, and resumes after MySQL returns', {
+    timeout: 45000,
+  }, async () => {
     // Bring the current segment close to its end while MySQL is still there; the next one
     // is already in Redis.
     const pre: Rec[] = [];
     const s0 = await node.rt.segments.stats(ref('buf'));
     assert.ok(s0.next && s0.cur !== undefined && s0.end !== undefined, 'current and next segment present');
-    for (let n = s0.end - s0.cur + 1 - 3000; n > 0; n -= 10000) pre.push(await fetchRecorded('pre', node.url, 'buf', Math.min(n, 10000)));
+    for (let n = s0.end - s0.cur + 1 - 3000; n > 0; n -= 10000)
+      pre.push(await fetchRecorded('pre', node.url, 'buf', Math.min(n, 10000)));
 
     const load = new Load(
-      Array.from({ length: 4 }, (_, i) => ({ name: `c${i}`, tag: 'buf', url: () => node.url, count: counter(i + 7, 10), pauseOnSuccess: 1 })),
+      Array.from({ length: 4 }, (_, i) => ({
+        name: `c${i}`,
+        tag: 'buf',
+        url: () => node.url,
+        count: counter(i + 7, 10),
+        pauseOnSuccess: 1,
+      })),
     );
     const jump: Rec[] = [];
     let rowsAtBlock: { first: number; last: number }[];
@@ -138,13 +164,21 @@ describe('segment mode while MySQL is unreachable', () => {
       assert.equal(promoted.next, undefined, 'the next segment was promoted to current, and no new one arrived');
 
       // The refill fails (MySQL unreachable) and is retried: at least two failed attempts.
-      await waitFor('two failed refill attempts', () => failures.filter((f) => f.tag === 'buf' && f.at > outage.blockAt).length >= 2, 15000);
+      await waitFor(
+        'two failed refill attempts',
+        () => failures.filter((f) => f.tag === 'buf' && f.at > outage.blockAt).length >= 2,
+        15000,
+      );
       await sleep(Math.max(0, 7000 - (now() - outage.blockAt)));
       rowsWhileBlocked = await segmentRows('buf');
 
       proxy.unblock();
       outage.unblockAt = now();
-      await waitFor('a refill completes after MySQL returns', () => completions.some((c) => c.tag === 'buf' && c.at > outage.unblockAt), 12000);
+      await waitFor(
+        'a refill completes after MySQL returns',
+        () => completions.some((c) => c.tag === 'buf' && c.at > outage.unblockAt),
+        12000,
+      );
       await waitFor('buf has a next segment again', async () => (await node.rt.segments.stats(ref('buf'))).next, 2000);
       await sleep(500);
     } finally {
@@ -161,8 +195,14 @@ describe('segment mode while MySQL is unreachable', () => {
       JSON.stringify({
         requests: recs.length,
         servedDuringOutage: during.length,
-        attempts: starts.filter((a) => a.tag === 'buf' && a.at > blockAt).map((a) => ({ started_ms: Math.round(a.at - blockAt), attempt: a.attempts + 1 })),
-        failed: fails.map((f) => ({ at_ms: Math.round(f.at - blockAt), attemptsMade: f.attempts, err: f.err.slice(0, 60) })),
+        attempts: starts
+          .filter((a) => a.tag === 'buf' && a.at > blockAt)
+          .map((a) => ({ started_ms: Math.round(a.at - blockAt), attempt: a.attempts + 1 })),
+        failed: fails.map((f) => ({
+          at_ms: Math.round(f.at - blockAt),
+          attemptsMade: f.attempts,
+          err: f.err.slice(0, 60),
+        })),
       }),
     );
 
@@ -179,7 +219,8 @@ describe('segment mode while MySQL is unreachable', () => {
     const jobIds = new Set(fails.map((f) => f.jobId));
     assert.equal(jobIds.size, 1, 'one refill job, retried');
     const jobId = [...jobIds][0];
-    for (let i = 1; i < fails.length; i++) assert.equal(fails[i].attempts, fails[i - 1].attempts + 1, 'attempts count up');
+    for (let i = 1; i < fails.length; i++)
+      assert.equal(fails[i].attempts, fails[i - 1].attempts + 1, 'attempts count up');
     for (const f of fails) {
       const next = starts.find((a) => a.jobId === jobId && a.attempts === f.attempts);
       if (!next) continue;
@@ -197,7 +238,8 @@ describe('segment mode while MySQL is unreachable', () => {
     );
     const rowsAfter = await segmentRows('buf');
     assert.ok(rowsAfter.length > rowsAtBlock.length, 'a segment was allocated after MySQL returned');
-    for (let i = 1; i < rowsAfter.length; i++) assert.ok(rowsAfter[i].first > rowsAfter[i - 1].last, 'segments are disjoint and ascending');
+    for (let i = 1; i < rowsAfter.length; i++)
+      assert.ok(rowsAfter[i].first > rowsAfter[i - 1].last, 'segments are disjoint and ascending');
 
     // The promises over every answer.
     const ids = assertNoDuplicates(recs, 'buffered tag');
@@ -235,7 +277,9 @@ describe('segment mode while MySQL is unreachable', () => {
     assert.ok(during.length >= 200, `only ${during.length} requests served in ~5 s of MySQL outage by 4 clients`);
   });
 
-  it('a tag that runs dry while MySQL is away answers 503 UNAVAILABLE with Retry-After within REFILL_WAIT_MS, then recovers', { timeout: 30000 }, async () => {
+  it('a tag that runs dry while MySQL is away answers 503 UNAVAILABLE with Retry-After within REFILL_WAIT_MS, then recovers', {
+    timeout: 30000,
+  }, async () => {
     const recs: Rec[] = [];
     const first = await fetchRecorded('pre', node.url, 'dry', 1);
     assert.ok(first.ids, 'dry tag serves before the cut');
@@ -266,7 +310,13 @@ describe('segment mode while MySQL is unreachable', () => {
       100,
     );
     const took = dryAnswers.map((r) => Math.round(r.done - r.sent));
-    console.log(JSON.stringify({ servedBeforeDry: served, dryAnswerMs: took, recoveredAfterMs: Math.round(back.done - unblockAt) }));
+    console.log(
+      JSON.stringify({
+        servedBeforeDry: served,
+        dryAnswerMs: took,
+        recoveredAfterMs: Math.round(back.done - unblockAt),
+      }),
+    );
 
     assert.ok(served > 0 && served <= 2 * DRY_STEP, `${served} IDs served from the buffer before running dry`);
     assert.equal(dryAnswers.length, 3, 'the tag ran dry while MySQL was away');
@@ -283,6 +333,10 @@ describe('segment mode while MySQL is unreachable', () => {
     );
     assert.ok(back.ids![0] > maxId(recs.filter((r) => r !== back)), 'IDs continue upwards after recovery');
     // The wait for a refill is bounded by REFILL_WAIT_MS (plus a little scheduling slack).
-    for (const t of took) assert.ok(t <= REFILL_WAIT_MS + 500, `503 after ${t} ms; REFILL_WAIT_MS is ${REFILL_WAIT_MS} (all: ${took.join(', ')} ms)`);
+    for (const t of took)
+      assert.ok(
+        t <= REFILL_WAIT_MS + 500,
+        `503 after ${t} ms; REFILL_WAIT_MS is ${REFILL_WAIT_MS} (all: ${took.join(', ')} ms)`,
+      );
   });
 });

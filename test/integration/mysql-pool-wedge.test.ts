@@ -16,7 +16,10 @@ import { waitFor } from '../helpers/fault-load.js';
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
 const STEP = 50;
-/** From the last slot taken to a pool that serves again: three failed probes, a fresh connection, a replacement (busy machine: generous). */
+/**
+ * From the last slot taken to a pool that serves again: three failed probes, a fresh connection, a replacement (busy
+ * machine: generous).
+ */
 const HEAL_BOUND_MS = 30_000;
 
 const restarts = async (url: string): Promise<number> => {

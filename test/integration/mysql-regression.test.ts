@@ -42,7 +42,12 @@ async function regressionsMetric(url: string, tag: string, kind: string): Promis
   // With the admin token: the open page leaves out series whose tag label names no public tag
   // (a worker-id space's "ws<bits>" among them).
   const text = await (await fetch(`${url}/metrics`, { headers: adminHeaders })).text();
-  const line = text.split('\n').find((l) => l.startsWith('idmint_counter_regressions_total{') && l.includes(`tag="${tag}"`) && l.includes(`kind="${kind}"`));
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('idmint_counter_regressions_total{') && l.includes(`tag="${tag}"`) && l.includes(`kind="${kind}"`),
+    );
   return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
@@ -68,16 +73,30 @@ describe('MySQL comes back behind Redis', () => {
   const lines: LogLine[] = [];
 
   const maxIdOf = async (tag: string, scope: string): Promise<number> =>
-    Number((await db.query<RowDataPacket[]>('SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = 0 AND scope = ?', [tag, scope]))[0][0]?.max_id ?? 0);
+    Number(
+      (
+        await db.query<RowDataPacket[]>(
+          'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = 0 AND scope = ?',
+          [tag, scope],
+        )
+      )[0][0]?.max_id ?? 0,
+    );
 
   /** Sets the counter back by SETBACK, as a restore would; returns the value it had. */
   async function setBack(tag: string, scope: string): Promise<number> {
     const c = await db.getConnection();
     try {
       await c.beginTransaction();
-      const [rows] = await c.query<RowDataPacket[]>('SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = 0 AND scope = ? FOR UPDATE', [tag, scope]);
+      const [rows] = await c.query<RowDataPacket[]>(
+        'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = 0 AND scope = ? FOR UPDATE',
+        [tag, scope],
+      );
       const m = Number(rows[0].max_id);
-      await c.query('UPDATE idmint_counters SET max_id = ? WHERE tag = ? AND shard = 0 AND scope = ?', [m - SETBACK, tag, scope]);
+      await c.query('UPDATE idmint_counters SET max_id = ? WHERE tag = ? AND shard = 0 AND scope = ?', [
+        m - SETBACK,
+        tag,
+        scope,
+      ]);
       await c.commit();
       return m;
     } finally {
@@ -93,14 +112,27 @@ describe('MySQL comes back behind Redis', () => {
     db = mysql.createPool({ ...poolOptions(names.mysqlUrl), connectionLimit: 2 });
     const fixed = { step: STEP, min_step: STEP, max_step: STEP };
     await createTag(node.url, { tag: 'seg', mode: 'segment', ...fixed });
-    await createTag(node.url, { tag: 'rul', mode: 'rule', template: '{counter}', min_counter: 1, max_counter: 999_999_999, reset_seconds: 0, ...fixed });
+    await createTag(node.url, {
+      tag: 'rul',
+      mode: 'rule',
+      template: '{counter}',
+      min_counter: 1,
+      max_counter: 999_999_999,
+      reset_seconds: 0,
+      ...fixed,
+    });
     await createTag(node.url, { tag: 'sf', mode: 'snowflake' });
     // Start the counters high enough to be set back by a million.
     for (const [tag, scope] of [
       ['seg', ''],
       ['rul', 'a/0'],
     ]) {
-      await db.query('INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, 0, ?, ?, ?)', [tag, scope, START, STEP]);
+      await db.query('INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, 0, ?, ?, ?)', [
+        tag,
+        scope,
+        START,
+        STEP,
+      ]);
     }
   });
 
@@ -111,7 +143,15 @@ describe('MySQL comes back behind Redis', () => {
   });
 
   async function underLoad(t: TestContext, tag: string, scope: string, kind: string, query: string): Promise<void> {
-    const load = new Load(Array.from({ length: 4 }, (_, i) => ({ name: `${tag}-c${i}`, tag, url: () => node.url, count: counter(11 + i, 20), query })));
+    const load = new Load(
+      Array.from({ length: 4 }, (_, i) => ({
+        name: `${tag}-c${i}`,
+        tag,
+        url: () => node.url,
+        count: counter(11 + i, 20),
+        query,
+      })),
+    );
     try {
       // Serving from the raised start, several segments in.
       await waitFor('five segments served', async () => (await maxIdOf(tag, scope)) >= START + 5 * STEP, 30000);
@@ -119,7 +159,11 @@ describe('MySQL comes back behind Redis', () => {
       const linesAtSetback = lines.length;
       const before = await setBack(tag, scope);
       const from = before - SETBACK;
-      await waitFor('five segments above the set-back mark', async () => (await maxIdOf(tag, scope)) >= before + 5 * STEP, 60000);
+      await waitFor(
+        'five segments above the set-back mark',
+        async () => (await maxIdOf(tag, scope)) >= before + 5 * STEP,
+        60000,
+      );
       const end = now();
       const recs = await load.stop();
 
@@ -142,16 +186,24 @@ describe('MySQL comes back behind Redis', () => {
       t.diagnostic(
         `${tag}: ${refused.length} refused after the set-back; longest wait ${gap.toFixed(0)} ms; five segments above it after ${(end - atSetback).toFixed(0)} ms`,
       );
-      assert.ok(refused.length <= 2, `${refused.length} allocations refused after the set-back (${SETBACK / STEP} without the raise)`);
+      assert.ok(
+        refused.length <= 2,
+        `${refused.length} allocations refused after the set-back (${SETBACK / STEP} without the raise)`,
+      );
       assert.ok(gap < 2500, `no request was answered for ${gap.toFixed(0)} ms after the set-back`);
 
       // The warning names the tag, shard, MySQL's and Redis's values.
-      const warns = lines.slice(linesAtSetback).filter((l) => l.tag === tag && l.level === 40 && /MySQL high-water mark was behind/.test(l.msg));
+      const warns = lines
+        .slice(linesAtSetback)
+        .filter((l) => l.tag === tag && l.level === 40 && /MySQL high-water mark was behind/.test(l.msg));
       assert.ok(warns.length >= 1 && warns.length <= 2, `${warns.length} regression warnings`);
       assert.equal(warns[0].shard, 0);
       assert.equal(warns[0].mysql, from);
       const redisValue = Number(warns[0].redis);
-      assert.ok(redisValue > from + SETBACK - 2 * STEP && redisValue <= before, `Redis value ${redisValue} is what Redis had installed (MySQL had ${before})`);
+      assert.ok(
+        redisValue > from + SETBACK - 2 * STEP && redisValue <= before,
+        `Redis value ${redisValue} is what Redis had installed (MySQL had ${before})`,
+      );
       if (scope !== '') assert.equal(warns[0].scope, scope);
       // Counted, and shown on the tag's admin view.
       assert.equal(await regressionsMetric(node.url, tag, kind), warns.length);
@@ -188,7 +240,10 @@ describe('MySQL comes back behind Redis', () => {
 
   it('a worker-id space MySQL lost while Redis holds it is recorded again', async () => {
     assert.equal((await fetchIds(node.url, 'sf', 1)).length, 1);
-    const spaces = async () => (await db.query<RowDataPacket[]>('SELECT worker_bits FROM idmint_worker_spaces'))[0].map((r) => Number(r.worker_bits));
+    const spaces = async () =>
+      (await db.query<RowDataPacket[]>('SELECT worker_bits FROM idmint_worker_spaces'))[0].map((r) =>
+        Number(r.worker_bits),
+      );
     const [bits] = await spaces();
     assert.ok(bits > 0, 'the first lease recorded its space');
     // MySQL restored from a backup taken before the space was first used.
@@ -198,7 +253,12 @@ describe('MySQL comes back behind Redis', () => {
     try {
       assert.equal((await fetchIds(second.url, 'sf', 1)).length, 1);
       await waitFor('the space recorded again', async () => (await spaces()).includes(bits), 5000);
-      await waitFor('the warning', () => second.output.some((l) => l.includes('"level":40') && l.includes('MySQL had no record of a worker-id space')), 5000);
+      await waitFor(
+        'the warning',
+        () =>
+          second.output.some((l) => l.includes('"level":40') && l.includes('MySQL had no record of a worker-id space')),
+        5000,
+      );
       assert.equal(await regressionsMetric(second.url, `ws${bits}`, 'worker_space'), 1);
     } finally {
       await second.stop();

@@ -49,10 +49,17 @@ const LONG_STALLS = { stallRate: 0.1, stallMs: 2 * COMMAND_TIMEOUT_MS };
 function assertBounded(recs: readonly Rec[], what: string): number {
   let max = 0;
   for (const r of recs) {
-    assert.notEqual(r.status, 0, `${what}: ${r.client} got no answer after ${(r.done - r.sent).toFixed(0)} ms: ${r.detail}`);
+    assert.notEqual(
+      r.status,
+      0,
+      `${what}: ${r.client} got no answer after ${(r.done - r.sent).toFixed(0)} ms: ${r.detail}`,
+    );
     max = Math.max(max, r.done - r.sent);
   }
-  assert.ok(max <= BOUND_MS + SLACK_MS, `${what}: slowest request took ${max.toFixed(0)} ms, bound ${BOUND_MS} ms (+${SLACK_MS} ms slack)`);
+  assert.ok(
+    max <= BOUND_MS + SLACK_MS,
+    `${what}: slowest request took ${max.toFixed(0)} ms, bound ${BOUND_MS} ms (+${SLACK_MS} ms slack)`,
+  );
   return max;
 }
 
@@ -97,7 +104,14 @@ describe('network faults between idmint and Redis or MySQL', () => {
     // depend on refills while a Redis link is faulty. m: small ones, refilled all the time.
     await createTag(node.url, { tag: 'g', mode: 'segment', step: 100000 });
     await createTag(node.url, { tag: 'h', mode: 'segment', step: 100000, redis: 'b' });
-    await createTag(node.url, { tag: 'm', mode: 'segment', step: 100, min_step: 100, max_step: 200, target_seconds: 1 });
+    await createTag(node.url, {
+      tag: 'm',
+      mode: 'segment',
+      step: 100,
+      min_step: 100,
+      max_step: 200,
+      target_seconds: 1,
+    });
     await createTag(node.url, { tag: 's', mode: 'snowflake' });
   });
 
@@ -110,7 +124,13 @@ describe('network faults between idmint and Redis or MySQL', () => {
   });
 
   const clients = (tag: string, n: number, seed: number, pauseOnSuccess = 0): ClientSpec[] =>
-    Array.from({ length: n }, (_, c) => ({ name: `${tag}-c${c}`, tag, url: () => node.url, count: counter(seed + c, 20), pauseOnSuccess }));
+    Array.from({ length: n }, (_, c) => ({
+      name: `${tag}-c${c}`,
+      tag,
+      url: () => node.url,
+      count: counter(seed + c, 20),
+      pauseOnSuccess,
+    }));
 
   /** Waits until a request to tag sent now is answered with IDs. */
   const resumed = (tag: string, timeoutMs: number) =>
@@ -119,7 +139,9 @@ describe('network faults between idmint and Redis or MySQL', () => {
       async () => {
         const r = await fetchRecorded('probe', node.url, tag, 1, 5000);
         if (r.ids === undefined)
-          throw new Error(`${r.status} ${r.code ?? ''} ${r.detail ?? ''}; Redis connections: ${redisStates()}; refills: ${await refillStates(tag)}`);
+          throw new Error(
+            `${r.status} ${r.code ?? ''} ${r.detail ?? ''}; Redis connections: ${redisStates()}; refills: ${await refillStates(tag)}`,
+          );
         return true;
       },
       timeoutMs,
@@ -128,7 +150,9 @@ describe('network faults between idmint and Redis or MySQL', () => {
   /** The refill jobs of tag: state, attempts, last failure (what a tag that stays dry waits on). */
   const refillStates = async (tag: string) => {
     const q = node.rt.producer.queue;
-    const jobs = await q.getJobs(['active', 'waiting', 'prioritized', 'delayed', 'failed', 'completed'], 0, 200).catch(() => []);
+    const jobs = await q
+      .getJobs(['active', 'waiting', 'prioritized', 'delayed', 'failed', 'completed'], 0, 200)
+      .catch(() => []);
     const mine = jobs.filter((j) => j?.data.tag === tag).slice(-4);
     const states = await Promise.all(
       mine.map(
@@ -145,7 +169,12 @@ describe('network faults between idmint and Redis or MySQL', () => {
       .join(' ');
 
   /** Runs load on tag through: slow link, stalls, long stalls, a blackhole of blackholeMs; then waits for service. */
-  async function faultRun(proxy: FaultProxy, tag: string, blackholeMs: number, seed: number): Promise<{ recs: Rec[]; during: Rec[] }> {
+  async function faultRun(
+    proxy: FaultProxy,
+    tag: string,
+    blackholeMs: number,
+    seed: number,
+  ): Promise<{ recs: Rec[]; during: Rec[] }> {
     const load = new Load(clients(tag, 4, seed));
     await sleep(300);
     proxy.set(SLOW);
@@ -171,7 +200,9 @@ describe('network faults between idmint and Redis or MySQL', () => {
     return { recs, during };
   }
 
-  it('default Redis: latency, stalls and a blackhole; bounded answers, no duplicate, order global, resumes', { timeout: 60000 }, async () => {
+  it('default Redis: latency, stalls and a blackhole; bounded answers, no duplicate, order global, resumes', {
+    timeout: 60000,
+  }, async () => {
     const { recs, during } = await faultRun(pa, 'g', 2500, 100);
     assertPromises(recs, 'default Redis');
     assert.ok(answered(recs).length > 200, `too few answers to mean anything: ${answered(recs).length}`);
@@ -182,7 +213,9 @@ describe('network faults between idmint and Redis or MySQL', () => {
     );
   });
 
-  it('named Redis: latency, stalls and a blackhole; bounded answers, no duplicate, order global, resumes', { timeout: 60000 }, async () => {
+  it('named Redis: latency, stalls and a blackhole; bounded answers, no duplicate, order global, resumes', {
+    timeout: 60000,
+  }, async () => {
     // The default Redis stays healthy: a tag on it is served all along.
     const other = new Load(clients('g', 1, 300, 20));
     const { recs, during } = await faultRun(pb, 'h', 2500, 200);
@@ -196,7 +229,9 @@ describe('network faults between idmint and Redis or MySQL', () => {
     assert.ok(answered(g).length > 20, 'the default Redis tag was not served while the named one was away');
   });
 
-  it('MySQL: latency, stalls and a blackhole; bounded answers and readiness, refills resume', { timeout: 40000 }, async () => {
+  it('MySQL: latency, stalls and a blackhole; bounded answers and readiness, refills resume', {
+    timeout: 40000,
+  }, async () => {
     const load = new Load(clients('m', 3, 400));
     await sleep(300);
     pm.set(SLOW);
@@ -227,7 +262,9 @@ describe('network faults between idmint and Redis or MySQL', () => {
     assert.ok(Math.max(...probes) <= 1000 + SLACK_MS, `a readiness probe took ${Math.max(...probes).toFixed(0)} ms`);
   });
 
-  it('snowflake: a blackholed default Redis stops issuing before the lease could expire there, then resumes', { timeout: 40000 }, async () => {
+  it('snowflake: a blackholed default Redis stops issuing before the lease could expire there, then resumes', {
+    timeout: 40000,
+  }, async () => {
     const load = new Load(clients('s', 3, 500, 5));
     await sleep(1500);
     // When the blackhole starts, the lease key's expiry in Redis (read around the proxy).
@@ -259,7 +296,10 @@ describe('network faults between idmint and Redis or MySQL', () => {
     const issuedDuring = answered(recs).filter((r) => r.sent >= blackholedAt && r.sent < t1);
     for (const r of issuedDuring) {
       for (const id of r.ids)
-        assert.ok(tsOf(id) < expiresAt - LEASE_MARGIN_MS / 2, `ID ${id} issued at ${tsOf(id)}, the lease expired in Redis at ${expiresAt}`);
+        assert.ok(
+          tsOf(id) < expiresAt - LEASE_MARGIN_MS / 2,
+          `ID ${id} issued at ${tsOf(id)}, the lease expired in Redis at ${expiresAt}`,
+        );
     }
     assert.ok(
       recs.some((r) => r.sent >= blackholedAt && r.sent < t1 && r.status === 503),

@@ -59,11 +59,27 @@ describe('one door for issuing', () => {
   });
 
   const cases: [string, string[], () => Promise<unknown>][] = [
-    ['the HTTP route', ['ids seg'], async () => (await (await fetch(`${node.url}/v1/ids/seg?count=2`)).json()) as unknown],
-    ['the pre-router path (or the route it steps aside to)', ['one seg'], async () => (await (await fetch(`${node.url}/v1/id/seg`)).json()) as unknown],
+    [
+      'the HTTP route',
+      ['ids seg'],
+      async () => (await (await fetch(`${node.url}/v1/ids/seg?count=2`)).json()) as unknown,
+    ],
+    [
+      'the pre-router path (or the route it steps aside to)',
+      ['one seg'],
+      async () => (await (await fetch(`${node.url}/v1/id/seg`)).json()) as unknown,
+    ],
     ["Leaf's snowflake route", ['one snow'], async () => (await fetch(`${node.url}/api/snowflake/get/snow`)).text()],
-    ["Tinyid's nextIdSimple", ['ids seg'], async () => (await fetch(`${node.url}/tinyid/id/nextIdSimple?bizType=seg&batchSize=3`)).text()],
-    ["Tinyid's nextSegmentId", ['held blk'], async () => (await (await fetch(`${node.url}/tinyid/id/nextSegmentId?bizType=blk`)).json()) as unknown],
+    [
+      "Tinyid's nextIdSimple",
+      ['ids seg'],
+      async () => (await fetch(`${node.url}/tinyid/id/nextIdSimple?bizType=seg&batchSize=3`)).text(),
+    ],
+    [
+      "Tinyid's nextSegmentId",
+      ['held blk'],
+      async () => (await (await fetch(`${node.url}/tinyid/id/nextSegmentId?bizType=blk`)).json()) as unknown,
+    ],
     ['gRPC Next', ['ids snow'], () => grpc.next({ tag: 'snow', count: 2 })],
     ['gRPC Take', ['runs seg'], async () => (await grpc.take({ tag: 'seg', count: 3 })).blocks],
     ['the websocket stream', ['ids day'], () => streamIds(node.url, { tag: 'day', app: 'shop' })],

@@ -31,12 +31,24 @@ describe('operations endpoints', () => {
     const text = await r.text();
     const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
     assert.equal(value(/^idmint_ids_issued_total\{tag="m1",mode="segment"\} (\d+)$/m), 251);
-    assert.ok(value(/^idmint_http_request_duration_seconds_count\{route="\/v1\/id\/:tag",method="GET",status="200"\} (\d+)$/m) >= 1);
+    assert.ok(
+      value(
+        /^idmint_http_request_duration_seconds_count\{route="\/v1\/id\/:tag",method="GET",status="200"\} (\d+)$/m,
+      ) >= 1,
+    );
     assert.equal(value(/^idmint_errors_total\{transport="http",code="TAG_NOT_FOUND"\} (\d+)$/m), 1);
-    assert.ok(value(/^idmint_refill_duration_seconds_count\{result="current"\} (\d+)$/m) >= 1, 'the cold refill was timed');
-    assert.ok(value(/^idmint_segments_allocated_total\{tag="m1"\} (\d+)$/m) >= 2, 'a cold segment of 100 and at least one refill for 251 IDs');
+    assert.ok(
+      value(/^idmint_refill_duration_seconds_count\{result="current"\} (\d+)$/m) >= 1,
+      'the cold refill was timed',
+    );
+    assert.ok(
+      value(/^idmint_segments_allocated_total\{tag="m1"\} (\d+)$/m) >= 2,
+      'a cold segment of 100 and at least one refill for 251 IDs',
+    );
     const remaining = value(/^idmint_segment_remaining\{tag="m1"\} (\d+)$/m);
-    const view = (await (await fetch(`${url}/v1/admin/tags/m1`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+    const view = (await (
+      await fetch(`${url}/v1/admin/tags/m1`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    ).json()) as {
       state: { shards: { current: { remaining: number } }[] };
     };
     assert.equal(remaining, view.state.shards[0].current.remaining, 'the gauge reads the live segment');
@@ -75,8 +87,14 @@ describe('operations endpoints', () => {
 
   it('serves Bull Board only with the admin token (header or cookie)', async () => {
     assert.equal((await fetch(`${url}/admin/queues`)).status, 401);
-    assert.equal((await fetch(`${url}/admin/queues`, { headers: { authorization: 'Bearer wrong-token' } })).status, 401);
-    assert.equal((await fetch(`${url}/admin/queues`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status, 200);
+    assert.equal(
+      (await fetch(`${url}/admin/queues`, { headers: { authorization: 'Bearer wrong-token' } })).status,
+      401,
+    );
+    assert.equal(
+      (await fetch(`${url}/admin/queues`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status,
+      200,
+    );
     const api = await fetch(`${url}/admin/queues/api/queues`, { headers: { cookie: `idmint_admin=${ADMIN_TOKEN}` } });
     assert.equal(api.status, 200);
     const body = (await api.json()) as { queues: { name: string }[] };
@@ -94,12 +112,18 @@ describe('operations endpoints', () => {
     assert.equal(h.status, 200);
     const r = await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     assert.equal(r.status, 200);
-    assert.deepEqual(((await r.json()) as { checks: Record<string, string> }).checks, { redis: 'ok', mysql: 'ok', lease: 'ok' });
+    assert.deepEqual(((await r.json()) as { checks: Record<string, string> }).checks, {
+      redis: 'ok',
+      mysql: 'ok',
+      lease: 'ok',
+    });
     // A snowflake tag makes readiness need a valid lease of its width: the check takes it.
     await createTag(url, { tag: 'sf-ready', mode: 'snowflake', preset: 'jssafe' });
     const held = async () =>
       (
-        (await (await fetch(`${url}/v1/admin/workers`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+        (await (
+          await fetch(`${url}/v1/admin/workers`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+        ).json()) as {
           this_node: { leases: { worker_bits: number; valid: boolean }[] };
         }
       ).this_node.leases;

@@ -15,12 +15,17 @@ import { fetchIds } from '../../tools/node.js';
 import { startServe, withoutNpmVars, type ServeProcess } from '../helpers/serve-process.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; engines: { node: string } };
+const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  engines: { node: string };
+};
 
 /** Runs npm (the one on PATH) and returns what it printed; throws with that on failure. */
 function npm(args: string[], cwd: string): string {
   const r = spawnSync('npm', args, { cwd, env: withoutNpmVars(process.env), encoding: 'utf8', timeout: 120_000 });
-  if (r.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
+  if (r.status !== 0)
+    throw new Error(`npm ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
   return `${r.stdout}\n${r.stderr}`;
 }
 
@@ -50,7 +55,10 @@ describe('build and package', () => {
   const tarball = join(tmp, `${PKG.name}-${PKG.version}.tgz`);
   const app = join(tmp, 'app');
   const env = (extra: Record<string, string> = {}) => {
-    const e: NodeJS.ProcessEnv = { ...withoutNpmVars(process.env), ...testEnv(names, { DEMO_TAG: 'demo', LOG_LEVEL: 'info', ...extra }) };
+    const e: NodeJS.ProcessEnv = {
+      ...withoutNpmVars(process.env),
+      ...testEnv(names, { DEMO_TAG: 'demo', LOG_LEVEL: 'info', ...extra }),
+    };
     delete e.NODE_OPTIONS; // nothing may load a TypeScript loader behind the command's back
     return e;
   };
@@ -110,7 +118,12 @@ client.close();
 console.log(JSON.stringify(ids.map(String)));
 `,
     );
-    const r = spawnSync(process.execPath, ['take.mjs', node.url], { cwd: app, env: env(), encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, ['take.mjs', node.url], {
+      cwd: app,
+      env: env(),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(r.status, 0, r.stderr);
     const ids = (JSON.parse(r.stdout) as string[]).map(BigInt);
     assert.equal(ids.length, 51);

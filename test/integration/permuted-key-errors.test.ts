@@ -14,7 +14,9 @@ import { startLocalNode } from '../../tools/node.js';
 function everything(err: unknown, depth = 0): string {
   if (err === null || typeof err !== 'object' || depth > 5) return String(err);
   const o = err as Record<string, unknown>;
-  const parts = Object.getOwnPropertyNames(o).map((k) => `${k}=${k === 'cause' ? everything(o[k], depth + 1) : String(o[k])}`);
+  const parts = Object.getOwnPropertyNames(o).map(
+    (k) => `${k}=${k === 'cause' ? everything(o[k], depth + 1) : String(o[k])}`,
+  );
   return parts.join(' ');
 }
 

@@ -26,9 +26,18 @@ async function getId(url: string, tag: string): Promise<bigint> {
   return BigInt(body.id!);
 }
 
-async function admin(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string; json: Record<string, unknown> }> {
+async function admin(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string; json: Record<string, unknown> }> {
   const headers = body === undefined ? { authorization: adminHeaders.authorization } : adminHeaders;
-  const r = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await fetch(`${url}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await r.text();
   return { status: r.status, text, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
@@ -77,7 +86,18 @@ describe('permuted tags', () => {
     first = await spawnNode(names, ENV);
     const created = await createTag(first.url, { tag: 'orders', permute: { digits: DIGITS }, step: 50, min_step: 10 });
     views.push(JSON.stringify(created));
-    views.push(JSON.stringify(await createTag(first.url, { tag: 'nodeorders', order: 'node', node_block: 20, step: 60, min_step: 10, permute: { bits: 36 } })));
+    views.push(
+      JSON.stringify(
+        await createTag(first.url, {
+          tag: 'nodeorders',
+          order: 'node',
+          node_block: 20,
+          step: 60,
+          min_step: 10,
+          permute: { bits: 36 },
+        }),
+      ),
+    );
     for (const tag of Object.keys(issued)) issued[tag].push(...(await takeIds(first.url, tag, 150)));
     await first.stop();
     output.push(...first.output);
@@ -151,7 +171,10 @@ describe('permuted tags', () => {
     const out = await decode(second!.url, 'orders', DOMAIN);
     assert.equal(out.status, 400);
     assert.equal((out.body.error as { code: string }).code, 'INVALID_ARGUMENT');
-    assert.match((out.body.error as { message: string }).message, /not an ID of tag "orders" \(its permuted IDs lie from 1 to 9999999999\)/);
+    assert.match(
+      (out.body.error as { message: string }).message,
+      /not an ID of tag "orders" \(its permuted IDs lie from 1 to 9999999999\)/,
+    );
     await createTag(second!.url, { tag: 'small', permute: { digits: 6 }, max_id_limit: 10 });
     const ids = (await fetchIds(second!.url, 'small', 10)).map(String);
     for (let v = 1n; v < 1_000_000n; v++) {
@@ -235,7 +258,10 @@ describe('permuted tags', () => {
     for (const permute of [{ digits: 9 }, undefined]) {
       const r = await admin(url, 'POST', '/v1/admin/tags', { tag: 'again', ...(permute ? { permute } : {}) });
       assert.equal(r.status, 400, r.text);
-      assert.match((r.json.error as { message: string }).message, /was used before as a segment tag with permute \{"digits":8\}/);
+      assert.match(
+        (r.json.error as { message: string }).message,
+        /was used before as a segment tag with permute \{"digits":8\}/,
+      );
     }
     await createTag(url, { tag: 'again', permute: { digits: 8 } });
     assert.equal(await storedKey('again'), key);
@@ -264,14 +290,17 @@ describe('permuted tags', () => {
     const all = new Set([...issued.orders, ...more]);
     assert.equal(all.size, issued.orders.length + more.length);
     const counters = [];
-    for (const id of [issued.orders.at(-1)!, ...more]) counters.push(BigInt((await decode(url, 'orders', id)).body.counter as string));
+    for (const id of [issued.orders.at(-1)!, ...more])
+      counters.push(BigInt((await decode(url, 'orders', id)).body.counter as string));
     for (let i = 1; i < counters.length; i++) assert.ok(counters[i] > counters[i - 1]);
   });
 
   it('nextSegmentId refuses a permuted tag (a client would count unpermuted IDs)', async () => {
     const tok = await admin(second!.url, 'POST', '/v1/admin/tags/nodeorders/tokens', { name: 'tinyid' });
     assert.equal(tok.status, 201, tok.text);
-    const r = await fetch(`${second!.url}/tinyid/id/nextSegmentId?bizType=nodeorders&token=${tok.json.token as string}`);
+    const r = await fetch(
+      `${second!.url}/tinyid/id/nextSegmentId?bizType=nodeorders&token=${tok.json.token as string}`,
+    );
     const text = await r.text();
     assert.match(text, /permuted IDs/);
   });

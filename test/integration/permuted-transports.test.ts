@@ -67,7 +67,10 @@ describe('a permuted tag over every transport', () => {
     for (const [t, id] of issued) assert.ok(id >= 1n && id < DOMAIN, `${t}: ${id} lies in [1, ${DOMAIN})`);
     let up = 0;
     for (let i = 1; i < issued.length; i++) if (issued[i][1] > issued[i - 1][1]) up++;
-    assert.ok(up / (issued.length - 1) < 0.7, `consecutive IDs are not in numeric order (${up} of ${issued.length - 1} rise)`);
+    assert.ok(
+      up / (issued.length - 1) < 0.7,
+      `consecutive IDs are not in numeric order (${up} of ${issued.length - 1} rise)`,
+    );
     // Decoding gives the counters back, increasing in issue order (HTTP for all, gRPC for a sample).
     let prev = -1n;
     for (const [t, id] of issued) {
@@ -78,9 +81,16 @@ describe('a permuted tag over every transport', () => {
       prev = BigInt(d.counter);
     }
     const [, last] = issued.at(-1)!;
-    const g = await grpc.decode({ tag: 'perm', id: String(last) }, IdsClient.md({ authorization: `Bearer ${ADMIN_TOKEN}` }));
+    const g = await grpc.decode(
+      { tag: 'perm', id: String(last) },
+      IdsClient.md({ authorization: `Bearer ${ADMIN_TOKEN}` }),
+    );
     assert.equal(g.segment?.seq, String(prev), 'gRPC Decode with the admin token gives the counter');
-    assert.equal((await failure(grpc.decode({ tag: 'perm', id: String(last) }))).idmint, 'UNAUTHORIZED', 'gRPC Decode without it is refused');
+    assert.equal(
+      (await failure(grpc.decode({ tag: 'perm', id: String(last) }))).idmint,
+      'UNAUTHORIZED',
+      'gRPC Decode without it is refused',
+    );
   });
 
   it('refuses the ranges format, and gives no counter runs', async () => {

@@ -53,11 +53,17 @@ describe('a paused process keeps its Redis connections and its replies', () => {
       assert.equal(redis.status, 'ready', `round ${round}: the connection was not reset`);
       await sleep(5);
       assert.equal(redis.status, 'ready', `round ${round}: no reconnect after the pause`);
-      assert.deepEqual(await outcome(redis.get(`${names.prefix}:pause`)), { ok: true, v: 'here' }, `round ${round}: the next command`);
+      assert.deepEqual(
+        await outcome(redis.get(`${names.prefix}:pause`)),
+        { ok: true, v: 'here' },
+        `round ${round}: the next command`,
+      );
     }
   });
 
-  it('a peer that is silent still times out, and the connection is reset', { skip: skipOnCluster('proxies one connection') }, async () => {
+  it('a peer that is silent still times out, and the connection is reset', {
+    skip: skipOnCluster('proxies one connection'),
+  }, async () => {
     const proxy = await FaultProxy.start(6379, { seed: 5 });
     const r = createRedis(proxy.url, 'command', COMMAND_TIMEOUT_MS);
     r.on('error', () => undefined);
@@ -69,7 +75,10 @@ describe('a paused process keeps its Redis connections and its replies', () => {
       const got = await outcome(r.get(`${names.prefix}:pause`));
       const took = now() - t0;
       assert.deepEqual(got, { ok: false, error: 'Command timed out' });
-      assert.ok(took >= COMMAND_TIMEOUT_MS - 5 && took < COMMAND_TIMEOUT_MS + 500, `timed out after ${took.toFixed(0)} ms`);
+      assert.ok(
+        took >= COMMAND_TIMEOUT_MS - 5 && took < COMMAND_TIMEOUT_MS + 500,
+        `timed out after ${took.toFixed(0)} ms`,
+      );
       await sleep(50);
       assert.notEqual(r.status, 'ready', 'the silent connection was dropped');
     } finally {
@@ -79,7 +88,9 @@ describe('a paused process keeps its Redis connections and its replies', () => {
   });
 });
 
-describe('a node stopped with SIGSTOP under load answers every request once it resumes', { skip: skipOnCluster('proxies the connection to one Redis') }, () => {
+describe('a node stopped with SIGSTOP under load answers every request once it resumes', {
+  skip: skipOnCluster('proxies the connection to one Redis'),
+}, () => {
   const names = testNames();
   let proxy: FaultProxy;
   let node: ChildNode;
@@ -99,7 +110,15 @@ describe('a node stopped with SIGSTOP under load answers every request once it r
   });
 
   it('no request fails and no connection is reset by the pause', async () => {
-    const load = new Load(Array.from({ length: 8 }, (_, i) => ({ name: `c${i}`, tag: 'g', url: () => node.url, count: () => 1 + (i % 3), pauseOnSuccess: 2 })));
+    const load = new Load(
+      Array.from({ length: 8 }, (_, i) => ({
+        name: `c${i}`,
+        tag: 'g',
+        url: () => node.url,
+        count: () => 1 + (i % 3),
+        pauseOnSuccess: 2,
+      })),
+    );
     // Every client is looping before the node is stopped; two pauses, so that requests caught
     // in flight do not depend on where the clients were at one instant of a busy machine.
     for (const until = now() + 10000; new Set(load.records.map((r) => r.client)).size < 8; await sleep(20)) {

@@ -29,7 +29,11 @@ interface Primary {
   /** Log records of the child's output so far. */
   logs(): Record<string, unknown>[];
   /** Resolves with the first log record that matches, waiting for it up to timeoutMs. */
-  waitForLog(match: (l: Record<string, unknown>) => boolean, timeoutMs: number, what: string): Promise<Record<string, unknown>>;
+  waitForLog(
+    match: (l: Record<string, unknown>) => boolean,
+    timeoutMs: number,
+    what: string,
+  ): Promise<Record<string, unknown>>;
 }
 
 function startPrimary(names: TestNames, processes: number, extra: Record<string, string>): Primary {
@@ -58,7 +62,8 @@ function startPrimary(names: TestNames, processes: number, extra: Record<string,
     for (;;) {
       const hit = logs().find(match);
       if (hit) return hit;
-      if (proc.exitCode !== null || Date.now() > until) throw new Error(`${what}: not logged (exit code ${proc.exitCode}):\n${output.slice(-30).join('\n')}`);
+      if (proc.exitCode !== null || Date.now() > until)
+        throw new Error(`${what}: not logged (exit code ${proc.exitCode}):\n${output.slice(-30).join('\n')}`);
       await sleep(50);
     }
   };
@@ -68,13 +73,17 @@ function startPrimary(names: TestNames, processes: number, extra: Record<string,
 /** GET over a connection of its own (no keep-alive), so that each request is handed anew to one of the processes. */
 function getFresh(url: string, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = get(url + path, { agent: false, headers: { connection: 'close', authorization: `Bearer ${ADMIN_TOKEN}` } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-      res.on('error', reject);
-    });
+    const req = get(
+      url + path,
+      { agent: false, headers: { connection: 'close', authorization: `Bearer ${ADMIN_TOKEN}` } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.setTimeout(10_000, () => req.destroy(new Error(`GET ${path}: no answer in 10 s`)));
   });
@@ -91,7 +100,12 @@ async function nodeIdsServing(url: string, requests: number): Promise<string[]> 
 }
 
 /** `clients` loops, each sending `each` requests on fresh connections; every answer must be a 200. */
-async function takeConcurrently(url: string, paths: string[], clients: number, each: number): Promise<Map<string, bigint[]>> {
+async function takeConcurrently(
+  url: string,
+  paths: string[],
+  clients: number,
+  each: number,
+): Promise<Map<string, bigint[]>> {
   const byPath = new Map<string, bigint[]>(paths.map((p) => [p, []]));
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
@@ -108,7 +122,11 @@ async function takeConcurrently(url: string, paths: string[], clients: number, e
 }
 
 function assertUnique(ids: bigint[], what: string): void {
-  assert.equal(new Set(ids).size, ids.length, `${what}: ${ids.length - new Set(ids).size} of ${ids.length} IDs repeated`);
+  assert.equal(
+    new Set(ids).size,
+    ids.length,
+    `${what}: ${ids.length - new Set(ids).size} of ${ids.length} IDs repeated`,
+  );
 }
 
 const alive = (pid: number): boolean => {
@@ -138,8 +156,17 @@ describe('serve --processes 2', () => {
   before(async () => {
     udpPort = await freePort();
     grpcPort = await freePort();
-    primary = startPrimary(names, 2, { NODE_ID: base, NODE_OFFSET: '10', UDP_PORT: String(udpPort), GRPC_PORT: String(grpcPort) });
-    const ready = await primary.waitForLog((l) => l.msg === 'all serving processes ready', 30_000, 'both processes ready');
+    primary = startPrimary(names, 2, {
+      NODE_ID: base,
+      NODE_OFFSET: '10',
+      UDP_PORT: String(udpPort),
+      GRPC_PORT: String(grpcPort),
+    });
+    const ready = await primary.waitForLog(
+      (l) => l.msg === 'all serving processes ready',
+      30_000,
+      'both processes ready',
+    );
     url = ready.address as string;
     await createTag(url, { tag: 'pg', step: 200, min_step: 100 });
     await createTag(url, { tag: 'pn', order: 'node', node_block: 50, step: 200, min_step: 100 });
@@ -208,7 +235,14 @@ describe('serve --processes 2', () => {
   });
 
   it('hands out unique IDs to concurrent requests, from both processes', async () => {
-    const paths = ['/v1/id/pg', '/v1/ids/pg?count=7', '/v1/id/pn', '/v1/ids/pn?count=5', '/v1/id/ps', '/v1/ids/ps?count=3'];
+    const paths = [
+      '/v1/id/pg',
+      '/v1/ids/pg?count=7',
+      '/v1/id/pn',
+      '/v1/ids/pn?count=5',
+      '/v1/id/ps',
+      '/v1/ids/ps?count=3',
+    ];
     const got = await takeConcurrently(url, paths, 16, 30);
     const g = [...got.get('/v1/id/pg')!, ...got.get('/v1/ids/pg?count=7')!];
     const n = [...got.get('/v1/id/pn')!, ...got.get('/v1/ids/pn?count=5')!];
@@ -223,7 +257,9 @@ describe('serve --processes 2', () => {
     // some, each under a lease the pool shows with its own node id as the owner.
     const issuedBy = new Set(s.map((id) => decode(PRESETS.snowflake, id).workerId));
     const res = await fetch(`${url}/v1/admin/workers`, { headers: adminHeaders });
-    const pool = (await res.json()) as { spaces: { worker_bits: number; leases: { worker_id: number; owner: string }[] }[] };
+    const pool = (await res.json()) as {
+      spaces: { worker_bits: number; leases: { worker_id: number; owner: string }[] }[];
+    };
     const leases = pool.spaces.find((sp) => sp.worker_bits === PRESETS.snowflake.workerBits)?.leases ?? [];
     const owners = new Map(leases.map((l) => [l.worker_id, l.owner]));
     assert.deepEqual(
@@ -253,7 +289,11 @@ describe('serve --processes 2', () => {
       // And it counts the IDs both handed out, not the share of the one asked.
       assert.equal(value(r.body, 'idmint_ids_issued_total{tag="pg",mode="segment"}'), globalIds.length);
       // Shared state (Redis, MySQL) is reported once, not summed over the processes.
-      assert.equal(value(r.body, 'idmint_tag_remaining_ids{tag="pg"}'), remaining, 'IDs left as the admin API says, not twice');
+      assert.equal(
+        value(r.body, 'idmint_tag_remaining_ids{tag="pg"}'),
+        remaining,
+        'IDs left as the admin API says, not twice',
+      );
       assert.equal(value(r.body, 'idmint_worker_ids_total{worker_bits="10"}'), 1024);
       assert.equal(value(r.body, 'idmint_ready'), 1, 'ready: 1 when every process is, not their sum');
     }
@@ -263,7 +303,8 @@ describe('serve --processes 2', () => {
     const victim = readyPids().find((p) => p.index === 1)!;
     process.kill(victim.pid, 'SIGKILL');
     await primary.waitForLog(
-      (l) => l.msg === 'serving process exited unexpectedly; replacing it' && l.pid === victim.pid && l.signal === 'SIGKILL',
+      (l) =>
+        l.msg === 'serving process exited unexpectedly; replacing it' && l.pid === victim.pid && l.signal === 'SIGKILL',
       5000,
       'the exit of the killed process',
     );
@@ -302,7 +343,11 @@ describe('serve --processes 2', () => {
       .sort();
     assert.deepEqual(finished, [0, 1]);
     // Each process shut down in order: it released its worker-id lease.
-    assert.equal(primary.logs().filter((l) => l.msg === 'worker-id lease released').length >= 2, true, 'both leases released');
+    assert.equal(
+      primary.logs().filter((l) => l.msg === 'worker-id lease released').length >= 2,
+      true,
+      'both leases released',
+    );
     assert.deepEqual(pids.filter(alive), []);
   });
 });
@@ -350,7 +395,9 @@ describe('serve --processes: failures at start-up', () => {
       assert.deepEqual(gaveUp, [0, 1]);
       assert.ok(logs.some((l) => l.msg === 'no serving process is left; exiting'));
       // Backoff: the replacements came later and later.
-      const delays = logs.filter((l) => l.index === 0 && l.msg === 'serving process exited unexpectedly; replacing it').map((l) => l.restartInMs);
+      const delays = logs
+        .filter((l) => l.index === 0 && l.msg === 'serving process exited unexpectedly; replacing it')
+        .map((l) => l.restartInMs);
       assert.deepEqual(delays, [250, 500, 1000, 2000]);
     } finally {
       holder.close();

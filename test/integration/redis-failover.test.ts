@@ -54,7 +54,11 @@ class ReplicatedRedis {
 
   /** Waits until the replica has every write so far, then cuts it off: its data stops there. */
   async freezeReplica(): Promise<void> {
-    await waitFor('replica link up', () => withRedis(this.replica.url, async (r) => /master_link_status:up/.test(await r.info('replication'))), 10000);
+    await waitFor(
+      'replica link up',
+      () => withRedis(this.replica.url, async (r) => /master_link_status:up/.test(await r.info('replication'))),
+      10000,
+    );
     const acked = (await withRedis(this.master.url, (r) => r.call('WAIT', '1', '5000'))) as number;
     assert.equal(acked, 1, 'the replica acknowledged every write before it was cut off');
     await withRedis(this.replica.url, (r) => r.call('REPLICAOF', 'NO', 'ONE'));
@@ -80,10 +84,33 @@ describe('segment tags across a failover to a lagging replica', () => {
   before(async () => {
     rr = await ReplicatedRedis.start();
     for (let i = 0; i < 2; i++) {
-      nodes.push(await startLocalNode(names, { REDIS_URL: rr.url, REFILL_WAIT_MS: '1500', NODE_ID: `fo-node-${i}`, LOG_LEVEL: 'error' }));
+      nodes.push(
+        await startLocalNode(names, {
+          REDIS_URL: rr.url,
+          REFILL_WAIT_MS: '1500',
+          NODE_ID: `fo-node-${i}`,
+          LOG_LEVEL: 'error',
+        }),
+      );
     }
-    await createTag(nodes[0].url, { tag: 'g', mode: 'segment', step: 200, min_step: 100, max_step: 1000, target_seconds: 1 });
-    await createTag(nodes[0].url, { tag: 'n', mode: 'segment', order: 'node', step: 200, min_step: 100, max_step: 1000, target_seconds: 1, node_block: 50 });
+    await createTag(nodes[0].url, {
+      tag: 'g',
+      mode: 'segment',
+      step: 200,
+      min_step: 100,
+      max_step: 1000,
+      target_seconds: 1,
+    });
+    await createTag(nodes[0].url, {
+      tag: 'n',
+      mode: 'segment',
+      order: 'node',
+      step: 200,
+      min_step: 100,
+      max_step: 1000,
+      target_seconds: 1,
+      node_block: 50,
+    });
   });
 
   after(async () => {
@@ -102,7 +129,11 @@ describe('segment tags across a failover to a lagging replica', () => {
       ),
     );
     const servedSince = (t: number, what: string) =>
-      waitFor(`service ${what}`, () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))), 20000);
+      waitFor(
+        `service ${what}`,
+        () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))),
+        20000,
+      );
 
     const segKey = nodes[0].rt.keys.segment('g', 1, 0);
     let frozenCursor: number, masterCursor: number, failoverAt: number;
@@ -121,7 +152,10 @@ describe('segment tags across a failover to a lagging replica', () => {
     } finally {
       await load.stop();
     }
-    assert.ok(masterCursor > frozenCursor, `the replica lags: its cursor ${frozenCursor}, the master's ${masterCursor}`);
+    assert.ok(
+      masterCursor > frozenCursor,
+      `the replica lags: its cursor ${frozenCursor}, the master's ${masterCursor}`,
+    );
 
     const recs = load.records;
     const of = (tag: string) => recs.filter((r) => r.tag === tag);
@@ -133,7 +167,11 @@ describe('segment tags across a failover to a lagging replica', () => {
 
     // Failures during the switch are clean errors with a code, never a wrong answer.
     const failed = recs.filter((r: Rec) => r.ids === undefined);
-    for (const r of failed) assert.ok(r.status === 503 && r.code, `a failure is a clean 503 with a code: ${JSON.stringify({ ...r, ids: undefined })}`);
+    for (const r of failed)
+      assert.ok(
+        r.status === 503 && r.code,
+        `a failure is a clean 503 with a code: ${JSON.stringify({ ...r, ids: undefined })}`,
+      );
 
     // Everything answered after the failover lies above everything answered before it.
     const before = maxId(of('g').filter((r) => r.done < failoverAt));
@@ -183,7 +221,8 @@ describe('snowflake worker ids across a failover to a lagging replica', () => {
     assert.equal(b.rt.leases.held()[0]?.workerId, 1, 'B holds worker id 1');
 
     const clients: ClientSpec[] = [];
-    for (let c = 0; c < 3; c++) clients.push({ name: `b-c${c}`, tag: 'sf', url: () => b.url, count: counter(11 + c, 50) });
+    for (let c = 0; c < 3; c++)
+      clients.push({ name: `b-c${c}`, tag: 'sf', url: () => b.url, count: counter(11 + c, 50) });
     const load = new Load(clients);
     let c: LocalNode | undefined;
     let cLoad: Load | undefined;
@@ -200,7 +239,14 @@ describe('snowflake worker ids across a failover to a lagging replica', () => {
       rr.proxy.unblock();
       const cNode = c;
       const cClients: ClientSpec[] = [];
-      for (let i = 0; i < 3; i++) cClients.push({ name: `c-c${i}`, tag: 'sf', url: () => cNode.url, count: counter(21 + i, 50), pauseOnError: 50 });
+      for (let i = 0; i < 3; i++)
+        cClients.push({
+          name: `c-c${i}`,
+          tag: 'sf',
+          url: () => cNode.url,
+          count: counter(21 + i, 50),
+          pauseOnError: 50,
+        });
       cLoad = new Load(cClients);
       await waitFor('C serves', () => cLoad!.okSince(failoverAt, 'sf').length > 20, 20000);
       await sleep(500);

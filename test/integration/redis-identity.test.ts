@@ -21,7 +21,9 @@ const PREFETCH = 0.9;
 const refs: SegmentRef[] = ['a', 'b'].map((tag) => ({ tag, epoch: 1, shard: 0 }));
 
 /** Two tags installed and taken from; highest maps each tag to the highest ID handed out. */
-async function serving(store: SegmentStore): Promise<{ takeAll: (k: number) => Promise<void>; highest: Map<string, number> }> {
+async function serving(
+  store: SegmentStore,
+): Promise<{ takeAll: (k: number) => Promise<void>; highest: Map<string, number> }> {
   for (const ref of refs) {
     const cold = await store.take(ref, 1, PREFETCH);
     assert.equal(cold.status, 'cold');
@@ -44,18 +46,31 @@ async function serving(store: SegmentStore): Promise<{ takeAll: (k: number) => P
 async function assertRefused(store: SegmentStore, redis: Redis, highest: Map<string, number>): Promise<void> {
   for (const ref of refs) {
     const lagging = Number(await redis.hget(store.key(ref), 'cur'));
-    assert.ok(lagging <= highest.get(ref.tag)!, `the restored hash of ${ref.tag} lags (cursor ${lagging}, IDs handed out up to ${highest.get(ref.tag)})`);
+    assert.ok(
+      lagging <= highest.get(ref.tag)!,
+      `the restored hash of ${ref.tag} lags (cursor ${lagging}, IDs handed out up to ${highest.get(ref.tag)})`,
+    );
     const t = await store.take(ref, 3, PREFETCH);
     assert.equal(t.status, 'replaced', `the first take of ${ref.tag} answered ${t.status} ${JSON.stringify(t.ranges)}`);
-    assert.equal(await redis.hget(store.key(ref), 'rid'), await redisIdentity(redis), 'the hash was started afresh under the identity of now');
+    assert.equal(
+      await redis.hget(store.key(ref), 'rid'),
+      await redisIdentity(redis),
+      'the hash was started afresh under the identity of now',
+    );
   }
 }
 
 /** Waits until the replica at url has synchronised with its master. */
 const linkUp = (url: string) =>
-  waitFor(`the replica at ${url} synchronised`, () => withRedis(url, async (r) => /master_link_status:up/.test(await r.info('replication'))), 10000);
+  waitFor(
+    `the replica at ${url} synchronised`,
+    () => withRedis(url, async (r) => /master_link_status:up/.test(await r.info('replication'))),
+    10000,
+  );
 
-describe('the server identity of segment hashes and worker-id spaces', { skip: skipOnCluster('it restarts and reconfigures its own redis-servers') }, () => {
+describe('the server identity of segment hashes and worker-id spaces', {
+  skip: skipOnCluster('it restarts and reconfigures its own redis-servers'),
+}, () => {
   const servers: RedisServer[] = [];
   const clients: Redis[] = [];
   const connect = (s: RedisServer) => {
@@ -88,7 +103,9 @@ describe('the server identity of segment hashes and worker-id spaces', { skip: s
     await assertRefused(store, redis, highest);
   });
 
-  it('never hands out an ID or a worker id again after a master was resynchronised from a lagging replica and promoted again', { timeout: 30000 }, async () => {
+  it('never hands out an ID or a worker id again after a master was resynchronised from a lagging replica and promoted again', {
+    timeout: 30000,
+  }, async () => {
     const master = await RedisServer.start();
     const replica = await RedisServer.start();
     servers.push(master, replica);
@@ -130,7 +147,10 @@ describe('the server identity of segment hashes and worker-id spaces', { skip: s
     await assertRefused(store, redis, highest);
     // The lease a node still holds is not handed out again at once: the space is guarded.
     const third = await leases.acquire(4, 'node-c x:3', ttl, second.workerId, horizon());
-    assert.ok(third.guardMs >= Date.now() + ttl - 5000, `the space is guarded for one TTL after the change (guard ${third.guardMs - Date.now()} ms ahead)`);
+    assert.ok(
+      third.guardMs >= Date.now() + ttl - 5000,
+      `the space is guarded for one TTL after the change (guard ${third.guardMs - Date.now()} ms ahead)`,
+    );
   });
 
   it('refuses to run on a replica', { timeout: 30000 }, async () => {

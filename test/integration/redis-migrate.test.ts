@@ -15,7 +15,12 @@ import { assertGlobalAndNodeOrder, clientsPerNode, Load, now, waitFor } from '..
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
-async function move(url: string, tag: string, body: Record<string, unknown>, token = ADMIN_TOKEN): Promise<{ status: number; json: Record<string, unknown> }> {
+async function move(
+  url: string,
+  tag: string,
+  body: Record<string, unknown>,
+  token = ADMIN_TOKEN,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${url}/v1/admin/tags/${tag}/migrate`, {
     method: 'POST',
     headers: { ...adminHeaders, authorization: `Bearer ${token}` },
@@ -48,7 +53,15 @@ describe('moving tags between Redis servers', () => {
     const seg = { mode: 'segment', step: 200, min_step: 100, max_step: 1000, target_seconds: 1 };
     await createTag(nodes[0].url, { tag: 'g', redis: 'a', ...seg });
     await createTag(nodes[0].url, { tag: 'n', redis: 'a', order: 'node', node_block: 50, ...seg });
-    await createTag(nodes[0].url, { tag: 'r', redis: 'a', mode: 'rule', template: 'R{counter:7}', min_counter: 1, max_counter: 9_999_999, reset_seconds: 0 });
+    await createTag(nodes[0].url, {
+      tag: 'r',
+      redis: 'a',
+      mode: 'rule',
+      template: 'R{counter:7}',
+      min_counter: 1,
+      max_counter: 9_999_999,
+      reset_seconds: 0,
+    });
     await createTag(nodes[0].url, { tag: 'sf', mode: 'snowflake' });
   });
 
@@ -62,7 +75,9 @@ describe('moving tags between Redis servers', () => {
   it('lists the servers with their tags, without credentials', async () => {
     const res = await fetch(`${nodes[0].url}/v1/admin/redis`, { headers: adminHeaders });
     assert.equal(res.status, 200);
-    const body = (await res.json()) as { redis: { name: string; default: boolean; address: string; status: string; tags: number }[] };
+    const body = (await res.json()) as {
+      redis: { name: string; default: boolean; address: string; status: string; tags: number }[];
+    };
     assert.deepEqual(
       body.redis.map((r) => [r.name, r.default, r.tags]),
       [
@@ -80,7 +95,10 @@ describe('moving tags between Redis servers', () => {
     const url = nodes[0].url;
     let r = await move(url, 'g', { to: 'nowhere' });
     assert.equal(r.status, 400);
-    assert.match(String((r.json.error as { message: string }).message), /no Redis server is named "nowhere".*"default", "a", "b"/);
+    assert.match(
+      String((r.json.error as { message: string }).message),
+      /no Redis server is named "nowhere".*"default", "a", "b"/,
+    );
     r = await move(url, 'sf', { to: 'b' });
     assert.equal(r.status, 400);
     assert.match(String((r.json.error as { message: string }).message), /snowflake/);
@@ -101,7 +119,9 @@ describe('moving tags between Redis servers', () => {
     assert.equal(bad.status, 400);
   });
 
-  it('moves busy tags back and forth with no duplicate, no step back and a short pause', { timeout: 60000 }, async () => {
+  it('moves busy tags back and forth with no duplicate, no step back and a short pause', {
+    timeout: 60000,
+  }, async () => {
     const load = new Load(
       clientsPerNode(
         nodes.map((n) => n.url),
@@ -120,7 +140,8 @@ describe('moving tags between Redis servers', () => {
         else await sleep(20);
       }
     })();
-    const served = (t: number) => waitFor('service after a move', () => ['g', 'n'].every((tag) => load.okSince(t, tag).length >= 10), 15000);
+    const served = (t: number) =>
+      waitFor('service after a move', () => ['g', 'n'].every((tag) => load.okSince(t, tag).length >= 10), 15000);
     const moves: { tag: string; to: string; pausedMs: number; at: number }[] = [];
     try {
       await served(now());
@@ -174,13 +195,23 @@ describe('moving tags between Redis servers', () => {
 
     // Where the state lives now: g on a (epoch 3), n on default, r on a; b holds only markers.
     const prefix = names.prefix;
-    assert.deepEqual((await keysOf(b.url, `${prefix}:*:seg:*`)).sort(), [], 'b keeps no segment state after everything left it');
-    assert.deepEqual((await keysOf(b.url, `${prefix}:*:moved`)).sort(), [`${prefix}:{g}:moved`, `${prefix}:{n}:moved`, `${prefix}:{r}:moved`]);
+    assert.deepEqual(
+      (await keysOf(b.url, `${prefix}:*:seg:*`)).sort(),
+      [],
+      'b keeps no segment state after everything left it',
+    );
+    assert.deepEqual((await keysOf(b.url, `${prefix}:*:moved`)).sort(), [
+      `${prefix}:{g}:moved`,
+      `${prefix}:{n}:moved`,
+      `${prefix}:{r}:moved`,
+    ]);
     assert.ok((await keysOf(a.url, `${prefix}:{g}:seg:3:*`)).length === 1, 'g lives on a under epoch 3');
     assert.deepEqual(await keysOf(a.url, `${prefix}:{g}:seg:1:*`), [], 'the state g left on a was dropped');
   });
 
-  it('refuses to move off a server that is down unless forced, then serves from the new one', { timeout: 30000 }, async () => {
+  it('refuses to move off a server that is down unless forced, then serves from the new one', {
+    timeout: 30000,
+  }, async () => {
     const url = nodes[0].url;
     await createTag(url, { tag: 'd', redis: 'a', mode: 'segment', step: 100 });
     const before = await fetchIds(url, 'd', 5);

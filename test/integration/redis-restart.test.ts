@@ -36,11 +36,34 @@ describe('segment mode across Redis restarts and data loss', () => {
   before(async () => {
     redis = await RedisServer.start();
     for (let i = 0; i < 2; i++) {
-      nodes.push(await startLocalNode(names, { REDIS_URL: redis.url, REFILL_WAIT_MS: '1500', NODE_ID: `rr-node-${i}`, LOG_LEVEL: 'error' }));
+      nodes.push(
+        await startLocalNode(names, {
+          REDIS_URL: redis.url,
+          REFILL_WAIT_MS: '1500',
+          NODE_ID: `rr-node-${i}`,
+          LOG_LEVEL: 'error',
+        }),
+      );
     }
     // Small, adaptive segments so refills run all the time, also across the faults.
-    await createTag(nodes[0].url, { tag: 'g', mode: 'segment', step: 200, min_step: 100, max_step: 1000, target_seconds: 1 });
-    await createTag(nodes[0].url, { tag: 'n', mode: 'segment', order: 'node', step: 200, min_step: 100, max_step: 1000, target_seconds: 1, node_block: 50 });
+    await createTag(nodes[0].url, {
+      tag: 'g',
+      mode: 'segment',
+      step: 200,
+      min_step: 100,
+      max_step: 1000,
+      target_seconds: 1,
+    });
+    await createTag(nodes[0].url, {
+      tag: 'n',
+      mode: 'segment',
+      order: 'node',
+      step: 200,
+      min_step: 100,
+      max_step: 1000,
+      target_seconds: 1,
+      node_block: 50,
+    });
   });
 
   after(async () => {
@@ -49,7 +72,9 @@ describe('segment mode across Redis restarts and data loss', () => {
     await redis.kill();
   });
 
-  it('never duplicates or goes backwards, answers only 503 while Redis is away, and recovers', { timeout: 150_000 }, async () => {
+  it('never duplicates or goes backwards, answers only 503 while Redis is away, and recovers', {
+    timeout: 150_000,
+  }, async () => {
     // Steady load between the faults, long enough for the real-time order check to have well
     // over 1000 answers to constrain on a slow machine too.
     const STEADY_MS = 1500;
@@ -70,7 +95,11 @@ describe('segment mode across Redis restarts and data loss', () => {
 
     /** Waits until every node served both tags to a request sent after t. */
     const recovered = (t: number, what: string) =>
-      waitFor(`service after ${what}`, () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))), 15000);
+      waitFor(
+        `service after ${what}`,
+        () => nodes.every((n) => ['g', 'n'].every((tag) => load.okSince(t, tag).some((r) => r.url === n.url))),
+        15000,
+      );
 
     const faults: { what: string; at: number; back: number; genBefore: string | null; genAfter: string | null }[] = [];
     try {
@@ -171,7 +200,10 @@ describe('segment mode across Redis restarts and data loss', () => {
       const firstAfter = answered(of('g'))
         .filter((r) => r.sent > f.back)
         .sort((a, b) => a.done - b.done)[0];
-      assert.ok(maxBefore > 0n && firstAfter.ids[0] > maxBefore, `${f.what}: ${firstAfter.ids[0]} lies above ${maxBefore}`);
+      assert.ok(
+        maxBefore > 0n && firstAfter.ids[0] > maxBefore,
+        `${f.what}: ${firstAfter.ids[0]} lies above ${maxBefore}`,
+      );
     }
 
     const t = (x: number) => Math.round(x);

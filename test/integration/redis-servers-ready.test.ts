@@ -44,11 +44,19 @@ describe('readiness reports every Redis server', () => {
   before(async () => {
     a = await RedisServer.start();
     b = await RedisServer.start();
-    node = await startLocalNode(names, { REDIS_URLS: `a=${a.url},b=${b.url}`, REFILL_WAIT_MS: '3000', LOG_LEVEL: 'error' });
+    node = await startLocalNode(names, {
+      REDIS_URLS: `a=${a.url},b=${b.url}`,
+      REFILL_WAIT_MS: '3000',
+      LOG_LEVEL: 'error',
+    });
     await createTag(node.url, { tag: 'onb', redis: 'a', mode: 'segment', step: 100 });
     await createTag(node.url, { tag: 'ona', redis: 'a', mode: 'segment', step: 100 });
     await createTag(node.url, { tag: 'ondefault', mode: 'segment', step: 100 });
-    const res = await fetch(`${node.url}/v1/admin/tags/onb/migrate`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ to: 'b' }) });
+    const res = await fetch(`${node.url}/v1/admin/tags/onb/migrate`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: JSON.stringify({ to: 'b' }),
+    });
     assert.equal(res.status, 200, await res.text());
     before_ = await fetchIds(node.url, 'onb', 5);
   });

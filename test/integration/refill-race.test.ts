@@ -32,7 +32,13 @@ class HookedCounters extends CountersRepo {
   serial = false;
   private chain: Promise<unknown> = Promise.resolve();
 
-  override async allocate(tag: string, shard: number, epoch: number, step: number, nodeId: string): Promise<Allocation> {
+  override async allocate(
+    tag: string,
+    shard: number,
+    epoch: number,
+    step: number,
+    nodeId: string,
+  ): Promise<Allocation> {
     if (this.before) await this.before();
     let out: Allocation;
     if (this.serial) {
@@ -80,9 +86,20 @@ describe('racing refills and the install fence', () => {
   /** IDs handed out by direct takes in these tests. */
   const taken = new Map<string, number[]>();
   const ref = (tag: string) => ({ tag, epoch: 1, shard: 0 });
-  const deps = (nodeId: string) => ({ tags: node.rt.tags, counters, segments: node.rt.segments, nodeId, log: node.rt.log });
+  const deps = (nodeId: string) => ({
+    tags: node.rt.tags,
+    counters,
+    segments: node.rt.segments,
+    nodeId,
+    log: node.rt.log,
+  });
   const rows = async (tag: string) =>
-    (await direct.query<RowDataPacket[]>('SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id', [tag]))[0].map((r) => ({
+    (
+      await direct.query<RowDataPacket[]>(
+        'SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id',
+        [tag],
+      )
+    )[0].map((r) => ({
       range: [Number(r.first_id), Number(r.last_id)] as Range,
       nodeId: String(r.node_id),
     }));
@@ -103,7 +120,8 @@ describe('racing refills and the install fence', () => {
     node = await startLocalNode(names, { LOG_LEVEL: 'error', NODE_ID: 'race-node' });
     direct = mysql.createPool(poolOptions(names.mysqlUrl));
     counters = new HookedCounters(node.rt.pool);
-    for (const tag of ['race', 'dryrace', 'fence', 'concurrent']) await createTag(node.url, { tag, step: STEP, min_step: STEP, max_step: STEP });
+    for (const tag of ['race', 'dryrace', 'fence', 'concurrent'])
+      await createTag(node.url, { tag, step: STEP, min_step: STEP, max_step: STEP });
   });
 
   after(async () => {
@@ -125,7 +143,9 @@ describe('racing refills and the install fence', () => {
     const N = 4;
     Object.assign(counters, { before: barrier(N), after: barrier(N), serial: true });
     const job: RefillJobData = { tag: 'race', epoch: 1, shard: 0, gen, seg: 1, urgent: false };
-    const out: RefillOutcome[] = await Promise.all(Array.from({ length: N }, (_, i) => refill(job, deps(`racer-${i}`))));
+    const out: RefillOutcome[] = await Promise.all(
+      Array.from({ length: N }, (_, i) => refill(job, deps(`racer-${i}`))),
+    );
     counters.reset();
 
     const allocated = out.filter((o) => o.first !== undefined).map((o) => [o.first!, o.last!] as Range);
@@ -287,7 +307,9 @@ describe('racing refills and the install fence', () => {
     }
   });
 
-  it('concurrent refills of one tag all get a segment: none fails on a MySQL lock conflict', { timeout: 20000 }, async () => {
+  it('concurrent refills of one tag all get a segment: none fails on a MySQL lock conflict', {
+    timeout: 20000,
+  }, async () => {
     // Two deliveries of one job allocate at the same moment, as two workers would. Each must
     // get its own segment; a refill that errors instead only comes back after a retry delay.
     const r = ref('concurrent');
@@ -304,11 +326,20 @@ describe('racing refills and the install fence', () => {
         if (o.status === 'rejected') errors.push((o.reason as Error).message);
         else if (o.value.first !== undefined) segments.push([o.value.first, o.value.last!]);
       }
-      const installed = out.filter((o) => o.status === 'fulfilled' && (o.value.result === 'current' || o.value.result === 'next'));
-      assert.ok(installed.length >= 1 || out.some((o) => o.status === 'rejected'), `trial ${trial}: a segment was installed`);
+      const installed = out.filter(
+        (o) => o.status === 'fulfilled' && (o.value.result === 'current' || o.value.result === 'next'),
+      );
+      assert.ok(
+        installed.length >= 1 || out.some((o) => o.status === 'rejected'),
+        `trial ${trial}: a segment was installed`,
+      );
     }
     assert.ok(disjoint(segments), 'the segments that were allocated are disjoint');
     assert.ok(disjoint((await rows('concurrent')).map((x) => x.range)), 'the segment log has no overlap');
-    assert.equal(errors.length, 0, `${errors.length} of 24 concurrent refills failed instead of allocating: ${errors[0]}`);
+    assert.equal(
+      errors.length,
+      0,
+      `${errors.length} of 24 concurrent refills failed instead of allocating: ${errors[0]}`,
+    );
   });
 });

@@ -45,7 +45,8 @@ describe('a refill backed off while its Redis was silent', () => {
   });
 
   const queue = () => node.rt.producer.queue;
-  const idle = async () => (await queue().getJobCounts('waiting', 'active', 'delayed', 'prioritized')) as Record<string, number>;
+  const idle = async () =>
+    (await queue().getJobCounts('waiting', 'active', 'delayed', 'prioritized')) as Record<string, number>;
 
   it('is pulled forward by a waiting request once the link is back', { timeout: 60000 }, async (t) => {
     assert.equal(refillBackoffMs(ATTEMPTS_AT_CAP), 5000, 'the backoff this test relies on changed');
@@ -58,7 +59,12 @@ describe('a refill backed off while its Redis was silent', () => {
     const worker = node.rt.refillWorker;
     assert.ok(worker, 'this node runs no refill worker');
     await worker.pause();
-    const st = await node.rt.segments.stats({ tag: 'r', epoch: (await node.rt.registry.get('r'))?.epoch ?? 0, shard: 0, redis: 'b' });
+    const st = await node.rt.segments.stats({
+      tag: 'r',
+      epoch: (await node.rt.registry.get('r'))?.epoch ?? 0,
+      shard: 0,
+      redis: 'b',
+    });
     const left = (st.end ?? 0) - (st.cur ?? 1) + 1 + (st.next ? st.next[1] - st.next[0] + 1 : 0);
     if (left > 0) await fetchIds(node.url, 'r', left);
     const dry = await fetchRecorded('dry', node.url, 'r', 1, 5000);
@@ -106,10 +112,21 @@ describe('a refill backed off while its Redis was silent', () => {
     let clock = 1_000_000;
     const producer = new RefillProducer(node.rt.redis, `${names.prefix}:resched`, undefined, () => clock);
     const asked: boolean[] = [];
-    producer.queue.add = (async (_name: string, _d: RefillJobData, opts?: { deduplication?: { reschedule?: boolean } }) => {
+    producer.queue.add = (async (
+      _name: string,
+      _d: RefillJobData,
+      opts?: { deduplication?: { reschedule?: boolean } },
+    ) => {
       asked.push(opts?.deduplication?.reschedule === true);
     }) as never;
-    const job = (seg: number, urgent: boolean): RefillJobData => ({ tag: 'x', epoch: 1, shard: 0, gen: 'g', seg, urgent });
+    const job = (seg: number, urgent: boolean): RefillJobData => ({
+      tag: 'x',
+      epoch: 1,
+      shard: 0,
+      gen: 'g',
+      seg,
+      urgent,
+    });
     try {
       await producer.request(job(1, false));
       await producer.request(job(1, true));

@@ -45,7 +45,11 @@ describe('a change announced while a request waits for a refill', () => {
    * then waits for a refill whose MySQL answers are held; makes `change` meanwhile and gives it
    * time to reach b and the waiting request; then lets MySQL answer.
    */
-  async function waitThrough(tag: string, count: number, change: () => Promise<void>): Promise<bigint[] | { code: string }> {
+  async function waitThrough(
+    tag: string,
+    count: number,
+    change: () => Promise<void>,
+  ): Promise<bigint[] | { code: string }> {
     const held = proxy.heldChunks;
     proxy.hold();
     try {
@@ -64,7 +68,11 @@ describe('a change announced while a request waits for a refill', () => {
   }
 
   const patch = (tag: string, body: Record<string, unknown>) => async () => {
-    const res = await fetch(`${a.url}/v1/admin/tags/${tag}`, { method: 'PATCH', headers: adminHeaders, body: JSON.stringify(body) });
+    const res = await fetch(`${a.url}/v1/admin/tags/${tag}`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: JSON.stringify(body),
+    });
     assert.equal(res.status, 200, await res.text());
   };
 
@@ -93,7 +101,10 @@ describe('a change announced while a request waits for a refill', () => {
     await createTag(a.url, { tag: 'again', step: 10, min_step: 10, max_step: 10, prefetch: 0.95 });
     assert.deepEqual(await fetchIds(b.url, 'again', 1), [1n]);
     const got = await waitThrough('again', 19, async () => {
-      const res = await fetch(`${a.url}/v1/admin/tags/again`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
+      const res = await fetch(`${a.url}/v1/admin/tags/again`, {
+        method: 'DELETE',
+        headers: { authorization: adminHeaders.authorization },
+      });
       assert.equal(res.status, 204, await res.text());
       await createTag(a.url, { tag: 'again', step: 10, min_step: 10, max_step: 10, prefetch: 0.95 });
     });

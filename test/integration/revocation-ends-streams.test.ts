@@ -15,7 +15,9 @@ import { IdsClient, type Block } from '../../tools/grpc-client.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
 
 const BLOCK = 1000;
-/** Blocks that may arrive after the revocation's answer: one written before it and still in transit, one being written. */
+/**
+ * Blocks that may arrive after the revocation's answer: one written before it and still in transit, one being written.
+ */
 const AFTER = 2;
 
 describe('revoking a token ends the streams it opened', () => {
@@ -34,7 +36,11 @@ describe('revoking a token ends the streams it opened', () => {
     await createTag(url, { tag: 'guarded', step: 1_000_000, min_step: 1_000_000 });
     // A token kept throughout: the tag stays protected when the stream's token is revoked (a
     // tag whose last token goes is open to everyone again).
-    assert.equal((await fetch(`${url}/v1/admin/tags/guarded/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' })).status, 201);
+    assert.equal(
+      (await fetch(`${url}/v1/admin/tags/guarded/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' }))
+        .status,
+      201,
+    );
   });
   after(async () => {
     await node.close();
@@ -47,13 +53,18 @@ describe('revoking a token ends the streams it opened', () => {
     return (await r.json()) as { id: number; token: string };
   };
   const revoke = async (id: number) => {
-    const r = await fetch(`${url}/v1/admin/tags/guarded/tokens/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const r = await fetch(`${url}/v1/admin/tags/guarded/tokens/${id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     assert.equal(r.status, 204);
   };
 
   it('ends a websocket take with TAG_NOT_FOUND before its next block', async () => {
     const { id, token } = await newToken();
-    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/stream`, { headers: { authorization: `Bearer ${token}` } });
+    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/stream`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     let blocks = 0;
     let atAnswer = -1;

@@ -31,7 +31,12 @@ describe('rule periods with a movable clock', () => {
   const start = async () => {
     udpPort = await freePort();
     node = await startNode(
-      testConfig(names, { UDP_PORT: String(udpPort), ...(redis ? { REDIS_URL: redis.url } : {}), REFILL_WAIT_MS: '5000', NODE_OFFSET: '3' }),
+      testConfig(names, {
+        UDP_PORT: String(udpPort),
+        ...(redis ? { REDIS_URL: redis.url } : {}),
+        REFILL_WAIT_MS: '5000',
+        NODE_OFFSET: '3',
+      }),
       { clock },
     );
     url = node.url!;
@@ -80,7 +85,11 @@ describe('rule periods with a movable clock', () => {
     ids.push(await mustHttpId(url, 'day', 'test'), await udpId(udp, udpPort, 'day', 'test'));
     assert.deepEqual(ids, ['703090000', '703090001']);
     clock.advance(3000); // 2027-03-10 00:00:01 in Shanghai
-    ids.push(await udpId(udp, udpPort, 'day', 'test'), await mustHttpId(url, 'day', 'test'), ...(await httpIds(url, 'day', 'test', 12)));
+    ids.push(
+      await udpId(udp, udpPort, 'day', 'test'),
+      await mustHttpId(url, 'day', 'test'),
+      ...(await httpIds(url, 'day', 'test', 12)),
+    );
     assert.deepEqual(
       ids.slice(2),
       Array.from({ length: 14 }, (_, i) => `70310${String(i).padStart(4, '0')}`),
@@ -108,7 +117,11 @@ describe('rule periods with a movable clock', () => {
       reset_seconds: 3600,
       time_zone: 'UTC',
     });
-    assert.deepEqual(await httpIds(url, 'hourly', 'test', 3), ['2027060110-00010', '2027060110-00011', '2027060110-00012']);
+    assert.deepEqual(await httpIds(url, 'hourly', 'test', 3), [
+      '2027060110-00010',
+      '2027060110-00011',
+      '2027060110-00012',
+    ]);
     for (let h = 11; h <= 13; h++) {
       clock.set(Date.UTC(2027, 5, 1, h, 0, 0, 1));
       assert.equal(await udpId(udp, udpPort, 'hourly', 'test'), `20270601${h}-00010`);
@@ -156,7 +169,8 @@ describe('rule periods with a movable clock', () => {
       for (const r of rules) {
         const ids = issued.get(r)!;
         ids.push(await idAfterOutage(r));
-        for (let i = 1; i < n; i++) ids.push(i % 2 ? await udpId(udp, udpPort, r, 'test') : await mustHttpId(url, r, 'test'));
+        for (let i = 1; i < n; i++)
+          ids.push(i % 2 ? await udpId(udp, udpPort, r, 'test') : await mustHttpId(url, r, 'test'));
         ids.push(...(await httpIds(url, r, 'test', n)));
       }
     };
@@ -211,7 +225,8 @@ describe('rule periods with a movable clock', () => {
       max_step: 3,
     });
     const ids: string[] = [];
-    for (let i = 0; i < 8; i++) ids.push(i % 2 ? await udpId(udp, udpPort, 'tiny', 'test', 'create') : await mustHttpId(url, 'tiny', 'test'));
+    for (let i = 0; i < 8; i++)
+      ids.push(i % 2 ? await udpId(udp, udpPort, 'tiny', 'test', 'create') : await mustHttpId(url, 'tiny', 'test'));
     assert.deepEqual(
       ids,
       [5, 6, 7, 8, 9, 10, 11, 12].map((c) => `2027080108${String(c).padStart(2, '0')}`),

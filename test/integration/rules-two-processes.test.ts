@@ -54,7 +54,9 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
   });
 
   for (const rule of RULES) {
-    it(`order ${rule.order}: 9-digit IDs of today in ${rule.zone}, increasing per client, unique across processes`, { timeout: 40000 }, async () => {
+    it(`order ${rule.order}: 9-digit IDs of today in ${rule.zone}, increasing per client, unique across processes`, {
+      timeout: 40000,
+    }, async () => {
       const clients: { name: string; ids: string[] }[] = [];
       const sockets: UdpClient[] = [];
       const t0 = Date.now();
@@ -88,7 +90,8 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
             (async () => {
               const s = await UdpClient.open();
               sockets.push(s);
-              for (let k = 0; k < 40; k++) c.ids.push(await udpId(s, n.udpPort, rule.tag, 'test', k % 3 === 2 ? 'create' : 'get'));
+              for (let k = 0; k < 40; k++)
+                c.ids.push(await udpId(s, n.udpPort, rule.tag, 'test', k % 3 === 2 ? 'create' : 'get'));
             })(),
           );
         }
@@ -105,7 +108,10 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
       assert.equal(all.length, 2 * (6 * 40 + 8 * 25 + 6 * 40));
       for (const id of all) {
         assert.match(id, /^\d{9}$/);
-        assert.ok(days.has(id.slice(0, 5)), `${id} does not start with today's date in ${rule.zone} (${[...days].join(' or ')})`);
+        assert.ok(
+          days.has(id.slice(0, 5)),
+          `${id} does not start with today's date in ${rule.zone} (${[...days].join(' or ')})`,
+        );
       }
       assert.equal(new Set(all).size, all.length, 'an ID was answered twice');
       for (const c of clients) assertIncreasing(c.ids, `${rule.tag} client ${c.name}`);
@@ -116,7 +122,10 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
         if (rule.order === 'global') {
           // One shared counter: nothing is held back in process memory, so the run has no
           // holes beyond a segment wasted by a retried refill.
-          assert.ok(counters[counters.length - 1] < all.length + 400, `counters reach ${counters[counters.length - 1]} for ${all.length} IDs`);
+          assert.ok(
+            counters[counters.length - 1] < all.length + 400,
+            `counters reach ${counters[counters.length - 1]} for ${all.length} IDs`,
+          );
         }
       }
     });
@@ -140,22 +149,38 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
     }
   });
 
-  it('a template change reaches both processes; only disjoint templates are accepted; an earlier template may return', { timeout: 30000 }, async () => {
+  it('a template change reaches both processes; only disjoint templates are accepted; an earlier template may return', {
+    timeout: 30000,
+  }, async () => {
     const [a, b] = nodes;
     const T0 = '{year%10}{MM}{dd}{counter:4}';
-    await createTag(a.child.url, { tag: 'edit', mode: 'rule', template: T0, min_counter: 0, max_counter: 9999, reset_seconds: 86400, time_zone: 'UTC' });
+    await createTag(a.child.url, {
+      tag: 'edit',
+      mode: 'rule',
+      template: T0,
+      min_counter: 0,
+      max_counter: 9999,
+      reset_seconds: 86400,
+      time_zone: 'UTC',
+    });
     const s = await UdpClient.open();
     const seen: string[] = [];
     const counterOf = (id: string) => Number(id.slice(-4));
     const take = async (n: (typeof nodes)[number], via: 'http' | 'udp') => {
-      const id = via === 'http' ? await mustHttpId(n.child.url, 'edit', 'test') : await udpId(s, n.udpPort, 'edit', 'test');
+      const id =
+        via === 'http' ? await mustHttpId(n.child.url, 'edit', 'test') : await udpId(s, n.udpPort, 'edit', 'test');
       seen.push(id);
       return id;
     };
     /** Polls process n until its IDs match re, for 3 s at most; returns how long that took. */
     const servesWithin = async (n: (typeof nodes)[number], re: RegExp): Promise<number> => {
       const start = Date.now();
-      await waitFor(`process at ${n.child.url} to serve IDs like ${re}`, async () => re.test(await take(n, 'http')), 3000, 25);
+      await waitFor(
+        `process at ${n.child.url} to serve IDs like ${re}`,
+        async () => re.test(await take(n, 'http')),
+        3000,
+        25,
+      );
       return Date.now() - start;
     };
     try {
@@ -220,7 +245,10 @@ describe('the id_server example rule on two processes, over HTTP and UDP', () =>
       // One counter per (rule, app, day) whatever the template: it never went back.
       const counters = seen.map(counterOf);
       for (let i = 1; i < counters.length; i++)
-        assert.ok(counters[i] > counters[i - 1], `counter ${counters[i]} after ${counters[i - 1]} (${seen[i - 1]} then ${seen[i]})`);
+        assert.ok(
+          counters[i] > counters[i - 1],
+          `counter ${counters[i]} after ${counters[i - 1]} (${seen[i - 1]} then ${seen[i]})`,
+        );
       assert.ok(seen.length >= 13, `only ${seen.length} IDs taken`);
     } finally {
       s.close();

@@ -56,7 +56,8 @@ const masterAddr = (sentinelPort: number) => masterAddrBy(sentinelPort, SENTINEL
 async function refillsRun(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let n = 0;
-  for (const m of text.matchAll(/^idmint_refill_duration_seconds_count\{result="([^"]+)"\} (\d+)$/gm)) if (m[1] !== 'failed') n += Number(m[2]);
+  for (const m of text.matchAll(/^idmint_refill_duration_seconds_count\{result="([^"]+)"\} (\d+)$/gm))
+    if (m[1] !== 'failed') n += Number(m[2]);
   return n;
 }
 
@@ -96,7 +97,9 @@ describe('Redis Sentinel with passwords', () => {
     assert.match(await bareReply(port, 'PING'), /^-NOAUTH/);
   });
 
-  it('serves the default Redis and a named server through the sentinels, and follows a failover with its BullMQ connections', { timeout: 60000 }, async () => {
+  it('serves the default Redis and a named server through the sentinels, and follows a failover with its BullMQ connections', {
+    timeout: 60000,
+  }, async () => {
     const url = node!.url;
     // Small segments: every few requests need a refill job, through BullMQ.
     await createTag(url, { tag: 'a', mode: 'segment', step: 100, min_step: 100, max_step: 100 });
@@ -112,8 +115,11 @@ describe('Redis Sentinel with passwords', () => {
       return true;
     };
     const old = await masterAddr(sentinels[0]);
-    for (let i = 0; i < 10; i++) for (const tag of ['a', 'b']) assert.ok(await take(tag), `${tag} served before the failover`);
-    const ready = (await (await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+    for (let i = 0; i < 10; i++)
+      for (const tag of ['a', 'b']) assert.ok(await take(tag), `${tag} served before the failover`);
+    const ready = (await (
+      await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    ).json()) as {
       status: string;
       redis_master: Record<string, string | null>;
     };
@@ -124,7 +130,10 @@ describe('Redis Sentinel with passwords', () => {
     const jobKey = `{${names.prefix}}:refill:id`;
     const jobsBefore = Number(await withRedisPort(Number(old.split(':')[1]), (r) => r.get(jobKey), SERVER_PASSWORD));
     assert.ok(jobsBefore > 0, `refill jobs were added on the master (${jobKey})`);
-    assert.equal(await withRedisPort(sentinels[1], (s) => s.call('SENTINEL', 'FAILOVER', 'idmint'), SENTINEL_PASSWORD), 'OK');
+    assert.equal(
+      await withRedisPort(sentinels[1], (s) => s.call('SENTINEL', 'FAILOVER', 'idmint'), SENTINEL_PASSWORD),
+      'OK',
+    );
     const promoted = await waitFor(
       'the sentinels to name another master',
       async () => {
@@ -148,7 +157,9 @@ describe('Redis Sentinel with passwords', () => {
     await waitFor(
       `/readyz to name ${promoted}`,
       async () => {
-        const r = (await (await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+        const r = (await (
+          await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+        ).json()) as {
           status: string;
           redis_master: Record<string, string | null>;
         };

@@ -59,7 +59,10 @@ async function groupSettled(sentinels: number[]): Promise<boolean> {
   return /role:master/.test(info) && /connected_slaves:1/.test(info) && /slave0:.*state=online/.test(info);
 }
 
-/** A snowflake worker id never used by two processes in the same millisecond (default layout: 10 worker bits, 12 sequence bits). */
+/**
+ * A snowflake worker id never used by two processes in the same millisecond (default layout: 10 worker bits, 12
+ * sequence bits).
+ */
 function assertWorkerIdsNeverShared(recs: readonly Rec[]): number {
   const uses = answered(recs)
     .flatMap((r) => r.ids.map((id) => ({ id, url: r.url })))
@@ -87,7 +90,11 @@ describe('Redis Sentinel failovers under load', () => {
 
   before(async () => {
     const seeds = script('start').split('\n').pop()!;
-    assert.match(seeds, /^127\.0\.0\.1:\d+(,127\.0\.0\.1:\d+){2}$/, `the Sentinel script printed the sentinels: ${seeds}`);
+    assert.match(
+      seeds,
+      /^127\.0\.0\.1:\d+(,127\.0\.0\.1:\d+){2}$/,
+      `the Sentinel script printed the sentinels: ${seeds}`,
+    );
     sentinels = seeds.split(',').map((s) => Number(s.split(':')[1]));
     for (let i = 0; i < 2; i++) {
       nodes.push(
@@ -126,11 +133,15 @@ describe('Redis Sentinel failovers under load', () => {
       `every process to report master ${addr}`,
       async () => {
         for (const n of nodes) {
-          const ready = (await (await fetch(`${n.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+          const ready = (await (
+            await fetch(`${n.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+          ).json()) as {
             redis_master?: Record<string, string | null>;
           };
           if (ready.redis_master?.default !== addr) return false;
-          const metrics = await (await fetch(`${n.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+          const metrics = await (
+            await fetch(`${n.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+          ).text();
           if (!metrics.includes(`idmint_redis_master_info{server="default",address="${addr}"} 1`)) return false;
           const admin = (await (await fetch(`${n.url}/v1/admin/redis`, { headers: adminHeaders })).json()) as {
             redis: { name: string; master: string | null }[];
@@ -150,7 +161,9 @@ describe('Redis Sentinel failovers under load', () => {
       const res = await fetch(`${n.url}/v1/ids/on-s?count=3`);
       assert.equal(res.status, 200, await res.clone().text());
       seen.push(...((await res.json()) as { ids: string[] }).ids.map(BigInt));
-      const ready = (await (await fetch(`${n.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as {
+      const ready = (await (
+        await fetch(`${n.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+      ).json()) as {
         redis_servers: Record<string, string>;
         redis_master: Record<string, string | null>;
       };
@@ -160,7 +173,10 @@ describe('Redis Sentinel failovers under load', () => {
         redis: { name: string; address: string; master: string }[];
       };
       const s = admin.redis.find((r) => r.name === 's');
-      assert.deepEqual([s?.address, s?.master], [`sentinel master idmint via ${sentinels.map((p) => `127.0.0.1:${p}`).join(',')}`, master]);
+      assert.deepEqual(
+        [s?.address, s?.master],
+        [`sentinel master idmint via ${sentinels.map((p) => `127.0.0.1:${p}`).join(',')}`, master],
+      );
     }
     assert.equal(new Set(seen).size, 6, 'six distinct IDs');
     // Its segment lives on the master the sentinels name.
@@ -168,7 +184,9 @@ describe('Redis Sentinel failovers under load', () => {
     assert.equal(await withRedisPort(port, (r) => r.exists(nodes[0].rt.keys.segment('on-s', 1, 0))), 1);
   });
 
-  it('never duplicates or goes backwards across a forced failover and a killed master, and resumes within the bound', { timeout: 150000 }, async () => {
+  it('never duplicates or goes backwards across a forced failover and a killed master, and resumes within the bound', {
+    timeout: 150000,
+  }, async () => {
     const urls = nodes.map((n) => n.url);
     const clients = [
       ...clientsPerNode(urls, ['g', 'n', 'sf'], 2, 31, { pauseOnError: 50 }),
@@ -176,12 +194,16 @@ describe('Redis Sentinel failovers under load', () => {
     ];
     load = new Load(clients);
     const served = (t: number, what: string) =>
-      waitFor(`service ${what}`, () => nodes.every((n) => TAGS.every((tag) => load!.okSince(t, tag).some((r) => r.url === n.url))), 45000).catch(
-        (err: Error) => {
-          const failing = load!.records.filter((r) => r.sent >= t && r.ids === undefined).slice(-3);
-          throw new Error(`${err.message}; last failures: ${JSON.stringify(failing.map((r) => ({ ...r, ids: undefined })))}`);
-        },
-      );
+      waitFor(
+        `service ${what}`,
+        () => nodes.every((n) => TAGS.every((tag) => load!.okSince(t, tag).some((r) => r.url === n.url))),
+        45000,
+      ).catch((err: Error) => {
+        const failing = load!.records.filter((r) => r.sent >= t && r.ids === undefined).slice(-3);
+        throw new Error(
+          `${err.message}; last failures: ${JSON.stringify(failing.map((r) => ({ ...r, ids: undefined })))}`,
+        );
+      });
     const first = await masterAddr(sentinels[0]);
     await reportsMaster(first);
     const bounds: { fault: string; switchMs: number; backMs: number }[] = [];
@@ -189,14 +211,20 @@ describe('Redis Sentinel failovers under load', () => {
       await served(now(), 'before the faults');
       await sleep(1000);
       for (const fault of ['SENTINEL FAILOVER', 'SIGKILL of the master']) {
-        await waitFor('the Sentinel group settled (master with its replica in sync)', () => groupSettled(sentinels), 30000);
+        await waitFor(
+          'the Sentinel group settled (master with its replica in sync)',
+          () => groupSettled(sentinels),
+          30000,
+        );
         const old = await masterAddr(sentinels[0]);
         const sw = await nextSwitch(sentinels[2]);
         const faultAt = now();
         if (fault === 'SENTINEL FAILOVER') {
           assert.equal(await withRedisPort(sentinels[0], (s) => s.call('SENTINEL', 'FAILOVER', 'idmint')), 'OK');
         } else {
-          const pid = await withRedisPort(Number(old.split(':')[1]), async (m) => Number(/process_id:(\d+)/.exec(await m.info('server'))![1]));
+          const pid = await withRedisPort(Number(old.split(':')[1]), async (m) =>
+            Number(/process_id:(\d+)/.exec(await m.info('server'))![1]),
+          );
           process.kill(pid, 'SIGKILL');
         }
         const switchAt = await sw.at;
@@ -210,8 +238,13 @@ describe('Redis Sentinel failovers under load', () => {
         await sleep(1500);
       }
       // A busy machine serves fewer IDs in the same time: the checks below need enough of each.
-      const idsOf = (tag: string) => answered(load!.records.filter((r) => r.tag === tag)).reduce((n, r) => n + r.ids.length, 0);
-      await waitFor('enough IDs for the checks', () => idsOf('g') > 2000 && idsOf('n') > 2000 && idsOf('sf') > 1000 && idsOf('r') > 1000, 60000);
+      const idsOf = (tag: string) =>
+        answered(load!.records.filter((r) => r.tag === tag)).reduce((n, r) => n + r.ids.length, 0);
+      await waitFor(
+        'enough IDs for the checks',
+        () => idsOf('g') > 2000 && idsOf('n') > 2000 && idsOf('sf') > 1000 && idsOf('r') > 1000,
+        60000,
+      );
     } finally {
       await load.stop();
     }
@@ -220,7 +253,10 @@ describe('Redis Sentinel failovers under load', () => {
     const of = (tag: string) => recs.filter((r) => r.tag === tag);
     // A snowflake tag refuses with LEASE_LOST once its lease's local deadline passed without a
     // renewal (docs/SNOWFLAKE.md): on a busy machine the killed master's failover can take that long.
-    const n503 = assertOnlyCleanUnavailable(recs, { what: 'Sentinel failover', codeOk: (r) => r.tag === 'sf' && r.code === 'LEASE_LOST' });
+    const n503 = assertOnlyCleanUnavailable(recs, {
+      what: 'Sentinel failover',
+      codeOk: (r) => r.tag === 'sf' && r.code === 'LEASE_LOST',
+    });
     const ids = assertGlobalAndNodeOrder(recs, urls);
     assert.ok(ids.global > 2000 && ids.node > 2000, `enough IDs checked (${JSON.stringify(ids)})`);
     const sf = assertNoDuplicates(of('sf'), 'snowflake');
@@ -235,6 +271,10 @@ describe('Redis Sentinel failovers under load', () => {
     assertRealTimeOrder(of('r'), 'rule');
     assert.ok(sf > 1000 && rule > 1000, `enough snowflake and rule IDs checked (${sf}, ${rule})`);
     console.log(JSON.stringify({ ids: { ...ids, snowflake: sf, rule }, n503, handovers, bounds }));
-    for (const b of bounds) assert.ok(b.backMs <= BACK_WITHIN_MS, `${b.fault}: service back ${b.backMs} ms after +switch-master, above ${BACK_WITHIN_MS} ms`);
+    for (const b of bounds)
+      assert.ok(
+        b.backMs <= BACK_WITHIN_MS,
+        `${b.fault}: service back ${b.backMs} ms after +switch-master, above ${BACK_WITHIN_MS} ms`,
+      );
   });
 });

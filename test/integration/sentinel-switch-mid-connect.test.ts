@@ -33,7 +33,8 @@ type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 const BASE = Number(process.env.SWITCH_SENTINEL_BASE_PORT ?? 7471);
 const script = sentinelScript(BASE);
 
-const pidOf = (port: number) => withRedisPort(port, async (r) => Number(/process_id:(\d+)/.exec(await r.info('server'))?.[1]));
+const pidOf = (port: number) =>
+  withRedisPort(port, async (r) => Number(/process_id:(\d+)/.exec(await r.info('server'))?.[1]));
 
 /** Clients of the server on port that subscribed to something (sentinels: the failover detectors). */
 const subscribers = (port: number) =>
@@ -45,7 +46,10 @@ const subscribers = (port: number) =>
         .filter((l) => / sub=[1-9]/.test(l)).length,
   );
 
-/** Kills every client connection of the server on port but the sentinels' (named sentinel-...), its replica's and this one. */
+/**
+ * Kills every client connection of the server on port but the sentinels' (named sentinel-...), its replica's and this
+ * one.
+ */
 const killClients = (port: number) =>
   withRedisPort(port, async (r) => {
     const self = String(await r.client('ID'));
@@ -87,7 +91,9 @@ describe('a +switch-master heard while a connection asks the sentinels for the m
     script('stop');
   });
 
-  it('ends the connection; the node says so, opens it again once the sentinels answer, and serves on the new master', { timeout: 120000 }, async () => {
+  it('ends the connection; the node says so, opens it again once the sentinels answer, and serves on the new master', {
+    timeout: 120000,
+  }, async () => {
     const n = node!;
     const take = () => fetch(`${n.url}/v1/ids/g?count=1`).then((r) => r.status);
     assert.equal(await take(), 200);
@@ -121,7 +127,9 @@ describe('a +switch-master heard while a connection asks the sentinels for the m
         async () => {
           const res = await fetch(`${n.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
           const body = (await res.json()) as { redis_servers: Record<string, string> };
-          return res.status === 503 && /connection ended .*reopening, attempt \d+/.test(body.redis_servers.default) && body;
+          return (
+            res.status === 503 && /connection ended .*reopening, attempt \d+/.test(body.redis_servers.default) && body
+          );
         },
         15000,
       );
@@ -137,7 +145,10 @@ describe('a +switch-master heard while a connection asks the sentinels for the m
       'the node ready on the new master',
       async () => {
         const res = await fetch(`${n.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-        const body = (await res.json()) as { redis_master: Record<string, string | null>; redis_servers: Record<string, string> };
+        const body = (await res.json()) as {
+          redis_master: Record<string, string | null>;
+          redis_servers: Record<string, string>;
+        };
         return res.status === 200 && body.redis_master.default === now && body.redis_servers.default === 'ok';
       },
       30000,
@@ -153,14 +164,22 @@ describe('a +switch-master heard while a connection asks the sentinels for the m
   it('leaves no subscription on the sentinels once the node is closed', async () => {
     await node!.close();
     node = undefined;
-    await waitFor('no subscriber left on any sentinel', async () => (await Promise.all(sentinels.map(subscribers))).every((n) => n === 0), 10000);
+    await waitFor(
+      'no subscriber left on any sentinel',
+      async () => (await Promise.all(sentinels.map(subscribers))).every((n) => n === 0),
+      10000,
+    );
   });
 
   // As BullMQ closes its blocking connections: QUIT, and nothing else.
   it('leaves no subscription on the sentinels when a watched connection is closed with QUIT', async () => {
     const supervisor = new ConnectionSupervisor(pino({ level: 'silent' }));
     const c = supervisor.watch(
-      createSentinelRedis({ sentinels: [{ host: '127.0.0.1', port: sentinels[1] }], master: 'idmint', db: 0 }, '', 'worker'),
+      createSentinelRedis(
+        { sentinels: [{ host: '127.0.0.1', port: sentinels[1] }], master: 'idmint', db: 0 },
+        '',
+        'worker',
+      ),
       'default',
       'worker',
     );
@@ -168,6 +187,10 @@ describe('a +switch-master heard while a connection asks the sentinels for the m
     await whenReady(c);
     await waitFor('the failover detector subscribed', async () => (await subscribers(sentinels[1])) > 0, 10000);
     await c.quit();
-    await waitFor('no subscriber left on any sentinel', async () => (await Promise.all(sentinels.map(subscribers))).every((n) => n === 0), 10000);
+    await waitFor(
+      'no subscriber left on any sentinel',
+      async () => (await Promise.all(sentinels.map(subscribers))).every((n) => n === 0),
+      10000,
+    );
   });
 });

@@ -47,7 +47,8 @@ function keepAsking(clients: Record<string, () => Promise<unknown>>) {
     results,
     /** Resolves once each client has had `n` answers. */
     async warm(n: number) {
-      while (Object.keys(clients).some((via) => results.filter((r) => r.via === via && !r.error).length < n)) await sleep(10);
+      while (Object.keys(clients).some((via) => results.filter((r) => r.via === via && !r.error).length < n))
+        await sleep(10);
     },
     async stop() {
       stopped = true;
@@ -150,17 +151,23 @@ describe('drain under serve --processes 2', () => {
   after(() => cleanup(names));
 
   it('the primary passes SIGTERM on: every process drains while serving, then all exit with 0', async () => {
-    const env = { ...process.env, ...testEnv(names, { LOG_LEVEL: 'info', PORT: String(await freePort()), SHUTDOWN_DRAIN_MS: String(DRAIN_MS) }) };
+    const env = {
+      ...process.env,
+      ...testEnv(names, { LOG_LEVEL: 'info', PORT: String(await freePort()), SHUTDOWN_DRAIN_MS: String(DRAIN_MS) }),
+    };
     const child = startTsx(['src/cli.ts', 'serve', '--processes', '2'], { name: 'idmint --processes 2', env });
     try {
-      const ready = JSON.parse(await child.waitForLine((l) => l.includes('"msg":"all serving processes ready"'), 60_000)) as { address: string };
+      const ready = JSON.parse(
+        await child.waitForLine((l) => l.includes('"msg":"all serving processes ready"'), 60_000),
+      ) as { address: string };
       const url = ready.address.replace('0.0.0.0', '127.0.0.1');
       await createTag(url, { tag: 'p', step: 1000, min_step: 100 });
       const load = keepAsking({ a: () => fetchIds(url, 'p', 3), b: () => fetchIds(url, 'p', 3) });
       await load.warm(20);
       const signalled = Date.now();
       child.proc.kill('SIGTERM');
-      const drains = () => logLines(child.output).filter((l) => String(l.msg).startsWith('draining: reporting not ready'));
+      const drains = () =>
+        logLines(child.output).filter((l) => String(l.msg).startsWith('draining: reporting not ready'));
       await child.waitUntil(() => drains().length === 2, 10_000);
       // Both processes share the port: whichever answers is draining.
       const answers = [await readyz(url), await readyz(url), await readyz(url), await readyz(url)];

@@ -58,11 +58,18 @@ async function liveAndTerminate(node: ChildNode, life: number): Promise<Life> {
     }
   });
   const idsOf = (tag: string) => answers.reduce((n, a) => (a.tag === tag ? n + a.ids.length : n), 0);
-  await waitFor('load before the signal', () => answers.length > LOAD_ANSWERS && idsOf(GLOBAL) > LOAD_IDS && idsOf(NODE) > LOAD_IDS, 60_000, 20);
+  await waitFor(
+    'load before the signal',
+    () => answers.length > LOAD_ANSWERS && idsOf(GLOBAL) > LOAD_IDS && idsOf(NODE) > LOAD_IDS,
+    60_000,
+    20,
+  );
   // Requests to a fresh tag wait for its first refill: in flight across the signal.
   const coldTag = `sd_cold_${life}`;
   await createTag(node.url, { tag: coldTag, step: 100, min_step: 10 });
-  const coldP = Array.from({ length: 10 }, (_, i) => timedTake(node.url, { client: 100 + i, node: life }, coldTag, 5, false));
+  const coldP = Array.from({ length: 10 }, (_, i) =>
+    timedTake(node.url, { client: 100 + i, node: life }, coldTag, 5, false),
+  );
   // The signal goes out while they wait for the tag's first refill: 3 ms is an upper bound, not a
   // wait for something (long enough for them to reach the node, shorter than a refill takes).
   // Waiting until they are seen waiting let the refill finish first on a quiet machine: nothing
@@ -98,7 +105,14 @@ describe('graceful shutdown under load', () => {
       const node = await spawnNode(names, { NODE_ID: `sd-${life}` });
       if (life === 0) {
         await createTag(node.url, { tag: GLOBAL, step: 200, min_step: 100, target_seconds: 1 });
-        await createTag(node.url, { tag: NODE, order: 'node', node_block: 500, step: 200, min_step: 100, target_seconds: 1 });
+        await createTag(node.url, {
+          tag: NODE,
+          order: 'node',
+          node_block: 500,
+          step: 200,
+          min_step: 100,
+          target_seconds: 1,
+        });
       }
       lives.push(await liveAndTerminate(node, life));
     }
@@ -113,7 +127,9 @@ describe('graceful shutdown under load', () => {
     t.diagnostic(`batch sizes of seed ${SEED} (SEED=${SEED} replays them)`);
     for (const [i, l] of lives.entries()) {
       const ms = l.exited - l.signalled;
-      t.diagnostic(`life ${i}: exited ${ms.toFixed(0)} ms after SIGTERM; ${l.answers.length} answered, ${l.failures.length} failed`);
+      t.diagnostic(
+        `life ${i}: exited ${ms.toFixed(0)} ms after SIGTERM; ${l.answers.length} answered, ${l.failures.length} failed`,
+      );
       assert.equal(l.code, 0, `life ${i} exit code`);
       assert.ok(ms < EXIT_WITHIN_MS, `life ${i} took ${ms.toFixed(0)} ms to exit`);
       assert.ok(l.answers.length > 100, `life ${i}: only ${l.answers.length} requests answered before the signal`);
@@ -126,12 +142,15 @@ describe('graceful shutdown under load', () => {
       const inFlight = all.filter((r) => r.sent < l.signalled && r.answered > l.signalled);
       const completed = inFlight.filter(isAnswer);
       const kinds = new Map<string, number>();
-      for (const f of inFlight.filter((r): r is Failure => !isAnswer(r))) kinds.set(f.detail.slice(0, 60), (kinds.get(f.detail.slice(0, 60)) ?? 0) + 1);
+      for (const f of inFlight.filter((r): r is Failure => !isAnswer(r)))
+        kinds.set(f.detail.slice(0, 60), (kinds.get(f.detail.slice(0, 60)) ?? 0) + 1);
       t.diagnostic(
         `life ${i}: ${inFlight.length} in flight at the signal, ${completed.length} completed with IDs; cold tag: ${l.cold.filter(isAnswer).length}/10 served; failures: ${show([...kinds])}`,
       );
       assert.ok(inFlight.length >= 5, `life ${i}: only ${inFlight.length} requests were in flight`);
-      const bad = [...l.failures, ...l.cold.filter((r): r is Failure => !isAnswer(r))].map(unclean).filter((s) => s !== undefined);
+      const bad = [...l.failures, ...l.cold.filter((r): r is Failure => !isAnswer(r))]
+        .map(unclean)
+        .filter((s) => s !== undefined);
       assert.deepEqual(bad.slice(0, 5), [], `life ${i}: ${bad.length} requests failed uncleanly`);
       // The node drains what it is serving rather than dropping it.
       assert.ok(completed.length >= 1, `life ${i}: no request in flight at the signal completed`);
@@ -145,8 +164,12 @@ describe('graceful shutdown under load', () => {
   // reach a closing node on a kept-alive connection are answered by Fastify's own load-shedding
   // 503 ({"error":"Service Unavailable","statusCode":503}: no code, no Retry-After).
   it('error answers during shutdown carry the error shape and Retry-After of the API', (t) => {
-    const answered = lives.flatMap((l) => [...l.failures, ...l.cold.filter((r): r is Failure => !isAnswer(r))].filter((f) => f.status !== 0));
-    t.diagnostic(`${answered.length} error answers during shutdown: ${[...new Set(answered.map((f) => f.detail))].slice(0, 3).join(' | ')}`);
+    const answered = lives.flatMap((l) =>
+      [...l.failures, ...l.cold.filter((r): r is Failure => !isAnswer(r))].filter((f) => f.status !== 0),
+    );
+    t.diagnostic(
+      `${answered.length} error answers during shutdown: ${[...new Set(answered.map((f) => f.detail))].slice(0, 3).join(' | ')}`,
+    );
     assert.ok(answered.length > 0, 'no request was answered with an error while closing');
     for (const f of answered) {
       assert.equal(f.status, 503, f.detail);
@@ -172,10 +195,17 @@ describe('graceful shutdown under load', () => {
     }
     // Every life's global IDs lie above the previous life's: answered later, so larger.
     const top = (xs: Answer[]) => xs.flatMap((a) => a.ids).reduce((m, v) => (v > m ? v : m), 0n);
-    const bottom = (xs: Answer[]) => xs.flatMap((a) => a.ids).reduce((m, v) => (v < m ? v : m), BigInt(Number.MAX_SAFE_INTEGER));
-    const byLife = [...lives.map((l) => l.answers.filter((a) => a.tag === GLOBAL)), after.filter((a) => a.tag === GLOBAL)];
+    const bottom = (xs: Answer[]) =>
+      xs.flatMap((a) => a.ids).reduce((m, v) => (v < m ? v : m), BigInt(Number.MAX_SAFE_INTEGER));
+    const byLife = [
+      ...lives.map((l) => l.answers.filter((a) => a.tag === GLOBAL)),
+      after.filter((a) => a.tag === GLOBAL),
+    ];
     for (let i = 1; i < byLife.length; i++) {
-      assert.ok(bottom(byLife[i]) > top(byLife[i - 1]), `life ${i} issued ${bottom(byLife[i])}, not above ${top(byLife[i - 1])} of life ${i - 1}`);
+      assert.ok(
+        bottom(byLife[i]) > top(byLife[i - 1]),
+        `life ${i} issued ${bottom(byLife[i])}, not above ${top(byLife[i - 1])} of life ${i - 1}`,
+      );
     }
   });
 });
@@ -225,13 +255,20 @@ describe('shutdown right after Redis dropped its connections', () => {
     await redis?.stop();
   });
 
-  it('is graceful and prompt: no worker close waits for a connection between reconnects', { timeout: 120000 }, async (t) => {
+  it('is graceful and prompt: no worker close waits for a connection between reconnects', {
+    timeout: 120000,
+  }, async (t) => {
     const SHUTDOWN_TIMEOUT_MS = 5000;
     t.diagnostic(`seed ${SEED} (SEED=${SEED} replays it)`);
     const rand = rng(SEED + 17);
     const slow: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const node = await startLocalNode(names, { REDIS_URL: redis.url, GRPC_PORT: '0', SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS), LOG_LEVEL: 'fatal' });
+      const node = await startLocalNode(names, {
+        REDIS_URL: redis.url,
+        GRPC_PORT: '0',
+        SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+        LOG_LEVEL: 'fatal',
+      });
       await sleep(50 + rand.next() * 100);
       // Every client of this private server but ours is dropped, as a restart would.
       await withRedis(redis.url, async (r) => {

@@ -47,8 +47,10 @@ describe('HTTP API (snowflake tags)', () => {
     assert.equal(r.status, 200, `${path}: ${r.status} ${await r.clone().text()}`);
     return (await r.json()) as T;
   };
-  const post = (body: unknown) => fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body: JSON.stringify(body) });
-  const patch = (tag: string, body: unknown) => fetch(`${url}/v1/admin/tags/${tag}`, { method: 'PATCH', headers: adminHeaders, body: JSON.stringify(body) });
+  const post = (body: unknown) =>
+    fetch(`${url}/v1/admin/tags`, { method: 'POST', headers: adminHeaders, body: JSON.stringify(body) });
+  const patch = (tag: string, body: unknown) =>
+    fetch(`${url}/v1/admin/tags/${tag}`, { method: 'PATCH', headers: adminHeaders, body: JSON.stringify(body) });
   const refused = async (r: Response, status = 400, code = 'INVALID_ARGUMENT'): Promise<string> => {
     const body = (await r.json()) as ErrorBody;
     assert.equal(r.status, status, JSON.stringify(body));
@@ -75,7 +77,10 @@ describe('HTTP API (snowflake tags)', () => {
   };
 
   before(async () => {
-    node = await startNode(testConfig(names, { CLOCK_MAX_BACK_MS: String(MAX_BACK_MS), LEASE_TTL_MS: '3000', LEASE_MARGIN_MS: '500' }), { clock });
+    node = await startNode(
+      testConfig(names, { CLOCK_MAX_BACK_MS: String(MAX_BACK_MS), LEASE_TTL_MS: '3000', LEASE_MARGIN_MS: '500' }),
+      { clock },
+    );
     url = node.url!;
   });
   after(async () => {
@@ -119,7 +124,9 @@ describe('HTTP API (snowflake tags)', () => {
     );
     await createTag(url, { tag: 'seg', mode: 'segment' });
     // Listed with the others, snowflake fields only.
-    const list = (await (await fetch(`${url}/v1/admin/tags`, { headers: adminHeaders })).json()) as { tags: Record<string, unknown>[] };
+    const list = (await (await fetch(`${url}/v1/admin/tags`, { headers: adminHeaders })).json()) as {
+      tags: Record<string, unknown>[];
+    };
     const shown = list.tags.find((t) => t.tag === 'js')!;
     assert.equal(shown.runs_out_at, '2089-09-06T15:47:35.552Z');
     assert.equal('step' in shown, false);
@@ -215,7 +222,14 @@ describe('HTTP API (snowflake tags)', () => {
   });
 
   it('refuses the Leaf route of the other mode, naming a route that serves the tag', async () => {
-    await createTag(url, { tag: 'rul', mode: 'rule', template: '{yyyy}{MM}{dd}{counter:4}', min_counter: 0, max_counter: 9999, reset_seconds: 86400 });
+    await createTag(url, {
+      tag: 'rul',
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}{counter:4}',
+      min_counter: 0,
+      max_counter: 9999,
+      reset_seconds: 86400,
+    });
     const cases = [
       ['/api/segment/get/evt', 'snowflake', /use \/api\/snowflake\/get\/evt$/],
       ['/api/snowflake/get/seg', 'segment', /use \/api\/segment\/get\/seg$/],
@@ -302,7 +316,10 @@ describe('HTTP API (snowflake tags)', () => {
     await createTag(url, { tag: 'again', mode: 'snowflake', worker_bits: 8, seq_bits: 14 });
     await refused(await post({ tag: 'again', mode: 'snowflake', worker_bits: 8, seq_bits: 14 }), 409, 'TAG_EXISTS');
     const before = await fetchIds(url, 'again', 100);
-    const del = await fetch(`${url}/v1/admin/tags/again`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
+    const del = await fetch(`${url}/v1/admin/tags/again`, {
+      method: 'DELETE',
+      headers: { authorization: adminHeaders.authorization },
+    });
     assert.equal(del.status, 204);
     await refused(await get('/v1/id/again'), 404, 'TAG_NOT_FOUND');
     for (const body of [
@@ -327,7 +344,10 @@ describe('HTTP API (snowflake tags)', () => {
     await createTag(url, { tag: 'secs', mode: 'snowflake', preset: 'uid', force: true });
     while (Date.now() % 1000 > 50) await sleep(5);
     const first = await fetchIds(url, 'secs', 5);
-    const del = await fetch(`${url}/v1/admin/tags/secs`, { method: 'DELETE', headers: { authorization: adminHeaders.authorization } });
+    const del = await fetch(`${url}/v1/admin/tags/secs`, {
+      method: 'DELETE',
+      headers: { authorization: adminHeaders.authorization },
+    });
     assert.equal(del.status, 204);
     await createTag(url, { tag: 'secs', mode: 'snowflake', preset: 'uid', force: true });
     const second = await fetchIds(url, 'secs', 5);

@@ -98,12 +98,21 @@ describe('a new deployment', () => {
       const store = new LeaseStore(redis, new Keys(names.prefix));
       const spaces = new SpacesRepo(pool);
       const managers = [0, 1, 2].map(
-        (i) => new LeaseManager(store, spaces, systemClock, { ttlMs: TTL, marginMs: MARGIN, nodeId: `new-${i}`, addr: `h:${i}` }, silent),
+        (i) =>
+          new LeaseManager(
+            store,
+            spaces,
+            systemClock,
+            { ttlMs: TTL, marginMs: MARGIN, nodeId: `new-${i}`, addr: `h:${i}` },
+            silent,
+          ),
       );
       const leases = await Promise.all(managers.map((m) => m.get(10)));
       const now = Date.now();
       assert.equal(new Set(leases.map((l) => l.workerId)).size, 3);
-      const waiting = leases.filter((l) => l.floorMs > now).map((l) => `worker ${l.workerId} must wait ${l.floorMs - now} ms`);
+      const waiting = leases
+        .filter((l) => l.floorMs > now)
+        .map((l) => `worker ${l.workerId} must wait ${l.floorMs - now} ms`);
       assert.deepEqual(waiting, [], 'a space used for the first time made processes wait out a guard');
       const gens = managers.map((m) => new SnowflakeGenerator(SF, m, systemClock, 10));
       const results = await Promise.allSettled(gens.map((g) => g.take(1)));
@@ -135,14 +144,26 @@ describe('the janitor', () => {
       for (const s of schedulers) await s.start();
       await store.heartbeat('live-1', 60000);
       const meta = (node: string) => `${prefix}:${leaseQueueName(node)}:meta`;
-      assert.equal(await redis.exists(meta('ghost-1')), 1, 'a lease queue has a meta key (the layout the janitor finds queues by)');
+      assert.equal(
+        await redis.exists(meta('ghost-1')),
+        1,
+        'a lease queue has a meta key (the layout the janitor finds queues by)',
+      );
       const removed = await sweepDeadLeaseQueues(redis, redis, prefix, store, 'self-1');
       assert.deepEqual(removed, ['ghost-1']);
       assert.deepEqual(await schedulers[0].queue.getJobSchedulers(), [], "the dead node's renewal scheduler is gone");
       assert.equal(await redis.exists(meta('ghost-1')), 0, "the dead node's queue is obliterated");
       assert.equal((await schedulers[1].queue.getJobSchedulers()).length, 1, 'the live node keeps its renewals');
-      assert.equal((await schedulers[2].queue.getJobSchedulers()).length, 1, "the janitor's own node keeps its renewals");
-      assert.deepEqual(await sweepDeadLeaseQueues(redis, redis, prefix, store, 'self-1'), [], 'a second sweep finds nothing');
+      assert.equal(
+        (await schedulers[2].queue.getJobSchedulers()).length,
+        1,
+        "the janitor's own node keeps its renewals",
+      );
+      assert.deepEqual(
+        await sweepDeadLeaseQueues(redis, redis, prefix, store, 'self-1'),
+        [],
+        'a second sweep finds nothing',
+      );
     } finally {
       for (const s of schedulers) await s.stop();
     }

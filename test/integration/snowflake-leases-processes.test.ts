@@ -38,7 +38,9 @@ describe('worker-id leases across processes', () => {
   const all: bigint[] = [];
 
   before(async () => {
-    const started = await Promise.all(['sf-n0', 'sf-n1', 'sf-n2'].map((id) => spawnNode(names, { NODE_ID: id, ...LEASE_ENV })));
+    const started = await Promise.all(
+      ['sf-n0', 'sf-n1', 'sf-n2'].map((id) => spawnNode(names, { NODE_ID: id, ...LEASE_ENV })),
+    );
     started.forEach((n, i) => {
       nodes.push(n);
       byName.set(`sf-n${i}`, n);
@@ -58,7 +60,9 @@ describe('worker-id leases across processes', () => {
     await cleanup(names);
   });
 
-  it('gives three processes three distinct worker ids; 100k IDs from them together are unique and increase per process', { timeout: 40000 }, async (t) => {
+  it('gives three processes three distinct worker ids; 100k IDs from them together are unique and increase per process', {
+    timeout: 40000,
+  }, async (t) => {
     const w = await workers(nodes[0].url);
     const space = spaceOf(w, 10);
     assert.ok(space, 'no 10-bit worker space');
@@ -100,7 +104,11 @@ describe('worker-id leases across processes', () => {
       assertIncreasing(l.ids, l.name);
       const want = holder.get(l.name);
       const other = l.ids.find((id) => workerOf(id) !== want);
-      assert.equal(other, undefined, `${l.name} issued ${other} with worker ${other === undefined ? '' : workerOf(other)}, holds ${want}`);
+      assert.equal(
+        other,
+        undefined,
+        `${l.name} issued ${other} with worker ${other === undefined ? '' : workerOf(other)}, holds ${want}`,
+      );
     }
     // A process's two clients interleave in time, and together they still never overlap.
     for (const name of byName.keys()) {
@@ -109,7 +117,10 @@ describe('worker-id leases across processes', () => {
     }
     // The API decodes the same worker id (another process decodes it).
     const sample = loops[0].ids[1234];
-    const d = (await (await fetch(`${nodes[2].url}/v1/decode/evt/${sample}`)).json()) as { worker_id: number; timestamp: string };
+    const d = (await (await fetch(`${nodes[2].url}/v1/decode/evt/${sample}`)).json()) as {
+      worker_id: number;
+      timestamp: string;
+    };
     assert.equal(d.worker_id, holder.get(loops[0].name));
     assert.equal(Date.parse(d.timestamp), msOf(sample));
   });
@@ -162,7 +173,9 @@ describe('worker-id leases across processes', () => {
     await redis.del(key);
   });
 
-  it("returns a killed process's worker id within the TTL; the next holder issues above the dead one", { timeout: 40000 }, async () => {
+  it("returns a killed process's worker id within the TTL; the next holder issues above the dead one", {
+    timeout: 40000,
+  }, async () => {
     const victim = byName.get('sf-n0')!;
     const watcher = byName.get('sf-n1')!;
     // Fill the 4-id pool so the next process must take the victim's id.
@@ -207,7 +220,10 @@ describe('worker-id leases across processes', () => {
     assert.ok(polls[0].leased, 'the id was free at once: it should live until its TTL lapses');
     assert.ok(freedAfter <= TTL + 300, `freed ${freedAfter} ms after the kill (TTL ${TTL})`);
     const horizon = Number(await redis.get(`${keys.workerSpace(2)}last:${dead}`));
-    assert.ok(horizon > msOf(victimIds[victimIds.length - 1], SMALL), "the recorded horizon is above the dead process's last ID");
+    assert.ok(
+      horizon > msOf(victimIds[victimIds.length - 1], SMALL),
+      "the recorded horizon is above the dead process's last ID",
+    );
 
     // A new process takes the only free id: the dead one's.
     const next = await spawnNode(names, { NODE_ID: 'sf-n3', ...LEASE_ENV });
@@ -215,7 +231,10 @@ describe('worker-id leases across processes', () => {
     byName.set('sf-n3', next);
     const own = await workers(next.url);
     assert.equal(ownWorker(own, 2), dead, 'the new process did not take the freed id');
-    assert.ok(Date.parse(own.this_node.leases.find((l) => l.worker_bits === 2)!.floor) >= horizon, "its floor is below the dead holder's horizon");
+    assert.ok(
+      Date.parse(own.this_node.leases.find((l) => l.worker_bits === 2)!.floor) >= horizon,
+      "its floor is below the dead holder's horizon",
+    );
     const fresh = (await fetchIds(next.url, 'small', 1000)).concat(await fetchIds(next.url, 'small', 1000));
     assert.ok(fresh.every((id) => workerOf(id, SMALL) === dead));
     const victimMax = victimIds.reduce((a, b) => (b > a ? b : a));
@@ -226,7 +245,9 @@ describe('worker-id leases across processes', () => {
     for (const id of fresh) all.push(id);
   });
 
-  it('releases the lease on graceful shutdown: the id is free at once and its exact last timestamp recorded', { timeout: 20000 }, async () => {
+  it('releases the lease on graceful shutdown: the id is free at once and its exact last timestamp recorded', {
+    timeout: 20000,
+  }, async () => {
     const n = byName.get('sf-n1')!;
     const id = ownWorker(await workers(n.url), 10)!;
     const ids = await fetchIds(n.url, 'evt', 3000);

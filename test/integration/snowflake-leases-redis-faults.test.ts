@@ -35,7 +35,9 @@ import {
 
 // A TCP proxy can cut one process off a single server; cluster clients follow the nodes'
 // own addresses around any proxy.
-describe('a process cut off from Redis', { skip: skipOnCluster('it cuts one process off Redis with a TCP proxy in front of a single server') }, () => {
+describe('a process cut off from Redis', {
+  skip: skipOnCluster('it cuts one process off Redis with a TCP proxy in front of a single server'),
+}, () => {
   const names = testNames();
   let redis: Redis;
   const keys = new Keys(names.prefix);
@@ -58,7 +60,9 @@ describe('a process cut off from Redis', { skip: skipOnCluster('it cuts one proc
     await cleanup(names);
   });
 
-  it('stops with 503 LEASE_LOST before its lease can lapse, the id is reused safely, and it resumes after', { timeout: 45000 }, async (t) => {
+  it('stops with 503 LEASE_LOST before its lease can lapse, the id is reused safely, and it resumes after', {
+    timeout: 45000,
+  }, async (t) => {
     const p = cut!;
     const warm = await fetchIds(p.url, 'evt', 100);
     const w = ownWorker(await workers(p.url), 10)!;
@@ -81,17 +85,28 @@ describe('a process cut off from Redis', { skip: skipOnCluster('it cuts one proc
       const pttl = await redis.pttl(key);
       assert.ok(pttl > 0, `the lease key has no TTL left (${pttl}) right after the cut`);
       const expiresAt = sentAt + pttl;
-      const goneAt = await waitFor('the lease key to expire in Redis', async () => ((await redis.exists(key)) === 0 ? Date.now() : undefined), TTL + 1000, 20);
+      const goneAt = await waitFor(
+        'the lease key to expire in Redis',
+        async () => ((await redis.exists(key)) === 0 ? Date.now() : undefined),
+        TTL + 1000,
+        20,
+      );
       assert.ok(goneAt - blockedAt <= TTL + 300, `the key lived ${goneAt - blockedAt} ms after the cut`);
       const duringCut = recs.filter((r) => r.sent >= blockedAt);
       const lost = duringCut.find((r) => r.code === 'LEASE_LOST');
       assert.ok(lost, `no LEASE_LOST while cut off: ${JSON.stringify(duringCut.slice(-3).map((r) => r.code ?? 'ok'))}`);
       assert.equal(lost.status, 503);
       assert.ok(Number(lost.retryAfter) >= 1, `Retry-After ${lost.retryAfter}`);
-      assert.ok(lost.recv < expiresAt, `first LEASE_LOST answered ${lost.recv - expiresAt} ms after the lease could lapse in Redis`);
+      assert.ok(
+        lost.recv < expiresAt,
+        `first LEASE_LOST answered ${lost.recv - expiresAt} ms after the lease could lapse in Redis`,
+      );
       const issuedBeforeReuse = okIds(recs);
       const latest = issuedBeforeReuse.reduce((m, id) => Math.max(m, msOf(id)), 0);
-      assert.ok(latest < expiresAt - MARGIN / 2, `issued at ${latest}, within ${expiresAt - latest} ms of the lease lapsing in Redis (margin ${MARGIN})`);
+      assert.ok(
+        latest < expiresAt - MARGIN / 2,
+        `issued at ${latest}, within ${expiresAt - latest} ms of the lease lapsing in Redis (margin ${MARGIN})`,
+      );
 
       // Another process takes the lapsed id while the first one is still cut off.
       await redis.set(`${keys.workerSpace(10)}cursor`, String(w));
@@ -116,8 +131,14 @@ describe('a process cut off from Redis', { skip: skipOnCluster('it cuts one proc
       unblockedAt = Date.now();
       assert.ok(unblockedAt - blockedAt > TTL, `cut off for only ${unblockedAt - blockedAt} ms`);
       proxy.unblock();
-      await waitFor('the cut-off process to serve again', async () => recs.some((r) => r.sent > unblockedAt && r.ids), 15000);
-      t.diagnostic(`served again ${recs.find((r) => r.sent > unblockedAt && r.ids)!.recv - unblockedAt} ms after the network came back`);
+      await waitFor(
+        'the cut-off process to serve again',
+        async () => recs.some((r) => r.sent > unblockedAt && r.ids),
+        15000,
+      );
+      t.diagnostic(
+        `served again ${recs.find((r) => r.sent > unblockedAt && r.ids)!.recv - unblockedAt} ms after the network came back`,
+      );
       await sleep(500);
       stop = true;
       await load;
@@ -152,7 +173,9 @@ describe('a process cut off from Redis', { skip: skipOnCluster('it cuts one proc
   });
 });
 
-describe('Redis restarted empty under snowflake load', { skip: skipOnCluster('it restarts a private single redis-server') }, () => {
+describe('Redis restarted empty under snowflake load', {
+  skip: skipOnCluster('it restarts a private single redis-server'),
+}, () => {
   const names = testNames();
   let server: RedisServer;
   const nodes: Node[] = [];
@@ -166,7 +189,9 @@ describe('Redis restarted empty under snowflake load', { skip: skipOnCluster('it
     await server.kill();
   });
 
-  it('never duplicates; new leases wait out the guard with 503, then every process serves again', { timeout: 45000 }, async (t) => {
+  it('never duplicates; new leases wait out the guard with 503, then every process serves again', {
+    timeout: 45000,
+  }, async (t) => {
     const env = (id: string) => ({ REDIS_URL: server.url, NODE_ID: id, LOG_LEVEL: 'error', ...LEASE_ENV });
     nodes.push(await startLocalNode(names, env('rs-0')), await startLocalNode(names, env('rs-1')));
     await createTag(nodes[0].url!, { tag: 'evt', mode: 'snowflake' });
@@ -201,7 +226,10 @@ describe('Redis restarted empty under snowflake load', { skip: skipOnCluster('it
       assert.notEqual(runAfter, runBefore, 'Redis did not restart');
       const guard = Number(await waitFor('the guard', async () => (await direct.get(initKey)) ?? undefined, 5000));
       t.diagnostic(`guard ${guard - restartedAt} ms after the restart`);
-      assert.ok(guard >= restartedAt + TTL - 50 && guard <= Date.now() + TTL, `guard ${guard - restartedAt} ms after the restart`);
+      assert.ok(
+        guard >= restartedAt + TTL - 50 && guard <= Date.now() + TTL,
+        `guard ${guard - restartedAt} ms after the restart`,
+      );
 
       // Every process serves again after the guard.
       await waitFor(
@@ -219,7 +247,9 @@ describe('Redis restarted empty under snowflake load', { skip: skipOnCluster('it
       for (const [name, rs] of recs) {
         const refusedRs = rs.filter((r) => !r.ids);
         const codes = [...new Set(refusedRs.map((r) => r.code))].join(',');
-        const span = refusedRs.length ? `${refusedRs[0].sent - restartedAt}..${refusedRs[refusedRs.length - 1].recv - restartedAt} ms after the restart` : '';
+        const span = refusedRs.length
+          ? `${refusedRs[0].sent - restartedAt}..${refusedRs[refusedRs.length - 1].recv - restartedAt} ms after the restart`
+          : '';
         t.diagnostic(`${name}: ${refusedRs.length} refused (${codes}) ${span}`);
       }
       assertNoDuplicates(ids, 'all processes');

@@ -38,7 +38,13 @@ describe('soak', () => {
     assert.match(r.stdout, /\| soak-rule-node \| [\d,]+ \| [\d,]+ \| 0 \|/);
 
     const json = JSON.parse(readFileSync(out, 'utf8')) as {
-      samples: { t: number; rssMb: number; heapPeakMb: number; handles: number; latency: Record<string, { n: number }> }[];
+      samples: {
+        t: number;
+        rssMb: number;
+        heapPeakMb: number;
+        handles: number;
+        latency: Record<string, { n: number }>;
+      }[];
       tags: { tag: string; ids: string; duplicates: string }[];
       verdict: { ok: boolean; outcome: string; checks: { orderChecked: number; orderViolations: number } };
     };

@@ -19,7 +19,14 @@ import { cleanup, testNames } from '../../tools/env.js';
 import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
 
 const BURST = 10;
-const RULE = { mode: 'rule', template: '{yyyy}{MM}{dd}{counter:2}', min_counter: 0, max_counter: 99, reset_seconds: 86400, time_zone: 'UTC' };
+const RULE = {
+  mode: 'rule',
+  template: '{yyyy}{MM}{dd}{counter:2}',
+  min_counter: 0,
+  max_counter: 99,
+  reset_seconds: 86400,
+  time_zone: 'UTC',
+};
 
 interface Answer {
   readonly status: number;
@@ -65,7 +72,9 @@ class UdpSource {
   }
   send(port: number, body: Record<string, unknown> | string): Promise<void> {
     const data = typeof body === 'string' ? body : JSON.stringify(body);
-    return new Promise((resolve, reject) => this.sock.send(data, port, '127.0.0.1', (e) => (e ? reject(e) : resolve())));
+    return new Promise((resolve, reject) =>
+      this.sock.send(data, port, '127.0.0.1', (e) => (e ? reject(e) : resolve())),
+    );
   }
   /** Waits until `n` replies are in, or `ms` passed. */
   async replies(n: number, ms: number): Promise<Record<string, unknown>[]> {
@@ -104,7 +113,11 @@ describe('per-source limits on HTTP and UDP', () => {
     await createTag(url, { tag: 'perm', permute: { digits: 6 } });
     await createTag(url, { tag: 'lowseg', max_id_limit: 100_000 });
     await createTag(url, { tag: 'seg' });
-    const res = await fetch(`${url}/v1/admin/tags/locked/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' });
+    const res = await fetch(`${url}/v1/admin/tags/locked/tokens`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: '{}',
+    });
     assert.equal(res.status, 201);
     token = ((await res.json()) as { token: string }).token;
   });
@@ -118,7 +131,9 @@ describe('per-source limits on HTTP and UDP', () => {
   });
 
   it('answers a source flooding a small open rule tag 429 once its burst is spent; it takes nothing then, and others are served', async () => {
-    const flood = await Promise.all(Array.from({ length: 2 * BURST }, () => get(url, '/v1/id/small?app=a', '127.0.0.2')));
+    const flood = await Promise.all(
+      Array.from({ length: 2 * BURST }, () => get(url, '/v1/id/small?app=a', '127.0.0.2')),
+    );
     const served = flood.filter((a) => a.status === 200).map((a) => (JSON.parse(a.body) as { id: string }).id);
     // All were admitted within a second or so: the burst, and at most a refill or two.
     assert.ok(served.length >= BURST && served.length <= BURST + 2, `${served.length} of ${flood.length} served`);
@@ -130,7 +145,8 @@ describe('per-source limits on HTTP and UDP', () => {
     assert.equal(other.status, 200, other.body);
     const next = (JSON.parse(other.body) as { id: string }).id;
     const last = Math.max(...served.map(counterOf));
-    if (next.slice(0, -2) === served[0].slice(0, -2)) assert.equal(counterOf(next), last + 1, `after ${served.join(',')}: ${next}`);
+    if (next.slice(0, -2) === served[0].slice(0, -2))
+      assert.equal(counterOf(next), last + 1, `after ${served.join(',')}: ${next}`);
     assert.equal(new Set([...served, next]).size, served.length + 1);
   });
 
@@ -140,7 +156,9 @@ describe('per-source limits on HTTP and UDP', () => {
     assertLimited(await get(url, '/v1/ids/small?app=b&count=6', '127.0.0.4'), 'a batch over what is left');
     assert.equal((await get(url, '/v1/ids/small?app=b&count=6', '127.0.0.5')).status, 200, 'another source');
     // Leaf's route, on a segment tag with a lowered max_id_limit.
-    const leaf = await Promise.all(Array.from({ length: BURST + 5 }, () => get(url, '/api/segment/get/lowseg', '127.0.0.6')));
+    const leaf = await Promise.all(
+      Array.from({ length: BURST + 5 }, () => get(url, '/api/segment/get/lowseg', '127.0.0.6')),
+    );
     assert.ok(leaf.filter((a) => a.status === 200).length <= BURST + 2);
     assertLimited(leaf.find((a) => a.status !== 200)!, 'Leaf');
     // Tinyid's, on a permuted tag: two batches of 5 are the burst; a third must wait 5 s.
@@ -150,11 +168,19 @@ describe('per-source limits on HTTP and UDP', () => {
       assert.equal(a.body.split(',').length, 5, a.body);
     }
     assertLimited(await get(url, '/tinyid/id/nextIdSimple?bizType=perm&batchSize=5', '127.0.0.7'), 'Tinyid');
-    assert.match((await get(url, '/tinyid/id/nextIdSimple?bizType=perm&batchSize=5', '127.0.0.8')).body, /^\d+(,\d+){4}$/, 'another source');
+    assert.match(
+      (await get(url, '/tinyid/id/nextIdSimple?bizType=perm&batchSize=5', '127.0.0.8')).body,
+      /^\d+(,\d+){4}$/,
+      'another source',
+    );
   });
 
   it('does not limit a caller holding the tag token, nor a tag whose space is not finite', async () => {
-    const withToken = await Promise.all(Array.from({ length: 3 * BURST }, () => get(url, '/v1/id/locked?app=a', '127.0.0.9', { 'x-idmint-token': token })));
+    const withToken = await Promise.all(
+      Array.from({ length: 3 * BURST }, () =>
+        get(url, '/v1/id/locked?app=a', '127.0.0.9', { 'x-idmint-token': token }),
+      ),
+    );
     assert.deepEqual(
       withToken.map((a) => a.status),
       withToken.map(() => 200),
@@ -206,18 +232,21 @@ describe('per-source limits on HTTP and UDP', () => {
       const [reply] = await other.replies(1, 3000);
       assert.equal(reply?.code, 0, JSON.stringify(reply));
       const ids = answered.map((r) => String(r.data));
-      if (String(reply.data).slice(0, -2) === ids[0].slice(0, -2)) assert.equal(counterOf(String(reply.data)), Math.max(...ids.map(counterOf)) + 1);
+      if (String(reply.data).slice(0, -2) === ids[0].slice(0, -2))
+        assert.equal(counterOf(String(reply.data)), Math.max(...ids.map(counterOf)) + 1);
       // Nothing more arrived for the flooder meanwhile.
       await sleep(200);
       assert.equal(flooder.inbox.length, answered.length);
       const after = await metrics();
       const dropped = BURST + 5 - answered.length;
       assert.equal(
-        after('idmint_source_limited_total{transport="udp",limit="ids"}') - before('idmint_source_limited_total{transport="udp",limit="ids"}'),
+        after('idmint_source_limited_total{transport="udp",limit="ids"}') -
+          before('idmint_source_limited_total{transport="udp",limit="ids"}'),
         dropped,
       );
       assert.equal(
-        after('idmint_errors_total{transport="udp",code="LIMIT_EXCEEDED"}') - before('idmint_errors_total{transport="udp",code="LIMIT_EXCEEDED"}'),
+        after('idmint_errors_total{transport="udp",code="LIMIT_EXCEEDED"}') -
+          before('idmint_errors_total{transport="udp",code="LIMIT_EXCEEDED"}'),
         dropped,
       );
     } finally {
@@ -231,14 +260,18 @@ describe('per-source limits on HTTP and UDP', () => {
     const flooder = await UdpSource.open('127.0.0.15');
     const other = await UdpSource.open('127.0.0.16');
     try {
-      for (let i = 0; i < BURST + 4; i++) await flooder.send(udpPort, { action: 'get', rule_name: `nope-${i}`, app_name: 'u', seq: String(i) });
+      for (let i = 0; i < BURST + 4; i++)
+        await flooder.send(udpPort, { action: 'get', rule_name: `nope-${i}`, app_name: 'u', seq: String(i) });
       await flooder.replies(BURST, 3000);
       await sleep(100); // the rest are dropped (waiting longer would refill the bucket)
       const answered = [...flooder.inbox];
       assert.ok(answered.length >= BURST && answered.length <= BURST + 2, `${answered.length} answered`);
       for (const r of answered) assert.equal(r.code, -1, JSON.stringify(r));
       // Once over, a malformed datagram (its refusal would fit: it is long enough) goes unanswered too.
-      await flooder.send(udpPort, `{"action":"get","rule_name":"udprule","app_name":"u","seq":"bad","padding":"${'x'.repeat(80)}"`);
+      await flooder.send(
+        udpPort,
+        `{"action":"get","rule_name":"udprule","app_name":"u","seq":"bad","padding":"${'x'.repeat(80)}"`,
+      );
       await other.send(udpPort, { action: 'get', rule_name: 'nope', app_name: 'u', seq: 'x' });
       assert.equal((await other.replies(1, 3000))[0]?.code, -1, 'another source is told');
       await sleep(200);
@@ -250,11 +283,13 @@ describe('per-source limits on HTTP and UDP', () => {
       // datagram), or, for a datagram refused at once (its source already over), LIMIT_EXCEEDED.
       const delta = (series: string) => after(series) - before(series);
       assert.equal(
-        delta('idmint_errors_total{transport="udp",code="TAG_NOT_FOUND"}') + delta('idmint_errors_total{transport="udp",code="LIMIT_EXCEEDED"}'),
+        delta('idmint_errors_total{transport="udp",code="TAG_NOT_FOUND"}') +
+          delta('idmint_errors_total{transport="udp",code="LIMIT_EXCEEDED"}'),
         BURST + 5,
       );
       assert.equal(
-        after('idmint_errors_total{transport="udp",code="INVALID_ARGUMENT"}') - before('idmint_errors_total{transport="udp",code="INVALID_ARGUMENT"}'),
+        after('idmint_errors_total{transport="udp",code="INVALID_ARGUMENT"}') -
+          before('idmint_errors_total{transport="udp",code="INVALID_ARGUMENT"}'),
         1,
       );
     } finally {
@@ -269,8 +304,12 @@ describe('per-source limits on HTTP and UDP', () => {
     assert.ok(m('idmint_source_limited_total{transport="http",limit="refusals"}') >= 3);
     assert.ok(m('idmint_source_limited_total{transport="leaf",limit="ids"}') >= 1);
     assert.ok(m('idmint_source_limited_total{transport="tinyid",limit="ids"}') >= 1);
-    const http = ['http', 'leaf', 'tinyid'].map((t) => m(`idmint_errors_total{transport="${t}",code="LIMIT_EXCEEDED"}`));
-    const limited = ['http', 'leaf', 'tinyid'].flatMap((t) => ['ids', 'refusals'].map((l) => m(`idmint_source_limited_total{transport="${t}",limit="${l}"}`)));
+    const http = ['http', 'leaf', 'tinyid'].map((t) =>
+      m(`idmint_errors_total{transport="${t}",code="LIMIT_EXCEEDED"}`),
+    );
+    const limited = ['http', 'leaf', 'tinyid'].flatMap((t) =>
+      ['ids', 'refusals'].map((l) => m(`idmint_source_limited_total{transport="${t}",limit="${l}"}`)),
+    );
     assert.equal(
       http.reduce((a, b) => a + b, 0),
       limited.reduce((a, b) => a + b, 0),

@@ -75,7 +75,9 @@ describe('websocket stream', () => {
     }
 
     // A req already in flight, and more takes in flight than allowed.
-    const inFlight = [200, 201, 202, 203].map((r) => p.take({ req: r, tag: 'bulk', count: 2_000_000, block: MAX_BLOCK, format: 'binary' }));
+    const inFlight = [200, 201, 202, 203].map((r) =>
+      p.take({ req: r, tag: 'bulk', count: 2_000_000, block: MAX_BLOCK, format: 'binary' }),
+    );
     const dup = await p.refused(JSON.stringify({ op: 'take', req: 500, tag: 'bulk', count: 1 }));
     assert.equal(dup.code, 'LIMIT_EXCEEDED');
     const results = await Promise.all(inFlight);
@@ -110,9 +112,19 @@ describe('websocket stream', () => {
     busy.ws.pause();
     void busy.take({ req: 1, tag: 'bulk', count: 5_000_000, format: 'binary' });
     const clients = () => [...node.app!.websocketServer.clients];
-    await waitFor('blocks queued for the reader that does not read', () => clients().some((s) => s.bufferedAmount > 0), 30_000, 5);
+    await waitFor(
+      'blocks queued for the reader that does not read',
+      () => clients().some((s) => s.bufferedAmount > 0),
+      30_000,
+      5,
+    );
     busy.ws.send(JSON.stringify({ op: 'take', req: 2, tag: 'bulk', count: 1, pad: 'x'.repeat(64 * 1024) }));
-    await waitFor('the server to begin closing the socket', () => clients().some((s) => s.readyState === s.CLOSING), 30_000, 5);
+    await waitFor(
+      'the server to begin closing the socket',
+      () => clients().some((s) => s.readyState === s.CLOSING),
+      30_000,
+      5,
+    );
     busy.ws.resume();
     await waitFor('the client that read again to see its socket closed', () => busy.closed !== undefined, 60_000, 5);
     assert.equal(busy.closed?.code, 1009, 'an oversized message closes with 1009 even while blocks are queued');
@@ -124,7 +136,12 @@ describe('websocket stream', () => {
     const spamSocket = clients().find((s) => !known.has(s))!;
     spammer.ws.pause();
     for (let i = 0; i < 60_000; i++) spammer.ws.send('x');
-    await waitFor('the server to begin closing the spammer', () => spamSocket.readyState >= spamSocket.CLOSING, 30_000, 5);
+    await waitFor(
+      'the server to begin closing the spammer',
+      () => spamSocket.readyState >= spamSocket.CLOSING,
+      30_000,
+      5,
+    );
     spammer.ws.resume();
     await waitFor('the spammer to see its socket closed', () => spammer.closed !== undefined, 60_000, 5);
     assert.equal(spammer.closed?.code, 1008, 'a client that does not read its replies is closed');

@@ -48,7 +48,12 @@ describe('websocket stream', () => {
     // The server fills what the kernel holds, then its own buffer up to the bound: from there on
     // it waits for room, with a block's worth or less to go.
     const frame = 8 + 8 * MAX_BLOCK;
-    await waitFor('the server to hold a full buffer for the reader', () => serverSockets().some((s) => s.bufferedAmount + frame > BUFFER_BYTES), 30_000, 5);
+    await waitFor(
+      'the server to hold a full buffer for the reader',
+      () => serverSockets().some((s) => s.bufferedAmount + frame > BUFFER_BYTES),
+      30_000,
+      5,
+    );
     // A thousand turns of its event loop for the server to send what still fits; then, a
     // thousand turns later, it has taken nothing more.
     await witnessTake(node);
@@ -87,7 +92,12 @@ describe('websocket stream', () => {
     void take;
     // The server notices the drop (its socket is gone) and stops taking: the count of IDs taken
     // stays put while a thousand turns of its event loop go by, twice over.
-    await waitFor('the server to drop the socket', () => node.app!.websocketServer.clients.size === socketsBefore - 1, 10_000, 5);
+    await waitFor(
+      'the server to drop the socket',
+      () => node.app!.websocketServer.clients.size === socketsBefore - 1,
+      10_000,
+      5,
+    );
     await witnessTake(node);
     const t1 = await taken();
     await witnessTake(node);
@@ -95,7 +105,10 @@ describe('websocket stream', () => {
     assert.ok(t1 < 20_000_000, `took ${t1} IDs for a socket that read ${got.length}`);
     const highest = got.reduce((m, v) => (v > m ? v : m), 0n);
     const again = await Probe.open(url);
-    const later = [...(await fetchIds(url, 'drop', 1000)), ...idsOf(await again.take({ req: 1, tag: 'drop', count: 100_000, format: 'binary' }))];
+    const later = [
+      ...(await fetchIds(url, 'drop', 1000)),
+      ...idsOf(await again.take({ req: 1, tag: 'drop', count: 100_000, format: 'binary' })),
+    ];
     assert.equal(later.length, 101_000);
     for (const id of later) assert.ok(id > highest, `${id} was issued again after the drop (highest sent: ${highest})`);
     assert.ok(later[0] > BigInt(t1), 'new IDs lie above everything taken for the dropped socket');

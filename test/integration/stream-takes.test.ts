@@ -65,7 +65,15 @@ describe('websocket stream', () => {
     const formats = ['binary', 'json', 'ranges'] as const;
     const results = await Promise.all(
       probes.flatMap((p, i) =>
-        [0, 1, 2].map((j) => p.take({ req: 10 + j, tag: 'bulk', count: 200_000 + i * 1000 + j, block: 25_000, format: formats[(i + j) % 3] })),
+        [0, 1, 2].map((j) =>
+          p.take({
+            req: 10 + j,
+            tag: 'bulk',
+            count: 200_000 + i * 1000 + j,
+            block: 25_000,
+            format: formats[(i + j) % 3],
+          }),
+        ),
       ),
     );
     const lists = results.map((r) => {
@@ -97,7 +105,9 @@ describe('websocket stream', () => {
     assert.match(refused.error!.message, /sharded/);
 
     const sf = await Promise.all(
-      (['binary', 'json', 'ranges'] as const).map((format, i) => p.take({ req: 10 + i, tag: 'evt', count: 100_000, block: 30_000, format })),
+      (['binary', 'json', 'ranges'] as const).map((format, i) =>
+        p.take({ req: 10 + i, tag: 'evt', count: 100_000, block: 30_000, format }),
+      ),
     );
     const sfLists = sf.map((r) => {
       assert.equal(r.error, undefined);

@@ -62,5 +62,9 @@ it('sends each block of a take in a turn of the event loop of its own, though it
   assert.equal(ids, blocks * 1000);
   assert.equal(sentIn.length, blocks);
   const shared = sentIn.filter((turn, i) => i > 0 && turn === sentIn[i - 1]).length;
-  assert.equal(shared, 0, `${shared} of ${blocks} blocks were sent in the same turn of the event loop as the block before`);
+  assert.equal(
+    shared,
+    0,
+    `${shared} of ${blocks} blocks were sent in the same turn of the event loop as the block before`,
+  );
 });

@@ -29,7 +29,12 @@ async function ask(url: string, path: string): Promise<Seen> {
  * Polls B until `ok` holds; answers the time from `since` to the first answer that satisfied
  * it, and that answer. Fails after 5 s with the last answer seen.
  */
-async function until(url: string, path: string, since: number, ok: (s: Seen) => boolean): Promise<{ ms: number; seen: Seen; polls: number }> {
+async function until(
+  url: string,
+  path: string,
+  since: number,
+  ok: (s: Seen) => boolean,
+): Promise<{ ms: number; seen: Seen; polls: number }> {
   let last: Seen | undefined;
   let polls = 0;
   while (performance.now() - since < 5000) {
@@ -38,7 +43,9 @@ async function until(url: string, path: string, since: number, ok: (s: Seen) => 
     if (ok(last)) return { ms: performance.now() - since, seen: last, polls };
     await sleep(5);
   }
-  assert.fail(`B did not serve the change within 5 s; last answer ${JSON.stringify(last, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+  assert.fail(
+    `B did not serve the change within 5 s; last answer ${JSON.stringify(last, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+  );
 }
 
 /** Sends an admin request to A; answers the time its answer arrived. */
@@ -60,7 +67,10 @@ describe('tag changes propagate between processes', () => {
   const delays: Record<string, number> = {};
 
   before(async () => {
-    [a, b] = await Promise.all([spawnNode(names, { NODE_ID: 'prop-a' }), spawnNode(names, { NODE_ID: 'prop-b', TAG_CACHE_MS: '60000' })]);
+    [a, b] = await Promise.all([
+      spawnNode(names, { NODE_ID: 'prop-a' }),
+      spawnNode(names, { NODE_ID: 'prop-b', TAG_CACHE_MS: '60000' }),
+    ]);
   });
   after(async () => {
     const codes = await Promise.all([a.stop(), b.stop()]);
@@ -81,7 +91,8 @@ describe('tag changes propagate between processes', () => {
   it('disabling and re-enabling through A is honoured by B', async () => {
     await createTag(a.url, { tag: 'toggle', step: 100, min_step: 10 });
     await until(b.url, '/v1/id/toggle', performance.now(), (s) => s.status === 200);
-    for (let i = 0; i < 3; i++) assert.equal((await ask(b.url, '/v1/id/toggle')).status, 200, 'B serves the enabled tag');
+    for (let i = 0; i < 3; i++)
+      assert.equal((await ask(b.url, '/v1/id/toggle')).status, 200, 'B serves the enabled tag');
 
     const off = await admin(a.url, 'PATCH', '/v1/admin/tags/toggle', { enabled: false });
     const r1 = await until(b.url, '/v1/id/toggle', off, (s) => s.code === 'TAG_DISABLED');
@@ -156,7 +167,8 @@ describe('tag changes propagate between processes', () => {
       delays[`recreate-${order}`] = r.ms;
       assert.ok(r.ms < LIMIT_MS, `B took ${r.ms.toFixed(0)} ms to serve the re-created tag`);
       const after = [...r.seen.ids, ...(await fetchIds(b.url, tag, 200))];
-      for (const id of after) assert.ok(id > allocatedMax, `B served ${id}, not above ${allocatedMax} allocated to the deleted tag`);
+      for (const id of after)
+        assert.ok(id > allocatedMax, `B served ${id}, not above ${allocatedMax} allocated to the deleted tag`);
     });
   }
 
@@ -197,10 +209,14 @@ describe('requests waiting for a refill when their tag changes', () => {
     // The request has reached the node and waits for the tag's first segment.
     await waitFor(
       'the request to wait for a refill',
-      async () => /^idmint_refill_waits_total\{tag="stuck"\} [1-9]/m.test(await (await fetch(`${node.url}/metrics`)).text()),
+      async () =>
+        /^idmint_refill_waits_total\{tag="stuck"\} [1-9]/m.test(await (await fetch(`${node.url}/metrics`)).text()),
       10_000,
     );
-    const del = await fetch(`${node.url}/v1/admin/tags/stuck`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const del = await fetch(`${node.url}/v1/admin/tags/stuck`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     assert.equal(del.status, 204);
     const r = await waiting;
     assert.equal(r.status, 404);

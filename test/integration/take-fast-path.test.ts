@@ -43,7 +43,16 @@ describe('take: the steady-state path against the general path', () => {
     const slow: SegmentRef = { tag: 'slow', epoch: 1, shard: 0 };
     let gens = 0;
     const takeSlow = async (n: number, prefetch: number): Promise<TakeResult> => {
-      const r = await redis.eval(general, 2, store.key(slow), keys.moved(slow.tag), n, `g${names.prefix}-${gens++}`, prefetch, slow.epoch);
+      const r = await redis.eval(
+        general,
+        2,
+        store.key(slow),
+        keys.moved(slow.tag),
+        n,
+        `g${names.prefix}-${gens++}`,
+        prefetch,
+        slow.epoch,
+      );
       // Without its steady-state branch the script never answers a bare integer.
       assert.ok(Array.isArray(r), `the general path answered ${JSON.stringify(r)}`);
       return decodeTake(r, n);
@@ -94,7 +103,12 @@ describe('take: the steady-state path against the general path', () => {
         const size = rand.int(1, 60);
         const range: [number, number] = [next, next + size - 1];
         next += size + rand.int(0, 5);
-        const limit = rand.pick([Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, range[1], range[1] + rand.int(1, 10)]);
+        const limit = rand.pick([
+          Number.MAX_SAFE_INTEGER,
+          Number.MAX_SAFE_INTEGER,
+          range[1],
+          range[1] + rand.int(1, 10),
+        ]);
         const ra = await store.install(fast, genA, range, prefetch, 1000 + steps, limit);
         const rb = await store.install(slow, genB, range, prefetch, 1000 + steps, limit);
         assert.equal(ra, rb, `install at ${where}`);

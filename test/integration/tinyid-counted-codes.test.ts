@@ -15,7 +15,11 @@ describe('Tinyid counts a refusal under the code the service gave', () => {
   before(async () => {
     node = await startLocalNode(names, { REVEAL_PROTECTED_TAGS: '1' });
     await createTag(node.url, { tag: 'tid_guarded', step: 100 });
-    const r = await fetch(`${node.url}/v1/admin/tags/tid_guarded/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"tinyid"}' });
+    const r = await fetch(`${node.url}/v1/admin/tags/tid_guarded/tokens`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: '{"name":"tinyid"}',
+    });
     assert.equal(r.status, 201);
   });
   after(async () => {
@@ -25,7 +29,9 @@ describe('Tinyid counts a refusal under the code the service gave', () => {
 
   async function counted(code: string): Promise<number> {
     const text = await (await fetch(`${node.url}/metrics`)).text();
-    return Number(new RegExp(`^idmint_errors_total\\{transport="tinyid",code="${code}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    return Number(
+      new RegExp(`^idmint_errors_total\\{transport="tinyid",code="${code}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0,
+    );
   }
 
   it('answers code 5 to both, and counts UNAUTHORIZED and TAG_NOT_FOUND apart', async () => {

@@ -15,13 +15,21 @@ type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
 const TOKEN_ERR = '{"data":null,"code":5,"message":"token is error"}';
 
-async function call(url: string, path: string, init?: RequestInit): Promise<{ status: number; type: string | null; body: string }> {
+async function call(
+  url: string,
+  path: string,
+  init?: RequestInit,
+): Promise<{ status: number; type: string | null; body: string }> {
   const r = await fetch(url + path, init);
   return { status: r.status, type: r.headers.get('content-type'), body: await r.text() };
 }
 
 async function newToken(url: string, tag: string): Promise<string> {
-  const r = await fetch(`${url}/v1/admin/tags/${tag}/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"tinyid"}' });
+  const r = await fetch(`${url}/v1/admin/tags/${tag}/tokens`, {
+    method: 'POST',
+    headers: adminHeaders,
+    body: '{"name":"tinyid"}',
+  });
   assert.equal(r.status, 201);
   return ((await r.json()) as { token: string }).token;
 }
@@ -63,7 +71,10 @@ describe('Tinyid HTTP API', () => {
     assert.equal(one.status, 200);
     assert.equal(one.type, 'application/json;charset=UTF-8');
     assert.equal(one.body, '{"data":[1],"code":200,"message":""}');
-    assert.equal((await call(url, `/tinyid/id/nextId?bizType=test&batchSize=3&token=${tok}`)).body, '{"data":[2,3,4],"code":200,"message":""}');
+    assert.equal(
+      (await call(url, `/tinyid/id/nextId?bizType=test&batchSize=3&token=${tok}`)).body,
+      '{"data":[2,3,4],"code":200,"message":""}',
+    );
     const simple = await call(url, `/tinyid/id/nextIdSimple?bizType=test&token=${tok}`);
     assert.equal(simple.type, 'text/plain;charset=UTF-8');
     assert.equal(simple.body, '5');
@@ -75,14 +86,26 @@ describe('Tinyid HTTP API', () => {
       body: `bizType=test&batchSize=2&token=${tok}`,
     });
     assert.equal(post.body, '{"data":[9,10],"code":200,"message":""}');
-    const postSimple = await call(url, `/tinyid/id/nextIdSimple?bizType=test&token=${tok}`, { method: 'POST', body: '' });
+    const postSimple = await call(url, `/tinyid/id/nextIdSimple?bizType=test&token=${tok}`, {
+      method: 'POST',
+      body: '',
+    });
     assert.equal(postSimple.body, '11');
     // Spring binds an empty batchSize as absent, and lowers nothing below: 0 gives no IDs.
-    assert.equal((await call(url, `/tinyid/id/nextId?bizType=test&batchSize=&token=${tok}`)).body, '{"data":[12],"code":200,"message":""}');
-    assert.equal((await call(url, `/tinyid/id/nextId?bizType=test&batchSize=0&token=${tok}`)).body, '{"data":[],"code":200,"message":""}');
+    assert.equal(
+      (await call(url, `/tinyid/id/nextId?bizType=test&batchSize=&token=${tok}`)).body,
+      '{"data":[12],"code":200,"message":""}',
+    );
+    assert.equal(
+      (await call(url, `/tinyid/id/nextId?bizType=test&batchSize=0&token=${tok}`)).body,
+      '{"data":[],"code":200,"message":""}',
+    );
     assert.equal((await call(url, `/tinyid/id/nextIdSimple?bizType=test&batchSize=0&token=${tok}`)).body, '');
     assert.equal((await call(url, `/tinyid/id/nextIdSimple?bizType=test&batchSize=-3&token=${tok}`)).body, '');
-    assert.equal((await call(url, `/tinyid/id/nextId?bizType=test&batchSize=0x2&token=${tok}`)).body, '{"data":[13,14],"code":200,"message":""}');
+    assert.equal(
+      (await call(url, `/tinyid/id/nextId?bizType=test&batchSize=0x2&token=${tok}`)).body,
+      '{"data":[13,14],"code":200,"message":""}',
+    );
   });
 
   it('a bad token, an unknown bizType and missing parameters: code 5 "token is error", and "" from the Simple routes', async () => {
@@ -111,7 +134,10 @@ describe('Tinyid HTTP API', () => {
       }
     }
     // A tag without client tokens is open here as on every route: any token or none.
-    assert.match((await call(url, '/tinyid/id/nextId?bizType=open')).body, /^\{"data":\[\d+\],"code":200,"message":""\}$/);
+    assert.match(
+      (await call(url, '/tinyid/id/nextId?bizType=open')).body,
+      /^\{"data":\[\d+\],"code":200,"message":""\}$/,
+    );
     assert.match((await call(url, '/tinyid/id/nextIdSimple?bizType=open&token=anything')).body, /^\d+$/);
   });
 
@@ -125,19 +151,28 @@ describe('Tinyid HTTP API', () => {
     assert.equal(parsed.data.length, 100000);
     assert.equal(new Set(parsed.data).size, 100000);
     assert.ok(ms < 10_000, `100000 IDs took ${ms.toFixed(0)} ms`);
-    const simple = (await call(url, `/tinyid/id/nextIdSimple?bizType=open&batchSize=100000&token=${t}`)).body.split(',');
+    const simple = (await call(url, `/tinyid/id/nextIdSimple?bizType=open&batchSize=100000&token=${t}`)).body.split(
+      ',',
+    );
     assert.equal(simple.length, 100000);
     assert.ok(BigInt(simple[0]) > BigInt(parsed.data[99999]));
     // Tinyid would lower these to 100000 and answer code 200: never fewer IDs than asked here.
-    const before = (JSON.parse((await call(url, `/tinyid/id/nextId?bizType=open&token=${t}`)).body) as { data: number[] }).data[0];
+    const before = (
+      JSON.parse((await call(url, `/tinyid/id/nextId?bizType=open&token=${t}`)).body) as { data: number[] }
+    ).data[0];
     for (const n of ['100001', '2147483647']) {
       const over = await call(url, `/tinyid/id/nextId?bizType=open&batchSize=${n}&token=${t}`);
       assert.equal(over.status, 200);
-      assert.equal(over.body, `{"data":null,"code":6,"message":"batchSize ${n} is above the largest, 100000; no IDs were handed out"}`);
+      assert.equal(
+        over.body,
+        `{"data":null,"code":6,"message":"batchSize ${n} is above the largest, 100000; no IDs were handed out"}`,
+      );
       const overSimple = await call(url, `/tinyid/id/nextIdSimple?bizType=open&batchSize=${n}&token=${t}`);
       assert.deepEqual([overSimple.status, overSimple.body], [200, '']);
     }
-    const after = (JSON.parse((await call(url, `/tinyid/id/nextId?bizType=open&token=${t}`)).body) as { data: number[] }).data[0];
+    const after = (
+      JSON.parse((await call(url, `/tinyid/id/nextId?bizType=open&token=${t}`)).body) as { data: number[] }
+    ).data[0];
     assert.ok(after - before < 100000, `the refused batches took IDs: ${before} then ${after}`);
     // The token is checked first, as Tinyid does: a wrong one is code 5 whatever the batchSize.
     assert.equal((await call(url, `/tinyid/id/nextId?bizType=test&batchSize=100001&token=wrong`)).body, TOKEN_ERR);
@@ -150,7 +185,11 @@ describe('Tinyid HTTP API', () => {
       assert.equal(body.error, 'Bad Request');
       assert.equal(body.path, '/tinyid/id/nextId');
       assert.match(body.message as string, /NumberFormatException: For input string: "/);
-      assert.equal((await call(url, `/tinyid/id/nextIdSimple?bizType=open&batchSize=${encodeURIComponent(bad)}&token=${t}`)).status, 400);
+      assert.equal(
+        (await call(url, `/tinyid/id/nextIdSimple?bizType=open&batchSize=${encodeURIComponent(bad)}&token=${t}`))
+          .status,
+        400,
+      );
     }
   });
 
@@ -159,7 +198,10 @@ describe('Tinyid HTTP API', () => {
     const first = await call(url, `/tinyid/id/nextSegmentId?bizType=seg&token=${t}`);
     assert.equal(first.type, 'application/json;charset=UTF-8');
     // IDs (currentId, maxId], the next segment loaded from 20 % in, as Tinyid does.
-    assert.equal(first.body, '{"data":{"maxId":100,"loadingId":20,"currentId":0,"delta":1,"remainder":0},"code":200,"message":""}');
+    assert.equal(
+      first.body,
+      '{"data":{"maxId":100,"loadingId":20,"currentId":0,"delta":1,"remainder":0},"code":200,"message":""}',
+    );
     const second = await call(url, `/tinyid/id/nextSegmentIdSimple?bizType=seg&token=${t}`);
     assert.equal(second.type, 'text/plain;charset=UTF-8');
     assert.equal(second.body, '100,120,200,1,0');
@@ -170,7 +212,11 @@ describe('Tinyid HTTP API', () => {
       ['shard', /sharded/],
     ] as const) {
       const tt = await tokenOf(tag);
-      const r = JSON.parse((await call(url, `/tinyid/id/nextSegmentId?bizType=${tag}&token=${tt}`)).body) as { data: null; code: number; message: string };
+      const r = JSON.parse((await call(url, `/tinyid/id/nextSegmentId?bizType=${tag}&token=${tt}`)).body) as {
+        data: null;
+        code: number;
+        message: string;
+      };
       assert.equal(r.code, 6, tag);
       assert.equal(r.data, null);
       assert.match(r.message, why);
@@ -178,13 +224,22 @@ describe('Tinyid HTTP API', () => {
     }
     // nextId serves order global tags (IDs from Redis, in order); a rule tag is refused.
     const g = await tokenOf('glob');
-    assert.match((await call(url, `/tinyid/id/nextId?bizType=glob&batchSize=2&token=${g}`)).body, /^\{"data":\[\d+,\d+\],"code":200,"message":""\}$/);
-    const rule = JSON.parse((await call(url, `/tinyid/id/nextId?bizType=day&token=${await tokenOf('day')}`)).body) as { code: number; message: string };
+    assert.match(
+      (await call(url, `/tinyid/id/nextId?bizType=glob&batchSize=2&token=${g}`)).body,
+      /^\{"data":\[\d+,\d+\],"code":200,"message":""\}$/,
+    );
+    const rule = JSON.parse((await call(url, `/tinyid/id/nextId?bizType=day&token=${await tokenOf('day')}`)).body) as {
+      code: number;
+      message: string;
+    };
     assert.equal(rule.code, 6);
     assert.equal((await call(url, `/tinyid/id/nextIdSimple?bizType=day&token=${await tokenOf('day')}`)).body, '');
     // A disabled tag: code 6 with the reason.
     await fetch(`${url}/v1/admin/tags/seg`, { method: 'PATCH', headers: adminHeaders, body: '{"enabled":false}' });
-    const off = JSON.parse((await call(url, `/tinyid/id/nextSegmentId?bizType=seg&token=${t}`)).body) as { code: number; message: string };
+    const off = JSON.parse((await call(url, `/tinyid/id/nextSegmentId?bizType=seg&token=${t}`)).body) as {
+      code: number;
+      message: string;
+    };
     assert.equal(off.code, 6);
     assert.match(off.message, /disabled/);
   });
@@ -207,11 +262,14 @@ describe('Tinyid HTTP API', () => {
         }
       }),
       ...[a, b].map(async (n, i) => {
-        for (let k = 0; k < 40; k++) for (const id of await fetchIds(n.url, 'load', 7, '')) claim(id, `HTTP batch of node ${i}`);
+        for (let k = 0; k < 40; k++)
+          for (const id of await fetchIds(n.url, 'load', 7, '')) claim(id, `HTTP batch of node ${i}`);
       }),
       ...[a, b].map(async (n, i) => {
         for (let k = 0; k < 40; k++) {
-          const r = JSON.parse((await call(n.url, '/tinyid/id/nextId?bizType=load&batchSize=5')).body) as { data: number[] };
+          const r = JSON.parse((await call(n.url, '/tinyid/id/nextId?bizType=load&batchSize=5')).body) as {
+            data: number[];
+          };
           for (const id of r.data) claim(BigInt(id), `nextId of node ${i}`);
         }
       }),
@@ -240,13 +298,33 @@ describe('Tinyid HTTP API', () => {
       seen.add(id);
     };
     const first = await call(url, `/tinyid/id/nextSegmentId?bizType=test_odd&token=${oddTok}`);
-    assert.equal(first.body, '{"data":{"maxId":21,"loadingId":5,"currentId":1,"delta":2,"remainder":1},"code":200,"message":""}');
-    const seg = (JSON.parse(first.body) as { data: { currentId: number; loadingId: number; maxId: number; delta: number; remainder: number } }).data;
-    for (const id of idsOfSegment({ ...seg, currentId: BigInt(seg.currentId), loadingId: BigInt(seg.loadingId), maxId: BigInt(seg.maxId) })) add(id);
+    assert.equal(
+      first.body,
+      '{"data":{"maxId":21,"loadingId":5,"currentId":1,"delta":2,"remainder":1},"code":200,"message":""}',
+    );
+    const seg = (
+      JSON.parse(first.body) as {
+        data: { currentId: number; loadingId: number; maxId: number; delta: number; remainder: number };
+      }
+    ).data;
+    for (const id of idsOfSegment({
+      ...seg,
+      currentId: BigInt(seg.currentId),
+      loadingId: BigInt(seg.loadingId),
+      maxId: BigInt(seg.maxId),
+    }))
+      add(id);
     for (let k = 0; k < 20; k++) {
-      for (const id of (JSON.parse((await call(url, `/tinyid/id/nextId?bizType=test_odd&batchSize=7&token=${oddTok}`)).body) as { data: number[] }).data)
+      for (const id of (
+        JSON.parse((await call(url, `/tinyid/id/nextId?bizType=test_odd&batchSize=7&token=${oddTok}`)).body) as {
+          data: number[];
+        }
+      ).data)
         add(BigInt(id));
-      for (const id of (await call(url, `/tinyid/id/nextIdSimple?bizType=test_odd&batchSize=3&token=${oddTok}`)).body.split(',')) add(BigInt(id));
+      for (const id of (
+        await call(url, `/tinyid/id/nextIdSimple?bizType=test_odd&batchSize=3&token=${oddTok}`)
+      ).body.split(','))
+        add(BigInt(id));
       const s = parseSimple((await call(url, `/tinyid/id/nextSegmentIdSimple?bizType=test_odd&token=${oddTok}`)).body);
       assert.equal(s.delta, 2);
       assert.equal(s.remainder, 1);

@@ -48,7 +48,11 @@ describe('client tokens', () => {
   }
 
   /** A take of 5 IDs on a new socket: the token in the take message, or in the upgrade's headers. */
-  async function streamTake(tag: string, token?: string, headers: Record<string, string> = {}): Promise<{ op: string; code?: string; ids?: string[] }[]> {
+  async function streamTake(
+    tag: string,
+    token?: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ op: string; code?: string; ids?: string[] }[]> {
     const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream`, { headers });
     await new Promise((r, j) => {
       ws.once('open', r);
@@ -70,7 +74,11 @@ describe('client tokens', () => {
 
   it('guards every protocol once a tag has a token, and only that tag', async () => {
     assert.equal((await get('guarded')).status, 200, 'a tag without tokens is open');
-    const created = await fetch(`${url}/v1/admin/tags/guarded/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"billing"}' });
+    const created = await fetch(`${url}/v1/admin/tags/guarded/tokens`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: '{"name":"billing"}',
+    });
     assert.equal(created.status, 201);
     const { id, token } = (await created.json()) as { id: number; token: string };
     assert.match(token, /^idm_[A-Za-z0-9_-]{20,}$/);
@@ -94,9 +102,16 @@ describe('client tokens', () => {
     assert.equal(allowed.filter((m) => m.op === 'block').flatMap((m) => m.ids ?? []).length, 5);
     // The upgrade request's token headers, as on every HTTP route (the TS client sends its
     // headers there): the token of every take that names none.
-    for (const headers of [{ 'x-idmint-token': token }, { authorization: `bearer ${token}` }] as Record<string, string>[]) {
+    for (const headers of [{ 'x-idmint-token': token }, { authorization: `bearer ${token}` }] as Record<
+      string,
+      string
+    >[]) {
       const viaHeader = await streamTake('guarded', undefined, headers);
-      assert.equal(viaHeader.filter((m) => m.op === 'block').flatMap((m) => m.ids ?? []).length, 5, JSON.stringify(viaHeader));
+      assert.equal(
+        viaHeader.filter((m) => m.op === 'block').flatMap((m) => m.ids ?? []).length,
+        5,
+        JSON.stringify(viaHeader),
+      );
     }
     const wrongHeader = await streamTake('guarded', undefined, { 'x-idmint-token': 'idm_wrong' });
     assert.deepEqual(
@@ -109,32 +124,55 @@ describe('client tokens', () => {
     assert.equal(viaUdp.code, 0);
     assert.match(String(viaUdp.data), /^\d+$/);
 
-    const list = (await (await fetch(`${url}/v1/admin/tags/guarded/tokens`, { headers: adminHeaders })).json()) as { tokens: { id: number; name: string }[] };
+    const list = (await (await fetch(`${url}/v1/admin/tags/guarded/tokens`, { headers: adminHeaders })).json()) as {
+      tokens: { id: number; name: string }[];
+    };
     assert.deepEqual(
       list.tokens.map((t) => [t.id, t.name]),
       [[id, 'billing']],
     );
     assert.ok(!JSON.stringify(list).includes(token), 'a token is shown only when created');
 
-    const revoked = await fetch(`${url}/v1/admin/tags/guarded/tokens/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const revoked = await fetch(`${url}/v1/admin/tags/guarded/tokens/${id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     assert.equal(revoked.status, 204);
-    assert.equal((await get('guarded', { authorization: `Bearer ${token}` })).status, 200, 'with no live token left the tag is open again');
     assert.equal(
-      (await fetch(`${url}/v1/admin/tags/guarded/tokens/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status,
+      (await get('guarded', { authorization: `Bearer ${token}` })).status,
+      200,
+      'with no live token left the tag is open again',
+    );
+    assert.equal(
+      (
+        await fetch(`${url}/v1/admin/tags/guarded/tokens/${id}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        })
+      ).status,
       404,
     );
   });
 
   it('keeps a tag guarded while one of its tokens lives, and guards rules over UDP', async () => {
     const mk = async (tag: string) =>
-      (await (await fetch(`${url}/v1/admin/tags/${tag}/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' })).json()) as {
+      (await (
+        await fetch(`${url}/v1/admin/tags/${tag}/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' })
+      ).json()) as {
         id: number;
         token: string;
       };
     const a = await mk('guarded');
     const b = await mk('guarded');
-    await fetch(`${url}/v1/admin/tags/guarded/tokens/${a.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    assert.equal((await get('guarded', { authorization: `Bearer ${a.token}` })).status, 404, 'a revoked token is refused at once');
+    await fetch(`${url}/v1/admin/tags/guarded/tokens/${a.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    assert.equal(
+      (await get('guarded', { authorization: `Bearer ${a.token}` })).status,
+      404,
+      'a revoked token is refused at once',
+    );
     assert.equal((await get('guarded', { authorization: `Bearer ${b.token}` })).status, 200);
 
     const r = await mk('rg');
@@ -142,7 +180,19 @@ describe('client tokens', () => {
     assert.equal((await udp({ action: 'monitor', rule_name: 'rg', app_name: 'shop' })).code, -1);
     assert.equal((await udp({ action: 'get', rule_name: 'rg', app_name: 'shop', token: r.token })).code, 0);
     assert.equal((await fetch(`${url}/v1/id/rg?app=shop`, { headers: { 'x-idmint-token': r.token } })).status, 200);
-    assert.equal((await fetch(`${url}/v1/admin/tags/nope/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' })).status, 404);
-    assert.equal((await fetch(`${url}/v1/admin/tags/rg/tokens`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status, 401);
+    assert.equal(
+      (await fetch(`${url}/v1/admin/tags/nope/tokens`, { method: 'POST', headers: adminHeaders, body: '{}' })).status,
+      404,
+    );
+    assert.equal(
+      (
+        await fetch(`${url}/v1/admin/tags/rg/tokens`, {
+          method: 'POST',
+          body: '{}',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+      401,
+    );
   });
 });

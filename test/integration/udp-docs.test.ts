@@ -71,7 +71,11 @@ describe('docs/UDP.md', () => {
       if (reply === null) {
         const marker = `docs-probe-${++probes}`;
         const probe = JSON.stringify({ action: 'get', rule_name: 'nope', app_name: 'probe', seq: marker });
-        assert.deepEqual(await c.exchangeOrNone(node.udpPort!, request, probe, marker), [], `the page says "${request}" gets no reply`);
+        assert.deepEqual(
+          await c.exchangeOrNone(node.udpPort!, request, probe, marker),
+          [],
+          `the page says "${request}" gets no reply`,
+        );
         continue;
       }
       // An ID of the example rule carries the example's date: today's comes back.

@@ -31,7 +31,8 @@ describe('UDP listener (id_server protocol)', () => {
 
   it('reads 32 levels of nesting and UDP_MAX_BYTES, and refuses one more of either', async () => {
     // Nesting: 32 levels are read, 33 are refused.
-    const deep = (n: number) => `{"action":"get","rule_name":"o2o","app_name":"deep","seq":${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`;
+    const deep = (n: number) =>
+      `{"action":"get","rule_name":"o2o","app_name":"deep","seq":${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`;
     assert.equal((await c.request(port, deep(32))).code, 0);
     assert.deepEqual(Object.keys(await c.request(port, deep(33))), ['code', 'message']);
     assert.equal((await c.request(port, deep(33))).code, -2);

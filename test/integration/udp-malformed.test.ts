@@ -46,7 +46,10 @@ describe('UDP listener (id_server protocol)', () => {
       const p = probe();
       const replies = await c.exchangeOrNone(port, buf, p.text, p.marker);
       for (const r of replies)
-        assert.ok(Buffer.byteLength(r) <= buf.length, `a reply of ${Buffer.byteLength(r)} bytes to the ${buf.length}-byte datagram ${JSON.stringify(d)}: ${r}`);
+        assert.ok(
+          Buffer.byteLength(r) <= buf.length,
+          `a reply of ${Buffer.byteLength(r)} bytes to the ${buf.length}-byte datagram ${JSON.stringify(d)}: ${r}`,
+        );
       assert.deepEqual(replies, [], `no error reply fits in ${JSON.stringify(d)}`);
     }
     // A datagram long enough to hold its error reply still gets it.
@@ -87,7 +90,10 @@ describe('UDP listener (id_server protocol)', () => {
               const seq = `w${w}-${i}`;
               const text = JSON.stringify({ action: r.pick(['get', 'create']), rule_name: 'o2o', app_name: 'fz', seq });
               const answer = await cl.exchange(port, text);
-              assert.ok(Buffer.byteLength(answer) <= 2 * text.length, `an answer of ${Buffer.byteLength(answer)} bytes to ${text}`);
+              assert.ok(
+                Buffer.byteLength(answer) <= 2 * text.length,
+                `an answer of ${Buffer.byteLength(answer)} bytes to ${text}`,
+              );
               const rep = JSON.parse(answer) as Json;
               sent[w]++;
               assert.equal(rep.code, 0, JSON.stringify(rep));
@@ -121,7 +127,11 @@ describe('UDP listener (id_server protocol)', () => {
               const probe = JSON.stringify({ action: 'get', rule_name: 'seg', app_name: 'probe', seq: marker });
               const replies = await cl.exchangeOrNone(port, buf, probe, marker);
               assert.ok(replies.length <= 1, `${replies.length} replies to ${what}`);
-              for (const rep of replies) assert.ok(Buffer.byteLength(rep) <= buf.length, `a reply of ${Buffer.byteLength(rep)} bytes to ${what}`);
+              for (const rep of replies)
+                assert.ok(
+                  Buffer.byteLength(rep) <= buf.length,
+                  `a reply of ${Buffer.byteLength(rep)} bytes to ${what}`,
+                );
               sent[w]++;
               if (replies.length === 0) {
                 dropped++;
@@ -144,7 +154,8 @@ describe('UDP listener (id_server protocol)', () => {
               // The request's fields echoed, or the short form: code, the code's name, seq.
               const { code: _c, message: _m, ...rest } = rep;
               const full = echoed(exp.echo, buf.toString('utf8'));
-              if (rep.message !== UDP_CODE_NAMES.get(exp.code)) assert.deepEqual(rest, full, `not echoed: ${raw.slice(0, 300)} to ${what}`);
+              if (rep.message !== UDP_CODE_NAMES.get(exp.code))
+                assert.deepEqual(rest, full, `not echoed: ${raw.slice(0, 300)} to ${what}`);
               else for (const k of Object.keys(rest)) assert.equal(k, 'seq', `${raw.slice(0, 300)} to ${what}`);
               assert.equal(raw, canonical(rep), `keys not sorted: ${raw.slice(0, 300)}`);
             } else {
@@ -156,7 +167,9 @@ describe('UDP listener (id_server protocol)', () => {
       );
       // No datagram got a second reply.
       await sleep(300);
-      clients.forEach((cl, w) => assert.equal(cl.received, sent[w], `worker ${w}: ${cl.received} replies to ${sent[w]} datagrams`));
+      clients.forEach((cl, w) =>
+        assert.equal(cl.received, sent[w], `worker ${w}: ${cl.received} replies to ${sent[w]} datagrams`),
+      );
     } finally {
       for (const cl of clients) cl.close();
     }
@@ -165,20 +178,28 @@ describe('UDP listener (id_server protocol)', () => {
     assert.ok(dropped > 0 && total > dropped, `${total} malformed datagrams answered, ${dropped} dropped`);
     assert.ok(unsendable >= WORKERS * 4, `only ${unsendable} datagrams too large to send`);
     for (const code of [-1, -2, -3, -4, -5])
-      assert.ok((byCode.get(code) ?? 0) >= 50, `code ${code} answered only ${byCode.get(code) ?? 0} times: ${JSON.stringify([...byCode])}`);
-    for (const kind of KINDS) assert.ok((byKind.get(kind) ?? 0) >= 100, `only ${byKind.get(kind) ?? 0} datagrams of kind ${kind}`);
+      assert.ok(
+        (byCode.get(code) ?? 0) >= 50,
+        `code ${code} answered only ${byCode.get(code) ?? 0} times: ${JSON.stringify([...byCode])}`,
+      );
+    for (const kind of KINDS)
+      assert.ok((byKind.get(kind) ?? 0) >= 100, `only ${byKind.get(kind) ?? 0} datagrams of kind ${kind}`);
 
     // Still serving, over UDP and HTTP, and the counter went on.
     const all = valid.flat();
     assert.equal(all.length, WORKERS * (PER_WORKER / 50));
     assert.equal(new Set(all).size, all.length);
-    for (const ids of valid) for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `${ids[i - 1]} then ${ids[i]}`);
+    for (const ids of valid)
+      for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `${ids[i - 1]} then ${ids[i]}`);
     const u = await c.request(port, { action: 'get', rule_name: 'o2o', app_name: 'fz', seq: 'after' });
     assert.equal(u.code, 0, JSON.stringify(u));
     const h = await fetch(`${url}/v1/id/o2o?app=fz`);
     assert.equal(h.status, 200);
     const afterId = ((await h.json()) as { id: string }).id;
-    assert.ok(afterId > (u.data as string) && (u.data as string) > before.id, `${before.id}, ${u.data as string}, ${afterId}`);
+    assert.ok(
+      afterId > (u.data as string) && (u.data as string) > before.id,
+      `${before.id}, ${u.data as string}, ${afterId}`,
+    );
     assert.equal(Number(afterId.slice(5)) - Number(before.id.slice(5)), all.length + 2);
   });
 });

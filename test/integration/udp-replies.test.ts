@@ -81,12 +81,23 @@ describe('UDP listener (id_server protocol)', () => {
   it('answers an unknown rule with code -1 and no data, never longer than the request', async () => {
     for (const action of ['get', 'create', 'monitor']) {
       // Room for the whole message (the pad is not echoed): the request's fields echoed.
-      const long = JSON.stringify({ action, rule_name: 'nope', app_name: 'test', seq: 9, pad: 'p'.repeat(200), data: 'from the client', extra: { x: [1] } });
+      const long = JSON.stringify({
+        action,
+        rule_name: 'nope',
+        app_name: 'test',
+        seq: 9,
+        pad: 'p'.repeat(200),
+        data: 'from the client',
+        extra: { x: [1] },
+      });
       let raw = await c.exchange(port, long);
       const r = JSON.parse(raw) as Json;
       assert.ok(Buffer.byteLength(raw) <= Buffer.byteLength(long), raw);
       assert.ok((r.message as string).includes('nope'), raw);
-      assert.equal(raw, canonical({ action, app_name: 'test', code: -1, message: r.message, rule_name: 'nope', seq: 9 }));
+      assert.equal(
+        raw,
+        canonical({ action, app_name: 'test', code: -1, message: r.message, rule_name: 'nope', seq: 9 }),
+      );
       // No room: code, the code's name and seq only.
       const short = JSON.stringify({ action, rule_name: 'nope', app_name: 'test', seq: 9 });
       raw = await c.exchange(port, short);
@@ -96,13 +107,26 @@ describe('UDP listener (id_server protocol)', () => {
   });
 
   it('monitor answers the counter of the current period and the node offset, with message "ok"', async () => {
-    const mon = (extra: Json = {}) => c.request(port, { action: 'monitor', rule_name: 'o2o', app_name: 'mon', ...extra });
+    const mon = (extra: Json = {}) =>
+      c.request(port, { action: 'monitor', rule_name: 'o2o', app_name: 'mon', ...extra });
     let r = await mon({ seq: 'm0' });
-    assert.deepEqual(r, { action: 'monitor', app_name: 'mon', code: 0, data: { counter: -1, node_offset: 7 }, message: 'ok', rule_name: 'o2o', seq: 'm0' });
+    assert.deepEqual(r, {
+      action: 'monitor',
+      app_name: 'mon',
+      code: 0,
+      data: { counter: -1, node_offset: 7 },
+      message: 'ok',
+      rule_name: 'o2o',
+      seq: 'm0',
+    });
     let last = '';
-    for (let i = 0; i < 3; i++) last = (await c.request(port, { action: 'get', rule_name: 'o2o', app_name: 'mon' })).data as string;
+    for (let i = 0; i < 3; i++)
+      last = (await c.request(port, { action: 'get', rule_name: 'o2o', app_name: 'mon' })).data as string;
     // monitor ignores the salt, even one get would refuse.
-    const raw = await c.exchange(port, JSON.stringify({ action: 'monitor', rule_name: 'o2o', app_name: 'mon', salt: 'not valid!', seq: [1] }));
+    const raw = await c.exchange(
+      port,
+      JSON.stringify({ action: 'monitor', rule_name: 'o2o', app_name: 'mon', salt: 'not valid!', seq: [1] }),
+    );
     assert.equal(
       raw,
       canonical({
@@ -121,17 +145,22 @@ describe('UDP listener (id_server protocol)', () => {
     r = await mon();
     assert.deepEqual(r.data, { counter: 7, node_offset: 7 });
     // Per app name; and only for rules.
-    assert.deepEqual((await c.request(port, { action: 'monitor', rule_name: 'o2o', app_name: 'cr' })).data, { counter: 5, node_offset: 7 });
+    assert.deepEqual((await c.request(port, { action: 'monitor', rule_name: 'o2o', app_name: 'cr' })).data, {
+      counter: 5,
+      node_offset: 7,
+    });
     r = await c.request(port, { action: 'monitor', rule_name: 'seg', app_name: 'mon' });
     assert.equal(r.code, -3);
     assert.equal('data' in r, false);
   });
 
   it('monitor of an order-node rule answers the last counter this process handed out, not the end of its block', async () => {
-    const mon = async (app: string) => (await c.request(port, { action: 'monitor', rule_name: 'o2n', app_name: app })).data;
+    const mon = async (app: string) =>
+      (await c.request(port, { action: 'monitor', rule_name: 'o2n', app_name: app })).data;
     assert.deepEqual(await mon('fresh'), { counter: -1, node_offset: 7 });
     let last = '';
-    for (let i = 0; i < 3; i++) last = (await c.request(port, { action: 'get', rule_name: 'o2n', app_name: 'fresh' })).data as string;
+    for (let i = 0; i < 3; i++)
+      last = (await c.request(port, { action: 'get', rule_name: 'o2n', app_name: 'fresh' })).data as string;
     assert.equal(last.slice(5), '0002');
     assert.deepEqual(await mon('fresh'), { counter: 2, node_offset: 7 });
     const http = (await (await fetch(`${url}/v1/ids/o2n?count=4&app=fresh`)).json()) as { ids: string[] };

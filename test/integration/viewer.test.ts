@@ -39,7 +39,10 @@ describe('VIEWER_TOKEN configuration', () => {
     assert.equal(loadConfig({ VIEWER_TOKEN: 'long-enough-16-ch' }).viewerToken, 'long-enough-16-ch');
     for (const [env, want] of [
       [{ VIEWER_TOKEN: 'fifteen-chars-x' }, 'VIEWER_TOKEN must be at least 16 characters'],
-      [{ ADMIN_TOKEN: 'same-token-16-chars', VIEWER_TOKEN: 'same-token-16-chars' }, 'VIEWER_TOKEN must differ from ADMIN_TOKEN'],
+      [
+        { ADMIN_TOKEN: 'same-token-16-chars', VIEWER_TOKEN: 'same-token-16-chars' },
+        'VIEWER_TOKEN must differ from ADMIN_TOKEN',
+      ],
     ] as const) {
       assert.throws(
         () => loadConfig(env),
@@ -62,7 +65,11 @@ describe('viewer token', () => {
     await createTag(url, { tag: 'v1', step: 100, min_step: 10 });
     await createTag(url, { tag: 'vsf', mode: 'snowflake', preset: 'jssafe' });
     assert.equal((await fetch(`${url}/v1/id/v1`)).status, 200);
-    const t = await fetch(`${url}/v1/admin/tags/v1/tokens`, { method: 'POST', headers: adminHeaders, body: '{"name":"billing"}' });
+    const t = await fetch(`${url}/v1/admin/tags/v1/tokens`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: '{"name":"billing"}',
+    });
     tokenId = ((await t.json()) as { id: number }).id;
   });
   after(async () => {
@@ -72,7 +79,10 @@ describe('viewer token', () => {
 
   it('reads every admin GET route, with the same answers as the admin token', async () => {
     for (const path of ['/v1/admin/tags', '/v1/admin/tags/v1', '/v1/admin/tags/vsf', '/v1/admin/tags/v1/tokens']) {
-      const [v, a] = await Promise.all([fetch(`${url}${path}`, { headers: asViewer }), fetch(`${url}${path}`, { headers: asAdmin })]);
+      const [v, a] = await Promise.all([
+        fetch(`${url}${path}`, { headers: asViewer }),
+        fetch(`${url}${path}`, { headers: asAdmin }),
+      ]);
       assert.equal(v.status, 200, path);
       assert.deepEqual(steady(await v.json()), steady(await a.json()), path);
     }
@@ -84,7 +94,8 @@ describe('viewer token', () => {
   });
 
   it('tells the page which role a token has', async () => {
-    const role = async (headers: Record<string, string>) => ((await (await fetch(`${url}/v1/admin/session`, { headers })).json()) as { role: string }).role;
+    const role = async (headers: Record<string, string>) =>
+      ((await (await fetch(`${url}/v1/admin/session`, { headers })).json()) as { role: string }).role;
     assert.equal(await role(asViewer), 'viewer');
     assert.equal(await role(asAdmin), 'admin');
     assert.equal(await role({ cookie: `other=1; idmint_admin=${VIEWER_TOKEN}` }), 'viewer');
@@ -110,8 +121,14 @@ describe('viewer token', () => {
         assert.match(e.message, /viewer token may only read/);
       }
     }
-    assert.deepEqual(steady(await (await fetch(`${url}/v1/admin/tags`, { headers: asAdmin })).json()), before, 'no tag changed');
-    const tokens = (await (await fetch(`${url}/v1/admin/tags/v1/tokens`, { headers: asAdmin })).json()) as { tokens: { id: number }[] };
+    assert.deepEqual(
+      steady(await (await fetch(`${url}/v1/admin/tags`, { headers: asAdmin })).json()),
+      before,
+      'no tag changed',
+    );
+    const tokens = (await (await fetch(`${url}/v1/admin/tags/v1/tokens`, { headers: asAdmin })).json()) as {
+      tokens: { id: number }[];
+    };
     assert.deepEqual(
       tokens.tokens.map((t) => t.id),
       [tokenId],
@@ -140,11 +157,18 @@ describe('viewer token', () => {
       }
     }
     const wrong = await fetch(`${url}/v1/admin/tags`, { headers: { authorization: 'Bearer wrong-token-x' } });
-    assert.equal(((await wrong.json()) as { error: { message: string } }).error.message, 'the token is neither the admin token nor the viewer token');
+    assert.equal(
+      ((await wrong.json()) as { error: { message: string } }).error.message,
+      'the token is neither the admin token nor the viewer token',
+    );
   });
 
   it('keeps full access for the admin token', async () => {
-    const r = await fetch(`${url}/v1/admin/tags/v1`, { method: 'PATCH', headers: adminHeaders, body: '{"description":"changed by the admin"}' });
+    const r = await fetch(`${url}/v1/admin/tags/v1`, {
+      method: 'PATCH',
+      headers: adminHeaders,
+      body: '{"description":"changed by the admin"}',
+    });
     assert.equal(r.status, 200);
     assert.equal(((await r.json()) as { description: string }).description, 'changed by the admin');
   });
@@ -165,7 +189,9 @@ describe('viewer token', () => {
     assert.ok(viewerQueues.length >= 3);
     for (const q of viewerQueues) assert.deepEqual([q.name, q.readOnlyMode, q.allowRetries], [q.name, true, false]);
     for (const q of adminQueues) assert.deepEqual([q.name, q.readOnlyMode], [q.name, false]);
-    const asset = await fetch(`${url}/admin/queues/static/favicon-32x32.png`, { headers: { cookie: `idmint_admin=${VIEWER_TOKEN}` } });
+    const asset = await fetch(`${url}/admin/queues/static/favicon-32x32.png`, {
+      headers: { cookie: `idmint_admin=${VIEWER_TOKEN}` },
+    });
     assert.equal(asset.status, 200, "the board's files load for the viewer");
     assert.equal(asset.headers.get('content-type'), 'image/png');
   });
@@ -182,7 +208,11 @@ describe('viewer token', () => {
       ['POST', '/admin/queues/api/queues/janitor/add'],
     ];
     for (const [method, path] of actions) {
-      const r = await fetch(`${url}${path}`, { method, headers: { ...asViewer, ...json }, body: method === 'POST' ? '{"name":"x","data":{}}' : '{}' });
+      const r = await fetch(`${url}${path}`, {
+        method,
+        headers: { ...asViewer, ...json },
+        body: method === 'POST' ? '{"name":"x","data":{}}' : '{}',
+      });
       assert.equal(r.status, 403, `${method} ${path}`);
       assert.equal(await errorCode(r), 'FORBIDDEN');
     }
@@ -217,7 +247,11 @@ describe('viewer token off, and tokens kept out of the logs', () => {
       await createTag(child.url, { tag: 'logged' });
       for (const headers of [asViewer, asAdmin, { cookie: `idmint_admin=${VIEWER_TOKEN}` }]) {
         await fetch(`${child.url}/v1/admin/tags`, { headers });
-        await fetch(`${child.url}/v1/admin/tags/logged`, { method: 'PATCH', headers: { ...headers, ...json }, body: '{"step":900}' });
+        await fetch(`${child.url}/v1/admin/tags/logged`, {
+          method: 'PATCH',
+          headers: { ...headers, ...json },
+          body: '{"step":900}',
+        });
         await fetch(`${child.url}/admin/queues/api/queues`, { headers });
         await fetch(`${child.url}/admin/queues/api/queues/janitor/pause`, { method: 'PUT', headers });
         await fetch(`${child.url}/admin/queues/api/queues/janitor/resume`, { method: 'PUT', headers });

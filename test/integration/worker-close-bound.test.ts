@@ -50,10 +50,17 @@ async function closeHanging(config: Config, prefix: string, setRelease: (r: () =
     // Dropped: its blocking connection was disconnected (a cluster's stays 'disconnecting'
     // while its node connections close).
     const blocking = await worker.backend.blockingClient;
-    assert.ok(blocking === undefined || ['end', 'close', 'disconnecting'].includes(blocking.status), `blocking connection ${blocking?.status}`);
+    assert.ok(
+      blocking === undefined || ['end', 'close', 'disconnecting'].includes(blocking.status),
+      `blocking connection ${blocking?.status}`,
+    );
     // The lock is no longer renewed: it expires, and the stalled check of another worker
     // would run the job again.
-    await waitFor('the job lock to expire', async () => (await queueConn.exists(`${prefix}:hang:stuck:lock`)) === 0, 10000);
+    await waitFor(
+      'the job lock to expire',
+      async () => (await queueConn.exists(`${prefix}:hang:stuck:lock`)) === 0,
+      10000,
+    );
     assert.equal(await queue.getJobState('stuck'), 'active', 'the job is left as it was');
     await queue.close();
   } finally {
@@ -70,12 +77,16 @@ describe('closing a worker whose graceful close hangs', () => {
     await cleanup(names);
   });
 
-  it('gives up the graceful close after its bound and drops the worker, its job left to its lock', { timeout: 60000 }, async () => {
+  it('gives up the graceful close after its bound and drops the worker, its job left to its lock', {
+    timeout: 60000,
+  }, async () => {
     await closeHanging(testConfig(names), new Keys(names.prefix).queuePrefix(), (r) => (release = r));
   });
 });
 
-describe('closing a worker whose graceful close hangs, on a Sentinel group', { skip: skipOnCluster('it starts a Sentinel group of its own') }, () => {
+describe('closing a worker whose graceful close hangs, on a Sentinel group', {
+  skip: skipOnCluster('it starts a Sentinel group of its own'),
+}, () => {
   const BASE = Number(process.env.CLOSE_SENTINEL_BASE_PORT ?? 7481);
   const names = testNames();
   const script = sentinelScript(BASE);
@@ -91,7 +102,11 @@ describe('closing a worker whose graceful close hangs, on a Sentinel group', { s
 
   it('gives up the graceful close after its bound there too', { timeout: 90000 }, async () => {
     seeds = script('start').split('\n').pop()!;
-    const config = testConfig(names, { REDIS_URL: 'redis://unused:1/0', REDIS_SENTINELS: seeds, REDIS_SENTINEL_MASTER: 'idmint' });
+    const config = testConfig(names, {
+      REDIS_URL: 'redis://unused:1/0',
+      REDIS_SENTINELS: seeds,
+      REDIS_SENTINEL_MASTER: 'idmint',
+    });
     await closeHanging(config, new Keys(names.prefix).queuePrefix(), (r) => (release = r));
   });
 });

@@ -39,7 +39,12 @@ describe('a node killed in the middle of a refill', () => {
   let b: LocalNode | undefined;
   const ref = (tag: string) => ({ tag, epoch: 1, shard: 0 });
   const segmentRows = async (tag: string) =>
-    (await direct.query<RowDataPacket[]>('SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id', [tag]))[0].map((r) => ({
+    (
+      await direct.query<RowDataPacket[]>(
+        'SELECT first_id, last_id, node_id FROM idmint_segments WHERE tag = ? ORDER BY id',
+        [tag],
+      )
+    )[0].map((r) => ({
       first: Number(r.first_id),
       last: Number(r.last_id),
       node: String(r.node_id),
@@ -67,7 +72,9 @@ describe('a node killed in the middle of a refill', () => {
     await cleanup(names);
   });
 
-  it('another node takes over the stalled refills: service continues, no duplicate, global order holds', { timeout: 55000 }, async () => {
+  it('another node takes over the stalled refills: service continues, no duplicate, global order holds', {
+    timeout: 55000,
+  }, async () => {
     // Freeze A's prefetch refills of both tags mid-transaction.
     const frozen = Promise.all([
       proxy.arm({ name: 'wk1 after COMMIT', pattern: /'wk1'[\s\S]*\bCOMMIT\b/ }),
@@ -77,7 +84,14 @@ describe('a node killed in the middle of a refill', () => {
     const clients: ClientSpec[] = [];
     TAGS.forEach((tag, t) => {
       for (let c = 0; c < 2; c++) {
-        clients.push({ name: `${tag}-c${c}`, tag, url: () => target, count: counter(31 * t + c + 1, 5), pauseOnSuccess: 2, pauseOnError: 100 });
+        clients.push({
+          name: `${tag}-c${c}`,
+          tag,
+          url: () => target,
+          count: counter(31 * t + c + 1, 5),
+          pauseOnSuccess: 2,
+          pauseOnError: 100,
+        });
       }
     });
     const load = new Load(clients);
@@ -147,12 +161,17 @@ describe('a node killed in the middle of a refill', () => {
     );
 
     // Only clean failures: 503 UNAVAILABLE, or no answer from A around its death.
-    assertOnlyCleanUnavailable(recs, { what: 'worker kill', transportOk: (r) => r.url === a!.url && r.done >= killStart });
+    assertOnlyCleanUnavailable(recs, {
+      what: 'worker kill',
+      transportOk: (r) => r.url === a!.url && r.done >= killStart,
+    });
 
     for (const tag of TAGS) {
       // The stalled job itself ran again on B.
       assert.ok(
-        completedOnB.some((c) => c.tag === tag && jobsOf(tag).includes(c.jobId) && (c.result === 'current' || c.result === 'next')),
+        completedOnB.some(
+          (c) => c.tag === tag && jobsOf(tag).includes(c.jobId) && (c.result === 'current' || c.result === 'next'),
+        ),
         `${tag}: the job A was running completed on B`,
       );
       // The promises, across the switch from A to B.
@@ -162,10 +181,14 @@ describe('a node killed in the middle of a refill', () => {
       assert.ok(assertRealTimeOrder(of(tag), tag) > 200, `${tag}: real-time order had answers to compare`);
       const fromA = answered(of(tag)).filter((r) => r.url === a!.url);
       const fromB = answered(of(tag)).filter((r) => r.url === b!.url);
-      assert.ok(fromA.length > 20 && fromB.length > 20, `${tag}: served by A (${fromA.length}) and then by B (${fromB.length})`);
+      assert.ok(
+        fromA.length > 20 && fromB.length > 20,
+        `${tag}: served by A (${fromA.length}) and then by B (${fromB.length})`,
+      );
       // Segment log: disjoint, and B's segments come from B.
       const log = rows[tag];
-      for (let i = 1; i < log.length; i++) assert.ok(log[i].first > log[i - 1].last, `${tag}: segments disjoint and ascending`);
+      for (let i = 1; i < log.length; i++)
+        assert.ok(log[i].first > log[i - 1].last, `${tag}: segments disjoint and ascending`);
       const bSeg = log.find((r) => r.node === 'node-b');
       assert.ok(bSeg, `${tag}: B allocated a segment`);
       assert.ok(

@@ -8,7 +8,10 @@ export const RUNS = Number(process.env.IMPORT_FUZZ_RUNS ?? 10_000);
 export const FOCUS = process.env.IMPORT_FUZZ_FOCUS ?? '';
 
 export function params<T>(runs = RUNS): fc.Parameters<T> {
-  const seed = process.env.IMPORT_FUZZ_SEED === undefined ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0 : Number(process.env.IMPORT_FUZZ_SEED);
+  const seed =
+    process.env.IMPORT_FUZZ_SEED === undefined
+      ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0
+      : Number(process.env.IMPORT_FUZZ_SEED);
   console.log(`model fuzz seed ${seed}: IMPORT_FUZZ_SEED=${seed} replays this property's run`);
   return {
     seed,

@@ -41,7 +41,11 @@ export function configText(s: IdServerScenario, node: number): string {
       id_step: s.idStep,
       id_offset: s.offsets[node],
       database: { host: '127.0.0.1', port: 3306, user: 'id', password: '', dbname: 'id_counter', charset: 'utf8' },
-      rules: s.rules.map((r) => ({ name: r.name, lua_file: luaFileOf(r.name), ...(r.batchSave === undefined ? {} : { batch_save: r.batchSave }) })),
+      rules: s.rules.map((r) => ({
+        name: r.name,
+        lua_file: luaFileOf(r.name),
+        ...(r.batchSave === undefined ? {} : { batch_save: r.batchSave }),
+      })),
     },
     null,
     2,

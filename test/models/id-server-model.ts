@@ -177,7 +177,16 @@ export function runIdServer(s: IdServerScenario): IdServerOutcome {
   const rules = new Map(s.rules.map((r) => [r.name, r]));
   const table = new Map<string, CounterRow>();
   const issued: IssuedRuleId[] = [];
-  const nodes: Node[] = s.offsets.map((offset) => ({ offset, up: false, skewMs: 0, counters: new Map(), queue: [], queueFull: false, retries: [], log: [] }));
+  const nodes: Node[] = s.offsets.map((offset) => ({
+    offset,
+    up: false,
+    skewMs: 0,
+    counters: new Map(),
+    queue: [],
+    queueFull: false,
+    retries: [],
+    log: [],
+  }));
   let now = s.startMs;
   let dbDown = false;
   let wrapped = false;
@@ -185,7 +194,8 @@ export function runIdServer(s: IdServerScenario): IdServerOutcome {
   const nodeSec = (n: Node) => Math.floor((now + n.skewMs) / 1000);
   // glibc reads `timezone` once (tzset): the standard offset of the year the process runs in.
   const tz = -standardOffsetSec(s.zone, new Date(s.startMs).getUTCFullYear());
-  const sameCycle = (a: number, b: number, reset: number) => reset >= 1 && Math.trunc((a - tz) / reset) === Math.trunc((b - tz) / reset);
+  const sameCycle = (a: number, b: number, reset: number) =>
+    reset >= 1 && Math.trunc((a - tz) / reset) === Math.trunc((b - tz) / reset);
   const log = (n: Node, level: number, where: string, msg: string) => {
     if (level > s.logLevel) return;
     const name = ['', 'error', 'warn', 'info', 'trace', 'debug'][level];
@@ -233,7 +243,8 @@ export function runIdServer(s: IdServerScenario): IdServerOutcome {
     if (!s.loseFirstSaves) {
       for (const r of n.retries) {
         const c = n.counters.get(r.key);
-        if (c && first(n, c.rule, c.app, c.updateTime)) keep.push({ key: r.key, rule: c.rule, app: c.app, saved: c.saved, updateTime: c.updateTime });
+        if (c && first(n, c.rule, c.app, c.updateTime))
+          keep.push({ key: r.key, rule: c.rule, app: c.app, saved: c.saved, updateTime: c.updateTime });
       }
     }
     n.queue = keep;
@@ -245,11 +256,19 @@ export function runIdServer(s: IdServerScenario): IdServerOutcome {
     n.up = true;
     n.counters = new Map();
     const mine = [...table.values()].filter((r) => r.nodeOffset === n.offset);
-    mine.sort((a, b) => cmp(foldName(a.ruleName), foldName(b.ruleName)) || cmp(foldName(a.appName), foldName(b.appName)));
+    mine.sort(
+      (a, b) => cmp(foldName(a.ruleName), foldName(b.ruleName)) || cmp(foldName(a.appName), foldName(b.appName)),
+    );
     for (const r of mine) {
       const key = `${r.ruleName}_${r.appName}`;
       if (n.counters.has(key)) continue;
-      n.counters.set(key, { rule: r.ruleName, app: r.appName, counter: r.counter, updateTime: r.updateTime, saved: r.counter });
+      n.counters.set(key, {
+        rule: r.ruleName,
+        app: r.appName,
+        counter: r.counter,
+        updateTime: r.updateTime,
+        saved: r.counter,
+      });
     }
   };
   const request = (n: Node, rule: RuleConfig, app: string) => {
@@ -341,7 +360,10 @@ export function runIdServer(s: IdServerScenario): IdServerOutcome {
   });
   const importMs = Math.max(now, furthest) + s.importDelay * 1000;
   const rows = [...table.values()].sort(
-    (a, b) => a.nodeOffset - b.nodeOffset || cmp(foldName(a.ruleName), foldName(b.ruleName)) || cmp(foldName(a.appName), foldName(b.appName)),
+    (a, b) =>
+      a.nodeOffset - b.nodeOffset ||
+      cmp(foldName(a.ruleName), foldName(b.ruleName)) ||
+      cmp(foldName(a.appName), foldName(b.appName)),
   );
   return {
     rows,

@@ -30,7 +30,13 @@ import type { Current, OldCounterRow, OldRule } from '../../src/core/import-plan
 import { planRules } from '../../src/core/import-plan-rules.js';
 import { SpecProblems } from '../../src/core/spec-problems.js';
 import { FOCUS, params } from './fuzz-params.js';
-import { runIdServer, type IdServerEvent, type IdServerScenario, type IssuedRuleId, type RuleConfig } from './id-server-model.js';
+import {
+  runIdServer,
+  type IdServerEvent,
+  type IdServerScenario,
+  type IssuedRuleId,
+  type RuleConfig,
+} from './id-server-model.js';
 import { ruleCollisions } from './idmint-reach.js';
 import { offsetSec, standardOffsetSec, ZONES } from './zones.js';
 import { specOfMode, type TagSpec } from '../../src/core/tag-kinds.js';
@@ -65,7 +71,15 @@ const ruleArb = (name: string, small: boolean): fc.Arbitrary<RuleConfig> =>
       const digits = String(max).length;
       const counter = widthExtra < 0 ? '%d' : `%0${digits + widthExtra}d`;
       const s = SHAPES[shape];
-      return { name, min, max: Math.max(max, min + 1), reset, format: `${prefix}${s.fmt}${counter}`, args: [...s.args, 'seq'], batchSave };
+      return {
+        name,
+        min,
+        max: Math.max(max, min + 1),
+        reset,
+        format: `${prefix}${s.fmt}${counter}`,
+        args: [...s.args, 'seq'],
+        batchSave,
+      };
     });
 
 const dtArb = fc.oneof(
@@ -75,12 +89,28 @@ const dtArb = fc.oneof(
 );
 
 const eventArb: fc.Arbitrary<IdServerEvent> = fc.oneof(
-  { weight: 12, arbitrary: fc.record({ dt: dtArb, kind: fc.constant('req' as const), node: fc.nat(3), rule: fc.nat(3), app: fc.nat(4) }) },
+  {
+    weight: 12,
+    arbitrary: fc.record({
+      dt: dtArb,
+      kind: fc.constant('req' as const),
+      node: fc.nat(3),
+      rule: fc.nat(3),
+      app: fc.nat(4),
+    }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
       dt: dtArb,
-      kind: fc.constantFrom('crash' as const, 'stop' as const, 'restart' as const, 'restart' as const, 'queueFull' as const, 'drain' as const),
+      kind: fc.constantFrom(
+        'crash' as const,
+        'stop' as const,
+        'restart' as const,
+        'restart' as const,
+        'queueFull' as const,
+        'drain' as const,
+      ),
       node: fc.nat(3),
     }),
   },
@@ -103,7 +133,13 @@ const NO_DST = ['UTC', 'Asia/Shanghai', 'Asia/Kolkata', 'Pacific/Kiritimati'];
 /** An instant near local midnight of a summer day (DST in force) in one of the DST zones. */
 const summerMidnightArb = fc
   .record({
-    zone: fc.constantFrom('America/New_York', 'Europe/Berlin', 'Australia/Sydney', 'America/St_Johns', 'Australia/Lord_Howe'),
+    zone: fc.constantFrom(
+      'America/New_York',
+      'Europe/Berlin',
+      'Australia/Sydney',
+      'America/St_Johns',
+      'Australia/Lord_Howe',
+    ),
     day: fc.integer({ min: 0, max: 60 }),
     year: fc.constantFrom(2026, 2027),
     before: fc.integer({ min: 0, max: 4 * 3600 }),
@@ -143,7 +179,12 @@ function caseArb(focus: string): fc.Arbitrary<Case> {
     focus === 'dst'
       ? summerMidnightArb
       : fc.record({
-          zone: focus === 'zone' ? fc.constantFrom(...ZONES.filter((z) => z !== 'UTC')) : focus === '' ? fc.constantFrom(...ZONES) : fc.constantFrom(...NO_DST),
+          zone:
+            focus === 'zone'
+              ? fc.constantFrom(...ZONES.filter((z) => z !== 'UTC'))
+              : focus === ''
+                ? fc.constantFrom(...ZONES)
+                : fc.constantFrom(...NO_DST),
           startMs: fc.integer({ min: 0, max: 2 * 365 * 86_400 - 1 }).map((s) => YEAR_START + s * 1000),
         });
   const given =
@@ -169,7 +210,9 @@ function caseArb(focus: string): fc.Arbitrary<Case> {
       events: fc.array(eventArb, { minLength: 1, maxLength: small ? 120 : 60 }),
       endCrash: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
       importDelay:
-        focus === 'zone' ? fc.integer({ min: 0, max: 14 * 3600 }) : fc.oneof(fc.integer({ min: 0, max: 120 }), fc.integer({ min: 0, max: 6 * 3600 })),
+        focus === 'zone'
+          ? fc.integer({ min: 0, max: 14 * 3600 })
+          : fc.oneof(fc.integer({ min: 0, max: 120 }), fc.integer({ min: 0, max: 6 * 3600 })),
       given,
       configNode: fc.nat(2),
       giveLog: focus === 'wrap-unlogged' ? fc.constant(false) : fc.boolean(),
@@ -196,7 +239,13 @@ function caseArb(focus: string): fc.Arbitrary<Case> {
           loseFirstSaves: focus === 'first-save',
         };
         const trustLog = c.trustLog || process.env.IMPORT_FUZZ_TRUST_LOG === '1';
-        return { s, given: c.given === 'right' ? c.when.zone : c.given, configNode: c.configNode % nodes, giveLog: c.giveLog || failed, trustLog };
+        return {
+          s,
+          given: c.given === 'right' ? c.when.zone : c.given,
+          configNode: c.configNode % nodes,
+          giveLog: c.giveLog || failed,
+          trustLog,
+        };
       }),
     );
 }
@@ -221,8 +270,12 @@ function visibleOf(c: Case, rows: readonly OldCounterRow[]): (o: IssuedRuleId) =
   const keyOf = (rule: string, app: string) => `${foldName(rule)}_${foldName(app)}`;
   // A failed save on a full queue names no node and no instant: the node is the log's, the
   // instant the one its local time stands for in id_server's zone.
-  const nodeOf = (r: OldCounterRow) => (r.loggedWallMs === undefined ? r.nodeOffset : c.s.offsets[Number(/^id_server_(\d+)\.log:/.exec(r.source ?? '')?.[1])]);
-  const secOf = (r: OldCounterRow) => (r.loggedWallMs === undefined ? r.updateTime : Math.floor((instantsAtWall(r.loggedWallMs, c.s.zone)[0] ?? 0) / 1000));
+  const nodeOf = (r: OldCounterRow) =>
+    r.loggedWallMs === undefined
+      ? r.nodeOffset
+      : c.s.offsets[Number(/^id_server_(\d+)\.log:/.exec(r.source ?? '')?.[1])];
+  const secOf = (r: OldCounterRow) =>
+    r.loggedWallMs === undefined ? r.updateTime : Math.floor((instantsAtWall(r.loggedWallMs, c.s.zone)[0] ?? 0) / 1000);
   const saves = rows.map((r) => ({
     node: nodeOf(r),
     key: keyOf(r.ruleName, r.appName),
@@ -233,7 +286,13 @@ function visibleOf(c: Case, rows: readonly OldCounterRow[]): (o: IssuedRuleId) =
   // A save covers the IDs of its period up to its counter and the lag after it; an ID numbered
   // past that was covered by a later save of the period, which a save of a later period replaced.
   return (o) =>
-    saves.some((v) => v.node === o.node && v.key === keyOf(o.rule, o.app) && cycle(v.sec, v.reset) === cycle(o.sec, v.reset) && o.counter <= v.reach);
+    saves.some(
+      (v) =>
+        v.node === o.node &&
+        v.key === keyOf(o.rule, o.app) &&
+        cycle(v.sec, v.reset) === cycle(o.sec, v.reset) &&
+        o.counter <= v.reach,
+    );
 }
 
 /** Imports what the model left with the real parsers and planner; the old IDs idmint could repeat. */
@@ -267,7 +326,9 @@ export function importIdServer(c: Case): RuleImportResult {
   if (giveLog) for (const l of out.logs) rows.push(...parseIdServerLog(l.name, l.text));
   let plan: ReturnType<typeof planRules>;
   try {
-    plan = planRules(rules, rows, none, out.importMs, { force: true, trustLog: c.trustLog } as Parameters<typeof planRules>[4]);
+    plan = planRules(rules, rows, none, out.importMs, { force: true, trustLog: c.trustLog } as Parameters<
+      typeof planRules
+    >[4]);
   } catch (e) {
     if (e instanceof SpecProblems) return { refused: true, collisions: [] };
     throw e;
@@ -286,7 +347,10 @@ export function importIdServer(c: Case): RuleImportResult {
       );
     }
   }
-  if (collisions.length) collisions.unshift(`import at ${new Date(out.importMs).toISOString()}, id_server in ${c.s.zone}, zone given: ${c.given}`);
+  if (collisions.length)
+    collisions.unshift(
+      `import at ${new Date(out.importMs).toISOString()}, id_server in ${c.s.zone}, zone given: ${c.given}`,
+    );
   return { refused: false, collisions };
 }
 

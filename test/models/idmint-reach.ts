@@ -22,7 +22,8 @@ function floorOf(plan: TagPlan, app: string, p: number): number {
   let f = 0;
   for (const x of plan.floors) {
     if (x.shard === 0 && x.scope === `${app}/${p}`) f = Math.max(f, x.counter);
-    if (x.shard === FOLD_SHARD && (x.scope === `${foldName(app)}/${p}` || x.scope === `${EVERY_APP}/${p}`)) f = Math.max(f, x.counter);
+    if (x.shard === FOLD_SHARD && (x.scope === `${foldName(app)}/${p}` || x.scope === `${EVERY_APP}/${p}`))
+      f = Math.max(f, x.counter);
   }
   return f;
 }
@@ -54,7 +55,9 @@ export function ruleCollisions(plan: TagPlan, importMs: number, old: readonly Is
     const from = Math.max(importMs, grain === 0 ? importMs : periodStart(idx, zone, grain));
     const to = Math.min(end, grain === 0 ? end : periodEnd(idx, zone, grain) - 1);
     ps = [];
-    if (from <= to) for (let p = periodOf(from, zone, rule.resetSeconds), q = periodOf(to, zone, rule.resetSeconds); p <= q; p++) ps.push(p);
+    if (from <= to)
+      for (let p = periodOf(from, zone, rule.resetSeconds), q = periodOf(to, zone, rule.resetSeconds); p <= q; p++)
+        ps.push(p);
     spans.set(idx, ps);
     return ps;
   };

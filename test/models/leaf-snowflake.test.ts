@@ -1,8 +1,8 @@
-// The Leaf snowflake import against a model of Leaf's snowflake mode (leaf-model.ts): nodes
-// with ZooKeeper worker IDs, random sequence starts, clock steps (a node's clock up to half a
-// day ahead of idmint's at the import) and restarts, Leaf's default twepoch or its own; the tag planLeafSnowflake creates must give no ID, at any time from the
-// import on, any worker and any sequence, that Leaf handed out. The test is skipped while
-// src/core/import-plan-snowflake.ts does not exist.
+// The Leaf snowflake import against a model of Leaf's snowflake mode (leaf-model.ts): nodes with ZooKeeper worker IDs,
+// random sequence starts, clock steps (a node's clock up to half a day ahead of idmint's at the import) and restarts,
+// Leaf's default twepoch or its own; the tag planLeafSnowflake creates must give no ID, at any time from the import on,
+// any worker and any sequence, that Leaf handed out. The test is skipped while src/core/import-plan-snowflake.ts does
+// not exist.
 //
 // IMPORT_FUZZ_FOCUS=old-advice checks instead what MIGRATING.md advised before that planner:
 // an idmint snowflake tag of the default layout, or with a later epoch.
@@ -56,7 +56,10 @@ const eventArb: fc.Arbitrary<LeafSnowflakeEvent> = fc.oneof(
       dt: fc.nat(5000),
       kind: fc.constant('clock' as const),
       node: fc.nat(3),
-      delta: fc.oneof(fc.integer({ min: -10_000, max: 10_000 }), fc.integer({ min: -6 * 3_600_000, max: 6 * 3_600_000 })),
+      delta: fc.oneof(
+        fc.integer({ min: -10_000, max: 10_000 }),
+        fc.integer({ min: -6 * 3_600_000, max: 6 * 3_600_000 }),
+      ),
     }),
   },
   { weight: 1, arbitrary: fc.record({ dt: fc.nat(60_000), kind: fc.constant('restart' as const), node: fc.nat(3) }) },
@@ -76,7 +79,11 @@ const caseArb: fc.Arbitrary<Case> = fc
     giveTwepoch: fc.boolean(),
     giveLayout: fc.boolean(),
   })
-  .map(({ giveTwepoch, giveLayout, ...s }) => ({ s, giveTwepoch: giveTwepoch || s.twepoch !== LEAF_TWEPOCH, giveLayout }));
+  .map(({ giveTwepoch, giveLayout, ...s }) => ({
+    s,
+    giveTwepoch: giveTwepoch || s.twepoch !== LEAF_TWEPOCH,
+    giveLayout,
+  }));
 
 function check(layoutOf: (c: Case, importMs: number) => SnowflakeLayout | undefined): fc.IPropertyWithHooks<[Case]> {
   return fc.property(caseArb, (c) => {
@@ -131,8 +138,11 @@ describe('Leaf snowflake import against a model of Leaf', () => {
       check((c, importMs) => {
         // "a later epoch": later than Leaf's twepoch, at most idmint's default and the import.
         const later = Math.min(Math.max(c.s.twepoch + 1, DEFAULT_EPOCH_MS), importMs);
-        return specOfMode(specFromCreate({ tag: 'leaf_snowflake', mode: 'snowflake', ...(c.giveLayout ? { epoch: later } : {}) }), 'snowflake', 'old advice')
-          .snowflake;
+        return specOfMode(
+          specFromCreate({ tag: 'leaf_snowflake', mode: 'snowflake', ...(c.giveLayout ? { epoch: later } : {}) }),
+          'snowflake',
+          'old advice',
+        ).snowflake;
       }),
       params(),
     );

@@ -50,7 +50,15 @@ export const leafArb: fc.Arbitrary<LeafSegmentScenario> = fc.record({
           server: fc.nat(2),
         }),
       },
-      { weight: 1, arbitrary: fc.record({ dt: fc.nat(60_000), kind: fc.constant('setStep' as const), tag: fc.nat(2), step: fc.constantFrom(1, 3, 10, 500) }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          dt: fc.nat(60_000),
+          kind: fc.constant('setStep' as const),
+          tag: fc.nat(2),
+          step: fc.constantFrom(1, 3, 10, 500),
+        }),
+      },
     ),
     { minLength: 1, maxLength: 30 },
   ),
@@ -73,16 +81,38 @@ export const tinyidArb: fc.Arbitrary<TinyidScenario> = fc.record({
   generators: fc.integer({ min: 1, max: 4 }),
   events: fc.array<TinyidEvent>(
     fc.oneof(
-      { weight: 8, arbitrary: fc.record({ kind: fc.constant('next' as const), gen: fc.nat(3), type: fc.nat(2), n: fc.integer({ min: 1, max: 40 }) }) },
-      { weight: 3, arbitrary: fc.record({ kind: fc.constantFrom('crash' as const, 'loadNext' as const), gen: fc.nat(3) }) },
-      { weight: 1, arbitrary: fc.record({ kind: fc.constant('setStep' as const), type: fc.nat(2), step: fc.constantFrom(1, 3, 10, 500) }) },
+      {
+        weight: 8,
+        arbitrary: fc.record({
+          kind: fc.constant('next' as const),
+          gen: fc.nat(3),
+          type: fc.nat(2),
+          n: fc.integer({ min: 1, max: 40 }),
+        }),
+      },
+      {
+        weight: 3,
+        arbitrary: fc.record({ kind: fc.constantFrom('crash' as const, 'loadNext' as const), gen: fc.nat(3) }),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          kind: fc.constant('setStep' as const),
+          type: fc.nat(2),
+          step: fc.constantFrom(1, 3, 10, 500),
+        }),
+      },
     ),
     { minLength: 1, maxLength: 30 },
   ),
 });
 
 /** The old IDs a planned segment import could hand out again, by tag; undefined when refused. */
-function collisions(system: 'leaf' | 'tinyid', old: OldSegmentTag[], issued: ReadonlyMap<string, readonly number[]>): string[] | undefined {
+function collisions(
+  system: 'leaf' | 'tinyid',
+  old: OldSegmentTag[],
+  issued: ReadonlyMap<string, readonly number[]>,
+): string[] | undefined {
   let plan: ReturnType<typeof planSegments>;
   try {
     plan = planSegments(system, old, none, hash);
@@ -93,7 +123,8 @@ function collisions(system: 'leaf' | 'tinyid', old: OldSegmentTag[], issued: Rea
   const out: string[] = [];
   for (const t of plan.tags) {
     const ids = (issued.get(t.tag) ?? []).map(BigInt);
-    for (const id of segmentCollisions(t, ids)) out.push(`${t.tag}: ${id} (counter floor ${t.counterFloor}, stride ${t.spec.stride}, offset ${t.spec.offset})`);
+    for (const id of segmentCollisions(t, ids))
+      out.push(`${t.tag}: ${id} (counter floor ${t.counterFloor}, stride ${t.spec.stride}, offset ${t.spec.offset})`);
   }
   return out;
 }
@@ -137,7 +168,9 @@ describe('Tinyid import against a model of Tinyid', () => {
           description: 'imported from Tinyid',
           stride: r.delta || 1,
           offset: r.remainder,
-          tokens: out.tokens.filter((k) => k.bizType === r.bizType).map((k) => ({ name: `tinyid-${k.id}`, token: k.token, bizType: k.bizType })),
+          tokens: out.tokens
+            .filter((k) => k.bizType === r.bizType)
+            .map((k) => ({ name: `tinyid-${k.id}`, token: k.token, bizType: k.bizType })),
         }));
         const c = collisions('tinyid', old, out.issued);
         if (c === undefined) refused++;

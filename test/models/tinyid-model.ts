@@ -38,7 +38,13 @@ export type TinyidEvent =
   | { readonly kind: 'setStep'; readonly type: number; readonly step: number };
 
 export interface TinyidOutcome {
-  readonly info: readonly { readonly bizType: string; readonly maxId: number; readonly step: number; readonly delta: number; readonly remainder: number }[];
+  readonly info: readonly {
+    readonly bizType: string;
+    readonly maxId: number;
+    readonly step: number;
+    readonly delta: number;
+    readonly remainder: number;
+  }[];
   readonly tokens: readonly { readonly id: number; readonly token: string; readonly bizType: string }[];
   readonly issued: ReadonlyMap<string, readonly number[]>;
 }
@@ -59,14 +65,26 @@ interface Generator {
 }
 
 export function runTinyid(s: TinyidScenario): TinyidOutcome {
-  const rows = new Map(s.types.map((t) => [t.bizType, { bizType: t.bizType, maxId: t.maxId, step: t.step, delta: t.delta, remainder: t.remainder }]));
+  const rows = new Map(
+    s.types.map((t) => [
+      t.bizType,
+      { bizType: t.bizType, maxId: t.maxId, step: t.step, delta: t.delta, remainder: t.remainder },
+    ]),
+  );
   const issued = new Map<string, number[]>(s.types.map((t) => [t.bizType, []]));
   let gens: Map<string, Generator>[] = Array.from({ length: s.generators }, () => new Map());
   const segment = (bizType: string): SegmentId => {
     const row = rows.get(bizType)!;
     row.maxId += row.step;
     const currentId = row.maxId - row.step;
-    return { currentId, maxId: row.maxId, loadingId: currentId + Math.floor((row.step * 20) / 100), delta: row.delta, remainder: row.remainder, isInit: false };
+    return {
+      currentId,
+      maxId: row.maxId,
+      loadingId: currentId + Math.floor((row.step * 20) / 100),
+      delta: row.delta,
+      remainder: row.remainder,
+      isInit: false,
+    };
   };
   const init = (sg: SegmentId) => {
     if (sg.isInit) return;
@@ -124,6 +142,8 @@ export function runTinyid(s: TinyidScenario): TinyidOutcome {
         break;
     }
   }
-  const tokens = s.types.flatMap((t, i) => (t.token ? [{ id: i + 1, token: `tok-${t.bizType}`, bizType: t.bizType }] : []));
+  const tokens = s.types.flatMap((t, i) =>
+    t.token ? [{ id: i + 1, token: `tok-${t.bizType}`, bizType: t.bizType }] : [],
+  );
   return { info: [...rows.values()], tokens, issued };
 }

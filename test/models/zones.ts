@@ -58,7 +58,15 @@ export function localFields(sec: number, zone: string): Fields {
   if (hit) return hit;
   const v: Record<string, number> = {};
   for (const p of format(zone).formatToParts(sec * 1000)) if (p.type !== 'literal') v[p.type] = Number(p.value);
-  const out: Fields = { year: v.year, month: v.month, day: v.day, hour: v.hour % 24, minute: v.minute, second: v.second, millisecond: 0 };
+  const out: Fields = {
+    year: v.year,
+    month: v.month,
+    day: v.day,
+    hour: v.hour % 24,
+    minute: v.minute,
+    second: v.second,
+    millisecond: 0,
+  };
   if (cache.size > 50_000) cache.clear();
   cache.set(key, out);
   return out;

@@ -50,7 +50,10 @@ describe('alert rules', () => {
       assert.match(r.labels?.severity ?? '', /^(critical|warning)$/, r.alert);
       assert.ok(r.annotations?.summary && r.annotations.description, r.alert);
       const m = /^docs\/OPERATIONS\.md#(.+)$/.exec(r.annotations?.runbook_url ?? '');
-      assert.ok(m && anchors.has(m[1]), `${r.alert}: runbook_url ${r.annotations?.runbook_url} names no section of docs/OPERATIONS.md`);
+      assert.ok(
+        m && anchors.has(m[1]),
+        `${r.alert}: runbook_url ${r.annotations?.runbook_url} names no section of docs/OPERATIONS.md`,
+      );
     }
   });
 });

@@ -7,7 +7,14 @@ const USAGE = 'bench [--rounds N] [--rate X] [--name S] [--cases a,b] [--env K=V
 
 /** Reads argv with a reader that knows --rounds (whole 1..20), --rate (number >= 0), --name, --cases and --flag. */
 function read(argv: string[]) {
-  const o: { rounds?: number; rate?: number; name?: string; cases?: string[]; env?: Record<string, string>; flag?: boolean } = {};
+  const o: {
+    rounds?: number;
+    rate?: number;
+    name?: string;
+    cases?: string[];
+    env?: Record<string, string>;
+    flag?: boolean;
+  } = {};
   readOptions(argv, USAGE, (a: Option) => {
     switch (a.flag) {
       case '--rounds':
@@ -40,7 +47,12 @@ function read(argv: string[]) {
 
 describe('bench option reader', () => {
   it('takes values from the next argument or after =', () => {
-    assert.deepEqual(read(['--rounds', '3', '--rate=2.5', '--name', 'x=y', '--flag']), { rounds: 3, rate: 2.5, name: 'x=y', flag: true });
+    assert.deepEqual(read(['--rounds', '3', '--rate=2.5', '--name', 'x=y', '--flag']), {
+      rounds: 3,
+      rate: 2.5,
+      name: 'x=y',
+      flag: true,
+    });
     assert.deepEqual(read(['--name=a=b']), { name: 'a=b' });
     assert.deepEqual(read([]), {});
   });

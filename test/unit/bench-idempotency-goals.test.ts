@@ -32,7 +32,10 @@ describe('bench:idempotency goals', () => {
 
   it("puts a miss on idmint's own work when the floor reaches the goal", () => {
     assert.equal(verdictOf({ goal: 0.9, idmint: 0.85, floor: 0.9 }), 'MISS (the floor reaches the goal)');
-    assert.match(goalNote({ ...measure, idmint: 0.5, floor: 0.85 }), /MISS.*at or above the goal: what is missing is idmint's own work around the calls$/);
+    assert.match(
+      goalNote({ ...measure, idmint: 0.5, floor: 0.85 }),
+      /MISS.*at or above the goal: what is missing is idmint's own work around the calls$/,
+    );
   });
 });
 
@@ -40,10 +43,25 @@ describe('bench:idempotency report with the floor', () => {
   const cases = idempotencyCases(50, false);
   const rpsOf = (c: Case): number => {
     const base = c.clients === 1 ? 1000 : 10_000;
-    const factor: Partial<Record<Case['kind'], number>> = { incr: 0.8, floorUnkeyed: 1.25, floorFresh: 0.75, floorReplay: 1.2, fresh: 0.5, replay: 0.9 };
+    const factor: Partial<Record<Case['kind'], number>> = {
+      incr: 0.8,
+      floorUnkeyed: 1.25,
+      floorFresh: 0.75,
+      floorReplay: 1.2,
+      fresh: 0.5,
+      replay: 0.9,
+    };
     return base * (factor[c.kind] ?? 1);
   };
-  const one = (c: Case): Measured => ({ rps: rpsOf(c), p50us: 1e6 / rpsOf(c), p99us: 2e6 / rpsOf(c), serverUsPerReq: 50, client: 30, redis: 10, other: 5 });
+  const one = (c: Case): Measured => ({
+    rps: rpsOf(c),
+    p50us: 1e6 / rpsOf(c),
+    p99us: 2e6 / rpsOf(c),
+    serverUsPerReq: 50,
+    client: 30,
+    redis: 10,
+    other: 5,
+  });
   const results = new Map(cases.map((c) => [c, [one(c), one(c), one(c)]]));
   const alone = { incr: 0.3, take: 10, inKey: 30, claim: 20, record: 15, replay: 4, replayInKey: 6 };
   const { rows, notes } = idempotencyReport({ rounds: 3, connections: 50 }, cases, results, alone);
@@ -55,7 +73,9 @@ describe('bench:idempotency report with the floor', () => {
     // 1e6/7500 - 1e6/12500 µs per request at 50 clients.
     assert.equal(row('floor, keyed, new key', '50')[extra], '53.3');
     assert.equal(row('floor, unkeyed', '50')[extra], '-');
-    assert.ok(rows.some((r) => r[0] === 'Redis alone: the key’s call, kept key (replay, order global)' && r.at(-1) === '6.00'));
+    assert.ok(
+      rows.some((r) => r[0] === 'Redis alone: the key’s call, kept key (replay, order global)' && r.at(-1) === '6.00'),
+    );
   });
 
   it('notes each goal of order global against the floor', () => {

@@ -5,7 +5,8 @@ import { roundRatio } from '../../bench/scale/report.js';
 import type { CaseResult } from '../../bench/scale/runner.js';
 import type { CaseName } from '../../bench/scale/cases.js';
 
-const run = (name: CaseName, processes: number, round: number, rps: number) => ({ name, processes, round, rps }) as CaseResult;
+const run = (name: CaseName, processes: number, round: number, rps: number) =>
+  ({ name, processes, round, rps }) as CaseResult;
 
 describe('bench:scale roundRatio', () => {
   // The machine was twice as fast in round 2 and a third as fast in round 3: the medians of

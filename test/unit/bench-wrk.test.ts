@@ -45,7 +45,15 @@ describe('bench:wrk summary', () => {
   it('divides by the bare route of the same round and takes the median over rounds', () => {
     // The machine was twice as fast in round 2: the medians of req/s would say 1.0, yet node
     // ran at 0.9 of the bare route in every round.
-    const runs = [m('bare', 1, 100), m('node', 1, 90), m('bare', 2, 200), m('node', 2, 180), m('bare', 3, 150), m('node', 3, 135), m('global', 3, 75)];
+    const runs = [
+      m('bare', 1, 100),
+      m('node', 1, 90),
+      m('bare', 2, 200),
+      m('node', 2, 180),
+      m('bare', 3, 150),
+      m('node', 3, 135),
+      m('global', 3, 75),
+    ];
     const rows = combineRounds(runs, ['bare', 'node', 'global', 'absent'], 'bare');
     assert.deepEqual(
       rows.map((r) => r.name),
@@ -64,21 +72,39 @@ describe('bench:wrk summary', () => {
   });
 
   it('says wrk was the limit when it used a whole core, whatever the wider case answered', () => {
-    const free = combineRounds([m('bare', 1, 100, 40), m('bare -c100', 1, 101, 45), m('node', 1, 95, 38)], ['bare', 'bare -c100', 'node'], 'bare');
+    const free = combineRounds(
+      [m('bare', 1, 100, 40), m('bare -c100', 1, 101, 45), m('node', 1, 95, 38)],
+      ['bare', 'bare -c100', 'node'],
+      'bare',
+    );
     const v = clientVerdict(free, 'bare -c100');
     assert.equal(v.ok, true);
     assert.match(v.line, /at most 45%/);
     assert.match(v.line, /bare -c100 ran at 1\.010x the bare route/);
-    const saturated = combineRounds([m('bare', 1, 100, 99), m('bare -c100', 1, 100, 99)], ['bare', 'bare -c100'], 'bare');
+    const saturated = combineRounds(
+      [m('bare', 1, 100, 99), m('bare -c100', 1, 100, 99)],
+      ['bare', 'bare -c100'],
+      'bare',
+    );
     assert.equal(clientVerdict(saturated, 'bare -c100').ok, false);
   });
 
   it('gives the CPU per request one server spends more than another, round by round, median over rounds', () => {
     // A whole core each; routed answers fewer requests per second, so more µs per request:
     // round 1 1e6/50 - 1e6/100 = 10000, round 2 1e6/80 - 1e6/100 = 2500, round 3 1e6/100 - 1e6/100 = 0.
-    const runs = [m('node', 1, 100), m('node routed', 1, 50), m('node', 2, 100), m('node routed', 2, 80), m('node', 3, 100), m('node routed', 3, 100)];
+    const runs = [
+      m('node', 1, 100),
+      m('node routed', 1, 50),
+      m('node', 2, 100),
+      m('node routed', 2, 80),
+      m('node', 3, 100),
+      m('node routed', 3, 100),
+    ];
     const line = cpuSaved(runs, 'node', 'node routed');
-    assert.match(line, /^node routed − node: 2,500\.00 server µs\/req \(median over rounds; per round 10,000\.00 2,500\.00 0\.00\)$/);
+    assert.match(
+      line,
+      /^node routed − node: 2,500\.00 server µs\/req \(median over rounds; per round 10,000\.00 2,500\.00 0\.00\)$/,
+    );
     assert.match(cpuSaved([m('node', 1, 100)], 'node', 'node routed'), /no round measured both/);
   });
 });

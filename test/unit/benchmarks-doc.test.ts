@@ -7,7 +7,10 @@ import { describe, it } from 'node:test';
 import { casesFromTable, parseFigure, type Run, tableRows, withRatios } from '../../bench/record.js';
 import { generate, generateRepo, README_BEGIN, README_END } from '../../bench/report/benchmarks-doc.js';
 
-/** Parses XML enough to tell it is well-formed: every element closed in order, attributes quoted once; answers the element names. */
+/**
+ * Parses XML enough to tell it is well-formed: every element closed in order, attributes quoted once; answers the
+ * element names.
+ */
 function xmlElements(xml: string): string[] {
   const names: string[] = [];
   const open: string[] = [];
@@ -85,7 +88,10 @@ describe('benchmark pages generated from recorded runs', () => {
       ),
       g.benchmarks,
     );
-    assert.match(g.benchmarks, /- command: `npm run bench -- --rounds 2`\n- date: 2026-01-02T00:00:00.000Z\n- machine: 2 CPUs, node v22.0.0\n/);
+    assert.match(
+      g.benchmarks,
+      /- command: `npm run bench -- --rounds 2`\n- date: 2026-01-02T00:00:00.000Z\n- machine: 2 CPUs, node v22.0.0\n/,
+    );
     assert.match(g.benchmarks, /- load average before the run: 1\.50 1\.00 0\.50; after the run: 2\.00 1\.00 0\.50/);
     assert.ok(g.benchmarks.includes('node ran at 1.25x, 50,000 req/s.'));
     assert.ok(g.benchmarks.includes('![fixture: '));
@@ -112,8 +118,14 @@ describe('benchmark pages generated from recorded runs', () => {
   });
 
   it('refuses a figure that the latest run does not have', () => {
-    assert.throws(() => generate(RUNS, { ...TEMPLATES, readmeBlock: '{{fig fixture|nothing|req/s}}' }, README), /no case "nothing"/);
-    assert.throws(() => generate(RUNS, { ...TEMPLATES, readmeBlock: '{{fig other|a|b}}' }, README), /no recorded run of benchmark "other"/);
+    assert.throws(
+      () => generate(RUNS, { ...TEMPLATES, readmeBlock: '{{fig fixture|nothing|req/s}}' }, README),
+      /no case "nothing"/,
+    );
+    assert.throws(
+      () => generate(RUNS, { ...TEMPLATES, readmeBlock: '{{fig other|a|b}}' }, README),
+      /no recorded run of benchmark "other"/,
+    );
   });
 });
 
@@ -137,7 +149,9 @@ describe('recorded figures', () => {
     ]);
     const { cases } = casesFromTable(tableRows(md));
     assert.deepEqual(
-      withRatios(cases, { of: 'req/s', baseline: 'baseline, median', cases: (n) => n.endsWith(', median') }).map((c) => [c.labels[0], c.ratio]),
+      withRatios(cases, { of: 'req/s', baseline: 'baseline, median', cases: (n) => n.endsWith(', median') }).map(
+        (c) => [c.labels[0], c.ratio],
+      ),
       [
         ['baseline, median', 1],
         ['x, median', 0.5],

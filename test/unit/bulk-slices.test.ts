@@ -8,7 +8,13 @@ import type { Packing } from '../../src/core/layout.js';
 import type { Range } from '../../src/core/ranges.js';
 import { SLICE_IDS, SLICE_STRING_IDS, slicer } from '../../src/api/bulk-slices.js';
 import { BulkTurns } from '../../src/api/bulk-turns.js';
-import { binaryFromDecimals, binaryFromRuns, jsonFromRuns, jsonFromStrings, rangesFromDecimals } from '../../src/api/ws/encode.js';
+import {
+  binaryFromDecimals,
+  binaryFromRuns,
+  jsonFromRuns,
+  jsonFromStrings,
+  rangesFromDecimals,
+} from '../../src/api/ws/encode.js';
 import {
   slicedBinaryFromDecimals,
   slicedBinaryFromRuns,
@@ -43,9 +49,18 @@ describe('blocks encoded in slices', () => {
       assert.equal(await slicedJsonFromRuns(slice, 7, runs, count, p), jsonFromRuns(7, runs, count, p));
       const ids = idsFromRuns(runs, count, p);
       assert.ok(ids.length > 2 * SLICE_STRING_IDS);
-      assert.deepEqual(await slicedBinaryFromDecimals(slice, 7, ids, 3, ids.length - 2), binaryFromDecimals(7, ids, 3, ids.length - 2));
-      assert.equal(await slicedJsonFromStrings(slice, 7, ids, 3, ids.length - 2), jsonFromStrings(7, ids, 3, ids.length - 2));
-      assert.equal(await slicedRangesFromDecimals(slice, 7, ids, 3, ids.length - 2), rangesFromDecimals(7, ids, 3, ids.length - 2));
+      assert.deepEqual(
+        await slicedBinaryFromDecimals(slice, 7, ids, 3, ids.length - 2),
+        binaryFromDecimals(7, ids, 3, ids.length - 2),
+      );
+      assert.equal(
+        await slicedJsonFromStrings(slice, 7, ids, 3, ids.length - 2),
+        jsonFromStrings(7, ids, 3, ids.length - 2),
+      );
+      assert.equal(
+        await slicedRangesFromDecimals(slice, 7, ids, 3, ids.length - 2),
+        rangesFromDecimals(7, ids, 3, ids.length - 2),
+      );
     }
   });
 
@@ -53,7 +68,10 @@ describe('blocks encoded in slices', () => {
     for (const p of [plain, packed]) {
       assert.deepEqual(await slicedRunsBlock(slice, runs, count, p, 1 << 30), encodeRunsBlock(runs, count, p, 1 << 30));
       const ids = idsFromRuns(runs, count, p);
-      assert.deepEqual(await slicedIdsBlock(slice, ids, 1, ids.length, noEncode), encodeIdsBlock(ids, 1, ids.length, noEncode));
+      assert.deepEqual(
+        await slicedIdsBlock(slice, ids, 1, ids.length, noEncode),
+        encodeIdsBlock(ids, 1, ids.length, noEncode),
+      );
       assert.deepEqual(await slicedIdsRanges(slice, ids, 1, ids.length), decimalRuns(ids, 1, ids.length));
     }
     // Past the byte bound, or from 2^53: not written from the runs.

@@ -11,7 +11,10 @@ import type { SegmentStats } from '../../src/store/redis/segments.js';
 const LIMIT = 10_000;
 // Before the refill: MySQL's mark 200, Redis holds 150..200 (51 IDs). The refill allocates
 // 201..300 in MySQL and installs it as Redis's next segment.
-const before = { mark: 200, stats: { gen: 'g', taken: 149, cur: 150, end: 200, hwm: 200, exhausted: false } as SegmentStats };
+const before = {
+  mark: 200,
+  stats: { gen: 'g', taken: 149, cur: 150, end: 200, hwm: 200, exhausted: false } as SegmentStats,
+};
 const after = { mark: 300, stats: { ...before.stats, next: [201, 300], hwm: 300 } as SegmentStats };
 const truth = LIMIT - 149; // IDs handed out so far: 149; everything else is left
 

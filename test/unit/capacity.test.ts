@@ -4,7 +4,15 @@
 // is a number moved by hand.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MIN_WINDOW_MS, combine, counterRemaining, forecast, rateOf, ruleForecast, snowflakeForecast } from '../../src/core/capacity.js';
+import {
+  MIN_WINDOW_MS,
+  combine,
+  counterRemaining,
+  forecast,
+  rateOf,
+  ruleForecast,
+  snowflakeForecast,
+} from '../../src/core/capacity.js';
 import { PRESETS, runsOutAt } from '../../src/core/snowflake-layout.js';
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);

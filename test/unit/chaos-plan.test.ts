@@ -26,7 +26,8 @@ describe('chaos fault plan', () => {
       const a = planFaults(7, durationS, 3, everyS, 'sentinel');
       assert.deepEqual(planFaults(7, durationS, 3, everyS, 'sentinel'), a);
       assert.ok(a.length > 0);
-      for (let i = 1; i < a.length; i++) assert.ok(a[i].at > a[i - 1].at, `${durationS} s: fault ${i} after fault ${i - 1}`);
+      for (let i = 1; i < a.length; i++)
+        assert.ok(a[i].at > a[i - 1].at, `${durationS} s: fault ${i} after fault ${i - 1}`);
       assert.ok(a.every((f) => f.at > 0 && f.at < durationS));
     }
   });
@@ -47,11 +48,18 @@ describe('chaos fault plan', () => {
       for (const { durationS, everyS } of RUNS) {
         const plan = planFaults(seed, durationS, 3, everyS, 'sentinel');
         const c = counts(plan);
-        assert.ok((c.get('redis-failover') ?? 0) >= 1, `seed ${seed}, ${durationS} s: no redis-failover in ${plan.map((f) => f.kind).join(', ')}`);
+        assert.ok(
+          (c.get('redis-failover') ?? 0) >= 1,
+          `seed ${seed}, ${durationS} s: no redis-failover in ${plan.map((f) => f.kind).join(', ')}`,
+        );
         // Rounds of every kind once: no kind twice before every other kind once.
         const n = SENTINEL_FAULT_KINDS.map((k) => c.get(k) ?? 0);
-        assert.ok(Math.max(...n) - Math.min(...n) <= 1, `seed ${seed}, ${durationS} s: unbalanced ${JSON.stringify(Object.fromEntries(c))}`);
-        for (const f of plan.filter((x) => x.kind === 'redis-failover')) assert.ok(f.slot === 0 || f.slot === 1, 'SENTINEL FAILOVER or a SIGKILLed master');
+        assert.ok(
+          Math.max(...n) - Math.min(...n) <= 1,
+          `seed ${seed}, ${durationS} s: unbalanced ${JSON.stringify(Object.fromEntries(c))}`,
+        );
+        for (const f of plan.filter((x) => x.kind === 'redis-failover'))
+          assert.ok(f.slot === 0 || f.slot === 1, 'SENTINEL FAILOVER or a SIGKILLed master');
       }
   });
 });

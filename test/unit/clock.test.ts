@@ -11,15 +11,27 @@ const BACK = 10;
 describe('nextTick', () => {
   it('starts a new tick at sequence 0', () => {
     assert.deepEqual(nextTick({ lastTime: 100, lastSeq: 2 }, 101, MAX_SEQ, BACK), { kind: 'issue', time: 101, seq: 0 });
-    assert.deepEqual(nextTick({ lastTime: 100, lastSeq: MAX_SEQ }, 5000, MAX_SEQ, BACK), { kind: 'issue', time: 5000, seq: 0 });
+    assert.deepEqual(nextTick({ lastTime: 100, lastSeq: MAX_SEQ }, 5000, MAX_SEQ, BACK), {
+      kind: 'issue',
+      time: 5000,
+      seq: 0,
+    });
     // A fresh state (nothing issued yet) issues at once.
     assert.deepEqual(nextTick({ lastTime: -1, lastSeq: 0 }, 0, MAX_SEQ, BACK), { kind: 'issue', time: 0, seq: 0 });
   });
 
   it('takes the next sequence within the same tick', () => {
-    assert.deepEqual(nextTick({ lastTime: 100, lastSeq: -1 }, 100, MAX_SEQ, BACK), { kind: 'issue', time: 100, seq: 0 });
+    assert.deepEqual(nextTick({ lastTime: 100, lastSeq: -1 }, 100, MAX_SEQ, BACK), {
+      kind: 'issue',
+      time: 100,
+      seq: 0,
+    });
     assert.deepEqual(nextTick({ lastTime: 100, lastSeq: 0 }, 100, MAX_SEQ, BACK), { kind: 'issue', time: 100, seq: 1 });
-    assert.deepEqual(nextTick({ lastTime: 100, lastSeq: MAX_SEQ - 1 }, 100, MAX_SEQ, BACK), { kind: 'issue', time: 100, seq: MAX_SEQ });
+    assert.deepEqual(nextTick({ lastTime: 100, lastSeq: MAX_SEQ - 1 }, 100, MAX_SEQ, BACK), {
+      kind: 'issue',
+      time: 100,
+      seq: MAX_SEQ,
+    });
   });
 
   it('waits for the next tick when the sequence is used up', () => {
@@ -36,8 +48,14 @@ describe('nextTick', () => {
   });
 
   it('refuses a step back beyond the bound', () => {
-    assert.deepEqual(nextTick({ lastTime: 100, lastSeq: 1 }, 100 - BACK - 1, MAX_SEQ, BACK), { kind: 'backwards', behindUnits: BACK + 1 });
-    assert.deepEqual(nextTick({ lastTime: 100, lastSeq: MAX_SEQ }, 0, MAX_SEQ, BACK), { kind: 'backwards', behindUnits: 100 });
+    assert.deepEqual(nextTick({ lastTime: 100, lastSeq: 1 }, 100 - BACK - 1, MAX_SEQ, BACK), {
+      kind: 'backwards',
+      behindUnits: BACK + 1,
+    });
+    assert.deepEqual(nextTick({ lastTime: 100, lastSeq: MAX_SEQ }, 0, MAX_SEQ, BACK), {
+      kind: 'backwards',
+      behindUnits: 100,
+    });
     assert.deepEqual(nextTick({ lastTime: 100, lastSeq: 0 }, 99, MAX_SEQ, 0), { kind: 'backwards', behindUnits: 1 });
   });
 

@@ -6,14 +6,31 @@ import { readBenchOptions } from '../../bench/common-options.js';
 
 const USAGE = 'bench [--rounds N] [--duration S] [--connections N] [--pin] [--no-write] [--env KEY=VALUE] [--ids N]';
 
-/** Reads argv as a script that takes --rounds (1..20), --duration (>= 0.5), --connections (>= 2), --pin, --no-write, --env and its own --ids. */
+/**
+ * Reads argv as a script that takes --rounds (1..20), --duration (>= 0.5), --connections (>= 2), --pin, --no-write,
+ * --env and its own --ids.
+ */
 function read(argv: string[]) {
-  const o = { rounds: 3, duration: 5, connections: 50, pin: false, write: true, env: {} as Record<string, string>, ids: 0 };
-  readBenchOptions(argv, USAGE, { rounds: [1, 20], duration: [0.5], connections: [2], pin: true, write: true, env: true }, o, (a) => {
-    if (a.flag !== '--ids') return false;
-    o.ids = a.whole(1);
-    return true;
-  });
+  const o = {
+    rounds: 3,
+    duration: 5,
+    connections: 50,
+    pin: false,
+    write: true,
+    env: {} as Record<string, string>,
+    ids: 0,
+  };
+  readBenchOptions(
+    argv,
+    USAGE,
+    { rounds: [1, 20], duration: [0.5], connections: [2], pin: true, write: true, env: true },
+    o,
+    (a) => {
+      if (a.flag !== '--ids') return false;
+      o.ids = a.whole(1);
+      return true;
+    },
+  );
   return o;
 }
 
@@ -23,15 +40,31 @@ describe('shared bench options', () => {
   });
 
   it('reads the shared options, whole or not as each is, beside the script’s own', () => {
-    assert.deepEqual(read(['--rounds', '7', '--duration=0.5', '--connections', '2', '--pin', '--no-write', '--env', 'A=1', '--env=B=x=y', '--ids', '9']), {
-      rounds: 7,
-      duration: 0.5,
-      connections: 2,
-      pin: true,
-      write: false,
-      env: { A: '1', B: 'x=y' },
-      ids: 9,
-    });
+    assert.deepEqual(
+      read([
+        '--rounds',
+        '7',
+        '--duration=0.5',
+        '--connections',
+        '2',
+        '--pin',
+        '--no-write',
+        '--env',
+        'A=1',
+        '--env=B=x=y',
+        '--ids',
+        '9',
+      ]),
+      {
+        rounds: 7,
+        duration: 0.5,
+        connections: 2,
+        pin: true,
+        write: false,
+        env: { A: '1', B: 'x=y' },
+        ids: 9,
+      },
+    );
   });
 
   it('checks each against the script’s range, with the option reader’s errors', () => {
@@ -48,7 +81,16 @@ describe('shared bench options', () => {
   });
 
   it('refuses a shared option its script does not take, as any unknown option', () => {
-    for (const flag of ['--warmup', '--requests', '--seconds', '--concurrency', '--channels', '--no-record', '--write', '--pins']) {
+    for (const flag of [
+      '--warmup',
+      '--requests',
+      '--seconds',
+      '--concurrency',
+      '--channels',
+      '--no-record',
+      '--write',
+      '--pins',
+    ]) {
       assert.throws(
         () => read([flag, '1']),
         (e: Error) => e.message === `unknown option ${flag}\nusage: ${USAGE}`,

@@ -22,7 +22,10 @@ interface Service {
   volumes?: string[];
 }
 
-const compose = parse(read('docker-compose.yml')) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+const compose = parse(read('docker-compose.yml')) as {
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+};
 const { redis, mysql, idmint } = compose.services;
 
 /** Compose's ${VAR:-default} substitution, with nothing set in the environment. */
@@ -42,13 +45,17 @@ describe('docker-compose.yml', () => {
   it('starts idmint, built from the repository, once Redis and MySQL are healthy', () => {
     assert.equal(idmint.build, '.');
     assert.ok(existsSync(new URL('Dockerfile', ROOT)));
-    assert.deepEqual(idmint.depends_on, { redis: { condition: 'service_healthy' }, mysql: { condition: 'service_healthy' } });
+    assert.deepEqual(idmint.depends_on, {
+      redis: { condition: 'service_healthy' },
+      mysql: { condition: 'service_healthy' },
+    });
   });
 
   it('gives idmint an environment its configuration accepts, pointing at the two services', () => {
     const env = Object.fromEntries(Object.entries(idmint.environment!).map(([k, v]) => [k, substitute(String(v))]));
     const documented = read('docs/CONFIG.md');
-    for (const k of Object.keys(env)) assert.match(documented, new RegExp(`\\| \`${k}\` \\|`), `${k} is a documented setting`);
+    for (const k of Object.keys(env))
+      assert.match(documented, new RegExp(`\\| \`${k}\` \\|`), `${k} is a documented setting`);
     const config = loadConfig(env);
     const r = new URL(config.redisUrl);
     assert.equal(r.hostname, 'redis');
@@ -61,13 +68,20 @@ describe('docker-compose.yml', () => {
     assert.ok(config.demoTag, 'the quickstart demo tag is created');
 
     // The published ports are the ones idmint listens on: HTTP over TCP, id_server over UDP, gRPC.
-    assert.deepEqual(idmint.ports, [`${config.port}:${config.port}`, `${config.udpPort}:${config.udpPort}/udp`, `${config.grpcPort}:${config.grpcPort}`]);
+    assert.deepEqual(idmint.ports, [
+      `${config.port}:${config.port}`,
+      `${config.udpPort}:${config.udpPort}/udp`,
+      `${config.grpcPort}:${config.grpcPort}`,
+    ]);
     // Its health check asks readiness on that port.
     assert.match(idmint.healthcheck!.test.join(' '), new RegExp(`127\\.0\\.0\\.1:${config.port}/readyz`));
     // docker stop waits for the drain and the shutdown before its SIGKILL.
     const grace = /^(\d+)s$/.exec(idmint.stop_grace_period ?? '');
     assert.ok(grace, `stop_grace_period is given in seconds: ${idmint.stop_grace_period}`);
-    assert.ok(Number(grace[1]) * 1000 > config.shutdownDrainMs + config.shutdownTimeoutMs, 'the drain and the shutdown fit before SIGKILL');
+    assert.ok(
+      Number(grace[1]) * 1000 > config.shutdownDrainMs + config.shutdownTimeoutMs,
+      'the drain and the shutdown fit before SIGKILL',
+    );
   });
 
   it('runs Redis as idmint needs it: no eviction, no persistence', () => {

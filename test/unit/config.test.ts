@@ -148,8 +148,15 @@ describe('loadConfig', () => {
   });
 
   it('reads named Redis servers from REDIS_URLS, REDIS_URL being "default"', () => {
-    const c = loadConfig({ REDIS_URL: 'redis://r0:6379', REDIS_URLS: ' a=redis://r1:6379 , b-2=rediss://u:p@r2:6380/1,' });
-    assert.deepEqual(c.redisUrls, { default: 'redis://r0:6379', a: 'redis://r1:6379', 'b-2': 'rediss://u:p@r2:6380/1' });
+    const c = loadConfig({
+      REDIS_URL: 'redis://r0:6379',
+      REDIS_URLS: ' a=redis://r1:6379 , b-2=rediss://u:p@r2:6380/1,',
+    });
+    assert.deepEqual(c.redisUrls, {
+      default: 'redis://r0:6379',
+      a: 'redis://r1:6379',
+      'b-2': 'rediss://u:p@r2:6380/1',
+    });
     assert.deepEqual(loadConfig({}).redisUrls, { default: 'redis://127.0.0.1:6379' });
     for (const [bad, why] of [
       ['a', /name=redis/],
@@ -247,7 +254,9 @@ describe('loadConfig', () => {
   });
 
   it('checks the lease margin against the TTL', () => {
-    assert.deepEqual(problems({ LEASE_TTL_MS: '3000', LEASE_MARGIN_MS: '1000' }), ['LEASE_MARGIN_MS (1000) must be below a third of LEASE_TTL_MS (3000)']);
+    assert.deepEqual(problems({ LEASE_TTL_MS: '3000', LEASE_MARGIN_MS: '1000' }), [
+      'LEASE_MARGIN_MS (1000) must be below a third of LEASE_TTL_MS (3000)',
+    ]);
     assert.equal(loadConfig({ LEASE_TTL_MS: '3000', LEASE_MARGIN_MS: '999' }).leaseMarginMs, 999);
   });
 
@@ -259,8 +268,20 @@ describe('loadConfig', () => {
   });
 
   it('reports every bad variable at once', () => {
-    const p = problems({ PORT: 'abc', REDIS_URL: 'http://x', LOG_LEVEL: 'loud', ADMIN_TOKEN: 'short', COALESCE_MAX: '0' });
-    assert.deepEqual(p.map((s) => s.split(' ')[0]).sort(), ['ADMIN_TOKEN', 'COALESCE_MAX', 'LOG_LEVEL', 'PORT', 'REDIS_URL']);
+    const p = problems({
+      PORT: 'abc',
+      REDIS_URL: 'http://x',
+      LOG_LEVEL: 'loud',
+      ADMIN_TOKEN: 'short',
+      COALESCE_MAX: '0',
+    });
+    assert.deepEqual(p.map((s) => s.split(' ')[0]).sort(), [
+      'ADMIN_TOKEN',
+      'COALESCE_MAX',
+      'LOG_LEVEL',
+      'PORT',
+      'REDIS_URL',
+    ]);
   });
 
   it('never puts the admin token into a message', () => {

@@ -6,7 +6,10 @@ import { describe, it } from 'node:test';
 
 const ROOT = new URL('../../', import.meta.url);
 
-/** GitHub's anchor of a heading: lower case, punctuation but "-" and "_" dropped, spaces to dashes; repeats get -1, -2, ... */
+/**
+ * GitHub's anchor of a heading: lower case, punctuation but "-" and "_" dropped, spaces to dashes; repeats get -1, -2,
+ * ...
+ */
 function anchors(md: string): Set<string> {
   const out = new Set<string>();
   const count = new Map<string, number>();

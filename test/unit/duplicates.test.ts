@@ -79,7 +79,11 @@ describe('repeatsInRuns', () => {
       let repeats = 0;
       for (const c of seen.values()) repeats += c - 1;
       const ids = list.reduce((s, [a, b]) => s + b - a + 1, 0);
-      assert.deepEqual(repeatsInRuns(...runs(list)), { ids: BigInt(ids), repeats: BigInt(repeats) }, `seed ${SEED}: ${JSON.stringify(list)}`);
+      assert.deepEqual(
+        repeatsInRuns(...runs(list)),
+        { ids: BigInt(ids), repeats: BigInt(repeats) },
+        `seed ${SEED}: ${JSON.stringify(list)}`,
+      );
     }
   });
 

@@ -56,12 +56,14 @@ function streamCodes(): Set<string> {
   const page = doc('STREAM.md');
   const section = page.slice(page.indexOf('## Error codes'), page.indexOf('## ', page.indexOf('## Error codes') + 3));
   const out = new Set<string>();
-  for (const row of section.matchAll(/^\| ([^|]+) \|/gm)) for (const c of row[1].matchAll(/`([A-Z_]+)`/g)) out.add(c[1]);
+  for (const row of section.matchAll(/^\| ([^|]+) \|/gm))
+    for (const c of row[1].matchAll(/`([A-Z_]+)`/g)) out.add(c[1]);
   return out;
 }
 
 /** docs/TINYID.md's failures: the row answered with Tinyid's token error (code 5). */
-const TINYID_TOKEN_ROW = /^\| no `bizType`.*a missing or wrong token for a tag with tokens \| `\{"data":null,"code":5,"message":"token is error"\}`/m;
+const TINYID_TOKEN_ROW =
+  /^\| no `bizType`.*a missing or wrong token for a tag with tokens \| `\{"data":null,"code":5,"message":"token is error"\}`/m;
 
 /** Codes only the admin API or HTTP routing answer: no take of the stream meets them. */
 const NOT_ON_STREAM = new Set<ErrorCode>(['FORBIDDEN', 'NOT_FOUND', 'TAG_EXISTS', 'CONFLICT']);
@@ -125,7 +127,17 @@ describe('every error code through every transport', () => {
       const e = errorOf(code);
       const frame = JSON.parse(takeError(7, e));
       const retry = errorAnswer(e).headers['retry-after'];
-      assert.deepEqual(frame, { op: 'error', req: 7, code, message: e.message, ...(retry === undefined ? {} : { retry_after: Number(retry) }) }, code);
+      assert.deepEqual(
+        frame,
+        {
+          op: 'error',
+          req: 7,
+          code,
+          message: e.message,
+          ...(retry === undefined ? {} : { retry_after: Number(retry) }),
+        },
+        code,
+      );
       assert.equal(listed.has(code), !NOT_ON_STREAM.has(code), `docs/STREAM.md: ${code}`);
     }
   });

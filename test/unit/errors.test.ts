@@ -11,7 +11,8 @@ describe('error registry', () => {
 
   it('documents every code with its status, and nothing else', () => {
     assert.ok(documented.size > 5, 'the error table of docs/API.md was not found');
-    for (const [code, def] of Object.entries(ERROR_CODES)) assert.equal(documented.get(code), def.status, `docs/API.md: ${code}`);
+    for (const [code, def] of Object.entries(ERROR_CODES))
+      assert.equal(documented.get(code), def.status, `docs/API.md: ${code}`);
     for (const code of documented.keys()) assert.ok(code in ERROR_CODES, `docs/API.md lists unknown code ${code}`);
   });
 

@@ -37,7 +37,9 @@ describe('failure log lines', () => {
     });
     const log = pino({ level: 'info' }, out);
     let counted = 0;
-    const e = noteFailure('udp', new IdmintError('UNAVAILABLE', 'Redis is unreachable: connect ECONNREFUSED'), log, { inc: () => counted++ });
+    const e = noteFailure('udp', new IdmintError('UNAVAILABLE', 'Redis is unreachable: connect ECONNREFUSED'), log, {
+      inc: () => counted++,
+    });
     assert.equal(e.code, 'UNAVAILABLE');
     assert.equal(counted, 1);
     assert.equal(lines.length, 1);

@@ -15,7 +15,8 @@ describe('gRPC statuses of idmint errors', () => {
 
   it('documents every code with its status, and nothing else', () => {
     assert.ok(documented.size > 5, 'the error table of docs/GRPC.md was not found');
-    for (const code of Object.keys(ERROR_CODES) as ErrorCode[]) assert.equal(documented.get(code), status[GRPC_STATUS[code]], `docs/GRPC.md: ${code}`);
+    for (const code of Object.keys(ERROR_CODES) as ErrorCode[])
+      assert.equal(documented.get(code), status[GRPC_STATUS[code]], `docs/GRPC.md: ${code}`);
     for (const code of documented.keys()) assert.ok(code in ERROR_CODES, `docs/GRPC.md lists unknown code ${code}`);
   });
 

@@ -82,7 +82,11 @@ describe('encodeRunsBlock', () => {
     for (const [runs, p] of cases) {
       const count = runs.reduce((n, [a, b]) => n + b - a + 1, 0);
       const ids = idsFromRuns(runs, count, p);
-      assert.deepEqual(encodeRunsBlock(runs, count, p, MAX), encode({ ids }), `${JSON.stringify(runs)} ${JSON.stringify(p)}`);
+      assert.deepEqual(
+        encodeRunsBlock(runs, count, p, MAX),
+        encode({ ids }),
+        `${JSON.stringify(runs)} ${JSON.stringify(p)}`,
+      );
     }
   });
 

@@ -12,12 +12,26 @@ describe('plainIdQuery', () => {
   });
 
   it('leaves to the router what it would parse or refuse: other names, repeats, escapes, lengths', () => {
-    for (const q of ['', 'count=3', 'app=a&app=b', 'app=a%20b', 'app=a+b', 'app', 'app=x&', '__proto__=x', 'toString=x']) {
+    for (const q of [
+      '',
+      'count=3',
+      'app=a&app=b',
+      'app=a%20b',
+      'app=a+b',
+      'app',
+      'app=x&',
+      '__proto__=x',
+      'toString=x',
+    ]) {
       assert.equal(plainIdQuery(q), undefined, q);
     }
     for (const [name, spec] of Object.entries(ID_QUERY)) {
       assert.deepEqual(plainIdQuery(`${name}=${'a'.repeat(spec.maxLength)}`), { [name]: 'a'.repeat(spec.maxLength) });
-      assert.equal(plainIdQuery(`${name}=${'a'.repeat(spec.maxLength + 1)}`), undefined, `${name} over ${spec.maxLength}`);
+      assert.equal(
+        plainIdQuery(`${name}=${'a'.repeat(spec.maxLength + 1)}`),
+        undefined,
+        `${name} over ${spec.maxLength}`,
+      );
     }
   });
 });

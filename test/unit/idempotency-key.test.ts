@@ -4,7 +4,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import { decodeIds, encodeIds, fingerprintDifference, fingerprintOf, keyedCountProblem, keyProblem } from '../../src/core/idempotency-key.js';
+import {
+  decodeIds,
+  encodeIds,
+  fingerprintDifference,
+  fingerprintOf,
+  keyedCountProblem,
+  keyProblem,
+} from '../../src/core/idempotency-key.js';
 import { decodeClaim, decodeHeld, decodeRecord, decodeUnclaim } from '../../src/store/redis/idempotency-replies.js';
 import { rng, SEED } from '../../tools/prng.js';
 
@@ -123,11 +130,19 @@ describe('idempotency keys: replies of the claim and record scripts', () => {
     assert.deepEqual(decodeClaim([1]), { kind: 'claimed' });
     assert.deepEqual(decodeClaim([2, record]), answered);
     assert.deepEqual(decodeClaim([3, 1500]), { kind: 'full', retryInMs: 1500 });
-    assert.deepEqual(decodeClaim([4, '[1,"id",null,null,null]', 900]), { kind: 'busy', fingerprint: '[1,"id",null,null,null]', ttlMs: 900 });
+    assert.deepEqual(decodeClaim([4, '[1,"id",null,null,null]', 900]), {
+      kind: 'busy',
+      fingerprint: '[1,"id",null,null,null]',
+      ttlMs: 900,
+    });
     assert.throws(() => decodeClaim([4, 'x']), /idem-claim-3\.lua answered \[4,"x"\]/);
     assert.deepEqual(decodeRecord([1]), { kind: 'recorded' });
     assert.deepEqual(decodeRecord([2, record]), answered);
-    assert.deepEqual(decodeRecord([4, '[1,"id",null,null,null]', 0]), { kind: 'busy', fingerprint: '[1,"id",null,null,null]', ttlMs: 0 });
+    assert.deepEqual(decodeRecord([4, '[1,"id",null,null,null]', 0]), {
+      kind: 'busy',
+      fingerprint: '[1,"id",null,null,null]',
+      ttlMs: 0,
+    });
     assert.throws(() => decodeRecord([2, 'no line break']), /no line break/);
     assert.throws(() => decodeRecord([3, 1500]), /idem-record-3\.lua answered \[3,1500\]/);
     assert.throws(() => decodeRecord(1), /idem-record-3\.lua answered 1/);
@@ -143,13 +158,19 @@ describe('idempotency keys: IDEMPOTENCY_MAX_KEYS', () => {
   it('defaults to 100000 and takes 1 to 100000000', () => {
     assert.equal(loadConfig({}).idempotencyMaxKeys, 100_000);
     assert.equal(loadConfig({ IDEMPOTENCY_MAX_KEYS: '3' }).idempotencyMaxKeys, 3);
-    assert.throws(() => loadConfig({ IDEMPOTENCY_MAX_KEYS: '0' }), /IDEMPOTENCY_MAX_KEYS must be between 1 and 100000000, got 0/);
+    assert.throws(
+      () => loadConfig({ IDEMPOTENCY_MAX_KEYS: '0' }),
+      /IDEMPOTENCY_MAX_KEYS must be between 1 and 100000000, got 0/,
+    );
     assert.throws(() => loadConfig({ IDEMPOTENCY_MAX_KEYS: 'many' }), /IDEMPOTENCY_MAX_KEYS must be a whole number/);
   });
 
   it('IDEMPOTENCY_MAX_BYTES defaults to 64 MiB and takes 1 MiB to 1 TiB', () => {
     assert.equal(loadConfig({}).idempotencyMaxBytes, 64 * 1024 * 1024);
     assert.equal(loadConfig({ IDEMPOTENCY_MAX_BYTES: '1048576' }).idempotencyMaxBytes, 1024 * 1024);
-    assert.throws(() => loadConfig({ IDEMPOTENCY_MAX_BYTES: '1000' }), /IDEMPOTENCY_MAX_BYTES must be between 1048576 and/);
+    assert.throws(
+      () => loadConfig({ IDEMPOTENCY_MAX_BYTES: '1000' }),
+      /IDEMPOTENCY_MAX_BYTES must be between 1048576 and/,
+    );
   });
 });

@@ -19,7 +19,11 @@ const ruleOf = (s: TagSpec) => specOfMode(s, 'rule', 'the test').rule;
 
 const none = { live: new Map(), deleted: new Set<string>() };
 const DAY = 86400;
-const rule = (timeZone: string | undefined, extra: Partial<OldRule> = {}, r: Partial<OldRule['rule']> = {}): OldRule => ({
+const rule = (
+  timeZone: string | undefined,
+  extra: Partial<OldRule> = {},
+  r: Partial<OldRule['rule']> = {},
+): OldRule => ({
   tag: 'order',
   file: 'order.lua',
   timeZone,
@@ -48,7 +52,11 @@ const floorAt = (plan: ReturnType<typeof planRules>, tag: string, app: string, a
 const idmintId = (plan: ReturnType<typeof planRules>, tag: string, k: number, atMs: number) => {
   const t = plan.tags.find((x) => x.tag === tag)!;
   const r = ruleOf(t.spec);
-  return render(compileRule(r, true), { counter: counterAt(r, t.spec, k), app: '', parts: localParts(atMs, r.timeZone) });
+  return render(compileRule(r, true), {
+    counter: counterAt(r, t.spec, k),
+    app: '',
+    parts: localParts(atMs, r.timeZone),
+  });
 };
 
 describe('an id_server import and its zone', () => {
@@ -61,10 +69,18 @@ describe('an id_server import and its zone', () => {
     assert.throws(
       () => planRules([rule(undefined)], rows, none, importAt),
       (e: unknown) =>
-        e instanceof SpecProblems && /rule "order" \(order\.lua\): its IDs carry the date .*give the zone id_server ran in \(--time-zone/.test(e.message),
+        e instanceof SpecProblems &&
+        /rule "order" \(order\.lua\): its IDs carry the date .*give the zone id_server ran in \(--time-zone/.test(
+          e.message,
+        ),
     );
     // A counter with no date that never resets needs none.
-    const plain = planRules([rule(undefined, {}, { resetSeconds: 0, template: 'X{counter:8}' })], [row('shop', 30, saved)], none, importAt);
+    const plain = planRules(
+      [rule(undefined, {}, { resetSeconds: 0, template: 'X{counter:8}' })],
+      [row('shop', 30, saved)],
+      none,
+      importAt,
+    );
     assert.equal(ruleOf(plain.tags[0].spec).timeZone, 'UTC');
   });
 
@@ -78,7 +94,16 @@ describe('an id_server import and its zone', () => {
   });
 
   it('never repeats a rendered ID of a save, whichever zone id_server really had and whichever is given', () => {
-    const zones = ['UTC', 'Asia/Shanghai', 'America/New_York', 'Pacific/Kiritimati', 'Etc/GMT+12', 'Australia/Lord_Howe', 'Asia/Kathmandu', 'Europe/Dublin'];
+    const zones = [
+      'UTC',
+      'Asia/Shanghai',
+      'America/New_York',
+      'Pacific/Kiritimati',
+      'Etc/GMT+12',
+      'Australia/Lord_Howe',
+      'Asia/Kathmandu',
+      'Europe/Dublin',
+    ];
     for (const real of zones) {
       for (const givenZone of zones) {
         for (const hour of [0, 5, 11, 17, 23]) {
@@ -92,7 +117,10 @@ describe('an id_server import and its zone', () => {
             if (d.year !== realDate.year || d.month !== realDate.month || d.day !== realDate.day) continue;
             // idmint dates an ID alike there: its next counter lies above 31.
             const k = floorAt(plan, 'order', 'shop', t);
-            assert.ok(counterAt(ruleOf(plan.tags[0].spec), plan.tags[0].spec, k + 1) > 31, `${real} given ${givenZone} at ${hour}h +${h}h: floor ${k}`);
+            assert.ok(
+              counterAt(ruleOf(plan.tags[0].spec), plan.tags[0].spec, k + 1) > 31,
+              `${real} given ${givenZone} at ${hour}h +${h}h: floor ${k}`,
+            );
           }
         }
       }
@@ -126,10 +154,18 @@ describe('an id_server import and what its table cannot show', () => {
   });
 
   it('holds one counter for pairs whose rule + "_" + app are equal (order/id_shop and order_id/shop)', () => {
-    const plan = planRules([rule('UTC'), rule('UTC', { tag: 'order_id', file: 'order_id.lua' })], [row('id_shop', 500, now - 1000)], none, now);
+    const plan = planRules(
+      [rule('UTC'), rule('UTC', { tag: 'order_id', file: 'order_id.lua' })],
+      [row('id_shop', 500, now - 1000)],
+      none,
+      now,
+    );
     assert.equal(floorAt(plan, 'order_id', 'shop', now), 502);
     assert.equal(floorAt(plan, 'order', 'id_shop', now), 502);
-    assert.match(plan.tags.find((t) => t.tag === 'order_id')!.notes.join('\n'), /app "shop" shares id_server's counter with "order"\/"id_shop"/);
+    assert.match(
+      plan.tags.find((t) => t.tag === 'order_id')!.notes.join('\n'),
+      /app "shop" shares id_server's counter with "order"\/"id_shop"/,
+    );
   });
 
   it("models id_server's daylight saving quirk: a period begun by standard time, dates by local time", () => {
@@ -146,10 +182,20 @@ describe('an id_server import and what its table cannot show', () => {
       /daylight saving was in effect when the period of .* began, so the previous period's counter .* still numbered IDs dated 2026-07-15 00:00/,
     );
     // With the hour in the IDs, those were dated 00h, which idmint has passed: nothing to close.
-    const hourly = planRules([rule('America/New_York', {}, { template: 'O{yy}{MM}{dd}{HH}{counter:6}' })], [row('shop', 40, ny(14))], none, ny(14, 1));
+    const hourly = planRules(
+      [rule('America/New_York', {}, { template: 'O{yy}{MM}{dd}{HH}{counter:6}' })],
+      [row('shop', 40, ny(14))],
+      none,
+      ny(14, 1),
+    );
     assert.equal(floorAt(hourly, 'order', 'shop', ny(14, 1)), 42);
     // In winter there is no quirk.
-    const winter = planRules([rule('America/New_York')], [row('shop', 40, Date.UTC(2026, 0, 15, 15))], none, Date.UTC(2026, 0, 15, 15, 1));
+    const winter = planRules(
+      [rule('America/New_York')],
+      [row('shop', 40, Date.UTC(2026, 0, 15, 15))],
+      none,
+      Date.UTC(2026, 0, 15, 15, 1),
+    );
     assert.equal(floorAt(winter, 'order', 'shop', Date.UTC(2026, 0, 15, 15, 1)), 42);
   });
 });
@@ -228,22 +274,36 @@ describe('an id_server import and its log, as evidence', () => {
       () => planRules([rule('UTC')], rows, none, now),
       (e: unknown) =>
         e instanceof SpecProblems &&
-        /id\.log:1 \(db failed\): a save of app "shop" at counter 999998 reaches max_counter 999999 .*--trust-log .*leave that line out/.test(e.message),
+        /id\.log:1 \(db failed\): a save of app "shop" at counter 999998 reaches max_counter 999999 .*--trust-log .*leave that line out/.test(
+          e.message,
+        ),
     );
     const plan = planRules([rule('UTC')], rows.slice(1), none, now);
     assert.equal(floorAt(plan, 'order', 'blog', now), 702);
-    assert.match(plan.tags[0].notes.join('\n'), /id\.log:2 \(db failed\): app "blog" continues above counter 701 in 2026-11-23 00:00/);
+    assert.match(
+      plan.tags[0].notes.join('\n'),
+      /id\.log:2 \(db failed\): app "blog" continues above counter 701 in 2026-11-23 00:00/,
+    );
     const trusted = planRules([rule('UTC')], rows, none, now, { trustLog: true });
     assert.equal(floorAt(trusted, 'order', 'shop', now), 1_000_000);
     assert.equal(floorAt(trusted, 'order', 'blog', now), 702);
   });
 
   it('closes a shared key for a rule whose IDs tell times apart less finely than the rule that starts the counter again', () => {
-    const hourly = rule('UTC', { tag: 'order_id', file: 'order_id.lua' }, { resetSeconds: 3600, template: 'O{yy}{MM}{dd}{HH}{counter:6}' });
+    const hourly = rule(
+      'UTC',
+      { tag: 'order_id', file: 'order_id.lua' },
+      { resetSeconds: 3600, template: 'O{yy}{MM}{dd}{HH}{counter:6}' },
+    );
     const plain = rule('UTC', {}, { resetSeconds: 0, template: '{counter:2}', maxCounter: 99 });
     // order_id/shop saved 10 five hours ago: its hour has passed, but order/id_shop's IDs carry no
     // time, and what the counter numbered in earlier hours (no longer in the table) they repeat.
-    const plan = planRules([hourly, plain], [row('shop', 10, now - 5 * 3_600_000, { ruleName: 'order_id' })], none, now);
+    const plan = planRules(
+      [hourly, plain],
+      [row('shop', 10, now - 5 * 3_600_000, { ruleName: 'order_id' })],
+      none,
+      now,
+    );
     const order = plan.tags.find((t) => t.tag === 'order')!;
     assert.equal(order.floors.find((f) => f.shard === FOLD_SHARD && f.scope === 'id_shop/0')?.counter, 100);
     assert.match(

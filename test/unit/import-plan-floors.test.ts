@@ -9,7 +9,8 @@ import { rng, SEED } from '../../tools/prng.js';
 import { specOfMode } from '../../src/core/tag-kinds.js';
 
 describe('floors of interleaved counters', () => {
-  const interleaved = (body: Record<string, unknown>, stride: number, offset: number) => ({ ...specFromCreate(body), stride, offset }) as TagSpec;
+  const interleaved = (body: Record<string, unknown>, stride: number, offset: number) =>
+    ({ ...specFromCreate(body), stride, offset }) as TagSpec;
 
   it('the counter after a segment floor writes the first sequence value above the old maximum', () => {
     const rand = rng(SEED);
@@ -31,13 +32,21 @@ describe('floors of interleaved counters', () => {
       const offset = rand.int(0, stride - 1);
       const min = rand.int(0, 20);
       const max = min + rand.int(stride, 500);
-      const spec = interleaved({ tag: 'r', mode: 'rule', template: '{counter:4}', min_counter: min, max_counter: max }, stride, offset);
+      const spec = interleaved(
+        { tag: 'r', mode: 'rule', template: '{counter:4}', min_counter: min, max_counter: max },
+        stride,
+        offset,
+      );
       const saved = rand.int(0, max + 10);
       const f = ruleFloor(specOfMode(spec, 'rule', 'the test'), saved);
       // Counters of the residue from min on, written independently of the code under test.
       const values: number[] = [];
       for (let v = min; v <= max; v++) if (v % stride === offset) values.push(v);
-      assert.equal(f, values.filter((v) => v <= saved).length, `stride ${stride} offset ${offset} min ${min} saved ${saved}`);
+      assert.equal(
+        f,
+        values.filter((v) => v <= saved).length,
+        `stride ${stride} offset ${offset} min ${min} saved ${saved}`,
+      );
     }
   });
 });

@@ -33,12 +33,19 @@ describe('what an id_server counter table cannot tell', () => {
     appName: app,
     ...extra,
   });
-  const floorsOf = (p: ReturnType<typeof planRules>) => p.tags[0].floors.map((f) => `${f.shard} ${f.scope} ${f.counter}`);
+  const floorsOf = (p: ReturnType<typeof planRules>) =>
+    p.tags[0].floors.map((f) => `${f.shard} ${f.scope} ${f.counter}`);
 
   it('continues above the saved counter plus id_step x batch_save, and the margin above that', () => {
     // Counters 0, 2, 4, ...: sequence s writes 2 (s - 1); above 5000 + 2 x 100 = 5200 from sequence 2602 on.
-    assert.deepEqual(floorsOf(planRules([rule()], [row('shop', 5000)], none, now)), [`0 shop/${period} 2601`, `-1 shop/${period} 2601`]);
-    assert.deepEqual(floorsOf(planRules([rule()], [row('shop', 5000)], none, now, { margin: 1000 })), [`0 shop/${period} 3101`, `-1 shop/${period} 3101`]);
+    assert.deepEqual(floorsOf(planRules([rule()], [row('shop', 5000)], none, now)), [
+      `0 shop/${period} 2601`,
+      `-1 shop/${period} 2601`,
+    ]);
+    assert.deepEqual(floorsOf(planRules([rule()], [row('shop', 5000)], none, now, { margin: 1000 })), [
+      `0 shop/${period} 3101`,
+      `-1 shop/${period} 3101`,
+    ]);
     const notes = planRules([rule()], [row('shop', 5000)], none, now).tags[0].notes.join('\n');
     assert.match(notes, /each saved counter counts as id_step 2 x batch_save \(200 for this rule\) higher/);
     assert.match(notes, /"db failed" in id_server's log/);
@@ -65,10 +72,23 @@ describe('what an id_server counter table cannot tell', () => {
   });
 
   it("keeps a row of a later period than now (a node's clock ran ahead), for that period and the current one, naming it", () => {
-    const p = planRules([rule()], [row('fast', 3000, sec + 86400), row('old', 9000, sec - 2 * 86400), row('old', 10, sec - 3 * 86400)], none, now);
-    assert.deepEqual(floorsOf(p), [`0 fast/${period} 1601`, `-1 fast/${period} 1601`, `0 fast/${period + 1} 1601`, `-1 fast/${period + 1} 1601`]);
+    const p = planRules(
+      [rule()],
+      [row('fast', 3000, sec + 86400), row('old', 9000, sec - 2 * 86400), row('old', 10, sec - 3 * 86400)],
+      none,
+      now,
+    );
+    assert.deepEqual(floorsOf(p), [
+      `0 fast/${period} 1601`,
+      `-1 fast/${period} 1601`,
+      `0 fast/${period + 1} 1601`,
+      `-1 fast/${period + 1} 1601`,
+    ]);
     const notes = p.tags[0].notes.join('\n');
-    assert.match(notes, /counter table row \(rule "o2o", app "fast", node_offset 0, counter 3000, update_time \d+\) was saved after the import's time/);
+    assert.match(
+      notes,
+      /counter table row \(rule "o2o", app "fast", node_offset 0, counter 3000, update_time \d+\) was saved after the import's time/,
+    );
     assert.match(notes, /2 saved counter\(s\) left out/);
   });
 
@@ -105,9 +125,30 @@ describe('what an id_server counter table cannot tell', () => {
     ].join('\n');
     const rows = parseIdServerLog('id_server.20261123.log', log);
     assert.deepEqual(rows, [
-      { nodeOffset: 0, counter: 5200, updateTime: sec, ruleName: 'o2o', appName: 'test', source: 'id_server.20261123.log:2' },
-      { nodeOffset: 0, counter: 5400, updateTime: sec, ruleName: 'o2o', appName: 'test', source: 'id_server.20261123.log:3 (db failed)' },
-      { nodeOffset: 1, counter: 71, updateTime: sec, ruleName: 'task', appName: 'Shop', source: 'id_server.20261123.log:5 (db failed)' },
+      {
+        nodeOffset: 0,
+        counter: 5200,
+        updateTime: sec,
+        ruleName: 'o2o',
+        appName: 'test',
+        source: 'id_server.20261123.log:2',
+      },
+      {
+        nodeOffset: 0,
+        counter: 5400,
+        updateTime: sec,
+        ruleName: 'o2o',
+        appName: 'test',
+        source: 'id_server.20261123.log:3 (db failed)',
+      },
+      {
+        nodeOffset: 1,
+        counter: 71,
+        updateTime: sec,
+        ruleName: 'task',
+        appName: 'Shop',
+        source: 'id_server.20261123.log:5 (db failed)',
+      },
     ]);
     assert.match(
       planRules([rule()], rows, none, now).tags[0].notes.join('\n'),
@@ -120,6 +161,12 @@ describe('what an id_server counter table cannot tell', () => {
       `-1 test/${period} 2801`,
     ]);
     // A line in another shape sets no floor: it is set aside (idserver-evidence.test.ts).
-    assert.deepEqual(parseIdServerLog('x.log', "a\nwarn,db failed sql:replace into counter set rule_name='o2o',app_name='t',counter=5"), []);
+    assert.deepEqual(
+      parseIdServerLog(
+        'x.log',
+        "a\nwarn,db failed sql:replace into counter set rule_name='o2o',app_name='t',counter=5",
+      ),
+      [],
+    );
   });
 });

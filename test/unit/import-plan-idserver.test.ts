@@ -57,7 +57,10 @@ describe('planning an id_server import', () => {
       { shard: FOLD_SHARD, scope: `shop/${period}`, counter: 4502 - 10 + 1 },
     ]);
     assert.match(t.notes.join(), /app "bad app" .*left out/);
-    assert.match(t.notes.join(), /1 saved counter\(s\) left out: under any zone id_server could have run in, their periods' IDs carry times idmint has passed/);
+    assert.match(
+      t.notes.join(),
+      /1 saved counter\(s\) left out: under any zone id_server could have run in, their periods' IDs carry times idmint has passed/,
+    );
     assert.match(t.notes.join(), /zone Asia\/Shanghai \(the tag's\)/);
     assert.match(p.notes.join(), /counters of rule "gone" left out/);
   });
@@ -78,10 +81,19 @@ describe('planning an id_server import', () => {
       [0, scope, 5000],
       [FOLD_SHARD, scope, 5000],
     ];
-    assert.equal(planRules([rule()], rows, current([existing(body, above, [[0, scope, 4600]])]), now).tags[0].action, 'unchanged');
-    assert.equal(planRules([rule()], rows, current([existing(body, above, [[0, scope, 1]])]), now).tags[0].action, 'raise');
+    assert.equal(
+      planRules([rule()], rows, current([existing(body, above, [[0, scope, 4600]])]), now).tags[0].action,
+      'unchanged',
+    );
+    assert.equal(
+      planRules([rule()], rows, current([existing(body, above, [[0, scope, 1]])]), now).tags[0].action,
+      'raise',
+    );
     // Every case of the name must lie above too: a rule without the floor by folded name is raised.
-    assert.equal(planRules([rule()], rows, current([existing(body, [[0, scope, 5000]], [[0, scope, 4600]])]), now).tags[0].action, 'raise');
+    assert.equal(
+      planRules([rule()], rows, current([existing(body, [[0, scope, 5000]], [[0, scope, 4600]])]), now).tags[0].action,
+      'raise',
+    );
     const other = existing({ ...body, template: 'X{yyyy}{MM}{dd}{counter:4}' });
     assert.match(
       refusal(() => planRules([rule()], rows, current([other]), now)),

@@ -7,7 +7,12 @@ import { current, existing, hash, leaf, none, refusal } from '../helpers/import-
 
 describe('planning a segment import', () => {
   it('creates new tags just above the old maximum, with the old step', () => {
-    const p = planSegments('leaf', [leaf('order', '4503599627370000', 2000), leaf('huge', '10', 500_000_000)], none, hash);
+    const p = planSegments(
+      'leaf',
+      [leaf('order', '4503599627370000', 2000), leaf('huge', '10', 500_000_000)],
+      none,
+      hash,
+    );
     assert.deepEqual(
       p.tags.map((t) => [t.tag, t.action, t.counterFloor, t.spec.step]),
       [
@@ -38,7 +43,12 @@ describe('planning a segment import', () => {
     const glob = existing({ tag: 'g' }, [[0, '', 10]]);
     const node = existing({ tag: 'n', order: 'node' }, [[0, '', 10]]);
     const tok = [{ name: 'tinyid-1', token: 't' }];
-    const p = planSegments('tinyid', [leaf('g', '4000', 1000, tok), leaf('n', '4000', 1000, tok)], current([glob, node]), hash);
+    const p = planSegments(
+      'tinyid',
+      [leaf('g', '4000', 1000, tok), leaf('n', '4000', 1000, tok)],
+      current([glob, node]),
+      hash,
+    );
     assert.deepEqual(
       p.tags.map((x) => [x.tag, x.action, x.spec.order]),
       [
@@ -99,7 +109,12 @@ describe('planning a segment import', () => {
   });
 
   it('creates a Tinyid biz_type that no token reaches disabled, and says so; one with a token enabled', () => {
-    const p = planSegments('tinyid', [leaf('closed', '10'), leaf('served', '10', 1000, [{ name: 'tinyid-1', token: 't' }])], none, hash);
+    const p = planSegments(
+      'tinyid',
+      [leaf('closed', '10'), leaf('served', '10', 1000, [{ name: 'tinyid-1', token: 't' }])],
+      none,
+      hash,
+    );
     assert.deepEqual(
       p.tags.map((t) => [t.tag, t.action, t.spec.enabled, t.tokens.length]),
       [
@@ -118,12 +133,17 @@ describe('planning a segment import', () => {
     const open = existing({ tag: 'closed', order: 'node' }, [[0, '', 100]]);
     const again = planSegments('tinyid', [leaf('closed', '10')], current([open]), hash);
     assert.deepEqual([again.tags[0].action, again.tags[0].spec.enabled], ['unchanged', true]);
-    assert.match(again.tags[0].notes.join('\n'), /has no client token and is enabled: it stays open to every caller, as it was/);
+    assert.match(
+      again.tags[0].notes.join('\n'),
+      /has no client token and is enabled: it stays open to every caller, as it was/,
+    );
     const off = existing({ tag: 'closed', order: 'node', enabled: false }, [[0, '', 100]]);
     const rerun = planSegments('tinyid', [leaf('closed', '10')], current([off]), hash);
     assert.deepEqual([rerun.tags[0].action, rerun.tags[0].spec.enabled], ['unchanged', false]);
     assert.match(rerun.tags[0].notes.join('\n'), /is disabled: it serves nothing until an operator enables it/);
-    const guarded = existing({ tag: 'closed', order: 'node' }, [[0, '', 100]], [], { tokenHashes: new Set([hash('x')]) });
+    const guarded = existing({ tag: 'closed', order: 'node' }, [[0, '', 100]], [], {
+      tokenHashes: new Set([hash('x')]),
+    });
     assert.deepEqual(planSegments('tinyid', [leaf('closed', '10')], current([guarded]), hash).tags[0].notes, []);
   });
 
@@ -146,7 +166,10 @@ describe('planning a segment import', () => {
       ['tinyid-1', 'tinyid-2', 'tinyid-3'],
     );
     assert.equal(p.tags[0].notes.length, 1);
-    assert.match(p.tags[0].notes[0], /^token\(s\) tinyid-1, tinyid-3 name bizType "TID_CASE".*bizType=TID_CASE get code 5.*send bizType=tid_case$/);
+    assert.match(
+      p.tags[0].notes[0],
+      /^token\(s\) tinyid-1, tinyid-3 name bizType "TID_CASE".*bizType=TID_CASE get code 5.*send bizType=tid_case$/,
+    );
   });
 
   it('refuses the whole import with every reason', () => {
@@ -154,7 +177,13 @@ describe('planning a segment import', () => {
     const msg = refusal(() =>
       planSegments(
         'leaf',
-        [leaf('ok', '1'), leaf('snow', '1'), leaf('bad name!', '1'), leaf('gone', '1'), leaf('big', '9007199254740993')],
+        [
+          leaf('ok', '1'),
+          leaf('snow', '1'),
+          leaf('bad name!', '1'),
+          leaf('gone', '1'),
+          leaf('big', '9007199254740993'),
+        ],
         current([snow], ['gone']),
         hash,
       ),
@@ -178,15 +207,26 @@ describe('planning a segment import', () => {
     ];
     for (const [maxId, stride, offset] of cases) {
       const msg = refusal(() => planSegments('tinyid', [{ ...leaf('big', maxId), stride, offset }], none, hash));
-      assert.match(msg, new RegExp(`old maximum ${maxId} leaves no room below the tag's max_id_limit 9007199254740991`), `${maxId} delta ${stride}`);
+      assert.match(
+        msg,
+        new RegExp(`old maximum ${maxId} leaves no room below the tag's max_id_limit 9007199254740991`),
+        `${maxId} delta ${stride}`,
+      );
     }
     // Just below: the tag still has IDs to hand out (the last one, 2^53-1, for delta 2 remainder 1).
     const p = planSegments('tinyid', [{ ...leaf('edge', '9007199254740989'), stride: 2, offset: 1 }], none, hash);
     assert.equal(p.tags[0].action, 'create');
     assert.equal(p.tags[0].counterFloor, 4503599627370494);
     // A tag idmint already has with a larger max_id_limit can continue above such a maximum.
-    const wide = existing({ tag: 'wide', order: 'node', stride: 2, offset: 1, max_id_limit: '9223372036854775807' }, [[0, '', 10]]);
-    const r = planSegments('tinyid', [{ ...leaf('wide', '9007199254740993'), stride: 2, offset: 1 }], current([wide]), hash);
+    const wide = existing({ tag: 'wide', order: 'node', stride: 2, offset: 1, max_id_limit: '9223372036854775807' }, [
+      [0, '', 10],
+    ]);
+    const r = planSegments(
+      'tinyid',
+      [{ ...leaf('wide', '9007199254740993'), stride: 2, offset: 1 }],
+      current([wide]),
+      hash,
+    );
     assert.deepEqual([r.tags[0].action, r.tags[0].counterFloor], ['raise', 4503599627370496]);
   });
 });

@@ -4,7 +4,14 @@
 // changes nothing; everything else is refused with its reason.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_CLOCK_SKEW_MS, LEAF_TWEPOCH_MS, leafMaxId, planLeafSnowflake, smallestIdFrom, type LeafBits } from '../../src/core/import-plan-snowflake.js';
+import {
+  DEFAULT_CLOCK_SKEW_MS,
+  LEAF_TWEPOCH_MS,
+  leafMaxId,
+  planLeafSnowflake,
+  smallestIdFrom,
+  type LeafBits,
+} from '../../src/core/import-plan-snowflake.js';
 import type { Current, CurrentTag } from '../../src/core/import-plan.js';
 import { encode, PRESETS, type SnowflakeLayout } from '../../src/core/snowflake-layout.js';
 import { specFromCreate } from '../../src/core/tag-spec.js';
@@ -18,12 +25,23 @@ const LEAF: LeafBits = { timeBits: 41, workerBits: 10, seqBits: 12 };
 
 /** Leaf's SnowflakeIDGenImpl: (ms - twepoch) << (worker + seq bits) | worker << seq bits | seq. */
 function leafId(twepoch: number, bits: LeafBits, ms: number, worker: number, seq: number): bigint {
-  return (BigInt(ms - twepoch) << BigInt(bits.workerBits + bits.seqBits)) | (BigInt(worker) << BigInt(bits.seqBits)) | BigInt(seq);
+  return (
+    (BigInt(ms - twepoch) << BigInt(bits.workerBits + bits.seqBits)) |
+    (BigInt(worker) << BigInt(bits.seqBits)) |
+    BigInt(seq)
+  );
 }
 
 function withTag(body: Record<string, unknown>, epoch = 4): Current {
   const spec = specFromCreate(body);
-  const t: CurrentTag = { spec, epoch, counterFloor: 0, marks: new Map(), lowestLive: new Map(), tokenHashes: new Set() };
+  const t: CurrentTag = {
+    spec,
+    epoch,
+    counterFloor: 0,
+    marks: new Map(),
+    lowestLive: new Map(),
+    tokenHashes: new Set(),
+  };
   return { live: new Map([[spec.tag, t]]), deleted: new Set() };
 }
 
@@ -47,7 +65,10 @@ describe('planning a Leaf snowflake import', () => {
 
   it("idmint's default layout (epoch 2020) would lie below Leaf's IDs of today: the plan's does not", () => {
     const leafNow = leafId(LEAF_TWEPOCH_MS, LEAF, now, 0, 0);
-    assert.ok(smallestIdFrom(PRESETS.snowflake, now + 365 * 86_400_000) < leafNow, 'the default layout a year from now');
+    assert.ok(
+      smallestIdFrom(PRESETS.snowflake, now + 365 * 86_400_000) < leafNow,
+      'the default layout a year from now',
+    );
     const l = layoutOf(planLeafSnowflake({ tag: 'order' }, none, now).tags[0].spec);
     assert.ok(encode(l, now - l.epochMs, 0, 0) > leafId(LEAF_TWEPOCH_MS, LEAF, now, 1023, 4095));
   });
@@ -61,16 +82,34 @@ describe('planning a Leaf snowflake import', () => {
       const bits = { timeBits, workerBits, seqBits };
       const twepoch = r.int(Date.UTC(2005, 0, 1), now - 86_400_000);
       const skew = r.pick([0, 1, 1000, 3_600_000, DEFAULT_CLOCK_SKEW_MS]);
-      const plan = planLeafSnowflake({ tag: 't', twepochMs: twepoch, layout: bits, clockSkewMs: skew, force: true }, none, now);
+      const plan = planLeafSnowflake(
+        { tag: 't', twepochMs: twepoch, layout: bits, clockSkewMs: skew, force: true },
+        none,
+        now,
+      );
       const l: SnowflakeLayout = layoutOf(plan.tags[0].spec);
       // Leaf: its clock anywhere from twepoch to now + skew, any worker, any sequence (a new
       // ms starts at 0..99, the sequence runs to its mask within a ms).
       const leafMs = r.pick([now + skew, now + skew - r.int(0, 1000), r.int(twepoch, now + skew)]);
-      const leaf = leafId(twepoch, bits, leafMs, r.int(0, 2 ** workerBits - 1), r.pick([0, r.int(0, 99), 2 ** seqBits - 1]));
+      const leaf = leafId(
+        twepoch,
+        bits,
+        leafMs,
+        r.int(0, 2 ** workerBits - 1),
+        r.pick([0, r.int(0, 99), 2 ** seqBits - 1]),
+      );
       // idmint: any of its clocks from now on, any worker id it leases, any sequence.
       const idmintMs = r.pick([now, now + r.int(0, 10 ** 9)]);
-      const mine = encode(l, idmintMs - l.epochMs, r.pick([0, r.int(0, 2 ** workerBits - 1)]), r.pick([0, r.int(0, 2 ** seqBits - 1)]));
-      assert.ok(mine > leaf, `case ${i} (seed ${SEED}): idmint ${mine} at ${idmintMs} is not above Leaf ${leaf} at ${leafMs}, bits ${JSON.stringify(bits)}`);
+      const mine = encode(
+        l,
+        idmintMs - l.epochMs,
+        r.pick([0, r.int(0, 2 ** workerBits - 1)]),
+        r.pick([0, r.int(0, 2 ** seqBits - 1)]),
+      );
+      assert.ok(
+        mine > leaf,
+        `case ${i} (seed ${SEED}): idmint ${mine} at ${idmintMs} is not above Leaf ${leaf} at ${leafMs}, bits ${JSON.stringify(bits)}`,
+      );
       assert.ok(BigInt(plan.tags[0].oldMax) >= leaf);
     }
   });
@@ -121,7 +160,11 @@ describe('planning a Leaf snowflake import', () => {
 
   it('refuses bad options, each with its reason, all at once', () => {
     const msg = refusal(() =>
-      planLeafSnowflake({ tag: 'a b', twepochMs: -5, layout: { timeBits: 45, workerBits: 10, seqBits: 12 }, clockSkewMs: -1 }, none, now),
+      planLeafSnowflake(
+        { tag: 'a b', twepochMs: -5, layout: { timeBits: 45, workerBits: 10, seqBits: 12 }, clockSkewMs: -1 },
+        none,
+        now,
+      ),
     );
     assert.match(msg, /--tag "a b" is not a valid idmint tag name/);
     assert.match(msg, /twepoch must be milliseconds since 1970/);

@@ -25,7 +25,14 @@ import { binaryFromRuns, jsonFromRuns } from '../../src/api/ws/encode.js';
 import { rng, SEED } from '../../tools/prng.js';
 import { specProblems } from '../helpers/spec-problems.js';
 
-const plain = (stride: number, offset: number): SegmentLayout => ({ layout: 'plain', shards: 1, appId: 0, appBits: 0, stride, offset });
+const plain = (stride: number, offset: number): SegmentLayout => ({
+  layout: 'plain',
+  shards: 1,
+  appId: 0,
+  appBits: 0,
+  stride,
+  offset,
+});
 const sharded = (shards: number, appBits: number, appId: number, stride: number, offset: number): SegmentLayout => ({
   layout: 'sharded',
   shards,
@@ -56,7 +63,8 @@ describe('interleave mapping', () => {
       assert.equal(seqString(l, k), want.toString());
       assert.equal(want % BigInt(stride), BigInt(offset), 'every value is offset (mod stride)');
       assert.equal(counterOfSeq(l, want), BigInt(k));
-      if (stride > 1) assert.equal(counterOfSeq(l, want + 1n), undefined, "a value of another residue is not the tag's");
+      if (stride > 1)
+        assert.equal(counterOfSeq(l, want + 1n), undefined, "a value of another residue is not the tag's");
     }
   });
 
@@ -116,7 +124,9 @@ describe('interleave mapping', () => {
         const stride = r.pick([1, 2, 3, 64, r.int(1, 5000)]);
         const offset = r.int(0, stride - 1);
         const appBits = r.int(0, 8);
-        return r.next() < 0.5 ? plain(stride, offset) : sharded(r.int(1, 64), appBits, r.int(0, 2 ** appBits - 1), stride, offset);
+        return r.next() < 0.5
+          ? plain(stride, offset)
+          : sharded(r.int(1, 64), appBits, r.int(0, 2 ** appBits - 1), stride, offset);
       };
       const old = make();
       const next = make();
@@ -125,10 +135,16 @@ describe('interleave mapping', () => {
       // Beyond the counter cap the re-created tag is exhausted at once (nothing to check).
       if (floor >= MAX_COUNTER) continue;
       const highestOld =
-        oldMax === 0 ? -1n : packId(old, oldMax, old.shards - 1) | ((1n << BigInt(old.layout === 'sharded' ? shardBits(old.shards) + old.appBits : 0)) - 1n);
-      const lowestNew = packId(next, floor + 1, 0) & ~((1n << BigInt(next.layout === 'sharded' ? shardBits(next.shards) + next.appBits : 0)) - 1n);
+        oldMax === 0
+          ? -1n
+          : packId(old, oldMax, old.shards - 1) |
+            ((1n << BigInt(old.layout === 'sharded' ? shardBits(old.shards) + old.appBits : 0)) - 1n);
+      const lowestNew =
+        packId(next, floor + 1, 0) &
+        ~((1n << BigInt(next.layout === 'sharded' ? shardBits(next.shards) + next.appBits : 0)) - 1n);
       assert.ok(lowestNew > highestOld, `seed ${SEED + 2} case ${i}: ${JSON.stringify({ old, next, oldMax, floor })}`);
-      if (old.stride === next.stride && old.offset === next.offset && old.layout === 'plain' && next.layout === 'plain') assert.equal(floor, oldMax);
+      if (old.stride === next.stride && old.offset === next.offset && old.layout === 'plain' && next.layout === 'plain')
+        assert.equal(floor, oldMax);
     }
   });
 
@@ -146,7 +162,10 @@ describe('stream encoding of interleaved counters', () => {
       const stride = r.pick([1, 2, 3, 1000, MAX_STRIDE]);
       const offset = r.int(0, stride - 1);
       const appBits = r.int(0, 16);
-      const l = r.next() < 0.5 ? plain(stride, offset) : sharded(r.int(1, 4096), appBits, r.int(0, 2 ** appBits - 1), stride, offset);
+      const l =
+        r.next() < 0.5
+          ? plain(stride, offset)
+          : sharded(r.int(1, 4096), appBits, r.int(0, 2 ** appBits - 1), stride, offset);
       const shard = r.int(0, l.shards - 1);
       const limit = counterLimit(l, MAX_ID);
       const a = Math.min(r.pick([1, r.int(1, 2 ** 32), limit]), Math.max(1, limit - 40));
@@ -166,7 +185,13 @@ describe('stream encoding of interleaved counters', () => {
 });
 
 describe('rule counters', () => {
-  const rule = (minCounter: number, maxCounter: number): RuleSpec => ({ template: '{counter:4}', minCounter, maxCounter, resetSeconds: 0, timeZone: 'UTC' });
+  const rule = (minCounter: number, maxCounter: number): RuleSpec => ({
+    template: '{counter:4}',
+    minCounter,
+    maxCounter,
+    resetSeconds: 0,
+    timeZone: 'UTC',
+  });
 
   it('stride 1: min_counter + k - 1, as before', () => {
     const r = rule(5, 99);
@@ -212,9 +237,19 @@ describe('stride and offset validation', () => {
   it('accepts 0 <= offset < stride <= 10^6 on segment and rule tags', () => {
     assert.equal(specFromCreate({ tag: 'a', stride: 2, offset: 1 }).offset, 1);
     assert.equal(specFromCreate({ tag: 'a', stride: MAX_STRIDE, offset: MAX_STRIDE - 1 }).stride, MAX_STRIDE);
-    const r = specFromCreate({ tag: 'r', mode: 'rule', template: '{counter:4}', max_counter: 9999, stride: 2, offset: 1 });
+    const r = specFromCreate({
+      tag: 'r',
+      mode: 'rule',
+      template: '{counter:4}',
+      max_counter: 9999,
+      stride: 2,
+      offset: 1,
+    });
     assert.equal(r.maxIdLimit, '5000', 'a rule period holds the odd counters 1..9999');
-    assert.deepEqual(specFromCreate(specToJson(specFromCreate({ tag: 'a', layout: 'sharded', stride: 3, offset: 2 }))).offset, 2);
+    assert.deepEqual(
+      specFromCreate(specToJson(specFromCreate({ tag: 'a', layout: 'sharded', stride: 3, offset: 2 }))).offset,
+      2,
+    );
   });
 
   it('refuses bad values with one message each', () => {
@@ -251,7 +286,17 @@ describe('stride and offset validation', () => {
       ['stride applies to segment tags only'],
     );
     assert.deepEqual(
-      specProblems(() => specFromCreate({ tag: 'r', mode: 'rule', template: '{counter:1}', min_counter: 5, max_counter: 6, stride: 5, offset: 2 })),
+      specProblems(() =>
+        specFromCreate({
+          tag: 'r',
+          mode: 'rule',
+          template: '{counter:1}',
+          min_counter: 5,
+          max_counter: 6,
+          stride: 5,
+          offset: 2,
+        }),
+      ),
       ['no counter value from min_counter to max_counter is 2 (mod 5)'],
     );
   });
@@ -266,7 +311,18 @@ describe('stride and offset validation', () => {
       specProblems(() => specFromUpdate(cur, { offset: 0 })),
       ['offset cannot be changed after creation'],
     );
-    const rule = specFromCreate({ tag: 'r', mode: 'rule', template: '{counter:4}', max_counter: 999, stride: 2, offset: 1 });
-    assert.equal(specFromUpdate(rule, { max_counter: 9999 }).maxIdLimit, '5000', "a rule's capacity keeps its interleave");
+    const rule = specFromCreate({
+      tag: 'r',
+      mode: 'rule',
+      template: '{counter:4}',
+      max_counter: 999,
+      stride: 2,
+      offset: 1,
+    });
+    assert.equal(
+      specFromUpdate(rule, { max_counter: 9999 }).maxIdLimit,
+      '5000',
+      "a rule's capacity keeps its interleave",
+    );
   });
 });

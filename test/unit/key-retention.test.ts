@@ -9,7 +9,10 @@ describe('key_retention_seconds', () => {
   it('defaults to a day, on every mode', () => {
     assert.equal(specFromCreate({ tag: 'a' }).keyRetentionSeconds, 86_400);
     assert.equal(specFromCreate({ tag: 'a', mode: 'snowflake' }).keyRetentionSeconds, 86_400);
-    assert.equal(specFromCreate({ tag: 'a', mode: 'rule', template: '{counter:4}', max_counter: 9999 }).keyRetentionSeconds, 86_400);
+    assert.equal(
+      specFromCreate({ tag: 'a', mode: 'rule', template: '{counter:4}', max_counter: 9999 }).keyRetentionSeconds,
+      86_400,
+    );
   });
 
   it('accepts 60 s to 30 days, at creation and by update, and shows it', () => {

@@ -46,7 +46,11 @@ describe('BullMQ key layout (the janitor finds lease queues by it)', () => {
         const meta = bull.getKeys(queue).meta;
         assert.equal(meta, bull.toKey(queue, 'meta'));
         assert.equal(queueKeys.queueOfMeta(prefix, meta), queue, `${prefix} ${queue}: ${meta}`);
-        assert.equal(matches(queueKeys.metaPattern(prefix, 'lease.'), meta), queue.startsWith('lease.'), `${prefix} ${queue}`);
+        assert.equal(
+          matches(queueKeys.metaPattern(prefix, 'lease.'), meta),
+          queue.startsWith('lease.'),
+          `${prefix} ${queue}`,
+        );
       }
       assert.equal(queueKeys.queueOfMeta(prefix, bull.toKey('lease.n', 'wait')), undefined);
       assert.equal(queueKeys.queueOfMeta(prefix, `other:lease.n:meta`), undefined);

@@ -42,7 +42,8 @@ const BRANCHES: readonly [RegExp, string][] = [
 function findings(text: string, rules: readonly [RegExp, string][]): string[] {
   const out: string[] = [];
   text.split('\n').forEach((line, i) => {
-    if (!COMMENT.test(line)) for (const [re, what] of rules) if (re.test(line)) out.push(`${i + 1}: ${what}: ${line.trim()}`);
+    if (!COMMENT.test(line))
+      for (const [re, what] of rules) if (re.test(line)) out.push(`${i + 1}: ${what}: ${line.trim()}`);
   });
   return out;
 }
@@ -52,7 +53,8 @@ const branches = (text: string) => findings(text, BRANCHES);
 
 describe('kinds of tag: the scan itself', () => {
   it('finds what it is for (fixtures)', () => {
-    for (const bad of ['const r = tag.rule!;', 'f(t.spec.snowflake!.epochMs)', 'if (o?.permute!.key) {}']) assert.equal(assertions(bad).length, 1, bad);
+    for (const bad of ['const r = tag.rule!;', 'f(t.spec.snowflake!.epochMs)', 'if (o?.permute!.key) {}'])
+      assert.equal(assertions(bad).length, 1, bad);
     for (const bad of [
       "if (d.mode === 'snowflake') x();",
       "return tag.mode !== 'segment';",
@@ -82,7 +84,8 @@ describe('kinds of tag: the sources', () => {
   it("asserts no kind's settings are there, in src/ or test/", () => {
     const found: string[] = [];
     for (const dir of ['src', 'test'])
-      for (const f of tsFiles(join(ROOT, dir))) if (f !== SELF) for (const x of assertions(readFileSync(f, 'utf8'))) found.push(`${relative(ROOT, f)}:${x}`);
+      for (const f of tsFiles(join(ROOT, dir)))
+        if (f !== SELF) for (const x of assertions(readFileSync(f, 'utf8'))) found.push(`${relative(ROOT, f)}:${x}`);
     assert.deepEqual(found, []);
   });
 

@@ -62,19 +62,30 @@ function validate(obj: Manifest['obj']): void {
 function podEnv(): Record<string, string> {
   const env: Record<string, string> = { ...configMap.data, ...secret.stringData };
   for (const e of container.env ?? [])
-    env[e.name] = e.value ?? `${e.name.toLowerCase()}-from-${e.valueFrom?.fieldRef?.fieldPath ?? 'elsewhere'}`.replace(/[^a-z0-9-]/g, '-');
+    env[e.name] =
+      e.value ??
+      `${e.name.toLowerCase()}-from-${e.valueFrom?.fieldRef?.fieldPath ?? 'elsewhere'}`.replace(/[^a-z0-9-]/g, '-');
   return env;
 }
 
 describe('deploy/kubernetes', () => {
   it('has a Deployment, Service, PodDisruptionBudget, ConfigMap and Secret, all applied by kustomization.yaml', () => {
-    assert.deepEqual(manifests.map((m) => m.obj.kind).sort(), ['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Secret', 'Service']);
-    const kustomization = parseAllDocuments(read(new URL('kustomization.yaml', DIR)))[0].toJS() as { resources: string[] };
+    assert.deepEqual(manifests.map((m) => m.obj.kind).sort(), [
+      'ConfigMap',
+      'Deployment',
+      'PodDisruptionBudget',
+      'Secret',
+      'Service',
+    ]);
+    const kustomization = parseAllDocuments(read(new URL('kustomization.yaml', DIR)))[0].toJS() as {
+      resources: string[];
+    };
     assert.deepEqual([...kustomization.resources].sort(), [...files].sort());
   });
 
   it('validates against the Kubernetes API schemas', () => {
-    for (const m of manifests) assert.doesNotThrow(() => validate(m.obj), `${m.file}: ${m.obj.kind} ${m.obj.metadata.name}`);
+    for (const m of manifests)
+      assert.doesNotThrow(() => validate(m.obj), `${m.file}: ${m.obj.kind} ${m.obj.metadata.name}`);
   });
 
   it('the schemas refuse broken manifests (the check can fail)', () => {
@@ -84,9 +95,21 @@ describe('deploy/kubernetes', () => {
       return d as unknown as Manifest['obj'];
     };
     assert.throws(() => validate(broken((d) => Object.assign(d.spec!, { replicas: 'three' }))), /integer/);
-    assert.throws(() => validate(broken((d) => Object.assign(d.spec!.template.spec!.containers[0].ports![0], { containerPort: '8080' }))), /integer/);
+    assert.throws(
+      () =>
+        validate(
+          broken((d) => Object.assign(d.spec!.template.spec!.containers[0].ports![0], { containerPort: '8080' })),
+        ),
+      /integer/,
+    );
     assert.throws(() => validate(broken((d) => delete (d.spec as Partial<typeof d.spec>)!.selector)), /selector/);
-    assert.throws(() => validate(broken((d) => Object.assign(d.spec!.template.spec!.containers[0].startupProbe!.grpc!, { port: 'grpc' }))), /integer/);
+    assert.throws(
+      () =>
+        validate(
+          broken((d) => Object.assign(d.spec!.template.spec!.containers[0].startupProbe!.grpc!, { port: 'grpc' })),
+        ),
+      /integer/,
+    );
   });
 
   it('sets only variables idmint reads, documented, with values its configuration accepts', () => {
@@ -105,7 +128,8 @@ describe('deploy/kubernetes', () => {
   it('keeps credentials in the Secret and settings in the ConfigMap', () => {
     assert.deepEqual(Object.keys(secret.stringData ?? {}).sort(), ['ADMIN_TOKEN', 'MYSQL_URL']);
     assert.ok(new URL(secret.stringData!.MYSQL_URL).password, 'MYSQL_URL carries the password');
-    for (const k of Object.keys(configMap.data ?? {})) assert.doesNotMatch(k, /TOKEN|PASSWORD|MYSQL_URL/, `${k} belongs in the Secret`);
+    for (const k of Object.keys(configMap.data ?? {}))
+      assert.doesNotMatch(k, /TOKEN|PASSWORD|MYSQL_URL/, `${k} belongs in the Secret`);
     assert.ok(!/:[^/@]+@/.test(configMap.data?.REDIS_URL ?? ''), 'no Redis password in the ConfigMap');
     const refs = (container.envFrom ?? []).map((e) => e.configMapRef?.name ?? e.secretRef?.name);
     assert.deepEqual(refs, [configMap.metadata!.name, secret.metadata!.name]);
@@ -116,9 +140,13 @@ describe('deploy/kubernetes', () => {
     const want = { http: [defaults.port, 'TCP'], udp: [defaults.udpPort, 'UDP'], grpc: [defaults.grpcPort, 'TCP'] };
     assert.deepEqual(Object.fromEntries(container.ports!.map((p) => [p.name, [p.containerPort, p.protocol]])), want);
     const config = loadConfig(podEnv());
-    assert.deepEqual([config.port, config.udpPort, config.grpcPort], [defaults.port, defaults.udpPort, defaults.grpcPort]);
+    assert.deepEqual(
+      [config.port, config.udpPort, config.grpcPort],
+      [defaults.port, defaults.udpPort, defaults.grpcPort],
+    );
     assert.deepEqual(Object.fromEntries(service.spec!.ports!.map((p) => [p.name, [p.port, p.protocol]])), want);
-    for (const p of service.spec!.ports!) assert.equal(p.targetPort, p.name, `${p.name}: targets the container port by name`);
+    for (const p of service.spec!.ports!)
+      assert.equal(p.targetPort, p.name, `${p.name}: targets the container port by name`);
   });
 
   it('selects the pods it runs, in the Service and the PodDisruptionBudget', () => {
@@ -131,15 +159,21 @@ describe('deploy/kubernetes', () => {
 
   it('probes readiness on /readyz, liveness on /healthz, and the gRPC health service on the gRPC port', () => {
     const config = loadConfig(podEnv());
-    const port = (p: string | number | undefined) => (typeof p === 'number' ? p : container.ports!.find((x) => x.name === p)?.containerPort);
+    const port = (p: string | number | undefined) =>
+      typeof p === 'number' ? p : container.ports!.find((x) => x.name === p)?.containerPort;
     assert.equal(container.readinessProbe?.httpGet?.path, '/readyz');
     assert.equal(port(container.readinessProbe?.httpGet?.port), config.port);
     assert.equal(container.livenessProbe?.httpGet?.path, '/healthz');
     assert.equal(port(container.livenessProbe?.httpGet?.port), config.port);
-    const grpcProbes = [container.startupProbe, container.readinessProbe, container.livenessProbe].filter((p) => p?.grpc);
+    const grpcProbes = [container.startupProbe, container.readinessProbe, container.livenessProbe].filter(
+      (p) => p?.grpc,
+    );
     assert.equal(grpcProbes.length, 1, 'one probe uses the gRPC health service');
     assert.equal(grpcProbes[0]!.grpc!.port, config.grpcPort);
-    assert.ok([undefined, '', 'idmint.v1.Ids'].includes(grpcProbes[0]!.grpc!.service), 'a name the health service answers for');
+    assert.ok(
+      [undefined, '', 'idmint.v1.Ids'].includes(grpcProbes[0]!.grpc!.service),
+      'a name the health service answers for',
+    );
   });
 
   it('gives a stopping pod time to drain and shut down, without a preStop hook', () => {

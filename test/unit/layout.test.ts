@@ -2,11 +2,27 @@
 // hash, and the counter limit that keeps every packed ID at or below max_id_limit.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { counterLimit, MAX_COUNTER, MAX_ID, packId, shardBits, shardOf, unpackId, type SegmentLayout } from '../../src/core/layout.js';
+import {
+  counterLimit,
+  MAX_COUNTER,
+  MAX_ID,
+  packId,
+  shardBits,
+  shardOf,
+  unpackId,
+  type SegmentLayout,
+} from '../../src/core/layout.js';
 import { rng, SEED } from '../../tools/prng.js';
 
 const plain: SegmentLayout = { layout: 'plain', shards: 1, appId: 0, appBits: 0, stride: 1, offset: 0 };
-const sharded = (shards: number, appBits: number, appId: number): SegmentLayout => ({ layout: 'sharded', shards, appBits, appId, stride: 1, offset: 0 });
+const sharded = (shards: number, appBits: number, appId: number): SegmentLayout => ({
+  layout: 'sharded',
+  shards,
+  appBits,
+  appId,
+  stride: 1,
+  offset: 0,
+});
 const low = (l: SegmentLayout) => (l.layout === 'sharded' ? shardBits(l.shards) + l.appBits : 0);
 
 describe('shardBits', () => {
@@ -57,8 +73,15 @@ describe('packId / unpackId', () => {
           for (const shard of [0, shards - 1]) {
             for (const seq of [0n, 1n, 2n, BigInt(MAX_COUNTER), maxSeq - 1n, maxSeq].filter((s) => s <= maxSeq)) {
               const id = packId(l, seq, shard);
-              assert.ok(id >= 0n && id <= MAX_ID, `${JSON.stringify(l)} seq ${seq} shard ${shard}: ${id} out of 63 bits`);
-              assert.deepEqual(unpackId(l, id), { seq, counter: seq, shard, appId }, `${JSON.stringify(l)} seq ${seq} shard ${shard}`);
+              assert.ok(
+                id >= 0n && id <= MAX_ID,
+                `${JSON.stringify(l)} seq ${seq} shard ${shard}: ${id} out of 63 bits`,
+              );
+              assert.deepEqual(
+                unpackId(l, id),
+                { seq, counter: seq, shard, appId },
+                `${JSON.stringify(l)} seq ${seq} shard ${shard}`,
+              );
               checked++;
             }
           }
@@ -133,8 +156,14 @@ describe('shardOf', () => {
       const chi2 = counts.reduce((s, c) => s + (c - 1000) ** 2 / 1000, 0);
       // Chi-square with shards-1 degrees of freedom: mean shards-1, sd sqrt(2(shards-1)).
       const bound = shards - 1 + 6 * Math.sqrt(2 * (shards - 1));
-      assert.ok(chi2 < bound, `${shards} shards, keys ${prefix}N: chi2 ${chi2.toFixed(1)} >= ${bound.toFixed(1)}; counts ${counts.join(',')}`);
-      assert.ok(Math.min(...counts) > 800 && Math.max(...counts) < 1200, `uneven: ${Math.min(...counts)}..${Math.max(...counts)}`);
+      assert.ok(
+        chi2 < bound,
+        `${shards} shards, keys ${prefix}N: chi2 ${chi2.toFixed(1)} >= ${bound.toFixed(1)}; counts ${counts.join(',')}`,
+      );
+      assert.ok(
+        Math.min(...counts) > 800 && Math.max(...counts) < 1200,
+        `uneven: ${Math.min(...counts)}..${Math.max(...counts)}`,
+      );
     }
   });
 });
@@ -207,7 +236,11 @@ describe('counterLimit', () => {
       const l = sharded(shards, appBits, r.int(0, 2 ** appBits - 1));
       const limit = r.bits(r.int(1, 63));
       const c = counterLimit(l, limit);
-      if (c > 0) assert.ok(packId(l, BigInt(c), shards - 1) <= limit, `seed ${SEED + 3} case ${i}: ${JSON.stringify(l)} limit ${limit} -> ${c}`);
+      if (c > 0)
+        assert.ok(
+          packId(l, BigInt(c), shards - 1) <= limit,
+          `seed ${SEED + 3} case ${i}: ${JSON.stringify(l)} limit ${limit} -> ${c}`,
+        );
     }
   });
 });

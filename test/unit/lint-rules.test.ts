@@ -59,11 +59,17 @@ describe('lint: src/core does no I/O', () => {
       assert.equal(found.length, 1, `${code} -> ${found.join('; ')}`);
       assert.match(found[0], /^idmint\/layers: /);
     }
-    assert.deepEqual(await lintText('src/core/probe.ts', "import { inspect } from 'node:util';\nexport const i = inspect;\n"), []);
+    assert.deepEqual(
+      await lintText('src/core/probe.ts', "import { inspect } from 'node:util';\nexport const i = inspect;\n"),
+      [],
+    );
   });
 
   it('keeps src/store from importing src/api', async () => {
-    const [found] = await lintText('src/store/redis/probe.ts', "import { buildApp } from '../../api/app.js';\nexport const b = buildApp;\n");
+    const [found] = await lintText(
+      'src/store/redis/probe.ts',
+      "import { buildApp } from '../../api/app.js';\nexport const b = buildApp;\n",
+    );
     assert.match(found, /^idmint\/layers: '..\/..\/api\/app.js' is in src\/api/);
     const fromApi = "import { readFileSync } from 'node:fs';\nexport const y = readFileSync;\n";
     assert.deepEqual(await lintText('src/api/probe.ts', fromApi), []);
@@ -116,9 +122,15 @@ export const write = (door: TagAdmin) => door.deleteTag('t');`;
 
 describe('lint: src/api reaches the service through its surface, and no transport imports another', () => {
   it('fails a transport that imports another transport, and passes what both share below them', async () => {
-    const [found] = await lintText('src/api/grpc/probe.ts', "import { idsFromRuns } from '../ws/encode.js';\nexport const f = idsFromRuns;\n");
+    const [found] = await lintText(
+      'src/api/grpc/probe.ts',
+      "import { idsFromRuns } from '../ws/encode.js';\nexport const f = idsFromRuns;\n",
+    );
     assert.match(found, /^idmint\/layers: '..\/ws\/encode.js' is in src\/api\/ws: a transport parses/);
-    const [fromHttp] = await lintText('src/api/ws/probe.ts', "import { idRoutes } from '../http/routes/ids.js';\nexport const r = idRoutes;\n");
+    const [fromHttp] = await lintText(
+      'src/api/ws/probe.ts',
+      "import { idRoutes } from '../http/routes/ids.js';\nexport const r = idRoutes;\n",
+    );
     assert.match(fromHttp, /is in src\/api\/http/);
     assert.deepEqual(
       await lintText(
@@ -133,10 +145,19 @@ describe('lint: src/api reaches the service through its surface, and no transpor
     for (const path of ['src/api/probe.ts', 'src/api/udp/probe.ts']) {
       const [found] = await lintText(
         path,
-        "import { SourceCache } from '../service/sources.js';\nexport const s = SourceCache;\n".replace('../', path.split('/').length > 3 ? '../../' : '../'),
+        "import { SourceCache } from '../service/sources.js';\nexport const s = SourceCache;\n".replace(
+          '../',
+          path.split('/').length > 3 ? '../../' : '../',
+        ),
       );
       assert.match(found, /^idmint\/layers: '.*service\/sources.js' is not part of the public surface of src\/service/);
     }
-    assert.deepEqual(await lintText('src/api/probe.ts', "import type { IdService } from '../service/id-service.js';\nexport type S = IdService;\n"), []);
+    assert.deepEqual(
+      await lintText(
+        'src/api/probe.ts',
+        "import type { IdService } from '../service/id-service.js';\nexport type S = IdService;\n",
+      ),
+      [],
+    );
   });
 });

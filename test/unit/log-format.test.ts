@@ -17,6 +17,7 @@ describe('outputFormat', () => {
   });
 
   it('JSON whenever pino-pretty is not installed', () => {
-    for (const tty of [true, false]) for (const f of ['auto', 'json', 'pretty'] as const) assert.equal(outputFormat(f, tty, false), 'json');
+    for (const tty of [true, false])
+      for (const f of ['auto', 'json', 'pretty'] as const) assert.equal(outputFormat(f, tty, false), 'json');
   });
 });

@@ -7,7 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { COMMANDS_DIR, expandIncludes, SCRIPT_FILES, scriptText } from '../../src/store/redis/lua.js';
-import { decodeAcquire, decodeExhaust, decodeInstall, decodeRelease, decodeRenew, decodeTake } from '../../src/store/redis/replies.js';
+import {
+  decodeAcquire,
+  decodeExhaust,
+  decodeInstall,
+  decodeRelease,
+  decodeRenew,
+  decodeTake,
+} from '../../src/store/redis/replies.js';
 import { loadedScripts } from '../../src/store/redis/scripts.js';
 
 describe('Lua @include expansion', () => {
@@ -23,8 +30,14 @@ describe('Lua @include expansion', () => {
   it('replaces each include line by the included file, expanded, once per script', () => {
     file('includes/a.lua', 'local function a() return 1 end\n');
     file('includes/b.lua', '--- @include "a"\nlocal function b() return a() + 1 end\n');
-    const main = file('main-1.lua', '--[[ header ]]\n--- @include "includes/b"\n--- @include "includes/a.lua"\nreturn b()\n');
-    assert.equal(expandIncludes(main), '--[[ header ]]\nlocal function a() return 1 end\nlocal function b() return a() + 1 end\n\nreturn b()\n');
+    const main = file(
+      'main-1.lua',
+      '--[[ header ]]\n--- @include "includes/b"\n--- @include "includes/a.lua"\nreturn b()\n',
+    );
+    assert.equal(
+      expandIncludes(main),
+      '--[[ header ]]\nlocal function a() return 1 end\nlocal function b() return a() + 1 end\n\nreturn b()\n',
+    );
   });
 
   it('leaves a script without includes as it is', () => {
@@ -53,7 +66,11 @@ describe('Lua @include expansion', () => {
       const s = scripts[file];
       assert.equal(s.text, scriptText(file), `${file} is sent with its includes expanded`);
       assert.ok(!/@include/.test(s.text), `${file} has no include left`);
-      assert.equal(s.sha, createHash('sha1').update(s.text).digest('hex'), `${file}: EVALSHA names the text EVAL sends`);
+      assert.equal(
+        s.sha,
+        createHash('sha1').update(s.text).digest('hex'),
+        `${file}: EVALSHA names the text EVAL sends`,
+      );
       assert.equal(s.keys, Number(file.split('-').pop()), `${file}: its number of keys`);
     }
     assert.equal(loadedScripts(), scripts, 'read once per process');
@@ -72,7 +89,11 @@ describe('Lua @include expansion', () => {
       const text = scriptText(s);
       assert.ok(!text.includes('@include'), s);
       const expected = ['take-2', 'idem-takes-4', 'install-2', 'lease-acquire-1', 'lease-renew-1'].includes(s) ? 1 : 0;
-      assert.equal(text.split('local function serverIdentity()').length - 1, expected, `${s} defines serverIdentity once`);
+      assert.equal(
+        text.split('local function serverIdentity()').length - 1,
+        expected,
+        `${s} defines serverIdentity once`,
+      );
       // Calls in the code, not mentions in comments (block comments, then line comments).
       const code = text.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '');
       const calls = code.split('serverIdentity()').length - 1 - expected;
@@ -95,9 +116,22 @@ describe('script replies', () => {
         [10, 11],
       ],
     });
-    assert.deepEqual(decodeTake([1, 'g', 2, 1], 4), { status: 'dry', gen: 'g', seg: 2, refillWanted: true, ranges: [] });
+    assert.deepEqual(decodeTake([1, 'g', 2, 1], 4), {
+      status: 'dry',
+      gen: 'g',
+      seg: 2,
+      refillWanted: true,
+      ranges: [],
+    });
     assert.deepEqual(decodeTake([2, 'g', 0, 1], 1).status, 'cold');
-    assert.deepEqual(decodeTake([3, 'g', 7, 0, 2], 5), { status: 'exhausted', gen: 'g', seg: 7, refillWanted: false, ranges: [], avail: 2 });
+    assert.deepEqual(decodeTake([3, 'g', 7, 0, 2], 5), {
+      status: 'exhausted',
+      gen: 'g',
+      seg: 7,
+      refillWanted: false,
+      ranges: [],
+      avail: 2,
+    });
     assert.deepEqual(decodeTake([4, 'g', 0, 1], 1).status, 'replaced');
     assert.deepEqual(decodeTake([5, '', 0, 0], 1).status, 'moved');
     assert.throws(() => decodeTake([6, 'g', 0, 0], 1), /take-2\.lua answered 6/);
@@ -113,7 +147,13 @@ describe('script replies', () => {
   });
 
   it('lease-acquire: a leased id, or an exhausted space', () => {
-    assert.deepEqual(decodeAcquire([3, 100, 0, 1]), { kind: 'leased', workerId: 3, lastMs: 100, guardMs: 0, fresh: true });
+    assert.deepEqual(decodeAcquire([3, 100, 0, 1]), {
+      kind: 'leased',
+      workerId: 3,
+      lastMs: 100,
+      guardMs: 0,
+      fresh: true,
+    });
     assert.deepEqual(decodeAcquire([0, 0, 5, 0]), { kind: 'leased', workerId: 0, lastMs: 0, guardMs: 5, fresh: false });
     assert.deepEqual(decodeAcquire([-1, 0, 5, 0]), { kind: 'exhausted', guardMs: 5, fresh: false });
   });

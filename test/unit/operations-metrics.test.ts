@@ -29,7 +29,12 @@ describe('docs/OPERATIONS.md metrics table', () => {
   it('has a row for every metric a process exports', () => {
     const metrics = new Metrics({ defaultMetrics: false });
     registerCapacityMetrics(metrics.registry, { capacity: async () => [], workerPools: async () => [] });
-    registerHealthMetrics(metrics.registry, { ready: async () => true, redisRunIds: async () => [], redisMasters: () => [], redisServers: ['default'] });
+    registerHealthMetrics(metrics.registry, {
+      ready: async () => true,
+      redisRunIds: async () => [],
+      redisMasters: () => [],
+      redisServers: ['default'],
+    });
     const exported = metrics.registry.getMetricsAsArray().map((m) => m.name);
     assert.ok(exported.length >= 20, `only ${exported.length} metrics registered`);
     const documented = documentedMetrics();

@@ -14,7 +14,10 @@ describe('assertIncreasing', () => {
   });
 
   it('fails on an equal ID, naming the position and both IDs', () => {
-    assert.throws(() => assertIncreasing([1n, 2n, 2n, 3n], 'take 1'), { name: 'AssertionError', message: 'take 1: ID #2 2 is not above ID #1 2' });
+    assert.throws(() => assertIncreasing([1n, 2n, 2n, 3n], 'take 1'), {
+      name: 'AssertionError',
+      message: 'take 1: ID #2 2 is not above ID #1 2',
+    });
   });
 
   it('fails on a lower ID', () => {

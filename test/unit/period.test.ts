@@ -30,7 +30,8 @@ const parts = (ms: number, zone: string) => {
   return [p.year, p.month, p.day, p.hour, p.minute, p.second, p.millisecond];
 };
 /** Period index of a local wall-clock time. */
-const wallPeriod = (y: number, mo: number, d: number, h: number, mi: number, resetSeconds: number) => Math.floor(utc(y, mo, d, h, mi) / (resetSeconds * 1000));
+const wallPeriod = (y: number, mo: number, d: number, h: number, mi: number, resetSeconds: number) =>
+  Math.floor(utc(y, mo, d, h, mi) / (resetSeconds * 1000));
 
 describe('time zones', () => {
   it('validates and canonicalises names', () => {
@@ -204,7 +205,10 @@ describe('period properties', () => {
     for (let n = 0; n < 1000; n++) {
       const zone = r.pick(ZONES);
       const R = r.pick(RESETS);
-      const t = r.next() < 0.5 ? utc(2015, 1, 1) + Math.floor(r.next() * 12 * 365 * DAY) : r.pick(CHANGES[zone]) + Math.floor((r.next() * 2 - 1) * 3 * H);
+      const t =
+        r.next() < 0.5
+          ? utc(2015, 1, 1) + Math.floor(r.next() * 12 * 365 * DAY)
+          : r.pick(CHANGES[zone]) + Math.floor((r.next() * 2 - 1) * 3 * H);
       const p = periodOf(t, zone, R);
       const ctx = `${zone} R=${R} t=${new Date(t).toISOString()}`;
       assert.ok(periodStart(p, zone, R) <= t, ctx);

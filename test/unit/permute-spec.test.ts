@@ -52,8 +52,13 @@ describe('permute: create', () => {
     for (const v of [5, 'digits', [], { digits: 8, bits: 30 }, { width: 8 }, {}])
       assert.deepEqual(createProblems({ tag: 'o', permute: v }), [shape], JSON.stringify(v));
     for (const d of [5, 19, 8.5, '8'])
-      assert.deepEqual(createProblems({ tag: 'o', permute: { digits: d } }), ['permute.digits must be an integer from 6 to 18']);
-    for (const b of [19, 64, 0]) assert.deepEqual(createProblems({ tag: 'o', permute: { bits: b } }), ['permute.bits must be an integer from 20 to 63']);
+      assert.deepEqual(createProblems({ tag: 'o', permute: { digits: d } }), [
+        'permute.digits must be an integer from 6 to 18',
+      ]);
+    for (const b of [19, 64, 0])
+      assert.deepEqual(createProblems({ tag: 'o', permute: { bits: b } }), [
+        'permute.bits must be an integer from 20 to 63',
+      ]);
   });
 
   it('refuses sharded, interleaved, rule and snowflake tags, saying why', () => {
@@ -63,10 +68,13 @@ describe('permute: create', () => {
     assert.deepEqual(createProblems({ tag: 'o', stride: 4, offset: 1, permute: { digits: 12 } }), [
       'permute applies to tags without interleaving only (stride 1, offset 0)',
     ]);
-    assert.deepEqual(createProblems({ tag: 'o', mode: 'rule', template: '{counter:4}', max_counter: 9999, permute: { digits: 8 } }), [
-      'permute does not apply to rule tags',
+    assert.deepEqual(
+      createProblems({ tag: 'o', mode: 'rule', template: '{counter:4}', max_counter: 9999, permute: { digits: 8 } }),
+      ['permute does not apply to rule tags'],
+    );
+    assert.deepEqual(createProblems({ tag: 'o', mode: 'snowflake', permute: { digits: 8 } }), [
+      'permute applies to segment tags only',
     ]);
-    assert.deepEqual(createProblems({ tag: 'o', mode: 'snowflake', permute: { digits: 8 } }), ['permute applies to segment tags only']);
   });
 });
 
@@ -89,7 +97,10 @@ describe('permute: update', () => {
 
   it('keeps max_id_limit within the domain', () => {
     assert.equal(specFromUpdate(cur, { max_id_limit: '1000' }).maxIdLimit, '1000');
-    assert.match(specProblems(() => specFromUpdate(cur, { max_id_limit: '100000000' }))[0], /does not fit permute \{"digits":8\}/);
+    assert.match(
+      specProblems(() => specFromUpdate(cur, { max_id_limit: '100000000' }))[0],
+      /does not fit permute \{"digits":8\}/,
+    );
   });
 });
 
@@ -101,7 +112,11 @@ describe('permute: wire form', () => {
     assert.ok(!JSON.stringify(j).includes(KEY), 'the key is not in the wire form');
     const again = specFromCreate(j);
     assert.deepEqual(again, { ...s, permute: { ...keyedPermutation(s), key: '' } });
-    assert.equal('permute' in specToJson(specFromCreate({ tag: 'plain' })), false, 'an unpermuted tag has no permute field');
+    assert.equal(
+      'permute' in specToJson(specFromCreate({ tag: 'plain' })),
+      false,
+      'an unpermuted tag has no permute field',
+    );
   });
 });
 
@@ -131,7 +146,12 @@ describe('permute: imports', () => {
   it('an import from an old system cannot continue a permuted tag: its IDs are spread over the whole domain', () => {
     const cur = stored({ tag: 'orders', permute: { digits: 10 } });
     const current: Current = {
-      live: new Map([['orders', { spec: cur, epoch: 1, counterFloor: 0, marks: new Map(), lowestLive: new Map(), tokenHashes: new Set() }]]),
+      live: new Map([
+        [
+          'orders',
+          { spec: cur, epoch: 1, counterFloor: 0, marks: new Map(), lowestLive: new Map(), tokenHashes: new Set() },
+        ],
+      ]),
       deleted: new Set(),
     };
     assert.equal(
@@ -140,7 +160,10 @@ describe('permute: imports', () => {
     );
     assert.equal(
       clash(
-        { ...current, live: new Map([['orders', { ...current.live.get('orders')!, spec: stored({ tag: 'orders' }) }]]) },
+        {
+          ...current,
+          live: new Map([['orders', { ...current.live.get('orders')!, spec: stored({ tag: 'orders' }) }]]),
+        },
         specFromCreate({ tag: 'orders' }),
         'x',
       ),

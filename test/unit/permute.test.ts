@@ -5,7 +5,14 @@
 import assert from 'node:assert/strict';
 import { createCipheriv } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { counterOfPermuted, domainSize, Permutation, permutationOf, permutedIds, type PermuteSpec } from '../../src/core/permute.js';
+import {
+  counterOfPermuted,
+  domainSize,
+  Permutation,
+  permutationOf,
+  permutedIds,
+  type PermuteSpec,
+} from '../../src/core/permute.js';
 import { rng, SEED } from '../../tools/prng.js';
 
 const key = (seed: number): Buffer => {
@@ -32,7 +39,8 @@ function assertBijection(p: Permutation, size: number): void {
 
 describe('Permutation: small domains, exhaustively', () => {
   for (const size of [1000, 1024, 2048, 4096, 10_000, 1 << 14]) {
-    it(`maps [1, ${size}) onto itself, each value once, and back`, () => assertBijection(new Permutation(KEY, BigInt(size)), size));
+    it(`maps [1, ${size}) onto itself, each value once, and back`, () =>
+      assertBijection(new Permutation(KEY, BigInt(size)), size));
   }
 
   it('never gives 0 and refuses values outside the domain', () => {
@@ -162,7 +170,13 @@ describe('Permutation: consecutive counters give uncorrelated IDs', () => {
 const FIXED = {
   digits8: ['90669744', '31366937', '20256151', '74789395', '1520492'],
   digits12: ['225795415624', '665537930941', '25887318997', '617008718160', '29757035447'],
-  bits63: ['7465605169582817314', '4304854375535768181', '3387369158274481098', '8590251626488712240', '4209896951392241482'],
+  bits63: [
+    '7465605169582817314',
+    '4304854375535768181',
+    '3387369158274481098',
+    '8590251626488712240',
+    '4209896951392241482',
+  ],
 };
 
 /** The permutation as its header defines it, one AES call per round, in bigints. */

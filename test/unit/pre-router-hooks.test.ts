@@ -9,10 +9,16 @@ import { idRouteProblems, RouteContexts, type Honoured } from '../../src/api/htt
 
 const refuseWhileClosing = marked<onRequestHookHandler>((_req, _reply, done) => done(), 'refuseWhileClosing');
 const observeResponse = marked<onResponseHookHandler>((_req, _reply, done) => done(), 'observeResponse');
-const handleError = marked((_err: unknown, _req: unknown, reply: { send(x: unknown): unknown }) => reply.send({}), 'handleError');
+const handleError = marked(
+  (_err: unknown, _req: unknown, reply: { send(x: unknown): unknown }) => reply.send({}),
+  'handleError',
+);
 
 /** An app shaped as idmint's: the two hooks, the error handler, the route; `more` adds to it before the route. */
-async function problemsOf(more: (app: FastifyInstance) => void | Promise<void> = () => undefined, route = '/v1/id/:tag'): Promise<string[]> {
+async function problemsOf(
+  more: (app: FastifyInstance) => void | Promise<void> = () => undefined,
+  route = '/v1/id/:tag',
+): Promise<string[]> {
   const contexts = new RouteContexts();
   const routerOptions = { maxParamLength: 200, buildPrettyMeta: contexts.buildPrettyMeta };
   const app = Fastify({ routerOptions });
@@ -22,7 +28,10 @@ async function problemsOf(more: (app: FastifyInstance) => void | Promise<void> =
   await more(app);
   app.get(route, async () => ({ id: '1' }));
   await app.ready();
-  const honoured: Honoured = { hooks: { onRequest: [refuseWhileClosing], onResponse: [observeResponse] }, errorHandler: handleError };
+  const honoured: Honoured = {
+    hooks: { onRequest: [refuseWhileClosing], onResponse: [observeResponse] },
+    errorHandler: handleError,
+  };
   try {
     return idRouteProblems(contexts.contextOf(app, 'GET', '/v1/id/:tag'), honoured);
   } finally {
@@ -93,7 +102,10 @@ describe('the pre-router check of GET /v1/id/:tag', () => {
     app.addHook('onRequest', refuseWhileClosing);
     app.get('/v1/id/:tag', async () => ({ id: '1' }));
     await app.ready();
-    assert.match(app.printRoutes({ includeMeta: true, method: 'GET' }), /• \(onRequest\) \["refuseWhileClosing#[0-9a-f]{12}\(\)"\]/);
+    assert.match(
+      app.printRoutes({ includeMeta: true, method: 'GET' }),
+      /• \(onRequest\) \["refuseWhileClosing#[0-9a-f]{12}\(\)"\]/,
+    );
     await app.close();
   });
 });

@@ -167,7 +167,8 @@ describe('RangeQueue', () => {
           assert.deepEqual(expand(got), want, what);
           assert.equal(totalSize(got), want.length, what);
           // Runs come out maximal: two returned runs never touch.
-          for (let i = 1; i < got.length; i++) assert.ok(got[i][0] > got[i - 1][1] + 1, `${what}: ${JSON.stringify(got)}`);
+          for (let i = 1; i < got.length; i++)
+            assert.ok(got[i][0] > got[i - 1][1] + 1, `${what}: ${JSON.stringify(got)}`);
           totalTaken += want.length;
         }
         assert.equal(q.size, model.length, what);

@@ -100,7 +100,13 @@ describe('SourceRates', () => {
 
   it('keeps at most maxSources sources, dropping the oldest first', () => {
     const clock = fakeClock();
-    const r = new SourceRates({ idsPerSecond: 1, refusalsPerSecond: 0, burstSeconds: 1, maxSources: 3, now: clock.now });
+    const r = new SourceRates({
+      idsPerSecond: 1,
+      refusalsPerSecond: 0,
+      burstSeconds: 1,
+      maxSources: 3,
+      now: clock.now,
+    });
     for (const s of ['a', 'b', 'c']) assert.equal(r.admit(s, 1), 0);
     for (const s of ['a', 'b', 'c']) assert.ok(r.admit(s, 1) > 0, `${s} spent its burst`);
     assert.equal(r.admit('d', 1), 0);
@@ -131,7 +137,8 @@ describe('sourceKey', () => {
   it('limits an IPv6 address by its /64, however it is written', () => {
     const k = sourceKey('2001:db8:1:2:aaaa:bbbb:cccc:dddd');
     assert.equal(k, '2001:db8:1:2::/64');
-    for (const a of ['2001:db8:1:2::1', '2001:DB8:1:2:0:0:0:ffff', '2001:0db8:0001:0002::', '2001:db8:1:2::abcd%eth0']) assert.equal(sourceKey(a), k, a);
+    for (const a of ['2001:db8:1:2::1', '2001:DB8:1:2:0:0:0:ffff', '2001:0db8:0001:0002::', '2001:db8:1:2::abcd%eth0'])
+      assert.equal(sourceKey(a), k, a);
     assert.notEqual(sourceKey('2001:db8:1:3::1'), k);
     assert.equal(sourceKey('::1'), '0:0:0:0::/64');
     assert.equal(sourceKey('2001:db8::1'), '2001:db8:0:0::/64');
@@ -143,7 +150,11 @@ describe('hasFiniteSpace', () => {
   const DEFAULT = String(Number.MAX_SAFE_INTEGER);
   it('holds for rule tags and segment tags below the default limit (permuted, or lowered)', () => {
     assert.equal(hasFiniteSpace({ mode: 'rule', maxIdLimit: '9999' }), true);
-    assert.equal(hasFiniteSpace({ mode: 'rule', maxIdLimit: '99999999999999999' }), true, 'a rule always: its counter ends each period');
+    assert.equal(
+      hasFiniteSpace({ mode: 'rule', maxIdLimit: '99999999999999999' }),
+      true,
+      'a rule always: its counter ends each period',
+    );
     assert.equal(hasFiniteSpace({ mode: 'segment', maxIdLimit: '999999' }), true, 'a permuted tag of 6 digits');
     assert.equal(hasFiniteSpace({ mode: 'segment', maxIdLimit: '999999999999999' }), true, '15 digits');
     assert.equal(hasFiniteSpace({ mode: 'segment', maxIdLimit: String(2 ** 52 - 1) }), true, '52 bits');
@@ -153,7 +164,11 @@ describe('hasFiniteSpace', () => {
 
   it('does not hold for default or larger segment tags, nor for snowflake tags', () => {
     assert.equal(hasFiniteSpace({ mode: 'segment', maxIdLimit: DEFAULT }), false);
-    assert.equal(hasFiniteSpace({ mode: 'segment', maxIdLimit: '9999999999999999' }), false, 'a permuted tag of 16 digits');
+    assert.equal(
+      hasFiniteSpace({ mode: 'segment', maxIdLimit: '9999999999999999' }),
+      false,
+      'a permuted tag of 16 digits',
+    );
     assert.equal(hasFiniteSpace({ mode: 'segment', maxIdLimit: String(2n ** 63n - 1n) }), false);
     assert.equal(hasFiniteSpace({ mode: 'snowflake', maxIdLimit: '1' }), false);
   });

@@ -21,7 +21,10 @@ describe('REDIS_CLUSTER_NODES', () => {
   });
 
   it('reads comma-separated host:port seeds, names, IPv4 and bracketed IPv6', () => {
-    const c = loadConfig({ REDIS_CLUSTER_NODES: ' 127.0.0.1:7101, redis-a.internal:6379 ,[::1]:7003,', REDIS_URL: 'rediss://u:p@ignored:1' });
+    const c = loadConfig({
+      REDIS_CLUSTER_NODES: ' 127.0.0.1:7101, redis-a.internal:6379 ,[::1]:7003,',
+      REDIS_URL: 'rediss://u:p@ignored:1',
+    });
     assert.deepEqual(c.redisClusterNodes, [
       { host: '127.0.0.1', port: 7101 },
       { host: 'redis-a.internal', port: 6379 },
@@ -32,7 +35,17 @@ describe('REDIS_CLUSTER_NODES', () => {
   });
 
   it('names every bad seed', () => {
-    for (const bad of ['127.0.0.1', 'host:', ':6379', 'host:0', 'host:65536', 'host:port', 'redis://h:1', '::1:7000', 'a b:1']) {
+    for (const bad of [
+      '127.0.0.1',
+      'host:',
+      ':6379',
+      'host:0',
+      'host:65536',
+      'host:port',
+      'redis://h:1',
+      '::1:7000',
+      'a b:1',
+    ]) {
       const p = problems({ REDIS_CLUSTER_NODES: `127.0.0.1:7101,${bad}` });
       assert.equal(p.length, 1, `${bad}: ${p.join('; ')}`);
       assert.match(p[0], /^REDIS_CLUSTER_NODES entries are host:port/);
@@ -42,9 +55,16 @@ describe('REDIS_CLUSTER_NODES', () => {
   });
 
   it('refuses a REDIS_URL database other than 0 with a cluster, and accepts /0 or none', () => {
-    assert.match(problems({ REDIS_CLUSTER_NODES: 'h:1', REDIS_URL: 'redis://h:6379/2' })[0], /REDIS_URL selects database 2, but a Redis Cluster/);
+    assert.match(
+      problems({ REDIS_CLUSTER_NODES: 'h:1', REDIS_URL: 'redis://h:6379/2' })[0],
+      /REDIS_URL selects database 2, but a Redis Cluster/,
+    );
     assert.equal(loadConfig({ REDIS_CLUSTER_NODES: 'h:1', REDIS_URL: 'redis://h:6379/0' }).redisClusterNodes.length, 1);
-    assert.equal(loadConfig({ REDIS_URL: 'redis://h:6379/2' }).redisClusterNodes.length, 0, 'a single server may use any database');
+    assert.equal(
+      loadConfig({ REDIS_URL: 'redis://h:6379/2' }).redisClusterNodes.length,
+      0,
+      'a single server may use any database',
+    );
     // A malformed REDIS_URL is reported once, as before.
     assert.deepEqual(
       problems({ REDIS_CLUSTER_NODES: 'h:1', REDIS_URL: 'nope' }).map((p) => p.split(' ')[0]),

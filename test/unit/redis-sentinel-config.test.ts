@@ -38,25 +38,48 @@ describe('REDIS_SENTINELS', () => {
     ]);
     assert.equal(c.redisSentinelMaster, 'idmint-main');
     assert.equal(c.redisSentinelPassword, 'sentinel-secret');
-    assert.equal(c.redisUrl, 'redis://:master-secret@ignored:1/2', 'REDIS_URL is kept for the master credentials and database');
+    assert.equal(
+      c.redisUrl,
+      'redis://:master-secret@ignored:1/2',
+      'REDIS_URL is kept for the master credentials and database',
+    );
   });
 
   it('refuses one without the other', () => {
-    assert.match(problems({ REDIS_SENTINELS: '127.0.0.1:26379' }).join(';'), /REDIS_SENTINELS is set without REDIS_SENTINEL_MASTER/);
-    assert.match(problems({ REDIS_SENTINEL_MASTER: 'm' }).join(';'), /REDIS_SENTINEL_MASTER is set without REDIS_SENTINELS/);
+    assert.match(
+      problems({ REDIS_SENTINELS: '127.0.0.1:26379' }).join(';'),
+      /REDIS_SENTINELS is set without REDIS_SENTINEL_MASTER/,
+    );
+    assert.match(
+      problems({ REDIS_SENTINEL_MASTER: 'm' }).join(';'),
+      /REDIS_SENTINEL_MASTER is set without REDIS_SENTINELS/,
+    );
   });
 
   it('refuses a cluster next to sentinels, TLS, bad entries and names, and a lone sentinel password', () => {
     assert.match(
-      problems({ REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_MASTER: 'm', REDIS_CLUSTER_NODES: '127.0.0.1:7101' }).join(';'),
+      problems({
+        REDIS_SENTINELS: '127.0.0.1:26379',
+        REDIS_SENTINEL_MASTER: 'm',
+        REDIS_CLUSTER_NODES: '127.0.0.1:7101',
+      }).join(';'),
       /REDIS_SENTINELS and REDIS_CLUSTER_NODES are both set/,
     );
-    assert.match(problems({ REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_MASTER: 'm', REDIS_URL: 'rediss://h:1' }).join(';'), /TLS to a Sentinel group/);
+    assert.match(
+      problems({ REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_MASTER: 'm', REDIS_URL: 'rediss://h:1' }).join(';'),
+      /TLS to a Sentinel group/,
+    );
     const p = problems({ REDIS_SENTINELS: '127.0.0.1:26379,host', REDIS_SENTINEL_MASTER: 'm' });
     assert.equal(p.length, 1, p.join(';'));
     assert.match(p[0], /^REDIS_SENTINELS entries are host:port.*"host"/);
-    assert.match(problems({ REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_MASTER: 'a b' }).join(';'), /REDIS_SENTINEL_MASTER must match/);
-    assert.match(problems({ REDIS_SENTINEL_PASSWORD: 'x' }).join(';'), /REDIS_SENTINEL_PASSWORD is set but no Redis is found through sentinels/);
+    assert.match(
+      problems({ REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_MASTER: 'a b' }).join(';'),
+      /REDIS_SENTINEL_MASTER must match/,
+    );
+    assert.match(
+      problems({ REDIS_SENTINEL_PASSWORD: 'x' }).join(';'),
+      /REDIS_SENTINEL_PASSWORD is set but no Redis is found through sentinels/,
+    );
   });
 });
 
@@ -74,7 +97,13 @@ describe('redis+sentinel:// in REDIS_URLS', () => {
       password: 'p@ss',
       db: 3,
     });
-    assert.deepEqual(parseSentinelUrl('redis+sentinel://u:p@h:1/m'), { sentinels: [{ host: 'h', port: 1 }], master: 'm', username: 'u', password: 'p', db: 0 });
+    assert.deepEqual(parseSentinelUrl('redis+sentinel://u:p@h:1/m'), {
+      sentinels: [{ host: 'h', port: 1 }],
+      master: 'm',
+      username: 'u',
+      password: 'p',
+      db: 0,
+    });
   });
 
   it('names what is wrong with a bad one', () => {

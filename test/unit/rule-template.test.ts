@@ -67,7 +67,10 @@ describe('rule templates: tokens', () => {
 
   it('pads small years and month/day/time values', () => {
     const parts = { year: 2001, month: 1, day: 2, hour: 0, minute: 0, second: 0, millisecond: 0 };
-    assert.equal(one('{yyyy}{yy}{year%100}{year%10}{MM}{dd}{HH}{mm}{ss}{SSS}{counter}', NEVER, 1, '', 'a', parts), '2001010110102000000000' + '1');
+    assert.equal(
+      one('{yyyy}{yy}{year%100}{year%10}{MM}{dd}{HH}{mm}{ss}{SSS}{counter}', NEVER, 1, '', 'a', parts),
+      '2001010110102000000000' + '1',
+    );
     assert.equal(one('{yyyy}|{counter}', NEVER, 1, '', 'a', { ...parts, year: 999 }), '0999|1');
   });
 
@@ -107,10 +110,19 @@ describe('rule templates: the id_server example', () => {
 
   it('renders 505140001 for 2025-05-14 with counter 1', () => {
     const t = compileTemplate(T, DAILY);
-    assert.equal(render(t, { counter: 1, app: 'test', parts: localParts(Date.UTC(2025, 4, 14, 12), 'UTC') }), '505140001');
+    assert.equal(
+      render(t, { counter: 1, app: 'test', parts: localParts(Date.UTC(2025, 4, 14, 12), 'UTC') }),
+      '505140001',
+    );
     // 2025-05-13 16:30 UTC is already 2025-05-14 00:30 in Shanghai.
-    assert.equal(render(t, { counter: 1, app: 'test', parts: localParts(Date.UTC(2025, 4, 13, 16, 30), 'Asia/Shanghai') }), '505140001');
-    assert.equal(render(t, { counter: 1, app: 'test', parts: localParts(Date.UTC(2025, 4, 13, 16, 30), 'UTC') }), '505130001');
+    assert.equal(
+      render(t, { counter: 1, app: 'test', parts: localParts(Date.UTC(2025, 4, 13, 16, 30), 'Asia/Shanghai') }),
+      '505140001',
+    );
+    assert.equal(
+      render(t, { counter: 1, app: 'test', parts: localParts(Date.UTC(2025, 4, 13, 16, 30), 'UTC') }),
+      '505130001',
+    );
   });
 
   it('renders id_server order_id.lua as O{yy}{MM}{dd}{counter:6}', () => {
@@ -123,7 +135,9 @@ describe('rule templates: the id_server example', () => {
 describe('rule templates: validation', () => {
   it('reports an unknown token with its position', () => {
     assert.deepEqual(problems('{yyyy}{MM}{dd}{yyyyy}{counter:4}'), ['unknown token {yyyyy} at 14']);
-    assert.deepEqual(problems('{YYYY}{MM}{dd}{counter:4}', NEVER), ['unknown token {YYYY} at 0 (did you mean {yyyy}?)']);
+    assert.deepEqual(problems('{YYYY}{MM}{dd}{counter:4}', NEVER), [
+      'unknown token {YYYY} at 0 (did you mean {yyyy}?)',
+    ]);
     assert.deepEqual(problems('{yyyy}{mm}{DD}{counter:4}', NEVER), ['unknown token {DD} at 10 (did you mean {dd}?)']);
     assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:4}{ yyyy}'), ['unknown token { yyyy} at 25']);
     assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:4}{constructor}'), ['unknown token {constructor} at 25']);
@@ -131,7 +145,9 @@ describe('rule templates: validation', () => {
   });
 
   it('checks the counter width against max_counter', () => {
-    assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:3}'), ['{counter:3} is too narrow for max_counter 9999 (needs 4)']);
+    assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:3}'), [
+      '{counter:3} is too narrow for max_counter 9999 (needs 4)',
+    ]);
     assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:0}'), ['{counter:0} at 14: the width must be from 1 to 18']);
     assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:19}'), ['{counter:19} at 14: the width must be from 1 to 18']);
     assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:}'), ['{counter:} at 14: the width must be from 1 to 18']);
@@ -141,7 +157,9 @@ describe('rule templates: validation', () => {
 
   it('needs exactly one {counter}', () => {
     assert.deepEqual(problems('{yyyy}{MM}{dd}'), ['a template needs exactly one {counter} token (found none)']);
-    assert.deepEqual(problems('{yyyy}{MM}{dd}{counter}{counter:4}'), ['a template needs exactly one {counter} token (found 2, at 14, 23)']);
+    assert.deepEqual(problems('{yyyy}{MM}{dd}{counter}{counter:4}'), [
+      'a template needs exactly one {counter} token (found 2, at 14, 23)',
+    ]);
   });
 
   it('finds unbalanced braces', () => {
@@ -174,15 +192,21 @@ describe('rule templates: validation', () => {
   });
 
   it('checks the rule numbers', () => {
-    assert.deepEqual(problems('{counter}', { minCounter: -1, maxCounter: 10, resetSeconds: 0 }), ['min_counter must be an integer from 0 to 9007199254740991']);
-    assert.deepEqual(problems('{counter}', { minCounter: 5, maxCounter: 4, resetSeconds: 0 }), ['max_counter must not be below min_counter']);
+    assert.deepEqual(problems('{counter}', { minCounter: -1, maxCounter: 10, resetSeconds: 0 }), [
+      'min_counter must be an integer from 0 to 9007199254740991',
+    ]);
+    assert.deepEqual(problems('{counter}', { minCounter: 5, maxCounter: 4, resetSeconds: 0 }), [
+      'max_counter must not be below min_counter',
+    ]);
     assert.deepEqual(problems('{counter}', { minCounter: 0, maxCounter: 2 ** 53, resetSeconds: 0 }), [
       'max_counter must be an integer from 0 to 9007199254740991',
     ]);
     assert.deepEqual(problems('{counter}', { minCounter: 0, maxCounter: 9, resetSeconds: 1.5 }), [
       'reset_seconds must be a whole number of seconds, 0 or more',
     ]);
-    assert.deepEqual(problems('{counter}', { minCounter: 0, maxCounter: 9, resetSeconds: -1 }), ['reset_seconds must be a whole number of seconds, 0 or more']);
+    assert.deepEqual(problems('{counter}', { minCounter: 0, maxCounter: 9, resetSeconds: -1 }), [
+      'reset_seconds must be a whole number of seconds, 0 or more',
+    ]);
   });
 
   it('collects every problem at once', () => {
@@ -203,25 +227,43 @@ describe('rule templates: time tokens against the reset period', () => {
     `reset_seconds ${r} needs a time token of ${needs} or finer, or different periods would render the same IDs; ${has}`;
 
   it('a daily reset needs {dd} or finer', () => {
-    assert.deepEqual(problems('{yyyy}{MM}{counter:4}', rule(86_400)), [periodProblem(86_400, '{dd}', 'the finest here is {MM}')]);
-    assert.deepEqual(problems('{counter:4}', rule(86_400)), [periodProblem(86_400, '{dd}', 'this template has no time token')]);
-    assert.deepEqual(problems('{yyyy}{counter:4}', rule(86_400)), [periodProblem(86_400, '{dd}', 'the finest here is {yyyy}')]);
-    for (const t of ['{yyyy}{MM}{dd}{counter:4}', '{yyyy}{MM}{dd}{HH}{counter:4}', '{yyyy}{MM}{dd}{HH}{mm}{ss}{SSS}{counter:4}']) {
+    assert.deepEqual(problems('{yyyy}{MM}{counter:4}', rule(86_400)), [
+      periodProblem(86_400, '{dd}', 'the finest here is {MM}'),
+    ]);
+    assert.deepEqual(problems('{counter:4}', rule(86_400)), [
+      periodProblem(86_400, '{dd}', 'this template has no time token'),
+    ]);
+    assert.deepEqual(problems('{yyyy}{counter:4}', rule(86_400)), [
+      periodProblem(86_400, '{dd}', 'the finest here is {yyyy}'),
+    ]);
+    for (const t of [
+      '{yyyy}{MM}{dd}{counter:4}',
+      '{yyyy}{MM}{dd}{HH}{counter:4}',
+      '{yyyy}{MM}{dd}{HH}{mm}{ss}{SSS}{counter:4}',
+    ]) {
       compileTemplate(t, rule(86_400));
     }
     compileTemplate('{yyyy}{MM}{dd}{counter:4}', rule(7 * 86_400));
   });
 
   it('an hourly reset needs {HH} or finer', () => {
-    assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:4}', rule(3600)), [periodProblem(3600, '{HH}', 'the finest here is {dd}')]);
+    assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:4}', rule(3600)), [
+      periodProblem(3600, '{HH}', 'the finest here is {dd}'),
+    ]);
     compileTemplate('{yyyy}{MM}{dd}{HH}{counter:4}', rule(3600));
     compileTemplate('{yyyy}{MM}{dd}{HH}{counter:4}', rule(7200));
   });
 
   it('a period that splits an hour or a minute needs a finer token', () => {
-    assert.deepEqual(problems('{yyyy}{MM}{dd}{HH}{counter:4}', rule(5400)), [periodProblem(5400, '{mm}', 'the finest here is {HH}')]);
-    assert.deepEqual(problems('{yyyy}{MM}{dd}{HH}{mm}{counter:4}', rule(90)), [periodProblem(90, '{ss}', 'the finest here is {mm}')]);
-    assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:4}', rule(90_000)), [periodProblem(90_000, '{HH}', 'the finest here is {dd}')]);
+    assert.deepEqual(problems('{yyyy}{MM}{dd}{HH}{counter:4}', rule(5400)), [
+      periodProblem(5400, '{mm}', 'the finest here is {HH}'),
+    ]);
+    assert.deepEqual(problems('{yyyy}{MM}{dd}{HH}{mm}{counter:4}', rule(90)), [
+      periodProblem(90, '{ss}', 'the finest here is {mm}'),
+    ]);
+    assert.deepEqual(problems('{yyyy}{MM}{dd}{counter:4}', rule(90_000)), [
+      periodProblem(90_000, '{HH}', 'the finest here is {dd}'),
+    ]);
     compileTemplate('{yyyy}{MM}{dd}{HH}{mm}{counter:4}', rule(5400));
     compileTemplate('{yyyy}{MM}{dd}{HH}{mm}{ss}{counter:4}', rule(1));
     compileTemplate('{yyyy}{MM}{dd}{HH}{mm}{ss}{SSS}{counter:4}', rule(1));
@@ -236,7 +278,8 @@ describe('rule templates: time tokens against the reset period', () => {
 });
 
 describe('rule templates: uniqueness horizon', () => {
-  const horizon = (t: string, r = 86_400) => compileTemplate(t, { minCounter: 0, maxCounter: 9999, resetSeconds: r }, { force: true }).uniqueForSeconds;
+  const horizon = (t: string, r = 86_400) =>
+    compileTemplate(t, { minCounter: 0, maxCounter: 9999, resetSeconds: r }, { force: true }).uniqueForSeconds;
   const DAY = 86_400;
 
   it('measures how long the time tokens take to wrap round', () => {
@@ -307,7 +350,23 @@ describe('rule templates: salts, app names, lengths', () => {
 
 describe('rule templates: accepted templates never render one ID twice (property)', () => {
   const r = rng(SEED);
-  const POOL = ['{yyyy}', '{yy}', '{year%10}', '{MM}', '{dd}', '{HH}', '{mm}', '{ss}', '{SSS}', '{salt}', '{salt}', '-', 'A', '7', '{app}'];
+  const POOL = [
+    '{yyyy}',
+    '{yy}',
+    '{year%10}',
+    '{MM}',
+    '{dd}',
+    '{HH}',
+    '{mm}',
+    '{ss}',
+    '{SSS}',
+    '{salt}',
+    '{salt}',
+    '-',
+    'A',
+    '7',
+    '{app}',
+  ];
   const RESETS = [0, 1, 60, 90, 3600, 5400, 7200, 86_400];
   const ZONES = ['UTC', 'Asia/Shanghai', 'America/New_York'];
   const START = Date.UTC(2024, 9, 30); // spans the 2024-11-03 fall-back in New York
@@ -345,7 +404,11 @@ describe('rule templates: accepted templates never render one ID twice (property
         const salt = Array.from({ length: r.int(0, 2) }, () => r.pick(['1', '2', '-', 'a'])).join('');
         const id = render(t, { counter: c, salt, app: 'app', parts: localParts(ms, zone) });
         const prev = seen.get(id);
-        assert.equal(prev, undefined, `${template} ${JSON.stringify(rule)} ${zone}: ${id} rendered for ${prev} and ${key}`);
+        assert.equal(
+          prev,
+          undefined,
+          `${template} ${JSON.stringify(rule)} ${zone}: ${id} rendered for ${prev} and ${key}`,
+        );
         seen.set(id, key);
       }
     }

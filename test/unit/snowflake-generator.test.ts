@@ -20,7 +20,16 @@ const units = (ms: number) => ms - DEFAULT_EPOCH_MS;
 const MAX_BACK = 10;
 
 function lease(over: Partial<Lease> = {}): Lease {
-  return { bits: 10, workerId: 7, floorMs: 0, deadlineMs: Number.POSITIVE_INFINITY, generation: 1, issuedMaxMs: 0, unguardedFloorMs: 0, ...over };
+  return {
+    bits: 10,
+    workerId: 7,
+    floorMs: 0,
+    deadlineMs: Number.POSITIVE_INFINITY,
+    generation: 1,
+    issuedMaxMs: 0,
+    unguardedFloorMs: 0,
+    ...over,
+  };
 }
 
 /** A lease source that hands out the leases in `seq` in turn (the last one from then on). */

@@ -35,9 +35,27 @@ function packed(l: SnowflakeLayout, time: number, worker: number, seq: number): 
 
 describe('snowflake presets', () => {
   it('have the documented shapes', () => {
-    assert.deepEqual(PRESETS.snowflake, { epochMs: Date.UTC(2020, 0, 1), unit: 'ms', timeBits: 41, workerBits: 10, seqBits: 12 });
-    assert.deepEqual(PRESETS.uid, { epochMs: Date.UTC(2020, 0, 1), unit: 's', timeBits: 28, workerBits: 22, seqBits: 13 });
-    assert.deepEqual(PRESETS.jssafe, { epochMs: Date.UTC(2020, 0, 1), unit: 'ms', timeBits: 41, workerBits: 6, seqBits: 6 });
+    assert.deepEqual(PRESETS.snowflake, {
+      epochMs: Date.UTC(2020, 0, 1),
+      unit: 'ms',
+      timeBits: 41,
+      workerBits: 10,
+      seqBits: 12,
+    });
+    assert.deepEqual(PRESETS.uid, {
+      epochMs: Date.UTC(2020, 0, 1),
+      unit: 's',
+      timeBits: 28,
+      workerBits: 22,
+      seqBits: 13,
+    });
+    assert.deepEqual(PRESETS.jssafe, {
+      epochMs: Date.UTC(2020, 0, 1),
+      unit: 'ms',
+      timeBits: 41,
+      workerBits: 6,
+      seqBits: 6,
+    });
     assert.equal(DEFAULT_EPOCH_MS, Date.parse('2020-01-01T00:00:00Z'));
     assert.deepEqual(PRESET_NAMES.sort(), ['jssafe', 'snowflake', 'uid']);
   });
@@ -168,7 +186,10 @@ describe('time units', () => {
     const epoch = Date.UTC(2030, 0, 1);
     assert.equal(runsOutAt({ ...PRESETS.uid, epochMs: epoch }).getTime(), epoch + 2 ** 28 * 1000);
     assert.equal(runsOutAt({ epochMs: 0, unit: 'ms', timeBits: 20, workerBits: 1, seqBits: 1 }).getTime(), 2 ** 20);
-    assert.equal(runsOutAt({ epochMs: 0, unit: 's', timeBits: 20, workerBits: 1, seqBits: 1 }).getTime(), 2 ** 20 * 1000);
+    assert.equal(
+      runsOutAt({ epochMs: 0, unit: 's', timeBits: 20, workerBits: 1, seqBits: 1 }).getTime(),
+      2 ** 20 * 1000,
+    );
   });
 });
 
@@ -186,17 +207,25 @@ describe('layoutProblems', () => {
 
   it('names each field out of range', () => {
     assert.deepEqual(layoutProblems({ ...ok, timeBits: 19 }), ['time_bits must be an integer from 20 to 50']);
-    assert.deepEqual(layoutProblems({ ...ok, timeBits: 51, workerBits: 1, seqBits: 1 }), ['time_bits must be an integer from 20 to 50']);
+    assert.deepEqual(layoutProblems({ ...ok, timeBits: 51, workerBits: 1, seqBits: 1 }), [
+      'time_bits must be an integer from 20 to 50',
+    ]);
     assert.deepEqual(layoutProblems({ ...ok, timeBits: 40.5 }), ['time_bits must be an integer from 20 to 50']);
     assert.deepEqual(layoutProblems({ ...ok, workerBits: 0 }), ['worker_bits must be an integer from 1 to 22']);
-    assert.deepEqual(layoutProblems({ ...ok, timeBits: 20, workerBits: 23 }), ['worker_bits must be an integer from 1 to 22']);
+    assert.deepEqual(layoutProblems({ ...ok, timeBits: 20, workerBits: 23 }), [
+      'worker_bits must be an integer from 1 to 22',
+    ]);
     assert.deepEqual(layoutProblems({ ...ok, seqBits: 0 }), ['seq_bits must be an integer from 1 to 22']);
-    assert.deepEqual(layoutProblems({ ...ok, timeBits: 20, seqBits: 23 }), ['seq_bits must be an integer from 1 to 22']);
+    assert.deepEqual(layoutProblems({ ...ok, timeBits: 20, seqBits: 23 }), [
+      'seq_bits must be an integer from 1 to 22',
+    ]);
     assert.deepEqual(layoutProblems({ ...ok, seqBits: Number.NaN }), ['seq_bits must be an integer from 1 to 22']);
   });
 
   it('refuses layouts wider than 63 bits (the sign bit stays clear)', () => {
-    assert.deepEqual(layoutProblems({ ...ok, timeBits: 42 }), ['time_bits + worker_bits + seq_bits must not exceed 63']);
+    assert.deepEqual(layoutProblems({ ...ok, timeBits: 42 }), [
+      'time_bits + worker_bits + seq_bits must not exceed 63',
+    ]);
     assert.deepEqual(layoutProblems({ ...ok, timeBits: 41, workerBits: 11, seqBits: 11 }), []);
   });
 

@@ -3,7 +3,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { verdictLine } from '../../scripts/soak/report.js';
-import { judgeSeries, median, SOAK_EXIT, slope, verdict, warmupEnd, warmupSeconds, type Point } from '../../scripts/soak/verdict.js';
+import {
+  judgeSeries,
+  median,
+  SOAK_EXIT,
+  slope,
+  verdict,
+  warmupEnd,
+  warmupSeconds,
+  type Point,
+} from '../../scripts/soak/verdict.js';
 
 /** A sample every 5 s for `minutes`, of value f(t seconds). */
 const series = (minutes: number, f: (t: number) => number): Point[] =>
@@ -18,7 +27,8 @@ describe('soak verdict', () => {
   });
 
   it('ends the warm-up at the second sample after it that saw a full collection', () => {
-    const gcs = (at: number[]) => Array.from({ length: 20 }, (_, i) => ({ t: (i + 1) * 10, majorGcs: at.includes((i + 1) * 10) ? 1 : 0 }));
+    const gcs = (at: number[]) =>
+      Array.from({ length: 20 }, (_, i) => ({ t: (i + 1) * 10, majorGcs: at.includes((i + 1) * 10) ? 1 : 0 }));
     assert.equal(warmupEnd(gcs([20, 90, 130, 150]), 600), 130);
     assert.equal(warmupEnd(gcs([60, 70]), 600), 70);
     assert.equal(warmupEnd(gcs([90]), 600), 60, 'not two: the first minute');

@@ -27,24 +27,40 @@ describe('per-source limit settings', () => {
     const doc = readFileSync(new URL('../../docs/CONFIG.md', import.meta.url), 'utf8');
     for (const [name, field, def] of SETTINGS) {
       assert.equal(c[field], def, name);
-      assert.match(doc, new RegExp(`^\\| \`${name}\` \\| \`${def}\` \\|`, 'm'), `docs/CONFIG.md documents ${name} with its default`);
+      assert.match(
+        doc,
+        new RegExp(`^\\| \`${name}\` \\| \`${def}\` \\|`, 'm'),
+        `docs/CONFIG.md documents ${name} with its default`,
+      );
     }
   });
 
   it('read 0 as off for the two limits, not for the burst', () => {
-    const c = loadConfig({ SOURCE_MAX_FINITE_IDS_PER_SECOND: '0', SOURCE_MAX_REFUSALS_PER_SECOND: '0', SOURCE_BURST_SECONDS: '1' });
+    const c = loadConfig({
+      SOURCE_MAX_FINITE_IDS_PER_SECOND: '0',
+      SOURCE_MAX_REFUSALS_PER_SECOND: '0',
+      SOURCE_BURST_SECONDS: '1',
+    });
     assert.equal(c.sourceMaxFiniteIdsPerSecond, 0);
     assert.equal(c.sourceMaxRefusalsPerSecond, 0);
     assert.equal(c.sourceBurstSeconds, 1);
-    assert.deepEqual(refused({ SOURCE_BURST_SECONDS: '0' }), ['SOURCE_BURST_SECONDS must be between 1 and 3600, got 0']);
+    assert.deepEqual(refused({ SOURCE_BURST_SECONDS: '0' }), [
+      'SOURCE_BURST_SECONDS must be between 1 and 3600, got 0',
+    ]);
   });
 
   it('stop the start-up on a value that is not a whole number in range, naming the variable', () => {
-    assert.deepEqual(refused({ SOURCE_MAX_FINITE_IDS_PER_SECOND: '1e4' }), ['SOURCE_MAX_FINITE_IDS_PER_SECOND must be a whole number, got "1e4"']);
-    assert.deepEqual(refused({ SOURCE_MAX_REFUSALS_PER_SECOND: '-1' }), ['SOURCE_MAX_REFUSALS_PER_SECOND must be a whole number, got "-1"']);
+    assert.deepEqual(refused({ SOURCE_MAX_FINITE_IDS_PER_SECOND: '1e4' }), [
+      'SOURCE_MAX_FINITE_IDS_PER_SECOND must be a whole number, got "1e4"',
+    ]);
+    assert.deepEqual(refused({ SOURCE_MAX_REFUSALS_PER_SECOND: '-1' }), [
+      'SOURCE_MAX_REFUSALS_PER_SECOND must be a whole number, got "-1"',
+    ]);
     assert.deepEqual(refused({ SOURCE_MAX_REFUSALS_PER_SECOND: '2000000000' }), [
       'SOURCE_MAX_REFUSALS_PER_SECOND must be between 0 and 1000000000, got 2000000000',
     ]);
-    assert.deepEqual(refused({ SOURCE_BURST_SECONDS: '3601' }), ['SOURCE_BURST_SECONDS must be between 1 and 3600, got 3601']);
+    assert.deepEqual(refused({ SOURCE_BURST_SECONDS: '3601' }), [
+      'SOURCE_BURST_SECONDS must be between 1 and 3600, got 3601',
+    ]);
   });
 });

@@ -6,7 +6,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countsAsRefusal, SourceLimits, type LimitedTag } from '../../src/api/source-limits.js';
 
-const tag = (t: Partial<LimitedTag>): LimitedTag => ({ mode: 'segment', maxIdLimit: String(Number.MAX_SAFE_INTEGER), nodeBlock: 1000, ...t });
+const tag = (t: Partial<LimitedTag>): LimitedTag => ({
+  mode: 'segment',
+  maxIdLimit: String(Number.MAX_SAFE_INTEGER),
+  nodeBlock: 1000,
+  ...t,
+});
 const TAGS: Record<string, LimitedTag> = {
   rule: tag({ mode: 'rule', maxIdLimit: '9999' }),
   locked: tag({ mode: 'rule', maxIdLimit: '9999', tokenHashes: new Set(['h']) }),
@@ -24,7 +29,10 @@ function setup(finiteIdsPerSecond: number, refusalsPerSecond: number) {
   const limits = new SourceLimits(
     { finiteIdsPerSecond, refusalsPerSecond, burstSeconds: 1, now: () => t },
     { peek: (n) => TAGS[n], get: async (n) => TAGS[n] },
-    { limited: { inc: (l) => limited.push(`${l.transport} ${l.limit}`) }, errors: { inc: (l) => errors.push(`${l.transport} ${l.code}`) } },
+    {
+      limited: { inc: (l) => limited.push(`${l.transport} ${l.limit}`) },
+      errors: { inc: (l) => errors.push(`${l.transport} ${l.code}`) },
+    },
     { warn: (o: unknown) => warnings.push(o) },
   );
   return { limits, limited, errors, warnings, advance: (ms: number) => (t += ms) };

@@ -5,7 +5,14 @@ import { describe, it } from 'node:test';
 import { clamp, consumptionRate, nextStep, type StepInput } from '../../src/core/step.js';
 import { rng, SEED } from '../../tools/prng.js';
 
-const base: StepInput = { takenSince: 0, elapsedMs: 0, currentStep: 1000, minStep: 100, maxStep: 100_000, targetSeconds: 60 };
+const base: StepInput = {
+  takenSince: 0,
+  elapsedMs: 0,
+  currentStep: 1000,
+  minStep: 100,
+  maxStep: 100_000,
+  targetSeconds: 60,
+};
 
 describe('clamp', () => {
   it('keeps values inside the bounds and moves the others to the nearer bound', () => {

@@ -70,7 +70,15 @@ function flatOptionsJson(s: Record<string, unknown>): string {
 const KEY = '00112233445566778899aabbccddeeff';
 const specs: Record<string, TagSpec> = {
   segment: specFromCreate({ tag: 'orders', key_retention_seconds: 600 }),
-  sharded: specFromCreate({ tag: 'users', layout: 'sharded', shards: 16, app_id: 3, order: 'node', stride: 4, offset: 1 }),
+  sharded: specFromCreate({
+    tag: 'users',
+    layout: 'sharded',
+    shards: 16,
+    app_id: 3,
+    order: 'node',
+    stride: 4,
+    offset: 1,
+  }),
   permuted: (() => {
     const s = specOfMode(specFromCreate({ tag: 'coupons', permute: { digits: 10 } }), 'segment', 'the test');
     // The tag store gives a permuted tag its key before it is written.
@@ -105,8 +113,14 @@ describe('tag kinds: the stored form', () => {
   it("gives each kind its own settings and no other kind's", () => {
     const options = parseOptions(JSON.stringify(storedOptions(specs.rule)));
     assert.deepEqual(Object.keys(options), ['rule', 'keyRetentionSeconds']);
-    assert.deepEqual(Object.keys(parseOptions(JSON.stringify(storedOptions(specs.snowflake)))), ['snowflake', 'keyRetentionSeconds']);
-    assert.deepEqual(Object.keys(parseOptions(JSON.stringify(storedOptions(specs.permuted)))), ['permute', 'keyRetentionSeconds']);
+    assert.deepEqual(Object.keys(parseOptions(JSON.stringify(storedOptions(specs.snowflake)))), [
+      'snowflake',
+      'keyRetentionSeconds',
+    ]);
+    assert.deepEqual(Object.keys(parseOptions(JSON.stringify(storedOptions(specs.permuted)))), [
+      'permute',
+      'keyRetentionSeconds',
+    ]);
     assert.deepEqual(Object.keys(parseOptions(JSON.stringify(storedOptions(specs.segment)))), ['keyRetentionSeconds']);
   });
 
@@ -119,8 +133,14 @@ describe('tag kinds: the stored form', () => {
 
   it('refuses a row whose kind lacks its settings, or whose mode this version does not know', () => {
     assert.throws(() => tagFromStorage('rule', columnsOf(specs.rule), {}), /stored as a rule tag without its rule/);
-    assert.throws(() => tagFromStorage('snowflake', columnsOf(specs.snowflake), { rule: specOfMode(specs.rule, 'rule', 't').rule }), /without its layout/);
-    assert.throws(() => tagFromStorage('hilo', columnsOf(specs.segment), {}), /mode "hilo", which this version does not know/);
+    assert.throws(
+      () => tagFromStorage('snowflake', columnsOf(specs.snowflake), { rule: specOfMode(specs.rule, 'rule', 't').rule }),
+      /without its layout/,
+    );
+    assert.throws(
+      () => tagFromStorage('hilo', columnsOf(specs.segment), {}),
+      /mode "hilo", which this version does not know/,
+    );
   });
 
   it('serializes each kind to the admin API fields it had', () => {
@@ -151,7 +171,10 @@ describe('tag kinds: the stored form', () => {
 describe('tag kinds: narrowing', () => {
   it('specOfMode gives the spec of the kind asked for, and refuses another', () => {
     assert.equal(specOfMode(specs.rule, 'rule', 'the test').rule.timeZone, 'Europe/Berlin');
-    assert.throws(() => specOfMode(specs.segment, 'snowflake', 'an import'), /an import: tag "orders" is a segment tag, not a snowflake tag/);
+    assert.throws(
+      () => specOfMode(specs.segment, 'snowflake', 'an import'),
+      /an import: tag "orders" is a segment tag, not a snowflake tag/,
+    );
   });
 
   it('workerWidths names the widths of the snowflake tags only', () => {

@@ -17,7 +17,8 @@ const keys = new Keys('unit');
 const CHANNEL = keys.tagsChanged();
 
 /** A definition; only the fields the registry and these checks look at matter. */
-const def = (name: string, epoch: number, enabled = true) => ({ tag: name, epoch, enabled, mode: 'segment' }) as unknown as StoredTag;
+const def = (name: string, epoch: number, enabled = true) =>
+  ({ tag: name, epoch, enabled, mode: 'segment' }) as unknown as StoredTag;
 
 interface Read {
   readonly name: string;
@@ -65,7 +66,8 @@ function many(reg: TagRegistry, name: string, n: number): Promise<(StoredTag | u
   return Promise.all(Array.from({ length: n }, () => reg.get(name)));
 }
 
-const epochs = (xs: (StoredTag | undefined)[]) => xs.map((t) => (t === undefined ? 'none' : `${t.epoch}${t.enabled ? '' : '-off'}`));
+const epochs = (xs: (StoredTag | undefined)[]) =>
+  xs.map((t) => (t === undefined ? 'none' : `${t.epoch}${t.enabled ? '' : '-off'}`));
 
 describe('tag registry: a change is seen by every request after it', () => {
   it('a cached "no such tag": gets after the announcement all wait for the read it causes', async () => {
@@ -81,7 +83,11 @@ describe('tag registry: a change is seen by every request after it', () => {
       const after = many(reg, 't1', 8);
       await turns();
       assert.equal(repo.reads.length, 2, 'one read for all the gets after the change');
-      assert.equal(reg.peek('t1'), undefined, 'peek while the read is in flight does not serve the cached "no such tag"');
+      assert.equal(
+        reg.peek('t1'),
+        undefined,
+        'peek while the read is in flight does not serve the cached "no such tag"',
+      );
       repo.reads[1].answer(def('t1', 1));
       assert.deepEqual(epochs(await after), Array(8).fill('1'), `${how}: every get after the change sees the new tag`);
       assert.equal(reg.peek('t1')?.epoch, 1);

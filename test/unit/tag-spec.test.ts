@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MAX_COUNTER } from '../../src/core/layout.js';
-import { DEFAULTS, MODES, SERVED_MODES, specFromCreate, specFromUpdate, specToJson, type TagSpec } from '../../src/core/tag-spec.js';
+import {
+  DEFAULTS,
+  MODES,
+  SERVED_MODES,
+  specFromCreate,
+  specFromUpdate,
+  specToJson,
+  type TagSpec,
+} from '../../src/core/tag-spec.js';
 import { rng, SEED } from '../../tools/prng.js';
 import { createProblems, specProblems } from '../helpers/spec-problems.js';
 import { specOfMode } from '../../src/core/tag-kinds.js';
@@ -99,17 +107,25 @@ describe('specFromCreate: every validation message', () => {
 
   it('names unknown fields', () => {
     assert.deepEqual(createProblems({ tag: 'a', colour: 'red' }), ['unknown field "colour"']);
-    assert.deepEqual(createProblems({ tag: 'a', appId: 3 }), ['unknown field "appId"'], 'the wire names are snake_case');
+    assert.deepEqual(
+      createProblems({ tag: 'a', appId: 3 }),
+      ['unknown field "appId"'],
+      'the wire names are snake_case',
+    );
   });
 
   it('checks mode, order and layout', () => {
     assert.deepEqual(createProblems({ tag: 'a', mode: 'nope' }), ['mode must be one of segment, snowflake, rule']);
     for (const mode of MODES.filter((m) => !SERVED_MODES.includes(m))) {
-      assert.deepEqual(createProblems({ tag: 'a', mode }), [`mode "${mode}" is not available in this version; available: ${SERVED_MODES.join(', ')}`]);
+      assert.deepEqual(createProblems({ tag: 'a', mode }), [
+        `mode "${mode}" is not available in this version; available: ${SERVED_MODES.join(', ')}`,
+      ]);
     }
     assert.ok(SERVED_MODES.includes('segment'));
-    for (const order of ['Global', 'local', '', null, 1]) assert.deepEqual(createProblems({ tag: 'a', order }), ['order must be "global" or "node"']);
-    for (const layout of ['Plain', 'snowflake', null, 0]) assert.deepEqual(createProblems({ tag: 'a', layout }), ['layout must be "plain" or "sharded"']);
+    for (const order of ['Global', 'local', '', null, 1])
+      assert.deepEqual(createProblems({ tag: 'a', order }), ['order must be "global" or "node"']);
+    for (const layout of ['Plain', 'snowflake', null, 0])
+      assert.deepEqual(createProblems({ tag: 'a', layout }), ['layout must be "plain" or "sharded"']);
   });
 
   it('checks every integer field for type and range', () => {
@@ -127,15 +143,39 @@ describe('specFromCreate: every validation message', () => {
 
   it('checks prefetch, max_id_limit, enabled and description', () => {
     for (const prefetch of [0, 1, -0.1, 1.5, '0.5', null]) {
-      assert.deepEqual(createProblems({ tag: 'a', prefetch }), ['prefetch must be a number between 0 and 1 (exclusive)'], String(prefetch));
+      assert.deepEqual(
+        createProblems({ tag: 'a', prefetch }),
+        ['prefetch must be a number between 0 and 1 (exclusive)'],
+        String(prefetch),
+      );
     }
     const lim = 'max_id_limit must be a positive integer (a decimal string above 2^53) no larger than 2^63-1';
-    for (const v of [0, '0', -5, '-5', '01', '1.5', 1.5, '1e9', ' 25', 'abc', '', null, true, 2 ** 60, '9223372036854775808', '99999999999999999999']) {
+    for (const v of [
+      0,
+      '0',
+      -5,
+      '-5',
+      '01',
+      '1.5',
+      1.5,
+      '1e9',
+      ' 25',
+      'abc',
+      '',
+      null,
+      true,
+      2 ** 60,
+      '9223372036854775808',
+      '99999999999999999999',
+    ]) {
       assert.deepEqual(createProblems({ tag: 'a', max_id_limit: v }), [lim], JSON.stringify(v));
     }
-    for (const enabled of ['true', 1, 0, null]) assert.deepEqual(createProblems({ tag: 'a', enabled }), ['enabled must be true or false']);
+    for (const enabled of ['true', 1, 0, null])
+      assert.deepEqual(createProblems({ tag: 'a', enabled }), ['enabled must be true or false']);
     for (const description of ['x'.repeat(256), 5, null, {}]) {
-      assert.deepEqual(createProblems({ tag: 'a', description }), ['description must be a string of at most 255 characters']);
+      assert.deepEqual(createProblems({ tag: 'a', description }), [
+        'description must be a string of at most 255 characters',
+      ]);
     }
   });
 
@@ -144,14 +184,26 @@ describe('specFromCreate: every validation message', () => {
       'min_step must not exceed max_step',
       'step must lie between min_step and max_step',
     ]);
-    assert.deepEqual(createProblems({ tag: 'a', step: 50, min_step: 60 }), ['step must lie between min_step and max_step']);
-    assert.deepEqual(createProblems({ tag: 'a', step: 5000, max_step: 4000 }), ['step must lie between min_step and max_step']);
-    assert.deepEqual(createProblems({ tag: 'a', layout: 'sharded', app_bits: 2, app_id: 4 }), ['app_id must be below 2^app_bits (4)']);
-    assert.deepEqual(createProblems({ tag: 'a', layout: 'sharded', app_bits: 0, app_id: 1 }), ['app_id must be below 2^app_bits (1)']);
+    assert.deepEqual(createProblems({ tag: 'a', step: 50, min_step: 60 }), [
+      'step must lie between min_step and max_step',
+    ]);
+    assert.deepEqual(createProblems({ tag: 'a', step: 5000, max_step: 4000 }), [
+      'step must lie between min_step and max_step',
+    ]);
+    assert.deepEqual(createProblems({ tag: 'a', layout: 'sharded', app_bits: 2, app_id: 4 }), [
+      'app_id must be below 2^app_bits (4)',
+    ]);
+    assert.deepEqual(createProblems({ tag: 'a', layout: 'sharded', app_bits: 0, app_id: 1 }), [
+      'app_id must be below 2^app_bits (1)',
+    ]);
     assert.deepEqual(createProblems({ tag: 'a', shards: 2 }), ['shards and app_id apply to layout "sharded" only']);
-    assert.deepEqual(createProblems({ tag: 'a', layout: 'plain', app_id: 1 }), ['shards and app_id apply to layout "sharded" only']);
+    assert.deepEqual(createProblems({ tag: 'a', layout: 'plain', app_id: 1 }), [
+      'shards and app_id apply to layout "sharded" only',
+    ]);
     // 64 shards x 8 app bits = 14 low bits: the first counter (1) needs an ID limit of 2^15 - 1.
-    assert.deepEqual(createProblems({ tag: 'a', layout: 'sharded', max_id_limit: 2 ** 15 - 2 }), ['max_id_limit is too small for this layout to issue any ID']);
+    assert.deepEqual(createProblems({ tag: 'a', layout: 'sharded', max_id_limit: 2 ** 15 - 2 }), [
+      'max_id_limit is too small for this layout to issue any ID',
+    ]);
     specFromCreate({ tag: 'a', layout: 'sharded', max_id_limit: 2 ** 15 - 1 });
   });
 
@@ -176,10 +228,24 @@ describe('specFromCreate: every validation message', () => {
 describe('specFromCreate: snowflake tags', () => {
   it('takes the default preset', () => {
     const s = specFromCreate({ tag: 'evt', mode: 'snowflake' });
-    assert.deepEqual(layoutOf(s), { epochMs: Date.UTC(2020, 0, 1), unit: 'ms', timeBits: 41, workerBits: 10, seqBits: 12, preset: 'snowflake' });
+    assert.deepEqual(layoutOf(s), {
+      epochMs: Date.UTC(2020, 0, 1),
+      unit: 'ms',
+      timeBits: 41,
+      workerBits: 10,
+      seqBits: 12,
+      preset: 'snowflake',
+    });
     // 28 bits of seconds from 2020 end in 2028: the preset needs force.
     const uid = specFromCreate({ tag: 'evt', mode: 'snowflake', preset: 'uid', force: true });
-    assert.deepEqual(layoutOf(uid), { epochMs: Date.UTC(2020, 0, 1), unit: 's', timeBits: 28, workerBits: 22, seqBits: 13, preset: 'uid' });
+    assert.deepEqual(layoutOf(uid), {
+      epochMs: Date.UTC(2020, 0, 1),
+      unit: 's',
+      timeBits: 28,
+      workerBits: 22,
+      seqBits: 13,
+      preset: 'uid',
+    });
     const fromIso = specFromCreate({ tag: 'evt', mode: 'snowflake', epoch: '2024-01-01T00:00:00Z' });
     assert.equal(layoutOf(fromIso).epochMs, Date.UTC(2024, 0, 1));
   });
@@ -200,7 +266,10 @@ describe('specFromCreate: snowflake tags', () => {
       'node_block',
     ]) {
       const v = { order: 'global', layout: 'plain' }[k] ?? 1;
-      assert.ok(createProblems({ tag: 'a', mode: 'snowflake', [k]: v }).includes(`${k} applies to segment tags only`), k);
+      assert.ok(
+        createProblems({ tag: 'a', mode: 'snowflake', [k]: v }).includes(`${k} applies to segment tags only`),
+        k,
+      );
     }
     for (const [k, v] of [
       ['preset', 'uid'],
@@ -216,14 +285,28 @@ describe('specFromCreate: snowflake tags', () => {
   });
 
   it('checks the layout', () => {
-    assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', preset: 'twitter' }), ['preset must be one of snowflake, uid, jssafe']);
+    assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', preset: 'twitter' }), [
+      'preset must be one of snowflake, uid, jssafe',
+    ]);
     for (const epoch of ['yesterday', true, 1.5]) {
-      assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', epoch }), ['epoch must be an ISO 8601 date or milliseconds since 1970'], String(epoch));
+      assert.deepEqual(
+        createProblems({ tag: 'a', mode: 'snowflake', epoch }),
+        ['epoch must be an ISO 8601 date or milliseconds since 1970'],
+        String(epoch),
+      );
     }
-    assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', epoch: Date.now() + 86_400_000 }), ['epoch must not lie in the future']);
-    assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', time_bits: 19 }), ['time_bits must be an integer from 20 to 50']);
-    assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', time_bits: 42 }), ['time_bits + worker_bits + seq_bits must not exceed 63']);
-    assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', time_unit: 'us' }), ['time_unit must be "ms" or "s"']);
+    assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', epoch: Date.now() + 86_400_000 }), [
+      'epoch must not lie in the future',
+    ]);
+    assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', time_bits: 19 }), [
+      'time_bits must be an integer from 20 to 50',
+    ]);
+    assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', time_bits: 42 }), [
+      'time_bits + worker_bits + seq_bits must not exceed 63',
+    ]);
+    assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', time_unit: 'us' }), [
+      'time_unit must be "ms" or "s"',
+    ]);
     assert.deepEqual(createProblems({ tag: 'a', mode: 'snowflake', force: 'yes' }), ['force must be true or false']);
   });
 
@@ -247,7 +330,11 @@ describe('specFromCreate: snowflake tags', () => {
       specProblems(() => specFromUpdate(cur, { step: 10 })),
       ['step applies to segment tags only'],
     );
-    assert.deepEqual(specFromUpdate(cur, { enabled: false, description: 'x' }), { ...cur, enabled: false, description: 'x' });
+    assert.deepEqual(specFromUpdate(cur, { enabled: false, description: 'x' }), {
+      ...cur,
+      enabled: false,
+      description: 'x',
+    });
   });
 });
 
@@ -284,7 +371,15 @@ describe('specFromUpdate', () => {
   });
 
   it('refuses every field fixed at creation, even with the same value', () => {
-    const fixed: Record<string, unknown> = { tag: 'order', mode: 'segment', order: 'global', layout: 'plain', shards: 1, app_id: 0, app_bits: 0 };
+    const fixed: Record<string, unknown> = {
+      tag: 'order',
+      mode: 'segment',
+      order: 'global',
+      layout: 'plain',
+      shards: 1,
+      app_id: 0,
+      app_bits: 0,
+    };
     for (const [k, v] of Object.entries(fixed)) {
       assert.deepEqual(updateProblems({ [k]: v }), [`${k} cannot be changed after creation`], k);
     }
@@ -297,9 +392,14 @@ describe('specFromUpdate', () => {
     assert.deepEqual(updateProblems({ colour: 'red' }), ['unknown field "colour"']);
     assert.deepEqual(updateProblems({ step: 0 }), ['step must be an integer from 1 to 100000000']);
     assert.deepEqual(updateProblems({ enabled: 'no' }), ['enabled must be true or false']);
-    assert.deepEqual(updateProblems({ max_id_limit: null }), ['max_id_limit must be a positive integer (a decimal string above 2^53) no larger than 2^63-1']);
+    assert.deepEqual(updateProblems({ max_id_limit: null }), [
+      'max_id_limit must be a positive integer (a decimal string above 2^53) no larger than 2^63-1',
+    ]);
     assert.deepEqual(updateProblems({ min_step: 300 }), ['step must lie between min_step and max_step']);
-    assert.deepEqual(updateProblems({ max_step: 40 }), ['min_step must not exceed max_step', 'step must lie between min_step and max_step']);
+    assert.deepEqual(updateProblems({ max_step: 40 }), [
+      'min_step must not exceed max_step',
+      'step must lie between min_step and max_step',
+    ]);
   });
 });
 
@@ -358,7 +458,13 @@ describe('specToJson', () => {
         enabled: r.next() < 0.5,
         description: 'd'.repeat(r.int(0, 255)),
       };
-      if (sharded) Object.assign(body, { layout: 'sharded', shards: r.int(1, 4096), app_bits: appBits, app_id: r.int(0, 2 ** appBits - 1) });
+      if (sharded)
+        Object.assign(body, {
+          layout: 'sharded',
+          shards: r.int(1, 4096),
+          app_bits: appBits,
+          app_id: r.int(0, 2 ** appBits - 1),
+        });
       const spec = specFromCreate(body);
       const again = specFromCreate(specToJson(spec));
       assert.deepEqual(again, spec, `seed ${SEED} case ${i}`);

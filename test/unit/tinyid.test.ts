@@ -3,7 +3,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { seqOf } from '../../src/core/layout.js';
-import { bindInteger, BindError, idsOfSegment, longestRun, responseJson, segmentJson, segmentOfRun, segmentText } from '../../src/core/tinyid.js';
+import {
+  bindInteger,
+  BindError,
+  idsOfSegment,
+  longestRun,
+  responseJson,
+  segmentJson,
+  segmentOfRun,
+  segmentText,
+} from '../../src/core/tinyid.js';
 
 describe('Tinyid segments', () => {
   it('stride 1: (currentId, maxId] is the run, loadingId 20 % in', () => {
@@ -40,7 +49,10 @@ describe('Tinyid segments', () => {
 
   it("loadingId follows the tag's prefetch in integer arithmetic, as Tinyid's step * 20 / 100", () => {
     for (const width of [1, 4, 5, 99, 100, 101, 100000, 123457]) {
-      assert.equal(segmentOfRun({ stride: 1, offset: 0 }, [1, width], 0.2).loadingId, BigInt(Math.floor((width * 20) / 100)));
+      assert.equal(
+        segmentOfRun({ stride: 1, offset: 0 }, [1, width], 0.2).loadingId,
+        BigInt(Math.floor((width * 20) / 100)),
+      );
     }
     assert.equal(segmentOfRun({ stride: 2, offset: 1 }, [1, 10], 0.5).loadingId, 1n + 10n);
   });
@@ -59,10 +71,16 @@ describe('Tinyid segments', () => {
 
   it("writes Tinyid's bytes", () => {
     const s = segmentOfRun({ stride: 2, offset: 1 }, [1, 10], 0.2);
-    assert.equal(responseJson(segmentJson(s)), '{"data":{"maxId":21,"loadingId":5,"currentId":1,"delta":2,"remainder":1},"code":200,"message":""}');
+    assert.equal(
+      responseJson(segmentJson(s)),
+      '{"data":{"maxId":21,"loadingId":5,"currentId":1,"delta":2,"remainder":1},"code":200,"message":""}',
+    );
     assert.equal(segmentText(s), '1,5,21,2,1');
     assert.equal(responseJson('null', 5, 'token is error'), '{"data":null,"code":5,"message":"token is error"}');
-    assert.equal(responseJson('null', 6, 'tag "a" is disabled'), '{"data":null,"code":6,"message":"tag \\"a\\" is disabled"}');
+    assert.equal(
+      responseJson('null', 6, 'tag "a" is disabled'),
+      '{"data":null,"code":6,"message":"tag \\"a\\" is disabled"}',
+    );
   });
 });
 

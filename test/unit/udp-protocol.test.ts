@@ -23,7 +23,8 @@ import { ERROR_CODES, IdmintError, type ErrorCode } from '../../src/errors.js';
 import { rng, SEED } from '../../tools/prng.js';
 
 const MAX = DEFAULT_MAX_DATAGRAM_BYTES;
-const parse = (text: string | Buffer, max = MAX): ParseResult => parseRequest(typeof text === 'string' ? Buffer.from(text) : text, max);
+const parse = (text: string | Buffer, max = MAX): ParseResult =>
+  parseRequest(typeof text === 'string' ? Buffer.from(text) : text, max);
 const wire = (r: UdpReply) => encodeReply(r).toString('utf8');
 
 function ok(text: string): UdpRequest {
@@ -40,7 +41,10 @@ function refused(text: string | Buffer, max = MAX): UdpReply {
 describe('udp: the id_server examples', () => {
   it('answers get with the request echoed, keys sorted', () => {
     const req = ok('{"action":"get","rule_name":"o2o","app_name":"test","seq":"7"}');
-    assert.deepEqual({ ...req, body: undefined }, { action: 'get', ruleName: 'o2o', appName: 'test', salt: '', body: undefined });
+    assert.deepEqual(
+      { ...req, body: undefined },
+      { action: 'get', ruleName: 'o2o', appName: 'test', salt: '', body: undefined },
+    );
     assert.equal(
       wire(successReply(req, '505140001')),
       '{"action":"get","app_name":"test","code":0,"data":"505140001","message":"success","rule_name":"o2o","seq":"7"}',
@@ -50,7 +54,10 @@ describe('udp: the id_server examples', () => {
   it('treats create as get and echoes the action as sent', () => {
     const req = ok('{"action":"create","rule_name":"o2o","app_name":"test"}');
     assert.equal(req.action, 'get');
-    assert.equal(wire(successReply(req, '1')), '{"action":"create","app_name":"test","code":0,"data":"1","message":"success","rule_name":"o2o"}');
+    assert.equal(
+      wire(successReply(req, '1')),
+      '{"action":"create","app_name":"test","code":0,"data":"1","message":"success","rule_name":"o2o"}',
+    );
   });
 
   it('answers monitor with the counter state', () => {
@@ -63,7 +70,9 @@ describe('udp: the id_server examples', () => {
   });
 
   it('echoes seq of any JSON type, nested keys sorted, and no field of its own', () => {
-    const req = ok('{"seq":{"z":1,"a":[{"y":2,"b":3}]},"x":null,"action":"get","rule_name":"r","app_name":"a","n":1.5,"t":true}');
+    const req = ok(
+      '{"seq":{"z":1,"a":[{"y":2,"b":3}]},"x":null,"action":"get","rule_name":"r","app_name":"a","n":1.5,"t":true}',
+    );
     assert.equal(
       wire(successReply(req, '9')),
       '{"action":"get","app_name":"a","code":0,"data":"9","message":"success","rule_name":"r","seq":{"a":[{"b":3,"y":2}],"z":1}}',
@@ -107,7 +116,10 @@ describe('udp: errors', () => {
       ['"get"', 'the request must be a JSON object, got "get"'],
       ['42', 'the request must be a JSON object, got number'],
       ['null', 'the request must be a JSON object, got null'],
-      [`{"action":"get","seq":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}`, `the request is nested deeper than ${MAX_JSON_DEPTH} levels`],
+      [
+        `{"action":"get","seq":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}`,
+        `the request is nested deeper than ${MAX_JSON_DEPTH} levels`,
+      ],
     ];
     for (const [input, message] of cases) {
       assert.deepEqual(refused(input), { code: UDP_CODES.MALFORMED.code, message }, String(input));
@@ -120,7 +132,9 @@ describe('udp: errors', () => {
     }
     const noAction = parse('{"seq":1}');
     assert.ok(!noAction.ok && noAction.echoed, 'a refused request object is echoed');
-    ok(`{"action":"get","rule_name":"r","app_name":"a","seq":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`);
+    ok(
+      `{"action":"get","rule_name":"r","app_name":"a","seq":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`,
+    );
   });
 
   it('accepts a UTF-8 byte order mark and surrounding whitespace', () => {
@@ -129,14 +143,20 @@ describe('udp: errors', () => {
 
   it('refuses oversized datagrams without reading them', () => {
     const big = `{"action":"get","rule_name":"r","app_name":"a","seq":"${'x'.repeat(200)}"}`;
-    assert.deepEqual(refused(big, 100), { code: UDP_CODES.TOO_LARGE.code, message: `datagram of ${big.length} bytes is over the limit of 100` });
+    assert.deepEqual(refused(big, 100), {
+      code: UDP_CODES.TOO_LARGE.code,
+      message: `datagram of ${big.length} bytes is over the limit of 100`,
+    });
     ok(big.slice(0, 0) + big);
     assert.ok(parse(big, big.length).ok);
   });
 
   it('names missing and invalid fields, echoing the request without data', () => {
     const r = refused('{"action":"get","seq":"s1","data":"123"}');
-    assert.equal(wire(r), '{"action":"get","code":-3,"message":"missing field rule_name; missing field app_name","seq":"s1"}');
+    assert.equal(
+      wire(r),
+      '{"action":"get","code":-3,"message":"missing field rule_name; missing field app_name","seq":"s1"}',
+    );
     const cases: [body: string, message: string][] = [
       ['{"rule_name":"r","app_name":"a"}', 'missing field action'],
       ['{"action":7,"rule_name":"r","app_name":"a"}', 'action must be a string, got number'],
@@ -145,16 +165,28 @@ describe('udp: errors', () => {
       ['{"action":"get","rule_name":["r"],"app_name":"a"}', 'rule_name must match [A-Za-z0-9_.-]{1,64}, got an array'],
       ['{"action":"get","rule_name":"r","app_name":1}', 'app_name must match [A-Za-z0-9_.-]{1,64}, got number'],
       ['{"action":"monitor","rule_name":"r"}', 'missing field app_name'],
-      ['{"action":"get","rule_name":"r","app_name":"a","salt":"x y"}', 'salt must match [A-Za-z0-9_.-]{0,64}, got "x y"'],
+      [
+        '{"action":"get","rule_name":"r","app_name":"a","salt":"x y"}',
+        'salt must match [A-Za-z0-9_.-]{0,64}, got "x y"',
+      ],
       ['{"action":"get","rule_name":"r","app_name":"a","salt":12}', 'salt must match [A-Za-z0-9_.-]{0,64}, got number'],
-      [`{"action":"get","rule_name":"r","app_name":"a","salt":"${'s'.repeat(65)}"}`, `salt must match [A-Za-z0-9_.-]{0,64}, got "${'s'.repeat(64)}..."`],
+      [
+        `{"action":"get","rule_name":"r","app_name":"a","salt":"${'s'.repeat(65)}"}`,
+        `salt must match [A-Za-z0-9_.-]{0,64}, got "${'s'.repeat(64)}..."`,
+      ],
     ];
     for (const [body, message] of cases) {
       const reply = refused(body);
-      assert.deepEqual({ code: reply.code, message: reply.message }, { code: UDP_CODES.INVALID_FIELD.code, message }, body);
+      assert.deepEqual(
+        { code: reply.code, message: reply.message },
+        { code: UDP_CODES.INVALID_FIELD.code, message },
+        body,
+      );
       const sent = JSON.parse(body) as Record<string, unknown>;
       const echoed = {
-        ...Object.fromEntries(Object.entries(sent).filter(([, v]) => typeof v === 'string' || body.includes(JSON.stringify(v)))),
+        ...Object.fromEntries(
+          Object.entries(sent).filter(([, v]) => typeof v === 'string' || body.includes(JSON.stringify(v))),
+        ),
         code: reply.code,
         message,
       };
@@ -168,14 +200,23 @@ describe('udp: errors', () => {
       wire(r),
       '{"action":"GET","app_name":"a","code":-4,"message":"unknown action \\"GET\\"; expected get, create or monitor","rule_name":"r","seq":1}',
     );
-    assert.equal(codeOf(refused('{"action":"__proto__","rule_name":"r","app_name":"a"}')), UDP_CODES.UNKNOWN_ACTION.code);
-    assert.equal(codeOf(refused('{"action":"toString","rule_name":"r","app_name":"a"}')), UDP_CODES.UNKNOWN_ACTION.code);
+    assert.equal(
+      codeOf(refused('{"action":"__proto__","rule_name":"r","app_name":"a"}')),
+      UDP_CODES.UNKNOWN_ACTION.code,
+    );
+    assert.equal(
+      codeOf(refused('{"action":"toString","rule_name":"r","app_name":"a"}')),
+      UDP_CODES.UNKNOWN_ACTION.code,
+    );
   });
 
   it('does not echo a "__proto__" key, nor take it as the prototype', () => {
     const req = ok('{"action":"get","rule_name":"r","app_name":"a","__proto__":{"polluted":1}}');
     const reply = successReply(req, '1');
-    assert.equal(wire(reply), '{"action":"get","app_name":"a","code":0,"data":"1","message":"success","rule_name":"r"}');
+    assert.equal(
+      wire(reply),
+      '{"action":"get","app_name":"a","code":0,"data":"1","message":"success","rule_name":"r"}',
+    );
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
   });
 
@@ -187,8 +228,14 @@ describe('udp: errors', () => {
     );
     assert.equal(errorReply(req, 'UNAVAILABLE').message, UDP_CODES.UNAVAILABLE.meaning);
     assert.deepEqual(errorReply(null, 'INTERNAL', 'x'), { code: -9, message: 'x' });
-    assert.equal(errorReplyFor(req, new IdmintError('ID_SPACE_EXHAUSTED', 'o2o reached max_counter 9999 today')).code, UDP_CODES.ID_SPACE_EXHAUSTED.code);
-    assert.equal(errorReplyFor(req, new IdmintError('ID_SPACE_EXHAUSTED', 'o2o reached max_counter 9999 today')).message, 'o2o reached max_counter 9999 today');
+    assert.equal(
+      errorReplyFor(req, new IdmintError('ID_SPACE_EXHAUSTED', 'o2o reached max_counter 9999 today')).code,
+      UDP_CODES.ID_SPACE_EXHAUSTED.code,
+    );
+    assert.equal(
+      errorReplyFor(req, new IdmintError('ID_SPACE_EXHAUSTED', 'o2o reached max_counter 9999 today')).message,
+      'o2o reached max_counter 9999 today',
+    );
     assert.equal(errorReplyFor(req, new IdmintError('TAG_NOT_FOUND', 'x')).code, -1);
     assert.equal(errorReplyFor(req, new IdmintError('LEASE_LOST', 'x')).code, UDP_CODES.UNAVAILABLE.code);
     assert.equal(errorReplyFor(req, new IdmintError('UNAUTHORIZED', 'x')).code, UDP_CODES.UNAUTHORIZED.code);
@@ -200,7 +247,8 @@ describe('udp: errors', () => {
   });
 
   it('maps every registry error code to a UDP code', () => {
-    for (const code of Object.keys(ERROR_CODES) as ErrorCode[]) assert.ok(UDP_CODE[code] in UDP_CODES, `${code} has no UDP code`);
+    for (const code of Object.keys(ERROR_CODES) as ErrorCode[])
+      assert.ok(UDP_CODE[code] in UDP_CODES, `${code} has no UDP code`);
   });
 });
 
@@ -208,7 +256,10 @@ describe('udp: encoding', () => {
   it('sorts digit-only keys as text too (a JS object lists them first, by number)', () => {
     const r = { 10: 1, 9: 2, a: 3, '007': 4, code: 0 } as unknown as UdpReply;
     assert.equal(wire(r), '{"007":4,"10":1,"9":2,"a":3,"code":0}');
-    assert.equal(wire({ b: { 2: 'x', 10: 'y' }, a: [1, { 3: null, z: true }] } as unknown as UdpReply), '{"a":[1,{"3":null,"z":true}],"b":{"10":"y","2":"x"}}');
+    assert.equal(
+      wire({ b: { 2: 'x', 10: 'y' }, a: [1, { 3: null, z: true }] } as unknown as UdpReply),
+      '{"a":[1,{"3":null,"z":true}],"b":{"10":"y","2":"x"}}',
+    );
     // An own "__proto__" key (JSON.parse makes one) is written like any other key.
     assert.equal(wire(JSON.parse('{"z":1,"__proto__":"p","a":2}') as UdpReply), '{"__proto__":"p","a":2,"z":1}');
   });
@@ -222,11 +273,17 @@ describe('udp: encoding', () => {
   });
 
   it('never throws: non-finite numbers become null, cycles become an internal error', () => {
-    assert.equal(wire({ code: 0, n: Number.NaN, i: Number.POSITIVE_INFINITY } as UdpReply), '{"code":0,"i":null,"n":null}');
+    assert.equal(
+      wire({ code: 0, n: Number.NaN, i: Number.POSITIVE_INFINITY } as UdpReply),
+      '{"code":0,"i":null,"n":null}',
+    );
     const cyclic: Record<string, unknown> = { code: 0 };
     cyclic.self = cyclic;
     assert.equal(wire(cyclic as UdpReply), '{"code":-9,"message":"internal error: the reply could not be encoded"}');
-    assert.equal(wire({ code: 0, big: 12345678901234567890n } as unknown as UdpReply), '{"big":12345678901234567890,"code":0}');
+    assert.equal(
+      wire({ code: 0, big: 12345678901234567890n } as unknown as UdpReply),
+      '{"big":12345678901234567890,"code":0}',
+    );
   });
 });
 
@@ -236,7 +293,8 @@ describe('udp: the code table in docs/UDP.md', () => {
     const documented = new Map<string, number>();
     for (const m of doc.matchAll(/^\| (-?\d+) \| `([A-Z_]+)` \|/gm)) documented.set(m[2], Number(m[1]));
     assert.ok(documented.size > 5, 'the code table of docs/UDP.md was not found');
-    for (const [name, def] of Object.entries(UDP_CODES)) assert.equal(documented.get(name), def.code, `docs/UDP.md: ${name}`);
+    for (const [name, def] of Object.entries(UDP_CODES))
+      assert.equal(documented.get(name), def.code, `docs/UDP.md: ${name}`);
     for (const name of documented.keys()) assert.ok(name in UDP_CODES, `docs/UDP.md lists unknown code ${name}`);
   });
 });
@@ -248,7 +306,26 @@ describe('udp: fuzz', () => {
     '{"action":"create","rule_name":"o2o","app_name":"test","salt":"u1"}',
     '{"action":"monitor","rule_name":"o2o","app_name":"test","seq":[1,{"a":null}]}',
   ];
-  const JUNK = ['{', '}', '[', ']', '"', ':', ',', '\\', 'null', 'true', '1e999', '-', '\u0000', '\ud800', 'é', '__proto__', '"action"', '"get"'];
+  const JUNK = [
+    '{',
+    '}',
+    '[',
+    ']',
+    '"',
+    ':',
+    ',',
+    '\\',
+    'null',
+    'true',
+    '1e999',
+    '-',
+    '\u0000',
+    '\ud800',
+    'é',
+    '__proto__',
+    '"action"',
+    '"get"',
+  ];
 
   function mutate(s: string): Buffer {
     const b = Buffer.from(s);
@@ -275,7 +352,12 @@ describe('udp: fuzz', () => {
       case 4: // a random JSON value
         return Buffer.from(JSON.stringify(randomJson(0)) ?? 'null');
       default: // a valid request with one field replaced
-        return Buffer.from(JSON.stringify({ ...(JSON.parse(s) as object), [r.pick(['action', 'rule_name', 'app_name', 'salt', 'seq'])]: randomJson(2) }));
+        return Buffer.from(
+          JSON.stringify({
+            ...(JSON.parse(s) as object),
+            [r.pick(['action', 'rule_name', 'app_name', 'salt', 'seq'])]: randomJson(2),
+          }),
+        );
     }
   }
   function randomJson(depth: number): unknown {
@@ -286,7 +368,12 @@ describe('udp: fuzz', () => {
     if (k === 3) return r.pick(['get', 'create', 'monitor', '', 'o2o', 'a b', '\u0000', 'x'.repeat(r.int(0, 70))]);
     if (k === 4) return r.pick(JUNK);
     if (k === 5) return Array.from({ length: r.int(0, 3) }, () => randomJson(depth + 1));
-    return Object.fromEntries(Array.from({ length: r.int(0, 3) }, () => [r.pick(['action', 'a', '__proto__', 'seq', 'z']), randomJson(depth + 1)]));
+    return Object.fromEntries(
+      Array.from({ length: r.int(0, 3) }, () => [
+        r.pick(['action', 'a', '__proto__', 'seq', 'z']),
+        randomJson(depth + 1),
+      ]),
+    );
   }
 
   it(`never throws, and answers every refused datagram with a non-zero code (seed ${SEED})`, () => {

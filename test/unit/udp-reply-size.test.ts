@@ -4,7 +4,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { boundedReply } from '../../src/core/udp-reply-size.js';
-import { errorReply, monitorReply, parseRequest, successReply, UDP_CODES, type UdpCodeName } from '../../src/core/udp-protocol.js';
+import {
+  errorReply,
+  monitorReply,
+  parseRequest,
+  successReply,
+  UDP_CODES,
+  type UdpCodeName,
+} from '../../src/core/udp-protocol.js';
 import { rng, SEED, type Rng } from '../../tools/prng.js';
 
 const NUMBERS = ['1e20', '1E308', '-1e-7', '12345678901234567890123', '0', '7', '1.50', '2e0'];
@@ -32,12 +39,20 @@ function datagram(r: Rng): Buffer {
   if (r.next() < 0.8) fields.push(`"action":${r.pick(['"get"', '"create"', '"monitor"', '"GET"', '1e20', 'null'])}`);
   if (r.next() < 0.8) fields.push(`"rule_name":${r.pick(['"r"', '"o2o"', '"no such"', '1e20'])}`);
   if (r.next() < 0.8) fields.push(`"app_name":${r.pick(['"a"', '"test"', '""', '[1e20]'])}`);
-  for (const k of ['seq', 'salt', 'token', 'idempotency_key', 'x', 'data', 'code', 'message', 'pad']) if (r.next() < 0.25) fields.push(`"${k}":${value(r)}`);
+  for (const k of ['seq', 'salt', 'token', 'idempotency_key', 'x', 'data', 'code', 'message', 'pad'])
+    if (r.next() < 0.25) fields.push(`"${k}":${value(r)}`);
   const text = r.next() < 0.05 ? value(r) : `{${fields.join(r.pick([',', ' , ']))}}`;
   return Buffer.from(text);
 }
 
-const REFUSALS: UdpCodeName[] = ['UNKNOWN_RULE', 'UNAVAILABLE', 'ID_SPACE_EXHAUSTED', 'UNAUTHORIZED', 'INTERNAL', 'IDEMPOTENCY_KEY_MISMATCH'];
+const REFUSALS: UdpCodeName[] = [
+  'UNKNOWN_RULE',
+  'UNAVAILABLE',
+  'ID_SPACE_EXHAUSTED',
+  'UNAUTHORIZED',
+  'INTERNAL',
+  'IDEMPOTENCY_KEY_MISMATCH',
+];
 
 describe('udp: reply size', () => {
   it(`refusals are never longer than the datagram, answers never more than twice (seed ${SEED})`, () => {
@@ -50,7 +65,9 @@ describe('udp: reply size', () => {
       const n = buf.length;
       const what = `seed ${SEED} datagram ${i}: ${buf.toString()}`;
       const parsed = parseRequest(buf);
-      const refusals = parsed.ok ? [errorReply(parsed.req, r.pick(REFUSALS), r.next() < 0.5 ? undefined : 'm'.repeat(r.int(0, 300)))] : [parsed.reply];
+      const refusals = parsed.ok
+        ? [errorReply(parsed.req, r.pick(REFUSALS), r.next() < 0.5 ? undefined : 'm'.repeat(r.int(0, 300)))]
+        : [parsed.reply];
       for (const reply of refusals) {
         const out = boundedReply(reply, n);
         if (out === undefined) silent++;
@@ -62,7 +79,10 @@ describe('udp: reply size', () => {
       }
       if (!parsed.ok) continue;
       const id = r.pick(['1', '505140001', '9223372036854775807', 'x'.repeat(r.int(20, 120))]);
-      for (const reply of [successReply(parsed.req, id), monitorReply(parsed.req, { counter: r.int(-1, 2 ** 31), nodeOffset: r.int(0, 999) })]) {
+      for (const reply of [
+        successReply(parsed.req, id),
+        monitorReply(parsed.req, { counter: r.int(-1, 2 ** 31), nodeOffset: r.int(0, 999) }),
+      ]) {
         const out = boundedReply(reply, n);
         assert.ok(out !== undefined, what);
         assert.ok(out.length <= 2 * n, `an answer of ${out.length} bytes to ${what}: ${out.toString()}`);
@@ -72,7 +92,10 @@ describe('udp: reply size', () => {
         answered++;
       }
     }
-    assert.ok(answered > 1000 && refusedSent > 5000 && silent > 100, `${answered} answers, ${refusedSent} refusals sent, ${silent} not`);
+    assert.ok(
+      answered > 1000 && refusedSent > 5000 && silent > 100,
+      `${answered} answers, ${refusedSent} refusals sent, ${silent} not`,
+    );
   });
 
   it('answers the shortest request with an ID of up to 54 characters', () => {
@@ -81,7 +104,10 @@ describe('udp: reply size', () => {
     assert.ok(parsed.ok);
     const fits = boundedReply(successReply(parsed.req, '9'.repeat(54)), buf.length)!;
     assert.equal(JSON.parse(fits.toString()).data, '9'.repeat(54));
-    assert.equal(boundedReply(successReply(parsed.req, '9'.repeat(55)), buf.length)!.toString(), '{"code":-5,"message":"TOO_LARGE"}');
+    assert.equal(
+      boundedReply(successReply(parsed.req, '9'.repeat(55)), buf.length)!.toString(),
+      '{"code":-5,"message":"TOO_LARGE"}',
+    );
   });
 
   it('never answers "{}" (2 bytes), and answers 8 KB of 1e20 numbers within its size', () => {

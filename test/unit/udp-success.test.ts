@@ -16,12 +16,31 @@ const fast = (text: string, id: string): string | undefined => {
   return r.ok ? successText(r.req, id) : undefined;
 };
 
-const VALUES = ['"x"', '""', '"a\\"b"', '"\\u00e9"', '"\\ud83d\\ude00"', '"\\ud800"', '"\\n\\t"', '7', 'null', 'true', '[1,"2"]', '{"a":1}', '1e20'];
+const VALUES = [
+  '"x"',
+  '""',
+  '"a\\"b"',
+  '"\\u00e9"',
+  '"\\ud83d\\ude00"',
+  '"\\ud800"',
+  '"\\n\\t"',
+  '7',
+  'null',
+  'true',
+  '[1,"2"]',
+  '{"a":1}',
+  '1e20',
+];
 
 function request(r: Rng): string {
-  const fields = [`"action":${r.pick(['"get"', '"create"'])}`, '"rule_name":"o2o"', `"app_name":${r.pick(['"a"', '"app.1"'])}`];
+  const fields = [
+    `"action":${r.pick(['"get"', '"create"'])}`,
+    '"rule_name":"o2o"',
+    `"app_name":${r.pick(['"a"', '"app.1"'])}`,
+  ];
   if (r.next() < 0.5) fields.push(`"salt":${r.pick(['"u1"', '""', 'null'])}`);
-  for (const k of ['seq', 'token', 'idempotency_key', 'pad', 'data', 'code', 'message']) if (r.next() < 0.4) fields.push(`"${k}":${r.pick(VALUES)}`);
+  for (const k of ['seq', 'token', 'idempotency_key', 'pad', 'data', 'code', 'message'])
+    if (r.next() < 0.4) fields.push(`"${k}":${r.pick(VALUES)}`);
   for (let i = fields.length - 1; i > 0; i--) {
     const j = r.int(0, i);
     [fields[i], fields[j]] = [fields[j], fields[i]];
@@ -31,7 +50,9 @@ function request(r: Rng): string {
 
 describe('udp: the success reply written straight from the request', () => {
   it('is the general encoder text for a request carrying every echoed field as a string', () => {
-    const fields = ECHOED_FIELDS.map((k) => `"${k}":${k === 'action' ? '"get"' : k === 'rule_name' ? '"o2o"' : `"${k[0]}1"`}`);
+    const fields = ECHOED_FIELDS.map(
+      (k) => `"${k}":${k === 'action' ? '"get"' : k === 'rule_name' ? '"o2o"' : `"${k[0]}1"`}`,
+    );
     const text = `{${fields.reverse().join(',')}}`;
     const want = general(text, '505140001');
     assert.ok(want !== undefined, 'the request was refused');

@@ -46,7 +46,13 @@ export async function grpcTakeLoop(ctx: LoadContext, client: string, perSecond: 
       const c = TAKE_CASES[i % TAKE_CASES.length];
       const track = tracks.get(c.tag.tag)!;
       const sent = performance.now();
-      const { blocks, error } = await ids.take({ tag: c.tag.tag, count: c.count, block: c.block, ranges: c.format === 'ranges', ...app(track) });
+      const { blocks, error } = await ids.take({
+        tag: c.tag.tag,
+        count: c.count,
+        block: c.block,
+        ranges: c.format === 'ranges',
+        ...app(track),
+      });
       const answered = performance.now();
       let got = 0;
       let min: bigint | undefined;

@@ -80,7 +80,15 @@ export async function wsLoop(ctx: LoadContext, client: string, perSecond: number
         },
       };
       taking = t;
-      const msg = { op: 'take', req, tag: c.tag.tag, count: c.count, block: c.block, format: c.format, ...(c.tag.mode === 'rule' ? { app: APP } : {}) };
+      const msg = {
+        op: 'take',
+        req,
+        tag: c.tag.tag,
+        count: c.count,
+        block: c.block,
+        format: c.format,
+        ...(c.tag.mode === 'rule' ? { app: APP } : {}),
+      };
       ws!.send(JSON.stringify(msg));
     });
   try {
@@ -101,7 +109,8 @@ export async function wsLoop(ctx: LoadContext, client: string, perSecond: number
           ctx.fail('ws take', error.split(':')[0], `${c.tag.tag} ${c.format}: ${error}`);
           // Blocks of a take given up on must not arrive while the next one runs.
           if (error.startsWith('no done')) ws.terminate();
-        } else if (t.got !== c.count) ctx.fail('ws take', 'short', `${c.tag.tag} ${c.format}: ${t.got} of ${c.count} IDs`);
+        } else if (t.got !== c.count)
+          ctx.fail('ws take', 'short', `${c.tag.tag} ${c.format}: ${t.got} of ${c.count} IDs`);
         else ctx.latency.add('ws take', answered - sent);
       } catch (err) {
         ctx.fail('ws take', 'socket', `${c.tag.tag} ${c.format}: ${(err as Error).message}`);

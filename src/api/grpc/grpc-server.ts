@@ -4,7 +4,13 @@
 // takes in flight at their next block, lets unary calls finish, and cuts what is left after a
 // grace period. Beside it: the standard health service (health.ts), following readiness, and
 // server reflection (reflection.ts).
-import { Server, ServerCredentials, type handleServerStreamingCall, type handleUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  type handleServerStreamingCall,
+  type handleUnaryCall,
+  type ServerWritableStream,
+} from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Drain } from '../../service/drain.js';
@@ -135,7 +141,13 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     } catch (err) {
       return fail(err);
     }
-    decodeId(ids, tag, call.request.id, token, staff(bearerToken(call.metadata.get('authorization')[0] as string | undefined))).then((d) => {
+    decodeId(
+      ids,
+      tag,
+      call.request.id,
+      token,
+      staff(bearerToken(call.metadata.get('authorization')[0] as string | undefined)),
+    ).then((d) => {
       callback(null, decodeResponse(d));
       metrics.observeGrpc(DECODE, 'OK', (performance.now() - start) / 1000);
     }, fail);
@@ -192,15 +204,23 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
       });
   };
 
-  const server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES, interceptors: [countOwnRefusals(metrics.errors, log)] });
+  const server = new Server({
+    'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
+    interceptors: [countOwnRefusals(metrics.errors, log)],
+  });
   server.addService(service, { Next: next, Take: take, Decode: decode });
   // Loaded here, not at start-up: they parse their protos when imported, which a process
   // without the gRPC listener (GRPC_PORT=0) need not pay for.
-  const [{ addHealthService }, { addReflectionService }] = await Promise.all([import('./health.js'), import('./reflection.js')]);
+  const [{ addHealthService }, { addReflectionService }] = await Promise.all([
+    import('./health.js'),
+    import('./reflection.js'),
+  ]);
   const health = await addHealthService(server, deps);
   addReflectionService(server);
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(bindAddress(config.host, config.grpcPort), ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync(bindAddress(config.host, config.grpcPort), ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
   ).catch((err: unknown) => {
     health.close();
     throw err;
@@ -216,7 +236,10 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
         health.close();
         for (const s of takes) s.interrupt();
         const cut = setTimeout(() => {
-          log.warn({ takes: takes.size }, `gRPC calls still running ${GRPC_CLOSE_GRACE_MS} ms after closing began: cut`);
+          log.warn(
+            { takes: takes.size },
+            `gRPC calls still running ${GRPC_CLOSE_GRACE_MS} ms after closing began: cut`,
+          );
           server.forceShutdown();
           resolve();
         }, GRPC_CLOSE_GRACE_MS);

@@ -40,7 +40,10 @@ export function idsService(protoRoot = findProtoRoot()): ServiceDefinition {
  * instead of an array of a string per ID (about four times the bytes, and objects for the
  * garbage collector to walk on every major collection).
  */
-export function idsServiceEncodingTakes(protoRoot = findProtoRoot()): { service: ServiceDefinition; encode: (block: object) => Buffer } {
+export function idsServiceEncodingTakes(protoRoot = findProtoRoot()): {
+  service: ServiceDefinition;
+  encode: (block: object) => Buffer;
+} {
   const service = idsService(protoRoot);
   const take = service.Take;
   const encode = take.responseSerialize as (block: object) => Buffer;

@@ -6,12 +6,19 @@
 // The interceptor below is the innermost one (the server has no other), so it is handed that
 // object and watches what it sends; every status our handlers send carries the idmint code in
 // its metadata (grpc/status.ts), so a failed status without one is grpc-js's own.
-import { ServerInterceptingCall, status, type ServerInterceptingCallInterface, type ServerInterceptor } from '@grpc/grpc-js';
+import {
+  ServerInterceptingCall,
+  status,
+  type ServerInterceptingCallInterface,
+  type ServerInterceptor,
+} from '@grpc/grpc-js';
 import { IdmintError } from '../../errors.js';
 import { noteFailure, type ErrorCounter, type FailureLog } from '../error-policy.js';
 
 /** The statuses grpc-js refuses a request with on its own, as the idmint code they count as. */
-const OWN_REFUSALS: ReadonlyMap<status, IdmintError['code']> = new Map([[status.RESOURCE_EXHAUSTED, 'INVALID_ARGUMENT']]);
+const OWN_REFUSALS: ReadonlyMap<status, IdmintError['code']> = new Map([
+  [status.RESOURCE_EXHAUSTED, 'INVALID_ARGUMENT'],
+]);
 
 /** An interceptor counting grpc-js's own refusals (first, and only, in the server's `interceptors`). */
 export function countOwnRefusals(errors: ErrorCounter, log: FailureLog): ServerInterceptor {

@@ -82,7 +82,10 @@ function idempotencyKeyOf(field: string | undefined, md: Metadata): string | und
 }
 
 /** Next's count (0 means 1) and options, as GET /v1/ids/:tag checks them. */
-export function parseNext(r: NextRequest, md: Metadata): { tag: string; count: number; opts: IdOptions & { idempotencyKey?: string } } {
+export function parseNext(
+  r: NextRequest,
+  md: Metadata,
+): { tag: string; count: number; opts: IdOptions & { idempotencyKey?: string } } {
   const tag = checkTag(r.tag);
   const count = r.count === 0 ? 1 : r.count;
   if (!(count >= 1 && count <= MAX_BATCH)) throw invalid(`count must be from 1 to ${MAX_BATCH}`);

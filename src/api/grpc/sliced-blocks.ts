@@ -45,13 +45,22 @@ export async function slicedIdsBlock(
   encode: (block: TakeBlock) => Buffer,
 ): Promise<Buffer | undefined> {
   const parts: Buffer[] = [];
-  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) => parts.push(encodeIdsBlock(ids, from, to, encode)));
+  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) =>
+    parts.push(encodeIdsBlock(ids, from, to, encode)),
+  );
   return done ? Buffer.concat(parts) : undefined;
 }
 
 /** Inclusive runs of ids[start, end), ascending decimal strings. */
-export async function slicedIdsRanges(slice: Slicer, ids: readonly string[], start: number, end: number): Promise<[string, string][] | undefined> {
+export async function slicedIdsRanges(
+  slice: Slicer,
+  ids: readonly string[],
+  start: number,
+  end: number,
+): Promise<[string, string][] | undefined> {
   const runs: [string, string][] = [];
-  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) => appendDecimalRuns(runs, decimalRuns(ids, from, to)));
+  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) =>
+    appendDecimalRuns(runs, decimalRuns(ids, from, to)),
+  );
   return done ? runs : undefined;
 }

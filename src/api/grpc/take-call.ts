@@ -88,7 +88,8 @@ export class TakeCall {
       const s = this.stopped;
       if (s !== undefined) return s;
       if (this.queued === 0) return undefined;
-      const bound: Bound | undefined = this.queued + bytes > this.opts.maxBufferBytes ? 'call' : this.opts.budget.fits(bytes) ? undefined : 'process';
+      const bound: Bound | undefined =
+        this.queued + bytes > this.opts.maxBufferBytes ? 'call' : this.opts.budget.fits(bytes) ? undefined : 'process';
       if (bound === undefined) return undefined;
       if (!waited) this.opts.budget.waited(bound);
       waited = true;
@@ -141,7 +142,9 @@ export class TakeCall {
     return this.send(this.opts.encode(block));
   }
 
-  /** Serves the take; resolves when every block was written, or with why it stopped. Errors of the ID service reject. */
+  /**
+   * Serves the take; resolves when every block was written, or with why it stopped. Errors of the ID service reject.
+   */
   async run(t: BulkTake): Promise<Stopped | undefined> {
     try {
       return await this.serve(t);
@@ -182,7 +185,9 @@ export class TakeCall {
         if (s !== undefined) return s;
         if (!ranges) return this.sendIds(ids, start, end);
         const runs = await slicedIdsRanges(this.slice, ids, start, end);
-        return runs === undefined ? this.stopped : this.sendBlock({ ranges: runs.map(([first, last]) => ({ first, last })) });
+        return runs === undefined
+          ? this.stopped
+          : this.sendBlock({ ranges: runs.map(([first, last]) => ({ first, last })) });
       },
     };
   }

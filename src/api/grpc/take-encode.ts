@@ -11,7 +11,12 @@ import type { TakeBlock } from './requests.js';
 const IDS_FIELD = 0x0a;
 
 /** ids[start, end) as an encoded TakeBlock; `encode` (the schema's encoder) for what is not short ASCII. */
-export function encodeIdsBlock(ids: readonly string[], start: number, end: number, encode: (block: TakeBlock) => Buffer): Buffer {
+export function encodeIdsBlock(
+  ids: readonly string[],
+  start: number,
+  end: number,
+  encode: (block: TakeBlock) => Buffer,
+): Buffer {
   const slow = () => encode({ ids: ids.slice(start, end) });
   let total = 0;
   for (let i = start; i < end; i++) {
@@ -49,7 +54,12 @@ const stepDigits = new Uint8Array(WIDTH);
  * encode to, without a string per ID); undefined when an ID reaches 2^53 (the caller writes
  * strings then) or the block would pass maxBytes.
  */
-export function encodeRunsBlock(runs: readonly Range[], count: number, p: Packing, maxBytes: number): Buffer | undefined {
+export function encodeRunsBlock(
+  runs: readonly Range[],
+  count: number,
+  p: Packing,
+  maxBytes: number,
+): Buffer | undefined {
   for (const [, b] of runs) if (b * p.step + p.base > Number.MAX_SAFE_INTEGER) return undefined;
   const size = Math.min(count * MOST_PER_ID, maxBytes + MOST_PER_ID);
   if (scratch.length < size) scratch = Buffer.allocUnsafe(size);

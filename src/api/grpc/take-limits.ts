@@ -13,9 +13,13 @@ export class PeerTakes {
   enter(peer: string): void {
     const n = this.running.get(peer) ?? 0;
     if (n >= this.maxPerPeer) {
-      throw new IdmintError('LIMIT_EXCEEDED', `at most ${this.maxPerPeer} Take calls may run at once per client address; wait for one to end`, {
-        retryAfter: 1,
-      });
+      throw new IdmintError(
+        'LIMIT_EXCEEDED',
+        `at most ${this.maxPerPeer} Take calls may run at once per client address; wait for one to end`,
+        {
+          retryAfter: 1,
+        },
+      );
     }
     this.running.set(peer, n + 1);
   }

@@ -46,7 +46,11 @@ export class AuthFailures {
     if (left <= 0) return;
     const retryAfter = Math.max(1, Math.ceil(left / 1000));
     this.counters.errors.inc({ transport, code: 'LIMIT_EXCEEDED' });
-    throw new IdmintError('LIMIT_EXCEEDED', `too many failed admin sign-ins from this address; retry in ${retryAfter} s`, { retryAfter });
+    throw new IdmintError(
+      'LIMIT_EXCEEDED',
+      `too many failed admin sign-ins from this address; retry in ${retryAfter} s`,
+      { retryAfter },
+    );
   }
 
   /** Notes a wrong or missing token from `source`. */
@@ -60,7 +64,8 @@ export class AuthFailures {
       times = [];
     } else this.bySource.delete(source); // re-inserted below: the map stays in order of last failure
     times.push(now);
-    while (times.length > this.opts.maxFailures || (times.length > 0 && times[0] <= now - this.opts.windowMs)) times.shift();
+    while (times.length > this.opts.maxFailures || (times.length > 0 && times[0] <= now - this.opts.windowMs))
+      times.shift();
     this.bySource.set(source, times);
     if (now - this.lastLog >= LOG_EVERY_MS) {
       this.log.warn({ transport, source, reason, failures_not_logged: this.unlogged }, 'admin authentication failed');

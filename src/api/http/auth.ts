@@ -91,7 +91,11 @@ export function adminGuard(
  */
 function writeAllowed(req: FastifyRequest): boolean {
   const h = req.headers;
-  return bearerToken(h.authorization) !== undefined || h[ADMIN_WRITE_HEADER] !== undefined || h['sec-fetch-site'] === 'same-origin';
+  return (
+    bearerToken(h.authorization) !== undefined ||
+    h[ADMIN_WRITE_HEADER] !== undefined ||
+    h['sec-fetch-site'] === 'same-origin'
+  );
 }
 
 /** The credential a request carries: the Bearer header's, else the session cookie's. */
@@ -101,7 +105,8 @@ function givenToken(req: FastifyRequest): string | undefined {
 
 function tokenCheck(adminToken: string, viewerToken: string): (req: FastifyRequest) => AdminRole {
   const roleOf = roleOfToken(adminToken, viewerToken);
-  const wrong = viewerToken !== '' ? 'the token is neither the admin token nor the viewer token' : 'the admin token is wrong';
+  const wrong =
+    viewerToken !== '' ? 'the token is neither the admin token nor the viewer token' : 'the admin token is wrong';
   return (req) => {
     const given = givenToken(req);
     if (given === undefined) throw new IdmintError('UNAUTHORIZED', 'send Authorization: Bearer <admin token>');

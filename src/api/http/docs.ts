@@ -11,7 +11,8 @@ export async function registerDocs(app: FastifyInstance, version: string): Promi
       openapi: '3.0.3',
       info: {
         title: 'idmint',
-        description: 'Distributed ID dispenser: segment, snowflake and rule IDs. Errors are {"error":{"code","message"}}; see docs/API.md.',
+        description:
+          'Distributed ID dispenser: segment, snowflake and rule IDs. Errors are {"error":{"code","message"}}; see docs/API.md.',
         version,
       },
       components: {

@@ -19,7 +19,17 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { IdService } from '../../service/id-service.js';
 import { noteFailure } from '../error-policy.js';
 import { errorAnswer } from '../error-replies.js';
-import { ID_PREFIX, ID_ROUTE, ID_TAG, idBody, JSON_TYPE, plainIdQuery, TEXT_TYPE, wantsText, type IdQuery } from './id-route-spec.js';
+import {
+  ID_PREFIX,
+  ID_ROUTE,
+  ID_TAG,
+  idBody,
+  JSON_TYPE,
+  plainIdQuery,
+  TEXT_TYPE,
+  wantsText,
+  type IdQuery,
+} from './id-route-spec.js';
 import { carriesToken } from '../credentials.js';
 import { countsAsRefusal, type SourceLimits } from '../source-limits.js';
 
@@ -31,7 +41,10 @@ export interface FastPathDeps {
   readonly log: Logger;
   /** The app's next request id (Fastify's genReqId). */
   readonly requestId: () => string;
-  /** False while the path may not answer: the app is closing (the router answers 503), or it has hooks this path does not honour. */
+  /**
+   * False while the path may not answer: the app is closing (the router answers 503), or it has hooks this path does
+   * not honour.
+   */
   readonly open: () => boolean;
   /** The per-source limits of the ID routes, when they have any. */
   readonly limits?: SourceLimits;

@@ -93,7 +93,10 @@ export class RouteContexts {
     return meta;
   };
 
-  /** The context Fastify's router holds for `method url`; undefined when it has no such route. Call once the app is ready. */
+  /**
+   * The context Fastify's router holds for `method url`; undefined when it has no such route. Call once the app is
+   * ready.
+   */
   contextOf(app: FastifyInstance, method: string, url: string): Context | undefined {
     this.seen.clear();
     app.printRoutes({ includeMeta: true, commonPrefix: false, method });
@@ -103,7 +106,8 @@ export class RouteContexts {
 
 /** A function's name as written (without the `bound ` of Fastify's copies); `anonymous` when it has none. */
 const nameOf = (f: unknown): string => (typeof f === 'function' ? f.name.replace(/^bound /, '') : '') || 'anonymous';
-const holdsFunctions = (v: unknown): boolean => typeof v === 'function' || (Array.isArray(v) && v.some((x) => typeof x === 'function'));
+const holdsFunctions = (v: unknown): boolean =>
+  typeof v === 'function' || (Array.isArray(v) && v.some((x) => typeof x === 'function'));
 
 /** Context properties that are not Fastify's per-request code, or that idRouteProblems checks by name. */
 const KNOWN = new Set<string>([
@@ -146,12 +150,15 @@ export function idRouteProblems(context: Context | undefined, honoured: Honoured
     const value = context[key];
     if (typeof key === 'symbol') {
       // Fastify's reply serializer of the route (setReplySerializer): none, or the path's JSON would differ.
-      if (key.description === 'fastify.replySerializerDefault' && value !== null && value !== undefined) out.push('reply serializer');
+      if (key.description === 'fastify.replySerializerDefault' && value !== null && value !== undefined)
+        out.push('reply serializer');
       continue;
     }
     if (!KNOWN.has(key) && holdsFunctions(value)) out.push(`${key}: unknown to the pre-router path`);
   }
-  if (!Reflect.ownKeys(context).some((k) => typeof k === 'symbol' && k.description === 'fastify.replySerializerDefault')) {
+  if (
+    !Reflect.ownKeys(context).some((k) => typeof k === 'symbol' && k.description === 'fastify.replySerializerDefault')
+  ) {
     out.push('reply serializer: not found in the route context');
   }
   return out;

@@ -5,7 +5,13 @@
 // a refusal (countsAsRefusal) is charged, and the IDs of a request that took none are given back.
 // The pre-router path (fast-path.ts) does the work of the ID routes' two hooks itself, for what it
 // answers (pre-router-hooks.ts checks the hooks by identity).
-import type { FastifyInstance, FastifyRequest, onResponseHookHandler, onSendHookHandler, preHandlerHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  onResponseHookHandler,
+  onSendHookHandler,
+  preHandlerHookHandler,
+} from 'fastify';
 import { TAG_NAME } from '../../core/tag-name.js';
 import { bindInteger, TINYID_BATCH_MAX } from '../../core/tinyid.js';
 import type { IdmintError } from '../../errors.js';
@@ -93,7 +99,12 @@ export function sourceHooks(limits: SourceLimits, ids: IdService): SourceHooks {
 
   /** A Tinyid failure answered 200 (code 5 or 6, or "" from a Simple route) took nothing: its IDs are given back. */
   const settleTinyid: onSendHookHandler<unknown> = (req, reply, payload, done) => {
-    if (req.sourceHeld > 0 && reply.statusCode === 200 && typeof payload === 'string' && (payload === '' || payload.startsWith('{"data":null'))) {
+    if (
+      req.sourceHeld > 0 &&
+      reply.statusCode === 200 &&
+      typeof payload === 'string' &&
+      (payload === '' || payload.startsWith('{"data":null'))
+    ) {
       limits.refund(req.ip, req.sourceHeld);
       req.sourceHeld = 0;
     }
@@ -115,7 +126,9 @@ export function sourceHooks(limits: SourceLimits, ids: IdService): SourceHooks {
   };
 }
 
-/** The IDs a nextId call asks for: batchSize, 1 when absent; 0 for one the route refuses (not an integer, out of range). */
+/**
+ * The IDs a nextId call asks for: batchSize, 1 when absent; 0 for one the route refuses (not an integer, out of range).
+ */
 function tinyidBatch(raw: string | undefined): number {
   let n: number | null;
   try {

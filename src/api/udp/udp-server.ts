@@ -11,7 +11,15 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import { encodeReply, errorReply, monitorReply, parseRequest, successReply, type UdpReply, type UdpRequest } from '../../core/udp-protocol.js';
+import {
+  encodeReply,
+  errorReply,
+  monitorReply,
+  parseRequest,
+  successReply,
+  type UdpReply,
+  type UdpRequest,
+} from '../../core/udp-protocol.js';
 import { ANSWER_FACTOR, boundedReply } from '../../core/udp-reply-size.js';
 import { successText } from '../../core/udp-success.js';
 import { invalid, type IdmintError } from '../../errors.js';
@@ -47,7 +55,10 @@ const REPLY_OVERHEAD = 512;
 export function replyDatagram(reply: UdpReply, requestBytes: number): Buffer | undefined {
   const buf = boundedReply(reply, requestBytes);
   if (buf === undefined || buf.length <= MAX_UDP_PAYLOAD) return buf;
-  return boundedReply(errorReply(null, 'TOO_LARGE', `the reply would be ${buf.length} bytes, over the UDP limit of ${MAX_UDP_PAYLOAD}`), requestBytes);
+  return boundedReply(
+    errorReply(null, 'TOO_LARGE', `the reply would be ${buf.length} bytes, over the UDP limit of ${MAX_UDP_PAYLOAD}`),
+    requestBytes,
+  );
 }
 
 /**
@@ -110,7 +121,9 @@ export function handleDatagram(
     const size = encodeReply(req.body).length + REPLY_OVERHEAD;
     if (size > MAX_UDP_PAYLOAD) {
       const message = `the reply to this request would exceed the UDP limit of ${MAX_UDP_PAYLOAD} bytes`;
-      return unanswered(refused(invalid(message)), limits, source, 0) ? undefined : errorReply(null, 'TOO_LARGE', message);
+      return unanswered(refused(invalid(message)), limits, source, 0)
+        ? undefined
+        : errorReply(null, 'TOO_LARGE', message);
     }
   }
   if (req.action === 'monitor') {
@@ -124,7 +137,10 @@ export function handleDatagram(
     if (limits.limitsIds) {
       const known = limits.peek(req.ruleName);
       // Read first; but a source refused everything is refused before (an unknown name costs a MySQL read).
-      if (known === undefined) return limits.admitDatagram(source, 0) ? answerAfterCharge(req, token, ids, refused, limits, source) : undefined;
+      if (known === undefined)
+        return limits.admitDatagram(source, 0)
+          ? answerAfterCharge(req, token, ids, refused, limits, source)
+          : undefined;
       held = limits.chargeOf(known, 1);
     }
     if (!limits.admitDatagram(source, held)) return undefined;
@@ -149,10 +165,21 @@ function issue(ids: IdService, req: UdpRequest, token: string | undefined): stri
   // parseRequest refused a key that is not a string.
   const key = req.body.idempotency_key;
   const idempotencyKey = typeof key === 'string' ? key : undefined;
-  return ids.issue({ tag: req.ruleName, as: 'one', app: req.appName, salt: req.salt || undefined, token, appIfRule: true, idempotencyKey });
+  return ids.issue({
+    tag: req.ruleName,
+    as: 'one',
+    app: req.appName,
+    salt: req.salt || undefined,
+    token,
+    appIfRule: true,
+    idempotencyKey,
+  });
 }
 
-/** A get whose rule the limits must read before they can charge it (not cached, or changed): the rest of handleDatagram's way. */
+/**
+ * A get whose rule the limits must read before they can charge it (not cached, or changed): the rest of
+ * handleDatagram's way.
+ */
 async function answerAfterCharge(
   req: UdpRequest,
   token: string | undefined,
@@ -171,7 +198,10 @@ async function answerAfterCharge(
   }
 }
 
-/** An ID still to come, the request its reply echoes, and the IDs charged for it: the reply is made where it is sent, in one step. */
+/**
+ * An ID still to come, the request its reply echoes, and the IDs charged for it: the reply is made where it is sent, in
+ * one step.
+ */
 class PendingReply {
   constructor(
     readonly req: UdpRequest,
@@ -203,13 +233,23 @@ async function monitor(
  * answered at once (the default lookup answers it too, but a tick later, through dns.lookup's
  * argument handling, for every reply). Anything else goes to dns.lookup.
  */
-function literalLookup(host: string, options: LookupOneOptions, callback: (err: NodeJS.ErrnoException | null, address: string, family: number) => void): void {
+function literalLookup(
+  host: string,
+  options: LookupOneOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string, family: number) => void,
+): void {
   const family = isIP(host);
   if (family !== 0) callback(null, host, family);
   else dnsLookup(host, options, callback);
 }
 
-export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logger, errors: ErrorCounter, limits?: SourceLimits): Promise<UdpServer> {
+export async function startUdpServer(
+  ids: IdService,
+  opts: UdpOptions,
+  log: Logger,
+  errors: ErrorCounter,
+  limits?: SourceLimits,
+): Promise<UdpServer> {
   const socket: Socket = createSocket({ type: opts.host.includes(':') ? 'udp6' : 'udp4', lookup: literalLookup });
   socket.on('error', (err) => log.error({ err: err.message }, 'UDP socket error'));
   const onSent = (err: Error | null) => {
@@ -218,11 +258,18 @@ export async function startUdpServer(ids: IdService, opts: UdpOptions, log: Logg
   // A reply that cannot be sent is logged at debug level only, so the callback goes along only
   // then: with one, every send that succeeds at once still costs a process.nextTick to call it.
   const sendBuf = (buf: Buffer | undefined, rinfo: RemoteInfo, requestBytes: number) => {
-    if (buf !== undefined) socket.send(buf, rinfo.port, rinfo.address, log.isLevelEnabled('debug') ? onSent : undefined);
-    else log.debug({ bytes: requestBytes, from: rinfo.address }, 'UDP refusal not sent: it would be longer than the datagram');
+    if (buf !== undefined)
+      socket.send(buf, rinfo.port, rinfo.address, log.isLevelEnabled('debug') ? onSent : undefined);
+    else
+      log.debug(
+        { bytes: requestBytes, from: rinfo.address },
+        'UDP refusal not sent: it would be longer than the datagram',
+      );
   };
-  const send = (reply: UdpReply, rinfo: RemoteInfo, requestBytes: number) => sendBuf(replyDatagram(reply, requestBytes), rinfo, requestBytes);
-  const sendId = (req: UdpRequest, id: string, rinfo: RemoteInfo, requestBytes: number) => sendBuf(idDatagram(req, id, requestBytes), rinfo, requestBytes);
+  const send = (reply: UdpReply, rinfo: RemoteInfo, requestBytes: number) =>
+    sendBuf(replyDatagram(reply, requestBytes), rinfo, requestBytes);
+  const sendId = (req: UdpRequest, id: string, rinfo: RemoteInfo, requestBytes: number) =>
+    sendBuf(idDatagram(req, id, requestBytes), rinfo, requestBytes);
   const refused: Refused = (err) => noteFailure('udp', err, log, errors);
   // Every datagram gets one reply, an unexpected fault included.
   const failed = (err: Error, rinfo: RemoteInfo, requestBytes: number) => {

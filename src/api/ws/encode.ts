@@ -99,7 +99,10 @@ export function jsonFromStrings(req: number, ids: readonly string[], start: numb
   return `{"op":"block","req":${req},"ids":${JSON.stringify(ids.slice(start, end))}}`;
 }
 
-/** `{"op":"block","req":n,"ranges":[["first","last"],...]}` of counter runs of a tag whose ID is the counter (Packing.plain). */
+/**
+ * `{"op":"block","req":n,"ranges":[["first","last"],...]}` of counter runs of a tag whose ID is the counter
+ * (Packing.plain).
+ */
 export function rangesFromRuns(req: number, runs: readonly Range[]): string {
   let s = `{"op":"block","req":${req},"ranges":[`;
   for (let i = 0; i < runs.length; i++) s += `${i ? ',' : ''}["${runs[i][0]}","${runs[i][1]}"]`;

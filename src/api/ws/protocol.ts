@@ -3,7 +3,13 @@
 import { TAG_NAME, TAG_NAME_CHARS } from '../../core/tag-name.js';
 import { IdmintError, type ErrorCode } from '../../errors.js';
 import { streamErrorFrame } from '../error-replies.js';
-import { BULK_FORMATS, DEFAULT_BLOCK, type BulkFormat, type BulkLimits, type BulkTake } from '../../service/bulk-take.js';
+import {
+  BULK_FORMATS,
+  DEFAULT_BLOCK,
+  type BulkFormat,
+  type BulkLimits,
+  type BulkTake,
+} from '../../service/bulk-take.js';
 
 /** A validated `take` message: a bulk take under the client's `req`. */
 export interface TakeMessage extends BulkTake {
@@ -14,7 +20,19 @@ export interface TakeMessage extends BulkTake {
 export const MAX_CONTROL_BYTES = 16 * 1024;
 /** `req` is echoed in the u32 header of binary frames. */
 const MAX_REQ = 0xffff_ffff;
-const TAKE_FIELDS = new Set(['op', 'req', 'tag', 'count', 'block', 'format', 'key', 'app', 'salt', 'token', 'idempotency_key']);
+const TAKE_FIELDS = new Set([
+  'op',
+  'req',
+  'tag',
+  'count',
+  'block',
+  'format',
+  'key',
+  'app',
+  'salt',
+  'token',
+  'idempotency_key',
+]);
 
 /** A refused control message: an idmint error, with the req to answer under when one could be read. */
 export class ControlError extends IdmintError {
@@ -35,7 +53,9 @@ export class ControlError extends IdmintError {
  * unexpected fault).
  */
 export function protocolError(err: Error & { code?: unknown }): unknown {
-  return typeof err.code === 'string' && err.code.startsWith('WS_ERR_') ? new IdmintError('INVALID_ARGUMENT', err.message) : err;
+  return typeof err.code === 'string' && err.code.startsWith('WS_ERR_')
+    ? new IdmintError('INVALID_ARGUMENT', err.message)
+    : err;
 }
 
 /** An error frame (api/error-replies.ts); retryAfter: seconds to wait before retrying, sent as retry_after. */
@@ -50,13 +70,19 @@ const isReq = (v: unknown): v is number => Number.isInteger(v) && (v as number) 
 function optString(m: Record<string, unknown>, name: string, max: number, req: number): string | undefined {
   const v = m[name];
   if (v === undefined) return undefined;
-  if (typeof v !== 'string' || v.length > max) throw new ControlError(req, 'INVALID_ARGUMENT', `${name} must be a string of at most ${max} characters`);
+  if (typeof v !== 'string' || v.length > max)
+    throw new ControlError(req, 'INVALID_ARGUMENT', `${name} must be a string of at most ${max} characters`);
   return v;
 }
 
 /** Parses one control frame into a take, or throws a ControlError naming what is wrong. */
 export function parseControl(data: Buffer, isBinary: boolean, limits: BulkLimits): TakeMessage {
-  if (isBinary) throw new ControlError(null, 'INVALID_ARGUMENT', 'control messages are JSON in text frames; binary frames are only sent by the server');
+  if (isBinary)
+    throw new ControlError(
+      null,
+      'INVALID_ARGUMENT',
+      'control messages are JSON in text frames; binary frames are only sent by the server',
+    );
   let m: unknown;
   try {
     m = JSON.parse(data.toString('utf8'));
@@ -67,22 +93,30 @@ export function parseControl(data: Buffer, isBinary: boolean, limits: BulkLimits
       'a control message must be a JSON object, e.g. {"op":"take","req":1,"tag":"order","count":1000,"format":"json"}',
     );
   }
-  if (typeof m !== 'object' || m === null || Array.isArray(m)) throw new ControlError(null, 'INVALID_ARGUMENT', 'a control message must be a JSON object');
+  if (typeof m !== 'object' || m === null || Array.isArray(m))
+    throw new ControlError(null, 'INVALID_ARGUMENT', 'a control message must be a JSON object');
   const msg = m as Record<string, unknown>;
   const req = isReq(msg.req) ? msg.req : null;
   if (msg.op !== 'take') {
     throw new ControlError(
       req,
       'INVALID_ARGUMENT',
-      msg.op === undefined ? 'op is missing; the only op is "take"' : `unknown op ${JSON.stringify(msg.op)}; the only op is "take"`,
+      msg.op === undefined
+        ? 'op is missing; the only op is "take"'
+        : `unknown op ${JSON.stringify(msg.op)}; the only op is "take"`,
     );
   }
   if (req === null)
-    throw new ControlError(null, 'INVALID_ARGUMENT', `req must be an integer from 0 to ${MAX_REQ}, chosen by the client to match replies to takes`);
+    throw new ControlError(
+      null,
+      'INVALID_ARGUMENT',
+      `req must be an integer from 0 to ${MAX_REQ}, chosen by the client to match replies to takes`,
+    );
   for (const k of Object.keys(msg)) {
     if (!TAKE_FIELDS.has(k)) throw new ControlError(req, 'INVALID_ARGUMENT', `unknown field "${k}"`);
   }
-  if (typeof msg.tag !== 'string' || !TAG_NAME.test(msg.tag)) throw new ControlError(req, 'INVALID_ARGUMENT', `tag must match ${TAG_NAME_CHARS}`);
+  if (typeof msg.tag !== 'string' || !TAG_NAME.test(msg.tag))
+    throw new ControlError(req, 'INVALID_ARGUMENT', `tag must match ${TAG_NAME_CHARS}`);
   const count = msg.count;
   if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > limits.maxCount) {
     throw new ControlError(req, 'INVALID_ARGUMENT', `count must be an integer from 1 to ${limits.maxCount}`);
@@ -92,7 +126,8 @@ export function parseControl(data: Buffer, isBinary: boolean, limits: BulkLimits
     throw new ControlError(req, 'INVALID_ARGUMENT', `block must be an integer from 1 to ${limits.maxBlock}`);
   }
   const format = msg.format ?? 'json';
-  if (!BULK_FORMATS.includes(format as BulkFormat)) throw new ControlError(req, 'INVALID_ARGUMENT', `format must be one of ${BULK_FORMATS.join(', ')}`);
+  if (!BULK_FORMATS.includes(format as BulkFormat))
+    throw new ControlError(req, 'INVALID_ARGUMENT', `format must be one of ${BULK_FORMATS.join(', ')}`);
   return {
     req,
     tag: msg.tag,

@@ -15,7 +15,13 @@ import type { IdService } from '../../service/id-service.js';
 import { IdmintError, type ErrorCode } from '../../errors.js';
 import { noteFailure, type ErrorCounter } from '../error-policy.js';
 import { rangesFromRuns } from './encode.js';
-import { slicedBinaryFromDecimals, slicedBinaryFromRuns, slicedJsonFromRuns, slicedJsonFromStrings, slicedRangesFromDecimals } from './sliced-frames.js';
+import {
+  slicedBinaryFromDecimals,
+  slicedBinaryFromRuns,
+  slicedJsonFromRuns,
+  slicedJsonFromStrings,
+  slicedRangesFromDecimals,
+} from './sliced-frames.js';
 import { slicer, type Slicer } from '../bulk-slices.js';
 import type { BulkTurns } from '../bulk-turns.js';
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type TakeMessage } from './protocol.js';
@@ -48,7 +54,8 @@ const OPEN = 1;
 /** Replies to refused messages may exceed the buffer bound by this much (blocks never do). */
 const REPLY_SLACK_BYTES = 64 * 1024;
 
-const byteSize = (frame: Buffer | string): number => (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length);
+const byteSize = (frame: Buffer | string): number =>
+  typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length;
 
 export class StreamSession {
   private readonly inFlight = new Set<number>();
@@ -73,7 +80,8 @@ export class StreamSession {
     try {
       take = parseControl(data, isBinary, this.opts.limits);
     } catch (err) {
-      const e = err instanceof ControlError ? err : new ControlError(null, 'INVALID_ARGUMENT', 'unreadable control message');
+      const e =
+        err instanceof ControlError ? err : new ControlError(null, 'INVALID_ARGUMENT', 'unreadable control message');
       // A faulty message whose req a take in flight holds is not answered under that req: the
       // client would take the error for the end of that take.
       const req = e.req !== null && this.inFlight.has(e.req) ? null : e.req;
@@ -82,14 +90,23 @@ export class StreamSession {
     }
     if (this.inFlight.has(take.req)) {
       // Not answered under that req: the take in flight owns it.
-      this.refuse(null, 'INVALID_ARGUMENT', `req ${take.req} is already in flight on this socket; use a new req per take`);
+      this.refuse(
+        null,
+        'INVALID_ARGUMENT',
+        `req ${take.req} is already in flight on this socket; use a new req per take`,
+      );
       return;
     }
     if (this.inFlight.size >= this.opts.maxInFlight) {
-      this.refuse(take.req, 'LIMIT_EXCEEDED', `at most ${this.opts.maxInFlight} takes may be in flight on one socket; wait for a "done"`);
+      this.refuse(
+        take.req,
+        'LIMIT_EXCEEDED',
+        `at most ${this.opts.maxInFlight} takes may be in flight on one socket; wait for a "done"`,
+      );
       return;
     }
-    if (take.token === undefined && this.opts.upgradeToken !== undefined) take = { ...take, token: this.opts.upgradeToken };
+    if (take.token === undefined && this.opts.upgradeToken !== undefined)
+      take = { ...take, token: this.opts.upgradeToken };
     this.inFlight.add(take.req);
     void this.run(take).finally(() => this.inFlight.delete(take.req));
   }
@@ -184,7 +201,9 @@ export class StreamSession {
       await this.send(doneMessage(t.req));
     } catch (err) {
       if (this.gone) return;
-      await this.send(takeError(t.req, noteFailure('stream', err, this.log.child({ req: t.req, tag: t.tag }), this.opts.errors)));
+      await this.send(
+        takeError(t.req, noteFailure('stream', err, this.log.child({ req: t.req, tag: t.tag }), this.opts.errors)),
+      );
     }
   }
 
@@ -228,13 +247,20 @@ export class StreamSession {
     return (await this.send(frame)) ? undefined : 'gone';
   }
 
-  private async sendJson(req: number, runs: ReturnType<RangeQueue['take']>, n: number, packing: Packing): Promise<boolean> {
+  private async sendJson(
+    req: number,
+    runs: ReturnType<RangeQueue['take']>,
+    n: number,
+    packing: Packing,
+  ): Promise<boolean> {
     const frame = await slicedJsonFromRuns(this.slice, req, runs, n, packing);
     if (frame === undefined) return false;
     if (frame.length <= this.opts.maxBufferBytes || n === 1) return this.send(frame);
     const q = new RangeQueue();
     for (const r of runs) q.push(r);
     const half = Math.ceil(n / 2);
-    return (await this.sendJson(req, q.take(half), half, packing)) && this.sendJson(req, q.take(n - half), n - half, packing);
+    return (
+      (await this.sendJson(req, q.take(half), half, packing)) && this.sendJson(req, q.take(n - half), n - half, packing)
+    );
   }
 }

@@ -10,7 +10,13 @@ import { indexSlices, runSlices, SLICE_IDS, SLICE_STRING_IDS, type Slicer } from
 import { binaryFrame, fillDecimals, fillRuns, jsonFromParts, rangesFromDecimalRuns } from './encode.js';
 
 /** A binary frame of the IDs of counter runs holding `count` counters. */
-export async function slicedBinaryFromRuns(slice: Slicer, req: number, runs: readonly Range[], count: number, p: Packing): Promise<Buffer | undefined> {
+export async function slicedBinaryFromRuns(
+  slice: Slicer,
+  req: number,
+  runs: readonly Range[],
+  count: number,
+  p: Packing,
+): Promise<Buffer | undefined> {
   const frame = binaryFrame(req, count);
   let at = 0;
   const done = await slice(runSlices(runs, count, SLICE_IDS), (s) => {
@@ -21,21 +27,43 @@ export async function slicedBinaryFromRuns(slice: Slicer, req: number, runs: rea
 }
 
 /** A binary frame of ids[start, end), decimal strings. */
-export async function slicedBinaryFromDecimals(slice: Slicer, req: number, ids: readonly string[], start: number, end: number): Promise<Buffer | undefined> {
+export async function slicedBinaryFromDecimals(
+  slice: Slicer,
+  req: number,
+  ids: readonly string[],
+  start: number,
+  end: number,
+): Promise<Buffer | undefined> {
   const frame = binaryFrame(req, end - start);
-  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) => fillDecimals(frame, from - start, ids, from, to));
+  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) =>
+    fillDecimals(frame, from - start, ids, from, to),
+  );
   return done ? frame : undefined;
 }
 
 /** A JSON frame of the IDs of counter runs holding `count` counters. */
-export async function slicedJsonFromRuns(slice: Slicer, req: number, runs: readonly Range[], count: number, p: Packing): Promise<string | undefined> {
+export async function slicedJsonFromRuns(
+  slice: Slicer,
+  req: number,
+  runs: readonly Range[],
+  count: number,
+  p: Packing,
+): Promise<string | undefined> {
   const parts: string[] = [];
-  const done = await slice(runSlices(runs, count, SLICE_STRING_IDS), (s) => parts.push(idsFromRuns(s.runs, s.count, p).join('","')));
+  const done = await slice(runSlices(runs, count, SLICE_STRING_IDS), (s) =>
+    parts.push(idsFromRuns(s.runs, s.count, p).join('","')),
+  );
   return done ? jsonFromParts(req, parts) : undefined;
 }
 
 /** A JSON frame of ids[start, end) (strings). */
-export async function slicedJsonFromStrings(slice: Slicer, req: number, ids: readonly string[], start: number, end: number): Promise<string | undefined> {
+export async function slicedJsonFromStrings(
+  slice: Slicer,
+  req: number,
+  ids: readonly string[],
+  start: number,
+  end: number,
+): Promise<string | undefined> {
   const parts: string[] = [];
   const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) => {
     const list = JSON.stringify(ids.slice(from, to));
@@ -45,8 +73,16 @@ export async function slicedJsonFromStrings(slice: Slicer, req: number, ids: rea
 }
 
 /** A ranges frame of ids[start, end), ascending decimal strings. */
-export async function slicedRangesFromDecimals(slice: Slicer, req: number, ids: readonly string[], start: number, end: number): Promise<string | undefined> {
+export async function slicedRangesFromDecimals(
+  slice: Slicer,
+  req: number,
+  ids: readonly string[],
+  start: number,
+  end: number,
+): Promise<string | undefined> {
   const runs: [string, string][] = [];
-  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) => appendDecimalRuns(runs, decimalRuns(ids, from, to)));
+  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) =>
+    appendDecimalRuns(runs, decimalRuns(ids, from, to)),
+  );
   return done ? rangesFromDecimalRuns(req, runs) : undefined;
 }

@@ -84,7 +84,10 @@ async function streamContext(app: FastifyInstance, opts: StreamRouteOptions): Pr
       if (open >= config.streamMaxSocketsPerClient) {
         const e = noteFailure(
           'stream',
-          new IdmintError('LIMIT_EXCEEDED', `at most ${config.streamMaxSocketsPerClient} stream sockets per client address`),
+          new IdmintError(
+            'LIMIT_EXCEEDED',
+            `at most ${config.streamMaxSocketsPerClient} stream sockets per client address`,
+          ),
           request.log,
           opts.errors,
         );

@@ -14,8 +14,14 @@ export async function readCurrent(pool: Pool, tags: TagsRepo, names: readonly st
   const deleted = new Set<string>();
   const redis = new Map<string, string>();
   if (names.length === 0) return { live: current, deleted, redis };
-  const [rows] = await pool.query<RowDataPacket[]>('SELECT tag, deleted, counter_floor FROM idmint_tags WHERE tag IN (?)', [names]);
-  const [counters] = await pool.query<RowDataPacket[]>('SELECT tag, shard, scope, max_id FROM idmint_counters WHERE tag IN (?)', [names]);
+  const [rows] = await pool.query<RowDataPacket[]>(
+    'SELECT tag, deleted, counter_floor FROM idmint_tags WHERE tag IN (?)',
+    [names],
+  );
+  const [counters] = await pool.query<RowDataPacket[]>(
+    'SELECT tag, shard, scope, max_id FROM idmint_counters WHERE tag IN (?)',
+    [names],
+  );
   const [live] = await pool.query<RowDataPacket[]>(
     `SELECT s.tag, s.shard, s.scope, MIN(s.first_id) AS lowest FROM idmint_segments s
        JOIN idmint_tags t ON t.tag = s.tag AND t.epoch = s.epoch WHERE s.tag IN (?) GROUP BY s.tag, s.shard, s.scope`,
@@ -30,11 +36,15 @@ export async function readCurrent(pool: Pool, tags: TagsRepo, names: readonly st
     const t = await tags.get(name);
     if (!t) continue;
     const marks = new Map<string, number>();
-    for (const c of counters) if (String(c.tag) === name) marks.set(markKey(Number(c.shard), String(c.scope)), Number(c.max_id));
+    for (const c of counters)
+      if (String(c.tag) === name) marks.set(markKey(Number(c.shard), String(c.scope)), Number(c.max_id));
     const lowestLive = new Map<string, number>();
-    for (const s of live) if (String(s.tag) === name) lowestLive.set(markKey(Number(s.shard), String(s.scope)), Number(s.lowest));
+    for (const s of live)
+      if (String(s.tag) === name) lowestLive.set(markKey(Number(s.shard), String(s.scope)), Number(s.lowest));
     // Revoked tokens count too: a re-run must not bring back a token an operator revoked.
-    const [hashes] = await pool.query<RowDataPacket[]>('SELECT token_hash FROM idmint_client_tokens WHERE tag = ?', [name]);
+    const [hashes] = await pool.query<RowDataPacket[]>('SELECT token_hash FROM idmint_client_tokens WHERE tag = ?', [
+      name,
+    ]);
     current.set(name, {
       spec: t,
       epoch: t.epoch,

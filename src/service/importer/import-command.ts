@@ -56,7 +56,18 @@ export interface ImportArgs {
   readonly json: boolean;
 }
 
-const VALUE_OPTIONS = ['--mysql', '--config', '--time-zone', '--margin', '--floor', '--idserver-log', '--tag', '--twepoch', '--layout', '--clock-skew'];
+const VALUE_OPTIONS = [
+  '--mysql',
+  '--config',
+  '--time-zone',
+  '--margin',
+  '--floor',
+  '--idserver-log',
+  '--tag',
+  '--twepoch',
+  '--layout',
+  '--clock-skew',
+];
 const FLAGS = ['--dry-run', '--json', '--force', '--trust-log'];
 const ID_SERVER_ONLY = ['--config', '--time-zone', '--margin', '--floor', '--idserver-log', '--trust-log'];
 const SNOWFLAKE_ONLY = ['--tag', '--twepoch', '--layout', '--clock-skew'];
@@ -101,7 +112,10 @@ export function parseImportArgs(args: readonly string[]): ImportArgs | string {
       given.add(name);
       if (name === '--floor') {
         const at = v.lastIndexOf('=');
-        const f = at > 0 ? operatorFloor(v.slice(0, at), v.slice(at + 1)) : `--floor needs <rule>=<counter> or <rule>/<app>=<counter>, got "${v}"`;
+        const f =
+          at > 0
+            ? operatorFloor(v.slice(0, at), v.slice(at + 1))
+            : `--floor needs <rule>=<counter> or <rule>/<app>=<counter>, got "${v}"`;
         if (typeof f === 'string') return f;
         floors.push(f);
       } else if (name === '--idserver-log') logFiles.push(v);
@@ -109,7 +123,8 @@ export function parseImportArgs(args: readonly string[]): ImportArgs | string {
     } else return `unknown option ${a}`;
   }
   const margin = values['--margin'];
-  if (margin !== undefined && !/^\d{1,15}$/.test(margin)) return `--margin must be a whole number of counters (0 or more), got "${margin}"`;
+  if (margin !== undefined && !/^\d{1,15}$/.test(margin))
+    return `--margin must be a whole number of counters (0 or more), got "${margin}"`;
   const misplaced = [...given].filter((o) =>
     system === 'id_server'
       ? SNOWFLAKE_ONLY.includes(o)
@@ -143,20 +158,25 @@ function snowflakeArgs(values: Record<string, string>, flags: Set<string>): Impo
   const tag = values['--tag'];
   if (!tag) return "import leaf-snowflake needs --tag <name>: the idmint tag to create, the key Leaf's clients send";
   const tw = values['--twepoch'];
-  if (tw !== undefined && !/^\d{1,16}$/.test(tw)) return `--twepoch must be Leaf's twepoch in milliseconds since 1970 (e.g. 1288834974657), got "${tw}"`;
+  if (tw !== undefined && !/^\d{1,16}$/.test(tw))
+    return `--twepoch must be Leaf's twepoch in milliseconds since 1970 (e.g. 1288834974657), got "${tw}"`;
   const layout = values['--layout'];
   const bits = layout === undefined ? undefined : /^(\d{1,2})\/(\d{1,2})\/(\d{1,2})$/.exec(layout);
-  if (bits === null) return `--layout must be Leaf's <time bits>/<worker bits>/<sequence bits> (e.g. 41/10/12), got "${layout}"`;
+  if (bits === null)
+    return `--layout must be Leaf's <time bits>/<worker bits>/<sequence bits> (e.g. 41/10/12), got "${layout}"`;
   const skew = values['--clock-skew'];
   const skewMs = skew === undefined ? undefined : parseDurationMs(skew);
-  if (skew !== undefined && skewMs === undefined) return `--clock-skew must be a duration such as 1500ms, 90s, 30m, 36h or 2d, got "${skew}"`;
+  if (skew !== undefined && skewMs === undefined)
+    return `--clock-skew must be a duration such as 1500ms, 90s, 30m, 36h or 2d, got "${skew}"`;
   return {
     request: {
       system: 'leaf-snowflake',
       leafSnowflake: {
         tag,
         ...(tw !== undefined ? { twepochMs: Number(tw) } : {}),
-        ...(bits ? { layout: { timeBits: Number(bits[1]), workerBits: Number(bits[2]), seqBits: Number(bits[3]) } } : {}),
+        ...(bits
+          ? { layout: { timeBits: Number(bits[1]), workerBits: Number(bits[2]), seqBits: Number(bits[3]) } }
+          : {}),
         ...(skewMs !== undefined ? { clockSkewMs: skewMs } : {}),
       },
       dryRun: flags.has('--dry-run'),
@@ -173,7 +193,9 @@ export function formatReport(r: ImportReport): string {
     const floor = t.counter_floor !== undefined ? `, first counter above ${t.counter_floor}` : '';
     const zone = t.time_zone !== undefined ? `, zone ${t.time_zone}` : '';
     const l = t.snowflake;
-    const layout = l ? `; epoch ${l.epoch}, layout ${l.time_bits}/${l.worker_bits}/${l.seq_bits}, runs out ${l.runs_out_at}` : '';
+    const layout = l
+      ? `; epoch ${l.epoch}, layout ${l.time_bits}/${l.worker_bits}/${l.seq_bits}, runs out ${l.runs_out_at}`
+      : '';
     const scopes = t.floors
       .filter((f) => f.scope !== '')
       .map(

@@ -69,7 +69,14 @@ export interface ImportedTag {
   /** Rule tags: the zone that dates the IDs and decides the periods. */
   readonly time_zone?: string;
   /** Snowflake tags: the layout. */
-  readonly snowflake?: { epoch: string; epoch_ms: number; time_bits: number; worker_bits: number; seq_bits: number; runs_out_at: string };
+  readonly snowflake?: {
+    epoch: string;
+    epoch_ms: number;
+    time_bits: number;
+    worker_bits: number;
+    seq_bits: number;
+    runs_out_at: string;
+  };
   readonly notes: readonly string[];
 }
 
@@ -120,11 +127,15 @@ export class Importer {
     const now = () => this.deps.now?.() ?? Date.now();
     if (req.system === 'leaf-snowflake') {
       const o = req.leafSnowflake;
-      if (!o?.tag) throw new SpecProblems(['leaf-snowflake needs the tag to create: --tag <name> ("tag" over HTTP), the key Leaf\'s clients send']);
+      if (!o?.tag)
+        throw new SpecProblems([
+          'leaf-snowflake needs the tag to create: --tag <name> ("tag" over HTTP), the key Leaf\'s clients send',
+        ]);
       const current = await readCurrent(pool, tags, [o.tag]);
       return { plan: planLeafSnowflake({ ...o, force: req.force }, current, now()), redisOf: current.redis };
     }
-    if (!req.mysql) throw new SpecProblems([`${req.system} needs the old system's database: --mysql <url> ("mysql" over HTTP)`]);
+    if (!req.mysql)
+      throw new SpecProblems([`${req.system} needs the old system's database: --mysql <url> ("mysql" over HTTP)`]);
     if (req.system === 'leaf' || req.system === 'tinyid') {
       const old = req.system === 'leaf' ? await readLeaf(req.mysql) : await readTinyid(req.mysql);
       const current = await readCurrent(
@@ -134,7 +145,12 @@ export class Importer {
       );
       return { plan: planSegments(req.system, old, current, hashToken), redisOf: current.redis };
     }
-    const files = req.config !== undefined ? filesOnDisk(req.config) : req.files ? filesSent(req.files.config, req.files.lua) : undefined;
+    const files =
+      req.config !== undefined
+        ? filesOnDisk(req.config)
+        : req.files
+          ? filesSent(req.files.config, req.files.lua)
+          : undefined;
     if (!files) throw new SpecProblems(['id_server needs its config.json and Lua files']);
     const zone = req.timeZone === undefined ? undefined : validateTimeZone(req.timeZone);
     const { rules, rows } = await readIdServer(files, req.mysql, zone);
@@ -153,7 +169,11 @@ export class Importer {
     return { plan: { ...plan, notes: [...plan.notes, ...setAsideNotes(logged.setAside)] }, redisOf: current.redis };
   }
 
-  private async apply(plan: ImportPlan, redisOf: ReadonlyMap<string, string>, finish: string | undefined): Promise<void> {
+  private async apply(
+    plan: ImportPlan,
+    redisOf: ReadonlyMap<string, string>,
+    finish: string | undefined,
+  ): Promise<void> {
     const { pool, segments, announce, log } = this.deps;
     const raised = plan.tags.filter((t) => t.action === 'raise');
     // Retire the buffered state of every tag to raise before MySQL moves its floor: no take
@@ -179,18 +199,28 @@ export class Importer {
         for (const t of plan.tags) {
           if (t.action === 'create') {
             await insertTag(c, t.spec, t.counterFloor ?? 0).catch((err: { code?: string }) => {
-              if (err.code === 'ER_DUP_ENTRY') throw new IdmintError('CONFLICT', `tag "${t.tag}" was created while the import ran; run the import again`);
+              if (err.code === 'ER_DUP_ENTRY')
+                throw new IdmintError(
+                  'CONFLICT',
+                  `tag "${t.tag}" was created while the import ran; run the import again`,
+                );
               throw err;
             });
           } else if (t.action === 'raise') {
-            const [rows] = await c.query<RowDataPacket[]>('SELECT epoch, deleted FROM idmint_tags WHERE tag = ? FOR UPDATE', [t.tag]);
+            const [rows] = await c.query<RowDataPacket[]>(
+              'SELECT epoch, deleted FROM idmint_tags WHERE tag = ? FOR UPDATE',
+              [t.tag],
+            );
             if (!rows.length || Number(rows[0].deleted) === 1 || Number(rows[0].epoch) !== t.epoch) {
-              throw new IdmintError('CONFLICT', `tag "${t.tag}" changed while the import ran (deleted, re-created or moved); run the import again`);
+              throw new IdmintError(
+                'CONFLICT',
+                `tag "${t.tag}" changed while the import ran (deleted, re-created or moved); run the import again`,
+              );
             }
-            await c.query('UPDATE idmint_tags SET counter_floor = GREATEST(counter_floor, CAST(? AS UNSIGNED)), epoch = epoch + 1 WHERE tag = ?', [
-              String(t.counterFloor ?? 0),
-              t.tag,
-            ]);
+            await c.query(
+              'UPDATE idmint_tags SET counter_floor = GREATEST(counter_floor, CAST(? AS UNSIGNED)), epoch = epoch + 1 WHERE tag = ?',
+              [String(t.counterFloor ?? 0), t.tag],
+            );
           }
           for (const f of t.floors) {
             await c.query(
@@ -200,7 +230,11 @@ export class Importer {
             );
           }
           for (const k of t.tokens) {
-            await c.query('INSERT INTO idmint_client_tokens (tag, name, token_hash) VALUES (?, ?, ?)', [t.tag, k.name, k.hash]);
+            await c.query('INSERT INTO idmint_client_tokens (tag, name, token_hash) VALUES (?, ?, ?)', [
+              t.tag,
+              k.name,
+              k.hash,
+            ]);
           }
         }
       });
@@ -217,15 +251,23 @@ export class Importer {
         .then(() => segments.forgetRetiredBy(t.tag, t.epoch!, redisOf.get(t.tag)))
         .catch((err: Error) => log.warn({ tag: t.tag, err: err.message }, 'Redis state of a raised tag left behind'));
     }
-    log.info({ system: plan.system, created: plan.tags.filter((t) => t.action === 'create').length, raised: raised.length }, 'import written');
+    log.info(
+      { system: plan.system, created: plan.tags.filter((t) => t.action === 'create').length, raised: raised.length },
+      'import written',
+    );
   }
 
   /** Serves from the retired state again, but only where MySQL confirms the epoch is unchanged. */
   private async undoRetire(tags: readonly TagPlan[], redisOf: ReadonlyMap<string, string>): Promise<void> {
     for (const t of tags) {
       const now = await this.deps.tags.get(t.tag).catch(() => undefined);
-      if (now && now.epoch === t.epoch) await this.deps.segments.unretire(t.tag, t.epoch!, redisOf.get(t.tag)).catch(() => undefined);
-      else this.deps.log.warn({ tag: t.tag }, 'tag left retired: the import may or may not have been written; run it again');
+      if (now && now.epoch === t.epoch)
+        await this.deps.segments.unretire(t.tag, t.epoch!, redisOf.get(t.tag)).catch(() => undefined);
+      else
+        this.deps.log.warn(
+          { tag: t.tag },
+          'tag left retired: the import may or may not have been written; run it again',
+        );
     }
   }
 }

@@ -19,20 +19,26 @@ async function withOldDb<T>(url: string, what: string, fn: (c: mysql.Connection)
     const { connectionLimit: _, enableKeepAlive: __, ...rest } = poolOptions(url);
     opts = rest;
   } catch {
-    throw new SpecProblems([`--mysql ${JSON.stringify(url)} is not a MySQL URL (mysql://user:password@host:port/database)`]);
+    throw new SpecProblems([
+      `--mysql ${JSON.stringify(url)} is not a MySQL URL (mysql://user:password@host:port/database)`,
+    ]);
   }
-  if (!opts.database) throw new SpecProblems([`--mysql must name ${what}'s database: mysql://user:password@host:port/<database>`]);
+  if (!opts.database)
+    throw new SpecProblems([`--mysql must name ${what}'s database: mysql://user:password@host:port/<database>`]);
   let c: mysql.Connection;
   try {
     c = await mysql.createConnection(opts);
   } catch (e) {
-    throw new SpecProblems([`cannot connect to ${what}'s database ${opts.host}:${opts.port}/${opts.database}: ${(e as Error).message}`]);
+    throw new SpecProblems([
+      `cannot connect to ${what}'s database ${opts.host}:${opts.port}/${opts.database}: ${(e as Error).message}`,
+    ]);
   }
   try {
     return await fn(c);
   } catch (e) {
     const code = (e as { code?: string }).code;
-    if (code === 'ER_NO_SUCH_TABLE' || code === 'ER_BAD_FIELD_ERROR') throw new SpecProblems([`${what}'s database ${opts.database}: ${(e as Error).message}`]);
+    if (code === 'ER_NO_SUCH_TABLE' || code === 'ER_BAD_FIELD_ERROR')
+      throw new SpecProblems([`${what}'s database ${opts.database}: ${(e as Error).message}`]);
     throw e;
   } finally {
     await c.end().catch(() => undefined);
@@ -41,7 +47,9 @@ async function withOldDb<T>(url: string, what: string, fn: (c: mysql.Connection)
 
 export async function readLeaf(url: string): Promise<OldSegmentTag[]> {
   return withOldDb(url, 'Leaf', async (c) => {
-    const [rows] = await c.query<RowDataPacket[]>('SELECT biz_tag, max_id, step, description FROM leaf_alloc ORDER BY biz_tag');
+    const [rows] = await c.query<RowDataPacket[]>(
+      'SELECT biz_tag, max_id, step, description FROM leaf_alloc ORDER BY biz_tag',
+    );
     return rows.map((r) => ({
       tag: String(r.biz_tag),
       maxId: String(r.max_id),
@@ -56,8 +64,12 @@ export async function readLeaf(url: string): Promise<OldSegmentTag[]> {
 
 export async function readTinyid(url: string): Promise<OldSegmentTag[]> {
   return withOldDb(url, 'Tinyid', async (c) => {
-    const [infos] = await c.query<RowDataPacket[]>('SELECT biz_type, max_id, step, delta, remainder FROM tiny_id_info ORDER BY biz_type');
-    const [tokens] = await c.query<RowDataPacket[]>('SELECT id, token, biz_type, remark FROM tiny_id_token ORDER BY id');
+    const [infos] = await c.query<RowDataPacket[]>(
+      'SELECT biz_type, max_id, step, delta, remainder FROM tiny_id_info ORDER BY biz_type',
+    );
+    const [tokens] = await c.query<RowDataPacket[]>(
+      'SELECT id, token, biz_type, remark FROM tiny_id_token ORDER BY id',
+    );
     // Tinyid lets a token visit the bizType its row names, spelled as the row spells it, and
     // then reads that bizType's segments with `WHERE biz_type = ?` on tiny_id_info: under that
     // column's collation (case-insensitive in Tinyid's DDL, utf8 with its default collation).
@@ -67,7 +79,9 @@ export async function readTinyid(url: string): Promise<OldSegmentTag[]> {
     const spellings = [...new Set(tokens.map((t) => String(t.biz_type)))];
     for (let i = 0; i < spellings.length; i += 500) {
       const chunk = spellings.slice(i, i + 500);
-      const sql = chunk.map(() => '(SELECT ? AS spelled, biz_type FROM tiny_id_info WHERE biz_type = ?)').join(' UNION ALL ');
+      const sql = chunk
+        .map(() => '(SELECT ? AS spelled, biz_type FROM tiny_id_info WHERE biz_type = ?)')
+        .join(' UNION ALL ');
       const [rows] = await c.query<RowDataPacket[]>(
         sql,
         chunk.flatMap((b) => [b, b]),
@@ -126,7 +140,8 @@ export function filesSent(config: string, lua: Readonly<Record<string, string>>)
     configName: 'config.json',
     readConfig: async () => config,
     readLua: async (luaFile) => {
-      if (!Object.hasOwn(lua, luaFile)) throw new SpecProblems([`config.json names the Lua file "${luaFile}", which lua_files does not hold`]);
+      if (!Object.hasOwn(lua, luaFile))
+        throw new SpecProblems([`config.json names the Lua file "${luaFile}", which lua_files does not hold`]);
       return { name: luaFile, text: lua[luaFile] };
     },
   };
@@ -161,7 +176,9 @@ export async function readIdServerLogs(
   };
   for (const path of paths) {
     try {
-      const n = await eachLine(path, take, (lines) => progress?.(`${path}: ${lines} lines read, ${rows.length} save(s) found so far`));
+      const n = await eachLine(path, take, (lines) =>
+        progress?.(`${path}: ${lines} lines read, ${rows.length} save(s) found so far`),
+      );
       if (n >= PROGRESS_EVERY) progress?.(`${path}: ${n} lines read`);
     } catch (e) {
       problems.push(`cannot read ${path}: ${(e as Error).message}`);
@@ -173,7 +190,11 @@ export async function readIdServerLogs(
 }
 
 /** Calls fn with each line of a file (numbered from 1); returns how many there were. */
-async function eachLine(path: string, fn: (name: string, lineNo: number, line: string) => void, every: (lines: number) => void): Promise<number> {
+async function eachLine(
+  path: string,
+  fn: (name: string, lineNo: number, line: string) => void,
+  every: (lines: number) => void,
+): Promise<number> {
   const fh = await open(path, 'r');
   const input = fh.createReadStream({ encoding: 'utf8' });
   const lines = createInterface({ input, crlfDelay: Infinity });
@@ -197,7 +218,11 @@ async function eachLine(path: string, fn: (name: string, lineNo: number, line: s
 }
 
 /** id_server's rules (config.json and the Lua files it names) and saved counters. */
-export async function readIdServer(files: IdServerFiles, url: string, timeZone: string | undefined): Promise<IdServerSources> {
+export async function readIdServer(
+  files: IdServerFiles,
+  url: string,
+  timeZone: string | undefined,
+): Promise<IdServerSources> {
   const config = parseIdServerConfig(files.configName, await files.readConfig());
   const problems: string[] = [];
   const rules: OldRule[] = [];
@@ -231,7 +256,9 @@ export async function readIdServer(files: IdServerFiles, url: string, timeZone: 
   }
   if (problems.length) throw new SpecProblems(problems);
   const rows = await withOldDb(url, 'id_server', async (c) => {
-    const [rs] = await c.query<RowDataPacket[]>('SELECT node_offset, counter, update_time, rule_name, app_name FROM counter');
+    const [rs] = await c.query<RowDataPacket[]>(
+      'SELECT node_offset, counter, update_time, rule_name, app_name FROM counter',
+    );
     return rs.map((r) => ({
       nodeOffset: Number(r.node_offset),
       counter: Number(r.counter),

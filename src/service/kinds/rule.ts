@@ -21,7 +21,9 @@ export const RULE: TagKind<StoredOf<'rule'>> = {
   noRuns: (tag) => `tag "${tag.tag}" is a rule tag, not a segment tag`,
   decode(tag) {
     // Rule IDs are rendered strings: a number has no seq, shard or time to decode back to.
-    throw invalid(`tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`);
+    throw invalid(
+      `tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`,
+    );
   },
   bulk(tag, t, issue) {
     jsonOnly(tag, t);

@@ -30,7 +30,9 @@ export const SEGMENT: TagKind<StoredOf<'segment'>> = {
   keyedInput: () => ({}),
 
   notPlain(tag) {
-    return tag.layout === 'plain' ? undefined : `tag "${tag.tag}" is sharded (its IDs need a key); only plain segment tags are served here`;
+    return tag.layout === 'plain'
+      ? undefined
+      : `tag "${tag.tag}" is sharded (its IDs need a key); only plain segment tags are served here`;
   },
 
   noRuns(tag, as) {
@@ -54,15 +56,22 @@ export const SEGMENT: TagKind<StoredOf<'segment'>> = {
     if (tag.permute) {
       // Any value of the domain is some counter's ID; one whose counter lies above the tag's
       // limit was never one of this tag's.
-      if (p.counter === undefined) throw invalid(`${idText} is not an ID of tag "${tag.tag}" (its permuted IDs lie from 1 to ${domainMax(tag.permute)})`);
+      if (p.counter === undefined)
+        throw invalid(
+          `${idText} is not an ID of tag "${tag.tag}" (its permuted IDs lie from 1 to ${domainMax(tag.permute)})`,
+        );
       if (p.counter > BigInt(counterLimit(tag, BigInt(tag.maxIdLimit))))
-        throw invalid(`${idText} is not an ID of tag "${tag.tag}" (it maps to counter ${p.counter}, above the tag's max_id_limit ${tag.maxIdLimit})`);
+        throw invalid(
+          `${idText} is not an ID of tag "${tag.tag}" (it maps to counter ${p.counter}, above the tag's max_id_limit ${tag.maxIdLimit})`,
+        );
     }
     if (tag.layout === 'sharded' && (p.appId !== tag.appId || p.shard >= tag.shards)) {
       throw invalid(`${idText} is not an ID of tag "${tag.tag}" (app_id ${p.appId}, shard ${p.shard})`);
     }
     if (p.counter === undefined) {
-      throw invalid(`${idText} is not an ID of tag "${tag.tag}" (its sequence value ${p.seq} is not ${tag.offset} mod ${tag.stride})`);
+      throw invalid(
+        `${idText} is not an ID of tag "${tag.tag}" (its sequence value ${p.seq} is not ${tag.offset} mod ${tag.stride})`,
+      );
     }
     return {
       mode: 'segment',

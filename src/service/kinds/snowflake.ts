@@ -16,7 +16,14 @@ export const SNOWFLAKE: TagKind<StoredOf<'snowflake'>> = {
   noRuns: (tag) => `tag "${tag.tag}" is a snowflake tag, not a segment tag`,
   decode(tag, idText) {
     const d = decode(tag.snowflake, idBelow63(idText));
-    return { mode: 'snowflake', id: idText, timestamp: d.timestamp.toISOString(), time: d.time, worker_id: d.workerId, sequence: d.sequence };
+    return {
+      mode: 'snowflake',
+      id: idText,
+      timestamp: d.timestamp.toISOString(),
+      time: d.time,
+      worker_id: d.workerId,
+      sequence: d.sequence,
+    };
   },
   bulk: (_tag, _t, issue) => idsChunks(issue),
   keyedFormat() {},

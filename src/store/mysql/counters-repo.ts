@@ -39,7 +39,15 @@ export class CountersRepo {
    * scope: '' for segment tags, '<app>/<period>' for rule counters. floor: the highest value
    * Redis has installed for this counter (its `hwm`), 0 when unknown.
    */
-  async allocate(tag: string, shard: number, epoch: number, step: number, nodeId: string, scope = '', floor = 0): Promise<Allocation> {
+  async allocate(
+    tag: string,
+    shard: number,
+    epoch: number,
+    step: number,
+    nodeId: string,
+    scope = '',
+    floor = 0,
+  ): Promise<Allocation> {
     return inTx(this.pool, async (c) => {
       const [tags] = await c.query<RowDataPacket[]>(
         `SELECT epoch, deleted, mode, layout, shards, app_id, app_bits, max_id_limit, stride, id_offset, counter_floor
@@ -54,11 +62,10 @@ export class CountersRepo {
         'INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, ?, ?, CAST(? AS UNSIGNED), ?) ON DUPLICATE KEY UPDATE max_id = max_id',
         [tag, shard, scope, String(t.counter_floor), step],
       );
-      const [rows] = await c.query<RowDataPacket[]>('SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ? FOR UPDATE', [
-        tag,
-        shard,
-        scope,
-      ]);
+      const [rows] = await c.query<RowDataPacket[]>(
+        'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ? FOR UPDATE',
+        [tag, shard, scope],
+      );
       let maxId = Number(rows[0].max_id);
       let regression: Regression | undefined;
       if (floor > maxId) {
@@ -66,13 +73,10 @@ export class CountersRepo {
         // under the row lock, so this allocation is above everything installed.
         regression = { from: maxId, to: floor };
         maxId = floor;
-        await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED) WHERE tag = ? AND shard = ? AND scope = ? AND max_id < CAST(? AS UNSIGNED)', [
-          String(floor),
-          tag,
-          shard,
-          scope,
-          String(floor),
-        ]);
+        await c.query(
+          'UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED) WHERE tag = ? AND shard = ? AND scope = ? AND max_id < CAST(? AS UNSIGNED)',
+          [String(floor), tag, shard, scope, String(floor)],
+        );
         await c.query(
           `INSERT INTO idmint_counter_regressions (tag, shard, scope, mysql_value, redis_value, node_id)
              VALUES (?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)`,
@@ -82,12 +86,10 @@ export class CountersRepo {
       if (scope !== '') {
         // A rule counter never starts below a floor an import wrote for every app name that
         // folds to this one (id_server's table compares names without case) or for every app.
-        const [folds] = await c.query<RowDataPacket[]>('SELECT MAX(max_id) AS m FROM idmint_counters WHERE tag = ? AND shard = ? AND scope IN (?, ?)', [
-          tag,
-          FOLD_SHARD,
-          foldScope(scope),
-          everyAppScope(scope),
-        ]);
+        const [folds] = await c.query<RowDataPacket[]>(
+          'SELECT MAX(max_id) AS m FROM idmint_counters WHERE tag = ? AND shard = ? AND scope IN (?, ?)',
+          [tag, FOLD_SHARD, foldScope(scope), everyAppScope(scope)],
+        );
         if (folds[0].m !== null) maxId = Math.max(maxId, Number(folds[0].m));
       }
       // A rule's max_id_limit counts its sequence values already (stride included); a segment
@@ -108,13 +110,10 @@ export class CountersRepo {
             );
       if (maxId >= limit) return { kind: 'exhausted', maxId, ...(regression ? { regression } : {}) } as const;
       const last = Math.min(maxId + step, limit);
-      await c.query('UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED), step = ? WHERE tag = ? AND shard = ? AND scope = ?', [
-        String(last),
-        step,
-        tag,
-        shard,
-        scope,
-      ]);
+      await c.query(
+        'UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED), step = ? WHERE tag = ? AND shard = ? AND scope = ?',
+        [String(last), step, tag, shard, scope],
+      );
       await c.query(
         'INSERT INTO idmint_segments (tag, shard, scope, epoch, first_id, last_id, node_id) VALUES (?, ?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)',
         [tag, shard, scope, epoch, String(maxId + 1), String(last), nodeId],
@@ -146,16 +145,19 @@ export class CountersRepo {
 
   /** The last step used for a (tag, shard), or undefined before its first segment. */
   async lastStep(tag: string, shard: number, scope = ''): Promise<number | undefined> {
-    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT step FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ?', [tag, shard, scope]);
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      'SELECT step FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ?',
+      [tag, shard, scope],
+    );
     return rows.length ? Number(rows[0].step) : undefined;
   }
 
   /** High-water marks per shard (segment tags: scope ''), for the admin view. */
   async marks(tag: string, scope = ''): Promise<{ shard: number; maxId: number; step: number }[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT shard, max_id, step FROM idmint_counters WHERE tag = ? AND scope = ? ORDER BY shard', [
-      tag,
-      scope,
-    ]);
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      'SELECT shard, max_id, step FROM idmint_counters WHERE tag = ? AND scope = ? ORDER BY shard',
+      [tag, scope],
+    );
     return rows.map((r) => ({ shard: Number(r.shard), maxId: Number(r.max_id), step: Number(r.step) }));
   }
 
@@ -174,7 +176,11 @@ export class CountersRepo {
    * one's between their allocation times (each refill comes when the one before is used up
    * to its prefetch point). Needs two allocations in the window; MySQL's clock on both ends.
    */
-  async allocationWindows(tag: string, epoch: number, seconds = 3600): Promise<Map<string, { ids: number; ms: number }>> {
+  async allocationWindows(
+    tag: string,
+    epoch: number,
+    seconds = 3600,
+  ): Promise<Map<string, { ids: number; ms: number }>> {
     const [rows] = await this.pool.query<RowDataPacket[]>(
       `SELECT shard, scope, COUNT(*) AS n, MIN(last_id) AS lo, MAX(last_id) AS hi,
               TIMESTAMPDIFF(MICROSECOND, MIN(allocated_at), MAX(allocated_at)) AS us
@@ -186,7 +192,10 @@ export class CountersRepo {
     const out = new Map<string, { ids: number; ms: number }>();
     for (const r of rows) {
       if (Number(r.n) < 2) continue;
-      out.set(windowKey(Number(r.shard), String(r.scope)), { ids: Number(r.hi) - Number(r.lo), ms: Number(r.us) / 1000 });
+      out.set(windowKey(Number(r.shard), String(r.scope)), {
+        ids: Number(r.hi) - Number(r.lo),
+        ms: Number(r.us) / 1000,
+      });
     }
     return out;
   }

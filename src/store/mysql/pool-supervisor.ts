@@ -92,7 +92,9 @@ export class PoolSupervisor {
   /** Why the pool cannot serve while it is being replaced, or undefined. */
   down(): string | undefined {
     const e = this.episode;
-    return e ? `MySQL pool stopped handing out connections (${e.reason}); replaced ${e.attempts} time(s) so far` : undefined;
+    return e
+      ? `MySQL pool stopped handing out connections (${e.reason}); replaced ${e.attempts} time(s) so far`
+      : undefined;
   }
 
   /** Shutdown: nothing is replaced from now on. */
@@ -131,7 +133,10 @@ export class PoolSupervisor {
     const e = this.episode;
     if (!e) return;
     this.episode = undefined;
-    this.log.info({ server: 'mysql', role: 'pool', attempts: e.attempts, downMs: Math.round(performance.now() - e.since) }, 'MySQL pool serving again');
+    this.log.info(
+      { server: 'mysql', role: 'pool', attempts: e.attempts, downMs: Math.round(performance.now() - e.since) },
+      'MySQL pool serving again',
+    );
   }
 
   /** Whether a new connection to the same server answers SELECT 1 within the query bound. */
@@ -160,7 +165,10 @@ export class PoolSupervisor {
     const now = performance.now();
     if (!this.episode) {
       this.episode = { since: now, attempts: 0, reason, nextAt: now };
-      this.log.warn({ server: 'mysql', role: 'pool', reason }, 'MySQL pool stopped handing out connections; replacing it with backoff until one answers');
+      this.log.warn(
+        { server: 'mysql', role: 'pool', reason },
+        'MySQL pool stopped handing out connections; replacing it with backoff until one answers',
+      );
       this.onRestart();
     }
     this.episode.attempts++;
@@ -182,7 +190,9 @@ export class PoolSupervisor {
       const open = Array.from({ length: c._allConnections.length }, (_, i) => c._allConnections.get(i));
       for (const conn of open) {
         conn.on('error', () => undefined);
-        conn.stream?.destroy(Object.assign(new Error('MySQL pool replaced: connection dropped'), { code: 'PROTOCOL_CONNECTION_LOST' }));
+        conn.stream?.destroy(
+          Object.assign(new Error('MySQL pool replaced: connection dropped'), { code: 'PROTOCOL_CONNECTION_LOST' }),
+        );
       }
     }, this.queryTimeoutMs).unref();
   }

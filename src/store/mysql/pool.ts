@@ -30,7 +30,11 @@ export function storeError(err: unknown): unknown {
   const e = err as { code?: unknown; fatal?: unknown; message?: unknown };
   // "Pool is closed.": a pool the node replaced (pool-supervisor.ts) refusing what waited on it.
   const closed = e?.message === 'Pool is closed.';
-  if (e && typeof e === 'object' && (closed || e.fatal === true || (typeof e.code === 'string' && UNREACHABLE.has(e.code)))) {
+  if (
+    e &&
+    typeof e === 'object' &&
+    (closed || e.fatal === true || (typeof e.code === 'string' && UNREACHABLE.has(e.code)))
+  ) {
     return unavailable(`MySQL cannot be reached: ${String(e.message ?? e.code)}`, err);
   }
   return err;

@@ -4,7 +4,14 @@ import { randomBytes } from 'node:crypto';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { counterLimit, floorAbove } from '../../core/layout.js';
 import { permuteToJson } from '../../core/permute-spec.js';
-import { parseOptions, storedOptions, tagFromStorage, type Mode, type SpecOf, type TagSpec } from '../../core/tag-kinds.js';
+import {
+  parseOptions,
+  storedOptions,
+  tagFromStorage,
+  type Mode,
+  type SpecOf,
+  type TagSpec,
+} from '../../core/tag-kinds.js';
 import { IdmintError, invalid, unavailable } from '../../errors.js';
 import { lateTimeout } from '../../late-timeout.js';
 import { storeError } from './pool.js';
@@ -129,7 +136,8 @@ async function inTx<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): Promi
     } catch (err) {
       const retryable = RETRYABLE.has((err as { code?: string }).code ?? '');
       // Still deadlocked or waiting on a lock after three tries: MySQL is too busy, say retry.
-      if (retryable && attempt >= 3) throw unavailable(`MySQL transaction kept meeting locks: ${(err as Error).message}`, err);
+      if (retryable && attempt >= 3)
+        throw unavailable(`MySQL transaction kept meeting locks: ${(err as Error).message}`, err);
       if (!retryable) throw err;
     }
   }
@@ -187,7 +195,13 @@ function sameIdShape(a: TagSpec, b: TagSpec): boolean {
     case 'snowflake': {
       if (b.mode !== 'snowflake') return false;
       const [x, y] = [a.snowflake, b.snowflake];
-      return x.epochMs === y.epochMs && x.unit === y.unit && x.timeBits === y.timeBits && x.workerBits === y.workerBits && x.seqBits === y.seqBits;
+      return (
+        x.epochMs === y.epochMs &&
+        x.unit === y.unit &&
+        x.timeBits === y.timeBits &&
+        x.workerBits === y.workerBits &&
+        x.seqBits === y.seqBits
+      );
     }
     case 'rule': {
       if (b.mode !== 'rule') return false;
@@ -210,9 +224,16 @@ function earlierShape(old: TagSpec, next: TagSpec): { shape: string; keep: strin
     case 'snowflake':
       return { shape: ` with layout ${JSON.stringify(old.snowflake)}`, keep: 'layout' };
     case 'rule':
-      return { shape: ` with rule ${JSON.stringify(old.rule)}, stride ${old.stride} and offset ${old.offset}`, keep: 'rule' };
+      return {
+        shape: ` with rule ${JSON.stringify(old.rule)}, stride ${old.stride} and offset ${old.offset}`,
+        keep: 'rule',
+      };
     case 'segment': {
-      const shape = old.permute ? ` with permute ${JSON.stringify(permuteToJson(old.permute))}` : next.permute ? ' without permute' : '';
+      const shape = old.permute
+        ? ` with permute ${JSON.stringify(permuteToJson(old.permute))}`
+        : next.permute
+          ? ' without permute'
+          : '';
       return { shape, keep: 'permute setting' };
     }
   }
@@ -222,12 +243,17 @@ export class TagsRepo {
   constructor(private readonly pool: Pool) {}
 
   async get(tag: string): Promise<StoredTag | undefined> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0`, [tag]);
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0`,
+      [tag],
+    );
     return rows.length ? fromRow(rows[0]) : undefined;
   }
 
   async list(): Promise<StoredTag[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE deleted = 0 ORDER BY tag`);
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT ${COLUMNS} FROM idmint_tags WHERE deleted = 0 ORDER BY tag`,
+    );
     return rows.map(fromRow);
   }
 
@@ -237,9 +263,15 @@ export class TagsRepo {
    */
   async create(spec: TagSpec, redis = 'default'): Promise<StoredTag> {
     await inTx(this.pool, async (c) => {
-      const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? FOR UPDATE`, [spec.tag]);
+      const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? FOR UPDATE`, [
+        spec.tag,
+      ]);
       if (rows.length === 0) {
-        await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, redis_name = ?`, [spec.tag, ...specValues(withKey(spec)), redis]);
+        await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, redis_name = ?`, [
+          spec.tag,
+          ...specValues(withKey(spec)),
+          redis,
+        ]);
         return;
       }
       if (Number(rows[0].deleted) === 0) throw new IdmintError('TAG_EXISTS', `tag "${spec.tag}" already exists`);
@@ -253,8 +285,14 @@ export class TagsRepo {
       // Segment tags continue above every ID the old layout (and interleave) could have
       // produced; rule and snowflake tags of the same shape continue on their own (per-scope
       // counters, time).
-      const floor = spec.mode === 'segment' ? floorAbove(old, await highestCounter(c, spec.tag, Number(rows[0].counter_floor)), spec) : 0;
-      await c.query('UPDATE idmint_counters SET max_id = GREATEST(max_id, CAST(? AS UNSIGNED)) WHERE tag = ?', [String(floor), spec.tag]);
+      const floor =
+        spec.mode === 'segment'
+          ? floorAbove(old, await highestCounter(c, spec.tag, Number(rows[0].counter_floor)), spec)
+          : 0;
+      await c.query('UPDATE idmint_counters SET max_id = GREATEST(max_id, CAST(? AS UNSIGNED)) WHERE tag = ?', [
+        String(floor),
+        spec.tag,
+      ]);
       await c.query(
         `UPDATE idmint_tags SET ${SET_SPEC}, epoch = epoch + 1, deleted = 0, counter_floor = CAST(? AS UNSIGNED),
            redis_name = ?, created_at = CURRENT_TIMESTAMP(3) WHERE tag = ?`,
@@ -267,7 +305,10 @@ export class TagsRepo {
   /** Stores a validated spec for an existing tag. Refuses to lower max_id_limit below IDs already allocated. */
   async update(spec: TagSpec): Promise<StoredTag> {
     await inTx(this.pool, async (c) => {
-      const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0 FOR UPDATE`, [spec.tag]);
+      const [rows] = await c.query<RowDataPacket[]>(
+        `SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0 FOR UPDATE`,
+        [spec.tag],
+      );
       if (rows.length === 0) throw new IdmintError('TAG_NOT_FOUND', `tag "${spec.tag}" does not exist`);
       const allocated = await highestCounter(c, spec.tag, Number(rows[0].counter_floor));
       const limit = spec.mode === 'rule' ? Number(spec.maxIdLimit) : counterLimit(spec, BigInt(spec.maxIdLimit));
@@ -287,24 +328,28 @@ export class TagsRepo {
    * re-created or moved: its epoch is no longer `epoch`).
    */
   async move(tag: string, epoch: number, to: string): Promise<boolean> {
-    const [r] = await this.pool.query<ResultSetHeader>('UPDATE idmint_tags SET redis_name = ?, epoch = epoch + 1 WHERE tag = ? AND epoch = ? AND deleted = 0', [
-      to,
-      tag,
-      epoch,
-    ]);
+    const [r] = await this.pool.query<ResultSetHeader>(
+      'UPDATE idmint_tags SET redis_name = ?, epoch = epoch + 1 WHERE tag = ? AND epoch = ? AND deleted = 0',
+      [to, tag, epoch],
+    );
     return r.affectedRows === 1;
   }
 
   /** Number of live tags per Redis server name. */
   async countByRedis(): Promise<Map<string, number>> {
-    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT redis_name, COUNT(*) AS n FROM idmint_tags WHERE deleted = 0 GROUP BY redis_name');
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      'SELECT redis_name, COUNT(*) AS n FROM idmint_tags WHERE deleted = 0 GROUP BY redis_name',
+    );
     return new Map(rows.map((r) => [String(r.redis_name), Number(r.n)]));
   }
 
   /** Marks the tag deleted; returns what it was, for clearing its Redis state. */
   async remove(tag: string): Promise<StoredTag> {
     return inTx(this.pool, async (c) => {
-      const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0 FOR UPDATE`, [tag]);
+      const [rows] = await c.query<RowDataPacket[]>(
+        `SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0 FOR UPDATE`,
+        [tag],
+      );
       if (rows.length === 0) throw new IdmintError('TAG_NOT_FOUND', `tag "${tag}" does not exist`);
       await c.query('UPDATE idmint_tags SET deleted = 1, enabled = 0 WHERE tag = ?', [tag]);
       return fromRow(rows[0]);
@@ -318,7 +363,12 @@ export { inTx };
  * Inserts a new tag inside the caller's transaction (imports write many tags in one),
  * starting its counters above `counterFloor`. Fails with ER_DUP_ENTRY when the name exists.
  */
-export async function insertTag(c: PoolConnection, spec: TagSpec, counterFloor: number, redis = 'default'): Promise<void> {
+export async function insertTag(
+  c: PoolConnection,
+  spec: TagSpec,
+  counterFloor: number,
+  redis = 'default',
+): Promise<void> {
   await c
     .query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, counter_floor = CAST(? AS UNSIGNED), redis_name = ?`, [
       spec.tag,

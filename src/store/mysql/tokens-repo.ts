@@ -16,11 +16,10 @@ export class TokensRepo {
   /** Creates a token; the returned secret is not stored and cannot be shown again. */
   async create(tag: string, name: string): Promise<TokenInfo & { token: string }> {
     const token = `idm_${randomBytes(24).toString('base64url')}`;
-    const [r] = await this.pool.query<ResultSetHeader>('INSERT INTO idmint_client_tokens (tag, name, token_hash) VALUES (?, ?, ?)', [
-      tag,
-      name,
-      hashToken(token),
-    ]);
+    const [r] = await this.pool.query<ResultSetHeader>(
+      'INSERT INTO idmint_client_tokens (tag, name, token_hash) VALUES (?, ?, ?)',
+      [tag, name, hashToken(token)],
+    );
     return { id: r.insertId, name, createdAt: new Date().toISOString(), token };
   }
 
@@ -34,7 +33,10 @@ export class TokensRepo {
 
   /** Hashes of a tag's live tokens. */
   async hashes(tag: string): Promise<string[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT token_hash FROM idmint_client_tokens WHERE tag = ? AND revoked_at IS NULL', [tag]);
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      'SELECT token_hash FROM idmint_client_tokens WHERE tag = ? AND revoked_at IS NULL',
+      [tag],
+    );
     return rows.map((r) => String(r.token_hash));
   }
 

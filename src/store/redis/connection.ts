@@ -100,7 +100,12 @@ function withCommandDeadlines(r: Redis, deadlineMs: number | undefined): Redis {
  * master to fail or refuse. A server that answers READONLY has been demoted: reconnect (the
  * refused command fails; it never ran).
  */
-export function createSentinelRedis(target: SentinelTarget, sentinelPassword: string, role: RedisRole, commandTimeoutMs?: number): Redis {
+export function createSentinelRedis(
+  target: SentinelTarget,
+  sentinelPassword: string,
+  role: RedisRole,
+  commandTimeoutMs?: number,
+): Redis {
   installPauseTolerance();
   const { options, deadlineMs } = withDeadlines(redisOptions(role, commandTimeoutMs), role);
   const redis = new Redis({
@@ -122,7 +127,9 @@ export function createSentinelRedis(target: SentinelTarget, sentinelPassword: st
 }
 
 /** The default Redis's master through REDIS_SENTINELS: credentials and database from REDIS_URL. */
-export function defaultSentinelTarget(config: Pick<Config, 'redisUrl' | 'redisSentinels' | 'redisSentinelMaster'>): SentinelTarget {
+export function defaultSentinelTarget(
+  config: Pick<Config, 'redisUrl' | 'redisSentinels' | 'redisSentinelMaster'>,
+): SentinelTarget {
   const u = new URL(config.redisUrl);
   const db = u.pathname.replace(/^\//, '');
   return {
@@ -140,7 +147,12 @@ export function defaultSentinelTarget(config: Pick<Config, 'redisUrl' | 'redisSe
  * TLS from `url`) apply to every node's connection. BullMQ reads maxRetriesPerRequest from
  * the per-node options, so workers and subscribers carry null there.
  */
-export function createCluster(nodes: readonly { host: string; port: number }[], url: string, role: RedisRole, commandTimeoutMs?: number): Cluster {
+export function createCluster(
+  nodes: readonly { host: string; port: number }[],
+  url: string,
+  role: RedisRole,
+  commandTimeoutMs?: number,
+): Cluster {
   installPauseTolerance();
   const { lazyConnect, retryStrategy, enableOfflineQueue, ...perNode } = redisOptions(role, commandTimeoutMs);
   const u = new URL(url);
@@ -170,12 +182,21 @@ export function createCluster(nodes: readonly { host: string; port: number }[], 
  * sentinels name when REDIS_SENTINELS is, else REDIS_URL.
  */
 export function createDefaultRedis(
-  config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'redisSentinels' | 'redisSentinelMaster' | 'redisSentinelPassword' | 'redisCommandTimeoutMs'>,
+  config: Pick<
+    Config,
+    | 'redisUrl'
+    | 'redisClusterNodes'
+    | 'redisSentinels'
+    | 'redisSentinelMaster'
+    | 'redisSentinelPassword'
+    | 'redisCommandTimeoutMs'
+  >,
   role: RedisRole,
 ): RedisClient {
   const t = config.redisCommandTimeoutMs;
   if (config.redisClusterNodes.length > 0) return createCluster(config.redisClusterNodes, config.redisUrl, role, t);
-  if (config.redisSentinels.length > 0) return createSentinelRedis(defaultSentinelTarget(config), config.redisSentinelPassword, role, t);
+  if (config.redisSentinels.length > 0)
+    return createSentinelRedis(defaultSentinelTarget(config), config.redisSentinelPassword, role, t);
   return createRedis(config.redisUrl, role, t);
 }
 
@@ -217,7 +238,11 @@ export function whenReady(r: RedisClient, timeoutMs = 10000): Promise<void> {
  * a cluster every master is scanned (a slot being migrated may have keys on two of them).
  * The keys of one batch come from one node; fn may send commands for them through `r`.
  */
-export async function scanKeys(r: RedisClient, pattern: string, fn: (keys: string[]) => Promise<unknown>): Promise<void> {
+export async function scanKeys(
+  r: RedisClient,
+  pattern: string,
+  fn: (keys: string[]) => Promise<unknown>,
+): Promise<void> {
   // Until a cluster has loaded its slot map, its node list holds only the seeds, as masters.
   if (isCluster(r)) await whenReady(r);
   const nodes: Redis[] = isCluster(r) ? r.nodes('master') : [r];

@@ -4,7 +4,13 @@
 // bytes (idem-claim-3.lua, idem-takes-4.lua, idem-record-3.lua, idem-release-3.lua,
 // idem-held-1.lua).
 import type { RedisClient } from './connection.js';
-import { splitRecord, type ClaimOrTakeResult, type ClaimResult, type KeptAnswer, type RecordResult } from './idempotency-replies.js';
+import {
+  splitRecord,
+  type ClaimOrTakeResult,
+  type ClaimResult,
+  type KeptAnswer,
+  type RecordResult,
+} from './idempotency-replies.js';
 import type { Keys } from './keys.js';
 import { scriptsOf, type ClaimArgs, type RecordArgs, type TakeRequest, type TakesArgs } from './scripts.js';
 
@@ -31,7 +37,12 @@ export class IdempotencyRecords {
 
   /** The key's kept answer, else a claim on it for this request (or the claim another holds, or full). */
   claim(ref: RecordRef, args: ClaimArgs): Promise<ClaimResult> {
-    return scriptsOf(this.servers.connection(ref.redis)).idemClaim(this.recordKey(ref, args.key), this.indexKey(ref), this.bytesKey(ref), args);
+    return scriptsOf(this.servers.connection(ref.redis)).idemClaim(
+      this.recordKey(ref, args.key),
+      this.indexKey(ref),
+      this.bytesKey(ref),
+      args,
+    );
   }
 
   /**
@@ -57,12 +68,23 @@ export class IdempotencyRecords {
 
   /** Turns the request's claim into the key's answer, unless the key has another (then that one). */
   record(ref: RecordRef, args: RecordArgs): Promise<RecordResult> {
-    return scriptsOf(this.servers.connection(ref.redis)).idemRecord(this.recordKey(ref, args.key), this.indexKey(ref), this.bytesKey(ref), args);
+    return scriptsOf(this.servers.connection(ref.redis)).idemRecord(
+      this.recordKey(ref, args.key),
+      this.indexKey(ref),
+      this.bytesKey(ref),
+      args,
+    );
   }
 
   /** Gives up the request's claim on `key` (its take failed): a retry is then a first request. */
   release(ref: RecordRef, key: string, owner: string): Promise<boolean> {
-    return scriptsOf(this.servers.connection(ref.redis)).idemRelease(this.recordKey(ref, key), this.indexKey(ref), this.bytesKey(ref), key, owner);
+    return scriptsOf(this.servers.connection(ref.redis)).idemRelease(
+      this.recordKey(ref, key),
+      this.indexKey(ref),
+      this.bytesKey(ref),
+      key,
+      owner,
+    );
   }
 
   /** The answer kept for a key, or undefined when it has none (never had, expired, or only a claim). */

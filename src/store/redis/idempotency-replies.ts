@@ -19,10 +19,16 @@ export type ClaimResult =
   | { readonly kind: 'busy'; readonly fingerprint: string; readonly ttlMs: number }
   /** The tag holds its most live keys; nothing was written; retryInMs: until the first expires. */
   | { readonly kind: 'full'; readonly retryInMs: number }
-  /** The key's charge would take the tag's keys past their most bytes; nothing was written; retryInMs: until enough expire. */
+  /**
+   * The key's charge would take the tag's keys past their most bytes; nothing was written; retryInMs: until enough
+   * expire.
+   */
   | { readonly kind: 'full-bytes'; readonly retryInMs: number };
 
-/** What idem-takes-4.lua did for one request: what idem-claim-3.lua finds, or the IDs taken and kept as the key's answer. */
+/**
+ * What idem-takes-4.lua did for one request: what idem-claim-3.lua finds, or the IDs taken and kept as the key's
+ * answer.
+ */
 export type ClaimOrTakeResult =
   | ClaimResult
   /** Taken and kept as the key's answer: counter values first .. first + n - 1. */
@@ -37,7 +43,8 @@ export type RecordResult =
   /** Another request claimed the key after the caller's claim expired; nothing was written. */
   | { readonly kind: 'busy'; readonly fingerprint: string; readonly ttlMs: number };
 
-const fail = (script: ScriptFile, raw: unknown): Error => new Error(`${script}.lua answered ${JSON.stringify(raw)}, which is not one of its replies`);
+const fail = (script: ScriptFile, raw: unknown): Error =>
+  new Error(`${script}.lua answered ${JSON.stringify(raw)}, which is not one of its replies`);
 
 /** A record's text, "<fingerprint>\n<answer>", as GET or the scripts give it. */
 export function splitRecord(text: string): KeptAnswer {
@@ -48,8 +55,10 @@ export function splitRecord(text: string): KeptAnswer {
 
 /** The replies both scripts share: {2, record} and {4, fingerprint, ms}; undefined for any other. */
 function shared(raw: unknown[]): Exclude<RecordResult, { kind: 'recorded' }> | undefined {
-  if (raw[0] === 2 && raw.length === 2 && typeof raw[1] === 'string') return { kind: 'answered', ...splitRecord(raw[1]) };
-  if (raw[0] === 4 && raw.length === 3 && typeof raw[1] === 'string' && typeof raw[2] === 'number') return { kind: 'busy', fingerprint: raw[1], ttlMs: raw[2] };
+  if (raw[0] === 2 && raw.length === 2 && typeof raw[1] === 'string')
+    return { kind: 'answered', ...splitRecord(raw[1]) };
+  if (raw[0] === 4 && raw.length === 3 && typeof raw[1] === 'string' && typeof raw[2] === 'number')
+    return { kind: 'busy', fingerprint: raw[1], ttlMs: raw[2] };
   return undefined;
 }
 
@@ -65,7 +74,8 @@ export function decodeClaim(raw: unknown): ClaimResult {
 export function decodeClaimsOrTakes(raw: unknown, count: number): ClaimOrTakeResult[] {
   if (!Array.isArray(raw) || raw.length !== count) throw fail('idem-takes-4', raw);
   return raw.map((one: unknown) => {
-    if (Array.isArray(one) && one[0] === 6 && one.length === 2 && Number.isSafeInteger(one[1])) return { kind: 'taken', first: one[1] as number };
+    if (Array.isArray(one) && one[0] === 6 && one.length === 2 && Number.isSafeInteger(one[1]))
+      return { kind: 'taken', first: one[1] as number };
     try {
       return decodeClaim(one);
     } catch {

@@ -29,7 +29,14 @@ export class LeaseStore {
 
   /** horizonMs: the latest wall-clock ms the caller may issue at under this lease. */
   acquire(bits: number, value: string, ttlMs: number, preferred: number, horizonMs: number): Promise<Acquired> {
-    return this.scripts.leaseAcquire(this.keys.workerSpace(bits), { size: 2 ** bits, value, ttlMs, preferred, maxProbes: MAX_PROBES, horizonMs });
+    return this.scripts.leaseAcquire(this.keys.workerSpace(bits), {
+      size: 2 ** bits,
+      value,
+      ttlMs,
+      preferred,
+      maxProbes: MAX_PROBES,
+      horizonMs,
+    });
   }
 
   renew(bits: number, workerId: number, value: string, ttlMs: number, lastMs: number): Promise<RenewResult> {
@@ -81,7 +88,11 @@ export class LeaseStore {
     const out: LeaseInfo[] = [];
     for (const key of keys) {
       const id = this.keys.workerIdOf(bits, key);
-      const [value, pttl, last] = await Promise.all([this.redis.get(key), this.redis.pttl(key), this.redis.get(this.keys.workerLast(bits, id))]);
+      const [value, pttl, last] = await Promise.all([
+        this.redis.get(key),
+        this.redis.pttl(key),
+        this.redis.get(this.keys.workerLast(bits, id)),
+      ]);
       if (value === null || pttl < 0) continue;
       const [owner, addr = ''] = value.split(' ');
       out.push({ workerId: id, owner, addr, expiresInMs: pttl, lastMs: Number(last ?? 0) });

@@ -53,7 +53,9 @@ export function expandIncludes(file: string, read: (path: string) => string = (p
         included = expand(target, [...chain, target]);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT')
-          throw new Error(`${relative(dirname(file), path)}: @include "${name}": no such file (${target})`, { cause: err });
+          throw new Error(`${relative(dirname(file), path)}: @include "${name}": no such file (${target})`, {
+            cause: err,
+          });
         throw err;
       }
       return included.endsWith('\n') ? included.slice(0, -1) : included;

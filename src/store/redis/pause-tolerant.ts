@@ -66,7 +66,9 @@ export function installPauseTolerance(): void {
   const redisProto = Redis.prototype as unknown as SocketTimeoutHost;
   const commandProto = Command.prototype as unknown as CommandTimeoutHost;
   if (typeof redisProto.setSocketTimeout !== 'function' || typeof commandProto.setTimeout !== 'function') {
-    throw new Error("ioredis no longer has Redis#setSocketTimeout or Command#setTimeout: idmint's pause-tolerant timeouts cannot be installed");
+    throw new Error(
+      "ioredis no longer has Redis#setSocketTimeout or Command#setTimeout: idmint's pause-tolerant timeouts cannot be installed",
+    );
   }
   redisProto.setSocketTimeout = setSocketTimeout;
   commandProto.setTimeout = setCommandTimeout;

@@ -10,7 +10,8 @@ type Codes<T> = Readonly<Record<number, T>>;
 function decode<T>(script: ScriptFile, codes: Codes<T>, raw: unknown): T {
   // Lua numbers come back as Redis integers, which ioredis answers as numbers.
   const v = typeof raw === 'number' ? codes[raw] : undefined;
-  if (v === undefined) throw new Error(`${script}.lua answered ${JSON.stringify(raw)}, which is not one of its replies`);
+  if (v === undefined)
+    throw new Error(`${script}.lua answered ${JSON.stringify(raw)}, which is not one of its replies`);
   return v;
 }
 
@@ -41,7 +42,8 @@ export interface TakeResult {
 /** take's reply to a request for n IDs. */
 export function decodeTake(raw: unknown, n: number): TakeResult {
   // The steady-state reply: the first of n consecutive IDs, nothing else due.
-  if (typeof raw === 'number') return { status: 'ok', gen: '', seg: -1, refillWanted: false, ranges: [[raw, raw + n - 1]] };
+  if (typeof raw === 'number')
+    return { status: 'ok', gen: '', seg: -1, refillWanted: false, ranges: [[raw, raw + n - 1]] };
   const r = raw as (string | number)[];
   const status = decode('take-2', TAKE, r[0]);
   const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };

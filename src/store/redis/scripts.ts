@@ -162,11 +162,18 @@ export class Scripts {
    * The script's reply as `ok` makes it, or what `failed` makes of an error: EVALSHA, and EVAL
    * of its text when Redis has forgotten it, in one step beside ioredis's command.
    */
-  private call<T>(file: ScriptFile, args: Arg[], ok: (reply: unknown) => T, failed: (err: Error) => T = rethrow): Promise<T> {
+  private call<T>(
+    file: ScriptFile,
+    args: Arg[],
+    ok: (reply: unknown) => T,
+    failed: (err: Error) => T = rethrow,
+  ): Promise<T> {
     const s = this.scripts[file];
     return this.redis
       .evalsha(s.sha, s.keys, ...args)
-      .then(ok, (err: Error) => (noScript(err) ? this.redis.eval(s.text, s.keys, ...args).then(ok, failed) : failed(err)));
+      .then(ok, (err: Error) =>
+        noScript(err) ? this.redis.eval(s.text, s.keys, ...args).then(ok, failed) : failed(err),
+      );
   }
 
   /**
@@ -190,7 +197,11 @@ export class Scripts {
 
   /** install-2.lua: a segment allocated in MySQL into the hash, with its fences. */
   install(segment: string, moved: string, a: InstallArgs): Promise<InstallResult> {
-    return this.call('install-2', [segment, moved, a.gen, a.range[0], a.range[1], a.nowMs, a.prefetch, a.final ? 1 : 0, a.limit, a.epoch], decodeInstall);
+    return this.call(
+      'install-2',
+      [segment, moved, a.gen, a.range[0], a.range[1], a.nowMs, a.prefetch, a.final ? 1 : 0, a.limit, a.epoch],
+      decodeInstall,
+    );
   }
 
   /** exhaust-1.lua: marks the hash exhausted under gen. */
@@ -200,7 +211,11 @@ export class Scripts {
 
   /** lease-acquire-1.lua: a free worker id of the space whose key base is `space`. */
   leaseAcquire(space: string, a: AcquireArgs): Promise<Acquired> {
-    return this.call('lease-acquire-1', [space, a.size, a.value, a.ttlMs, a.preferred, a.maxProbes, a.horizonMs], decodeAcquire);
+    return this.call(
+      'lease-acquire-1',
+      [space, a.size, a.value, a.ttlMs, a.preferred, a.maxProbes, a.horizonMs],
+      decodeAcquire,
+    );
   }
 
   /** lease-renew-1.lua: compare and extend; lastMs: what the holder may issue until the new expiry. */
@@ -215,7 +230,11 @@ export class Scripts {
 
   /** idem-claim-3.lua: an idempotency key's kept answer, else a claim on it for this request (or why not). */
   idemClaim(record: string, index: string, bytes: string, a: ClaimArgs): Promise<ClaimResult> {
-    return this.call('idem-claim-3', [record, index, bytes, a.key, a.fingerprint, a.owner, a.claimMs, a.maxKeys, a.maxBytes, a.chargeBytes], decodeClaim);
+    return this.call(
+      'idem-claim-3',
+      [record, index, bytes, a.key, a.fingerprint, a.owner, a.claimMs, a.maxKeys, a.maxBytes, a.chargeBytes],
+      decodeClaim,
+    );
   }
 
   /**
@@ -223,15 +242,39 @@ export class Scripts {
    * the segment hash and kept in the same call (the hash's steady state), else a claim on its
    * key (or why not).
    */
-  idemTakes(segment: string, index: string, bytes: string, moved: string, a: TakesArgs, requests: readonly TakeRequest[]): Promise<ClaimOrTakeResult[]> {
-    const args: Arg[] = [segment, index, bytes, moved, a.recordPrefix, a.claimMs, a.maxKeys, a.maxBytes, a.epoch, a.retentionMs, a.stride, a.offset];
+  idemTakes(
+    segment: string,
+    index: string,
+    bytes: string,
+    moved: string,
+    a: TakesArgs,
+    requests: readonly TakeRequest[],
+  ): Promise<ClaimOrTakeResult[]> {
+    const args: Arg[] = [
+      segment,
+      index,
+      bytes,
+      moved,
+      a.recordPrefix,
+      a.claimMs,
+      a.maxKeys,
+      a.maxBytes,
+      a.epoch,
+      a.retentionMs,
+      a.stride,
+      a.offset,
+    ];
     for (const r of requests) args.push(r.key, r.fingerprint, r.owner, r.chargeBytes, r.n);
     return this.call('idem-takes-4', args, (reply) => decodeClaimsOrTakes(reply, requests.length));
   }
 
   /** idem-record-3.lua: turns the request's claim into the key's answer, unless the key has another. */
   idemRecord(record: string, index: string, bytes: string, a: RecordArgs): Promise<RecordResult> {
-    return this.call('idem-record-3', [record, index, bytes, a.key, a.owner, a.fingerprint, a.answer, a.retentionMs], decodeRecord);
+    return this.call(
+      'idem-record-3',
+      [record, index, bytes, a.key, a.owner, a.fingerprint, a.answer, a.retentionMs],
+      decodeRecord,
+    );
   }
 
   /** idem-release-3.lua: gives up the request's claim (its take failed); false when it held none. */

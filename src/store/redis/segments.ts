@@ -68,7 +68,8 @@ interface Server {
  */
 export function takenOf(h: Readonly<Record<string, string>>): number {
   if (h.ins === undefined) return Number(h.taken ?? 0);
-  const held = Math.max(0, Number(h.end) - Number(h.cur) + 1) + (h.nf !== undefined ? Number(h.ne) - Number(h.nf) + 1 : 0);
+  const held =
+    Math.max(0, Number(h.end) - Number(h.cur) + 1) + (h.nf !== undefined ? Number(h.ne) - Number(h.nf) + 1 : 0);
   return Number(h.ins) - held;
 }
 
@@ -107,7 +108,11 @@ export class SegmentStore {
 
   private server(name: string = DEFAULT_REDIS): Server {
     const s = this.servers.get(name);
-    if (!s) throw new IdmintError('UNAVAILABLE', `this process has no Redis named "${name}": every process needs the same REDIS_URLS`);
+    if (!s)
+      throw new IdmintError(
+        'UNAVAILABLE',
+        `this process has no Redis named "${name}": every process needs the same REDIS_URLS`,
+      );
     return s;
   }
 
@@ -154,7 +159,14 @@ export class SegmentStore {
   }
 
   /** limit: the tag's largest counter value when the segment was allocated (final when reached). */
-  async install(ref: SegmentRef, gen: string, range: Range, prefetch: number, nowMs = Date.now(), limit = Number.MAX_SAFE_INTEGER): Promise<InstallResult> {
+  async install(
+    ref: SegmentRef,
+    gen: string,
+    range: Range,
+    prefetch: number,
+    nowMs = Date.now(),
+    limit = Number.MAX_SAFE_INTEGER,
+  ): Promise<InstallResult> {
     return this.server(ref.redis).scripts.install(this.key(ref), this.keys.moved(ref.tag), {
       gen,
       range,
@@ -235,7 +247,12 @@ export class SegmentStore {
   }
 
   /** On a cluster every key of the pattern is in the tag's slot, so a batch is one slot. */
-  private eachSegmentKey(r: RedisClient, tag: string, epoch: number, fn: (keys: string[]) => Promise<unknown>): Promise<void> {
+  private eachSegmentKey(
+    r: RedisClient,
+    tag: string,
+    epoch: number,
+    fn: (keys: string[]) => Promise<unknown>,
+  ): Promise<void> {
     return scanKeys(r, this.keys.segmentPattern(tag, epoch), fn);
   }
 }

@@ -18,7 +18,10 @@ export async function checkServer(r: RedisClient, timeoutMs = 1000): Promise<voi
 }
 
 /** Every server by name, "default" first, checked at once. */
-export async function redisServerStates(segments: SegmentStore, timeoutMs = 1000): Promise<Record<string, ServerState>> {
+export async function redisServerStates(
+  segments: SegmentStore,
+  timeoutMs = 1000,
+): Promise<Record<string, ServerState>> {
   const names = segments.names();
   const states = await Promise.all(
     names.map((n) =>

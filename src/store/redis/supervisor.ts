@@ -51,7 +51,12 @@ interface Watched {
   episode?: { since: number; attempts: number; reason: string; timer?: NodeJS.Timeout };
 }
 
-type Patched = { disconnect(reconnect?: boolean): void; quit(): Promise<unknown>; connect(): Promise<void>; duplicate(...a: unknown[]): RedisClient };
+type Patched = {
+  disconnect(reconnect?: boolean): void;
+  quit(): Promise<unknown>;
+  connect(): Promise<void>;
+  duplicate(...a: unknown[]): RedisClient;
+};
 
 export class ConnectionSupervisor {
   private readonly watched = new Set<Watched>();
@@ -95,7 +100,8 @@ export class ConnectionSupervisor {
   /** A connection of server that ended by itself and is being opened again, or undefined. */
   reopening(server: string): string | undefined {
     for (const w of this.watched) {
-      if (w.server === server && w.episode) return `${w.role} connection ended (${w.episode.reason}); reopening, attempt ${w.episode.attempts}`;
+      if (w.server === server && w.episode)
+        return `${w.role} connection ended (${w.episode.reason}); reopening, attempt ${w.episode.attempts}`;
     }
     return undefined;
   }
@@ -103,14 +109,17 @@ export class ConnectionSupervisor {
   /** A node's own connection of server (not BullMQ's duplicates) that is not ready now, or undefined. */
   notReady(server: string): string | undefined {
     for (const w of this.watched) {
-      if (w.server === server && w.required && !w.closedOnPurpose && w.client.status !== 'ready') return `${w.role} connection ${w.client.status}`;
+      if (w.server === server && w.required && !w.closedOnPurpose && w.client.status !== 'ready')
+        return `${w.role} connection ${w.client.status}`;
     }
     return undefined;
   }
 
   /** The watched connections of server, by role (not those that ended on purpose). */
   clients(server: string): { role: string; client: RedisClient }[] {
-    return [...this.watched].filter((w) => w.server === server && !w.closedOnPurpose).map((w) => ({ role: w.role, client: w.client }));
+    return [...this.watched]
+      .filter((w) => w.server === server && !w.closedOnPurpose)
+      .map((w) => ({ role: w.role, client: w.client }));
   }
 
   /** Every watched connection of server, with its status and any reopening under way. */
@@ -122,7 +131,15 @@ export class ConnectionSupervisor {
         server,
         role: w.role,
         status: w.client.status,
-        ...(w.episode ? { reopening: { attempts: w.episode.attempts, downMs: Math.round(now - w.episode.since), reason: w.episode.reason } } : {}),
+        ...(w.episode
+          ? {
+              reopening: {
+                attempts: w.episode.attempts,
+                downMs: Math.round(now - w.episode.since),
+                reason: w.episode.reason,
+              },
+            }
+          : {}),
       }));
   }
 
@@ -142,7 +159,10 @@ export class ConnectionSupervisor {
     if (!w.episode) {
       const reason = w.lastError ?? 'ended';
       w.episode = { since: performance.now(), attempts: 0, reason };
-      this.log.warn({ server: w.server, role: w.role, reason }, 'Redis connection ended for good; opening it again with backoff until it is ready');
+      this.log.warn(
+        { server: w.server, role: w.role, reason },
+        'Redis connection ended for good; opening it again with backoff until it is ready',
+      );
       this.onRestart(w.server, w.role);
     }
     const episode = w.episode;
@@ -161,6 +181,9 @@ export class ConnectionSupervisor {
     const e = w.episode;
     if (!e) return;
     w.episode = undefined;
-    this.log.info({ server: w.server, role: w.role, attempts: e.attempts, downMs: Math.round(performance.now() - e.since) }, 'Redis connection open again');
+    this.log.info(
+      { server: w.server, role: w.role, attempts: e.attempts, downMs: Math.round(performance.now() - e.since) },
+      'Redis connection open again',
+    );
   }
 }

@@ -28,7 +28,15 @@ interface Body {
   clock_skew_ms?: number;
 }
 
-const ID_SERVER_FIELDS = ['config_json', 'lua_files', 'time_zone', 'margin', 'floors', 'idserver_log', 'trust_log'] as const;
+const ID_SERVER_FIELDS = [
+  'config_json',
+  'lua_files',
+  'time_zone',
+  'margin',
+  'floors',
+  'idserver_log',
+  'trust_log',
+] as const;
 const SNOWFLAKE_FIELDS = ['tag', 'twepoch', 'layout', 'clock_skew_ms'] as const;
 
 const body = {
@@ -64,7 +72,8 @@ export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Servic
       ...(b.system === 'leaf-snowflake' && b.mysql !== undefined ? ['mysql'] : []),
     ];
     if (misplaced.length) throw invalid(`${misplaced.join(', ')}: not a field of an import from ${b.system}`);
-    if (b.system !== 'leaf-snowflake' && b.mysql === undefined) throw invalid(`an import from ${b.system} needs mysql (the URL of its database)`);
+    if (b.system !== 'leaf-snowflake' && b.mysql === undefined)
+      throw invalid(`an import from ${b.system} needs mysql (the URL of its database)`);
     if (b.system === 'leaf-snowflake' && b.tag === undefined)
       throw invalid("an import from leaf-snowflake needs tag: the idmint tag to create, the key Leaf's clients send");
     const floors: OperatorFloor[] = [];
@@ -74,11 +83,16 @@ export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Servic
       floors.push(f);
     }
     if (b.system === 'id_server' && b.config_json === undefined)
-      throw invalid('id_server needs config_json (the text of its config.json) and lua_files (each Lua file it names, by that name)');
+      throw invalid(
+        'id_server needs config_json (the text of its config.json) and lua_files (each Lua file it names, by that name)',
+      );
     const files =
       b.config_json === undefined
         ? undefined
-        : { config: typeof b.config_json === 'string' ? b.config_json : JSON.stringify(b.config_json), lua: b.lua_files ?? {} };
+        : {
+            config: typeof b.config_json === 'string' ? b.config_json : JSON.stringify(b.config_json),
+            lua: b.lua_files ?? {},
+          };
     const out = await rt.tagAdmin.importTags({
       system: b.system,
       mysql: b.mysql,
@@ -90,7 +104,10 @@ export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Servic
       floors,
       logs: b.idserver_log === undefined ? undefined : [{ name: 'idserver_log', text: b.idserver_log }],
       trustLog: b.trust_log,
-      leafSnowflake: b.tag === undefined ? undefined : { tag: b.tag, twepochMs: b.twepoch, layout: layoutOf(b.layout), clockSkewMs: b.clock_skew_ms },
+      leafSnowflake:
+        b.tag === undefined
+          ? undefined
+          : { tag: b.tag, twepochMs: b.twepoch, layout: layoutOf(b.layout), clockSkewMs: b.clock_skew_ms },
       finish: `POST /v1/admin/import with the same body (system "${b.system}")`,
     });
     if (!out.dry_run) req.log.info({ system: out.system, tags: out.tags.map((t) => `${t.tag}:${t.action}`) }, 'import');

@@ -95,22 +95,28 @@ export default async function adminPageRoute(app: FastifyInstance, opts: { acces
       '/v1/admin/session',
       {
         schema: {
-          summary: 'Sign in (the admin page): the role of the token sent as Authorization: Bearer, kept in an HttpOnly cookie of the admin paths',
+          summary:
+            'Sign in (the admin page): the role of the token sent as Authorization: Bearer, kept in an HttpOnly cookie of the admin paths',
           security: [{ admin: [] }],
           response: roleSchema,
         },
       },
       async (req, reply) => {
         const token = bearerToken(req.headers.authorization);
-        if (token === undefined) throw new IdmintError('UNAUTHORIZED', 'sign in with Authorization: Bearer <admin or viewer token>');
+        if (token === undefined)
+          throw new IdmintError('UNAUTHORIZED', 'sign in with Authorization: Bearer <admin or viewer token>');
         reply.header('set-cookie', sessionCookies(token, overTls(req)));
         return { role: adminRole(req) };
       },
     );
   });
   // Anyone may drop their own cookie, a stale one included.
-  app.delete('/v1/admin/session', { schema: { summary: 'Sign out (the admin page): clears the session cookie' } }, async (req, reply) => {
-    reply.header('set-cookie', clearedCookies(overTls(req)));
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/v1/admin/session',
+    { schema: { summary: 'Sign out (the admin page): clears the session cookie' } },
+    async (req, reply) => {
+      reply.header('set-cookie', clearedCookies(overTls(req)));
+      return reply.code(204).send();
+    },
+  );
 }

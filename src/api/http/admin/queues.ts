@@ -51,7 +51,11 @@ function board(queues: Queue[], readOnlyMode: boolean, errors: ErrorCounter | un
   };
 }
 
-async function readOnlyBoard(queues: Queue[], log: FastifyBaseLogger, errors: ErrorCounter | undefined): Promise<FastifyInstance> {
+async function readOnlyBoard(
+  queues: Queue[],
+  log: FastifyBaseLogger,
+  errors: ErrorCounter | undefined,
+): Promise<FastifyInstance> {
   const inner = Fastify({ loggerInstance: log });
   installErrorHandling(inner, errors);
   await inner.register(board(queues, true, errors), { prefix: QUEUES_PATH });
@@ -59,7 +63,10 @@ async function readOnlyBoard(queues: Queue[], log: FastifyBaseLogger, errors: Er
   return inner;
 }
 
-export async function queueBoard(app: FastifyInstance, opts: { queues: Queue[]; errors?: ErrorCounter }): Promise<void> {
+export async function queueBoard(
+  app: FastifyInstance,
+  opts: { queues: Queue[]; errors?: ErrorCounter },
+): Promise<void> {
   const viewerBoard = await readOnlyBoard(opts.queues, app.log, opts.errors);
   app.addHook('onClose', async () => {
     await viewerBoard.close();
@@ -72,7 +79,11 @@ export async function queueBoard(app: FastifyInstance, opts: { queues: Queue[]; 
     // HEAD), which carry no body: the request can be replayed as it is.
     scope.addHook('onRequest', async (req, reply) => {
       if (adminRole(req) !== 'viewer') return;
-      const res = await viewerBoard.inject({ method: req.method as 'GET' | 'HEAD', url: req.url, headers: req.headers });
+      const res = await viewerBoard.inject({
+        method: req.method as 'GET' | 'HEAD',
+        url: req.url,
+        headers: req.headers,
+      });
       for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && !HOP_HEADERS.has(k)) reply.header(k, v);
       return reply.code(res.statusCode).send(res.rawPayload);
     });

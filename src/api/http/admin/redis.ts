@@ -12,7 +12,10 @@ const moveBody = {
   additionalProperties: false,
   properties: {
     to: { type: 'string', minLength: 1, maxLength: 32, description: 'name of the Redis server to move the tag to' },
-    force: { type: 'boolean', description: 'move even when the current server is unreachable (only if it will never come back with this data)' },
+    force: {
+      type: 'boolean',
+      description: 'move even when the current server is unreachable (only if it will never come back with this data)',
+    },
   },
 } as const;
 
@@ -54,7 +57,9 @@ export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Service
         .map((c) => ({
           role: c.role,
           status: c.status,
-          ...(c.reopening ? { reopening: { attempts: c.reopening.attempts, down_ms: c.reopening.downMs, reason: c.reopening.reason } } : {}),
+          ...(c.reopening
+            ? { reopening: { attempts: c.reopening.attempts, down_ms: c.reopening.downMs, reason: c.reopening.reason } }
+            : {}),
         })),
       tags: server.tags,
     }));

@@ -8,7 +8,8 @@ import { ADMIN_COOKIE } from '../auth.js';
 /** The paths the cookie is sent under. */
 export const ADMIN_COOKIE_PATHS = ['/v1/admin', '/admin'] as const;
 
-const attributes = (path: string, secure: boolean) => `Path=${path}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
+const attributes = (path: string, secure: boolean) =>
+  `Path=${path}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
 
 /** Set-Cookie values that keep the token for the browser's session. */
 export function sessionCookies(token: string, secure: boolean): string[] {

@@ -65,7 +65,11 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Services 
     return {
       ...view(t),
       capacity: await capacityOf(t),
-      state: { shards, idempotency_keys: idempotencyKeys, ...(counterRegression ? { counter_regression: counterRegression } : {}) },
+      state: {
+        shards,
+        idempotency_keys: idempotencyKeys,
+        ...(counterRegression ? { counter_regression: counterRegression } : {}),
+      },
     };
   });
 
@@ -75,9 +79,13 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Services 
     return view(stored);
   });
 
-  app.delete<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req, reply) => {
-    const old = await rt.tagAdmin.deleteTag(req.params.tag);
-    req.log.info({ tag: old.tag }, 'tag deleted');
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { tag: string } }>(
+    '/v1/admin/tags/:tag',
+    { schema: { params: tagParam } },
+    async (req, reply) => {
+      const old = await rt.tagAdmin.deleteTag(req.params.tag);
+      req.log.info({ tag: old.tag }, 'tag deleted');
+      return reply.code(204).send();
+    },
+  );
 }

@@ -20,7 +20,11 @@ export async function adminTokenRoutes(app: FastifyInstance, opts: { rt: Service
     {
       schema: {
         params,
-        body: { type: 'object', additionalProperties: false, properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } } },
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } },
+        },
       },
     },
     async (req, reply) => {
@@ -35,9 +39,13 @@ export async function adminTokenRoutes(app: FastifyInstance, opts: { rt: Service
     return { tokens: tokens.map((t) => ({ id: t.id, name: t.name, created_at: t.createdAt })) };
   });
 
-  app.delete<{ Params: { tag: string; id: number } }>('/v1/admin/tags/:tag/tokens/:id', { schema: { params } }, async (req, reply) => {
-    await rt.tagAdmin.revokeToken(req.params.tag, req.params.id);
-    req.log.info({ tag: req.params.tag, tokenId: req.params.id }, 'client token revoked');
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { tag: string; id: number } }>(
+    '/v1/admin/tags/:tag/tokens/:id',
+    { schema: { params } },
+    async (req, reply) => {
+      await rt.tagAdmin.revokeToken(req.params.tag, req.params.id);
+      req.log.info({ tag: req.params.tag, tokenId: req.params.id }, 'client token revoked');
+      return reply.code(204).send();
+    },
+  );
 }

@@ -13,10 +13,15 @@ const MAX_SHIFT_MS = 86_400_000;
 export async function debugRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {
   const { rt } = opts;
   const shifted = (): ShiftedClock => {
-    if (!(rt.clock instanceof ShiftedClock)) throw new IdmintError('INVALID_ARGUMENT', 'this process runs on an injected clock that cannot be shifted');
+    if (!(rt.clock instanceof ShiftedClock))
+      throw new IdmintError('INVALID_ARGUMENT', 'this process runs on an injected clock that cannot be shifted');
     return rt.clock;
   };
-  const clockState = () => ({ offset_ms: shifted().offsetMs, now: new Date(rt.clock.now()).toISOString(), system_now: new Date().toISOString() });
+  const clockState = () => ({
+    offset_ms: shifted().offsetMs,
+    now: new Date(rt.clock.now()).toISOString(),
+    system_now: new Date().toISOString(),
+  });
 
   app.get('/v1/debug/clock', async () => clockState());
 

@@ -16,6 +16,12 @@ export async function healthRoutes(app: FastifyInstance, opts: { rt: Services; a
     const status = r.ready ? 'ready' : r.draining ? 'draining' : 'not ready';
     reply.code(r.ready ? 200 : 503);
     if (!details(req)) return reply.send({ status });
-    return reply.send({ status, degraded: r.degraded, checks: r.checks, redis_servers: r.redisServers, redis_master: r.redisMasters });
+    return reply.send({
+      status,
+      degraded: r.degraded,
+      checks: r.checks,
+      redis_servers: r.redisServers,
+      redis_master: r.redisMasters,
+    });
   });
 }

@@ -8,7 +8,9 @@ import { decodeId } from '../../decode.js';
 import { ID_QUERY, ID_ROUTE, idempotencyKey, TEXT_TYPE, wantsText, type IdQuery } from '../id-route-spec.js';
 import { tagParam } from '../schemas.js';
 
-/** The headers the ID routes read besides the token ones, for the OpenAPI description (docs/API.md#idempotency-keys). */
+/**
+ * The headers the ID routes read besides the token ones, for the OpenAPI description (docs/API.md#idempotency-keys).
+ */
 const idHeaders = {
   type: 'object',
   properties: {
@@ -28,13 +30,22 @@ type OneRequest = FastifyRequest<{ Params: TagParams; Querystring: IdQuery }>;
 
 export async function idRoutes(
   app: FastifyInstance,
-  opts: { ids: IdService /** Whether a bearer token is the admin or viewer token (decoding permuted IDs). */; staff?: (token: string | undefined) => boolean },
+  opts: {
+    ids: IdService /** Whether a bearer token is the admin or viewer token (decoding permuted IDs). */;
+    staff?: (token: string | undefined) => boolean;
+  },
 ): Promise<void> {
   const { ids } = opts;
 
   /** One ID: at once when the service answers from memory, else a promise. */
   const one = (req: OneRequest) =>
-    ids.issue({ ...req.query, tag: req.params.tag, as: 'one', token: clientToken(req.headers), idempotencyKey: idempotencyKey(req.headers) });
+    ids.issue({
+      ...req.query,
+      tag: req.params.tag,
+      as: 'one',
+      token: clientToken(req.headers),
+      idempotencyKey: idempotencyKey(req.headers),
+    });
 
   // The route spec (path, tag, negotiation, token, closing answer) is shared with the
   // pre-router path: id-route-spec.ts.
@@ -49,7 +60,8 @@ export async function idRoutes(
       },
     },
     (req, reply) => {
-      const send = (id: string) => (wantsText(req.headers.accept) ? reply.type(TEXT_TYPE).send(id) : reply.send({ id }));
+      const send = (id: string) =>
+        wantsText(req.headers.accept) ? reply.type(TEXT_TYPE).send(id) : reply.send({ id });
       // Served from memory without a promise when the ID is at hand.
       const got = one(req);
       if (got instanceof Promise) got.then(send, (err: unknown) => reply.send(err));
@@ -73,7 +85,13 @@ export async function idRoutes(
       },
     },
     async (req) => ({
-      ids: await ids.issue({ ...req.query, tag: req.params.tag, as: 'ids', token: clientToken(req.headers), idempotencyKey: idempotencyKey(req.headers) }),
+      ids: await ids.issue({
+        ...req.query,
+        tag: req.params.tag,
+        as: 'ids',
+        token: clientToken(req.headers),
+        idempotencyKey: idempotencyKey(req.headers),
+      }),
     }),
   );
 
@@ -109,7 +127,14 @@ export async function idRoutes(
         },
       },
     },
-    async (req) => decodeId(ids, req.params.tag, req.params.id, clientToken(req.headers), opts.staff?.(bearerToken(req.headers.authorization)) ?? false),
+    async (req) =>
+      decodeId(
+        ids,
+        req.params.tag,
+        req.params.id,
+        clientToken(req.headers),
+        opts.staff?.(bearerToken(req.headers.authorization)) ?? false,
+      ),
   );
 }
 

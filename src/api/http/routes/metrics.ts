@@ -44,7 +44,9 @@ export async function metricsRoutes(
     if (ofAll) {
       // Never this process's share alone: counters would seem to jump between scrapes.
       body = await ofAll().catch((err: Error) => {
-        throw new IdmintError('UNAVAILABLE', `the metrics of all processes could not be collected: ${err.message}`, { cause: err });
+        throw new IdmintError('UNAVAILABLE', `the metrics of all processes could not be collected: ${err.message}`, {
+          cause: err,
+        });
       });
     } else {
       body = await registry.metrics();

@@ -50,7 +50,10 @@ function bindFailure(reply: FastifyReply, req: FastifyRequest, err: BindError): 
   return reply.code(400).type(JSON_TYPE).send(JSON.stringify(body));
 }
 
-export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService; errors: ErrorCounter }): Promise<void> {
+export async function tinyidRoutes(
+  app: FastifyInstance,
+  opts: { ids: IdService; errors: ErrorCounter },
+): Promise<void> {
   const { ids: service, errors } = opts;
   // Any body is accepted and read as a form (Tinyid's client POSTs an empty form); nothing is
   // refused for its content type, as a servlet would not.
@@ -63,13 +66,20 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
   // Tinyid answers an empty batch after its checks (a disabled tag still fails). An
   // Idempotency-Key header (no Tinyid client sends one) is kept and replayed as on /v1/ids.
   const ids = (bizType: string, n: number, token: string | undefined, key: string | undefined): Promise<string[]> =>
-    Promise.resolve(service.issue({ tag: bizType, as: 'ids', count: Math.max(n, 0), token, accepts, idempotencyKey: key }));
+    Promise.resolve(
+      service.issue({ tag: bizType, as: 'ids', count: Math.max(n, 0), token, accepts, idempotencyKey: key }),
+    );
 
   // A segment is served by the client from its memory, long after it was taken: only order
   // node promises no more than that (the service refuses order global). Straight from Redis
   // (one take), as a process fills its own block: one run but where a segment of idmint ends.
   // A block the client serves itself cannot be replayed: a key is refused (issue-request.ts).
-  async function segment(bizType: string, _n: number, token: string | undefined, key: string | undefined): Promise<TinyidSegment> {
+  async function segment(
+    bizType: string,
+    _n: number,
+    token: string | undefined,
+    key: string | undefined,
+  ): Promise<TinyidSegment> {
     const issued = await service.issue({ tag: bizType, as: 'held', token, accepts, idempotencyKey: key });
     return segmentOfRun(issued.tag, longestRun(issued.runs), issued.tag.prefetch);
   }
@@ -114,7 +124,8 @@ export async function tinyidRoutes(app: FastifyInstance, opts: { ids: IdService;
           const bizType = p('bizType');
           let body: string;
           try {
-            if (bizType === undefined || !TAG_NAME.test(bizType)) throw new IdmintError('TAG_NOT_FOUND', TINYID_TOKEN_ERR.message);
+            if (bizType === undefined || !TAG_NAME.test(bizType))
+              throw new IdmintError('TAG_NOT_FOUND', TINYID_TOKEN_ERR.message);
             const v = await serve(bizType, n, token, idempotencyKey(req.headers));
             // Tinyid answers "" for an empty batch too (its join fails on no IDs).
             body = simple ? (n > 0 ? text(v) : '') : responseJson(json(v));

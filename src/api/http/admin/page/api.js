@@ -35,7 +35,12 @@ export async function api(method, path, body, token) {
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res;
   try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
   } catch (err) {
     throw new ApiError(0, 'NETWORK', `the server cannot be reached (${err.message})`);
   }

@@ -15,7 +15,8 @@ export function runsOutText(t) {
   const c = t.capacity;
   if (!c) return '?';
   if (t.mode === 'snowflake') return fmtWhen(c.runs_out_at, 'never');
-  if (t.mode === 'rule') return c.runs_out_before_reset ? `${fmtWhen(c.runs_out_at)}, before the reset` : 'not before the reset';
+  if (t.mode === 'rule')
+    return c.runs_out_before_reset ? `${fmtWhen(c.runs_out_at)}, before the reset` : 'not before the reset';
   return fmtWhen(c.runs_out_at);
 }
 
@@ -75,6 +76,10 @@ export function capacitySection(detail) {
       item('runs out', rule && !c.runs_out_before_reset ? 'not before the reset' : fmtWhen(c.runs_out_at)),
       rule ? item('period ends', fmtWhen(c.period_ends_at, 'never')) : null,
     ),
-    rule ? (c.apps.length ? counterRows(c.apps, 'app') : h('p', { class: 'note' }, 'No app has taken an ID this period.')) : counterRows(c.shards, 'shard'),
+    rule
+      ? c.apps.length
+        ? counterRows(c.apps, 'app')
+        : h('p', { class: 'note' }, 'No app has taken an ID this period.')
+      : counterRows(c.shards, 'shard'),
   );
 }

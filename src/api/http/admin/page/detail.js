@@ -14,18 +14,33 @@ function definition(tag) {
     { class: 'definition' },
     Object.entries(tag)
       .filter(([k]) => !LIVE_KEYS.has(k))
-      .flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-field': k }, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))]),
+      .flatMap(([k, v]) => [
+        h('dt', {}, k),
+        h('dd', { 'data-field': k }, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)),
+      ]),
   );
 }
 
 function shardsTable(detail) {
   const shards = detail.state?.shards ?? [];
-  if (detail.mode === 'snowflake') return h('p', { class: 'note' }, 'Snowflake IDs need no segments: see the worker pool below for the leases.');
+  if (detail.mode === 'snowflake')
+    return h('p', { class: 'note' }, 'Snowflake IDs need no segments: see the worker pool below for the leases.');
   if (shards.length === 0) return h('p', { class: 'note' }, 'No segment allocated yet: the first request fetches one.');
   return h(
     'table',
     { class: 'shards' },
-    thead(['shard', 'Redis', 'current segment', 'left', 'next segment', 'step', 'allocated up to', 'segments', 'issued', 'exhausted']),
+    thead([
+      'shard',
+      'Redis',
+      'current segment',
+      'left',
+      'next segment',
+      'step',
+      'allocated up to',
+      'segments',
+      'issued',
+      'exhausted',
+    ]),
     h(
       'tbody',
       {},
@@ -99,13 +114,21 @@ export class TagPanel {
     this.detail = detail;
     this.drawLive();
     // Redrawn only when the button changes, so a pending delete confirmation stays open.
-    if (this.ctx.role() === 'admin' && !(detail instanceof Error) && detail.enabled !== this.drawnEnabled) this.drawActions();
+    if (this.ctx.role() === 'admin' && !(detail instanceof Error) && detail.enabled !== this.drawnEnabled)
+      this.drawActions();
   }
 
   drawLive() {
     const live = $('#detail-live', this.root);
     if (this.detail instanceof Error) fill(live, h('p', { class: 'error' }, this.detail.message));
-    else fill(live, definition(this.detail), capacitySection(this.detail), shardsTable(this.detail), regressionNote(this.detail));
+    else
+      fill(
+        live,
+        definition(this.detail),
+        capacitySection(this.detail),
+        shardsTable(this.detail),
+        regressionNote(this.detail),
+      );
   }
 
   drawActions() {
@@ -132,7 +155,11 @@ export class TagPanel {
     );
     fill(
       box,
-      h('button', { type: 'button', id: 'toggle-enabled', onclick: () => this.setEnabled(!enabled, err) }, enabled ? 'Disable' : 'Enable'),
+      h(
+        'button',
+        { type: 'button', id: 'toggle-enabled', onclick: () => this.setEnabled(!enabled, err) },
+        enabled ? 'Disable' : 'Enable',
+      ),
       h(
         'button',
         {
@@ -223,7 +250,17 @@ export class TagPanel {
                 h('td', {}, t.id),
                 h('td', {}, t.name),
                 h('td', {}, t.created_at),
-                h('td', {}, admin ? h('button', { type: 'button', class: 'revoke danger', onclick: () => this.revoke(t.id) }, 'Revoke') : ''),
+                h(
+                  'td',
+                  {},
+                  admin
+                    ? h(
+                        'button',
+                        { type: 'button', class: 'revoke danger', onclick: () => this.revoke(t.id) },
+                        'Revoke',
+                      )
+                    : '',
+                ),
               ),
             ),
       );
@@ -236,7 +273,11 @@ export class TagPanel {
       ev.preventDefault();
       const name = form.elements.namedItem('name').value.trim();
       try {
-        const t = await api('POST', `/v1/admin/tags/${encodeURIComponent(this.tag)}/tokens`, name === '' ? {} : { name });
+        const t = await api(
+          'POST',
+          `/v1/admin/tags/${encodeURIComponent(this.tag)}/tokens`,
+          name === '' ? {} : { name },
+        );
         form.reset();
         await this.loadTokens();
         const box = $('#token-secret', this.root);

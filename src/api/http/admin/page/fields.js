@@ -11,14 +11,37 @@ const RULE = ['rule'];
 
 /** name, label, kind, the modes it is offered for on create and on edit, and a hint. */
 export const FIELDS = [
-  { name: 'tag', label: 'Name', kind: 'text', create: MODES, edit: [], required: true, hint: '[A-Za-z0-9_.-], up to 64' },
+  {
+    name: 'tag',
+    label: 'Name',
+    kind: 'text',
+    create: MODES,
+    edit: [],
+    required: true,
+    hint: '[A-Za-z0-9_.-], up to 64',
+  },
   { name: 'mode', label: 'Mode', kind: 'select', options: MODES, create: MODES, edit: [] },
-  { name: 'template', label: 'Template', kind: 'text', create: RULE, edit: RULE, required: true, hint: 'e.g. {year%10}{MM}{dd}{counter:4}' },
+  {
+    name: 'template',
+    label: 'Template',
+    kind: 'text',
+    create: RULE,
+    edit: RULE,
+    required: true,
+    hint: 'e.g. {year%10}{MM}{dd}{counter:4}',
+  },
   { name: 'min_counter', label: 'Min counter', kind: 'int', create: RULE, edit: [] },
   { name: 'max_counter', label: 'Max counter', kind: 'int', create: RULE, edit: RULE, required: true },
   { name: 'reset_seconds', label: 'Reset every (s)', kind: 'int', create: RULE, edit: [], hint: '0: never' },
   { name: 'time_zone', label: 'Time zone', kind: 'text', create: RULE, edit: [], hint: 'IANA name, default UTC' },
-  { name: 'preset', label: 'Preset', kind: 'select', options: ['', 'snowflake', 'uid', 'jssafe'], create: SF, edit: [] },
+  {
+    name: 'preset',
+    label: 'Preset',
+    kind: 'select',
+    options: ['', 'snowflake', 'uid', 'jssafe'],
+    create: SF,
+    edit: [],
+  },
   { name: 'epoch', label: 'Epoch', kind: 'date', create: SF, edit: [], hint: 'ISO 8601 date or ms' },
   { name: 'time_unit', label: 'Time unit', kind: 'select', options: ['', 'ms', 's'], create: SF, edit: [] },
   { name: 'time_bits', label: 'Time bits', kind: 'int', create: SF, edit: [] },
@@ -36,9 +59,23 @@ export const FIELDS = [
   { name: 'prefetch', label: 'Prefetch', kind: 'number', create: SEG_RULE, edit: SEG_RULE },
   { name: 'max_id_limit', label: 'Max ID', kind: 'bigint', create: SEG, edit: SEG },
   { name: 'node_block', label: 'Node block', kind: 'int', create: SEG_RULE, edit: SEG_RULE },
-  { name: 'stride', label: 'Stride', kind: 'int', create: SEG_RULE, edit: [], hint: 'default 1; every value is offset (mod stride)' },
+  {
+    name: 'stride',
+    label: 'Stride',
+    kind: 'int',
+    create: SEG_RULE,
+    edit: [],
+    hint: 'default 1; every value is offset (mod stride)',
+  },
   { name: 'offset', label: 'Offset', kind: 'int', create: SEG_RULE, edit: [], hint: 'default 0; below stride' },
-  { name: 'key_retention_seconds', label: 'Idempotency key kept (s)', kind: 'int', create: MODES, edit: MODES, hint: 'default 86400; 60 to 2592000' },
+  {
+    name: 'key_retention_seconds',
+    label: 'Idempotency key kept (s)',
+    kind: 'int',
+    create: MODES,
+    edit: MODES,
+    hint: 'default 86400; 60 to 2592000',
+  },
   { name: 'description', label: 'Description', kind: 'text', create: MODES, edit: MODES },
   { name: 'force', label: 'Force (accept a short lifetime)', kind: 'bool', create: ['snowflake', 'rule'], edit: RULE },
   { name: 'enabled', label: 'Enabled', kind: 'bool', create: MODES, edit: [], default: true },
@@ -52,9 +89,22 @@ function input(f, value) {
       f.options.map((o) => h('option', { value: o, selected: o === value }, o === '' ? '(default)' : o)),
     );
   }
-  if (f.kind === 'bool') return h('input', { type: 'checkbox', name: f.name, checked: value === undefined ? f.default === true : value === true });
+  if (f.kind === 'bool')
+    return h('input', {
+      type: 'checkbox',
+      name: f.name,
+      checked: value === undefined ? f.default === true : value === true,
+    });
   // Plain text inputs: the server, not the browser, judges numbers.
-  return h('input', { type: 'text', name: f.name, value: value ?? '', required: f.required, placeholder: f.hint, autocomplete: 'off', spellcheck: 'false' });
+  return h('input', {
+    type: 'text',
+    name: f.name,
+    value: value ?? '',
+    required: f.required,
+    placeholder: f.hint,
+    autocomplete: 'off',
+    spellcheck: 'false',
+  });
 }
 
 /**
@@ -64,8 +114,14 @@ function input(f, value) {
 export function fieldInputs(purpose, values = {}) {
   return FIELDS.filter((f) => f[purpose].length > 0).map((f) => {
     const v = values[f.name];
-    const shown = f.kind === 'bool' ? (f.name === 'force' ? false : v) : v === undefined || v === null ? undefined : String(v);
-    return h('label', { class: `field field-${f.kind}`, 'data-modes': f[purpose].join(' ') }, h('span', {}, f.label), input(f, shown));
+    const shown =
+      f.kind === 'bool' ? (f.name === 'force' ? false : v) : v === undefined || v === null ? undefined : String(v);
+    return h(
+      'label',
+      { class: `field field-${f.kind}`, 'data-modes': f[purpose].join(' ') },
+      h('span', {}, f.label),
+      input(f, shown),
+    );
   });
 }
 

@@ -72,7 +72,9 @@ async function signIn(token) {
 async function loadTags() {
   const { tags } = await api('GET', '/v1/admin/tags');
   tags.sort((a, b) => a.tag.localeCompare(b.tag));
-  const details = await Promise.all(tags.map((t) => api('GET', `/v1/admin/tags/${encodeURIComponent(t.tag)}`).catch((err) => err)));
+  const details = await Promise.all(
+    tags.map((t) => api('GET', `/v1/admin/tags/${encodeURIComponent(t.tag)}`).catch((err) => err)),
+  );
   const now = performance.now();
   state.tags = tags;
   state.details = new Map(tags.map((t, i) => [t.tag, details[i]]));

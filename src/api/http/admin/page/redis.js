@@ -31,7 +31,11 @@ export function renderRedis(root, servers) {
             h('td', {}, r.name),
             h('td', {}, r.address),
             h('td', { class: r.master ? 'master' : 'master problems' }, r.master ?? 'not connected'),
-            h('td', notReady(r.connections).length ? { class: 'problems' } : {}, [r.status, ...notReady(r.connections)].join('; ')),
+            h(
+              'td',
+              notReady(r.connections).length ? { class: 'problems' } : {},
+              [r.status, ...notReady(r.connections)].join('; '),
+            ),
             h('td', { class: 'num' }, fmtNumber(r.tags)),
           ),
         ),

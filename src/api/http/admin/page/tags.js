@@ -28,7 +28,12 @@ export class RateMeter {
 
   update(tag, issued, at) {
     const prev = this.last.get(tag);
-    this.last.set(tag, { issued, at, rate: prev && issued >= prev.issued && at > prev.at ? ((issued - prev.issued) * 1000) / (at - prev.at) : prev?.rate });
+    this.last.set(tag, {
+      issued,
+      at,
+      rate:
+        prev && issued >= prev.issued && at > prev.at ? ((issued - prev.issued) * 1000) / (at - prev.at) : prev?.rate,
+    });
     return this.last.get(tag).rate;
   }
 }
@@ -69,7 +74,14 @@ export function renderTagsTable(tbody, tags, details, rates, onSelect) {
       const failed = d instanceof Error;
       const c =
         t.mode === 'snowflake'
-          ? { step: layoutText(t), current: `runs out ${t.runs_out_at.slice(0, 10)}`, left: '–', next: '–', issued: '–', problems: [] }
+          ? {
+              step: layoutText(t),
+              current: `runs out ${t.runs_out_at.slice(0, 10)}`,
+              left: '–',
+              next: '–',
+              issued: '–',
+              problems: [],
+            }
           : failed
             ? { step: String(t.step), current: '?', left: '?', next: '?', issued: '?', problems: [d.message] }
             : segmentCells(t, d);
@@ -77,7 +89,11 @@ export function renderTagsTable(tbody, tags, details, rates, onSelect) {
       return h(
         'tr',
         { 'data-tag': t.tag, class: t.enabled ? '' : 'disabled' },
-        h('td', {}, h('button', { type: 'button', class: 'tag-link', 'data-tag': t.tag, onclick: () => onSelect(t.tag) }, t.tag)),
+        h(
+          'td',
+          {},
+          h('button', { type: 'button', class: 'tag-link', 'data-tag': t.tag, onclick: () => onSelect(t.tag) }, t.tag),
+        ),
         h('td', {}, t.mode === 'rule' ? `rule ${t.template}` : t.mode),
         h('td', { class: 'state' }, t.enabled ? 'enabled' : 'disabled'),
         h('td', { class: 'step' }, c.step),

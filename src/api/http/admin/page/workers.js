@@ -13,7 +13,11 @@ export function renderWorkers(root, pools) {
           h(
             'div',
             { class: 'space', 'data-worker-bits': s.worker_bits },
-            h('h3', {}, `${s.worker_bits}-bit worker ids: ${fmtNumber(s.used)} used, ${fmtNumber(s.free)} free of ${fmtNumber(s.size)}`),
+            h(
+              'h3',
+              {},
+              `${s.worker_bits}-bit worker ids: ${fmtNumber(s.used)} used, ${fmtNumber(s.free)} free of ${fmtNumber(s.size)}`,
+            ),
             h(
               'table',
               { class: 'leases' },
@@ -46,10 +50,18 @@ export function renderWorkers(root, pools) {
             'ul',
             {},
             node.leases.map((l) =>
-              h('li', {}, `${l.worker_bits}-bit worker id ${l.worker_id}: ${l.valid ? `valid for ${fmtMs(l.valid_for_ms)}` : 'NOT valid'}, floor ${l.floor}`),
+              h(
+                'li',
+                {},
+                `${l.worker_bits}-bit worker id ${l.worker_id}: ${l.valid ? `valid for ${fmtMs(l.valid_for_ms)}` : 'NOT valid'}, floor ${l.floor}`,
+              ),
             ),
           ),
-      h('p', { class: 'note' }, `Lease events: ${JSON.stringify(node.lease_events ?? {})}; clock events: ${JSON.stringify(node.clock_events ?? {})}`),
+      h(
+        'p',
+        { class: 'note' },
+        `Lease events: ${JSON.stringify(node.lease_events ?? {})}; clock events: ${JSON.stringify(node.clock_events ?? {})}`,
+      ),
     ),
   );
 }
