@@ -3,13 +3,8 @@
 // process with a message naming the variable.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  isSentinelUrl,
-  parseHostPorts,
-  parseSentinelUrl,
-  SENTINEL_MASTER_NAME,
-  type HostPort,
-} from './core/redis-sentinel.js';
+import { isSentinelUrl, parseSentinelUrl, type HostPort } from './core/redis-sentinel.js';
+import { readRedisTopology } from './config-redis-topology.js';
 import { TAG_NAME } from './core/tag-name.js';
 
 export interface Config {
@@ -243,63 +238,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       problems.push(`REDIS_URLS entry "${name}" is not a redis://, rediss:// or redis+sentinel:// URL: "${raw}"`);
     }
   }
-  const redisClusterNodes: { host: string; port: number }[] = [];
-  if ((env.REDIS_CLUSTER_NODES ?? '').trim() !== '') {
-    for (const item of env
-      .REDIS_CLUSTER_NODES!.split(',')
-      .map((x) => x.trim())
-      .filter(Boolean)) {
-      const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/.exec(item);
-      if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
-        problems.push(
-          `REDIS_CLUSTER_NODES entries are host:port (a [bracketed] IPv6 host, a port from 1 to 65535), separated by commas, got "${item}"`,
-        );
-        continue;
-      }
-      redisClusterNodes.push({ host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) });
-    }
-    if (redisClusterNodes.length === 0 && !problems.some((p) => p.startsWith('REDIS_CLUSTER_NODES')))
-      problems.push('REDIS_CLUSTER_NODES names no host:port');
-    // REDIS_URL then only gives the nodes' credentials and TLS; a cluster has database 0 only.
-    const db = problems.some((p) => p.startsWith('REDIS_URL ')) ? '' : new URL(redisUrl).pathname.replace(/^\//, '');
-    if (db !== '' && db !== '0')
-      problems.push(`REDIS_URL selects database ${db}, but a Redis Cluster (REDIS_CLUSTER_NODES) has database 0 only`);
-  }
-  const sentinelList = (env.REDIS_SENTINELS ?? '').trim();
-  const sentinelMaster = (env.REDIS_SENTINEL_MASTER ?? '').trim();
-  const redisSentinels: HostPort[] = [];
-  if (sentinelList !== '' || sentinelMaster !== '') {
-    if (sentinelList === '')
-      problems.push(
-        'REDIS_SENTINEL_MASTER is set without REDIS_SENTINELS: name the sentinels (host:port,host:port,...) too, or unset it',
-      );
-    if (sentinelMaster === '')
-      problems.push('REDIS_SENTINELS is set without REDIS_SENTINEL_MASTER: name the master the sentinels monitor too');
-    else if (!SENTINEL_MASTER_NAME.test(sentinelMaster))
-      problems.push(`REDIS_SENTINEL_MASTER must match [A-Za-z0-9_.-]{1,64}, got "${sentinelMaster}"`);
-    if (sentinelList !== '') {
-      const { ok, bad } = parseHostPorts(sentinelList);
-      for (const item of bad)
-        problems.push(
-          `REDIS_SENTINELS entries are host:port (a [bracketed] IPv6 host, a port from 1 to 65535), separated by commas, got "${item}"`,
-        );
-      if (ok.length === 0 && bad.length === 0) problems.push('REDIS_SENTINELS names no host:port');
-      redisSentinels.push(...ok);
-    }
-    if (redisClusterNodes.length > 0 || (env.REDIS_CLUSTER_NODES ?? '').trim() !== '')
-      problems.push(
-        'REDIS_SENTINELS and REDIS_CLUSTER_NODES are both set: the default Redis is either a Sentinel-managed master or a cluster, not both',
-      );
-    // REDIS_URL then only gives the master's credentials and database.
-    if (!problems.some((p) => p.startsWith('REDIS_URL ')) && new URL(redisUrl).protocol === 'rediss:')
-      problems.push(
-        'REDIS_URL is rediss:// next to REDIS_SENTINELS: TLS to a Sentinel group is not supported, use redis://',
-      );
-  } else if ((env.REDIS_SENTINEL_PASSWORD ?? '') !== '' && !Object.values(redisUrls).some(isSentinelUrl)) {
-    problems.push(
-      'REDIS_SENTINEL_PASSWORD is set but no Redis is found through sentinels (REDIS_SENTINELS or a redis+sentinel:// entry of REDIS_URLS)',
-    );
-  }
+  const { redisClusterNodes, redisSentinels, redisSentinelMaster } = readRedisTopology(
+    env,
+    redisUrl,
+    redisUrls,
+    problems,
+  );
   const mysqlUrl = url('MYSQL_URL', 'mysql://root@127.0.0.1:3306/idmint', ['mysql:', 'mariadb:']);
   if (!problems.some((p) => p.startsWith('MYSQL_URL'))) {
     const db = new URL(mysqlUrl).pathname.replace(/^\//, '');
@@ -370,7 +314,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisUrls: Object.freeze(redisUrls),
     redisClusterNodes: Object.freeze(redisClusterNodes.map((n) => Object.freeze(n))),
     redisSentinels: Object.freeze(redisSentinels.map((n) => Object.freeze(n))),
-    redisSentinelMaster: sentinelList !== '' ? sentinelMaster : '',
+    redisSentinelMaster,
     redisSentinelPassword: env.REDIS_SENTINEL_PASSWORD ?? '',
     redisPrefix,
     mysqlUrl,
