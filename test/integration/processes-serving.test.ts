@@ -1,74 +1,21 @@
 // suite: single — the process management of serve --processes
-// `idmint serve --processes N`: the serving processes share the HTTP, UDP and gRPC ports and each is
-// a node of its own (node id, worker-id lease, node_offset); IDs stay unique across them; a
-// killed process is replaced while the others keep serving; SIGTERM to the primary shuts them
-// all down cleanly; a process that keeps failing at start-up is given up on.
+// `idmint serve --processes 2`: the serving processes share the HTTP, UDP and gRPC ports and each
+// is a node of its own (node id, worker-id lease, node_offset); IDs stay unique across them;
+// /metrics speaks for all of them; a killed process is replaced while the other keeps serving;
+// SIGTERM to the primary shuts them all down cleanly.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createSocket } from 'node:dgram';
 import { get } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { MAX_START_FAILURES } from '../../src/process/processes.js';
 import { PRESETS, decode } from '../../src/core/snowflake-layout.js';
 import { adminHeaders, createTag } from '../../tools/node.js';
-import { ADMIN_TOKEN, cleanup, testEnv, testNames, type TestNames } from '../../tools/env.js';
-import { freePort, logLines } from '../../tools/child.js';
+import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
+import { freePort } from '../../tools/child.js';
 import { UdpClient } from '../../tools/udp-client.js';
 import { IdsClient } from '../../tools/grpc-client.js';
+import { type Primary, startPrimary } from '../helpers/serve-primary.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXIT_WITHIN_MS = 15_000;
-
-interface Primary {
-  readonly proc: ChildProcess;
-  readonly output: string[];
-  readonly exited: Promise<number | null>;
-  /** Log records of the child's output so far. */
-  logs(): Record<string, unknown>[];
-  /** Resolves with the first log record that matches, waiting for it up to timeoutMs. */
-  waitForLog(
-    match: (l: Record<string, unknown>) => boolean,
-    timeoutMs: number,
-    what: string,
-  ): Promise<Record<string, unknown>>;
-}
-
-function startPrimary(names: TestNames, processes: number, extra: Record<string, string>): Primary {
-  const env = { ...process.env, ...testEnv(names, { LOG_LEVEL: 'info', ...extra }) };
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--processes', String(processes)], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  let buf = '';
-  const onData = (chunk: Buffer) => {
-    buf += chunk.toString();
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      output.push(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-    }
-  };
-  proc.stdout!.on('data', onData);
-  proc.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const logs = () => logLines(output);
-  const waitForLog = async (match: (l: Record<string, unknown>) => boolean, timeoutMs: number, what: string) => {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const hit = logs().find(match);
-      if (hit) return hit;
-      if (proc.exitCode !== null || Date.now() > until)
-        throw new Error(`${what}: not logged (exit code ${proc.exitCode}):\n${output.slice(-30).join('\n')}`);
-      await sleep(50);
-    }
-  };
-  return { proc, output, exited, logs, waitForLog };
-}
 
 /** GET over a connection of its own (no keep-alive), so that each request is handed anew to one of the processes. */
 function getFresh(url: string, path: string): Promise<{ status: number; body: string }> {
@@ -349,58 +296,5 @@ describe('serve --processes 2', () => {
       'both leases released',
     );
     assert.deepEqual(pids.filter(alive), []);
-  });
-});
-
-describe('serve --processes: failures at start-up', () => {
-  const names = testNames();
-  after(() => cleanup(names));
-
-  it('refuses a bad --processes value with exit code 2', () => {
-    for (const v of ['0', 'many', '']) {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--processes', v], {
-        cwd: ROOT,
-        env: { ...process.env, ...testEnv(names) },
-        encoding: 'utf8',
-      });
-      assert.equal(r.status, 2, r.stderr);
-      assert.match(r.stderr, /--processes needs a number/);
-    }
-  });
-
-  it('stops replacing a process that keeps failing at start-up, and exits non-zero when none is left', async () => {
-    // Every process fails to bind the UDP port, which something else holds.
-    const holder = createSocket('udp4');
-    await new Promise<void>((r) => holder.bind(0, '127.0.0.1', r));
-    try {
-      const p = startPrimary(names, 2, { UDP_PORT: String(holder.address().port) });
-      // Killed, should it never exit, once it starts a process past the limit (it does not give
-      // up) or prints nothing for 30 s (it hangs): not after a fixed time, for each start-up
-      // takes seconds on a busy machine.
-      let printed = 0;
-      let quietSince = Date.now();
-      const guard = setInterval(() => {
-        if (p.output.length !== printed) [printed, quietSince] = [p.output.length, Date.now()];
-        const starts = p.logs().filter((l) => l.msg === 'serving process starting').length;
-        if (starts > 2 * MAX_START_FAILURES || Date.now() - quietSince > 30_000) p.proc.kill('SIGKILL');
-      }, 250);
-      const code = await p.exited;
-      clearInterval(guard);
-      const logs = p.logs();
-      assert.equal(code, 1, p.output.slice(-20).join('\n'));
-      const gaveUp = logs
-        .filter((l) => typeof l.msg === 'string' && l.msg.includes('not replacing it again'))
-        .map((l) => l.index)
-        .sort();
-      assert.deepEqual(gaveUp, [0, 1]);
-      assert.ok(logs.some((l) => l.msg === 'no serving process is left; exiting'));
-      // Backoff: the replacements came later and later.
-      const delays = logs
-        .filter((l) => l.index === 0 && l.msg === 'serving process exited unexpectedly; replacing it')
-        .map((l) => l.restartInMs);
-      assert.deepEqual(delays, [250, 500, 1000, 2000]);
-    } finally {
-      holder.close();
-    }
   });
 });
