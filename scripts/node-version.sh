@@ -50,7 +50,7 @@ if [[ $# -gt 0 ]]; then
 else
   TESTS=(test/unit/*.test.ts)
   case "$MAJOR" in
-    24) SUITES=(api rules-two-processes rules-periods stream-takes stream-slow-readers stream-bad-input udp-replies udp-malformed udp-limits snowflake-api client package log-format) ;; # the current LTS: most transports
+    24) SUITES=(api rules-two-processes rules-periods stream-takes stream-slow-readers stream-bad-input udp-replies udp-malformed udp-limits snowflake-api-issue snowflake-api-refusals client package log-format) ;; # the current LTS: most transports
     22) SUITES=(api package grpc) ;; # the oldest declared: HTTP, the installed package, gRPC
     *) SUITES=(api) ;;
   esac
