@@ -26,16 +26,16 @@
 //        --pin (the idmint process on CPU 1, this process on CPU 0; micro runs on CPU 0)
 //        --cpu-prof DIR (idmint writes its .cpuprofile there when it stops: bench/cpuprofile-summary.ts)
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { type Interleave, seqString } from '../src/core/layout.js';
 import { domainSize, Permutation, type PermuteSpec } from '../src/core/permute.js';
-import { machineBusySeconds, pinProcess, procCpuSeconds, selfCpuSeconds, TICK } from '../tools/cpu.js';
+import { pinProcess, procCpuSeconds, selfCpuSeconds } from '../tools/cpu.js';
 import { cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { countRepeats } from '../tools/duplicates.js';
 import { createTag } from '../tools/node.js';
 import { fmt, textTable } from '../tools/table.js';
 import { readBenchOptions } from './common-options.js';
+import { busySeconds, limit } from './permute/cpu-shares.js';
 import { runLoad } from './load.js';
 import { startRun } from './record.js';
 import { idmintEnv, runMain, startServer, type Server } from './server.js';
@@ -333,36 +333,6 @@ async function http(o: Options): Promise<HttpResult> {
   for (const p of problems) console.error(`FAIL ${p}`);
   notes.push(...problems.map((p) => `FAIL ${p}`));
   return { ok: problems.length === 0, rows: table, notes };
-}
-
-/**
- * Which side held the plain case back, from the medians of its CPU shares (% of a core; core: the server's CPU busy
- * with anything).
- */
-function limit(server: number, load: number, core: number, loadCore: number): string {
-  const cores = `the server's core ${fmt(core)}% busy${Number.isNaN(loadCore) ? '' : `, the load generator's ${fmt(loadCore)}%`}`;
-  const shares = `the server at ${fmt(server)}% of its core, the load generator at ${fmt(load)}% of its own, ${cores}`;
-  if (server >= 85 && load < server) return `${shares}: the server is the limit`;
-  if (load >= 85) return `${shares}: the load generator may be the limit`;
-  if (core >= 85)
-    return `${shares}: other work on the server's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
-  if (loadCore >= 85)
-    return `${shares}: other work on the load generator's core was the limit (req/s ratios carry that noise; the CPU-time ratio is steadier)`;
-  return `${shares}: neither process reached its core`;
-}
-
-/** CPU seconds CPU n spent busy (not idle, not waiting on I/O); without n, every CPU's. NaN when unknown. */
-function busySeconds(n: number | undefined): number {
-  if (n === undefined) return machineBusySeconds();
-  try {
-    const line = readFileSync('/proc/stat', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith(`cpu${n} `));
-    const f = (line ?? '').trim().split(/\s+/).slice(1, 9).map(Number);
-    return (f.reduce((x, y) => x + y, 0) - f[3] - f[4]) / TICK;
-  } catch {
-    return NaN;
-  }
 }
 
 const loadNow = () =>

@@ -2,7 +2,7 @@
 //
 // In one run, over loopback, one take per case and round, timed from sending the take to its
 // "done" (IDs per second):
-//   raw      a bare `ws` server (this file with --serve-raw, a process of its own) answering
+//   raw      a bare `ws` server (bench/ws/raw-server.ts, a process of its own) answering
 //            the same take message with binary frames of consecutive u64 counters, with the
 //            same per-socket buffer bound: the baseline
 //   binary   idmint's GET /v1/stream, format "binary", segment tag (plain layout)
@@ -25,7 +25,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import { decodeIdsBlock } from '../src/client/frames.js';
 import { startTsx, type Child } from '../tools/child.js';
 import { procCpuSeconds, selfCpuSeconds } from '../tools/cpu.js';
@@ -37,55 +37,11 @@ import { startRun } from './record.js';
 import { medianOrNaN as median } from './stats.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
-/** The per-socket buffer bound of both servers (idmint's default STREAM_MAX_BUFFER_BYTES). */
-const BUFFER_BYTES = 4 * 1024 * 1024;
+import { BUFFER_BYTES } from './ws/raw-server.js';
 const RANGES_BLOCK = 100_000;
 
-// ---------------------------------------------------------------------------------------------
-// The raw baseline server
-
-function serveRaw(): void {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
-  let next = 1;
-  wss.on('connection', (ws) => {
-    let waiting: (() => void) | undefined;
-    const onSent = () => {
-      const w = waiting;
-      waiting = undefined;
-      w?.();
-    };
-    ws.on('message', async (data: Buffer) => {
-      const m = JSON.parse(data.toString()) as { req: number; count: number; block: number };
-      for (let left = m.count; left > 0 && ws.readyState === WebSocket.OPEN; ) {
-        const n = Math.min(left, m.block);
-        while (ws.bufferedAmount > 0 && ws.bufferedAmount + 8 + 8 * n > BUFFER_BYTES)
-          await new Promise<void>((r) => (waiting = r));
-        const buf = Buffer.allocUnsafeSlow(8 + 8 * n);
-        buf.writeUInt32LE(m.req, 0);
-        buf.writeUInt32LE(n, 4);
-        const u32 = new Uint32Array(buf.buffer, 8, 2 * n);
-        let lo = next % 4294967296;
-        let hi = Math.floor(next / 4294967296);
-        for (let i = 0; i < 2 * n; i += 2) {
-          u32[i] = lo;
-          u32[i + 1] = hi;
-          if (++lo === 4294967296) {
-            lo = 0;
-            hi++;
-          }
-        }
-        next += n;
-        left -= n;
-        ws.send(buf, { binary: true }, onSent);
-      }
-      ws.send(`{"op":"done","req":${m.req}}`);
-    });
-  });
-  wss.on('listening', () => console.log(JSON.stringify({ port: (wss.address() as { port: number }).port })));
-}
-
 async function spawnRaw(): Promise<Child & { url: string }> {
-  const raw = startTsx(['bench/ws.ts', '--serve-raw'], { name: 'raw server' });
+  const raw = startTsx(['bench/ws/raw-server.ts'], { name: 'raw server' });
   const m = /\{"port":(\d+)\}/.exec(await raw.waitForLine((l) => /\{"port":(\d+)\}/.test(l), 30_000))!;
   return Object.assign(raw, { url: `ws://127.0.0.1:${m[1]}` });
 }
@@ -411,5 +367,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--serve-raw')) serveRaw();
-else await main();
+await main();
