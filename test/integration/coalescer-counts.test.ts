@@ -6,15 +6,12 @@
 // takes nothing, and the requests around it are served with IDs that keep rising.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
 import type { Range } from '../../src/core/ranges.js';
 import { IdmintError } from '../../src/errors.js';
-import type { RefillProducer } from '../../src/producer/refill-producer.js';
-import { Coalescer } from '../../src/service/coalescer.js';
-import { createRedis, whenReady, type RedisClient } from '../../src/store/redis/connection.js';
-import { Keys } from '../../src/store/redis/keys.js';
-import { SegmentStore, type SegmentRef } from '../../src/store/redis/segments.js';
-import { REDIS_URL, cleanup, testNames } from '../../tools/env.js';
+import type { Coalescer } from '../../src/service/coalescer.js';
+import type { RedisClient } from '../../src/store/redis/connection.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { openServedCoalescer } from '../helpers/served-coalescer.js';
 
 const BAD_COUNTS = [Number.POSITIVE_INFINITY, Number.NaN, 2.5, 2 ** 53, 0, -3];
 
@@ -24,25 +21,7 @@ describe('a coalescer given a count that is not a whole number of IDs', () => {
   let coalescer: Coalescer;
 
   before(async () => {
-    redis = createRedis(REDIS_URL, 'command', 1000);
-    await whenReady(redis);
-    const store = new SegmentStore({ default: redis }, new Keys(names.prefix));
-    const ref: SegmentRef = { tag: 'counts', epoch: 1, shard: 0 };
-    const cold = await store.take(ref, 1, 0.5);
-    assert.equal(cold.status, 'cold');
-    assert.equal(await store.install(ref, cold.gen, [1, 1_000_000], 0.5), 'current');
-    const producer = { request: async () => undefined } as unknown as RefillProducer;
-    coalescer = new Coalescer(ref, () => 0.5, {
-      segments: store,
-      producer,
-      log: pino({ level: 'silent' }),
-      maxBatch: 100_000,
-      waitMs: 3000,
-      pipeline: 4,
-      hold: 32,
-      holdRtt: 1,
-      lingerMs: 2,
-    });
+    ({ coalescer, redis } = await openServedCoalescer(names, 'counts'));
   });
   after(async () => {
     redis.disconnect();

@@ -17,14 +17,11 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
-import type { RefillProducer } from '../../src/producer/refill-producer.js';
-import { Coalescer } from '../../src/service/coalescer.js';
+import type { Coalescer } from '../../src/service/coalescer.js';
 import { deadlineTimers } from '../../src/store/redis/command-deadlines.js';
-import { createRedis, whenReady, type RedisClient } from '../../src/store/redis/connection.js';
-import { Keys } from '../../src/store/redis/keys.js';
-import { SegmentStore, type SegmentRef } from '../../src/store/redis/segments.js';
-import { REDIS_URL, cleanup, testNames } from '../../tools/env.js';
+import type { RedisClient } from '../../src/store/redis/connection.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { openServedCoalescer } from '../helpers/served-coalescer.js';
 
 /** Requests measured one after the other, each alone. */
 const REQUESTS = 50;
@@ -58,27 +55,8 @@ describe('one order-global request alone', () => {
   let coalescer: Coalescer;
 
   before(async () => {
-    // The request path's connection, as the server makes it (command role, its timeouts).
-    redis = createRedis(REDIS_URL, 'command', 1000);
-    await whenReady(redis);
-    const store = new SegmentStore({ default: redis }, new Keys(names.prefix));
-    const ref: SegmentRef = { tag: 'lone', epoch: 1, shard: 0 };
-    const cold = await store.take(ref, 1, 0.5);
-    assert.equal(cold.status, 'cold');
-    assert.equal(await store.install(ref, cold.gen, [1, 1_000_000], 0.5), 'current');
-    const producer = { request: async () => undefined } as unknown as RefillProducer;
-    // The server's defaults (config.ts): 4 takes in flight, hold 32, a round trip, linger 2 ms.
-    coalescer = new Coalescer(ref, () => 0.5, {
-      segments: store,
-      producer,
-      log: pino({ level: 'silent' }),
-      maxBatch: 100_000,
-      waitMs: 3000,
-      pipeline: 4,
-      hold: 32,
-      holdRtt: 1,
-      lingerMs: 2,
-    });
+    // The request path's connection, as the server makes it (command role, its timeouts), and the server's defaults.
+    ({ coalescer, redis } = await openServedCoalescer(names, 'lone'));
     // A few requests first: the scripts are loaded, the round trip is measured, and the
     // latest take served one request (the tag is lightly loaded).
     for (let i = 0; i < 5; i++) await coalescer.take(1);
