@@ -66,8 +66,21 @@ export function openAdminPage(): AdminPage {
     },
     async openTag(tag: string) {
       await session.page.click('#refresh');
-      await session.page.click(`button.tag-link[data-tag="${tag}"]`);
-      await session.textOf('#detail-title', `Tag ${tag}`);
+      // The refresh redraws the table, maybe while the click lands: a click that hit a row being
+      // redrawn opens nothing, so the click is made again until the panel shows the tag.
+      const title = session.page
+        .locator('#detail-title')
+        .filter({ hasText: `Tag ${tag}` })
+        .first();
+      for (let attempt = 1; ; attempt++) {
+        await session.page.click(`button.tag-link[data-tag="${tag}"]`);
+        try {
+          await title.waitFor({ state: 'visible', timeout: 2_000 });
+          return;
+        } catch (err) {
+          if (attempt === 5) throw err;
+        }
+      }
     },
     async createThroughPage(fields: Record<string, string>, mode = 'segment', selects: Record<string, string> = {}) {
       const page = session.page;
