@@ -14,6 +14,7 @@
 // shares nothing, with nothing of idmint's process around the take (npm run bench -- --one-client).
 // Prints `listening <url>` once it accepts connections; exits on SIGTERM/SIGINT.
 import Fastify from 'fastify';
+import { serveUntilSignal } from './serve-until-signal.js';
 import { Redis } from 'ioredis';
 import { Keys } from '../src/store/redis/keys.js';
 import { scriptText } from '../src/store/redis/lua.js';
@@ -59,11 +60,4 @@ if (incrUrl) {
   app.get('/v1/id/:tag', async () => ({ id: '1' }));
 }
 
-const address = await app.listen({ port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1' });
-process.stdout.write(`listening ${address}\n`);
-
-const stop = () => {
-  app.close().finally(() => process.exit(0));
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+await serveUntilSignal(app);

@@ -18,6 +18,7 @@
 // Environment: FLOOR_REDIS (url), FLOOR_PREFIX (key prefix), FLOOR_TAG (default idem.global).
 // Prints `listening <url>` once it accepts connections; exits on SIGTERM/SIGINT.
 import Fastify from 'fastify';
+import { serveUntilSignal } from '../serve-until-signal.js';
 import { Redis } from 'ioredis';
 import { decodeIds } from '../../src/core/idempotency-key.js';
 import { decodeClaimsOrTakes, type ClaimOrTakeResult } from '../../src/store/redis/idempotency-replies.js';
@@ -126,11 +127,4 @@ app.get('/v1/id/:tag', async (req) => {
 });
 app.addHook('onClose', async () => void redis.disconnect());
 
-const address = await app.listen({ port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1' });
-process.stdout.write(`listening ${address}\n`);
-
-const stop = () => {
-  app.close().finally(() => process.exit(0));
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+await serveUntilSignal(app);
