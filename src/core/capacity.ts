@@ -50,12 +50,12 @@ export interface Forecast {
 /** The forecast of `remaining` IDs used at `rate` per second from `nowMs`. */
 export function forecast(remaining: number, rate: number | undefined, nowMs: number): Forecast {
   const left = Math.max(0, remaining);
-  const r = rate !== undefined && rate > 0 && Number.isFinite(rate) ? rate : 0;
-  if (left === 0) return { remaining: 0, rate: r, exhaustionSeconds: 0, runsOutAtMs: nowMs };
-  if (r === 0) return { remaining: left, rate: 0, exhaustionSeconds: Infinity, runsOutAtMs: null };
-  const s = left / r;
-  const at = nowMs + Math.ceil(s * 1000);
-  return { remaining: left, rate: r, exhaustionSeconds: s, runsOutAtMs: at <= MAX_DATE_MS ? at : null };
+  const knownRate = rate !== undefined && rate > 0 && Number.isFinite(rate) ? rate : 0;
+  if (left === 0) return { remaining: 0, rate: knownRate, exhaustionSeconds: 0, runsOutAtMs: nowMs };
+  if (knownRate === 0) return { remaining: left, rate: 0, exhaustionSeconds: Infinity, runsOutAtMs: null };
+  const seconds = left / knownRate;
+  const at = nowMs + Math.ceil(seconds * 1000);
+  return { remaining: left, rate: knownRate, exhaustionSeconds: seconds, runsOutAtMs: at <= MAX_DATE_MS ? at : null };
 }
 
 /**
@@ -73,7 +73,7 @@ export function counterRemaining(limit: number, allocatedMax: number, buffered: 
 export function combine(parts: readonly Forecast[], nowMs: number): Forecast {
   if (parts.length === 0) return forecast(0, 0, nowMs);
   let first = parts[0];
-  for (const p of parts) if (p.exhaustionSeconds < first.exhaustionSeconds) first = p;
+  for (const part of parts) if (part.exhaustionSeconds < first.exhaustionSeconds) first = part;
   return {
     remaining: parts.reduce((a, p) => a + p.remaining, 0),
     rate: parts.reduce((a, p) => a + p.rate, 0),
@@ -99,12 +99,12 @@ export function ruleForecast(
   nowMs: number,
   periodEndMs: number,
 ): RuleForecast {
-  const f = forecast(remaining, rate, nowMs);
+  const plain = forecast(remaining, rate, nowMs);
   const periodEndSeconds = Math.max(0, (periodEndMs - nowMs) / 1000);
-  const before = f.exhaustionSeconds < periodEndSeconds;
+  const before = plain.exhaustionSeconds < periodEndSeconds;
   return before
-    ? { ...f, periodEndSeconds, runsOutBeforeReset: true }
-    : { ...f, exhaustionSeconds: Infinity, runsOutAtMs: null, periodEndSeconds, runsOutBeforeReset: false };
+    ? { ...plain, periodEndSeconds, runsOutBeforeReset: true }
+    : { ...plain, exhaustionSeconds: Infinity, runsOutAtMs: null, periodEndSeconds, runsOutBeforeReset: false };
 }
 
 /** A snowflake layout runs out of time, whatever the rate: seconds until its end of time. */

@@ -42,20 +42,21 @@ export interface SequenceState {
  * the next tick when the sequence is used up. Clock behind by at most `maxBackUnits`: wait.
  * Further behind: refuse. Pure; the caller applies an 'issue' with `commit`.
  */
-export function nextTick(s: SequenceState, now: number, maxSeq: number, maxBackUnits: number): Tick {
-  if (now > s.lastTime) return { kind: 'issue', time: now, seq: 0 };
-  if (now === s.lastTime) {
-    if (s.lastSeq < maxSeq) return { kind: 'issue', time: now, seq: s.lastSeq + 1 };
+export function nextTick(state: SequenceState, now: number, maxSeq: number, maxBackUnits: number): Tick {
+  if (now > state.lastTime) return { kind: 'issue', time: now, seq: 0 };
+  if (now === state.lastTime) {
+    if (state.lastSeq < maxSeq) return { kind: 'issue', time: now, seq: state.lastSeq + 1 };
     return { kind: 'wait', time: now + 1 };
   }
-  const behind = s.lastTime - now;
-  if (behind <= maxBackUnits) return { kind: 'wait', time: s.lastSeq < maxSeq ? s.lastTime : s.lastTime + 1 };
+  const behind = state.lastTime - now;
+  if (behind <= maxBackUnits)
+    return { kind: 'wait', time: state.lastSeq < maxSeq ? state.lastTime : state.lastTime + 1 };
   return { kind: 'backwards', behindUnits: behind };
 }
 
-export function commit(s: SequenceState, t: Tick & { kind: 'issue' }): void {
-  s.lastTime = t.time;
-  s.lastSeq = t.seq;
+export function commit(state: SequenceState, tick: Tick & { kind: 'issue' }): void {
+  state.lastTime = tick.time;
+  state.lastSeq = tick.seq;
 }
 
 /**

@@ -9,9 +9,9 @@ export const TWO32 = 4294967296;
 /** IDs whose high half is below this are below 2^53 and exact as numbers. */
 const SAFE_HIGH = 2 ** 21;
 
-/** The halves of the ID of counter k. */
-export function halves(k: number, p: Packing): [hi: number, lo: number] {
-  const id = BigInt(k) * BigInt(p.step) + BigInt(p.base);
+/** The halves of the ID of `counter`. */
+export function halves(counter: number, packing: Packing): [hi: number, lo: number] {
+  const id = BigInt(counter) * BigInt(packing.step) + BigInt(packing.base);
   return [Number(id >> 32n), Number(id & 0xffffffffn)];
 }
 
@@ -20,19 +20,19 @@ function idString(hi: number, lo: number): string {
 }
 
 /** The IDs of counter runs holding `count` counters in all, as decimal strings. */
-export function idsFromRuns(runs: readonly Range[], count: number, p: Packing): string[] {
+export function idsFromRuns(runs: readonly Range[], count: number, packing: Packing): string[] {
   const parts = new Array<string>(count);
-  let i = 0;
-  for (const [a, b] of runs) {
-    if (p.plain) {
-      for (let v = a; v <= b; v++) parts[i++] = String(v);
+  let next = 0;
+  for (const [first, last] of runs) {
+    if (packing.plain) {
+      for (let v = first; v <= last; v++) parts[next++] = String(v);
       continue;
     }
-    const stepLo = p.step % TWO32;
-    const stepHi = Math.floor(p.step / TWO32);
-    let [hi, lo] = halves(a, p);
-    for (let n = b - a + 1; n > 0; n--) {
-      parts[i++] = idString(hi, lo);
+    const stepLo = packing.step % TWO32;
+    const stepHi = Math.floor(packing.step / TWO32);
+    let [hi, lo] = halves(first, packing);
+    for (let n = last - first + 1; n > 0; n--) {
+      parts[next++] = idString(hi, lo);
       lo += stepLo;
       hi += stepHi;
       if (lo >= TWO32) {
@@ -64,11 +64,11 @@ export function decimalRuns(ids: readonly string[], start: number, end: number):
 
 /** Appends runs of ascending decimal IDs to `into`, joining the first to the last of `into` when they touch. */
 export function appendDecimalRuns(into: [string, string][], runs: readonly [string, string][]): void {
-  let i = 0;
+  let next = 0;
   const last = into[into.length - 1];
   if (last !== undefined && runs.length > 0 && BigInt(last[1]) + 1n === BigInt(runs[0][0])) {
     last[1] = runs[0][1];
-    i = 1;
+    next = 1;
   }
-  for (; i < runs.length; i++) into.push(runs[i]);
+  for (; next < runs.length; next++) into.push(runs[next]);
 }

@@ -50,23 +50,25 @@ const FIELDS = ['count', 'shape', 'key', 'app', 'salt'] as const;
  * that it is exact (no two requests share one) and a refusal can name what differs. Never
  * holds a raw line break (JSON escapes them), which the stored record relies on.
  */
-export function fingerprintOf(r: KeyedRequest): string {
-  return JSON.stringify(FIELDS.map((f) => r[f] ?? null));
+export function fingerprintOf(request: KeyedRequest): string {
+  return JSON.stringify(FIELDS.map((f) => request[f] ?? null));
 }
 
 /** The fields in which the requests of two fingerprints differ, e.g. "count 3, not 5". */
 export function fingerprintDifference(now: string, before: string): string {
-  let a: unknown[];
-  let b: unknown[];
+  let current: unknown[];
+  let earlier: unknown[];
   try {
-    a = JSON.parse(now) as unknown[];
-    b = JSON.parse(before) as unknown[];
+    current = JSON.parse(now) as unknown[];
+    earlier = JSON.parse(before) as unknown[];
   } catch {
     return 'a different request';
   }
-  if (!Array.isArray(a) || !Array.isArray(b)) return 'a different request';
+  if (!Array.isArray(current) || !Array.isArray(earlier)) return 'a different request';
   const diffs = FIELDS.flatMap((f, i) =>
-    JSON.stringify(a[i] ?? null) === JSON.stringify(b[i] ?? null) ? [] : [`${f} ${show(a[i])}, not ${show(b[i])}`],
+    JSON.stringify(current[i] ?? null) === JSON.stringify(earlier[i] ?? null)
+      ? []
+      : [`${f} ${show(current[i])}, not ${show(earlier[i])}`],
   );
   return diffs.length > 0 ? diffs.join('; ') : 'a different request';
 }
@@ -84,26 +86,26 @@ type Run = [first: string, step: string, count: number];
  */
 export function encodeIds(ids: readonly string[]): string {
   const out: (string | Run)[] = [];
-  let i = 0;
-  while (i < ids.length) {
-    const end = runEnd(ids, i);
-    if (end - i >= 3) {
-      out.push([ids[i], String(BigInt(ids[i + 1]) - BigInt(ids[i])), end - i]);
-      i = end;
-    } else out.push(ids[i++]);
+  let start = 0;
+  while (start < ids.length) {
+    const end = runEnd(ids, start);
+    if (end - start >= 3) {
+      out.push([ids[start], String(BigInt(ids[start + 1]) - BigInt(ids[start])), end - start]);
+      start = end;
+    } else out.push(ids[start++]);
   }
   return JSON.stringify(out);
 }
 
-/** The end (exclusive) of the longest run of evenly increasing decimal IDs starting at i. */
-function runEnd(ids: readonly string[], i: number): number {
-  if (i + 1 >= ids.length || !DECIMAL.test(ids[i]) || !DECIMAL.test(ids[i + 1])) return i + 1;
-  const step = BigInt(ids[i + 1]) - BigInt(ids[i]);
-  if (step <= 0n) return i + 1;
-  let prev = BigInt(ids[i + 1]);
-  let j = i + 2;
-  while (j < ids.length && DECIMAL.test(ids[j]) && BigInt(ids[j]) - prev === step) prev = BigInt(ids[j++]);
-  return j;
+/** The end (exclusive) of the longest run of evenly increasing decimal IDs starting at `start`. */
+function runEnd(ids: readonly string[], start: number): number {
+  if (start + 1 >= ids.length || !DECIMAL.test(ids[start]) || !DECIMAL.test(ids[start + 1])) return start + 1;
+  const step = BigInt(ids[start + 1]) - BigInt(ids[start]);
+  if (step <= 0n) return start + 1;
+  let prev = BigInt(ids[start + 1]);
+  let end = start + 2;
+  while (end < ids.length && DECIMAL.test(ids[end]) && BigInt(ids[end]) - prev === step) prev = BigInt(ids[end++]);
+  return end;
 }
 
 /** The IDs of a text encodeIds wrote; throws on anything else. */
@@ -123,8 +125,8 @@ export function decodeIds(text: string): string[] {
       item[2] <= MAX_KEYED_COUNT
     ) {
       const step = BigInt(item[1] as string);
-      let v = BigInt(item[0] as string);
-      for (let k = 0; k < (item[2] as number); k++, v += step) ids.push(String(v));
+      let id = BigInt(item[0] as string);
+      for (let k = 0; k < (item[2] as number); k++, id += step) ids.push(String(id));
     } else throw new Error(`a kept answer holds ${JSON.stringify(item)}, which is neither an ID nor a run`);
   }
   return ids;

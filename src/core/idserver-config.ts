@@ -11,43 +11,43 @@ import { SpecProblems } from './spec-problems.js';
  */
 export function stripJsonComments(file: string, text: string): string {
   let out = '';
-  let i = 0;
+  let pos = 0;
   let line = 1;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"' && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j + 1;
-    } else if (c === '/' && text[i + 1] === '/') {
-      let j = i;
-      while (j < text.length && text[j] !== '\n') j++;
-      out += ' '.repeat(j - i);
-      i = j;
-    } else if (c === '/' && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2);
+  while (pos < text.length) {
+    const char = text[pos];
+    if (char === '"') {
+      let close = pos + 1;
+      while (close < text.length && text[close] !== '"' && text[close] !== '\n') close += text[close] === '\\' ? 2 : 1;
+      out += text.slice(pos, close + 1);
+      pos = close + 1;
+    } else if (char === '/' && text[pos + 1] === '/') {
+      let lineEnd = pos;
+      while (lineEnd < text.length && text[lineEnd] !== '\n') lineEnd++;
+      out += ' '.repeat(lineEnd - pos);
+      pos = lineEnd;
+    } else if (char === '/' && text[pos + 1] === '*') {
+      const end = text.indexOf('*/', pos + 2);
       if (end < 0) throw new SpecProblems([`${file}:${line}: a comment opened with /* is never closed`]);
-      const body = text.slice(i, end + 2);
+      const body = text.slice(pos, end + 2);
       out += body.replace(/[^\n]/g, ' ');
       line += body.split('\n').length - 1;
-      i = end + 2;
+      pos = end + 2;
     } else {
-      if (c === '\n') line++;
-      out += c;
-      i++;
+      if (char === '\n') line++;
+      out += char;
+      pos++;
     }
   }
   return out;
 }
 
 /** The line and column of a JSON.parse error's position, when it names one. */
-function where(text: string, e: Error): string {
-  const m = /position (\d+)/.exec(e.message);
-  if (!m) return '';
-  const before = text.slice(0, Number(m[1]));
+function where(text: string, error: Error): string {
+  const match = /position (\d+)/.exec(error.message);
+  if (!match) return '';
+  const before = text.slice(0, Number(match[1]));
   const line = before.split('\n').length;
-  return `:${line}:${Number(m[1]) - before.lastIndexOf('\n')}`;
+  return `:${line}:${Number(match[1]) - before.lastIndexOf('\n')}`;
 }
 
 export interface IdServerConfig {
@@ -61,18 +61,18 @@ export function parseIdServerConfig(file: string, text: string): IdServerConfig 
   const json = stripJsonComments(file, text);
   try {
     raw = JSON.parse(json);
-  } catch (e) {
-    throw new SpecProblems([`${file}${where(json, e as Error)}: not JSON (${(e as Error).message})`]);
+  } catch (error) {
+    throw new SpecProblems([`${file}${where(json, error as Error)}: not JSON (${(error as Error).message})`]);
   }
   const problems: string[] = [];
-  const c = (raw ?? {}) as Record<string, unknown>;
-  const int = (k: string, def: number): number => {
-    const v = c[k] ?? def;
-    if (typeof v !== 'number' || !Number.isInteger(v)) {
-      problems.push(`${file}: ${k} must be a whole number`);
+  const config = (raw ?? {}) as Record<string, unknown>;
+  const int = (key: string, def: number): number => {
+    const value = config[key] ?? def;
+    if (typeof value !== 'number' || !Number.isInteger(value)) {
+      problems.push(`${file}: ${key} must be a whole number`);
       return def;
     }
-    return v;
+    return value;
   };
   const idStep = int('id_step', 1);
   const idOffset = int('id_offset', 0);
@@ -81,27 +81,35 @@ export function parseIdServerConfig(file: string, text: string): IdServerConfig 
       `${file}: id_offset must lie from 0 to id_step - 1 (id_step ${idStep}, id_offset ${idOffset}), as id_server requires`,
     );
   const rules: { name: string; luaFile: string; batchSave: number }[] = [];
-  if (!Array.isArray(c.rules)) problems.push(`${file}: "rules" must be a list of {"name", "lua_file"}`);
+  if (!Array.isArray(config.rules)) problems.push(`${file}: "rules" must be a list of {"name", "lua_file"}`);
   else {
-    c.rules.forEach((r: unknown, i: number) => {
-      const x = (r ?? {}) as Record<string, unknown>;
-      if (typeof x.name !== 'string' || x.name === '' || typeof x.lua_file !== 'string' || x.lua_file === '') {
-        problems.push(`${file}: rules[${i}] needs a "name" and a "lua_file"`);
-      } else if (x.batch_save !== undefined && (typeof x.batch_save !== 'number' || !Number.isInteger(x.batch_save))) {
-        problems.push(`${file}: rules[${i}].batch_save must be a whole number`);
+    config.rules.forEach((item: unknown, index: number) => {
+      const rule = (item ?? {}) as Record<string, unknown>;
+      if (
+        typeof rule.name !== 'string' ||
+        rule.name === '' ||
+        typeof rule.lua_file !== 'string' ||
+        rule.lua_file === ''
+      ) {
+        problems.push(`${file}: rules[${index}] needs a "name" and a "lua_file"`);
+      } else if (
+        rule.batch_save !== undefined &&
+        (typeof rule.batch_save !== 'number' || !Number.isInteger(rule.batch_save))
+      ) {
+        problems.push(`${file}: rules[${index}].batch_save must be a whole number`);
         // id_server saves a counter id_step * batch_save above the one it hands out; an absent
         // batch_save (or one below 1) counts as 1, as id_server counts it.
       } else
         rules.push({
-          name: x.name,
-          luaFile: x.lua_file,
-          batchSave: Math.max(1, (x.batch_save as number | undefined) ?? 1),
+          name: rule.name,
+          luaFile: rule.lua_file,
+          batchSave: Math.max(1, (rule.batch_save as number | undefined) ?? 1),
         });
     });
   }
   const names = rules.map((r) => r.name);
-  for (const n of new Set(names.filter((n, i) => names.indexOf(n) !== i)))
-    problems.push(`${file}: rule "${n}" is listed twice`);
+  for (const name of new Set(names.filter((n, i) => names.indexOf(n) !== i)))
+    problems.push(`${file}: rule "${name}" is listed twice`);
   if (problems.length) throw new SpecProblems(problems);
   return { idStep, idOffset, rules };
 }

@@ -38,15 +38,15 @@ const MOST_AHEAD_MS = 16 * 3_600_000;
 export function parseIdServerLogLine(name: string, lineNo: number, line: string): OldCounterRow | string | undefined {
   if (line.includes(QUEUE_FULL_MENTION)) return queueFullSave(name, lineNo, line);
   if (!line.includes(MENTION)) return undefined;
-  const m = SAVE.exec(line);
-  if (!m)
+  const match = SAVE.exec(line);
+  if (!match)
     return `${name}:${lineNo}: set aside, not a save in the shape id_server's data thread logs: "${line.slice(0, 200)}"`;
   return {
-    nodeOffset: Number(m[3]),
-    counter: Number(m[4]),
-    updateTime: Number(m[5]),
-    ruleName: m[1],
-    appName: m[2],
+    nodeOffset: Number(match[3]),
+    counter: Number(match[4]),
+    updateTime: Number(match[5]),
+    ruleName: match[1],
+    appName: match[2],
     source: `${name}:${lineNo}${line.includes(',warn,') ? ' (db failed)' : ''}`,
   };
 }
@@ -56,20 +56,20 @@ export function parseIdServerLogLine(name: string, lineNo: number, line: string)
  * time can be).
  */
 function queueFullSave(name: string, lineNo: number, line: string): OldCounterRow | string {
-  const m = QUEUE_FULL.exec(line);
-  if (!m)
+  const match = QUEUE_FULL.exec(line);
+  if (!match)
     return `${name}:${lineNo}: set aside, not a failed save in the shape id_server logs it: "${line.slice(0, 200)}"`;
-  const [y, mo, d, h, mi, sec] = m.slice(1, 7).map(Number);
-  const wall = Date.UTC(y, mo - 1, d, h, mi, sec);
-  if (Number.isNaN(wall) || new Date(wall).getUTCDate() !== d)
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second);
+  if (Number.isNaN(wall) || new Date(wall).getUTCDate() !== day)
     return `${name}:${lineNo}: set aside, not a time: "${line.slice(0, 200)}"`;
   return {
     nodeOffset: -1,
-    counter: Number(m[9]),
+    counter: Number(match[9]),
     updateTime: Math.floor((wall - MOST_AHEAD_MS) / 1000),
     loggedWallMs: wall,
-    ruleName: m[7],
-    appName: m[8],
+    ruleName: match[7],
+    appName: match[8],
     source: `${name}:${lineNo} (queue full)`,
   };
 }
@@ -78,10 +78,10 @@ function queueFullSave(name: string, lineNo: number, line: string): OldCounterRo
 export function readIdServerLog(name: string, text: string): { rows: OldCounterRow[]; setAside: string[] } {
   const rows: OldCounterRow[] = [];
   const setAside: string[] = [];
-  text.split('\n').forEach((line, i) => {
-    const r = parseIdServerLogLine(name, i + 1, line);
-    if (typeof r === 'string') setAside.push(r);
-    else if (r) rows.push(r);
+  text.split('\n').forEach((line, index) => {
+    const entry = parseIdServerLogLine(name, index + 1, line);
+    if (typeof entry === 'string') setAside.push(entry);
+    else if (entry) rows.push(entry);
   });
   return { rows, setAside };
 }

@@ -35,12 +35,12 @@ type Arg =
 
 class Refusal extends Error {}
 
-/** The level of a long bracket opening at src[i] (`[[` is 0, `[==[` is 2), or -1. */
-function longBracket(src: string, i: number): number {
-  if (src[i] !== '[') return -1;
-  let j = i + 1;
-  while (src[j] === '=') j++;
-  return src[j] === '[' ? j - i - 1 : -1;
+/** The level of a long bracket opening at src[start] (`[[` is 0, `[==[` is 2), or -1. */
+function longBracket(src: string, start: number): number {
+  if (src[start] !== '[') return -1;
+  let end = start + 1;
+  while (src[end] === '=') end++;
+  return src[end] === '[' ? end - start - 1 : -1;
 }
 
 /**
@@ -53,38 +53,40 @@ function blankComments(file: string, src: string): string {
   const out: string[] = [];
   const lineAt = (i: number) => src.slice(0, i).split('\n').length;
   const blank = (from: number, to: number) => out.push(src.slice(from, to).replace(/[^\n]/g, ' '));
-  let i = 0;
-  while (i < src.length) {
-    const c = src[i];
-    if (c === '-' && src[i + 1] === '-') {
-      const level = longBracket(src, i + 2);
+  let pos = 0;
+  while (pos < src.length) {
+    const char = src[pos];
+    if (char === '-' && src[pos + 1] === '-') {
+      const level = longBracket(src, pos + 2);
       let end: number;
       if (level >= 0) {
-        const close = src.indexOf(`]${'='.repeat(level)}]`, i + 4 + level);
+        const close = src.indexOf(`]${'='.repeat(level)}]`, pos + 4 + level);
         if (close < 0)
-          throw new SpecProblems([`${file}:${lineAt(i)}: a long comment that is never closed (Lua refuses the file)`]);
+          throw new SpecProblems([
+            `${file}:${lineAt(pos)}: a long comment that is never closed (Lua refuses the file)`,
+          ]);
         end = close + level + 2;
       } else {
-        const nl = src.indexOf('\n', i);
+        const nl = src.indexOf('\n', pos);
         end = nl < 0 ? src.length : nl;
       }
-      blank(i, end);
-      i = end;
+      blank(pos, end);
+      pos = end;
       continue;
     }
-    const level = longBracket(src, i);
-    let end = i + 1;
+    const level = longBracket(src, pos);
+    let end = pos + 1;
     if (level >= 0) {
-      const close = src.indexOf(`]${'='.repeat(level)}]`, i + 2 + level);
+      const close = src.indexOf(`]${'='.repeat(level)}]`, pos + 2 + level);
       if (close < 0)
-        throw new SpecProblems([`${file}:${lineAt(i)}: a long string that is never closed (Lua refuses the file)`]);
+        throw new SpecProblems([`${file}:${lineAt(pos)}: a long string that is never closed (Lua refuses the file)`]);
       end = close + level + 2;
-    } else if (c === '"' || c === "'") {
-      while (end < src.length && src[end] !== c && src[end] !== '\n') end += src[end] === '\\' ? 2 : 1;
+    } else if (char === '"' || char === "'") {
+      while (end < src.length && src[end] !== char && src[end] !== '\n') end += src[end] === '\\' ? 2 : 1;
       end = Math.min(end + 1, src.length);
     }
-    out.push(src.slice(i, end));
-    i = end;
+    out.push(src.slice(pos, end));
+    pos = end;
   }
   return out.join('');
 }
@@ -94,24 +96,24 @@ function integerOf(expr: string): number {
   const parts = expr.split('*').map((p) => p.trim());
   if (!parts.every((p) => /^\d{1,16}$/.test(p)))
     throw new Refusal(`expected a whole number (or a product of whole numbers), found "${expr}"`);
-  const v = parts.reduce((a, p) => a * Number(p), 1);
-  if (!Number.isSafeInteger(v)) throw new Refusal(`${expr} is too large`);
-  return v;
+  const product = parts.reduce((a, p) => a * Number(p), 1);
+  if (!Number.isSafeInteger(product)) throw new Refusal(`${expr} is too large`);
+  return product;
 }
 
 /** The text of a Lua string literal (double or single quotes, simple escapes). */
 function luaString(src: string): { text: string; rest: string } {
-  const q = src[0];
-  if (q !== '"' && q !== "'") throw new Refusal('expected a string literal as the format');
+  const quote = src[0];
+  if (quote !== '"' && quote !== "'") throw new Refusal('expected a string literal as the format');
   let text = '';
   for (let i = 1; i < src.length; i++) {
-    const c = src[i];
-    if (c === q) return { text, rest: src.slice(i + 1) };
-    if (c === '\\') {
-      const e = src[++i];
-      if (e === '\\' || e === '"' || e === "'") text += e;
-      else throw new Refusal(`the escape \\${e ?? ''} in the format string`);
-    } else text += c;
+    const char = src[i];
+    if (char === quote) return { text, rest: src.slice(i + 1) };
+    if (char === '\\') {
+      const escaped = src[++i];
+      if (escaped === '\\' || escaped === '"' || escaped === "'") text += escaped;
+      else throw new Refusal(`the escape \\${escaped ?? ''} in the format string`);
+    } else text += char;
   }
   throw new Refusal('the format string is not closed on this line');
 }
@@ -121,13 +123,13 @@ function splitArgs(src: string): string[] {
   const out: string[] = [];
   let depth = 0;
   let cur = '';
-  for (const c of src) {
-    if (c === '(') depth++;
-    if (c === ')') depth--;
-    if (c === ',' && depth === 0) {
+  for (const char of src) {
+    if (char === '(') depth++;
+    if (char === ')') depth--;
+    if (char === ',' && depth === 0) {
       out.push(cur.trim());
       cur = '';
-    } else cur += c;
+    } else cur += char;
   }
   if (cur.trim() !== '') out.push(cur.trim());
   return out;
@@ -152,16 +154,16 @@ interface Names {
   readonly seqs: Set<string>;
 }
 
-function argOf(expr: string, n: Names): Arg {
-  const e = expr.replace(/\s+/g, '');
-  if (n.seqs.has(e) || e === `${n.counter}:generate_counter()`) return { kind: 'counter' };
-  if (e === n.salt) return { kind: 'salt' };
-  if (e.startsWith(`${n.now}:`)) {
-    const t = TIME_METHODS[e.slice(n.now.length + 1)];
-    if (t) return t;
+function argOf(expr: string, names: Names): Arg {
+  const compact = expr.replace(/\s+/g, '');
+  if (names.seqs.has(compact) || compact === `${names.counter}:generate_counter()`) return { kind: 'counter' };
+  if (compact === names.salt) return { kind: 'salt' };
+  if (compact.startsWith(`${names.now}:`)) {
+    const time = TIME_METHODS[compact.slice(names.now.length + 1)];
+    if (time) return time;
   }
   throw new Refusal(
-    `the argument "${expr}" (expected ${n.now}:year()%10, ${n.now}:year()%100, ${n.now}:month(), ${n.now}:day(), ${n.now}:hour(), ${n.now}:minute(), ${n.now}:second(), the counter or ${n.salt})`,
+    `the argument "${expr}" (expected ${names.now}:year()%10, ${names.now}:year()%100, ${names.now}:month(), ${names.now}:day(), ${names.now}:hour(), ${names.now}:minute(), ${names.now}:second(), the counter or ${names.salt})`,
   );
 }
 
@@ -177,9 +179,9 @@ const TWO_DIGITS: Record<string, string> = {
 
 /** One printf conversion applied to one argument, as idmint template text. */
 function tokenFor(conv: string, arg: Arg, argText: string): string {
-  const m = /^%(0?)(\d*)([ds])$/.exec(conv);
-  if (!m) throw new Refusal(`the conversion ${conv} (only %d, %0Nd and %s are understood)`);
-  const [, zero, widthText, type] = m;
+  const match = /^%(0?)(\d*)([ds])$/.exec(conv);
+  if (!match) throw new Refusal(`the conversion ${conv} (only %d, %0Nd and %s are understood)`);
+  const [, zero, widthText, type] = match;
   const width = widthText === '' ? 0 : Number(widthText);
   if (arg.kind === 'salt') {
     if (conv !== '%s') throw new Refusal(`the salt is written with ${conv}; only %s is understood for it`);
@@ -206,18 +208,18 @@ function tokenFor(conv: string, arg: Arg, argText: string): string {
 }
 
 /** The idmint template of a string.format call's arguments. */
-function templateOf(args: string[], n: Names): string {
+function templateOf(args: string[], names: Names): string {
   const { text: fmt, rest } = luaString(args[0]);
   if (rest.trim() !== '') throw new Refusal(`unexpected text after the format string: "${rest.trim()}"`);
   const values = args.slice(1);
   let out = '';
   let used = 0;
   for (let i = 0; i < fmt.length; i++) {
-    const c = fmt[i];
-    if (c !== '%') {
-      if (c === '{') out += '{{';
-      else if (c === '}') out += '}}';
-      else out += c;
+    const char = fmt[i];
+    if (char !== '%') {
+      if (char === '{') out += '{{';
+      else if (char === '}') out += '}}';
+      else out += char;
       continue;
     }
     if (fmt[i + 1] === '%') {
@@ -225,12 +227,12 @@ function templateOf(args: string[], n: Names): string {
       i++;
       continue;
     }
-    const m = /^%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]/.exec(fmt.slice(i));
-    if (!m) throw new Refusal(`an incomplete conversion at the end of the format "${fmt}"`);
+    const match = /^%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]/.exec(fmt.slice(i));
+    if (!match) throw new Refusal(`an incomplete conversion at the end of the format "${fmt}"`);
     if (used >= values.length) throw new Refusal(`the format "${fmt}" has more conversions than arguments`);
     const argText = values[used++];
-    out += tokenFor(m[0], argOf(argText, n), argText);
-    i += m[0].length - 1;
+    out += tokenFor(match[0], argOf(argText, names), argText);
+    i += match[0].length - 1;
   }
   if (used !== values.length) throw new Refusal(`string.format has ${values.length} arguments for ${used} conversions`);
   return out;
@@ -250,11 +252,11 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
   const fail = (line: number, what: string): never => {
     throw new SpecProblems([`${file}:${line}: ${what}`]);
   };
-  let i = 0;
+  let cursor = 0;
   const next = (): { no: number; text: string } | undefined => {
-    while (i < lines.length) {
-      const text = lines[i++].trim();
-      if (text !== '') return { no: i, text };
+    while (cursor < lines.length) {
+      const text = lines[cursor++].trim();
+      if (text !== '') return { no: cursor, text };
     }
     return undefined;
   };
@@ -287,9 +289,9 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
           );
         try {
           numbers[name as Numeric] = integerOf(ret[1]);
-        } catch (e) {
-          if (e instanceof Refusal) fail(body.no, `${name}: ${e.message}`);
-          throw e;
+        } catch (error) {
+          if (error instanceof Refusal) fail(body.no, `${name}: ${error.message}`);
+          throw error;
         }
         const end = next();
         if (end?.text !== 'end')
@@ -301,37 +303,40 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
         const names: Names = { counter: ps[0], now: ps[1], salt: ps[2], seqs: new Set() };
         const formatted = new Map<string, string>();
         for (;;) {
-          const b = next();
-          if (!b) return fail(lines.length, 'create_id is not closed by "end"');
-          if (b.text === 'end') break;
+          const line = next();
+          if (!line) return fail(lines.length, 'create_id is not closed by "end"');
+          if (line.text === 'end') break;
           try {
-            const local = /^local\s+([A-Za-z_]\w*)\s*=\s*(.+)$/.exec(b.text);
-            const ret = /^return\s+(.+)$/.exec(b.text);
+            const local = /^local\s+([A-Za-z_]\w*)\s*=\s*(.+)$/.exec(line.text);
+            const ret = /^return\s+(.+)$/.exec(line.text);
             if (local) {
-              const [, v, expr] = local;
-              const e = expr.trim();
-              if (e.replace(/\s+/g, '') === `${names.counter}:generate_counter()`) names.seqs.add(v);
+              const [, variable, expr] = local;
+              const value = expr.trim();
+              if (value.replace(/\s+/g, '') === `${names.counter}:generate_counter()`) names.seqs.add(variable);
               else {
-                const f = FORMAT_CALL.exec(e);
-                if (!f)
+                const call = FORMAT_CALL.exec(value);
+                if (!call)
                   throw new Refusal(
-                    `not understood: "${b.text}" (expected ${names.counter}:generate_counter() or string.format(...))`,
+                    `not understood: "${line.text}" (expected ${names.counter}:generate_counter() or string.format(...))`,
                   );
-                formatted.set(v, templateOf(splitArgs(f[1]), names));
+                formatted.set(variable, templateOf(splitArgs(call[1]), names));
               }
             } else if (ret) {
               if (template !== undefined) throw new Refusal('create_id returns twice');
-              const e = ret[1].trim();
-              const f = FORMAT_CALL.exec(e);
-              if (f) template = templateOf(splitArgs(f[1]), names);
-              else if (formatted.has(e)) template = formatted.get(e);
-              else throw new Refusal(`create_id must return string.format(...) or a local holding one, found "${e}"`);
+              const returned = ret[1].trim();
+              const call = FORMAT_CALL.exec(returned);
+              if (call) template = templateOf(splitArgs(call[1]), names);
+              else if (formatted.has(returned)) template = formatted.get(returned);
+              else
+                throw new Refusal(
+                  `create_id must return string.format(...) or a local holding one, found "${returned}"`,
+                );
             } else {
-              throw new Refusal(`not understood: "${b.text}"`);
+              throw new Refusal(`not understood: "${line.text}"`);
             }
-          } catch (e) {
-            if (e instanceof Refusal) fail(b.no, `create_id: ${e.message}`);
-            throw e;
+          } catch (error) {
+            if (error instanceof Refusal) fail(line.no, `create_id: ${error.message}`);
+            throw error;
           }
         }
         if (template === undefined) fail(l.no, 'create_id returns no string.format(...)');
@@ -340,12 +345,12 @@ export function parseIdServerLua(file: string, source: string): IdServerRule {
       } else {
         fail(l.no, `function ${name} is not one of min_counter, max_counter, reset_seconds, create_id`);
       }
-    } catch (e) {
-      if (e instanceof Refusal) fail(l.no, e.message);
-      throw e;
+    } catch (error) {
+      if (error instanceof Refusal) fail(l.no, error.message);
+      throw error;
     }
   }
-  for (const n of NUMERIC) if (numbers[n] === undefined) fail(lines.length, `function ${n} is missing`);
+  for (const name of NUMERIC) if (numbers[name] === undefined) fail(lines.length, `function ${name} is missing`);
   if (template === undefined) fail(lines.length, 'function create_id is missing');
   return {
     minCounter: numbers.min_counter!,

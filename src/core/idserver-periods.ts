@@ -41,10 +41,10 @@ const DST_SHIFTS: readonly number[] = [DST_MS.min, 0, HOUR_MS / 2, HOUR_MS, DST_
 /** Spans sorted and joined where they touch or overlap. */
 function merge(spans: WallSpan[]): WallSpan[] {
   const out: WallSpan[] = [];
-  for (const s of [...spans].sort((a, b) => a.lo - b.lo)) {
+  for (const span of [...spans].sort((a, b) => a.lo - b.lo)) {
     const last = out[out.length - 1];
-    if (last && s.lo <= last.hi) out[out.length - 1] = { lo: last.lo, hi: Math.max(last.hi, s.hi) };
-    else out.push(s);
+    if (last && span.lo <= last.hi) out[out.length - 1] = { lo: last.lo, hi: Math.max(last.hi, span.hi) };
+    else out.push(span);
   }
   return out;
 }
@@ -55,9 +55,9 @@ function merge(spans: WallSpan[]): WallSpan[] {
  * was rendered at) moved by the same shift.
  */
 function pushShiftedPeriod(spans: WallSpan[], period: number, periodMs: number, lastStdMs: number): void {
-  for (const d of DST_SHIFTS) {
-    const lo = period * periodMs + d;
-    const hi = Math.min(lo + periodMs, lastStdMs + d + 1);
+  for (const shift of DST_SHIFTS) {
+    const lo = period * periodMs + shift;
+    const hi = Math.min(lo + periodMs, lastStdMs + shift + 1);
     if (hi > lo) spans.push({ lo, hi });
   }
 }
@@ -76,10 +76,11 @@ export function savedSpans(savedMs: number, resetSeconds: number, importMs: numb
   // Rendering happens at instants up to the import, or up to the save of a clock ahead.
   const last = Math.max(importMs, savedMs);
   if (resetSeconds === 0) return [{ lo: Number.NEGATIVE_INFINITY, hi: last + OFFSETS_MS.max + DST_MS.max }];
-  const r = resetSeconds * 1000;
+  const resetMs = resetSeconds * 1000;
   const spans: WallSpan[] = [];
   for (const at of savedMs > importMs ? [savedMs, importMs] : [savedMs]) {
-    for (const o of STANDARD_OFFSETS) pushShiftedPeriod(spans, Math.floor((at + o) / r), r, last + o);
+    for (const offset of STANDARD_OFFSETS)
+      pushShiftedPeriod(spans, Math.floor((at + offset) / resetMs), resetMs, last + offset);
   }
   return merge(spans);
 }
@@ -97,9 +98,9 @@ export function loggedSpans(wallMs: number, resetSeconds: number, importMs: numb
   // The standard-time wall clock of the last instant anything was rendered at, in any zone.
   const lastStd = Math.max(importMs + OFFSETS_MS.max, wallMs - DST_MS.min);
   if (resetSeconds === 0) return merge([...ahead, { lo: Number.NEGATIVE_INFINITY, hi: lastStd + DST_MS.max + 1 }]);
-  const r = resetSeconds * 1000;
+  const resetMs = resetSeconds * 1000;
   const spans: WallSpan[] = [...ahead];
-  for (const saving of DST_SHIFTS) pushShiftedPeriod(spans, Math.floor((wallMs - saving) / r), r, lastStd);
+  for (const saving of DST_SHIFTS) pushShiftedPeriod(spans, Math.floor((wallMs - saving) / resetMs), resetMs, lastStd);
   return merge(spans);
 }
 
@@ -108,37 +109,37 @@ const FINEST = ['{yyyy}', '{yy}', '{year%100}', '{year%10}', '{MM}', '{dd}', '{H
 
 /** The start of the bucket of `wall` that the template's finest token tells apart. */
 function bucketStart(wall: number, finest: string): number {
-  const d = new Date(wall);
-  const [y, mo, da, h, mi, s] = [
-    d.getUTCFullYear(),
-    d.getUTCMonth(),
-    d.getUTCDate(),
-    d.getUTCHours(),
-    d.getUTCMinutes(),
-    d.getUTCSeconds(),
+  const date = new Date(wall);
+  const [year, month, day, hour, minute, second] = [
+    date.getUTCFullYear(),
+    date.getUTCMonth(),
+    date.getUTCDate(),
+    date.getUTCHours(),
+    date.getUTCMinutes(),
+    date.getUTCSeconds(),
   ];
-  const at = (...f: number[]) => {
-    const t = new Date(0);
-    t.setUTCFullYear(f[0], f[1] ?? 0, f[2] ?? 1);
-    t.setUTCHours(f[3] ?? 0, f[4] ?? 0, f[5] ?? 0, 0);
-    return t.getTime();
+  const at = (...fields: number[]) => {
+    const start = new Date(0);
+    start.setUTCFullYear(fields[0], fields[1] ?? 0, fields[2] ?? 1);
+    start.setUTCHours(fields[3] ?? 0, fields[4] ?? 0, fields[5] ?? 0, 0);
+    return start.getTime();
   };
   switch (finest) {
     case '{yyyy}':
     case '{yy}':
     case '{year%100}':
     case '{year%10}':
-      return at(y);
+      return at(year);
     case '{MM}':
-      return at(y, mo);
+      return at(year, month);
     case '{dd}':
-      return at(y, mo, da);
+      return at(year, month, day);
     case '{HH}':
-      return at(y, mo, da, h);
+      return at(year, month, day, hour);
     case '{mm}':
-      return at(y, mo, da, h, mi);
+      return at(year, month, day, hour, minute);
     case '{ss}':
-      return at(y, mo, da, h, mi, s);
+      return at(year, month, day, hour, minute, second);
     default:
       return wall;
   }
@@ -181,14 +182,14 @@ export function periodsMeeting(
 ): number[] {
   if (spans.length === 0) return [];
   if (resetSeconds === 0) return [0];
-  const r = resetSeconds * 1000;
+  const resetMs = resetSeconds * 1000;
   // A fall-back can bring back the period before the current one: reachable until its end.
   let first = periodOf(importMs, zone, resetSeconds);
   while (periodEnd(first - 1, zone, resetSeconds) > importMs) first--;
   // A template without a time token writes the same IDs at every time: a save's counters
   // repeat in every period (such a template is forced); at least the ones up to the span's end.
   if (finest === null) {
-    const to = Math.max(first, Math.ceil(Math.max(...spans.map((s) => s.hi)) / r) - 1);
+    const to = Math.max(first, Math.ceil(Math.max(...spans.map((s) => s.hi)) / resetMs) - 1);
     return Array.from({ length: to - first + 1 }, (_, i) => first + i);
   }
   // Wall-clock times idmint can still render lie after the import's, less a fall-back.
@@ -196,16 +197,17 @@ export function periodsMeeting(
   const live = merge(spans.map((s) => widenToBuckets(s, finest))).filter((s) => s.hi > wallNow);
   if (live.length === 0) return [];
   const out = new Set<number>();
-  for (const s of live) {
-    const to = Math.ceil(s.hi / r) - 1;
-    for (let p = Math.max(first, Number.isFinite(s.lo) ? Math.floor(s.lo / r) : first); p <= to; p++) out.add(p);
+  for (const span of live) {
+    const to = Math.ceil(span.hi / resetMs) - 1;
+    for (let p = Math.max(first, Number.isFinite(span.lo) ? Math.floor(span.lo / resetMs) : first); p <= to; p++)
+      out.add(p);
   }
   return [...out].sort((a, b) => a - b);
 }
 
 /** Seconds one bucket of a time token spans (its shortest: a 28-day month, a 365-day year); Infinity without one. */
 export function bucketSeconds(finest: string | null): number {
-  const s: Record<string, number> = {
+  const seconds: Record<string, number> = {
     '{SSS}': 0.001,
     '{ss}': 1,
     '{mm}': 60,
@@ -214,13 +216,13 @@ export function bucketSeconds(finest: string | null): number {
     '{MM}': 28 * 86_400,
   };
   if (finest === null) return Number.POSITIVE_INFINITY;
-  return s[finest] ?? 365 * 86_400;
+  return seconds[finest] ?? 365 * 86_400;
 }
 
 /** A zone's standard offset in the year of `ms`: the smaller of January's and July's. */
 export function standardOffsetMs(ms: number, zone: string): number {
-  const y = new Date(ms).getUTCFullYear();
-  return Math.min(offsetMs(Date.UTC(y, 0, 1), zone), offsetMs(Date.UTC(y, 6, 1), zone));
+  const year = new Date(ms).getUTCFullYear();
+  return Math.min(offsetMs(Date.UTC(year, 0, 1), zone), offsetMs(Date.UTC(year, 6, 1), zone));
 }
 
 /**
@@ -231,9 +233,9 @@ export function standardOffsetMs(ms: number, zone: string): number {
  */
 export function lateResetSpan(savedMs: number, zone: string, resetSeconds: number): WallSpan[] {
   if (resetSeconds === 0) return [];
-  const r = resetSeconds * 1000;
+  const resetMs = resetSeconds * 1000;
   const std = standardOffsetMs(savedMs, zone);
-  const start = Math.floor((savedMs + std) / r) * r;
+  const start = Math.floor((savedMs + std) / resetMs) * resetMs;
   const at = start - std;
   const ahead = localWallMs(at, zone) - (at + std);
   return ahead > 0 ? [{ lo: start, hi: start + ahead }] : [];

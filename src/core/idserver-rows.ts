@@ -33,16 +33,16 @@ export function rowMatch(row: OldCounterRow, rule: string): RowMatch | undefined
   };
 }
 
-export function rowName(r: OldCounterRow): string {
+export function rowName(row: OldCounterRow): string {
   const when =
-    r.loggedWallMs === undefined
-      ? `node_offset ${r.nodeOffset}, counter ${r.counter}, update_time ${r.updateTime}`
-      : `counter ${r.counter}, logged at ${new Date(r.loggedWallMs).toISOString().slice(0, 19).replace('T', ' ')} local`;
-  return `${r.source ?? 'counter table row'} (rule "${r.ruleName}", app "${r.appName}", ${when})`;
+    row.loggedWallMs === undefined
+      ? `node_offset ${row.nodeOffset}, counter ${row.counter}, update_time ${row.updateTime}`
+      : `counter ${row.counter}, logged at ${new Date(row.loggedWallMs).toISOString().slice(0, 19).replace('T', ' ')} local`;
+  return `${row.source ?? 'counter table row'} (rule "${row.ruleName}", app "${row.appName}", ${when})`;
 }
 
 /** A period of a rule as people read it: its first local time ("2026-11-27 00:00"), or "all time". */
-export function describePeriod(p: number, rule: RuleSpec): string {
+export function describePeriod(period: number, rule: RuleSpec): string {
   if (rule.resetSeconds === 0) return 'all time';
-  return new Date(p * rule.resetSeconds * 1000).toISOString().slice(0, 16).replace('T', ' ');
+  return new Date(period * rule.resetSeconds * 1000).toISOString().slice(0, 16).replace('T', ' ');
 }

@@ -52,7 +52,7 @@ interface PeriodBounds {
 }
 
 const raiseTo = (m: Map<string, number>, k: string, v: number) => m.set(k, Math.max(m.get(k) ?? -Infinity, v));
-const byName = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 1 : 0);
+const byName = <T>([left]: [string, T], [right]: [string, T]) => (left < right ? -1 : left > right ? 1 : 0);
 
 /**
  * Plans id_server's rules at the moment `nowMs`. Each save (a row of the counter table, or a
@@ -87,37 +87,40 @@ export function planRules(
       );
   }
   const given = new Set(rules.map((r) => r.tag));
-  for (const f of opts.floors ?? []) {
-    if (!given.has(f.rule)) problems.push(`a floor was given for rule "${f.rule}", which config.json does not name`);
+  for (const floor of opts.floors ?? []) {
+    if (!given.has(floor.rule))
+      problems.push(`a floor was given for rule "${floor.rule}", which config.json does not name`);
   }
   const margin = opts.margin ?? 0;
   const widest = rules.reduce((m, r) => Math.max(m, r.batchSave), 1);
-  for (const o of rules) {
-    const what = `rule "${o.tag}" (${o.file})`;
-    if (!checkName(o.tag, problems, 'id_server rule')) continue;
-    const r = o.rule;
-    const dated = r.resetSeconds > 0 || /\{(yyyy|yy|year%10|year%100|MM|dd|HH|mm|ss|SSS)\}/.test(r.template);
-    if (o.timeZone === undefined && dated) {
+  for (const oldRule of rules) {
+    const what = `rule "${oldRule.tag}" (${oldRule.file})`;
+    if (!checkName(oldRule.tag, problems, 'id_server rule')) continue;
+    const luaRule = oldRule.rule;
+    const dated =
+      luaRule.resetSeconds > 0 || /\{(yyyy|yy|year%10|year%100|MM|dd|HH|mm|ss|SSS)\}/.test(luaRule.template);
+    if (oldRule.timeZone === undefined && dated) {
       problems.push(
-        `${what}: its IDs carry the date or its counter resets (reset_seconds ${r.resetSeconds}), both in id_server's local time: give the zone id_server ran in (--time-zone, or time_zone on the admin route); no zone is assumed`,
+        `${what}: its IDs carry the date or its counter resets (reset_seconds ${luaRule.resetSeconds}), both in id_server's local time: give the zone id_server ran in (--time-zone, or time_zone on the admin route); no zone is assumed`,
       );
       continue;
     }
     const body: Record<string, unknown> = {
-      tag: o.tag,
+      tag: oldRule.tag,
       mode: 'rule',
-      template: r.template,
-      min_counter: r.minCounter,
-      max_counter: r.maxCounter,
-      reset_seconds: r.resetSeconds,
-      time_zone: o.timeZone ?? 'UTC',
-      description: `imported from id_server (${o.file})`.slice(0, 255),
+      template: luaRule.template,
+      min_counter: luaRule.minCounter,
+      max_counter: luaRule.maxCounter,
+      reset_seconds: luaRule.resetSeconds,
+      time_zone: oldRule.timeZone ?? 'UTC',
+      description: `imported from id_server (${oldRule.file})`.slice(0, 255),
       ...(opts.force ? { force: true } : {}),
     };
-    if (o.stride !== 1 || o.offset !== 0) Object.assign(body, { stride: o.stride, offset: o.offset });
+    if (oldRule.stride !== 1 || oldRule.offset !== 0)
+      Object.assign(body, { stride: oldRule.stride, offset: oldRule.offset });
     const want = specOf(body, problems, what);
     if (!want) continue;
-    const cur = current.live.get(o.tag);
+    const cur = current.live.get(oldRule.tag);
     const why = clash(current, want, what);
     if (why) {
       problems.push(why);
@@ -129,10 +132,10 @@ export function planRules(
     const zone = rule.timeZone;
     const finest = compileRule(rule, true).finestTimeToken;
     const bounds = new Map<number, PeriodBounds>();
-    const boundsOf = (p: number): PeriodBounds => {
-      let b = bounds.get(p);
-      if (!b) bounds.set(p, (b = { exact: new Map(), folded: new Map(), every: -Infinity }));
-      return b;
+    const boundsOf = (period: number): PeriodBounds => {
+      let periodBounds = bounds.get(period);
+      if (!periodBounds) bounds.set(period, (periodBounds = { exact: new Map(), folded: new Map(), every: -Infinity }));
+      return periodBounds;
     };
     const periodsFor = (spans: WallSpan[]) => periodsMeeting(spans, finest, zone, rule.resetSeconds, nowMs);
     // The highest counter saved per app in a period idmint still serves, for the report.
@@ -146,28 +149,28 @@ export function planRules(
     const sharedKey = new Map<string, Set<string>>();
     const logged = { saves: 0, failed: 0 };
     for (const row of rows) {
-      const m = rowMatch(row, o.tag);
-      if (!m) continue;
-      if (!isValidAppName(m.folded)) {
+      const match = rowMatch(row, oldRule.tag);
+      if (!match) continue;
+      if (!isValidAppName(match.folded)) {
         tagNotes.push(
-          `app "${m.folded}" (${rowName(row)}) left out: not a valid idmint app name, nor one that folds to it, so idmint can never be asked for it`,
+          `app "${match.folded}" (${rowName(row)}) left out: not a valid idmint app name, nor one that folds to it, so idmint can never be asked for it`,
         );
         continue;
       }
       // The rule whose config drove the counter: the one its row is named after (the pair that
       // created a shared key); a rule config.json does not name counts with the largest lag.
       const driver = byFold.get(foldName(row.ruleName));
-      const bound = row.counter + o.stride * (driver?.batchSave ?? widest) + margin;
+      const bound = row.counter + oldRule.stride * (driver?.batchSave ?? widest) + margin;
       const isLog = row.source !== undefined;
       // A line that would close the app's period is the only trace of a save near max_counter,
       // or a forged one: neither dropped nor applied unchecked, it refuses the import.
       if (isLog && bound >= rule.maxCounter && !opts.trustLog) {
         problems.push(
-          `${row.source}: a save of app "${m.folded}" at counter ${row.counter} reaches max_counter ${rule.maxCounter} with the save lag, which closes the app's period. A log line may be forged (a datagram can land in id_server's debug log), so check it: if id_server wrote it, import again with --trust-log (trust_log); if not, leave that line out of the log given`,
+          `${row.source}: a save of app "${match.folded}" at counter ${row.counter} reaches max_counter ${rule.maxCounter} with the save lag, which closes the app's period. A log line may be forged (a datagram can land in id_server's debug log), so check it: if id_server wrote it, import again with --trust-log (trust_log); if not, leave that line out of the log given`,
         );
         continue;
       }
-      const driverReset = driver?.rule.resetSeconds ?? r.resetSeconds;
+      const driverReset = driver?.rule.resetSeconds ?? luaRule.resetSeconds;
       const periods = periodsFor(
         row.loggedWallMs === undefined
           ? savedSpans(row.updateTime * 1000, driverReset, nowMs)
@@ -180,10 +183,10 @@ export function planRules(
       // A counter shared with a rule that starts it again more often than this rule's IDs tell
       // times apart numbered IDs of this rule in earlier periods of that rule, which the table
       // no longer holds (the row keeps the last save) and which this rule's IDs repeat.
-      if (m.how === 'key' && driverReset > 0 && bucketSeconds(finest) > driverReset) {
-        for (const p of periods) raiseTo(boundsOf(p).folded, m.folded, rule.maxCounter);
+      if (match.how === 'key' && driverReset > 0 && bucketSeconds(finest) > driverReset) {
+        for (const period of periods) raiseTo(boundsOf(period).folded, match.folded, rule.maxCounter);
         closed.set(
-          m.folded,
+          match.folded,
           `it shares id_server's counter with rule "${row.ruleName}", which starts it again every ${driverReset} s, while this rule's IDs tell ${finest === null ? 'no times' : `only ${finest}`} apart: what that counter numbered in earlier periods, no longer in the table, this rule's IDs repeat`,
         );
       }
@@ -195,58 +198,58 @@ export function planRules(
         logged.saves++;
         if (/\((db failed|queue full)\)$/.test(row.source!)) logged.failed++;
         tagNotes.push(
-          `${row.source}: app "${m.exact ?? m.folded}" continues above counter ${bound} in ${periods.map((p) => describePeriod(p, rule)).join(', ')}`,
+          `${row.source}: app "${match.exact ?? match.folded}" continues above counter ${bound} in ${periods.map((p) => describePeriod(p, rule)).join(', ')}`,
         );
       }
-      if (m.how === 'case') otherSpelling.set(row.ruleName, (otherSpelling.get(row.ruleName) ?? 0) + 1);
-      if (m.how === 'key') {
+      if (match.how === 'case') otherSpelling.set(row.ruleName, (otherSpelling.get(row.ruleName) ?? 0) + 1);
+      if (match.how === 'key') {
         const pair = `"${row.ruleName}"/"${row.appName}"`;
-        sharedKey.set(m.folded, (sharedKey.get(m.folded) ?? new Set()).add(pair));
+        sharedKey.set(match.folded, (sharedKey.get(match.folded) ?? new Set()).add(pair));
       }
-      if (/[a-z]/.test(m.folded) && !isLog) caseFolded = true;
-      const set = covered.get(m.folded) ?? new Set<number>();
-      covered.set(m.folded, set);
-      for (const p of periods) {
-        const b = boundsOf(p);
-        if (m.exact !== undefined && isValidAppName(m.exact)) raiseTo(b.exact, m.exact, bound);
-        raiseTo(b.folded, m.folded, bound);
-        set.add(p);
+      if (/[a-z]/.test(match.folded) && !isLog) caseFolded = true;
+      const set = covered.get(match.folded) ?? new Set<number>();
+      covered.set(match.folded, set);
+      for (const period of periods) {
+        const periodBounds = boundsOf(period);
+        if (match.exact !== undefined && isValidAppName(match.exact)) raiseTo(periodBounds.exact, match.exact, bound);
+        raiseTo(periodBounds.folded, match.folded, bound);
+        set.add(period);
       }
-      raiseTo(highest, m.exact ?? m.folded, row.counter);
+      raiseTo(highest, match.exact ?? match.folded, row.counter);
       if (bound >= rule.maxCounter)
         closed.set(
-          m.folded,
+          match.folded,
           `${rowName(row)} with the save lag reaches max_counter ${rule.maxCounter}: id_server may have passed it, started again at min_counter and repeated IDs`,
         );
       // id_server's quirk: the previous period's counter, which this row replaced in the
       // table, still numbered IDs under this period's dates for the hours daylight saving ran ahead.
-      if (o.timeZone !== undefined) {
+      if (oldRule.timeZone !== undefined) {
         const savedMs =
           row.loggedWallMs === undefined
             ? row.updateTime * 1000
             : (instantsAtWall(row.loggedWallMs, zone)[0] ?? row.loggedWallMs - offsetMs(row.loggedWallMs, zone));
         const hit = periodsFor(lateResetSpan(savedMs, zone, driverReset));
-        for (const p of hit) {
-          raiseTo(boundsOf(p).folded, m.folded, rule.maxCounter);
-          set.add(p);
+        for (const period of hit) {
+          raiseTo(boundsOf(period).folded, match.folded, rule.maxCounter);
+          set.add(period);
         }
         if (hit.length)
           closed.set(
-            m.folded,
+            match.folded,
             `id_server begins a period by standard time but dates IDs by local time: in ${zone} daylight saving was in effect when the period of ${rowName(row)} began, so the previous period's counter (no longer in the table) still numbered IDs dated ${hit.map((p) => describePeriod(p, rule)).join(', ')}`,
           );
       }
     }
-    for (const f of opts.floors ?? []) {
-      if (f.rule !== o.tag) continue;
-      const b = boundsOf(periodOf(nowMs, zone, rule.resetSeconds));
-      if (f.app === undefined) b.every = Math.max(b.every, f.counter);
+    for (const floor of opts.floors ?? []) {
+      if (floor.rule !== oldRule.tag) continue;
+      const periodBounds = boundsOf(periodOf(nowMs, zone, rule.resetSeconds));
+      if (floor.app === undefined) periodBounds.every = Math.max(periodBounds.every, floor.counter);
       else {
-        raiseTo(b.exact, f.app, f.counter);
-        raiseTo(b.folded, foldName(f.app), f.counter);
+        raiseTo(periodBounds.exact, floor.app, floor.counter);
+        raiseTo(periodBounds.folded, foldName(floor.app), floor.counter);
       }
       tagNotes.push(
-        `the counters of ${f.app === undefined ? 'every app' : `app "${f.app}" (and every name that folds to it)`} in the current period continue above ${f.counter}, as given`,
+        `the counters of ${floor.app === undefined ? 'every app' : `app "${floor.app}" (and every name that folds to it)`} in the current period continue above ${floor.counter}, as given`,
       );
     }
     const floors: Floor[] = [];
@@ -256,16 +259,16 @@ export function planRules(
       if (cur && !below(cur, shard, scope, seq)) return;
       floors.push({ shard, scope, counter: seq });
     };
-    for (const [p, b] of [...bounds].sort(([x], [y]) => x - y)) {
-      for (const [app, bound] of [...b.exact].sort(byName)) add(0, `${app}/${p}`, bound);
+    for (const [period, periodBounds] of [...bounds].sort(([left], [right]) => left - right)) {
+      for (const [app, bound] of [...periodBounds.exact].sort(byName)) add(0, `${app}/${period}`, bound);
       // Names with letters stand for every case of them: a floor by folded name.
-      for (const [name, bound] of [...b.folded].sort(byName))
-        if (/[a-z]/.test(name) || !b.exact.has(name)) add(FOLD_SHARD, `${name}/${p}`, bound);
-      if (b.every > -Infinity) add(FOLD_SHARD, `${EVERY_APP}/${p}`, b.every);
+      for (const [name, bound] of [...periodBounds.folded].sort(byName))
+        if (/[a-z]/.test(name) || !periodBounds.exact.has(name)) add(FOLD_SHARD, `${name}/${period}`, bound);
+      if (periodBounds.every > -Infinity) add(FOLD_SHARD, `${EVERY_APP}/${period}`, periodBounds.every);
     }
     if (highest.size) {
       tagNotes.push(
-        `each saved counter counts as id_step ${o.stride} x batch_save (${o.stride * o.batchSave} for this rule)${margin ? ` + ${margin} (margin)` : ''} higher: a node stopped without a clean shutdown may have handed out that far above its last saved row. A save that failed (MySQL away: "db failed" in id_server's log; a full queue: "save failed", tried again 10 s later by a node still running) leaves the row further behind: read the log (--idserver-log) or give --margin / --floor`,
+        `each saved counter counts as id_step ${oldRule.stride} x batch_save (${oldRule.stride * oldRule.batchSave} for this rule)${margin ? ` + ${margin} (margin)` : ''} higher: a node stopped without a clean shutdown may have handed out that far above its last saved row. A save that failed (MySQL away: "db failed" in id_server's log; a full queue: "save failed", tried again 10 s later by a node still running) leaves the row further behind: read the log (--idserver-log) or give --margin / --floor`,
       );
       tagNotes.push(
         `zone ${zone} (the tag's); the saves' periods are found for every zone id_server could have run in (UTC-12 to UTC+14, with or without daylight saving), so a wrong zone wastes counters and repeats nothing: ${[
@@ -297,9 +300,9 @@ export function planRules(
         'the counter table compares app names without case: a row stands for every case of its name (and holds only the one saved last), so every case of it continues above the row; what another case of the name handed out before is not in the table (id_server repeats it after a restart): read the log (--idserver-log) or give --floor',
       );
     }
-    for (const [name, n] of [...otherSpelling].sort(byName)) {
+    for (const [name, count] of [...otherSpelling].sort(byName)) {
       tagNotes.push(
-        `${n} saved counter(s) of rule "${name}" count for this rule too: the counter table compares rule names without case, so such a row may hold what this rule handed out (a rule renamed in case, or two rules whose names differ only in case sharing rows)`,
+        `${count} saved counter(s) of rule "${name}" count for this rule too: the counter table compares rule names without case, so such a row may hold what this rule handed out (a rule renamed in case, or two rules whose names differ only in case sharing rows)`,
       );
     }
     if (logged.saves)
@@ -308,10 +311,11 @@ export function planRules(
       tagNotes.push(
         `${earlier} saved counter(s) left out: under any zone id_server could have run in, their periods' IDs carry times idmint has passed`,
       );
-    const oldMax = [...highest].map(([app, c]) => `${app}:${c}`).join(' ') || 'none in a period idmint still serves';
+    const oldMax =
+      [...highest].map(([app, counter]) => `${app}:${counter}`).join(' ') || 'none in a period idmint still serves';
     const action = !cur ? 'create' : floors.length ? 'raise' : 'unchanged';
     tags.push({
-      tag: o.tag,
+      tag: oldRule.tag,
       mode: 'rule',
       action,
       spec,

@@ -18,8 +18,8 @@ import {
 } from './import-plan.js';
 
 /** Low bits below a segment tag's counter in its IDs (sharded layouts). */
-function lowBits(s: TagSpec): number {
-  return s.layout === 'sharded' ? shardBits(s.shards) + s.appBits : 0;
+function lowBits(spec: TagSpec): number {
+  return spec.layout === 'sharded' ? shardBits(spec.shards) + spec.appBits : 0;
 }
 
 /**
@@ -46,30 +46,30 @@ export function segmentFloor(spec: TagSpec, maxId: bigint): number {
  * names exactly), and a biz_type no token reaches (created disabled, or an idmint tag that
  * stays as open as it was).
  */
-function tinyidNotes(o: OldSegmentTag, cur: CurrentTag | undefined): string[] {
+function tinyidNotes(oldTag: OldSegmentTag, cur: CurrentTag | undefined): string[] {
   const notes: string[] = [];
   const spellings = new Map<string, string[]>();
-  for (const t of o.tokens) {
-    if (t.bizType === undefined || t.bizType === o.tag) continue;
-    spellings.set(t.bizType, [...(spellings.get(t.bizType) ?? []), t.name]);
+  for (const row of oldTag.tokens) {
+    if (row.bizType === undefined || row.bizType === oldTag.tag) continue;
+    spellings.set(row.bizType, [...(spellings.get(row.bizType) ?? []), row.name]);
   }
   for (const [spelled, names] of spellings) {
     notes.push(
-      `token(s) ${names.join(', ')} name bizType "${spelled}", which Tinyid's table matched to "${o.tag}" ignoring case: they open tag "${o.tag}", but callers sending bizType=${spelled} get code 5 (idmint's tag names match exactly) until they send bizType=${o.tag}`,
+      `token(s) ${names.join(', ')} name bizType "${spelled}", which Tinyid's table matched to "${oldTag.tag}" ignoring case: they open tag "${oldTag.tag}", but callers sending bizType=${spelled} get code 5 (idmint's tag names match exactly) until they send bizType=${oldTag.tag}`,
     );
   }
-  if (o.tokens.length > 0) return notes;
+  if (oldTag.tokens.length > 0) return notes;
   if (!cur) {
     notes.push(
-      `no token in tiny_id_token reaches this biz_type, so Tinyid served it to no caller: created disabled (TAG_DISABLED on every route); to serve it, add a client token (POST /v1/admin/tags/${o.tag}/tokens) and enable it (PATCH /v1/admin/tags/${o.tag} {"enabled":true})`,
+      `no token in tiny_id_token reaches this biz_type, so Tinyid served it to no caller: created disabled (TAG_DISABLED on every route); to serve it, add a client token (POST /v1/admin/tags/${oldTag.tag}/tokens) and enable it (PATCH /v1/admin/tags/${oldTag.tag} {"enabled":true})`,
     );
   } else if (!cur.spec.enabled) {
     notes.push(
-      `no token in tiny_id_token reaches this biz_type, and idmint's tag "${o.tag}" is disabled: it serves nothing until an operator enables it (PATCH /v1/admin/tags/${o.tag} {"enabled":true}), after adding a client token to keep it closed to callers without one`,
+      `no token in tiny_id_token reaches this biz_type, and idmint's tag "${oldTag.tag}" is disabled: it serves nothing until an operator enables it (PATCH /v1/admin/tags/${oldTag.tag} {"enabled":true}), after adding a client token to keep it closed to callers without one`,
     );
   } else if (cur.tokenHashes.size === 0) {
     notes.push(
-      `no token in tiny_id_token reaches this biz_type (Tinyid served it to no caller), but idmint's tag "${o.tag}" has no client token and is enabled: it stays open to every caller, as it was; add a token or disable it to close it`,
+      `no token in tiny_id_token reaches this biz_type (Tinyid served it to no caller), but idmint's tag "${oldTag.tag}" has no client token and is enabled: it stays open to every caller, as it was; add a token or disable it to close it`,
     );
   }
   return notes;
@@ -85,20 +85,20 @@ export function planSegments(
   const problems: string[] = [];
   const tags: TagPlan[] = [];
   const label = system === 'leaf' ? 'Leaf biz_tag' : 'Tinyid biz_type';
-  for (const o of old) {
-    if (!checkName(o.tag, problems, label)) continue;
+  for (const oldTag of old) {
+    if (!checkName(oldTag.tag, problems, label)) continue;
     const notes: string[] = [];
-    let step = o.step;
+    let step = oldTag.step;
     if (!(step >= 1)) step = 1000;
     if (step > 100_000_000) {
-      notes.push(`step ${o.step} lowered to idmint's largest, 100000000`);
+      notes.push(`step ${oldTag.step} lowered to idmint's largest, 100000000`);
       step = 100_000_000;
     }
     const body: Record<string, unknown> = {
-      tag: o.tag,
+      tag: oldTag.tag,
       mode: 'segment',
       step,
-      description: o.description.slice(0, 255),
+      description: oldTag.description.slice(0, 255),
     };
     // Tinyid's clients (tinyid-client) fetch segments and issue IDs from their own memory:
     // idmint serves nextSegmentId only for order node tags, which promise no more than that.
@@ -106,49 +106,50 @@ export function planSegments(
     if (system === 'tinyid') body.order = 'node';
     // Tinyid answers every call without a token of the biz_type with "token is error": one that
     // no token reaches served no caller, and is created closed (disabled) rather than open.
-    if (system === 'tinyid' && o.tokens.length === 0) body.enabled = false;
-    if (o.stride !== 1 || o.offset !== 0) Object.assign(body, { stride: o.stride, offset: o.offset });
-    const want = specOf(body, problems, `${label} "${o.tag}"`);
+    if (system === 'tinyid' && oldTag.tokens.length === 0) body.enabled = false;
+    if (oldTag.stride !== 1 || oldTag.offset !== 0)
+      Object.assign(body, { stride: oldTag.stride, offset: oldTag.offset });
+    const want = specOf(body, problems, `${label} "${oldTag.tag}"`);
     if (!want) continue;
-    const cur = current.live.get(o.tag);
-    const why = clash(current, want, `${label} "${o.tag}"`);
+    const cur = current.live.get(oldTag.tag);
+    const why = clash(current, want, `${label} "${oldTag.tag}"`);
     if (why) {
       problems.push(why);
       continue;
     }
     if (cur && system === 'tinyid' && cur.spec.order !== 'node') {
       notes.push(
-        `tag "${o.tag}" exists in idmint with order ${cur.spec.order} (kept: order cannot change): nextId serves it, nextSegmentId (tinyid-client) is refused with code 6`,
+        `tag "${oldTag.tag}" exists in idmint with order ${cur.spec.order} (kept: order cannot change): nextId serves it, nextSegmentId (tinyid-client) is refused with code 6`,
       );
     }
     const spec = cur?.spec ?? want;
     let floor: number;
     try {
-      floor = segmentFloor(spec, BigInt(o.maxId));
-    } catch (e) {
-      if (e instanceof SpecProblems) problems.push(...e.problems);
-      else throw e;
+      floor = segmentFloor(spec, BigInt(oldTag.maxId));
+    } catch (error) {
+      if (error instanceof SpecProblems) problems.push(...error.problems);
+      else throw error;
       continue;
     }
     const have = cur ? new Set(cur.tokenHashes) : new Set<string>();
     const tokens: { name: string; hash: string }[] = [];
-    for (const t of o.tokens) {
-      const h = hash(t.token);
-      if (have.has(h)) continue;
-      have.add(h);
-      tokens.push({ name: t.name.slice(0, 64), hash: h });
+    for (const row of oldTag.tokens) {
+      const hashed = hash(row.token);
+      if (have.has(hashed)) continue;
+      have.add(hashed);
+      tokens.push({ name: row.name.slice(0, 64), hash: hashed });
     }
-    if (system === 'tinyid') notes.push(...tinyidNotes(o, cur));
+    if (system === 'tinyid') notes.push(...tinyidNotes(oldTag, cur));
     if (!cur) {
       tags.push({
-        tag: o.tag,
+        tag: oldTag.tag,
         mode: 'segment',
         action: 'create',
         spec,
         counterFloor: floor,
         floors: [],
         tokens,
-        oldMax: o.maxId,
+        oldMax: oldTag.maxId,
         notes,
       });
       continue;
@@ -158,7 +159,7 @@ export function planSegments(
     );
     const raise = low.length > 0;
     tags.push({
-      tag: o.tag,
+      tag: oldTag.tag,
       mode: 'segment',
       action: raise ? 'raise' : 'unchanged',
       spec,
@@ -166,7 +167,7 @@ export function planSegments(
       counterFloor: raise ? Math.max(floor, cur.counterFloor) : undefined,
       floors: raise ? low.map((shard) => ({ shard, scope: '', counter: floor })) : [],
       tokens,
-      oldMax: o.maxId,
+      oldMax: oldTag.maxId,
       notes,
     });
   }

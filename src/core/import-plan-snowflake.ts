@@ -75,39 +75,39 @@ export function epochGapMs(bits: LeafBits): number {
 }
 
 /** The smallest ID a snowflake layout can issue at `atMs` or later (worker 0, sequence 0). */
-export function smallestIdFrom(l: SnowflakeLayout, atMs: number): bigint {
-  return encode(l, Math.max(0, toUnits(l, atMs)), 0, 0);
+export function smallestIdFrom(layout: SnowflakeLayout, atMs: number): bigint {
+  return encode(layout, Math.max(0, toUnits(layout, atMs)), 0, 0);
 }
 
 function optionProblems(twepochMs: number, bits: LeafBits, skew: number, nowMs: number): string[] {
-  const p: string[] = [];
+  const problems: string[] = [];
   if (!Number.isSafeInteger(twepochMs) || twepochMs < 0)
-    p.push(`twepoch must be milliseconds since 1970 (a whole number, 0 or more), got ${twepochMs}`);
+    problems.push(`twepoch must be milliseconds since 1970 (a whole number, 0 or more), got ${twepochMs}`);
   if (!Number.isSafeInteger(skew) || skew < 0 || skew > MAX_CLOCK_SKEW_MS)
-    p.push(
+    problems.push(
       `the clock-skew allowance must be a whole number of milliseconds from 0 to ${MAX_CLOCK_SKEW_MS} (a year), got ${skew}`,
     );
   const shape = layoutProblems({ epochMs: 0, unit: 'ms', ...bits }).map(
     (x) => `layout ${bits.timeBits}/${bits.workerBits}/${bits.seqBits}: ${x}`,
   );
-  p.push(...shape);
-  if (p.length) return p;
+  problems.push(...shape);
+  if (problems.length) return problems;
   // Leaf refuses to start unless its clock is past twepoch; its clock ran at most `skew` ahead.
   if (twepochMs >= nowMs + skew)
-    p.push(
+    problems.push(
       `twepoch ${twepochMs} (${iso(twepochMs)}) lies after now plus the clock-skew allowance: Leaf starts only once its clock is past twepoch, so no Leaf node issued under it; check --twepoch`,
     );
   else if (twepochMs - skew - epochGapMs(bits) < 0)
-    p.push(
+    problems.push(
       `twepoch ${twepochMs} less the clock-skew allowance ${skew} ms lies before 1970: idmint's epoch cannot; give a smaller allowance (--clock-skew) if Leaf's clocks allow`,
     );
   else if (BigInt(nowMs + skew - twepochMs) >= 1n << BigInt(bits.timeBits))
-    p.push(
+    problems.push(
       `Leaf's time since twepoch ${twepochMs} has outgrown the layout's ${bits.timeBits} time bits (by now plus the clock-skew allowance): a tag with this layout and an epoch before twepoch has run out; check --twepoch and --layout`,
     );
   else if (leafMaxId(twepochMs, bits, nowMs + skew) > MAX_ID)
-    p.push(`Leaf's IDs under twepoch ${twepochMs} have passed 2^63-1: no 64-bit ID lies above them`);
-  return p;
+    problems.push(`Leaf's IDs under twepoch ${twepochMs} have passed 2^63-1: no 64-bit ID lies above them`);
+  return problems;
 }
 
 /**
@@ -117,13 +117,13 @@ function optionProblems(twepochMs: number, bits: LeafBits, skew: number, nowMs: 
  * Leaf's largest (a re-run), and refused otherwise (a layout cannot change). Throws
  * SpecProblems listing every reason to refuse.
  */
-export function planLeafSnowflake(o: LeafSnowflakeImport, current: Current, nowMs: number): ImportPlan {
-  const twepochMs = o.twepochMs ?? LEAF_TWEPOCH_MS;
-  const bits = o.layout ?? LEAF_LAYOUT;
-  const skew = o.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
+export function planLeafSnowflake(options: LeafSnowflakeImport, current: Current, nowMs: number): ImportPlan {
+  const twepochMs = options.twepochMs ?? LEAF_TWEPOCH_MS;
+  const bits = options.layout ?? LEAF_LAYOUT;
+  const skew = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const problems: string[] = [];
-  if (typeof o.tag !== 'string' || !TAG_NAME.test(o.tag))
-    problems.push(`--tag "${String(o.tag)}" is not a valid idmint tag name (${TAG_NAME_CHARS})`);
+  if (typeof options.tag !== 'string' || !TAG_NAME.test(options.tag))
+    problems.push(`--tag "${String(options.tag)}" is not a valid idmint tag name (${TAG_NAME_CHARS})`);
   problems.push(...optionProblems(twepochMs, bits, skew, nowMs));
   if (problems.length) throw new SpecProblems(problems);
 
@@ -132,38 +132,38 @@ export function planLeafSnowflake(o: LeafSnowflakeImport, current: Current, nowM
   const epochMs = twepochMs - skew - epochGapMs(bits);
   const want = specOf(
     {
-      tag: o.tag,
+      tag: options.tag,
       mode: 'snowflake',
       epoch: epochMs,
       time_bits: bits.timeBits,
       worker_bits: bits.workerBits,
       seq_bits: bits.seqBits,
       description: `imported from Leaf snowflake (twepoch ${twepochMs}, layout ${split}, clock skew ${skew} ms)`,
-      ...(o.force ? { force: true } : {}),
+      ...(options.force ? { force: true } : {}),
     },
     problems,
-    `tag "${o.tag}"`,
+    `tag "${options.tag}"`,
   );
   const why = want && clash(current, want, what);
   if (why) problems.push(why);
   if (!want || problems.length) throw new SpecProblems(problems);
 
   const oldMax = leafMaxId(twepochMs, bits, nowMs + skew);
-  const cur = current.live.get(o.tag);
+  const cur = current.live.get(options.tag);
   const spec = specOfMode(cur?.spec ?? want, 'snowflake', 'a Leaf snowflake import');
   const layout = spec.snowflake;
   const first = smallestIdFrom(layout, nowMs);
   if (first <= oldMax) {
     throw new SpecProblems([
       cur
-        ? `tag "${o.tag}" exists in idmint as a snowflake tag (epoch ${iso(layout.epochMs)}, layout ${layout.timeBits}/${layout.workerBits}/${layout.seqBits}) whose smallest ID from now on, ${first}, is not above ${oldMax}, the largest ${what} could have issued by now plus the clock-skew allowance (${skew} ms); a snowflake tag's layout cannot change: import under another --tag`
-        : `tag "${o.tag}": the layout ${split} with epoch ${iso(epochMs)} cannot issue above ${oldMax} from now on`,
+        ? `tag "${options.tag}" exists in idmint as a snowflake tag (epoch ${iso(layout.epochMs)}, layout ${layout.timeBits}/${layout.workerBits}/${layout.seqBits}) whose smallest ID from now on, ${first}, is not above ${oldMax}, the largest ${what} could have issued by now plus the clock-skew allowance (${skew} ms); a snowflake tag's layout cannot change: import under another --tag`
+        : `tag "${options.tag}": the layout ${split} with epoch ${iso(epochMs)} cannot issue above ${oldMax} from now on`,
     ]);
   }
   const endMs = runsOutAt(layout).getTime();
   const notes = [
     cur
-      ? `tag "${o.tag}" is already a snowflake tag whose IDs lie above Leaf's: left as it is`
+      ? `tag "${options.tag}" is already a snowflake tag whose IDs lie above Leaf's: left as it is`
       : `epoch ${iso(epochMs)}: Leaf's twepoch ${iso(twepochMs)} less the clock-skew allowance (${skew} ms) and ${epochGapMs(bits)} ms, with Leaf's layout ${split}: an ID idmint issues at its time t lies above every ID a Leaf node issued with its clock at or before t + ${skew} ms, whatever its worker id and sequence`,
     `smallest ID from now on: ${first}; the largest Leaf could have issued (its clock up to ${iso(nowMs + skew)}): ${oldMax}`,
     `the layout runs out at ${iso(endMs)}, ${((endMs - nowMs) / YEAR_MS).toFixed(1)} years from now`,
@@ -174,7 +174,7 @@ export function planLeafSnowflake(o: LeafSnowflakeImport, current: Current, nowM
       "every ID lies above 2^53-1, as Leaf's did: JavaScript clients must keep them as strings (a JSON number loses digits), as they had to with Leaf",
     );
   const plan: TagPlan = {
-    tag: o.tag,
+    tag: options.tag,
     mode: 'snowflake',
     action: cur ? 'unchanged' : 'create',
     spec,

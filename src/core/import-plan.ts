@@ -160,19 +160,19 @@ export function clash(current: Current, want: TagSpec, what: string): string | u
     return `tag "${name}" exists in idmint as a ${cur.spec.mode} tag; ${what} needs a ${want.mode} tag: rename one of them`;
   if (cur.spec.permute)
     return `tag "${name}" has permuted IDs in idmint, spread over its whole domain: they cannot continue above the IDs of ${what}`;
-  const [a, b] = [cur.spec, want];
-  if (a.stride !== b.stride || a.offset !== b.offset) {
-    return `tag "${name}" exists in idmint with stride ${a.stride} and offset ${a.offset}; ${what} needs stride ${b.stride} and offset ${b.offset}`;
+  const [existing, wanted] = [cur.spec, want];
+  if (existing.stride !== wanted.stride || existing.offset !== wanted.offset) {
+    return `tag "${name}" exists in idmint with stride ${existing.stride} and offset ${existing.offset}; ${what} needs stride ${wanted.stride} and offset ${wanted.offset}`;
   }
   if (want.mode === 'rule' && cur.spec.mode === 'rule') {
-    const [x, y] = [cur.spec.rule, want.rule];
+    const [existingRule, wantedRule] = [cur.spec.rule, want.rule];
     if (
-      x.template !== y.template ||
-      x.minCounter !== y.minCounter ||
-      x.resetSeconds !== y.resetSeconds ||
-      x.timeZone !== y.timeZone
+      existingRule.template !== wantedRule.template ||
+      existingRule.minCounter !== wantedRule.minCounter ||
+      existingRule.resetSeconds !== wantedRule.resetSeconds ||
+      existingRule.timeZone !== wantedRule.timeZone
     ) {
-      return `rule "${name}" exists in idmint with template ${x.template} (counter from ${x.minCounter}, reset ${x.resetSeconds} s, ${x.timeZone}); ${what} writes ${y.template} (from ${y.minCounter}, reset ${y.resetSeconds} s, ${y.timeZone}): its counters would not continue the old IDs`;
+      return `rule "${name}" exists in idmint with template ${existingRule.template} (counter from ${existingRule.minCounter}, reset ${existingRule.resetSeconds} s, ${existingRule.timeZone}); ${what} writes ${wantedRule.template} (from ${wantedRule.minCounter}, reset ${wantedRule.resetSeconds} s, ${wantedRule.timeZone}): its counters would not continue the old IDs`;
     }
   }
   return undefined;
@@ -189,9 +189,9 @@ export function checkName(tag: string, problems: string[], what: string): boolea
 export function specOf(body: Record<string, unknown>, problems: string[], what: string): TagSpec | undefined {
   try {
     return specFromCreate(body);
-  } catch (e) {
-    if (!(e instanceof SpecProblems)) throw e;
-    problems.push(...e.problems.map((p) => `${what}: ${p}`));
+  } catch (error) {
+    if (!(error instanceof SpecProblems)) throw error;
+    problems.push(...error.problems.map((p) => `${what}: ${p}`));
     return undefined;
   }
 }

@@ -38,57 +38,59 @@ export interface SegmentLayout extends Interleave {
   readonly appBits: number;
 }
 
-/** The sequence value of counter k: k * stride + offset (a bigint: it may pass 2^53). */
-export function seqOf(i: Interleave, k: number | bigint): bigint {
-  return i.stride === 1 ? BigInt(k) : BigInt(k) * BigInt(i.stride) + BigInt(i.offset);
+/** The sequence value of `counter`: counter * stride + offset (a bigint: it may pass 2^53). */
+export function seqOf(interleave: Interleave, counter: number | bigint): bigint {
+  return interleave.stride === 1
+    ? BigInt(counter)
+    : BigInt(counter) * BigInt(interleave.stride) + BigInt(interleave.offset);
 }
 
-/** The ID of counter k of a plain tag as a decimal string (the sequence value, or its permuted ID). */
-export function seqString(i: Interleave, k: number): string {
-  if (i.permute) return permutationOf(i.permute).idString(k);
-  if (i.stride === 1) return String(k);
-  const v = k * i.stride + i.offset;
-  return Number.isSafeInteger(v) ? String(v) : seqOf(i, k).toString();
+/** The ID of `counter` of a plain tag as a decimal string (the sequence value, or its permuted ID). */
+export function seqString(interleave: Interleave, counter: number): string {
+  if (interleave.permute) return permutationOf(interleave.permute).idString(counter);
+  if (interleave.stride === 1) return String(counter);
+  const seq = counter * interleave.stride + interleave.offset;
+  return Number.isSafeInteger(seq) ? String(seq) : seqOf(interleave, counter).toString();
 }
 
 /** The counter behind a sequence value, or undefined when the value is not offset (mod stride). */
-export function counterOfSeq(i: Interleave, seq: bigint): bigint | undefined {
-  const s = BigInt(i.stride);
-  const rest = seq - BigInt(i.offset);
-  if (rest < 0n || rest % s !== 0n) return undefined;
-  return rest / s;
+export function counterOfSeq(interleave: Interleave, seq: bigint): bigint | undefined {
+  const stride = BigInt(interleave.stride);
+  const rest = seq - BigInt(interleave.offset);
+  if (rest < 0n || rest % stride !== 0n) return undefined;
+  return rest / stride;
 }
 
 /** The largest counter whose sequence value stays at or below maxSeq (0: none). */
-export function counterAtOrBelow(i: Interleave, maxSeq: bigint): bigint {
-  const rest = maxSeq - BigInt(i.offset);
-  return rest < 0n ? 0n : rest / BigInt(i.stride);
+export function counterAtOrBelow(interleave: Interleave, maxSeq: bigint): bigint {
+  const rest = maxSeq - BigInt(interleave.offset);
+  return rest < 0n ? 0n : rest / BigInt(interleave.stride);
 }
 
 export function shardBits(shards: number): number {
   return shards <= 1 ? 0 : Math.ceil(Math.log2(shards));
 }
 
-function lowBits(l: SegmentLayout): bigint {
-  return l.layout === 'sharded' ? BigInt(shardBits(l.shards) + l.appBits) : 0n;
+function lowBits(layout: SegmentLayout): bigint {
+  return layout.layout === 'sharded' ? BigInt(shardBits(layout.shards) + layout.appBits) : 0n;
 }
 
 /** FNV-1a (32-bit) over the key's UTF-8 bytes, modulo the shard count. */
 export function shardOf(key: string, shards: number): number {
-  let h = 0x811c9dc5;
-  for (const b of Buffer.from(key, 'utf8')) {
-    h ^= b;
-    h = Math.imul(h, 0x01000193) >>> 0;
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(key, 'utf8')) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
   }
-  return h % shards;
+  return hash % shards;
 }
 
-/** The ID of counter k of a shard. */
-export function packId(l: SegmentLayout, k: number | bigint, shard: number): bigint {
-  if (l.permute) return permutationOf(l.permute).encrypt(BigInt(k));
-  const seq = seqOf(l, k);
-  if (l.layout === 'plain') return seq;
-  return (seq << lowBits(l)) | (BigInt(shard) << BigInt(l.appBits)) | BigInt(l.appId);
+/** The ID of `counter` of a shard. */
+export function packId(layout: SegmentLayout, counter: number | bigint, shard: number): bigint {
+  if (layout.permute) return permutationOf(layout.permute).encrypt(BigInt(counter));
+  const seq = seqOf(layout, counter);
+  if (layout.layout === 'plain') return seq;
+  return (seq << lowBits(layout)) | (BigInt(shard) << BigInt(layout.appBits)) | BigInt(layout.appId);
 }
 
 /** How the counters of one (tag, shard) become IDs: id = k * step + base. */
@@ -106,13 +108,13 @@ export interface Packing {
  * packId is linear in the counter, so its values at 0 and 1 give it. shard_bits <= 12,
  * app_bits <= 16 and stride <= 10^6 (tag validation): step and base stay below 2^48.
  */
-export function packing(l: SegmentLayout, shard: number): Packing {
+export function packing(layout: SegmentLayout, shard: number): Packing {
   // Permuted IDs are no line: their writers call permutedIds (core/permute.ts) instead.
-  if (l.permute) throw new Error(`tag IDs are permuted: they have no packing; write them with permutedIds`);
-  const base = packId(l, 0, shard);
+  if (layout.permute) throw new Error(`tag IDs are permuted: they have no packing; write them with permutedIds`);
+  const base = packId(layout, 0, shard);
   return {
-    plain: l.layout === 'plain' && l.stride === 1,
-    step: Number(packId(l, 1, shard) - base),
+    plain: layout.layout === 'plain' && layout.stride === 1,
+    step: Number(packId(layout, 1, shard) - base),
     base: Number(base),
   };
 }
@@ -129,26 +131,26 @@ export interface SegmentParts {
   readonly appId: number;
 }
 
-export function unpackId(l: SegmentLayout, id: bigint): SegmentParts {
-  if (l.permute) {
-    const counter = permutationOf(l.permute).decrypt(id);
+export function unpackId(layout: SegmentLayout, id: bigint): SegmentParts {
+  if (layout.permute) {
+    const counter = permutationOf(layout.permute).decrypt(id);
     return { seq: counter ?? id, counter, shard: 0, appId: 0 };
   }
-  if (l.layout === 'plain') return { seq: id, counter: counterOfSeq(l, id), shard: 0, appId: 0 };
-  const appMask = (1n << BigInt(l.appBits)) - 1n;
-  const shardMask = (1n << BigInt(shardBits(l.shards))) - 1n;
-  const seq = id >> lowBits(l);
+  if (layout.layout === 'plain') return { seq: id, counter: counterOfSeq(layout, id), shard: 0, appId: 0 };
+  const appMask = (1n << BigInt(layout.appBits)) - 1n;
+  const shardMask = (1n << BigInt(shardBits(layout.shards))) - 1n;
+  const seq = id >> lowBits(layout);
   return {
     seq,
-    counter: counterOfSeq(l, seq),
-    shard: Number((id >> BigInt(l.appBits)) & shardMask),
+    counter: counterOfSeq(layout, seq),
+    shard: Number((id >> BigInt(layout.appBits)) & shardMask),
     appId: Number(id & appMask),
   };
 }
 
 /** The largest sequence value whose packed ID, for any shard, stays at or below maxIdLimit (-1: none). */
-function seqLimit(l: SegmentLayout, maxIdLimit: bigint): bigint {
-  const low = lowBits(l);
+function seqLimit(layout: SegmentLayout, maxIdLimit: bigint): bigint {
+  const low = lowBits(layout);
   const highestLow = (1n << low) - 1n;
   if (maxIdLimit < highestLow) return -1n;
   return (maxIdLimit - highestLow) >> low;
@@ -158,11 +160,11 @@ function seqLimit(l: SegmentLayout, maxIdLimit: bigint): bigint {
  * The largest counter value whose packed ID, for any shard, stays at or below maxIdLimit;
  * capped at MAX_COUNTER. 0 means the layout cannot issue a single ID under the limit.
  */
-export function counterLimit(l: SegmentLayout, maxIdLimit: bigint): number {
-  const seq = seqLimit(l, maxIdLimit);
+export function counterLimit(layout: SegmentLayout, maxIdLimit: bigint): number {
+  const seq = seqLimit(layout, maxIdLimit);
   if (seq < 0n) return 0;
-  const k = counterAtOrBelow(l, seq);
-  return k > BigInt(MAX_COUNTER) ? MAX_COUNTER : Number(k);
+  const counter = counterAtOrBelow(layout, seq);
+  return counter > BigInt(MAX_COUNTER) ? MAX_COUNTER : Number(counter);
 }
 
 /**
