@@ -23,11 +23,11 @@ export interface RunsSlice {
 export function runSlices(runs: readonly Range[], count: number, size: number): RunsSlice[] {
   if (count <= size) return [{ runs: [...runs], count }];
   const queue = new RangeQueue();
-  for (const r of runs) queue.push(r);
+  for (const run of runs) queue.push(run);
   const out: RunsSlice[] = [];
   while (queue.size > 0) {
-    const n = Math.min(size, queue.size);
-    out.push({ runs: queue.take(n), count: n });
+    const sliceCount = Math.min(size, queue.size);
+    out.push({ runs: queue.take(sliceCount), count: sliceCount });
   }
   return out;
 }

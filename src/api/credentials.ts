@@ -21,10 +21,10 @@ export function bearerToken(authorization: unknown): string | undefined {
 }
 
 /** A client token: `X-Idmint-Token: <token>`, else `Authorization: Bearer <token>` (the scheme in any case). */
-export function clientToken(h: IncomingHttpHeaders): string | undefined {
-  const x = h['x-idmint-token'];
-  if (typeof x === 'string') return x;
-  return bearerToken(h.authorization);
+export function clientToken(headers: IncomingHttpHeaders): string | undefined {
+  const token = headers['x-idmint-token'];
+  if (typeof token === 'string') return token;
+  return bearerToken(headers.authorization);
 }
 
 /** The request carries a client token (either header, whatever its value). */
@@ -44,19 +44,19 @@ export function roleOfToken(
   const viewer = viewerToken === '' ? undefined : digest(viewerToken);
   return (given) => {
     if (given === undefined) return undefined;
-    const d = digest(given);
-    const isAdmin = timingSafeEqual(d, admin);
-    const isViewer = viewer !== undefined && timingSafeEqual(d, viewer);
+    const hashed = digest(given);
+    const isAdmin = timingSafeEqual(hashed, admin);
+    const isViewer = viewer !== undefined && timingSafeEqual(hashed, viewer);
     return isAdmin ? 'admin' : isViewer ? 'viewer' : undefined;
   };
 }
 
 /** Whether a token is the admin or the viewer token: what decodes a permuted tag's IDs, on HTTP and gRPC. */
-export function staffOf(c: {
+export function staffOf(config: {
   readonly adminToken: string;
   readonly viewerToken: string;
 }): (token: string | undefined) => boolean {
-  const roleOf = roleOfToken(c.adminToken, c.viewerToken);
+  const roleOf = roleOfToken(config.adminToken, config.viewerToken);
   return (token) => roleOf(token) !== undefined;
 }
 

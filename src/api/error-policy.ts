@@ -27,11 +27,11 @@ export type FailureLog = Pick<FastifyBaseLogger, 'error' | 'warn'>;
  * object for Fastify to serialize into the same bytes (so an embedder's preSerialization hooks
  * see errors as they always did).
  */
-function send(reply: FastifyReply, e: IdmintError, status?: number): FastifyReply {
-  const a = errorAnswer(e, status);
-  const retryAfter = a.headers['retry-after'];
+function send(reply: FastifyReply, error: IdmintError, status?: number): FastifyReply {
+  const answer = errorAnswer(error, status);
+  const retryAfter = answer.headers['retry-after'];
   if (retryAfter !== undefined) reply.header('retry-after', retryAfter);
-  return reply.code(a.status).send(e.toJSON());
+  return reply.code(answer.status).send(error.toJSON());
 }
 
 export function sendError(reply: FastifyReply, err: IdmintError): FastifyReply {
@@ -72,12 +72,12 @@ export function clientErrorHandler(
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? [408, 'Request Timeout', 'the request did not arrive in time']
           : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
-    const e = new IdmintError('INVALID_ARGUMENT', message);
-    errors.inc({ transport: 'http', code: e.code });
-    const a = errorAnswer(e, status);
+    const error = new IdmintError('INVALID_ARGUMENT', message);
+    errors.inc({ transport: 'http', code: error.code });
+    const answer = errorAnswer(error, status);
     if (socket.writable) {
       socket.write(
-        `HTTP/1.1 ${a.status} ${text}\r\nContent-Length: ${a.headers['content-length']}\r\nContent-Type: ${a.headers['content-type']}\r\nConnection: close\r\n\r\n${head ? '' : a.body}`,
+        `HTTP/1.1 ${answer.status} ${text}\r\nContent-Length: ${answer.headers['content-length']}\r\nContent-Type: ${answer.headers['content-type']}\r\nConnection: close\r\n\r\n${head ? '' : answer.body}`,
       );
     }
     socket.destroy(err);
@@ -106,11 +106,11 @@ export function frameworkErrors(
  * returned as an IdmintError for the transport to encode.
  */
 export function noteFailure(transport: Transport, err: unknown, log: FailureLog, errors: ErrorCounter): IdmintError {
-  const e = toIdmintError(err);
-  errors.inc({ transport, code: e.code });
-  if (e.code === 'INTERNAL') log.error({ err, transport }, 'unexpected failure');
-  else if (e.status >= 500) log.warn({ transport, code: e.code, reason: e.message }, 'request failed');
-  return e;
+  const error = toIdmintError(err);
+  errors.inc({ transport, code: error.code });
+  if (error.code === 'INTERNAL') log.error({ err, transport }, 'unexpected failure');
+  else if (error.status >= 500) log.warn({ transport, code: error.code, reason: error.message }, 'request failed');
+  return error;
 }
 
 /** The websocket stream's path: a plain GET of it (no upgrade) is refused as the stream's. */
@@ -132,16 +132,17 @@ export function transportOf(req: FastifyRequest): Transport {
  */
 export function installErrorHandling(app: FastifyInstance, errors?: ErrorCounter): unknown {
   const handler = marked((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    const e = errors === undefined ? toIdmintError(err) : noteFailure(transportOf(req), err, req.log, errors);
+    const error = errors === undefined ? toIdmintError(err) : noteFailure(transportOf(req), err, req.log, errors);
     // Fastify's own 4xx (bad JSON 400, body too large 413, bad media type 415) keep their status.
     const own = (err as FastifyError).statusCode;
-    const status = e.code === 'INVALID_ARGUMENT' && own !== undefined && own >= 400 && own < 500 ? own : e.status;
-    return send(reply, e, status);
+    const status =
+      error.code === 'INVALID_ARGUMENT' && own !== undefined && own >= 400 && own < 500 ? own : error.status;
+    return send(reply, error, status);
   }, 'handleError');
   app.setErrorHandler(handler);
   app.setNotFoundHandler((req, reply) => {
-    const e = new IdmintError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`);
-    sendError(reply, errors === undefined ? e : noteFailure(transportOf(req), e, req.log, errors));
+    const error = new IdmintError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`);
+    sendError(reply, errors === undefined ? error : noteFailure(transportOf(req), error, req.log, errors));
   });
   return handler;
 }

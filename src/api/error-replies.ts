@@ -28,13 +28,13 @@ export interface HttpErrorAnswer {
  * pre-router path, Node's parser refusals): `status` is the registry's unless the request was
  * refused by Fastify or Node with a 4xx of their own (413, 415, 431, 408).
  */
-export function errorAnswer(e: IdmintError, status: number = e.status): HttpErrorAnswer {
-  const body = JSON.stringify(e.toJSON());
+export function errorAnswer(error: IdmintError, status: number = error.status): HttpErrorAnswer {
+  const body = JSON.stringify(error.toJSON());
   const headers: Record<string, string | number> = {
     'content-type': JSON_TYPE,
     'content-length': Buffer.byteLength(body),
   };
-  if (e.retryAfter !== undefined) headers['retry-after'] = String(e.retryAfter);
+  if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
   return { status, headers, body };
 }
 
@@ -97,10 +97,10 @@ export const UDP_CODE: { readonly [C in ErrorCode]: UdpCodeName } = {
 };
 
 /** The UDP reply to a refusal: the error's message under its code; INTERNAL without its details. */
-export function errorReplyFor(req: UdpRequest | null, e: IdmintError): UdpReply {
-  const name = UDP_CODE[e.code];
+export function errorReplyFor(req: UdpRequest | null, error: IdmintError): UdpReply {
+  const name = UDP_CODE[error.code];
   if (name === 'INTERNAL') return errorReply(req, 'INTERNAL', 'internal error');
-  return errorReply(req, name, e.message !== '' ? e.message : undefined);
+  return errorReply(req, name, error.message !== '' ? error.message : undefined);
 }
 
 /**
@@ -129,9 +129,9 @@ export const TINYID_ANSWER: { readonly [C in ErrorCode]: 'token' | 'failure' } =
 };
 
 /** Tinyid's answer to a refusal (always HTTP 200): its Response JSON, or "" from a Simple route. */
-export function tinyidReply(e: IdmintError, simple: boolean): string {
+export function tinyidReply(error: IdmintError, simple: boolean): string {
   if (simple) return '';
-  return TINYID_ANSWER[e.code] === 'token'
+  return TINYID_ANSWER[error.code] === 'token'
     ? responseJson('null', TINYID_TOKEN_ERR.code, TINYID_TOKEN_ERR.message)
-    : responseJson('null', TINYID_SYS_ERR_CODE, e.message);
+    : responseJson('null', TINYID_SYS_ERR_CODE, error.message);
 }

@@ -88,10 +88,13 @@ export class SourceLimits {
     return this.tags.get(name).catch(() => undefined);
   }
 
-  /** The IDs a request for n of `tag`'s is charged: n for a tag without tokens whose space is finite, else 0. */
-  chargeOf(tag: LimitedTag | undefined, n: number): number {
-    if (!this.limitsIds || tag === undefined || n <= 0 || !hasFiniteSpace(tag)) return 0;
-    return tag.tokenHashes !== undefined && tag.tokenHashes.size > 0 ? 0 : n;
+  /**
+   * The IDs a request for `count` of `tag`'s is charged: `count` for a tag without tokens whose space
+   * is finite, else 0.
+   */
+  chargeOf(tag: LimitedTag | undefined, count: number): number {
+    if (!this.limitsIds || tag === undefined || count <= 0 || !hasFiniteSpace(tag)) return 0;
+    return tag.tokenHashes !== undefined && tag.tokenHashes.size > 0 ? 0 : count;
   }
 
   /**

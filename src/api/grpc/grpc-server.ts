@@ -104,8 +104,8 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
 
   /** Counts, logs and answers a failed call (as the HTTP error handler does). */
   const failure = (method: string, err: unknown, start: number) => {
-    const e = noteFailure('grpc', err, log, metrics.errors);
-    const st = grpcStatus(e);
+    const error = noteFailure('grpc', err, log, metrics.errors);
+    const st = grpcStatus(error);
     metrics.observeGrpc(method, statusName(st.code), (performance.now() - start) / 1000);
     return st;
   };
@@ -147,8 +147,8 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
       call.request.id,
       token,
       staff(bearerToken(call.metadata.get('authorization')[0] as string | undefined)),
-    ).then((d) => {
-      callback(null, decodeResponse(d));
+    ).then((decoded) => {
+      callback(null, decodeResponse(decoded));
       metrics.observeGrpc(DECODE, 'OK', (performance.now() - start) / 1000);
     }, fail);
   };
@@ -165,9 +165,9 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
       }
     };
     if (closing) return end(shuttingDown());
-    let t: BulkTake;
+    let bulkTake: BulkTake;
     try {
-      t = parseTake(call.request, call.metadata, limits);
+      bulkTake = parseTake(call.request, call.metadata, limits);
     } catch (err) {
       return end(err);
     }
@@ -187,7 +187,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
     });
     takes.add(session);
     session
-      .run(t)
+      .run(bulkTake)
       .then(
         (stopped) => {
           if (stopped === 'cancelled') metrics.observeGrpc(TAKE, 'CANCELLED', (performance.now() - start) / 1000);
@@ -234,7 +234,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
       (closed ??= new Promise<void>((resolve) => {
         closing = true;
         health.close();
-        for (const s of takes) s.interrupt();
+        for (const session of takes) session.interrupt();
         const cut = setTimeout(() => {
           log.warn(
             { takes: takes.size },

@@ -41,8 +41,8 @@ export async function addHealthService(server: Server, deps: HealthDeps): Promis
     for (const name of HEALTH_SERVICES) impl.setStatus(name, next);
   };
   const look = async () => {
-    const r = await deps.readiness().catch(() => undefined);
-    if (!closed) set(r?.ready && !deps.drain.draining ? 'SERVING' : 'NOT_SERVING');
+    const readiness = await deps.readiness().catch(() => undefined);
+    if (!closed) set(readiness?.ready && !deps.drain.draining ? 'SERVING' : 'NOT_SERVING');
   };
 
   await look();
@@ -55,7 +55,7 @@ export async function addHealthService(server: Server, deps: HealthDeps): Promis
         watch: (call: ServerWritableStream<unknown, unknown>) => {
           watches.add(call);
           call.on('cancelled', () => watches.delete(call));
-          (handlers.watch as (c: typeof call) => void)(call);
+          (handlers.watch as (stream: typeof call) => void)(call);
         },
       }),
   });

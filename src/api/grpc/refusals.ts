@@ -24,12 +24,12 @@ const OWN_REFUSALS: ReadonlyMap<status, IdmintError['code']> = new Map([
 export function countOwnRefusals(errors: ErrorCounter, log: FailureLog): ServerInterceptor {
   return (_method, call) => {
     const send = call.sendStatus.bind(call);
-    call.sendStatus = (s: Parameters<ServerInterceptingCallInterface['sendStatus']>[0]) => {
-      const code = s.code === undefined ? undefined : OWN_REFUSALS.get(s.code);
-      if (code !== undefined && (s.metadata?.get('idmint-code').length ?? 0) === 0) {
-        noteFailure('grpc', new IdmintError(code, s.details), log, errors);
+    call.sendStatus = (callStatus: Parameters<ServerInterceptingCallInterface['sendStatus']>[0]) => {
+      const code = callStatus.code === undefined ? undefined : OWN_REFUSALS.get(callStatus.code);
+      if (code !== undefined && (callStatus.metadata?.get('idmint-code').length ?? 0) === 0) {
+        noteFailure('grpc', new IdmintError(code, callStatus.details), log, errors);
       }
-      send(s);
+      send(callStatus);
     };
     return new ServerInterceptingCall(call);
   };

@@ -66,8 +66,8 @@ function opt(value: string, name: string, max: number): string | undefined {
  */
 export function tokenOf(field: string, md: Metadata): string | undefined {
   if (field !== '') return opt(field, 'token', MAX_TOKEN);
-  const x = md.get('x-idmint-token')[0];
-  if (typeof x === 'string') return x;
+  const token = md.get('x-idmint-token')[0];
+  if (typeof token === 'string') return token;
   return bearerToken(md.get('authorization')[0]);
 }
 
@@ -77,47 +77,47 @@ export function tokenOf(field: string, md: Metadata): string | undefined {
  */
 function idempotencyKeyOf(field: string | undefined, md: Metadata): string | undefined {
   if (field !== undefined && field !== '') return field;
-  const k = md.get('idempotency-key')[0];
-  return typeof k === 'string' ? k : undefined;
+  const key = md.get('idempotency-key')[0];
+  return typeof key === 'string' ? key : undefined;
 }
 
 /** Next's count (0 means 1) and options, as GET /v1/ids/:tag checks them. */
 export function parseNext(
-  r: NextRequest,
+  request: NextRequest,
   md: Metadata,
 ): { tag: string; count: number; opts: IdOptions & { idempotencyKey?: string } } {
-  const tag = checkTag(r.tag);
-  const count = r.count === 0 ? 1 : r.count;
+  const tag = checkTag(request.tag);
+  const count = request.count === 0 ? 1 : request.count;
   if (!(count >= 1 && count <= MAX_BATCH)) throw invalid(`count must be from 1 to ${MAX_BATCH}`);
   return {
     tag,
     count,
     opts: {
-      key: opt(r.key, 'key', 256),
-      app: opt(r.app, 'app', 64),
-      salt: opt(r.salt, 'salt', 64),
-      token: tokenOf(r.token, md),
-      idempotencyKey: idempotencyKeyOf(r.idempotency_key, md),
+      key: opt(request.key, 'key', 256),
+      app: opt(request.app, 'app', 64),
+      salt: opt(request.salt, 'salt', 64),
+      token: tokenOf(request.token, md),
+      idempotencyKey: idempotencyKeyOf(request.idempotency_key, md),
     },
   };
 }
 
 /** Take's request as the stream's take (docs/STREAM.md), with the same limits. */
-export function parseTake(r: TakeRequest, md: Metadata, limits: BulkLimits): BulkTake {
-  const tag = checkTag(r.tag);
-  const count = /^\d{1,16}$/.test(r.count) ? Number(r.count) : NaN;
+export function parseTake(request: TakeRequest, md: Metadata, limits: BulkLimits): BulkTake {
+  const tag = checkTag(request.tag);
+  const count = /^\d{1,16}$/.test(request.count) ? Number(request.count) : NaN;
   if (!(count >= 1 && count <= limits.maxCount)) throw invalid(`count must be from 1 to ${limits.maxCount}`);
-  const block = r.block === 0 ? Math.min(count, DEFAULT_BLOCK, limits.maxBlock) : r.block;
+  const block = request.block === 0 ? Math.min(count, DEFAULT_BLOCK, limits.maxBlock) : request.block;
   if (!(block >= 1 && block <= limits.maxBlock)) throw invalid(`block must be from 1 to ${limits.maxBlock}`);
   return {
     tag,
     count,
     block,
-    format: r.ranges ? 'ranges' : 'json',
-    key: opt(r.key, 'key', 256),
-    app: opt(r.app, 'app', 64),
-    salt: opt(r.salt, 'salt', 64),
-    token: tokenOf(r.token, md),
+    format: request.ranges ? 'ranges' : 'json',
+    key: opt(request.key, 'key', 256),
+    app: opt(request.app, 'app', 64),
+    salt: opt(request.salt, 'salt', 64),
+    token: tokenOf(request.token, md),
     // Take has no field for it: the metadata carries it, as for Next.
     idempotencyKey: idempotencyKeyOf(undefined, md),
   };

@@ -17,15 +17,15 @@ export async function slicedRunsBlock(
   slice: Slicer,
   runs: readonly Range[],
   count: number,
-  p: Packing,
+  packing: Packing,
   maxBytes: number,
 ): Promise<Buffer | 'not-from-runs' | undefined> {
   const parts: Buffer[] = [];
   let bytes = 0;
   let strings = false;
-  const done = await slice(runSlices(runs, count, SLICE_IDS), (s) => {
+  const done = await slice(runSlices(runs, count, SLICE_IDS), (runsSlice) => {
     if (strings) return;
-    const part = encodeRunsBlock(s.runs, s.count, p, maxBytes - bytes);
+    const part = encodeRunsBlock(runsSlice.runs, runsSlice.count, packing, maxBytes - bytes);
     if (part === undefined) strings = true;
     else {
       parts.push(part);

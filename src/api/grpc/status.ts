@@ -11,12 +11,12 @@ import { GRPC_STATUS } from '../error-replies.js';
 export const statusName = (code: status): string => status[code] ?? String(code);
 
 /** The status a call ends with for an idmint error. */
-export function grpcStatus(e: IdmintError): StatusObject {
+export function grpcStatus(error: IdmintError): StatusObject {
   const metadata = new Metadata();
-  metadata.set('idmint-code', e.code);
-  if (e.retryAfter !== undefined) {
-    metadata.set('retry-after', String(e.retryAfter));
-    metadata.set('grpc-retry-pushback-ms', String(e.retryAfter * 1000));
+  metadata.set('idmint-code', error.code);
+  if (error.retryAfter !== undefined) {
+    metadata.set('retry-after', String(error.retryAfter));
+    metadata.set('grpc-retry-pushback-ms', String(error.retryAfter * 1000));
   }
-  return { code: GRPC_STATUS[e.code], details: `${e.code}: ${e.message}`, metadata };
+  return { code: GRPC_STATUS[error.code], details: `${error.code}: ${error.message}`, metadata };
 }

@@ -47,7 +47,7 @@ export class TakeBudget {
     const ws = this.waiting;
     if (ws.size === 0) return;
     this.waiting = new Set();
-    for (const w of ws) w();
+    for (const wake of ws) wake();
   }
 
   /** Calls `wake` at the next release (once). */

@@ -40,9 +40,9 @@ export type Stopped = 'cancelled' | 'closing';
 
 /** The serialized size of a block of string IDs (tag, length and bytes per ID). */
 function idsBytes(ids: readonly string[], start: number, end: number): number {
-  let n = 0;
-  for (let i = start; i < end; i++) n += ids[i].length + 2;
-  return n;
+  let bytes = 0;
+  for (let i = start; i < end; i++) bytes += ids[i].length + 2;
+  return bytes;
 }
 
 export class TakeCall {
@@ -55,7 +55,7 @@ export class TakeCall {
   private readonly wake = (): void => {
     const ws = this.waiters;
     this.waiters = [];
-    for (const w of ws) w();
+    for (const waiter of ws) waiter();
   };
 
   constructor(
@@ -85,8 +85,8 @@ export class TakeCall {
   private async room(bytes: number): Promise<Stopped | undefined> {
     let waited = false;
     for (;;) {
-      const s = this.stopped;
-      if (s !== undefined) return s;
+      const stopped = this.stopped;
+      if (stopped !== undefined) return stopped;
       if (this.queued === 0) return undefined;
       const bound: Bound | undefined =
         this.queued + bytes > this.opts.maxBufferBytes ? 'call' : this.opts.budget.fits(bytes) ? undefined : 'process';
@@ -110,15 +110,15 @@ export class TakeCall {
     if (message === undefined) return this.stopped;
     const bytes = message.length;
     for (;;) {
-      const s = await this.room(bytes);
-      if (s !== undefined) return s;
+      const stopped = await this.room(bytes);
+      if (stopped !== undefined) return stopped;
       await this.opts.turns.next();
       if (this.stopped !== undefined) return this.stopped;
       // Another call may have taken the room meanwhile.
       if (this.queued === 0 || (this.queued + bytes <= this.opts.maxBufferBytes && this.opts.budget.fits(bytes))) break;
     }
-    const t = this.take;
-    if (t !== undefined) await this.ids.recheck(t.tag, t.token);
+    const take = this.take;
+    if (take !== undefined) await this.ids.recheck(take.tag, take.token);
     this.queued += bytes;
     this.opts.budget.hold(bytes);
     // The callback runs once HTTP/2 has taken the message (after flow control let it through).
@@ -145,44 +145,47 @@ export class TakeCall {
   /**
    * Serves the take; resolves when every block was written, or with why it stopped. Errors of the ID service reject.
    */
-  async run(t: BulkTake): Promise<Stopped | undefined> {
+  async run(take: BulkTake): Promise<Stopped | undefined> {
     try {
-      return await this.serve(t);
+      return await this.serve(take);
     } finally {
       this.opts.budget.forget(this.wake);
     }
   }
 
-  private async serve(t: BulkTake): Promise<Stopped | undefined> {
-    this.take = t;
-    const source = await openBulkTake(this.ids, t);
-    for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.stopped !== undefined)) {
-      const e = await this.emit(t, chunk);
-      if (e !== undefined) return e;
+  private async serve(take: BulkTake): Promise<Stopped | undefined> {
+    this.take = take;
+    const source = await openBulkTake(this.ids, take);
+    for await (const chunk of takeChunks(source, take, this.opts.chunkIds, () => this.stopped !== undefined)) {
+      const stopped = await this.emit(take, chunk);
+      if (stopped !== undefined) return stopped;
     }
     return this.stopped;
   }
 
-  private emit(t: BulkTake, chunk: Chunk): Promise<Stopped | undefined> {
-    return chunk.send(t.block, this.sink(t));
+  private emit(take: BulkTake, chunk: Chunk): Promise<Stopped | undefined> {
+    return chunk.send(take.block, this.sink(take));
   }
 
   /** Writes a take's blocks as messages of its format. */
-  private sink(t: BulkTake): BlockSink<Stopped> {
-    const ranges = t.format === 'ranges';
+  private sink(take: BulkTake): BlockSink<Stopped> {
+    const ranges = take.format === 'ranges';
     return {
-      runs: async (runs, n, packing) => {
-        const s = await this.ready(ranges ? 64 : 22 * n);
-        if (s !== undefined) return s;
-        if (ranges) return this.sendBlock({ ranges: runs.map(([a, b]) => ({ first: String(a), last: String(b) })) });
+      runs: async (runs, count, packing) => {
+        const stopped = await this.ready(ranges ? 64 : 22 * count);
+        if (stopped !== undefined) return stopped;
+        if (ranges)
+          return this.sendBlock({
+            ranges: runs.map(([first, last]) => ({ first: String(first), last: String(last) })),
+          });
         // Written from the runs; as strings when that cannot be (IDs from 2^53, a block too large to send whole).
-        const message = await slicedRunsBlock(this.slice, runs, n, packing, MAX_BLOCK_BYTES);
-        if (message === 'not-from-runs') return this.sendIds(idsFromRuns(runs, n, packing), 0, n);
+        const message = await slicedRunsBlock(this.slice, runs, count, packing, MAX_BLOCK_BYTES);
+        if (message === 'not-from-runs') return this.sendIds(idsFromRuns(runs, count, packing), 0, count);
         return this.send(message);
       },
       ids: async (ids, start, end) => {
-        const s = await this.ready(ranges ? 64 : idsBytes(ids, start, end));
-        if (s !== undefined) return s;
+        const stopped = await this.ready(ranges ? 64 : idsBytes(ids, start, end));
+        if (stopped !== undefined) return stopped;
         if (!ranges) return this.sendIds(ids, start, end);
         const runs = await slicedIdsRanges(this.slice, ids, start, end);
         return runs === undefined

@@ -20,21 +20,21 @@ export function encodeIdsBlock(
   const slow = () => encode({ ids: ids.slice(start, end) });
   let total = 0;
   for (let i = start; i < end; i++) {
-    const n = ids[i].length;
-    if (n >= 0x80) return slow();
-    total += 2 + n;
+    const length = ids[i].length;
+    if (length >= 0x80) return slow();
+    total += 2 + length;
   }
   const buf = Buffer.allocUnsafe(total);
   let pos = 0;
   for (let i = start; i < end; i++) {
-    const s = ids[i];
-    const n = s.length;
+    const id = ids[i];
+    const length = id.length;
     buf[pos++] = IDS_FIELD;
-    buf[pos++] = n;
-    for (let j = 0; j < n; j++) {
-      const c = s.charCodeAt(j);
-      if (c >= 0x80) return slow();
-      buf[pos++] = c;
+    buf[pos++] = length;
+    for (let j = 0; j < length; j++) {
+      const code = id.charCodeAt(j);
+      if (code >= 0x80) return slow();
+      buf[pos++] = code;
     }
   }
   return buf;
@@ -57,23 +57,24 @@ const stepDigits = new Uint8Array(WIDTH);
 export function encodeRunsBlock(
   runs: readonly Range[],
   count: number,
-  p: Packing,
+  packing: Packing,
   maxBytes: number,
 ): Buffer | undefined {
-  for (const [, b] of runs) if (b * p.step + p.base > Number.MAX_SAFE_INTEGER) return undefined;
+  for (const [, lastCounter] of runs)
+    if (lastCounter * packing.step + packing.base > Number.MAX_SAFE_INTEGER) return undefined;
   const size = Math.min(count * MOST_PER_ID, maxBytes + MOST_PER_ID);
   if (scratch.length < size) scratch = Buffer.allocUnsafe(size);
   const buf = scratch;
-  const step = String(p.plain ? 1 : p.step);
+  const step = String(packing.plain ? 1 : packing.step);
   stepDigits.fill(0);
   for (let i = 0; i < step.length; i++) stepDigits[WIDTH - step.length + i] = step.charCodeAt(i) - 48;
   const stepFrom = WIDTH - step.length;
   let pos = 0;
-  for (const [a, b] of runs) {
-    const first = String(p.plain ? a : a * p.step + p.base);
+  for (const [firstCounter, lastCounter] of runs) {
+    const first = String(packing.plain ? firstCounter : firstCounter * packing.step + packing.base);
     let from = WIDTH - first.length;
     for (let i = 0; i < first.length; i++) digits[from + i] = first.charCodeAt(i);
-    for (let n = b - a + 1; n > 0; n--) {
+    for (let n = lastCounter - firstCounter + 1; n > 0; n--) {
       if (pos > maxBytes) return undefined;
       const len = WIDTH - from;
       buf[pos++] = IDS_FIELD;
@@ -81,13 +82,13 @@ export function encodeRunsBlock(
       for (let i = from; i < WIDTH; i++) buf[pos++] = digits[i];
       // The next ID: the step added digit by digit.
       let carry = 0;
-      let i = WIDTH - 1;
-      for (; i >= stepFrom || carry > 0; i--) {
-        const d = (i >= from ? digits[i] - 48 : 0) + stepDigits[i] + carry;
-        carry = d >= 10 ? 1 : 0;
-        digits[i] = 48 + d - 10 * carry;
+      let place = WIDTH - 1;
+      for (; place >= stepFrom || carry > 0; place--) {
+        const sum = (place >= from ? digits[place] - 48 : 0) + stepDigits[place] + carry;
+        carry = sum >= 10 ? 1 : 0;
+        digits[place] = 48 + sum - 10 * carry;
       }
-      if (i + 1 < from) from = i + 1;
+      if (place + 1 < from) from = place + 1;
     }
   }
   if (pos > maxBytes) return undefined;

@@ -11,8 +11,8 @@ export class PeerTakes {
 
   /** Counts a call of `peer` in, or throws LIMIT_EXCEEDED when it has maxPerPeer running. */
   enter(peer: string): void {
-    const n = this.running.get(peer) ?? 0;
-    if (n >= this.maxPerPeer) {
+    const count = this.running.get(peer) ?? 0;
+    if (count >= this.maxPerPeer) {
       throw new IdmintError(
         'LIMIT_EXCEEDED',
         `at most ${this.maxPerPeer} Take calls may run at once per client address; wait for one to end`,
@@ -21,13 +21,13 @@ export class PeerTakes {
         },
       );
     }
-    this.running.set(peer, n + 1);
+    this.running.set(peer, count + 1);
   }
 
   leave(peer: string): void {
-    const n = (this.running.get(peer) ?? 1) - 1;
-    if (n <= 0) this.running.delete(peer);
-    else this.running.set(peer, n);
+    const count = (this.running.get(peer) ?? 1) - 1;
+    if (count <= 0) this.running.delete(peer);
+    else this.running.set(peer, count);
   }
 }
 

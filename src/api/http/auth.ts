@@ -33,10 +33,10 @@ export function adminRole(req: FastifyRequest): AdminRole | undefined {
 function cookieToken(header: string | undefined): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === ADMIN_COOKIE) {
+    const [name, ...valueParts] = part.trim().split('=');
+    if (name === ADMIN_COOKIE) {
       try {
-        return decodeURIComponent(v.join('='));
+        return decodeURIComponent(valueParts.join('='));
       } catch {
         return undefined;
       }
@@ -90,11 +90,11 @@ export function adminGuard(
  * other-origin) form can send none of them.
  */
 function writeAllowed(req: FastifyRequest): boolean {
-  const h = req.headers;
+  const headers = req.headers;
   return (
-    bearerToken(h.authorization) !== undefined ||
-    h[ADMIN_WRITE_HEADER] !== undefined ||
-    h['sec-fetch-site'] === 'same-origin'
+    bearerToken(headers.authorization) !== undefined ||
+    headers[ADMIN_WRITE_HEADER] !== undefined ||
+    headers['sec-fetch-site'] === 'same-origin'
   );
 }
 

@@ -57,16 +57,16 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
   return (req, res) => {
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith(ID_PREFIX)) return false;
-    const h = req.headers;
+    const headers = req.headers;
     // A keyed request's answer is kept in Redis: the route serves it.
-    if (carriesToken(h) || h['idempotency-key'] !== undefined || !deps.open()) return false;
-    const q = url.indexOf('?', ID_PREFIX.length);
-    const tag = q < 0 ? url.slice(ID_PREFIX.length) : url.slice(ID_PREFIX.length, q);
+    if (carriesToken(headers) || headers['idempotency-key'] !== undefined || !deps.open()) return false;
+    const queryAt = url.indexOf('?', ID_PREFIX.length);
+    const tag = queryAt < 0 ? url.slice(ID_PREFIX.length) : url.slice(ID_PREFIX.length, queryAt);
     if (!ID_TAG.test(tag)) return false;
     // The route's query parameters when they need no decoding (else the router parses them).
     let opts: IdQuery = NO_QUERY;
-    if (q >= 0) {
-      const query = plainIdQuery(url.slice(q + 1));
+    if (queryAt >= 0) {
+      const query = plainIdQuery(url.slice(queryAt + 1));
       if (query === undefined) return false;
       opts = query;
     }
@@ -87,7 +87,7 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
         return true;
       }
     }
-    const text = wantsText(h.accept);
+    const text = wantsText(headers.accept);
     let got: string | Promise<string> | undefined;
     try {
       // Spelled out: a spread of the parsed query costs a request more than the whole literal.
@@ -124,13 +124,13 @@ export function fastIdPath(deps: FastPathDeps): (req: IncomingMessage, res: Serv
    * refusal charged to `source`.
    */
   function fail(res: ServerResponse, err: unknown, start: number, source: string, held: number): void {
-    const a = errorAnswer(noteFailure('http', err, deps.log.child({ reqId: deps.requestId() }), metrics.errors));
-    res.writeHead(a.status, a.headers);
-    res.end(a.body);
-    metrics.observeHttp(ID_ROUTE, 'GET', a.status, (performance.now() - start) / 1000);
+    const answer = errorAnswer(noteFailure('http', err, deps.log.child({ reqId: deps.requestId() }), metrics.errors));
+    res.writeHead(answer.status, answer.headers);
+    res.end(answer.body);
+    metrics.observeHttp(ID_ROUTE, 'GET', answer.status, (performance.now() - start) / 1000);
     if (limits !== undefined) {
       if (held > 0) limits.refund(source, held);
-      if (countsAsRefusal(a.status)) limits.refusedRequest(source);
+      if (countsAsRefusal(answer.status)) limits.refusedRequest(source);
     }
   }
 }

@@ -40,12 +40,12 @@ export function plainIdQuery(query: string): IdQuery | undefined {
   for (const part of query.split('&')) {
     const eq = part.indexOf('=');
     if (eq < 0) return undefined;
-    const k = part.slice(0, eq);
-    const v = part.slice(eq + 1);
-    if (!Object.hasOwn(ID_QUERY, k)) return undefined;
-    const name = k as keyof typeof ID_QUERY;
-    if (out[name] !== undefined || v.length > ID_QUERY[name].maxLength || !UNRESERVED.test(v)) return undefined;
-    out[name] = v;
+    const key = part.slice(0, eq);
+    const value = part.slice(eq + 1);
+    if (!Object.hasOwn(ID_QUERY, key)) return undefined;
+    const name = key as keyof typeof ID_QUERY;
+    if (out[name] !== undefined || value.length > ID_QUERY[name].maxLength || !UNRESERVED.test(value)) return undefined;
+    out[name] = value;
   }
   return out;
 }
@@ -62,9 +62,9 @@ export function wantsText(accept: string | string[] | undefined): boolean {
  * The `Idempotency-Key` header (its value as sent; repeated headers arrive joined by ", ",
  * which the key check refuses), or undefined without one.
  */
-export function idempotencyKey(h: IncomingHttpHeaders): string | undefined {
-  const k = h['idempotency-key'];
-  return typeof k === 'string' ? k : undefined;
+export function idempotencyKey(headers: IncomingHttpHeaders): string | undefined {
+  const key = headers['idempotency-key'];
+  return typeof key === 'string' ? key : undefined;
 }
 
 const ESCAPE = /["\\]/;

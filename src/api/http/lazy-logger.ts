@@ -20,31 +20,31 @@ export class LazyChildLogger implements FastifyBaseLogger {
   get level(): string {
     return this.parent.level;
   }
-  set level(l: string) {
-    this.real.level = l;
+  set level(level: string) {
+    this.real.level = level;
   }
 
   // Prototype methods, not arrow-function fields: one logger is made per request.
-  fatal(...a: Parameters<LogFn>): void {
-    this.real.fatal(...a);
+  fatal(...args: Parameters<LogFn>): void {
+    this.real.fatal(...args);
   }
-  error(...a: Parameters<LogFn>): void {
-    this.real.error(...a);
+  error(...args: Parameters<LogFn>): void {
+    this.real.error(...args);
   }
-  warn(...a: Parameters<LogFn>): void {
-    this.real.warn(...a);
+  warn(...args: Parameters<LogFn>): void {
+    this.real.warn(...args);
   }
-  info(...a: Parameters<LogFn>): void {
-    this.real.info(...a);
+  info(...args: Parameters<LogFn>): void {
+    this.real.info(...args);
   }
-  debug(...a: Parameters<LogFn>): void {
-    this.real.debug(...a);
+  debug(...args: Parameters<LogFn>): void {
+    this.real.debug(...args);
   }
-  trace(...a: Parameters<LogFn>): void {
-    this.real.trace(...a);
+  trace(...args: Parameters<LogFn>): void {
+    this.real.trace(...args);
   }
-  silent(...a: Parameters<LogFn>): void {
-    this.real.silent(...a);
+  silent(...args: Parameters<LogFn>): void {
+    this.real.silent(...args);
   }
 
   child(bindings: Record<string, unknown>, options?: Record<string, unknown>): FastifyBaseLogger {

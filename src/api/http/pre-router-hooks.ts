@@ -38,10 +38,10 @@ export const LIFECYCLE_HOOKS: readonly string[] = [
   'onRequestAbort',
 ];
 
-/** f is h, or Fastify's bound copy of h (h marked). */
-function isOrBinds(f: unknown, h: unknown): boolean {
-  if (f === h) return true;
-  return isMarked(h) && typeof f === 'function' && f.name === `bound ${h.name}`;
+/** `candidate` is `original`, or Fastify's bound copy of `original` (`original` marked). */
+function isOrBinds(candidate: unknown, original: unknown): boolean {
+  if (candidate === original) return true;
+  return isMarked(original) && typeof candidate === 'function' && candidate.name === `bound ${original.name}`;
 }
 
 /** What the pre-router path stands in for, by identity (functions made with `marked`). */
@@ -89,7 +89,7 @@ export class RouteContexts {
     const context = (route.store ?? {}) as Context;
     this.seen.set(`${route.method} ${route.path}`, context);
     const meta: Record<string, unknown> = {};
-    for (const k of ['errorHandler', 'logLevel', 'logSerializers', ...LIFECYCLE_HOOKS]) meta[k] = context[k];
+    for (const key of ['errorHandler', 'logLevel', 'logSerializers', ...LIFECYCLE_HOOKS]) meta[key] = context[key];
     return meta;
   };
 
@@ -142,7 +142,8 @@ export function idRouteProblems(context: Context | undefined, honoured: Honoured
       continue;
     }
     const mine = honoured.hooks[hook] ?? [];
-    for (const f of fns) if (!mine.some((h) => isOrBinds(f, h))) out.push(`${hook} ${nameOf(f)}`);
+    for (const hookFunction of fns)
+      if (!mine.some((h) => isOrBinds(hookFunction, h))) out.push(`${hook} ${nameOf(hookFunction)}`);
   }
   const handler = (context.errorHandler as { func?: unknown } | undefined)?.func;
   if (!isOrBinds(handler, honoured.errorHandler)) out.push(`errorHandler ${nameOf(handler)}`);

@@ -52,15 +52,15 @@ export function sourceHooks(limits: SourceLimits, ids: IdService): SourceHooks {
   // Callback-style hooks, marked: the pre-router path stands in for them on GET /v1/id/:tag.
   const reserve = marked<preHandlerHookHandler>(function limitSourceRates(req, _reply, done) {
     const url = req.routeOptions.url;
-    const n = url === DECODE_ROUTE ? 0 : url === BATCH_ROUTE ? (req.query as { count: number }).count : 1;
-    if (n === 0 || !limits.limitsIds) return done(admit(req, 0));
+    const count = url === DECODE_ROUTE ? 0 : url === BATCH_ROUTE ? (req.query as { count: number }).count : 1;
+    if (count === 0 || !limits.limitsIds) return done(admit(req, 0));
     const tag = (req.params as { tag: string }).tag;
     const known = limits.peek(tag);
-    if (known !== undefined) return done(admit(req, limits.chargeOf(known, n)));
+    if (known !== undefined) return done(admit(req, limits.chargeOf(known, count)));
     // A source refused everything is refused before its tag is read (an unknown name costs a MySQL read).
     const cut = admit(req, 0);
     if (cut !== undefined) return done(cut);
-    void limits.get(tag).then((t) => done(admit(req, limits.chargeOf(t, n))));
+    void limits.get(tag).then((t) => done(admit(req, limits.chargeOf(t, count))));
   }, 'limitSourceRates');
 
   const settle = marked<onResponseHookHandler>(function settleSourceRates(req, reply, done) {
@@ -80,20 +80,22 @@ export function sourceHooks(limits: SourceLimits, ids: IdService): SourceHooks {
   const reserveTinyid = async (req: FastifyRequest): Promise<void> => {
     const first = admit(req, 0);
     if (first !== undefined) throw first;
-    const p = tinyidParams(req);
-    const tag = p('bizType');
+    const params = tinyidParams(req);
+    const tag = params('bizType');
     if (tag === undefined || !TAG_NAME.test(tag)) return limits.refusedRequest(req.ip);
     try {
-      await ids.recheck(tag, p('token'));
+      await ids.recheck(tag, params('token'));
     } catch (err) {
       const code = (err as IdmintError).code;
       if (code === 'TAG_NOT_FOUND' || code === 'UNAUTHORIZED') limits.refusedRequest(req.ip);
       return;
     }
     if (!limits.limitsIds) return;
-    const t: LimitedTag | undefined = limits.peek(tag) ?? (await limits.get(tag));
-    const n = req.url.startsWith('/tinyid/id/nextSegmentId') ? (t?.nodeBlock ?? 0) : tinyidBatch(p('batchSize'));
-    const err = admit(req, limits.chargeOf(t, n));
+    const definition: LimitedTag | undefined = limits.peek(tag) ?? (await limits.get(tag));
+    const count = req.url.startsWith('/tinyid/id/nextSegmentId')
+      ? (definition?.nodeBlock ?? 0)
+      : tinyidBatch(params('batchSize'));
+    const err = admit(req, limits.chargeOf(definition, count));
     if (err !== undefined) throw err;
   };
 
@@ -130,12 +132,12 @@ export function sourceHooks(limits: SourceLimits, ids: IdService): SourceHooks {
  * The IDs a nextId call asks for: batchSize, 1 when absent; 0 for one the route refuses (not an integer, out of range).
  */
 function tinyidBatch(raw: string | undefined): number {
-  let n: number | null;
+  let count: number | null;
   try {
-    n = bindInteger(raw);
+    count = bindInteger(raw);
   } catch {
     return 0;
   }
-  if (n === null) return 1;
-  return n >= 1 && n <= TINYID_BATCH_MAX ? n : 0;
+  if (count === null) return 1;
+  return count >= 1 && count <= TINYID_BATCH_MAX ? count : 0;
 }

@@ -6,11 +6,11 @@ import type { FastifyRequest } from 'fastify';
 export type TinyidParams = (name: string) => string | undefined;
 
 export function tinyidParams(req: FastifyRequest): TinyidParams {
-  const q = req.query as Record<string, string | string[] | undefined>;
+  const query = req.query as Record<string, string | string[] | undefined>;
   const form = typeof req.body === 'string' && req.body !== '' ? new URLSearchParams(req.body) : undefined;
   return (name) => {
-    const v = q[name];
-    if (v !== undefined) return Array.isArray(v) ? v[0] : v;
+    const value = query[name];
+    if (value !== undefined) return Array.isArray(value) ? value[0] : value;
     return form?.get(name) ?? undefined;
   };
 }

@@ -85,10 +85,10 @@ class IdReply {
  * request and charges the refusal. True when it goes unanswered (the source is over its limit
  * of refusals).
  */
-function unanswered(e: IdmintError, limits: SourceLimits | undefined, source: string, held: number): boolean {
+function unanswered(error: IdmintError, limits: SourceLimits | undefined, source: string, held: number): boolean {
   if (limits === undefined) return false;
   limits.refund(source, held);
-  return countsAsRefusal(e.status) && !limits.refusedDatagram(source);
+  return countsAsRefusal(error.status) && !limits.refusedDatagram(source);
 }
 
 /**
@@ -149,8 +149,8 @@ export function handleDatagram(
   try {
     got = issue(ids, req, token);
   } catch (err) {
-    const e = refused(err);
-    return unanswered(e, limits, source, held) ? undefined : errorReplyFor(req, e);
+    const error = refused(err);
+    return unanswered(error, limits, source, held) ? undefined : errorReplyFor(req, error);
   }
   if (typeof got === 'string') return new IdReply(req, got);
   return new PendingReply(req, got, held);
@@ -193,8 +193,8 @@ async function answerAfterCharge(
   try {
     return new IdReply(req, await issue(ids, req, token));
   } catch (err) {
-    const e = refused(err);
-    return unanswered(e, limits, source, held) ? undefined : errorReplyFor(req, e);
+    const error = refused(err);
+    return unanswered(error, limits, source, held) ? undefined : errorReplyFor(req, error);
   }
 }
 
@@ -223,8 +223,8 @@ async function monitor(
     const { counter } = await ids.reads.monitor(req.ruleName, req.appName, token);
     return monitorReply(req, { counter, nodeOffset });
   } catch (err) {
-    const e = refused(err);
-    return unanswered(e, limits, source, 0) ? undefined : errorReplyFor(req, e);
+    const error = refused(err);
+    return unanswered(error, limits, source, 0) ? undefined : errorReplyFor(req, error);
   }
 }
 
@@ -286,28 +286,28 @@ export async function startUdpServer(
     }
     // Its source is over a limit: no reply.
     if (reply === undefined) return;
-    const n = msg.length;
+    const requestBytes = msg.length;
     // Answered from memory: sent at once, without a closure or a promise.
-    if (reply instanceof IdReply) sendId(reply.req, reply.id, rinfo, n);
+    if (reply instanceof IdReply) sendId(reply.req, reply.id, rinfo, requestBytes);
     else if (reply instanceof Promise) {
       reply.then(
-        (r) => {
-          if (r instanceof IdReply) sendId(r.req, r.id, rinfo, n);
-          else if (r !== undefined) send(r, rinfo, n);
+        (resolved) => {
+          if (resolved instanceof IdReply) sendId(resolved.req, resolved.id, rinfo, requestBytes);
+          else if (resolved !== undefined) send(resolved, rinfo, requestBytes);
         },
-        (err: Error) => failed(err, rinfo, n),
+        (err: Error) => failed(err, rinfo, requestBytes),
       );
     } else if (reply instanceof PendingReply) {
       // An ID still to come: its reply is made and sent when it comes, one step after the take.
       const { req, held } = reply;
       reply.id.then(
-        (id) => sendId(req, id, rinfo, n),
+        (id) => sendId(req, id, rinfo, requestBytes),
         (err: unknown) => {
-          const e = refused(err);
-          if (!unanswered(e, limits, rinfo.address, held)) send(errorReplyFor(req, e), rinfo, n);
+          const error = refused(err);
+          if (!unanswered(error, limits, rinfo.address, held)) send(errorReplyFor(req, error), rinfo, requestBytes);
         },
       );
-    } else send(reply, rinfo, n);
+    } else send(reply, rinfo, requestBytes);
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);

@@ -16,9 +16,9 @@ function header(buf: Buffer, req: number, count: number): void {
 }
 
 /** A binary frame of the IDs of counter runs holding `count` counters in all. */
-export function binaryFromRuns(req: number, runs: readonly Range[], count: number, p: Packing): Buffer {
+export function binaryFromRuns(req: number, runs: readonly Range[], count: number, packing: Packing): Buffer {
   const buf = binaryFrame(req, count);
-  fillRuns(buf, 0, runs, p);
+  fillRuns(buf, 0, runs, packing);
   return buf;
 }
 
@@ -31,20 +31,20 @@ export function binaryFrame(req: number, count: number): Buffer {
 }
 
 /** Writes the IDs of counter runs into a binary frame, from its ID number `at` (0 the first). */
-export function fillRuns(buf: Buffer, at: number, runs: readonly Range[], p: Packing): void {
+export function fillRuns(buf: Buffer, at: number, runs: readonly Range[], packing: Packing): void {
   if (!LITTLE_ENDIAN) {
-    fillSlow(buf, 8 + 8 * at, runs, p);
+    fillSlow(buf, 8 + 8 * at, runs, packing);
     return;
   }
   const u32 = new Uint32Array(buf.buffer, buf.byteOffset + 8, (buf.length - 8) / 4);
-  const stepLo = p.step % TWO32;
-  const stepHi = Math.floor(p.step / TWO32);
-  let i = 2 * at;
-  for (const [a, b] of runs) {
-    let [hi, lo] = halves(a, p);
-    for (let n = b - a + 1; n > 0; n--) {
-      u32[i++] = lo;
-      u32[i++] = hi;
+  const stepLo = packing.step % TWO32;
+  const stepHi = Math.floor(packing.step / TWO32);
+  let slot = 2 * at;
+  for (const [first, last] of runs) {
+    let [hi, lo] = halves(first, packing);
+    for (let n = last - first + 1; n > 0; n--) {
+      u32[slot++] = lo;
+      u32[slot++] = hi;
       lo += stepLo;
       hi += stepHi;
       if (lo >= TWO32) {
@@ -55,11 +55,11 @@ export function fillRuns(buf: Buffer, at: number, runs: readonly Range[], p: Pac
   }
 }
 
-function fillSlow(buf: Buffer, from: number, runs: readonly Range[], p: Packing): void {
+function fillSlow(buf: Buffer, from: number, runs: readonly Range[], packing: Packing): void {
   let off = from;
-  for (const [a, b] of runs) {
-    for (let v = a; v <= b; v++) {
-      const [hi, lo] = halves(v, p);
+  for (const [first, last] of runs) {
+    for (let v = first; v <= last; v++) {
+      const [hi, lo] = halves(v, packing);
       buf.writeUInt32LE(lo, off);
       buf.writeUInt32LE(hi, off + 4);
       off += 8;
@@ -85,8 +85,8 @@ export function fillDecimals(buf: Buffer, at: number, ids: readonly string[], st
 }
 
 /** `{"op":"block","req":n,"ids":["..."]}` of the IDs of counter runs. */
-export function jsonFromRuns(req: number, runs: readonly Range[], count: number, p: Packing): string {
-  return `{"op":"block","req":${req},"ids":["${idsFromRuns(runs, count, p).join('","')}"]}`;
+export function jsonFromRuns(req: number, runs: readonly Range[], count: number, packing: Packing): string {
+  return `{"op":"block","req":${req},"ids":["${idsFromRuns(runs, count, packing).join('","')}"]}`;
 }
 
 /** `{"op":"block","req":n,"ids":["..."]}` of parts, each IDs joined by `","` (a block encoded in slices). */
@@ -104,9 +104,9 @@ export function jsonFromStrings(req: number, ids: readonly string[], start: numb
  * (Packing.plain).
  */
 export function rangesFromRuns(req: number, runs: readonly Range[]): string {
-  let s = `{"op":"block","req":${req},"ranges":[`;
-  for (let i = 0; i < runs.length; i++) s += `${i ? ',' : ''}["${runs[i][0]}","${runs[i][1]}"]`;
-  return `${s}]}`;
+  let frame = `{"op":"block","req":${req},"ranges":[`;
+  for (let i = 0; i < runs.length; i++) frame += `${i ? ',' : ''}["${runs[i][0]}","${runs[i][1]}"]`;
+  return `${frame}]}`;
 }
 
 /** Ranges of IDs given as ascending decimal strings: one run per stretch of consecutive IDs. */

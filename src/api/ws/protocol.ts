@@ -67,12 +67,12 @@ export function doneMessage(req: number): string {
 
 const isReq = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_REQ;
 
-function optString(m: Record<string, unknown>, name: string, max: number, req: number): string | undefined {
-  const v = m[name];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string' || v.length > max)
+function optString(message: Record<string, unknown>, name: string, max: number, req: number): string | undefined {
+  const value = message[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length > max)
     throw new ControlError(req, 'INVALID_ARGUMENT', `${name} must be a string of at most ${max} characters`);
-  return v;
+  return value;
 }
 
 /** Parses one control frame into a take, or throws a ControlError naming what is wrong. */
@@ -83,9 +83,9 @@ export function parseControl(data: Buffer, isBinary: boolean, limits: BulkLimits
       'INVALID_ARGUMENT',
       'control messages are JSON in text frames; binary frames are only sent by the server',
     );
-  let m: unknown;
+  let parsed: unknown;
   try {
-    m = JSON.parse(data.toString('utf8'));
+    parsed = JSON.parse(data.toString('utf8'));
   } catch {
     throw new ControlError(
       null,
@@ -93,9 +93,9 @@ export function parseControl(data: Buffer, isBinary: boolean, limits: BulkLimits
       'a control message must be a JSON object, e.g. {"op":"take","req":1,"tag":"order","count":1000,"format":"json"}',
     );
   }
-  if (typeof m !== 'object' || m === null || Array.isArray(m))
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new ControlError(null, 'INVALID_ARGUMENT', 'a control message must be a JSON object');
-  const msg = m as Record<string, unknown>;
+  const msg = parsed as Record<string, unknown>;
   const req = isReq(msg.req) ? msg.req : null;
   if (msg.op !== 'take') {
     throw new ControlError(
@@ -112,8 +112,8 @@ export function parseControl(data: Buffer, isBinary: boolean, limits: BulkLimits
       'INVALID_ARGUMENT',
       `req must be an integer from 0 to ${MAX_REQ}, chosen by the client to match replies to takes`,
     );
-  for (const k of Object.keys(msg)) {
-    if (!TAKE_FIELDS.has(k)) throw new ControlError(req, 'INVALID_ARGUMENT', `unknown field "${k}"`);
+  for (const field of Object.keys(msg)) {
+    if (!TAKE_FIELDS.has(field)) throw new ControlError(req, 'INVALID_ARGUMENT', `unknown field "${field}"`);
   }
   if (typeof msg.tag !== 'string' || !TAG_NAME.test(msg.tag))
     throw new ControlError(req, 'INVALID_ARGUMENT', `tag must match ${TAG_NAME_CHARS}`);

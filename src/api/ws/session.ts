@@ -80,12 +80,12 @@ export class StreamSession {
     try {
       take = parseControl(data, isBinary, this.opts.limits);
     } catch (err) {
-      const e =
+      const error =
         err instanceof ControlError ? err : new ControlError(null, 'INVALID_ARGUMENT', 'unreadable control message');
       // A faulty message whose req a take in flight holds is not answered under that req: the
       // client would take the error for the end of that take.
-      const req = e.req !== null && this.inFlight.has(e.req) ? null : e.req;
-      this.refuse(req, e.code, e.message);
+      const req = error.req !== null && this.inFlight.has(error.req) ? null : error.req;
+      this.refuse(req, error.code, error.message);
       return;
     }
     if (this.inFlight.has(take.req)) {
@@ -113,8 +113,8 @@ export class StreamSession {
 
   /** A control message refused: counted and answered under req (null: under none). */
   private refuse(req: number | null, code: ErrorCode, message: string): void {
-    const e = noteFailure('stream', new IdmintError(code, message), this.log, this.opts.errors);
-    this.reply(errorMessage(req, e.code, e.message));
+    const error = noteFailure('stream', new IdmintError(code, message), this.log, this.opts.errors);
+    this.reply(errorMessage(req, error.code, error.message));
   }
 
   /** The socket closed: takes stop at their next step and nothing more is taken. */
@@ -131,7 +131,7 @@ export class StreamSession {
     if (this.drainWaiters.length === 0) return;
     const ws = this.drainWaiters;
     this.drainWaiters = [];
-    for (const w of ws) w();
+    for (const waiter of ws) waiter();
   }
 
   /** Resolves when a frame was written out, the socket closed, or after a short poll. */
@@ -191,49 +191,58 @@ export class StreamSession {
     this.socket.send(text, this.onSent);
   }
 
-  private async run(t: TakeMessage): Promise<void> {
+  private async run(take: TakeMessage): Promise<void> {
     try {
-      const source = await openBulkTake(this.ids, t);
-      for await (const chunk of takeChunks(source, t, this.opts.chunkIds, () => this.gone)) {
-        if (!(await this.emit(t, chunk))) return;
+      const source = await openBulkTake(this.ids, take);
+      for await (const chunk of takeChunks(source, take, this.opts.chunkIds, () => this.gone)) {
+        if (!(await this.emit(take, chunk))) return;
       }
       if (this.gone) return;
-      await this.send(doneMessage(t.req));
+      await this.send(doneMessage(take.req));
     } catch (err) {
       if (this.gone) return;
       await this.send(
-        takeError(t.req, noteFailure('stream', err, this.log.child({ req: t.req, tag: t.tag }), this.opts.errors)),
+        takeError(
+          take.req,
+          noteFailure('stream', err, this.log.child({ req: take.req, tag: take.tag }), this.opts.errors),
+        ),
       );
     }
   }
 
-  /** Sends a chunk as blocks of at most t.block IDs; false when the socket is gone. */
-  private async emit(t: TakeMessage, chunk: Chunk): Promise<boolean> {
-    return (await chunk.send(t.block, this.sink(t))) === undefined;
+  /** Sends a chunk as blocks of at most take.block IDs; false when the socket is gone. */
+  private async emit(take: TakeMessage, chunk: Chunk): Promise<boolean> {
+    return (await chunk.send(take.block, this.sink(take))) === undefined;
   }
 
   /** Writes a take's blocks as frames of its format; each answers 'gone' once the socket is. */
-  private sink(t: TakeMessage): BlockSink<Gone> {
-    const { req, format } = t;
+  private sink(take: TakeMessage): BlockSink<Gone> {
+    const { req, format } = take;
     return {
-      runs: async (runs, n, packing) => {
+      runs: async (runs, count, packing) => {
         // Wait for room before encoding, so a waiting take holds no frame.
-        if (format === 'binary' && !(await this.room(8 + 8 * n))) return 'gone';
+        if (format === 'binary' && !(await this.room(8 + 8 * count))) return 'gone';
         // A token revoked since the last block ends the take here (TAG_NOT_FOUND).
-        await this.ids.recheck(t.tag, t.token);
+        await this.ids.recheck(take.tag, take.token);
         let ok: boolean;
-        if (format === 'binary') ok = await this.send(await slicedBinaryFromRuns(this.slice, req, runs, n, packing));
+        if (format === 'binary')
+          ok = await this.send(await slicedBinaryFromRuns(this.slice, req, runs, count, packing));
         else if (format === 'ranges') ok = await this.send(rangesFromRuns(req, runs));
-        else ok = await this.sendJson(req, runs, n, packing);
+        else ok = await this.sendJson(req, runs, count, packing);
         return ok ? undefined : 'gone';
       },
-      ids: (ids, start, end) => this.sendIds(t, ids, start, end),
+      ids: (ids, start, end) => this.sendIds(take, ids, start, end),
     };
   }
 
   /** ids[start, end) as one frame of the take's format, or as smaller ones when a frame would pass the buffer bound. */
-  private async sendIds(t: TakeMessage, ids: readonly string[], start: number, end: number): Promise<Gone | undefined> {
-    const { req, format } = t;
+  private async sendIds(
+    take: TakeMessage,
+    ids: readonly string[],
+    start: number,
+    end: number,
+  ): Promise<Gone | undefined> {
+    const { req, format } = take;
     let frame: Buffer | string | undefined;
     if (format === 'binary') frame = await slicedBinaryFromDecimals(this.slice, req, ids, start, end);
     else if (format === 'ranges') frame = await slicedRangesFromDecimals(this.slice, req, ids, start, end);
@@ -241,26 +250,27 @@ export class StreamSession {
     if (frame === undefined) return 'gone';
     if (typeof frame === 'string' && byteSize(frame) > this.opts.maxBufferBytes && end - start > 1) {
       const mid = start + Math.ceil((end - start) / 2);
-      return (await this.sendIds(t, ids, start, mid)) ?? this.sendIds(t, ids, mid, end);
+      return (await this.sendIds(take, ids, start, mid)) ?? this.sendIds(take, ids, mid, end);
     }
-    await this.ids.recheck(t.tag, t.token);
+    await this.ids.recheck(take.tag, take.token);
     return (await this.send(frame)) ? undefined : 'gone';
   }
 
   private async sendJson(
     req: number,
     runs: ReturnType<RangeQueue['take']>,
-    n: number,
+    count: number,
     packing: Packing,
   ): Promise<boolean> {
-    const frame = await slicedJsonFromRuns(this.slice, req, runs, n, packing);
+    const frame = await slicedJsonFromRuns(this.slice, req, runs, count, packing);
     if (frame === undefined) return false;
-    if (frame.length <= this.opts.maxBufferBytes || n === 1) return this.send(frame);
-    const q = new RangeQueue();
-    for (const r of runs) q.push(r);
-    const half = Math.ceil(n / 2);
+    if (frame.length <= this.opts.maxBufferBytes || count === 1) return this.send(frame);
+    const queue = new RangeQueue();
+    for (const run of runs) queue.push(run);
+    const half = Math.ceil(count / 2);
     return (
-      (await this.sendJson(req, q.take(half), half, packing)) && this.sendJson(req, q.take(n - half), n - half, packing)
+      (await this.sendJson(req, queue.take(half), half, packing)) &&
+      this.sendJson(req, queue.take(count - half), count - half, packing)
     );
   }
 }

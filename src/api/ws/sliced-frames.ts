@@ -15,13 +15,13 @@ export async function slicedBinaryFromRuns(
   req: number,
   runs: readonly Range[],
   count: number,
-  p: Packing,
+  packing: Packing,
 ): Promise<Buffer | undefined> {
   const frame = binaryFrame(req, count);
   let at = 0;
-  const done = await slice(runSlices(runs, count, SLICE_IDS), (s) => {
-    fillRuns(frame, at, s.runs, p);
-    at += s.count;
+  const done = await slice(runSlices(runs, count, SLICE_IDS), (runsSlice) => {
+    fillRuns(frame, at, runsSlice.runs, packing);
+    at += runsSlice.count;
   });
   return done ? frame : undefined;
 }
@@ -47,11 +47,11 @@ export async function slicedJsonFromRuns(
   req: number,
   runs: readonly Range[],
   count: number,
-  p: Packing,
+  packing: Packing,
 ): Promise<string | undefined> {
   const parts: string[] = [];
   const done = await slice(runSlices(runs, count, SLICE_STRING_IDS), (s) =>
-    parts.push(idsFromRuns(s.runs, s.count, p).join('","')),
+    parts.push(idsFromRuns(s.runs, s.count, packing).join('","')),
   );
   return done ? jsonFromParts(req, parts) : undefined;
 }

@@ -52,9 +52,9 @@ async function streamContext(app: FastifyInstance, opts: StreamRouteOptions): Pr
     // Replaces the default (close and wait up to 30 s): a reader that stopped reading would
     // hold the shutdown for as long.
     preClose: (done) => {
-      for (const s of sockets) {
-        s.close(1001, 'server shutting down');
-        setTimeout(() => s.terminate(), CLOSE_GRACE_MS).unref();
+      for (const socket of sockets) {
+        socket.close(1001, 'server shutting down');
+        setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
       }
       done();
     },
@@ -82,7 +82,7 @@ async function streamContext(app: FastifyInstance, opts: StreamRouteOptions): Pr
       const client = request.ip;
       const open = perClient.get(client) ?? 0;
       if (open >= config.streamMaxSocketsPerClient) {
-        const e = noteFailure(
+        const error = noteFailure(
           'stream',
           new IdmintError(
             'LIMIT_EXCEEDED',
@@ -91,7 +91,7 @@ async function streamContext(app: FastifyInstance, opts: StreamRouteOptions): Pr
           request.log,
           opts.errors,
         );
-        socket.send(errorMessage(null, e.code, e.message));
+        socket.send(errorMessage(null, error.code, error.message));
         socket.close(1008, 'too many sockets from this address');
         return;
       }
@@ -116,8 +116,8 @@ async function streamContext(app: FastifyInstance, opts: StreamRouteOptions): Pr
       socket.once('close', () => {
         session.onClose();
         sockets.delete(socket);
-        const n = (perClient.get(client) ?? 1) - 1;
-        if (n > 0) perClient.set(client, n);
+        const remaining = (perClient.get(client) ?? 1) - 1;
+        if (remaining > 0) perClient.set(client, remaining);
         else perClient.delete(client);
       });
     },

@@ -65,50 +65,55 @@ const body = {
 export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Services }): Promise<void> {
   const { rt } = opts;
   app.post<{ Body: Body }>('/v1/admin/import', { schema: { body } }, async (req) => {
-    const b = req.body;
+    const fields = req.body;
     const misplaced = [
-      ...(b.system === 'id_server' ? [] : ID_SERVER_FIELDS.filter((k) => b[k] !== undefined)),
-      ...(b.system === 'leaf-snowflake' ? [] : SNOWFLAKE_FIELDS.filter((k) => b[k] !== undefined)),
-      ...(b.system === 'leaf-snowflake' && b.mysql !== undefined ? ['mysql'] : []),
+      ...(fields.system === 'id_server' ? [] : ID_SERVER_FIELDS.filter((k) => fields[k] !== undefined)),
+      ...(fields.system === 'leaf-snowflake' ? [] : SNOWFLAKE_FIELDS.filter((k) => fields[k] !== undefined)),
+      ...(fields.system === 'leaf-snowflake' && fields.mysql !== undefined ? ['mysql'] : []),
     ];
-    if (misplaced.length) throw invalid(`${misplaced.join(', ')}: not a field of an import from ${b.system}`);
-    if (b.system !== 'leaf-snowflake' && b.mysql === undefined)
-      throw invalid(`an import from ${b.system} needs mysql (the URL of its database)`);
-    if (b.system === 'leaf-snowflake' && b.tag === undefined)
+    if (misplaced.length) throw invalid(`${misplaced.join(', ')}: not a field of an import from ${fields.system}`);
+    if (fields.system !== 'leaf-snowflake' && fields.mysql === undefined)
+      throw invalid(`an import from ${fields.system} needs mysql (the URL of its database)`);
+    if (fields.system === 'leaf-snowflake' && fields.tag === undefined)
       throw invalid("an import from leaf-snowflake needs tag: the idmint tag to create, the key Leaf's clients send");
     const floors: OperatorFloor[] = [];
-    for (const [key, counter] of Object.entries(b.floors ?? {})) {
-      const f = operatorFloor(key, counter);
-      if (typeof f === 'string') throw invalid(f);
-      floors.push(f);
+    for (const [key, counter] of Object.entries(fields.floors ?? {})) {
+      const floor = operatorFloor(key, counter);
+      if (typeof floor === 'string') throw invalid(floor);
+      floors.push(floor);
     }
-    if (b.system === 'id_server' && b.config_json === undefined)
+    if (fields.system === 'id_server' && fields.config_json === undefined)
       throw invalid(
         'id_server needs config_json (the text of its config.json) and lua_files (each Lua file it names, by that name)',
       );
     const files =
-      b.config_json === undefined
+      fields.config_json === undefined
         ? undefined
         : {
-            config: typeof b.config_json === 'string' ? b.config_json : JSON.stringify(b.config_json),
-            lua: b.lua_files ?? {},
+            config: typeof fields.config_json === 'string' ? fields.config_json : JSON.stringify(fields.config_json),
+            lua: fields.lua_files ?? {},
           };
     const out = await rt.tagAdmin.importTags({
-      system: b.system,
-      mysql: b.mysql,
+      system: fields.system,
+      mysql: fields.mysql,
       files,
-      timeZone: b.time_zone,
-      dryRun: b.dry_run,
-      force: b.force,
-      margin: b.margin,
+      timeZone: fields.time_zone,
+      dryRun: fields.dry_run,
+      force: fields.force,
+      margin: fields.margin,
       floors,
-      logs: b.idserver_log === undefined ? undefined : [{ name: 'idserver_log', text: b.idserver_log }],
-      trustLog: b.trust_log,
+      logs: fields.idserver_log === undefined ? undefined : [{ name: 'idserver_log', text: fields.idserver_log }],
+      trustLog: fields.trust_log,
       leafSnowflake:
-        b.tag === undefined
+        fields.tag === undefined
           ? undefined
-          : { tag: b.tag, twepochMs: b.twepoch, layout: layoutOf(b.layout), clockSkewMs: b.clock_skew_ms },
-      finish: `POST /v1/admin/import with the same body (system "${b.system}")`,
+          : {
+              tag: fields.tag,
+              twepochMs: fields.twepoch,
+              layout: layoutOf(fields.layout),
+              clockSkewMs: fields.clock_skew_ms,
+            },
+      finish: `POST /v1/admin/import with the same body (system "${fields.system}")`,
     });
     if (!out.dry_run) req.log.info({ system: out.system, tags: out.tags.map((t) => `${t.tag}:${t.action}`) }, 'import');
     return out;
@@ -116,8 +121,8 @@ export async function adminImportRoutes(app: FastifyInstance, opts: { rt: Servic
 }
 
 /** Leaf's "<time>/<worker>/<sequence>" bits (the schema checked the shape). */
-function layoutOf(v: string | undefined): { timeBits: number; workerBits: number; seqBits: number } | undefined {
-  if (v === undefined) return undefined;
-  const [timeBits, workerBits, seqBits] = v.split('/').map(Number);
+function layoutOf(layout: string | undefined): { timeBits: number; workerBits: number; seqBits: number } | undefined {
+  if (layout === undefined) return undefined;
+  const [timeBits, workerBits, seqBits] = layout.split('/').map(Number);
   return { timeBits, workerBits, seqBits };
 }

@@ -68,9 +68,9 @@ export default async function adminPageRoute(app: FastifyInstance, opts: { acces
   app.get(PAGE_PATH, { schema: { hide: true } }, (_req, reply) => send(reply, index));
   app.get(`${PAGE_PATH}/`, { schema: { hide: true } }, (_req, reply) => send(reply, index));
   app.get<{ Params: { file: string } }>(`${ASSETS_PATH}/:file`, { schema: { hide: true } }, (req, reply) => {
-    const a = req.params.file === 'index.html' ? undefined : assets.get(req.params.file);
-    if (!a) throw new IdmintError('NOT_FOUND', `no file ${req.params.file} in the admin page`);
-    return send(reply, a);
+    const asset = req.params.file === 'index.html' ? undefined : assets.get(req.params.file);
+    if (!asset) throw new IdmintError('NOT_FOUND', `no file ${req.params.file} in the admin page`);
+    return send(reply, asset);
   });
 
   const roleSchema = { 200: { type: 'object', properties: { role: { type: 'string', enum: ['admin', 'viewer'] } } } };

@@ -84,7 +84,8 @@ export async function queueBoard(
         url: req.url,
         headers: req.headers,
       });
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && !HOP_HEADERS.has(k)) reply.header(k, v);
+      for (const [name, value] of Object.entries(res.headers))
+        if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
       return reply.code(res.statusCode).send(res.rawPayload);
     });
     await scope.register(board(opts.queues, false, opts.errors), { prefix: QUEUES_PATH });

@@ -22,11 +22,11 @@ const moveBody = {
 /** host:port of a Redis URL (a Sentinel URL: the master's name and its sentinels); credentials are never shown. */
 function where(url: string): string {
   if (isSentinelUrl(url)) {
-    const t = parseSentinelUrl(url);
-    return sentinelWhere(t.master, t.sentinels);
+    const sentinel = parseSentinelUrl(url);
+    return sentinelWhere(sentinel.master, sentinel.sentinels);
   }
-  const u = new URL(url);
-  return `${u.hostname}:${u.port || '6379'}${u.pathname.length > 1 ? u.pathname : ''}`;
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || '6379'}${parsed.pathname.length > 1 ? parsed.pathname : ''}`;
 }
 
 function sentinelWhere(master: string, sentinels: readonly HostPort[]): string {
@@ -73,8 +73,15 @@ export async function adminRedisRoutes(app: FastifyInstance, opts: { rt: Service
       schema: { params: tagParam, body: moveBody },
     },
     async (req) => {
-      const r = await rt.tagAdmin.moveTag(req.params.tag, req.body.to, { force: req.body.force === true });
-      return { tag: r.tag, from: r.from, to: r.to, moved: r.moved, incarnation: r.epoch, paused_ms: r.pausedMs };
+      const move = await rt.tagAdmin.moveTag(req.params.tag, req.body.to, { force: req.body.force === true });
+      return {
+        tag: move.tag,
+        from: move.from,
+        to: move.to,
+        moved: move.moved,
+        incarnation: move.epoch,
+        paused_ms: move.pausedMs,
+      };
     },
   );
 }

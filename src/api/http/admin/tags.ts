@@ -31,40 +31,44 @@ export async function adminTagRoutes(app: FastifyInstance, opts: { rt: Services 
   });
 
   app.get<{ Params: { tag: string } }>('/v1/admin/tags/:tag', { schema: { params: tagParam } }, async (req) => {
-    const t = await rt.adminReads.getTag(req.params.tag);
+    const stored = await rt.adminReads.getTag(req.params.tag);
     const shards = [];
     // IDs where they are a line of the counter, else counters, as allocated_max always shows.
-    const id = (k: number) => shownId(t, k);
-    for (const { shard, mark: m, redis: s } of await rt.adminReads.shardStates(t)) {
-      const remaining = s?.cur !== undefined && s.end !== undefined ? Math.max(0, s.end - s.cur + 1) : 0;
+    const id = (k: number) => shownId(stored, k);
+    for (const { shard, mark, redis: state } of await rt.adminReads.shardStates(stored)) {
+      const remaining =
+        state?.cur !== undefined && state.end !== undefined ? Math.max(0, state.end - state.cur + 1) : 0;
       shards.push({
         shard,
-        allocated_max: m ? String(m.maxId) : '0',
-        step: m?.step ?? t.step,
-        redis: s === undefined ? 'unreachable' : s.gen ? 'ready' : 'empty',
-        current: s?.cur !== undefined && remaining > 0 ? { next_id: id(s.cur), last_id: id(s.end!), remaining } : null,
-        next: s?.next ? { first_id: id(s.next[0]), last_id: id(s.next[1]) } : null,
-        segments_used: s?.seg ?? 0,
-        issued_since_redis_start: s?.taken ?? 0,
-        exhausted: s?.exhausted ?? false,
+        allocated_max: mark ? String(mark.maxId) : '0',
+        step: mark?.step ?? stored.step,
+        redis: state === undefined ? 'unreachable' : state.gen ? 'ready' : 'empty',
+        current:
+          state?.cur !== undefined && remaining > 0
+            ? { next_id: id(state.cur), last_id: id(state.end!), remaining }
+            : null,
+        next: state?.next ? { first_id: id(state.next[0]), last_id: id(state.next[1]) } : null,
+        segments_used: state?.seg ?? 0,
+        issued_since_redis_start: state?.taken ?? 0,
+        exhausted: state?.exhausted ?? false,
       });
     }
     // MySQL found behind Redis and raised by a refill (docs/GUARANTEES.md, "MySQL comes back behind").
-    const r = await rt.adminReads.lastRegression(t.tag);
-    const counterRegression = r && {
-      at: r.at,
-      shard: r.shard,
-      ...(r.scope ? { scope: r.scope } : {}),
-      from: String(r.from),
-      to: String(r.to),
-      node: r.nodeId,
-      count: r.count,
+    const regression = await rt.adminReads.lastRegression(stored.tag);
+    const counterRegression = regression && {
+      at: regression.at,
+      shard: regression.shard,
+      ...(regression.scope ? { scope: regression.scope } : {}),
+      from: String(regression.from),
+      to: String(regression.to),
+      node: regression.nodeId,
+      count: regression.count,
     };
     // Live idempotency keys of the tag (null when its Redis cannot be read now).
-    const idempotencyKeys = await rt.adminReads.idempotencyKeys(t).catch(() => null);
+    const idempotencyKeys = await rt.adminReads.idempotencyKeys(stored).catch(() => null);
     return {
-      ...view(t),
-      capacity: await capacityOf(t),
+      ...view(stored),
+      capacity: await capacityOf(stored),
       state: {
         shards,
         idempotency_keys: idempotencyKeys,

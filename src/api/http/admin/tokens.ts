@@ -28,9 +28,11 @@ export async function adminTokenRoutes(app: FastifyInstance, opts: { rt: Service
       },
     },
     async (req, reply) => {
-      const t = await rt.tagAdmin.createToken(req.params.tag, req.body?.name ?? 'client');
-      req.log.info({ tag: req.params.tag, tokenId: t.id, name: t.name }, 'client token created');
-      return reply.code(201).send({ id: t.id, name: t.name, token: t.token, created_at: t.createdAt });
+      const created = await rt.tagAdmin.createToken(req.params.tag, req.body?.name ?? 'client');
+      req.log.info({ tag: req.params.tag, tokenId: created.id, name: created.name }, 'client token created');
+      return reply
+        .code(201)
+        .send({ id: created.id, name: created.name, token: created.token, created_at: created.createdAt });
     },
   );
 

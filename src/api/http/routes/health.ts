@@ -12,16 +12,16 @@ export async function healthRoutes(app: FastifyInstance, opts: { rt: Services; a
   const details = seesMore(opts.access, rt.config.metricsToken);
   app.get('/healthz', async (req) => (details(req) ? { status: 'ok', node: rt.config.nodeId } : { status: 'ok' }));
   app.get('/readyz', async (req, reply) => {
-    const r = await rt.readiness();
-    const status = r.ready ? 'ready' : r.draining ? 'draining' : 'not ready';
-    reply.code(r.ready ? 200 : 503);
+    const readiness = await rt.readiness();
+    const status = readiness.ready ? 'ready' : readiness.draining ? 'draining' : 'not ready';
+    reply.code(readiness.ready ? 200 : 503);
     if (!details(req)) return reply.send({ status });
     return reply.send({
       status,
-      degraded: r.degraded,
-      checks: r.checks,
-      redis_servers: r.redisServers,
-      redis_master: r.redisMasters,
+      degraded: readiness.degraded,
+      checks: readiness.checks,
+      redis_servers: readiness.redisServers,
+      redis_master: readiness.redisMasters,
     });
   });
 }

@@ -33,8 +33,8 @@ type Params = TinyidParams;
 
 /** Tinyid's batchSize: 1 when absent; throws BindError for a value Spring would not bind to an
  * Integer. One above TINYID_BATCH_MAX is refused when served (after the token check). */
-function batchOf(p: Params): number {
-  return bindInteger(p('batchSize')) ?? 1;
+function batchOf(params: Params): number {
+  return bindInteger(params('batchSize')) ?? 1;
 }
 
 /** Spring Boot 1.5's error body for a parameter that does not bind (answered 400). */
@@ -100,9 +100,9 @@ export async function tinyidRoutes(
   function pair<T>(
     name: string,
     batch: boolean,
-    serve: (bizType: string, n: number, token: string | undefined, key: string | undefined) => Promise<T>,
-    json: (v: T) => string,
-    text: (v: T) => string,
+    serve: (bizType: string, count: number, token: string | undefined, key: string | undefined) => Promise<T>,
+    json: (value: T) => string,
+    text: (value: T) => string,
   ): void {
     for (const simple of [false, true]) {
       const route = simple ? `${name}Simple` : name;
@@ -110,25 +110,25 @@ export async function tinyidRoutes(
         method: ['GET', 'POST'],
         url: `${PREFIX}${route}`,
         handler: async (req, reply) => {
-          const p = tinyidParams(req);
-          let n = 1;
+          const params = tinyidParams(req);
+          let count = 1;
           if (batch) {
             try {
-              n = batchOf(p);
+              count = batchOf(params);
             } catch (err) {
               noteFailure('tinyid', invalid((err as BindError).message), req.log, errors);
               return bindFailure(reply, req, err as BindError);
             }
           }
-          const token = p('token');
-          const bizType = p('bizType');
+          const token = params('token');
+          const bizType = params('bizType');
           let body: string;
           try {
             if (bizType === undefined || !TAG_NAME.test(bizType))
               throw new IdmintError('TAG_NOT_FOUND', TINYID_TOKEN_ERR.message);
-            const v = await serve(bizType, n, token, idempotencyKey(req.headers));
+            const served = await serve(bizType, count, token, idempotencyKey(req.headers));
             // Tinyid answers "" for an empty batch too (its join fails on no IDs).
-            body = simple ? (n > 0 ? text(v) : '') : responseJson(json(v));
+            body = simple ? (count > 0 ? text(served) : '') : responseJson(json(served));
           } catch (err) {
             body = failed(req, route, err, simple);
           }
