@@ -58,9 +58,9 @@ function isUtc(zone: string): boolean {
 }
 
 function formatter(zone: string): Intl.DateTimeFormat {
-  let f = formatters.get(zone);
-  if (f === undefined) {
-    f = new Intl.DateTimeFormat('en-US', {
+  let format = formatters.get(zone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-US', {
       timeZone: zone,
       hourCycle: 'h23',
       year: 'numeric',
@@ -71,30 +71,30 @@ function formatter(zone: string): Intl.DateTimeFormat {
       second: 'numeric',
     });
     if (formatters.size >= MAX_CACHED_ZONES) formatters.clear();
-    formatters.set(zone, f);
+    formatters.set(zone, format);
   }
-  return f;
+  return format;
 }
 
 /** Date.UTC without its mapping of years 0-99 to 1900-1999. */
-function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: number): number {
-  const t = Date.UTC(y, mo - 1, d, h, mi, s);
-  return y >= 0 && y < 100 ? new Date(t).setUTCFullYear(y) : t;
+function utcMs(year: number, month: number, day: number, hour: number, minute: number, second: number): number {
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
+  return year >= 0 && year < 100 ? new Date(ms).setUTCFullYear(year) : ms;
 }
 
 /** The local fields of one whole second (uncached: one Intl call outside UTC). */
 function computeSecond(sec: number, zone: string): SecondParts {
   const ms = sec * 1000;
   if (isUtc(zone)) {
-    const d = new Date(ms);
+    const date = new Date(ms);
     return {
       sec,
-      year: d.getUTCFullYear(),
-      month: d.getUTCMonth() + 1,
-      day: d.getUTCDate(),
-      hour: d.getUTCHours(),
-      minute: d.getUTCMinutes(),
-      second: d.getUTCSeconds(),
+      year: date.getUTCFullYear(),
+      month: date.getUTCMonth() + 1,
+      day: date.getUTCDate(),
+      hour: date.getUTCHours(),
+      minute: date.getUTCMinutes(),
+      second: date.getUTCSeconds(),
       wallMs: ms,
     };
   }
@@ -104,25 +104,25 @@ function computeSecond(sec: number, zone: string): SecondParts {
     hour = 0,
     minute = 0,
     second = 0;
-  for (const p of formatter(zone).formatToParts(ms)) {
-    switch (p.type) {
+  for (const part of formatter(zone).formatToParts(ms)) {
+    switch (part.type) {
       case 'year':
-        year = Number(p.value);
+        year = Number(part.value);
         break;
       case 'month':
-        month = Number(p.value);
+        month = Number(part.value);
         break;
       case 'day':
-        day = Number(p.value);
+        day = Number(part.value);
         break;
       case 'hour':
-        hour = Number(p.value) % 24;
+        hour = Number(part.value) % 24;
         break;
       case 'minute':
-        minute = Number(p.value);
+        minute = Number(part.value);
         break;
       case 'second':
-        second = Number(p.value);
+        second = Number(part.value);
         break;
     }
   }
@@ -132,10 +132,10 @@ function computeSecond(sec: number, zone: string): SecondParts {
 /** The local fields of `ms`'s second: cached per zone for the last second asked, the hot path. */
 function cachedSecond(ms: number, zone: string): SecondParts {
   const sec = Math.floor(ms / 1000);
-  const c = lastSecond.get(zone);
-  if (c !== undefined && c.sec === sec) return c;
+  const cached = lastSecond.get(zone);
+  if (cached !== undefined && cached.sec === sec) return cached;
   const fresh = computeSecond(sec, zone);
-  if (c === undefined && lastSecond.size >= MAX_CACHED_ZONES) lastSecond.clear();
+  if (cached === undefined && lastSecond.size >= MAX_CACHED_ZONES) lastSecond.clear();
   lastSecond.set(zone, fresh);
   return fresh;
 }
@@ -182,23 +182,23 @@ export function validateTimeZone(name: unknown): string {
 /** The local date and time of `ms` in `zone` (a validated zone). One Intl call per zone per second. */
 export function localParts(ms: number, zone: string = DEFAULT_TIME_ZONE): LocalParts {
   checkMs(ms);
-  const s = cachedSecond(ms, zone);
+  const parts = cachedSecond(ms, zone);
   return {
-    year: s.year,
-    month: s.month,
-    day: s.day,
-    hour: s.hour,
-    minute: s.minute,
-    second: s.second,
-    millisecond: Math.floor(ms) - s.sec * 1000,
+    year: parts.year,
+    month: parts.month,
+    day: parts.day,
+    hour: parts.hour,
+    minute: parts.minute,
+    second: parts.second,
+    millisecond: Math.floor(ms) - parts.sec * 1000,
   };
 }
 
 /** Local wall-clock time of `ms`, as milliseconds since 1970-01-01 00:00 local. */
 export function localWallMs(ms: number, zone: string = DEFAULT_TIME_ZONE): number {
   checkMs(ms);
-  const s = cachedSecond(ms, zone);
-  return s.wallMs + (Math.floor(ms) - s.sec * 1000);
+  const parts = cachedSecond(ms, zone);
+  return parts.wallMs + (Math.floor(ms) - parts.sec * 1000);
 }
 
 /** The zone's UTC offset at `ms`, in milliseconds (local = UTC + offset). Uncached. */
@@ -227,9 +227,9 @@ export function instantsAtWall(wallMs: number, zone: string = DEFAULT_TIME_ZONE)
   const before = offsetMs(wallMs - DAY_MS, zone);
   const after = offsetMs(wallMs + DAY_MS, zone);
   const out: number[] = [];
-  for (const o of before === after ? [before] : [before, after]) {
-    const t = wallMs - o;
-    if (wallOf(t, zone) === wallMs && !out.includes(t)) out.push(t);
+  for (const offset of before === after ? [before] : [before, after]) {
+    const instant = wallMs - offset;
+    if (wallOf(instant, zone) === wallMs && !out.includes(instant)) out.push(instant);
   }
   return out.sort((a, b) => a - b);
 }
@@ -240,17 +240,17 @@ export function instantsAtWall(wallMs: number, zone: string = DEFAULT_TIME_ZONE)
  */
 function offsetChange(lo: number, hi: number, zone: string): number | undefined {
   if (!(hi > lo)) return undefined;
-  const o = offsetMs(lo, zone);
-  if (offsetMs(hi, zone) === o) return undefined;
+  const offset = offsetMs(lo, zone);
+  if (offsetMs(hi, zone) === offset) return undefined;
   // Offsets change on whole seconds: search seconds.
-  let a = Math.floor(lo / 1000);
-  let b = Math.ceil(hi / 1000);
-  while (b - a > 1) {
-    const m = Math.floor((a + b) / 2);
-    if (offsetMs(m * 1000, zone) === o) a = m;
-    else b = m;
+  let low = Math.floor(lo / 1000);
+  let high = Math.ceil(hi / 1000);
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    if (offsetMs(mid * 1000, zone) === offset) low = mid;
+    else high = mid;
   }
-  return Math.max(b * 1000, Math.floor(lo) + 1);
+  return Math.max(high * 1000, Math.floor(lo) + 1);
 }
 
 /** When `wallMs` falls in a gap: the transition instant, where the wall clock jumps past it. */
@@ -263,28 +263,28 @@ function gapEnd(wallMs: number, zone: string): number {
 }
 
 /**
- * The first instant of period `p`: the earliest instant whose wall clock reaches the period's
+ * The first instant of `period`: the earliest instant whose wall clock reaches the period's
  * start (the transition itself when the start lies in a gap). -Infinity when resetSeconds is 0.
  */
-export function periodStart(p: number, zone: string, resetSeconds: number): number {
+export function periodStart(period: number, zone: string, resetSeconds: number): number {
   checkReset(resetSeconds);
   if (resetSeconds === 0) return Number.NEGATIVE_INFINITY;
-  const w = p * resetSeconds * 1000;
-  const at = instantsAtWall(w, zone);
-  return at.length > 0 ? at[0] : gapEnd(w, zone);
+  const startWall = period * resetSeconds * 1000;
+  const at = instantsAtWall(startWall, zone);
+  return at.length > 0 ? at[0] : gapEnd(startWall, zone);
 }
 
 /**
- * The exclusive end of period `p`: the last instant the wall clock reaches the next period's
- * start. From then on `p` never comes back (a fall-back can return to it before then).
+ * The exclusive end of `period`: the last instant the wall clock reaches the next period's
+ * start. From then on `period` never comes back (a fall-back can return to it before then).
  * +Infinity when resetSeconds is 0.
  */
-export function periodEnd(p: number, zone: string, resetSeconds: number): number {
+export function periodEnd(period: number, zone: string, resetSeconds: number): number {
   checkReset(resetSeconds);
   if (resetSeconds === 0) return Number.POSITIVE_INFINITY;
-  const w = (p + 1) * resetSeconds * 1000;
-  const at = instantsAtWall(w, zone);
-  return at.length > 0 ? at[at.length - 1] : gapEnd(w, zone);
+  const nextStartWall = (period + 1) * resetSeconds * 1000;
+  const at = instantsAtWall(nextStartWall, zone);
+  return at.length > 0 ? at[at.length - 1] : gapEnd(nextStartWall, zone);
 }
 
 /**
@@ -296,14 +296,14 @@ export function nextPeriodChange(ms: number, zone: string, resetSeconds: number)
   checkMs(ms);
   checkReset(resetSeconds);
   if (resetSeconds === 0) return Number.POSITIVE_INFINITY;
-  const p = periodOf(ms, zone, resetSeconds);
-  const w = (p + 1) * resetSeconds * 1000;
-  const at = instantsAtWall(w, zone).filter((t) => t > ms);
-  let next = at.length > 0 ? at[0] : gapEnd(w, zone);
+  const period = periodOf(ms, zone, resetSeconds);
+  const nextStartWall = (period + 1) * resetSeconds * 1000;
+  const at = instantsAtWall(nextStartWall, zone).filter((t) => t > ms);
+  let next = at.length > 0 ? at[0] : gapEnd(nextStartWall, zone);
   if (!(next > ms)) next = Math.floor(ms) + 1; // unreachable with one change per two days
-  // A fall-back shortly after ms may step the wall clock back out of p before `next`.
-  const t = offsetChange(ms, Math.min(next - 1, ms + MAX_SHIFT_MS), zone);
-  if (t !== undefined && t < next && periodOf(t, zone, resetSeconds) !== p) return t;
+  // A fall-back shortly after ms may step the wall clock back out of `period` before `next`.
+  const change = offsetChange(ms, Math.min(next - 1, ms + MAX_SHIFT_MS), zone);
+  if (change !== undefined && change < next && periodOf(change, zone, resetSeconds) !== period) return change;
   return next;
 }
 

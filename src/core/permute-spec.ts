@@ -12,13 +12,13 @@ const SHAPE = `permute must be {"digits": D} (D from ${PERMUTE_DIGITS.min} to ${
  * The setting of a create body's `permute` (null: absent or null). Its key is empty: the tag
  * store gives it one when it stores the tag.
  */
-export function permuteFromBody(v: unknown, problems: string[]): PermuteSpec | null | undefined {
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'object' || Array.isArray(v)) {
+export function permuteFromBody(setting: unknown, problems: string[]): PermuteSpec | null | undefined {
+  if (setting === undefined || setting === null) return null;
+  if (typeof setting !== 'object' || Array.isArray(setting)) {
     problems.push(SHAPE);
     return undefined;
   }
-  const entries = Object.entries(v);
+  const entries = Object.entries(setting);
   if (entries.length !== 1 || (entries[0][0] !== 'digits' && entries[0][0] !== 'bits')) {
     problems.push(SHAPE);
     return undefined;
@@ -33,8 +33,8 @@ export function permuteFromBody(v: unknown, problems: string[]): PermuteSpec | n
 }
 
 /** The wire form of the setting: never the key. */
-export function permuteToJson(p: PermuteSpec): Record<string, number> {
-  return { [p.unit]: p.width };
+export function permuteToJson(spec: PermuteSpec): Record<string, number> {
+  return { [spec.unit]: spec.width };
 }
 
 export interface PermutedShape {
@@ -51,21 +51,21 @@ export interface PermutedShape {
  * its low bits, an interleaved one its offset, a rule ID is a template, a snowflake ID a
  * time); and max_id_limit, which bounds the counter of a permuted tag, must stay in the domain.
  */
-export function permuteProblems(p: PermuteSpec, s: PermutedShape, problems: string[]): void {
-  if (s.mode !== 'segment') {
+export function permuteProblems(spec: PermuteSpec, shape: PermutedShape, problems: string[]): void {
+  if (shape.mode !== 'segment') {
     problems.push(
-      `permute applies to segment tags only (a ${s.mode} tag's IDs are ${s.mode === 'rule' ? 'formatted from a template' : 'made of time, worker and sequence'})`,
+      `permute applies to segment tags only (a ${shape.mode} tag's IDs are ${shape.mode === 'rule' ? 'formatted from a template' : 'made of time, worker and sequence'})`,
     );
     return;
   }
-  if (s.layout !== 'plain')
+  if (shape.layout !== 'plain')
     problems.push('permute applies to layout "plain" only: a sharded ID keeps its shard and app id in its low bits');
-  if (s.stride !== 1 || s.offset !== 0)
+  if (shape.stride !== 1 || shape.offset !== 0)
     problems.push('permute applies to tags without interleaving only (stride 1, offset 0)');
-  const max = domainMax(p);
-  if (BigInt(s.maxIdLimit) > max) {
+  const max = domainMax(spec);
+  if (BigInt(shape.maxIdLimit) > max) {
     problems.push(
-      `max_id_limit ${s.maxIdLimit} does not fit permute ${JSON.stringify(permuteToJson(p))}: a permuted tag issues at most ${max} IDs (from 1 to ${max}); leave max_id_limit out or set it at most ${max}`,
+      `max_id_limit ${shape.maxIdLimit} does not fit permute ${JSON.stringify(permuteToJson(spec))}: a permuted tag issues at most ${max} IDs (from 1 to ${max}); leave max_id_limit out or set it at most ${max}`,
     );
   }
 }

@@ -36,13 +36,13 @@ export interface PermuteSpec {
 }
 
 /** Size of the domain: IDs lie in [1, size). */
-export function domainSize(p: Pick<PermuteSpec, 'unit' | 'width'>): bigint {
-  return p.unit === 'digits' ? 10n ** BigInt(p.width) : 1n << BigInt(p.width);
+export function domainSize(spec: Pick<PermuteSpec, 'unit' | 'width'>): bigint {
+  return spec.unit === 'digits' ? 10n ** BigInt(spec.width) : 1n << BigInt(spec.width);
 }
 
 /** The largest ID (and counter) of the domain. */
-export function domainMax(p: Pick<PermuteSpec, 'unit' | 'width'>): bigint {
-  return domainSize(p) - 1n;
+export function domainMax(spec: Pick<PermuteSpec, 'unit' | 'width'>): bigint {
+  return domainSize(spec) - 1n;
 }
 
 export class Permutation {
@@ -84,11 +84,11 @@ export class Permutation {
 
   /** Every round's value for every input, from one AES call. */
   private buildTable(): Uint16Array {
-    const n = this.pow;
-    const input = Buffer.alloc(16 * n * PERMUTE_ROUNDS);
+    const halfValues = this.pow;
+    const input = Buffer.alloc(16 * halfValues * PERMUTE_ROUNDS);
     for (let i = 0; i < PERMUTE_ROUNDS; i++) {
-      for (let r = 0; r < n; r++) {
-        const at = 16 * (i * n + r);
+      for (let r = 0; r < halfValues; r++) {
+        const at = 16 * (i * halfValues + r);
         input[at] = i;
         input[at + 1] = this.half;
         input.writeUInt32BE(r, at + 12);
@@ -96,88 +96,89 @@ export class Permutation {
     }
     const out = this.cipher.update(input);
     const shift = 32 - this.half;
-    const table = new Uint16Array(n * PERMUTE_ROUNDS);
+    const table = new Uint16Array(halfValues * PERMUTE_ROUNDS);
     for (let j = 0; j < table.length; j++) table[j] = out.readUInt32BE(16 * j) >>> shift;
     return table;
   }
 
-  /** Round i's value of input r. */
-  private round(i: number, r: number): number {
-    if (this.table !== undefined) return this.table[(i << this.half) | r];
-    this.block[0] = i;
-    this.block.writeUInt32BE(r, 12);
+  /** Round `round`'s value of input `right` (a right half). */
+  private round(round: number, right: number): number {
+    if (this.table !== undefined) return this.table[(round << this.half) | right];
+    this.block[0] = round;
+    this.block.writeUInt32BE(right, 12);
     return this.cipher.update(this.block).readUInt32BE(0) >>> (32 - this.half);
   }
 
-  private inDomain(l: number, r: number): boolean {
-    return (l !== 0 || r !== 0) && (l < this.sizeHi || (l === this.sizeHi && r < this.sizeLo));
+  private inDomain(left: number, right: number): boolean {
+    return (left !== 0 || right !== 0) && (left < this.sizeHi || (left === this.sizeHi && right < this.sizeLo));
   }
 
   /** The halves of the last forward(): no array per ID on the path of single IDs. */
   private outL = 0;
   private outR = 0;
 
-  /** The ID of value (l, r) (in the domain), left in outL and outR. */
-  private forward(l: number, r: number): void {
-    const t = this.table;
-    if (t !== undefined) return this.forwardByTable(t, l | 0, r | 0);
+  /** The ID of value (left, right) (in the domain), left in outL and outR. */
+  private forward(left: number, right: number): void {
+    const table = this.table;
+    if (table !== undefined) return this.forwardByTable(table, left | 0, right | 0);
     do {
       for (let i = 0; i < PERMUTE_ROUNDS; i++) {
-        const next = (l ^ this.round(i, r)) >>> 0;
-        l = r;
-        r = next;
+        const next = (left ^ this.round(i, right)) >>> 0;
+        left = right;
+        right = next;
       }
-    } while (!this.inDomain(l, r));
-    this.outL = l;
-    this.outR = r;
+    } while (!this.inDomain(left, right));
+    this.outL = left;
+    this.outR = right;
   }
 
   /** forward() with tabulated rounds: halves of at most 16 bits stay small integers. */
-  private forwardByTable(t: Uint16Array, l: number, r: number): void {
+  private forwardByTable(table: Uint16Array, left: number, right: number): void {
     const half = this.half;
     do {
       for (let i = 0; i < PERMUTE_ROUNDS; i++) {
-        const next = l ^ t[(i << half) | r];
-        l = r;
-        r = next;
+        const next = left ^ table[(i << half) | right];
+        left = right;
+        right = next;
       }
-    } while (!this.inDomain(l, r));
-    this.outL = l;
-    this.outR = r;
+    } while (!this.inDomain(left, right));
+    this.outL = left;
+    this.outR = right;
   }
 
-  private backward(l: number, r: number): [number, number] {
+  private backward(left: number, right: number): [number, number] {
     do {
       for (let i = PERMUTE_ROUNDS - 1; i >= 0; i--) {
-        const t = l;
-        l = (r ^ this.round(i, l)) >>> 0;
-        r = t;
+        const nextRight = left;
+        left = (right ^ this.round(i, left)) >>> 0;
+        right = nextRight;
       }
-    } while (!this.inDomain(l, r));
-    return [l, r];
+    } while (!this.inDomain(left, right));
+    return [left, right];
   }
 
-  private split(x: bigint): [number, number] {
-    return [Number(x >> BigInt(this.half)), Number(x & BigInt(this.pow - 1))];
+  private split(value: bigint): [number, number] {
+    return [Number(value >> BigInt(this.half)), Number(value & BigInt(this.pow - 1))];
   }
 
-  private join(l: number, r: number): bigint {
-    return (BigInt(l) << BigInt(this.half)) | BigInt(r);
+  private join(left: number, right: number): bigint {
+    return (BigInt(left) << BigInt(this.half)) | BigInt(right);
   }
 
-  private text(l: number, r: number): string {
-    return l < this.safeHi ? decimal(l * this.pow + r) : this.join(l, r).toString();
+  private text(left: number, right: number): string {
+    return left < this.safeHi ? decimal(left * this.pow + right) : this.join(left, right).toString();
   }
 
-  private check(k: number): void {
-    if (!(Number.isInteger(k) && k >= 1 && k <= this.maxCounter))
-      throw new RangeError(`counter ${k} lies outside the permutation's domain [1, ${this.size})`);
+  private check(counter: number): void {
+    if (!(Number.isInteger(counter) && counter >= 1 && counter <= this.maxCounter))
+      throw new RangeError(`counter ${counter} lies outside the permutation's domain [1, ${this.size})`);
   }
 
-  /** The ID of counter x. */
-  encrypt(x: bigint): bigint {
-    if (x < 1n || x >= this.size) throw new RangeError(`${x} lies outside the permutation's domain [1, ${this.size})`);
-    this.forward(...this.split(x));
+  /** The ID of `counter`. */
+  encrypt(counter: bigint): bigint {
+    if (counter < 1n || counter >= this.size)
+      throw new RangeError(`${counter} lies outside the permutation's domain [1, ${this.size})`);
+    this.forward(...this.split(counter));
     return this.join(this.outL, this.outR);
   }
 
@@ -187,85 +188,86 @@ export class Permutation {
     return this.join(...this.backward(...this.split(id)));
   }
 
-  /** The ID of counter k as a decimal string: the path of single IDs. */
-  idString(k: number): string {
-    const at = k - this.batchFrom;
+  /** The ID of `counter` as a decimal string: the path of single IDs. */
+  idString(counter: number): string {
+    const at = counter - this.batchFrom;
     if (at >= 0 && at < this.batchIds.length) return this.batchIds[at];
-    this.check(k);
+    this.check(counter);
     // The next counters too, while the tables or the cipher are warm: a server touches much
     // other memory between two requests, and a lone ID would meet the tables cold.
-    this.batchIds = this.rangeStrings(k, Math.min(k + BATCH - 1, this.maxCounter));
-    this.batchFrom = k;
+    this.batchIds = this.rangeStrings(counter, Math.min(counter + BATCH - 1, this.maxCounter));
+    this.batchFrom = counter;
     return this.batchIds[0];
   }
 
   /** The IDs of counter runs, in the order of the runs (issue order), as decimal strings. */
   idStrings(runs: readonly Range[]): string[] {
     const out: string[] = [];
-    for (const [a, b] of runs) {
-      this.check(a);
-      this.check(b);
-      for (let k = a; k <= b; k += BATCH) for (const s of this.rangeStrings(k, Math.min(b, k + BATCH - 1))) out.push(s);
+    for (const [first, last] of runs) {
+      this.check(first);
+      this.check(last);
+      for (let k = first; k <= last; k += BATCH)
+        for (const id of this.rangeStrings(k, Math.min(last, k + BATCH - 1))) out.push(id);
     }
     return out;
   }
 
-  /** The IDs of counters a..b (in the domain). */
-  private rangeStrings(a: number, b: number): string[] {
-    if (this.table === undefined) return this.batchStrings(a, b);
-    const out = new Array<string>(b - a + 1);
-    for (let k = a; k <= b; k++) {
-      const l = Math.floor(k / this.pow);
-      this.forward(l, k - l * this.pow);
-      out[k - a] = this.text(this.outL, this.outR);
+  /** The IDs of counters first..last (in the domain). */
+  private rangeStrings(first: number, last: number): string[] {
+    if (this.table === undefined) return this.batchStrings(first, last);
+    const out = new Array<string>(last - first + 1);
+    for (let k = first; k <= last; k++) {
+      const left = Math.floor(k / this.pow);
+      this.forward(left, k - left * this.pow);
+      out[k - first] = this.text(this.outL, this.outR);
     }
     return out;
   }
 
   /**
-   * The IDs of counters a..b, computed together: each round of every value still walking is
+   * The IDs of counters first..last, computed together: each round of every value still walking is
    * one AES call over all their blocks.
    */
-  private batchStrings(a: number, b: number): string[] {
-    const n = b - a + 1;
-    const ls = new Uint32Array(n);
-    const rs = new Uint32Array(n);
-    for (let j = 0; j < n; j++) {
-      const k = a + j;
-      const l = Math.floor(k / this.pow);
-      ls[j] = l;
-      rs[j] = k - l * this.pow;
+  private batchStrings(first: number, last: number): string[] {
+    const count = last - first + 1;
+    const ls = new Uint32Array(count);
+    const rs = new Uint32Array(count);
+    for (let j = 0; j < count; j++) {
+      const counter = first + j;
+      const left = Math.floor(counter / this.pow);
+      ls[j] = left;
+      rs[j] = counter - left * this.pow;
     }
-    let walking = Array.from({ length: n }, (_, j) => j);
+    let walking = Array.from({ length: count }, (_, j) => j);
     const shift = 32 - this.half;
     while (walking.length > 0) {
-      const m = walking.length;
-      const input = Buffer.alloc(16 * m);
-      for (let j = 0; j < m; j++) input[16 * j + 1] = this.half;
+      const blocks = walking.length;
+      const input = Buffer.alloc(16 * blocks);
+      for (let j = 0; j < blocks; j++) input[16 * j + 1] = this.half;
       for (let i = 0; i < PERMUTE_ROUNDS; i++) {
-        for (let j = 0; j < m; j++) {
-          const r = rs[walking[j]];
-          const o = 16 * j;
-          input[o] = i;
-          input[o + 12] = r >>> 24;
-          input[o + 13] = r >>> 16;
-          input[o + 14] = r >>> 8;
-          input[o + 15] = r;
+        for (let j = 0; j < blocks; j++) {
+          const right = rs[walking[j]];
+          const at = 16 * j;
+          input[at] = i;
+          input[at + 12] = right >>> 24;
+          input[at + 13] = right >>> 16;
+          input[at + 14] = right >>> 8;
+          input[at + 15] = right;
         }
         const out = this.cipher.update(input);
-        for (let j = 0; j < m; j++) {
-          const w = walking[j];
-          const o = 16 * j;
-          const f = ((out[o] << 24) | (out[o + 1] << 16) | (out[o + 2] << 8) | out[o + 3]) >>> shift;
-          const t = rs[w];
-          rs[w] = ls[w] ^ f;
-          ls[w] = t;
+        for (let j = 0; j < blocks; j++) {
+          const slot = walking[j];
+          const at = 16 * j;
+          const roundValue = ((out[at] << 24) | (out[at + 1] << 16) | (out[at + 2] << 8) | out[at + 3]) >>> shift;
+          const nextLeft = rs[slot];
+          rs[slot] = ls[slot] ^ roundValue;
+          ls[slot] = nextLeft;
         }
       }
       walking = walking.filter((w) => !this.inDomain(ls[w], rs[w]));
     }
-    const ids = new Array<string>(n);
-    for (let j = 0; j < n; j++) ids[j] = this.text(ls[j], rs[j]);
+    const ids = new Array<string>(count);
+    for (let j = 0; j < count; j++) ids[j] = this.text(ls[j], rs[j]);
     return ids;
   }
 }
@@ -274,10 +276,10 @@ export class Permutation {
  * A whole number below 2^53 in decimal: above 2^31 as two parts below 2^31, which V8 writes
  * several times faster than the double itself.
  */
-function decimal(v: number): string {
-  if (v < 2_147_483_648) return String(v);
-  const hi = Math.floor(v / 1e9);
-  return String(hi) + String(v - hi * 1e9).padStart(9, '0');
+function decimal(value: number): string {
+  if (value < 2_147_483_648) return String(value);
+  const hi = Math.floor(value / 1e9);
+  return String(hi) + String(value - hi * 1e9).padStart(9, '0');
 }
 
 const built = new Map<string, Permutation>();
@@ -285,17 +287,17 @@ const built = new Map<string, Permutation>();
 const ofSetting = new WeakMap<PermuteSpec, Permutation>();
 
 /** The permutation of a setting, built once (round tables, cipher) and kept for later calls. */
-export function permutationOf(p: PermuteSpec): Permutation {
-  const seen = ofSetting.get(p);
+export function permutationOf(spec: PermuteSpec): Permutation {
+  const seen = ofSetting.get(spec);
   if (seen !== undefined) return seen;
-  const id = `${p.unit}:${p.width}:${p.key}`;
+  const id = `${spec.unit}:${spec.width}:${spec.key}`;
   let perm = built.get(id);
   if (perm === undefined) {
-    perm = new Permutation(Buffer.from(p.key, 'hex'), domainSize(p));
+    perm = new Permutation(Buffer.from(spec.key, 'hex'), domainSize(spec));
     if (built.size >= CACHE_SIZE) built.delete(built.keys().next().value as string);
     built.set(id, perm);
   }
-  ofSetting.set(p, perm);
+  ofSetting.set(spec, perm);
   return perm;
 }
 
@@ -303,11 +305,11 @@ export function permutationOf(p: PermuteSpec): Permutation {
  * The IDs of counter runs of a permuted tag, in issue order, as decimal strings: what a bulk
  * take sends for such a tag instead of runs (its IDs are not consecutive).
  */
-export function permutedIds(p: PermuteSpec, runs: readonly Range[]): string[] {
-  return permutationOf(p).idStrings(runs);
+export function permutedIds(spec: PermuteSpec, runs: readonly Range[]): string[] {
+  return permutationOf(spec).idStrings(runs);
 }
 
 /** The counter behind a permuted ID; undefined when the ID lies outside the domain. */
-export function counterOfPermuted(p: PermuteSpec, id: bigint): bigint | undefined {
-  return permutationOf(p).decrypt(id);
+export function counterOfPermuted(spec: PermuteSpec, id: bigint): bigint | undefined {
+  return permutationOf(spec).decrypt(id);
 }

@@ -3,20 +3,20 @@
 
 export type Range = readonly [first: number, last: number];
 
-export function rangeSize(r: Range): number {
-  return r[1] - r[0] + 1;
+export function rangeSize(range: Range): number {
+  return range[1] - range[0] + 1;
 }
 
 export function totalSize(rs: readonly Range[]): number {
-  let n = 0;
-  for (const r of rs) n += rangeSize(r);
-  return n;
+  let total = 0;
+  for (const range of rs) total += rangeSize(range);
+  return total;
 }
 
 /** Expands runs into single values (for batches; callers bound the count). */
 export function expand(rs: readonly Range[]): number[] {
   const out: number[] = [];
-  for (const [a, b] of rs) for (let v = a; v <= b; v++) out.push(v);
+  for (const [first, last] of rs) for (let v = first; v <= last; v++) out.push(v);
   return out;
 }
 
@@ -28,31 +28,32 @@ export class RangeQueue {
     return this.count;
   }
 
-  push(r: Range): void {
-    if (r[1] < r[0]) return;
+  push(range: Range): void {
+    if (range[1] < range[0]) return;
     const tail = this.runs[this.runs.length - 1];
-    if (tail !== undefined && r[0] <= tail[1]) throw new RangeError(`run ${r[0]}..${r[1]} does not follow ${tail[1]}`);
-    if (tail !== undefined && tail[1] + 1 === r[0]) tail[1] = r[1];
-    else this.runs.push([r[0], r[1]]);
-    this.count += rangeSize(r);
+    if (tail !== undefined && range[0] <= tail[1])
+      throw new RangeError(`run ${range[0]}..${range[1]} does not follow ${tail[1]}`);
+    if (tail !== undefined && tail[1] + 1 === range[0]) tail[1] = range[1];
+    else this.runs.push([range[0], range[1]]);
+    this.count += rangeSize(range);
   }
 
-  /** Removes up to n values from the front, as runs. */
-  take(n: number): Range[] {
+  /** Removes up to `wanted` values from the front, as runs. */
+  take(wanted: number): Range[] {
     const out: Range[] = [];
-    while (n > 0 && this.runs.length > 0) {
+    while (wanted > 0 && this.runs.length > 0) {
       const head = this.runs[0];
       const avail = head[1] - head[0] + 1;
-      if (avail <= n) {
+      if (avail <= wanted) {
         out.push([head[0], head[1]]);
         this.runs.shift();
-        n -= avail;
+        wanted -= avail;
         this.count -= avail;
       } else {
-        out.push([head[0], head[0] + n - 1]);
-        head[0] += n;
-        this.count -= n;
-        n = 0;
+        out.push([head[0], head[0] + wanted - 1]);
+        head[0] += wanted;
+        this.count -= wanted;
+        wanted = 0;
       }
     }
     return out;
@@ -62,11 +63,11 @@ export class RangeQueue {
   takeOne(): number | undefined {
     const head = this.runs[0];
     if (head === undefined) return undefined;
-    const v = head[0];
-    if (v === head[1]) this.runs.shift();
-    else head[0] = v + 1;
+    const value = head[0];
+    if (value === head[1]) this.runs.shift();
+    else head[0] = value + 1;
     this.count--;
-    return v;
+    return value;
   }
 
   /** Drops everything (the values are spent: gaps are allowed, reissue never). */

@@ -78,26 +78,27 @@ export class SourceRates {
    */
   admit(source: string, ids: number): number {
     const chargeIds = ids > 0 && this.ids.perMs > 0;
-    let s = this.table.get(source);
-    if (s === undefined) {
+    let levels = this.table.get(source);
+    if (levels === undefined) {
       if (!chargeIds) return 0;
-      s = this.add(source);
-    } else this.refill(s);
-    if (this.refusals.perMs > 0 && s.refusals < 1) return this.wait('refusals', this.refusals, 1 - s.refusals);
+      levels = this.add(source);
+    } else this.refill(levels);
+    if (this.refusals.perMs > 0 && levels.refusals < 1)
+      return this.wait('refusals', this.refusals, 1 - levels.refusals);
     if (!chargeIds) return 0;
     const need = Math.min(ids, this.ids.size);
-    if (s.ids < need) return this.wait('ids', this.ids, need - s.ids);
-    s.ids -= ids;
+    if (levels.ids < need) return this.wait('ids', this.ids, need - levels.ids);
+    levels.ids -= ids;
     return 0;
   }
 
   /** Gives back IDs admit() charged for a request that took none. */
   refund(source: string, ids: number): void {
     if (ids <= 0 || this.ids.perMs === 0) return;
-    const s = this.table.get(source);
-    if (s === undefined) return;
-    this.refill(s);
-    s.ids = Math.min(this.ids.size, s.ids + ids);
+    const levels = this.table.get(source);
+    if (levels === undefined) return;
+    this.refill(levels);
+    levels.ids = Math.min(this.ids.size, levels.ids + ids);
   }
 
   /**
@@ -107,32 +108,32 @@ export class SourceRates {
    */
   refused(source: string): boolean {
     if (this.refusals.perMs === 0) return true;
-    let s = this.table.get(source);
-    if (s === undefined) s = this.add(source);
-    else this.refill(s);
-    if (s.refusals < 1) {
+    let levels = this.table.get(source);
+    if (levels === undefined) levels = this.add(source);
+    else this.refill(levels);
+    if (levels.refusals < 1) {
       this.limitedBy = 'refusals';
       return false;
     }
-    s.refusals -= 1;
+    levels.refusals -= 1;
     return true;
   }
 
   private add(source: string): Levels {
     if (this.table.size >= this.maxSources) this.table.delete(this.table.keys().next().value as string);
-    const s = new Levels(this.ids.size, this.refusals.size, this.now());
-    this.table.set(source, s);
-    return s;
+    const levels = new Levels(this.ids.size, this.refusals.size, this.now());
+    this.table.set(source, levels);
+    return levels;
   }
 
-  private refill(s: Levels): void {
+  private refill(levels: Levels): void {
     const now = this.now();
-    const ms = now - s.at;
+    const ms = now - levels.at;
     if (ms <= 0) return;
-    s.at = now;
-    if (s.ids < this.ids.size) s.ids = Math.min(this.ids.size, s.ids + ms * this.ids.perMs);
-    if (s.refusals < this.refusals.size)
-      s.refusals = Math.min(this.refusals.size, s.refusals + ms * this.refusals.perMs);
+    levels.at = now;
+    if (levels.ids < this.ids.size) levels.ids = Math.min(this.ids.size, levels.ids + ms * this.ids.perMs);
+    if (levels.refusals < this.refusals.size)
+      levels.refusals = Math.min(this.refusals.size, levels.refusals + ms * this.refusals.perMs);
   }
 
   private wait(limit: SourceLimit, rate: Rate, missing: number): number {
@@ -150,13 +151,13 @@ export class SourceRates {
 export function sourceKey(address: string): string {
   if (!address.includes(':') || address.includes('.')) return address;
   const zone = address.indexOf('%');
-  const a = (zone < 0 ? address : address.slice(0, zone)).toLowerCase();
-  const gap = a.indexOf('::');
+  const ipv6 = (zone < 0 ? address : address.slice(0, zone)).toLowerCase();
+  const gap = ipv6.indexOf('::');
   let groups: string[];
-  if (gap < 0) groups = a.split(':');
+  if (gap < 0) groups = ipv6.split(':');
   else {
-    const head = gap === 0 ? [] : a.slice(0, gap).split(':');
-    const tail = gap + 2 === a.length ? [] : a.slice(gap + 2).split(':');
+    const head = gap === 0 ? [] : ipv6.slice(0, gap).split(':');
+    const tail = gap + 2 === ipv6.length ? [] : ipv6.slice(gap + 2).split(':');
     groups = [...head, ...new Array<string>(Math.max(0, 8 - head.length - tail.length)).fill('0'), ...tail];
   }
   return `${groups

@@ -25,9 +25,9 @@ const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/;
 
 /** One host:port (a [bracketed] IPv6 host), or undefined when it is not one. */
 export function parseHostPort(item: string): HostPort | undefined {
-  const m = HOST_PORT.exec(item);
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) return undefined;
-  return { host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+  const match = HOST_PORT.exec(item);
+  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) return undefined;
+  return { host: match[1].replace(/^\[|\]$/g, ''), port: Number(match[2]) };
 }
 
 /** host:port items separated by commas; blanks are skipped; bad items are returned as such. */

@@ -20,18 +20,18 @@ const PAD3: readonly string[] = Array.from({ length: 1000 }, (_, n) => String(n)
  * Renders one ID. The counter must lie within the rule's range (a RangeError otherwise: an ID
  * outside it could repeat another); salt and app are used as given (validate them first).
  */
-export function render(t: CompiledTemplate, input: RenderInput): string {
+export function render(template: CompiledTemplate, input: RenderInput): string {
   const { counter, parts } = input;
-  if (!Number.isSafeInteger(counter) || counter < t.rule.minCounter || counter > t.rule.maxCounter) {
-    throw new RangeError(`counter ${counter} lies outside ${t.rule.minCounter}..${t.rule.maxCounter}`);
+  if (!Number.isSafeInteger(counter) || counter < template.rule.minCounter || counter > template.rule.maxCounter) {
+    throw new RangeError(`counter ${counter} lies outside ${template.rule.minCounter}..${template.rule.maxCounter}`);
   }
   let out = '';
-  const ps = t.pieces;
+  const ps = template.pieces;
   for (let i = 0; i < ps.length; i++) {
-    const p = ps[i];
-    switch (p.kind) {
+    const piece = ps[i];
+    switch (piece.kind) {
       case K.LITERAL:
-        out += p.text;
+        out += piece.text;
         break;
       case K.YYYY:
         out += parts.year >= 0 && parts.year < 1000 ? String(parts.year).padStart(4, '0') : String(parts.year);
@@ -61,7 +61,7 @@ export function render(t: CompiledTemplate, input: RenderInput): string {
         out += PAD3[parts.millisecond];
         break;
       case K.COUNTER:
-        out += p.width === 0 ? String(counter) : String(counter).padStart(p.width, '0');
+        out += piece.width === 0 ? String(counter) : String(counter).padStart(piece.width, '0');
         break;
       case K.SALT:
         out += input.salt ?? '';

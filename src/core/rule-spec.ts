@@ -26,28 +26,31 @@ const FIXED = ['min_counter', 'reset_seconds', 'time_zone'];
 
 type Body = Record<string, unknown>;
 
-export function compileRule(r: RuleSpec, force = false): CompiledTemplate {
+export function compileRule(rule: RuleSpec, force = false): CompiledTemplate {
   return compileTemplate(
-    r.template,
-    { minCounter: r.minCounter, maxCounter: r.maxCounter, resetSeconds: r.resetSeconds },
+    rule.template,
+    { minCounter: rule.minCounter, maxCounter: rule.maxCounter, resetSeconds: rule.resetSeconds },
     { force },
   );
 }
 
 /** The first counter value at or above min_counter that is offset (mod stride). */
-export function firstCounter(r: RuleSpec, i: Interleave): number {
-  return r.minCounter + ((((i.offset - r.minCounter) % i.stride) + i.stride) % i.stride);
+export function firstCounter(rule: RuleSpec, interleave: Interleave): number {
+  return (
+    rule.minCounter +
+    ((((interleave.offset - rule.minCounter) % interleave.stride) + interleave.stride) % interleave.stride)
+  );
 }
 
-/** The counter value of sequence k (1, 2, ...) of a period. */
-export function counterAt(r: RuleSpec, i: Interleave, k: number): number {
-  return firstCounter(r, i) + (k - 1) * i.stride;
+/** The counter value of `sequence` (1, 2, ...) of a period. */
+export function counterAt(rule: RuleSpec, interleave: Interleave, sequence: number): number {
+  return firstCounter(rule, interleave) + (sequence - 1) * interleave.stride;
 }
 
 /** Sequence values a period holds (the rule's max_id_limit); 0 when no counter fits. */
-export function periodCapacity(r: RuleSpec, i: Interleave = { stride: 1, offset: 0 }): number {
-  const first = firstCounter(r, i);
-  return first > r.maxCounter ? 0 : Math.floor((r.maxCounter - first) / i.stride) + 1;
+export function periodCapacity(rule: RuleSpec, interleave: Interleave = { stride: 1, offset: 0 }): number {
+  const first = firstCounter(rule, interleave);
+  return first > rule.maxCounter ? 0 : Math.floor((rule.maxCounter - first) / interleave.stride) + 1;
 }
 
 function collect(fn: () => void, problems: string[]): void {
@@ -60,21 +63,21 @@ function collect(fn: () => void, problems: string[]): void {
 }
 
 /** A rule from a create body; problems are added to `problems`. */
-export function ruleFromBody(b: Body, problems: string[]): RuleSpec | null {
-  if (b.template === undefined) problems.push('template is required for rule tags');
-  if (b.max_counter === undefined) problems.push('max_counter is required for rule tags');
-  if (b.force !== undefined && typeof b.force !== 'boolean') problems.push('force must be true or false');
+export function ruleFromBody(body: Body, problems: string[]): RuleSpec | null {
+  if (body.template === undefined) problems.push('template is required for rule tags');
+  if (body.max_counter === undefined) problems.push('max_counter is required for rule tags');
+  if (body.force !== undefined && typeof body.force !== 'boolean') problems.push('force must be true or false');
   let timeZone = DEFAULT_TIME_ZONE;
-  if (b.time_zone !== undefined) collect(() => (timeZone = validateTimeZone(b.time_zone)), problems);
+  if (body.time_zone !== undefined) collect(() => (timeZone = validateTimeZone(body.time_zone)), problems);
   if (problems.length > 0) return null;
   const rule: RuleSpec = {
-    template: b.template as string,
-    minCounter: (b.min_counter ?? 0) as number,
-    maxCounter: b.max_counter as number,
-    resetSeconds: (b.reset_seconds ?? 0) as number,
+    template: body.template as string,
+    minCounter: (body.min_counter ?? 0) as number,
+    maxCounter: body.max_counter as number,
+    resetSeconds: (body.reset_seconds ?? 0) as number,
     timeZone,
   };
-  collect(() => compileRule(rule, b.force === true), problems);
+  collect(() => compileRule(rule, body.force === true), problems);
   return rule;
 }
 
@@ -82,28 +85,32 @@ export function ruleFromBody(b: Body, problems: string[]): RuleSpec | null {
  * A rule changed by an update body. `template` may change only to one whose IDs cannot equal
  * the old one's (or with force); `max_counter` may only grow; the rest is fixed.
  */
-export function ruleFromUpdate(cur: RuleSpec, b: Body, problems: string[]): RuleSpec {
-  for (const k of FIXED)
-    if (k in b) problems.push(`${k} cannot be changed after creation (it decides which IDs were issued already)`);
-  if (b.force !== undefined && typeof b.force !== 'boolean') problems.push('force must be true or false');
-  const changed = b.template !== undefined && b.template !== cur.template;
+export function ruleFromUpdate(cur: RuleSpec, body: Body, problems: string[]): RuleSpec {
+  for (const field of FIXED)
+    if (field in body)
+      problems.push(`${field} cannot be changed after creation (it decides which IDs were issued already)`);
+  if (body.force !== undefined && typeof body.force !== 'boolean') problems.push('force must be true or false');
+  const changed = body.template !== undefined && body.template !== cur.template;
   const earlier = [...(cur.previousTemplates ?? []), cur.template];
   const next: RuleSpec = {
     ...cur,
     ...(changed
-      ? { template: b.template as string, previousTemplates: [...new Set(earlier)].filter((t) => t !== b.template) }
+      ? {
+          template: body.template as string,
+          previousTemplates: [...new Set(earlier)].filter((t) => t !== body.template),
+        }
       : {}),
-    ...(b.max_counter !== undefined ? { maxCounter: b.max_counter as number } : {}),
+    ...(body.max_counter !== undefined ? { maxCounter: body.max_counter as number } : {}),
   };
-  if (typeof b.max_counter === 'number' && b.max_counter < cur.maxCounter) {
+  if (typeof body.max_counter === 'number' && body.max_counter < cur.maxCounter) {
     problems.push(`max_counter can only grow (it is ${cur.maxCounter}): counters up to it may already sit in Redis`);
   }
   if (problems.length > 0) return next;
   let compiled: CompiledTemplate | undefined;
-  collect(() => (compiled = compileRule(next, b.force === true)), problems);
+  collect(() => (compiled = compileRule(next, body.force === true)), problems);
   // Going back to a template used before is safe (its counters never restart within a
   // period); any other template must not be able to render what an earlier one rendered.
-  if (compiled && changed && b.force !== true) {
+  if (compiled && changed && body.force !== true) {
     for (const old of earlier) {
       // Only the template's shape matters here; counter bounds of its time do not.
       const shapeOf = compileTemplate(
@@ -121,12 +128,12 @@ export function ruleFromUpdate(cur: RuleSpec, b: Body, problems: string[]): Rule
 }
 
 /** Wire form of the rule fields. */
-export function ruleToJson(r: RuleSpec): Record<string, unknown> {
+export function ruleToJson(rule: RuleSpec): Record<string, unknown> {
   return {
-    template: r.template,
-    min_counter: r.minCounter,
-    max_counter: r.maxCounter,
-    reset_seconds: r.resetSeconds,
-    time_zone: r.timeZone,
+    template: rule.template,
+    min_counter: rule.minCounter,
+    max_counter: rule.maxCounter,
+    reset_seconds: rule.resetSeconds,
+    time_zone: rule.timeZone,
   };
 }

@@ -16,12 +16,12 @@ const FIXED_DIGITS: Partial<Record<Kind, number>> = {
 };
 
 /** Per character: the literal character, or '' for "some digit"; undefined if the length varies. */
-function shape(t: CompiledTemplate): string[] | undefined {
+function shape(template: CompiledTemplate): string[] | undefined {
   const out: string[] = [];
-  for (const p of t.pieces) {
-    if (p.kind === K.LITERAL) out.push(...p.text);
-    else if (p.kind === K.COUNTER && p.width > 0) for (let i = 0; i < p.width; i++) out.push('');
-    else if (FIXED_DIGITS[p.kind] !== undefined) for (let i = 0; i < FIXED_DIGITS[p.kind]!; i++) out.push('');
+  for (const piece of template.pieces) {
+    if (piece.kind === K.LITERAL) out.push(...piece.text);
+    else if (piece.kind === K.COUNTER && piece.width > 0) for (let i = 0; i < piece.width; i++) out.push('');
+    else if (FIXED_DIGITS[piece.kind] !== undefined) for (let i = 0; i < FIXED_DIGITS[piece.kind]!; i++) out.push('');
     else return undefined;
   }
   return out;
@@ -33,15 +33,19 @@ function shape(t: CompiledTemplate): string[] | undefined {
  * the other cannot write there. False when that cannot be shown (the sets may overlap).
  * A rule's template may change while it runs only to a template disjoint from the old one.
  */
-export function templatesDisjoint(a: CompiledTemplate, b: CompiledTemplate): boolean {
-  const x = shape(a);
-  const y = shape(b);
-  if (!x || !y) return false;
-  if (x.length !== y.length) return true;
-  for (let i = 0; i < x.length; i++) {
-    const [c, d] = [x[i], y[i]];
-    if (c !== '' && d !== '' && c !== d) return true;
-    if ((c === '' && d !== '' && !/[0-9]/.test(d)) || (d === '' && c !== '' && !/[0-9]/.test(c))) return true;
+export function templatesDisjoint(first: CompiledTemplate, second: CompiledTemplate): boolean {
+  const firstShape = shape(first);
+  const secondShape = shape(second);
+  if (!firstShape || !secondShape) return false;
+  if (firstShape.length !== secondShape.length) return true;
+  for (let i = 0; i < firstShape.length; i++) {
+    const [firstChar, secondChar] = [firstShape[i], secondShape[i]];
+    if (firstChar !== '' && secondChar !== '' && firstChar !== secondChar) return true;
+    if (
+      (firstChar === '' && secondChar !== '' && !/[0-9]/.test(secondChar)) ||
+      (secondChar === '' && firstChar !== '' && !/[0-9]/.test(firstChar))
+    )
+      return true;
   }
   return false;
 }

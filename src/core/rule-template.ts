@@ -151,15 +151,15 @@ export interface CompileOptions {
 export class TemplateProblems extends SpecProblems {}
 
 /** "about 10 years", "about 28 days", "unbounded". */
-export function describeSeconds(s: number): string {
-  if (!Number.isFinite(s)) return 'unbounded';
+export function describeSeconds(seconds: number): string {
+  if (!Number.isFinite(seconds)) return 'unbounded';
   const about = (n: number, unit: string) => `about ${n} ${unit}${n === 1 ? '' : 's'}`;
-  if (s >= YEAR_SECONDS) return about(Math.round((s / YEAR_SECONDS) * 10) / 10, 'year');
-  if (s >= 86_400) return about(Math.round(s / 86_400), 'day');
-  if (s >= 3600) return about(Math.round(s / 3600), 'hour');
-  if (s >= 60) return about(Math.round(s / 60), 'minute');
-  if (s >= 1) return about(Math.round(s), 'second');
-  return about(Math.round(s * 1000), 'millisecond');
+  if (seconds >= YEAR_SECONDS) return about(Math.round((seconds / YEAR_SECONDS) * 10) / 10, 'year');
+  if (seconds >= 86_400) return about(Math.round(seconds / 86_400), 'day');
+  if (seconds >= 3600) return about(Math.round(seconds / 3600), 'hour');
+  if (seconds >= 60) return about(Math.round(seconds / 60), 'minute');
+  if (seconds >= 1) return about(Math.round(seconds), 'second');
+  return about(Math.round(seconds * 1000), 'millisecond');
 }
 
 const digits = (n: number): number => String(n).length;
@@ -178,8 +178,8 @@ function ruleProblems(rule: RuleLimits, problems: string[]): boolean {
   return problems.length === before;
 }
 
-function describeChar(s: string, i: number): string {
-  const cp = s.codePointAt(i) ?? 0;
+function describeChar(text: string, at: number): string {
+  const cp = text.codePointAt(at) ?? 0;
   return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
@@ -227,36 +227,35 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
   let usesSalt = false;
   let usesApp = false;
 
-  const s = template;
-  let i = 0;
-  while (i < s.length) {
-    const ch = s[i];
+  let at = 0;
+  while (at < template.length) {
+    const ch = template[at];
     if (ch === '{') {
-      if (s[i + 1] === '{') {
+      if (template[at + 1] === '{') {
         literal += '{';
-        i += 2;
+        at += 2;
         continue;
       }
-      let j = i + 1;
-      while (j < s.length && s[j] !== '}' && s[j] !== '{') j++;
-      if (j >= s.length || s[j] === '{') {
-        problems.push(`unclosed { at ${i} (write {{ for a literal brace)`);
-        i = j;
+      let end = at + 1;
+      while (end < template.length && template[end] !== '}' && template[end] !== '{') end++;
+      if (end >= template.length || template[end] === '{') {
+        problems.push(`unclosed { at ${at} (write {{ for a literal brace)`);
+        at = end;
         continue;
       }
-      const name = s.slice(i + 1, j);
+      const name = template.slice(at + 1, end);
       const text = `{${printable(name)}}`;
       const def = Object.hasOwn(TOKENS, name) ? TOKENS[name] : undefined;
       if (name.startsWith('counter:')) {
-        const w = name.slice('counter:'.length);
-        const width = /^\d{1,2}$/.test(w) ? Number(w) : 0;
+        const widthText = name.slice('counter:'.length);
+        const width = /^\d{1,2}$/.test(widthText) ? Number(widthText) : 0;
         if (width < 1 || width > MAX_COUNTER_WIDTH)
-          problems.push(`${text} at ${i}: the width must be from 1 to ${MAX_COUNTER_WIDTH}`);
-        counters.push({ at: i, width, text });
+          problems.push(`${text} at ${at}: the width must be from 1 to ${MAX_COUNTER_WIDTH}`);
+        counters.push({ at, width, text });
         flush();
         pieces.push({ kind: K.COUNTER, text: '', width });
       } else if (def !== undefined) {
-        if (def.kind === K.COUNTER) counters.push({ at: i, width: 0, text });
+        if (def.kind === K.COUNTER) counters.push({ at, width: 0, text });
         if (def.kind === K.SALT) usesSalt = true;
         if (def.kind === K.APP) usesApp = true;
         if (def.field !== undefined) fields.add(def.field);
@@ -267,28 +266,28 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
         flush();
         pieces.push({ kind: def.kind, text: '', width: 0 });
       } else if (name === '') {
-        problems.push(`empty token {} at ${i}`);
+        problems.push(`empty token {} at ${at}`);
       } else {
-        problems.push(`unknown token ${text} at ${i}${hint(name)}`);
+        problems.push(`unknown token ${text} at ${at}${hint(name)}`);
       }
-      i = j + 1;
+      at = end + 1;
     } else if (ch === '}') {
-      if (s[i + 1] === '}') {
+      if (template[at + 1] === '}') {
         literal += '}';
-        i += 2;
+        at += 2;
         continue;
       }
-      problems.push(`unmatched } at ${i} (write }} for a literal brace)`);
-      i++;
+      problems.push(`unmatched } at ${at} (write }} for a literal brace)`);
+      at++;
     } else {
-      const code = s.charCodeAt(i);
+      const code = template.charCodeAt(at);
       if (code < 0x20 || code > 0x7e) {
-        problems.push(`character ${describeChar(s, i)} at ${i} is not printable ASCII`);
-        i += code >= 0xd800 && code <= 0xdbff && i + 1 < s.length ? 2 : 1;
+        problems.push(`character ${describeChar(template, at)} at ${at} is not printable ASCII`);
+        at += code >= 0xd800 && code <= 0xdbff && at + 1 < template.length ? 2 : 1;
         continue;
       }
       literal += ch;
-      i++;
+      at++;
     }
   }
   flush();
@@ -299,12 +298,14 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
       counters.length === 0 ? 'found none' : `found ${counters.length}, at ${counters.map((c) => c.at).join(', ')}`;
     problems.push(`a template needs exactly one {counter} token (${where})`);
   } else {
-    const c = counters[0];
-    counterWidth = c.width;
-    if (ruleOk && c.width > 0 && digits(rule.maxCounter) > c.width) {
-      problems.push(`${c.text} is too narrow for max_counter ${rule.maxCounter} (needs ${digits(rule.maxCounter)})`);
+    const counter = counters[0];
+    counterWidth = counter.width;
+    if (ruleOk && counter.width > 0 && digits(rule.maxCounter) > counter.width) {
+      problems.push(
+        `${counter.text} is too narrow for max_counter ${rule.maxCounter} (needs ${digits(rule.maxCounter)})`,
+      );
     }
-    if (c.width === 0 && usesSalt) {
+    if (counter.width === 0 && usesSalt) {
       problems.push(
         'an unpadded {counter} cannot share a template with {salt} (salts vary in length, so two IDs could read the same): use {counter:N}',
       );
@@ -315,25 +316,25 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
   const finest = FIELDS.find((f) => fields.has(f));
   const finestTimeToken = finest === undefined ? null : finest === 'year' ? yearTok : FIELD_TOKEN[finest];
   let uniqueForSeconds = Number.POSITIVE_INFINITY;
-  const R = ruleOk ? rule.resetSeconds : 0;
-  if (R > 0) {
+  const resetSeconds = ruleOk ? rule.resetSeconds : 0;
+  if (resetSeconds > 0) {
     const needed =
-      (['day', 'hour', 'minute', 'second'] as const).find((f) => (R * 1000) % UNIT_MS[f] === 0) ?? 'second';
+      (['day', 'hour', 'minute', 'second'] as const).find((f) => (resetSeconds * 1000) % UNIT_MS[f] === 0) ?? 'second';
     if (finest === undefined || UNIT_MS[finest] > UNIT_MS[needed]) {
       const has =
         finestTimeToken === null ? 'this template has no time token' : `the finest here is ${finestTimeToken}`;
       problems.push(
-        `reset_seconds ${R} needs a time token of ${FIELD_TOKEN[needed]} or finer, or different periods would render the same IDs; ${has}`,
+        `reset_seconds ${resetSeconds} needs a time token of ${FIELD_TOKEN[needed]} or finer, or different periods would render the same IDs; ${has}`,
       );
-      uniqueForSeconds = R;
+      uniqueForSeconds = resetSeconds;
     } else {
       uniqueForSeconds = horizon(finest, fields, yearCycle);
       if (uniqueForSeconds < MIN_UNIQUE_YEARS * YEAR_SECONDS && opts.force !== true) {
-        const k = FIELDS.findIndex((f, n) => n > FIELDS.indexOf(finest) && !fields.has(f));
+        const missing = FIELDS.findIndex((f, n) => n > FIELDS.indexOf(finest) && !fields.has(f));
         const why =
-          k < 0
+          missing < 0
             ? `${yearTok} wraps round`
-            : `it has ${FIELD_TOKEN[FIELDS[k - 1]]} but no ${k === FIELDS.length - 1 ? 'year' : FIELD_TOKEN[FIELDS[k]]} token`;
+            : `it has ${FIELD_TOKEN[FIELDS[missing - 1]]} but no ${missing === FIELDS.length - 1 ? 'year' : FIELD_TOKEN[FIELDS[missing]]} token`;
         problems.push(
           `IDs of this template repeat after ${describeSeconds(uniqueForSeconds)} (${why}), under ${MIN_UNIQUE_YEARS} years; ` +
             'add coarser time tokens, or send "force": true to accept it',
@@ -345,10 +346,10 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
   if (problems.length > 0) throw new TemplateProblems(problems);
 
   let maxLength = 0;
-  for (const p of pieces) {
-    if (p.kind === K.LITERAL) maxLength += p.text.length;
-    else if (p.kind === K.COUNTER) maxLength += Math.max(p.width, digits(rule.maxCounter));
-    else maxLength += kindWidth(p.kind);
+  for (const piece of pieces) {
+    if (piece.kind === K.LITERAL) maxLength += piece.text.length;
+    else if (piece.kind === K.COUNTER) maxLength += Math.max(piece.width, digits(rule.maxCounter));
+    else maxLength += kindWidth(piece.kind);
   }
   return {
     source: template,
@@ -372,8 +373,8 @@ function kindWidth(kind: Kind): number {
 /** Seconds until the time tokens wrap round, given the finest field present. */
 function horizon(finest: Field, fields: ReadonlySet<Field>, yearCycle: number): number {
   for (let k = FIELDS.indexOf(finest) + 1; k < FIELDS.length; k++) {
-    const f = FIELDS[k];
-    if (!fields.has(f)) return CYCLE_SECONDS[f];
+    const field = FIELDS[k];
+    if (!fields.has(field)) return CYCLE_SECONDS[field];
   }
   return yearCycle * YEAR_SECONDS;
 }

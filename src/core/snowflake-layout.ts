@@ -30,40 +30,47 @@ export type PresetName = keyof typeof PRESETS;
 export const unitMs = (u: TimeUnit): number => (u === 'ms' ? 1 : 1000);
 
 /** Problems with a layout, empty when it is usable. */
-export function layoutProblems(l: SnowflakeLayout): string[] {
-  const p: string[] = [];
-  const bits = (name: string, v: number, min: number, max: number) => {
-    if (!Number.isInteger(v) || v < min || v > max) p.push(`${name} must be an integer from ${min} to ${max}`);
+export function layoutProblems(layout: SnowflakeLayout): string[] {
+  const problems: string[] = [];
+  const bits = (name: string, value: number, min: number, max: number) => {
+    if (!Number.isInteger(value) || value < min || value > max)
+      problems.push(`${name} must be an integer from ${min} to ${max}`);
   };
-  bits('time_bits', l.timeBits, 20, 50);
-  bits('worker_bits', l.workerBits, 1, 22);
-  bits('seq_bits', l.seqBits, 1, 22);
-  if (l.timeBits + l.workerBits + l.seqBits > 63) p.push('time_bits + worker_bits + seq_bits must not exceed 63');
-  if (l.unit !== 'ms' && l.unit !== 's') p.push('time_unit must be "ms" or "s"');
-  if (!Number.isSafeInteger(l.epochMs) || l.epochMs < 0) p.push('epoch must be a time at or after 1970-01-01');
-  return p;
+  bits('time_bits', layout.timeBits, 20, 50);
+  bits('worker_bits', layout.workerBits, 1, 22);
+  bits('seq_bits', layout.seqBits, 1, 22);
+  if (layout.timeBits + layout.workerBits + layout.seqBits > 63)
+    problems.push('time_bits + worker_bits + seq_bits must not exceed 63');
+  if (layout.unit !== 'ms' && layout.unit !== 's') problems.push('time_unit must be "ms" or "s"');
+  if (!Number.isSafeInteger(layout.epochMs) || layout.epochMs < 0)
+    problems.push('epoch must be a time at or after 1970-01-01');
+  return problems;
 }
 
 /** The first instant the layout can no longer represent. */
-export function runsOutAt(l: SnowflakeLayout): Date {
-  return new Date(l.epochMs + 2 ** l.timeBits * unitMs(l.unit));
+export function runsOutAt(layout: SnowflakeLayout): Date {
+  return new Date(layout.epochMs + 2 ** layout.timeBits * unitMs(layout.unit));
 }
 
-export function maxWorkers(l: SnowflakeLayout): number {
-  return 2 ** l.workerBits;
+export function maxWorkers(layout: SnowflakeLayout): number {
+  return 2 ** layout.workerBits;
 }
 
-export function maxSeq(l: SnowflakeLayout): number {
-  return 2 ** l.seqBits - 1;
+export function maxSeq(layout: SnowflakeLayout): number {
+  return 2 ** layout.seqBits - 1;
 }
 
 /** Time in layout units since the layout's epoch, for a wall-clock time in ms. */
-export function toUnits(l: SnowflakeLayout, nowMs: number): number {
-  return Math.floor((nowMs - l.epochMs) / unitMs(l.unit));
+export function toUnits(layout: SnowflakeLayout, nowMs: number): number {
+  return Math.floor((nowMs - layout.epochMs) / unitMs(layout.unit));
 }
 
-export function encode(l: SnowflakeLayout, time: number, worker: number, seq: number): bigint {
-  return (BigInt(time) << BigInt(l.workerBits + l.seqBits)) | (BigInt(worker) << BigInt(l.seqBits)) | BigInt(seq);
+export function encode(layout: SnowflakeLayout, time: number, worker: number, seq: number): bigint {
+  return (
+    (BigInt(time) << BigInt(layout.workerBits + layout.seqBits)) |
+    (BigInt(worker) << BigInt(layout.seqBits)) |
+    BigInt(seq)
+  );
 }
 
 export interface SnowflakeParts {
@@ -74,12 +81,12 @@ export interface SnowflakeParts {
   readonly sequence: number;
 }
 
-export function decode(l: SnowflakeLayout, id: bigint): SnowflakeParts {
-  const time = Number(id >> BigInt(l.workerBits + l.seqBits));
+export function decode(layout: SnowflakeLayout, id: bigint): SnowflakeParts {
+  const time = Number(id >> BigInt(layout.workerBits + layout.seqBits));
   return {
     time,
-    timestamp: new Date(l.epochMs + time * unitMs(l.unit)),
-    workerId: Number((id >> BigInt(l.seqBits)) & ((1n << BigInt(l.workerBits)) - 1n)),
-    sequence: Number(id & ((1n << BigInt(l.seqBits)) - 1n)),
+    timestamp: new Date(layout.epochMs + time * unitMs(layout.unit)),
+    workerId: Number((id >> BigInt(layout.seqBits)) & ((1n << BigInt(layout.workerBits)) - 1n)),
+    sequence: Number(id & ((1n << BigInt(layout.seqBits)) - 1n)),
   };
 }

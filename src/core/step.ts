@@ -12,8 +12,8 @@ export interface StepInput {
   readonly targetSeconds: number;
 }
 
-export function clamp(v: number, lo: number, hi: number): number {
-  return Math.min(hi, Math.max(lo, v));
+export function clamp(value: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, value));
 }
 
 /** Consumption rate in IDs per second, or undefined when there is no usable history. */
@@ -23,8 +23,8 @@ export function consumptionRate(takenSince: number, elapsedMs: number): number |
 }
 
 /** step = clamp(rate × target_seconds, min_step, max_step); without history the current step, clamped. */
-export function nextStep(i: StepInput): number {
-  const rate = consumptionRate(i.takenSince, i.elapsedMs);
-  const wanted = rate === undefined ? i.currentStep : Math.ceil(rate * i.targetSeconds);
-  return Math.floor(clamp(wanted, i.minStep, i.maxStep));
+export function nextStep(input: StepInput): number {
+  const rate = consumptionRate(input.takenSince, input.elapsedMs);
+  const wanted = rate === undefined ? input.currentStep : Math.ceil(rate * input.targetSeconds);
+  return Math.floor(clamp(wanted, input.minStep, input.maxStep));
 }

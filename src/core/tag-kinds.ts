@@ -110,12 +110,12 @@ export function tagFromStorage(mode: string, columns: TagColumns, options: Store
 }
 
 /** The options column of a definition: its kind's settings and the key retention, as stored before the union. */
-export function storedOptions(s: TagSpec): StoredOptions {
+export function storedOptions(spec: TagSpec): StoredOptions {
   return {
-    snowflake: s.mode === 'snowflake' ? s.snowflake : undefined,
-    rule: s.mode === 'rule' ? s.rule : undefined,
-    permute: s.mode === 'segment' ? (s.permute ?? undefined) : undefined,
-    keyRetentionSeconds: s.keyRetentionSeconds,
+    snowflake: spec.mode === 'snowflake' ? spec.snowflake : undefined,
+    rule: spec.mode === 'rule' ? spec.rule : undefined,
+    permute: spec.mode === 'segment' ? (spec.permute ?? undefined) : undefined,
+    keyRetentionSeconds: spec.keyRetentionSeconds,
   };
 }
 
@@ -128,14 +128,14 @@ export function parseOptions(raw: string | null): StoredOptions {
  * The spec of the kind `mode`, or an Error naming `what` expected it: for code that made the spec
  * of that kind itself (an import plan creating a rule), where another kind is a bug.
  */
-export function specOfMode<M extends Mode>(s: TagSpec, mode: M, what: string): SpecOf<M> {
-  if (s.mode !== mode) throw new Error(`${what}: tag "${s.tag}" is a ${s.mode} tag, not a ${mode} tag`);
-  return s as SpecOf<M>;
+export function specOfMode<M extends Mode>(spec: TagSpec, mode: M, what: string): SpecOf<M> {
+  if (spec.mode !== mode) throw new Error(`${what}: tag "${spec.tag}" is a ${spec.mode} tag, not a ${mode} tag`);
+  return spec as SpecOf<M>;
 }
 
 /** The worker-id widths the snowflake tags among `specs` lease (one lease per width and process). */
 export function workerWidths(specs: readonly TagSpec[]): Set<number> {
   const out = new Set<number>();
-  for (const s of specs) if (s.mode === 'snowflake') out.add(s.snowflake.workerBits);
+  for (const spec of specs) if (spec.mode === 'snowflake') out.add(spec.snowflake.workerBits);
   return out;
 }

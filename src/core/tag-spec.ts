@@ -94,82 +94,91 @@ const SNOWFLAKE_ONLY = SNOWFLAKE_FIELDS.filter((k) => k !== 'force');
 /** Fields fixed at creation: changing them would change what existing IDs mean. */
 const IMMUTABLE = ['tag', 'mode', 'order', 'layout', 'shards', 'app_id', 'app_bits', 'stride', 'offset', 'permute'];
 
-function intField(b: Body, name: string, min: number, max: number, problems: string[]): number | undefined {
-  const v = b[name];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+function intField(body: Body, name: string, min: number, max: number, problems: string[]): number | undefined {
+  const value = body[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     problems.push(`${name} must be an integer from ${min} to ${max}`);
     return undefined;
   }
-  return v;
+  return value;
 }
 
-function readFields(b: Body, problems: string[]): Partial<Record<keyof TagSpec, unknown>> {
+function readFields(body: Body, problems: string[]): Partial<Record<keyof TagSpec, unknown>> {
   const out: Partial<Record<keyof TagSpec, unknown>> = {};
-  for (const k of Object.keys(b))
-    if (!(k in FIELD_NAMES) && k !== 'permute' && !SNOWFLAKE_FIELDS.includes(k) && !RULE_FIELDS.includes(k))
-      problems.push(`unknown field "${k}"`);
-  if (b.tag !== undefined && (typeof b.tag !== 'string' || !TAG_NAME.test(b.tag)))
+  for (const field of Object.keys(body))
+    if (
+      !(field in FIELD_NAMES) &&
+      field !== 'permute' &&
+      !SNOWFLAKE_FIELDS.includes(field) &&
+      !RULE_FIELDS.includes(field)
+    )
+      problems.push(`unknown field "${field}"`);
+  if (body.tag !== undefined && (typeof body.tag !== 'string' || !TAG_NAME.test(body.tag)))
     problems.push(`tag must match ${TAG_NAME_CHARS}`);
-  else out.tag = b.tag;
-  if (b.mode !== undefined) {
-    if (!MODES.includes(b.mode as Mode)) problems.push(`mode must be one of ${MODES.join(', ')}`);
-    else if (!SERVED_MODES.includes(b.mode as Mode))
-      problems.push(`mode "${String(b.mode)}" is not available in this version; available: ${SERVED_MODES.join(', ')}`);
-    else out.mode = b.mode;
+  else out.tag = body.tag;
+  if (body.mode !== undefined) {
+    if (!MODES.includes(body.mode as Mode)) problems.push(`mode must be one of ${MODES.join(', ')}`);
+    else if (!SERVED_MODES.includes(body.mode as Mode))
+      problems.push(
+        `mode "${String(body.mode)}" is not available in this version; available: ${SERVED_MODES.join(', ')}`,
+      );
+    else out.mode = body.mode;
   }
-  if (b.order !== undefined && b.order !== 'global' && b.order !== 'node')
+  if (body.order !== undefined && body.order !== 'global' && body.order !== 'node')
     problems.push('order must be "global" or "node"');
-  else out.order = b.order;
-  if (b.layout !== undefined && b.layout !== 'plain' && b.layout !== 'sharded')
+  else out.order = body.order;
+  if (body.layout !== undefined && body.layout !== 'plain' && body.layout !== 'sharded')
     problems.push('layout must be "plain" or "sharded"');
-  else out.layout = b.layout;
-  out.shards = intField(b, 'shards', 1, 4096, problems);
-  out.appBits = intField(b, 'app_bits', 0, 16, problems);
-  out.appId = intField(b, 'app_id', 0, 65535, problems);
-  out.step = intField(b, 'step', 1, 100_000_000, problems);
-  out.minStep = intField(b, 'min_step', 1, 100_000_000, problems);
-  out.maxStep = intField(b, 'max_step', 1, 100_000_000, problems);
-  out.targetSeconds = intField(b, 'target_seconds', 1, 86_400, problems);
-  out.nodeBlock = intField(b, 'node_block', 1, 1_000_000, problems);
-  out.stride = intField(b, 'stride', 1, MAX_STRIDE, problems);
-  out.offset = intField(b, 'offset', 0, MAX_STRIDE - 1, problems);
-  out.keyRetentionSeconds = intField(b, 'key_retention_seconds', KEY_RETENTION.min, KEY_RETENTION.max, problems);
-  if (b.prefetch !== undefined) {
-    if (typeof b.prefetch !== 'number' || !(b.prefetch > 0 && b.prefetch < 1))
+  else out.layout = body.layout;
+  out.shards = intField(body, 'shards', 1, 4096, problems);
+  out.appBits = intField(body, 'app_bits', 0, 16, problems);
+  out.appId = intField(body, 'app_id', 0, 65535, problems);
+  out.step = intField(body, 'step', 1, 100_000_000, problems);
+  out.minStep = intField(body, 'min_step', 1, 100_000_000, problems);
+  out.maxStep = intField(body, 'max_step', 1, 100_000_000, problems);
+  out.targetSeconds = intField(body, 'target_seconds', 1, 86_400, problems);
+  out.nodeBlock = intField(body, 'node_block', 1, 1_000_000, problems);
+  out.stride = intField(body, 'stride', 1, MAX_STRIDE, problems);
+  out.offset = intField(body, 'offset', 0, MAX_STRIDE - 1, problems);
+  out.keyRetentionSeconds = intField(body, 'key_retention_seconds', KEY_RETENTION.min, KEY_RETENTION.max, problems);
+  if (body.prefetch !== undefined) {
+    if (typeof body.prefetch !== 'number' || !(body.prefetch > 0 && body.prefetch < 1))
       problems.push('prefetch must be a number between 0 and 1 (exclusive)');
-    else out.prefetch = b.prefetch;
+    else out.prefetch = body.prefetch;
   }
-  if (b.max_id_limit !== undefined) {
-    const v = b.max_id_limit;
-    const s = typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : typeof v === 'string' ? v : '';
-    if (!/^[1-9]\d{0,18}$/.test(s) || BigInt(s) > (1n << 63n) - 1n)
+  if (body.max_id_limit !== undefined) {
+    const value = body.max_id_limit;
+    const decimal =
+      typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : typeof value === 'string' ? value : '';
+    if (!/^[1-9]\d{0,18}$/.test(decimal) || BigInt(decimal) > (1n << 63n) - 1n)
       problems.push('max_id_limit must be a positive integer (a decimal string above 2^53) no larger than 2^63-1');
-    else out.maxIdLimit = s;
+    else out.maxIdLimit = decimal;
   }
-  if (b.enabled !== undefined && typeof b.enabled !== 'boolean') problems.push('enabled must be true or false');
-  else out.enabled = b.enabled;
-  if (b.description !== undefined && (typeof b.description !== 'string' || b.description.length > 255))
+  if (body.enabled !== undefined && typeof body.enabled !== 'boolean') problems.push('enabled must be true or false');
+  else out.enabled = body.enabled;
+  if (body.description !== undefined && (typeof body.description !== 'string' || body.description.length > 255))
     problems.push('description must be a string of at most 255 characters');
-  else out.description = b.description;
-  for (const k of Object.keys(out) as (keyof TagSpec)[]) if (out[k] === undefined) delete out[k];
+  else out.description = body.description;
+  for (const key of Object.keys(out) as (keyof TagSpec)[]) if (out[key] === undefined) delete out[key];
   return out;
 }
 
-function checkWhole(s: Exclude<TagSpec, { mode: 'snowflake' }>, problems: string[]): void {
-  if (s.minStep > s.maxStep) problems.push('min_step must not exceed max_step');
-  if (s.step < s.minStep || s.step > s.maxStep) problems.push('step must lie between min_step and max_step');
-  if (s.layout === 'sharded') {
-    if (s.appId >= 2 ** s.appBits) problems.push(`app_id must be below 2^app_bits (${2 ** s.appBits})`);
-  } else if (s.shards !== 1 || s.appId !== 0) {
+function checkWhole(spec: Exclude<TagSpec, { mode: 'snowflake' }>, problems: string[]): void {
+  if (spec.minStep > spec.maxStep) problems.push('min_step must not exceed max_step');
+  if (spec.step < spec.minStep || spec.step > spec.maxStep)
+    problems.push('step must lie between min_step and max_step');
+  if (spec.layout === 'sharded') {
+    if (spec.appId >= 2 ** spec.appBits) problems.push(`app_id must be below 2^app_bits (${2 ** spec.appBits})`);
+  } else if (spec.shards !== 1 || spec.appId !== 0) {
     problems.push('shards and app_id apply to layout "sharded" only');
   }
-  if (s.mode === 'segment' && s.permute) permuteProblems(s.permute, s, problems);
-  if (s.offset >= s.stride) problems.push(`offset must be below stride (${s.stride})`);
-  else if (s.mode === 'rule') {
-    if (periodCapacity(s.rule, s) < 1)
-      problems.push(`no counter value from min_counter to max_counter is ${s.offset} (mod ${s.stride})`);
-  } else if (counterLimit(s, BigInt(s.maxIdLimit)) < 1)
+  if (spec.mode === 'segment' && spec.permute) permuteProblems(spec.permute, spec, problems);
+  if (spec.offset >= spec.stride) problems.push(`offset must be below stride (${spec.stride})`);
+  else if (spec.mode === 'rule') {
+    if (periodCapacity(spec.rule, spec) < 1)
+      problems.push(`no counter value from min_counter to max_counter is ${spec.offset} (mod ${spec.stride})`);
+  } else if (counterLimit(spec, BigInt(spec.maxIdLimit)) < 1)
     problems.push('max_id_limit is too small for this layout to issue any ID');
 }
 
@@ -178,54 +187,55 @@ export function specFromCreate(body: unknown): TagSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new SpecProblems(['body must be a JSON object']);
   const problems: string[] = [];
-  const f = readFields(body as Body, problems);
-  if (f.tag === undefined && !problems.some((p) => p.startsWith('tag'))) problems.push('tag is required');
-  const layout = (f.layout as TagSpec['layout']) ?? DEFAULTS.layout;
-  const b = body as Body;
-  const mode = (f.mode as Mode) ?? 'segment';
+  const fields = readFields(body as Body, problems);
+  if (fields.tag === undefined && !problems.some((p) => p.startsWith('tag'))) problems.push('tag is required');
+  const layout = (fields.layout as TagSpec['layout']) ?? DEFAULTS.layout;
+  const raw = body as Body;
+  const mode = (fields.mode as Mode) ?? 'segment';
   let snowflake: SnowflakeSpec | null = null;
   let rule: RuleSpec | null = null;
-  if (mode !== 'rule') for (const k of RULE_FIELDS) if (k in b) problems.push(`${k} applies to rule tags only`);
+  if (mode !== 'rule')
+    for (const field of RULE_FIELDS) if (field in raw) problems.push(`${field} applies to rule tags only`);
   if (mode === 'snowflake') {
-    for (const k of SEGMENT_ONLY) if (k in b) problems.push(`${k} applies to segment tags only`);
-    snowflake = snowflakeFromBody(b, problems);
+    for (const field of SEGMENT_ONLY) if (field in raw) problems.push(`${field} applies to segment tags only`);
+    snowflake = snowflakeFromBody(raw, problems);
   } else if (mode === 'rule') {
-    for (const k of [...NOT_FOR_RULES, ...SNOWFLAKE_ONLY])
-      if (k in b) problems.push(`${k} does not apply to rule tags`);
-    rule = ruleFromBody(b, problems);
+    for (const field of [...NOT_FOR_RULES, ...SNOWFLAKE_ONLY])
+      if (field in raw) problems.push(`${field} does not apply to rule tags`);
+    rule = ruleFromBody(raw, problems);
   } else {
-    for (const k of SNOWFLAKE_FIELDS) if (k in b) problems.push(`${k} applies to snowflake tags only`);
+    for (const field of SNOWFLAKE_FIELDS) if (field in raw) problems.push(`${field} applies to snowflake tags only`);
   }
-  const permute = mode === 'segment' ? permuteFromBody(b.permute, problems) : null;
+  const permute = mode === 'segment' ? permuteFromBody(raw.permute, problems) : null;
   const steps = defaultSteps(
-    f.step as number | undefined,
-    f.minStep as number | undefined,
-    f.maxStep as number | undefined,
+    fields.step as number | undefined,
+    fields.minStep as number | undefined,
+    fields.maxStep as number | undefined,
   );
   const interleave = {
-    stride: (f.stride as number) ?? DEFAULTS.stride,
-    offset: (f.offset as number) ?? DEFAULTS.offset,
+    stride: (fields.stride as number) ?? DEFAULTS.stride,
+    offset: (fields.offset as number) ?? DEFAULTS.offset,
   };
   const base: TagBase = {
-    tag: (f.tag as string) ?? '',
-    order: (f.order as TagSpec['order']) ?? DEFAULTS.order,
+    tag: (fields.tag as string) ?? '',
+    order: (fields.order as TagSpec['order']) ?? DEFAULTS.order,
     layout,
-    shards: (f.shards as number) ?? (layout === 'sharded' ? DEFAULTS.shardedShards : DEFAULTS.shards),
-    appId: (f.appId as number) ?? DEFAULTS.appId,
-    appBits: (f.appBits as number) ?? (layout === 'sharded' ? DEFAULTS.appBits : 0),
+    shards: (fields.shards as number) ?? (layout === 'sharded' ? DEFAULTS.shardedShards : DEFAULTS.shards),
+    appId: (fields.appId as number) ?? DEFAULTS.appId,
+    appBits: (fields.appBits as number) ?? (layout === 'sharded' ? DEFAULTS.appBits : 0),
     step: steps.step,
     minStep: steps.minStep,
     maxStep: steps.maxStep,
-    targetSeconds: (f.targetSeconds as number) ?? DEFAULTS.targetSeconds,
-    prefetch: (f.prefetch as number) ?? DEFAULTS.prefetch,
+    targetSeconds: (fields.targetSeconds as number) ?? DEFAULTS.targetSeconds,
+    prefetch: (fields.prefetch as number) ?? DEFAULTS.prefetch,
     maxIdLimit: rule
       ? String(periodCapacity(rule, interleave))
-      : ((f.maxIdLimit as string) ?? (permute ? String(domainMax(permute)) : DEFAULTS.maxIdLimit)),
-    nodeBlock: (f.nodeBlock as number) ?? DEFAULTS.nodeBlock,
+      : ((fields.maxIdLimit as string) ?? (permute ? String(domainMax(permute)) : DEFAULTS.maxIdLimit)),
+    nodeBlock: (fields.nodeBlock as number) ?? DEFAULTS.nodeBlock,
     ...interleave,
-    enabled: (f.enabled as boolean) ?? true,
-    description: (f.description as string) ?? '',
-    keyRetentionSeconds: (f.keyRetentionSeconds as number) ?? DEFAULTS.keyRetentionSeconds,
+    enabled: (fields.enabled as boolean) ?? true,
+    description: (fields.description as string) ?? '',
+    keyRetentionSeconds: (fields.keyRetentionSeconds as number) ?? DEFAULTS.keyRetentionSeconds,
   };
   if (problems.length > 0) throw new SpecProblems(problems);
   const spec = withKind(base, mode, snowflake, rule, permute ?? null);
@@ -253,20 +263,22 @@ export function specFromUpdate(current: TagSpec, body: unknown): TagSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new SpecProblems(['body must be a JSON object']);
   const problems: string[] = [];
-  const b = body as Body;
+  const raw = body as Body;
   const isRule = current.mode === 'rule';
   const changeable = isRule ? SNOWFLAKE_ONLY : SNOWFLAKE_FIELDS;
-  for (const k of [...IMMUTABLE, ...changeable]) if (k in b) problems.push(`${k} cannot be changed after creation`);
+  for (const field of [...IMMUTABLE, ...changeable])
+    if (field in raw) problems.push(`${field} cannot be changed after creation`);
   if (current.mode === 'snowflake')
-    for (const k of SEGMENT_ONLY) if (k in b) problems.push(`${k} applies to segment tags only`);
+    for (const field of SEGMENT_ONLY) if (field in raw) problems.push(`${field} applies to segment tags only`);
   const misplaced = isRule ? NOT_FOR_RULES : RULE_FIELDS;
-  for (const k of misplaced)
-    if (k in b) problems.push(isRule ? `${k} does not apply to rule tags` : `${k} applies to rule tags only`);
-  const f = readFields(b, problems);
-  const rule = current.mode === 'rule' ? ruleFromUpdate(current.rule, b, problems) : null;
+  for (const field of misplaced)
+    if (field in raw)
+      problems.push(isRule ? `${field} does not apply to rule tags` : `${field} applies to rule tags only`);
+  const fields = readFields(raw, problems);
+  const rule = current.mode === 'rule' ? ruleFromUpdate(current.rule, raw, problems) : null;
   const spec = {
     ...current,
-    ...f,
+    ...fields,
     ...(rule ? { rule, maxIdLimit: String(periodCapacity(rule, current)) } : {}),
   } as TagSpec;
   if (problems.length === 0 && spec.mode !== 'snowflake') checkWhole(spec, problems);
@@ -285,34 +297,35 @@ function defaultSteps(
   return { step: step ?? Math.min(hi, Math.max(lo, DEFAULTS.step)), minStep: lo, maxStep: hi };
 }
 
-function snowflakeFromBody(b: Body, problems: string[]): SnowflakeSpec | null {
-  const presetName = b.preset ?? 'snowflake';
+function snowflakeFromBody(body: Body, problems: string[]): SnowflakeSpec | null {
+  const presetName = body.preset ?? 'snowflake';
   if (typeof presetName !== 'string' || !(presetName in PRESETS)) {
     problems.push(`preset must be one of ${Object.keys(PRESETS).join(', ')}`);
     return null;
   }
   const base: SnowflakeLayout = PRESETS[presetName as PresetName];
   let epochMs = base.epochMs;
-  if (b.epoch !== undefined) {
-    const e = typeof b.epoch === 'number' ? b.epoch : typeof b.epoch === 'string' ? Date.parse(b.epoch) : NaN;
-    if (!Number.isSafeInteger(e)) problems.push('epoch must be an ISO 8601 date or milliseconds since 1970');
-    else if (e > Date.now()) problems.push('epoch must not lie in the future');
-    else epochMs = e;
+  if (body.epoch !== undefined) {
+    const givenMs =
+      typeof body.epoch === 'number' ? body.epoch : typeof body.epoch === 'string' ? Date.parse(body.epoch) : NaN;
+    if (!Number.isSafeInteger(givenMs)) problems.push('epoch must be an ISO 8601 date or milliseconds since 1970');
+    else if (givenMs > Date.now()) problems.push('epoch must not lie in the future');
+    else epochMs = givenMs;
   }
-  const num = (k: string, def: number) => (b[k] === undefined ? def : (b[k] as number));
+  const num = (k: string, def: number) => (body[k] === undefined ? def : (body[k] as number));
   const layout: SnowflakeLayout = {
     epochMs,
-    unit: (b.time_unit ?? base.unit) as SnowflakeLayout['unit'],
+    unit: (body.time_unit ?? base.unit) as SnowflakeLayout['unit'],
     timeBits: num('time_bits', base.timeBits),
     workerBits: num('worker_bits', base.workerBits),
     seqBits: num('seq_bits', base.seqBits),
   };
   problems.push(...layoutProblems(layout));
-  if (b.force !== undefined && typeof b.force !== 'boolean') problems.push('force must be true or false');
+  if (body.force !== undefined && typeof body.force !== 'boolean') problems.push('force must be true or false');
   if (problems.length === 0) {
     const end = runsOutAt(layout);
     const minEnd = Date.now() + MIN_LIFETIME_YEARS * 365.25 * 86_400_000;
-    if (end.getTime() < minEnd && b.force !== true) {
+    if (end.getTime() < minEnd && body.force !== true) {
       problems.push(
         `this layout runs out at ${end.toISOString()}, in under ${MIN_LIFETIME_YEARS} years; send "force": true to create it anyway`,
       );
@@ -322,29 +335,29 @@ function snowflakeFromBody(b: Body, problems: string[]): SnowflakeSpec | null {
 }
 
 /** The wire form of a spec (snake_case, as accepted by create). */
-export function specToJson(s: TagSpec): Record<string, unknown> {
-  if (s.mode === 'snowflake') {
-    const l = s.snowflake;
+export function specToJson(spec: TagSpec): Record<string, unknown> {
+  if (spec.mode === 'snowflake') {
+    const layout = spec.snowflake;
     return {
-      tag: s.tag,
-      mode: s.mode,
-      preset: l.preset,
-      epoch: new Date(l.epochMs).toISOString(),
-      time_unit: l.unit,
-      time_bits: l.timeBits,
-      worker_bits: l.workerBits,
-      seq_bits: l.seqBits,
-      enabled: s.enabled,
-      description: s.description,
-      key_retention_seconds: s.keyRetentionSeconds,
+      tag: spec.tag,
+      mode: spec.mode,
+      preset: layout.preset,
+      epoch: new Date(layout.epochMs).toISOString(),
+      time_unit: layout.unit,
+      time_bits: layout.timeBits,
+      worker_bits: layout.workerBits,
+      seq_bits: layout.seqBits,
+      enabled: spec.enabled,
+      description: spec.description,
+      key_retention_seconds: spec.keyRetentionSeconds,
     };
   }
   const out: Record<string, unknown> = {};
-  for (const [wire, key] of Object.entries(FIELD_NAMES)) out[wire] = s[key];
-  if (s.mode === 'segment') {
-    if (s.permute) out.permute = permuteToJson(s.permute);
+  for (const [wire, key] of Object.entries(FIELD_NAMES)) out[wire] = spec[key];
+  if (spec.mode === 'segment') {
+    if (spec.permute) out.permute = permuteToJson(spec.permute);
     return out;
   }
-  for (const k of NOT_FOR_RULES) delete out[k];
-  return Object.assign(out, ruleToJson(s.rule));
+  for (const field of NOT_FOR_RULES) delete out[field];
+  return Object.assign(out, ruleToJson(spec.rule));
 }

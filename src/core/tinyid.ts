@@ -34,34 +34,34 @@ export interface TinyidSegment {
  * counter a - 1 (itself remainder mod delta, so the client's first ID is the value of a),
  * maxId the value of b. loadingId lies `prefetch` of the way through, as Tinyid's 20 %.
  */
-export function segmentOfRun(i: Interleave, run: Range, prefetch: number): TinyidSegment {
-  const currentId = seqOf(i, run[0] - 1);
-  const maxId = seqOf(i, run[1]);
+export function segmentOfRun(interleave: Interleave, run: Range, prefetch: number): TinyidSegment {
+  const currentId = seqOf(interleave, run[0] - 1);
+  const maxId = seqOf(interleave, run[1]);
   const permille = BigInt(Math.round(prefetch * 1000));
   return {
     currentId,
     loadingId: currentId + ((maxId - currentId) * permille) / 1000n,
     maxId,
-    delta: i.stride,
-    remainder: i.offset,
+    delta: interleave.stride,
+    remainder: interleave.offset,
   };
 }
 
 /** The IDs a Tinyid client issues from a segment, in order (for checks and tests). */
-export function idsOfSegment(s: TinyidSegment): bigint[] {
+export function idsOfSegment(segment: TinyidSegment): bigint[] {
   const out: bigint[] = [];
-  const d = BigInt(s.delta);
-  let id = s.currentId;
+  const delta = BigInt(segment.delta);
+  let id = segment.currentId;
   // Tinyid's client first moves currentId onto the remainder; ours always is.
-  while (((id % d) + d) % d !== BigInt(s.remainder)) id++;
-  for (id += d; id <= s.maxId; id += d) out.push(id);
+  while (((id % delta) + delta) % delta !== BigInt(segment.remainder)) id++;
+  for (id += delta; id <= segment.maxId; id += delta) out.push(id);
   return out;
 }
 
 /** The longest run (the first of equals): a segment is one run; the others are a gap. */
 export function longestRun(runs: readonly Range[]): Range {
   let best = runs[0];
-  for (const r of runs) if (r[1] - r[0] > best[1] - best[0]) best = r;
+  for (const run of runs) if (run[1] - run[0] > best[1] - best[0]) best = run;
   return best;
 }
 
@@ -71,13 +71,13 @@ export function responseJson(data: string, code = 200, message = ''): string {
 }
 
 /** SegmentId as Jackson writes it: fields in declaration order, numbers. */
-export function segmentJson(s: TinyidSegment): string {
-  return `{"maxId":${s.maxId},"loadingId":${s.loadingId},"currentId":${s.currentId},"delta":${s.delta},"remainder":${s.remainder}}`;
+export function segmentJson(segment: TinyidSegment): string {
+  return `{"maxId":${segment.maxId},"loadingId":${segment.loadingId},"currentId":${segment.currentId},"delta":${segment.delta},"remainder":${segment.remainder}}`;
 }
 
 /** nextSegmentIdSimple's text: currentId,loadingId,maxId,delta,remainder. */
-export function segmentText(s: TinyidSegment): string {
-  return `${s.currentId},${s.loadingId},${s.maxId},${s.delta},${s.remainder}`;
+export function segmentText(segment: TinyidSegment): string {
+  return `${segment.currentId},${segment.loadingId},${segment.maxId},${segment.delta},${segment.remainder}`;
 }
 
 const INT_MIN = -(2 ** 31);
@@ -91,14 +91,14 @@ const INT_MAX = 2 ** 31 - 1;
  */
 export function bindInteger(raw: string | undefined): number | null {
   if (raw === undefined || raw === '') return null;
-  const t = raw.replace(/\s/g, '');
-  let v: number;
-  const hex = /^(-?)(?:0x|0X|#)([0-9a-fA-F]+)$/.exec(t);
-  if (hex) v = (hex[1] === '-' ? -1 : 1) * parseInt(hex[2], 16);
-  else if (/^[-+]?\d+$/.test(t)) v = Number(t);
-  else throw new BindError(t);
-  if (!Number.isSafeInteger(v) || v < INT_MIN || v > INT_MAX) throw new BindError(t);
-  return v;
+  const stripped = raw.replace(/\s/g, '');
+  let value: number;
+  const hex = /^(-?)(?:0x|0X|#)([0-9a-fA-F]+)$/.exec(stripped);
+  if (hex) value = (hex[1] === '-' ? -1 : 1) * parseInt(hex[2], 16);
+  else if (/^[-+]?\d+$/.test(stripped)) value = Number(stripped);
+  else throw new BindError(stripped);
+  if (!Number.isSafeInteger(value) || value < INT_MIN || value > INT_MAX) throw new BindError(stripped);
+  return value;
 }
 
 export class BindError extends Error {

@@ -73,11 +73,11 @@ function bare(name: UdpCodeName, message: string): UdpReply {
 function tooDeep(root: unknown, max: number): boolean {
   // The usual request is one flat object: nothing to walk (and no array of its values made).
   if (max >= 2 && typeof root === 'object' && root !== null && !Array.isArray(root)) {
-    const o = root as Record<string, unknown>;
+    const fields = root as Record<string, unknown>;
     let nested = false;
-    for (const k in o) {
-      const v = o[k];
-      if (typeof v === 'object' && v !== null && Object.hasOwn(o, k)) {
+    for (const key in fields) {
+      const value = fields[key];
+      if (typeof value === 'object' && value !== null && Object.hasOwn(fields, key)) {
         nested = true;
         break;
       }
@@ -86,10 +86,10 @@ function tooDeep(root: unknown, max: number): boolean {
   }
   const stack: [unknown, number][] = [[root, 1]];
   while (stack.length > 0) {
-    const [v, depth] = stack.pop() as [unknown, number];
-    if (typeof v !== 'object' || v === null) continue;
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (typeof value !== 'object' || value === null) continue;
     if (depth > max) return true;
-    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
   }
   return false;
 }
@@ -105,21 +105,21 @@ export const ECHOED_FIELDS = ['action', 'rule_name', 'app_name', 'salt', 'token'
  */
 function echoable(all: JsonObject, text: string): JsonObject {
   const out: JsonObject = {};
-  for (const k of ECHOED_FIELDS) {
-    if (!Object.hasOwn(all, k)) continue;
-    const v = all[k];
-    if (typeof v === 'string' || text.includes(JSON.stringify(v))) out[k] = v;
+  for (const field of ECHOED_FIELDS) {
+    if (!Object.hasOwn(all, field)) continue;
+    const value = all[field];
+    if (typeof value === 'string' || text.includes(JSON.stringify(value))) out[field] = value;
   }
   return out;
 }
 
-function fieldOf(body: JsonObject, k: string): JsonValue | undefined {
-  return Object.hasOwn(body, k) ? body[k] : undefined;
+function fieldOf(body: JsonObject, name: string): JsonValue | undefined {
+  return Object.hasOwn(body, name) ? body[name] : undefined;
 }
 
-function quote(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}...` : v);
-  return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
+function quote(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}...` : value);
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
 }
 
 /** Decodes one datagram. Never throws. */
@@ -161,17 +161,17 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
     const all = parsed as JsonObject;
     const body = echoable(all, text);
 
-    const a = fieldOf(all, 'action');
-    if (typeof a !== 'string') {
-      const msg = a === undefined ? 'missing field action' : `action must be a string, got ${quote(a)}`;
+    const rawAction = fieldOf(all, 'action');
+    if (typeof rawAction !== 'string') {
+      const msg = rawAction === undefined ? 'missing field action' : `action must be a string, got ${quote(rawAction)}`;
       return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', msg) };
     }
-    const action = Object.hasOwn(ACTIONS, a) ? ACTIONS[a] : undefined;
+    const action = Object.hasOwn(ACTIONS, rawAction) ? ACTIONS[rawAction] : undefined;
     if (action === undefined) {
       return {
         ok: false,
         echoed: true,
-        reply: failure(body, 'UNKNOWN_ACTION', `unknown action ${quote(a)}; expected get, create or monitor`),
+        reply: failure(body, 'UNKNOWN_ACTION', `unknown action ${quote(rawAction)}; expected get, create or monitor`),
       };
     }
 
@@ -208,11 +208,11 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
 function echo(body: Readonly<JsonObject> | null, code: number, message: string, data?: JsonValue): UdpReply {
   const out: UdpReply = {};
   if (body !== null) {
-    for (const k of Object.keys(body)) {
+    for (const key of Object.keys(body)) {
       // An echoed "__proto__" key must stay a plain key, not become the reply's prototype.
-      if (k === '__proto__')
-        Object.defineProperty(out, k, { value: body[k], enumerable: true, writable: true, configurable: true });
-      else out[k] = body[k];
+      if (key === '__proto__')
+        Object.defineProperty(out, key, { value: body[key], enumerable: true, writable: true, configurable: true });
+      else out[key] = body[key];
     }
   }
   delete out.data;
@@ -248,18 +248,18 @@ function failure(body: Readonly<JsonObject> | null, name: UdpCodeName, message?:
 }
 
 /** Orders keys by code point, which is the UTF-8 byte order jsoncpp's std::map sorts by. */
-function byCodePoint(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
+function byCodePoint(left: string, right: string): number {
+  const common = Math.min(left.length, right.length);
+  for (let i = 0; i < common; i++) {
+    let leftCode = left.charCodeAt(i);
+    let rightCode = right.charCodeAt(i);
+    if (leftCode === rightCode) continue;
     // Surrogates (astral code points) sort after U+E000-U+FFFF.
-    if (x >= 0xd800) x = x <= 0xdfff ? x + 0x2000 : x - 0x800;
-    if (y >= 0xd800) y = y <= 0xdfff ? y + 0x2000 : y - 0x800;
-    return x - y;
+    if (leftCode >= 0xd800) leftCode = leftCode <= 0xdfff ? leftCode + 0x2000 : leftCode - 0x800;
+    if (rightCode >= 0xd800) rightCode = rightCode <= 0xdfff ? rightCode + 0x2000 : rightCode - 0x800;
+    return leftCode - rightCode;
   }
-  return a.length - b.length;
+  return left.length - right.length;
 }
 
 const MAX_ENCODE_DEPTH = MAX_JSON_DEPTH + 4;
@@ -267,47 +267,47 @@ const SURROGATE = /[\uD800-\uDFFF]/;
 /** Keys a JS object orders before all others (array indices; any run of digits, to be safe). */
 const INDEX_LIKE = /^\d+$/;
 
-function write(v: unknown, depth: number): string {
+function write(value: unknown, depth: number): string {
   if (depth > MAX_ENCODE_DEPTH) throw new RangeError('reply nested too deeply');
-  if (v === null || v === undefined) return 'null';
-  switch (typeof v) {
+  if (value === null || value === undefined) return 'null';
+  switch (typeof value) {
     case 'string':
     case 'boolean':
-      return JSON.stringify(v);
+      return JSON.stringify(value);
     case 'number':
-      return Number.isFinite(v) ? JSON.stringify(v) : 'null';
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
     case 'bigint':
-      return v.toString();
+      return value.toString();
     case 'object': {
-      if (Array.isArray(v)) {
+      if (Array.isArray(value)) {
         let out = '[';
-        for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + write(v[i], depth + 1);
+        for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + write(value[i], depth + 1);
         return `${out}]`;
       }
-      const o = v as Record<string, unknown>;
-      const keys = orderedKeys(o);
+      const record = value as Record<string, unknown>;
+      const keys = orderedKeys(record);
       // The usual reply is flat: one native stringify of a copy with its keys in that order.
       // Not for index-like keys (an object lists them first, in numeric order), "__proto__"
       // (not a plain key in a literal copy), or values the native encoder writes otherwise.
       let flat = keys.plain;
       const copy: Record<string, unknown> = {};
       if (flat) {
-        for (const k of keys.sorted) {
-          const x = o[k];
-          const t = typeof x;
-          if ((t === 'object' && x !== null) || t === 'bigint') {
+        for (const key of keys.sorted) {
+          const field = record[key];
+          const type = typeof field;
+          if ((type === 'object' && field !== null) || type === 'bigint') {
             flat = false;
             break;
           }
-          copy[k] = x;
+          copy[key] = field;
         }
       }
       if (flat) return JSON.stringify(copy);
       let out = '{';
-      for (const k of keys.sorted) {
-        const x = o[k];
-        if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
-        out += (out.length > 1 ? ',' : '') + JSON.stringify(k) + ':' + write(x, depth + 1);
+      for (const key of keys.sorted) {
+        const field = record[key];
+        if (field === undefined || typeof field === 'function' || typeof field === 'symbol') continue;
+        out += (out.length > 1 ? ',' : '') + JSON.stringify(key) + ':' + write(field, depth + 1);
       }
       return `${out}}`;
     }
@@ -328,8 +328,8 @@ interface KeyOrder {
 /** The last key order worked out: replies to one kind of request share it. */
 let lastOrder: KeyOrder = { listed: [], sorted: [], plain: true };
 
-function orderedKeys(o: object): KeyOrder {
-  const listed = Object.keys(o);
+function orderedKeys(record: object): KeyOrder {
+  const listed = Object.keys(record);
   const last = lastOrder.listed;
   if (listed.length === last.length) {
     let same = true;

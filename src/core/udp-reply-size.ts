@@ -10,7 +10,7 @@ import { encodeReply, UDP_CODES, type UdpCodeName, type UdpReply } from './udp-p
 export const ANSWER_FACTOR = 2;
 
 const NAME_OF_CODE = new Map<number, UdpCodeName>(
-  Object.entries(UDP_CODES).map(([name, c]) => [c.code, name as UdpCodeName]),
+  Object.entries(UDP_CODES).map(([name, entry]) => [entry.code, name as UdpCodeName]),
 );
 
 /** The most bytes a reply to a datagram of `requestBytes` may take. */

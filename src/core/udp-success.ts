@@ -12,8 +12,8 @@ import { encodeReply, successReply, type UdpRequest } from './udp-protocol.js';
  * character JSON escapes ([A-Za-z0-9_.-]): they are quoted as they are.
  */
 export function successText(req: UdpRequest, id: string): string {
-  const b = req.body;
-  const { action, app_name: app, idempotency_key: key, rule_name: rule, salt, seq, token } = b;
+  const body = req.body;
+  const { action, app_name: app, idempotency_key: key, rule_name: rule, salt, seq, token } = body;
   if (
     !maybeString(action) ||
     !maybeString(app) ||
