@@ -2,7 +2,7 @@
 // with the counter, the salt, the app name and the local time of the moment, no parsing and
 // no regex per ID.
 import type { LocalParts } from './period.js';
-import { K, type CompiledTemplate } from './rule-template.js';
+import { PIECE, type CompiledTemplate } from './rule-template.js';
 
 export interface RenderInput {
   readonly counter: number;
@@ -30,43 +30,43 @@ export function render(template: CompiledTemplate, input: RenderInput): string {
   for (let i = 0; i < ps.length; i++) {
     const piece = ps[i];
     switch (piece.kind) {
-      case K.LITERAL:
+      case PIECE.LITERAL:
         out += piece.text;
         break;
-      case K.YYYY:
+      case PIECE.YYYY:
         out += parts.year >= 0 && parts.year < 1000 ? String(parts.year).padStart(4, '0') : String(parts.year);
         break;
-      case K.YY:
+      case PIECE.YY:
         out += PAD2[((parts.year % 100) + 100) % 100];
         break;
-      case K.Y10:
+      case PIECE.Y10:
         out += String(((parts.year % 10) + 10) % 10);
         break;
-      case K.MONTH:
+      case PIECE.MONTH:
         out += PAD2[parts.month];
         break;
-      case K.DAY:
+      case PIECE.DAY:
         out += PAD2[parts.day];
         break;
-      case K.HOUR:
+      case PIECE.HOUR:
         out += PAD2[parts.hour];
         break;
-      case K.MINUTE:
+      case PIECE.MINUTE:
         out += PAD2[parts.minute];
         break;
-      case K.SECOND:
+      case PIECE.SECOND:
         out += PAD2[parts.second];
         break;
-      case K.MILLI:
+      case PIECE.MILLI:
         out += PAD3[parts.millisecond];
         break;
-      case K.COUNTER:
+      case PIECE.COUNTER:
         out += piece.width === 0 ? String(counter) : String(counter).padStart(piece.width, '0');
         break;
-      case K.SALT:
+      case PIECE.SALT:
         out += input.salt ?? '';
         break;
-      case K.APP:
+      case PIECE.APP:
         out += input.app;
         break;
     }

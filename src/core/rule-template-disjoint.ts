@@ -1,26 +1,26 @@
 // Whether two compiled templates can never render the same ID (a running rule's template may
 // only change to one disjoint from the old, so no ID of either repeats one of the other).
-import { K, type CompiledTemplate, type Kind } from './rule-template.js';
+import { PIECE, type CompiledTemplate, type Kind } from './rule-template.js';
 
 /** Digits each fixed-width piece writes; undefined for pieces of varying width. */
 const FIXED_DIGITS: Partial<Record<Kind, number>> = {
-  [K.YYYY]: 4,
-  [K.YY]: 2,
-  [K.Y10]: 1,
-  [K.MONTH]: 2,
-  [K.DAY]: 2,
-  [K.HOUR]: 2,
-  [K.MINUTE]: 2,
-  [K.SECOND]: 2,
-  [K.MILLI]: 3,
+  [PIECE.YYYY]: 4,
+  [PIECE.YY]: 2,
+  [PIECE.Y10]: 1,
+  [PIECE.MONTH]: 2,
+  [PIECE.DAY]: 2,
+  [PIECE.HOUR]: 2,
+  [PIECE.MINUTE]: 2,
+  [PIECE.SECOND]: 2,
+  [PIECE.MILLI]: 3,
 };
 
 /** Per character: the literal character, or '' for "some digit"; undefined if the length varies. */
 function shape(template: CompiledTemplate): string[] | undefined {
   const out: string[] = [];
   for (const piece of template.pieces) {
-    if (piece.kind === K.LITERAL) out.push(...piece.text);
-    else if (piece.kind === K.COUNTER && piece.width > 0) for (let i = 0; i < piece.width; i++) out.push('');
+    if (piece.kind === PIECE.LITERAL) out.push(...piece.text);
+    else if (piece.kind === PIECE.COUNTER && piece.width > 0) for (let i = 0; i < piece.width; i++) out.push('');
     else if (FIXED_DIGITS[piece.kind] !== undefined) for (let i = 0; i < FIXED_DIGITS[piece.kind]!; i++) out.push('');
     else return undefined;
   }

@@ -68,7 +68,7 @@ const FIELD_TOKEN: Record<Field, string> = {
 };
 
 /** Piece kinds (numbers, so render's switch stays cheap). */
-export const K = {
+export const PIECE = {
   LITERAL: 0,
   YYYY: 1,
   YY: 2,
@@ -83,7 +83,7 @@ export const K = {
   SALT: 11,
   APP: 12,
 } as const;
-export type Kind = (typeof K)[keyof typeof K];
+export type Kind = (typeof PIECE)[keyof typeof PIECE];
 
 interface TokenDef {
   readonly kind: Kind;
@@ -97,19 +97,25 @@ interface TokenDef {
 
 /** Every token but {counter:N}. */
 export const TOKENS: Readonly<Record<string, TokenDef>> = {
-  yyyy: { kind: K.YYYY, field: 'year', yearCycle: Number.POSITIVE_INFINITY, width: 4, meaning: 'year, 4 digits' },
-  yy: { kind: K.YY, field: 'year', yearCycle: 100, width: 2, meaning: 'year % 100, 2 digits' },
-  'year%100': { kind: K.YY, field: 'year', yearCycle: 100, width: 2, meaning: 'year % 100, 2 digits (same as {yy})' },
-  'year%10': { kind: K.Y10, field: 'year', yearCycle: 10, width: 1, meaning: 'year % 10, 1 digit' },
-  MM: { kind: K.MONTH, field: 'month', width: 2, meaning: 'month 01-12' },
-  dd: { kind: K.DAY, field: 'day', width: 2, meaning: 'day of the month 01-31' },
-  HH: { kind: K.HOUR, field: 'hour', width: 2, meaning: 'hour 00-23' },
-  mm: { kind: K.MINUTE, field: 'minute', width: 2, meaning: 'minute 00-59' },
-  ss: { kind: K.SECOND, field: 'second', width: 2, meaning: 'second 00-59' },
-  SSS: { kind: K.MILLI, field: 'millisecond', width: 3, meaning: 'millisecond 000-999' },
-  counter: { kind: K.COUNTER, width: 0, meaning: 'the counter, unpadded' },
-  salt: { kind: K.SALT, width: MAX_SALT_LENGTH, meaning: "the caller's salt ([A-Za-z0-9_.-]{0,64})" },
-  app: { kind: K.APP, width: MAX_APP_LENGTH, meaning: 'the app name' },
+  yyyy: { kind: PIECE.YYYY, field: 'year', yearCycle: Number.POSITIVE_INFINITY, width: 4, meaning: 'year, 4 digits' },
+  yy: { kind: PIECE.YY, field: 'year', yearCycle: 100, width: 2, meaning: 'year % 100, 2 digits' },
+  'year%100': {
+    kind: PIECE.YY,
+    field: 'year',
+    yearCycle: 100,
+    width: 2,
+    meaning: 'year % 100, 2 digits (same as {yy})',
+  },
+  'year%10': { kind: PIECE.Y10, field: 'year', yearCycle: 10, width: 1, meaning: 'year % 10, 1 digit' },
+  MM: { kind: PIECE.MONTH, field: 'month', width: 2, meaning: 'month 01-12' },
+  dd: { kind: PIECE.DAY, field: 'day', width: 2, meaning: 'day of the month 01-31' },
+  HH: { kind: PIECE.HOUR, field: 'hour', width: 2, meaning: 'hour 00-23' },
+  mm: { kind: PIECE.MINUTE, field: 'minute', width: 2, meaning: 'minute 00-59' },
+  ss: { kind: PIECE.SECOND, field: 'second', width: 2, meaning: 'second 00-59' },
+  SSS: { kind: PIECE.MILLI, field: 'millisecond', width: 3, meaning: 'millisecond 000-999' },
+  counter: { kind: PIECE.COUNTER, width: 0, meaning: 'the counter, unpadded' },
+  salt: { kind: PIECE.SALT, width: MAX_SALT_LENGTH, meaning: "the caller's salt ([A-Za-z0-9_.-]{0,64})" },
+  app: { kind: PIECE.APP, width: MAX_APP_LENGTH, meaning: 'the app name' },
 };
 
 export interface Piece {
@@ -216,7 +222,7 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
   const pieces: Piece[] = [];
   let literal = '';
   const flush = () => {
-    if (literal !== '') pieces.push({ kind: K.LITERAL, text: literal, width: 0 });
+    if (literal !== '') pieces.push({ kind: PIECE.LITERAL, text: literal, width: 0 });
     literal = '';
   };
   const counters: { at: number; width: number; text: string }[] = [];
@@ -253,11 +259,11 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
           problems.push(`${text} at ${at}: the width must be from 1 to ${MAX_COUNTER_WIDTH}`);
         counters.push({ at, width, text });
         flush();
-        pieces.push({ kind: K.COUNTER, text: '', width });
+        pieces.push({ kind: PIECE.COUNTER, text: '', width });
       } else if (def !== undefined) {
-        if (def.kind === K.COUNTER) counters.push({ at, width: 0, text });
-        if (def.kind === K.SALT) usesSalt = true;
-        if (def.kind === K.APP) usesApp = true;
+        if (def.kind === PIECE.COUNTER) counters.push({ at, width: 0, text });
+        if (def.kind === PIECE.SALT) usesSalt = true;
+        if (def.kind === PIECE.APP) usesApp = true;
         if (def.field !== undefined) fields.add(def.field);
         if (def.yearCycle !== undefined && def.yearCycle > yearCycle) {
           yearCycle = def.yearCycle;
@@ -347,8 +353,8 @@ export function compileTemplate(template: string, rule: RuleLimits, opts: Compil
 
   let maxLength = 0;
   for (const piece of pieces) {
-    if (piece.kind === K.LITERAL) maxLength += piece.text.length;
-    else if (piece.kind === K.COUNTER) maxLength += Math.max(piece.width, digits(rule.maxCounter));
+    if (piece.kind === PIECE.LITERAL) maxLength += piece.text.length;
+    else if (piece.kind === PIECE.COUNTER) maxLength += Math.max(piece.width, digits(rule.maxCounter));
     else maxLength += kindWidth(piece.kind);
   }
   return {
