@@ -1,7 +1,8 @@
 // suite: cluster
 // The websocket stream (GET /v1/stream) against real Redis and MySQL, with readers that stop:
-// a slow reader bounded by the buffer limit and served once it reads, a dropped socket whose IDs
-// are never reissued and for which taking stops, and a shutdown that does not wait on readers.
+// a slow reader bounded by the buffer limit and served once it reads, a paused reader of small
+// frames that gets each frame's own IDs, a dropped socket whose IDs are never reissued and for
+// which taking stops, and a shutdown that does not wait on readers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -73,6 +74,28 @@ describe('websocket stream', () => {
     assert.equal(r.ids.length, N);
     assertIncreasing(r.ids, 'slow take');
     assert.ok(maxBuffered <= BUFFER_BYTES, `buffered ${maxBuffered} > ${BUFFER_BYTES}`);
+    await p.close();
+  });
+
+  it('gives a paused reader of many small binary frames each frame with its own IDs', async () => {
+    // Frames of 1,000 IDs: about a hundred wait in the server's buffer while nobody reads. A
+    // frame's memory serves a later frame only once the socket has written it (frame-pool.ts);
+    // used again while still queued, a queued frame would carry a later block's IDs.
+    const p = await Probe.open(url);
+    const count = 4_000_000;
+    p.ws.pause();
+    const done = p.take({ req: 1, tag: 'slow', count, block: 1000, format: 'binary' });
+    await waitFor(
+      'the server to hold a full buffer of small frames for the reader',
+      () => [...node.app!.websocketServer.clients].some((s) => s.bufferedAmount + 8008 > BUFFER_BYTES),
+      30_000,
+      5,
+    );
+    p.ws.resume();
+    const r = await done;
+    assert.equal(r.error, undefined);
+    assert.equal(r.ids.length, count);
+    assertIncreasing(r.ids, 'small frames read after a pause');
     await p.close();
   });
 

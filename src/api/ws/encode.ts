@@ -22,10 +22,15 @@ export function binaryFromRuns(req: number, runs: readonly Range[], count: numbe
   return buf;
 }
 
+/** Memory of `bytes` bytes at offset 0 of a buffer of its own: a new one, or one used again (frame-pool.ts). */
+export type FrameMemory = (bytes: number) => Buffer;
+
+const newFrameMemory: FrameMemory = (bytes) => Buffer.allocUnsafeSlow(bytes);
+
 /** A binary frame's header, with room for `count` IDs (filled by fillRuns and fillDecimals). */
-export function binaryFrame(req: number, count: number): Buffer {
+export function binaryFrame(req: number, count: number, memory: FrameMemory = newFrameMemory): Buffer {
   // A buffer of its own (offset 0), so the u32 view over it is aligned.
-  const buf = Buffer.allocUnsafeSlow(8 + 8 * count);
+  const buf = memory(8 + 8 * count);
   header(buf, req, count);
   return buf;
 }

@@ -22,6 +22,7 @@ import {
   slicedJsonFromStrings,
   slicedRangesFromDecimals,
 } from './sliced-frames.js';
+import { FramePool } from './frame-pool.js';
 import { slicer, type Slicer } from '../bulk-slices.js';
 import type { BulkTurns } from '../bulk-turns.js';
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type TakeMessage } from './protocol.js';
@@ -62,6 +63,9 @@ export class StreamSession {
   private drainWaiters: (() => void)[] = [];
   private closed = false;
   private readonly onSent = (): void => this.wake();
+  /** Binary frames written out, used again for the next blocks (frame-pool.ts). */
+  private readonly frames = new FramePool();
+  private readonly memory = (bytes: number): Buffer => this.frames.take(bytes);
   /** Slices a block's encoding into turns; stops once the socket is gone. */
   private readonly slice: Slicer;
 
@@ -108,7 +112,17 @@ export class StreamSession {
     if (take.token === undefined && this.opts.upgradeToken !== undefined)
       take = { ...take, token: this.opts.upgradeToken };
     this.inFlight.add(take.req);
-    void this.run(take).finally(() => this.inFlight.delete(take.req));
+    void this.run(take).finally(() => {
+      this.inFlight.delete(take.req);
+      // A socket with no take running holds no frame's memory.
+      if (this.inFlight.size === 0) this.frames.clear();
+    });
+  }
+
+  /** A binary frame the socket has written out: its memory serves a later frame of a running take. */
+  private written(frame: Buffer): void {
+    if (this.inFlight.size > 0) this.frames.give(frame);
+    this.wake();
   }
 
   /** A control message refused: counted and answered under req (null: under none). */
@@ -173,7 +187,8 @@ export class StreamSession {
       if (this.gone) return false;
       if (this.fits(size)) break;
     }
-    this.socket.send(frame, { binary: typeof frame !== 'string' }, this.onSent);
+    if (typeof frame === 'string') this.socket.send(frame, this.onSent);
+    else this.socket.send(frame, { binary: true }, () => this.written(frame));
     return true;
   }
 
@@ -226,7 +241,7 @@ export class StreamSession {
         await this.ids.recheck(take.tag, take.token);
         let ok: boolean;
         if (format === 'binary')
-          ok = await this.send(await slicedBinaryFromRuns(this.slice, req, runs, count, packing));
+          ok = await this.send(await slicedBinaryFromRuns(this.slice, req, runs, count, packing, this.memory));
         else if (format === 'ranges') ok = await this.send(rangesFromRuns(req, runs));
         else ok = await this.sendJson(req, runs, count, packing);
         return ok ? undefined : 'gone';
@@ -244,7 +259,7 @@ export class StreamSession {
   ): Promise<Gone | undefined> {
     const { req, format } = take;
     let frame: Buffer | string | undefined;
-    if (format === 'binary') frame = await slicedBinaryFromDecimals(this.slice, req, ids, start, end);
+    if (format === 'binary') frame = await slicedBinaryFromDecimals(this.slice, req, ids, start, end, this.memory);
     else if (format === 'ranges') frame = await slicedRangesFromDecimals(this.slice, req, ids, start, end);
     else frame = await slicedJsonFromStrings(this.slice, req, ids, start, end);
     if (frame === undefined) return 'gone';

@@ -7,7 +7,14 @@ import { appendDecimalRuns, decimalRuns, idsFromRuns } from '../../core/id-runs.
 import type { Packing } from '../../core/layout.js';
 import type { Range } from '../../core/ranges.js';
 import { indexSlices, runSlices, SLICE_IDS, SLICE_STRING_IDS, type Slicer } from '../bulk-slices.js';
-import { binaryFrame, fillDecimals, fillRuns, jsonFromParts, rangesFromDecimalRuns } from './encode.js';
+import {
+  binaryFrame,
+  fillDecimals,
+  fillRuns,
+  jsonFromParts,
+  rangesFromDecimalRuns,
+  type FrameMemory,
+} from './encode.js';
 
 /** A binary frame of the IDs of counter runs holding `count` counters. */
 export async function slicedBinaryFromRuns(
@@ -16,8 +23,9 @@ export async function slicedBinaryFromRuns(
   runs: readonly Range[],
   count: number,
   packing: Packing,
+  memory?: FrameMemory,
 ): Promise<Buffer | undefined> {
-  const frame = binaryFrame(req, count);
+  const frame = binaryFrame(req, count, memory);
   let at = 0;
   const done = await slice(runSlices(runs, count, SLICE_IDS), (runsSlice) => {
     fillRuns(frame, at, runsSlice.runs, packing);
@@ -33,8 +41,9 @@ export async function slicedBinaryFromDecimals(
   ids: readonly string[],
   start: number,
   end: number,
+  memory?: FrameMemory,
 ): Promise<Buffer | undefined> {
-  const frame = binaryFrame(req, end - start);
+  const frame = binaryFrame(req, end - start, memory);
   const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) =>
     fillDecimals(frame, from - start, ids, from, to),
   );
