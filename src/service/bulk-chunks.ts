@@ -38,8 +38,8 @@ export interface BulkTake {
  * reason to stop (the socket gone, the call cancelled), or undefined to go on.
  */
 export interface BlockSink<S> {
-  /** n IDs as ascending counter runs and how they pack into IDs (a format's block is written from them). */
-  runs(runs: Range[], n: number, packing: Packing): Promise<S | undefined>;
+  /** `count` IDs as ascending counter runs and how they pack into IDs (a format's block is written from them). */
+  runs(runs: Range[], count: number, packing: Packing): Promise<S | undefined>;
   /**
    * The IDs ids[start, end) as strings. Their take's format suits them (checked before the
    * take began): formatted IDs come with format "json" only.
@@ -62,11 +62,11 @@ export class RunsChunk implements Chunk {
   ) {}
 
   async send<S>(block: number, sink: BlockSink<S>): Promise<S | undefined> {
-    const q = new RangeQueue();
-    for (const r of this.runs) q.push(r);
-    while (q.size > 0) {
-      const n = Math.min(block, q.size);
-      const stop = await sink.runs(q.take(n), n, this.packing);
+    const queue = new RangeQueue();
+    for (const run of this.runs) queue.push(run);
+    while (queue.size > 0) {
+      const count = Math.min(block, queue.size);
+      const stop = await sink.runs(queue.take(count), count, this.packing);
       if (stop !== undefined) return stop;
     }
     return undefined;
@@ -87,8 +87,8 @@ export class IdsChunk implements Chunk {
 }
 
 export interface ChunkSource {
-  /** Exactly n IDs, or a coded error. */
-  next(n: number): Promise<Chunk>;
+  /** Exactly `count` IDs, or a coded error. */
+  next(count: number): Promise<Chunk>;
   /** Chunks are counter runs (a few numbers whatever their size), not one string per ID. */
   readonly compact: boolean;
   /** The whole take is one chunk (a keyed take: its answer is one request's). */
@@ -97,10 +97,10 @@ export interface ChunkSource {
 
 /** A take's requests of the door, for its kind to make its chunks of. */
 export interface BulkIssue {
-  /** n IDs as strings. */
-  ids(n: number): Promise<string[]>;
-  /** n IDs of a segment tag as counter runs, with the definition and shard they were taken under. */
-  runs(n: number): Promise<Issued>;
+  /** `count` IDs as strings. */
+  ids(count: number): Promise<string[]>;
+  /** `count` IDs of a segment tag as counter runs, with the definition and shard they were taken under. */
+  runs(count: number): Promise<Issued>;
 }
 
 /** Chunks of IDs one string each, one request of the door per chunk. */

@@ -36,27 +36,27 @@ export interface BulkLimits {
 }
 
 /**
- * The chunks of one take of t.count IDs. Counter runs cost nothing per ID, so segment chunks
- * hold up to max(t.block, chunkIds) IDs (few store round trips); snowflake and rule chunks hold
+ * The chunks of one take of spec.count IDs. Counter runs cost nothing per ID, so segment chunks
+ * hold up to max(spec.block, chunkIds) IDs (few store round trips); snowflake and rule chunks hold
  * a string per ID and stay one block. The next chunk is taken while the caller sends this one,
  * unless stopped() says the caller is gone (nothing more is taken then); a failed chunk throws
  * after the chunks before it were yielded.
  */
 export async function* takeChunks(
   source: ChunkSource,
-  t: BulkTake,
+  spec: BulkTake,
   chunkIds: number,
   stopped: () => boolean,
 ): AsyncGenerator<Chunk> {
-  const size = source.whole ? t.count : source.compact ? Math.max(t.block, chunkIds) : t.block;
-  let left = t.count;
+  const size = source.whole ? spec.count : source.compact ? Math.max(spec.block, chunkIds) : spec.block;
+  let left = spec.count;
   const take = (): Promise<Chunk> => {
-    const n = Math.min(left, size);
-    left -= n;
-    const p = source.next(n);
+    const count = Math.min(left, size);
+    left -= count;
+    const nextChunk = source.next(count);
     // Awaited in turn below; a failure is reported after the chunks before it.
-    p.catch(() => undefined);
-    return p;
+    nextChunk.catch(() => undefined);
+    return nextChunk;
   };
   let pending: Promise<Chunk> | undefined = take();
   while (pending !== undefined) {
@@ -71,16 +71,16 @@ export async function* takeChunks(
  * Where the chunks of a take come from: refused (a coded error) before anything is taken when the tag, token, options
  * or format do not fit.
  */
-export async function openBulkTake(ids: IdService, t: BulkTake): Promise<ChunkSource> {
-  const opts = { tag: t.tag, key: t.key, app: t.app, salt: t.salt, token: t.token };
-  if (t.idempotencyKey !== undefined) return keyedTake(ids, t, opts);
-  const tag = await ids.prepare({ ...opts, as: 'ids', count: t.count });
+export async function openBulkTake(ids: IdService, spec: BulkTake): Promise<ChunkSource> {
+  const opts = { tag: spec.tag, key: spec.key, app: spec.app, salt: spec.salt, token: spec.token };
+  if (spec.idempotencyKey !== undefined) return keyedTake(ids, spec, opts);
+  const tag = await ids.prepare({ ...opts, as: 'ids', count: spec.count });
   const issue: BulkIssue = {
     ids: async (n) => ids.issue({ ...opts, as: 'ids', count: n }),
     runs: (n) => ids.issue({ ...opts, as: 'runs', count: n }),
   };
   // The kind decides the chunks and the formats that carry them (kinds/*.ts).
-  return kindOf(tag).bulk(tag, t, issue);
+  return kindOf(tag).bulk(tag, spec, issue);
 }
 
 const DECIMAL = /^[0-9]+$/;
@@ -90,21 +90,21 @@ const DECIMAL = /^[0-9]+$/;
  * and the key), sent in the take's format. A tag disabled since still answers a kept key, so
  * then the format is checked against the IDs themselves (formatted strings need "json").
  */
-async function keyedTake(ids: IdService, t: BulkTake, opts: IdOptions & { tag: string }): Promise<ChunkSource> {
+async function keyedTake(ids: IdService, spec: BulkTake, opts: IdOptions & { tag: string }): Promise<ChunkSource> {
   let tag: StoredTag | undefined;
   try {
-    tag = await ids.prepare({ ...opts, as: 'ids', count: t.count });
+    tag = await ids.prepare({ ...opts, as: 'ids', count: spec.count });
   } catch (err) {
     if (!(err instanceof IdmintError && err.code === 'TAG_DISABLED')) throw err;
   }
-  if (tag !== undefined) kindOf(tag).keyedFormat(tag, t);
+  if (tag !== undefined) kindOf(tag).keyedFormat(tag, spec);
   return {
     compact: false,
     whole: true,
-    next: async (n) => {
-      const got = await ids.issue({ ...opts, as: 'ids', count: n, idempotencyKey: t.idempotencyKey });
+    next: async (count) => {
+      const got = await ids.issue({ ...opts, as: 'ids', count, idempotencyKey: spec.idempotencyKey });
       // Formatted IDs (a rule's, of a tag disabled since) go in format "json" only.
-      if (t.format !== 'json' && !got.every((id) => DECIMAL.test(id))) throw ruleFormatOnly(t.tag, t.format);
+      if (spec.format !== 'json' && !got.every((id) => DECIMAL.test(id))) throw ruleFormatOnly(spec.tag, spec.format);
       return new IdsChunk(got);
     },
   };

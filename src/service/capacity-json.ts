@@ -11,44 +11,48 @@ const iso = (ms: number | null): string | null =>
 const seconds = (s: number): number | null => (Number.isFinite(s) ? Math.round(s * 1000) / 1000 : null);
 const rate = (r: number): number => Math.round(r * 1000) / 1000;
 
-function forecastJson(f: Forecast): Record<string, unknown> {
+function forecastJson(forecast: Forecast): Record<string, unknown> {
   return {
-    rate_ids_per_second: rate(f.rate),
-    remaining_ids: f.remaining,
-    exhaustion_seconds: seconds(f.exhaustionSeconds),
-    runs_out_at: iso(f.runsOutAtMs),
+    rate_ids_per_second: rate(forecast.rate),
+    remaining_ids: forecast.remaining,
+    exhaustion_seconds: seconds(forecast.exhaustionSeconds),
+    runs_out_at: iso(forecast.runsOutAtMs),
   };
 }
 
-function counterJson(c: CounterCapacity): Record<string, unknown> {
+function counterJson(counter: CounterCapacity): Record<string, unknown> {
   return {
-    ...(c.shard !== undefined ? { shard: c.shard } : {}),
-    ...(c.app !== undefined ? { app: c.app } : {}),
-    ...forecastJson(c),
-    limit: c.limit,
-    allocated_max: c.allocatedMax,
-    ...(c.redisRead ? {} : { redis: 'unreachable' }),
+    ...(counter.shard !== undefined ? { shard: counter.shard } : {}),
+    ...(counter.app !== undefined ? { app: counter.app } : {}),
+    ...forecastJson(counter),
+    limit: counter.limit,
+    allocated_max: counter.allocatedMax,
+    ...(counter.redisRead ? {} : { redis: 'unreachable' }),
   };
 }
 
-export function capacityJson(c: TagCapacity): Record<string, unknown> {
-  switch (c.mode) {
+export function capacityJson(capacity: TagCapacity): Record<string, unknown> {
+  switch (capacity.mode) {
     case 'snowflake':
       return {
-        exhaustion_seconds: seconds(c.forecast.exhaustionSeconds),
-        runs_out_at: iso(c.forecast.runsOutAtMs),
-        worker_pool: { worker_bits: c.workerPool.workerBits, size: c.workerPool.size, used: c.workerPool.used },
+        exhaustion_seconds: seconds(capacity.forecast.exhaustionSeconds),
+        runs_out_at: iso(capacity.forecast.runsOutAtMs),
+        worker_pool: {
+          worker_bits: capacity.workerPool.workerBits,
+          size: capacity.workerPool.size,
+          used: capacity.workerPool.used,
+        },
       };
     case 'rule':
       return {
-        ...forecastJson(c.forecast),
-        period: c.period.period,
-        period_ends_at: iso(c.period.endsAtMs),
-        period_end_seconds: seconds(c.period.endSeconds),
-        runs_out_before_reset: c.period.runsOutBeforeReset,
-        apps: c.counters.map(counterJson),
+        ...forecastJson(capacity.forecast),
+        period: capacity.period.period,
+        period_ends_at: iso(capacity.period.endsAtMs),
+        period_end_seconds: seconds(capacity.period.endSeconds),
+        runs_out_before_reset: capacity.period.runsOutBeforeReset,
+        apps: capacity.counters.map(counterJson),
       };
     case 'segment':
-      return { ...forecastJson(c.forecast), shards: c.counters.map(counterJson) };
+      return { ...forecastJson(capacity.forecast), shards: capacity.counters.map(counterJson) };
   }
 }

@@ -79,16 +79,16 @@ const installWindow = (s: SegmentStats | undefined, nowMs: number): Window | und
     : { ids: Math.max(0, s.taken - s.takenAtInstall), ms: nowMs - s.lastInstallMs };
 
 /** IDs Redis holds allocated but not yet handed out: the rest of the current segment and the next one. */
-function buffered(s: SegmentStats | undefined): number {
-  if (!s?.gen) return 0;
-  const cur = s.cur !== undefined && s.end !== undefined ? Math.max(0, s.end - s.cur + 1) : 0;
-  return cur + (s.next ? s.next[1] - s.next[0] + 1 : 0);
+function buffered(stats: SegmentStats | undefined): number {
+  if (!stats?.gen) return 0;
+  const cur = stats.cur !== undefined && stats.end !== undefined ? Math.max(0, stats.end - stats.cur + 1) : 0;
+  return cur + (stats.next ? stats.next[1] - stats.next[0] + 1 : 0);
 }
 
 export class CapacityReader {
   private cached?: { atMs: number; value: Promise<TagCapacity[]> };
 
-  constructor(private readonly d: CapacityDeps) {}
+  constructor(private readonly deps: CapacityDeps) {}
 
   /** Every live tag's capacity, reused for CAPACITY_CACHE_MS (concurrent callers share one read). */
   all(): Promise<TagCapacity[]> {
@@ -96,7 +96,7 @@ export class CapacityReader {
     if (this.cached && now - this.cached.atMs < CAPACITY_CACHE_MS) return this.cached.value;
     const value = (async () => {
       const out: TagCapacity[] = [];
-      for (const t of await this.d.tags.list()) out.push(await this.ofTag(t));
+      for (const tag of await this.deps.tags.list()) out.push(await this.ofTag(tag));
       return out;
     })();
     this.cached = { atMs: now, value };
@@ -107,107 +107,109 @@ export class CapacityReader {
     return value;
   }
 
-  async ofTag(t: StoredTag): Promise<TagCapacity> {
-    switch (t.mode) {
+  async ofTag(tag: StoredTag): Promise<TagCapacity> {
+    switch (tag.mode) {
       case 'snowflake':
-        return this.snowflake(t);
+        return this.snowflake(tag);
       case 'rule':
-        return this.rule(t);
+        return this.rule(tag);
       case 'segment':
-        return this.segment(t);
+        return this.segment(tag);
     }
   }
 
-  private async stats(t: StoredTag, shard: number, scope = ''): Promise<SegmentStats | undefined> {
-    return this.d.segments.stats({ tag: t.tag, epoch: t.epoch, shard, scope, redis: t.redis }).catch(() => undefined);
+  private async stats(tag: StoredTag, shard: number, scope = ''): Promise<SegmentStats | undefined> {
+    return this.deps.segments
+      .stats({ tag: tag.tag, epoch: tag.epoch, shard, scope, redis: tag.redis })
+      .catch(() => undefined);
   }
 
   private counter(
     limit: number,
     allocatedMax: number,
-    s: SegmentStats | undefined,
+    stats: SegmentStats | undefined,
     longer: Window | undefined,
     nowMs: number,
   ): CounterCapacity {
-    const f = forecast(
-      counterRemaining(limit, allocatedMax, buffered(s)),
-      rateOf(installWindow(s, nowMs), longer),
+    const estimate = forecast(
+      counterRemaining(limit, allocatedMax, buffered(stats)),
+      rateOf(installWindow(stats, nowMs), longer),
       nowMs,
     );
-    return { ...f, limit, allocatedMax, redisRead: s !== undefined };
+    return { ...estimate, limit, allocatedMax, redisRead: stats !== undefined };
   }
 
-  private async segment(t: StoredOf<'segment'>): Promise<TagCapacity> {
-    const limit = counterLimit(t, BigInt(t.maxIdLimit));
+  private async segment(tag: StoredOf<'segment'>): Promise<TagCapacity> {
+    const limit = counterLimit(tag, BigInt(tag.maxIdLimit));
     // Redis first, MySQL after: every segment Redis holds was allocated (committed) before it was
     // installed, so the marks read afterwards include it. Read the other way round, a refill
     // landing in between would count its segment both as unallocated and as held.
     const stats: (SegmentStats | undefined)[] = [];
-    for (let shard = 0; shard < t.shards; shard++) stats.push(await this.stats(t, shard));
+    for (let shard = 0; shard < tag.shards; shard++) stats.push(await this.stats(tag, shard));
     const [marks, windows] = await Promise.all([
-      this.d.counters.marks(t.tag),
-      this.d.counters.allocationWindows(t.tag, t.epoch),
+      this.deps.counters.marks(tag.tag),
+      this.deps.counters.allocationWindows(tag.tag, tag.epoch),
     ]);
     const byShard = new Map(marks.map((m) => [m.shard, m.maxId]));
-    const now = this.d.clock.now();
+    const now = this.deps.clock.now();
     const counters: CounterCapacity[] = [];
-    for (let shard = 0; shard < t.shards; shard++) {
+    for (let shard = 0; shard < tag.shards; shard++) {
       counters.push({
         shard,
         ...this.counter(limit, byShard.get(shard) ?? 0, stats[shard], windows.get(windowKey(shard, '')), now),
       });
     }
-    return { tag: t.tag, mode: t.mode, forecast: combine(counters, now), counters };
+    return { tag: tag.tag, mode: tag.mode, forecast: combine(counters, now), counters };
   }
 
-  private async rule(t: StoredOf<'rule'>): Promise<TagCapacity> {
-    const r = t.rule;
-    const limit = counterLimit(t, BigInt(t.maxIdLimit));
-    const now = this.d.clock.now();
-    const period = periodOf(now, r.timeZone, r.resetSeconds);
-    const endsAtMs = nextPeriodChange(now, r.timeZone, r.resetSeconds);
+  private async rule(tag: StoredOf<'rule'>): Promise<TagCapacity> {
+    const rule = tag.rule;
+    const limit = counterLimit(tag, BigInt(tag.maxIdLimit));
+    const now = this.deps.clock.now();
+    const period = periodOf(now, rule.timeZone, rule.resetSeconds);
+    const endsAtMs = nextPeriodChange(now, rule.timeZone, rule.resetSeconds);
     // The apps come from MySQL; each one's Redis state is read before its mark (see segment()).
-    const scopes = (await this.d.counters.periodMarks(t.tag, period)).map((m) => m.scope);
+    const scopes = (await this.deps.counters.periodMarks(tag.tag, period)).map((m) => m.scope);
     const stats = new Map<string, SegmentStats | undefined>();
-    for (const scope of scopes) stats.set(scope, await this.stats(t, 0, scope));
+    for (const scope of scopes) stats.set(scope, await this.stats(tag, 0, scope));
     const [marks, windows] = await Promise.all([
-      this.d.counters.periodMarks(t.tag, period),
-      this.d.counters.allocationWindows(t.tag, t.epoch),
+      this.deps.counters.periodMarks(tag.tag, period),
+      this.deps.counters.allocationWindows(tag.tag, tag.epoch),
     ]);
     const counters: CounterCapacity[] = [];
-    for (const m of marks) {
+    for (const mark of marks) {
       // An app that appeared between the two reads has its Redis state read now, after its mark:
       // at most one segment in flight is counted twice until the next read.
-      const s = stats.has(m.scope) ? stats.get(m.scope) : await this.stats(t, 0, m.scope);
-      const c = this.counter(limit, m.maxId, s, windows.get(windowKey(0, m.scope)), now);
-      const rf = ruleForecast(c.remaining, c.rate, now, endsAtMs);
-      counters.push({ ...c, ...rf, app: m.scope.slice(0, m.scope.lastIndexOf('/')) });
+      const appStats = stats.has(mark.scope) ? stats.get(mark.scope) : await this.stats(tag, 0, mark.scope);
+      const counter = this.counter(limit, mark.maxId, appStats, windows.get(windowKey(0, mark.scope)), now);
+      const rf = ruleForecast(counter.remaining, counter.rate, now, endsAtMs);
+      counters.push({ ...counter, ...rf, app: mark.scope.slice(0, mark.scope.lastIndexOf('/')) });
     }
     // An app that has not taken an ID this period has the whole period's capacity.
-    const f = counters.length ? combine(counters, now) : forecast(limit, 0, now);
+    const tagForecast = counters.length ? combine(counters, now) : forecast(limit, 0, now);
     const endSeconds = Math.max(0, (endsAtMs - now) / 1000);
     // Every app's counter is its own: the tag's remaining is the app closest to running out.
     const least = counters.reduce((a, c) => Math.min(a, c.remaining), limit);
     return {
-      tag: t.tag,
-      mode: t.mode,
+      tag: tag.tag,
+      mode: tag.mode,
       counters,
-      forecast: { ...f, remaining: least },
-      period: { period, endsAtMs, endSeconds, runsOutBeforeReset: f.exhaustionSeconds < endSeconds },
+      forecast: { ...tagForecast, remaining: least },
+      period: { period, endsAtMs, endSeconds, runsOutBeforeReset: tagForecast.exhaustionSeconds < endSeconds },
     };
   }
 
-  private async snowflake(t: StoredOf<'snowflake'>): Promise<TagCapacity> {
-    const l = t.snowflake;
-    const now = this.d.clock.now();
-    const sf = snowflakeForecast(l, now);
-    const used = await this.d.leaseStore.count(l.workerBits).catch(() => 0);
+  private async snowflake(tag: StoredOf<'snowflake'>): Promise<TagCapacity> {
+    const layout = tag.snowflake;
+    const now = this.deps.clock.now();
+    const sf = snowflakeForecast(layout, now);
+    const used = await this.deps.leaseStore.count(layout.workerBits).catch(() => 0);
     return {
-      tag: t.tag,
-      mode: t.mode,
+      tag: tag.tag,
+      mode: tag.mode,
       counters: [],
       forecast: { remaining: 0, rate: 0, ...sf },
-      workerPool: { workerBits: l.workerBits, size: maxWorkers(l), used },
+      workerPool: { workerBits: layout.workerBits, size: maxWorkers(layout), used },
     };
   }
 }

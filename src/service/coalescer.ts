@@ -139,24 +139,24 @@ export class Coalescer {
   }
 
   /**
-   * Resolves with exactly n IDs as ascending runs (with `upTo`: between 1 and n when the tag
+   * Resolves with exactly `count` IDs as ascending runs (with `upTo`: between 1 and `count` when the tag
    * is exhausted), or rejects with a coded error.
    */
-  take(n: number, upTo = false): Promise<Range[]> {
+  take(count: number, upTo = false): Promise<Range[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push(n, upTo, this.deps.waitMs, resolve, reject);
+      this.queue.push(count, upTo, this.deps.waitMs, resolve, reject);
       this.pump();
     });
   }
 
   /**
-   * take(n) as one promise of what `map` makes of the runs, or of what `recover` makes of a
+   * take(count) as one promise of what `map` makes of the runs, or of what `recover` makes of a
    * failure (a value, a promise, or a throw): no promise between the take and its caller.
    */
-  takeMapped<T>(n: number, map: (runs: Range[]) => T, recover: (err: Error) => T | Promise<T>): Promise<T> {
+  takeMapped<T>(count: number, map: (runs: Range[]) => T, recover: (err: Error) => T | Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push(
-        n,
+        count,
         false,
         this.deps.waitMs,
         (runs) => {
@@ -169,8 +169,8 @@ export class Coalescer {
         (err) => {
           try {
             resolve(recover(err));
-          } catch (e) {
-            reject(e as Error);
+          } catch (error) {
+            reject(error as Error);
           }
         },
       );
@@ -219,9 +219,9 @@ export class Coalescer {
    * already. Order holds: holding only delays sending.
    */
   private holding(): boolean {
-    const k = this.deps.holdRtt ?? 0;
-    if (k <= 0 || this.rttMs === 0 || this.queue.length >= (this.deps.hold ?? 0)) return false;
-    return performance.now() - this.lastSentMs < k * this.rttMs;
+    const holdRtt = this.deps.holdRtt ?? 0;
+    if (holdRtt <= 0 || this.rttMs === 0 || this.queue.length >= (this.deps.hold ?? 0)) return false;
+    return performance.now() - this.lastSentMs < holdRtt * this.rttMs;
   }
 
   /**
@@ -282,10 +282,10 @@ export class Coalescer {
     if (this.takes) this.takes.value++;
     const sentMs = (this.lastSentMs = performance.now());
     this.deps.segments.take(this.ref, want, this.prefetch()).then(
-      (r) => {
+      (reply) => {
         const rtt = performance.now() - sentMs;
         this.rttMs = this.rttMs === 0 ? rtt : this.rttMs + (rtt - this.rttMs) / 8;
-        this.pipelined(generation, want, sentAt, r, undefined);
+        this.pipelined(generation, want, sentAt, reply, undefined);
       },
       (err: Error) => this.pipelined(generation, want, sentAt, undefined, err),
     );
@@ -297,7 +297,7 @@ export class Coalescer {
     generation: number,
     want: number,
     sentAt: number,
-    r: TakeResult | undefined,
+    reply: TakeResult | undefined,
     err: Error | undefined,
   ): void {
     this.inFlight--;
@@ -305,14 +305,14 @@ export class Coalescer {
       this.covered -= want;
       if (err) {
         this.failAll(unavailable(`Redis is unreachable: ${err.message}`, err));
-      } else if (r!.status === 'ok') {
-        const served = this.queue.hand(r!.ranges, sentAt);
+      } else if (reply!.status === 'ok') {
+        const served = this.queue.hand(reply!.ranges, sentAt);
         this.light = served <= 1;
-        if (r!.refillWanted) this.refills.prefetch(r!);
+        if (reply!.refillWanted) this.refills.prefetch(reply!);
         this.linger(served);
       } else {
         // Whatever was given (a dry take gives part) goes out; the serial loop deals with the rest.
-        this.queue.hand(r!.ranges, sentAt);
+        this.queue.hand(reply!.ranges, sentAt);
         this.serialNext = true;
       }
     }
@@ -345,37 +345,37 @@ export class Coalescer {
           if (this.queue.length === 0) break;
         }
         const want = this.queue.batch(0, Math.min(this.deps.maxBatch, left ?? Number.POSITIVE_INFINITY));
-        let r: TakeResult;
+        let reply: TakeResult;
         const sentAt = this.queue.arrivals;
         if (this.takes) this.takes.value++;
         try {
-          r = await this.deps.segments.take(this.ref, want, this.prefetch());
+          reply = await this.deps.segments.take(this.ref, want, this.prefetch());
         } catch (err) {
           this.failAll(unavailable(`Redis is unreachable: ${(err as Error).message}`, err));
           break;
         }
-        if (r.status === 'moved') {
+        if (reply.status === 'moved') {
           this.failAll(new TagMovedError(this.ref.tag));
           break;
         }
-        this.queue.hand(r.ranges, sentAt);
-        if (r.refillWanted && r.status === 'ok') this.refills.prefetch(r);
-        else if (r.refillWanted) {
+        this.queue.hand(reply.ranges, sentAt);
+        if (reply.refillWanted && reply.status === 'ok') this.refills.prefetch(reply);
+        else if (reply.refillWanted) {
           try {
-            await this.refills.urgent(r);
+            await this.refills.urgent(reply);
           } catch (err) {
             this.failAll(unavailable(`refill could not be queued: ${(err as Error).message}`, err));
             break;
           }
         }
-        if (r.status === 'exhausted') {
+        if (reply.status === 'exhausted') {
           // Nothing was given: serve again at once, fitted into what is left.
-          left = r.avail ?? 0;
+          left = reply.avail ?? 0;
           pause = 0;
           continue;
         }
         left = undefined;
-        pause = r.status === 'ok' ? 0 : Math.min(50, Math.max(2, pause * 2));
+        pause = reply.status === 'ok' ? 0 : Math.min(50, Math.max(2, pause * 2));
       }
     } finally {
       this.running = false;

@@ -9,23 +9,23 @@ import { received, type Waiter, type WaiterQueue } from './waiter-queue.js';
 export function fitExhausted(queue: WaiterQueue, left: number, tag: string): void {
   const waiting = queue.waiting;
   while (waiting.length > 0 && waiting[0].min - received(waiting[0]) > left) {
-    const w = waiting.shift()!;
+    const waiter = waiting.shift()!;
     // No count: how many IDs are left tells how many were issued, which a permuted tag hides
     // (the admin API shows it to the admin and viewer).
-    w.reject(
+    waiter.reject(
       new IdmintError(
         'ID_SPACE_EXHAUSTED',
         `tag "${tag}" is exhausted: it reached its limit${left > 0 ? ', with fewer IDs left than asked' : ''}`,
       ),
     );
-    passOn(queue, w);
+    passOn(queue, waiter);
   }
   if (waiting.length > 0 && waiting[0].need > left) {
-    const w = waiting[0];
-    w.need = left;
-    if (w.need === 0) {
+    const waiter = waiting[0];
+    waiter.need = left;
+    if (waiter.need === 0) {
       waiting.shift();
-      w.resolve(w.got);
+      waiter.resolve(waiter.got);
     }
   }
 }
@@ -42,24 +42,24 @@ function passOn(queue: WaiterQueue, from: Waiter): void {
   const spare = [...from.got];
   let count = received(from);
   for (let i = 0; i < waiting.length && count > 0; ) {
-    const w = waiting[i];
-    if (w.arrived >= from.gotAt || w.got.length > 0 || w.need > count) {
+    const waiter = waiting[i];
+    if (waiter.arrived >= from.gotAt || waiter.got.length > 0 || waiter.need > count) {
       i++;
       continue;
     }
-    let need = w.need;
+    let need = waiter.need;
     while (need > 0) {
-      const [a, b] = spare[0];
-      const k = Math.min(need, b - a + 1);
-      if (w.got.length === 0) w.gotAt = from.gotAt;
-      w.got.push([a, a + k - 1]);
-      if (a + k - 1 === b) spare.shift();
-      else spare[0] = [a + k, b];
-      need -= k;
+      const [first, last] = spare[0];
+      const given = Math.min(need, last - first + 1);
+      if (waiter.got.length === 0) waiter.gotAt = from.gotAt;
+      waiter.got.push([first, first + given - 1]);
+      if (first + given - 1 === last) spare.shift();
+      else spare[0] = [first + given, last];
+      need -= given;
     }
-    count -= w.need;
-    w.need = 0;
+    count -= waiter.need;
+    waiter.need = 0;
     waiting.splice(i, 1);
-    w.resolve(w.got);
+    waiter.resolve(waiter.got);
   }
 }

@@ -154,22 +154,22 @@ export class IdService {
   private issueFromMemory(req: OneRequest | IdsRequest): string | Promise<string> | undefined {
     const tag = this.registry.peek(req.tag);
     if (tag === undefined || !tag.enabled || !carries(tag, req.accepts)) return undefined;
-    const s = this.sources.current(tag);
-    if (s === undefined) return undefined;
+    const tagSources = this.sources.current(tag);
+    if (tagSources === undefined) return undefined;
     this.admitted(req.tag, tag, req.token);
-    return s.mode.one(tag, s, req);
+    return tagSources.mode.one(tag, tagSources, req);
   }
 
   /** The full way: the definition read, checked and issued from by its kind's source. */
   private async issueFromSource(req: OneRequest | IdsRequest): Promise<string[]> {
     const tag = await this.prepare(req);
-    const n = countOf(req, tag);
-    return n <= 0 ? [] : this.fromSource(tag, n, req);
+    const count = countOf(req, tag);
+    return count <= 0 ? [] : this.fromSource(tag, count, req);
   }
 
-  /** n IDs (at least 1) of a checked definition, from the source of its kind, counted. */
-  private async fromSource(tag: StoredTag, n: number, req: OneRequest | IdsRequest): Promise<string[]> {
-    const out = await this.sources.of(tag).mode.ids(tag, n, req);
+  /** `count` IDs (at least 1) of a checked definition, from the source of its kind, counted. */
+  private async fromSource(tag: StoredTag, count: number, req: OneRequest | IdsRequest): Promise<string[]> {
+    const out = await this.sources.of(tag).mode.ids(tag, count, req);
     this.count(tag, out.length);
     return out;
   }
@@ -186,26 +186,26 @@ export class IdService {
     checkRequest(tag, req);
     if (this.idempotency === undefined)
       throw unavailable('this process keeps no idempotency keys; retry without the key');
-    const n = countOf(req, tag);
-    const fingerprint = fingerprintOf({ count: n, shape: req.as, key: req.key, ...kindOf(tag).keyedInput(req) });
+    const count = countOf(req, tag);
+    const fingerprint = fingerprintOf({ count, shape: req.as, key: req.key, ...kindOf(tag).keyedInput(req) });
     // A disabled tag takes nothing (the claim path refuses it after finding no kept answer).
     const inKey = tag.enabled ? this.sources.of(tag).mode.inKey?.(tag) : undefined;
     return this.idempotency.issue(
       tag,
       key,
       fingerprint,
-      n,
-      async () => this.fromSource(enabled(req.tag, tag), n, req),
+      count,
+      async () => this.fromSource(enabled(req.tag, tag), count, req),
       inKey && { ...inKey, taken: (ids) => this.count(tag, ids.length) },
     );
   }
 
   private async issueRuns(req: RunsRequest | HeldRequest): Promise<Issued> {
     const tag = await this.prepare(req);
-    const n = countOf(req, tag);
-    if (n <= 0) throw invalid(`count must be at least 1, not ${n}`);
-    const issued = await this.segments.take(tag, n, req.key, '', req.as === 'held');
-    this.count(tag, n);
+    const count = countOf(req, tag);
+    if (count <= 0) throw invalid(`count must be at least 1, not ${count}`);
+    const issued = await this.segments.take(tag, count, req.key, '', req.as === 'held');
+    this.count(tag, count);
     return issued;
   }
 
@@ -215,9 +215,9 @@ export class IdService {
   }
 
   /** Counts issued IDs (idmint_ids_issued_total): the one place that does. */
-  private count(tag: StoredTag, n: number, s?: TagSources): void {
+  private count(tag: StoredTag, amount: number, tagSources?: TagSources): void {
     // The sources of the cached definition hold the counter of its mode.
-    const c = s !== undefined ? s.issued : this.sources.issuedOf(tag);
-    if (c !== undefined) c.value += n;
+    const counter = tagSources !== undefined ? tagSources.issued : this.sources.issuedOf(tag);
+    if (counter !== undefined) counter.value += amount;
   }
 }

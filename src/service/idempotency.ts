@@ -97,10 +97,10 @@ export interface TakeInKey {
   readonly taken: (ids: readonly string[]) => void;
 }
 
-/** The IDs of counter values first .. first + n - 1, as the tag's source writes them (seqString). */
-function idsOfCounters(first: number, n: number, inKey: TakeInKey): string[] {
-  const ids: string[] = new Array(n);
-  for (let k = 0; k < n; k++) ids[k] = seqString(inKey, first + k);
+/** The IDs of counter values first .. first + count - 1, as the tag's source writes them (seqString). */
+function idsOfCounters(first: number, count: number, inKey: TakeInKey): string[] {
+  const ids: string[] = new Array(count);
+  for (let k = 0; k < count; k++) ids[k] = seqString(inKey, first + k);
   return ids;
 }
 

@@ -83,12 +83,12 @@ export function countOf(req: IssueRequest, tag: StoredTag): number {
  * shape, the caller's count limit.
  */
 export function checkRequest(tag: StoredTag, req: IssueRequest): void {
-  const a = req.accepts;
-  if (a?.modes !== undefined && !a.modes.includes(tag.mode)) {
-    const hint = a.elsewhere ? `; use ${a.elsewhere(tag.mode, tag.tag)}` : '';
+  const accepts = req.accepts;
+  if (accepts?.modes !== undefined && !accepts.modes.includes(tag.mode)) {
+    const hint = accepts.elsewhere ? `; use ${accepts.elsewhere(tag.mode, tag.tag)}` : '';
     throw invalid(`tag "${tag.tag}" is a ${tag.mode} tag${hint}`);
   }
-  if (a?.plain) {
+  if (accepts?.plain) {
     const why = kindOf(tag).notPlain(tag);
     if (why !== undefined) throw invalid(why);
   }
@@ -107,12 +107,15 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
       `tag "${tag.tag}" has order global: a block held by a client would issue IDs below ones answered after it; blocks are served for order node tags`,
     );
   }
-  const n = countOf(req, tag);
+  const count = countOf(req, tag);
   // A count that is not a whole number (Infinity from "1e309", NaN, a fraction, past 2^53) is
   // refused here, at the door, before any source or queue sees it.
-  if (!Number.isSafeInteger(n)) throw invalid(`count must be a whole number of IDs, not ${n}; no IDs were handed out`);
-  if (a?.maxCount !== undefined && n > a.maxCount.max) {
-    throw invalid(`${a.maxCount.name} ${n} is above the largest, ${a.maxCount.max}; no IDs were handed out`);
+  if (!Number.isSafeInteger(count))
+    throw invalid(`count must be a whole number of IDs, not ${count}; no IDs were handed out`);
+  if (accepts?.maxCount !== undefined && count > accepts.maxCount.max) {
+    throw invalid(
+      `${accepts.maxCount.name} ${count} is above the largest, ${accepts.maxCount.max}; no IDs were handed out`,
+    );
   }
 }
 
@@ -120,8 +123,8 @@ export function checkRequest(tag: StoredTag, req: IssueRequest): void {
  * The caller's protocol carries the tag's IDs (Accepts' modes and plain IDs), for the answer
  * from memory; when it does not, the full way refuses with checkRequest's message.
  */
-export function carries(tag: StoredTag, a: Accepts | undefined): boolean {
-  if (a === undefined) return true;
-  if (a.modes !== undefined && !a.modes.includes(tag.mode)) return false;
-  return !a.plain || kindOf(tag).notPlain(tag) === undefined;
+export function carries(tag: StoredTag, accepts: Accepts | undefined): boolean {
+  if (accepts === undefined) return true;
+  if (accepts.modes !== undefined && !accepts.modes.includes(tag.mode)) return false;
+  return !accepts.plain || kindOf(tag).notPlain(tag) === undefined;
 }

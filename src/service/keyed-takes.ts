@@ -22,7 +22,7 @@ type SharedArgs = Omit<TakesArgs, 'recordPrefix' | 'epoch'>;
 
 interface Waiting {
   readonly request: TakeRequest;
-  readonly resolve: (r: ClaimOrTakeResult) => void;
+  readonly resolve: (result: ClaimOrTakeResult) => void;
   readonly reject: (err: Error) => void;
 }
 
@@ -82,10 +82,10 @@ export class KeyedTakes {
       )
       .then(
         (replies) => {
-          for (const [i, w] of waiting.entries()) w.resolve(replies[i]);
+          for (const [index, waiter] of waiting.entries()) waiter.resolve(replies[index]);
         },
         (err: Error) => {
-          for (const w of waiting) w.reject(err);
+          for (const waiter of waiting) waiter.reject(err);
         },
       );
   }

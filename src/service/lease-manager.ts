@@ -68,33 +68,33 @@ export class LeaseManager {
     return [...this.leases.values()];
   }
 
-  isValid(l: Lease): boolean {
-    return this.clock.now() < l.deadlineMs;
+  isValid(lease: Lease): boolean {
+    return this.clock.now() < lease.deadlineMs;
   }
 
   /** The lease get() would answer at once, or undefined when it would have to wait or acquire. */
   current(bits: number): Lease | undefined {
-    const l = this.leases.get(bits);
-    if (l === undefined) return undefined;
+    const lease = this.leases.get(bits);
+    if (lease === undefined) return undefined;
     const now = this.clock.now();
-    if (now >= l.deadlineMs || (l.floorMs > l.unguardedFloorMs && now <= l.floorMs)) return undefined;
-    return l;
+    if (now >= lease.deadlineMs || (lease.floorMs > lease.unguardedFloorMs && now <= lease.floorMs)) return undefined;
+    return lease;
   }
 
   /** A lease that is valid now, acquired if needed; LEASE_LOST or UNAVAILABLE otherwise. */
   get(bits: number): Promise<Lease> {
-    const l = this.leases.get(bits);
-    if (l && this.clock.now() < l.deadlineMs) {
+    const lease = this.leases.get(bits);
+    if (lease && this.clock.now() < lease.deadlineMs) {
       // Waiting out a guard that another process of a new deployment may lift in a moment.
-      if (l.floorMs > l.unguardedFloorMs && this.clock.now() <= l.floorMs) return this.recheckGuard(l);
-      return Promise.resolve(l);
+      if (lease.floorMs > lease.unguardedFloorMs && this.clock.now() <= lease.floorMs) return this.recheckGuard(lease);
+      return Promise.resolve(lease);
     }
-    let p = this.pending.get(bits);
-    if (!p) {
-      p = this.acquire(bits).finally(() => this.pending.delete(bits));
-      this.pending.set(bits, p);
+    let acquiring = this.pending.get(bits);
+    if (!acquiring) {
+      acquiring = this.acquire(bits).finally(() => this.pending.delete(bits));
+      this.pending.set(bits, acquiring);
     }
-    return p;
+    return acquiring;
   }
 
   /**
@@ -102,32 +102,38 @@ export class LeaseManager {
    * it once MySQL confirms the space is new; the others saw the guard meanwhile. They look
    * again and, if it was lifted, continue from their unguarded floor (a new generation).
    */
-  private async recheckGuard(l: Lease): Promise<Lease> {
-    const guard = await this.store.guard(l.bits).catch(() => undefined);
-    if (guard !== 0 || this.leases.get(l.bits) !== l) return l;
+  private async recheckGuard(guarded: Lease): Promise<Lease> {
+    const guard = await this.store.guard(guarded.bits).catch(() => undefined);
+    if (guard !== 0 || this.leases.get(guarded.bits) !== guarded) return guarded;
     const lease: Lease = {
-      ...l,
-      floorMs: l.unguardedFloorMs,
-      issuedMaxMs: l.unguardedFloorMs,
+      ...guarded,
+      floorMs: guarded.unguardedFloorMs,
+      issuedMaxMs: guarded.unguardedFloorMs,
       generation: ++this.generation,
     };
-    this.leases.set(l.bits, lease);
-    this.log.info({ workerBits: l.bits, workerId: l.workerId }, 'worker-id space guard lifted (new space)');
+    this.leases.set(guarded.bits, lease);
+    this.log.info({ workerBits: guarded.bits, workerId: guarded.workerId }, 'worker-id space guard lifted (new space)');
     return lease;
   }
 
   private async acquire(bits: number): Promise<Lease> {
     const prev = this.leases.get(bits);
     const start = this.clock.now();
-    let a;
+    let reply;
     try {
-      a = await this.store.acquire(bits, this.value, this.opts.ttlMs, prev?.workerId ?? -1, start + this.opts.ttlMs);
+      reply = await this.store.acquire(
+        bits,
+        this.value,
+        this.opts.ttlMs,
+        prev?.workerId ?? -1,
+        start + this.opts.ttlMs,
+      );
     } catch (err) {
       throw new IdmintError('LEASE_LOST', `no worker-id lease: Redis is unreachable (${(err as Error).message})`, {
         cause: err,
       });
     }
-    if (a.kind === 'exhausted') {
+    if (reply.kind === 'exhausted') {
       this.events.exhausted++;
       this.log.error({ workerBits: bits, size: 2 ** bits }, 'worker-id pool exhausted: every id is leased');
       throw new IdmintError(
@@ -135,8 +141,8 @@ export class LeaseManager {
         `the worker-id pool of width ${bits} is exhausted: all ${2 ** bits} ids are leased`,
       );
     }
-    let guard = a.guardMs;
-    if (!a.fresh && guard > this.clock.now()) {
+    let guard = reply.guardMs;
+    if (!reply.fresh && guard > this.clock.now()) {
       // Another process just created the space's state; if the space is new it lifts the
       // guard within a few milliseconds (one MySQL insert). Look again briefly before waiting.
       for (let i = 0; i < 5 && guard > this.clock.now(); i++) {
@@ -144,7 +150,7 @@ export class LeaseManager {
         guard = (await this.store.guard(bits).catch(() => guard)) ?? guard;
       }
     }
-    if (a.fresh) {
+    if (reply.fresh) {
       // The space had no state in Redis. Unless MySQL confirms it was never used, Redis lost
       // its data and earlier holders may still be issuing: keep the guard (one TTL).
       const isNew = await this.spaces.markUsed(bits).catch(() => false);
@@ -165,12 +171,12 @@ export class LeaseManager {
     }
     // Every acquire starts a new generation: even the id this process held before may have
     // been held by another process in between, whose horizon is in last_ms.
-    const same = prev !== undefined && prev.workerId === a.workerId;
-    const unguardedFloorMs = Math.max(a.lastMs, same ? prev.issuedMaxMs : 0);
+    const same = prev !== undefined && prev.workerId === reply.workerId;
+    const unguardedFloorMs = Math.max(reply.lastMs, same ? prev.issuedMaxMs : 0);
     const floorMs = Math.max(unguardedFloorMs, guard);
     const lease: Lease = {
       bits,
-      workerId: a.workerId,
+      workerId: reply.workerId,
       floorMs,
       deadlineMs: start + this.opts.ttlMs - this.opts.marginMs,
       generation: ++this.generation,
@@ -180,7 +186,7 @@ export class LeaseManager {
     this.leases.set(bits, lease);
     this.events.acquired++;
     this.log.info(
-      { workerBits: bits, workerId: a.workerId, floor: new Date(floorMs).toISOString(), reacquired: same },
+      { workerBits: bits, workerId: reply.workerId, floor: new Date(floorMs).toISOString(), reacquired: same },
       'worker-id lease acquired',
     );
     return lease;
@@ -207,9 +213,15 @@ export class LeaseManager {
     await this.store.heartbeat(this.opts.nodeId, this.opts.ttlMs * 2).catch(() => undefined);
     for (const lease of this.leases.values()) {
       const start = this.clock.now();
-      let r;
+      let reply;
       try {
-        r = await this.store.renew(lease.bits, lease.workerId, this.value, this.opts.ttlMs, start + this.opts.ttlMs);
+        reply = await this.store.renew(
+          lease.bits,
+          lease.workerId,
+          this.value,
+          this.opts.ttlMs,
+          start + this.opts.ttlMs,
+        );
       } catch (err) {
         this.log.warn(
           { workerBits: lease.bits, workerId: lease.workerId, err: (err as Error).message },
@@ -217,7 +229,7 @@ export class LeaseManager {
         );
         continue;
       }
-      if (r === 'extended') {
+      if (reply === 'extended') {
         lease.deadlineMs = start + this.opts.ttlMs - this.opts.marginMs;
         this.events.renewed++;
         continue;
@@ -225,8 +237,10 @@ export class LeaseManager {
       this.events.lost++;
       lease.deadlineMs = 0;
       this.log.warn(
-        { workerBits: lease.bits, workerId: lease.workerId, why: r },
-        r === 'taken' ? 'worker id is held by another node; switching ids' : 'worker-id lease expired; acquiring again',
+        { workerBits: lease.bits, workerId: lease.workerId, why: reply },
+        reply === 'taken'
+          ? 'worker id is held by another node; switching ids'
+          : 'worker-id lease expired; acquiring again',
       );
       await this.get(lease.bits).catch((err: Error) =>
         this.log.error({ workerBits: lease.bits, err: err.message }, 'could not acquire a worker id'),

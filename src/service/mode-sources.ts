@@ -22,19 +22,19 @@ export interface ModeDeps {
   readonly templates: RuleTemplates;
   readonly clock: Clock;
   /** Counts issued IDs (idmint_ids_issued_total): the door's count(). */
-  readonly count: (tag: StoredTag, n: number, s?: TagSources) => void;
+  readonly count: (tag: StoredTag, amount: number, sources?: TagSources) => void;
   /** The full way for one ID, when a tag moved under a coalescer's take: the door resolves it again. */
   readonly issueAgain: (tag: string, opts: IdOptions) => Promise<string>;
 }
 
 export interface ModeSource<T extends StoredTag = StoredTag> {
   /**
-   * One ID of the cached definition `tag` (whose sources are `s`, its token admitted): at once
+   * One ID of the cached definition `tag` (whose sources are `sources`, its token admitted): at once
    * from memory, or a promise through an `order: global` coalescer; undefined, having taken
    * nothing, when only the full way can answer (a block to fill, a lease to take up, a tick to
    * wait for, options memory does not check).
    */
-  one(tag: T, s: TagSources, opts: IdOptions): string | Promise<string> | undefined;
+  one(tag: T, sources: TagSources, opts: IdOptions): string | Promise<string> | undefined;
   /** count IDs (at least 1) in issue order, for a resolved and checked definition. */
   ids(tag: T, count: number, opts: IdOptions): Promise<string[]>;
   /**
@@ -45,9 +45,9 @@ export interface ModeSource<T extends StoredTag = StoredTag> {
   inKey?(tag: T): Omit<TakeInKey, 'taken'> | undefined;
   /**
    * Makes what the first request for the enabled definition `tag` needs at hand in its new
-   * sources `s` (sources.ts), when anything: the rest is made on first use.
+   * `sources` (sources.ts), when anything: the rest is made on first use.
    */
-  warm?(tag: T, s: TagSources): void;
+  warm?(tag: T, sources: TagSources): void;
 }
 
 /**
@@ -56,8 +56,8 @@ export interface ModeSource<T extends StoredTag = StoredTag> {
  * is the same (a tag's mode never changes within an epoch: tag-spec.ts refuses the change, and
  * re-creating the tag starts a new epoch).
  */
-export function modeSources(d: ModeDeps): (tag: StoredTag) => ModeSource {
-  const kinds = { rule: rule(d), snowflake: snowflake(d), node: segmentNode(d), global: segmentGlobal(d) };
+export function modeSources(deps: ModeDeps): (tag: StoredTag) => ModeSource {
+  const kinds = { rule: rule(deps), snowflake: snowflake(deps), node: segmentNode(deps), global: segmentGlobal(deps) };
   return (tag) => {
     switch (tag.mode) {
       case 'rule':
@@ -72,32 +72,32 @@ export function modeSources(d: ModeDeps): (tag: StoredTag) => ModeSource {
 
 /** One ID of an `order: global` tag from its coalescer: `render` makes the ID of its counter value. */
 function viaCoalescer(
-  d: ModeDeps,
+  deps: ModeDeps,
   tag: StoredTag,
-  s: TagSources,
+  sources: TagSources,
   coalescer: Coalescer,
   opts: IdOptions,
-  render: (v: number) => string,
+  render: (counter: number) => string,
 ): Promise<string> {
   return coalescer.takeMapped(
     1,
     (runs) => {
-      d.count(tag, 1, s);
+      deps.count(tag, 1, sources);
       return render(runs[0][0]);
     },
     // The tag moved to another Redis: the full way follows it.
     (err) => {
-      if (err instanceof TagMovedError) return d.issueAgain(tag.tag, opts);
+      if (err instanceof TagMovedError) return deps.issueAgain(tag.tag, opts);
       throw err;
     },
   );
 }
 
 /** The counter value of one ID from an `order: node` block at hand (counted), or undefined. */
-function fromBlock(d: ModeDeps, tag: StoredTag, s: TagSources, src: SegmentSource): number | undefined {
-  const v = src.buffer?.takeOneNow();
-  if (v !== undefined) d.count(tag, 1, s);
-  return v;
+function fromBlock(deps: ModeDeps, tag: StoredTag, sources: TagSources, src: SegmentSource): number | undefined {
+  const counter = src.buffer?.takeOneNow();
+  if (counter !== undefined) deps.count(tag, 1, sources);
+  return counter;
 }
 
 /**
@@ -113,84 +113,86 @@ const segmentIds =
     formatIds(await d.segments.take(tag, count, opts.key));
 
 /** A plain segment tag's one source (shard 0, no scope): what a single ID comes from. */
-function warmPlain(d: ModeDeps, tag: StoredOf<'segment'>, s: TagSources): SegmentSource | undefined {
-  if (tag.layout === 'plain') return (s.plain = d.sources.segment(s, 0, ''));
+function warmPlain(deps: ModeDeps, tag: StoredOf<'segment'>, sources: TagSources): SegmentSource | undefined {
+  if (tag.layout === 'plain') return (sources.plain = deps.sources.segment(sources, 0, ''));
   return undefined;
 }
 
-function segmentGlobal(d: ModeDeps): ModeSource<StoredOf<'segment'>> {
+function segmentGlobal(deps: ModeDeps): ModeSource<StoredOf<'segment'>> {
   return {
-    one(tag, s, opts) {
-      const src = plainSource(tag, s, opts);
-      return src && viaCoalescer(d, tag, s, src.coalescer, opts, (v) => seqString(tag, v));
+    one(tag, sources, opts) {
+      const src = plainSource(tag, sources, opts);
+      return src && viaCoalescer(deps, tag, sources, src.coalescer, opts, (v) => seqString(tag, v));
     },
-    ids: segmentIds(d),
+    ids: segmentIds(deps),
     // Every ID of a plain tag's counter value k is k * stride + offset, unless it is permuted.
     inKey: (tag) =>
       tag.layout === 'plain' && !tag.permute
         ? { shard: 0, scope: '', stride: tag.stride, offset: tag.offset }
         : undefined,
-    warm(tag, s) {
-      warmPlain(d, tag, s);
+    warm(tag, sources) {
+      warmPlain(deps, tag, sources);
     },
   };
 }
 
-function segmentNode(d: ModeDeps): ModeSource<StoredOf<'segment'>> {
+function segmentNode(deps: ModeDeps): ModeSource<StoredOf<'segment'>> {
   return {
-    one(tag, s, opts) {
-      const src = plainSource(tag, s, opts);
-      const v = src && fromBlock(d, tag, s, src);
-      return v === undefined ? undefined : seqString(tag, v);
+    one(tag, sources, opts) {
+      const src = plainSource(tag, sources, opts);
+      const counter = src && fromBlock(deps, tag, sources, src);
+      return counter === undefined ? undefined : seqString(tag, counter);
     },
-    ids: segmentIds(d),
-    warm(tag, s) {
-      const plain = warmPlain(d, tag, s);
-      if (plain) d.sources.buffer(s, plain);
+    ids: segmentIds(deps),
+    warm(tag, sources) {
+      const plain = warmPlain(deps, tag, sources);
+      if (plain) deps.sources.buffer(sources, plain);
     },
   };
 }
 
-function rule(d: ModeDeps): ModeSource<StoredOf<'rule'>> {
+function rule(deps: ModeDeps): ModeSource<StoredOf<'rule'>> {
   return {
-    one(tag, s, opts) {
+    one(tag, sources, opts) {
       if (opts.key !== undefined) return undefined;
       const { app, salt } = ruleInput(tag, opts);
       // One moment decides both the period (whose counter is used) and the time tokens.
-      const now = d.clock.now();
-      const src = s.segments.get(sourceKey(0, scopeOf(tag, app, now)));
+      const now = deps.clock.now();
+      const src = sources.segments.get(sourceKey(0, scopeOf(tag, app, now)));
       if (src === undefined) return undefined;
       src.lastUsed = Date.now();
       if (tag.order !== 'node')
-        return viaCoalescer(d, tag, s, src.coalescer, opts, (v) => d.templates.renderOne(tag, v, app, salt, now));
-      const v = fromBlock(d, tag, s, src);
-      return v === undefined ? undefined : d.templates.renderOne(tag, v, app, salt, now);
+        return viaCoalescer(deps, tag, sources, src.coalescer, opts, (v) =>
+          deps.templates.renderOne(tag, v, app, salt, now),
+        );
+      const counter = fromBlock(deps, tag, sources, src);
+      return counter === undefined ? undefined : deps.templates.renderOne(tag, counter, app, salt, now);
     },
     async ids(tag, count, opts) {
       const { app, salt } = ruleInput(tag, opts);
-      const now = d.clock.now();
-      const issued = await d.segments.take(tag, count, undefined, scopeOf(tag, app, now));
-      return d.templates.renderRuns(tag, issued.runs, app, salt, now);
+      const now = deps.clock.now();
+      const issued = await deps.segments.take(tag, count, undefined, scopeOf(tag, app, now));
+      return deps.templates.renderRuns(tag, issued.runs, app, salt, now);
     },
   };
 }
 
-function snowflake(d: ModeDeps): ModeSource<StoredOf<'snowflake'>> {
+function snowflake(deps: ModeDeps): ModeSource<StoredOf<'snowflake'>> {
   return {
-    one(tag, s, opts) {
-      if (opts.key !== undefined || strayRuleInput(opts) || s.generator === undefined) return undefined;
-      const id = s.generator.takeOneNow();
+    one(tag, sources, opts) {
+      if (opts.key !== undefined || strayRuleInput(opts) || sources.generator === undefined) return undefined;
+      const id = sources.generator.takeOneNow();
       if (id === undefined) return undefined;
-      d.count(tag, 1, s);
+      deps.count(tag, 1, sources);
       return String(id);
     },
     async ids(tag, count) {
-      return (await d.sources.generatorOf(tag).take(count)).map(String);
+      return (await deps.sources.generatorOf(tag).take(count)).map(String);
     },
     // The generator of the layout, its lease taken up.
-    warm(tag, s) {
-      s.generator = d.sources.generatorOf(tag);
-      s.generator.prime();
+    warm(tag, sources) {
+      sources.generator = deps.sources.generatorOf(tag);
+      sources.generator.prime();
     },
   };
 }

@@ -7,8 +7,8 @@ import type { Coalescer } from './coalescer.js';
 
 interface Waiter {
   readonly n: number;
-  readonly resolve: (r: Range[]) => void;
-  readonly reject: (e: Error) => void;
+  readonly resolve: (runs: Range[]) => void;
+  readonly reject: (error: Error) => void;
 }
 
 export class NodeBuffer {
@@ -37,10 +37,10 @@ export class NodeBuffer {
     return !this.fetching && this.waiters.length === 0;
   }
 
-  /** n IDs at once from memory, or undefined when they are not all here (then use take). */
-  takeNow(n: number): Range[] | undefined {
-    if (this.waiters.length > 0 || this.ids.size < n) return undefined;
-    const out = this.out(this.ids.take(n));
+  /** `count` IDs at once from memory, or undefined when they are not all here (then use take). */
+  takeNow(count: number): Range[] | undefined {
+    if (this.waiters.length > 0 || this.ids.size < count) return undefined;
+    const out = this.out(this.ids.take(count));
     this.topUp();
     return out;
   }
@@ -48,21 +48,21 @@ export class NodeBuffer {
   /** One ID from memory, or undefined when none is at hand or requests wait (then use take). */
   takeOneNow(): number | undefined {
     if (this.waiters.length > 0) return undefined;
-    const v = this.ids.takeOne();
-    if (v === undefined) return undefined;
-    this.lastOut = v;
+    const value = this.ids.takeOne();
+    if (value === undefined) return undefined;
+    this.lastOut = value;
     if (this.ids.size <= this.blockSize() / 5) this.topUp();
-    return v;
+    return value;
   }
 
-  take(n: number): Promise<Range[]> {
-    if (this.waiters.length === 0 && this.ids.size >= n) {
-      const out = this.out(this.ids.take(n));
+  take(count: number): Promise<Range[]> {
+    if (this.waiters.length === 0 && this.ids.size >= count) {
+      const out = this.out(this.ids.take(count));
       this.topUp();
       return Promise.resolve(out);
     }
     return new Promise((resolve, reject) => {
-      this.waiters.push({ n, resolve, reject });
+      this.waiters.push({ n: count, resolve, reject });
       this.topUp();
     });
   }
@@ -77,7 +77,7 @@ export class NodeBuffer {
       // upTo: near an exhausted limit, take what is left rather than a whole block.
       .take(Math.max(block, pending - this.ids.size), true)
       .then((runs) => {
-        for (const r of runs) this.ids.push(r);
+        for (const run of runs) this.ids.push(run);
         this.serve();
       })
       .catch((err: Error) => {
@@ -85,9 +85,9 @@ export class NodeBuffer {
         const exhausted = err instanceof IdmintError && err.code === 'ID_SPACE_EXHAUSTED';
         while (this.waiters.length > 0) {
           this.serve();
-          const w = this.waiters.shift();
-          if (!w) break;
-          w.reject(err);
+          const waiter = this.waiters.shift();
+          if (!waiter) break;
+          waiter.reject(err);
           if (!exhausted) for (const rest of this.waiters.splice(0)) rest.reject(err);
         }
       })
@@ -99,8 +99,8 @@ export class NodeBuffer {
 
   private serve(): void {
     while (this.waiters.length > 0 && this.ids.size >= this.waiters[0].n) {
-      const w = this.waiters.shift()!;
-      w.resolve(this.out(this.ids.take(w.n)));
+      const waiter = this.waiters.shift()!;
+      waiter.resolve(this.out(this.ids.take(waiter.n)));
     }
   }
 

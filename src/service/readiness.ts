@@ -54,22 +54,22 @@ async function check(fn: () => Promise<unknown>, timeoutMs = 1000): Promise<stri
   }
 }
 
-function serverState(checked: ServerState, name: string, c: ReadinessDeps['connections']): ServerState {
-  const reopening = c?.reopening(name);
+function serverState(checked: ServerState, name: string, connections: ReadinessDeps['connections']): ServerState {
+  const reopening = connections?.reopening(name);
   if (checked !== 'ok') return reopening ? `${checked}; ${reopening}` : checked;
-  return reopening ?? c?.notReady(name) ?? checked;
+  return reopening ?? connections?.notReady(name) ?? checked;
 }
 
-export async function readiness(d: ReadinessDeps): Promise<Readiness> {
+export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
   const [checked, mysqlChecked, lease] = await Promise.all([
-    redisServerStates(d.segments),
-    check(() => d.pool.query('SELECT 1 FROM idmint_schema_migrations LIMIT 1')),
+    redisServerStates(deps.segments),
+    check(() => deps.pool.query('SELECT 1 FROM idmint_schema_migrations LIMIT 1')),
     check(async () => {
-      const widths = workerWidths((await d.tags.list()).filter((t) => t.enabled));
+      const widths = workerWidths((await deps.tags.list()).filter((t) => t.enabled));
       // Taken here when missing: a node a load balancer keeps out until it is ready would
       // otherwise never see the request that takes its lease.
       for (const bits of widths) {
-        await d.leases.get(bits).catch((err: Error) => {
+        await deps.leases.get(bits).catch((err: Error) => {
           throw new Error(`no valid worker-id lease of width ${bits}: ${err.message}`);
         });
       }
@@ -80,20 +80,20 @@ export async function readiness(d: ReadinessDeps): Promise<Readiness> {
   // One that ended by itself is named even when the check already failed: it says what the
   // process is waiting for.
   const servers = Object.fromEntries(
-    Object.entries(checked).map(([name, s]) => [name, serverState(s, name, d.connections)]),
+    Object.entries(checked).map(([name, state]) => [name, serverState(state, name, deps.connections)]),
   );
   const redis = servers[DEFAULT_REDIS];
   // A pool being replaced is named even when its check passed: the check may have met the new one.
-  const poolDown = d.mysqlPool?.down();
+  const poolDown = deps.mysqlPool?.down();
   const mysql = poolDown ? (mysqlChecked === 'ok' ? poolDown : `${mysqlChecked}; ${poolDown}`) : mysqlChecked;
   // Read after the checks: a drain that began while they ran counts.
-  const draining = d.drain?.draining ?? false;
+  const draining = deps.drain?.draining ?? false;
   return {
     ready: !draining && redis === 'ok' && mysql === 'ok' && lease === 'ok',
     draining,
     checks: { redis, mysql, lease },
     redisServers: servers,
-    redisMasters: redisMasters(d.segments),
+    redisMasters: redisMasters(deps.segments),
     degraded: isDegraded(servers),
   };
 }

@@ -16,17 +16,17 @@ export class RefillRequests {
   ) {}
 
   /** The next segment is wanted soon; nobody waits for it. */
-  prefetch(r: TakeResult): void {
+  prefetch(reply: TakeResult): void {
     this.producer
-      .request({ ...this.ref, gen: r.gen, seg: r.seg, urgent: false })
+      .request({ ...this.ref, gen: reply.gen, seg: reply.seg, urgent: false })
       .catch((err: Error) =>
         this.log.warn({ tag: this.ref.tag, err: err.message }, 'prefetch refill could not be queued'),
       );
   }
 
   /** Requests wait for a segment (counted in idmint_refill_waits_total); rejects when it cannot be queued. */
-  urgent(r: TakeResult): Promise<void> {
+  urgent(reply: TakeResult): Promise<void> {
     this.metrics?.refillWaits.inc({ tag: this.ref.tag });
-    return this.producer.request({ ...this.ref, gen: r.gen, seg: r.seg, urgent: true });
+    return this.producer.request({ ...this.ref, gen: reply.gen, seg: reply.seg, urgent: true });
   }
 }

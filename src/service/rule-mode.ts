@@ -18,30 +18,35 @@ export class RuleTemplates {
 
   /** The tag's compiled template, compiled again only when the template or its maximum changed. */
   of(tag: RuleTag): CompiledTemplate {
-    const r = tag.rule;
+    const rule = tag.rule;
     const cached = this.compiled.get(tag.tag);
-    if (cached && cached.source === r.template && cached.max === r.maxCounter) return cached.compiled;
+    if (cached && cached.source === rule.template && cached.max === rule.maxCounter) return cached.compiled;
     // Stored rules were validated when saved; force only skips the lifetime check they passed.
-    const compiled = compileRule(r, true);
-    this.compiled.set(tag.tag, { source: r.template, max: r.maxCounter, compiled });
+    const compiled = compileRule(rule, true);
+    this.compiled.set(tag.tag, { source: rule.template, max: rule.maxCounter, compiled });
     return compiled;
   }
 
-  /** One rendered ID of counter value v at the moment nowMs. */
-  renderOne(tag: RuleTag, v: number, app: string, salt: string, nowMs: number): string {
-    const r = tag.rule;
-    return render(this.of(tag), { counter: counterAt(r, tag, v), salt, app, parts: localParts(nowMs, r.timeZone) });
+  /** One rendered ID of counter value `counter` at the moment nowMs. */
+  renderOne(tag: RuleTag, counter: number, app: string, salt: string, nowMs: number): string {
+    const rule = tag.rule;
+    return render(this.of(tag), {
+      counter: counterAt(rule, tag, counter),
+      salt,
+      app,
+      parts: localParts(nowMs, rule.timeZone),
+    });
   }
 
   /** The rendered IDs of counter runs taken at the moment nowMs, in order. */
   renderRuns(tag: RuleTag, runs: readonly Range[], app: string, salt: string, nowMs: number): string[] {
-    const r = tag.rule;
+    const rule = tag.rule;
     const compiled = this.of(tag);
-    const parts = localParts(nowMs, r.timeZone);
+    const parts = localParts(nowMs, rule.timeZone);
     const out: string[] = [];
-    for (const [a, b] of runs) {
-      for (let seq = a; seq <= b; seq++)
-        out.push(render(compiled, { counter: counterAt(r, tag, seq), salt, app, parts }));
+    for (const [first, last] of runs) {
+      for (let seq = first; seq <= last; seq++)
+        out.push(render(compiled, { counter: counterAt(rule, tag, seq), salt, app, parts }));
     }
     return out;
   }
@@ -49,6 +54,6 @@ export class RuleTemplates {
 
 /** The counter scope "<app>/<period>" of a rule at a moment. */
 export function scopeOf(tag: RuleTag, app: string, nowMs: number): string {
-  const r = tag.rule;
-  return `${app}/${periodOf(nowMs, r.timeZone, r.resetSeconds)}`;
+  const rule = tag.rule;
+  return `${app}/${periodOf(nowMs, rule.timeZone, rule.resetSeconds)}`;
 }

@@ -83,12 +83,12 @@ export class SegmentMode {
     direct: boolean,
   ): Promise<Issued> {
     const shard = shardFor(tag, key);
-    const s = this.sources.of(tag);
-    const src = this.sources.segment(s, shard, scope);
+    const tagSources = this.sources.of(tag);
+    const src = this.sources.segment(tagSources, shard, scope);
     // A request of an epoch already replaced takes straight from its source (no block of its own).
     const runs =
-      tag.order === 'node' && !direct && !s.detached
-        ? await this.sources.buffer(s, src).take(count)
+      tag.order === 'node' && !direct && !tagSources.detached
+        ? await this.sources.buffer(tagSources, src).take(count)
         : await src.coalescer.take(count);
     return { tag, shard, runs };
   }
@@ -98,8 +98,8 @@ export class SegmentMode {
 export function formatIds(issued: Issued): string[] {
   const out: string[] = [];
   const { tag, shard } = issued;
-  for (const [a, b] of issued.runs) {
-    for (let v = a; v <= b; v++)
+  for (const [first, last] of issued.runs) {
+    for (let v = first; v <= last; v++)
       out.push(tag.layout === 'plain' ? seqString(tag, v) : packId(tag, v, shard).toString());
   }
   return out;

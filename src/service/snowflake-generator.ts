@@ -43,13 +43,13 @@ export class SnowflakeGenerator {
     if (now >= lease.deadlineMs) return undefined;
     const units = toUnits(this.layout, now);
     if (units < 0 || units >= 2 ** this.layout.timeBits) return undefined;
-    const t = nextTick(this.state, units, this.maxSeq, Number.POSITIVE_INFINITY);
-    if (t.kind !== 'issue') return undefined;
-    this.state.lastTime = t.time;
-    this.state.lastSeq = t.seq;
+    const tick = nextTick(this.state, units, this.maxSeq, Number.POSITIVE_INFINITY);
+    if (tick.kind !== 'issue') return undefined;
+    this.state.lastTime = tick.time;
+    this.state.lastSeq = tick.seq;
     this.issuedUnderLease = true;
     if (now > lease.issuedMaxMs) lease.issuedMaxMs = now;
-    return encode(this.layout, t.time, lease.workerId, t.seq);
+    return encode(this.layout, tick.time, lease.workerId, tick.seq);
   }
 
   /**
@@ -68,10 +68,10 @@ export class SnowflakeGenerator {
     this.issuedUnderLease = false;
   }
 
-  /** n IDs, ascending. */
-  async take(n: number): Promise<bigint[]> {
+  /** `count` IDs, ascending. */
+  async take(count: number): Promise<bigint[]> {
     const out: bigint[] = [];
-    while (out.length < n) {
+    while (out.length < count) {
       const lease = await this.leases.get(this.layout.workerBits);
       if (lease.generation !== this.leaseGeneration) this.adopt(lease);
       // Issue synchronously while the lease holds and the clock allows.
@@ -86,18 +86,18 @@ export class SnowflakeGenerator {
           );
         }
         if (units < 0) throw new IdmintError('CLOCK_BACKWARDS', 'the clock reads a time before the layout epoch');
-        const t = nextTick(this.state, units, this.maxSeq, Number.POSITIVE_INFINITY);
-        if (t.kind === 'issue') {
-          this.state.lastTime = t.time;
-          this.state.lastSeq = t.seq;
+        const tick = nextTick(this.state, units, this.maxSeq, Number.POSITIVE_INFINITY);
+        if (tick.kind === 'issue') {
+          this.state.lastTime = tick.time;
+          this.state.lastSeq = tick.seq;
           this.issuedUnderLease = true;
           if (now > lease.issuedMaxMs) lease.issuedMaxMs = now;
-          out.push(encode(this.layout, t.time, lease.workerId, t.seq));
-          if (out.length === n) return out;
+          out.push(encode(this.layout, tick.time, lease.workerId, tick.seq));
+          if (out.length === count) return out;
           continue;
         }
-        if (t.kind === 'backwards') throw new Error('unreachable: unbounded wait');
-        const waitMs = this.layout.epochMs + t.time * this.unit - now;
+        if (tick.kind === 'backwards') throw new Error('unreachable: unbounded wait');
+        const waitMs = this.layout.epochMs + tick.time * this.unit - now;
         if (units < this.state.lastTime && waitMs > this.maxBackMs) {
           if (!this.issuedUnderLease) {
             throw new IdmintError(

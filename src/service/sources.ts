@@ -86,14 +86,14 @@ export class SourceCache {
 
   /** The sources made for exactly this definition object, or undefined (synchronous, hot path). */
   current(tag: StoredTag): TagSources | undefined {
-    const s = this.tags.get(tag.tag);
-    return s !== undefined && s.def === tag ? s : undefined;
+    const sources = this.tags.get(tag.tag);
+    return sources !== undefined && sources.def === tag ? sources : undefined;
   }
 
   /** The sources of the definition's epoch, for a request that resolved it. */
   of(tag: StoredTag): TagSources {
-    const s = this.tags.get(tag.tag);
-    return s !== undefined && s.def.epoch === tag.epoch ? s : this.warm(tag);
+    const sources = this.tags.get(tag.tag);
+    return sources !== undefined && sources.def.epoch === tag.epoch ? sources : this.warm(tag);
   }
 
   /** A definition was read (undefined: the tag does not exist). */
@@ -108,34 +108,35 @@ export class SourceCache {
    * request only, outside the cache.
    */
   warm(tag: StoredTag): TagSources {
-    let s = this.tags.get(tag.tag);
-    if (s !== undefined && s.def === tag) return s;
-    if (s !== undefined && s.def.epoch > tag.epoch) return new TagSources(tag, this.modeOf(tag), s.issued, true);
-    if (s === undefined || s.def.epoch !== tag.epoch) {
-      if (s !== undefined) this.drop(tag.tag);
-      s = new TagSources(tag, this.modeOf(tag), this.deps.metrics?.issuedSeries(tag.tag, tag.mode));
-      this.tags.set(tag.tag, s);
+    let sources = this.tags.get(tag.tag);
+    if (sources !== undefined && sources.def === tag) return sources;
+    if (sources !== undefined && sources.def.epoch > tag.epoch)
+      return new TagSources(tag, this.modeOf(tag), sources.issued, true);
+    if (sources === undefined || sources.def.epoch !== tag.epoch) {
+      if (sources !== undefined) this.drop(tag.tag);
+      sources = new TagSources(tag, this.modeOf(tag), this.deps.metrics?.issuedSeries(tag.tag, tag.mode));
+      this.tags.set(tag.tag, sources);
     } else {
-      if (s.def.mode !== tag.mode) s.issued = this.deps.metrics?.issuedSeries(tag.tag, tag.mode);
-      s.def = tag;
-      s.mode = this.modeOf(tag);
+      if (sources.def.mode !== tag.mode) sources.issued = this.deps.metrics?.issuedSeries(tag.tag, tag.mode);
+      sources.def = tag;
+      sources.mode = this.modeOf(tag);
     }
     // What a first request needs at hand is the kind's to say (mode-sources.ts).
-    if (tag.enabled) s.mode.warm?.(tag, s);
-    return s;
+    if (tag.enabled) sources.mode.warm?.(tag, sources);
+    return sources;
   }
 
   /** The segment source of (shard, scope) of the sources' epoch, made on first use. */
-  segment(s: TagSources, shard: number, scope: string): SegmentSource {
-    const k = sourceKey(shard, scope);
-    let src = s.segments.get(k);
+  segment(sources: TagSources, shard: number, scope: string): SegmentSource {
+    const key = sourceKey(shard, scope);
+    let src = sources.segments.get(key);
     if (src === undefined) {
-      if (scope !== '' && !s.detached && this.scoped >= MAX_IDLE_SCOPES) this.pruneIdle();
-      const { tag, epoch, redis } = s.def;
-      const coalescer = new Coalescer({ tag, epoch, shard, scope, redis }, () => s.def.prefetch, this.deps);
+      if (scope !== '' && !sources.detached && this.scoped >= MAX_IDLE_SCOPES) this.pruneIdle();
+      const { tag, epoch, redis } = sources.def;
+      const coalescer = new Coalescer({ tag, epoch, shard, scope, redis }, () => sources.def.prefetch, this.deps);
       src = { coalescer, buffer: undefined, scope, lastUsed: Date.now() };
-      s.segments.set(k, src);
-      if (scope !== '' && !s.detached) this.scoped++;
+      sources.segments.set(key, src);
+      if (scope !== '' && !sources.detached) this.scoped++;
     } else if (scope !== '') {
       src.lastUsed = Date.now();
     }
@@ -143,14 +144,16 @@ export class SourceCache {
   }
 
   /** The `order: node` block of a segment source, made on first use. */
-  buffer(s: TagSources, src: SegmentSource): NodeBuffer {
-    return (src.buffer ??= new NodeBuffer(src.coalescer, () => s.def.nodeBlock));
+  buffer(sources: TagSources, src: SegmentSource): NodeBuffer {
+    return (src.buffer ??= new NodeBuffer(src.coalescer, () => sources.def.nodeBlock));
   }
 
   /** The issued-IDs counter of the tag's mode. */
   issuedOf(tag: StoredTag): { value: number } | undefined {
-    const s = this.tags.get(tag.tag);
-    return s !== undefined && s.def.mode === tag.mode ? s.issued : this.deps.metrics?.issuedSeries(tag.tag, tag.mode);
+    const sources = this.tags.get(tag.tag);
+    return sources !== undefined && sources.def.mode === tag.mode
+      ? sources.issued
+      : this.deps.metrics?.issuedSeries(tag.tag, tag.mode);
   }
 
   /**
@@ -158,38 +161,38 @@ export class SourceCache {
    * tag's epoch (for id_server's monitor), undefined when it has handed out none.
    */
   lastFromBlock(tag: StoredTag, scope: string): number | undefined {
-    const s = this.tags.get(tag.tag);
-    if (s === undefined || s.def.epoch !== tag.epoch) return undefined;
-    return s.segments.get(sourceKey(0, scope))?.buffer?.last;
+    const sources = this.tags.get(tag.tag);
+    if (sources === undefined || sources.def.epoch !== tag.epoch) return undefined;
+    return sources.segments.get(sourceKey(0, scope))?.buffer?.last;
   }
 
   /** The generator of a snowflake tag's layout. */
   generatorOf(tag: StoredOf<'snowflake'>): SnowflakeGenerator {
-    const k = `${tag.tag}\u0000${JSON.stringify(tag.snowflake)}`;
-    let g = this.generators.get(k);
-    if (!g) {
+    const key = `${tag.tag}\u0000${JSON.stringify(tag.snowflake)}`;
+    let generator = this.generators.get(key);
+    if (!generator) {
       const { leases, clock, maxBackMs } = this.snowflake;
-      g = new SnowflakeGenerator(tag.snowflake, leases, clock, maxBackMs, this.clockEvents);
-      this.generators.set(k, g);
+      generator = new SnowflakeGenerator(tag.snowflake, leases, clock, maxBackMs, this.clockEvents);
+      this.generators.set(key, generator);
     }
-    return g;
+    return generator;
   }
 
   /** Forgets the sources of a tag (its generators stay, see above). */
   private drop(name: string): void {
-    const s = this.tags.get(name);
-    if (s === undefined) return;
+    const sources = this.tags.get(name);
+    if (sources === undefined) return;
     this.tags.delete(name);
-    for (const src of s.segments.values()) if (src.scope !== '') this.scoped--;
+    for (const src of sources.segments.values()) if (src.scope !== '') this.scoped--;
   }
 
   /** Drops the sources of rule scopes unused for a minute (past periods, idle apps). */
   private pruneIdle(): void {
     const cutoff = Date.now() - IDLE_MS;
-    for (const s of this.tags.values()) {
-      for (const [k, src] of s.segments) {
+    for (const sources of this.tags.values()) {
+      for (const [key, src] of sources.segments) {
         if (src.scope === '' || src.lastUsed > cutoff || !src.coalescer.idle || !(src.buffer?.idle ?? true)) continue;
-        s.segments.delete(k);
+        sources.segments.delete(key);
         this.scoped--;
       }
     }
@@ -197,7 +200,7 @@ export class SourceCache {
 
   /** How many segment sources are cached, and of how many epochs (for tests and debugging). */
   size(name: string): { epoch: number; segments: number } | undefined {
-    const s = this.tags.get(name);
-    return s && { epoch: s.def.epoch, segments: s.segments.size };
+    const sources = this.tags.get(name);
+    return sources && { epoch: sources.def.epoch, segments: sources.segments.size };
   }
 }

@@ -47,16 +47,16 @@ export interface TagKind<T extends StoredTag = StoredTag> {
    * Where a bulk take's chunks come from; refused (coded) before anything is taken when its format does not suit the
    * tag.
    */
-  bulk(tag: T, t: BulkTake, issue: BulkIssue): ChunkSource;
+  bulk(tag: T, spec: BulkTake, issue: BulkIssue): ChunkSource;
   /** Refuses (coded) a keyed take whose format cannot carry the tag's IDs. */
-  keyedFormat(tag: T, t: BulkTake): void;
+  keyedFormat(tag: T, spec: BulkTake): void;
   /** The admin view's fields besides the spec's (specToJson) and the row's. */
   view(tag: T): Record<string, unknown>;
   /**
-   * How the admin view shows counter value k of one of the tag's shards: its ID where that is a line of the counter,
-   * else k.
+   * How the admin view shows counter value `counter` of one of the tag's shards: its ID where that is a line of the
+   * counter, else the counter value itself.
    */
-  shownId(tag: T, k: number): string;
+  shownId(tag: T, counter: number): string;
 }
 
 const KINDS: { readonly [M in StoredTag['mode']]: TagKind<Extract<StoredTag, { mode: M }>> } = {
@@ -69,13 +69,13 @@ const KINDS: { readonly [M in StoredTag['mode']]: TagKind<Extract<StoredTag, { m
 export const kindOf = (tag: StoredTag): TagKind => KINDS[tag.mode];
 
 /** The admin view of a definition: the spec's fields (specToJson), its kind's, and the row's. */
-export function tagView(t: StoredTag): Record<string, unknown> {
+export function tagView(tag: StoredTag): Record<string, unknown> {
   return {
-    ...specToJson(t),
-    ...kindOf(t).view(t),
-    incarnation: t.epoch,
-    created_at: t.createdAt,
-    updated_at: t.updatedAt,
+    ...specToJson(tag),
+    ...kindOf(tag).view(tag),
+    incarnation: tag.epoch,
+    created_at: tag.createdAt,
+    updated_at: tag.updatedAt,
   };
 }
 

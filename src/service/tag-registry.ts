@@ -86,21 +86,21 @@ export class TagRegistry {
    * answers a request: the next one reads MySQL again (and those arriving meanwhile join it).
    */
   private markChanged(name: string): void {
-    const e = this.entries.get(name);
-    if (e) e.version++;
+    const entry = this.entries.get(name);
+    if (entry) entry.version++;
   }
 
   /** The cached definition was read after the last change this process knows of. */
-  private static current(e: Entry): boolean {
-    return e.known && e.readAt === e.version;
+  private static current(entry: Entry): boolean {
+    return entry.known && entry.readAt === entry.version;
   }
 
   /** The cached definition when it may be used as it is now (known, fresh, read after the last
    * announced change); undefined when get() has to be asked. Synchronous, for the hot path. */
   peek(name: string): StoredTag | undefined {
-    const e = this.entries.get(name);
-    if (e === undefined || !TagRegistry.current(e) || Date.now() - e.at >= this.maxAgeMs) return undefined;
-    return e.tag;
+    const entry = this.entries.get(name);
+    if (entry === undefined || !TagRegistry.current(entry) || Date.now() - entry.at >= this.maxAgeMs) return undefined;
+    return entry.tag;
   }
 
   /**
@@ -109,17 +109,19 @@ export class TagRegistry {
    * TAG_CACHE_MS), else the read in flight when it started so, else a new read.
    */
   get(name: string): Promise<StoredTag | undefined> {
-    let e = this.entries.get(name);
-    if (e === undefined) {
-      e = { tag: undefined, at: 0, known: false, version: 0, readAt: -1 };
-      this.entries.set(name, e);
+    let entry = this.entries.get(name);
+    if (entry === undefined) {
+      entry = { tag: undefined, at: 0, known: false, version: 0, readAt: -1 };
+      this.entries.set(name, entry);
     }
-    const joinable = e.loading !== undefined && e.loading.version === e.version ? e.loading.promise : undefined;
-    if (TagRegistry.current(e)) {
-      if (Date.now() - e.at >= this.maxAgeMs && joinable === undefined) void this.load(name, e).catch(() => undefined);
-      return Promise.resolve(e.tag);
+    const joinable =
+      entry.loading !== undefined && entry.loading.version === entry.version ? entry.loading.promise : undefined;
+    if (TagRegistry.current(entry)) {
+      if (Date.now() - entry.at >= this.maxAgeMs && joinable === undefined)
+        void this.load(name, entry).catch(() => undefined);
+      return Promise.resolve(entry.tag);
     }
-    return joinable ?? this.load(name, e);
+    return joinable ?? this.load(name, entry);
   }
 
   /**
@@ -128,9 +130,9 @@ export class TagRegistry {
    * has not been read yet, it starts that read and answers false.
    */
   changed(name: string, epoch: number): boolean {
-    const e = this.entries.get(name);
-    if (!e?.known) return false;
-    if (e.readAt !== e.version) {
+    const entry = this.entries.get(name);
+    if (!entry?.known) return false;
+    if (entry.readAt !== entry.version) {
       // Announced since it was read: read it again (or join the read at this version), and
       // answer from that read on a later call. An announcement alone does not move the
       // counter (an edit that keeps the epoch, or the echo of a change this request already
@@ -138,7 +140,7 @@ export class TagRegistry {
       this.get(name).catch(() => undefined);
       return false;
     }
-    return e.tag === undefined || !e.tag.enabled || e.tag.epoch !== epoch;
+    return entry.tag === undefined || !entry.tag.enabled || entry.tag.epoch !== epoch;
   }
 
   /**
@@ -148,8 +150,8 @@ export class TagRegistry {
    * served the cached definition.
    */
   refresh(name: string): Promise<StoredTag | undefined> {
-    const e = this.entries.get(name);
-    if (e?.loading !== undefined && e.loading.version === e.version) return e.loading.promise;
+    const entry = this.entries.get(name);
+    if (entry?.loading !== undefined && entry.loading.version === entry.version) return entry.loading.promise;
     this.markChanged(name);
     return this.get(name);
   }
@@ -205,14 +207,14 @@ export class TagRegistry {
     if (this.absent.size <= this.maxAbsent) return;
     const oldest = this.absent.values().next().value as string;
     this.absent.delete(oldest);
-    const e = this.entries.get(oldest);
-    if (e !== undefined && e.tag === undefined && e.loading === undefined) this.entries.delete(oldest);
+    const entry = this.entries.get(oldest);
+    if (entry !== undefined && entry.tag === undefined && entry.loading === undefined) this.entries.delete(oldest);
   }
 
   private notify(name: string, tag: StoredTag | undefined): void {
-    for (const l of this.listeners) {
+    for (const listener of this.listeners) {
       try {
-        l(name, tag);
+        listener(name, tag);
       } catch (err) {
         this.log.error({ tag: name, err: (err as Error).message }, 'a listener of tag definitions failed');
       }

@@ -20,15 +20,15 @@ export interface Waiter {
   gotAt?: number;
   readonly got: Range[];
   readonly deadline: number;
-  readonly resolve: (r: Range[]) => void;
-  readonly reject: (e: Error) => void;
+  readonly resolve: (runs: Range[]) => void;
+  readonly reject: (error: Error) => void;
 }
 
 /** IDs a waiter already holds. */
-export function received(w: Waiter): number {
-  let n = 0;
-  for (const [a, b] of w.got) n += b - a + 1;
-  return n;
+export function received(waiter: Waiter): number {
+  let count = 0;
+  for (const [first, last] of waiter.got) count += last - first + 1;
+  return count;
 }
 
 export class WaiterQueue {
@@ -42,19 +42,26 @@ export class WaiterQueue {
   }
 
   /**
-   * Queues a request for n IDs (with `upTo`: at least 1 when the tag is exhausted); refuses a count that is not one.
+   * Queues a request for `count` IDs (with `upTo`: at least 1 when the tag is exhausted); refuses a count that is
+   * not one.
    */
-  push(n: number, upTo: boolean, waitMs: number, resolve: (r: Range[]) => void, reject: (e: Error) => void): void {
+  push(
+    count: number,
+    upTo: boolean,
+    waitMs: number,
+    resolve: (runs: Range[]) => void,
+    reject: (error: Error) => void,
+  ): void {
     // A count that is not a whole number of IDs (Infinity, NaN, a fraction, past 2^53, below 1)
     // would make every take's batch wrong for the waiters behind it: refused here, whatever let
     // it through, and never queued.
-    if (!Number.isSafeInteger(n) || n < 1) {
-      reject(new IdmintError('INVALID_ARGUMENT', `a take of ${n} IDs: a count is a whole number of at least 1`));
+    if (!Number.isSafeInteger(count) || count < 1) {
+      reject(new IdmintError('INVALID_ARGUMENT', `a take of ${count} IDs: a count is a whole number of at least 1`));
       return;
     }
     this.waiting.push({
-      need: n,
-      min: upTo ? 1 : n,
+      need: count,
+      min: upTo ? 1 : count,
       arrived: this.arrivals++,
       got: [],
       deadline: Date.now() + waitMs,
@@ -69,12 +76,12 @@ export class WaiterQueue {
    */
   batch(skip: number, cap: number): number {
     let want = 0;
-    for (const w of this.waiting) {
-      if (skip >= w.need) {
-        skip -= w.need;
+    for (const waiter of this.waiting) {
+      if (skip >= waiter.need) {
+        skip -= waiter.need;
         continue;
       }
-      const part = w.need - skip;
+      const part = waiter.need - skip;
       skip = 0;
       if (want > 0 && want + part > cap) break;
       want += part;
@@ -89,17 +96,17 @@ export class WaiterQueue {
    */
   hand(ranges: Range[], sentAt: number): number {
     let served = 0;
-    for (let [a, b] of ranges) {
-      while (a <= b && this.waiting.length > 0) {
-        const w = this.waiting[0];
-        const k = Math.min(w.need, b - a + 1);
-        if (w.got.length === 0) w.gotAt = sentAt;
-        w.got.push([a, a + k - 1]);
-        w.need -= k;
-        a += k;
-        if (w.need === 0) {
+    for (let [first, last] of ranges) {
+      while (first <= last && this.waiting.length > 0) {
+        const waiter = this.waiting[0];
+        const given = Math.min(waiter.need, last - first + 1);
+        if (waiter.got.length === 0) waiter.gotAt = sentAt;
+        waiter.got.push([first, first + given - 1]);
+        waiter.need -= given;
+        first += given;
+        if (waiter.need === 0) {
           this.waiting.shift();
-          w.resolve(w.got);
+          waiter.resolve(waiter.got);
           served++;
         }
       }
@@ -112,16 +119,16 @@ export class WaiterQueue {
   expire(late: () => Error): void {
     const now = Date.now();
     for (let i = 0; i < this.waiting.length; ) {
-      const w = this.waiting[i];
-      if (w.deadline <= now) {
+      const waiter = this.waiting[i];
+      if (waiter.deadline <= now) {
         this.waiting.splice(i, 1);
-        w.reject(late());
+        waiter.reject(late());
       } else i++;
     }
   }
 
   /** Rejects every waiter with err. */
   rejectAll(err: Error): void {
-    for (const w of this.waiting.splice(0)) w.reject(err);
+    for (const waiter of this.waiting.splice(0)) waiter.reject(err);
   }
 }

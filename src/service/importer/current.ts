@@ -27,33 +27,35 @@ export async function readCurrent(pool: Pool, tags: TagsRepo, names: readonly st
        JOIN idmint_tags t ON t.tag = s.tag AND t.epoch = s.epoch WHERE s.tag IN (?) GROUP BY s.tag, s.shard, s.scope`,
     [names],
   );
-  for (const r of rows) {
-    const name = String(r.tag);
-    if (Number(r.deleted) === 1) {
+  for (const row of rows) {
+    const name = String(row.tag);
+    if (Number(row.deleted) === 1) {
       deleted.add(name);
       continue;
     }
-    const t = await tags.get(name);
-    if (!t) continue;
+    const tag = await tags.get(name);
+    if (!tag) continue;
     const marks = new Map<string, number>();
-    for (const c of counters)
-      if (String(c.tag) === name) marks.set(markKey(Number(c.shard), String(c.scope)), Number(c.max_id));
+    for (const counter of counters)
+      if (String(counter.tag) === name)
+        marks.set(markKey(Number(counter.shard), String(counter.scope)), Number(counter.max_id));
     const lowestLive = new Map<string, number>();
-    for (const s of live)
-      if (String(s.tag) === name) lowestLive.set(markKey(Number(s.shard), String(s.scope)), Number(s.lowest));
+    for (const segment of live)
+      if (String(segment.tag) === name)
+        lowestLive.set(markKey(Number(segment.shard), String(segment.scope)), Number(segment.lowest));
     // Revoked tokens count too: a re-run must not bring back a token an operator revoked.
     const [hashes] = await pool.query<RowDataPacket[]>('SELECT token_hash FROM idmint_client_tokens WHERE tag = ?', [
       name,
     ]);
     current.set(name, {
-      spec: t,
-      epoch: t.epoch,
-      counterFloor: Number(r.counter_floor),
+      spec: tag,
+      epoch: tag.epoch,
+      counterFloor: Number(row.counter_floor),
       marks,
       lowestLive,
       tokenHashes: new Set(hashes.map((h) => String(h.token_hash))),
     });
-    redis.set(name, t.redis);
+    redis.set(name, tag.redis);
   }
   return { live: current, deleted, redis };
 }

@@ -74,17 +74,17 @@ const SNOWFLAKE_ONLY = ['--tag', '--twepoch', '--layout', '--clock-skew'];
 const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** A duration such as 1500ms, 90s, 30m, 36h or 2d (a bare number is ms), in ms; undefined when not one. */
-export function parseDurationMs(v: string): number | undefined {
-  const m = /^(\d{1,12})(ms|s|m|h|d)?$/.exec(v);
-  if (!m) return undefined;
-  const ms = Number(m[1]) * UNITS_MS[m[2] ?? 'ms'];
+export function parseDurationMs(text: string): number | undefined {
+  const match = /^(\d{1,12})(ms|s|m|h|d)?$/.exec(text);
+  if (!match) return undefined;
+  const ms = Number(match[1]) * UNITS_MS[match[2] ?? 'ms'];
   return Number.isSafeInteger(ms) ? ms : undefined;
 }
 
 /** The command line as a person would type it again, with the password of a URL left out. */
 export function commandLine(args: readonly string[]): string {
-  const shown = args.map((a) => {
-    const masked = a.replace(/^((?:--mysql=)?mysql:\/\/[^:/@]*:)[^/]*@/, '$1***@');
+  const shown = args.map((arg) => {
+    const masked = arg.replace(/^((?:--mysql=)?mysql:\/\/[^:/@]*:)[^/]*@/, '$1***@');
     return /^[\w@%+=:,./*-]+$/.test(masked) ? masked : `'${masked.replace(/'/g, `'\\''`)}'`;
   });
   return `idmint import ${shown.join(' ')}${shown.some((a) => a.includes(':***@')) ? ' (*** stands for the password)' : ''}`;
@@ -100,27 +100,27 @@ export function parseImportArgs(args: readonly string[]): ImportArgs | string {
   const logFiles: string[] = [];
   const given = new Set<string>();
   for (let i = 0; i < rest.length; i++) {
-    const a = rest[i];
-    const eq = a.indexOf('=');
-    const name = eq > 0 ? a.slice(0, eq) : a;
+    const arg = rest[i];
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
     if (FLAGS.includes(name) && eq < 0) {
       flags.add(name);
       given.add(name);
     } else if (VALUE_OPTIONS.includes(name)) {
-      const v = eq > 0 ? a.slice(eq + 1) : rest[++i];
-      if (v === undefined || v === '') return `${name} needs a value`;
+      const value = eq > 0 ? arg.slice(eq + 1) : rest[++i];
+      if (value === undefined || value === '') return `${name} needs a value`;
       given.add(name);
       if (name === '--floor') {
-        const at = v.lastIndexOf('=');
-        const f =
+        const at = value.lastIndexOf('=');
+        const floor =
           at > 0
-            ? operatorFloor(v.slice(0, at), v.slice(at + 1))
-            : `--floor needs <rule>=<counter> or <rule>/<app>=<counter>, got "${v}"`;
-        if (typeof f === 'string') return f;
-        floors.push(f);
-      } else if (name === '--idserver-log') logFiles.push(v);
-      else values[name] = v;
-    } else return `unknown option ${a}`;
+            ? operatorFloor(value.slice(0, at), value.slice(at + 1))
+            : `--floor needs <rule>=<counter> or <rule>/<app>=<counter>, got "${value}"`;
+        if (typeof floor === 'string') return floor;
+        floors.push(floor);
+      } else if (name === '--idserver-log') logFiles.push(value);
+      else values[name] = value;
+    } else return `unknown option ${arg}`;
   }
   const margin = values['--margin'];
   if (margin !== undefined && !/^\d{1,15}$/.test(margin))
@@ -187,27 +187,29 @@ function snowflakeArgs(values: Record<string, string>, flags: Set<string>): Impo
 }
 
 /** The report in lines for people. */
-export function formatReport(r: ImportReport): string {
-  const out = [`${r.dry_run ? 'dry run (nothing written): ' : ''}import from ${r.system}, ${r.tags.length} tag(s)`];
-  for (const t of r.tags) {
-    const floor = t.counter_floor !== undefined ? `, first counter above ${t.counter_floor}` : '';
-    const zone = t.time_zone !== undefined ? `, zone ${t.time_zone}` : '';
-    const l = t.snowflake;
-    const layout = l
-      ? `; epoch ${l.epoch}, layout ${l.time_bits}/${l.worker_bits}/${l.seq_bits}, runs out ${l.runs_out_at}`
+export function formatReport(report: ImportReport): string {
+  const out = [
+    `${report.dry_run ? 'dry run (nothing written): ' : ''}import from ${report.system}, ${report.tags.length} tag(s)`,
+  ];
+  for (const tag of report.tags) {
+    const floor = tag.counter_floor !== undefined ? `, first counter above ${tag.counter_floor}` : '';
+    const zone = tag.time_zone !== undefined ? `, zone ${tag.time_zone}` : '';
+    const snowflake = tag.snowflake;
+    const layout = snowflake
+      ? `; epoch ${snowflake.epoch}, layout ${snowflake.time_bits}/${snowflake.worker_bits}/${snowflake.seq_bits}, runs out ${snowflake.runs_out_at}`
       : '';
-    const scopes = t.floors
+    const scopes = tag.floors
       .filter((f) => f.scope !== '')
       .map(
         (f) =>
           `${f.scope}${f.shard === FOLD_SHARD ? (f.scope.startsWith(`${EVERY_APP}/`) ? ' (every app)' : ' (every case)') : ''} above sequence ${f.counter}`,
       );
     out.push(
-      `  ${t.action.padEnd(9)} ${t.mode.padEnd(7)} ${t.tag}: old max ${t.old_max}${floor}${zone}${layout}${scopes.length ? `; counters ${scopes.join(', ')}` : ''}${t.tokens_added ? `; ${t.tokens_added} token(s) added` : ''}`,
+      `  ${tag.action.padEnd(9)} ${tag.mode.padEnd(7)} ${tag.tag}: old max ${tag.old_max}${floor}${zone}${layout}${scopes.length ? `; counters ${scopes.join(', ')}` : ''}${tag.tokens_added ? `; ${tag.tokens_added} token(s) added` : ''}`,
     );
-    for (const n of t.notes) out.push(`            note: ${n}`);
+    for (const note of tag.notes) out.push(`            note: ${note}`);
   }
-  for (const n of r.notes) out.push(`  note: ${n}`);
+  for (const note of report.notes) out.push(`  note: ${note}`);
   return out.join('\n');
 }
 
@@ -246,10 +248,10 @@ export async function runImport(config: Config, args: ImportArgs): Promise<numbe
   const keys = new Keys(config.redisPrefix);
   const redis = createDefaultRedis(config, 'command');
   const named: [string, RedisClient][] = Object.entries(config.redisUrls)
-    .filter(([n]) => n !== 'default')
-    .map(([n, url]) => [n, createRedis(url, 'command', undefined, config.redisSentinelPassword)]);
-  const clients = [redis, ...named.map(([, c]) => c)];
-  for (const c of clients) c.on('error', () => undefined);
+    .filter(([name]) => name !== 'default')
+    .map(([name, url]) => [name, createRedis(url, 'command', undefined, config.redisSentinelPassword)]);
+  const clients = [redis, ...named.map(([, client]) => client)];
+  for (const client of clients) client.on('error', () => undefined);
   const pool = await createPool(config.mysqlUrl);
   try {
     await whenReady(redis);
@@ -275,7 +277,7 @@ export async function runImport(config: Config, args: ImportArgs): Promise<numbe
     }
     throw err;
   } finally {
-    for (const c of clients) await c.quit().catch(() => c.disconnect());
+    for (const client of clients) await client.quit().catch(() => client.disconnect());
     await pool.end().catch(() => undefined);
   }
 }

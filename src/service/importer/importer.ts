@@ -102,8 +102,8 @@ export interface ImporterDeps {
 /** How many lines of id_server's logs set aside are named one by one in the report. */
 const SET_ASIDE_SHOWN = 50;
 
-function refused(e: SpecProblems): IdmintError {
-  return invalid(`import refused, nothing was written: ${e.problems.join('; ')}`);
+function refused(error: SpecProblems): IdmintError {
+  return invalid(`import refused, nothing was written: ${error.problems.join('; ')}`);
 }
 
 export class Importer {
@@ -114,9 +114,9 @@ export class Importer {
     let redisOf: ReadonlyMap<string, string>;
     try {
       ({ plan, redisOf } = await this.plan(req));
-    } catch (e) {
-      if (e instanceof SpecProblems) throw refused(e);
-      throw e;
+    } catch (error) {
+      if (error instanceof SpecProblems) throw refused(error);
+      throw error;
     }
     if (!req.dryRun) await this.apply(plan, redisOf, req.finish);
     return report(plan, req.dryRun === true);
@@ -126,13 +126,13 @@ export class Importer {
     const { pool, tags } = this.deps;
     const now = () => this.deps.now?.() ?? Date.now();
     if (req.system === 'leaf-snowflake') {
-      const o = req.leafSnowflake;
-      if (!o?.tag)
+      const leaf = req.leafSnowflake;
+      if (!leaf?.tag)
         throw new SpecProblems([
           'leaf-snowflake needs the tag to create: --tag <name> ("tag" over HTTP), the key Leaf\'s clients send',
         ]);
-      const current = await readCurrent(pool, tags, [o.tag]);
-      return { plan: planLeafSnowflake({ ...o, force: req.force }, current, now()), redisOf: current.redis };
+      const current = await readCurrent(pool, tags, [leaf.tag]);
+      return { plan: planLeafSnowflake({ ...leaf, force: req.force }, current, now()), redisOf: current.redis };
     }
     if (!req.mysql)
       throw new SpecProblems([`${req.system} needs the old system's database: --mysql <url> ("mysql" over HTTP)`]);
@@ -181,9 +181,9 @@ export class Importer {
     const retired: TagPlan[] = [];
     try {
       const by = unfinished(plan, this.deps.now?.() ?? Date.now(), finish);
-      for (const t of raised) {
-        await segments.retire(t.tag, t.epoch!, redisOf.get(t.tag), by);
-        retired.push(t);
+      for (const tag of raised) {
+        await segments.retire(tag.tag, tag.epoch!, redisOf.get(tag.tag), by);
+        retired.push(tag);
       }
     } catch (err) {
       await this.undoRetire(retired, redisOf);
@@ -195,45 +195,45 @@ export class Importer {
     }
     if (raised.length) await this.deps.afterRetire?.();
     try {
-      await inTx(pool, async (c) => {
-        for (const t of plan.tags) {
-          if (t.action === 'create') {
-            await insertTag(c, t.spec, t.counterFloor ?? 0).catch((err: { code?: string }) => {
+      await inTx(pool, async (conn) => {
+        for (const tag of plan.tags) {
+          if (tag.action === 'create') {
+            await insertTag(conn, tag.spec, tag.counterFloor ?? 0).catch((err: { code?: string }) => {
               if (err.code === 'ER_DUP_ENTRY')
                 throw new IdmintError(
                   'CONFLICT',
-                  `tag "${t.tag}" was created while the import ran; run the import again`,
+                  `tag "${tag.tag}" was created while the import ran; run the import again`,
                 );
               throw err;
             });
-          } else if (t.action === 'raise') {
-            const [rows] = await c.query<RowDataPacket[]>(
+          } else if (tag.action === 'raise') {
+            const [rows] = await conn.query<RowDataPacket[]>(
               'SELECT epoch, deleted FROM idmint_tags WHERE tag = ? FOR UPDATE',
-              [t.tag],
+              [tag.tag],
             );
-            if (!rows.length || Number(rows[0].deleted) === 1 || Number(rows[0].epoch) !== t.epoch) {
+            if (!rows.length || Number(rows[0].deleted) === 1 || Number(rows[0].epoch) !== tag.epoch) {
               throw new IdmintError(
                 'CONFLICT',
-                `tag "${t.tag}" changed while the import ran (deleted, re-created or moved); run the import again`,
+                `tag "${tag.tag}" changed while the import ran (deleted, re-created or moved); run the import again`,
               );
             }
-            await c.query(
+            await conn.query(
               'UPDATE idmint_tags SET counter_floor = GREATEST(counter_floor, CAST(? AS UNSIGNED)), epoch = epoch + 1 WHERE tag = ?',
-              [String(t.counterFloor ?? 0), t.tag],
+              [String(tag.counterFloor ?? 0), tag.tag],
             );
           }
-          for (const f of t.floors) {
-            await c.query(
+          for (const floor of tag.floors) {
+            await conn.query(
               `INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, ?, ?, CAST(? AS UNSIGNED), ?)
                  ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, VALUES(max_id))`,
-              [t.tag, f.shard, f.scope, String(f.counter), t.spec.step],
+              [tag.tag, floor.shard, floor.scope, String(floor.counter), tag.spec.step],
             );
           }
-          for (const k of t.tokens) {
-            await c.query('INSERT INTO idmint_client_tokens (tag, name, token_hash) VALUES (?, ?, ?)', [
-              t.tag,
-              k.name,
-              k.hash,
+          for (const token of tag.tokens) {
+            await conn.query('INSERT INTO idmint_client_tokens (tag, name, token_hash) VALUES (?, ?, ?)', [
+              tag.tag,
+              token.name,
+              token.hash,
             ]);
           }
         }
@@ -242,14 +242,14 @@ export class Importer {
       await this.undoRetire(retired, redisOf);
       throw err;
     }
-    for (const t of plan.tags) {
-      if (t.action !== 'unchanged' || t.tokens.length) await announce(t.tag);
+    for (const tag of plan.tags) {
+      if (tag.action !== 'unchanged' || tag.tokens.length) await announce(tag.tag);
     }
-    for (const t of raised) {
+    for (const tag of raised) {
       void segments
-        .reset(t.tag, t.epoch!, redisOf.get(t.tag))
-        .then(() => segments.forgetRetiredBy(t.tag, t.epoch!, redisOf.get(t.tag)))
-        .catch((err: Error) => log.warn({ tag: t.tag, err: err.message }, 'Redis state of a raised tag left behind'));
+        .reset(tag.tag, tag.epoch!, redisOf.get(tag.tag))
+        .then(() => segments.forgetRetiredBy(tag.tag, tag.epoch!, redisOf.get(tag.tag)))
+        .catch((err: Error) => log.warn({ tag: tag.tag, err: err.message }, 'Redis state of a raised tag left behind'));
     }
     log.info(
       { system: plan.system, created: plan.tags.filter((t) => t.action === 'create').length, raised: raised.length },
@@ -259,13 +259,13 @@ export class Importer {
 
   /** Serves from the retired state again, but only where MySQL confirms the epoch is unchanged. */
   private async undoRetire(tags: readonly TagPlan[], redisOf: ReadonlyMap<string, string>): Promise<void> {
-    for (const t of tags) {
-      const now = await this.deps.tags.get(t.tag).catch(() => undefined);
-      if (now && now.epoch === t.epoch)
-        await this.deps.segments.unretire(t.tag, t.epoch!, redisOf.get(t.tag)).catch(() => undefined);
+    for (const tag of tags) {
+      const now = await this.deps.tags.get(tag.tag).catch(() => undefined);
+      if (now && now.epoch === tag.epoch)
+        await this.deps.segments.unretire(tag.tag, tag.epoch!, redisOf.get(tag.tag)).catch(() => undefined);
       else
         this.deps.log.warn(
-          { tag: t.tag },
+          { tag: tag.tag },
           'tag left retired: the import may or may not have been written; run it again',
         );
     }
@@ -290,30 +290,30 @@ function report(plan: ImportPlan, dryRun: boolean): ImportReport {
   return {
     system: plan.system,
     dry_run: dryRun,
-    tags: plan.tags.map((t) => {
-      const l = t.spec.mode === 'snowflake' ? t.spec.snowflake : undefined;
+    tags: plan.tags.map((tag) => {
+      const layout = tag.spec.mode === 'snowflake' ? tag.spec.snowflake : undefined;
       return {
-        tag: t.tag,
-        mode: t.mode,
-        action: t.action,
-        old_max: t.oldMax,
-        ...(t.counterFloor !== undefined ? { counter_floor: String(t.counterFloor) } : {}),
-        floors: t.floors.map((f) => ({ shard: f.shard, scope: f.scope, counter: String(f.counter) })),
-        tokens_added: t.tokens.length,
-        ...(t.spec.mode === 'rule' ? { time_zone: t.spec.rule.timeZone } : {}),
-        ...(l
+        tag: tag.tag,
+        mode: tag.mode,
+        action: tag.action,
+        old_max: tag.oldMax,
+        ...(tag.counterFloor !== undefined ? { counter_floor: String(tag.counterFloor) } : {}),
+        floors: tag.floors.map((f) => ({ shard: f.shard, scope: f.scope, counter: String(f.counter) })),
+        tokens_added: tag.tokens.length,
+        ...(tag.spec.mode === 'rule' ? { time_zone: tag.spec.rule.timeZone } : {}),
+        ...(layout
           ? {
               snowflake: {
-                epoch: new Date(l.epochMs).toISOString(),
-                epoch_ms: l.epochMs,
-                time_bits: l.timeBits,
-                worker_bits: l.workerBits,
-                seq_bits: l.seqBits,
-                runs_out_at: runsOutAt(l).toISOString(),
+                epoch: new Date(layout.epochMs).toISOString(),
+                epoch_ms: layout.epochMs,
+                time_bits: layout.timeBits,
+                worker_bits: layout.workerBits,
+                seq_bits: layout.seqBits,
+                runs_out_at: runsOutAt(layout).toISOString(),
               },
             }
           : {}),
-        notes: t.notes,
+        notes: tag.notes,
       };
     }),
     notes: plan.notes,

@@ -13,7 +13,7 @@ import { SpecProblems } from '../../core/spec-problems.js';
 import { poolOptions } from '../../store/mysql/pool.js';
 
 /** Runs fn on one connection to the old database; a database that cannot be read is a refusal. */
-async function withOldDb<T>(url: string, what: string, fn: (c: mysql.Connection) => Promise<T>): Promise<T> {
+async function withOldDb<T>(url: string, what: string, fn: (conn: mysql.Connection) => Promise<T>): Promise<T> {
   let opts: mysql.ConnectionOptions;
   try {
     const { connectionLimit: _, enableKeepAlive: __, ...rest } = poolOptions(url);
@@ -25,29 +25,29 @@ async function withOldDb<T>(url: string, what: string, fn: (c: mysql.Connection)
   }
   if (!opts.database)
     throw new SpecProblems([`--mysql must name ${what}'s database: mysql://user:password@host:port/<database>`]);
-  let c: mysql.Connection;
+  let conn: mysql.Connection;
   try {
-    c = await mysql.createConnection(opts);
-  } catch (e) {
+    conn = await mysql.createConnection(opts);
+  } catch (error) {
     throw new SpecProblems([
-      `cannot connect to ${what}'s database ${opts.host}:${opts.port}/${opts.database}: ${(e as Error).message}`,
+      `cannot connect to ${what}'s database ${opts.host}:${opts.port}/${opts.database}: ${(error as Error).message}`,
     ]);
   }
   try {
-    return await fn(c);
-  } catch (e) {
-    const code = (e as { code?: string }).code;
+    return await fn(conn);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
     if (code === 'ER_NO_SUCH_TABLE' || code === 'ER_BAD_FIELD_ERROR')
-      throw new SpecProblems([`${what}'s database ${opts.database}: ${(e as Error).message}`]);
-    throw e;
+      throw new SpecProblems([`${what}'s database ${opts.database}: ${(error as Error).message}`]);
+    throw error;
   } finally {
-    await c.end().catch(() => undefined);
+    await conn.end().catch(() => undefined);
   }
 }
 
 export async function readLeaf(url: string): Promise<OldSegmentTag[]> {
-  return withOldDb(url, 'Leaf', async (c) => {
-    const [rows] = await c.query<RowDataPacket[]>(
+  return withOldDb(url, 'Leaf', async (conn) => {
+    const [rows] = await conn.query<RowDataPacket[]>(
       'SELECT biz_tag, max_id, step, description FROM leaf_alloc ORDER BY biz_tag',
     );
     return rows.map((r) => ({
@@ -63,11 +63,11 @@ export async function readLeaf(url: string): Promise<OldSegmentTag[]> {
 }
 
 export async function readTinyid(url: string): Promise<OldSegmentTag[]> {
-  return withOldDb(url, 'Tinyid', async (c) => {
-    const [infos] = await c.query<RowDataPacket[]>(
+  return withOldDb(url, 'Tinyid', async (conn) => {
+    const [infos] = await conn.query<RowDataPacket[]>(
       'SELECT biz_type, max_id, step, delta, remainder FROM tiny_id_info ORDER BY biz_type',
     );
-    const [tokens] = await c.query<RowDataPacket[]>(
+    const [tokens] = await conn.query<RowDataPacket[]>(
       'SELECT id, token, biz_type, remark FROM tiny_id_token ORDER BY id',
     );
     // Tinyid lets a token visit the bizType its row names, spelled as the row spells it, and
@@ -82,11 +82,11 @@ export async function readTinyid(url: string): Promise<OldSegmentTag[]> {
       const sql = chunk
         .map(() => '(SELECT ? AS spelled, biz_type FROM tiny_id_info WHERE biz_type = ?)')
         .join(' UNION ALL ');
-      const [rows] = await c.query<RowDataPacket[]>(
+      const [rows] = await conn.query<RowDataPacket[]>(
         sql,
         chunk.flatMap((b) => [b, b]),
       );
-      for (const r of rows) reaches.set(String(r.spelled), String(r.biz_type));
+      for (const row of rows) reaches.set(String(row.spelled), String(row.biz_type));
     }
     return infos.map((r) => ({
       tag: String(r.biz_type),
@@ -122,8 +122,8 @@ export interface IdServerFiles {
 
 export function filesOnDisk(configPath: string): IdServerFiles {
   const read = (path: string) =>
-    readFile(path, 'utf8').catch((e: Error) => {
-      throw new SpecProblems([`cannot read ${path}: ${e.message}`]);
+    readFile(path, 'utf8').catch((error: Error) => {
+      throw new SpecProblems([`cannot read ${path}: ${error.message}`]);
     });
   return {
     configName: configPath,
@@ -170,21 +170,21 @@ export async function readIdServerLogs(
   const setAside: string[] = [];
   const problems: string[] = [];
   const take = (name: string, lineNo: number, line: string) => {
-    const r = parseIdServerLogLine(name, lineNo, line);
-    if (typeof r === 'string') setAside.push(r);
-    else if (r !== undefined) rows.push(r);
+    const parsed = parseIdServerLogLine(name, lineNo, line);
+    if (typeof parsed === 'string') setAside.push(parsed);
+    else if (parsed !== undefined) rows.push(parsed);
   };
   for (const path of paths) {
     try {
-      const n = await eachLine(path, take, (lines) =>
+      const lineCount = await eachLine(path, take, (lines) =>
         progress?.(`${path}: ${lines} lines read, ${rows.length} save(s) found so far`),
       );
-      if (n >= PROGRESS_EVERY) progress?.(`${path}: ${n} lines read`);
-    } catch (e) {
-      problems.push(`cannot read ${path}: ${(e as Error).message}`);
+      if (lineCount >= PROGRESS_EVERY) progress?.(`${path}: ${lineCount} lines read`);
+    } catch (error) {
+      problems.push(`cannot read ${path}: ${(error as Error).message}`);
     }
   }
-  for (const t of texts) t.text.split(/\r?\n/).forEach((line, i) => take(t.name, i + 1, line));
+  for (const log of texts) log.text.split(/\r?\n/).forEach((line, i) => take(log.name, i + 1, line));
   if (problems.length) throw new SpecProblems(problems);
   return { rows, setAside };
 }
@@ -199,22 +199,22 @@ async function eachLine(
   const input = fh.createReadStream({ encoding: 'utf8' });
   const lines = createInterface({ input, crlfDelay: Infinity });
   let failed: Error | undefined;
-  input.once('error', (e) => {
-    failed = e;
+  input.once('error', (error) => {
+    failed = error;
     lines.close();
   });
-  let n = 0;
+  let count = 0;
   try {
     for await (const line of lines) {
-      fn(path, ++n, line);
-      if (n % PROGRESS_EVERY === 0) every(n);
+      fn(path, ++count, line);
+      if (count % PROGRESS_EVERY === 0) every(count);
     }
   } finally {
     input.destroy();
     await fh.close().catch(() => undefined);
   }
   if (failed) throw failed;
-  return n;
+  return count;
 }
 
 /** id_server's rules (config.json and the Lua files it names) and saved counters. */
@@ -226,14 +226,14 @@ export async function readIdServer(
   const config = parseIdServerConfig(files.configName, await files.readConfig());
   const problems: string[] = [];
   const rules: OldRule[] = [];
-  for (const r of config.rules) {
+  for (const entry of config.rules) {
     let file: string;
     let lua: string;
     try {
-      ({ name: file, text: lua } = await files.readLua(r.luaFile));
-    } catch (e) {
-      if (!(e instanceof SpecProblems)) throw e;
-      problems.push(...e.problems.map((p) => `rule "${r.name}": ${p}`));
+      ({ name: file, text: lua } = await files.readLua(entry.luaFile));
+    } catch (error) {
+      if (!(error instanceof SpecProblems)) throw error;
+      problems.push(...error.problems.map((p) => `rule "${entry.name}": ${p}`));
       continue;
     }
     try {
@@ -241,22 +241,22 @@ export async function readIdServer(
       // A node's counters are min_counter + id_offset + k * id_step: the values congruent to
       // min_counter + id_offset, which is what idmint's offset (mod stride) names.
       rules.push({
-        tag: r.name,
+        tag: entry.name,
         file,
         rule,
         timeZone,
-        batchSave: r.batchSave,
+        batchSave: entry.batchSave,
         stride: config.idStep,
         offset: (rule.minCounter + config.idOffset) % config.idStep,
       });
-    } catch (e) {
-      if (!(e instanceof SpecProblems)) throw e;
-      problems.push(...e.problems);
+    } catch (error) {
+      if (!(error instanceof SpecProblems)) throw error;
+      problems.push(...error.problems);
     }
   }
   if (problems.length) throw new SpecProblems(problems);
-  const rows = await withOldDb(url, 'id_server', async (c) => {
-    const [rs] = await c.query<RowDataPacket[]>(
+  const rows = await withOldDb(url, 'id_server', async (conn) => {
+    const [rs] = await conn.query<RowDataPacket[]>(
       'SELECT node_offset, counter, update_time, rule_name, app_name FROM counter',
     );
     return rs.map((r) => ({

@@ -7,8 +7,8 @@ import { idsChunks, ruleFormatOnly, type BulkTake } from '../bulk-chunks.js';
 import { ruleInput } from '../id-options.js';
 import type { TagKind } from '../tag-kinds.js';
 
-function jsonOnly(tag: StoredOf<'rule'>, t: BulkTake): void {
-  if (t.format !== 'json') throw ruleFormatOnly(tag.tag, t.format);
+function jsonOnly(tag: StoredOf<'rule'>, spec: BulkTake): void {
+  if (spec.format !== 'json') throw ruleFormatOnly(tag.tag, spec.format);
 }
 
 export const RULE: TagKind<StoredOf<'rule'>> = {
@@ -25,8 +25,8 @@ export const RULE: TagKind<StoredOf<'rule'>> = {
       `tag "${tag.tag}" is a rule tag: its IDs are formatted strings, not packed integers, so there is nothing to decode`,
     );
   },
-  bulk(tag, t, issue) {
-    jsonOnly(tag, t);
+  bulk(tag, spec, issue) {
+    jsonOnly(tag, spec);
     return idsChunks(issue);
   },
   keyedFormat: jsonOnly,

@@ -18,8 +18,8 @@ const PERMUTED_ORDER =
   'IDs are a keyed permutation of the counter: unique, and issued in counter order, but their numeric values follow no order (GET /v1/decode/:tag/:id gives the counter of an ID)';
 
 /** Format "ranges" carries runs of consecutive integers: the IDs of consecutive counters must be those. */
-function checkRanges(tag: StoredTag, t: BulkTake): void {
-  if (t.format !== 'ranges') return;
+function checkRanges(tag: StoredTag, spec: BulkTake): void {
+  if (spec.format !== 'ranges') return;
   if (tag.permute) throw noRanges(tag.tag, 'permuted');
   if (tag.layout === 'sharded') throw noRanges(tag.tag, 'sharded');
   if (tag.stride !== 1) throw noRanges(tag.tag, `interleaved (stride ${tag.stride})`);
@@ -52,50 +52,50 @@ export const SEGMENT: TagKind<StoredOf<'segment'>> = {
       );
     }
     const id = idBelow63(idText);
-    const p = unpackId(tag, id);
+    const parts = unpackId(tag, id);
     if (tag.permute) {
       // Any value of the domain is some counter's ID; one whose counter lies above the tag's
       // limit was never one of this tag's.
-      if (p.counter === undefined)
+      if (parts.counter === undefined)
         throw invalid(
           `${idText} is not an ID of tag "${tag.tag}" (its permuted IDs lie from 1 to ${domainMax(tag.permute)})`,
         );
-      if (p.counter > BigInt(counterLimit(tag, BigInt(tag.maxIdLimit))))
+      if (parts.counter > BigInt(counterLimit(tag, BigInt(tag.maxIdLimit))))
         throw invalid(
-          `${idText} is not an ID of tag "${tag.tag}" (it maps to counter ${p.counter}, above the tag's max_id_limit ${tag.maxIdLimit})`,
+          `${idText} is not an ID of tag "${tag.tag}" (it maps to counter ${parts.counter}, above the tag's max_id_limit ${tag.maxIdLimit})`,
         );
     }
-    if (tag.layout === 'sharded' && (p.appId !== tag.appId || p.shard >= tag.shards)) {
-      throw invalid(`${idText} is not an ID of tag "${tag.tag}" (app_id ${p.appId}, shard ${p.shard})`);
+    if (tag.layout === 'sharded' && (parts.appId !== tag.appId || parts.shard >= tag.shards)) {
+      throw invalid(`${idText} is not an ID of tag "${tag.tag}" (app_id ${parts.appId}, shard ${parts.shard})`);
     }
-    if (p.counter === undefined) {
+    if (parts.counter === undefined) {
       throw invalid(
-        `${idText} is not an ID of tag "${tag.tag}" (its sequence value ${p.seq} is not ${tag.offset} mod ${tag.stride})`,
+        `${idText} is not an ID of tag "${tag.tag}" (its sequence value ${parts.seq} is not ${tag.offset} mod ${tag.stride})`,
       );
     }
     return {
       mode: 'segment',
       id: idText,
-      seq: p.seq.toString(),
-      shard: p.shard,
-      app_id: p.appId,
+      seq: parts.seq.toString(),
+      shard: parts.shard,
+      app_id: parts.appId,
       stride: tag.stride,
       offset: tag.offset,
-      counter: p.counter.toString(),
+      counter: parts.counter.toString(),
     };
   },
 
-  bulk(tag, t, issue) {
-    checkRanges(tag, t);
+  bulk(tag, spec, issue) {
+    checkRanges(tag, spec);
     // Permuted IDs are integers one string each (a permuted tag's counter runs are not its IDs).
     if (tag.permute) return idsChunks(issue);
     return {
       compact: true,
-      next: async (n) => {
-        const issued = await issue.runs(n);
+      next: async (count) => {
+        const issued = await issue.runs(count);
         // The tag may have been re-created with another layout since the take began.
-        checkRanges(issued.tag, t);
-        return new RunsChunk(issued.runs, n, packing(issued.tag, issued.shard));
+        checkRanges(issued.tag, spec);
+        return new RunsChunk(issued.runs, count, packing(issued.tag, issued.shard));
       },
     };
   },

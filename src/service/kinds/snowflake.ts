@@ -15,14 +15,14 @@ export const SNOWFLAKE: TagKind<StoredOf<'snowflake'>> = {
   notPlain: (tag) => `tag "${tag.tag}" is a snowflake tag; only plain segment tags are served here`,
   noRuns: (tag) => `tag "${tag.tag}" is a snowflake tag, not a segment tag`,
   decode(tag, idText) {
-    const d = decode(tag.snowflake, idBelow63(idText));
+    const decoded = decode(tag.snowflake, idBelow63(idText));
     return {
       mode: 'snowflake',
       id: idText,
-      timestamp: d.timestamp.toISOString(),
-      time: d.time,
-      worker_id: d.workerId,
-      sequence: d.sequence,
+      timestamp: decoded.timestamp.toISOString(),
+      time: decoded.time,
+      worker_id: decoded.workerId,
+      sequence: decoded.sequence,
     };
   },
   bulk: (_tag, _t, issue) => idsChunks(issue),
