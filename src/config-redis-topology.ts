@@ -25,14 +25,14 @@ export function readRedisTopology(
       .REDIS_CLUSTER_NODES!.split(',')
       .map((x) => x.trim())
       .filter(Boolean)) {
-      const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/.exec(item);
-      if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
+      const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/.exec(item);
+      if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) {
         problems.push(
           `REDIS_CLUSTER_NODES entries are host:port (a [bracketed] IPv6 host, a port from 1 to 65535), separated by commas, got "${item}"`,
         );
         continue;
       }
-      redisClusterNodes.push({ host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) });
+      redisClusterNodes.push({ host: match[1].replace(/^\[|\]$/g, ''), port: Number(match[2]) });
     }
     if (redisClusterNodes.length === 0 && !problems.some((p) => p.startsWith('REDIS_CLUSTER_NODES')))
       problems.push('REDIS_CLUSTER_NODES names no host:port');

@@ -180,15 +180,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       problems.push(`${name} must be a whole number, got "${raw}"`);
       return def;
     }
-    const v = Number(raw);
-    if (v < min || v > max) problems.push(`${name} must be between ${min} and ${max}, got ${v}`);
-    return v;
+    const value = Number(raw);
+    if (value < min || value > max) problems.push(`${name} must be between ${min} and ${max}, got ${value}`);
+    return value;
   };
   const url = (name: string, def: string, protocols: string[]): string => {
     const raw = env[name] || def;
     try {
-      const u = new URL(raw);
-      if (!protocols.includes(u.protocol))
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol))
         problems.push(`${name} must start with ${protocols.join(' or ')}//, got "${raw}"`);
     } catch {
       problems.push(`${name} is not a URL: "${raw}"`);

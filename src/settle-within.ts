@@ -1,9 +1,9 @@
-// Waiting for something that may never settle, for a bounded time: the value of p, or
-// `otherwise` when p fails or has not settled within ms. p goes on in the background.
-export function settleWithin<T>(p: Promise<T>, ms: number, otherwise: T): Promise<T> {
+// Waiting for something that may never settle, for a bounded time: the value of `promise`, or
+// `otherwise` when it fails or has not settled within ms. `promise` goes on in the background.
+export function settleWithin<T>(promise: Promise<T>, ms: number, otherwise: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<T>((resolve) => {
     timer = setTimeout(() => resolve(otherwise), ms);
   });
-  return Promise.race([p.catch(() => otherwise), late]).finally(() => clearTimeout(timer));
+  return Promise.race([promise.catch(() => otherwise), late]).finally(() => clearTimeout(timer));
 }

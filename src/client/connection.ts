@@ -37,11 +37,11 @@ interface Pending {
 const MAX_REQ = 0xffff_ffff;
 
 export function streamUrl(base: string): string {
-  const u = new URL(base);
-  u.protocol = u.protocol === 'https:' ? 'wss:' : u.protocol === 'http:' ? 'ws:' : u.protocol;
-  u.pathname = `${u.pathname.replace(/\/+$/, '')}/v1/stream`;
-  u.search = '';
-  return u.toString();
+  const url = new URL(base);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : url.protocol === 'http:' ? 'ws:' : url.protocol;
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/stream`;
+  url.search = '';
+  return url.toString();
 }
 
 export class StreamConnection {
@@ -92,7 +92,7 @@ export class StreamConnection {
   }
 
   /** Sends a take; its blocks go to the handler. */
-  take(t: TakeRequest, handler: TakeHandler): void {
+  take(request: TakeRequest, handler: TakeHandler): void {
     if (!this.open) {
       handler.fail(this.closedWith ?? new IdmintClientError('DISCONNECTED', 'the stream socket is not open'));
       return;
@@ -100,10 +100,17 @@ export class StreamConnection {
     let req = this.nextReq;
     while (this.pending.has(req)) req = req >= MAX_REQ ? 1 : req + 1;
     this.nextReq = req >= MAX_REQ ? 1 : req + 1;
-    this.pending.set(req, { handler, strings: t.app !== undefined, received: 0, count: t.count });
-    const msg: Record<string, unknown> = { op: 'take', req, tag: t.tag, count: t.count, format: t.format };
-    for (const k of ['block', 'key', 'app', 'salt'] as const) if (t[k] !== undefined) msg[k] = t[k];
-    if (t.idempotencyKey !== undefined) msg.idempotency_key = t.idempotencyKey;
+    this.pending.set(req, { handler, strings: request.app !== undefined, received: 0, count: request.count });
+    const msg: Record<string, unknown> = {
+      op: 'take',
+      req,
+      tag: request.tag,
+      count: request.count,
+      format: request.format,
+    };
+    for (const field of ['block', 'key', 'app', 'salt'] as const)
+      if (request[field] !== undefined) msg[field] = request[field];
+    if (request.idempotencyKey !== undefined) msg.idempotency_key = request.idempotencyKey;
     this.ws.send(JSON.stringify(msg));
   }
 
@@ -121,7 +128,7 @@ export class StreamConnection {
     this.closedWith ??= err;
     const all = [...this.pending.values()];
     this.pending.clear();
-    for (const p of all) p.handler.fail(err);
+    for (const pending of all) pending.handler.fail(err);
   }
 
   private protocolError(detail: string): void {
@@ -131,13 +138,13 @@ export class StreamConnection {
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (isBinary) {
-      const b = decodeBinary(data);
-      if (!b) return this.protocolError('malformed binary block');
-      const p = this.pending.get(b.req);
-      if (!p) return this.protocolError(`binary block for unknown req ${b.req}`);
-      const ids = new Array<bigint>(b.ids.length);
-      for (let i = 0; i < ids.length; i++) ids[i] = b.ids[i];
-      this.deliver(p, ids);
+      const block = decodeBinary(data);
+      if (!block) return this.protocolError('malformed binary block');
+      const pending = this.pending.get(block.req);
+      if (!pending) return this.protocolError(`binary block for unknown req ${block.req}`);
+      const ids = new Array<bigint>(block.ids.length);
+      for (let i = 0; i < ids.length; i++) ids[i] = block.ids[i];
+      this.deliver(pending, ids);
       return;
     }
     const fast = decodeIdsBlock(data);
@@ -146,36 +153,38 @@ export class StreamConnection {
       this.deliver(fastFor, fast.ids);
       return;
     }
-    const m = decodeText(data);
-    if (!m) return this.protocolError(data.toString('utf8').slice(0, 200));
-    if (m.op === 'error' && m.req === null) {
+    const message = decodeText(data);
+    if (!message) return this.protocolError(data.toString('utf8').slice(0, 200));
+    if (message.op === 'error' && message.req === null) {
       // A refusal not tied to a take (e.g. too many sockets); the socket closes next.
-      this.failAll(new IdmintClientError(m.code, m.message));
+      this.failAll(new IdmintClientError(message.code, message.message));
       return;
     }
-    const p = this.pending.get(m.req as number);
-    if (!p) return this.protocolError(`${m.op} for unknown req ${m.req}`);
-    if (m.op === 'block') {
-      if (m.ids) this.deliver(p, p.strings ? m.ids : m.ids.map((s) => BigInt(s)));
-      else if (m.ranges) {
+    const pendingTake = this.pending.get(message.req as number);
+    if (!pendingTake) return this.protocolError(`${message.op} for unknown req ${message.req}`);
+    if (message.op === 'block') {
+      if (message.ids) this.deliver(pendingTake, pendingTake.strings ? message.ids : message.ids.map((s) => BigInt(s)));
+      else if (message.ranges) {
         const out: bigint[] = [];
-        expandRanges(m.ranges, out);
-        this.deliver(p, out);
+        expandRanges(message.ranges, out);
+        this.deliver(pendingTake, out);
       } else this.protocolError('block without ids or ranges');
       return;
     }
-    this.pending.delete(m.req as number);
-    if (m.op === 'done') {
-      if (p.received !== p.count)
-        p.handler.fail(new IdmintClientError('PROTOCOL', `take ended with ${p.received} of ${p.count} IDs`));
-      else p.handler.done();
+    this.pending.delete(message.req as number);
+    if (message.op === 'done') {
+      if (pendingTake.received !== pendingTake.count)
+        pendingTake.handler.fail(
+          new IdmintClientError('PROTOCOL', `take ended with ${pendingTake.received} of ${pendingTake.count} IDs`),
+        );
+      else pendingTake.handler.done();
     } else {
-      p.handler.fail(new IdmintClientError(m.code, m.message));
+      pendingTake.handler.fail(new IdmintClientError(message.code, message.message));
     }
   }
 
-  private deliver(p: Pending, ids: bigint[] | string[]): void {
-    p.received += ids.length;
-    p.handler.ids(ids);
+  private deliver(pending: Pending, ids: bigint[] | string[]): void {
+    pending.received += ids.length;
+    pending.handler.ids(ids);
   }
 }

@@ -30,15 +30,15 @@ export type ServerMessage =
   | { readonly op: 'error'; readonly req: number | null; readonly code: string; readonly message: string };
 
 export function decodeText(frame: Buffer): ServerMessage | undefined {
-  let m: unknown;
+  let parsed: unknown;
   try {
-    m = JSON.parse(frame.toString('utf8'));
+    parsed = JSON.parse(frame.toString('utf8'));
   } catch {
     return undefined;
   }
-  if (typeof m !== 'object' || m === null) return undefined;
-  const op = (m as { op?: unknown }).op;
-  return op === 'block' || op === 'done' || op === 'error' ? (m as ServerMessage) : undefined;
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const op = (parsed as { op?: unknown }).op;
+  return op === 'block' || op === 'done' || op === 'error' ? (parsed as ServerMessage) : undefined;
 }
 
 const BLOCK_HEAD = Buffer.from('{"op":"block","req":');
@@ -60,36 +60,40 @@ export function decodeIdsBlock(frame: Buffer): { req: number; ids: bigint[] } | 
     frame.compare(BLOCK_HEAD, 0, BLOCK_HEAD.length, 0, BLOCK_HEAD.length) !== 0
   )
     return undefined;
-  let i = BLOCK_HEAD.length;
+  let offset = BLOCK_HEAD.length;
   let req = 0;
-  const reqStart = i;
-  for (let c = frame[i]; c >= ZERO && c <= ZERO + 9; c = frame[++i]) req = req * 10 + (c - ZERO);
-  if (i === reqStart || i - reqStart > 10 || frame.compare(IDS_HEAD, 0, IDS_HEAD.length, i, i + IDS_HEAD.length) !== 0)
+  const reqStart = offset;
+  for (let c = frame[offset]; c >= ZERO && c <= ZERO + 9; c = frame[++offset]) req = req * 10 + (c - ZERO);
+  if (
+    offset === reqStart ||
+    offset - reqStart > 10 ||
+    frame.compare(IDS_HEAD, 0, IDS_HEAD.length, offset, offset + IDS_HEAD.length) !== 0
+  )
     return undefined;
-  i += IDS_HEAD.length;
+  offset += IDS_HEAD.length;
   const ids: bigint[] = [];
   for (;;) {
-    const start = i;
-    let v = 0;
-    for (let c = frame[i]; c >= ZERO && c <= ZERO + 9; c = frame[++i]) v = v * 10 + (c - ZERO);
-    const digits = i - start;
-    if (digits === 0 || digits > 20 || frame[i] !== QUOTE) return undefined;
+    const start = offset;
+    let value = 0;
+    for (let c = frame[offset]; c >= ZERO && c <= ZERO + 9; c = frame[++offset]) value = value * 10 + (c - ZERO);
+    const digits = offset - start;
+    if (digits === 0 || digits > 20 || frame[offset] !== QUOTE) return undefined;
     // Up to 15 digits the number is exact; longer ones are read from the text.
-    ids.push(digits <= 15 ? BigInt(v) : BigInt(frame.toString('latin1', start, i)));
-    i++;
-    if (frame[i] === COMMA && frame[i + 1] === QUOTE) {
-      i += 2;
+    ids.push(digits <= 15 ? BigInt(value) : BigInt(frame.toString('latin1', start, offset)));
+    offset++;
+    if (frame[offset] === COMMA && frame[offset + 1] === QUOTE) {
+      offset += 2;
       continue;
     }
     // The end: "]}" and nothing after it.
-    return frame[i] === 0x5d && frame[i + 1] === 0x7d && i + 2 === len ? { req, ids } : undefined;
+    return frame[offset] === 0x5d && frame[offset + 1] === 0x7d && offset + 2 === len ? { req, ids } : undefined;
   }
 }
 
 /** Every ID of inclusive [first, last] runs, ascending. */
 export function expandRanges(ranges: readonly [string, string][], out: bigint[]): void {
   for (const [first, last] of ranges) {
-    const b = BigInt(last);
-    for (let v = BigInt(first); v <= b; v++) out.push(v);
+    const lastId = BigInt(last);
+    for (let v = BigInt(first); v <= lastId; v++) out.push(v);
   }
 }

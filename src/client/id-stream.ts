@@ -70,14 +70,14 @@ export class IdStream<T extends bigint | string> implements AsyncIterableIterato
     for (;;) {
       if (this.size > 0) {
         const chunk = this.chunks[0];
-        const v = chunk[this.head++];
+        const id = chunk[this.head++];
         this.size--;
         if (this.head === chunk.length) {
           this.chunks.shift();
           this.head = 0;
         }
         this.topUp();
-        return { value: v, done: false };
+        return { value: id, done: false };
       }
       if (this.failure) {
         const err = this.failure;
@@ -111,9 +111,9 @@ export class IdStream<T extends bigint | string> implements AsyncIterableIterato
   }
 
   private wake(): void {
-    const w = this.wakeUp;
+    const wakeUp = this.wakeUp;
     this.wakeUp = undefined;
-    w?.();
+    wakeUp?.();
   }
 
   private topUp(): void {

@@ -128,7 +128,7 @@ export class IdmintClient {
       )) as { ids?: unknown };
       if (!Array.isArray(body.ids) || body.ids.length !== count)
         throw new IdmintClientError('PROTOCOL', `expected ${count} ids`);
-      for (const s of body.ids as string[]) out.push(s);
+      for (const id of body.ids as string[]) out.push(id);
       left -= count;
     }
     return opts.app !== undefined ? out : out.map((s) => BigInt(s));
@@ -225,35 +225,35 @@ export class IdmintClient {
       try {
         return await call();
       } catch (err) {
-        const e = err as IdmintClientError;
+        const error = err as IdmintClientError;
         if (
           opts.idempotencyKey === undefined ||
           attempt >= this.retries ||
-          !(e instanceof IdmintClientError) ||
-          !RETRIED.has(e.code)
+          !(error instanceof IdmintClientError) ||
+          !RETRIED.has(error.code)
         )
           throw err;
-        const pause = e.retryAfter !== undefined ? e.retryAfter * 1000 : FIRST_PAUSE_MS * 2 ** attempt;
+        const pause = error.retryAfter !== undefined ? error.retryAfter * 1000 : FIRST_PAUSE_MS * 2 ** attempt;
         await new Promise((resolve) => setTimeout(resolve, Math.min(pause, MAX_PAUSE_MS)));
       }
     }
   }
 
   private async get(path: string, query: Record<string, string | number | undefined>): Promise<unknown> {
-    const u = new URL(this.opts.url);
-    u.pathname = `${u.pathname.replace(/\/+$/, '')}${path}`;
+    const url = new URL(this.opts.url);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
     const headers: Record<string, string> = { accept: 'application/json', ...this.opts.headers };
-    for (const [k, v] of Object.entries(query)) {
-      if (v === undefined || k === 'format' || k === 'block') continue;
-      if (k === 'idempotencyKey') headers['idempotency-key'] = String(v);
-      else u.searchParams.set(k, String(v));
+    for (const [name, value] of Object.entries(query)) {
+      if (value === undefined || name === 'format' || name === 'block') continue;
+      if (name === 'idempotencyKey') headers['idempotency-key'] = String(value);
+      else url.searchParams.set(name, String(value));
     }
     let res: Response;
     try {
-      res = await fetch(u, { headers, signal: AbortSignal.timeout(this.timeoutMs) });
+      res = await fetch(url, { headers, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
       const timeout = (err as Error).name === 'TimeoutError';
-      throw new IdmintClientError(timeout ? 'TIMEOUT' : 'DISCONNECTED', `${u.origin}: ${(err as Error).message}`, {
+      throw new IdmintClientError(timeout ? 'TIMEOUT' : 'DISCONNECTED', `${url.origin}: ${(err as Error).message}`, {
         cause: err,
       });
     }
@@ -272,6 +272,6 @@ export class IdmintClient {
   }
 }
 
-function checkCount(n: number): void {
-  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`count must be a positive integer, got ${n}`);
+function checkCount(count: number): void {
+  if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`count must be a positive integer, got ${count}`);
 }

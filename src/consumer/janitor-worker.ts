@@ -25,13 +25,13 @@ export async function sweepDeadLeaseQueues(
       const queue = queueKeys.queueOfMeta(prefix, key);
       const nodeId = queue === undefined ? undefined : nodeIdOfLeaseQueue(queue);
       if (nodeId === undefined || nodeId === selfId || (await store.isAlive(nodeId))) continue;
-      const q = new Queue(leaseQueueName(nodeId), { connection, prefix });
+      const leaseQueue = new Queue(leaseQueueName(nodeId), { connection, prefix });
       try {
-        await q.removeJobScheduler(RENEW_SCHEDULER).catch(() => undefined);
-        await q.obliterate({ force: true });
+        await leaseQueue.removeJobScheduler(RENEW_SCHEDULER).catch(() => undefined);
+        await leaseQueue.obliterate({ force: true });
         removed.push(nodeId);
       } finally {
-        await q.close();
+        await leaseQueue.close();
       }
     }
   });

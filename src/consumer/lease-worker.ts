@@ -45,11 +45,14 @@ export function startLeaseWorkers(deps: {
     renew,
     janitor,
     close: async (gracefulMs?: number) => {
-      const [r, j] = await Promise.all([
+      const [renewOutcome, janitorOutcome] = await Promise.all([
         closeWorker(renew, undefined, gracefulMs),
         closeWorker(janitor, undefined, gracefulMs),
       ]);
-      return [...(r === 'dropped' ? ['lease renewal worker'] : []), ...(j === 'dropped' ? ['janitor worker'] : [])];
+      return [
+        ...(renewOutcome === 'dropped' ? ['lease renewal worker'] : []),
+        ...(janitorOutcome === 'dropped' ? ['janitor worker'] : []),
+      ];
     },
     drop: async () => {
       await Promise.all([dropWorker(renew), dropWorker(janitor)]);

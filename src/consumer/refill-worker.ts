@@ -30,38 +30,38 @@ export interface RefillDeps {
 }
 
 export async function refill(
-  d: RefillJobData,
+  data: RefillJobData,
   deps: Omit<RefillDeps, 'connection' | 'prefix' | 'concurrency'>,
 ): Promise<RefillOutcome> {
-  const scope = d.scope ?? '';
-  const tag = await deps.tags.get(d.tag);
-  if (!tag || tag.epoch !== d.epoch) return { result: 'tag-gone' };
+  const scope = data.scope ?? '';
+  const tag = await deps.tags.get(data.tag);
+  if (!tag || tag.epoch !== data.epoch) return { result: 'tag-gone' };
   // The epoch changes when the tag moves, so under this epoch its state lives on tag.redis.
-  const ref = { tag: d.tag, epoch: d.epoch, shard: d.shard, scope, redis: tag.redis };
+  const ref = { tag: data.tag, epoch: data.epoch, shard: data.shard, scope, redis: tag.redis };
   const st = await deps.segments.stats(ref);
   // Cheap early exits; the install script enforces the same conditions atomically.
-  if (st.gen !== d.gen) return { result: 'reset' };
+  if (st.gen !== data.gen) return { result: 'reset' };
   if (st.next) return { result: 'next-present' };
   const now = Date.now();
   const step = nextStep({
     takenSince: st.takenAtInstall === undefined ? 0 : st.taken - st.takenAtInstall,
     elapsedMs: st.lastInstallMs === undefined ? 0 : now - st.lastInstallMs,
-    currentStep: (await deps.counters.lastStep(d.tag, d.shard, scope)) ?? tag.step,
+    currentStep: (await deps.counters.lastStep(data.tag, data.shard, scope)) ?? tag.step,
     minStep: tag.minStep,
     maxStep: tag.maxStep,
     targetSeconds: tag.targetSeconds,
   });
-  const alloc = await deps.counters.allocate(d.tag, d.shard, d.epoch, step, deps.nodeId, scope, st.hwm);
+  const alloc = await deps.counters.allocate(data.tag, data.shard, data.epoch, step, deps.nodeId, scope, st.hwm);
   if (alloc.kind === 'stale') return { result: 'tag-gone' };
   const regression = alloc.regression;
   if (regression) {
-    deps.metrics?.counterRegressions.inc({ tag: d.tag, kind: scope === '' ? 'segment' : 'rule' });
+    deps.metrics?.counterRegressions.inc({ tag: data.tag, kind: scope === '' ? 'segment' : 'rule' });
     deps.log.warn(
       {
-        tag: d.tag,
-        shard: d.shard,
+        tag: data.tag,
+        shard: data.shard,
         scope: scope || undefined,
-        epoch: d.epoch,
+        epoch: data.epoch,
         mysql: regression.from,
         redis: regression.to,
         behind: regression.to - regression.from,
@@ -70,23 +70,23 @@ export async function refill(
     );
   }
   if (alloc.kind === 'exhausted') {
-    await deps.segments.exhaust(ref, d.gen);
-    deps.log.warn({ tag: d.tag, shard: d.shard, scope, maxId: alloc.maxId }, 'tag reached max_id_limit');
+    await deps.segments.exhaust(ref, data.gen);
+    deps.log.warn({ tag: data.tag, shard: data.shard, scope, maxId: alloc.maxId }, 'tag reached max_id_limit');
     return { result: 'exhausted', ...(regression ? { regression } : {}) };
   }
   const [first, last] = alloc.range;
-  const result = await deps.segments.install(ref, d.gen, alloc.range, tag.prefetch, now, alloc.limit);
+  const result = await deps.segments.install(ref, data.gen, alloc.range, tag.prefetch, now, alloc.limit);
   const fields = {
-    tag: d.tag,
-    shard: d.shard,
+    tag: data.tag,
+    shard: data.shard,
     scope,
-    epoch: d.epoch,
+    epoch: data.epoch,
     redis: tag.redis,
     first,
     last,
     step,
     installed: result,
-    urgent: d.urgent,
+    urgent: data.urgent,
   };
   // A refused segment is a gap; refusals in a row mean something lags (see docs/GUARANTEES.md).
   if (result === 'stale')

@@ -21,8 +21,8 @@ export interface RefillJobData {
   readonly urgent: boolean;
 }
 
-export function refillJobId(d: Pick<RefillJobData, 'tag' | 'epoch' | 'shard' | 'scope' | 'gen' | 'seg'>): string {
-  return `refill.${d.tag}.${d.epoch}.${d.shard}.${d.scope ?? ''}.${d.gen}.${d.seg}`;
+export function refillJobId(data: Pick<RefillJobData, 'tag' | 'epoch' | 'shard' | 'scope' | 'gen' | 'seg'>): string {
+  return `refill.${data.tag}.${data.epoch}.${data.shard}.${data.scope ?? ''}.${data.gen}.${data.seg}`;
 }
 
 /** Backoff type of refill jobs, computed by refillBackoffMs in the worker's strategy. */
@@ -59,10 +59,10 @@ export const REFILL_RESCHEDULE_MS = 250;
  * job with that id waits out a retry backoff, run it now (the delay of a failed job; a job
  * that waits or runs is left as it is).
  */
-export function refillJobOptions(d: RefillJobData, reschedule = false): JobsOptions {
+export function refillJobOptions(data: RefillJobData, reschedule = false): JobsOptions {
   return {
-    deduplication: { id: refillJobId(d), ...(reschedule ? { reschedule: true } : {}) },
-    ...(d.urgent ? { priority: 1 } : { priority: 10 }),
+    deduplication: { id: refillJobId(data), ...(reschedule ? { reschedule: true } : {}) },
+    ...(data.urgent ? { priority: 1 } : { priority: 10 }),
   };
 }
 

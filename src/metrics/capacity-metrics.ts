@@ -24,7 +24,7 @@ export function registerCapacityMetrics(registry: Registry, src: CapacitySources
     name: string,
     help: string,
     aggregator: 'max' | 'min',
-    value: (c: TagCapacity) => number | undefined,
+    value: (capacity: TagCapacity) => number | undefined,
   ) =>
     new Gauge({
       name,
@@ -34,9 +34,9 @@ export function registerCapacityMetrics(registry: Registry, src: CapacitySources
       aggregator,
       async collect() {
         this.reset();
-        for (const c of await all()) {
-          const v = value(c);
-          if (v !== undefined && Number.isFinite(v)) this.set({ tag: c.tag }, v);
+        for (const capacity of await all()) {
+          const reading = value(capacity);
+          if (reading !== undefined && Number.isFinite(reading)) this.set({ tag: capacity.tag }, reading);
         }
       },
     });
@@ -85,7 +85,7 @@ export function registerCapacityMetrics(registry: Registry, src: CapacitySources
     aggregator: 'max',
     async collect() {
       this.reset();
-      for (const p of await pools()) this.set({ worker_bits: p.bits }, p.used);
+      for (const pool of await pools()) this.set({ worker_bits: pool.bits }, pool.used);
     },
   });
   new Gauge({
@@ -96,7 +96,7 @@ export function registerCapacityMetrics(registry: Registry, src: CapacitySources
     aggregator: 'max',
     async collect() {
       this.reset();
-      for (const p of await pools()) this.set({ worker_bits: p.bits }, p.size);
+      for (const pool of await pools()) this.set({ worker_bits: pool.bits }, pool.size);
     },
   });
 }

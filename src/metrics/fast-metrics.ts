@@ -21,15 +21,15 @@ export class HistogramSeries {
     this.counts = new Float64Array(bounds.length);
   }
 
-  observe(v: number): void {
-    const b = this.bounds;
-    for (let i = 0; i < b.length; i++) {
-      if (v <= b[i]) {
+  observe(value: number): void {
+    const bounds = this.bounds;
+    for (let i = 0; i < bounds.length; i++) {
+      if (value <= bounds[i]) {
         this.counts[i]++;
         break;
       }
     }
-    this.sum += v;
+    this.sum += value;
     this.count++;
   }
 }
@@ -51,25 +51,25 @@ export class FastHistogram {
 
   /** The series of one label set; `key` identifies it (callers build it cheaply). */
   series_(key: string, labels: () => Record<string, string | number>): HistogramSeries {
-    let s = this.series.get(key);
-    if (!s) {
-      s = new HistogramSeries(labels(), this.bounds);
-      this.series.set(key, s);
+    let series = this.series.get(key);
+    if (!series) {
+      series = new HistogramSeries(labels(), this.bounds);
+      this.series.set(key, series);
     }
-    return s;
+    return series;
   }
 
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Value[] }> {
     const values: Value[] = [];
-    for (const s of this.series.values()) {
+    for (const series of this.series.values()) {
       let acc = 0;
-      this.bounds.forEach((le, i) => {
-        acc += s.counts[i];
-        values.push({ labels: { ...s.labels, le }, value: acc, metricName: `${this.name}_bucket` });
+      this.bounds.forEach((le, bucket) => {
+        acc += series.counts[bucket];
+        values.push({ labels: { ...series.labels, le }, value: acc, metricName: `${this.name}_bucket` });
       });
-      values.push({ labels: { ...s.labels, le: '+Inf' }, value: s.count, metricName: `${this.name}_bucket` });
-      values.push({ labels: s.labels, value: s.sum, metricName: `${this.name}_sum` });
-      values.push({ labels: s.labels, value: s.count, metricName: `${this.name}_count` });
+      values.push({ labels: { ...series.labels, le: '+Inf' }, value: series.count, metricName: `${this.name}_bucket` });
+      values.push({ labels: series.labels, value: series.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: series.labels, value: series.count, metricName: `${this.name}_count` });
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
@@ -89,18 +89,18 @@ export class FastCounter {
     registry.registerMetric(this as never);
   }
 
-  add(key: string, labels: () => Record<string, string | number>, n: number): void {
-    this.series_(key, labels).value += n;
+  add(key: string, labels: () => Record<string, string | number>, count: number): void {
+    this.series_(key, labels).value += count;
   }
 
   /** The series of one label set, to keep and add to directly. */
   series_(key: string, labels: () => Record<string, string | number>): { value: number } {
-    let s = this.series.get(key);
-    if (!s) {
-      s = { labels: labels(), value: 0 };
-      this.series.set(key, s);
+    let series = this.series.get(key);
+    if (!series) {
+      series = { labels: labels(), value: 0 };
+      this.series.set(key, series);
     }
-    return s;
+    return series;
   }
 
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Value[] }> {

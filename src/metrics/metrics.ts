@@ -133,8 +133,8 @@ export class Metrics {
       aggregator: 'max',
       async collect() {
         this.reset();
-        for (const r of (await self.sources.segmentRemaining?.().catch(() => [])) ?? [])
-          this.set({ tag: r.tag }, r.remaining);
+        for (const segment of (await self.sources.segmentRemaining?.().catch(() => [])) ?? [])
+          this.set({ tag: segment.tag }, segment.remaining);
       },
     });
     new Gauge({
@@ -145,8 +145,8 @@ export class Metrics {
       aggregator: 'max',
       async collect() {
         this.reset();
-        for (const r of (await self.sources.queueDepths?.().catch(() => [])) ?? [])
-          this.set({ queue: r.queue, state: r.state }, r.count);
+        for (const depth of (await self.sources.queueDepths?.().catch(() => [])) ?? [])
+          this.set({ queue: depth.queue, state: depth.state }, depth.count);
       },
     });
     new Gauge({
@@ -156,7 +156,8 @@ export class Metrics {
       registers,
       collect() {
         this.reset();
-        for (const l of self.sources.leases?.().held ?? []) this.set({ worker_bits: l.bits }, l.valid ? 1 : 0);
+        for (const lease of self.sources.leases?.().held ?? [])
+          this.set({ worker_bits: lease.bits }, lease.valid ? 1 : 0);
       },
     });
     new Gauge({
@@ -166,7 +167,7 @@ export class Metrics {
       registers,
       collect() {
         this.reset();
-        for (const [event, n] of Object.entries(self.sources.leases?.().events ?? {})) this.set({ event }, n);
+        for (const [event, count] of Object.entries(self.sources.leases?.().events ?? {})) this.set({ event }, count);
       },
     });
     new Gauge({
@@ -178,8 +179,8 @@ export class Metrics {
       aggregator: 'min',
       async collect() {
         this.reset();
-        for (const r of (await self.sources.redisUp?.().catch(() => [])) ?? [])
-          this.set({ server: r.server }, r.up ? 1 : 0);
+        for (const state of (await self.sources.redisUp?.().catch(() => [])) ?? [])
+          this.set({ server: state.server }, state.up ? 1 : 0);
       },
     });
     new Gauge({
@@ -188,10 +189,10 @@ export class Metrics {
       labelNames: ['event'],
       registers,
       collect() {
-        const c = self.sources.clock?.();
-        if (c) {
-          this.set({ event: 'backwards' }, c.backwards);
-          this.set({ event: 'waits' }, c.waits);
+        const clock = self.sources.clock?.();
+        if (clock) {
+          this.set({ event: 'backwards' }, clock.backwards);
+          this.set({ event: 'waits' }, clock.waits);
         }
       },
     });
@@ -217,8 +218,8 @@ export class Metrics {
     return this.grpcDuration.series_(`${method} ${code}`, () => ({ method, code }));
   }
 
-  countIssued(tag: string, mode: string, n: number): void {
-    this.issued.add(`${mode} ${tag}`, () => ({ tag, mode }), n);
+  countIssued(tag: string, mode: string, count: number): void {
+    this.issued.add(`${mode} ${tag}`, () => ({ tag, mode }), count);
   }
 
   /** The histogram series of one (route, method, status), for callers that keep it. */

@@ -32,8 +32,8 @@ function tagsOf(line: string): string[] {
   return line.startsWith('#') ? [] : [...line.matchAll(TAG_LABEL)].map((m) => unescapeLabel(m[1]));
 }
 
-function unescapeLabel(v: string): string {
-  return v.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+function unescapeLabel(value: string): string {
+  return value.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
 }
 
 /**

@@ -24,10 +24,10 @@ interface Answer {
 /** In the primary: answers the processes' requests for the metrics of all of them. */
 export function serveClusterMetrics(): void {
   const aggregator = new AggregatorRegistry();
-  cluster.on('message', (worker, m: Ask | undefined) => {
-    if (m?.type !== ASK) return;
-    const reply = (a: Omit<Answer, 'type' | 'id'>) => {
-      if (worker.isConnected()) worker.send({ type: ANSWER, id: m.id, ...a } satisfies Answer);
+  cluster.on('message', (worker, message: Ask | undefined) => {
+    if (message?.type !== ASK) return;
+    const reply = (answer: Omit<Answer, 'type' | 'id'>) => {
+      if (worker.isConnected()) worker.send({ type: ANSWER, id: message.id, ...answer } satisfies Answer);
     };
     aggregator.clusterMetrics().then(
       (text) => reply({ text }),
@@ -48,14 +48,14 @@ export function clusterMetricsClient(registry: Registry): () => Promise<string> 
     number,
     { resolve: (text: string) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }
   >();
-  process.on('message', (m: Answer | undefined) => {
-    if (m?.type !== ANSWER) return;
-    const p = pending.get(m.id);
-    if (!p) return;
-    pending.delete(m.id);
-    clearTimeout(p.timer);
-    if (m.text !== undefined) p.resolve(m.text);
-    else p.reject(new Error(m.error ?? 'no metrics in the answer'));
+  process.on('message', (message: Answer | undefined) => {
+    if (message?.type !== ANSWER) return;
+    const waiter = pending.get(message.id);
+    if (!waiter) return;
+    pending.delete(message.id);
+    clearTimeout(waiter.timer);
+    if (message.text !== undefined) waiter.resolve(message.text);
+    else waiter.reject(new Error(message.error ?? 'no metrics in the answer'));
   });
   return () =>
     new Promise((resolve, reject) => {

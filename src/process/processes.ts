@@ -41,21 +41,21 @@ export function takeProcessesFlag(flags: string[]): { processes: number; rest: s
   const rest: string[] = [];
   let raw: string | undefined;
   for (let i = 0; i < flags.length; i++) {
-    const f = flags[i];
-    if (f === '--processes') raw = flags[++i] ?? '';
-    else if (f.startsWith('--processes=')) raw = f.slice('--processes='.length);
-    else rest.push(f);
+    const flag = flags[i];
+    if (flag === '--processes') raw = flags[++i] ?? '';
+    else if (flag.startsWith('--processes=')) raw = flag.slice('--processes='.length);
+    else rest.push(flag);
   }
   if (raw === undefined) return { processes: 1, rest };
   if (raw === 'auto') return { processes: Math.min(MAX_PROCESSES, availableParallelism()), rest };
-  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= MAX_PROCESSES))
+  const count = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(count >= 1 && count <= MAX_PROCESSES))
     return {
       processes: 1,
       rest,
       error: `--processes needs a number from 1 to ${MAX_PROCESSES} or "auto", got "${raw}"`,
     };
-  return { processes: n, rest };
+  return { processes: count, rest };
 }
 
 /** What a worker's environment adds to the primary's: its identity and the shared token. */
@@ -137,18 +137,25 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
     log.info({ index: slot.index, pid, nodeId: slot.nodeId }, 'serving process starting');
     // e.g. a message sent on a channel that just closed; the 'exit' that follows is what counts.
     worker.on('error', (err: Error) => log.warn({ index: slot.index, pid, err: err.message }, 'serving process error'));
-    worker.on('message', (m: Message) => {
-      if (m?.idmint !== 'ready') return;
+    worker.on('message', (message: Message) => {
+      if (message?.idmint !== 'ready') return;
       slot.readyAt = Date.now();
       slot.startFailures = 0;
       log.info(
-        { index: slot.index, pid, nodeId: slot.nodeId, address: m.url, udpPort: m.udpPort, grpcPort: m.grpcPort },
+        {
+          index: slot.index,
+          pid,
+          nodeId: slot.nodeId,
+          address: message.url,
+          udpPort: message.udpPort,
+          grpcPort: message.grpcPort,
+        },
         'serving process ready',
       );
       if (!allReadyLogged && slots.every((s) => s.readyAt !== undefined)) {
         allReadyLogged = true;
         log.info(
-          { processes, address: m.url, udpPort: m.udpPort, grpcPort: m.grpcPort },
+          { processes, address: message.url, udpPort: message.udpPort, grpcPort: message.grpcPort },
           'all serving processes ready',
         );
       }
@@ -190,21 +197,24 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
   const onSignal = (sig: NodeJS.Signals) => {
     if (stopping) {
       log.warn({ sig }, 'second signal: killing the serving processes');
-      for (const s of live()) s.worker!.process.kill('SIGKILL');
+      for (const slot of live()) slot.worker!.process.kill('SIGKILL');
       shutdownFailed = true;
       return;
     }
     stopping = true;
-    for (const s of slots) clearTimeout(s.timer);
+    for (const slot of slots) clearTimeout(slot.timer);
     const running = live();
     log.info({ sig, processes: running.length }, 'shutting down the serving processes');
     const drain = drainsOn(sig);
-    for (const s of running) {
-      const w = s.worker!;
+    for (const slot of running) {
+      const worker = slot.worker!;
       // A worker that lost its channel still gets the request, as the same signal.
-      if (w.isConnected())
-        w.send({ idmint: 'shutdown', drain } satisfies Message, (err: Error | null) => err && w.process.kill(sig));
-      else w.process.kill(sig);
+      if (worker.isConnected())
+        worker.send(
+          { idmint: 'shutdown', drain } satisfies Message,
+          (err: Error | null) => err && worker.process.kill(sig),
+        );
+      else worker.process.kill(sig);
     }
     killTimer = setTimeout(
       () => {
@@ -214,7 +224,7 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
           `serving processes still running ${SHUTDOWN_TIMEOUT_MS} ms after the shutdown request (and its drain); killing them`,
         );
         shutdownFailed = true;
-        for (const s of left) s.worker!.process.kill('SIGKILL');
+        for (const slot of left) slot.worker!.process.kill('SIGKILL');
       },
       SHUTDOWN_TIMEOUT_MS + (drain ? config.shutdownDrainMs : 0),
     );
@@ -250,9 +260,9 @@ export async function runWorker(config: Config): Promise<void> {
     closing = true;
     const log = node.rt.log;
     log.info({ why }, 'shutting down');
-    const n = node;
-    (drain ? n.drain() : Promise.resolve())
-      .then(() => n.close())
+    const started = node;
+    (drain ? started.drain() : Promise.resolve())
+      .then(() => started.close())
       .then(
         () => process.exit(0),
         (err: Error) => {
@@ -261,8 +271,8 @@ export async function runWorker(config: Config): Promise<void> {
         },
       );
   };
-  process.on('message', (m: Message) => {
-    if (m?.idmint === 'shutdown') stop('asked by the primary process', m.drain === true);
+  process.on('message', (message: Message) => {
+    if (message?.idmint === 'shutdown') stop('asked by the primary process', message.drain === true);
   });
   const onSignal = (sig: NodeJS.Signals) => {
     if (++signals > 1) {

@@ -35,19 +35,24 @@ export class RefillProducer {
     this.queue.on('error', onError);
   }
 
-  async request(d: RefillJobData): Promise<void> {
-    await this.queue.add(REFILL_JOB, d, refillJobOptions(d, d.urgent && this.mayReschedule(refillJobId(d))));
+  async request(data: RefillJobData): Promise<void> {
+    await this.queue.add(
+      REFILL_JOB,
+      data,
+      refillJobOptions(data, data.urgent && this.mayReschedule(refillJobId(data))),
+    );
   }
 
   /** True at most once per REFILL_RESCHEDULE_MS for one job id. */
   private mayReschedule(id: string): boolean {
-    const t = this.now();
+    const now = this.now();
     const last = this.rescheduledAt.get(id);
-    if (last !== undefined && t - last < REFILL_RESCHEDULE_MS) return false;
+    if (last !== undefined && now - last < REFILL_RESCHEDULE_MS) return false;
     if (this.rescheduledAt.size >= RESCHEDULED_KEEP) {
-      for (const [k, at] of this.rescheduledAt) if (t - at >= REFILL_RESCHEDULE_MS) this.rescheduledAt.delete(k);
+      for (const [jobId, at] of this.rescheduledAt)
+        if (now - at >= REFILL_RESCHEDULE_MS) this.rescheduledAt.delete(jobId);
     }
-    this.rescheduledAt.set(id, t);
+    this.rescheduledAt.set(id, now);
     return true;
   }
 

@@ -54,7 +54,7 @@ export function closer(
             name: 'drop what is left',
             always: true,
             run: async () => {
-              for (const c of redisClients) if (c.status !== 'end') c.disconnect();
+              for (const client of redisClients) if (client.status !== 'end') client.disconnect();
               await Promise.all([refillWorker && dropWorker(refillWorker), leaseWorkers?.drop()]);
             },
           },

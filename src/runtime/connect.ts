@@ -58,16 +58,22 @@ export async function connect(
           ),
         ] as const,
     );
-  const redisClients: RedisClient[] = [redis, queueConn, workerConn, subscriber, ...extraRedis.map(([, c]) => c)];
-  for (const c of redisClients)
-    c.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));
+  const redisClients: RedisClient[] = [
+    redis,
+    queueConn,
+    workerConn,
+    subscriber,
+    ...extraRedis.map(([, client]) => client),
+  ];
+  for (const client of redisClients)
+    client.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));
   let pool: Pool | undefined;
   try {
     await Promise.all([redis, queueConn, workerConn, subscriber].map((c) => whenReady(c)));
     // A named server that is down only affects its own tags: start anyway.
     await Promise.all(
-      extraRedis.map(([name, c]) =>
-        whenReady(c, 3000).catch((err: Error) =>
+      extraRedis.map(([name, client]) =>
+        whenReady(client, 3000).catch((err: Error) =>
           log.warn(
             { redis: name, err: err.message },
             'named Redis not reachable at start-up; its tags answer 503 until it is',
@@ -79,7 +85,7 @@ export async function connect(
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'schema migrations applied');
   } catch (err) {
-    for (const c of redisClients) c.disconnect();
+    for (const client of redisClients) client.disconnect();
     await pool?.end().catch(() => undefined);
     throw err;
   }

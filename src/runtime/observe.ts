@@ -44,43 +44,43 @@ export interface Observed {
   readonly capacity: CapacityReader;
 }
 
-export function observe(d: ObserveDeps): Observed {
-  const { tags, segments, leases, leaseStore, metrics } = d;
+export function observe(deps: ObserveDeps): Observed {
+  const { tags, segments, leases, leaseStore, metrics } = deps;
   // One readiness check answers both idmint_ready and idmint_redis_up in a scrape (their
   // collectors run at once), instead of pinging every Redis server twice.
   let checking: Promise<Readiness> | undefined;
   const readinessOnce = () =>
     (checking ??= readiness({
       segments,
-      pool: d.pool,
+      pool: deps.pool,
       tags,
       leases,
-      drain: d.drain,
-      connections: d.connections,
-      mysqlPool: d.mysqlPool,
+      drain: deps.drain,
+      connections: deps.connections,
+      mysqlPool: deps.mysqlPool,
     }).finally(() => {
       checking = undefined;
     }));
   metrics.scrapeFrom({
     segmentRemaining: async () => {
       const out: { tag: string; remaining: number }[] = [];
-      for (const t of await tags.list()) {
-        if (t.mode !== 'segment') continue;
+      for (const tag of await tags.list()) {
+        if (tag.mode !== 'segment') continue;
         let remaining = 0;
-        for (let shard = 0; shard < t.shards; shard++) {
-          const s = await segments.stats({ tag: t.tag, epoch: t.epoch, shard, redis: t.redis });
-          if (s.cur !== undefined && s.end !== undefined) remaining += Math.max(0, s.end - s.cur + 1);
+        for (let shard = 0; shard < tag.shards; shard++) {
+          const stats = await segments.stats({ tag: tag.tag, epoch: tag.epoch, shard, redis: tag.redis });
+          if (stats.cur !== undefined && stats.end !== undefined) remaining += Math.max(0, stats.end - stats.cur + 1);
         }
-        out.push({ tag: t.tag, remaining });
+        out.push({ tag: tag.tag, remaining });
       }
       return out;
     },
     queueDepths: async () => {
       const out: { queue: string; state: string; count: number }[] = [];
-      for (const q of d.queues()) {
-        const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+      for (const queue of deps.queues()) {
+        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
         for (const [state, count] of Object.entries(counts))
-          out.push({ queue: q.name.startsWith('lease.') ? 'lease' : q.name, state, count });
+          out.push({ queue: queue.name.startsWith('lease.') ? 'lease' : queue.name, state, count });
       }
       return out;
     },
@@ -88,12 +88,12 @@ export function observe(d: ObserveDeps): Observed {
       held: leases.held().map((l) => ({ bits: l.bits, valid: leases.isValid(l) })),
       events: { ...leases.events },
     }),
-    clock: () => d.ids.clockEvents,
+    clock: () => deps.ids.clockEvents,
     redisUp: async () =>
-      Object.entries((await readinessOnce()).redisServers).map(([server, s]) => ({ server, up: s === 'ok' })),
+      Object.entries((await readinessOnce()).redisServers).map(([server, state]) => ({ server, up: state === 'ok' })),
   });
 
-  const capacity = new CapacityReader({ tags, counters: d.counters, segments, leaseStore, clock: d.clock });
+  const capacity = new CapacityReader({ tags, counters: deps.counters, segments, leaseStore, clock: deps.clock });
   registerCapacityMetrics(metrics.registry, {
     capacity: () => capacity.all(),
     workerPools: async () => {
@@ -107,16 +107,16 @@ export function observe(d: ObserveDeps): Observed {
     ready: async () => (await readinessOnce()).ready,
     redisServers: segments.names(),
     redisMasters: () =>
-      Object.entries(redisMasters(segments)).flatMap(([server, a]) =>
-        a === null ? [] : a.split(',').map((address) => ({ server, address })),
+      Object.entries(redisMasters(segments)).flatMap(([server, masters]) =>
+        masters === null ? [] : masters.split(',').map((address) => ({ server, address })),
       ),
     redisRunIds: () =>
       Promise.all(
         segments.names().map(async (server) => {
-          const c = segments.connection(server);
+          const client = segments.connection(server);
           // A cluster has a run id per node; its failovers show in the segment hashes instead.
-          if (isCluster(c)) return { server, runId: undefined };
-          const info = await c.info('server').catch(() => '');
+          if (isCluster(client)) return { server, runId: undefined };
+          const info = await client.info('server').catch(() => '');
           return { server, runId: /run_id:([0-9a-f]+)/.exec(info)?.[1] };
         }),
       ),

@@ -35,8 +35,8 @@ export interface WorkerDeps {
   readonly log: Logger;
 }
 
-export async function startWorkers(d: WorkerDeps): Promise<NodeWorkers> {
-  const { config, conns, keys, log } = d;
+export async function startWorkers(deps: WorkerDeps): Promise<NodeWorkers> {
+  const { config, conns, keys, log } = deps;
   let leaseScheduler: LeaseScheduler | undefined;
   let leaseWorkers: LeaseWorkers | undefined;
   if (config.serveHttp) {
@@ -53,11 +53,11 @@ export async function startWorkers(d: WorkerDeps): Promise<NodeWorkers> {
       redis: conns.redis,
       prefix: keys.queuePrefix(),
       nodeId: config.nodeId,
-      leases: d.leases,
-      store: d.leaseStore,
+      leases: deps.leases,
+      store: deps.leaseStore,
       log,
     });
-    await d.leaseStore.heartbeat(config.nodeId, config.leaseTtlMs * 2);
+    await deps.leaseStore.heartbeat(config.nodeId, config.leaseTtlMs * 2);
     // The connection is ready now, so 'ready' fires only on reconnects. A Redis that comes
     // back without its data has forgotten the schedulers: put them back (upsert is idempotent).
     const scheduler = leaseScheduler;
@@ -71,12 +71,12 @@ export async function startWorkers(d: WorkerDeps): Promise<NodeWorkers> {
           connection: conns.workerConn,
           prefix: keys.queuePrefix(),
           concurrency: config.refillConcurrency,
-          tags: d.tags,
-          counters: d.counters,
-          segments: d.segments,
+          tags: deps.tags,
+          counters: deps.counters,
+          segments: deps.segments,
           nodeId: config.nodeId,
           log,
-          metrics: d.metrics,
+          metrics: deps.metrics,
         })
       : undefined;
   return { leaseScheduler, leaseWorkers, refillWorker };

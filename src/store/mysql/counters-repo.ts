@@ -48,21 +48,21 @@ export class CountersRepo {
     scope = '',
     floor = 0,
   ): Promise<Allocation> {
-    return inTx(this.pool, async (c) => {
-      const [tags] = await c.query<RowDataPacket[]>(
+    return inTx(this.pool, async (connection) => {
+      const [tags] = await connection.query<RowDataPacket[]>(
         `SELECT epoch, deleted, mode, layout, shards, app_id, app_bits, max_id_limit, stride, id_offset, counter_floor
            FROM idmint_tags WHERE tag = ? LOCK IN SHARE MODE`,
         [tag],
       );
-      const t = tags[0];
-      if (!t || Number(t.deleted) === 1 || Number(t.epoch) !== epoch) return { kind: 'stale' } as const;
+      const tagRow = tags[0];
+      if (!tagRow || Number(tagRow.deleted) === 1 || Number(tagRow.epoch) !== epoch) return { kind: 'stale' } as const;
       // Creates the row when missing and, either way, takes its exclusive lock at once (a
       // shared lock first, then FOR UPDATE, would let two refills deadlock).
-      await c.query(
+      await connection.query(
         'INSERT INTO idmint_counters (tag, shard, scope, max_id, step) VALUES (?, ?, ?, CAST(? AS UNSIGNED), ?) ON DUPLICATE KEY UPDATE max_id = max_id',
-        [tag, shard, scope, String(t.counter_floor), step],
+        [tag, shard, scope, String(tagRow.counter_floor), step],
       );
-      const [rows] = await c.query<RowDataPacket[]>(
+      const [rows] = await connection.query<RowDataPacket[]>(
         'SELECT max_id FROM idmint_counters WHERE tag = ? AND shard = ? AND scope = ? FOR UPDATE',
         [tag, shard, scope],
       );
@@ -73,11 +73,11 @@ export class CountersRepo {
         // under the row lock, so this allocation is above everything installed.
         regression = { from: maxId, to: floor };
         maxId = floor;
-        await c.query(
+        await connection.query(
           'UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED) WHERE tag = ? AND shard = ? AND scope = ? AND max_id < CAST(? AS UNSIGNED)',
           [String(floor), tag, shard, scope, String(floor)],
         );
-        await c.query(
+        await connection.query(
           `INSERT INTO idmint_counter_regressions (tag, shard, scope, mysql_value, redis_value, node_id)
              VALUES (?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)`,
           [tag, shard, scope, String(regression.from), String(regression.to), nodeId],
@@ -86,7 +86,7 @@ export class CountersRepo {
       if (scope !== '') {
         // A rule counter never starts below a floor an import wrote for every app name that
         // folds to this one (id_server's table compares names without case) or for every app.
-        const [folds] = await c.query<RowDataPacket[]>(
+        const [folds] = await connection.query<RowDataPacket[]>(
           'SELECT MAX(max_id) AS m FROM idmint_counters WHERE tag = ? AND shard = ? AND scope IN (?, ?)',
           [tag, FOLD_SHARD, foldScope(scope), everyAppScope(scope)],
         );
@@ -95,26 +95,26 @@ export class CountersRepo {
       // A rule's max_id_limit counts its sequence values already (stride included); a segment
       // tag's is an ID, converted to the counter through its layout and interleave.
       const limit =
-        t.mode === 'rule'
-          ? Number(t.max_id_limit)
+        tagRow.mode === 'rule'
+          ? Number(tagRow.max_id_limit)
           : counterLimit(
               {
-                layout: t.layout,
-                shards: Number(t.shards),
-                appId: Number(t.app_id),
-                appBits: Number(t.app_bits),
-                stride: Number(t.stride),
-                offset: Number(t.id_offset),
+                layout: tagRow.layout,
+                shards: Number(tagRow.shards),
+                appId: Number(tagRow.app_id),
+                appBits: Number(tagRow.app_bits),
+                stride: Number(tagRow.stride),
+                offset: Number(tagRow.id_offset),
               },
-              BigInt(t.max_id_limit),
+              BigInt(tagRow.max_id_limit),
             );
       if (maxId >= limit) return { kind: 'exhausted', maxId, ...(regression ? { regression } : {}) } as const;
       const last = Math.min(maxId + step, limit);
-      await c.query(
+      await connection.query(
         'UPDATE idmint_counters SET max_id = CAST(? AS UNSIGNED), step = ? WHERE tag = ? AND shard = ? AND scope = ?',
         [String(last), step, tag, shard, scope],
       );
-      await c.query(
+      await connection.query(
         'INSERT INTO idmint_segments (tag, shard, scope, epoch, first_id, last_id, node_id) VALUES (?, ?, ?, ?, CAST(? AS UNSIGNED), CAST(? AS UNSIGNED), ?)',
         [tag, shard, scope, epoch, String(maxId + 1), String(last), nodeId],
       );
@@ -130,16 +130,16 @@ export class CountersRepo {
          FROM idmint_counter_regressions WHERE tag = ? ORDER BY id DESC LIMIT 1`,
       [tag, tag],
     );
-    const r = rows[0];
-    if (!r) return undefined;
+    const row = rows[0];
+    if (!row) return undefined;
     return {
-      shard: Number(r.shard),
-      scope: String(r.scope),
-      from: Number(r.mysql_value),
-      to: Number(r.redis_value),
-      at: new Date(r.seen_at).toISOString(),
-      nodeId: String(r.node_id),
-      count: Number(r.n),
+      shard: Number(row.shard),
+      scope: String(row.scope),
+      from: Number(row.mysql_value),
+      to: Number(row.redis_value),
+      at: new Date(row.seen_at).toISOString(),
+      nodeId: String(row.node_id),
+      count: Number(row.n),
     };
   }
 
@@ -190,11 +190,11 @@ export class CountersRepo {
       [tag, epoch, seconds],
     );
     const out = new Map<string, { ids: number; ms: number }>();
-    for (const r of rows) {
-      if (Number(r.n) < 2) continue;
-      out.set(windowKey(Number(r.shard), String(r.scope)), {
-        ids: Number(r.hi) - Number(r.lo),
-        ms: Number(r.us) / 1000,
+    for (const row of rows) {
+      if (Number(row.n) < 2) continue;
+      out.set(windowKey(Number(row.shard), String(row.scope)), {
+        ids: Number(row.hi) - Number(row.lo),
+        ms: Number(row.us) / 1000,
       });
     }
     return out;

@@ -17,14 +17,14 @@ export function readMigrations(dir = SQL_DIR): Migration[] {
   return readdirSync(dir)
     .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
     .sort()
-    .map((f) => {
-      const text = readFileSync(join(dir, f), 'utf8')
+    .map((file) => {
+      const text = readFileSync(join(dir, file), 'utf8')
         .split('\n')
         .filter((l) => !l.trim().startsWith('--'))
         .join('\n');
       return {
-        version: Number(f.slice(0, 3)),
-        name: f,
+        version: Number(file.slice(0, 3)),
+        name: file,
         statements: text
           .split(/;\s*(?:\n|$)/)
           .map((s) => s.trim())
@@ -46,11 +46,14 @@ export async function migrate(pool: Pool, lockTimeoutS = 30): Promise<string[]> 
         applied_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)) ENGINE=InnoDB`);
       const [rows] = await conn.query<RowDataPacket[]>('SELECT version FROM idmint_schema_migrations');
       const done = new Set(rows.map((r) => Number(r.version)));
-      for (const m of readMigrations()) {
-        if (done.has(m.version)) continue;
-        for (const s of m.statements) await conn.query(s);
-        await conn.query('INSERT INTO idmint_schema_migrations (version, name) VALUES (?, ?)', [m.version, m.name]);
-        applied.push(m.name);
+      for (const migration of readMigrations()) {
+        if (done.has(migration.version)) continue;
+        for (const statement of migration.statements) await conn.query(statement);
+        await conn.query('INSERT INTO idmint_schema_migrations (version, name) VALUES (?, ?)', [
+          migration.version,
+          migration.name,
+        ]);
+        applied.push(migration.name);
       }
     } finally {
       await conn.query('SELECT RELEASE_LOCK(?)', ['idmint_migrate']);

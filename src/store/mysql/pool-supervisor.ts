@@ -36,8 +36,8 @@ export const FAILURES_TO_REPLACE = 3;
 /** What the supervisor reads of mysql2's pool beneath the promise wrapper (mysql2 3.x internals). */
 interface CorePool {
   _closed: boolean;
-  _allConnections: { length: number; get(i: number): CoreConnection };
-  releaseConnection(c: unknown): void;
+  _allConnections: { length: number; get(index: number): CoreConnection };
+  releaseConnection(connection: unknown): void;
 }
 
 /** mysql2's connection: its `destroy()` only half-closes the socket and fails nothing that waits on it. */
@@ -75,9 +75,9 @@ export class PoolSupervisor {
     this.pool = new Proxy({} as Pool, {
       get: (_t, key) => {
         if (key === 'end') return end;
-        const p = this.current as unknown as Record<PropertyKey, unknown>;
-        const v = p[key];
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(p) : v;
+        const current = this.current as unknown as Record<PropertyKey, unknown>;
+        const member = current[key];
+        return typeof member === 'function' ? (member as (...args: unknown[]) => unknown).bind(current) : member;
       },
     });
   }
@@ -91,9 +91,9 @@ export class PoolSupervisor {
 
   /** Why the pool cannot serve while it is being replaced, or undefined. */
   down(): string | undefined {
-    const e = this.episode;
-    return e
-      ? `MySQL pool stopped handing out connections (${e.reason}); replaced ${e.attempts} time(s) so far`
+    const episode = this.episode;
+    return episode
+      ? `MySQL pool stopped handing out connections (${episode.reason}); replaced ${episode.attempts} time(s) so far`
       : undefined;
   }
 
@@ -108,12 +108,12 @@ export class PoolSupervisor {
     if (this.probing || this.stopped) return;
     this.probing = true;
     try {
-      const p = this.current;
-      const closed = core(p)._closed;
+      const current = this.current;
+      const closed = core(current)._closed;
       const releasedBefore = this.releases;
       let failed: string | undefined = closed ? 'pool closed' : undefined;
-      if (!closed) await p.query('SELECT 1').catch((err: Error) => (failed = err.message));
-      if (this.stopped || p !== this.current) return;
+      if (!closed) await current.query('SELECT 1').catch((err: Error) => (failed = err.message));
+      if (this.stopped || current !== this.current) return;
       if (failed === undefined) return this.answered();
       // Connections came back meanwhile: the pool is slow, not stuck.
       this.failures = this.releases === releasedBefore ? this.failures + 1 : 0;
@@ -121,7 +121,7 @@ export class PoolSupervisor {
       if (this.episode && performance.now() < this.episode.nextAt) return;
       // MySQL itself not answering is an outage a new pool would not help with.
       if (!closed && !(await this.freshAnswers())) return;
-      if (this.stopped || p !== this.current) return;
+      if (this.stopped || current !== this.current) return;
       this.replace(failed);
     } finally {
       this.probing = false;
@@ -130,23 +130,28 @@ export class PoolSupervisor {
 
   private answered(): void {
     this.failures = 0;
-    const e = this.episode;
-    if (!e) return;
+    const episode = this.episode;
+    if (!episode) return;
     this.episode = undefined;
     this.log.info(
-      { server: 'mysql', role: 'pool', attempts: e.attempts, downMs: Math.round(performance.now() - e.since) },
+      {
+        server: 'mysql',
+        role: 'pool',
+        attempts: episode.attempts,
+        downMs: Math.round(performance.now() - episode.since),
+      },
       'MySQL pool serving again',
     );
   }
 
   /** Whether a new connection to the same server answers SELECT 1 within the query bound. */
   private async freshAnswers(): Promise<boolean> {
-    let c: mysql.Connection | undefined;
+    let connection: mysql.Connection | undefined;
     let gaveUp = false;
     const work = (async () => {
       const conn = await mysql.createConnection(poolOptions(this.mysqlUrl));
       if (gaveUp) return conn.destroy();
-      c = conn;
+      connection = conn;
       await conn.query('SELECT 1');
     })();
     try {
@@ -156,7 +161,7 @@ export class PoolSupervisor {
       return false;
     } finally {
       gaveUp = true;
-      c?.destroy();
+      connection?.destroy();
       work.catch(() => undefined);
     }
   }
@@ -184,10 +189,10 @@ export class PoolSupervisor {
    * destroyed with an error, so every command waiting on them fails as a lost connection.
    */
   private retire(old: Pool): void {
-    const c = core(old);
+    const corePool = core(old);
     old.end().catch(() => undefined);
     setTimeout(() => {
-      const open = Array.from({ length: c._allConnections.length }, (_, i) => c._allConnections.get(i));
+      const open = Array.from({ length: corePool._allConnections.length }, (_, i) => corePool._allConnections.get(i));
       for (const conn of open) {
         conn.on('error', () => undefined);
         conn.stream?.destroy(
@@ -197,14 +202,14 @@ export class PoolSupervisor {
     }, this.queryTimeoutMs).unref();
   }
 
-  /** p, counting every connection given back to it (or dropped from it). */
-  private counted(p: Pool): Pool {
-    const c = core(p);
-    const release = c.releaseConnection.bind(c);
-    c.releaseConnection = (conn: unknown) => {
+  /** `pool`, counting every connection given back to it (or dropped from it). */
+  private counted(pool: Pool): Pool {
+    const corePool = core(pool);
+    const release = corePool.releaseConnection.bind(corePool);
+    corePool.releaseConnection = (conn: unknown) => {
       this.releases++;
       release(conn);
     };
-    return p;
+    return pool;
   }
 }

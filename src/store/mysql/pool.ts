@@ -27,27 +27,27 @@ const UNREACHABLE = new Set([
 /** err as UNAVAILABLE when it says MySQL cannot be reached (a lost or refused connection); else as it is. */
 export function storeError(err: unknown): unknown {
   if (err instanceof IdmintError) return err;
-  const e = err as { code?: unknown; fatal?: unknown; message?: unknown };
+  const failure = err as { code?: unknown; fatal?: unknown; message?: unknown };
   // "Pool is closed.": a pool the node replaced (pool-supervisor.ts) refusing what waited on it.
-  const closed = e?.message === 'Pool is closed.';
+  const closed = failure?.message === 'Pool is closed.';
   if (
-    e &&
-    typeof e === 'object' &&
-    (closed || e.fatal === true || (typeof e.code === 'string' && UNREACHABLE.has(e.code)))
+    failure &&
+    typeof failure === 'object' &&
+    (closed || failure.fatal === true || (typeof failure.code === 'string' && UNREACHABLE.has(failure.code)))
   ) {
-    return unavailable(`MySQL cannot be reached: ${String(e.message ?? e.code)}`, err);
+    return unavailable(`MySQL cannot be reached: ${String(failure.message ?? failure.code)}`, err);
   }
   return err;
 }
 
 export function poolOptions(mysqlUrl: string): mysql.PoolOptions {
-  const u = new URL(mysqlUrl);
+  const url = new URL(mysqlUrl);
   return {
-    host: u.hostname,
-    port: u.port ? Number(u.port) : 3306,
-    user: decodeURIComponent(u.username || 'root'),
-    password: decodeURIComponent(u.password),
-    database: u.pathname.replace(/^\//, ''),
+    host: url.hostname,
+    port: url.port ? Number(url.port) : 3306,
+    user: decodeURIComponent(url.username || 'root'),
+    password: decodeURIComponent(url.password),
+    database: url.pathname.replace(/^\//, ''),
     supportBigNumbers: true,
     bigNumberStrings: true,
     connectionLimit: 8,
@@ -87,9 +87,9 @@ export function boundQueries(pool: Pool, ms: number): Pool {
       }, ms);
     });
     const got = pool.getConnection();
-    let c: PoolConnection;
+    let connection: PoolConnection;
     try {
-      c = await Promise.race([got, timeout]);
+      connection = await Promise.race([got, timeout]);
     } catch (err) {
       clearTimeout(timer);
       // A connection that arrives after the caller gave up goes back to the pool unused.
@@ -99,18 +99,18 @@ export function boundQueries(pool: Pool, ms: number): Pool {
       );
       throw storeError(err);
     }
-    const q = (c.query as (...a: unknown[]) => Promise<unknown>).apply(c, args);
+    const query = (connection.query as (...params: unknown[]) => Promise<unknown>).apply(connection, args);
     try {
-      return await Promise.race([q, timeout]);
+      return await Promise.race([query, timeout]);
     } catch (err) {
       throw storeError(err);
     } finally {
       clearTimeout(timer);
-      q.catch(() => undefined);
-      if (timedOut) c.destroy();
-      else c.release();
+      query.catch(() => undefined);
+      if (timedOut) connection.destroy();
+      else connection.release();
     }
   };
-  (pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => run(args);
+  (pool as unknown as { query: (...params: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => run(args);
   return pool;
 }

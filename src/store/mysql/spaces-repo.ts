@@ -6,10 +6,10 @@ export class SpacesRepo {
 
   /** Records the space; true when it was never used before. */
   async markUsed(workerBits: number): Promise<boolean> {
-    const [r] = await this.pool.query<ResultSetHeader>(
+    const [result] = await this.pool.query<ResultSetHeader>(
       'INSERT IGNORE INTO idmint_worker_spaces (worker_bits) VALUES (?)',
       [workerBits],
     );
-    return r.affectedRows === 1;
+    return result.affectedRows === 1;
   }
 }

@@ -56,55 +56,55 @@ function withKey(spec: TagSpec, key?: string): TagSpec {
  * from the options column (the key of a permuted tag included, which no read API shows:
  * specToJson leaves it out).
  */
-function fromRow(r: RowDataPacket): StoredTag {
+function fromRow(row: RowDataPacket): StoredTag {
   const columns = {
-    tag: r.tag,
-    order: r.order_mode,
-    layout: r.layout,
-    shards: Number(r.shards),
-    appId: Number(r.app_id),
-    appBits: Number(r.app_bits),
-    step: Number(r.step),
-    minStep: Number(r.min_step),
-    maxStep: Number(r.max_step),
-    targetSeconds: Number(r.target_seconds),
-    prefetch: Number(r.prefetch),
-    maxIdLimit: String(r.max_id_limit),
-    stride: Number(r.stride),
-    offset: Number(r.id_offset),
-    nodeBlock: Number(r.node_block),
-    enabled: Number(r.enabled) === 1,
-    description: r.description,
+    tag: row.tag,
+    order: row.order_mode,
+    layout: row.layout,
+    shards: Number(row.shards),
+    appId: Number(row.app_id),
+    appBits: Number(row.app_bits),
+    step: Number(row.step),
+    minStep: Number(row.min_step),
+    maxStep: Number(row.max_step),
+    targetSeconds: Number(row.target_seconds),
+    prefetch: Number(row.prefetch),
+    maxIdLimit: String(row.max_id_limit),
+    stride: Number(row.stride),
+    offset: Number(row.id_offset),
+    nodeBlock: Number(row.node_block),
+    enabled: Number(row.enabled) === 1,
+    description: row.description,
   };
   return {
-    ...tagFromStorage(String(r.mode), columns, parseOptions(r.options)),
-    epoch: Number(r.epoch),
-    redis: r.redis_name,
-    createdAt: new Date(r.created_at).toISOString(),
-    updatedAt: new Date(r.updated_at).toISOString(),
+    ...tagFromStorage(String(row.mode), columns, parseOptions(row.options)),
+    epoch: Number(row.epoch),
+    redis: row.redis_name,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
   };
 }
 
-function specValues(s: TagSpec): unknown[] {
+function specValues(spec: TagSpec): unknown[] {
   return [
-    s.mode,
-    s.order,
-    s.layout,
-    s.shards,
-    s.appId,
-    s.appBits,
-    s.step,
-    s.minStep,
-    s.maxStep,
-    s.targetSeconds,
-    s.prefetch,
-    s.maxIdLimit,
-    s.stride,
-    s.offset,
-    s.nodeBlock,
-    s.enabled ? 1 : 0,
-    s.description,
-    JSON.stringify(storedOptions(s)),
+    spec.mode,
+    spec.order,
+    spec.layout,
+    spec.shards,
+    spec.appId,
+    spec.appBits,
+    spec.step,
+    spec.minStep,
+    spec.maxStep,
+    spec.targetSeconds,
+    spec.prefetch,
+    spec.maxIdLimit,
+    spec.stride,
+    spec.offset,
+    spec.nodeBlock,
+    spec.enabled ? 1 : 0,
+    spec.description,
+    JSON.stringify(storedOptions(spec)),
   ];
 }
 
@@ -129,7 +129,7 @@ const TX_TIMEOUT_MS = 5000;
 const RETRYABLE = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
 
 /** Runs fn in a transaction; a deadlock or lock timeout rolls back and runs it again (3 tries). */
-async function inTx<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): Promise<T> {
+async function inTx<T>(pool: Pool, fn: (connection: PoolConnection) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await inTxOnce(pool, fn);
@@ -143,10 +143,10 @@ async function inTx<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): Promi
   }
 }
 
-async function inTxOnce<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): Promise<T> {
-  let c: PoolConnection;
+async function inTxOnce<T>(pool: Pool, fn: (connection: PoolConnection) => Promise<T>): Promise<T> {
+  let connection: PoolConnection;
   try {
-    c = await pool.getConnection();
+    connection = await pool.getConnection();
   } catch (err) {
     throw storeError(err);
   }
@@ -159,60 +159,66 @@ async function inTxOnce<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): P
     }, TX_TIMEOUT_MS);
   });
   const work = (async () => {
-    await c.beginTransaction();
-    const out = await fn(c);
-    await c.commit();
+    await connection.beginTransaction();
+    const out = await fn(connection);
+    await connection.commit();
     return out;
   })();
   try {
     return await Promise.race([work, timeout]);
-  } catch (e) {
-    if (!timedOut) await c.rollback().catch(() => undefined);
-    throw storeError(withoutStatement(e));
+  } catch (error) {
+    if (!timedOut) await connection.rollback().catch(() => undefined);
+    throw storeError(withoutStatement(error));
   } finally {
     clearTimeout(timer);
     work.catch(() => undefined);
     // A connection stuck in a timed-out transaction is closed, never handed to another caller.
-    if (timedOut) c.destroy();
-    else c.release();
+    if (timedOut) connection.destroy();
+    else connection.release();
   }
 }
 
 /** Largest counter value any (tag, shard) of the tag has handed out, or its floor. */
-async function highestCounter(c: PoolConnection, tag: string, floor: number): Promise<number> {
-  const [rows] = await c.query<RowDataPacket[]>('SELECT MAX(max_id) AS m FROM idmint_counters WHERE tag = ?', [tag]);
+async function highestCounter(connection: PoolConnection, tag: string, floor: number): Promise<number> {
+  const [rows] = await connection.query<RowDataPacket[]>('SELECT MAX(max_id) AS m FROM idmint_counters WHERE tag = ?', [
+    tag,
+  ]);
   return Math.max(floor, rows[0].m === null ? 0 : Number(rows[0].m));
 }
 
 /** Whether a re-created tag writes IDs exactly as its earlier life did (segment layouts are
  * handled by the counter floor instead). */
-function sameIdShape(a: TagSpec, b: TagSpec): boolean {
-  switch (a.mode) {
+function sameIdShape(old: TagSpec, next: TagSpec): boolean {
+  switch (old.mode) {
     // The counters of a segment tag continue, so a permuted one keeps its domain and key; an
     // unpermuted one cannot become permuted (nor back): the IDs of one could be among the other's.
     case 'segment':
-      return b.mode === 'segment' && a.permute?.unit === b.permute?.unit && a.permute?.width === b.permute?.width;
-    case 'snowflake': {
-      if (b.mode !== 'snowflake') return false;
-      const [x, y] = [a.snowflake, b.snowflake];
       return (
-        x.epochMs === y.epochMs &&
-        x.unit === y.unit &&
-        x.timeBits === y.timeBits &&
-        x.workerBits === y.workerBits &&
-        x.seqBits === y.seqBits
+        next.mode === 'segment' &&
+        old.permute?.unit === next.permute?.unit &&
+        old.permute?.width === next.permute?.width
+      );
+    case 'snowflake': {
+      if (next.mode !== 'snowflake') return false;
+      const [oldLayout, newLayout] = [old.snowflake, next.snowflake];
+      return (
+        oldLayout.epochMs === newLayout.epochMs &&
+        oldLayout.unit === newLayout.unit &&
+        oldLayout.timeBits === newLayout.timeBits &&
+        oldLayout.workerBits === newLayout.workerBits &&
+        oldLayout.seqBits === newLayout.seqBits
       );
     }
     case 'rule': {
-      if (b.mode !== 'rule') return false;
-      const [x, y] = [a.rule, b.rule];
+      if (next.mode !== 'rule') return false;
+      const [oldRule, newRule] = [old.rule, next.rule];
       return (
-        x.template === y.template &&
-        x.minCounter === y.minCounter &&
-        x.resetSeconds === y.resetSeconds &&
-        x.timeZone === y.timeZone &&
-        a.stride === b.stride &&
-        a.offset === b.offset
+        oldRule.template === newRule.template &&
+        oldRule.minCounter === newRule.minCounter &&
+        oldRule.resetSeconds === newRule.resetSeconds &&
+        oldRule.timeZone === newRule.timeZone &&
+        old.stride === next.stride &&
+        old.offset === next.offset
       );
     }
   }
@@ -262,12 +268,13 @@ export class TagsRepo {
    * earlier life issued.
    */
   async create(spec: TagSpec, redis = 'default'): Promise<StoredTag> {
-    await inTx(this.pool, async (c) => {
-      const [rows] = await c.query<RowDataPacket[]>(`SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? FOR UPDATE`, [
-        spec.tag,
-      ]);
+    await inTx(this.pool, async (connection) => {
+      const [rows] = await connection.query<RowDataPacket[]>(
+        `SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? FOR UPDATE`,
+        [spec.tag],
+      );
       if (rows.length === 0) {
-        await c.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, redis_name = ?`, [
+        await connection.query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, redis_name = ?`, [
           spec.tag,
           ...specValues(withKey(spec)),
           redis,
@@ -287,13 +294,13 @@ export class TagsRepo {
       // counters, time).
       const floor =
         spec.mode === 'segment'
-          ? floorAbove(old, await highestCounter(c, spec.tag, Number(rows[0].counter_floor)), spec)
+          ? floorAbove(old, await highestCounter(connection, spec.tag, Number(rows[0].counter_floor)), spec)
           : 0;
-      await c.query('UPDATE idmint_counters SET max_id = GREATEST(max_id, CAST(? AS UNSIGNED)) WHERE tag = ?', [
-        String(floor),
-        spec.tag,
-      ]);
-      await c.query(
+      await connection.query(
+        'UPDATE idmint_counters SET max_id = GREATEST(max_id, CAST(? AS UNSIGNED)) WHERE tag = ?',
+        [String(floor), spec.tag],
+      );
+      await connection.query(
         `UPDATE idmint_tags SET ${SET_SPEC}, epoch = epoch + 1, deleted = 0, counter_floor = CAST(? AS UNSIGNED),
            redis_name = ?, created_at = CURRENT_TIMESTAMP(3) WHERE tag = ?`,
         [...specValues(withKey(spec, old.permute?.key)), String(floor), redis, spec.tag],
@@ -304,20 +311,20 @@ export class TagsRepo {
 
   /** Stores a validated spec for an existing tag. Refuses to lower max_id_limit below IDs already allocated. */
   async update(spec: TagSpec): Promise<StoredTag> {
-    await inTx(this.pool, async (c) => {
-      const [rows] = await c.query<RowDataPacket[]>(
+    await inTx(this.pool, async (connection) => {
+      const [rows] = await connection.query<RowDataPacket[]>(
         `SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0 FOR UPDATE`,
         [spec.tag],
       );
       if (rows.length === 0) throw new IdmintError('TAG_NOT_FOUND', `tag "${spec.tag}" does not exist`);
-      const allocated = await highestCounter(c, spec.tag, Number(rows[0].counter_floor));
+      const allocated = await highestCounter(connection, spec.tag, Number(rows[0].counter_floor));
       const limit = spec.mode === 'rule' ? Number(spec.maxIdLimit) : counterLimit(spec, BigInt(spec.maxIdLimit));
       if (limit < allocated) {
         throw invalid(
           `max_id_limit ${spec.maxIdLimit} lies below IDs already allocated to Redis (counter ${allocated}); it can only be lowered to an ID above those`,
         );
       }
-      await c.query(`UPDATE idmint_tags SET ${SET_SPEC} WHERE tag = ?`, [...specValues(spec), spec.tag]);
+      await connection.query(`UPDATE idmint_tags SET ${SET_SPEC} WHERE tag = ?`, [...specValues(spec), spec.tag]);
     });
     return (await this.get(spec.tag))!;
   }
@@ -328,11 +335,11 @@ export class TagsRepo {
    * re-created or moved: its epoch is no longer `epoch`).
    */
   async move(tag: string, epoch: number, to: string): Promise<boolean> {
-    const [r] = await this.pool.query<ResultSetHeader>(
+    const [result] = await this.pool.query<ResultSetHeader>(
       'UPDATE idmint_tags SET redis_name = ?, epoch = epoch + 1 WHERE tag = ? AND epoch = ? AND deleted = 0',
       [to, tag, epoch],
     );
-    return r.affectedRows === 1;
+    return result.affectedRows === 1;
   }
 
   /** Number of live tags per Redis server name. */
@@ -345,13 +352,13 @@ export class TagsRepo {
 
   /** Marks the tag deleted; returns what it was, for clearing its Redis state. */
   async remove(tag: string): Promise<StoredTag> {
-    return inTx(this.pool, async (c) => {
-      const [rows] = await c.query<RowDataPacket[]>(
+    return inTx(this.pool, async (connection) => {
+      const [rows] = await connection.query<RowDataPacket[]>(
         `SELECT ${COLUMNS} FROM idmint_tags WHERE tag = ? AND deleted = 0 FOR UPDATE`,
         [tag],
       );
       if (rows.length === 0) throw new IdmintError('TAG_NOT_FOUND', `tag "${tag}" does not exist`);
-      await c.query('UPDATE idmint_tags SET deleted = 1, enabled = 0 WHERE tag = ?', [tag]);
+      await connection.query('UPDATE idmint_tags SET deleted = 1, enabled = 0 WHERE tag = ?', [tag]);
       return fromRow(rows[0]);
     });
   }
@@ -364,12 +371,12 @@ export { inTx };
  * starting its counters above `counterFloor`. Fails with ER_DUP_ENTRY when the name exists.
  */
 export async function insertTag(
-  c: PoolConnection,
+  connection: PoolConnection,
   spec: TagSpec,
   counterFloor: number,
   redis = 'default',
 ): Promise<void> {
-  await c
+  await connection
     .query(`INSERT INTO idmint_tags SET tag = ?, ${SET_SPEC}, counter_floor = CAST(? AS UNSIGNED), redis_name = ?`, [
       spec.tag,
       ...specValues(withKey(spec)),

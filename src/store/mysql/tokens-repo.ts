@@ -16,11 +16,11 @@ export class TokensRepo {
   /** Creates a token; the returned secret is not stored and cannot be shown again. */
   async create(tag: string, name: string): Promise<TokenInfo & { token: string }> {
     const token = `idm_${randomBytes(24).toString('base64url')}`;
-    const [r] = await this.pool.query<ResultSetHeader>(
+    const [result] = await this.pool.query<ResultSetHeader>(
       'INSERT INTO idmint_client_tokens (tag, name, token_hash) VALUES (?, ?, ?)',
       [tag, name, hashToken(token)],
     );
-    return { id: r.insertId, name, createdAt: new Date().toISOString(), token };
+    return { id: result.insertId, name, createdAt: new Date().toISOString(), token };
   }
 
   async list(tag: string): Promise<TokenInfo[]> {
@@ -42,10 +42,10 @@ export class TokensRepo {
 
   /** True when a live token was revoked. */
   async revoke(tag: string, id: number): Promise<boolean> {
-    const [r] = await this.pool.query<ResultSetHeader>(
+    const [result] = await this.pool.query<ResultSetHeader>(
       'UPDATE idmint_client_tokens SET revoked_at = CURRENT_TIMESTAMP(3) WHERE tag = ? AND id = ? AND revoked_at IS NULL',
       [tag, id],
     );
-    return r.affectedRows === 1;
+    return result.affectedRows === 1;
   }
 }

@@ -66,20 +66,25 @@ export function installCommandDeadlines(redis: Redis, ms: number): void {
     timer = undefined;
     const now = performance.now();
     while (head < queue.length) {
-      const p = queue[head];
-      if (p.command.isSettled) {
+      const pending = queue[head];
+      if (pending.command.isSettled) {
         head++;
         continue;
       }
-      if (p.due > now) break;
+      if (pending.due > now) break;
       head++;
       // Silent since this command was sent: reset the connection (its other commands fail or
       // are sent again on the next one, as ioredis does with a socket timeout).
       const stream = host.stream;
-      if (stream !== undefined && stream === p.stream && stream.bytesRead === p.bytesRead && !stream.destroyed) {
+      if (
+        stream !== undefined &&
+        stream === pending.stream &&
+        stream.bytesRead === pending.bytesRead &&
+        !stream.destroyed
+      ) {
         stream.destroy(new Error(`Socket timeout. Expecting data, but didn't receive any in ${ms}ms.`));
       }
-      p.command.reject(new Error('Command timed out'));
+      pending.command.reject(new Error('Command timed out'));
     }
     compact();
     if (head < queue.length) arm(queue[head].due);
@@ -107,11 +112,16 @@ export function installCommandDeadlines(redis: Redis, ms: number): void {
 
   host.sendCommand = (command: Command, stream?: unknown) => {
     const out = send(command, stream);
-    const c = command as Pending['command'];
-    if (!c.isSettled) {
+    const pendingCommand = command as Pending['command'];
+    if (!pendingCommand.isSettled) {
       dropAnswered();
-      const s = host.stream;
-      queue.push({ command: c, due: performance.now() + ms, stream: s, bytesRead: s?.bytesRead ?? 0 });
+      const socket = host.stream;
+      queue.push({
+        command: pendingCommand,
+        due: performance.now() + ms,
+        stream: socket,
+        bytesRead: socket?.bytesRead ?? 0,
+      });
       if (timer === undefined) arm(queue[head].due);
     }
     return out;

@@ -26,8 +26,8 @@ export type RedisRole = 'command' | 'queue' | 'worker' | 'subscriber';
 /** A single server or a cluster: everything idmint runs works on both. */
 export type RedisClient = Redis | Cluster;
 
-export function isCluster(r: RedisClient): r is Cluster {
-  return r.isCluster;
+export function isCluster(client: RedisClient): client is Cluster {
+  return client.isCluster;
 }
 
 /** Default of REDIS_COMMAND_TIMEOUT_MS. */
@@ -81,15 +81,19 @@ export function createRedis(url: string, role: RedisRole, commandTimeoutMs?: num
  * ioredis's two timers per command: the same bounds, without a timer armed and cleared for
  * every take. Other roles, and the nodes of a cluster, keep ioredis's options.
  */
-function withDeadlines(o: RedisOptions, role: RedisRole): { options: RedisOptions; deadlineMs: number | undefined } {
-  if (role !== 'command' || o.commandTimeout === undefined) return { options: o, deadlineMs: undefined };
-  const { commandTimeout, socketTimeout: _socketTimeout, ...options } = o;
+function withDeadlines(
+  roleOptions: RedisOptions,
+  role: RedisRole,
+): { options: RedisOptions; deadlineMs: number | undefined } {
+  if (role !== 'command' || roleOptions.commandTimeout === undefined)
+    return { options: roleOptions, deadlineMs: undefined };
+  const { commandTimeout, socketTimeout: _socketTimeout, ...options } = roleOptions;
   return { options, deadlineMs: commandTimeout };
 }
 
-function withCommandDeadlines(r: Redis, deadlineMs: number | undefined): Redis {
-  if (deadlineMs !== undefined) installCommandDeadlines(r, deadlineMs);
-  return r;
+function withCommandDeadlines(redis: Redis, deadlineMs: number | undefined): Redis {
+  if (deadlineMs !== undefined) installCommandDeadlines(redis, deadlineMs);
+  return redis;
 }
 
 /**
@@ -130,13 +134,13 @@ export function createSentinelRedis(
 export function defaultSentinelTarget(
   config: Pick<Config, 'redisUrl' | 'redisSentinels' | 'redisSentinelMaster'>,
 ): SentinelTarget {
-  const u = new URL(config.redisUrl);
-  const db = u.pathname.replace(/^\//, '');
+  const url = new URL(config.redisUrl);
+  const db = url.pathname.replace(/^\//, '');
   return {
     sentinels: config.redisSentinels,
     master: config.redisSentinelMaster,
-    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
-    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
     db: db === '' ? 0 : Number(db),
   };
 }
@@ -155,7 +159,7 @@ export function createCluster(
 ): Cluster {
   installPauseTolerance();
   const { lazyConnect, retryStrategy, enableOfflineQueue, ...perNode } = redisOptions(role, commandTimeoutMs);
-  const u = new URL(url);
+  const parsedUrl = new URL(url);
   const options: ClusterOptions = {
     lazyConnect,
     enableOfflineQueue: enableOfflineQueue ?? true,
@@ -166,9 +170,9 @@ export function createCluster(
     slotsRefreshTimeout: 2000,
     redisOptions: {
       ...perNode,
-      ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
-      ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-      ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+      ...(parsedUrl.username ? { username: decodeURIComponent(parsedUrl.username) } : {}),
+      ...(parsedUrl.password ? { password: decodeURIComponent(parsedUrl.password) } : {}),
+      ...(parsedUrl.protocol === 'rediss:' ? { tls: {} } : {}),
     },
   };
   return new Cluster(
@@ -193,11 +197,12 @@ export function createDefaultRedis(
   >,
   role: RedisRole,
 ): RedisClient {
-  const t = config.redisCommandTimeoutMs;
-  if (config.redisClusterNodes.length > 0) return createCluster(config.redisClusterNodes, config.redisUrl, role, t);
+  const commandTimeoutMs = config.redisCommandTimeoutMs;
+  if (config.redisClusterNodes.length > 0)
+    return createCluster(config.redisClusterNodes, config.redisUrl, role, commandTimeoutMs);
   if (config.redisSentinels.length > 0)
-    return createSentinelRedis(defaultSentinelTarget(config), config.redisSentinelPassword, role, t);
-  return createRedis(config.redisUrl, role, t);
+    return createSentinelRedis(defaultSentinelTarget(config), config.redisSentinelPassword, role, commandTimeoutMs);
+  return createRedis(config.redisUrl, role, commandTimeoutMs);
 }
 
 /**
@@ -205,47 +210,53 @@ export function createDefaultRedis(
  * of a single server's (or a Sentinel-managed master's) socket, each master of a cluster;
  * empty while not connected.
  */
-export function masterAddresses(r: RedisClient): string[] {
-  if (isCluster(r)) return r.nodes('master').map((m) => `${m.options.host}:${m.options.port}`);
-  if (r.status !== 'ready') return [];
-  const s = r.stream as { remoteAddress?: string; remotePort?: number } | undefined;
-  if (!s?.remoteAddress || !s.remotePort) return [];
-  return [`${s.remoteAddress.includes(':') ? `[${s.remoteAddress}]` : s.remoteAddress}:${s.remotePort}`];
+export function masterAddresses(client: RedisClient): string[] {
+  if (isCluster(client)) return client.nodes('master').map((m) => `${m.options.host}:${m.options.port}`);
+  if (client.status !== 'ready') return [];
+  const socket = client.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+  if (!socket?.remoteAddress || !socket.remotePort) return [];
+  return [
+    `${socket.remoteAddress.includes(':') ? `[${socket.remoteAddress}]` : socket.remoteAddress}:${socket.remotePort}`,
+  ];
 }
 
 /** Resolves when the client is ready (a cluster: slot map loaded, cluster state ok), or rejects after timeoutMs. */
-export function whenReady(r: RedisClient, timeoutMs = 10000): Promise<void> {
-  if (r.status === 'ready') return Promise.resolve();
+export function whenReady(client: RedisClient, timeoutMs = 10000): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const t = setTimeout(() => {
+    const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`Redis${isCluster(r) ? ' Cluster' : ''} not ready after ${timeoutMs} ms (status ${r.status})`));
+      reject(
+        new Error(
+          `Redis${isCluster(client) ? ' Cluster' : ''} not ready after ${timeoutMs} ms (status ${client.status})`,
+        ),
+      );
     }, timeoutMs);
     const onReady = () => {
       cleanup();
       resolve();
     };
     const cleanup = () => {
-      clearTimeout(t);
-      r.off('ready', onReady);
+      clearTimeout(timer);
+      client.off('ready', onReady);
     };
-    r.on('ready', onReady);
+    client.on('ready', onReady);
   });
 }
 
 /**
  * Calls fn with every batch of keys matching pattern. SCAN walks one server's keyspace, so on
  * a cluster every master is scanned (a slot being migrated may have keys on two of them).
- * The keys of one batch come from one node; fn may send commands for them through `r`.
+ * The keys of one batch come from one node; fn may send commands for them through `client`.
  */
 export async function scanKeys(
-  r: RedisClient,
+  client: RedisClient,
   pattern: string,
   fn: (keys: string[]) => Promise<unknown>,
 ): Promise<void> {
   // Until a cluster has loaded its slot map, its node list holds only the seeds, as masters.
-  if (isCluster(r)) await whenReady(r);
-  const nodes: Redis[] = isCluster(r) ? r.nodes('master') : [r];
+  if (isCluster(client)) await whenReady(client);
+  const nodes: Redis[] = isCluster(client) ? client.nodes('master') : [client];
   if (nodes.length === 0) throw new Error('Redis Cluster has no known master (slot map not loaded)');
   for (const node of nodes) {
     let cursor = '0';
@@ -261,16 +272,16 @@ export async function scanKeys(
  * Throws with a readable reason unless Redis can serve: a single server answers PING; a
  * cluster is connected, reports cluster_state:ok, and every master answers PING.
  */
-export async function checkRedis(r: RedisClient): Promise<void> {
-  if (!isCluster(r)) {
-    await r.ping();
+export async function checkRedis(client: RedisClient): Promise<void> {
+  if (!isCluster(client)) {
+    await client.ping();
     return;
   }
-  if (r.status !== 'ready') throw new Error(`Redis Cluster connection is ${r.status}`);
-  const info = String(await r.cluster('INFO'));
+  if (client.status !== 'ready') throw new Error(`Redis Cluster connection is ${client.status}`);
+  const info = String(await client.cluster('INFO'));
   const state = /cluster_state:(\w+)/.exec(info)?.[1];
   if (state !== 'ok') throw new Error(`Redis Cluster reports cluster_state:${state ?? 'unknown'}`);
-  const masters = r.nodes('master');
+  const masters = client.nodes('master');
   if (masters.length === 0) throw new Error('Redis Cluster has no known master');
   await Promise.all(
     masters.map((m) =>

@@ -11,13 +11,13 @@ interface Internals {
   readonly stream?: { destroy(): void };
 }
 
-/** Ends c as described above; resolves once it is in `end`, rejects after timeoutMs. */
-export function endConnection(c: Redis, timeoutMs = 10000): Promise<void> {
-  const inner = c as unknown as Internals;
+/** Ends `connection` as described above; resolves once it is in `end`, rejects after timeoutMs. */
+export function endConnection(connection: Redis, timeoutMs = 10000): Promise<void> {
+  const inner = connection as unknown as Internals;
   return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`the connection did not end within ${timeoutMs} ms (status ${c.status})`));
+      reject(new Error(`the connection did not end within ${timeoutMs} ms (status ${connection.status})`));
     }, timeoutMs);
     // 'connecting' is emitted on the next tick after the connector started: before a
     // standalone connector opens its socket, while a Sentinel one waits on its first sentinel.
@@ -28,11 +28,11 @@ export function endConnection(c: Redis, timeoutMs = 10000): Promise<void> {
     };
     const cleanup = () => {
       clearTimeout(timer);
-      c.off('connecting', onConnecting);
-      c.off('end', onEnd);
+      connection.off('connecting', onConnecting);
+      connection.off('end', onEnd);
     };
-    c.once('connecting', onConnecting);
-    c.once('end', onEnd);
+    connection.once('connecting', onConnecting);
+    connection.once('end', onEnd);
     inner.stream?.destroy();
   });
 }

@@ -50,8 +50,8 @@ export class LeaseStore {
 
   /** The space's guard (ms), 0 when lifted, undefined when the space has no state. */
   async guard(bits: number): Promise<number | undefined> {
-    const v = await this.redis.get(this.keys.workerSpaceInit(bits));
-    return v === null ? undefined : Number(v);
+    const stored = await this.redis.get(this.keys.workerSpaceInit(bits));
+    return stored === null ? undefined : Number(stored);
   }
 
   /** Lifts a space's guard once MySQL confirms the space was never used before. */

@@ -9,10 +9,10 @@ type Codes<T> = Readonly<Record<number, T>>;
 
 function decode<T>(script: ScriptFile, codes: Codes<T>, raw: unknown): T {
   // Lua numbers come back as Redis integers, which ioredis answers as numbers.
-  const v = typeof raw === 'number' ? codes[raw] : undefined;
-  if (v === undefined)
+  const decoded = typeof raw === 'number' ? codes[raw] : undefined;
+  if (decoded === undefined)
     throw new Error(`${script}.lua answered ${JSON.stringify(raw)}, which is not one of its replies`);
-  return v;
+  return decoded;
 }
 
 // ---- take-2.lua
@@ -39,17 +39,17 @@ export interface TakeResult {
   readonly avail?: number;
 }
 
-/** take's reply to a request for n IDs. */
-export function decodeTake(raw: unknown, n: number): TakeResult {
-  // The steady-state reply: the first of n consecutive IDs, nothing else due.
+/** take's reply to a request for `count` IDs. */
+export function decodeTake(raw: unknown, count: number): TakeResult {
+  // The steady-state reply: the first of `count` consecutive IDs, nothing else due.
   if (typeof raw === 'number')
-    return { status: 'ok', gen: '', seg: -1, refillWanted: false, ranges: [[raw, raw + n - 1]] };
-  const r = raw as (string | number)[];
-  const status = decode('take-2', TAKE, r[0]);
-  const head = { status, gen: String(r[1]), seg: Number(r[2]), refillWanted: Number(r[3]) === 1 };
-  if (status === 'exhausted') return { ...head, ranges: [], avail: Number(r[4]) };
+    return { status: 'ok', gen: '', seg: -1, refillWanted: false, ranges: [[raw, raw + count - 1]] };
+  const reply = raw as (string | number)[];
+  const status = decode('take-2', TAKE, reply[0]);
+  const head = { status, gen: String(reply[1]), seg: Number(reply[2]), refillWanted: Number(reply[3]) === 1 };
+  if (status === 'exhausted') return { ...head, ranges: [], avail: Number(reply[4]) };
   const ranges: Range[] = [];
-  for (let i = 4; i + 1 < r.length; i += 2) ranges.push([Number(r[i]), Number(r[i + 1])]);
+  for (let i = 4; i + 1 < reply.length; i += 2) ranges.push([Number(reply[i]), Number(reply[i + 1])]);
   return { ...head, ranges };
 }
 

@@ -149,9 +149,9 @@ const onConnection = new WeakMap<RedisClient, Scripts>();
 
 /** The scripts of a connection, defined once for every caller that shares it. */
 export function scriptsOf(redis: RedisClient): Scripts {
-  let s = onConnection.get(redis);
-  if (s === undefined) onConnection.set(redis, (s = new Scripts(redis)));
-  return s;
+  let scripts = onConnection.get(redis);
+  if (scripts === undefined) onConnection.set(redis, (scripts = new Scripts(redis)));
+  return scripts;
 }
 
 export class Scripts {
@@ -168,16 +168,16 @@ export class Scripts {
     ok: (reply: unknown) => T,
     failed: (err: Error) => T = rethrow,
   ): Promise<T> {
-    const s = this.scripts[file];
+    const script = this.scripts[file];
     return this.redis
-      .evalsha(s.sha, s.keys, ...args)
+      .evalsha(script.sha, script.keys, ...args)
       .then(ok, (err: Error) =>
-        noScript(err) ? this.redis.eval(s.text, s.keys, ...args).then(ok, failed) : failed(err),
+        noScript(err) ? this.redis.eval(script.text, script.keys, ...args).then(ok, failed) : failed(err),
       );
   }
 
   /**
-   * take-2.lua: up to n IDs of a (tag, shard). segment: its hash; moved: the tag's "moved"
+   * take-2.lua: up to `count` IDs of a (tag, shard). segment: its hash; moved: the tag's "moved"
    * marker; gen: used only when the hash is created; prefetch: the fraction of a segment at
    * which the next one is wanted. The request path's call: `ok` gets the decoded reply and
    * `failed` the error in the script call's step, so the caller adds no promise of its own.
@@ -185,21 +185,37 @@ export class Scripts {
   take<T>(
     segment: string,
     moved: string,
-    n: number,
+    count: number,
     gen: string,
     prefetch: number,
     epoch: number,
-    ok: (r: TakeResult) => T,
+    ok: (result: TakeResult) => T,
     failed: (err: Error) => T,
   ): Promise<T> {
-    return this.call('take-2', [segment, moved, n, gen, prefetch, epoch], (reply) => ok(decodeTake(reply, n)), failed);
+    return this.call(
+      'take-2',
+      [segment, moved, count, gen, prefetch, epoch],
+      (reply) => ok(decodeTake(reply, count)),
+      failed,
+    );
   }
 
   /** install-2.lua: a segment allocated in MySQL into the hash, with its fences. */
-  install(segment: string, moved: string, a: InstallArgs): Promise<InstallResult> {
+  install(segment: string, moved: string, args: InstallArgs): Promise<InstallResult> {
     return this.call(
       'install-2',
-      [segment, moved, a.gen, a.range[0], a.range[1], a.nowMs, a.prefetch, a.final ? 1 : 0, a.limit, a.epoch],
+      [
+        segment,
+        moved,
+        args.gen,
+        args.range[0],
+        args.range[1],
+        args.nowMs,
+        args.prefetch,
+        args.final ? 1 : 0,
+        args.limit,
+        args.epoch,
+      ],
       decodeInstall,
     );
   }
@@ -210,10 +226,10 @@ export class Scripts {
   }
 
   /** lease-acquire-1.lua: a free worker id of the space whose key base is `space`. */
-  leaseAcquire(space: string, a: AcquireArgs): Promise<Acquired> {
+  leaseAcquire(space: string, args: AcquireArgs): Promise<Acquired> {
     return this.call(
       'lease-acquire-1',
-      [space, a.size, a.value, a.ttlMs, a.preferred, a.maxProbes, a.horizonMs],
+      [space, args.size, args.value, args.ttlMs, args.preferred, args.maxProbes, args.horizonMs],
       decodeAcquire,
     );
   }
@@ -229,10 +245,21 @@ export class Scripts {
   }
 
   /** idem-claim-3.lua: an idempotency key's kept answer, else a claim on it for this request (or why not). */
-  idemClaim(record: string, index: string, bytes: string, a: ClaimArgs): Promise<ClaimResult> {
+  idemClaim(record: string, index: string, bytes: string, args: ClaimArgs): Promise<ClaimResult> {
     return this.call(
       'idem-claim-3',
-      [record, index, bytes, a.key, a.fingerprint, a.owner, a.claimMs, a.maxKeys, a.maxBytes, a.chargeBytes],
+      [
+        record,
+        index,
+        bytes,
+        args.key,
+        args.fingerprint,
+        args.owner,
+        args.claimMs,
+        args.maxKeys,
+        args.maxBytes,
+        args.chargeBytes,
+      ],
       decodeClaim,
     );
   }
@@ -247,7 +274,7 @@ export class Scripts {
     index: string,
     bytes: string,
     moved: string,
-    a: TakesArgs,
+    shared: TakesArgs,
     requests: readonly TakeRequest[],
   ): Promise<ClaimOrTakeResult[]> {
     const args: Arg[] = [
@@ -255,24 +282,25 @@ export class Scripts {
       index,
       bytes,
       moved,
-      a.recordPrefix,
-      a.claimMs,
-      a.maxKeys,
-      a.maxBytes,
-      a.epoch,
-      a.retentionMs,
-      a.stride,
-      a.offset,
+      shared.recordPrefix,
+      shared.claimMs,
+      shared.maxKeys,
+      shared.maxBytes,
+      shared.epoch,
+      shared.retentionMs,
+      shared.stride,
+      shared.offset,
     ];
-    for (const r of requests) args.push(r.key, r.fingerprint, r.owner, r.chargeBytes, r.n);
+    for (const request of requests)
+      args.push(request.key, request.fingerprint, request.owner, request.chargeBytes, request.n);
     return this.call('idem-takes-4', args, (reply) => decodeClaimsOrTakes(reply, requests.length));
   }
 
   /** idem-record-3.lua: turns the request's claim into the key's answer, unless the key has another. */
-  idemRecord(record: string, index: string, bytes: string, a: RecordArgs): Promise<RecordResult> {
+  idemRecord(record: string, index: string, bytes: string, args: RecordArgs): Promise<RecordResult> {
     return this.call(
       'idem-record-3',
-      [record, index, bytes, a.key, a.owner, a.fingerprint, a.answer, a.retentionMs],
+      [record, index, bytes, args.key, args.owner, args.fingerprint, args.answer, args.retentionMs],
       decodeRecord,
     );
   }

@@ -66,11 +66,12 @@ interface Server {
  * call); they are the IDs installed (ins) less those still in the buffer. A hash written
  * before ins existed counted them in taken.
  */
-export function takenOf(h: Readonly<Record<string, string>>): number {
-  if (h.ins === undefined) return Number(h.taken ?? 0);
+export function takenOf(hash: Readonly<Record<string, string>>): number {
+  if (hash.ins === undefined) return Number(hash.taken ?? 0);
   const held =
-    Math.max(0, Number(h.end) - Number(h.cur) + 1) + (h.nf !== undefined ? Number(h.ne) - Number(h.nf) + 1 : 0);
-  return Number(h.ins) - held;
+    Math.max(0, Number(hash.end) - Number(hash.cur) + 1) +
+    (hash.nf !== undefined ? Number(hash.ne) - Number(hash.nf) + 1 : 0);
+  return Number(hash.ins) - held;
 }
 
 export class SegmentStore {
@@ -88,7 +89,8 @@ export class SegmentStore {
     private readonly keys: Keys,
     private readonly onReplaced?: (ref: SegmentRef) => void,
   ) {
-    for (const [name, r] of Object.entries(byName)) this.servers.set(name, { redis: r, scripts: new Scripts(r) });
+    for (const [name, client] of Object.entries(byName))
+      this.servers.set(name, { redis: client, scripts: new Scripts(client) });
     if (!this.servers.has(DEFAULT_REDIS)) throw new Error('SegmentStore needs a "default" Redis');
   }
 
@@ -107,13 +109,13 @@ export class SegmentStore {
   }
 
   private server(name: string = DEFAULT_REDIS): Server {
-    const s = this.servers.get(name);
-    if (!s)
+    const server = this.servers.get(name);
+    if (!server)
       throw new IdmintError(
         'UNAVAILABLE',
         `this process has no Redis named "${name}": every process needs the same REDIS_URLS`,
       );
-    return s;
+    return server;
   }
 
   key(ref: SegmentRef): string {
@@ -121,38 +123,38 @@ export class SegmentStore {
   }
 
   /**
-   * Up to n IDs of the ref's counter (take-2.lua). The request path's one call: its keys are
+   * Up to `count` IDs of the ref's counter (take-2.lua). The request path's one call: its keys are
    * built once per ref, and its two steps run in the script call's (no promise, no async frame).
    */
-  take(ref: SegmentRef, n: number, prefetch: number): Promise<TakeResult> {
-    let t = this.targets.get(ref);
-    if (t === undefined) {
+  take(ref: SegmentRef, count: number, prefetch: number): Promise<TakeResult> {
+    let target = this.targets.get(ref);
+    if (target === undefined) {
       try {
-        t = { server: this.server(ref.redis), key: this.key(ref), moved: this.keys.moved(ref.tag), field: -1 };
+        target = { server: this.server(ref.redis), key: this.key(ref), moved: this.keys.moved(ref.tag), field: -1 };
       } catch (err) {
         return Promise.reject(err as Error);
       }
-      this.targets.set(ref, t);
+      this.targets.set(ref, target);
     }
     // The call's token: unique across processes (random prefix) and calls (counter), the same
     // when the client sends the call again; the gen of a hash this call creates (cold start).
-    t.field = (t.field + 1) % ANSWER_FIELDS;
-    const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}${t.field}`;
-    const s = t.server;
-    return s.scripts.take(
-      t.key,
-      t.moved,
-      n,
+    target.field = (target.field + 1) % ANSWER_FIELDS;
+    const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}${target.field}`;
+    const server = target.server;
+    return server.scripts.take(
+      target.key,
+      target.moved,
+      count,
       gen,
       prefetch,
       ref.epoch,
-      (r) => {
-        if (r.status === 'replaced') this.onReplaced?.(ref);
-        return r;
+      (result) => {
+        if (result.status === 'replaced') this.onReplaced?.(ref);
+        return result;
       },
       (err: Error) => {
         // Named, so a request for a tag on a server that is down says which one.
-        const why = s.redis.status === 'ready' ? err.message : `not connected (${s.redis.status})`;
+        const why = server.redis.status === 'ready' ? err.message : `not connected (${server.redis.status})`;
         throw new Error(`server "${ref.redis ?? DEFAULT_REDIS}" of tag "${ref.tag}": ${why}`, { cause: err });
       },
     );
@@ -184,19 +186,19 @@ export class SegmentStore {
   }
 
   async stats(ref: SegmentRef): Promise<SegmentStats> {
-    const h = await this.server(ref.redis).redis.hgetall(this.key(ref));
+    const hash = await this.server(ref.redis).redis.hgetall(this.key(ref));
     const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
     return {
-      gen: h.gen,
-      taken: takenOf(h),
-      lastInstallMs: num(h.rt),
-      takenAtInstall: num(h.rn),
-      cur: num(h.cur),
-      end: num(h.end),
-      next: h.nf !== undefined ? [Number(h.nf), Number(h.ne)] : undefined,
-      seg: num(h.seg),
-      hwm: Number(h.hwm ?? 0),
-      exhausted: h.ex !== undefined,
+      gen: hash.gen,
+      taken: takenOf(hash),
+      lastInstallMs: num(hash.rt),
+      takenAtInstall: num(hash.rn),
+      cur: num(hash.cur),
+      end: num(hash.end),
+      next: hash.nf !== undefined ? [Number(hash.nf), Number(hash.ne)] : undefined,
+      seg: num(hash.seg),
+      hwm: Number(hash.hwm ?? 0),
+      exhausted: hash.ex !== undefined,
     };
   }
 
@@ -205,14 +207,14 @@ export class SegmentStore {
    * all shards and, for rules, every (app, period) scope.
    */
   async clearExhausted(tag: string, epoch: number, redis?: string): Promise<void> {
-    const r = this.server(redis).redis;
-    await this.eachSegmentKey(r, tag, epoch, (keys) => Promise.all(keys.map((k) => r.hdel(k, 'ex', 'lim'))));
+    const client = this.server(redis).redis;
+    await this.eachSegmentKey(client, tag, epoch, (keys) => Promise.all(keys.map((k) => client.hdel(k, 'ex', 'lim'))));
   }
 
   /** Drops the Redis state of every counter of a tag's epoch; a later take starts a new gen. */
   async reset(tag: string, epoch: number, redis?: string): Promise<void> {
-    const r = this.server(redis).redis;
-    await this.eachSegmentKey(r, tag, epoch, (keys) => r.unlink(...keys));
+    const client = this.server(redis).redis;
+    await this.eachSegmentKey(client, tag, epoch, (keys) => client.unlink(...keys));
   }
 
   /**
@@ -220,39 +222,39 @@ export class SegmentStore {
    * take there answers 'moved' and every install is refused, for existing and new hashes.
    */
   async retire(tag: string, epoch: number, redis?: string, by?: string): Promise<void> {
-    const r = this.server(redis).redis;
-    if (by === undefined) await r.set(this.keys.moved(tag), epoch);
+    const client = this.server(redis).redis;
+    if (by === undefined) await client.set(this.keys.moved(tag), epoch);
     // The note first, in one transaction with the marker: a retired state always names its cause.
-    else await r.multi().set(this.keys.retiredBy(tag), `${epoch} ${by}`).set(this.keys.moved(tag), epoch).exec();
+    else await client.multi().set(this.keys.retiredBy(tag), `${epoch} ${by}`).set(this.keys.moved(tag), epoch).exec();
   }
 
   /** Takes a retirement back (a move that could not be recorded in MySQL). */
   async unretire(tag: string, epoch: number, redis?: string): Promise<void> {
-    const r = this.server(redis).redis;
-    if ((await r.get(this.keys.moved(tag))) === String(epoch)) await r.del(this.keys.moved(tag));
+    const client = this.server(redis).redis;
+    if ((await client.get(this.keys.moved(tag))) === String(epoch)) await client.del(this.keys.moved(tag));
     await this.forgetRetiredBy(tag, epoch, redis);
   }
 
   /** What retired the tag's state of `epoch` and did not finish (retire's `by`), if anything. */
   async retiredBy(tag: string, epoch: number, redis?: string): Promise<string | undefined> {
-    const v = await this.server(redis).redis.get(this.keys.retiredBy(tag));
-    const at = v?.indexOf(' ') ?? -1;
-    return v && at > 0 && v.slice(0, at) === String(epoch) ? v.slice(at + 1) : undefined;
+    const note = await this.server(redis).redis.get(this.keys.retiredBy(tag));
+    const at = note?.indexOf(' ') ?? -1;
+    return note && at > 0 && note.slice(0, at) === String(epoch) ? note.slice(at + 1) : undefined;
   }
 
   /** Drops retire's note of `epoch` (what it named finished, or was taken back). */
   async forgetRetiredBy(tag: string, epoch: number, redis?: string): Promise<void> {
-    const r = this.server(redis).redis;
-    if ((await this.retiredBy(tag, epoch, redis)) !== undefined) await r.del(this.keys.retiredBy(tag));
+    const client = this.server(redis).redis;
+    if ((await this.retiredBy(tag, epoch, redis)) !== undefined) await client.del(this.keys.retiredBy(tag));
   }
 
   /** On a cluster every key of the pattern is in the tag's slot, so a batch is one slot. */
   private eachSegmentKey(
-    r: RedisClient,
+    client: RedisClient,
     tag: string,
     epoch: number,
     fn: (keys: string[]) => Promise<unknown>,
   ): Promise<void> {
-    return scanKeys(r, this.keys.segmentPattern(tag, epoch), fn);
+    return scanKeys(client, this.keys.segmentPattern(tag, epoch), fn);
   }
 }

@@ -10,11 +10,11 @@ import { DEFAULT_REDIS, type SegmentStore } from './segments.js';
 export type ServerState = string;
 
 /** Throws with a readable reason unless the server answers within timeoutMs. */
-export async function checkServer(r: RedisClient, timeoutMs = 1000): Promise<void> {
+export async function checkServer(client: RedisClient, timeoutMs = 1000): Promise<void> {
   // A single server's command connection queues nothing while away: say so rather than
   // ioredis's "Stream isn't writeable".
-  if (!isCluster(r) && r.status !== 'ready') throw new Error(`not connected (${r.status})`);
-  await withinLate(checkRedis(r), timeoutMs, () => new Error(`no answer within ${timeoutMs} ms`));
+  if (!isCluster(client) && client.status !== 'ready') throw new Error(`not connected (${client.status})`);
+  await withinLate(checkRedis(client), timeoutMs, () => new Error(`no answer within ${timeoutMs} ms`));
 }
 
 /** Every server by name, "default" first, checked at once. */
@@ -43,14 +43,14 @@ export async function redisServerStates(
  */
 export function redisMasters(segments: SegmentStore): Record<string, string | null> {
   const out: Record<string, string | null> = {};
-  for (const n of segments.names()) {
-    const a = masterAddresses(segments.connection(n));
-    out[n] = a.length ? a.join(',') : null;
+  for (const name of segments.names()) {
+    const addresses = masterAddresses(segments.connection(name));
+    out[name] = addresses.length ? addresses.join(',') : null;
   }
   return out;
 }
 
 /** True when a server other than "default" is not ok: only the tags on it are affected. */
 export function isDegraded(states: Readonly<Record<string, ServerState>>): boolean {
-  return Object.entries(states).some(([name, s]) => name !== DEFAULT_REDIS && s !== 'ok');
+  return Object.entries(states).some(([name, state]) => name !== DEFAULT_REDIS && state !== 'ok');
 }

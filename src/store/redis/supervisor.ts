@@ -19,9 +19,9 @@ import type { Logger } from 'pino';
 import { isCluster, type RedisClient } from './connection.js';
 
 /** Closes the sentinel subscriptions of an ended Sentinel-managed connection's failover detector. */
-function releaseFailoverDetector(c: RedisClient): void {
-  if (isCluster(c) || c.status !== 'end') return;
-  const connector = (c as unknown as { connector?: { failoverDetector?: { cleanup(): void } | null } }).connector;
+function releaseFailoverDetector(client: RedisClient): void {
+  if (isCluster(client) || client.status !== 'end') return;
+  const connector = (client as unknown as { connector?: { failoverDetector?: { cleanup(): void } | null } }).connector;
   connector?.failoverDetector?.cleanup();
 }
 
@@ -55,7 +55,7 @@ type Patched = {
   disconnect(reconnect?: boolean): void;
   quit(): Promise<unknown>;
   connect(): Promise<void>;
-  duplicate(...a: unknown[]): RedisClient;
+  duplicate(...args: unknown[]): RedisClient;
 };
 
 export class ConnectionSupervisor {
@@ -71,46 +71,46 @@ export class ConnectionSupervisor {
 
   /** Watches client (and whatever it duplicates) from now until it is closed on purpose. */
   watch(client: RedisClient, server: string, role: string, required = true): RedisClient {
-    const w: Watched = { client, server, role, required, closedOnPurpose: false };
-    this.watched.add(w);
+    const entry: Watched = { client, server, role, required, closedOnPurpose: false };
+    this.watched.add(entry);
     this.onWatch(server, role);
-    const c = client as unknown as Patched;
-    const { disconnect, quit, connect, duplicate } = c;
-    c.disconnect = (reconnect?: boolean) => {
-      if (!reconnect) w.closedOnPurpose = true;
+    const patched = client as unknown as Patched;
+    const { disconnect, quit, connect, duplicate } = patched;
+    patched.disconnect = (reconnect?: boolean) => {
+      if (!reconnect) entry.closedOnPurpose = true;
       disconnect.call(client, reconnect);
     };
-    c.quit = () => {
-      w.closedOnPurpose = true;
+    patched.quit = () => {
+      entry.closedOnPurpose = true;
       return quit.call(client);
     };
-    c.connect = () => {
-      w.closedOnPurpose = false;
+    patched.connect = () => {
+      entry.closedOnPurpose = false;
       return connect.call(client);
     };
-    c.duplicate = (...a: unknown[]) => this.watch(duplicate.apply(client, a), server, `${role}-blocking`, false);
+    patched.duplicate = (...a: unknown[]) => this.watch(duplicate.apply(client, a), server, `${role}-blocking`, false);
     client.on('error', (err: Error) => {
-      w.lastError = err.message;
+      entry.lastError = err.message;
     });
-    client.on('ready', () => this.back(w));
-    client.on('end', () => this.ended(w, connect));
+    client.on('ready', () => this.back(entry));
+    client.on('end', () => this.ended(entry, connect));
     return client;
   }
 
   /** A connection of server that ended by itself and is being opened again, or undefined. */
   reopening(server: string): string | undefined {
-    for (const w of this.watched) {
-      if (w.server === server && w.episode)
-        return `${w.role} connection ended (${w.episode.reason}); reopening, attempt ${w.episode.attempts}`;
+    for (const entry of this.watched) {
+      if (entry.server === server && entry.episode)
+        return `${entry.role} connection ended (${entry.episode.reason}); reopening, attempt ${entry.episode.attempts}`;
     }
     return undefined;
   }
 
   /** A node's own connection of server (not BullMQ's duplicates) that is not ready now, or undefined. */
   notReady(server: string): string | undefined {
-    for (const w of this.watched) {
-      if (w.server === server && w.required && !w.closedOnPurpose && w.client.status !== 'ready')
-        return `${w.role} connection ${w.client.status}`;
+    for (const entry of this.watched) {
+      if (entry.server === server && entry.required && !entry.closedOnPurpose && entry.client.status !== 'ready')
+        return `${entry.role} connection ${entry.client.status}`;
     }
     return undefined;
   }
@@ -146,43 +146,48 @@ export class ConnectionSupervisor {
   /** Shutdown: nothing is opened again from now on. */
   stop(): void {
     this.stopped = true;
-    for (const w of this.watched) if (w.episode?.timer) clearTimeout(w.episode.timer);
+    for (const entry of this.watched) if (entry.episode?.timer) clearTimeout(entry.episode.timer);
   }
 
-  private ended(w: Watched, connect: () => Promise<void>): void {
-    if (w.closedOnPurpose || this.stopped) {
-      releaseFailoverDetector(w.client);
-      this.watched.delete(w);
-      if (w.episode?.timer) clearTimeout(w.episode.timer);
+  private ended(entry: Watched, connect: () => Promise<void>): void {
+    if (entry.closedOnPurpose || this.stopped) {
+      releaseFailoverDetector(entry.client);
+      this.watched.delete(entry);
+      if (entry.episode?.timer) clearTimeout(entry.episode.timer);
       return;
     }
-    if (!w.episode) {
-      const reason = w.lastError ?? 'ended';
-      w.episode = { since: performance.now(), attempts: 0, reason };
+    if (!entry.episode) {
+      const reason = entry.lastError ?? 'ended';
+      entry.episode = { since: performance.now(), attempts: 0, reason };
       this.log.warn(
-        { server: w.server, role: w.role, reason },
+        { server: entry.server, role: entry.role, reason },
         'Redis connection ended for good; opening it again with backoff until it is ready',
       );
-      this.onRestart(w.server, w.role);
+      this.onRestart(entry.server, entry.role);
     }
-    const episode = w.episode;
+    const episode = entry.episode;
     episode.attempts++;
     episode.timer = setTimeout(() => {
       episode.timer = undefined;
       // Someone else (BullMQ, for its blocking connections) may have opened it meanwhile.
-      if (this.stopped || w.closedOnPurpose || w.client.status !== 'end') return;
+      if (this.stopped || entry.closedOnPurpose || entry.client.status !== 'end') return;
       // A failure ends it again: the next 'end' schedules the next attempt.
-      connect.call(w.client).catch(() => undefined);
+      connect.call(entry.client).catch(() => undefined);
     }, reopenDelayMs(episode.attempts));
     episode.timer.unref();
   }
 
-  private back(w: Watched): void {
-    const e = w.episode;
-    if (!e) return;
-    w.episode = undefined;
+  private back(entry: Watched): void {
+    const episode = entry.episode;
+    if (!episode) return;
+    entry.episode = undefined;
     this.log.info(
-      { server: w.server, role: w.role, attempts: e.attempts, downMs: Math.round(performance.now() - e.since) },
+      {
+        server: entry.server,
+        role: entry.role,
+        attempts: episode.attempts,
+        downMs: Math.round(performance.now() - episode.since),
+      },
       'Redis connection open again',
     );
   }
