@@ -112,36 +112,37 @@ export class IdmintClient {
   }
 
   /**
-   * n IDs over HTTP, ascending, in batches of up to 10000 (use take() for bulk); with an idempotencyKey, one request.
+   * `count` IDs over HTTP, ascending, in batches of up to 10000 (use take() for bulk); with an idempotencyKey, one
+   * request.
    */
-  ids(tag: string, n: number, opts?: IdOptions): Promise<bigint[]>;
-  ids(tag: string, n: number, opts: RuleOptions): Promise<string[]>;
-  async ids(tag: string, n: number, opts: AnyOptions = {}): Promise<bigint[] | string[]> {
-    checkCount(n);
+  ids(tag: string, count: number, opts?: IdOptions): Promise<bigint[]>;
+  ids(tag: string, count: number, opts: RuleOptions): Promise<string[]>;
+  async ids(tag: string, count: number, opts: AnyOptions = {}): Promise<bigint[] | string[]> {
+    checkCount(count);
     const out: string[] = [];
     // A keyed call is one request (at most 1000 IDs): its answer is what the key keeps.
-    const batch = opts.idempotencyKey !== undefined ? n : HTTP_BATCH;
-    for (let left = n; left > 0; ) {
-      const count = Math.min(left, batch);
+    const batch = opts.idempotencyKey !== undefined ? count : HTTP_BATCH;
+    for (let left = count; left > 0; ) {
+      const size = Math.min(left, batch);
       const body = (await this.sendKeyed(opts, () =>
-        this.get(`/v1/ids/${encodeURIComponent(tag)}`, { ...opts, count }),
+        this.get(`/v1/ids/${encodeURIComponent(tag)}`, { ...opts, count: size }),
       )) as { ids?: unknown };
-      if (!Array.isArray(body.ids) || body.ids.length !== count)
-        throw new IdmintClientError('PROTOCOL', `expected ${count} ids`);
+      if (!Array.isArray(body.ids) || body.ids.length !== size)
+        throw new IdmintClientError('PROTOCOL', `expected ${size} ids`);
       for (const id of body.ids as string[]) out.push(id);
-      left -= count;
+      left -= size;
     }
     return opts.app !== undefined ? out : out.map((s) => BigInt(s));
   }
 
-  /** n IDs over the websocket stream, in one take. */
-  take(tag: string, n: number, opts?: TakeOptions): Promise<bigint[]>;
-  take(tag: string, n: number, opts: RuleTakeOptions): Promise<string[]>;
-  async take(tag: string, n: number, opts: AnyOptions = {}): Promise<bigint[] | string[]> {
-    checkCount(n);
+  /** `count` IDs over the websocket stream, in one take. */
+  take(tag: string, count: number, opts?: TakeOptions): Promise<bigint[]>;
+  take(tag: string, count: number, opts: RuleTakeOptions): Promise<string[]>;
+  async take(tag: string, count: number, opts: AnyOptions = {}): Promise<bigint[] | string[]> {
+    checkCount(count);
     const req: TakeRequest = {
       tag,
-      count: n,
+      count,
       format: opts.format ?? (opts.app !== undefined ? 'json' : 'binary'),
       block: opts.block,
       key: opts.key,
