@@ -20,7 +20,7 @@ function allowed(node: ts.Node): boolean {
   return false;
 }
 
-/** The name of a variable, parameter, destructured, function or class declaration at `node`, when it is an identifier. */
+/** The name of a variable, parameter, destructured, function or class declaration at `node`, when an identifier. */
 function declaredName(node: ts.Node): ts.Identifier | undefined {
   const declares =
     ts.isVariableDeclaration(node) ||
