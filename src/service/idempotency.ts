@@ -4,8 +4,9 @@
 // Redis. A retry takes nothing: the key is looked up before anything is taken.
 //
 //   1. one script call (idem-claim-3.lua) gives the key's kept answer, or claims the key for
-//      this request: a replay costs that one Redis round trip in all, and a request of another
-//      fingerprint under the key is refused having taken nothing;
+//      this request: a replay costs that one Redis round trip in all (none in the process that
+//      kept the answer, below), and a request of another fingerprint under the key is refused
+//      having taken nothing;
 //   2. only the request holding the claim takes its IDs;
 //   3. one script call (idem-record-3.lua) turns the claim into the key's answer, and only then
 //      are the IDs answered. A take that fails releases the claim (idem-release-3.lua): the
@@ -17,6 +18,9 @@
 // the key is looked up, and if it is new its IDs are taken and kept as its answer at once. A
 // new key then costs no Redis call more than the request without it; where a segment ends,
 // the call claims and the three steps follow.
+//
+// The answers this process kept are held in memory for a while (kept-answers.ts): a replay of
+// one of them is answered with no Redis call at all, never after its record has expired.
 //
 // Requests under one key that run at once: in this process they wait for the first one's
 // answer (no Redis call of their own); from other processes they find its claim and poll for
@@ -40,6 +44,7 @@ import type {
   KeptAnswer,
   RecordRef,
 } from '../store/redis/idempotency-records.js';
+import { KeptAnswers } from './kept-answers.js';
 import { KeyedTakes } from './keyed-takes.js';
 
 export interface IdempotencyOptions {
@@ -112,6 +117,8 @@ interface Running {
 
 export class IdempotencyKeys {
   private readonly running = new Map<string, Running>();
+  /** The answers this process kept, for their replays (kept-answers.ts). */
+  private readonly kept = new KeptAnswers();
   private readonly takes: KeyedTakes;
   private readonly claimMs: number;
   private readonly waitMs: number;
@@ -150,6 +157,12 @@ export class IdempotencyKeys {
   ): Promise<string[]> {
     this.check(key, count);
     const here = `${tag.redis ?? ''}\n${tag.tag}\n${tag.epoch}\n${key}`;
+    const held = this.kept.find(here);
+    if (held !== undefined) {
+      if (held.fingerprint !== fingerprint) throw this.mismatch(tag, key, fingerprint, held.fingerprint);
+      this.opts.counters?.replay(tag.tag);
+      return [...held.ids];
+    }
     const first = this.running.get(here);
     if (first !== undefined) {
       if (first.fingerprint !== fingerprint) throw this.mismatch(tag, key, fingerprint, first.fingerprint);
@@ -157,7 +170,7 @@ export class IdempotencyKeys {
       this.opts.counters?.replay(tag.tag);
       return [...ids];
     }
-    const answer = this.serve(tag, key, fingerprint, count, take, inKey);
+    const answer = this.serve(here, tag, key, fingerprint, count, take, inKey);
     this.running.set(here, { fingerprint, answer });
     try {
       return await answer;
@@ -173,6 +186,7 @@ export class IdempotencyKeys {
 
   /** Claims the key (or finds its answer), waiting while another process's request holds it. */
   private async serve(
+    here: string,
     tag: StoredTag,
     key: string,
     fingerprint: string,
@@ -188,6 +202,7 @@ export class IdempotencyKeys {
     const shared = inKey && { ...limits, retentionMs: retentionMsOf(tag), stride: inKey.stride, offset: inKey.offset };
     for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
       let found: ClaimOrTakeResult;
+      const sentAt = this.kept.now();
       try {
         found =
           inKey === undefined || shared === undefined
@@ -203,10 +218,11 @@ export class IdempotencyKeys {
         case 'taken': {
           const ids = idsOfCounters(found.first, count, inKey as TakeInKey);
           inKey?.taken(ids);
+          this.kept.hold(here, fingerprint, ids, sentAt + retentionMsOf(tag));
           return ids;
         }
         case 'claimed':
-          return this.takeAndRecord(tag, ref, key, fingerprint, owner, take);
+          return this.takeAndRecord(here, tag, ref, key, fingerprint, owner, take);
         case 'answered':
           return this.replay(tag, key, fingerprint, found);
         case 'full':
@@ -233,6 +249,7 @@ export class IdempotencyKeys {
 
   /** This request holds the key: its IDs are taken and kept, or the key is given up. */
   private async takeAndRecord(
+    here: string,
     tag: StoredTag,
     ref: RecordRef,
     key: string,
@@ -249,6 +266,7 @@ export class IdempotencyKeys {
       throw err;
     }
     let kept;
+    const sentAt = this.kept.now();
     try {
       kept = await this.records.record(ref, {
         key,
@@ -268,6 +286,7 @@ export class IdempotencyKeys {
     }
     switch (kept.kind) {
       case 'recorded':
+        this.kept.hold(here, fingerprint, ids, sentAt + retentionMsOf(tag));
         return ids;
       case 'answered':
         return this.replay(tag, key, fingerprint, kept);

@@ -4,9 +4,11 @@
 // A segment tag of order global takes from Redis for every request: a new key is looked up,
 // taken and kept in that one call (idem-takes-4.lua), the same count as without a key, and a
 // replay is that one call too. A tag served from memory (order node) needs the claim before
-// its take and the record after it; a replay is the claim alone. The IDs are checked as well:
-// a key's answer continues the tag's counter (stride and offset applied), its replay is the
-// same, and where a segment ends the call falls back to claim, take and record.
+// its take and the record after it; a replay is the claim alone. A replay sent to the process
+// that kept the answer costs no call (it holds the answers it kept: kept-answers.ts), so the
+// replays whose calls are counted go to a second process of the same Redis and MySQL. The IDs
+// are checked as well: a key's answer continues the tag's counter (stride and offset applied),
+// its replay is the same, and where a segment ends the call falls back to claim, take and record.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -26,6 +28,8 @@ describe('Redis calls of a keyed request', () => {
   const names = testNames();
   let server: RedisServer;
   let node: LocalNode;
+  /** A second process: it kept no answer, so its replays ask Redis. */
+  let other: LocalNode;
   let monitor: Redis;
   let feed: Redis;
   const seen: string[][] = [];
@@ -38,6 +42,7 @@ describe('Redis calls of a keyed request', () => {
       for (const script of Object.values(loadedScripts())) await r.script('LOAD', script.text);
     });
     node = await startLocalNode(names, { REDIS_URL: server.url });
+    other = await startLocalNode(names, { REDIS_URL: server.url, NODE_ID: 'round-trips-other' });
     monitor = new Redis(server.url);
     feed = await monitor.monitor();
     // Commands a script runs are fed too (source "lua"): only what a client sent counts.
@@ -49,6 +54,7 @@ describe('Redis calls of a keyed request', () => {
     feed?.disconnect();
     monitor?.disconnect();
     await node?.close();
+    await other?.close();
     await cleanup(names, server?.url);
     await server?.stop();
   });
@@ -75,8 +81,8 @@ describe('Redis calls of a keyed request', () => {
       .map((args) => (args[0] === 'evalsha' || args[0] === 'eval' ? (scriptOf.get(args[1]) ?? 'eval') : args[0]));
   }
 
-  async function ids(tag: string, count: number, key?: string): Promise<string[]> {
-    const res = await fetch(`${node.url}/v1/ids/${tag}?count=${count}`, {
+  async function ids(tag: string, count: number, key?: string, via: LocalNode = node): Promise<string[]> {
+    const res = await fetch(`${via.url}/v1/ids/${tag}?count=${count}`, {
       headers: key ? { 'idempotency-key': key } : {},
     });
     const body = (await res.json()) as { ids?: string[] };
@@ -102,9 +108,15 @@ describe('Redis calls of a keyed request', () => {
     );
     assert.deepEqual(got, [String(next)]);
     assert.deepEqual(
-      await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))),
+      await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1', other))),
       ['idem-takes-4'],
       'a replay: one call',
+    );
+    assert.deepEqual(got, [String(next)]);
+    assert.deepEqual(
+      await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1'))),
+      [],
+      'a replay to the process that kept the answer: no call',
     );
     assert.deepEqual(got, [String(next)]);
     assert.deepEqual(await ids('glob', 1), [String(next + 1)], 'the replay took nothing');
@@ -234,8 +246,9 @@ describe('Redis calls of a keyed request', () => {
       'idem-claim-3',
       'idem-record-3',
     ]);
-    assert.deepEqual(await callsOf('nodeo', async () => assert.deepEqual(await ids('nodeo', 1, 'n-1'), got)), [
+    assert.deepEqual(await callsOf('nodeo', async () => assert.deepEqual(await ids('nodeo', 1, 'n-1', other), got)), [
       'idem-claim-3',
     ]);
+    assert.deepEqual(await callsOf('nodeo', async () => assert.deepEqual(await ids('nodeo', 1, 'n-1'), got)), []);
   });
 });

@@ -1,0 +1,74 @@
+// The answers this process itself kept for idempotency keys, held to answer their replays from
+// memory: a client's retry loop, or a queue that delivers a message again, then costs no Redis
+// call. The record in Redis stays the truth; this is a copy with a shorter life:
+//   - only answers this process kept are held (it wrote the record, so it knows when the record
+//     was written); an answer it found in Redis is not, as its record may be about to expire;
+//   - each is held until `until`, which its keeper sets no later than the record's own expiry
+//     (the call that wrote it was sent at `sentAt`, so the record, kept for the tag's retention
+//     from the moment Redis ran the call, lives at least until sentAt + retention), and never
+//     more than MOST_MS: a replay after that asks Redis again;
+//   - at most MOST_IDS IDs are held in all; the oldest answers go first.
+// A held answer is the answer Redis would give for the key, unless Redis lost the record (a
+// restart without persistence, a failover behind): then this process goes on answering it for
+// at most MOST_MS after keeping it, where another process would serve the key as new
+// (docs/GUARANTEES.md#idempotency-keys).
+
+/** How long an answer is held at most, ms. */
+export const MOST_MS = 10_000;
+/** How many IDs the held answers hold at most, in all. */
+export const MOST_IDS = 65_536;
+
+/** A held answer: the request's fingerprint, its IDs, and until when (on `now`'s clock) it may be given. */
+export interface HeldAnswer {
+  readonly fingerprint: string;
+  readonly ids: readonly string[];
+  readonly until: number;
+}
+
+export class KeptAnswers {
+  private readonly answers = new Map<string, HeldAnswer>();
+  private heldIds = 0;
+
+  constructor(
+    /** A clock that never goes back, ms (performance.now in the service). */
+    readonly now: () => number = () => performance.now(),
+    private readonly mostIds = MOST_IDS,
+  ) {}
+
+  /**
+   * Holds the answer of the key at `place` (its Redis, tag, epoch and key) until `until` at the latest, and no longer
+   * than MOST_MS from now.
+   */
+  hold(place: string, fingerprint: string, ids: readonly string[], until: number): void {
+    if (ids.length > this.mostIds) return;
+    this.drop(place);
+    const held = { fingerprint, ids: [...ids], until: Math.min(until, this.now() + MOST_MS) };
+    this.answers.set(place, held);
+    this.heldIds += ids.length;
+    for (const [oldest] of this.answers) {
+      if (this.heldIds <= this.mostIds) break;
+      this.drop(oldest);
+    }
+  }
+
+  /** The answer held for the key at `place`, while it may still be given. */
+  find(place: string): HeldAnswer | undefined {
+    const held = this.answers.get(place);
+    if (held === undefined) return undefined;
+    if (held.until > this.now()) return held;
+    this.drop(place);
+    return undefined;
+  }
+
+  /** How many answers are held (for tests). */
+  get size(): number {
+    return this.answers.size;
+  }
+
+  private drop(place: string): void {
+    const held = this.answers.get(place);
+    if (held === undefined) return;
+    this.answers.delete(place);
+    this.heldIds -= held.ids.length;
+  }
+}
