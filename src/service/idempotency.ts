@@ -19,8 +19,8 @@
 // new key then costs no Redis call more than the request without it; where a segment ends,
 // the call claims and the three steps follow.
 //
-// The answers this process kept are held in memory for a while (kept-answers.ts): a replay of
-// one of them is answered with no Redis call at all, never after its record has expired.
+// The answers this process kept or found are held in memory for a while (kept-answers.ts): a
+// replay of one of them is answered with no Redis call at all, never after its record expired.
 //
 // Requests under one key that run at once: in this process they wait for the first one's
 // answer (no Redis call of their own); from other processes they find its claim and poll for
@@ -41,7 +41,7 @@ import type { StoredTag } from '../store/mysql/tags-repo.js';
 import type {
   ClaimOrTakeResult,
   IdempotencyRecords,
-  KeptAnswer,
+  FoundAnswer,
   RecordRef,
 } from '../store/redis/idempotency-records.js';
 import { KeptAnswers } from './kept-answers.js';
@@ -224,7 +224,7 @@ export class IdempotencyKeys {
         case 'claimed':
           return this.takeAndRecord(here, tag, ref, key, fingerprint, owner, take);
         case 'answered':
-          return this.replay(tag, key, fingerprint, found);
+          return this.replay(here, sentAt, tag, key, fingerprint, found);
         case 'full':
           this.opts.counters?.full(tag.tag);
           throw new IdmintError(
@@ -289,17 +289,29 @@ export class IdempotencyKeys {
         this.kept.hold(here, fingerprint, ids, sentAt + retentionMsOf(tag));
         return ids;
       case 'answered':
-        return this.replay(tag, key, fingerprint, kept);
+        return this.replay(here, sentAt, tag, key, fingerprint, kept);
       case 'busy':
         throw this.inFlight(tag, key, kept.ttlMs);
     }
   }
 
-  /** The kept answer, if the fingerprint is the request's; else the mismatch refusal. */
-  private replay(tag: StoredTag, key: string, fingerprint: string, kept: KeptAnswer): string[] {
+  /**
+   * The kept answer a call sent at `sentAt` found, if the fingerprint is the request's; else the mismatch refusal.
+   * Held for later replays while its record lives (from sentAt, at least its reported ttlMs; -1: no expiry, not held).
+   */
+  private replay(
+    here: string,
+    sentAt: number,
+    tag: StoredTag,
+    key: string,
+    fingerprint: string,
+    kept: FoundAnswer,
+  ): string[] {
+    const ids = decodeIds(kept.answer);
+    if (kept.ttlMs > 0) this.kept.hold(here, kept.fingerprint, ids, sentAt + kept.ttlMs);
     if (kept.fingerprint !== fingerprint) throw this.mismatch(tag, key, fingerprint, kept.fingerprint);
     this.opts.counters?.replay(tag.tag);
-    return decodeIds(kept.answer);
+    return ids;
   }
 
   private mismatch(tag: StoredTag, key: string, fingerprint: string, before: string): IdmintError {

@@ -1,16 +1,16 @@
-// The answers this process itself kept for idempotency keys, held to answer their replays from
+// The answers of idempotency keys this process kept or found, held to answer their replays from
 // memory: a client's retry loop, or a queue that delivers a message again, then costs no Redis
 // call. The record in Redis stays the truth; this is a copy with a shorter life:
-//   - only answers this process kept are held (it wrote the record, so it knows when the record
-//     was written); an answer it found in Redis is not, as its record may be about to expire;
-//   - each is held until `until`, which its keeper sets no later than the record's own expiry
-//     (the call that wrote it was sent at `sentAt`, so the record, kept for the tag's retention
-//     from the moment Redis ran the call, lives at least until sentAt + retention), and never
-//     more than MOST_MS: a replay after that asks Redis again;
+//   - each is held until `until`, which the caller sets no later than the record's own expiry:
+//     an answer this process kept was written with the tag's retention by a call sent at
+//     `sentAt`, so its record lives at least until sentAt + retention (Redis counts from when it
+//     ran the call, which is later); an answer found in Redis came with its record's PTTL at the
+//     moment Redis read it, so the record lives at least until sentAt + PTTL;
+//   - never more than MOST_MS: a replay after that asks Redis again;
 //   - at most MOST_IDS IDs are held in all; the oldest answers go first.
 // A held answer is the answer Redis would give for the key, unless Redis lost the record (a
 // restart without persistence, a failover behind): then this process goes on answering it for
-// at most MOST_MS after keeping it, where another process would serve the key as new
+// at most MOST_MS after holding it, where another process would serve the key as new
 // (docs/GUARANTEES.md#idempotency-keys).
 
 /** How long an answer is held at most, ms. */

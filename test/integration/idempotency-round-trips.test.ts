@@ -119,6 +119,12 @@ describe('Redis calls of a keyed request', () => {
       'a replay to the process that kept the answer: no call',
     );
     assert.deepEqual(got, [String(next)]);
+    assert.deepEqual(
+      await callsOf('glob', async () => (got = await ids('glob', 1, 'k-1', other))),
+      [],
+      'a replay to the process that found the answer: no call',
+    );
+    assert.deepEqual(got, [String(next)]);
     assert.deepEqual(await ids('glob', 1), [String(next + 1)], 'the replay took nothing');
   });
 

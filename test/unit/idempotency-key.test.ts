@@ -125,10 +125,11 @@ describe('idempotency keys: kept answers', () => {
 
 describe('idempotency keys: replies of the claim and record scripts', () => {
   const record = '[3,"ids",null,null,null]\n["1","2"]';
-  const answered = { kind: 'answered', fingerprint: '[3,"ids",null,null,null]', answer: '["1","2"]' };
+  const answered = { kind: 'answered', fingerprint: '[3,"ids",null,null,null]', answer: '["1","2"]', ttlMs: 86_000 };
   it('decodes each reply, and refuses others', () => {
     assert.deepEqual(decodeClaim([1]), { kind: 'claimed' });
-    assert.deepEqual(decodeClaim([2, record]), answered);
+    assert.deepEqual(decodeClaim([2, record, 86_000]), answered);
+    assert.throws(() => decodeClaim([2, record]), /idem-claim-3\.lua answered/);
     assert.deepEqual(decodeClaim([3, 1500]), { kind: 'full', retryInMs: 1500 });
     assert.deepEqual(decodeClaim([4, '[1,"id",null,null,null]', 900]), {
       kind: 'busy',
@@ -137,13 +138,13 @@ describe('idempotency keys: replies of the claim and record scripts', () => {
     });
     assert.throws(() => decodeClaim([4, 'x']), /idem-claim-3\.lua answered \[4,"x"\]/);
     assert.deepEqual(decodeRecord([1]), { kind: 'recorded' });
-    assert.deepEqual(decodeRecord([2, record]), answered);
+    assert.deepEqual(decodeRecord([2, record, 86_000]), answered);
     assert.deepEqual(decodeRecord([4, '[1,"id",null,null,null]', 0]), {
       kind: 'busy',
       fingerprint: '[1,"id",null,null,null]',
       ttlMs: 0,
     });
-    assert.throws(() => decodeRecord([2, 'no line break']), /no line break/);
+    assert.throws(() => decodeRecord([2, 'no line break', 5]), /no line break/);
     assert.throws(() => decodeRecord([3, 1500]), /idem-record-3\.lua answered \[3,1500\]/);
     assert.throws(() => decodeRecord(1), /idem-record-3\.lua answered 1/);
     assert.equal(decodeUnclaim(1), true);

@@ -14,7 +14,7 @@ import {
 import type { Keys } from './keys.js';
 import { scriptsOf, type ClaimArgs, type RecordArgs, type TakeRequest, type TakesArgs } from './scripts.js';
 
-export type { ClaimOrTakeResult, ClaimResult, KeptAnswer, RecordResult } from './idempotency-replies.js';
+export type { ClaimOrTakeResult, ClaimResult, FoundAnswer, KeptAnswer, RecordResult } from './idempotency-replies.js';
 
 /** Where a tag's records live: its name, its epoch, the named Redis server it is on. */
 export interface RecordRef {

@@ -9,12 +9,15 @@ export interface KeptAnswer {
   readonly answer: string;
 }
 
+/** A kept answer as a script found it, with how long its record still lives (ms; -1: no expiry, never). */
+export type FoundAnswer = KeptAnswer & { readonly ttlMs: number };
+
 /** What idem-claim-3.lua found for a key. */
 export type ClaimResult =
   /** Claimed for the caller: it takes its IDs, then records or releases. */
   | { readonly kind: 'claimed' }
   /** The key has an answer; nothing was written. */
-  | ({ readonly kind: 'answered' } & KeptAnswer)
+  | ({ readonly kind: 'answered' } & FoundAnswer)
   /** Another request holds a claim on the key (its fingerprint) for at most ttlMs more. */
   | { readonly kind: 'busy'; readonly fingerprint: string; readonly ttlMs: number }
   /** The tag holds its most live keys; nothing was written; retryInMs: until the first expires. */
@@ -39,7 +42,7 @@ export type RecordResult =
   /** Kept: the caller answers the IDs it sent. */
   | { readonly kind: 'recorded' }
   /** The key has another answer; nothing was written. */
-  | ({ readonly kind: 'answered' } & KeptAnswer)
+  | ({ readonly kind: 'answered' } & FoundAnswer)
   /** Another request claimed the key after the caller's claim expired; nothing was written. */
   | { readonly kind: 'busy'; readonly fingerprint: string; readonly ttlMs: number };
 
@@ -53,10 +56,10 @@ export function splitRecord(text: string): KeptAnswer {
   return { fingerprint: text.slice(0, nl), answer: text.slice(nl + 1) };
 }
 
-/** The replies both scripts share: {2, record} and {4, fingerprint, ms}; undefined for any other. */
+/** The replies both scripts share: {2, record, ms} and {4, fingerprint, ms}; undefined for any other. */
 function shared(raw: unknown[]): Exclude<RecordResult, { kind: 'recorded' }> | undefined {
-  if (raw[0] === 2 && raw.length === 2 && typeof raw[1] === 'string')
-    return { kind: 'answered', ...splitRecord(raw[1]) };
+  if (raw[0] === 2 && raw.length === 3 && typeof raw[1] === 'string' && typeof raw[2] === 'number')
+    return { kind: 'answered', ...splitRecord(raw[1]), ttlMs: raw[2] };
   if (raw[0] === 4 && raw.length === 3 && typeof raw[1] === 'string' && typeof raw[2] === 'number')
     return { kind: 'busy', fingerprint: raw[1], ttlMs: raw[2] };
   return undefined;

@@ -22,8 +22,9 @@
   Expiry is decided on Redis's clock (TIME), the same for every process.
 
   Returns {1}                    claimed: the caller takes its IDs, then records or releases
-          {2, record}            the key has an answer: nothing written; the caller answers the
-                                 record's IDs if its fingerprint is the request's, else refuses
+          {2, record, ms}        the key has an answer: nothing written; the caller answers the
+                                 record's IDs if its fingerprint is the request's, else refuses;
+                                 ms: how long the record still lives (PTTL)
           {3, ms}                full: the tag holds ARGV[5] live keys; nothing written; ms
                                  until the first of them expires
           {4, fingerprint, ms}   another request holds a claim on the key (its fingerprint), for

@@ -16,7 +16,8 @@
 
   Returns {1}                    recorded: the caller answers the IDs it sent (also when its
                                  claim had expired and no other request claimed the key)
-          {2, record}            the key has an answer already: nothing written
+          {2, record, ms}        the key has an answer already (ms: its record's PTTL): nothing
+                                 written
           {4, fingerprint, ms}   another request claimed the key after this one's claim
                                  expired: nothing written; the IDs sent reach nobody
 ]]

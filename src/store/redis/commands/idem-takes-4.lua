@@ -34,7 +34,7 @@
           {6, first}    taken and kept: the answer is counter values first .. first + n - 1, as
                         IDs k * stride + offset
           {1}           claimed: take through take-2.lua, then record or release
-          {2, record}, {3, ms}, {4, fingerprint, ms}, {5, ms}   as idem-claim-3.lua's
+          {2, record, ms}, {3, ms}, {4, fingerprint, ms}, {5, ms}   as idem-claim-3.lua's
 ]]
 --- @include "includes/idem-other"
 --- @include "includes/now-ms"
