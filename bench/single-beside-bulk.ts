@@ -21,7 +21,8 @@
 // Flags: --rate N (requests per second per transport, default 2000)  --seconds N (per case,
 //        default 10)  --connections N (per transport, default 8)  --rounds N (default 3)
 //        --take N (IDs per bulk take, default 10M)  --block N (IDs per frame, default 50000)
-//        --pin (the servers on CPU 1; generators, bulk consumer and this process on CPU 0)
+//        --pin (the servers on CPU 1; generators, bulk consumer and this process on CPU 0, the
+//        generators at real-time priority so the consumer beside them does not delay their sends)
 //        --processes N (idmint as `serve --processes N`: N serving processes sharing the ports,
 //        recorded apart as bulk-single-p<N>)  --no-write
 // Results: bench/results/bulk-single-latest.md (bulk-single-p<N>-latest.md with --processes N)
@@ -110,7 +111,11 @@ function generate(binary: string, transport: 'http' | 'udp', port: number, targe
     String(opts.connections),
     String(WARMUP_S),
   ];
-  const [cmd, ...rest] = opts.pin ? ['taskset', '-c', '0', ...argv] : argv;
+  // Pinned, the generators share CPU 0 with the bulk consumer, which keeps it busy: at real-time
+  // priority (chrt -f 1; they sleep in epoll_wait between requests) they send each request when
+  // it falls due instead of when the scheduler next gives them the CPU, so their latencies are
+  // the servers' and not the consumer's.
+  const [cmd, ...rest] = opts.pin ? ['chrt', '-f', '1', 'taskset', '-c', '0', ...argv] : argv;
   const proc = spawn(cmd, rest, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -346,7 +351,7 @@ function report(
         ? `- idmint as \`serve --processes ${opts.processes}\`: ${opts.processes} serving processes sharing the ports`
         : '- idmint as one serving process',
       opts.pin
-        ? '- pinned (taskset): the servers on CPU 1; the generators, the bulk consumer and the bench on CPU 0'
+        ? '- pinned (taskset): the servers on CPU 1; the generators (at real-time priority, chrt -f 1), the bulk consumer and the bench on CPU 0'
         : '- not pinned',
       `- command: npm run bench:bulk-single${args.length ? ` -- ${args.join(' ')}` : ''}`,
       '',
