@@ -41,14 +41,17 @@ describe('Redis calls of a keyed request', () => {
     await withRedis(server.url, async (r) => {
       for (const script of Object.values(loadedScripts())) await r.script('LOAD', script.text);
     });
-    node = await startLocalNode(names, { REDIS_URL: server.url });
-    other = await startLocalNode(names, { REDIS_URL: server.url, NODE_ID: 'round-trips-other' });
+    // MONITOR before the nodes start: a monitor line that arrives on the heels of MONITOR's own
+    // reply (the nodes' workers send commands all the time) can reach ioredis before it is in
+    // monitor mode, which it refuses as a command queue state error.
     monitor = new Redis(server.url);
     feed = await monitor.monitor();
     // Commands a script runs are fed too (source "lua"): only what a client sent counts.
     feed.on('monitor', (_time: string, args: string[], source: string) => {
       if (!source.startsWith('lua')) seen.push(args);
     });
+    node = await startLocalNode(names, { REDIS_URL: server.url });
+    other = await startLocalNode(names, { REDIS_URL: server.url, NODE_ID: 'round-trips-other' });
   });
   after(async () => {
     feed?.disconnect();
