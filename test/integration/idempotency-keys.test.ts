@@ -5,8 +5,9 @@
 // it took, every later one with the same IDs and takes nothing (also from the other runtime, and from a runtime
 // started after the first closed), a different request under the key is refused, requests under
 // one key that run at once all get one answer, a replay still works once the tag has run out,
-// keys expire after the tag's retention, and the bounds (key, count, keys per tag) hold. On a
-// Redis Cluster the records lie in the tag's slot.
+// keys expire after the tag's retention (and no process answers one from memory after that),
+// and the bounds (key, count, keys per tag) hold. On a Redis Cluster the records lie in the
+// tag's slot.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
@@ -213,6 +214,9 @@ describe('idempotency keys', () => {
     {
       const first = await short.issue('brief', 'expires-1', 2);
       assert.deepEqual((await short.issue('brief', 'expires-1', 2)).answer, first.answer, 'kept within the retention');
+      // Another process finds the answer in Redis and holds it: never past the record's expiry.
+      const finder = keysOn(a.node, 100_000, 3);
+      assert.deepEqual((await finder.issue('brief', 'expires-1', 2)).answer, first.answer, 'found by another process');
       // A key of the default retention (a day) keeps the tag's index alive past the short one.
       const stays = await a.issue('brief', 'stays-1', 1);
       const tag = await short.node.rt.ids.prepare({ tag: 'brief', as: 'ids', count: 1 });
@@ -230,6 +234,11 @@ describe('idempotency keys', () => {
       const later = await short.issue('brief', 'expires-1', 2);
       assert.deepEqual(later.answer, later.taken, 'served as a first request');
       assert.ok(BigInt(later.answer[0]) > BigInt(first.answer[1]));
+      assert.deepEqual(
+        (await finder.issue('brief', 'expires-1', 2)).answer,
+        later.answer,
+        'the process that found the first answer holds it no longer than its record lived',
+      );
       assert.equal(await short.keys.held(tag), 2);
       assert.deepEqual((await a.issue('brief', 'stays-1', 1)).answer, stays.answer, 'the other key is still kept');
     }
