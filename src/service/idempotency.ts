@@ -158,11 +158,7 @@ export class IdempotencyKeys {
     this.check(key, count);
     const here = `${tag.redis ?? ''}\n${tag.tag}\n${tag.epoch}\n${key}`;
     const held = this.kept.find(here);
-    if (held !== undefined) {
-      if (held.fingerprint !== fingerprint) throw this.mismatch(tag, key, fingerprint, held.fingerprint);
-      this.opts.counters?.replay(tag.tag);
-      return [...held.ids];
-    }
+    if (held !== undefined) return this.answerAgain(tag, key, fingerprint, held.fingerprint, [...held.ids]);
     const first = this.running.get(here);
     if (first !== undefined) {
       if (first.fingerprint !== fingerprint) throw this.mismatch(tag, key, fingerprint, first.fingerprint);
@@ -309,7 +305,18 @@ export class IdempotencyKeys {
   ): string[] {
     const ids = decodeIds(kept.answer);
     if (kept.ttlMs > 0) this.kept.hold(here, kept.fingerprint, ids, sentAt + kept.ttlMs);
-    if (kept.fingerprint !== fingerprint) throw this.mismatch(tag, key, fingerprint, kept.fingerprint);
+    return this.answerAgain(tag, key, fingerprint, kept.fingerprint, ids);
+  }
+
+  /** A kept answer's IDs, counted as a replay, if `keptFingerprint` is the request's; else the mismatch refusal. */
+  private answerAgain(
+    tag: StoredTag,
+    key: string,
+    fingerprint: string,
+    keptFingerprint: string,
+    ids: string[],
+  ): string[] {
+    if (keptFingerprint !== fingerprint) throw this.mismatch(tag, key, fingerprint, keptFingerprint);
     this.opts.counters?.replay(tag.tag);
     return ids;
   }
