@@ -148,6 +148,8 @@ export interface Config {
   readonly idempotencyMaxKeys: number;
   /** IDEMPOTENCY_MAX_BYTES: the most bytes one tag's live idempotency keys may cost in its Redis. */
   readonly idempotencyMaxBytes: number;
+  /** IDEMPOTENCY_HOLD_MS: how long a process holds an answer it kept or found, to answer replays from memory. */
+  readonly idempotencyHoldMs: number;
   /** Test mode: debug routes under /v1/debug/ (clock shift, lease expiry); loopback HOST only. */
   readonly testMode: boolean;
   /**
@@ -360,6 +362,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     grpcMaxBufferedBytes: int('GRPC_MAX_BUFFERED_BYTES', 64 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024 * 1024),
     idempotencyMaxKeys: int('IDEMPOTENCY_MAX_KEYS', 100_000, 1, 100_000_000),
     idempotencyMaxBytes: int('IDEMPOTENCY_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024 * 1024),
+    idempotencyHoldMs: int('IDEMPOTENCY_HOLD_MS', 10_000, 0, 300_000),
     testMode,
     preRouter: env.PRE_ROUTER !== '0',
     ...overrides,

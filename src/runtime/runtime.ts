@@ -161,6 +161,7 @@ export async function createRuntime(
   const idempotency = new IdempotencyKeys(new IdempotencyRecords(segments, keys), {
     maxKeys: config.idempotencyMaxKeys,
     maxBytes: config.idempotencyMaxBytes,
+    holdMs: config.idempotencyHoldMs,
     // A claim outlives the longest take (a refill waited for); a request waits for another's answer as long.
     claimMs: Math.max(10_000, 3 * config.refillWaitMs),
     waitMs: config.refillWaitMs,

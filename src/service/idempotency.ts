@@ -56,6 +56,8 @@ export interface IdempotencyOptions {
   readonly claimMs?: number;
   /** How long a request waits for the answer of another process's request under its key (default 3 s). */
   readonly waitMs?: number;
+  /** IDEMPOTENCY_HOLD_MS: how long an answer kept or found is held for replays (default 10 s; 0: none is). */
+  readonly holdMs?: number;
   readonly counters?: IdempotencyCounters;
 }
 
@@ -109,6 +111,12 @@ function idsOfCounters(first: number, count: number, inKey: TakeInKey): string[]
   return ids;
 }
 
+/** A call to Redis: when it was sent (kept-answers.ts's clock), over which connection (connection-sessions.ts). */
+interface Sent {
+  readonly at: number;
+  readonly session: number | undefined;
+}
+
 /** A request of this process under a key, that later ones with the key wait for. */
 interface Running {
   readonly fingerprint: string;
@@ -118,7 +126,7 @@ interface Running {
 export class IdempotencyKeys {
   private readonly running = new Map<string, Running>();
   /** The answers this process kept, for their replays (kept-answers.ts). */
-  private readonly kept = new KeptAnswers();
+  private readonly kept: KeptAnswers;
   private readonly takes: KeyedTakes;
   private readonly claimMs: number;
   private readonly waitMs: number;
@@ -132,6 +140,7 @@ export class IdempotencyKeys {
     this.waitMs = opts.waitMs ?? DEFAULT_WAIT_MS;
     this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
     this.takes = new KeyedTakes(records);
+    this.kept = new KeptAnswers(undefined, undefined, opts.holdMs);
   }
 
   /** Refuses (INVALID_ARGUMENT) a key or a count a keyed request may not carry. */
@@ -157,7 +166,7 @@ export class IdempotencyKeys {
   ): Promise<string[]> {
     this.check(key, count);
     const here = `${tag.redis ?? ''}\n${tag.tag}\n${tag.epoch}\n${key}`;
-    const held = this.kept.find(here);
+    const held = this.kept.find(here, this.records.session(tag.redis));
     if (held !== undefined) return this.answerAgain(tag, key, fingerprint, held.fingerprint, [...held.ids]);
     const first = this.running.get(here);
     if (first !== undefined) {
@@ -198,7 +207,7 @@ export class IdempotencyKeys {
     const shared = inKey && { ...limits, retentionMs: retentionMsOf(tag), stride: inKey.stride, offset: inKey.offset };
     for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
       let found: ClaimOrTakeResult;
-      const sentAt = this.kept.now();
+      const sent = this.sendNow(tag);
       try {
         found =
           inKey === undefined || shared === undefined
@@ -214,13 +223,13 @@ export class IdempotencyKeys {
         case 'taken': {
           const ids = idsOfCounters(found.first, count, inKey as TakeInKey);
           inKey?.taken(ids);
-          this.kept.hold(here, fingerprint, ids, sentAt + retentionMsOf(tag));
+          this.kept.hold(here, fingerprint, ids, sent.at + retentionMsOf(tag), sent.session);
           return ids;
         }
         case 'claimed':
           return this.takeAndRecord(here, tag, ref, key, fingerprint, owner, take);
         case 'answered':
-          return this.replay(here, sentAt, tag, key, fingerprint, found);
+          return this.replay(here, sent, tag, key, fingerprint, found);
         case 'full':
           this.opts.counters?.full(tag.tag);
           throw new IdmintError(
@@ -262,7 +271,7 @@ export class IdempotencyKeys {
       throw err;
     }
     let kept;
-    const sentAt = this.kept.now();
+    const sent = this.sendNow(tag);
     try {
       kept = await this.records.record(ref, {
         key,
@@ -282,29 +291,34 @@ export class IdempotencyKeys {
     }
     switch (kept.kind) {
       case 'recorded':
-        this.kept.hold(here, fingerprint, ids, sentAt + retentionMsOf(tag));
+        this.kept.hold(here, fingerprint, ids, sent.at + retentionMsOf(tag), sent.session);
         return ids;
       case 'answered':
-        return this.replay(here, sentAt, tag, key, fingerprint, kept);
+        return this.replay(here, sent, tag, key, fingerprint, kept);
       case 'busy':
         throw this.inFlight(tag, key, kept.ttlMs);
     }
   }
 
+  /** When a call to the tag's Redis is sent, and over which connection (for the answers it brings back). */
+  private sendNow(tag: StoredTag): Sent {
+    return { at: this.kept.now(), session: this.records.session(tag.redis) };
+  }
+
   /**
-   * The kept answer a call sent at `sentAt` found, if the fingerprint is the request's; else the mismatch refusal.
-   * Held for later replays while its record lives (from sentAt, at least its reported ttlMs; -1: no expiry, not held).
+   * The kept answer a call `sent` found, if the fingerprint is the request's; else the mismatch refusal.
+   * Held for later replays while its record lives (from sent.at, at least its reported ttlMs; -1: no expiry, not held).
    */
   private replay(
     here: string,
-    sentAt: number,
+    sent: Sent,
     tag: StoredTag,
     key: string,
     fingerprint: string,
     kept: FoundAnswer,
   ): string[] {
     const ids = decodeIds(kept.answer);
-    if (kept.ttlMs > 0) this.kept.hold(here, kept.fingerprint, ids, sentAt + kept.ttlMs);
+    if (kept.ttlMs > 0) this.kept.hold(here, kept.fingerprint, ids, sent.at + kept.ttlMs, sent.session);
     return this.answerAgain(tag, key, fingerprint, kept.fingerprint, ids);
   }
 

@@ -181,3 +181,21 @@ export function assertKeyPromises(
         );
   return { keys: byKey.size, changed, ids: owner.size };
 }
+
+/**
+ * After a Redis that came back empty: no key answered before the fault is answered the same
+ * IDs by a request sent once the server was back. Every record was lost, so such an answer
+ * came from a process's memory of what the server no longer holds, while another process
+ * serves the key as new.
+ */
+export function assertNoneRemembered(answers: readonly Answer[], faultAt: number, backAt: number): void {
+  const before = new Map<string, string>();
+  for (const a of answers) if (a.key !== undefined && a.ids && a.done < faultAt) before.set(a.key, text(a.ids));
+  for (const a of answers)
+    if (a.key !== undefined && a.ids && a.sent >= backAt)
+      assert.notEqual(
+        text(a.ids),
+        before.get(a.key),
+        `key ${a.key} was answered ${text(a.ids)} after the server came back empty, as before it: from memory`,
+      );
+}

@@ -19,6 +19,9 @@ import { fingerprintOf } from '../../src/core/idempotency-key.js';
 function standIn(reply: (args: unknown[]) => unknown): { redis: RedisClient; calls: unknown[][] } {
   const calls: unknown[][] = [];
   const redis = {
+    // Ready, and never closed (connection-sessions.ts listens for its close).
+    status: 'ready',
+    on: () => redis,
     evalsha: (_sha: string, ...args: unknown[]) => {
       calls.push(args);
       return Promise.resolve(reply(args));

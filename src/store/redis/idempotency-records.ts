@@ -4,6 +4,7 @@
 // bytes (idem-claim-3.lua, idem-takes-4.lua, idem-record-3.lua, idem-release-3.lua,
 // idem-held-1.lua).
 import type { RedisClient } from './connection.js';
+import { sessionOf } from './connection-sessions.js';
 import {
   splitRecord,
   type ClaimOrTakeResult,
@@ -34,6 +35,11 @@ export class IdempotencyRecords {
     private readonly servers: RedisServers,
     private readonly keys: Keys,
   ) {}
+
+  /** The session of the connection to the named Redis server now (connection-sessions.ts): none while not ready. */
+  session(redis?: string): number | undefined {
+    return sessionOf(this.servers.connection(redis));
+  }
 
   /** The key's kept answer, else a claim on it for this request (or the claim another holds, or full). */
   claim(ref: RecordRef, args: ClaimArgs): Promise<ClaimResult> {
