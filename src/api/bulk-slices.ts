@@ -45,13 +45,13 @@ export function indexSlices(start: number, end: number, size: number): [from: nu
  */
 export type Slicer = <T>(slices: readonly T[], work: (slice: T) => void) => Promise<boolean>;
 
-/** A take's slicer: it asks `turns` for a turn before each slice and looks at `stopped` after. */
+/** A take's slicer: it asks `turns` for a turn before each slice, looks at `stopped` after, charges the slice. */
 export function slicer(turns: BulkTurns, stopped: () => boolean): Slicer {
   return async (slices, work) => {
     for (const slice of slices) {
       await turns.next();
       if (stopped()) return false;
-      work(slice);
+      turns.timed(() => work(slice));
     }
     return true;
   };

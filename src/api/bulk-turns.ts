@@ -8,18 +8,68 @@
 // turn of the event loop across all takes, and the I/O that came meanwhile is served between
 // turns (setImmediate runs after the loop's poll phase). With nothing else to do the loop turns
 // at once, so a lone take loses little.
+//
+// Turns alone still give bulk work most of the process beside single requests: each of their
+// turns is a slice, each single request a few microseconds, and the collections of garbage the
+// slices make land on the singles too. So the takes' work is charged to windows of WINDOW_MS
+// (the slices' encoding and the frames' writes, charge()), and while the process is also asked
+// for single IDs or lists (IdService counts them), a take whose window already spent the
+// share of it that BULK_SHARE_PERCENT gives to bulk work waits for the next window. With no
+// single request in this window or the last, bulk takes run unbounded.
 import { setImmediate } from 'node:timers';
+import { singlesAskedSoFar } from '../service/id-service.js';
 
 /** Slices encoded per turn of the event loop, across all takes. */
 export const SLICES_PER_TURN = 1;
+/** The windows bulk work is charged to, ms. */
+export const WINDOW_MS = 5;
+/** Default share of a window bulk work may take while single requests are served (BULK_SHARE_PERCENT / 100). */
+export const DEFAULT_SHARE = 0.2;
+
+/** What the turns read and schedule with (real ones by default; tests give their own). */
+export interface TurnClock {
+  /** A clock that never goes back, ms. */
+  now(): number;
+  /** How many single requests the process was asked so far. */
+  singles(): number;
+  /** Runs `turn` after the loop's poll phase. */
+  immediate(turn: () => void): void;
+  /** Runs `turn` in `ms`. */
+  later(turn: () => void, ms: number): void;
+}
+
+const REAL_CLOCK: TurnClock = {
+  now: () => performance.now(),
+  singles: singlesAskedSoFar,
+  immediate: (turn) => setImmediate(turn),
+  later: (turn, ms) => setTimeout(turn, ms),
+};
 
 export class BulkTurns {
   private queue: (() => void)[] = [];
   private scheduled = false;
+  private windowStart = Number.NEGATIVE_INFINITY;
+  /** Bulk work charged to the current window, ms. */
+  private spentMs = 0;
+  /** Single requests asked when the current window began, and whether the last window had any. */
+  private singlesAtStart = 0;
+  private singlesBefore = false;
+  /** Turns put off to the next window so far (read by tests). */
+  deferred = 0;
 
-  constructor(private readonly perTurn = SLICES_PER_TURN) {}
+  constructor(
+    /** Of each window, what bulk work may take while single requests are served (0 to 1; 1: all). */
+    private share = DEFAULT_SHARE,
+    private readonly clock: TurnClock = REAL_CLOCK,
+    private readonly perTurn = SLICES_PER_TURN,
+  ) {}
 
-  /** Resolves when it is this caller's turn to encode a slice. */
+  /** Sets the share of each window bulk work may take beside single requests (BULK_SHARE_PERCENT / 100). */
+  setShare(share: number): void {
+    this.share = share;
+  }
+
+  /** Resolves when it is this caller's turn to encode a slice or write a frame. */
   next(): Promise<void> {
     return new Promise<void>((resolve) => {
       this.queue.push(resolve);
@@ -27,17 +77,44 @@ export class BulkTurns {
     });
   }
 
+  /** Charges `ms` of bulk work (a slice encoded, a frame written) to the current window. */
+  charge(ms: number): void {
+    this.spentMs += ms;
+  }
+
+  /** Runs `work` as bulk work charged to the current window. */
+  timed<T>(work: () => T): T {
+    const start = this.clock.now();
+    try {
+      return work();
+    } finally {
+      this.charge(this.clock.now() - start);
+    }
+  }
+
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(this.turn);
+    const now = this.clock.now();
+    const singles = this.clock.singles();
+    if (now - this.windowStart >= WINDOW_MS) {
+      this.singlesBefore = singles !== this.singlesAtStart && now - this.windowStart < 2 * WINDOW_MS;
+      this.windowStart = now;
+      this.spentMs = 0;
+      this.singlesAtStart = singles;
+    }
+    const shared = this.singlesBefore || singles !== this.singlesAtStart;
+    if (shared && this.share < 1 && this.spentMs >= this.share * WINDOW_MS) {
+      this.deferred++;
+      this.clock.later(this.turn, this.windowStart + WINDOW_MS - now);
+    } else this.clock.immediate(this.turn);
   }
 
   private readonly turn = (): void => {
     this.scheduled = false;
-    const now = this.queue.splice(0, this.perTurn);
+    const ready = this.queue.splice(0, this.perTurn);
     if (this.queue.length > 0) this.schedule();
-    for (const resolve of now) resolve();
+    for (const resolve of ready) resolve();
   };
 }
 

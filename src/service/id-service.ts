@@ -50,6 +50,17 @@ export interface Exposure {
 
 const first = (ids: string[]): string => ids[0];
 
+/** Requests for single IDs or lists (not bulk takes) this process was asked, by every transport. */
+let singlesAsked = 0;
+
+/**
+ * How many requests for single IDs or lists this process was asked so far: the bulk takes' turns (api/bulk-turns.ts)
+ * yield more of the process while it changes.
+ */
+export function singlesAskedSoFar(): number {
+  return singlesAsked;
+}
+
 export class IdService {
   /** What a request may read without issuing. */
   readonly reads: IdReads;
@@ -106,6 +117,7 @@ export class IdService {
   issue(req: IdsRequest): string[] | Promise<string[]>;
   issue(req: RunsRequest | HeldRequest): Promise<Issued>;
   issue(req: IssueRequest): string | string[] | Promise<string | string[] | Issued> | undefined {
+    if (req.as === 'one' || req.as === 'ids') singlesAsked++;
     if (req.idempotencyKey !== undefined && (req.as === 'one' || req.as === 'ids')) {
       // Kept answers live in the tag's Redis: never from memory, never on the pre-router path.
       if (req.as === 'ids') return this.issueKeyed(req);

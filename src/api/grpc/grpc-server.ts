@@ -67,6 +67,7 @@ export interface GrpcDeps {
     | 'viewerToken'
     | 'grpcMaxTakesPerPeer'
     | 'grpcMaxBufferedBytes'
+    | 'bulkSharePercent'
   >;
 }
 
@@ -97,6 +98,7 @@ export async function startGrpcServer(deps: GrpcDeps): Promise<GrpcServer> {
   const peers = new PeerTakes(config.grpcMaxTakesPerPeer);
   const budget = new TakeBudget(config.grpcMaxBufferedBytes, metrics.grpcTakes);
   const turns = processTurns;
+  turns.setShare(config.bulkSharePercent / 100);
   const limits = { maxCount: config.streamMaxCount, maxBlock: config.streamMaxBlock };
   const staff = staffOf(config);
   const okNext = metrics.grpcSeries(NEXT, 'OK');

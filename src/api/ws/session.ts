@@ -187,8 +187,11 @@ export class StreamSession {
       if (this.gone) return false;
       if (this.fits(size)) break;
     }
+    // Writing a large frame is bulk work too: charged to the turns' window.
+    const start = performance.now();
     if (typeof frame === 'string') this.socket.send(frame, this.onSent);
     else this.socket.send(frame, { binary: true }, () => this.written(frame));
+    this.opts.turns.charge(performance.now() - start);
     return true;
   }
 

@@ -44,6 +44,7 @@ async function streamPlugin(app: FastifyInstance, opts: StreamRouteOptions): Pro
 
 async function streamContext(app: FastifyInstance, opts: StreamRouteOptions): Promise<void> {
   const { ids, config } = opts;
+  processTurns.setShare(config.bulkSharePercent / 100);
   const perClient = new Map<string, number>();
   const sockets = new Set<WebSocket>();
 
