@@ -15,6 +15,9 @@
 // prefix of its own, removed at the end. Every reply is checked (HTTP 200; UDP code 0 and the
 // seq echoed), and the bulk consumer checks that each frame's IDs are above the last's; a
 // failed request or check fails the run.
+// For idmint's cases, its event loop's delay over the case (p99 and max, bench/bulk/loop-delay.ts):
+// the part of a request's latency spent waiting for the loop; the rest is the kernel's and the
+// generators'.
 // Goals: p99 beside bulk ≤ 1.5 × p99 alone (HTTP and UDP); the bulk consumer ≥ 3M IDs/s beside them.
 // Each round's p99 alone and beside bulk is listed under the table, so the spread of the
 // baseline the ratios divide by is in the record.
@@ -36,6 +39,7 @@ import { cleanup, testEnv, testNames } from '../tools/env.js';
 import { createTag } from '../tools/node.js';
 import { markdownTable } from '../tools/table.js';
 import { BulkConsumer } from './bulk/consumer.js';
+import { loopDelay, type LoopDelay } from './bulk/loop-delay.js';
 import { buildC } from './c-build.js';
 import { readBenchOptions } from './common-options.js';
 import { startRun } from './record.js';
@@ -139,6 +143,8 @@ interface Measured {
   readonly bulkRate: number;
   /** The serving process's CPU over the case, % of one core. */
   readonly serverPct: number;
+  /** idmint's event loop delay over the case (NaN for the floor, or several serving processes). */
+  readonly loop: LoopDelay;
 }
 
 function startBare(port: number): Child {
@@ -233,8 +239,11 @@ async function main(): Promise<void> {
         const t = targets[name];
         const bulk = name === 'beside bulk' ? await BulkConsumer.open(stream) : undefined;
         await bulk?.start('bulk', opts.take, opts.block);
+        const delayOf = name !== 'floor' && opts.processes === 1 ? () => loopDelay(url) : undefined;
+        await delayOf?.();
         const [cpu0, ids0, at0] = [treeCpuSeconds(t.pid), bulk?.ids ?? 0, performance.now()];
         const [http, udp] = await Promise.all([generate(binary, 'http', ...t.http), generate(binary, 'udp', ...t.udp)]);
+        const loop = (await delayOf?.()) ?? { p99: NaN, max: NaN };
         const wall = (performance.now() - at0) / 1000;
         const bulkRate = bulk ? (bulk.ids - ids0) / wall : NaN;
         const serverPct = ((treeCpuSeconds(t.pid) - cpu0) / wall) * 100;
@@ -245,9 +254,9 @@ async function main(): Promise<void> {
             `  FAILED: ${http.fail} HTTP and ${udp.fail} UDP requests failed, ${bulk?.failures ?? 0} bulk frames out of order or refused`,
           );
         }
-        const m: Measured = { latency: { HTTP: http, UDP: udp }, bulkRate, serverPct };
+        const m: Measured = { latency: { HTTP: http, UDP: udp }, bulkRate, serverPct, loop };
         console.log(
-          `${name} (round ${round}): p99 HTTP ${http.p99} ms, UDP ${udp.p99} ms${bulk ? `; bulk ${(bulkRate / 1e6).toFixed(2)}M IDs/s` : ''}; server ${serverPct.toFixed(0)}% CPU`,
+          `${name} (round ${round}): p99 HTTP ${http.p99} ms, UDP ${udp.p99} ms${bulk ? `; bulk ${(bulkRate / 1e6).toFixed(2)}M IDs/s` : ''}; server ${serverPct.toFixed(0)}% CPU; event loop delay p99 ${loop.p99.toFixed(2)} ms, max ${loop.max.toFixed(2)} ms`,
         );
         measured.set(name, [...(measured.get(name) ?? []), m]);
       }
@@ -295,12 +304,19 @@ function report(
         r.toFixed(2),
         name === 'beside bulk' ? (median(list.map((m) => m.bulkRate)) / 1e6).toFixed(2) : '-',
         median(list.map((m) => m.serverPct)).toFixed(0),
+        name === 'floor' ? '-' : ms(median(list.map((m) => m.loop.p99))),
+        name === 'floor' ? '-' : ms(median(list.map((m) => m.loop.max))),
         String(list.reduce((s, m) => s + m.latency[tr].ok, 0)),
         String(list.reduce((s, m) => s + m.latency[tr].fail, 0)),
       ]);
     }
   }
-  rows.push(['bulk consumer alone', '-', '-', '-', '-', '-', '-', (median(bulkAlone) / 1e6).toFixed(2), '-', '-', '-']);
+  rows.push([
+    'bulk consumer alone',
+    ...['-', '-', '-', '-', '-', '-'],
+    (median(bulkAlone) / 1e6).toFixed(2),
+    ...['-', '-', '-', '-', '-'],
+  ]);
   const table = [
     [
       'case',
@@ -312,6 +328,8 @@ function report(
       'p99 ÷ idmint alone',
       'bulk (M IDs/s)',
       'server CPU %',
+      'event loop delay p99 (ms)',
+      'event loop delay max (ms)',
       'ok',
       'failed',
     ],
