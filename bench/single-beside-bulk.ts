@@ -10,6 +10,10 @@
 //   beside bulk   the same while one websocket client (bench/bulk/consumer.ts) takes binary
 //                 blocks of another tag as fast as it can; its IDs per second are measured
 //                 over the generators' window
+//   floor beside bulk  the floor while the bulk consumer takes from a bare stream (bench/bulk/
+//                 bare-stream.ts, a process of its own on the servers' core) at the rate it had
+//                 from idmint in the round: what the stream's bytes cost the single requests
+//                 through the kernel and the cores, with nothing of idmint's process
 //   bulk alone    the bulk consumer with no single-ID requests
 // idmint runs as a child process against the real Redis and MySQL with a database and key
 // prefix of its own, removed at the end. Every reply is checked (HTTP 200; UDP code 0 and the
@@ -29,11 +33,12 @@
 //        --processes N (idmint as `serve --processes N`: N serving processes sharing the ports,
 //        recorded apart as bulk-single-p<N>)  --no-write
 // Results: bench/results/bulk-single-latest.md (bulk-single-p<N>-latest.md with --processes N)
-import { fork, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { freePort, startTsx, type Child } from '../tools/child.js';
+import { startBare, startBareStream, startEcho } from './bulk/floor-servers.js';
 import { pinProcess, procCpuSeconds, processTree, readProcs } from '../tools/cpu.js';
 import { cleanup, testEnv, testNames } from '../tools/env.js';
 import { createTag } from '../tools/node.js';
@@ -136,7 +141,8 @@ function generate(binary: string, transport: 'http' | 'udp', port: number, targe
 
 const TRANSPORTS = ['HTTP', 'UDP'] as const;
 type Transport = (typeof TRANSPORTS)[number];
-type CaseName = 'floor' | 'alone' | 'beside bulk';
+type CaseName = 'floor' | 'alone' | 'beside bulk' | 'floor beside bulk';
+const isFloor = (name: CaseName): boolean => name === 'floor' || name === 'floor beside bulk';
 interface Measured {
   readonly latency: Record<Transport, Latency>;
   /** Bulk IDs per second over the generators' window (NaN without a bulk consumer). */
@@ -145,20 +151,6 @@ interface Measured {
   readonly serverPct: number;
   /** idmint's event loop delay over the case (NaN for the floor, or several serving processes). */
   readonly loop: LoopDelay;
-}
-
-function startBare(port: number): Child {
-  return startTsx(['bench/bare-server.ts'], { name: 'bare', env: { ...process.env, PORT: String(port) } });
-}
-
-/** The bare dgram echo server of bench:udp; resolves with its port. */
-function startEcho(): { pid: number; port: Promise<number>; stop: () => void } {
-  const proc = fork(fileURLToPath(new URL('./udp/servers.ts', import.meta.url)), ['echo'], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const port = new Promise<number>((resolve) => proc.once('message', (m) => resolve((m as { port: number }).port)));
-  return { pid: proc.pid ?? 0, port, stop: () => proc.kill() };
 }
 
 /** The benchmark's name in bench/results: one serving process, or N. */
@@ -232,14 +224,22 @@ async function main(): Promise<void> {
       floor: { http: [barePort, '/v1/id/single'], udp: [echoPort, 'single'], pid: bare.pid },
       alone: { http: [httpPort, '/v1/id/single'], udp: [udpPort, 'single'], pid: idmint.pid },
       'beside bulk': { http: [httpPort, '/v1/id/single'], udp: [udpPort, 'single'], pid: idmint.pid },
+      'floor beside bulk': { http: [barePort, '/v1/id/single'], udp: [echoPort, 'single'], pid: bare.pid },
     };
     const stream = `ws://127.0.0.1:${httpPort}/v1/stream`;
     for (let round = 1; round <= opts.rounds; round++) {
       for (const name of Object.keys(targets) as CaseName[]) {
         const t = targets[name];
-        const bulk = name === 'beside bulk' ? await BulkConsumer.open(stream) : undefined;
+        // Beside the floor, a bare stream at the rate idmint's bulk consumer had in this round.
+        const bareStream =
+          name === 'floor beside bulk'
+            ? await startBareStream(measured.get('beside bulk')!.at(-1)!.bulkRate)
+            : undefined;
+        if (bareStream && opts.pin) pinProcess(bareStream.child.pid, 1);
+        const bulkUrl = name === 'beside bulk' ? stream : bareStream?.url;
+        const bulk = bulkUrl === undefined ? undefined : await BulkConsumer.open(bulkUrl);
         await bulk?.start('bulk', opts.take, opts.block);
-        const delayOf = name !== 'floor' && opts.processes === 1 ? () => loopDelay(url) : undefined;
+        const delayOf = !isFloor(name) && opts.processes === 1 ? () => loopDelay(url) : undefined;
         await delayOf?.();
         const [cpu0, ids0, at0] = [treeCpuSeconds(t.pid), bulk?.ids ?? 0, performance.now()];
         const [http, udp] = await Promise.all([generate(binary, 'http', ...t.http), generate(binary, 'udp', ...t.udp)]);
@@ -248,6 +248,7 @@ async function main(): Promise<void> {
         const bulkRate = bulk ? (bulk.ids - ids0) / wall : NaN;
         const serverPct = ((treeCpuSeconds(t.pid) - cpu0) / wall) * 100;
         await bulk?.stop();
+        await bareStream?.child.stop(5000);
         if (http.fail + udp.fail + (bulk?.failures ?? 0) > 0) {
           ok = false;
           console.log(
@@ -295,28 +296,24 @@ function report(
       const r = median(list.map((m, i) => m.latency[tr].p99 / alone[i].latency[tr].p99));
       ratio.set(`${name}/${tr}`, r);
       rows.push([
-        `${name === 'floor' ? (tr === 'HTTP' ? 'floor: bare Fastify route' : 'floor: bare dgram echo') : `idmint ${name}`}, ${tr}`,
+        `${isFloor(name) ? `${name}: ${tr === 'HTTP' ? 'bare Fastify route' : 'bare dgram echo'}` : `idmint ${name}`}, ${tr}`,
         ms(l((x) => x.p50)),
         ms(l((x) => x.p90)),
         ms(l((x) => x.p99)),
         ms(l((x) => x.p999)),
         ms(l((x) => x.max)),
         r.toFixed(2),
-        name === 'beside bulk' ? (median(list.map((m) => m.bulkRate)) / 1e6).toFixed(2) : '-',
+        name.endsWith('beside bulk') ? (median(list.map((m) => m.bulkRate)) / 1e6).toFixed(2) : '-',
         median(list.map((m) => m.serverPct)).toFixed(0),
-        name === 'floor' ? '-' : ms(median(list.map((m) => m.loop.p99))),
-        name === 'floor' ? '-' : ms(median(list.map((m) => m.loop.max))),
+        isFloor(name) ? '-' : ms(median(list.map((m) => m.loop.p99))),
+        isFloor(name) ? '-' : ms(median(list.map((m) => m.loop.max))),
         String(list.reduce((s, m) => s + m.latency[tr].ok, 0)),
         String(list.reduce((s, m) => s + m.latency[tr].fail, 0)),
       ]);
     }
   }
-  rows.push([
-    'bulk consumer alone',
-    ...['-', '-', '-', '-', '-', '-'],
-    (median(bulkAlone) / 1e6).toFixed(2),
-    ...['-', '-', '-', '-', '-'],
-  ]);
+  const dashes = (count: number): string[] => Array<string>(count).fill('-');
+  rows.push(['bulk consumer alone', ...dashes(6), (median(bulkAlone) / 1e6).toFixed(2), ...dashes(5)]);
   const table = [
     [
       'case',
@@ -342,6 +339,12 @@ function report(
       return `- ${tr} p99 beside the bulk consumer ≤ ${P99_GOAL} × p99 alone: ${r.toFixed(2)}, ${r <= P99_GOAL ? 'PASS' : 'MISS'}`;
     }),
     `- the bulk consumer beside the single-ID requests ≥ ${BULK_GOAL / 1e6}M IDs/s: ${(bulkBeside / 1e6).toFixed(2)}M, ${bulkBeside >= BULK_GOAL ? 'PASS' : 'MISS'}`,
+    `- the floor beside a bare bulk stream at idmint's bulk rate, its p99 ÷ the floor's own p99 (what such a stream costs single requests on this machine, whatever serves them): ${TRANSPORTS.map(
+      (tr) => {
+        const [beside, alone] = [measured.get('floor beside bulk')!, measured.get('floor')!];
+        return `${tr} ${median(beside.map((m, i) => m.latency[tr].p99 / alone[i].latency[tr].p99)).toFixed(2)}`;
+      },
+    ).join(', ')}`,
     ...(['alone', 'beside bulk'] as const).map(
       (name) =>
         `- p99 of idmint ${name} by round (ms): ${TRANSPORTS.map(
