@@ -224,7 +224,11 @@ describe('segment mode while MySQL is unreachable', () => {
     for (const f of fails) {
       const next = starts.find((a) => a.jobId === jobId && a.attempts === f.attempts);
       if (!next) continue;
-      const waited = next.at - f.at;
+      // From when the worker decided the backoff (the last decision for the job before this
+      // failure's event), not from the event, which comes later.
+      const decided = backoffs.filter((b) => b.jobId === jobId && b.at <= f.at).at(-1);
+      assert.ok(decided, `the worker decided a backoff before attempt ${f.attempts} failed`);
+      const waited = next.at - decided.at;
       assert.ok(
         waited >= refillBackoffMs(f.attempts) - 15,
         `retry after ${Math.round(waited)} ms, backoff for attempt ${f.attempts} is ${refillBackoffMs(f.attempts)} ms`,
