@@ -123,13 +123,13 @@ export class TakeCall {
     this.opts.budget.hold(bytes);
     // The callback runs once HTTP/2 has taken the message (after flow control let it through).
     // Writing a large message is bulk work too: charged to the turns' window.
-    const start = performance.now();
-    (this.call as unknown as ServerWritableStream<TakeRequest, Buffer>).write(message, () => {
-      this.queued -= bytes;
-      this.opts.budget.release(bytes);
-      this.wake();
-    });
-    this.opts.turns.charge(performance.now() - start);
+    this.opts.turns.timed(() =>
+      (this.call as unknown as ServerWritableStream<TakeRequest, Buffer>).write(message, () => {
+        this.queued -= bytes;
+        this.opts.budget.release(bytes);
+        this.wake();
+      }),
+    );
     return undefined;
   }
 

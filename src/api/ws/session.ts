@@ -188,10 +188,10 @@ export class StreamSession {
       if (this.fits(size)) break;
     }
     // Writing a large frame is bulk work too: charged to the turns' window.
-    const start = performance.now();
-    if (typeof frame === 'string') this.socket.send(frame, this.onSent);
-    else this.socket.send(frame, { binary: true }, () => this.written(frame));
-    this.opts.turns.charge(performance.now() - start);
+    this.opts.turns.timed(() => {
+      if (typeof frame === 'string') this.socket.send(frame, this.onSent);
+      else this.socket.send(frame, { binary: true }, () => this.written(frame));
+    });
     return true;
   }
 
