@@ -1,6 +1,6 @@
 // UDP benchmark, run by `npm run bench:udp`: the setup id_server published, client processes
 // each sending N sequential requests and waiting for each reply; id_server's setup has 4, the
-// default here is 8 (with 4, on two cores with --pin, the echo server waited for its clients
+// default here is 16 (with 4, on two cores with --pin, the echo server waited for its clients
 // in some windows). The clients are C
 // (bench/udp-client/, built with gcc by bench/udp/c-client.ts) so that they are not the limit:
 // the run fails when the echo server is below 95% of its core in any window of its case (its
@@ -11,6 +11,11 @@
 //                       between clients)
 //   reuse               one socket per client for all its requests, action `get`, one app name
 //                       shared by all clients
+// With --in-flight K each client process is K id_server clients in one (idserver workload): each
+// with its own app name (its own counter) and one request at a time on a new socket, the process
+// awaiting the replies in the order sent. The server sees the same datagrams from as many ports,
+// but a process is woken once for several replies: on a machine whose echo server answers faster
+// than one core of one-request clients can send, this keeps it busy (bench/udp/options.ts).
 // In one run it measures:
 //   echo    a bare Node dgram server that parses the JSON and echoes it with code, message and
 //           data (the baseline)
@@ -40,7 +45,8 @@
 // With --clients 1 it is the one-client case (one request in flight at a time, so order global
 // never shares a take), recorded as its own benchmark, udp-one, with goals on latency.
 //
-// Flags: --requests N (per client, default 200000)  --clients N (default 8)  --rounds N
+// Flags: --requests N (per client, default 200000)  --clients N (default 16)  --in-flight K
+//        (default 12; 1 with --clients 1)  --rounds N
 //        (repeat the cases N times, interleaved; medians)  --workload idserver|reuse
 //        --pin (taskset: the servers on CPU 1, the clients on CPU 0)
 //        --cpu-prof DIR (idmint writes its .cpuprofile there, each baseline server in DIR/<role>)

@@ -3,13 +3,18 @@
  * id_server's own client behaves, written in C so that the clients are not the limit of what
  * they measure. bench/udp/c-client.ts builds it with the system gcc and starts several.
  *
- * usage: udp-client PORT RULE REQUESTS INDEX WORKLOAD COLLECT
- *   WORKLOAD idserver: a new socket per request (socket, sendto, recvfrom, close), action
- *            create, salt u<i % 1000>, app name app<INDEX>
- *            reuse: one socket for all requests, action get, app name bench
- *   COLLECT  1: print each reply's data (the ID), one a line
- * Requests go one at a time to 127.0.0.1:PORT; a reply that does not come within 2 s, or whose
- * code is not 0 or whose seq is not the request's, is a failure. The last line printed is
+ * usage: udp-client PORT RULE REQUESTS INDEX WORKLOAD COLLECT [IN_FLIGHT]
+ *   WORKLOAD  idserver: a new socket per request (socket, sendto, recvfrom, close), action
+ *             create, salt u<i % 1000>, app name app<INDEX> (app<INDEX>-<slot> with IN_FLIGHT)
+ *             reuse: one socket for all requests, action get, app name bench
+ *   COLLECT   1: print each reply's app name and data (the ID), one reply a line
+ *   IN_FLIGHT requests outstanding at once (default 1, id_server's client), idserver only: the
+ *             process is IN_FLIGHT id_server clients in one, each slot with its own app name
+ *             (its own counter, so concurrent requests never share one) and one request at a
+ *             time, each on a socket of its own; replies are awaited in the order sent, so the
+ *             process is woken once for several replies instead of once per reply
+ * Requests go to 127.0.0.1:PORT; a reply that does not come within 2 s of its request, or
+ * whose code is not 0 or whose seq is not the request's, is a failure. The last line printed is
  *   # total fail min_s max_s avg_s seconds
  */
 #include <arpa/inet.h>
@@ -76,59 +81,102 @@ static int check(const char *reply, const char *seq, char *id, size_t idsize) {
   return 1;
 }
 
+/* One request outstanding: its app name, socket, seq and when it was sent. */
+struct slot {
+  char app[40];
+  int fd;
+  long seq;
+  double sent;
+};
+
+struct totals {
+  long fail;
+  double min, max, sum;
+};
+
+struct target {
+  struct sockaddr_in to;
+  const char *rule;
+  int per_request;
+};
+
+/* Sends request i on a socket of its own (idserver) or the shared one; 0 when it was not sent. */
+static int send_request(const struct target *t, struct slot *s, long i, int shared) {
+  char msg[512];
+  int len = t->per_request
+                ? snprintf(msg, sizeof msg, "{\"action\":\"create\",\"rule_name\":\"%s\",\"app_name\":\"%s\",\"salt\":\"u%ld\",\"seq\":\"%ld\"}",
+                           t->rule, s->app, i % 1000, i)
+                : snprintf(msg, sizeof msg, "{\"action\":\"get\",\"rule_name\":\"%s\",\"app_name\":\"%s\",\"seq\":\"%ld\"}", t->rule, s->app, i);
+  s->seq = i;
+  s->sent = now();
+  s->fd = t->per_request ? open_socket() : shared;
+  return sendto(s->fd, msg, len, 0, (const struct sockaddr *)&t->to, sizeof t->to) == len;
+}
+
+/*
+ * Awaits the reply to the request in slot s (sent: whether it went out), checks it and counts
+ * it. A shared socket holds the replies of every slot: with more than one in flight they are
+ * matched by seq only in the idserver workload, so reuse runs one at a time.
+ */
+static void await_reply(const struct target *t, struct slot *s, int sent, int collect, struct totals *tot) {
+  char reply[65536], seq[48], id[128];
+  ssize_t got = sent ? receive(s->fd, reply, sizeof reply - 1, s->sent) : -1;
+  if (t->per_request) close(s->fd);
+  s->fd = -1;
+  double took = now() - s->sent;
+  if (took < tot->min) tot->min = took;
+  if (took > tot->max) tot->max = took;
+  tot->sum += took;
+  if (got < 0) {
+    tot->fail++;
+    return;
+  }
+  reply[got] = 0;
+  snprintf(seq, sizeof seq, "\"seq\":\"%ld\"", s->seq);
+  if (!check(reply, seq, id, sizeof id)) tot->fail++;
+  else if (collect) printf("%s %s\n", s->app, id);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 7) {
-    fprintf(stderr, "usage: udp-client PORT RULE REQUESTS INDEX idserver|reuse COLLECT\n");
+  if (argc != 7 && argc != 8) {
+    fprintf(stderr, "usage: udp-client PORT RULE REQUESTS INDEX idserver|reuse COLLECT [IN_FLIGHT]\n");
     return 2;
   }
-  int port = atoi(argv[1]);
-  const char *rule = argv[2];
+  struct target t;
+  memset(&t, 0, sizeof t);
+  t.to.sin_family = AF_INET;
+  t.to.sin_port = htons(atoi(argv[1]));
+  t.to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  t.rule = argv[2];
   long n = atol(argv[3]);
   int index = atoi(argv[4]);
-  int per_request = strcmp(argv[5], "idserver") == 0;
+  t.per_request = strcmp(argv[5], "idserver") == 0;
   int collect = strcmp(argv[6], "1") == 0;
-
-  struct sockaddr_in to;
-  memset(&to, 0, sizeof to);
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int in_flight = argc == 8 ? atoi(argv[7]) : 1;
+  if (in_flight < 1 || in_flight > 256 || (!t.per_request && in_flight != 1)) {
+    fprintf(stderr, "IN_FLIGHT is 1 to 256, and 1 for the reuse workload\n");
+    return 2;
+  }
+  struct slot slots[256];
+  for (int k = 0; k < in_flight; k++) {
+    if (!t.per_request) snprintf(slots[k].app, sizeof slots[k].app, "bench");
+    else if (in_flight == 1) snprintf(slots[k].app, sizeof slots[k].app, "app%d", index);
+    else snprintf(slots[k].app, sizeof slots[k].app, "app%d-%d", index, k);
+  }
 
   start_alarm();
-  int shared = per_request ? -1 : open_socket();
-  char app[32];
-  if (per_request) snprintf(app, sizeof app, "app%d", index);
-  else snprintf(app, sizeof app, "bench");
-
-  char msg[512], reply[65536], seq[48], id[128];
-  long fail = 0;
-  double min = 1e9, max = 0, sum = 0;
+  int shared = t.per_request ? -1 : open_socket();
+  int sent[256];
+  struct totals tot = {0, 1e9, 0, 0};
   double started = now();
-  for (long i = 0; i < n; i++) {
-    int len = per_request
-                  ? snprintf(msg, sizeof msg, "{\"action\":\"create\",\"rule_name\":\"%s\",\"app_name\":\"%s\",\"salt\":\"u%ld\",\"seq\":\"%ld\"}", rule, app,
-                             i % 1000, i)
-                  : snprintf(msg, sizeof msg, "{\"action\":\"get\",\"rule_name\":\"%s\",\"app_name\":\"%s\",\"seq\":\"%ld\"}", rule, app, i);
-    snprintf(seq, sizeof seq, "\"seq\":\"%ld\"", i);
-    double t0 = now();
-    int fd = per_request ? open_socket() : shared;
-    ssize_t got = -1;
-    if (sendto(fd, msg, len, 0, (struct sockaddr *)&to, sizeof to) == len) got = receive(fd, reply, sizeof reply - 1, t0);
-    if (per_request) close(fd);
-    double s = now() - t0;
-    if (s < min) min = s;
-    if (s > max) max = s;
-    sum += s;
-    if (got < 0) {
-      fail++;
-      continue;
-    }
-    reply[got] = 0;
-    if (!check(reply, seq, id, sizeof id)) fail++;
-    else if (collect) puts(id);
+  /* Request i goes into slot i % in_flight once the reply to the request before it there came. */
+  for (long i = 0; i < n + in_flight; i++) {
+    struct slot *s = &slots[i % in_flight];
+    if (i >= in_flight) await_reply(&t, s, sent[i % in_flight], collect, &tot);
+    if (i < n) sent[i % in_flight] = send_request(&t, s, i, shared);
   }
   double seconds = now() - started;
   if (shared >= 0) close(shared);
-  printf("# %ld %ld %.9f %.9f %.9f %.6f\n", n, fail, min, max, n > 0 ? sum / n : 0, seconds);
+  printf("# %ld %ld %.9f %.9f %.9f %.6f\n", n, tot.fail, tot.min, tot.max, n > 0 ? tot.sum / n : 0, seconds);
   return 0;
 }

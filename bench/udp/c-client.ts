@@ -48,8 +48,8 @@ export interface ClientResult {
   readonly max: number;
   readonly avg: number;
   readonly seconds: number;
-  readonly app: string;
-  readonly ids: string[];
+  /** The IDs collected, by app name (each app name its own counter). */
+  readonly ids: Map<string, string[]>;
 }
 
 export interface LoadRun {
@@ -67,6 +67,8 @@ export interface LoadOptions {
   readonly rule: string;
   readonly requests: number;
   readonly clients: number;
+  /** Requests each client keeps outstanding (1: one at a time, as id_server's client). */
+  readonly inFlight: number;
   readonly workload: Workload;
   readonly collect: boolean;
   /** Run the clients on this CPU only (taskset). */
@@ -75,29 +77,44 @@ export interface LoadOptions {
   readonly serverPid: number;
 }
 
-/** The result a client prints: its IDs (collect), then "# total fail min max avg seconds". */
-function parseOutput(text: string, app: string): ClientResult {
+/** The result a client prints: "app id" per reply (collect), then "# total fail min max avg seconds". */
+function parseOutput(text: string): ClientResult {
   const lines = text.trimEnd().split('\n');
   const last = lines.pop() ?? '';
   const f = last.split(' ');
   if (f[0] !== '#' || f.length !== 7) throw new Error(`the UDP client printed no summary: ${last}`);
   const [total, fail, min, max, avg, seconds] = f.slice(1).map(Number);
-  return { total, fail, min, max, avg, seconds, app, ids: lines };
+  const ids = new Map<string, string[]>();
+  for (const line of lines) {
+    const [app, id] = line.split(' ');
+    const list = ids.get(app) ?? [];
+    if (list.length === 0) ids.set(app, list);
+    list.push(id);
+  }
+  return { total, fail, min, max, avg, seconds, ids };
 }
 
 /** Runs the clients to their end, reading the CPU of the server and of the clients in windows. */
 export async function runClients(binary: string, o: LoadOptions): Promise<LoadRun> {
   const kids = Array.from({ length: o.clients }, (_, i) => {
-    const argv = [binary, String(o.port), o.rule, String(o.requests), String(i), o.workload, o.collect ? '1' : '0'];
+    const argv = [
+      binary,
+      String(o.port),
+      o.rule,
+      String(o.requests),
+      String(i),
+      o.workload,
+      o.collect ? '1' : '0',
+      String(o.inFlight),
+    ];
     const [cmd, ...rest] = o.cpu === undefined ? argv : ['taskset', '-c', String(o.cpu), ...argv];
     const proc = spawn(cmd, rest, { stdio: ['ignore', 'pipe', 'inherit'] });
     const chunks: Buffer[] = [];
     proc.stdout.on('data', (c: Buffer) => chunks.push(c));
-    const app = o.workload === 'idserver' ? `app${i}` : 'bench';
     const done = new Promise<ClientResult>((resolve, reject) =>
       proc.once('close', (code) =>
         code === 0
-          ? resolve(parseOutput(Buffer.concat(chunks).toString(), app))
+          ? resolve(parseOutput(Buffer.concat(chunks).toString()))
           : reject(new Error(`UDP client ${i} exited with ${code}`)),
       ),
     );

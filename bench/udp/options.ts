@@ -6,6 +6,8 @@ export interface UdpOptions {
   /** Sequential requests per client and case. */
   requests: number;
   clients: number;
+  /** Requests each client keeps outstanding, each on a socket of its own (idserver workload). */
+  inFlight: number;
   rounds: number;
   write: boolean;
   workload: Workload;
@@ -20,11 +22,21 @@ function workloadOf(w: string): Workload {
   return w;
 }
 
+/**
+ * Requests each client process keeps outstanding by default: with one each, 16 or 32 processes
+ * on one core kept an echo server answering 60k requests a second waiting in every window (their
+ * wake-ups cost as much as the server's answers); with four or eight, in some windows; with
+ * twelve it ran at 97% or more of its core. With sixteen, 256 datagrams at once overflowed the
+ * server's socket buffer (the kernel's default): requests were lost and the run failed.
+ */
+export const DEFAULT_IN_FLIGHT = 12;
+
 /** Reads argv (the arguments after the script's name). */
 export function readUdpOptions(argv: readonly string[]): UdpOptions {
   const opts: UdpOptions = {
     requests: 200_000,
     clients: 16,
+    inFlight: 0,
     rounds: 1,
     write: true,
     workload: 'idserver',
@@ -32,13 +44,20 @@ export function readUdpOptions(argv: readonly string[]): UdpOptions {
     cpuProf: '',
   };
   const usage =
-    'npm run bench:udp -- [--requests N] [--clients N] [--rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]';
+    'npm run bench:udp -- [--requests N] [--clients N] [--in-flight N] [--rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]';
   readBenchOptions(argv, usage, { requests: [1], rounds: [1], pin: true, write: true }, opts, (a) => {
     if (a.flag === '--workload') opts.workload = workloadOf(a.text());
     else if (a.flag === '--cpu-prof') opts.cpuProf = a.text();
     else if (a.flag === '--clients') opts.clients = a.whole(1, 64);
+    else if (a.flag === '--in-flight') opts.inFlight = a.whole(1, 256);
     else return false;
     return true;
   });
+  // One client is the one-request-at-a-time case; several keep DEFAULT_IN_FLIGHT each outstanding.
+  if (opts.inFlight === 0) opts.inFlight = opts.clients === 1 || opts.workload !== 'idserver' ? 1 : DEFAULT_IN_FLIGHT;
+  if (opts.inFlight > 1 && opts.workload !== 'idserver')
+    throw new Error('--in-flight applies to the idserver workload (a socket per request) only');
+  if (opts.inFlight > 1 && opts.clients === 1)
+    throw new Error('--clients 1 is the case of one request at a time: --in-flight 1');
   return opts;
 }

@@ -160,6 +160,13 @@ export interface UdpReport {
   readonly failed: boolean;
 }
 
+/** How each client sends: one request at a time, or several outstanding, each on its own socket. */
+function inFlightText(inFlight: number): string {
+  return inFlight === 1
+    ? 'each sent when the reply to the one before came'
+    : `${inFlight} outstanding per client, each on a socket of its own, replies awaited in the order sent`;
+}
+
 /** The report of a run: args its command line, load the load average before it. */
 export function udpReport(
   opts: UdpOptions,
@@ -181,7 +188,7 @@ export function udpReport(
     '',
     `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs; load average before the run ${load}`,
     `- workload ${opts.workload}: ${workload}`,
-    `- ${opts.clients} client processes x ${opts.requests} sequential requests (send, wait for the reply) per case${opts.rounds > 1 ? `, ${opts.rounds} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}`,
+    `- ${opts.clients} client processes x ${opts.requests} requests per case, ${inFlightText(opts.inFlight)}${opts.rounds > 1 ? `, ${opts.rounds} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}`,
     opts.pin
       ? '- pinned (taskset): the servers on CPU 1, the client processes on CPU 0'
       : '- not pinned: servers and clients share both CPUs',

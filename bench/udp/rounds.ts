@@ -63,6 +63,7 @@ async function runClients(
     rule,
     requests: opts.requests,
     clients: opts.clients,
+    inFlight: opts.inFlight,
     workload: opts.workload,
     collect,
     cpu: opts.pin ? 0 : undefined,
@@ -83,7 +84,7 @@ async function runClients(
     tps: total / seconds,
     avgMs: (results.reduce((s, r) => s + r.avg, 0) / results.length) * 1000,
     fail: results.reduce((s, r) => s + r.fail, 0),
-    ids: new Map(results.map((r) => [r.app, r.ids])),
+    ids: new Map(results.flatMap((r) => [...r.ids])),
     serverPct: run.serverPct,
     demandPct: run.demandPct,
     clientPct: run.clientPct,
@@ -111,6 +112,11 @@ export async function runRounds(
       const cpu1 = procCpuSeconds(c.pid ?? 0);
       const requests = opts.clients * opts.requests;
       const perRequest = redisPerRequest(redis0, await redisCounters(stats), requests);
+      // A lost or wrong reply fails the run, a baseline's too: its figures would count timeouts.
+      if (!c.idmint && r.fail > 0) {
+        ok = false;
+        console.log(`  FAILED: ${r.fail} failed requests`);
+      }
       if (c.idmint) {
         // Every ID of one counter, over all rounds, must be distinct.
         let dups = 0;
