@@ -355,7 +355,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     streamMaxCount: int('STREAM_MAX_COUNT', 100_000_000, 1, 1_000_000_000_000),
     streamMaxInFlight: int('STREAM_MAX_IN_FLIGHT', 16, 1, 1024),
     streamMaxBlock,
-    bulkSharePercent: int('BULK_SHARE_PERCENT', 20, 1, 100),
+    bulkSharePercent: int('BULK_SHARE_PERCENT', 5, 1, 100),
     streamMaxBufferBytes,
     streamMaxSocketsPerClient: int('STREAM_MAX_SOCKETS_PER_CLIENT', 64, 1, 100_000),
     sourceMaxFiniteIdsPerSecond: int('SOURCE_MAX_FINITE_IDS_PER_SECOND', 10_000, 0, 1_000_000_000),

@@ -24,7 +24,7 @@ export const SLICES_PER_TURN = 1;
 /** The windows bulk work is charged to, ms. */
 export const WINDOW_MS = 5;
 /** Default share of a window bulk work may take while single requests are served (BULK_SHARE_PERCENT / 100). */
-export const DEFAULT_SHARE = 0.2;
+export const DEFAULT_SHARE = 0.05;
 
 /** What the turns read and schedule with (real ones by default; tests give their own). */
 export interface TurnClock {
