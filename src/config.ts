@@ -174,6 +174,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** BULK_SHARE_PERCENT's default: bulk takes get 5% of each window beside single requests (bulk-turns.ts). */
+export const DEFAULT_BULK_SHARE_PERCENT = 5;
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const problems: string[] = [];
 
@@ -355,7 +358,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     streamMaxCount: int('STREAM_MAX_COUNT', 100_000_000, 1, 1_000_000_000_000),
     streamMaxInFlight: int('STREAM_MAX_IN_FLIGHT', 16, 1, 1024),
     streamMaxBlock,
-    bulkSharePercent: int('BULK_SHARE_PERCENT', 5, 1, 100),
+    bulkSharePercent: int('BULK_SHARE_PERCENT', DEFAULT_BULK_SHARE_PERCENT, 1, 100),
     streamMaxBufferBytes,
     streamMaxSocketsPerClient: int('STREAM_MAX_SOCKETS_PER_CLIENT', 64, 1, 100_000),
     sourceMaxFiniteIdsPerSecond: int('SOURCE_MAX_FINITE_IDS_PER_SECOND', 10_000, 0, 1_000_000_000),

@@ -81,12 +81,13 @@ static int check(const char *reply, const char *seq, char *id, size_t idsize) {
   return 1;
 }
 
-/* One request outstanding: its app name, socket, seq and when it was sent. */
+/* One request outstanding: its app name, socket, seq, when it was sent and whether it went out. */
 struct slot {
   char app[40];
   int fd;
   long seq;
   double sent;
+  int went;
 };
 
 struct totals {
@@ -100,8 +101,8 @@ struct target {
   int per_request;
 };
 
-/* Sends request i on a socket of its own (idserver) or the shared one; 0 when it was not sent. */
-static int send_request(const struct target *t, struct slot *s, long i, int shared) {
+/* Sends request i on a socket of its own (idserver) or the shared one; went is 0 when it was not sent. */
+static void send_request(const struct target *t, struct slot *s, long i, int shared) {
   char msg[512];
   int len = t->per_request
                 ? snprintf(msg, sizeof msg, "{\"action\":\"create\",\"rule_name\":\"%s\",\"app_name\":\"%s\",\"salt\":\"u%ld\",\"seq\":\"%ld\"}",
@@ -110,17 +111,16 @@ static int send_request(const struct target *t, struct slot *s, long i, int shar
   s->seq = i;
   s->sent = now();
   s->fd = t->per_request ? open_socket() : shared;
-  return sendto(s->fd, msg, len, 0, (const struct sockaddr *)&t->to, sizeof t->to) == len;
+  s->went = sendto(s->fd, msg, len, 0, (const struct sockaddr *)&t->to, sizeof t->to) == len;
 }
 
 /*
- * Awaits the reply to the request in slot s (sent: whether it went out), checks it and counts
- * it. A shared socket holds the replies of every slot: with more than one in flight they are
- * matched by seq only in the idserver workload, so reuse runs one at a time.
+ * Awaits the reply to the request in slot s, checks it and counts it. Each slot's request has a
+ * socket of its own in the idserver workload; reuse shares one socket, so it runs one at a time.
  */
-static void await_reply(const struct target *t, struct slot *s, int sent, int collect, struct totals *tot) {
+static void await_reply(const struct target *t, struct slot *s, int collect, struct totals *tot) {
   char reply[65536], seq[48], id[128];
-  ssize_t got = sent ? receive(s->fd, reply, sizeof reply - 1, s->sent) : -1;
+  ssize_t got = s->went ? receive(s->fd, reply, sizeof reply - 1, s->sent) : -1;
   if (t->per_request) close(s->fd);
   s->fd = -1;
   double took = now() - s->sent;
@@ -166,14 +166,13 @@ int main(int argc, char **argv) {
 
   start_alarm();
   int shared = t.per_request ? -1 : open_socket();
-  int sent[256];
   struct totals tot = {0, 1e9, 0, 0};
   double started = now();
   /* Request i goes into slot i % in_flight once the reply to the request before it there came. */
   for (long i = 0; i < n + in_flight; i++) {
     struct slot *s = &slots[i % in_flight];
-    if (i >= in_flight) await_reply(&t, s, sent[i % in_flight], collect, &tot);
-    if (i < n) sent[i % in_flight] = send_request(&t, s, i, shared);
+    if (i >= in_flight) await_reply(&t, s, collect, &tot);
+    if (i < n) send_request(&t, s, i, shared);
   }
   double seconds = now() - started;
   if (shared >= 0) close(shared);

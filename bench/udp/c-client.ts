@@ -87,9 +87,9 @@ function parseOutput(text: string): ClientResult {
   const ids = new Map<string, string[]>();
   for (const line of lines) {
     const [app, id] = line.split(' ');
-    const list = ids.get(app) ?? [];
-    if (list.length === 0) ids.set(app, list);
-    list.push(id);
+    const list = ids.get(app);
+    if (list === undefined) ids.set(app, [id]);
+    else list.push(id);
   }
   return { total, fail, min, max, avg, seconds, ids };
 }

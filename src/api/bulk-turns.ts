@@ -17,6 +17,7 @@
 // share of it that BULK_SHARE_PERCENT gives to bulk work waits for the next window. With no
 // single request in this window or the last, bulk takes run unbounded.
 import { setImmediate } from 'node:timers';
+import { DEFAULT_BULK_SHARE_PERCENT } from '../config.js';
 import { singlesAskedSoFar } from '../service/id-service.js';
 
 /** Slices encoded per turn of the event loop, across all takes. */
@@ -24,7 +25,7 @@ export const SLICES_PER_TURN = 1;
 /** The windows bulk work is charged to, ms. */
 export const WINDOW_MS = 5;
 /** Default share of a window bulk work may take while single requests are served (BULK_SHARE_PERCENT / 100). */
-export const DEFAULT_SHARE = 0.05;
+export const DEFAULT_SHARE = DEFAULT_BULK_SHARE_PERCENT / 100;
 
 /** What the turns read and schedule with (real ones by default; tests give their own). */
 export interface TurnClock {
