@@ -15,22 +15,31 @@ import {
 import { IdmintError } from '../../errors.js';
 import { noteFailure, type ErrorCounter, type FailureLog } from '../error-policy.js';
 
+type SentStatus = Parameters<ServerInterceptingCallInterface['sendStatus']>[0];
+
 /** The statuses grpc-js refuses a request with on its own, as the idmint code they count as. */
 const OWN_REFUSALS: ReadonlyMap<status, IdmintError['code']> = new Map([
   [status.RESOURCE_EXHAUSTED, 'INVALID_ARGUMENT'],
 ]);
 
-/** An interceptor counting grpc-js's own refusals (first, and only, in the server's `interceptors`). */
+/**
+ * An interceptor counting grpc-js's own refusals (first, and only, in the server's `interceptors`).
+ * It makes no function per call: each call's sendStatus is set to one function of this server's,
+ * which calls the call's own (its prototype's) after looking at the status. A function made for
+ * each call (sendStatus bound to the call, and a closure around it) more than tripled the heap
+ * the soak's load promoted to the old generation (npm run soak: the heap grew about 3.7 MB a
+ * second between full collections instead of 1, and RSS swung by a fifth with them).
+ */
 export function countOwnRefusals(errors: ErrorCounter, log: FailureLog): ServerInterceptor {
+  function sendStatusCounted(this: ServerInterceptingCallInterface, callStatus: SentStatus): void {
+    const code = callStatus.code === undefined ? undefined : OWN_REFUSALS.get(callStatus.code);
+    if (code !== undefined && (callStatus.metadata?.get('idmint-code').length ?? 0) === 0) {
+      noteFailure('grpc', new IdmintError(code, callStatus.details), log, errors);
+    }
+    (Object.getPrototypeOf(this) as ServerInterceptingCallInterface).sendStatus.call(this, callStatus);
+  }
   return (_method, call) => {
-    const send = call.sendStatus.bind(call);
-    call.sendStatus = (callStatus: Parameters<ServerInterceptingCallInterface['sendStatus']>[0]) => {
-      const code = callStatus.code === undefined ? undefined : OWN_REFUSALS.get(callStatus.code);
-      if (code !== undefined && (callStatus.metadata?.get('idmint-code').length ?? 0) === 0) {
-        noteFailure('grpc', new IdmintError(code, callStatus.details), log, errors);
-      }
-      send(callStatus);
-    };
+    call.sendStatus = sendStatusCounted;
     return new ServerInterceptingCall(call);
   };
 }
