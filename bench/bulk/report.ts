@@ -80,9 +80,8 @@ function p99ByRound(rounds: Map<CaseName, Measured[]>, kind: string): string[] {
   );
 }
 
-export function report(setup: Setup, outcome: Outcome, recorder: ReturnType<typeof startRun>): void {
+export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeof startRun>): void {
   const { measured, warmups, bulkAlone, load, ok } = outcome;
-  const opts = setup;
   const alone = measured.get('alone')!;
   const ms = (v: number) => v.toFixed(2);
   const rows: string[][] = [];
@@ -143,7 +142,7 @@ export function report(setup: Setup, outcome: Outcome, recorder: ReturnType<type
       },
     ).join(', ')}`,
     ...p99ByRound(measured, 'measured round'),
-    ...(setup.warmupRounds > 0 ? p99ByRound(warmups, 'warm-up round, not in the medians') : []),
+    ...(opts.warmupRounds > 0 ? p99ByRound(warmups, 'warm-up round, not in the medians') : []),
     `- load average before the run ${load}, after ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
