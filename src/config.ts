@@ -78,6 +78,8 @@ export interface Config {
   readonly refillWaitMs: number;
   /** BullMQ refill worker concurrency; 0 means this process runs no refill worker. */
   readonly refillConcurrency: number;
+  /** How long before a rule's period ends the next period's scopes of apps in use are warmed (0: never). */
+  readonly rulePeriodWarmMs: number;
   /** A tag definition cached by a process is re-read from MySQL at least this often. */
   readonly tagCacheMs: number;
   /** Upper bound of IDs one coalesced Redis take may ask for. */
@@ -341,6 +343,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logFormat,
     refillWaitMs: int('REFILL_WAIT_MS', 3000, 10, 60000),
     refillConcurrency: int('REFILL_CONCURRENCY', 4, 0, 64),
+    rulePeriodWarmMs: int('RULE_PERIOD_WARM_MS', 30_000, 0, 3_600_000),
     tagCacheMs: int('TAG_CACHE_MS', 1000, 50, 60000),
     coalesceMax: int('COALESCE_MAX', 100000, 1, 10_000_000),
     coalescePipeline: int('COALESCE_PIPELINE', 4, 1, 64),

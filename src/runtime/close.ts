@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { closeWorker, dropWorker, GRACEFUL_CLOSE_MS } from '../consumer/worker-close.js';
 import type { RefillProducer } from '../producer/refill-producer.js';
 import type { LeaseManager } from '../service/lease-manager.js';
+import type { PeriodWarmer } from '../service/period-warmer.js';
 import { runShutdown } from '../shutdown-steps.js';
 import type { Connections } from './connect.js';
 import type { NodeWorkers } from './workers.js';
@@ -19,6 +20,7 @@ export function closer(
   leases: LeaseManager,
   producer: RefillProducer,
   log: Logger,
+  periods: PeriodWarmer,
 ): () => Promise<void> {
   const { leaseWorkers, leaseScheduler, refillWorker } = workers;
   const { redisClients, pool } = conns;
@@ -36,6 +38,7 @@ export function closer(
     (closing ??= (async () => {
       // Connections closed from here on stay closed, including one that ends by itself.
       supervisor.stop();
+      periods.stop();
       const { unfinished, ms } = await runShutdown(
         [
           { name: 'lease workers', run: async () => dropped((await leaseWorkers?.close(gracefulMs)) ?? []) },

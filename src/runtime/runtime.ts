@@ -198,6 +198,7 @@ export async function createRuntime(
     log,
   });
   const { leaseScheduler, refillWorker } = workers;
+  ids.periods.start(config.rulePeriodWarmMs);
   const queues: Queue[] = [producer.queue, ...(leaseScheduler ? [leaseScheduler.queue, leaseScheduler.janitor] : [])];
   const drain = new Drain();
   const observed = observe({
@@ -246,7 +247,7 @@ export async function createRuntime(
     drain,
     readiness: observed.readiness,
     connections,
-    close: closer(config, conns, connections, workers, leases, producer, log),
+    close: closer(config, conns, connections, workers, leases, producer, log, ids.periods),
   };
 }
 

@@ -28,6 +28,7 @@ import { modeSources, type ModeDeps } from './mode-sources.js';
 import { RuleTemplates } from './rule-mode.js';
 import { enabled, SegmentMode, type Issued } from './segment-mode.js';
 import type { ClockEvents } from './snowflake-generator.js';
+import { PeriodWarmer } from './period-warmer.js';
 import { SourceCache, type SnowflakeDeps, type TagSources } from './sources.js';
 import { kindOf } from './tag-kinds.js';
 import type { TagRegistry } from './tag-registry.js';
@@ -64,6 +65,8 @@ export function singlesAskedSoFar(): number {
 export class IdService {
   /** What a request may read without issuing. */
   readonly reads: IdReads;
+  /** Warms rule scopes of the next period before it starts (started by the runtime). */
+  readonly periods: PeriodWarmer;
   private readonly sources: SourceCache;
   private readonly segments: SegmentMode;
   private readonly modes: ModeDeps;
@@ -95,6 +98,7 @@ export class IdService {
     };
     const modeOf = modeSources(this.modes);
     this.reads = new IdReads(registry, this.sources, deps.segments, snowflake.clock, exposure.revealProtected);
+    this.periods = new PeriodWarmer({ ...deps, sources: this.sources, clock: snowflake.clock });
     registry.onLoad((name, tag) => this.sources.loaded(name, tag));
   }
 

@@ -27,7 +27,8 @@ import type { Clock } from '../core/clock.js';
 
 /** Rule scopes (app, period) whose sources a process keeps before dropping idle ones. */
 const MAX_IDLE_SCOPES = 1000;
-const IDLE_MS = 60_000;
+/** A rule scope unused this long is idle: it may be dropped, and its next period is not warmed. */
+export const SCOPE_IDLE_MS = 60_000;
 
 export interface SnowflakeDeps {
   readonly leases: LeaseManager;
@@ -96,6 +97,11 @@ export class SourceCache {
     return sources !== undefined && sources.def.epoch === tag.epoch ? sources : this.warm(tag);
   }
 
+  /** The sources of every tag held, of its newest definition. */
+  held(): IterableIterator<TagSources> {
+    return this.tags.values();
+  }
+
   /** A definition was read (undefined: the tag does not exist). */
   loaded(name: string, tag: StoredTag | undefined): void {
     if (tag === undefined) this.drop(name);
@@ -131,12 +137,14 @@ export class SourceCache {
     const key = sourceKey(shard, scope);
     let src = sources.segments.get(key);
     if (src === undefined) {
-      if (scope !== '' && !sources.detached && this.scoped >= MAX_IDLE_SCOPES) this.pruneIdle();
+      // Counted while the sources are the cache's (a caller may hold sources since replaced).
+      const counted = scope !== '' && !sources.detached && this.tags.get(sources.def.tag) === sources;
+      if (counted && this.scoped >= MAX_IDLE_SCOPES) this.pruneIdle();
       const { tag, epoch, redis } = sources.def;
       const coalescer = new Coalescer({ tag, epoch, shard, scope, redis }, () => sources.def.prefetch, this.deps);
       src = { coalescer, buffer: undefined, scope, lastUsed: Date.now() };
       sources.segments.set(key, src);
-      if (scope !== '' && !sources.detached) this.scoped++;
+      if (counted) this.scoped++;
     } else if (scope !== '') {
       src.lastUsed = Date.now();
     }
@@ -188,7 +196,7 @@ export class SourceCache {
 
   /** Drops the sources of rule scopes unused for a minute (past periods, idle apps). */
   private pruneIdle(): void {
-    const cutoff = Date.now() - IDLE_MS;
+    const cutoff = Date.now() - SCOPE_IDLE_MS;
     for (const sources of this.tags.values()) {
       for (const [key, src] of sources.segments) {
         if (src.scope === '' || src.lastUsed > cutoff || !src.coalescer.idle || !(src.buffer?.idle ?? true)) continue;

@@ -11,6 +11,7 @@ import {
   decodeAcquire,
   decodeExhaust,
   decodeInstall,
+  decodePrime,
   decodeRelease,
   decodeRenew,
   decodeTake,
@@ -76,7 +77,7 @@ describe('Lua @include expansion', () => {
     assert.equal(loadedScripts(), scripts, 'read once per process');
   });
 
-  it('expands the identity read into the five scripts that compare identities, once each', () => {
+  it('expands the identity read into the six scripts that compare identities, once each', () => {
     assert.deepEqual(
       [...SCRIPT_FILES].sort(),
       readdirSync(COMMANDS_DIR)
@@ -88,7 +89,11 @@ describe('Lua @include expansion', () => {
     for (const s of SCRIPT_FILES) {
       const text = scriptText(s);
       assert.ok(!text.includes('@include'), s);
-      const expected = ['take-2', 'idem-takes-4', 'install-2', 'lease-acquire-1', 'lease-renew-1'].includes(s) ? 1 : 0;
+      const expected = ['take-2', 'idem-takes-4', 'install-2', 'prime-2', 'lease-acquire-1', 'lease-renew-1'].includes(
+        s,
+      )
+        ? 1
+        : 0;
       assert.equal(
         text.split('local function serverIdentity()').length - 1,
         expected,
@@ -140,9 +145,11 @@ describe('script replies', () => {
   it('install, exhaust, renew, release: each code, and an unknown one refused', () => {
     assert.deepEqual([1, 2, -1, -2, -3].map(decodeInstall), ['current', 'next', 'reset', 'next-present', 'stale']);
     assert.deepEqual([1, -1].map(decodeExhaust), ['marked', 'stale']);
+    assert.deepEqual([1, 0, -1].map(decodePrime), ['created', 'present', 'moved']);
     assert.deepEqual([1, 0, -1].map(decodeRenew), ['extended', 'expired', 'taken']);
     assert.deepEqual([1, 0].map(decodeRelease), ['released', 'not-ours']);
     assert.throws(() => decodeInstall(0), /install-2\.lua answered 0/);
+    assert.throws(() => decodePrime(2), /prime-2\.lua answered 2/);
     assert.throws(() => decodeRenew(null), /lease-renew-1\.lua answered null/);
   });
 

@@ -19,6 +19,7 @@ export const SCRIPT_FILES = [
   'take-2',
   'install-2',
   'exhaust-1',
+  'prime-2',
   'lease-acquire-1',
   'lease-renew-1',
   'lease-release-1',

@@ -68,6 +68,14 @@ const EXHAUST: Codes<ExhaustResult> = { 1: 'marked', [-1]: 'stale' };
 
 export const decodeExhaust = (raw: unknown): ExhaustResult => decode('exhaust-1', EXHAUST, raw);
 
+// ---- prime-2.lua
+
+/** 'present': the hash exists already; 'moved': the tag's epoch is retired on this Redis. */
+export type PrimeResult = 'created' | 'present' | 'moved';
+const PRIME: Codes<PrimeResult> = { 1: 'created', 0: 'present', [-1]: 'moved' };
+
+export const decodePrime = (raw: unknown): PrimeResult => decode('prime-2', PRIME, raw);
+
 // ---- lease-acquire-1.lua
 
 /** A worker id leased, or none free within the probes (the space is exhausted). */

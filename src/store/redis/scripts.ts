@@ -23,12 +23,14 @@ import {
   decodeAcquire,
   decodeExhaust,
   decodeInstall,
+  decodePrime,
   decodeRelease,
   decodeRenew,
   decodeTake,
   type Acquired,
   type ExhaustResult,
   type InstallResult,
+  type PrimeResult,
   type ReleaseResult,
   type RenewResult,
   type TakeResult,
@@ -223,6 +225,11 @@ export class Scripts {
   /** exhaust-1.lua: marks the hash exhausted under gen. */
   exhaust(segment: string, gen: string): Promise<ExhaustResult> {
     return this.call('exhaust-1', [segment, gen], decodeExhaust);
+  }
+
+  /** prime-2.lua: creates the hash of a counter not taken from yet under gen, or leaves it as it is. */
+  prime(segment: string, moved: string, gen: string, epoch: number): Promise<PrimeResult> {
+    return this.call('prime-2', [segment, moved, gen, epoch], decodePrime);
   }
 
   /** lease-acquire-1.lua: a free worker id of the space whose key base is `space`. */

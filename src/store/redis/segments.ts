@@ -180,6 +180,17 @@ export class SegmentStore {
     });
   }
 
+  /**
+   * Creates the hash of a counter nobody has taken from yet (prime-2.lua), for a refill to fill
+   * before the first request: the gen it was created under, or undefined when it existed
+   * already or the tag's epoch is retired on its server.
+   */
+  async prime(ref: SegmentRef): Promise<string | undefined> {
+    const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}p`;
+    const result = await this.server(ref.redis).scripts.prime(this.key(ref), this.keys.moved(ref.tag), gen, ref.epoch);
+    return result === 'created' ? gen : undefined;
+  }
+
   /** Marks the (tag, shard) exhausted under gen; false when gen is no longer current. */
   async exhaust(ref: SegmentRef, gen: string): Promise<boolean> {
     return (await this.server(ref.redis).scripts.exhaust(this.key(ref), gen)) === 'marked';
