@@ -188,7 +188,7 @@ export function udpReport(
     '',
     `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs; load average before the run ${load}`,
     `- workload ${opts.workload}: ${workload}`,
-    `- ${opts.clients} client processes x ${opts.requests} requests per case, ${inFlightText(opts.inFlight)}${opts.rounds > 1 ? `, ${opts.rounds} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}`,
+    `- ${opts.clients} client processes x ${opts.requests} requests per case, ${inFlightText(opts.inFlight)}${opts.rounds > 1 ? `, ${opts.rounds} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}; before them every app name asked each idmint case twice, unmeasured (its counter's first segment)`,
     opts.pin
       ? '- pinned (taskset): the servers on CPU 1, the client processes on CPU 0'
       : '- not pinned: servers and clients share both CPUs',

@@ -3,6 +3,7 @@
 // clients (bench/udp/c-client.ts) and reads the serving process's CPU (/proc), Redis's CPU and
 // script time (INFO), and the CPU windows of the server and the clients; it checks every idmint
 // ID of one counter distinct over all rounds and the echo server busy (bench/udp/load-limit.ts).
+// Before the first round every app name asks each idmint case twice, unmeasured (warmUp).
 import type { Redis } from 'ioredis';
 import { procCpuSeconds } from '../../tools/cpu.js';
 import { SeenIds } from '../../tools/duplicates.js';
@@ -91,6 +92,49 @@ async function runClients(
   };
 }
 
+/** Per counter (a rule's case and app name; a segment tag's case), every ID seen over all rounds. */
+type Seen = Map<string, SeenIds<string, string>>;
+
+/** Adds a case's IDs to those seen: how many were seen before. */
+function duplicates(c: Case, ids: Map<string, string[]>, seen: Seen): number {
+  let dups = 0;
+  for (const [app, list] of c.idmint ? ids : []) {
+    const key = c.name === CASE_NAMES.segment ? c.name : `${c.name}/${app}`;
+    const all = seen.get(key) ?? new SeenIds<string, string>();
+    seen.set(key, all);
+    for (const id of list) if (all.add(id, key) !== undefined) dups++;
+  }
+  return dups;
+}
+
+/**
+ * Every app name of the clients asks each idmint case twice before the rounds, unmeasured: the
+ * first request of an app waits for its counter's first segment (a refill), and the clients'
+ * hundreds of apps asking at once queue their refills behind each other. Its IDs count in the
+ * duplicate check; requests that timed out waiting are printed, not failed.
+ */
+async function warmUp(opts: UdpOptions, binary: string, cases: readonly Case[], seen: Seen): Promise<boolean> {
+  let ok = true;
+  for (const c of cases.filter((x) => x.idmint)) {
+    const run = await runLoad(binary, {
+      port: c.port,
+      rule: c.rule,
+      requests: 2 * opts.inFlight,
+      clients: opts.clients,
+      inFlight: opts.inFlight,
+      workload: opts.workload,
+      collect: true,
+      cpu: opts.pin ? 0 : undefined,
+      serverPid: c.pid ?? 0,
+    });
+    const dups = duplicates(c, new Map(run.clients.flatMap((r) => [...r.ids])), seen);
+    const fail = run.clients.reduce((sum, r) => sum + r.fail, 0);
+    console.log(`${c.name} (warm-up, unmeasured): ${fail} requests timed out or failed, ${dups} duplicate IDs`);
+    if (dups > 0) ok = false;
+  }
+  return ok;
+}
+
 /** Runs opts.rounds rounds of the cases with the client binary; stats is a connection to the Redis the servers use. */
 export async function runRounds(
   opts: UdpOptions,
@@ -98,11 +142,10 @@ export async function runRounds(
   cases: readonly Case[],
   stats: Redis,
 ): Promise<Rounds> {
-  let ok = true;
   const clientLimited: string[] = [];
   const measured = new Map<string, Measured[]>();
-  /** Per counter (a rule's case and app name; a segment tag's case), every ID seen over all rounds. */
-  const seen = new Map<string, SeenIds<string, string>>();
+  const seen: Seen = new Map();
+  let ok = await warmUp(opts, binary, cases, seen);
   for (let round = 1; round <= opts.rounds; round++) {
     for (const c of cases) {
       console.log(`${c.name}${opts.rounds > 1 ? ` (round ${round})` : ''}`);
@@ -113,13 +156,7 @@ export async function runRounds(
       const requests = opts.clients * opts.requests;
       const perRequest = redisPerRequest(redis0, await redisCounters(stats), requests);
       // Every ID of one of idmint's counters, over all rounds, must be distinct.
-      let dups = 0;
-      for (const [app, ids] of c.idmint ? r.ids : []) {
-        const key = c.name === CASE_NAMES.segment ? c.name : `${c.name}/${app}`;
-        const all = seen.get(key) ?? new SeenIds<string, string>();
-        seen.set(key, all);
-        for (const id of ids) if (all.add(id, key) !== undefined) dups++;
-      }
+      const dups = duplicates(c, r.ids, seen);
       // A lost or wrong reply fails the run, a baseline's too: its figures would count timeouts.
       if (dups > 0 || r.fail > 0) {
         ok = false;
