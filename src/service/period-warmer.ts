@@ -7,11 +7,14 @@
 // So a while before a period ends (RULE_PERIOD_WARM_MS, at most half a period) the warmer
 // creates the next period's scope of every app whose scope this process used in the last
 // minute (prime-2.lua: the scope's hash, no ID handed out) and asks its first segment as a
-// prefetch refill; the first requests of the new period find it installed. Each process warms
-// the apps it serves; the first to create a scope's hash asks its refill, the others find the
-// hash there. Warming only moves a scope's first allocation earlier: its IDs, their order and
-// the period they are rendered in are those of the requests that take them. A scope warmed for
-// an app that asks nothing in the new period is a counter row and a segment that go unused.
+// prefetch refill; the first requests of the new period find it installed. A scope warmed so
+// counts as used only once a request used it: warming follows requests, never itself (with
+// periods of a few seconds, warmed scopes warming the next would allocate a segment every
+// period for an app that asked once). Each process warms the apps it serves; the first to
+// create a scope's hash asks its refill, the others find the hash there. Warming only moves a
+// scope's first allocation earlier: its IDs, their order and the period they are rendered in
+// are those of the requests that take them. A scope warmed for an app that asks nothing in the
+// new period is a counter row and a segment that go unused.
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { periodOf } from '../core/period.js';
@@ -93,8 +96,8 @@ export class PeriodWarmer {
         );
         break;
       }
-      // Held from now on, so the next pass leaves it.
-      this.deps.sources.segment(sources, 0, scope);
+      // Held from now on, so the next pass leaves it; not used yet, so it warms no period after it.
+      this.deps.sources.holdWarmed(sources, scope);
     }
     if (created > 0) log.info({ tag: tag.tag, period, scopes: created }, 'warmed rule scopes of the next period');
     return created;

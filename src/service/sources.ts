@@ -45,7 +45,7 @@ export interface SegmentSource {
   /** `order: node`: the block this process serves from (made on first use). */
   buffer: NodeBuffer | undefined;
   readonly scope: string;
-  /** Last use, ms: rule scopes idle for a minute may be dropped. */
+  /** Last use, ms: rule scopes idle for a minute may be dropped (0: warmed ahead, not used yet). */
   lastUsed: number;
 }
 
@@ -149,6 +149,15 @@ export class SourceCache {
       src.lastUsed = Date.now();
     }
     return src;
+  }
+
+  /**
+   * Holds the source of a rule scope warmed ahead of its period (period-warmer.ts) as not used
+   * yet, unless a request made it meanwhile: a warmed scope is no sign of an app in use.
+   */
+  holdWarmed(sources: TagSources, scope: string): void {
+    if (sources.segments.has(sourceKey(0, scope))) return;
+    this.segment(sources, 0, scope).lastUsed = 0;
   }
 
   /** The `order: node` block of a segment source, made on first use. */

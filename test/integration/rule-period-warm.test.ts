@@ -5,7 +5,8 @@
 // app asks again, all at once. No request waits for a refill (idmint_refill_waits_total does not
 // move), and every app's counter starts the day at min_counter: warming handed out no ID.
 // Without the warmer every first request of the day waits for a refill of its own, queued
-// behind the others'.
+// behind the others'. And warming follows requests only: a minute warmed for an app that asked
+// nothing in it warms no minute after it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -82,4 +83,40 @@ describe('rule periods warmed before they start', () => {
       assert.equal(await refillWaits(tag), before, 'requests of the new day waited for refills');
     });
   }
+
+  it('warms the period after a period an app asked in, never one after a period only warmed', async () => {
+    const tag = 'minutely';
+    clock.set(Date.UTC(2027, 2, 9, 4, 0, 40)); // 40 s into a minute: the next one is due (lead 30 s)
+    await createTag(node.url!, {
+      tag,
+      mode: 'rule',
+      template: '{yyyy}{MM}{dd}{HH}{mm}-{counter:6}',
+      min_counter: 1,
+      max_counter: 999999,
+      reset_seconds: 60,
+    });
+    const def = (await node.rt.tags.get(tag)) as StoredOf<'rule'>;
+    const held = async (minute: number): Promise<boolean> => {
+      const scope = scopeOf(def, 'a', Date.UTC(2027, 2, 9, 4, minute, 0));
+      return (
+        (await node.rt.segments.stats({ tag, epoch: def.epoch, shard: 0, scope, redis: def.redis })).gen !== undefined
+      );
+    };
+    /** A whole pass of the warmer begun after the clock last moved (one already running may have read it before). */
+    const pass = async (): Promise<void> => {
+      await node.rt.ids.periods.warm();
+      await node.rt.ids.periods.warm();
+    };
+    assert.equal(await mustHttpId(node.url!, tag, 'a'), '202703090400-000001');
+    await pass();
+    assert.ok(await held(1), 'the minute after the one the app asked in is warmed');
+    // In the warmed minute nobody asks: the minute after it stays cold.
+    clock.set(Date.UTC(2027, 2, 9, 4, 1, 40));
+    await pass();
+    assert.equal(await held(2), false, 'a minute only warmed warmed the next');
+    // Once the app asks in it, the next one is warmed again.
+    assert.equal(await mustHttpId(node.url!, tag, 'a'), '202703090401-000001');
+    await pass();
+    assert.ok(await held(2));
+  });
 });
