@@ -52,7 +52,10 @@ export class PeriodWarmer {
   start(leadMs: number): void {
     this.leadMs = leadMs;
     if (leadMs <= 0 || this.timer !== undefined) return;
-    this.timer = setInterval(() => void this.warm(), TICK_MS);
+    // A pass that fails is logged, never left unhandled: the next second's pass tries again.
+    this.timer = setInterval(() => {
+      this.warm().catch((err: Error) => this.deps.log.warn({ err: err.message }, 'rule period warming failed'));
+    }, TICK_MS);
     this.timer.unref();
   }
 
