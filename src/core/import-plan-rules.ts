@@ -16,7 +16,7 @@ import {
   type WallSpan,
 } from './idserver-periods.js';
 import { rowMatch, rowName, describePeriod } from './idserver-rows.js';
-import { compileRule, firstCounter, periodCapacity } from './rule-spec.js';
+import { compileRule, firstCounter, periodCapacity, ruleScope } from './rule-spec.js';
 import { isValidAppName } from './rule-template.js';
 import { SpecProblems } from './spec-problems.js';
 import { specOfMode, type RuleTagSpec } from './tag-kinds.js';
@@ -260,11 +260,11 @@ export function planRules(
       floors.push({ shard, scope, counter: seq });
     };
     for (const [period, periodBounds] of [...bounds].sort(([left], [right]) => left - right)) {
-      for (const [app, bound] of [...periodBounds.exact].sort(byName)) add(0, `${app}/${period}`, bound);
+      for (const [app, bound] of [...periodBounds.exact].sort(byName)) add(0, ruleScope(app, period), bound);
       // Names with letters stand for every case of them: a floor by folded name.
       for (const [name, bound] of [...periodBounds.folded].sort(byName))
-        if (/[a-z]/.test(name) || !periodBounds.exact.has(name)) add(FOLD_SHARD, `${name}/${period}`, bound);
-      if (periodBounds.every > -Infinity) add(FOLD_SHARD, `${EVERY_APP}/${period}`, periodBounds.every);
+        if (/[a-z]/.test(name) || !periodBounds.exact.has(name)) add(FOLD_SHARD, ruleScope(name, period), bound);
+      if (periodBounds.every > -Infinity) add(FOLD_SHARD, ruleScope(EVERY_APP, period), periodBounds.every);
     }
     if (highest.size) {
       tagNotes.push(

@@ -9,6 +9,15 @@ import { compileTemplate, type CompiledTemplate } from './rule-template.js';
 import { templatesDisjoint } from './rule-template-disjoint.js';
 import { SpecProblems } from './spec-problems.js';
 
+/** The counter scope of an app in a period: "<app>/<period>", the app's own counter of that period. */
+export const ruleScope = (app: string, period: number): string => `${app}/${period}`;
+
+/** The app of a scope made by ruleScope (app names may hold "/", periods do not); undefined for none. */
+export function scopeApp(scope: string): string | undefined {
+  const cut = scope.lastIndexOf('/');
+  return cut < 0 ? undefined : scope.slice(0, cut);
+}
+
 export interface RuleSpec {
   readonly template: string;
   readonly minCounter: number;

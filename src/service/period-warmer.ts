@@ -18,6 +18,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { periodOf } from '../core/period.js';
+import { ruleScope, scopeApp } from '../core/rule-spec.js';
 import type { RefillProducer } from '../producer/refill-producer.js';
 import type { SegmentStore } from '../store/redis/segments.js';
 import { SCOPE_IDLE_MS, sourceKey, type SourceCache, type TagSources } from './sources.js';
@@ -115,14 +116,14 @@ export class PeriodWarmer {
       const tag = sources.def;
       if (tag.mode !== 'rule' || !tag.enabled || tag.rule.resetSeconds === 0) continue;
       const { timeZone, resetSeconds } = tag.rule;
-      const current = String(periodOf(now, timeZone, resetSeconds));
+      const current = periodOf(now, timeZone, resetSeconds);
       const period = periodOf(now + Math.min(this.leadMs, resetSeconds * 500), timeZone, resetSeconds);
-      if (String(period) === current) continue;
+      if (period === current) continue;
       const scopes: string[] = [];
       for (const src of sources.segments.values()) {
-        const cut = src.scope.lastIndexOf('/');
-        if (cut < 0 || src.lastUsed < recent || src.scope.slice(cut + 1) !== current) continue;
-        const scope = `${src.scope.slice(0, cut)}/${period}`;
+        const app = src.lastUsed < recent ? undefined : scopeApp(src.scope);
+        if (app === undefined || src.scope !== ruleScope(app, current)) continue;
+        const scope = ruleScope(app, period);
         if (!sources.segments.has(sourceKey(0, scope))) scopes.push(scope);
       }
       if (scopes.length > 0) out.push({ sources, period, scopes });

@@ -2,7 +2,7 @@
 // "<app>/<period>"), rendered through the tag's template. One moment decides both the period
 // whose counter is used and the time tokens of the rendered ID.
 import { localParts, periodOf } from '../core/period.js';
-import { compileRule, counterAt } from '../core/rule-spec.js';
+import { compileRule, counterAt, ruleScope } from '../core/rule-spec.js';
 import { render } from '../core/rule-render.js';
 import type { CompiledTemplate } from '../core/rule-template.js';
 import type { Range } from '../core/ranges.js';
@@ -55,5 +55,5 @@ export class RuleTemplates {
 /** The counter scope "<app>/<period>" of a rule at a moment. */
 export function scopeOf(tag: RuleTag, app: string, nowMs: number): string {
   const rule = tag.rule;
-  return `${app}/${periodOf(nowMs, rule.timeZone, rule.resetSeconds)}`;
+  return ruleScope(app, periodOf(nowMs, rule.timeZone, rule.resetSeconds));
 }

@@ -13,6 +13,9 @@ export type { InstallResult, TakeResult, TakeStatus } from './replies.js';
 const GEN_PREFIX = randomBytes(6).toString('hex');
 let genCounter = 0;
 
+/** A token no other call of any process has: a take's call (and a cold hash's gen), or a primed hash's gen. */
+const newToken = (suffix: string | number): string => `${GEN_PREFIX}${(genCounter++).toString(36)}${suffix}`;
+
 /**
  * Fields a segment hash keeps take answers in (a0 .. a7, take-2.lua): a call's token ends with
  * the digit of its field, and the takes of one ref (a coalescer passes the same object every
@@ -139,7 +142,7 @@ export class SegmentStore {
     // The call's token: unique across processes (random prefix) and calls (counter), the same
     // when the client sends the call again; the gen of a hash this call creates (cold start).
     target.field = (target.field + 1) % ANSWER_FIELDS;
-    const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}${target.field}`;
+    const gen = newToken(target.field);
     const server = target.server;
     return server.scripts.take(
       target.key,
@@ -186,7 +189,7 @@ export class SegmentStore {
    * already or the tag's epoch is retired on its server.
    */
   async prime(ref: SegmentRef): Promise<string | undefined> {
-    const gen = `${GEN_PREFIX}${(genCounter++).toString(36)}p`;
+    const gen = newToken('p');
     const result = await this.server(ref.redis).scripts.prime(this.key(ref), this.keys.moved(ref.tag), gen, ref.epoch);
     return result === 'created' ? gen : undefined;
   }
