@@ -3,6 +3,7 @@
 // a grace period) and wait for the exit.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -204,16 +205,44 @@ export function runTsx(
   return runToEnd(process.execPath, ['--import', 'tsx', ...args], opts);
 }
 
-/** A free loopback TCP port (free when asked: another process may take it before it is used). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The kernel's ephemeral ports (Linux: /proc/sys/net/ipv4/ip_local_port_range), which it hands
+ * to every outgoing connection and every listen on port 0.
+ */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high) && low > 1024) return [low, high];
+  } catch {
+    // Not Linux: the range Linux uses by default.
+  }
+  return [32768, 60999];
+}
+
+/** Whether a loopback TCP listen on `port` succeeds now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
+}
+
+/**
+ * A free loopback TCP port (free when asked: another process may take it before it is used),
+ * chosen at random below the kernel's ephemeral range: a port from that range (listen on port
+ * 0) was seen taken between this call and the test's own bind, by one of the many outgoing
+ * connections the suite opens, which draw their local ports from it; below it only another
+ * caller of this function can take it.
+ */
+export async function freePort(): Promise<number> {
+  const [low] = ephemeralRange();
+  const from = Math.max(10_000, low - 12_000);
+  for (let tries = 0; tries < 50; tries++) {
+    const port = from + Math.floor(Math.random() * (low - from));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free loopback port found in ${from}..${low - 1}`);
 }
 
 /** Whether something accepts connections on the loopback port. */
