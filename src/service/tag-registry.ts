@@ -18,6 +18,7 @@ import { unavailable } from '../errors.js';
 import type { StoredTag, TagsRepo } from '../store/mysql/tags-repo.js';
 import { isCluster, type RedisClient } from '../store/redis/connection.js';
 import type { Keys } from '../store/redis/keys.js';
+import { keepSubscribed } from '../store/redis/subscription.js';
 
 interface Entry {
   tag: StoredTag | undefined;
@@ -74,10 +75,15 @@ export class TagRegistry {
     const markAll = () => {
       for (const name of this.entries.keys()) this.markChanged(name);
     };
+    if (!isCluster(subscriber)) {
+      // Once the subscription is back after a reconnect (src/store/redis/subscription.ts).
+      await keepSubscribed(subscriber, channel, markAll, this.log);
+      return;
+    }
+    // A cluster resubscribes by itself, on one node, and moves to another when that node
+    // leaves the slot map, without a 'ready' of its own: announcements may have been missed then too.
     subscriber.on('ready', markAll);
-    // A cluster subscribes on one node and moves to another when that node leaves the slot
-    // map, without a 'ready' of its own: announcements may have been missed then too.
-    if (isCluster(subscriber)) subscriber.on('-node', markAll);
+    subscriber.on('-node', markAll);
     await subscriber.subscribe(channel);
   }
 

@@ -40,7 +40,9 @@ class HeldRepo {
 /** A subscriber connection the test delivers announcements on, as Redis would. */
 class FakeSubscriber extends EventEmitter {
   readonly isCluster = false;
+  subscriptions = 0;
   async subscribe(): Promise<number> {
+    this.subscriptions++;
     return 1;
   }
   deliver(tag: string): void {
@@ -165,12 +167,14 @@ describe('tag registry: a change is seen by every request after it', () => {
     assert.equal(reg.changed('t3', 5), true, 'deleted');
   });
 
-  it('reconnecting the subscriber marks every cached definition changed', async () => {
+  it('reconnecting the subscriber marks every cached definition changed once it subscribed again', async () => {
     const { repo, sub, reg } = await setup();
     const first = reg.get('t4');
     repo.reads[0].answer(def('t4', 1));
     await first;
     sub.emit('ready');
+    assert.equal(sub.subscriptions, 2, 'subscribed again on ready');
+    await turns(1);
     assert.equal(reg.peek('t4'), undefined);
     const after = many(reg, 't4', 4);
     await turns();
