@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { REDIS_URL } from '../../tools/env.js';
+import { withRedis } from '../../tools/redis-server.js';
 import { createRedis } from '../../src/store/redis/connection.js';
 import { keepSubscribed } from '../../src/store/redis/subscription.js';
 
@@ -32,12 +33,7 @@ async function next(emitter: Redis, event: string, ms = 10_000): Promise<unknown
 
 /** Drops the connection whose client ID is id, as a server restart or a CLIENT KILL would. */
 async function kill(id: number): Promise<void> {
-  const admin = new Redis(REDIS_URL);
-  try {
-    assert.equal(await admin.call('CLIENT', 'KILL', 'ID', String(id)), 1);
-  } finally {
-    admin.disconnect();
-  }
+  assert.equal(await withRedis(REDIS_URL, (admin) => admin.call('CLIENT', 'KILL', 'ID', String(id))), 1);
 }
 
 describe('keepSubscribed', () => {
