@@ -76,7 +76,7 @@ export async function openBulkTake(ids: IdService, spec: BulkTake): Promise<Chun
   if (spec.idempotencyKey !== undefined) return keyedTake(ids, spec, opts);
   const tag = await ids.prepare({ ...opts, as: 'ids', count: spec.count });
   const issue: BulkIssue = {
-    ids: async (n) => ids.issue({ ...opts, as: 'ids', count: n }),
+    ids: async (n) => ids.issue({ ...opts, as: 'ids', count: n, bulk: true }),
     runs: (n) => ids.issue({ ...opts, as: 'runs', count: n }),
   };
   // The kind decides the chunks and the formats that carry them (kinds/*.ts).
@@ -102,7 +102,7 @@ async function keyedTake(ids: IdService, spec: BulkTake, opts: IdOptions & { tag
     compact: false,
     whole: true,
     next: async (count) => {
-      const got = await ids.issue({ ...opts, as: 'ids', count, idempotencyKey: spec.idempotencyKey });
+      const got = await ids.issue({ ...opts, as: 'ids', count, bulk: true, idempotencyKey: spec.idempotencyKey });
       // Formatted IDs (a rule's, of a tag disabled since) go in format "json" only.
       if (spec.format !== 'json' && !got.every((id) => DECIMAL.test(id))) throw ruleFormatOnly(spec.tag, spec.format);
       return new IdsChunk(got);

@@ -51,7 +51,7 @@ export interface Exposure {
 
 const first = (ids: string[]): string => ids[0];
 
-/** Requests for single IDs or lists (not bulk takes) this process was asked, by every transport. */
+/** Requests for single IDs or lists (not a bulk take's draws) this process was asked, by every transport. */
 let singlesAsked = 0;
 
 /**
@@ -121,7 +121,7 @@ export class IdService {
   issue(req: IdsRequest): string[] | Promise<string[]>;
   issue(req: RunsRequest | HeldRequest): Promise<Issued>;
   issue(req: IssueRequest): string | string[] | Promise<string | string[] | Issued> | undefined {
-    if (req.as === 'one' || req.as === 'ids') singlesAsked++;
+    if (req.as === 'one' || (req.as === 'ids' && req.bulk !== true)) singlesAsked++;
     if (req.idempotencyKey !== undefined && (req.as === 'one' || req.as === 'ids')) {
       // Kept answers live in the tag's Redis: never from memory, never on the pre-router path.
       if (req.as === 'ids') return this.issueKeyed(req);

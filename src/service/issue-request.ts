@@ -47,6 +47,11 @@ export interface OneRequest extends RequestBase {
 export interface IdsRequest extends RequestBase {
   readonly as: 'ids';
   readonly count: number;
+  /**
+   * Drawn by a bulk take (websocket stream, gRPC Take) for its blocks: not counted among the
+   * single requests that bulk takes yield the process to (api/bulk-turns.ts).
+   */
+  readonly bulk?: boolean;
 }
 
 /**
