@@ -164,6 +164,8 @@ export class StreamProbe {
   private readonly counts = new Map<number, Set<number>>();
   private readonly tagOf = new Map<number, Set<string>>();
   private waiters: (() => void)[] = [];
+  /** When a frame last came (or the message last went out), ms. */
+  private lastHeard = Date.now();
   readonly closedP: Promise<void>;
 
   private constructor(readonly ws: WebSocket) {
@@ -195,6 +197,7 @@ export class StreamProbe {
   }
 
   private wake(): void {
+    this.lastHeard = Date.now();
     const w = this.waiters;
     this.waiters = [];
     for (const f of w) f();
@@ -284,14 +287,17 @@ export class StreamProbe {
       }
     }
     this.sent++;
+    this.lastHeard = Date.now();
     this.ws.send(data, { binary: typeof data !== 'string' });
   }
 
-  /** Waits until every message sent has its one reply, or the server closed the socket. */
-  async settle(timeoutMs = 15_000): Promise<void> {
-    const until = Date.now() + timeoutMs;
+  /**
+   * Waits until every message sent has its one reply, or the server closed the socket, or nothing
+   * came for `idleMs`: a take of many small blocks may run for seconds, but never silently.
+   */
+  async settle(idleMs = 15_000): Promise<void> {
     while (this.ended < this.sent && !this.closed) {
-      const left = until - Date.now();
+      const left = this.lastHeard + idleMs - Date.now();
       if (left <= 0) break;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
