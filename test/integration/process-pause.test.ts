@@ -2,8 +2,9 @@
 // A pause of the idmint process itself (SIGSTOP, a long GC, a frozen VM) is not a silent
 // network. The process wakes with its timers overdue and the replies it waited for already
 // received by the kernel; its Redis commands must settle with those replies and its
-// connections stay open, so the requests that waited through the pause get their IDs. A
-// network that really is silent still times out (network-faults.test.ts holds the bounds).
+// connections stay open, so the requests that waited through the pause get their IDs; a
+// command made just before the pause and written after it counts its deadline from its write.
+// A network that really is silent still times out (network-faults.test.ts holds the bounds).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -45,10 +46,37 @@ describe('a paused process keeps its Redis connections and its replies', () => {
     await cleanup(names);
   });
 
-  it('a command in flight when the thread stops gets its reply, and the connection stays open', async () => {
-    for (let round = 0; round < 3; round++) {
+  // Made: the command is made and the thread stops in the same turn (on a single server's
+  // connection it is then still held by the write batching, written after the pause). Made in an
+  // immediate: the same in the turn's last phase, so that it is written only after the
+  // connection's deadline timer came due (its deadline counts from its write). Written: the
+  // thread stops once the command was written, before its reply was read.
+  for (const when of ['made', 'made in an immediate', 'written'] as const)
+    it(`a command ${when} when the thread stops gets its reply, and the connection stays open`, async () => {
+      await pausedRounds(when);
+    });
+
+  async function pausedRounds(when: 'made' | 'made in an immediate' | 'written'): Promise<void> {
+    const paused = () => {
       const pending = outcome(redis.get(`${names.prefix}:pause`));
       block(PAUSE_MS);
+      return pending;
+    };
+    for (let round = 0; round < 3; round++) {
+      let pending: ReturnType<typeof outcome>;
+      if (when === 'made') pending = paused();
+      else if (when === 'made in an immediate')
+        pending = (
+          await new Promise<{ p: ReturnType<typeof outcome> }>((resolve) =>
+            setImmediate(() => resolve({ p: paused() })),
+          )
+        ).p;
+      else {
+        pending = outcome(redis.get(`${names.prefix}:pause`));
+        // The write batching writes in this turn's immediates (write-batching.ts): after them.
+        await new Promise((resolve) => setImmediate(resolve));
+        block(PAUSE_MS);
+      }
       assert.deepEqual(await pending, { ok: true, v: 'here' }, `round ${round}: the reply arrived during the pause`);
       assert.equal(redis.status, 'ready', `round ${round}: the connection was not reset`);
       await sleep(5);
@@ -59,7 +87,7 @@ describe('a paused process keeps its Redis connections and its replies', () => {
         `round ${round}: the next command`,
       );
     }
-  });
+  }
 
   it('a peer that is silent still times out, and the connection is reset', {
     skip: skipOnCluster('proxies one connection'),

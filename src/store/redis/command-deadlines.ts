@@ -18,7 +18,8 @@
 //
 // The timer is a late timeout (late-timeout.ts): after a pause of this process, replies that
 // arrived meanwhile are read before any command is judged, as pause-tolerant.ts does for
-// ioredis's own detectors.
+// ioredis's own detectors. The connection's write batching (write-batching.ts) writes a turn's
+// commands at its end and calls written(): their deadlines then count from the write.
 import type { Socket } from 'node:net';
 import type { Command, Redis } from 'ioredis';
 import { lateTimeout } from '../../late-timeout.js';
@@ -26,15 +27,28 @@ import { lateTimeout } from '../../late-timeout.js';
 /** The parts of ioredis's Command this uses (isSettled is not in its typings). */
 interface Pending {
   readonly command: Command & { readonly isSettled: boolean };
-  /** When it is due (performance.now(), ms). */
-  readonly due: number;
+  /** When it is due (performance.now(), ms): from when it was handed over, then from when it was written. */
+  due: number;
   /** The stream it was written to, and what that stream had read by then. */
-  readonly stream: Socket | undefined;
-  readonly bytesRead: number;
+  stream: Socket | undefined;
+  bytesRead: number;
 }
 
-/** The parts of ioredis's Redis this uses (stream and sendCommand's stream argument are private in its typings). */
-interface Host {
+/** What the connection's write batching (write-batching.ts) tells the deadlines. */
+export interface CommandDeadlines {
+  /**
+   * The commands handed over since the last call have just been written: their deadlines count
+   * from now, so a pause of the process between a command's making and its write (both in one
+   * turn of the event loop) is not taken for the server's silence.
+   */
+  written(): void;
+}
+
+/**
+ * The parts of ioredis's Redis that wrap its sending (here and write-batching.ts): stream and
+ * sendCommand's stream argument are private in its typings.
+ */
+export interface CommandHost {
   stream?: Socket;
   sendCommand(command: Command, stream?: unknown): unknown;
 }
@@ -47,12 +61,14 @@ export const deadlineTimers = { armed: 0 };
  * connection that received nothing in that time while a command waited. Replaces ioredis's
  * commandTimeout and socketTimeout, which must be left unset on this connection.
  */
-export function installCommandDeadlines(redis: Redis, ms: number): void {
-  const host = redis as unknown as Host;
+export function installCommandDeadlines(redis: Redis, ms: number): CommandDeadlines {
+  const host = redis as unknown as CommandHost;
   const send = host.sendCommand.bind(redis);
   /** Commands in the order they were sent; those before `head` were judged or answered. */
   let queue: Pending[] = [];
   let head = 0;
+  /** The last commands of the queue that were handed over since the last written(). */
+  let unwritten = 0;
   let timer: NodeJS.Timeout | undefined;
 
   const arm = (due: number) => {
@@ -122,8 +138,24 @@ export function installCommandDeadlines(redis: Redis, ms: number): void {
         stream: socket,
         bytesRead: socket?.bytesRead ?? 0,
       });
+      unwritten++;
       if (timer === undefined) arm(queue[head].due);
     }
     return out;
+  };
+
+  return {
+    written() {
+      // Later deadlines only: a timer armed for an earlier one finds the head not yet due and arms again.
+      const now = performance.now();
+      const socket = host.stream;
+      for (let i = Math.max(head, queue.length - unwritten); i < queue.length; i++) {
+        const pending = queue[i];
+        pending.due = now + ms;
+        pending.stream = socket;
+        pending.bytesRead = socket?.bytesRead ?? 0;
+      }
+      unwritten = 0;
+    },
   };
 }

@@ -20,6 +20,7 @@ import type { Config } from '../../config.js';
 import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from '../../core/redis-sentinel.js';
 import { installCommandDeadlines } from './command-deadlines.js';
 import { installPauseTolerance } from './pause-tolerant.js';
+import { batchWrites } from './write-batching.js';
 
 export type RedisRole = 'command' | 'queue' | 'worker' | 'subscriber';
 
@@ -91,8 +92,10 @@ function withDeadlines(
   return { options, deadlineMs: commandTimeout };
 }
 
+/** The request path's connection: bounded (command-deadlines.ts), a turn's in one write (write-batching.ts). */
 function withCommandDeadlines(redis: Redis, deadlineMs: number | undefined): Redis {
-  if (deadlineMs !== undefined) installCommandDeadlines(redis, deadlineMs);
+  if (deadlineMs === undefined) return redis;
+  batchWrites(redis, installCommandDeadlines(redis, deadlineMs));
   return redis;
 }
 
