@@ -31,13 +31,19 @@ after(async () => {
   await cleanup(names);
 });
 
-/** Opens a stream socket, runs one take on it to its done, and answers how many IDs came. */
-async function takeAlone(take: Record<string, unknown>): Promise<number> {
+/** A stream socket of the node, once open. */
+async function openStream(): Promise<WebSocket> {
   const ws = new WebSocket(`${node.url.replace(/^http/, 'ws')}/v1/stream`, { perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', resolve);
     ws.once('error', reject);
   });
+  return ws;
+}
+
+/** Opens a stream socket, runs one take on it to its done, and answers how many IDs came. */
+async function takeAlone(take: Record<string, unknown>): Promise<number> {
+  const ws = await openStream();
   let ids = 0;
   try {
     await new Promise<void>((resolve, reject) => {
@@ -69,11 +75,7 @@ it('never puts off a take of snowflake or rule IDs alone: what it draws is not c
 
 it('puts a bulk take turn off while single IDs are asked, and the take stays whole and ascending', async () => {
   const deferredBefore = processTurns.deferred;
-  const ws = new WebSocket(`${node.url.replace(/^http/, 'ws')}/v1/stream`, { perMessageDeflate: false });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
+  const ws = await openStream();
   // Each binary frame's first and last ID: the blocks ascend, each block's IDs counted.
   let last = -1n;
   let received = 0;

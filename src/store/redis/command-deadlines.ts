@@ -19,7 +19,7 @@
 // The timer is a late timeout (late-timeout.ts): after a pause of this process, replies that
 // arrived meanwhile are read before any command is judged, as pause-tolerant.ts does for
 // ioredis's own detectors. The connection's write batching (write-batching.ts) writes a turn's
-// commands at its end and calls written(): their deadlines then count from the write.
+// commands at its end and calls written(socket): their deadlines then count from that write.
 import type { Socket } from 'node:net';
 import type { Command, Redis } from 'ioredis';
 import { lateTimeout } from '../../late-timeout.js';
@@ -37,11 +37,12 @@ interface Pending {
 /** What the connection's write batching (write-batching.ts) tells the deadlines. */
 export interface CommandDeadlines {
   /**
-   * The commands handed over since the last call have just been written: their deadlines count
-   * from now, so a pause of the process between a command's making and its write (both in one
-   * turn of the event loop) is not taken for the server's silence.
+   * The commands handed over since the last call have just been written to `socket`: their
+   * deadlines count from now, and their silence is that socket's, so a pause of the process
+   * between a command's making and its write (both in one turn of the event loop) is not taken
+   * for the server's silence.
    */
-  written(): void;
+  written(socket: Socket): void;
 }
 
 /**
@@ -145,15 +146,14 @@ export function installCommandDeadlines(redis: Redis, ms: number): CommandDeadli
   };
 
   return {
-    written() {
+    written(socket) {
       // Later deadlines only: a timer armed for an earlier one finds the head not yet due and arms again.
       const now = performance.now();
-      const socket = host.stream;
       for (let i = Math.max(head, queue.length - unwritten); i < queue.length; i++) {
         const pending = queue[i];
         pending.due = now + ms;
         pending.stream = socket;
-        pending.bytesRead = socket?.bytesRead ?? 0;
+        pending.bytesRead = socket.bytesRead;
       }
       unwritten = 0;
     },

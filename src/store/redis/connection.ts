@@ -73,7 +73,7 @@ export function createRedis(url: string, role: RedisRole, commandTimeoutMs?: num
   if (isSentinelUrl(url)) return createSentinelRedis(parseSentinelUrl(url), sentinelPassword, role, commandTimeoutMs);
   installPauseTolerance();
   const { options, deadlineMs } = withDeadlines(redisOptions(role, commandTimeoutMs), role);
-  return withCommandDeadlines(new Redis(url, options), deadlineMs);
+  return forRequestPath(new Redis(url, options), deadlineMs);
 }
 
 /**
@@ -93,7 +93,7 @@ function withDeadlines(
 }
 
 /** The request path's connection: bounded (command-deadlines.ts), a turn's in one write (write-batching.ts). */
-function withCommandDeadlines(redis: Redis, deadlineMs: number | undefined): Redis {
+function forRequestPath(redis: Redis, deadlineMs: number | undefined): Redis {
   if (deadlineMs === undefined) return redis;
   batchWrites(redis, installCommandDeadlines(redis, deadlineMs));
   return redis;
@@ -130,7 +130,7 @@ export function createSentinelRedis(
     failoverDetector: true,
     reconnectOnError: (err) => err.message.startsWith('READONLY'),
   });
-  return withCommandDeadlines(redis, deadlineMs);
+  return forRequestPath(redis, deadlineMs);
 }
 
 /** The default Redis's master through REDIS_SENTINELS: credentials and database from REDIS_URL. */

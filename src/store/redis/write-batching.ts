@@ -28,22 +28,21 @@ export const batchedWrites = { flushes: 0 };
 export function batchWrites(redis: Redis, deadlines: CommandDeadlines): void {
   const host = redis as unknown as CommandHost;
   const send = host.sendCommand.bind(redis);
-  let corked: Socket | undefined;
-  const uncork = (): void => {
-    const socket = corked;
-    corked = undefined;
-    if (socket === undefined) return;
+  /** Whether this turn's commands are held (a cork is on and its uncork scheduled). */
+  let corked = false;
+  const uncork = (socket: Socket): void => {
+    corked = false;
     batchedWrites.flushes++;
     socket.uncork();
-    deadlines.written();
+    deadlines.written(socket);
   };
   host.sendCommand = (command: Command, stream?: unknown) => {
     const socket = host.stream;
     // Only the connection's own socket, once ready (the handshake's commands go one by one).
-    if (corked === undefined && socket !== undefined && redis.status === 'ready' && !socket.destroyed) {
+    if (!corked && socket !== undefined && redis.status === 'ready' && !socket.destroyed) {
       socket.cork();
-      corked = socket;
-      setImmediate(uncork);
+      corked = true;
+      setImmediate(uncork, socket);
     }
     return send(command, stream);
   };
