@@ -21,6 +21,7 @@ import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from '../../core
 import { installCommandDeadlines } from './command-deadlines.js';
 import { installPauseTolerance } from './pause-tolerant.js';
 import { batchWrites } from './write-batching.js';
+import { guardFailoverDetector } from './failover-detector.js';
 
 export type RedisRole = 'command' | 'queue' | 'worker' | 'subscriber';
 
@@ -39,6 +40,9 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
  * waiting is reset: above the longest blocking pop BullMQ sends (10 s).
  */
 export const WORKER_SOCKET_TIMEOUT_MS = 15000;
+
+/** Longest wait (ms) before a failover detector's connection to a sentinel is tried again. */
+export const DETECTOR_RECONNECT_MAX_MS = 5000;
 
 export function redisOptions(role: RedisRole, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): RedisOptions {
   const base: RedisOptions = {
@@ -128,8 +132,12 @@ export function createSentinelRedis(
     sentinelRetryStrategy: (times: number) => Math.min(50 * times, 1000),
     sentinelCommandTimeout: options.connectTimeout,
     failoverDetector: true,
+    // The detector's connection to a sentinel that went away: tried again within seconds (ioredis waits
+    // a minute), so failovers are heard again soon after the sentinel is back.
+    sentinelReconnectStrategy: (times: number) => Math.min(100 * times, DETECTOR_RECONNECT_MAX_MS),
     reconnectOnError: (err) => err.message.startsWith('READONLY'),
   });
+  guardFailoverDetector(redis);
   return forRequestPath(redis, deadlineMs);
 }
 

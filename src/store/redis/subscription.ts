@@ -19,10 +19,42 @@ export const RESUBSCRIBE_RETRY_MS = 1000;
 /** The part of an ioredis connection this module uses (tests pass a stand-in). */
 type Subscriber = Pick<Redis, 'subscribe' | 'on' | 'status'> & { readonly options?: { autoResubscribe?: boolean } };
 
+/** How a resubscription made after a reconnect failed: `open` when the connection is still ready (tried again). */
+export type ResubscribeFailed = (err: Error, open: boolean) => void;
+
 /**
- * Subscribes client to channel now and after every reconnect; onResubscribed runs each time a
- * subscription made after a reconnect is in place. Turns off ioredis's own resubscription on
- * client. Resolves once the first subscription is in place.
+ * Subscribes client to channel again on every 'ready', in ioredis's stead (its own resubscription is
+ * turned off on client), hearing how that ends: onResubscribed once Redis has answered; a failure on a
+ * connection still ready is tried again after retryMs, one on a connection closing is left to the next
+ * 'ready' (or to the close). Each failure is told to failed.
+ */
+export function resubscribeOnReady(
+  client: Subscriber,
+  channel: string,
+  onResubscribed: () => void,
+  failed: ResubscribeFailed,
+  retryMs = RESUBSCRIBE_RETRY_MS,
+): void {
+  if (client.options) client.options.autoResubscribe = false;
+  let retry: NodeJS.Timeout | undefined;
+  const resubscribe = () => {
+    clearTimeout(retry);
+    retry = undefined;
+    client.subscribe(channel).then(onResubscribed, (err: Error) => {
+      const open = client.status === 'ready';
+      failed(err, open);
+      if (!open) return;
+      retry = setTimeout(resubscribe, retryMs);
+      retry.unref();
+    });
+  };
+  client.on('ready', resubscribe);
+}
+
+/**
+ * Subscribes client to channel now and after every reconnect (resubscribeOnReady); onResubscribed runs
+ * each time a subscription made after a reconnect is in place. Resolves once the first subscription is
+ * in place.
  */
 export async function keepSubscribed(
   client: Subscriber,
@@ -31,19 +63,14 @@ export async function keepSubscribed(
   log: Pick<Logger, 'warn'>,
   retryMs = RESUBSCRIBE_RETRY_MS,
 ): Promise<void> {
-  if (client.options) client.options.autoResubscribe = false;
-  let retry: NodeJS.Timeout | undefined;
-  const resubscribe = () => {
-    clearTimeout(retry);
-    retry = undefined;
-    client.subscribe(channel).then(onResubscribed, (err: Error) => {
-      // Closed meanwhile: the next 'ready' subscribes again, or the connection is closing for good.
-      if (client.status !== 'ready') return;
-      log.warn({ channel, err: err.message }, 'could not subscribe again after a reconnect; trying again');
-      retry = setTimeout(resubscribe, retryMs);
-      retry.unref();
-    });
-  };
-  client.on('ready', resubscribe);
+  resubscribeOnReady(
+    client,
+    channel,
+    onResubscribed,
+    (err, open) => {
+      if (open) log.warn({ channel, err: err.message }, 'could not subscribe again after a reconnect; trying again');
+    },
+    retryMs,
+  );
   await client.subscribe(channel);
 }
