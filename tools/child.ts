@@ -2,7 +2,7 @@
 // are ready (a line they print, or a probe that passes), stop them (SIGTERM, then SIGKILL after
 // a grace period) and wait for the exit.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, connect } from 'node:net';
+import { createServer, connect, type AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -228,21 +228,50 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
+/** Ports fewer than this outside the ephemeral range are too few to draw from at random. */
+const MIN_POOL = 1000;
+
+/**
+ * The ports freePort draws from, given the kernel's ephemeral range [low, high]: up to 12,000
+ * just below it (not under 10,000), else as many just above it (not over 65,535); undefined
+ * when neither side holds MIN_POOL ports (the range covers nearly every port).
+ */
+export function portPool(low: number, high: number): [number, number] | undefined {
+  const below: [number, number] = [Math.max(10_000, low - 12_000), low - 1];
+  const above: [number, number] = [high + 1, Math.min(65_535, high + 12_000)];
+  for (const [from, to] of [below, above]) if (to - from + 1 >= MIN_POOL) return [from, to];
+  return undefined;
+}
+
+/** A port the kernel hands out for a loopback listen on port 0 (free when asked). */
+function kernelPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 /**
  * A free loopback TCP port (free when asked: another process may take it before it is used),
- * chosen at random below the kernel's ephemeral range: a port from that range (listen on port
- * 0) was seen taken between this call and the test's own bind, by one of the many outgoing
- * connections the suite opens, which draw their local ports from it; below it only another
- * caller of this function can take it.
+ * chosen at random outside the kernel's ephemeral range (portPool): a port from that range
+ * (listen on port 0) was seen taken between this call and the test's own bind, by one of the
+ * many outgoing connections the suite opens, which draw their local ports from it; outside it
+ * only another caller of this function can take it. Where the range leaves too few ports
+ * outside it, the kernel's choice.
  */
 export async function freePort(): Promise<number> {
-  const [low] = ephemeralRange();
-  const from = Math.max(10_000, low - 12_000);
+  const pool = portPool(...ephemeralRange());
+  if (pool === undefined) return kernelPort();
+  const [from, to] = pool;
   for (let tries = 0; tries < 50; tries++) {
-    const port = from + Math.floor(Math.random() * (low - from));
+    const port = from + Math.floor(Math.random() * (to - from + 1));
     if (await canListen(port)) return port;
   }
-  throw new Error(`no free loopback port found in ${from}..${low - 1}`);
+  throw new Error(`no free loopback port found in ${from}..${to}`);
 }
 
 /** Whether something accepts connections on the loopback port. */
