@@ -26,6 +26,7 @@ import type { SegmentRef, SegmentStore, TakeResult } from '../store/redis/segmen
 import type { Metrics } from '../metrics/metrics.js';
 import { fitExhausted } from './exhausted-fit.js';
 import { RefillRequests } from './refill-requests.js';
+import { MappedSink, type RunsMapper } from './mapped-sink.js';
 import { WaiterQueue } from './waiter-queue.js';
 
 export interface CoalescerDeps {
@@ -144,36 +145,19 @@ export class Coalescer {
    */
   take(count: number, upTo = false): Promise<Range[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push(count, upTo, this.deps.waitMs, resolve, reject);
+      this.queue.push(count, upTo, this.deps.waitMs, { served: resolve, failed: reject });
       this.pump();
     });
   }
 
   /**
-   * take(count) as one promise of what `map` makes of the runs, or of what `recover` makes of a
-   * failure (a value, a promise, or a throw): no promise between the take and its caller.
+   * take(count) as one promise of what `mapper` makes of the runs, or of a failure (a value, a
+   * promise, or a throw): no promise between the take and its caller, and no function made per
+   * request (a single ID's request path).
    */
-  takeMapped<T>(count: number, map: (runs: Range[]) => T, recover: (err: Error) => T | Promise<T>): Promise<T> {
+  takeMapped<T>(count: number, mapper: RunsMapper<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push(
-        count,
-        false,
-        this.deps.waitMs,
-        (runs) => {
-          try {
-            resolve(map(runs));
-          } catch (err) {
-            reject(err as Error);
-          }
-        },
-        (err) => {
-          try {
-            resolve(recover(err));
-          } catch (error) {
-            reject(error as Error);
-          }
-        },
-      );
+      this.queue.push(count, false, this.deps.waitMs, new MappedSink(mapper, resolve, reject));
       this.pump();
     });
   }

@@ -12,7 +12,7 @@ export function fitExhausted(queue: WaiterQueue, left: number, tag: string): voi
     const waiter = waiting.shift()!;
     // No count: how many IDs are left tells how many were issued, which a permuted tag hides
     // (the admin API shows it to the admin and viewer).
-    waiter.reject(
+    waiter.sink.failed(
       new IdmintError(
         'ID_SPACE_EXHAUSTED',
         `tag "${tag}" is exhausted: it reached its limit${left > 0 ? ', with fewer IDs left than asked' : ''}`,
@@ -25,7 +25,7 @@ export function fitExhausted(queue: WaiterQueue, left: number, tag: string): voi
     waiter.need = left;
     if (waiter.need === 0) {
       waiting.shift();
-      waiter.resolve(waiter.got);
+      waiter.sink.served(waiter.got);
     }
   }
 }
@@ -60,6 +60,6 @@ function passOn(queue: WaiterQueue, from: Waiter): void {
     count -= waiter.need;
     waiter.need = 0;
     waiting.splice(i, 1);
-    waiter.resolve(waiter.got);
+    waiter.sink.served(waiter.got);
   }
 }

@@ -9,7 +9,9 @@
 import type { Clock } from '../core/clock.js';
 import { seqString } from '../core/layout.js';
 import type { StoredOf, StoredTag } from '../store/mysql/tags-repo.js';
-import { TagMovedError, type Coalescer } from './coalescer.js';
+import type { Range } from '../core/ranges.js';
+import { TagMovedError } from './coalescer.js';
+import type { RunsMapper } from './mapped-sink.js';
 import { ruleInput, strayRuleInput, type IdOptions } from './id-options.js';
 import { scopeOf, type RuleTemplates } from './rule-mode.js';
 import type { TakeInKey } from './idempotency.js';
@@ -70,27 +72,57 @@ export function modeSources(deps: ModeDeps): (tag: StoredTag) => ModeSource {
   };
 }
 
-/** One ID of an `order: global` tag from its coalescer: `render` makes the ID of its counter value. */
-function viaCoalescer(
-  deps: ModeDeps,
-  tag: StoredTag,
-  sources: TagSources,
-  coalescer: Coalescer,
-  opts: IdOptions,
-  render: (counter: number) => string,
-): Promise<string> {
-  return coalescer.takeMapped(
-    1,
-    (runs) => {
-      deps.count(tag, 1, sources);
-      return render(runs[0][0]);
-    },
-    // The tag moved to another Redis: the full way follows it.
-    (err) => {
-      if (err instanceof TagMovedError) return deps.issueAgain(tag.tag, opts);
-      throw err;
-    },
-  );
+/**
+ * One ID of an `order: global` tag from its coalescer's runs: counted and rendered (render); a
+ * tag that moved to another Redis under the take is followed the full way. One object per
+ * request, no function made for it.
+ */
+abstract class OneOfCoalescer implements RunsMapper<string> {
+  constructor(
+    protected readonly deps: ModeDeps,
+    protected readonly tag: StoredTag,
+    private readonly sources: TagSources,
+    private readonly opts: IdOptions,
+  ) {}
+
+  /** The ID of a counter value. */
+  protected abstract render(counter: number): string;
+
+  map(runs: Range[]): string {
+    this.deps.count(this.tag, 1, this.sources);
+    return this.render(runs[0][0]);
+  }
+
+  recover(err: Error): Promise<string> {
+    if (err instanceof TagMovedError) return this.deps.issueAgain(this.tag.tag, this.opts);
+    throw err;
+  }
+}
+
+/** A plain segment tag's ID. */
+class SegmentOne extends OneOfCoalescer {
+  protected render(counter: number): string {
+    return seqString(this.tag, counter);
+  }
+}
+
+/** A rule's ID: its template rendered for the app, salt and moment of the request. */
+class RuleOne extends OneOfCoalescer {
+  constructor(
+    deps: ModeDeps,
+    private readonly rule: StoredOf<'rule'>,
+    sources: TagSources,
+    opts: IdOptions,
+    private readonly app: string,
+    private readonly salt: string,
+    private readonly now: number,
+  ) {
+    super(deps, rule, sources, opts);
+  }
+
+  protected render(counter: number): string {
+    return this.deps.templates.renderOne(this.rule, counter, this.app, this.salt, this.now);
+  }
 }
 
 /** The counter value of one ID from an `order: node` block at hand (counted), or undefined. */
@@ -122,7 +154,7 @@ function segmentGlobal(deps: ModeDeps): ModeSource<StoredOf<'segment'>> {
   return {
     one(tag, sources, opts) {
       const src = plainSource(tag, sources, opts);
-      return src && viaCoalescer(deps, tag, sources, src.coalescer, opts, (v) => seqString(tag, v));
+      return src && src.coalescer.takeMapped(1, new SegmentOne(deps, tag, sources, opts));
     },
     ids: segmentIds(deps),
     // Every ID of a plain tag's counter value k is k * stride + offset, unless it is permuted.
@@ -162,9 +194,7 @@ function rule(deps: ModeDeps): ModeSource<StoredOf<'rule'>> {
       if (src === undefined) return undefined;
       src.lastUsed = Date.now();
       if (tag.order !== 'node')
-        return viaCoalescer(deps, tag, sources, src.coalescer, opts, (v) =>
-          deps.templates.renderOne(tag, v, app, salt, now),
-        );
+        return src.coalescer.takeMapped(1, new RuleOne(deps, tag, sources, opts, app, salt, now));
       const counter = fromBlock(deps, tag, sources, src);
       return counter === undefined ? undefined : deps.templates.renderOne(tag, counter, app, salt, now);
     },

@@ -7,6 +7,12 @@
 import type { Range } from '../core/ranges.js';
 import { IdmintError } from '../errors.js';
 
+/** Where a waiter's answer goes: its runs once it holds all it asked for, or the error that failed it. */
+export interface WaiterSink {
+  served(runs: Range[]): void;
+  failed(error: Error): void;
+}
+
 export interface Waiter {
   need: number;
   /** Fewest IDs this waiter accepts when the tag is exhausted (need, or 1 for block fetches). */
@@ -20,8 +26,7 @@ export interface Waiter {
   gotAt?: number;
   readonly got: Range[];
   readonly deadline: number;
-  readonly resolve: (runs: Range[]) => void;
-  readonly reject: (error: Error) => void;
+  readonly sink: WaiterSink;
 }
 
 /** IDs a waiter already holds. */
@@ -45,18 +50,14 @@ export class WaiterQueue {
    * Queues a request for `count` IDs (with `upTo`: at least 1 when the tag is exhausted); refuses a count that is
    * not one.
    */
-  push(
-    count: number,
-    upTo: boolean,
-    waitMs: number,
-    resolve: (runs: Range[]) => void,
-    reject: (error: Error) => void,
-  ): void {
+  push(count: number, upTo: boolean, waitMs: number, sink: WaiterSink): void {
     // A count that is not a whole number of IDs (Infinity, NaN, a fraction, past 2^53, below 1)
     // would make every take's batch wrong for the waiters behind it: refused here, whatever let
     // it through, and never queued.
     if (!Number.isSafeInteger(count) || count < 1) {
-      reject(new IdmintError('INVALID_ARGUMENT', `a take of ${count} IDs: a count is a whole number of at least 1`));
+      sink.failed(
+        new IdmintError('INVALID_ARGUMENT', `a take of ${count} IDs: a count is a whole number of at least 1`),
+      );
       return;
     }
     this.waiting.push({
@@ -65,8 +66,7 @@ export class WaiterQueue {
       arrived: this.arrivals++,
       got: [],
       deadline: Date.now() + waitMs,
-      resolve,
-      reject,
+      sink,
     });
   }
 
@@ -106,7 +106,7 @@ export class WaiterQueue {
         first += given;
         if (waiter.need === 0) {
           this.waiting.shift();
-          waiter.resolve(waiter.got);
+          waiter.sink.served(waiter.got);
           served++;
         }
       }
@@ -122,13 +122,13 @@ export class WaiterQueue {
       const waiter = this.waiting[i];
       if (waiter.deadline <= now) {
         this.waiting.splice(i, 1);
-        waiter.reject(late());
+        waiter.sink.failed(late());
       } else i++;
     }
   }
 
   /** Rejects every waiter with err. */
   rejectAll(err: Error): void {
-    for (const waiter of this.waiting.splice(0)) waiter.reject(err);
+    for (const waiter of this.waiting.splice(0)) waiter.sink.failed(err);
   }
 }

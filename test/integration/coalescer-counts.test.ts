@@ -42,11 +42,7 @@ describe('a coalescer given a count that is not a whole number of IDs', () => {
       // The bad count arrives in the same turn as good ones, before and after it.
       const before = coalescer.take(2);
       const refused = coalescer.take(bad);
-      const mapped = coalescer.takeMapped<unknown>(
-        bad,
-        () => 'taken',
-        (err) => err,
-      );
+      const mapped = coalescer.takeMapped<unknown>(bad, { map: () => 'taken', recover: (err) => err });
       const after = coalescer.take(3);
       await assert.rejects(refused, (err: unknown) => err instanceof IdmintError && err.code === 'INVALID_ARGUMENT');
       const recovered = await mapped;
