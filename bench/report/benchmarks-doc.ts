@@ -4,6 +4,7 @@
 // from a run through a placeholder:
 //   {{facts B}} {{table B}} {{notes B}} {{runs B}} {{chart B}}  of benchmark B's latest run (runs: all)
 //   {{fig B|case|column}}  one figure of B's latest run; column "ratio": the case's ratio to the baseline
+//   {{fig B@DATE|case|column}}  the same of B's one run whose date starts with DATE (an earlier run's figures)
 // Run: npm run benchmarks:doc. test/unit/benchmarks-doc.test.ts checks that the files in the
 // repository are exactly what this writes.
 
@@ -37,15 +38,20 @@ export function fill(
   chartDir: string,
   charts?: Map<string, string>,
 ): string {
-  const latest = (b: string): Run => {
+  /** B's latest run, or its one run whose date starts with `at`. */
+  const runOf = (b: string, at: string | undefined): Run => {
     const rs = runs.get(b);
     if (!rs?.length) throw new Error(`no recorded run of benchmark "${b}"`);
-    return rs[rs.length - 1];
+    if (at === undefined) return rs[rs.length - 1];
+    const dated = rs.filter((r) => r.date.startsWith(at));
+    if (dated.length !== 1) throw new Error(`${dated.length} recorded runs of benchmark "${b}" dated ${at}: name one`);
+    return dated[0];
   };
   return template.replace(
-    /\{\{(facts|table|notes|runs|chart|fig) ([^}|]+)((?:\|[^}|]+)*)\}\}/g,
-    (_, what: string, bench: string, rest: string) => {
-      const run = latest(bench);
+    /\{\{(facts|table|notes|runs|chart|fig) ([^}|@]+)(?:@([^}|]+))?((?:\|[^}|]+)*)\}\}/g,
+    (_, what: string, bench: string, at: string | undefined, rest: string) => {
+      if (at !== undefined && what !== 'fig') throw new Error(`{{${what} ${bench}@${at}}}: only a fig names a run`);
+      const run = runOf(bench, at);
       switch (what) {
         case 'facts':
           return runFacts(run);

@@ -129,6 +129,25 @@ describe('benchmark pages generated from recorded runs', () => {
   });
 });
 
+describe('figures of an earlier run', () => {
+  it('names a run by the start of its date', () => {
+    const block = 'then {{fig fixture@2026-01-01|node <fast>|req/s}}, now {{fig fixture|node <fast>|req/s}}\n';
+    assert.equal(
+      generate(RUNS, { ...TEMPLATES, readmeBlock: block }, README).readme,
+      `# r\n\n${README_BEGIN}\nthen 40,000, now 50,000\n${README_END}\n\ntail\n`,
+    );
+  });
+
+  it('refuses a date that names no run or several, and a whole table of an earlier run', () => {
+    for (const [block, err] of [
+      ['{{fig fixture@2025|node <fast>|req/s}}', /0 recorded runs of benchmark "fixture" dated 2025/],
+      ['{{fig fixture@2026-01|node <fast>|req/s}}', /2 recorded runs of benchmark "fixture" dated 2026-01/],
+      ['{{table fixture@2026-01-01}}', /only a fig names a run/],
+    ] as const)
+      assert.throws(() => generate(RUNS, { ...TEMPLATES, readmeBlock: block }, README), err);
+  });
+});
+
 describe('recorded figures', () => {
   it('reads printed figures back as numbers', () => {
     assert.deepEqual(parseFigure('49,027'), { value: 49027, digits: 0 });
