@@ -4,6 +4,8 @@
 //        [--from S] [--to S] (only samples in that window, seconds from the profile's start)
 //        [--per N] (also show µs per unit of work, e.g. per request: N = requests in the window)
 //        [--timeline] (busy share per second, to find the window of a load run)
+//        [--gaps MS] (gaps between samples longer than MS ms in the window: times the profiler's
+//        thread, and so the process, was off its CPU; their count and time past the sampling interval)
 import { readFileSync } from 'node:fs';
 
 interface Frame {
@@ -60,6 +62,21 @@ if (args.includes('--timeline')) {
   console.log('busy share per second:');
   perSecond.forEach((s, i) =>
     console.log(`  ${String(i).padStart(4)} s  ${s ? ((s.busy / s.all) * 100).toFixed(0).padStart(3) : '  -'}%`),
+  );
+}
+const gapMs = opt('--gaps');
+if (gapMs !== undefined) {
+  const sorted = [...p.timeDeltas].sort((a, b) => a - b);
+  const interval = sorted[Math.floor(sorted.length / 2)] ?? 0;
+  let [count, lostUs, at] = [0, 0, 0];
+  for (const d of p.timeDeltas) {
+    at += d;
+    if (at < from * 1e6 || at > to * 1e6 || d <= gapMs * 1000) continue;
+    count++;
+    lostUs += d - interval;
+  }
+  console.log(
+    `gaps over ${gapMs} ms between samples (interval ${interval} µs): ${count}, ${(lostUs / 1000).toFixed(1)} ms past the interval`,
   );
 }
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
