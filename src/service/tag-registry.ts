@@ -69,7 +69,9 @@ export class TagRegistry {
   async listen(subscriber: RedisClient): Promise<void> {
     const channel = this.keys.tagsChanged();
     subscriber.on('message', (ch: string, tag: string) => {
-      if (ch === channel) this.markChanged(tag);
+      if (ch !== channel) return;
+      this.markChanged(tag);
+      this.reread(tag);
     });
     // Announcements may have been missed while disconnected: re-read everything before use.
     const markAll = () => {
@@ -94,6 +96,16 @@ export class TagRegistry {
   private markChanged(name: string): void {
     const entry = this.entries.get(name);
     if (entry) entry.version++;
+  }
+
+  /**
+   * A definition this process holds, read again at its announced change rather than at the next
+   * request for it: the listeners hear of a deleted tag then (its sources are dropped, sources.ts),
+   * where no request would come to read it, and the next request finds the new definition read.
+   */
+  private reread(name: string): void {
+    const entry = this.entries.get(name);
+    if (entry?.known && entry.tag !== undefined) this.get(name).catch(() => undefined);
   }
 
   /** The cached definition was read after the last change this process knows of. */

@@ -1,0 +1,63 @@
+// suite: cluster
+// A deleted tag leaves nothing of its sources behind in the processes that served it. Nothing
+// asks a deleted tag's definition again, so the processes learn of the deletion from its
+// announcement: each re-reads the definition it held at once and drops the tag's sources
+// (coalescers, blocks, rule scopes). Without that, every tag deleted kept its sources for the
+// life of the process: a soak creating and deleting a tag every few seconds grew its heap by
+// about 3 KB a deleted tag. Two processes: the one that deletes, and one that only served.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { SourceCache } from '../../src/service/sources.js';
+import { cleanup, testNames } from '../../tools/env.js';
+import { adminHeaders, createTag, startLocalNode } from '../../tools/node.js';
+import { waitFor } from '../helpers/fault-load.js';
+
+type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
+
+/** The tags whose sources a process holds (IdService's cache, read for the test). */
+const held = (n: LocalNode, tag: string) =>
+  (n.rt.ids as unknown as { sources: SourceCache }).sources.size(tag) !== undefined;
+
+const TAGS: Record<string, Record<string, unknown>> = {
+  del_global: { mode: 'segment', order: 'global' },
+  del_node: { mode: 'segment', order: 'node' },
+  del_rule: { mode: 'rule', template: 'R{counter:6}', max_counter: 999999, reset_seconds: 0 },
+};
+
+describe('a deleted tag', () => {
+  const names = testNames();
+  const nodes: LocalNode[] = [];
+
+  before(async () => {
+    nodes.push(await startLocalNode(names), await startLocalNode(names));
+    for (const [tag, body] of Object.entries(TAGS)) await createTag(nodes[0].url, { tag, ...body });
+  });
+
+  after(async () => {
+    for (const n of nodes) await n.close().catch(() => undefined);
+    await cleanup(names);
+  });
+
+  it('leaves no sources in any process that served it', { timeout: 60000 }, async () => {
+    for (const n of nodes)
+      for (const tag of Object.keys(TAGS)) {
+        const res = await fetch(`${n.url}/v1/id/${tag}${tag === 'del_rule' ? '?app=a' : ''}`);
+        assert.equal(res.status, 200, `${tag} answered`);
+        assert.ok(held(n, tag), `${tag} has sources while it serves`);
+      }
+    for (const tag of Object.keys(TAGS)) {
+      const res = await fetch(`${nodes[0].url}/v1/admin/tags/${tag}`, {
+        method: 'DELETE',
+        headers: { authorization: adminHeaders.authorization },
+      });
+      assert.equal(res.status, 204);
+    }
+    for (const [i, n] of nodes.entries())
+      for (const tag of Object.keys(TAGS))
+        await waitFor(`process ${i} to drop the sources of ${tag}`, () => !held(n, tag), 15000);
+    // Created again, it serves as a new tag.
+    await createTag(nodes[1].url, { tag: 'del_global', ...TAGS.del_global });
+    const again = await fetch(`${nodes[0].url}/v1/id/del_global`);
+    assert.equal(again.status, 200);
+  });
+});
