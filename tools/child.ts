@@ -219,12 +219,15 @@ function ephemeralRange(): [number, number] {
   return [32768, 60999];
 }
 
-/** Whether a loopback TCP listen on `port` succeeds now. */
-function canListen(port: number): Promise<boolean> {
+/** The port a loopback TCP listen on `port` (0: the kernel's choice) got, closed again; undefined when it failed. */
+function listenOnce(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    s.once('error', () => resolve(undefined));
+    s.listen(port, '127.0.0.1', () => {
+      const got = (s.address() as AddressInfo).port;
+      s.close(() => resolve(got));
+    });
   });
 }
 
@@ -243,18 +246,6 @@ export function portPool(low: number, high: number): [number, number] | undefine
   return undefined;
 }
 
-/** A port the kernel hands out for a loopback listen on port 0 (free when asked). */
-function kernelPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * A free loopback TCP port (free when asked: another process may take it before it is used),
  * chosen at random outside the kernel's ephemeral range (portPool): a port from that range
@@ -265,11 +256,15 @@ function kernelPort(): Promise<number> {
  */
 export async function freePort(): Promise<number> {
   const pool = portPool(...ephemeralRange());
-  if (pool === undefined) return kernelPort();
+  if (pool === undefined) {
+    const port = await listenOnce(0);
+    if (port === undefined) throw new Error('no loopback port to listen on');
+    return port;
+  }
   const [from, to] = pool;
   for (let tries = 0; tries < 50; tries++) {
     const port = from + Math.floor(Math.random() * (to - from + 1));
-    if (await canListen(port)) return port;
+    if ((await listenOnce(port)) !== undefined) return port;
   }
   throw new Error(`no free loopback port found in ${from}..${to}`);
 }
