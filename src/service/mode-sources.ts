@@ -77,10 +77,10 @@ export function modeSources(deps: ModeDeps): (tag: StoredTag) => ModeSource {
  * tag that moved to another Redis under the take is followed the full way. One object per
  * request, no function made for it.
  */
-abstract class OneOfCoalescer implements RunsMapper<string> {
+abstract class OneOfCoalescer<T extends StoredTag> implements RunsMapper<string> {
   constructor(
     protected readonly deps: ModeDeps,
-    protected readonly tag: StoredTag,
+    protected readonly tag: T,
     private readonly sources: TagSources,
     private readonly opts: IdOptions,
   ) {}
@@ -100,28 +100,28 @@ abstract class OneOfCoalescer implements RunsMapper<string> {
 }
 
 /** A plain segment tag's ID. */
-class SegmentOne extends OneOfCoalescer {
+class SegmentOne extends OneOfCoalescer<StoredOf<'segment'>> {
   protected render(counter: number): string {
     return seqString(this.tag, counter);
   }
 }
 
 /** A rule's ID: its template rendered for the app, salt and moment of the request. */
-class RuleOne extends OneOfCoalescer {
+class RuleOne extends OneOfCoalescer<StoredOf<'rule'>> {
   constructor(
     deps: ModeDeps,
-    private readonly rule: StoredOf<'rule'>,
+    tag: StoredOf<'rule'>,
     sources: TagSources,
     opts: IdOptions,
     private readonly app: string,
     private readonly salt: string,
     private readonly now: number,
   ) {
-    super(deps, rule, sources, opts);
+    super(deps, tag, sources, opts);
   }
 
   protected render(counter: number): string {
-    return this.deps.templates.renderOne(this.rule, counter, this.app, this.salt, this.now);
+    return this.deps.templates.renderOne(this.tag, counter, this.app, this.salt, this.now);
   }
 }
 
