@@ -1,13 +1,62 @@
 // Hot-path metric types for prom-client registries. prom-client hashes the label object on
 // every observation, even through a bound child; these keep one series object per label set
 // and only build the exposition when /metrics is scraped (prom-client's registry formats it).
+// Series labelled with a tag are indexed by it, so a deleted tag's are found and dropped
+// without a scan (forgetTag).
 import type { Registry } from 'prom-client';
 
+type Labels = Record<string, string | number>;
+
 interface Value {
-  labels: Record<string, string | number>;
+  labels: Labels;
   value: number;
   metricName?: string;
 }
+
+/** Series by key, and the keys of each tag's series (labels with a `tag`). */
+class SeriesByTag<S extends { labels: Labels }> {
+  readonly all = new Map<string, S>();
+  private readonly keysOfTag = new Map<string, Set<string>>();
+
+  /** The series of one label set, made with `make` on first use. */
+  get(key: string, make: () => S): S {
+    let series = this.all.get(key);
+    if (series === undefined) {
+      series = make();
+      this.all.set(key, series);
+      const tag = series.labels.tag;
+      if (tag !== undefined) {
+        let keys = this.keysOfTag.get(String(tag));
+        if (keys === undefined) this.keysOfTag.set(String(tag), (keys = new Set()));
+        keys.add(key);
+      }
+    }
+    return series;
+  }
+
+  holdsTag(tag: string): boolean {
+    return this.keysOfTag.has(tag);
+  }
+
+  /** Drops every series labelled with the tag; how many. */
+  forgetTag(tag: string): number {
+    const keys = this.keysOfTag.get(tag);
+    if (keys === undefined) return 0;
+    for (const key of keys) this.all.delete(key);
+    this.keysOfTag.delete(tag);
+    return keys.size;
+  }
+}
+
+/** A metric whose series may carry a `tag` label. */
+export interface TagLabelled {
+  holdsTag(tag: string): boolean;
+  /** Drops every series labelled with the tag; how many. */
+  forgetTag(tag: string): number;
+}
+
+/** A label set's key where callers do not build one: its values in the order given. */
+const keyOf = (labels: Labels): string => JSON.stringify(Object.values(labels));
 
 export class HistogramSeries {
   readonly counts: Float64Array;
@@ -15,7 +64,7 @@ export class HistogramSeries {
   count = 0;
 
   constructor(
-    readonly labels: Record<string, string | number>,
+    readonly labels: Labels,
     private readonly bounds: readonly number[],
   ) {
     this.counts = new Float64Array(bounds.length);
@@ -35,10 +84,10 @@ export class HistogramSeries {
 }
 
 /** A labelled histogram whose series are bound once and observed without hashing. */
-export class FastHistogram {
+export class FastHistogram implements TagLabelled {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
-  private readonly series = new Map<string, HistogramSeries>();
+  private readonly series = new SeriesByTag<HistogramSeries>();
 
   constructor(
     readonly name: string,
@@ -50,18 +99,26 @@ export class FastHistogram {
   }
 
   /** The series of one label set; `key` identifies it (callers build it cheaply). */
-  series_(key: string, labels: () => Record<string, string | number>): HistogramSeries {
-    let series = this.series.get(key);
-    if (!series) {
-      series = new HistogramSeries(labels(), this.bounds);
-      this.series.set(key, series);
-    }
-    return series;
+  series_(key: string, labels: () => Labels): HistogramSeries {
+    return this.series.get(key, () => new HistogramSeries(labels(), this.bounds));
+  }
+
+  /** One observation, for callers off the hot path (prom-client's Histogram.observe). */
+  observe(labels: Labels, value: number): void {
+    this.series_(keyOf(labels), () => labels).observe(value);
+  }
+
+  holdsTag(tag: string): boolean {
+    return this.series.holdsTag(tag);
+  }
+
+  forgetTag(tag: string): number {
+    return this.series.forgetTag(tag);
   }
 
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Value[] }> {
     const values: Value[] = [];
-    for (const series of this.series.values()) {
+    for (const series of this.series.all.values()) {
       let acc = 0;
       this.bounds.forEach((le, bucket) => {
         acc += series.counts[bucket];
@@ -76,10 +133,10 @@ export class FastHistogram {
 }
 
 /** A labelled counter kept as plain numbers per label set. */
-export class FastCounter {
+export class FastCounter implements TagLabelled {
   readonly type = 'counter';
   readonly aggregator = 'sum';
-  private readonly series = new Map<string, { labels: Record<string, string | number>; value: number }>();
+  private readonly series = new SeriesByTag<{ labels: Labels; value: number }>();
 
   constructor(
     readonly name: string,
@@ -89,18 +146,26 @@ export class FastCounter {
     registry.registerMetric(this as never);
   }
 
-  add(key: string, labels: () => Record<string, string | number>, count: number): void {
+  add(key: string, labels: () => Labels, count: number): void {
     this.series_(key, labels).value += count;
   }
 
+  /** Adds to a label set's series, for callers off the hot path (prom-client's Counter.inc). */
+  inc(labels: Labels, count = 1): void {
+    this.add(keyOf(labels), () => labels, count);
+  }
+
   /** The series of one label set, to keep and add to directly. */
-  series_(key: string, labels: () => Record<string, string | number>): { value: number } {
-    let series = this.series.get(key);
-    if (!series) {
-      series = { labels: labels(), value: 0 };
-      this.series.set(key, series);
-    }
-    return series;
+  series_(key: string, labels: () => Labels): { value: number } {
+    return this.series.get(key, () => ({ labels: labels(), value: 0 }));
+  }
+
+  holdsTag(tag: string): boolean {
+    return this.series.holdsTag(tag);
+  }
+
+  forgetTag(tag: string): number {
+    return this.series.forgetTag(tag);
   }
 
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Value[] }> {
@@ -109,7 +174,7 @@ export class FastCounter {
       help: this.help,
       type: this.type,
       aggregator: this.aggregator,
-      values: [...this.series.values()].map((s) => ({ labels: s.labels, value: s.value })),
+      values: [...this.series.all.values()].map((s) => ({ labels: s.labels, value: s.value })),
     };
   }
 }

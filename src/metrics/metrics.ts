@@ -2,7 +2,7 @@
 // only increments pre-bound children; everything that needs Redis or MySQL is read when
 // /metrics is scraped.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { FastCounter, FastHistogram } from './fast-metrics.js';
+import { FastCounter, FastHistogram, type TagLabelled } from './fast-metrics.js';
 import { registerGrpcTakeMetrics, type GrpcTakeObserver } from './grpc-take-metrics.js';
 import { registerIdempotencyMetrics, type IdempotencyCounters } from './idempotency-metrics.js';
 import { registerSourceLimitMetrics, type SourceLimitCounter } from './source-limit-metrics.js';
@@ -27,19 +27,21 @@ export class Metrics {
   private readonly httpDuration: FastHistogram;
   private readonly grpcDuration: FastHistogram;
   readonly refillDuration: Histogram<'result'>;
-  readonly segmentSize: Histogram<'tag'>;
-  readonly refillWaits: Counter<'tag'>;
+  readonly segmentSize: FastHistogram;
+  readonly refillWaits: FastCounter;
   readonly errors: Counter<'code'>;
   readonly adminAuthFailures: Counter<'transport'>;
-  readonly allocations: Counter<'tag'>;
-  readonly redisReplaced: Counter<'tag'>;
+  readonly allocations: FastCounter;
+  readonly redisReplaced: FastCounter;
   readonly connectionRestarts: Counter<'server' | 'role'>;
-  readonly counterRegressions: Counter<'tag' | 'kind'>;
+  readonly counterRegressions: FastCounter;
   readonly idempotency: IdempotencyCounters;
   readonly grpcTakes: GrpcTakeObserver;
   /** idmint_source_limited_total: requests refused or dropped for their source's rate (api/source-limits.ts). */
   readonly sourceLimited: SourceLimitCounter;
   private sources: ScrapeSources = {};
+  /** Every metric whose series are labelled by tag. */
+  private readonly tagged: readonly TagLabelled[];
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -69,44 +71,46 @@ export class Metrics {
       registers,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     });
-    this.segmentSize = new Histogram({
-      name: 'idmint_segment_size',
-      help: 'Size of allocated segments',
-      labelNames: ['tag'],
-      registers,
-      buckets: [10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000],
-    });
-    this.allocations = new Counter({
-      name: 'idmint_segments_allocated_total',
-      help: 'Segments allocated in MySQL',
-      labelNames: ['tag'],
-      registers,
-    });
-    this.refillWaits = new Counter({
-      name: 'idmint_refill_waits_total',
-      help: 'Times requests had to wait for a refill (cold or dry tag)',
-      labelNames: ['tag'],
-      registers,
-    });
-    this.redisReplaced = new Counter({
-      name: 'idmint_redis_instance_changes_total',
-      registers,
-      labelNames: ['tag'],
-      help: 'Segment hashes found written by another Redis instance (restart from a snapshot, failover) and abandoned',
-    });
+    this.segmentSize = new FastHistogram(
+      'idmint_segment_size',
+      'Size of allocated segments',
+      [10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000],
+      this.registry,
+    );
+    this.allocations = new FastCounter('idmint_segments_allocated_total', 'Segments allocated in MySQL', this.registry);
+    this.refillWaits = new FastCounter(
+      'idmint_refill_waits_total',
+      'Times requests had to wait for a refill (cold or dry tag)',
+      this.registry,
+    );
+    this.redisReplaced = new FastCounter(
+      'idmint_redis_instance_changes_total',
+      'Segment hashes found written by another Redis instance (restart from a snapshot, failover) and abandoned',
+      this.registry,
+    );
     this.connectionRestarts = new Counter({
       name: 'idmint_connection_restarts_total',
       registers,
       labelNames: ['server', 'role'],
       help: 'Redis connections that ended by themselves (ioredis gave up on them) and are opened again, per server and role; server="mysql",role="pool": the MySQL pool replaced after it stopped handing out connections',
     });
-    this.counterRegressions = new Counter({
-      name: 'idmint_counter_regressions_total',
-      registers,
-      labelNames: ['tag', 'kind'],
-      help: 'MySQL found behind what Redis holds (backup restore, lagging failover) and raised at once; kind: segment, rule, worker_space',
-    });
-    this.idempotency = registerIdempotencyMetrics(this.registry);
+    this.counterRegressions = new FastCounter(
+      'idmint_counter_regressions_total',
+      'MySQL found behind what Redis holds (backup restore, lagging failover) and raised at once; kind: segment, rule, worker_space',
+      this.registry,
+    );
+    const idempotency = registerIdempotencyMetrics(this.registry);
+    this.idempotency = idempotency.counters;
+    this.tagged = [
+      this.issued,
+      this.takes,
+      this.segmentSize,
+      this.allocations,
+      this.refillWaits,
+      this.redisReplaced,
+      this.counterRegressions,
+      ...idempotency.tagged,
+    ];
     this.grpcTakes = registerGrpcTakeMetrics(this.registry);
     this.sourceLimited = registerSourceLimitMetrics(this.registry);
     this.errors = new Counter({
@@ -230,6 +234,16 @@ export class Metrics {
   /** The Redis-takes counter of one tag, for a coalescer to keep. */
   takesSeries(tag: string): { value: number } {
     return this.takes.series_(tag, () => ({ tag }));
+  }
+
+  /** Whether this process holds a series labelled with the tag (it served it, or ran its refills). */
+  holdsTag(tag: string): boolean {
+    return this.tagged.some((metric) => metric.holdsTag(tag));
+  }
+
+  /** Drops every series labelled with the tag (a deleted tag's); how many. */
+  forgetTag(tag: string): number {
+    return this.tagged.reduce((sum, metric) => sum + metric.forgetTag(tag), 0);
   }
 
   /** The issued-IDs counter of one (tag, mode), for callers that keep it. */

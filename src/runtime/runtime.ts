@@ -24,6 +24,7 @@ import { IdempotencyKeys } from '../service/idempotency.js';
 import { LeaseManager } from '../service/lease-manager.js';
 import type { Readiness } from '../service/readiness.js';
 import { TagAdmin } from '../service/tag-admin.js';
+import { forgetSeriesOfDeletedTags } from '../service/deleted-tag-series.js';
 import { TagRegistry } from '../service/tag-registry.js';
 import { CountersRepo } from '../store/mysql/counters-repo.js';
 import { SpacesRepo } from '../store/mysql/spaces-repo.js';
@@ -144,6 +145,7 @@ export async function createRuntime(
     log.debug({ err: err.message }, 'refill queue error'),
   );
   const registry = await listenForChanges(config, conns, keys, tags, tokens, log);
+  forgetSeriesOfDeletedTags(registry, metrics, log);
   const leaseStore = new LeaseStore(redis, keys);
   const leases = new LeaseManager(
     leaseStore,

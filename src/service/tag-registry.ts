@@ -42,6 +42,7 @@ export class TagRegistry {
   /** Names read as not existing, oldest read first. */
   private readonly absent = new Set<string>();
   private readonly listeners: ((name: string, tag: StoredTag | undefined) => void)[] = [];
+  private readonly announced: ((name: string) => void)[] = [];
 
   constructor(
     private readonly repo: Pick<TagsRepo, 'get'> & { tokenHashes(tag: string): Promise<string[]> },
@@ -65,6 +66,11 @@ export class TagRegistry {
     this.listeners.push(listener);
   }
 
+  /** Calls `listener` with the name of every tag whose change is announced, once this registry has marked it. */
+  onAnnounced(listener: (name: string) => void): void {
+    this.announced.push(listener);
+  }
+
   /** Starts listening for change announcements on a dedicated subscriber connection. */
   async listen(subscriber: RedisClient): Promise<void> {
     const channel = this.keys.tagsChanged();
@@ -72,6 +78,7 @@ export class TagRegistry {
       if (ch !== channel) return;
       this.markChanged(tag);
       this.reread(tag);
+      for (const listener of this.announced) listener(tag);
     });
     // Announcements may have been missed while disconnected: re-read everything before use.
     const markAll = () => {
