@@ -42,6 +42,13 @@ async function workers(url: string): Promise<Workers> {
   return (await r.json()) as Workers;
 }
 
+/** A process's last warnings and errors (pino levels 40 and up), for a failure's message. */
+const troubleOf = (n: ChildNode): string =>
+  n.output
+    .filter((line) => /"level":(4|5|6)0/.test(line))
+    .slice(-15)
+    .join('\n');
+
 /** Sequential batches from one process; each later batch lies above the one before. */
 async function drive(url: string, tag: string, rounds: number, count: number): Promise<bigint[]> {
   const out: bigint[] = [];
@@ -165,7 +172,7 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
       assert.equal(idOf(w, 10), idOf(before[i], 10), `${name} changed its worker id`);
       assert.ok(
         w.this_node.leases.every((l) => l.valid),
-        `${name} holds an invalid lease: ${JSON.stringify(w.this_node.leases)}`,
+        `${name} holds an invalid lease: ${JSON.stringify(w.this_node)}; its last warnings:\n${troubleOf([a, b][i])}`,
       );
       assert.ok(
         w.this_node.lease_events.renewed >= 3,
@@ -238,7 +245,11 @@ describe('idmint on a Redis Cluster', { skip: SKIP }, () => {
     const removed = await sweepDeadLeaseQueues(cluster, cluster, prefix, new LeaseStore(cluster, keys), 'cl-test');
     assert.deepEqual(removed, ['ghost-1']);
     assert.equal(await cluster.exists(meta('ghost-1')), 0);
-    assert.equal(await cluster.exists(meta('cl-a')), 1, "the live node's lease queue was removed");
+    assert.equal(
+      await cluster.exists(meta('cl-a')),
+      1,
+      `the live node's lease queue was removed; its last warnings:\n${troubleOf(a)}`,
+    );
     // The janitor's own queue shares the slot too.
     assert.equal(await slotOf(`${prefix}:${JANITOR_QUEUE}:meta`), await slotOf(meta('cl-a')));
   });
