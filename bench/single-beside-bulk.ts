@@ -32,8 +32,13 @@
 //        --pin (the servers on CPU 1; generators, bulk consumer and this process on CPU 0, the
 //        generators at real-time priority so the consumer beside them does not delay their sends)
 //        --processes N (idmint as `serve --processes N`: N serving processes sharing the ports,
-//        recorded apart as bulk-single-p<N>)  --no-write
-// Results: bench/results/bulk-single-latest.md (bulk-single-p<N>-latest.md with --processes N)
+//        recorded apart as bulk-single-p<N>)
+//        --bulk-apart (the bulk consumer takes from a second idmint process of the same stores,
+//        and the floor's bare stream runs apart too; pinned, both on CPU 0 beside the consumer,
+//        the single requests' servers alone on CPU 1: the two kinds of users on cores of their
+//        own, recorded as bulk-single-apart)  --no-write
+// Results: bench/results/bulk-single-latest.md (bulk-single-p<N>-latest.md with --processes N,
+// bulk-single-apart-latest.md with --bulk-apart)
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { freePort, startTsx, type Child } from '../tools/child.js';
@@ -61,6 +66,7 @@ const opts = {
   pin: false,
   write: true,
   processes: 1,
+  apart: false,
 };
 /** Requests due in the first second of a case are sent but not counted (connections warm up). */
 const WARMUP_S = 1;
@@ -68,7 +74,7 @@ const WARMUP_S = 1;
 function parseArgs(): void {
   readBenchOptions(
     args,
-    'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--warmup-rounds N] [--take N] [--block N] [--pin] [--processes N] [--no-write]',
+    'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--warmup-rounds N] [--take N] [--block N] [--pin] [--processes N] [--bulk-apart] [--no-write]',
     { seconds: [WARMUP_S + 1, 600], connections: [1, 256], rounds: [1], pin: true, write: true },
     opts,
     (a) => {
@@ -85,6 +91,9 @@ function parseArgs(): void {
         case '--processes':
           opts.processes = a.whole(1, 16);
           break;
+        case '--bulk-apart':
+          opts.apart = true;
+          break;
         case '--warmup-rounds':
           opts.warmupRounds = a.whole(0, 10);
           break;
@@ -94,6 +103,8 @@ function parseArgs(): void {
       return true;
     },
   );
+  if (opts.apart && opts.processes > 1)
+    throw new Error('--bulk-apart serves the bulk consumer from a process of its own: give it without --processes');
 }
 
 /** One fixed-rate generator to its end. */
@@ -128,7 +139,11 @@ function generate(binary: string, transport: 'http' | 'udp', port: number, targe
 }
 
 /** The benchmark's name in bench/results: one serving process, or N. */
-const benchName = (): string => (opts.processes > 1 ? `bulk-single-p${opts.processes}` : 'bulk-single');
+const benchName = (): string =>
+  opts.apart ? 'bulk-single-apart' : opts.processes > 1 ? `bulk-single-p${opts.processes}` : 'bulk-single';
+
+/** The CPU the bulk stream's server is pinned to: the servers' core, or the clients' when apart. */
+const bulkCpu = (): number => (opts.apart ? 0 : 1);
 
 /** idmint, as one serving process or `serve --processes N` (ready once every process is). */
 async function startIdmint(env: Record<string, string | undefined>): Promise<Child> {
@@ -175,6 +190,14 @@ async function main(): Promise<void> {
     ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn' }),
   };
   const idmint = await startIdmint(env);
+  // Apart: a second process of the same stores serves the bulk consumer.
+  const bulkPort = opts.apart ? await freePort() : httpPort;
+  const bulkIdmint = opts.apart
+    ? await startIdmint({ ...env, PORT: String(bulkPort), UDP_PORT: String(await freePort()) }).catch(async (err) => {
+        await idmint.stop();
+        throw err;
+      })
+    : undefined;
   const bare = startBare(barePort);
   const echo = startEcho();
   let ok = true;
@@ -184,6 +207,7 @@ async function main(): Promise<void> {
     await bare.waitForLine((l) => l.startsWith('listening'), 120_000);
     const echoPort = await echo.port;
     if (opts.pin) for (const pid of [...processTree(readProcs(), idmint.pid), bare.pid, echo.pid]) pinProcess(pid, 1);
+    if (opts.pin && bulkIdmint) for (const pid of processTree(readProcs(), bulkIdmint.pid)) pinProcess(pid, bulkCpu());
     const url = `http://127.0.0.1:${httpPort}`;
     await createTag(url, { tag: 'single', order: 'node' });
     await createTag(url, {
@@ -200,7 +224,7 @@ async function main(): Promise<void> {
       'beside bulk': { http: [httpPort, '/v1/id/single'], udp: [udpPort, 'single'], pid: idmint.pid },
       'floor beside bulk': { http: [barePort, '/v1/id/single'], udp: [echoPort, 'single'], pid: bare.pid },
     };
-    const stream = `ws://127.0.0.1:${httpPort}/v1/stream`;
+    const stream = `ws://127.0.0.1:${bulkPort}/v1/stream`;
     // The warm-up rounds first (the first cases a process serves find V8 and the caches cold):
     // printed and listed, never in the medians.
     for (let at = 1; at <= opts.warmupRounds + opts.rounds; at++) {
@@ -212,7 +236,7 @@ async function main(): Promise<void> {
         // Beside the floor, a bare stream at the rate idmint's bulk consumer had in this round.
         const bareStream =
           name === 'floor beside bulk' ? await startBareStream(rounds.get('beside bulk')!.at(-1)!.bulkRate) : undefined;
-        if (bareStream && opts.pin) pinProcess(bareStream.child.pid, 1);
+        if (bareStream && opts.pin) pinProcess(bareStream.child.pid, bulkCpu());
         const bulkUrl = name === 'beside bulk' ? stream : bareStream?.url;
         const bulk = bulkUrl === undefined ? undefined : await BulkConsumer.open(bulkUrl);
         await bulk?.start('bulk', opts.take, opts.block);
@@ -251,7 +275,7 @@ async function main(): Promise<void> {
     }
   } finally {
     echo.stop();
-    await Promise.all([idmint.stop(), bare.stop()]);
+    await Promise.all([idmint.stop(), bulkIdmint?.stop(), bare.stop()]);
     await cleanup(names);
   }
   const setup = { ...opts, warmupS: WARMUP_S, bench: benchName(), args };

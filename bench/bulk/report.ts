@@ -49,6 +49,8 @@ export interface Setup {
   readonly take: number;
   readonly block: number;
   readonly processes: number;
+  /** The bulk consumer served by a process of its own (--bulk-apart). */
+  readonly apart: boolean;
   readonly pin: boolean;
   readonly write: boolean;
   /** The seconds at the start of each case that are not counted. */
@@ -156,12 +158,16 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
       `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs; load average before the run ${load}`,
       `- ${opts.rate} single-ID requests a second over HTTP (${opts.connections} keep-alive connections) and as many over UDP (${opts.connections} sockets), at once, fixed-rate and open-loop (latency from when each request fell due); ${opts.seconds} s per case, the first ${opts.warmupS} s not counted; ${opts.rounds} interleaved rounds, medians, after ${opts.warmupRounds} warm-up round(s) of every case left out of them`,
       `- bulk consumer: one websocket, binary takes of ${opts.take.toLocaleString('en-US')} IDs in blocks of ${opts.block.toLocaleString('en-US')}, one after another`,
-      opts.processes > 1
-        ? `- idmint as \`serve --processes ${opts.processes}\`: ${opts.processes} serving processes sharing the ports`
-        : '- idmint as one serving process',
-      opts.pin
-        ? '- pinned (taskset): the servers on CPU 1; the generators (at real-time priority, chrt -f 1), the bulk consumer and the bench on CPU 0'
-        : '- not pinned',
+      opts.apart
+        ? "- idmint as two processes of the same stores: one serves the single requests, the other the bulk consumer (and the floor's bare stream runs apart from the floor's servers too)"
+        : opts.processes > 1
+          ? `- idmint as \`serve --processes ${opts.processes}\`: ${opts.processes} serving processes sharing the ports`
+          : '- idmint as one serving process',
+      !opts.pin
+        ? '- not pinned'
+        : opts.apart
+          ? "- pinned (taskset): the single requests' servers on CPU 1; the bulk stream's servers, the generators (at real-time priority, chrt -f 1), the bulk consumer and the bench on CPU 0"
+          : '- pinned (taskset): the servers on CPU 1; the generators (at real-time priority, chrt -f 1), the bulk consumer and the bench on CPU 0',
       `- command: npm run bench:bulk-single${opts.args.length ? ` -- ${opts.args.join(' ')}` : ''}`,
       '',
       lines,
