@@ -8,6 +8,7 @@ import { startLeaseWorkers, type LeaseWorkers } from '../consumer/lease-worker.j
 import { startRefillWorker } from '../consumer/refill-worker.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { LeaseScheduler } from '../producer/lease-scheduler.js';
+import { watchRenewals, type RenewalWatchdog } from '../producer/renewal-watchdog.js';
 import type { LeaseManager } from '../service/lease-manager.js';
 import type { CountersRepo } from '../store/mysql/counters-repo.js';
 import type { TagsRepo } from '../store/mysql/tags-repo.js';
@@ -18,6 +19,8 @@ import type { Connections } from './connect.js';
 
 export interface NodeWorkers {
   readonly leaseScheduler?: LeaseScheduler;
+  /** Schedules the lease renewals again when they stop arriving. */
+  readonly renewalWatchdog?: RenewalWatchdog;
   readonly leaseWorkers?: LeaseWorkers;
   readonly refillWorker?: Worker;
 }
@@ -39,13 +42,11 @@ export async function startWorkers(deps: WorkerDeps): Promise<NodeWorkers> {
   const { config, conns, keys, log } = deps;
   let leaseScheduler: LeaseScheduler | undefined;
   let leaseWorkers: LeaseWorkers | undefined;
+  let renewalWatchdog: RenewalWatchdog | undefined;
   if (config.serveHttp) {
-    leaseScheduler = new LeaseScheduler(
-      conns.queueConn,
-      keys.queuePrefix(),
-      config.nodeId,
-      Math.floor(config.leaseTtlMs / 3),
-      (err) => log.debug({ err: err.message }, 'lease queue error'),
+    const renewEveryMs = Math.floor(config.leaseTtlMs / 3);
+    leaseScheduler = new LeaseScheduler(conns.queueConn, keys.queuePrefix(), config.nodeId, renewEveryMs, (err) =>
+      log.debug({ err: err.message }, 'lease queue error'),
     );
     await leaseScheduler.start();
     leaseWorkers = startLeaseWorkers({
@@ -58,6 +59,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<NodeWorkers> {
       log,
     });
     await deps.leaseStore.heartbeat(config.nodeId, config.leaseTtlMs * 2);
+    renewalWatchdog = watchRenewals(deps.leases, leaseScheduler, renewEveryMs, log);
     // The connection is ready now, so 'ready' fires only on reconnects. A Redis that comes
     // back without its data has forgotten the schedulers: put them back (upsert is idempotent).
     const scheduler = leaseScheduler;
@@ -79,5 +81,5 @@ export async function startWorkers(deps: WorkerDeps): Promise<NodeWorkers> {
           metrics: deps.metrics,
         })
       : undefined;
-  return { leaseScheduler, leaseWorkers, refillWorker };
+  return { leaseScheduler, renewalWatchdog, leaseWorkers, refillWorker };
 }

@@ -36,14 +36,20 @@ export interface LeaseEvents {
   renewed: number;
   lost: number;
   exhausted: number;
+  /** Renewals found late and scheduled again (src/producer/renewal-watchdog.ts). */
+  rescheduled: number;
 }
 
 export class LeaseManager {
   private readonly leases = new Map<number, Lease>();
   private readonly pending = new Map<number, Promise<Lease>>();
   private generation = 0;
-  readonly events: LeaseEvents = { acquired: 0, renewed: 0, lost: 0, exhausted: 0 };
+  readonly events: LeaseEvents = { acquired: 0, renewed: 0, lost: 0, exhausted: 0, rescheduled: 0 };
   private value: string;
+  /** When the last renewal started (local clock, ms); the manager's making until the first. */
+  private renewalStartedMs: number;
+  /** The renewal running, which a second call joins. */
+  private renewing: Promise<void> | undefined;
 
   constructor(
     private readonly store: LeaseStore,
@@ -55,6 +61,7 @@ export class LeaseManager {
     private readonly onSpaceRegression?: (bits: number) => void,
   ) {
     this.value = `${opts.nodeId} ${opts.addr}`;
+    this.renewalStartedMs = clock.now();
   }
 
   /** Sets the address shown to operators; only before the first lease is taken. */
@@ -208,8 +215,22 @@ export class LeaseManager {
     );
   }
 
-  /** Extends every held lease (compare and extend); switches ids whose lease was lost. */
-  async renewAll(): Promise<void> {
+  /** Milliseconds since the last renewal started (or since this manager was made). */
+  sinceRenewal(): number {
+    return this.clock.now() - this.renewalStartedMs;
+  }
+
+  /**
+   * Extends every held lease (compare and extend); switches ids whose lease was lost. A call
+   * while a renewal runs joins it (the scheduled job and the renewal watchdog may meet).
+   */
+  renewAll(): Promise<void> {
+    this.renewing ??= this.renewEach().finally(() => (this.renewing = undefined));
+    return this.renewing;
+  }
+
+  private async renewEach(): Promise<void> {
+    this.renewalStartedMs = this.clock.now();
     await this.store.heartbeat(this.opts.nodeId, this.opts.ttlMs * 2).catch(() => undefined);
     for (const lease of this.leases.values()) {
       const start = this.clock.now();

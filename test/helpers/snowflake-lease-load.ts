@@ -29,7 +29,7 @@ export interface Workers {
   this_node: {
     node_id: string;
     leases: { worker_bits: number; worker_id: number; valid: boolean; valid_for_ms: number; floor: string }[];
-    lease_events: { acquired: number; renewed: number; lost: number; exhausted: number };
+    lease_events: { acquired: number; renewed: number; lost: number; exhausted: number; rescheduled: number };
   };
 }
 

@@ -1,0 +1,59 @@
+// Lease renewals come as BullMQ jobs, each iteration of the job scheduler adding the next. That
+// chain can break and stay broken: BullMQ does not add the next iteration when adding it fails
+// with anything but a connection error (it emits an error and carries on), and a Redis failed
+// over to a replica that had not received the delayed job, or restored from a snapshot taken
+// before it, may have lost the job while keeping the scheduler's record. Then nothing renews the
+// leases: they lapse (the process refuses snowflake IDs with LEASE_LOST), its heartbeat goes,
+// and another process's janitor removes its queue. The watchdog looks every quarter of the
+// renewal interval; once no renewal has started for one and a half intervals, it renews at once
+// (joining a renewal in flight) and schedules the renewals again (an upsert: harmless when the
+// chain was only late), counted as the lease event `rescheduled`. Leases last three intervals,
+// so they are renewed before they lapse.
+import type { Logger } from 'pino';
+import type { LeaseManager } from '../service/lease-manager.js';
+import type { LeaseScheduler } from './lease-scheduler.js';
+
+/** How late a renewal may be, in renewal intervals, before the watchdog steps in. */
+export const LATE_RENEWAL_INTERVALS = 1.5;
+
+export interface RenewalWatchdog {
+  /**
+   * No more looks, at once; settles once a scheduling in flight has (before the lease schedules
+   * are removed at shutdown, which it would otherwise put back).
+   */
+  stop(): Promise<void>;
+}
+
+export function watchRenewals(
+  leases: Pick<LeaseManager, 'renewAll' | 'sinceRenewal' | 'events'>,
+  scheduler: Pick<LeaseScheduler, 'start'>,
+  everyMs: number,
+  log: Logger,
+): RenewalWatchdog {
+  /** The renewal and scheduling in flight, if any. */
+  let restoring: Promise<void> | undefined;
+  // Counted from the watchdog's start too: a process slow to start is not late yet.
+  const startedAt = performance.now();
+  const look = () => {
+    const late = Math.min(leases.sinceRenewal(), performance.now() - startedAt);
+    if (restoring !== undefined || late < everyMs * LATE_RENEWAL_INTERVALS) return;
+    leases.events.rescheduled++;
+    log.warn(
+      { lateMs: Math.round(late), everyMs },
+      'lease renewals stopped arriving: renewing now and scheduling them again',
+    );
+    restoring = Promise.allSettled([leases.renewAll(), scheduler.start()]).then(([, scheduled]) => {
+      restoring = undefined;
+      if (scheduled.status === 'rejected')
+        log.warn({ err: (scheduled.reason as Error).message }, 'could not schedule the lease renewals again');
+    });
+  };
+  const timer = setInterval(look, Math.max(1, Math.floor(everyMs / 4)));
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await restoring;
+    },
+  };
+}
