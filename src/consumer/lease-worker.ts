@@ -11,6 +11,9 @@ import type { LeaseStore } from '../store/redis/leases.js';
 import { startJanitorWorker } from './janitor-worker.js';
 import { closeWorker, dropWorker } from './worker-close.js';
 
+/** How BullMQ's worker error begins when it could not add a scheduler's next job. */
+export const UNSCHEDULED = 'Failed to add repeatable job for next iteration';
+
 export interface LeaseWorkers {
   readonly renew: Worker;
   readonly janitor: Worker;
@@ -39,7 +42,13 @@ export function startLeaseWorkers(deps: {
     concurrency: 1,
     runRetryDelay: WORKER_RUN_RETRY_MS,
   });
-  renew.on('error', (err) => log.debug({ err: err.message }, 'lease worker error'));
+  // BullMQ reports a next renewal it could not schedule only here, and then schedules none: the
+  // renewal watchdog (src/producer/renewal-watchdog.ts) puts it back; an operator should see it.
+  // Its connection errors while Redis is away stay at debug.
+  renew.on('error', (err) => {
+    if (err.message.startsWith(UNSCHEDULED)) log.warn({ err: err.message }, 'lease renewal not scheduled again');
+    else log.debug({ err: err.message }, 'lease worker error');
+  });
   const janitor = startJanitorWorker(deps);
   return {
     renew,
