@@ -25,17 +25,21 @@ export interface RenewalWatchdog {
 }
 
 export function watchRenewals(
-  leases: Pick<LeaseManager, 'renewAll' | 'sinceRenewal' | 'events'>,
+  leases: Pick<LeaseManager, 'renewAll' | 'renewals' | 'events'>,
   scheduler: Pick<LeaseScheduler, 'start'>,
   everyMs: number,
   log: Logger,
 ): RenewalWatchdog {
   /** The renewal and scheduling in flight, if any. */
   let restoring: Promise<void> | undefined;
-  // Counted from the watchdog's start too: a process slow to start is not late yet.
-  const startedAt = performance.now();
+  // When a renewal was last seen to start, on the monotonic clock (a wall clock set back must
+  // not hide a broken chain); from the watchdog's start, so a process slow to start is not late.
+  let seen = leases.renewals();
+  let seenAt = performance.now();
   const look = () => {
-    const late = Math.min(leases.sinceRenewal(), performance.now() - startedAt);
+    const now = performance.now();
+    if (leases.renewals() !== seen) [seen, seenAt] = [leases.renewals(), now];
+    const late = now - seenAt;
     if (restoring !== undefined || late < everyMs * LATE_RENEWAL_INTERVALS) return;
     leases.events.rescheduled++;
     log.warn(

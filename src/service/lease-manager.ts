@@ -46,8 +46,8 @@ export class LeaseManager {
   private generation = 0;
   readonly events: LeaseEvents = { acquired: 0, renewed: 0, lost: 0, exhausted: 0, rescheduled: 0 };
   private value: string;
-  /** When the last renewal started (local clock, ms); the manager's making until the first. */
-  private renewalStartedMs: number;
+  /** Renewals started so far (the renewal watchdog sees them arrive by it). */
+  private renewalsStarted = 0;
   /** The renewal running, which a second call joins. */
   private renewing: Promise<void> | undefined;
 
@@ -61,7 +61,6 @@ export class LeaseManager {
     private readonly onSpaceRegression?: (bits: number) => void,
   ) {
     this.value = `${opts.nodeId} ${opts.addr}`;
-    this.renewalStartedMs = clock.now();
   }
 
   /** Sets the address shown to operators; only before the first lease is taken. */
@@ -215,9 +214,9 @@ export class LeaseManager {
     );
   }
 
-  /** Milliseconds since the last renewal started (or since this manager was made). */
-  sinceRenewal(): number {
-    return this.clock.now() - this.renewalStartedMs;
+  /** How many renewals have started (scheduled or the watchdog's). */
+  renewals(): number {
+    return this.renewalsStarted;
   }
 
   /**
@@ -230,7 +229,7 @@ export class LeaseManager {
   }
 
   private async renewEach(): Promise<void> {
-    this.renewalStartedMs = this.clock.now();
+    this.renewalsStarted++;
     await this.store.heartbeat(this.opts.nodeId, this.opts.ttlMs * 2).catch(() => undefined);
     for (const lease of this.leases.values()) {
       const start = this.clock.now();
