@@ -18,18 +18,14 @@ class SeriesByTag<S extends { labels: Labels }> {
   readonly all = new Map<string, S>();
   private readonly keysOfTag = new Map<string, Set<string>>();
 
-  /** The series of one label set, made with `make` on first use. */
-  get(key: string, make: () => S): S {
-    let series = this.all.get(key);
-    if (series === undefined) {
-      series = make();
-      this.all.set(key, series);
-      const tag = series.labels.tag;
-      if (tag !== undefined) {
-        let keys = this.keysOfTag.get(String(tag));
-        if (keys === undefined) this.keysOfTag.set(String(tag), (keys = new Set()));
-        keys.add(key);
-      }
+  /** Keeps a new label set's series, indexed by its tag; returns it. */
+  add(key: string, series: S): S {
+    this.all.set(key, series);
+    const tag = series.labels.tag;
+    if (tag !== undefined) {
+      let keys = this.keysOfTag.get(String(tag));
+      if (keys === undefined) this.keysOfTag.set(String(tag), (keys = new Set()));
+      keys.add(key);
     }
     return series;
   }
@@ -100,7 +96,7 @@ export class FastHistogram implements TagLabelled {
 
   /** The series of one label set; `key` identifies it (callers build it cheaply). */
   series_(key: string, labels: () => Labels): HistogramSeries {
-    return this.series.get(key, () => new HistogramSeries(labels(), this.bounds));
+    return this.series.all.get(key) ?? this.series.add(key, new HistogramSeries(labels(), this.bounds));
   }
 
   /** One observation, for callers off the hot path (prom-client's Histogram.observe). */
@@ -157,7 +153,7 @@ export class FastCounter implements TagLabelled {
 
   /** The series of one label set, to keep and add to directly. */
   series_(key: string, labels: () => Labels): { value: number } {
-    return this.series.get(key, () => ({ labels: labels(), value: 0 }));
+    return this.series.all.get(key) ?? this.series.add(key, { labels: labels(), value: 0 });
   }
 
   holdsTag(tag: string): boolean {
