@@ -4,9 +4,11 @@
 // queue, as a Redis failed over to a replica that had not received it would (BullMQ also drops
 // it when adding it fails with a reply error). Without the renewal watchdog nothing renews the
 // leases again: they lapse one lease TTL later and the process's heartbeat goes with them. With
-// it, renewals start again within a renewal interval and a half and the leases stay valid.
+// it, renewals start again within a renewal interval and a half and the leases stay valid. The
+// same when the whole queue is gone (a janitor that took the process for dead removes it).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Queue } from 'bullmq';
 import { leaseQueueName } from '../../src/jobs/lease-renewal.js';
 import type { RedisClient } from '../../src/store/redis/connection.js';
 import { Keys } from '../../src/store/redis/keys.js';
@@ -84,5 +86,33 @@ describe('lease renewals whose job chain broke', () => {
       `a lease is not valid: ${JSON.stringify(healed.this_node.leases)}`,
     );
     assert.equal((await fetch(`${node.url}/v1/id/wd_sf`)).status, 200);
+  });
+
+  it('comes back after its whole queue was removed, as a janitor that took the process for dead removes it', {
+    timeout: 60000,
+  }, async () => {
+    const before = (await workers(node.url)).this_node.lease_events;
+    const queue = new Queue(leaseQueueName(NODE_ID), {
+      connection: redis,
+      prefix: new Keys(names.prefix).queuePrefix(),
+    });
+    try {
+      await queue.obliterate({ force: true });
+    } finally {
+      await queue.close();
+    }
+    const healed = await waitFor(
+      'three renewals after the queue was removed',
+      async () => {
+        const w = await workers(node.url);
+        return w.this_node.lease_events.renewed >= before.renewed + 3 && w;
+      },
+      15000,
+    );
+    assert.ok(healed.this_node.lease_events.rescheduled > before.rescheduled, 'renewals came back unscheduled');
+    assert.ok(
+      healed.this_node.leases.every((l) => l.valid),
+      JSON.stringify(healed.this_node.leases),
+    );
   });
 });
