@@ -15,7 +15,7 @@ import { Keys } from '../../src/store/redis/keys.js';
 import { cleanup, testNames, testRedis } from '../../tools/env.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 import { waitFor } from '../helpers/fault-load.js';
-import { LEASE_ENV, workers } from '../helpers/snowflake-lease-load.js';
+import { LEASE_ENV, workers, type Workers } from '../helpers/snowflake-lease-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
@@ -49,6 +49,26 @@ describe('lease renewals whose job chain broke', () => {
     return ids.length;
   }
 
+  /** Three renewals after `since`, one of them scheduled again; then every lease valid, none lost. */
+  async function healedSince(since: Workers['this_node']['lease_events'], what: string): Promise<void> {
+    const healed = await waitFor(
+      `three renewals after ${what}`,
+      async () => {
+        const w = await workers(node.url);
+        return w.this_node.lease_events.renewed >= since.renewed + 3 && w;
+      },
+      15000,
+    );
+    const events = healed.this_node.lease_events;
+    assert.ok(events.rescheduled > since.rescheduled, 'renewals came back without being scheduled again');
+    assert.equal(events.lost, since.lost, 'a lease was lost');
+    assert.ok(
+      healed.this_node.leases.every((l) => l.valid),
+      `a lease is not valid: ${JSON.stringify(healed.this_node.leases)}`,
+    );
+    assert.equal((await fetch(`${node.url}/v1/id/wd_sf`)).status, 200);
+  }
+
   it('starts again by itself and keeps the leases valid', { timeout: 60000 }, async () => {
     assert.equal((await fetch(`${node.url}/v1/id/wd_sf`)).status, 200);
     const first = await waitFor(
@@ -67,31 +87,13 @@ describe('lease renewals whose job chain broke', () => {
       10,
     );
     assert.ok((await dropNextRenewal()) >= 1, 'no delayed renewal job to remove');
-    const broken = (await workers(node.url)).this_node.lease_events;
-    const healed = await waitFor(
-      'three renewals after the chain broke',
-      async () => {
-        const w = await workers(node.url);
-        return w.this_node.lease_events.renewed >= broken.renewed + 3 && w;
-      },
-      15000,
-    );
-    assert.ok(
-      healed.this_node.lease_events.rescheduled > broken.rescheduled,
-      'renewals came back without being scheduled again',
-    );
-    assert.equal(healed.this_node.lease_events.lost, 0, 'a lease was lost');
-    assert.ok(
-      healed.this_node.leases.every((l) => l.valid),
-      `a lease is not valid: ${JSON.stringify(healed.this_node.leases)}`,
-    );
-    assert.equal((await fetch(`${node.url}/v1/id/wd_sf`)).status, 200);
+    await healedSince((await workers(node.url)).this_node.lease_events, 'the chain broke');
   });
 
   it('comes back after its whole queue was removed, as a janitor that took the process for dead removes it', {
     timeout: 60000,
   }, async () => {
-    const before = (await workers(node.url)).this_node.lease_events;
+    const since = (await workers(node.url)).this_node.lease_events;
     const queue = new Queue(leaseQueueName(NODE_ID), {
       connection: redis,
       prefix: new Keys(names.prefix).queuePrefix(),
@@ -101,18 +103,6 @@ describe('lease renewals whose job chain broke', () => {
     } finally {
       await queue.close();
     }
-    const healed = await waitFor(
-      'three renewals after the queue was removed',
-      async () => {
-        const w = await workers(node.url);
-        return w.this_node.lease_events.renewed >= before.renewed + 3 && w;
-      },
-      15000,
-    );
-    assert.ok(healed.this_node.lease_events.rescheduled > before.rescheduled, 'renewals came back unscheduled');
-    assert.ok(
-      healed.this_node.leases.every((l) => l.valid),
-      JSON.stringify(healed.this_node.leases),
-    );
+    await healedSince(since, 'the queue was removed');
   });
 });
