@@ -42,7 +42,8 @@ export class TagRegistry {
   /** Names read as not existing, oldest read first. */
   private readonly absent = new Set<string>();
   private readonly listeners: ((name: string, tag: StoredTag | undefined) => void)[] = [];
-  private readonly announced: ((name: string) => void)[] = [];
+  /** Names read again at their announcement although no definition of them is held here. */
+  private readonly wanted: ((name: string) => boolean)[] = [];
 
   constructor(
     private readonly repo: Pick<TagsRepo, 'get'> & { tokenHashes(tag: string): Promise<string[]> },
@@ -66,9 +67,12 @@ export class TagRegistry {
     this.listeners.push(listener);
   }
 
-  /** Calls `listener` with the name of every tag whose change is announced, once this registry has marked it. */
-  onAnnounced(listener: (name: string) => void): void {
-    this.announced.push(listener);
+  /**
+   * Reads a tag again at its announcement when `wanted` says so, as it does a definition it
+   * holds: for a process that keeps something of a tag it never read (its listeners hear the read).
+   */
+  alsoReread(wanted: (name: string) => boolean): void {
+    this.wanted.push(wanted);
   }
 
   /** Starts listening for change announcements on a dedicated subscriber connection. */
@@ -78,7 +82,6 @@ export class TagRegistry {
       if (ch !== channel) return;
       this.markChanged(tag);
       this.reread(tag);
-      for (const listener of this.announced) listener(tag);
     });
     // Announcements may have been missed while disconnected: re-read everything before use.
     const markAll = () => {
@@ -109,10 +112,12 @@ export class TagRegistry {
    * A definition this process holds, read again at its announced change rather than at the next
    * request for it: the listeners hear of a deleted tag then (its sources are dropped, sources.ts),
    * where no request would come to read it, and the next request finds the new definition read.
+   * So is a name `alsoReread` wants.
    */
   private reread(name: string): void {
     const entry = this.entries.get(name);
-    if (entry?.known && entry.tag !== undefined) this.get(name).catch(() => undefined);
+    const held = entry?.known === true && entry.tag !== undefined;
+    if (held || this.wanted.some((wanted) => wanted(name))) this.get(name).catch(() => undefined);
   }
 
   /** The cached definition was read after the last change this process knows of. */
