@@ -38,7 +38,11 @@ export function watchRenewals(
   let seenAt = performance.now();
   const look = () => {
     const now = performance.now();
-    if (leases.renewals() !== seen) [seen, seenAt] = [leases.renewals(), now];
+    const count = leases.renewals();
+    if (count !== seen) {
+      seen = count;
+      seenAt = now;
+    }
     const late = now - seenAt;
     if (restoring !== undefined || late < everyMs * LATE_RENEWAL_INTERVALS) return;
     leases.events.rescheduled++;
