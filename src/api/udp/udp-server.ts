@@ -6,7 +6,9 @@
 // was sent in its name; nothing a client sends can stop the listener. With per-source limits
 // (api/source-limits.ts), a datagram from a source over one is dropped unanswered, so nothing
 // it sends is answered while it floods: the IDs of a finite rule are charged before the ID is
-// taken (given back when none is), and each refusal is charged to its source.
+// taken (given back when none is), and each refusal is charged to its source. Closing, the
+// listener refuses what arrives as a node shutting down (UNAVAILABLE, as HTTP's 503) and sends
+// the replies still in flight before the socket closes.
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { lookup as dnsLookup, type LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';
@@ -24,14 +26,21 @@ import { ANSWER_FACTOR, boundedReply } from '../../core/udp-reply-size.js';
 import { successText } from '../../core/udp-success.js';
 import { invalid, type IdmintError } from '../../errors.js';
 import type { IdService } from '../../service/id-service.js';
-import { noteFailure, type ErrorCounter } from '../error-policy.js';
+import { noteFailure, shuttingDown, type ErrorCounter } from '../error-policy.js';
 import { errorReplyFor } from '../error-replies.js';
 import { countsAsRefusal, type SourceLimits } from '../source-limits.js';
 
 export interface UdpServer {
   readonly port: number;
-  close(): Promise<void>;
+  /**
+   * Refuses the datagrams that arrive from now on as a node shutting down, waits (at most
+   * `waitMs`) for the replies in flight to be sent, then closes the socket.
+   */
+  close(waitMs?: number): Promise<void>;
 }
+
+/** How long closing waits for the replies in flight by default, ms (their takes time out well before). */
+export const CLOSE_WAIT_MS = 5000;
 
 export interface UdpOptions {
   readonly port: number;
@@ -257,8 +266,18 @@ export async function startUdpServer(
   };
   // A reply that cannot be sent is logged at debug level only, so the callback goes along only
   // then: with one, every send that succeeds at once still costs a process.nextTick to call it.
+  // Replies waiting for their ID or their answer; closing waits for them (settled() wakes it).
+  let inFlight = 0;
+  let closing = false;
+  let closed = false;
+  let idle: (() => void) | undefined;
+  const settled = () => {
+    if (--inFlight === 0) idle?.();
+  };
   const sendBuf = (buf: Buffer | undefined, rinfo: RemoteInfo, requestBytes: number) => {
-    if (buf !== undefined)
+    // A reply that comes after a close that stopped waiting has no socket to go out on.
+    if (closed) log.debug({ to: rinfo.address }, 'UDP reply not sent: the listener has closed');
+    else if (buf !== undefined)
       socket.send(buf, rinfo.port, rinfo.address, log.isLevelEnabled('debug') ? onSent : undefined);
     else
       log.debug(
@@ -276,7 +295,15 @@ export async function startUdpServer(
     refused(err);
     send(errorReply(null, 'INTERNAL'), rinfo, requestBytes);
   };
+  // Closing: each datagram is refused as a node shutting down, its source's limits applying.
+  const refuseClosing = (msg: Buffer, rinfo: RemoteInfo) => {
+    const error = refused(shuttingDown());
+    if (unanswered(error, limits, rinfo.address, 0)) return;
+    const parsed = parseRequest(msg, opts.maxDatagramBytes);
+    send(parsed.ok ? errorReplyFor(parsed.req, error) : parsed.reply, rinfo, msg.length);
+  };
   socket.on('message', (msg, rinfo) => {
+    if (closing) return refuseClosing(msg, rinfo);
     let reply: ReturnType<typeof handleDatagram>;
     try {
       reply = handleDatagram(msg, ids, opts, refused, limits, rinfo.address);
@@ -290,21 +317,29 @@ export async function startUdpServer(
     // Answered from memory: sent at once, without a closure or a promise.
     if (reply instanceof IdReply) sendId(reply.req, reply.id, rinfo, requestBytes);
     else if (reply instanceof Promise) {
-      reply.then(
-        (resolved) => {
-          if (resolved instanceof IdReply) sendId(resolved.req, resolved.id, rinfo, requestBytes);
-          else if (resolved !== undefined) send(resolved, rinfo, requestBytes);
-        },
-        (err: Error) => failed(err, rinfo, requestBytes),
-      );
+      inFlight++;
+      reply
+        .then(
+          (resolved) => {
+            if (resolved instanceof IdReply) sendId(resolved.req, resolved.id, rinfo, requestBytes);
+            else if (resolved !== undefined) send(resolved, rinfo, requestBytes);
+          },
+          (err: Error) => failed(err, rinfo, requestBytes),
+        )
+        .finally(settled);
     } else if (reply instanceof PendingReply) {
       // An ID still to come: its reply is made and sent when it comes, one step after the take.
       const { req, held } = reply;
+      inFlight++;
       reply.id.then(
-        (id) => sendId(req, id, rinfo, requestBytes),
+        (id) => {
+          sendId(req, id, rinfo, requestBytes);
+          settled();
+        },
         (err: unknown) => {
           const error = refused(err);
           if (!unanswered(error, limits, rinfo.address, held)) send(errorReplyFor(req, error), rinfo, requestBytes);
+          settled();
         },
       );
     } else send(reply, rinfo, requestBytes);
@@ -318,9 +353,25 @@ export async function startUdpServer(
   });
   const port = socket.address().port;
   log.info({ port, host: opts.host }, 'UDP listener ready');
-  let closed: Promise<void> | undefined;
+  let closeDone: Promise<void> | undefined;
+  const replied = (waitMs: number) =>
+    new Promise<void>((resolve) => {
+      if (inFlight === 0) return resolve();
+      const timer = setTimeout(resolve, waitMs);
+      idle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   return {
     port,
-    close: () => (closed ??= new Promise<void>((resolve) => socket.close(() => resolve()))),
+    close: (waitMs = CLOSE_WAIT_MS) =>
+      (closeDone ??= (async () => {
+        closing = true;
+        await replied(waitMs);
+        if (inFlight > 0) log.warn({ inFlight, waitMs }, 'UDP listener closed with replies still in flight');
+        closed = true;
+        await new Promise<void>((resolve) => socket.close(() => resolve()));
+      })()),
   };
 }
