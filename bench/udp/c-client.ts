@@ -48,13 +48,18 @@ export interface ClientResult {
   readonly max: number;
   readonly avg: number;
   readonly seconds: number;
+  /** When its last reply came: CLOCK_MONOTONIC, ns (process.hrtime.bigint()'s clock). */
+  readonly endedNs: bigint;
   /** The IDs collected, by app name (each app name its own counter). */
   readonly ids: Map<string, string[]>;
 }
 
 export interface LoadRun {
   readonly clients: ClientResult[];
-  /** Per full window while every client ran (the first, its start, left out): % of one core. */
+  /**
+   * Per full window while every client was still asking (the first, its start, left out, and
+   * each that ended after the first client's last reply): % of one core.
+   */
   readonly serverPct: number[];
   /** The same windows: the server's main thread running or runnable, % of the window. */
   readonly demandPct: number[];
@@ -77,13 +82,15 @@ export interface LoadOptions {
   readonly serverPid: number;
 }
 
-/** The result a client prints: "app id" per reply (collect), then "# total fail min max avg seconds". */
+/** The result a client prints: "app id" per reply (collect), then "# total fail min max avg seconds ended". */
 function parseOutput(text: string): ClientResult {
   const lines = text.trimEnd().split('\n');
   const last = lines.pop() ?? '';
   const f = last.split(' ');
-  if (f[0] !== '#' || f.length !== 7) throw new Error(`the UDP client printed no summary: ${last}`);
-  const [total, fail, min, max, avg, seconds] = f.slice(1).map(Number);
+  if (f[0] !== '#' || f.length !== 8) throw new Error(`the UDP client printed no summary: ${last}`);
+  const [total, fail, min, max, avg, seconds] = f.slice(1, 7).map(Number);
+  const [wholeSeconds, fraction = ''] = f[7].split('.');
+  const endedNs = BigInt(wholeSeconds) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0').slice(0, 9));
   const ids = new Map<string, string[]>();
   for (const line of lines) {
     const [app, id] = line.split(' ');
@@ -91,7 +98,7 @@ function parseOutput(text: string): ClientResult {
     if (list === undefined) ids.set(app, [id]);
     else list.push(id);
   }
-  return { total, fail, min, max, avg, seconds, ids };
+  return { total, fail, min, max, avg, seconds, endedNs, ids };
 }
 
 /** Runs the clients to their end, reading the CPU of the server and of the clients in windows. */
@@ -121,9 +128,7 @@ export async function runClients(binary: string, o: LoadOptions): Promise<LoadRu
     return { proc, done, running: true };
   });
   for (const k of kids) void k.done.finally(() => (k.running = false)).catch(() => undefined);
-  const serverPct: number[] = [];
-  const demandPct: number[] = [];
-  const clientPct: number[] = [];
+  const windows: { endedNs: bigint; server: number; demand: number; client: number }[] = [];
   const main = `/proc/${o.serverPid}/task/${o.serverPid}/schedstat`;
   const sample = () => {
     const [run, wait] = schedstat(main);
@@ -135,27 +140,33 @@ export async function runClients(binary: string, o: LoadOptions): Promise<LoadRu
     };
   };
   let last = sample();
-  let windows = 0;
+  let first = true;
   const timer = setInterval(() => {
     if (kids.some((k) => !k.running)) return;
     const now = sample();
     const wall = Number(now.at - last.at);
     // The first window holds the clients' start; a window a client did not live through is not full.
-    if (windows++ > 0 && Number.isFinite(now.client)) {
-      serverPct.push(((now.server - last.server) / wall) * 100);
-      demandPct.push(((now.demand - last.demand) / wall) * 100);
-      clientPct.push(((now.client - last.client) / wall) * 100);
-    }
+    if (!first && Number.isFinite(now.client))
+      windows.push({
+        endedNs: now.at,
+        server: ((now.server - last.server) / wall) * 100,
+        demand: ((now.demand - last.demand) / wall) * 100,
+        client: ((now.client - last.client) / wall) * 100,
+      });
+    first = false;
     last = now;
   }, WINDOW_MS);
   try {
     const clients = await Promise.all(kids.map((k) => k.done));
-    // The last window may hold the end of a client that had exited but was not yet reaped.
+    // A window that ended after a client had its last reply held fewer clients asking: the end
+    // of a run, not the load it measures.
+    const firstEnd = clients.reduce((end, c) => (c.endedNs < end ? c.endedNs : end), clients[0].endedNs);
+    const full = windows.filter((w) => w.endedNs <= firstEnd);
     return {
       clients,
-      serverPct: serverPct.slice(0, -1),
-      demandPct: demandPct.slice(0, -1),
-      clientPct: clientPct.slice(0, -1),
+      serverPct: full.map((w) => w.server),
+      demandPct: full.map((w) => w.demand),
+      clientPct: full.map((w) => w.client),
     };
   } finally {
     clearInterval(timer);
