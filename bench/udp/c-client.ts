@@ -27,6 +27,28 @@ function schedstat(path: string): [number, number] {
   }
 }
 
+/** A sample whose clock reads lie further apart than this was preempted between them, ns. */
+const SAMPLE_GAP_NS = 200_000n;
+
+/**
+ * A thread's time running or runnable (schedstat, ns) and the monotonic clock at that read.
+ * This process shares CPU 0 with the clients, and a preemption between the read and the
+ * clock's (tens of ms) would move time from one window to the next (one at 89%, the next at
+ * 107%); so the clock is read on both sides and the read taken again (up to 5 times) while
+ * they lie further apart than SAMPLE_GAP_NS.
+ */
+function demandAt(path: string): { at: bigint; demand: number } {
+  let sample = { at: 0n, demand: NaN };
+  for (let tries = 0; tries < 5; tries++) {
+    const before = process.hrtime.bigint();
+    const [run, wait] = schedstat(path);
+    const after = process.hrtime.bigint();
+    sample = { at: (before + after) / 2n, demand: run + wait };
+    if (after - before <= SAMPLE_GAP_NS) break;
+  }
+  return sample;
+}
+
 /** CPU ns a process has used, all its threads (schedstat); NaN when it cannot be read. */
 export function cpuNs(pid: number): number {
   try {
@@ -131,11 +153,11 @@ export async function runClients(binary: string, o: LoadOptions): Promise<LoadRu
   const windows: { endedNs: bigint; server: number; demand: number; client: number }[] = [];
   const main = `/proc/${o.serverPid}/task/${o.serverPid}/schedstat`;
   const sample = () => {
-    const [run, wait] = schedstat(main);
+    const { at, demand } = demandAt(main);
     return {
-      at: process.hrtime.bigint(),
+      at,
       server: cpuNs(o.serverPid),
-      demand: run + wait,
+      demand,
       client: kids.reduce((s, k) => s + cpuNs(k.proc.pid ?? 0), 0),
     };
   };
