@@ -2,10 +2,10 @@
 // Graceful shutdown of the UDP listener under load: SIGTERM while clients keep asking for IDs
 // of a rule in order global (each reply waits for its take from Redis, which a fault proxy
 // slows at the signal, so replies are in flight when the listener closes) ends with exit code
-// 0 (a reply sent after the socket had closed crashed it). The replies in flight are sent
-// before the socket closes, a datagram that arrives while the node closes is refused as
-// UNAVAILABLE (the refusal of a node shutting down, cut to the datagram's size), and no ID is
-// handed out twice (a rule's counter is its app's: each client asks as an app of its own).
+// 0 and nothing thrown (a reply sent on the socket after it had closed crashed the process).
+// Every reply a client gets is its ID or UNAVAILABLE (the refusal of a node shutting down, cut
+// to the datagram's size, for datagrams that arrive while it closes), and no ID is handed out
+// twice (a rule's counter is its app's: each client asks as an app of its own).
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { cleanup, REDIS_URL, testNames } from '../../tools/env.js';

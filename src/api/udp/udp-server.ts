@@ -264,8 +264,6 @@ export async function startUdpServer(
   const onSent = (err: Error | null) => {
     if (err) log.debug({ err: err.message }, 'UDP reply not sent');
   };
-  // A reply that cannot be sent is logged at debug level only, so the callback goes along only
-  // then: with one, every send that succeeds at once still costs a process.nextTick to call it.
   // Replies waiting for their ID or their answer; closing waits for them (settled() wakes it).
   let inFlight = 0;
   let closing = false;
@@ -274,6 +272,8 @@ export async function startUdpServer(
   const settled = () => {
     if (--inFlight === 0) idle?.();
   };
+  // A reply that cannot be sent is logged at debug level only, so the callback goes along only
+  // then: with one, every send that succeeds at once still costs a process.nextTick to call it.
   const sendBuf = (buf: Buffer | undefined, rinfo: RemoteInfo, requestBytes: number) => {
     // A reply that comes after a close that stopped waiting has no socket to go out on.
     if (closed) log.debug({ to: rinfo.address }, 'UDP reply not sent: the listener has closed');
