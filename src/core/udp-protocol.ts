@@ -5,6 +5,7 @@
 // codec answers with a non-zero code, so a client waiting on a reply never hangs. Nothing
 // here throws, whatever the bytes.
 import { isValidAppName, isValidSalt } from './rule-template.js';
+import { readFlatRequest } from './udp-flat-request.js';
 import { TAG_NAME } from './spec-problems.js';
 
 /** Every code a reply can carry. 0 and -1 mean what they mean in id_server. */
@@ -62,7 +63,9 @@ export type ParseResult =
   | { readonly ok: true; readonly req: UdpRequest }
   | { readonly ok: false; readonly echoed: boolean; readonly reply: UdpReply };
 
-const ACTIONS: Readonly<Record<string, 'get' | 'monitor'>> = { get: 'get', create: 'get', monitor: 'monitor' };
+/** What an action asks for: `create` is `get`; undefined for any other name. */
+const actionOf = (name: string): 'get' | 'monitor' | undefined =>
+  name === 'get' || name === 'create' ? 'get' : name === 'monitor' ? 'monitor' : undefined;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A reply of code and message only, for datagrams with no request object to echo. */
@@ -132,6 +135,22 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
         reply: bare('TOO_LARGE', `datagram of ${buf.length} bytes is over the limit of ${maxBytes}`),
       };
     if (buf.length === 0) return { ok: false, echoed: false, reply: bare('MALFORMED', 'empty datagram') };
+    // The common datagram, a flat object of plain strings, is read without JSON.parse; its
+    // fields are then both the object and what the reply echoes.
+    const flat = readFlatRequest(buf);
+    return flat === undefined ? readJsonRequest(buf) : checkedRequest(flat, flat);
+  } catch {
+    return { ok: false, echoed: false, reply: bare('INTERNAL', 'internal error while reading the request') };
+  }
+}
+
+/**
+ * The general way of reading a datagram (parseRequest's for any datagram that is not a flat
+ * object of plain strings), for one within the size limit. Never throws.
+ */
+export function readJsonRequest(buf: Uint8Array): ParseResult {
+  try {
+    if (buf.length === 0) return { ok: false, echoed: false, reply: bare('MALFORMED', 'empty datagram') };
     let text: string;
     try {
       text = utf8.decode(buf);
@@ -159,49 +178,54 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
       };
     }
     const all = parsed as JsonObject;
-    const body = echoable(all, text);
-
-    const rawAction = fieldOf(all, 'action');
-    if (typeof rawAction !== 'string') {
-      const msg = rawAction === undefined ? 'missing field action' : `action must be a string, got ${quote(rawAction)}`;
-      return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', msg) };
-    }
-    const action = Object.hasOwn(ACTIONS, rawAction) ? ACTIONS[rawAction] : undefined;
-    if (action === undefined) {
-      return {
-        ok: false,
-        echoed: true,
-        reply: failure(body, 'UNKNOWN_ACTION', `unknown action ${quote(rawAction)}; expected get, create or monitor`),
-      };
-    }
-
-    // The list of problems is made only for a request that has one.
-    let problems: string[] | undefined;
-    const rule = fieldOf(all, 'rule_name');
-    if (rule === undefined) (problems ??= []).push('missing field rule_name');
-    else if (typeof rule !== 'string' || !TAG_NAME.test(rule))
-      (problems ??= []).push(`rule_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(rule)}`);
-    const app = fieldOf(all, 'app_name');
-    if (app === undefined) (problems ??= []).push('missing field app_name');
-    else if (!isValidAppName(app))
-      (problems ??= []).push(`app_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(app)}`);
-    let salt = fieldOf(all, 'salt');
-    if (salt === null || action === 'monitor') salt = undefined;
-    if (salt !== undefined && !isValidSalt(salt))
-      (problems ??= []).push(`salt must match [A-Za-z0-9_.-]{0,64}, got ${quote(salt)}`);
-    const key = fieldOf(all, 'idempotency_key');
-    if (action === 'get' && key !== undefined && key !== null && typeof key !== 'string')
-      (problems ??= []).push('idempotency_key must be a string');
-    if (problems !== undefined)
-      return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
-
-    return {
-      ok: true,
-      req: { action, ruleName: rule as string, appName: app as string, salt: (salt as string | undefined) ?? '', body },
-    };
+    return checkedRequest(all, echoable(all, text));
   } catch {
     return { ok: false, echoed: false, reply: bare('INTERNAL', 'internal error while reading the request') };
   }
+}
+
+/**
+ * The request the fields of a JSON object make, or the error reply that says which is missing
+ * or invalid; `body` is what its reply echoes.
+ */
+function checkedRequest(all: Readonly<JsonObject>, body: Readonly<JsonObject>): ParseResult {
+  const rawAction = fieldOf(all, 'action');
+  if (typeof rawAction !== 'string') {
+    const msg = rawAction === undefined ? 'missing field action' : `action must be a string, got ${quote(rawAction)}`;
+    return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', msg) };
+  }
+  const action = actionOf(rawAction);
+  if (action === undefined) {
+    return {
+      ok: false,
+      echoed: true,
+      reply: failure(body, 'UNKNOWN_ACTION', `unknown action ${quote(rawAction)}; expected get, create or monitor`),
+    };
+  }
+
+  // The list of problems is made only for a request that has one.
+  let problems: string[] | undefined;
+  const rule = fieldOf(all, 'rule_name');
+  if (rule === undefined) (problems ??= []).push('missing field rule_name');
+  else if (typeof rule !== 'string' || !TAG_NAME.test(rule))
+    (problems ??= []).push(`rule_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(rule)}`);
+  const app = fieldOf(all, 'app_name');
+  if (app === undefined) (problems ??= []).push('missing field app_name');
+  else if (!isValidAppName(app)) (problems ??= []).push(`app_name must match [A-Za-z0-9_.-]{1,64}, got ${quote(app)}`);
+  let salt = fieldOf(all, 'salt');
+  if (salt === null || action === 'monitor') salt = undefined;
+  if (salt !== undefined && !isValidSalt(salt))
+    (problems ??= []).push(`salt must match [A-Za-z0-9_.-]{0,64}, got ${quote(salt)}`);
+  const key = fieldOf(all, 'idempotency_key');
+  if (action === 'get' && key !== undefined && key !== null && typeof key !== 'string')
+    (problems ??= []).push('idempotency_key must be a string');
+  if (problems !== undefined)
+    return { ok: false, echoed: true, reply: failure(body, 'INVALID_FIELD', problems.join('; ')) };
+
+  return {
+    ok: true,
+    req: { action, ruleName: rule as string, appName: app as string, salt: (salt as string | undefined) ?? '', body },
+  };
 }
 
 /** The request echoed with code, message and data set (data dropped when undefined). */

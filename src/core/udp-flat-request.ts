@@ -1,0 +1,183 @@
+// The common request datagram read without JSON.parse: one flat JSON object whose values are
+// all plain ASCII strings (what id_server's clients send). JSON.parse internalizes every short
+// string value it makes (a lookup in the process's string table, which grows with a large
+// process) and gives each object a shape of its own making; this scanner keeps the request's
+// fields as plain strings and builds the reply's echo in one fixed order. It returns what
+// udp-protocol.ts's general way would have read from the same bytes, or undefined whenever
+// anything in the datagram is not of that plain form (an escape, a byte outside printable
+// ASCII, a value that is not a string, a field given twice, anything after the object), and
+// the general way reads it instead. test/unit/udp-flat-request.test.ts holds the two equal
+// over generated datagrams.
+
+/** The fields of a request a reply echoes (ECHOED_FIELDS), each a plain string when present. */
+export type FlatFields = {
+  action?: string;
+  rule_name?: string;
+  app_name?: string;
+  salt?: string;
+  token?: string;
+  seq?: string;
+  idempotency_key?: string;
+};
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const OPEN = 0x7b;
+const CLOSE = 0x7d;
+/** Printable ASCII, the only bytes a string of this form holds (no quote, no backslash). */
+const FIRST_PRINTABLE = 0x20;
+const LAST_PRINTABLE = 0x7e;
+
+const isSpace = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+/**
+ * The request's echoed fields, in the order the general way's echo lists them (action,
+ * rule_name, app_name, salt, token, seq, idempotency_key), or undefined for the general way.
+ */
+export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
+  const end = buf.length;
+  let i = 0;
+  while (i < end && isSpace(buf[i])) i++;
+  if (i >= end || buf[i] !== OPEN) return undefined;
+  i++;
+  while (i < end && isSpace(buf[i])) i++;
+  let action: string | undefined;
+  let rule: string | undefined;
+  let app: string | undefined;
+  let salt: string | undefined;
+  let token: string | undefined;
+  let seq: string | undefined;
+  let key: string | undefined;
+  let text: string | undefined;
+  if (i < end && buf[i] === CLOSE) i++;
+  else {
+    for (;;) {
+      // A key: its bytes are compared to the field names without making a string of it.
+      if (i >= end || buf[i] !== QUOTE) return undefined;
+      const keyStart = ++i;
+      i = plainStringEnd(buf, i);
+      if (i < 0) return undefined;
+      const keyEnd = i++;
+      while (i < end && isSpace(buf[i])) i++;
+      if (i >= end || buf[i] !== COLON) return undefined;
+      i++;
+      while (i < end && isSpace(buf[i])) i++;
+      // The value: a plain string, or the general way.
+      if (i >= end || buf[i] !== QUOTE) return undefined;
+      const valueStart = ++i;
+      i = plainStringEnd(buf, i);
+      if (i < 0) return undefined;
+      const field = fieldAt(buf, keyStart, keyEnd);
+      if (field !== UNKNOWN) {
+        // Every byte read so far is ASCII, so the datagram's Latin-1 text is its UTF-8 text.
+        text ??= latin1(buf);
+        const value = text.slice(valueStart, i);
+        // A field given twice: JSON.parse keeps the last; the general way says so.
+        switch (field) {
+          case ACTION:
+            if (action !== undefined) return undefined;
+            action = value;
+            break;
+          case RULE:
+            if (rule !== undefined) return undefined;
+            rule = value;
+            break;
+          case APP:
+            if (app !== undefined) return undefined;
+            app = value;
+            break;
+          case SALT:
+            if (salt !== undefined) return undefined;
+            salt = value;
+            break;
+          case TOKEN:
+            if (token !== undefined) return undefined;
+            token = value;
+            break;
+          case SEQ:
+            if (seq !== undefined) return undefined;
+            seq = value;
+            break;
+          default:
+            if (key !== undefined) return undefined;
+            key = value;
+        }
+      }
+      i++;
+      while (i < end && isSpace(buf[i])) i++;
+      if (i >= end) return undefined;
+      if (buf[i] === CLOSE) {
+        i++;
+        break;
+      }
+      if (buf[i] !== COMMA) return undefined;
+      i++;
+      while (i < end && isSpace(buf[i])) i++;
+    }
+  }
+  while (i < end && isSpace(buf[i])) i++;
+  if (i !== end) return undefined;
+  const out: FlatFields = {};
+  if (action !== undefined) out.action = action;
+  if (rule !== undefined) out.rule_name = rule;
+  if (app !== undefined) out.app_name = app;
+  if (salt !== undefined) out.salt = salt;
+  if (token !== undefined) out.token = token;
+  if (seq !== undefined) out.seq = seq;
+  if (key !== undefined) out.idempotency_key = key;
+  return out;
+}
+
+/** The index of the quote that closes a plain string starting at `i`, or -1 if it is not plain. */
+function plainStringEnd(buf: Uint8Array, i: number): number {
+  const end = buf.length;
+  for (; i < end; i++) {
+    const b = buf[i];
+    if (b === QUOTE) return i;
+    if (b < FIRST_PRINTABLE || b > LAST_PRINTABLE || b === BACKSLASH) return -1;
+  }
+  return -1;
+}
+
+function latin1(buf: Uint8Array): string {
+  return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('latin1');
+}
+
+const UNKNOWN = 0;
+const ACTION = 1;
+const RULE = 2;
+const APP = 3;
+const SALT = 4;
+const TOKEN = 5;
+const SEQ = 6;
+const KEY = 7;
+
+/** The echoed field whose name the bytes [start, end) spell, or UNKNOWN. */
+function fieldAt(buf: Uint8Array, start: number, end: number): number {
+  switch (end - start) {
+    case 3:
+      return spells(buf, start, 'seq') ? SEQ : UNKNOWN;
+    case 4:
+      return spells(buf, start, 'salt') ? SALT : UNKNOWN;
+    case 5:
+      return spells(buf, start, 'token') ? TOKEN : UNKNOWN;
+    case 6:
+      return spells(buf, start, 'action') ? ACTION : UNKNOWN;
+    case 8:
+      return spells(buf, start, 'app_name') ? APP : UNKNOWN;
+    case 9:
+      return spells(buf, start, 'rule_name') ? RULE : UNKNOWN;
+    case 15:
+      return spells(buf, start, 'idempotency_key') ? KEY : UNKNOWN;
+    default:
+      return UNKNOWN;
+  }
+}
+
+/** The bytes at `start` spell `name` (ASCII). */
+function spells(buf: Uint8Array, start: number, name: string): boolean {
+  for (let k = 0; k < name.length; k++) if (buf[start + k] !== name.charCodeAt(k)) return false;
+  return true;
+}
