@@ -38,11 +38,11 @@ const isSpace = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d |
  */
 export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
   const end = buf.length;
-  let i = 0;
-  while (i < end && isSpace(buf[i])) i++;
-  if (i >= end || buf[i] !== OPEN) return undefined;
-  i++;
-  while (i < end && isSpace(buf[i])) i++;
+  let at = 0;
+  while (at < end && isSpace(buf[at])) at++;
+  if (at >= end || buf[at] !== OPEN) return undefined;
+  at++;
+  while (at < end && isSpace(buf[at])) at++;
   let action: string | undefined;
   let rule: string | undefined;
   let app: string | undefined;
@@ -51,29 +51,29 @@ export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
   let seq: string | undefined;
   let key: string | undefined;
   let text: string | undefined;
-  if (i < end && buf[i] === CLOSE) i++;
+  if (at < end && buf[at] === CLOSE) at++;
   else {
     for (;;) {
       // A key: its bytes are compared to the field names without making a string of it.
-      if (i >= end || buf[i] !== QUOTE) return undefined;
-      const keyStart = ++i;
-      i = plainStringEnd(buf, i);
-      if (i < 0) return undefined;
-      const keyEnd = i++;
-      while (i < end && isSpace(buf[i])) i++;
-      if (i >= end || buf[i] !== COLON) return undefined;
-      i++;
-      while (i < end && isSpace(buf[i])) i++;
+      if (at >= end || buf[at] !== QUOTE) return undefined;
+      const keyStart = ++at;
+      at = plainStringEnd(buf, at);
+      if (at < 0) return undefined;
+      const keyEnd = at++;
+      while (at < end && isSpace(buf[at])) at++;
+      if (at >= end || buf[at] !== COLON) return undefined;
+      at++;
+      while (at < end && isSpace(buf[at])) at++;
       // The value: a plain string, or the general way.
-      if (i >= end || buf[i] !== QUOTE) return undefined;
-      const valueStart = ++i;
-      i = plainStringEnd(buf, i);
-      if (i < 0) return undefined;
+      if (at >= end || buf[at] !== QUOTE) return undefined;
+      const valueStart = ++at;
+      at = plainStringEnd(buf, at);
+      if (at < 0) return undefined;
       const field = fieldAt(buf, keyStart, keyEnd);
       if (field !== UNKNOWN) {
         // Every byte read so far is ASCII, so the datagram's Latin-1 text is its UTF-8 text.
         text ??= latin1(buf);
-        const value = text.slice(valueStart, i);
+        const value = text.slice(valueStart, at);
         // A field given twice: JSON.parse keeps the last; the general way says so.
         switch (field) {
           case ACTION:
@@ -105,20 +105,20 @@ export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
             key = value;
         }
       }
-      i++;
-      while (i < end && isSpace(buf[i])) i++;
-      if (i >= end) return undefined;
-      if (buf[i] === CLOSE) {
-        i++;
+      at++;
+      while (at < end && isSpace(buf[at])) at++;
+      if (at >= end) return undefined;
+      if (buf[at] === CLOSE) {
+        at++;
         break;
       }
-      if (buf[i] !== COMMA) return undefined;
-      i++;
-      while (i < end && isSpace(buf[i])) i++;
+      if (buf[at] !== COMMA) return undefined;
+      at++;
+      while (at < end && isSpace(buf[at])) at++;
     }
   }
-  while (i < end && isSpace(buf[i])) i++;
-  if (i !== end) return undefined;
+  while (at < end && isSpace(buf[at])) at++;
+  if (at !== end) return undefined;
   const out: FlatFields = {};
   if (action !== undefined) out.action = action;
   if (rule !== undefined) out.rule_name = rule;
@@ -130,13 +130,13 @@ export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
   return out;
 }
 
-/** The index of the quote that closes a plain string starting at `i`, or -1 if it is not plain. */
-function plainStringEnd(buf: Uint8Array, i: number): number {
+/** The index of the quote that closes a plain string whose first byte is at `at`, or -1 if it is not plain. */
+function plainStringEnd(buf: Uint8Array, at: number): number {
   const end = buf.length;
-  for (; i < end; i++) {
-    const b = buf[i];
-    if (b === QUOTE) return i;
-    if (b < FIRST_PRINTABLE || b > LAST_PRINTABLE || b === BACKSLASH) return -1;
+  for (; at < end; at++) {
+    const byte = buf[at];
+    if (byte === QUOTE) return at;
+    if (byte < FIRST_PRINTABLE || byte > LAST_PRINTABLE || byte === BACKSLASH) return -1;
   }
   return -1;
 }
