@@ -43,13 +43,8 @@ export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
   if (at >= end || buf[at] !== OPEN) return undefined;
   at++;
   while (at < end && isSpace(buf[at])) at++;
-  let action: string | undefined;
-  let rule: string | undefined;
-  let app: string | undefined;
-  let salt: string | undefined;
-  let token: string | undefined;
-  let seq: string | undefined;
-  let key: string | undefined;
+  // Each echoed field's value, by its number (fieldAt).
+  const values: (string | undefined)[] = [undefined, undefined, undefined, undefined, undefined, undefined, undefined];
   let text: string | undefined;
   if (at < end && buf[at] === CLOSE) at++;
   else {
@@ -73,37 +68,9 @@ export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
       if (field !== UNKNOWN) {
         // Every byte read so far is ASCII, so the datagram's Latin-1 text is its UTF-8 text.
         text ??= latin1(buf);
-        const value = text.slice(valueStart, at);
         // A field given twice: JSON.parse keeps the last; the general way says so.
-        switch (field) {
-          case ACTION:
-            if (action !== undefined) return undefined;
-            action = value;
-            break;
-          case RULE:
-            if (rule !== undefined) return undefined;
-            rule = value;
-            break;
-          case APP:
-            if (app !== undefined) return undefined;
-            app = value;
-            break;
-          case SALT:
-            if (salt !== undefined) return undefined;
-            salt = value;
-            break;
-          case TOKEN:
-            if (token !== undefined) return undefined;
-            token = value;
-            break;
-          case SEQ:
-            if (seq !== undefined) return undefined;
-            seq = value;
-            break;
-          default:
-            if (key !== undefined) return undefined;
-            key = value;
-        }
+        if (values[field] !== undefined) return undefined;
+        values[field] = text.slice(valueStart, at);
       }
       at++;
       while (at < end && isSpace(buf[at])) at++;
@@ -119,6 +86,7 @@ export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
   }
   while (at < end && isSpace(buf[at])) at++;
   if (at !== end) return undefined;
+  const [action, rule, app, salt, token, seq, key] = values;
   const out: FlatFields = {};
   if (action !== undefined) out.action = action;
   if (rule !== undefined) out.rule_name = rule;
@@ -145,16 +113,16 @@ function latin1(buf: Uint8Array): string {
   return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('latin1');
 }
 
-const UNKNOWN = 0;
-const ACTION = 1;
-const RULE = 2;
-const APP = 3;
-const SALT = 4;
-const TOKEN = 5;
-const SEQ = 6;
-const KEY = 7;
+const ACTION = 0;
+const RULE = 1;
+const APP = 2;
+const SALT = 3;
+const TOKEN = 4;
+const SEQ = 5;
+const KEY = 6;
+const UNKNOWN = -1;
 
-/** The echoed field whose name the bytes [start, end) spell, or UNKNOWN. */
+/** The number of the echoed field whose name the bytes [start, end) spell, or UNKNOWN. */
 function fieldAt(buf: Uint8Array, start: number, end: number): number {
   switch (end - start) {
     case 3:
