@@ -134,9 +134,9 @@ export function parseRequest(buf: Uint8Array, maxBytes: number = DEFAULT_MAX_DAT
         echoed: false,
         reply: bare('TOO_LARGE', `datagram of ${buf.length} bytes is over the limit of ${maxBytes}`),
       };
-    if (buf.length === 0) return { ok: false, echoed: false, reply: bare('MALFORMED', 'empty datagram') };
     // The common datagram, a flat object of plain strings, is read without JSON.parse; its
-    // fields are then both the object and what the reply echoes.
+    // fields are then both the object and what the reply echoes. Any other (an empty one
+    // included) is the general way's.
     const flat = readFlatRequest(buf);
     return flat === undefined ? readJsonRequest(buf) : checkedRequest(flat, flat);
   } catch {
