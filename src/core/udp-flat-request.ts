@@ -32,17 +32,21 @@ const LAST_PRINTABLE = 0x7e;
 
 const isSpace = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
+/** The index of the first byte at or after `at` that is not JSON whitespace (the length at the end). */
+function pastSpace(buf: Uint8Array, at: number): number {
+  while (at < buf.length && isSpace(buf[at])) at++;
+  return at;
+}
+
 /**
  * The request's echoed fields, in the order the general way's echo lists them (action,
  * rule_name, app_name, salt, token, seq, idempotency_key), or undefined for the general way.
  */
 export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
   const end = buf.length;
-  let at = 0;
-  while (at < end && isSpace(buf[at])) at++;
+  let at = pastSpace(buf, 0);
   if (at >= end || buf[at] !== OPEN) return undefined;
-  at++;
-  while (at < end && isSpace(buf[at])) at++;
+  at = pastSpace(buf, at + 1);
   // Each echoed field's value, by its number (fieldAt).
   const values: (string | undefined)[] = [undefined, undefined, undefined, undefined, undefined, undefined, undefined];
   let text: string | undefined;
@@ -54,11 +58,10 @@ export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
       const keyStart = ++at;
       at = plainStringEnd(buf, at);
       if (at < 0) return undefined;
-      const keyEnd = at++;
-      while (at < end && isSpace(buf[at])) at++;
+      const keyEnd = at;
+      at = pastSpace(buf, at + 1);
       if (at >= end || buf[at] !== COLON) return undefined;
-      at++;
-      while (at < end && isSpace(buf[at])) at++;
+      at = pastSpace(buf, at + 1);
       // The value: a plain string, or the general way.
       if (at >= end || buf[at] !== QUOTE) return undefined;
       const valueStart = ++at;
@@ -72,19 +75,17 @@ export function readFlatRequest(buf: Uint8Array): FlatFields | undefined {
         if (values[field] !== undefined) return undefined;
         values[field] = text.slice(valueStart, at);
       }
-      at++;
-      while (at < end && isSpace(buf[at])) at++;
+      at = pastSpace(buf, at + 1);
       if (at >= end) return undefined;
       if (buf[at] === CLOSE) {
         at++;
         break;
       }
       if (buf[at] !== COMMA) return undefined;
-      at++;
-      while (at < end && isSpace(buf[at])) at++;
+      at = pastSpace(buf, at + 1);
     }
   }
-  while (at < end && isSpace(buf[at])) at++;
+  at = pastSpace(buf, at);
   if (at !== end) return undefined;
   const [action, rule, app, salt, token, seq, key] = values;
   const out: FlatFields = {};
