@@ -109,6 +109,8 @@ export interface Config {
   readonly leaseTtlMs: number;
   /** A lease is treated as lost this long before it could expire in Redis. */
   readonly leaseMarginMs: number;
+  /** How often the janitor shared by every serving process runs (removes dead nodes' lease queues). */
+  readonly janitorEveryMs: number;
   /** A clock step back up to this long is waited out; more answers CLOCK_BACKWARDS. */
   readonly clockMaxBackMs: number;
   /** host:port shown to operators as this process's address ('' = HOST:PORT as bound). */
@@ -295,6 +297,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const leaseMarginMs = int('LEASE_MARGIN_MS', 1000, 100, 60000);
   if (leaseMarginMs * 3 >= leaseTtlMs)
     problems.push(`LEASE_MARGIN_MS (${leaseMarginMs}) must be below a third of LEASE_TTL_MS (${leaseTtlMs})`);
+  const janitorEveryMs = int('JANITOR_EVERY_MS', 30_000, 1000, 3_600_000);
   const streamMaxBlock = int('STREAM_MAX_BLOCK', 100_000, 1, 1_000_000);
   const streamMaxBufferBytes = int('STREAM_MAX_BUFFER_BYTES', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024);
   // A binary block must fit the buffer bound on its own, or a stream could never send it.
@@ -353,6 +356,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     demoTag,
     serveHttp: true,
     leaseTtlMs,
+    janitorEveryMs,
     leaseMarginMs,
     clockMaxBackMs: int('CLOCK_MAX_BACK_MS', 10, 0, 5000),
     advertiseAddr: env.ADVERTISE_ADDR ?? '',

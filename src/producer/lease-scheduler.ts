@@ -2,13 +2,7 @@
 // queue of its own (src/jobs/lease-renewal.ts), and the janitor shared by every process
 // (src/jobs/janitor.ts). Both are upserted, so starting again is harmless.
 import { Queue } from 'bullmq';
-import {
-  JANITOR_EVERY_MS,
-  JANITOR_JOB,
-  JANITOR_JOB_OPTIONS,
-  JANITOR_QUEUE,
-  JANITOR_SCHEDULER,
-} from '../jobs/janitor.js';
+import { JANITOR_JOB, JANITOR_JOB_OPTIONS, JANITOR_QUEUE, JANITOR_SCHEDULER } from '../jobs/janitor.js';
 import { leaseQueueName, RENEW_JOB, RENEW_JOB_OPTIONS, RENEW_SCHEDULER } from '../jobs/lease-renewal.js';
 import type { RedisClient } from '../store/redis/connection.js';
 
@@ -16,12 +10,16 @@ export class LeaseScheduler {
   readonly queue: Queue;
   readonly janitor: Queue;
 
-  /** everyMs: how often this process renews its leases (a third of their TTL). */
+  /**
+   * everyMs: how often this process renews its leases (a third of their TTL); janitorEveryMs:
+   * how often the shared janitor runs (JANITOR_EVERY_MS).
+   */
   constructor(
     connection: RedisClient,
     prefix: string,
     nodeId: string,
     private readonly everyMs: number,
+    readonly janitorEveryMs: number,
     onError: (err: Error) => void = () => undefined,
   ) {
     this.queue = new Queue(leaseQueueName(nodeId), { connection, prefix });
@@ -37,11 +35,25 @@ export class LeaseScheduler {
       { every: this.everyMs },
       { name: RENEW_JOB, opts: RENEW_JOB_OPTIONS },
     );
+    await this.scheduleJanitor();
+  }
+
+  /** Upserts the shared janitor's scheduler: its next run is added when it has none. */
+  async scheduleJanitor(): Promise<void> {
     await this.janitor.upsertJobScheduler(
       JANITOR_SCHEDULER,
-      { every: JANITOR_EVERY_MS },
+      { every: this.janitorEveryMs },
       { name: JANITOR_JOB, opts: JANITOR_JOB_OPTIONS },
     );
+  }
+
+  /**
+   * When the janitor's next run is due (epoch ms, as BullMQ keeps it), or undefined when it has
+   * no scheduler.
+   */
+  async janitorNext(): Promise<number | undefined> {
+    const scheduler = await this.janitor.getJobScheduler(JANITOR_SCHEDULER);
+    return scheduler?.next ?? undefined;
   }
 
   /** Graceful shutdown: this process's queue goes away with it. */

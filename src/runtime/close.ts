@@ -22,7 +22,7 @@ export function closer(
   log: Logger,
   periods: PeriodWarmer,
 ): () => Promise<void> {
-  const { leaseWorkers, leaseScheduler, renewalWatchdog, refillWorker } = workers;
+  const { leaseWorkers, leaseScheduler, renewalWatchdog, janitorWatchdog, refillWorker } = workers;
   const { redisClients, pool } = conns;
   // Each worker's graceful close gets a share of the bound, so the steps after it keep theirs.
   const gracefulMs = Math.min(GRACEFUL_CLOSE_MS, config.shutdownTimeoutMs / 5);
@@ -41,8 +41,10 @@ export function closer(
       periods.stop();
       const { unfinished, ms } = await runShutdown(
         [
-          // First: a watchdog's scheduling would put back the lease schedules removed below.
+          // First: a watchdog's scheduling would put back the lease schedules removed below, and
+          // the janitor's looks at its queue, closed below, would fail.
           { name: 'renewal watchdog', run: () => renewalWatchdog?.stop() },
+          { name: 'janitor watchdog', run: () => janitorWatchdog?.stop() },
           { name: 'lease workers', run: async () => dropped((await leaseWorkers?.close(gracefulMs)) ?? []) },
           { name: 'lease release', run: () => leases.releaseAll() },
           { name: 'lease schedules', run: () => leaseScheduler?.stop() },

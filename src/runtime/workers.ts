@@ -8,6 +8,7 @@ import { startLeaseWorkers, type LeaseWorkers } from '../consumer/lease-worker.j
 import { startRefillWorker } from '../consumer/refill-worker.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { LeaseScheduler } from '../producer/lease-scheduler.js';
+import { watchJanitor, type JanitorWatchdog } from '../producer/janitor-watchdog.js';
 import { watchRenewals, type RenewalWatchdog } from '../producer/renewal-watchdog.js';
 import type { LeaseManager } from '../service/lease-manager.js';
 import type { CountersRepo } from '../store/mysql/counters-repo.js';
@@ -21,6 +22,8 @@ export interface NodeWorkers {
   readonly leaseScheduler?: LeaseScheduler;
   /** Schedules the lease renewals again when they stop arriving. */
   readonly renewalWatchdog?: RenewalWatchdog;
+  /** Schedules the shared janitor again when its schedule stopped. */
+  readonly janitorWatchdog?: JanitorWatchdog;
   readonly leaseWorkers?: LeaseWorkers;
   readonly refillWorker?: Worker;
 }
@@ -43,10 +46,16 @@ export async function startWorkers(deps: WorkerDeps): Promise<NodeWorkers> {
   let leaseScheduler: LeaseScheduler | undefined;
   let leaseWorkers: LeaseWorkers | undefined;
   let renewalWatchdog: RenewalWatchdog | undefined;
+  let janitorWatchdog: JanitorWatchdog | undefined;
   if (config.serveHttp) {
     const renewEveryMs = Math.floor(config.leaseTtlMs / 3);
-    leaseScheduler = new LeaseScheduler(conns.queueConn, keys.queuePrefix(), config.nodeId, renewEveryMs, (err) =>
-      log.debug({ err: err.message }, 'lease queue error'),
+    leaseScheduler = new LeaseScheduler(
+      conns.queueConn,
+      keys.queuePrefix(),
+      config.nodeId,
+      renewEveryMs,
+      config.janitorEveryMs,
+      (err) => log.debug({ err: err.message }, 'lease queue error'),
     );
     await leaseScheduler.start();
     leaseWorkers = startLeaseWorkers({
@@ -60,6 +69,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<NodeWorkers> {
     });
     await deps.leaseStore.heartbeat(config.nodeId, config.leaseTtlMs * 2);
     renewalWatchdog = watchRenewals(deps.leases, leaseScheduler, renewEveryMs, log);
+    janitorWatchdog = watchJanitor(leaseScheduler, log);
     // The connection is ready now, so 'ready' fires only on reconnects. A Redis that comes
     // back without its data has forgotten the schedulers: put them back (upsert is idempotent).
     const scheduler = leaseScheduler;
@@ -81,5 +91,5 @@ export async function startWorkers(deps: WorkerDeps): Promise<NodeWorkers> {
           metrics: deps.metrics,
         })
       : undefined;
-  return { leaseScheduler, renewalWatchdog, leaseWorkers, refillWorker };
+  return { leaseScheduler, renewalWatchdog, janitorWatchdog, leaseWorkers, refillWorker };
 }

@@ -139,7 +139,9 @@ describe('the janitor', () => {
     const keys = new Keys(names.prefix);
     const prefix = keys.queuePrefix();
     const store = new LeaseStore(redis, keys);
-    const schedulers = ['ghost-1', 'live-1', 'self-1'].map((node) => new LeaseScheduler(redis, prefix, node, 60000));
+    const schedulers = ['ghost-1', 'live-1', 'self-1'].map(
+      (node) => new LeaseScheduler(redis, prefix, node, 60000, 30000),
+    );
     try {
       for (const s of schedulers) await s.start();
       await store.heartbeat('live-1', 60000);

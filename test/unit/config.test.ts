@@ -29,6 +29,7 @@ const DEFAULTS: Partial<Config> = {
   coalesceLingerMs: 2,
   leaseTtlMs: 15_000,
   leaseMarginMs: 1000,
+  janitorEveryMs: 30_000,
   clockMaxBackMs: 10,
   advertiseAddr: '',
   demoTag: '',
