@@ -166,7 +166,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'idmint_lease_events',
-      help: 'Lease events of this process since start (acquired, renewed, lost, exhausted, rescheduled)',
+      help: 'Lease events of this process since start (acquired, renewed, lost, exhausted, rescheduled, janitor_rescheduled)',
       labelNames: ['event'],
       registers,
       collect() {

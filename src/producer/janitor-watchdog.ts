@@ -9,10 +9,12 @@
 // what every one can see: the scheduler's next run, as BullMQ keeps it in Redis. Once an
 // interval it reads it; when the scheduler is gone, or its next run is a full interval and a
 // half past (a run taken moves it an interval on), the process schedules the janitor again (an
-// upsert: the next run at the next multiple of the interval). A process's own wall clock is
+// upsert: the next run at the next multiple of the interval), counted as the lease event
+// `janitor_rescheduled`. A process's own wall clock is
 // compared with the one the schedule was set by; only a clock ahead of it by more than that
 // margin would schedule it again early, which moves the next run, never drops it.
 import type { Logger } from 'pino';
+import type { LeaseEvents } from '../service/lease-manager.js';
 import type { LeaseScheduler } from './lease-scheduler.js';
 
 /** How late the janitor's next run may be, in intervals, before a process schedules it again. */
@@ -25,6 +27,7 @@ export interface JanitorWatchdog {
 
 export function watchJanitor(
   scheduler: Pick<LeaseScheduler, 'janitorNext' | 'scheduleJanitor' | 'janitorEveryMs'>,
+  events: Pick<LeaseEvents, 'janitor_rescheduled'>,
   log: Logger,
   now: () => number = Date.now,
 ): JanitorWatchdog {
@@ -37,6 +40,7 @@ export function watchJanitor(
     const next = await scheduler.janitorNext();
     const lateMs = next === undefined ? undefined : now() - next;
     if (stopped || (lateMs !== undefined && lateMs < everyMs * LATE_JANITOR_INTERVALS)) return;
+    events.janitor_rescheduled++;
     log.warn(
       { lateMs: lateMs === undefined ? 'no schedule' : Math.round(lateMs), everyMs },
       "the janitor's schedule stopped: scheduling it again",

@@ -69,7 +69,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<NodeWorkers> {
     });
     await deps.leaseStore.heartbeat(config.nodeId, config.leaseTtlMs * 2);
     renewalWatchdog = watchRenewals(deps.leases, leaseScheduler, renewEveryMs, log);
-    janitorWatchdog = watchJanitor(leaseScheduler, log);
+    janitorWatchdog = watchJanitor(leaseScheduler, deps.leases.events, log);
     // The connection is ready now, so 'ready' fires only on reconnects. A Redis that comes
     // back without its data has forgotten the schedulers: put them back (upsert is idempotent).
     const scheduler = leaseScheduler;

@@ -38,13 +38,22 @@ export interface LeaseEvents {
   exhausted: number;
   /** Renewals found late and scheduled again (src/producer/renewal-watchdog.ts). */
   rescheduled: number;
+  /** The shared janitor's schedule found stopped and scheduled again here (src/producer/janitor-watchdog.ts). */
+  janitor_rescheduled: number;
 }
 
 export class LeaseManager {
   private readonly leases = new Map<number, Lease>();
   private readonly pending = new Map<number, Promise<Lease>>();
   private generation = 0;
-  readonly events: LeaseEvents = { acquired: 0, renewed: 0, lost: 0, exhausted: 0, rescheduled: 0 };
+  readonly events: LeaseEvents = {
+    acquired: 0,
+    renewed: 0,
+    lost: 0,
+    exhausted: 0,
+    rescheduled: 0,
+    janitor_rescheduled: 0,
+  };
   private value: string;
   /** Renewals started so far (the renewal watchdog sees them arrive by it). */
   private renewalsStarted = 0;

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { PRESETS, decode, type SnowflakeLayout } from '../../src/core/snowflake-layout.js';
+import type { LeaseEvents } from '../../src/service/lease-manager.js';
 import { adminHeaders, type ChildNode } from '../../tools/node.js';
 
 export const TTL = 3000;
@@ -29,7 +30,7 @@ export interface Workers {
   this_node: {
     node_id: string;
     leases: { worker_bits: number; worker_id: number; valid: boolean; valid_for_ms: number; floor: string }[];
-    lease_events: { acquired: number; renewed: number; lost: number; exhausted: number; rescheduled: number };
+    lease_events: LeaseEvents;
   };
 }
 

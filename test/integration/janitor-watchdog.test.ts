@@ -3,8 +3,9 @@
 // when a worker takes it, adds the next; the adversary removes the next run (and any waiting
 // one) from the janitor's queue in one script, as a Redis failed over to a replica that had not
 // received it would, while keeping the scheduler's record. Seen from outside: a dead node's
-// lease queue planted after the break is still removed. Without the janitor watchdog nothing
-// runs the janitor again and the planted queue stays for good.
+// lease queue planted after the break is still removed, and the node counts the lease event
+// `janitor_rescheduled`. Without the janitor watchdog nothing runs the janitor again and the
+// planted queue stays for good.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Queue } from 'bullmq';
@@ -15,6 +16,7 @@ import { Keys } from '../../src/store/redis/keys.js';
 import { cleanup, testNames, testRedis } from '../../tools/env.js';
 import { startLocalNode } from '../../tools/node.js';
 import { waitFor } from '../helpers/fault-load.js';
+import { workers } from '../helpers/snowflake-lease-load.js';
 
 type LocalNode = Awaited<ReturnType<typeof startLocalNode>>;
 
@@ -71,11 +73,14 @@ describe("the janitor's schedule whose chain broke", () => {
     await plantDeadQueue('ghost-before');
     await removedBy('ghost-before', 'the janitor removing a dead node queue before the break');
 
+    const before = (await workers(node.url)).this_node.lease_events.janitor_rescheduled;
     const queue = `${prefix}:${JANITOR_QUEUE}`;
     const dropped = Number(await redis.eval(DROP_PENDING, 2, `${queue}:delayed`, `${queue}:wait`, `${queue}:`));
     assert.ok(dropped >= 1, 'no pending janitor run to remove');
 
     await plantDeadQueue('ghost-after');
     await removedBy('ghost-after', 'the janitor removing a dead node queue planted after the break');
+    const after = (await workers(node.url)).this_node.lease_events.janitor_rescheduled;
+    assert.ok(after > before, `the schedule came back without being scheduled again (${before} -> ${after})`);
   });
 });
