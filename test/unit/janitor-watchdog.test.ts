@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { LATE_JANITOR_INTERVALS, watchJanitor } from '../../src/producer/janitor-watchdog.js';
+import { waitFor } from '../helpers/fault-load.js';
 
 const EVERY_MS = 5;
 
@@ -25,14 +26,8 @@ function fakeScheduler(now: () => number) {
   };
 }
 
-/** Resolves once `done()` holds, checking on every turn of the event loop. */
-async function until(done: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
+/** Resolves once `done()` holds, checking every millisecond. */
+const until = (done: () => boolean, what: string) => waitFor(what, done, 10_000, 1);
 
 describe('janitor watchdog', () => {
   it('leaves a schedule on time alone, and schedules again one that is gone or late', async () => {
