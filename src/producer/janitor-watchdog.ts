@@ -10,9 +10,9 @@
 // interval it reads it; when the scheduler is gone, or its next run is a full interval and a
 // half past (a run taken moves it an interval on), the process schedules the janitor again (an
 // upsert: the next run at the next multiple of the interval), counted as the lease event
-// `janitor_rescheduled`. A process's own wall clock is
-// compared with the one the schedule was set by; only a clock ahead of it by more than that
-// margin would schedule it again early, which moves the next run, never drops it.
+// `janitor_rescheduled`. A process's own wall clock is compared with the one the schedule was
+// set by; only a clock ahead of it by more than that margin would schedule it again early,
+// which moves the next run, never drops it.
 import type { Logger } from 'pino';
 import type { LeaseEvents } from '../service/lease-manager.js';
 import type { LeaseScheduler } from './lease-scheduler.js';
