@@ -47,7 +47,9 @@
 //
 // Flags: --requests N (per client, default 200000)  --clients N (default 16)  --in-flight K
 //        (default 12; 1 with --clients 1)  --rounds N
-//        (repeat the cases N times, interleaved; medians)  --workload idserver|reuse
+//        (repeat the cases N times, interleaved; medians)  --warmup-rounds N (rounds of every
+//        case run first, their figures printed and left out of the medians: default 1)
+//        --workload idserver|reuse
 //        --pin (taskset: the servers on CPU 1, the clients on CPU 0)
 //        --cpu-prof DIR (idmint writes its .cpuprofile there, each baseline server in DIR/<role>)
 //        --no-write
@@ -126,7 +128,7 @@ async function main(): Promise<void> {
     stats.disconnect();
   }
 
-  const report = udpReport(opts, args, rounds.measured, rounds.clientLimited, load);
+  const report = udpReport(opts, args, rounds.measured, rounds.warmups, rounds.clientLimited, load);
   console.log(`\n${report.lines.join('\n')}\n\n${report.verdicts.join('\n')}`);
   if (opts.write) {
     mkdirSync(RESULTS, { recursive: true });

@@ -9,6 +9,8 @@ export interface UdpOptions {
   /** Requests each client keeps outstanding, each on a socket of its own (idserver workload). */
   inFlight: number;
   rounds: number;
+  /** Rounds of every case run before the measured ones, printed and left out of the medians. */
+  warmupRounds: number;
   write: boolean;
   workload: Workload;
   /** taskset: the servers on CPU 1, the clients on CPU 0. */
@@ -38,17 +40,19 @@ export function readUdpOptions(argv: readonly string[]): UdpOptions {
     clients: 16,
     inFlight: 0,
     rounds: 1,
+    warmupRounds: 1,
     write: true,
     workload: 'idserver',
     pin: false,
     cpuProf: '',
   };
   const usage =
-    'npm run bench:udp -- [--requests N] [--clients N] [--in-flight N] [--rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]';
+    'npm run bench:udp -- [--requests N] [--clients N] [--in-flight N] [--rounds N] [--warmup-rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]';
   readBenchOptions(argv, usage, { requests: [1], rounds: [1], pin: true, write: true }, opts, (a) => {
     if (a.flag === '--workload') opts.workload = workloadOf(a.text());
     else if (a.flag === '--cpu-prof') opts.cpuProf = a.text();
     else if (a.flag === '--clients') opts.clients = a.whole(1, 64);
+    else if (a.flag === '--warmup-rounds') opts.warmupRounds = a.whole(0, 10);
     else if (a.flag === '--in-flight') opts.inFlight = a.whole(1, 256);
     else return false;
     return true;

@@ -147,6 +147,19 @@ function verdictsOf(
   return { verdicts, failed };
 }
 
+/** The cases whose figures by round are listed under the table: the echo server and idmint's. */
+const BY_ROUND = [CASE_NAMES.echo, CASE_NAMES.node, CASE_NAMES.global, CASE_NAMES.segment];
+
+/** A line per case of BY_ROUND: its TPS and its server's CPU per request in each of `rounds`, `kind` naming them. */
+function byRound(rounds: ReadonlyMap<string, Measured[]>, kind: string): string[] {
+  return BY_ROUND.map((name) => {
+    const ms = rounds.get(name) ?? [];
+    const tps = ms.map((m) => Math.round(m.tps).toLocaleString('en-US')).join(', ');
+    const us = ms.map((m) => m.serverUs.toFixed(1)).join(', ');
+    return `- ${name} by ${kind}: TPS ${tps}; server CPU µs/req ${us}`;
+  });
+}
+
 export interface UdpReport {
   /** The table's header and rows, as recorded. */
   readonly table: string[][];
@@ -172,6 +185,7 @@ export function udpReport(
   opts: UdpOptions,
   args: readonly string[],
   measured: ReadonlyMap<string, Measured[]>,
+  warmups: ReadonlyMap<string, Measured[]>,
   clientLimited: readonly string[],
   load: string,
 ): UdpReport {
@@ -179,6 +193,13 @@ export function udpReport(
   const table = tableOf(rows);
   const lines = [markdownTable(table)];
   const { verdicts, failed } = verdictsOf(opts, rows, clientLimited, load);
+  // Before the load average's line, the last.
+  verdicts.splice(
+    verdicts.length - 1,
+    0,
+    ...byRound(measured, 'measured round'),
+    ...(opts.warmupRounds > 0 ? byRound(warmups, 'warm-up round, not in the medians') : []),
+  );
   const workload =
     opts.workload === 'idserver'
       ? `id_server's client: a new UDP socket per request (socket, send, receive, close), action create, a salt, each client its own app name`
@@ -188,7 +209,7 @@ export function udpReport(
     '',
     `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs; load average before the run ${load}`,
     `- workload ${opts.workload}: ${workload}`,
-    `- ${opts.clients} client processes x ${opts.requests} requests per case, ${inFlightText(opts.inFlight)}${opts.rounds > 1 ? `, ${opts.rounds} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}; before them every app name asked each idmint case twice, unmeasured (its counter's first segment)`,
+    `- ${opts.clients} client processes x ${opts.requests} requests per case, ${inFlightText(opts.inFlight)}${opts.rounds > 1 ? `, ${opts.rounds} interleaved rounds (medians; ratios are medians of the per-round ratios)` : ''}; before them every app name asked each idmint case twice, unmeasured (its counter's first segment), then ${opts.warmupRounds} warm-up round(s) of every case, left out of the medians`,
     opts.pin
       ? '- pinned (taskset): the servers on CPU 1, the client processes on CPU 0'
       : '- not pinned: servers and clients share both CPUs',

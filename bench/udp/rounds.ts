@@ -3,7 +3,10 @@
 // clients (bench/udp/c-client.ts) and reads the serving process's CPU (/proc), Redis's CPU and
 // script time (INFO), and the CPU windows of the server and the clients; it checks every idmint
 // ID of one counter distinct over all rounds and the echo server busy (bench/udp/load-limit.ts).
-// Before the first round every app name asks each idmint case twice, unmeasured (warmUp).
+// Before the first round every app name asks each idmint case twice, unmeasured (warmUp), and
+// opts.warmupRounds rounds of every case run as the measured ones do, their figures printed and
+// kept apart: a process's first round of load can cost it a third more per request than the
+// rounds after (its code not yet optimised by V8), which is not the steady state the goals judge.
 import type { Redis } from 'ioredis';
 import { procCpuSeconds } from '../../tools/cpu.js';
 import { SeenIds } from '../../tools/duplicates.js';
@@ -36,6 +39,8 @@ export interface Measured {
 export interface Rounds {
   /** Per case, one measurement per round. */
   readonly measured: Map<string, Measured[]>;
+  /** Per case, one measurement per warm-up round (not in the medians). */
+  readonly warmups: Map<string, Measured[]>;
   /** False when an idmint case answered a duplicate ID or a failed request. */
   readonly ok: boolean;
   /** Rounds in which the echo server waited for its clients: the run fails. */
@@ -144,11 +149,16 @@ export async function runRounds(
 ): Promise<Rounds> {
   const clientLimited: string[] = [];
   const measured = new Map<string, Measured[]>();
+  const warmups = new Map<string, Measured[]>();
   const seen: Seen = new Map();
   let ok = await warmUp(opts, binary, cases, seen);
-  for (let round = 1; round <= opts.rounds; round++) {
+  for (let at = 1; at <= opts.warmupRounds + opts.rounds; at++) {
+    // The warm-up rounds come first; `round` numbers the measured ones from 1.
+    const warm = at <= opts.warmupRounds;
+    const round = warm ? at : at - opts.warmupRounds;
+    const label = warm ? ` (warm-up round ${round}, not in the medians)` : opts.rounds > 1 ? ` (round ${round})` : '';
     for (const c of cases) {
-      console.log(`${c.name}${opts.rounds > 1 ? ` (round ${round})` : ''}`);
+      console.log(`${c.name}${label}`);
       const cpu0 = procCpuSeconds(c.pid ?? 0);
       const redis0 = await redisCounters(stats);
       const r = await runClients(opts, binary, c.port, c.rule, c.idmint, c.pid ?? 0);
@@ -162,12 +172,14 @@ export async function runRounds(
         ok = false;
         console.log(`  FAILED: ${dups} duplicate IDs, ${r.fail} failed requests`);
       }
-      const list = measured.get(c.name) ?? [];
       const lowest = (xs: number[]) => (xs.length > 0 ? Math.min(...xs) : NaN);
       const serverLowPct = lowest(r.serverPct);
       const demandLowPct = lowest(r.demandPct);
-      const waited = c.name === CASE_NAMES.echo ? echoWaited(round, r.demandPct, demandLowPct) : undefined;
+      // The load check is of the measured rounds: a warm-up round's figures are not the run's.
+      const waited = c.name === CASE_NAMES.echo && !warm ? echoWaited(round, r.demandPct, demandLowPct) : undefined;
       if (waited !== undefined) clientLimited.push(waited);
+      const into = warm ? warmups : measured;
+      const list = into.get(c.name) ?? [];
       list.push({
         tps: r.tps,
         avgMs: r.avgMs,
@@ -178,8 +190,8 @@ export async function runRounds(
         demandLowPct,
         clientPct: median(r.clientPct),
       });
-      measured.set(c.name, list);
+      into.set(c.name, list);
     }
   }
-  return { measured, ok, clientLimited };
+  return { measured, warmups, ok, clientLimited };
 }
