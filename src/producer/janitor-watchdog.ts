@@ -16,14 +16,12 @@
 import type { Logger } from 'pino';
 import type { LeaseEvents } from '../service/lease-manager.js';
 import type { LeaseScheduler } from './lease-scheduler.js';
+import { lookEvery, type Looks } from './look-every.js';
 
 /** How late the janitor's next run may be, in intervals, before a process schedules it again. */
 export const LATE_JANITOR_INTERVALS = 1.5;
 
-export interface JanitorWatchdog {
-  /** No more looks, at once; settles once a look in flight has. */
-  stop(): Promise<void>;
-}
+export type JanitorWatchdog = Looks;
 
 export function watchJanitor(
   scheduler: Pick<LeaseScheduler, 'janitorNext' | 'scheduleJanitor' | 'janitorEveryMs'>,
@@ -32,8 +30,6 @@ export function watchJanitor(
   now: () => number = Date.now,
 ): JanitorWatchdog {
   const everyMs = scheduler.janitorEveryMs;
-  /** The look in flight, if any. */
-  let looking: Promise<void> | undefined;
   let stopped = false;
 
   async function look(): Promise<void> {
@@ -48,20 +44,14 @@ export function watchJanitor(
     await scheduler.scheduleJanitor();
   }
 
-  const timer = setInterval(() => {
-    if (looking !== undefined) return;
-    looking = look()
-      .catch((err: Error) => log.debug({ err: err.message }, "could not look at the janitor's schedule"))
-      .finally(() => {
-        looking = undefined;
-      });
-  }, everyMs);
-  timer.unref();
+  const looks = lookEvery(everyMs, () =>
+    look().catch((err: Error) => log.debug({ err: err.message }, "could not look at the janitor's schedule")),
+  );
   return {
-    stop: async () => {
+    stop: () => {
+      // A look in flight reads the schedule to its end, but schedules nothing.
       stopped = true;
-      clearInterval(timer);
-      await looking;
+      return looks.stop();
     },
   };
 }

@@ -12,17 +12,16 @@
 import type { Logger } from 'pino';
 import type { LeaseManager } from '../service/lease-manager.js';
 import type { LeaseScheduler } from './lease-scheduler.js';
+import { lookEvery, type Looks } from './look-every.js';
 
 /** How late a renewal may be, in renewal intervals, before the watchdog steps in. */
 export const LATE_RENEWAL_INTERVALS = 1.5;
 
-export interface RenewalWatchdog {
-  /**
-   * No more looks, at once; settles once a scheduling in flight has (before the lease schedules
-   * are removed at shutdown, which it would otherwise put back).
-   */
-  stop(): Promise<void>;
-}
+/**
+ * Its stop settles once a scheduling in flight has (before the lease schedules are removed at
+ * shutdown, which it would otherwise put back).
+ */
+export type RenewalWatchdog = Looks;
 
 export function watchRenewals(
   leases: Pick<LeaseManager, 'renewAll' | 'renewals' | 'events'>,
@@ -30,12 +29,11 @@ export function watchRenewals(
   everyMs: number,
   log: Logger,
 ): RenewalWatchdog {
-  /** The renewal and scheduling in flight, if any. */
-  let restoring: Promise<void> | undefined;
   // When a renewal was last seen to start, on the monotonic clock (a wall clock set back must
   // not hide a broken chain); from the watchdog's start, so a process slow to start is not late.
   let seen = leases.renewals();
   let seenAt = performance.now();
+  // No look while a renewal and scheduling it started are in flight (lookEvery).
   const look = () => {
     const now = performance.now();
     const count = leases.renewals();
@@ -44,24 +42,16 @@ export function watchRenewals(
       seenAt = now;
     }
     const late = now - seenAt;
-    if (restoring !== undefined || late < everyMs * LATE_RENEWAL_INTERVALS) return;
+    if (late < everyMs * LATE_RENEWAL_INTERVALS) return undefined;
     leases.events.rescheduled++;
     log.warn(
       { lateMs: Math.round(late), everyMs },
       'lease renewals stopped arriving: renewing now and scheduling them again',
     );
-    restoring = Promise.allSettled([leases.renewAll(), scheduler.start()]).then(([, scheduled]) => {
-      restoring = undefined;
+    return Promise.allSettled([leases.renewAll(), scheduler.start()]).then(([, scheduled]) => {
       if (scheduled.status === 'rejected')
         log.warn({ err: (scheduled.reason as Error).message }, 'could not schedule the lease renewals again');
     });
   };
-  const timer = setInterval(look, Math.max(1, Math.floor(everyMs / 4)));
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await restoring;
-    },
-  };
+  return lookEvery(Math.max(1, Math.floor(everyMs / 4)), look);
 }
