@@ -37,49 +37,51 @@ function witness() {
   };
 }
 
+/**
+ * A looker whose every look returns the pending work `state.work` (counted in `state.looks`), a
+ * witness beside it, once its first look came.
+ */
+async function started() {
+  const clock = witness();
+  const state = { looks: 0, work: held() };
+  const looker = lookEvery(EVERY_MS, () => {
+    state.looks++;
+    return state.work.promise;
+  });
+  await waitFor('the first look', () => state.looks === 1, 10_000, 1);
+  return { clock, state, looker };
+}
+
 describe('lookEvery', () => {
   it('makes no look while the work of one is pending, and looks again once it settles', async () => {
-    const clock = witness();
-    let work = held();
-    let looks = 0;
-    const looker = lookEvery(EVERY_MS, () => {
-      looks++;
-      return work.promise;
-    });
+    const { clock, state, looker } = await started();
     try {
-      await waitFor('the first look', () => looks === 1, 10_000, 1);
       await clock.ticks(5);
-      assert.equal(looks, 1, 'looked again while the work of a look was pending');
+      assert.equal(state.looks, 1, 'looked again while the work of a look was pending');
 
-      const first = work;
-      work = held();
+      const first = state.work;
+      state.work = held();
       first.resolve();
-      await waitFor('a look after the work settled', () => looks === 2, 10_000, 1);
+      await waitFor('a look after the work settled', () => state.looks === 2, 10_000, 1);
       await clock.ticks(5);
-      assert.equal(looks, 2);
+      assert.equal(state.looks, 2);
 
       // A rejection is settled too: the looks go on, and nothing is left unhandled.
-      const second = work;
-      work = held();
+      const second = state.work;
+      state.work = held();
       second.reject(new Error('the work failed'));
-      await waitFor('a look after the work failed', () => looks === 3, 10_000, 1);
+      await waitFor('a look after the work failed', () => state.looks === 3, 10_000, 1);
     } finally {
-      work.resolve();
+      state.work.resolve();
       await looker.stop();
       await clock.stop();
     }
   });
 
   it('settles its stop once the work in flight has, and looks at nothing after it', async () => {
-    const clock = witness();
-    const work = held();
-    let looks = 0;
-    const looker = lookEvery(EVERY_MS, () => {
-      looks++;
-      return work.promise;
-    });
+    const { clock, state, looker } = await started();
+    const { work } = state;
     try {
-      await waitFor('the first look', () => looks === 1, 10_000, 1);
       let released = false;
       let stoppedBeforeRelease: boolean | undefined;
       const stopping = looker.stop().then(() => {
@@ -93,7 +95,7 @@ describe('lookEvery', () => {
       assert.equal(stoppedBeforeRelease, false);
 
       await clock.ticks(5);
-      assert.equal(looks, 1, 'looked after the stop');
+      assert.equal(state.looks, 1, 'looked after the stop');
     } finally {
       work.resolve();
       await clock.stop();
