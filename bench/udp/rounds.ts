@@ -5,8 +5,9 @@
 // ID of one counter distinct over all rounds and the echo server busy (bench/udp/load-limit.ts).
 // Before the first round every app name asks each idmint case twice, unmeasured (warmUp), and
 // opts.warmupRounds rounds of every case run as the measured ones do, their figures printed and
-// kept apart: a process's first round of load can cost it a third more per request than the
-// rounds after (its code not yet optimised by V8), which is not the steady state the goals judge.
+// kept apart: a process's first round of load can cost it a fifth to three quarters more per
+// request than the rounds after (its code not yet optimised by V8), which is not the steady
+// state the goals judge.
 import type { Redis } from 'ioredis';
 import { procCpuSeconds } from '../../tools/cpu.js';
 import { SeenIds } from '../../tools/duplicates.js';
