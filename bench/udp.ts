@@ -32,8 +32,9 @@
 //   node    idmint's UDP answer for a rule tag with order "node"
 //   global  idmint's UDP answer for a rule tag with order "global"
 //   segment idmint's UDP answer for a segment tag with order "node" (its plain IDs)
-// idmint runs as a child process against the real Redis and MySQL with a database and key
-// prefix of its own, removed at the end. Every reply is checked (code 0, the request's seq
+// idmint runs as a child process against a redis-server of the run's own (so that its CPU and
+// commandstats are the run's alone) and the real MySQL with a database of its own, removed at
+// the end. Every reply is checked (code 0, the request's seq
 // echoed); the IDs of one counter (one app name) must be distinct over all rounds. Per case
 // it also reports the serving process's CPU per request (/proc), Redis's CPU per request
 // (INFO cpu) and Redis's time per script call (INFO commandstats), and the CPU of the server
@@ -51,6 +52,8 @@
 //        case run first, their figures printed and left out of the medians: default 1)
 //        --workload idserver|reuse
 //        --pin (taskset: the servers on CPU 1, the clients on CPU 0)
+//        --redis-cpu 0|1|any (the CPU of the run's own redis-server: 1, beside the servers, by
+//        default with --pin; any, left to the scheduler, without)
 //        --cpu-prof DIR (idmint writes its .cpuprofile there, each baseline server in DIR/<role>)
 //        --no-write
 // Results: bench/results/udp-latest.md (udp-one-latest.md with --clients 1)
@@ -58,17 +61,17 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { scanKeys } from '../src/store/redis/connection.js';
 import { freePort } from '../tools/child.js';
-import { REDIS_URL, cleanup, testNames } from '../tools/env.js';
+import { cleanup, testNames } from '../tools/env.js';
 import { pinProcess } from '../tools/cpu.js';
+import { RedisServer } from '../tools/redis-server.js';
 import { startRun } from './record.js';
 import { buildClient } from './udp/c-client.js';
 import { CASE_NAMES, createUdpTags, udpCases } from './udp/cases.js';
 import { readUdpOptions } from './udp/options.js';
 import { udpReport } from './udp/report.js';
 import { runRounds, type Rounds } from './udp/rounds.js';
-import { pinServer, startBaseline, startIdmint } from './udp/start-servers.js';
+import { pinServer, placeRedis, startBaseline, startIdmint } from './udp/start-servers.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const args = process.argv.slice(2);
@@ -89,12 +92,15 @@ async function main(): Promise<void> {
   console.log(
     `UDP benchmark (${opts.workload}): ${opts.clients} clients x ${opts.requests} sequential requests per case, ${opts.rounds} round(s); load average ${load}`,
   );
+  const redisServer = await RedisServer.start();
+  const stats = new Redis(redisServer.url);
+  await placeRedis(opts, stats);
   const echo = startBaseline(opts, 'echo');
-  const redisKey = `idmint:bench:udp:${process.pid}`;
-  const redisEcho = startBaseline(opts, 'redis-echo', [redisKey]);
-  const scriptEcho = startBaseline(opts, 'redis-script-echo', [redisKey]);
-  const floorEcho = startBaseline(opts, 'redis-floor-echo', [redisKey]);
-  const takeEcho = startBaseline(opts, 'redis-take-echo', [redisKey]);
+  const redisArgs = [`idmint:bench:udp:${process.pid}`, redisServer.url];
+  const redisEcho = startBaseline(opts, 'redis-echo', redisArgs);
+  const scriptEcho = startBaseline(opts, 'redis-script-echo', redisArgs);
+  const floorEcho = startBaseline(opts, 'redis-floor-echo', redisArgs);
+  const takeEcho = startBaseline(opts, 'redis-take-echo', redisArgs);
   const baselines = [echo, redisEcho, scriptEcho, floorEcho, takeEcho];
   const [{ port: echoPort }, { port: redisPort }, { port: scriptPort }, { port: floorPort }, { port: takePort }] =
     await Promise.all(baselines.map((b) => b.ready));
@@ -103,9 +109,8 @@ async function main(): Promise<void> {
   const binary = buildClient();
   const names = testNames();
   const [udpPort, httpPort] = [await freePort(), await freePort()];
-  const idmint = await startIdmint(opts, names, udpPort, httpPort);
+  const idmint = await startIdmint(opts, names, redisServer.url, udpPort, httpPort);
   let rounds: Rounds;
-  const stats = new Redis(REDIS_URL);
   try {
     await createUdpTags(`http://127.0.0.1:${httpPort}`);
     const cases = udpCases({
@@ -121,11 +126,10 @@ async function main(): Promise<void> {
     const stopped = idmint.stop();
     for (const b of baselines) b.proc.kill();
     await stopped;
-    await cleanup(names);
-    // The INCR key and every key of the script servers, named after it.
-    await stats.del(redisKey);
-    await scanKeys(stats, `${redisKey}:*`, (keys) => stats.del(...keys));
     stats.disconnect();
+    // The run's Redis goes with every key of the run; the database is dropped.
+    await redisServer.stop();
+    await cleanup(names, null);
   }
 
   const report = udpReport(opts, args, rounds.measured, rounds.warmups, rounds.clientLimited, load);

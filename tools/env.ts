@@ -80,12 +80,14 @@ export function testConfig(names: TestNames, extra: Record<string, string> = {})
 
 /**
  * Drops the test's database and deletes its Redis keys: on redisUrl when given (a private
- * server), else on the default Redis of the run (the cluster when there is one).
+ * server), else on the default Redis of the run (the cluster when there is one); null when the
+ * keys went with a private server that is gone.
  */
-export async function cleanup(names: TestNames, redisUrl?: string): Promise<void> {
+export async function cleanup(names: TestNames, redisUrl?: string | null): Promise<void> {
   const conn = await mysql.createConnection({ ...poolOptions(names.mysqlUrl), database: undefined });
   await conn.query(`DROP DATABASE IF EXISTS \`${names.db}\``);
   await conn.end();
+  if (redisUrl === null) return;
   const r = redisUrl === undefined ? testRedis() : new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   try {
     for (const pattern of [`${names.prefix}:*`, `{${names.prefix}}:*`]) {

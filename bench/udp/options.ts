@@ -17,6 +17,19 @@ export interface UdpOptions {
   pin: boolean;
   /** Where idmint and each baseline server write their .cpuprofile ('' for none). */
   cpuProf: string;
+  /**
+   * The CPU the run's own redis-server is pinned to (taskset), or 'any' (not pinned: the
+   * scheduler moves it between the CPUs). 1 by default with --pin, beside the servers.
+   */
+  redisCpu: RedisCpu;
+}
+
+export type RedisCpu = 0 | 1 | 'any';
+
+function redisCpuOf(c: string): RedisCpu {
+  if (c === '0' || c === '1') return Number(c) as 0 | 1;
+  if (c === 'any') return c;
+  throw new Error(`--redis-cpu is 0, 1 or any, not ${c}`);
 }
 
 function workloadOf(w: string): Workload {
@@ -45,15 +58,18 @@ export function readUdpOptions(argv: readonly string[]): UdpOptions {
     workload: 'idserver',
     pin: false,
     cpuProf: '',
+    redisCpu: 'any',
   };
+  let redisCpu: RedisCpu | undefined;
   const usage =
-    'npm run bench:udp -- [--requests N] [--clients N] [--in-flight N] [--rounds N] [--warmup-rounds N] [--workload idserver|reuse] [--pin] [--cpu-prof DIR] [--no-write]';
+    'npm run bench:udp -- [--requests N] [--clients N] [--in-flight N] [--rounds N] [--warmup-rounds N] [--workload idserver|reuse] [--pin] [--redis-cpu 0|1|any] [--cpu-prof DIR] [--no-write]';
   readBenchOptions(argv, usage, { requests: [1], rounds: [1], pin: true, write: true }, opts, (a) => {
     if (a.flag === '--workload') opts.workload = workloadOf(a.text());
     else if (a.flag === '--cpu-prof') opts.cpuProf = a.text();
     else if (a.flag === '--clients') opts.clients = a.whole(1, 64);
     else if (a.flag === '--warmup-rounds') opts.warmupRounds = a.whole(0, 10);
     else if (a.flag === '--in-flight') opts.inFlight = a.whole(1, 256);
+    else if (a.flag === '--redis-cpu') redisCpu = redisCpuOf(a.text());
     else return false;
     return true;
   });
@@ -63,5 +79,8 @@ export function readUdpOptions(argv: readonly string[]): UdpOptions {
     throw new Error('--in-flight applies to the idserver workload (a socket per request) only');
   if (opts.inFlight > 1 && opts.clients === 1)
     throw new Error('--clients 1 is the case of one request at a time: --in-flight 1');
+  if (redisCpu !== undefined && redisCpu !== 'any' && !opts.pin)
+    throw new Error('--redis-cpu 0 or 1 pins Redis beside the pinned processes: it needs --pin');
+  opts.redisCpu = redisCpu ?? (opts.pin ? 1 : 'any');
   return opts;
 }

@@ -180,6 +180,12 @@ function inFlightText(inFlight: number): string {
     : `${inFlight} outstanding per client, each on a socket of its own, replies awaited in the order sent`;
 }
 
+/** Where the run's redis-server ran (--redis-cpu). */
+function redisPlace(opts: UdpOptions): string {
+  if (opts.redisCpu === 'any') return 'not pinned (the scheduler places it)';
+  return opts.redisCpu === 1 ? 'pinned to CPU 1 with the servers' : 'pinned to CPU 0 with the client processes';
+}
+
 /** The report of a run: args its command line, load the load average before it. */
 export function udpReport(
   opts: UdpOptions,
@@ -213,6 +219,7 @@ export function udpReport(
     opts.pin
       ? '- pinned (taskset): the servers on CPU 1, the client processes on CPU 0'
       : '- not pinned: servers and clients share both CPUs',
+    `- Redis: a redis-server of this run alone, ${redisPlace(opts)}`,
     `- command: npm run bench:udp${args.length ? ` -- ${args.join(' ')}` : ''}`,
     '',
     ...lines,

@@ -1,18 +1,18 @@
 // The baseline servers of `npm run bench:udp`, each a child process started by the bench with
-// its role as the first argument (and the bench's Redis key as the second for the Redis ones):
+// its role as the first argument:
 //   echo               a bare Node dgram server that parses the JSON and echoes it with code,
 //                      message and data
 //   redis-echo         the same doing one Redis INCR per request
 //   redis-script-echo  one EVALSHA of a script that only returns 1, with a take's keys and arguments
 //   redis-floor-echo   one EVALSHA of the floor of a safe take (bench/take-floor.ts)
 //   redis-take-echo    one EVALSHA of idmint's own take (take-2.lua, steady state)
-// Each tells the bench its port over IPC when it listens, exits on SIGTERM (so that --cpu-prof
-// writes its profile) and when the bench is gone.
+// The Redis ones take the bench's Redis key and the URL of the run's redis-server as their
+// second and third arguments. Each tells the bench its port over IPC when it listens, exits on
+// SIGTERM (so that --cpu-prof writes its profile) and when the bench is gone.
 import { createSocket } from 'node:dgram';
 import { Redis } from 'ioredis';
 import { Keys } from '../../src/store/redis/keys.js';
 import { scriptText } from '../../src/store/redis/lua.js';
-import { REDIS_URL } from '../../tools/env.js';
 import { TAKE_FLOOR_LUA } from '../take-floor.js';
 import { steadySegment, takeTokens } from '../take-segment.js';
 
@@ -56,8 +56,8 @@ const REDIS_ROLES: Readonly<Record<string, RedisCall>> = {
  * a safe take (the identity read and one HINCRBY), with the same keys and arguments. take: one
  * EVALSHA of take-2.lua for one ID of a hash in its steady state (an integer reply, the ID).
  */
-async function redisEchoServer(key: string, kind: RedisCall): Promise<void> {
-  const redis = new Redis(REDIS_URL);
+async function redisEchoServer(key: string, url: string, kind: RedisCall): Promise<void> {
+  const redis = new Redis(url);
   const call = await callOf(redis, key, kind);
   const sock = createSocket('udp4');
   sock.on('message', (msg, r) => {
@@ -100,5 +100,5 @@ if (role !== 'echo' && redisCall === undefined) throw new Error(`unknown role ${
 process.on('SIGTERM', () => process.exit(0));
 if (process.connected) process.once('disconnect', () => process.exit(0));
 else process.exit(0);
-if (redisCall) void redisEchoServer(process.argv[3], redisCall);
+if (redisCall) void redisEchoServer(process.argv[3], process.argv[4], redisCall);
 else void echoServer();
