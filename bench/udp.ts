@@ -68,13 +68,53 @@ import { RedisServer } from '../tools/redis-server.js';
 import { startRun } from './record.js';
 import { buildClient } from './udp/c-client.js';
 import { CASE_NAMES, createUdpTags, udpCases } from './udp/cases.js';
-import { readUdpOptions } from './udp/options.js';
+import { readUdpOptions, type UdpOptions } from './udp/options.js';
 import { udpReport } from './udp/report.js';
 import { runRounds, type Rounds } from './udp/rounds.js';
 import { pinServer, placeRedis, startBaseline, startIdmint } from './udp/start-servers.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const args = process.argv.slice(2);
+
+/** Starts the servers against the run's Redis at redisUrl, runs the rounds and stops the servers. */
+async function measure(opts: UdpOptions, redisUrl: string): Promise<Rounds> {
+  const stats = new Redis(redisUrl);
+  await placeRedis(opts, stats);
+  const echo = startBaseline(opts, 'echo');
+  const redisArgs = [`idmint:bench:udp:${process.pid}`, redisUrl];
+  const redisEcho = startBaseline(opts, 'redis-echo', redisArgs);
+  const scriptEcho = startBaseline(opts, 'redis-script-echo', redisArgs);
+  const floorEcho = startBaseline(opts, 'redis-floor-echo', redisArgs);
+  const takeEcho = startBaseline(opts, 'redis-take-echo', redisArgs);
+  const baselines = [echo, redisEcho, scriptEcho, floorEcho, takeEcho];
+  const [{ port: echoPort }, { port: redisPort }, { port: scriptPort }, { port: floorPort }, { port: takePort }] =
+    await Promise.all(baselines.map((b) => b.ready));
+  for (const b of baselines) pinServer(opts, b.proc.pid);
+
+  const binary = buildClient();
+  const names = testNames();
+  const [udpPort, httpPort] = [await freePort(), await freePort()];
+  const idmint = await startIdmint(opts, names, redisUrl, udpPort, httpPort);
+  try {
+    await createUdpTags(`http://127.0.0.1:${httpPort}`);
+    const cases = udpCases({
+      echo: { port: echoPort, pid: echo.proc.pid },
+      incr: { port: redisPort, pid: redisEcho.proc.pid },
+      script: { port: scriptPort, pid: scriptEcho.proc.pid },
+      floor: { port: floorPort, pid: floorEcho.proc.pid },
+      take: { port: takePort, pid: takeEcho.proc.pid },
+      idmint: { port: udpPort, pid: idmint.pid },
+    });
+    return await runRounds(opts, binary, cases, stats);
+  } finally {
+    const stopped = idmint.stop();
+    for (const b of baselines) b.proc.kill();
+    await stopped;
+    stats.disconnect();
+    // The database is dropped; the keys go with the run's Redis.
+    await cleanup(names, null);
+  }
+}
 
 async function main(): Promise<void> {
   const opts = readUdpOptions(args);
@@ -93,43 +133,12 @@ async function main(): Promise<void> {
     `UDP benchmark (${opts.workload}): ${opts.clients} clients x ${opts.requests} sequential requests per case, ${opts.rounds} round(s); load average ${load}`,
   );
   const redisServer = await RedisServer.start();
-  const stats = new Redis(redisServer.url);
-  await placeRedis(opts, stats);
-  const echo = startBaseline(opts, 'echo');
-  const redisArgs = [`idmint:bench:udp:${process.pid}`, redisServer.url];
-  const redisEcho = startBaseline(opts, 'redis-echo', redisArgs);
-  const scriptEcho = startBaseline(opts, 'redis-script-echo', redisArgs);
-  const floorEcho = startBaseline(opts, 'redis-floor-echo', redisArgs);
-  const takeEcho = startBaseline(opts, 'redis-take-echo', redisArgs);
-  const baselines = [echo, redisEcho, scriptEcho, floorEcho, takeEcho];
-  const [{ port: echoPort }, { port: redisPort }, { port: scriptPort }, { port: floorPort }, { port: takePort }] =
-    await Promise.all(baselines.map((b) => b.ready));
-  for (const b of baselines) pinServer(opts, b.proc.pid);
-
-  const binary = buildClient();
-  const names = testNames();
-  const [udpPort, httpPort] = [await freePort(), await freePort()];
-  const idmint = await startIdmint(opts, names, redisServer.url, udpPort, httpPort);
   let rounds: Rounds;
   try {
-    await createUdpTags(`http://127.0.0.1:${httpPort}`);
-    const cases = udpCases({
-      echo: { port: echoPort, pid: echo.proc.pid },
-      incr: { port: redisPort, pid: redisEcho.proc.pid },
-      script: { port: scriptPort, pid: scriptEcho.proc.pid },
-      floor: { port: floorPort, pid: floorEcho.proc.pid },
-      take: { port: takePort, pid: takeEcho.proc.pid },
-      idmint: { port: udpPort, pid: idmint.pid },
-    });
-    rounds = await runRounds(opts, binary, cases, stats);
+    rounds = await measure(opts, redisServer.url);
   } finally {
-    const stopped = idmint.stop();
-    for (const b of baselines) b.proc.kill();
-    await stopped;
-    stats.disconnect();
-    // The run's Redis goes with every key of the run; the database is dropped.
+    // The run's Redis goes with every key of the run.
     await redisServer.stop();
-    await cleanup(names, null);
   }
 
   const report = udpReport(opts, args, rounds.measured, rounds.warmups, rounds.clientLimited, load);
