@@ -79,7 +79,6 @@ const args = process.argv.slice(2);
 /** Starts the servers against the run's Redis at redisUrl, runs the rounds and stops the servers. */
 async function measure(opts: UdpOptions, redisUrl: string): Promise<Rounds> {
   const stats = new Redis(redisUrl);
-  await placeRedis(opts, stats);
   const echo = startBaseline(opts, 'echo');
   const redisArgs = [`idmint:bench:udp:${process.pid}`, redisUrl];
   const redisEcho = startBaseline(opts, 'redis-echo', redisArgs);
@@ -135,6 +134,7 @@ async function main(): Promise<void> {
   const redisServer = await RedisServer.start();
   let rounds: Rounds;
   try {
+    placeRedis(opts, redisServer.pid);
     rounds = await measure(opts, redisServer.url);
   } finally {
     // The run's Redis goes with every key of the run.

@@ -57,6 +57,12 @@ export class RedisServer {
     return `redis://127.0.0.1:${this.port}`;
   }
 
+  /** The server's process id while it runs (it is spawned directly, not through a shell). */
+  get pid(): number | undefined {
+    const p = this.proc;
+    return p && p.exitCode === null && p.signalCode === null ? p.pid : undefined;
+  }
+
   /** Starts the server (empty: nothing is persisted). */
   async start(): Promise<void> {
     this.proc = spawn(

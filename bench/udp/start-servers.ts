@@ -8,7 +8,6 @@ import { fileURLToPath } from 'node:url';
 import { startTsx, type Child } from '../../tools/child.js';
 import { pinProcess } from '../../tools/cpu.js';
 import { testEnv, type TestNames } from '../../tools/env.js';
-import { redisPid, type InfoSource } from '../../tools/redis-stats.js';
 import { BENCH_SETTINGS } from '../server.js';
 import type { UdpOptions } from './options.js';
 
@@ -41,9 +40,8 @@ export function pinServer(opts: UdpOptions, pid: number | undefined): void {
  * seconds, since on the servers' CPU it takes the time the server waits for. Pinned, every case
  * that calls Redis has it in the same place.
  */
-export async function placeRedis(opts: UdpOptions, redis: InfoSource): Promise<void> {
+export function placeRedis(opts: UdpOptions, pid: number | undefined): void {
   if (opts.redisCpu === 'any') return;
-  const pid = await redisPid(redis);
   if (pid === undefined || !pinProcess(pid, opts.redisCpu))
     throw new Error(`the run's redis-server could not be pinned to CPU ${opts.redisCpu}`);
 }
