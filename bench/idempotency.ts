@@ -63,6 +63,7 @@ import { ROOT } from '../tools/child.js';
 import { pinProcess } from '../tools/cpu.js';
 import { ADMIN_TOKEN, REDIS_URL, cleanup, mysqlUrlFor, type TestNames } from '../tools/env.js';
 import { createTag } from '../tools/node.js';
+import { redisPid } from '../tools/redis-stats.js';
 import { textTable } from '../tools/table.js';
 import { startAt } from './idempotency/before.js';
 import { idempotencyCases, LABELS, ORDERS, TAGS, type Case } from './idempotency/cases.js';
@@ -102,7 +103,7 @@ async function main(): Promise<number> {
   console.log(`load average before: ${loadBefore.map((v) => v.toFixed(2)).join(' ')}`);
 
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  const redisPid = Number(/^process_id:(\d+)/m.exec(await redis.info('server'))?.[1]) || undefined;
+  const redisProcess = await redisPid(redis);
   const children: Server[] = [];
   const problems: string[] = [];
   const rows: string[][] = [];
@@ -169,7 +170,7 @@ async function main(): Promise<number> {
 
     const run = async (c: Case, seconds: number, label: string) => {
       const t = target(c);
-      const m = await load(t, c.clients, seconds, redisPid, problems, label);
+      const m = await load(t, c.clients, seconds, redisProcess, problems, label);
       const dup = t.repeats();
       if (dup > 0) problems.push(`${label}: ${dup} IDs answered twice`);
       return m;
