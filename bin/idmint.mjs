@@ -1,7 +1,8 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 // The installed command: runs the compiled server in dist/ with plain node (`npm run build`
 // makes it; the published package ships it). A development checkout runs the TypeScript
-// sources with `npm run serve` instead.
+// sources with `npm run serve` instead. The first line passes node the flags a server runs
+// with (src/process/node-flags.ts).
 import { existsSync } from 'node:fs';
 
 const cli = new URL('../dist/cli.js', import.meta.url);

@@ -6,6 +6,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { isProcessWorker, runPrimary, runWorker, takeProcessesFlag } from './process/processes.js';
 import { closeOnSignals, startNode } from './process/serve.js';
+import { missingServeFlags, SERVE_NODE_FLAGS } from './process/node-flags.js';
 import { IMPORT_HELP, IMPORT_USAGE, parseImportArgs, runImport } from './service/importer/import-command.js';
 
 const USAGE = `usage: idmint serve [--demo] [--processes N|auto]
@@ -50,6 +51,12 @@ async function main(argv: string[]): Promise<void> {
   if (isProcessWorker()) return runWorker(config);
   if (processes > 1) process.exit(await runPrimary(config, env, processes));
   const node = await startNode(config);
+  const missing = cmd === 'serve' ? missingServeFlags(process.execArgv, process.env.NODE_OPTIONS) : [];
+  if (missing.length > 0)
+    node.rt.log.warn(
+      { missing, shipped: SERVE_NODE_FLAGS },
+      'node was started without the flags idmint serves with: under load it spends more CPU per request collecting garbage (docs/OPERATIONS.md)',
+    );
   closeOnSignals(node);
 }
 

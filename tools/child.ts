@@ -6,6 +6,7 @@ import { createServer, connect, type AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { missingServeFlags } from '../src/process/node-flags.js';
 
 /** The repository's root: where `node --import tsx src/cli.ts` runs. */
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -148,12 +149,19 @@ export function startChild(file: string, args: readonly string[], opts: ChildOpt
   return child;
 }
 
-/** `node [nodeFlags] --import tsx <args>` (TypeScript run as is), from the repository's root. */
+/**
+ * `node [nodeFlags] --import tsx <args>` (TypeScript run as is), from the repository's root. A
+ * server (`src/cli.ts serve`) also gets the node flags it ships with (src/process/node-flags.ts)
+ * that nodeFlags does not set, so tests and benchmarks run it as it is deployed.
+ */
 export function startTsx(
   args: readonly string[],
   opts: ChildOptions & { readonly nodeFlags?: readonly string[] },
 ): Child {
-  return startChild(process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', ...args], opts);
+  const given = opts.nodeFlags ?? [];
+  const serving = args[0] === 'src/cli.ts' && args[1] === 'serve';
+  const flags = serving ? [...given, ...missingServeFlags(given)] : given;
+  return startChild(process.execPath, [...flags, '--import', 'tsx', ...args], opts);
 }
 
 export interface RunResult {

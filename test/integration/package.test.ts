@@ -139,5 +139,7 @@ console.log(JSON.stringify(ids.map(String)));
     const logs = node.output.filter((l) => !l.startsWith('PID='));
     assert.ok(logs.length >= 2, logs.join('\n'));
     for (const l of logs) assert.ok(isJson(l), `JSON: ${l}`);
+    // The installed command starts node with the flags a server runs with (node-flags.ts).
+    assert.ok(!logs.some((l) => l.includes('without the flags idmint serves with')), logs.join('\n'));
   });
 });

@@ -5,9 +5,11 @@
 // SIGTERM to the primary shuts them all down cleanly.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { PRESETS, decode } from '../../src/core/snowflake-layout.js';
+import { SERVE_NODE_FLAGS } from '../../src/process/node-flags.js';
 import { adminHeaders, createTag } from '../../tools/node.js';
 import { ADMIN_TOKEN, cleanup, testNames } from '../../tools/env.js';
 import { freePort } from '../../tools/child.js';
@@ -143,6 +145,12 @@ describe('serve --processes 2', () => {
     const pids = readyPids();
     assert.equal(new Set(pids.map((p) => p.pid)).size, 2);
     assert.ok(!pids.some((p) => p.pid === primary.proc.pid), 'the primary serves nothing itself');
+    // The primary was started without the serving node flags: its workers run with them.
+    const argv = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    for (const flag of SERVE_NODE_FLAGS) {
+      assert.ok(!argv(primary.proc.pid!).includes(flag), `the primary was started without ${flag}`);
+      for (const { pid } of pids) assert.ok(argv(pid).includes(flag), `serving process ${pid} runs with ${flag}`);
+    }
 
     const udp = await UdpClient.open();
     try {

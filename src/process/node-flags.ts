@@ -1,0 +1,31 @@
+// The Node.js flags a serving process runs with, and which of them a process was started without.
+//
+// --max-semi-space-size=64: V8's young generation, where every request's objects are made, is
+// collected (scavenged) each time it fills. With Node's default (16 MB semi-spaces) a process
+// serving rule IDs in order global over UDP filled it every few tens of milliseconds and spent
+// milliseconds on each collection copying what was still alive, the objects of the requests in
+// flight (`--trace-gc-nvp`), and most of what survived was promoted to the old generation, to
+// be collected again there. With 64 MB semi-spaces the same copy comes about four times less
+// often: the process spends less CPU per request, and its resident memory at its peak was no
+// higher (less garbage reached the old generation). docs/BENCHMARKS.md ("UDP") gives the runs;
+// docs/OPERATIONS.md ("Node flags") the operator's side. The young generation grows to that
+// size only under load.
+//
+// The shipped ways to start a server pass these flags (package.json's scripts, the Dockerfile,
+// the Kubernetes manifest, bin/idmint.mjs); node-flags.test.ts checks each names them. `serve`
+// started without one logs so, and `serve --processes N` gives its workers the missing ones.
+
+/** The flags of a serving process, as given to node. */
+export const SERVE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=64'];
+
+/** A flag's name as V8 reads it: dashes and underscores alike, any value dropped. */
+const flagName = (arg: string): string => arg.split('=')[0].replace(/_/g, '-');
+
+/**
+ * The flags of SERVE_NODE_FLAGS a process started with `execArgv` and NODE_OPTIONS
+ * `nodeOptions` lacks. A flag given with another value counts as given: it is the operator's.
+ */
+export function missingServeFlags(execArgv: readonly string[], nodeOptions = ''): string[] {
+  const given = new Set([...execArgv, ...nodeOptions.split(/\s+/)].filter((a) => a.startsWith('--')).map(flagName));
+  return SERVE_NODE_FLAGS.filter((f) => !given.has(flagName(f)));
+}
