@@ -1,10 +1,11 @@
 // suite: single — the log output of the command line, no Redis key layout involved
 // The log output of `idmint serve` run from the sources: readable lines (pino-pretty) when
 // stdout is a real terminal, JSON objects when it is a pipe, and JSON on a terminal too when
-// LOG_FORMAT=json.
+// LOG_FORMAT=json. Started without the node flags a server ships with, it logs which it lacks.
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
+import { SERVE_NODE_FLAGS } from '../../src/process/node-flags.js';
 import { cleanup, testEnv, testNames } from '../../tools/env.js';
 import { fetchIds } from '../../tools/node.js';
 import { startServe, withoutNpmVars, type ServeProcess } from '../helpers/serve-process.js';
@@ -62,6 +63,11 @@ describe('log format', () => {
       p.output.join('\n'),
     );
     for (const l of p.output) assert.ok(isJson(l), `JSON: ${l}`);
+    // Started without the flags a server ships with (SERVE is bare node): it says which it lacks.
+    const warned = p.output.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.missing);
+    assert.ok(warned, `a warning of the missing node flags:\n${p.output.join('\n')}`);
+    assert.match(String(warned.msg), /^node was started without the flags idmint serves with/);
+    assert.deepEqual(warned.missing, [...SERVE_NODE_FLAGS]);
   });
 
   it('prints JSON on a terminal with LOG_FORMAT=json', async () => {
