@@ -6,7 +6,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { isProcessWorker, runPrimary, runWorker, takeProcessesFlag } from './process/processes.js';
 import { closeOnSignals, startNode } from './process/serve.js';
-import { missingServeFlags, SERVE_NODE_FLAGS } from './process/node-flags.js';
+import { flagsThisProcessLacks, SERVE_NODE_FLAGS } from './process/node-flags.js';
 import { IMPORT_HELP, IMPORT_USAGE, parseImportArgs, runImport } from './service/importer/import-command.js';
 
 const USAGE = `usage: idmint serve [--demo] [--processes N|auto]
@@ -51,7 +51,7 @@ async function main(argv: string[]): Promise<void> {
   if (isProcessWorker()) return runWorker(config);
   if (processes > 1) process.exit(await runPrimary(config, env, processes));
   const node = await startNode(config);
-  const missing = cmd === 'serve' ? missingServeFlags(process.execArgv, process.env.NODE_OPTIONS) : [];
+  const missing = cmd === 'serve' ? flagsThisProcessLacks() : [];
   if (missing.length > 0)
     node.rt.log.warn(
       { missing, shipped: SERVE_NODE_FLAGS },

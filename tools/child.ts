@@ -152,7 +152,7 @@ export function startChild(file: string, args: readonly string[], opts: ChildOpt
 /**
  * `node [nodeFlags] --import tsx <args>` (TypeScript run as is), from the repository's root. A
  * server (`src/cli.ts serve`) also gets the node flags it ships with (src/process/node-flags.ts)
- * that nodeFlags does not set, so tests and benchmarks run it as it is deployed.
+ * that neither nodeFlags nor its NODE_OPTIONS sets, so tests and benchmarks run it as it is deployed.
  */
 export function startTsx(
   args: readonly string[],
@@ -160,7 +160,8 @@ export function startTsx(
 ): Child {
   const given = opts.nodeFlags ?? [];
   const serving = args[0] === 'src/cli.ts' && args[1] === 'serve';
-  const flags = serving ? [...given, ...missingServeFlags(given)] : given;
+  // Counted as the server counts them: its command line and the NODE_OPTIONS of its environment.
+  const flags = serving ? [...given, ...missingServeFlags(given, (opts.env ?? process.env).NODE_OPTIONS)] : given;
   return startChild(process.execPath, [...flags, '--import', 'tsx', ...args], opts);
 }
 

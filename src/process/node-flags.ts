@@ -29,3 +29,6 @@ export function missingServeFlags(execArgv: readonly string[], nodeOptions = '')
   const given = new Set([...execArgv, ...nodeOptions.split(/\s+/)].filter((a) => a.startsWith('--')).map(flagName));
   return SERVE_NODE_FLAGS.filter((f) => !given.has(flagName(f)));
 }
+
+/** The flags of SERVE_NODE_FLAGS this process was started without. */
+export const flagsThisProcessLacks = (): string[] => missingServeFlags(process.execArgv, process.env.NODE_OPTIONS);

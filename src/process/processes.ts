@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
 import { drainsOn, startNode, type Node } from './serve.js';
-import { missingServeFlags } from './node-flags.js';
+import { flagsThisProcessLacks } from './node-flags.js';
 import { serveClusterMetrics } from './cluster-metrics.js';
 
 /** Most processes `--processes` accepts. */
@@ -106,7 +106,7 @@ export async function runPrimary(config: Config, env: Env, processes: number): P
     );
   }
   // The workers run with the serving flags (node-flags.ts) whether or not the primary was started with them.
-  const missing = missingServeFlags(process.execArgv, process.env.NODE_OPTIONS);
+  const missing = flagsThisProcessLacks();
   if (missing.length > 0) {
     cluster.setupPrimary({ execArgv: [...process.execArgv, ...missing] });
     log.info({ flags: missing }, 'serving processes get the node flags the primary was started without');
