@@ -57,22 +57,22 @@ class Order {
   }
 }
 
-it('answers a single request between the slices of a block of 500,000 IDs on the websocket stream', async (t) => {
-  const order = new Order();
-  const send = WebSocket.prototype.send;
-  t.after(() => {
-    WebSocket.prototype.send = send;
-  });
-  WebSocket.prototype.send = function (this: WebSocket, ...a: Parameters<WebSocket['send']>) {
-    if (typeof a[0] !== 'string') order.block();
-    return send.apply(this, a);
-  } as WebSocket['send'];
+/** Whether a websocket send's options end its message (ws's `fin`, true unless given false). */
+const lastFragment = (options: unknown): boolean =>
+  typeof options !== 'object' || options === null || (options as { fin?: boolean }).fin !== false;
 
+/** Connects a websocket to the node's stream. */
+async function openStream(): Promise<WebSocket> {
   const ws = new WebSocket(`${node.url.replace(/^http/, 'ws')}/v1/stream`, { perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', resolve);
     ws.once('error', reject);
   });
+  return ws;
+}
+
+/** Takes `count` IDs of the bulk tag in binary blocks of `block` on `ws`; answers them. */
+async function takeBinary(ws: WebSocket, count: number, block: number): Promise<bigint[]> {
   const ids: bigint[] = [];
   await new Promise<void>((resolve, reject) => {
     ws.on('message', (data: Buffer, isBinary: boolean) => {
@@ -80,12 +80,63 @@ it('answers a single request between the slices of a block of 500,000 IDs on the
       else if ((JSON.parse(data.toString()) as { op: string }).op === 'done') resolve();
       else reject(new Error(`take answered ${data.toString()}`));
     });
-    ws.send(JSON.stringify({ op: 'take', req: 1, tag: 'bulk', count: 1_000_000, block: 500_000, format: 'binary' }));
+    ws.send(JSON.stringify({ op: 'take', req: 1, tag: 'bulk', count, block, format: 'binary' }));
   });
+  return ids;
+}
+
+it('answers a single request between the slices of a block of 500,000 IDs on the websocket stream', async (t) => {
+  const order = new Order();
+  const send = WebSocket.prototype.send;
+  t.after(() => {
+    WebSocket.prototype.send = send;
+  });
+  WebSocket.prototype.send = function (this: WebSocket, ...a: Parameters<WebSocket['send']>) {
+    // A block's frame is written in fragments (fragmented-writes.ts): the block is written with its last.
+    if (typeof a[0] !== 'string' && lastFragment(a[1])) order.block();
+    return send.apply(this, a);
+  } as WebSocket['send'];
+
+  const ws = await openStream();
+  const ids = await takeBinary(ws, 1_000_000, 500_000);
   ws.close();
   assert.deepEqual(order.events, ['block', 'answer', 'block']);
   assert.ok(order.single !== undefined && /^[0-9]+$/.test(order.single));
   assert.equal(ids.length, 1_000_000);
+  assertIncreasing(ids, 'stream take');
+});
+
+it("answers a single request between the fragments of one block's write on the websocket stream", async (t) => {
+  // The single request goes out as the first fragment of the take's one block (400 KB) is
+  // written; its answer must come before the block's last fragment is (written at once, the
+  // block's first write would be its last, and the answer would come after).
+  const events: string[] = [];
+  let single: Promise<void> | undefined;
+  const send = WebSocket.prototype.send;
+  t.after(() => {
+    WebSocket.prototype.send = send;
+  });
+  WebSocket.prototype.send = function (this: WebSocket, ...a: Parameters<WebSocket['send']>) {
+    if (typeof a[0] !== 'string') {
+      if (single === undefined) {
+        events.push('first write');
+        single = fetch(`${node.url}/v1/id/single`).then(async (res) => {
+          assert.equal(res.status, 200);
+          assert.match(((await res.json()) as { id: string }).id, /^[0-9]+$/);
+          events.push('answer');
+        });
+      }
+      if (lastFragment(a[1])) events.push('last write');
+    }
+    return send.apply(this, a);
+  } as WebSocket['send'];
+
+  const ws = await openStream();
+  const ids = await takeBinary(ws, 50_000, 50_000);
+  ws.close();
+  await single;
+  assert.deepEqual(events, ['first write', 'answer', 'last write']);
+  assert.equal(ids.length, 50_000);
   assertIncreasing(ids, 'stream take');
 });
 

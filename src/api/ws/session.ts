@@ -4,10 +4,10 @@
 // IDs are taken a chunk at a time, one chunk ahead of what is being sent; once the socket
 // closes nothing more is taken, and what was taken but not sent is a gap, never reissued.
 // A block is encoded a slice at a time, each slice in a turn of the event loop of its own, and
-// written in a turn of its own (../bulk-turns.ts, shared with gRPC Take): however large the
-// blocks a consumer asks for, and though its socket has room, every other request of the
-// process (single IDs over HTTP and UDP) waits at most one slice of a take, not a block or a
-// take.
+// written a fragment per turn (../bulk-turns.ts, shared with gRPC Take; fragmented-writes.ts):
+// however large the blocks a consumer asks for, and though its socket has room, every other
+// request of the process (single IDs over HTTP and UDP) waits at most one slice or fragment of a
+// take, not a block or a take.
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { RangeQueue } from '../../core/ranges.js';
@@ -23,6 +23,7 @@ import {
   slicedRangesFromDecimals,
 } from './sliced-frames.js';
 import { FramePool } from './frame-pool.js';
+import { FragmentedWrites } from './fragmented-writes.js';
 import { slicer, type Slicer } from '../bulk-slices.js';
 import type { BulkTurns } from '../bulk-turns.js';
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type TakeMessage } from './protocol.js';
@@ -68,6 +69,8 @@ export class StreamSession {
   private readonly memory = (bytes: number): Buffer => this.frames.take(bytes);
   /** Slices a block's encoding into turns; stops once the socket is gone. */
   private readonly slice: Slicer;
+  /** The socket's messages, a large one written a fragment per turn (fragmented-writes.ts). */
+  private readonly writes: FragmentedWrites;
 
   constructor(
     private readonly socket: WebSocket,
@@ -76,6 +79,7 @@ export class StreamSession {
     private readonly log: FastifyBaseLogger,
   ) {
     this.slice = slicer(opts.turns, () => this.gone);
+    this.writes = new FragmentedWrites(socket, opts.turns, () => this.gone);
   }
 
   onMessage(data: Buffer, isBinary: boolean): void {
@@ -175,24 +179,22 @@ export class StreamSession {
   }
 
   /**
-   * Sends a frame once it fits, in a turn of the event loop of its own (a large frame's write
-   * is work too); false when the socket is gone (undefined: the take stopped while encoding it).
+   * Sends a frame once it fits and no other message is being written in fragments, in turns of
+   * the event loop of its own (a large frame's write is work too); false when the socket is gone
+   * (undefined: the take stopped while encoding it).
    */
   private async send(frame: Buffer | string | undefined): Promise<boolean> {
     if (frame === undefined) return false;
     const size = byteSize(frame);
     for (;;) {
+      await this.writes.gateOpen();
       if (!(await this.room(size))) return false;
       await this.opts.turns.next();
       if (this.gone) return false;
-      if (this.fits(size)) break;
+      if (!this.writes.busy && this.fits(size)) break;
     }
-    // Writing a large frame is bulk work too: charged to the turns' window.
-    this.opts.turns.timed(() => {
-      if (typeof frame === 'string') this.socket.send(frame, this.onSent);
-      else this.socket.send(frame, { binary: true }, () => this.written(frame));
-    });
-    return true;
+    // Writing a large frame is bulk work too: a fragment per turn, charged to the turns' window.
+    return this.writes.write(frame, typeof frame === 'string' ? this.onSent : () => this.written(frame));
   }
 
   /**
@@ -206,7 +208,7 @@ export class StreamSession {
       this.socket.close(1008, 'replies are not being read');
       return;
     }
-    this.socket.send(text, this.onSent);
+    this.writes.sendText(text, this.onSent);
   }
 
   private async run(take: TakeMessage): Promise<void> {

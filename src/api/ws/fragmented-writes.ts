@@ -1,0 +1,85 @@
+// A stream socket's messages written a fragment at a time. Writing a block's frame is one system
+// call that copies it into the kernel and, on a local connection, runs the reader's side of TCP
+// too: a binary block of 50,000 IDs (400 KB) held the event loop for 0.2 to 0.7 ms, longer than
+// all of its slices' encoding, and every single request that came meanwhile waited for it. So a
+// message larger than FRAGMENT_BYTES is sent as websocket fragments (RFC 6455 5.4: frames with
+// FIN clear, then continuations), each written in a turn of the bulk turns of its own
+// (../bulk-turns.ts), charged to their window like a slice. The reader gets one message, the same
+// bytes: fragmentation is the transport's, below what any websocket client hands its user.
+// A fragmented message must not be interleaved with another data message on its socket, so while
+// one is being written every other message of the socket waits for its end: blocks of other takes
+// wait for the gate, replies to refused control messages are held and sent right after it.
+import type { WebSocket } from 'ws';
+import type { BulkTurns } from '../bulk-turns.js';
+
+/** Most bytes of a message written in one turn (a slice's binary IDs: 4096 x 8). */
+export const FRAGMENT_BYTES = 32 * 1024;
+
+export class FragmentedWrites {
+  /** Resolves when the message being written in fragments is done (undefined: none is). */
+  private gate: Promise<void> | undefined;
+  private readonly held: [text: string, done: () => void][] = [];
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly turns: BulkTurns,
+    private readonly gone: () => boolean,
+  ) {}
+
+  /** Whether a message is being written in fragments now (others must wait for gateOpen()). */
+  get busy(): boolean {
+    return this.gate !== undefined;
+  }
+
+  /** Resolves when no message is being written in fragments. */
+  async gateOpen(): Promise<void> {
+    while (this.gate !== undefined) await this.gate;
+  }
+
+  /** A short text sent now, or right after the message being written in fragments. */
+  sendText(text: string, done: () => void): void {
+    if (this.gate !== undefined) this.held.push([text, done]);
+    else this.socket.send(text, done);
+  }
+
+  /**
+   * Writes a message in this turn (the caller holds one of the bulk turns and the gate is open),
+   * a large one's first fragment now and each next in a turn of its own. `done` runs once the
+   * socket wrote the whole message out; false when the socket went away before its last fragment.
+   */
+  async write(frame: Buffer | string, done: () => void): Promise<boolean> {
+    const binary = typeof frame !== 'string';
+    const bytes = binary ? frame : Buffer.from(frame);
+    if (bytes.length <= FRAGMENT_BYTES) {
+      this.turns.timed(() => this.socket.send(frame, { binary }, done));
+      return true;
+    }
+    let open!: () => void;
+    this.gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    try {
+      for (let at = 0; at < bytes.length; at += FRAGMENT_BYTES) {
+        if (at > 0) {
+          await this.turns.next();
+          if (this.gone()) return false;
+        }
+        const end = Math.min(bytes.length, at + FRAGMENT_BYTES);
+        const fin = end === bytes.length;
+        this.turns.timed(() => this.socket.send(bytes.subarray(at, end), { binary, fin }, fin ? done : undefined));
+      }
+      return true;
+    } finally {
+      this.gate = undefined;
+      open();
+      this.release();
+    }
+  }
+
+  /** Sends the replies held while a message was written in fragments. */
+  private release(): void {
+    const texts = this.held.splice(0);
+    if (this.gone()) return;
+    for (const [text, done] of texts) this.socket.send(text, done);
+  }
+}
