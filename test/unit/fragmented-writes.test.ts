@@ -113,6 +113,42 @@ describe('fragmented writes', () => {
     assert.ok(reply >= 1, 'the reply came after the message it was held for');
   });
 
+  it('lets one holder at a time write a message piece by piece; a write and a reply wait for its release', async () => {
+    const { messages, socket } = recordingSocket();
+    const turns = new BulkTurns(1);
+    const writes = new FragmentedWrites(socket, turns, () => false);
+    const a = filled(3 * FRAGMENT_BYTES, 6);
+    const b = filled(2 * FRAGMENT_BYTES, 7);
+    const c = filled(2 * FRAGMENT_BYTES + 5, 8);
+    /** Holds the socket and writes `frame` in pieces of a fragment, a turn each. */
+    const holdAndWrite = async (frame: Buffer) => {
+      await writes.hold();
+      try {
+        for (let at = 0; at < frame.length; at += FRAGMENT_BYTES) {
+          await turns.next();
+          const end = Math.min(frame.length, at + FRAGMENT_BYTES);
+          writes.piece(frame.subarray(at, end), end === frame.length);
+        }
+      } finally {
+        writes.release();
+      }
+    };
+    const all = Promise.all([holdAndWrite(a), holdAndWrite(b), sendAsSession(writes, turns, c)]);
+    for (let turn = 0; !writes.busy && turn < 10; turn++) await turns.next();
+    writes.sendText('{"op":"error","req":3}', () => {});
+    let finished = false;
+    void all.then(() => {
+      finished = true;
+    });
+    for (let turn = 0; !finished && turn < 500; turn++) await turns.next();
+    assert.ok(finished, 'the holders and the write ended');
+    await all;
+    const got = messages().map((m) => m.bytes);
+    assert.equal(got.length, 4);
+    for (const frame of [a, b, c]) assert.ok(got.some((m) => m.equals(frame)));
+    assert.ok(got.findIndex((m) => m.toString() === '{"op":"error","req":3}') >= 1);
+  });
+
   it('stops between fragments once the socket is gone and opens the gate again', async () => {
     const { sends, socket } = recordingSocket();
     const turns = new BulkTurns(1);

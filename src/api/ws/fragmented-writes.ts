@@ -6,6 +6,8 @@
 // FIN clear, then continuations), each written in a turn of the bulk turns of its own
 // (../bulk-turns.ts), charged to their window like a slice. The reader gets one message, the same
 // bytes: fragmentation is the transport's, below what any websocket client hands its user.
+// A binary block of counter runs is written as it is encoded, each slice's bytes as a fragment in
+// the slice's own turn (hold(), piece(), release()), so its write adds no turns of its own.
 // A fragmented message must not be interleaved with another data message on its socket, so while
 // one is being written every other message of the socket waits for its end: blocks of other takes
 // wait for the gate, replies to refused control messages are held and sent right after it.
@@ -18,6 +20,7 @@ export const FRAGMENT_BYTES = 32 * 1024;
 export class FragmentedWrites {
   /** Resolves when the message being written in fragments is done (undefined: none is). */
   private gate: Promise<void> | undefined;
+  private open: (() => void) | undefined;
   private readonly held: [text: string, done: () => void][] = [];
 
   constructor(
@@ -54,10 +57,7 @@ export class FragmentedWrites {
       this.turns.timed(() => this.socket.send(frame, { binary }, done));
       return true;
     }
-    let open!: () => void;
-    this.gate = new Promise<void>((resolve) => {
-      open = resolve;
-    });
+    this.close();
     try {
       for (let at = 0; at < bytes.length; at += FRAGMENT_BYTES) {
         if (at > 0) {
@@ -70,16 +70,39 @@ export class FragmentedWrites {
       }
       return true;
     } finally {
-      this.gate = undefined;
-      open();
       this.release();
     }
   }
 
-  /** Sends the replies held while a message was written in fragments. */
-  private release(): void {
+  /**
+   * Holds the socket for a message its caller writes a piece at a time as it encodes it
+   * (piece()), once no other message is being written; every other message waits for release().
+   */
+  async hold(): Promise<void> {
+    // Checked and closed in one step after each wait: two holders never both pass.
+    while (this.gate !== undefined) await this.gate;
+    this.close();
+  }
+
+  /** Writes a piece of the held message, `fin` on its last; `done` once the socket wrote it out. */
+  piece(bytes: Buffer, fin: boolean, done?: () => void): void {
+    this.socket.send(bytes, { binary: true, fin }, done);
+  }
+
+  /** Ends a message written in fragments: the gate opens and the replies held meanwhile are sent. */
+  release(): void {
+    const open = this.open;
+    this.gate = undefined;
+    this.open = undefined;
+    open?.();
     const texts = this.held.splice(0);
     if (this.gone()) return;
     for (const [text, done] of texts) this.socket.send(text, done);
+  }
+
+  private close(): void {
+    this.gate = new Promise<void>((resolve) => {
+      this.open = resolve;
+    });
   }
 }

@@ -23,7 +23,7 @@ import {
   slicedRangesFromDecimals,
 } from './sliced-frames.js';
 import { FramePool } from './frame-pool.js';
-import { FragmentedWrites } from './fragmented-writes.js';
+import { FRAGMENT_BYTES, FragmentedWrites } from './fragmented-writes.js';
 import { slicer, type Slicer } from '../bulk-slices.js';
 import type { BulkTurns } from '../bulk-turns.js';
 import { ControlError, doneMessage, errorMessage, parseControl, takeError, type TakeMessage } from './protocol.js';
@@ -245,14 +245,41 @@ export class StreamSession {
         // A token revoked since the last block ends the take here (TAG_NOT_FOUND).
         await this.ids.recheck(take.tag, take.token);
         let ok: boolean;
-        if (format === 'binary')
-          ok = await this.send(await slicedBinaryFromRuns(this.slice, req, runs, count, packing, this.memory));
+        if (format === 'binary') ok = await this.sendBinaryRuns(req, runs, count, packing);
         else if (format === 'ranges') ok = await this.send(rangesFromRuns(req, runs));
         else ok = await this.sendJson(req, runs, count, packing);
         return ok ? undefined : 'gone';
       },
       ids: (ids, start, end) => this.sendIds(take, ids, start, end),
     };
+  }
+
+  /**
+   * A binary block of counter runs, a large one written as it is encoded: each slice's bytes go
+   * out as a fragment in the slice's turn (fragmented-writes.ts); false when the socket is gone.
+   */
+  private async sendBinaryRuns(
+    req: number,
+    runs: ReturnType<RangeQueue['take']>,
+    count: number,
+    packing: Packing,
+  ): Promise<boolean> {
+    const size = 8 + 8 * count;
+    if (size <= FRAGMENT_BYTES)
+      return this.send(await slicedBinaryFromRuns(this.slice, req, runs, count, packing, this.memory));
+    await this.writes.hold();
+    try {
+      if (!(await this.room(size))) return false;
+      let sent = 0;
+      const frame = await slicedBinaryFromRuns(this.slice, req, runs, count, packing, this.memory, (block, end) => {
+        const fin = end === block.length;
+        this.writes.piece(block.subarray(sent, end), fin, fin ? () => this.written(block) : undefined);
+        sent = end;
+      });
+      return frame !== undefined;
+    } finally {
+      this.writes.release();
+    }
   }
 
   /** ids[start, end) as one frame of the take's format, or as smaller ones when a frame would pass the buffer bound. */

@@ -16,7 +16,10 @@ import {
   type FrameMemory,
 } from './encode.js';
 
-/** A binary frame of the IDs of counter runs holding `count` counters. */
+/**
+ * A binary frame of the IDs of counter runs holding `count` counters. `filled`, if given, is told
+ * in each slice's turn that the frame's bytes up to `end` are final (the last slice: its length).
+ */
 export async function slicedBinaryFromRuns(
   slice: Slicer,
   req: number,
@@ -24,12 +27,14 @@ export async function slicedBinaryFromRuns(
   count: number,
   packing: Packing,
   memory?: FrameMemory,
+  filled?: (frame: Buffer, end: number) => void,
 ): Promise<Buffer | undefined> {
   const frame = binaryFrame(req, count, memory);
   let at = 0;
   const done = await slice(runSlices(runs, count, SLICE_IDS), (runsSlice) => {
     fillRuns(frame, at, runsSlice.runs, packing);
     at += runsSlice.count;
+    filled?.(frame, 8 + 8 * at);
   });
   return done ? frame : undefined;
 }
