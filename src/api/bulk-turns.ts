@@ -57,6 +57,9 @@ export class BulkTurns {
   private singlesBefore = false;
   /** Turns put off to the next window so far (read by tests). */
   deferred = 0;
+  /** The single-request count at the last look (servingSingles()), and when it last moved. */
+  private seenSingles = Number.NaN;
+  private singlesMovedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     /** Of each window, what bulk work may take while single requests are served (0 to 1; 1: all). */
@@ -76,6 +79,21 @@ export class BulkTurns {
       this.queue.push(resolve);
       this.schedule();
     });
+  }
+
+  /**
+   * Whether single requests are being served: some came since the last look or within the last
+   * two windows (the first look counts any that ever came). Large writes are cut into pieces
+   * only then; a take alone writes its blocks whole.
+   */
+  servingSingles(): boolean {
+    const singles = this.clock.singles();
+    const now = this.clock.now();
+    if (singles !== this.seenSingles) {
+      this.seenSingles = singles;
+      this.singlesMovedAt = now;
+    }
+    return now - this.singlesMovedAt < 2 * WINDOW_MS;
   }
 
   /** Charges `ms` of bulk work (a slice encoded, a frame written) to the current window. */

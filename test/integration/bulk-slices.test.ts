@@ -132,6 +132,9 @@ it("answers a single request between the fragments of one block's write on the w
   } as WebSocket['send'];
 
   const ws = await openStream();
+  // A single request answered before the take: the process is serving single requests, so the
+  // block is cut into fragments (a take alone writes its blocks whole).
+  assert.equal((await fetch(`${node.url}/v1/id/single`)).status, 200);
   const ids = await takeBinary(ws, 50_000, 50_000);
   ws.close();
   await single;

@@ -111,4 +111,19 @@ describe('bulk turns', () => {
     await turn;
     assert.deepEqual(state.asked, ['now']);
   });
+
+  it('tells whether single requests are being served: at the first look, then while the count moved within two windows', () => {
+    const { state, clock } = fakeClock();
+    const turns = new BulkTurns(0.05, clock);
+    assert.equal(turns.servingSingles(), true, 'the first look counts any single that ever came');
+    state.now += 2 * WINDOW_MS - 0.1;
+    assert.equal(turns.servingSingles(), true);
+    state.now += 0.2;
+    assert.equal(turns.servingSingles(), false, 'no single for two windows');
+    state.singles++;
+    state.now += 100;
+    assert.equal(turns.servingSingles(), true, 'a single came since the last look');
+    state.now += 2 * WINDOW_MS;
+    assert.equal(turns.servingSingles(), false);
+  });
 });

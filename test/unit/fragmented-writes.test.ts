@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { WebSocket } from 'ws';
-import { BulkTurns } from '../../src/api/bulk-turns.js';
+import { BulkTurns, type TurnClock } from '../../src/api/bulk-turns.js';
 import { FRAGMENT_BYTES, FragmentedWrites } from '../../src/api/ws/fragmented-writes.js';
 
 interface Sent {
@@ -61,6 +61,22 @@ async function sendAsSession(writes: FragmentedWrites, turns: BulkTurns, frame: 
   await written;
 }
 
+/**
+ * Turns that run at once, beside single requests (`serving`: the count moves at every look) or
+ * with none (the count stands still and each look comes two windows after the last).
+ */
+function turnsWith(serving: boolean): BulkTurns {
+  let singles = 0;
+  let now = 0;
+  const clock: TurnClock = {
+    now: () => (serving ? now : (now += 20)),
+    singles: () => (serving ? ++singles : singles),
+    immediate: (turn) => setImmediate(turn),
+    later: (turn, ms) => setTimeout(turn, ms),
+  };
+  return new BulkTurns(1, clock);
+}
+
 const filled = (bytes: number, seed: number): Buffer => {
   const b = Buffer.allocUnsafe(bytes);
   for (let i = 0; i < bytes; i++) b[i] = (i * 31 + seed) & 0xff;
@@ -70,7 +86,7 @@ const filled = (bytes: number, seed: number): Buffer => {
 describe('fragmented writes', () => {
   it('writes a frame larger than a fragment as fragments of at most FRAGMENT_BYTES, one per turn, that read back as the frame', async () => {
     const { sends, messages, socket } = recordingSocket();
-    const turns = new BulkTurns(1);
+    const turns = turnsWith(true);
     const writes = new FragmentedWrites(socket, turns, () => false);
     const frame = filled(5 * FRAGMENT_BYTES + 17, 1);
     await sendAsSession(writes, turns, frame);
@@ -87,7 +103,7 @@ describe('fragmented writes', () => {
 
   it('never starts a message inside another: concurrent large and small frames and replies each read back whole', async () => {
     const { messages, socket } = recordingSocket();
-    const turns = new BulkTurns(1);
+    const turns = turnsWith(true);
     const writes = new FragmentedWrites(socket, turns, () => false);
     const frames: (Buffer | string)[] = [
       filled(3 * FRAGMENT_BYTES, 2),
@@ -115,7 +131,7 @@ describe('fragmented writes', () => {
 
   it('lets one holder at a time write a message piece by piece; a write and a reply wait for its release', async () => {
     const { messages, socket } = recordingSocket();
-    const turns = new BulkTurns(1);
+    const turns = turnsWith(true);
     const writes = new FragmentedWrites(socket, turns, () => false);
     const a = filled(3 * FRAGMENT_BYTES, 6);
     const b = filled(2 * FRAGMENT_BYTES, 7);
@@ -149,9 +165,21 @@ describe('fragmented writes', () => {
     assert.ok(got.findIndex((m) => m.toString() === '{"op":"error","req":3}') >= 1);
   });
 
+  it('writes a large frame whole while no single request is being served', async () => {
+    const { sends, messages, socket } = recordingSocket();
+    const turns = turnsWith(false);
+    turns.servingSingles(); // the first look counts the singles that ever came
+    const writes = new FragmentedWrites(socket, turns, () => false);
+    const frame = filled(3 * FRAGMENT_BYTES, 9);
+    await sendAsSession(writes, turns, frame);
+    assert.equal(sends.length, 1);
+    assert.equal(writes.cutting(), false);
+    assert.ok(messages()[0].bytes.equals(frame));
+  });
+
   it('stops between fragments once the socket is gone and opens the gate again', async () => {
     const { sends, socket } = recordingSocket();
-    const turns = new BulkTurns(1);
+    const turns = turnsWith(true);
     let gone = false;
     const writes = new FragmentedWrites(socket, turns, () => gone);
     await turns.next();

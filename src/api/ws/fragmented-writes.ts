@@ -1,10 +1,12 @@
-// A stream socket's messages written a fragment at a time. Writing a block's frame is one system
-// call that copies it into the kernel and, on a local connection, runs the reader's side of TCP
-// too: a binary block of 50,000 IDs (400 KB) held the event loop for 0.2 to 0.7 ms, longer than
-// all of its slices' encoding, and every single request that came meanwhile waited for it. So a
-// message larger than FRAGMENT_BYTES is sent as websocket fragments (RFC 6455 5.4: frames with
-// FIN clear, then continuations), each written in a turn of the bulk turns of its own
-// (../bulk-turns.ts), charged to their window like a slice. The reader gets one message, the same
+// A stream socket's messages written a fragment at a time while single requests are being
+// served. Writing a block's frame is one system call that copies it into the kernel and, on a
+// local connection, runs the reader's side of TCP too: a binary block of 50,000 IDs (400 KB) held
+// the event loop for 0.2 to 0.7 ms, longer than all of its slices' encoding, and every single
+// request that came meanwhile waited for it. So while single requests come
+// (BulkTurns.servingSingles()), a message larger than FRAGMENT_BYTES is sent as websocket
+// fragments (RFC 6455 5.4: frames with FIN clear, then continuations), each written in a turn of
+// the bulk turns of its own (../bulk-turns.ts), charged to their window like a slice; a take alone
+// writes whole messages, fewer calls for the same bytes. The reader gets one message, the same
 // bytes: fragmentation is the transport's, below what any websocket client hands its user.
 // A binary block of counter runs is written as it is encoded, each slice's bytes as a fragment in
 // the slice's own turn (hold(), piece(), release()), so its write adds no turns of its own.
@@ -53,7 +55,7 @@ export class FragmentedWrites {
   async write(frame: Buffer | string, done: () => void): Promise<boolean> {
     const binary = typeof frame !== 'string';
     const bytes = binary ? frame : Buffer.from(frame);
-    if (bytes.length <= FRAGMENT_BYTES) {
+    if (bytes.length <= FRAGMENT_BYTES || !this.turns.servingSingles()) {
       this.turns.timed(() => this.socket.send(frame, { binary }, done));
       return true;
     }
@@ -87,6 +89,11 @@ export class FragmentedWrites {
   /** Writes a piece of the held message, `fin` on its last; `done` once the socket wrote it out. */
   piece(bytes: Buffer, fin: boolean, done?: () => void): void {
     this.socket.send(bytes, { binary: true, fin }, done);
+  }
+
+  /** Whether a piece that is not a message's last should be written now (single requests are being served). */
+  cutting(): boolean {
+    return this.turns.servingSingles();
   }
 
   /** Ends a message written in fragments: the gate opens and the replies held meanwhile are sent. */

@@ -273,6 +273,8 @@ export class StreamSession {
       let sent = 0;
       const frame = await slicedBinaryFromRuns(this.slice, req, runs, count, packing, this.memory, (block, end) => {
         const fin = end === block.length;
+        // With no single request being served the bytes wait for a later piece: the block goes whole.
+        if (!fin && !this.writes.cutting()) return;
         this.writes.piece(block.subarray(sent, end), fin, fin ? () => this.written(block) : undefined);
         sent = end;
       });
