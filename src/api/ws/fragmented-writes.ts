@@ -54,11 +54,13 @@ export class FragmentedWrites {
    */
   async write(frame: Buffer | string, done: () => void): Promise<boolean> {
     const binary = typeof frame !== 'string';
-    const bytes = binary ? frame : Buffer.from(frame);
-    if (bytes.length <= FRAGMENT_BYTES || !this.turns.servingSingles()) {
+    const size = binary ? frame.length : Buffer.byteLength(frame);
+    if (size <= FRAGMENT_BYTES || !this.turns.servingSingles()) {
       this.turns.timed(() => this.socket.send(frame, { binary }, done));
       return true;
     }
+    // A text message is cut at byte offsets: its UTF-8 bytes, made only when it is cut.
+    const bytes = binary ? frame : Buffer.from(frame);
     this.close();
     try {
       for (let at = 0; at < bytes.length; at += FRAGMENT_BYTES) {
