@@ -36,18 +36,23 @@
 //        --bulk-apart (the bulk consumer takes from a second idmint process of the same stores,
 //        and the floor's bare stream runs apart too; pinned, both on CPU 0 beside the consumer,
 //        the single requests' servers alone on CPU 1: the two kinds of users on cores of their
-//        own, recorded as bulk-single-apart)  --no-write
+//        own, recorded as bulk-single-apart)  --let-idle (no spinners: see below)  --no-write
+// Every CPU is kept awake over the rounds by a spinner at SCHED_IDLE (bench/keep-awake.ts): on a
+// virtual machine whose idle CPUs halt, a request reaching an idle CPU waits milliseconds for the
+// host, which a case that keeps the CPU busy (beside bulk) never pays; the spinners take that
+// wait out of every case, so the ratio compares the servers and not how idle the CPU was.
 // Results: bench/results/bulk-single-latest.md (bulk-single-p<N>-latest.md with --processes N,
 // bulk-single-apart-latest.md with --bulk-apart)
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { freePort, startTsx, type Child } from '../tools/child.js';
 import { startBare, startBareStream, startEcho } from './bulk/floor-servers.js';
-import { pinProcess, procCpuSeconds, processTree, readProcs } from '../tools/cpu.js';
+import { pinProcess, procCpuSeconds, processTree, readProcs, stealSeconds } from '../tools/cpu.js';
 import { cleanup, testEnv, testNames } from '../tools/env.js';
 import { createTag } from '../tools/node.js';
 import { BulkConsumer } from './bulk/consumer.js';
 import { loopDelay } from './bulk/loop-delay.js';
+import { keepCpusAwake, type Spinners } from './keep-awake.js';
 import { isFloor, report, type CaseName, type Latency, type Measured } from './bulk/report.js';
 import { buildC } from './c-build.js';
 import { readBenchOptions } from './common-options.js';
@@ -67,6 +72,7 @@ const opts = {
   write: true,
   processes: 1,
   apart: false,
+  awake: true,
 };
 /** Requests due in the first second of a case are sent but not counted (connections warm up). */
 const WARMUP_S = 1;
@@ -74,7 +80,7 @@ const WARMUP_S = 1;
 function parseArgs(): void {
   readBenchOptions(
     args,
-    'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--warmup-rounds N] [--take N] [--block N] [--pin] [--processes N] [--bulk-apart] [--no-write]',
+    'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--warmup-rounds N] [--take N] [--block N] [--pin] [--processes N] [--bulk-apart] [--let-idle] [--no-write]',
     { seconds: [WARMUP_S + 1, 600], connections: [1, 256], rounds: [1], pin: true, write: true },
     opts,
     (a) => {
@@ -93,6 +99,9 @@ function parseArgs(): void {
           break;
         case '--bulk-apart':
           opts.apart = true;
+          break;
+        case '--let-idle':
+          opts.awake = false;
           break;
         case '--warmup-rounds':
           opts.warmupRounds = a.whole(0, 10);
@@ -165,6 +174,9 @@ async function startIdmint(env: Record<string, string | undefined>): Promise<Chi
   return idmint;
 }
 
+/** Steal on the servers' CPU (pinned), or on all CPUs as % of one (not pinned). */
+const serversSteal = (): number => stealSeconds(opts.pin ? 1 : undefined);
+
 /** A server's CPU seconds: every process of it (the serving processes of `--processes N` too). */
 const treeCpuSeconds = (pid: number): number =>
   [...processTree(readProcs(), pid)].reduce((s, p) => s + procCpuSeconds(p), 0);
@@ -201,6 +213,7 @@ async function main(): Promise<void> {
   const bare = startBare(barePort);
   const echo = startEcho();
   let ok = true;
+  let spinners: Spinners | undefined;
   const [measured, warmups] = [new Map<CaseName, Measured[]>(), new Map<CaseName, Measured[]>()];
   const bulkAlone: number[] = [];
   try {
@@ -208,6 +221,7 @@ async function main(): Promise<void> {
     const echoPort = await echo.port;
     if (opts.pin) for (const pid of [...processTree(readProcs(), idmint.pid), bare.pid, echo.pid]) pinProcess(pid, 1);
     if (opts.pin && bulkIdmint) for (const pid of processTree(readProcs(), bulkIdmint.pid)) pinProcess(pid, bulkCpu());
+    if (opts.awake) spinners = await keepCpusAwake();
     const url = `http://127.0.0.1:${httpPort}`;
     await createTag(url, { tag: 'single', order: 'node' });
     await createTag(url, {
@@ -242,12 +256,13 @@ async function main(): Promise<void> {
         await bulk?.start('bulk', opts.take, opts.block);
         const delayOf = !isFloor(name) && opts.processes === 1 ? () => loopDelay(url) : undefined;
         await delayOf?.();
-        const [cpu0, ids0, at0] = [treeCpuSeconds(t.pid), bulk?.ids ?? 0, performance.now()];
+        const [cpu0, steal0, ids0, at0] = [treeCpuSeconds(t.pid), serversSteal(), bulk?.ids ?? 0, performance.now()];
         const [http, udp] = await Promise.all([generate(binary, 'http', ...t.http), generate(binary, 'udp', ...t.udp)]);
         const loop = (await delayOf?.()) ?? { p99: NaN, max: NaN };
         const wall = (performance.now() - at0) / 1000;
         const bulkRate = bulk ? (bulk.ids - ids0) / wall : NaN;
         const serverPct = ((treeCpuSeconds(t.pid) - cpu0) / wall) * 100;
+        const stealPct = ((serversSteal() - steal0) / wall) * 100;
         await bulk?.stop();
         await bareStream?.child.stop(5000);
         if (http.fail + udp.fail + (bulk?.failures ?? 0) > 0) {
@@ -256,9 +271,9 @@ async function main(): Promise<void> {
             `  FAILED: ${http.fail} HTTP and ${udp.fail} UDP requests failed, ${bulk?.failures ?? 0} bulk frames out of order or refused`,
           );
         }
-        const m: Measured = { latency: { HTTP: http, UDP: udp }, bulkRate, serverPct, loop };
+        const m: Measured = { latency: { HTTP: http, UDP: udp }, bulkRate, serverPct, stealPct, loop };
         console.log(
-          `${name} (round ${round}): p99 HTTP ${http.p99} ms, UDP ${udp.p99} ms${bulk ? `; bulk ${(bulkRate / 1e6).toFixed(2)}M IDs/s` : ''}; server ${serverPct.toFixed(0)}% CPU; event loop delay p99 ${loop.p99.toFixed(2)} ms, max ${loop.max.toFixed(2)} ms`,
+          `${name} (round ${round}): p99 HTTP ${http.p99} ms, UDP ${udp.p99} ms${bulk ? `; bulk ${(bulkRate / 1e6).toFixed(2)}M IDs/s` : ''}; server ${serverPct.toFixed(0)}% CPU; steal ${stealPct.toFixed(1)}%; event loop delay p99 ${loop.p99.toFixed(2)} ms, max ${loop.max.toFixed(2)} ms`,
         );
         rounds.set(name, [...(rounds.get(name) ?? []), m]);
       }
@@ -274,6 +289,7 @@ async function main(): Promise<void> {
       console.log(`bulk alone (round ${round}): ${(alone / 1e6).toFixed(2)}M IDs/s`);
     }
   } finally {
+    spinners?.stop();
     echo.stop();
     await Promise.all([idmint.stop(), bulkIdmint?.stop(), bare.stop()]);
     await cleanup(names);

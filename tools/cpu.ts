@@ -46,6 +46,22 @@ export function machineBusySeconds(): number {
   }
 }
 
+/**
+ * CPU seconds the hypervisor took from a virtual machine's CPU (steal: runnable, but the host ran
+ * something else), of one CPU or, without one, of all; NaN when unknown.
+ */
+export function stealSeconds(cpu?: number): number {
+  try {
+    const label = cpu === undefined ? 'cpu' : `cpu${cpu}`;
+    const line = readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`${label} `));
+    return line === undefined ? NaN : Number(line.trim().split(/\s+/)[8]) / TICK;
+  } catch {
+    return NaN;
+  }
+}
+
 export interface ProcCpu {
   readonly comm: string;
   readonly ppid: number;

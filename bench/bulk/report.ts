@@ -34,6 +34,8 @@ export interface Measured {
   readonly bulkRate: number;
   /** The serving process's CPU over the case, % of one core. */
   readonly serverPct: number;
+  /** Time the hypervisor took from the servers' CPU over the case, % of the wall time. */
+  readonly stealPct: number;
   /** idmint's event loop delay over the case (NaN for the floor, or several serving processes). */
   readonly loop: LoopDelay;
 }
@@ -52,6 +54,8 @@ export interface Setup {
   /** The bulk consumer served by a process of its own (--bulk-apart). */
   readonly apart: boolean;
   readonly pin: boolean;
+  /** Every CPU kept awake by a SCHED_IDLE spinner over the rounds (bench/keep-awake.ts). */
+  readonly awake: boolean;
   readonly write: boolean;
   /** The seconds at the start of each case that are not counted. */
   readonly warmupS: number;
@@ -72,14 +76,14 @@ export interface Outcome {
   readonly ok: boolean;
 }
 
-/** p99 of idmint alone and beside bulk, by round (ms), of `rounds`. */
+/** p99 of idmint alone and beside bulk, by round (ms), of `rounds`, with the steal of each round. */
 function p99ByRound(rounds: Map<CaseName, Measured[]>, kind: string): string[] {
-  return (['alone', 'beside bulk'] as const).map(
-    (name) =>
-      `- p99 of idmint ${name} by ${kind} (ms): ${TRANSPORTS.map(
-        (tr) => `${tr} ${(rounds.get(name) ?? []).map((m) => m.latency[tr].p99.toFixed(2)).join(', ')}`,
-      ).join('; ')}`,
-  );
+  return (['alone', 'beside bulk'] as const).map((name) => {
+    const list = rounds.get(name) ?? [];
+    return `- p99 of idmint ${name} by ${kind} (ms): ${TRANSPORTS.map(
+      (tr) => `${tr} ${list.map((m) => m.latency[tr].p99.toFixed(2)).join(', ')}`,
+    ).join('; ')}; steal on the servers' CPU (%) ${list.map((m) => m.stealPct.toFixed(1)).join(', ')}`;
+  });
 }
 
 export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeof startRun>): void {
@@ -103,6 +107,7 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
         r.toFixed(2),
         name.endsWith('beside bulk') ? (median(list.map((m) => m.bulkRate)) / 1e6).toFixed(2) : '-',
         median(list.map((m) => m.serverPct)).toFixed(0),
+        median(list.map((m) => m.stealPct)).toFixed(1),
         isFloor(name) ? '-' : ms(median(list.map((m) => m.loop.p99))),
         isFloor(name) ? '-' : ms(median(list.map((m) => m.loop.max))),
         String(list.reduce((s, m) => s + m.latency[tr].ok, 0)),
@@ -111,7 +116,7 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
     }
   }
   const dashes = (count: number): string[] => Array<string>(count).fill('-');
-  rows.push(['bulk consumer alone', ...dashes(6), (median(bulkAlone) / 1e6).toFixed(2), ...dashes(5)]);
+  rows.push(['bulk consumer alone', ...dashes(6), (median(bulkAlone) / 1e6).toFixed(2), ...dashes(6)]);
   const table = [
     [
       'case',
@@ -123,6 +128,7 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
       'p99 ÷ idmint alone',
       'bulk (M IDs/s)',
       'server CPU %',
+      "steal on the servers' CPU %",
       'event loop delay p99 (ms)',
       'event loop delay max (ms)',
       'ok',
@@ -168,6 +174,9 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
         : opts.apart
           ? "- pinned (taskset): the single requests' servers on CPU 1; the bulk stream's servers, the generators (at real-time priority, chrt -f 1), the bulk consumer and the bench on CPU 0"
           : '- pinned (taskset): the servers on CPU 1; the generators (at real-time priority, chrt -f 1), the bulk consumer and the bench on CPU 0',
+      opts.awake
+        ? '- every CPU kept awake over the rounds by a spinner at the lowest priority (SCHED_IDLE, `chrt -i 0`), which gives way to any other process at once: no case pays the wait of a halted CPU woken by the host (bench/keep-awake.ts); the load average after the run counts the spinners'
+        : '- no spinners (--let-idle): an idle CPU halts and is woken by the host, which the cases with little work on a CPU pay more often than those with much',
       `- command: npm run bench:bulk-single${opts.args.length ? ` -- ${opts.args.join(' ')}` : ''}`,
       '',
       lines,
