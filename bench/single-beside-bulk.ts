@@ -30,7 +30,9 @@
 //        --warmup-rounds N (rounds of every case run first, printed and left out of the medians: default 1)
 //        --take N (IDs per bulk take, default 10M)  --block N (IDs per frame, default 50000)
 //        --pin (the servers on CPU 1; generators, bulk consumer and this process on CPU 0, the
-//        generators at real-time priority so the consumer beside them does not delay their sends)
+//        generators at real-time priority so the consumer beside them does not delay their sends;
+//        the Redis and MySQL servers idmint uses, when local, on CPU 0 for the run: bench/bulk/
+//        place-stores.ts)
 //        --processes N (idmint as `serve --processes N`: N serving processes sharing the ports,
 //        recorded apart as bulk-single-p<N>)
 //        --bulk-apart (the bulk consumer takes from a second idmint process of the same stores,
@@ -53,6 +55,7 @@ import { createTag } from '../tools/node.js';
 import { BulkConsumer } from './bulk/consumer.js';
 import { loopDelay } from './bulk/loop-delay.js';
 import { keepCpusAwake, type Spinners } from './keep-awake.js';
+import { placeStores, type PlacedStores } from './bulk/place-stores.js';
 import { isFloor, report, type CaseName, type Latency, type Measured } from './bulk/report.js';
 import { buildC } from './c-build.js';
 import { readBenchOptions } from './common-options.js';
@@ -214,6 +217,7 @@ async function main(): Promise<void> {
   const echo = startEcho();
   let ok = true;
   let spinners: Spinners | undefined;
+  let stores: PlacedStores | undefined;
   const [measured, warmups] = [new Map<CaseName, Measured[]>(), new Map<CaseName, Measured[]>()];
   const bulkAlone: number[] = [];
   try {
@@ -221,6 +225,7 @@ async function main(): Promise<void> {
     const echoPort = await echo.port;
     if (opts.pin) for (const pid of [...processTree(readProcs(), idmint.pid), bare.pid, echo.pid]) pinProcess(pid, 1);
     if (opts.pin && bulkIdmint) for (const pid of processTree(readProcs(), bulkIdmint.pid)) pinProcess(pid, bulkCpu());
+    if (opts.pin) stores = placeStores(env, 0);
     if (opts.awake) spinners = await keepCpusAwake();
     const url = `http://127.0.0.1:${httpPort}`;
     await createTag(url, { tag: 'single', order: 'node' });
@@ -290,11 +295,12 @@ async function main(): Promise<void> {
     }
   } finally {
     spinners?.stop();
+    stores?.restore();
     echo.stop();
     await Promise.all([idmint.stop(), bulkIdmint?.stop(), bare.stop()]);
     await cleanup(names);
   }
-  const setup = { ...opts, warmupS: WARMUP_S, bench: benchName(), args };
+  const setup = { ...opts, warmupS: WARMUP_S, bench: benchName(), args, stores: stores?.said ?? [] };
   report(setup, { measured, warmups, bulkAlone, load, ok }, recorder);
 }
 

@@ -112,6 +112,18 @@ export function pinProcess(pid: number, cpu: number): boolean {
   return spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' }).status === 0;
 }
 
+/** The CPUs a process may run on, as taskset lists them ("0,1", "0-3"); undefined when unknown. */
+export function affinityOf(pid: number): string | undefined {
+  const out = spawnSync('taskset', ['-c', '-p', String(pid)], { encoding: 'utf8' });
+  const list = out.status === 0 ? out.stdout.split(':').at(-1)?.trim() : undefined;
+  return list === '' ? undefined : list;
+}
+
+/** Puts every thread of a running process on the CPUs of `list` ("0,1"); answers whether taskset did it. */
+export function setAffinity(pid: number, list: string): boolean {
+  return spawnSync('taskset', ['-a', '-p', '-c', list, String(pid)], { stdio: 'ignore' }).status === 0;
+}
+
 /**
  * Waits (up to maxS) for a second in which the machine was busy less than 10% of a core; returns the last second's %.
  */

@@ -56,6 +56,8 @@ export interface Setup {
   readonly pin: boolean;
   /** Every CPU kept awake by a SCHED_IDLE spinner over the rounds (bench/keep-awake.ts). */
   readonly awake: boolean;
+  /** Where the stores idmint uses were placed for the run (--pin; bench/bulk/place-stores.ts). */
+  readonly stores: readonly string[];
   readonly write: boolean;
   /** The seconds at the start of each case that are not counted. */
   readonly warmupS: number;
@@ -174,6 +176,11 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
         : opts.apart
           ? "- pinned (taskset): the single requests' servers on CPU 1; the bulk stream's servers, the generators (at real-time priority, chrt -f 1), the bulk consumer and the bench on CPU 0"
           : '- pinned (taskset): the servers on CPU 1; the generators (at real-time priority, chrt -f 1), the bulk consumer and the bench on CPU 0',
+      ...(opts.stores.length > 0
+        ? [
+            `- the stores idmint uses, placed with the clients for the run and given back their CPUs at its end: ${opts.stores.join('; ')}`,
+          ]
+        : []),
       opts.awake
         ? '- every CPU kept awake over the rounds by a spinner at the lowest priority (SCHED_IDLE, `chrt -i 0`), which gives way to any other process at once: no case pays the wait of a halted CPU woken by the host (bench/keep-awake.ts); the load average after the run counts the spinners'
         : '- no spinners (--let-idle): an idle CPU halts and is woken by the host, which the cases with little work on a CPU pay more often than those with much',
