@@ -13,6 +13,12 @@ import { cpus } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/**
+ * A spinner's loop: it spins while this process lives (chrt and taskset exec the shell, so its
+ * parent is this process), so a benchmark killed by a signal leaves no spinner behind.
+ */
+const SPIN = 'while kill -0 $PPID 2>/dev/null; do :; done';
+
 /** SCHED_IDLE, as /proc/<pid>/stat's policy field shows it. */
 const SCHED_IDLE = 5;
 
@@ -48,9 +54,7 @@ export async function keepCpusAwake(): Promise<Spinners> {
   };
   process.once('exit', stop);
   for (let cpu = 0; cpu < count; cpu++)
-    children.push(
-      spawn('chrt', ['-i', '0', 'taskset', '-c', String(cpu), 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' }),
-    );
+    children.push(spawn('chrt', ['-i', '0', 'taskset', '-c', String(cpu), 'sh', '-c', SPIN], { stdio: 'ignore' }));
   const until = Date.now() + 10_000;
   for (const child of children) {
     for (;;) {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { test } from 'node:test';
@@ -43,4 +45,17 @@ test('stealSeconds reads a CPU and the machine from /proc/stat, and the unknown 
   assert.ok(Number.isFinite(one) && one >= 0, String(one));
   assert.ok(Number.isFinite(all) && all >= one, `${all} ≥ ${one}`);
   assert.ok(Number.isNaN(stealSeconds(cpus().length + 64)));
+});
+
+test('the spinners end when the process that started them is killed', async () => {
+  const script =
+    "import('./bench/keep-awake.ts').then(async (m) => console.log((await m.keepCpusAwake()).pids.join(' ')))";
+  const parent = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(parent.stdout, 'data')) as [Buffer];
+  const pids = chunk.toString().trim().split(' ').map(Number);
+  assert.equal(pids.length, cpus().length);
+  assert.ok(pids.every((pid) => status(pid) !== undefined));
+  parent.kill('SIGKILL');
+  for (const pid of pids)
+    while (status(pid) !== undefined && field(status(pid)!, 'State')?.[0] !== 'Z') await sleep(10);
 });
