@@ -10,8 +10,8 @@
 // share beside them), so every case is measured on a CPU that is awake.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpus } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readStat } from '../tools/cpu.js';
 
 /**
  * A spinner's loop: it spins while this process lives (chrt and taskset exec the shell, so its
@@ -25,10 +25,8 @@ const SCHED_IDLE = 5;
 /** A process's command name and scheduling policy, or undefined once it is gone. */
 function commAndPolicy(pid: number): { comm: string; policy: number } | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const { comm, fields } = readStat(pid);
     // Fields after the command name start at field 3; the policy is field 41.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return { comm, policy: Number(fields[41 - 3]) };
   } catch {
     return undefined;

@@ -8,16 +8,31 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /** Clock ticks per second of /proc's figures (USER_HZ). */
 export const TICK = 100;
 
-/** The fields of /proc/<pid>/stat after the command name (field 3 onwards). */
-function statFields(path: string): string[] {
-  const stat = readFileSync(path, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+/**
+ * A process's /proc/<pid>/stat: its command name and the fields after it (field 3 onwards, at
+ * index 0). Throws when it cannot be read (the process ended).
+ */
+export function readStat(pid: number | 'self'): { comm: string; fields: string[] } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const close = stat.lastIndexOf(')');
+  return { comm: stat.slice(stat.indexOf('(') + 1, close), fields: stat.slice(close + 2).split(' ') };
+}
+
+/**
+ * The times of /proc/stat's line `label` ("cpu": all CPUs; "cpu1": one), in ticks: user, nice,
+ * system, idle, iowait, irq, softirq, steal; undefined when there is no such line.
+ */
+function cpuTicks(label: string): number[] | undefined {
+  const line = readFileSync('/proc/stat', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${label} `));
+  return line?.trim().split(/\s+/).slice(1, 9).map(Number);
 }
 
 /** CPU seconds (user + system) a process has used; NaN when it cannot be read. */
 export function procCpuSeconds(pid: number): number {
   try {
-    const f = statFields(`/proc/${pid}/stat`);
+    const f = readStat(pid).fields;
     return (Number(f[11]) + Number(f[12])) / TICK; // utime, stime
   } catch {
     return NaN;
@@ -32,15 +47,15 @@ export function selfCpuSeconds(): number {
 
 /** CPU seconds of this process's children that ended and were waited for. */
 export function reapedChildrenSeconds(): number {
-  const f = statFields('/proc/self/stat');
+  const f = readStat('self').fields;
   return (Number(f[13]) + Number(f[14])) / TICK; // cutime, cstime
 }
 
 /** CPU seconds all CPUs of the machine spent busy (not idle, not waiting on I/O); NaN when unknown. */
 export function machineBusySeconds(): number {
   try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
-    return (f.reduce((a, b) => a + b, 0) - f[3] - f[4]) / TICK;
+    const f = cpuTicks('cpu');
+    return f === undefined ? NaN : (f.reduce((a, b) => a + b, 0) - f[3] - f[4]) / TICK;
   } catch {
     return NaN;
   }
@@ -52,11 +67,8 @@ export function machineBusySeconds(): number {
  */
 export function stealSeconds(cpu?: number): number {
   try {
-    const label = cpu === undefined ? 'cpu' : `cpu${cpu}`;
-    const line = readFileSync('/proc/stat', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith(`${label} `));
-    return line === undefined ? NaN : Number(line.trim().split(/\s+/)[8]) / TICK;
+    const f = cpuTicks(cpu === undefined ? 'cpu' : `cpu${cpu}`);
+    return f === undefined ? NaN : f[7] / TICK;
   } catch {
     return NaN;
   }
@@ -75,11 +87,9 @@ export function readProcs(): Map<number, ProcCpu> {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      const f = stat.slice(close + 2).split(' ');
+      const { comm, fields: f } = readStat(Number(name));
       out.set(Number(name), {
-        comm: stat.slice(stat.indexOf('(') + 1, close),
+        comm,
         ppid: Number(f[1]),
         ticks: Number(f[11]) + Number(f[12]),
       });
@@ -109,7 +119,7 @@ export function processTree(procs: Map<number, ProcCpu>, root: number): Set<numb
  * (the server under test on one CPU, the load on the other). Answers whether taskset did it.
  */
 export function pinProcess(pid: number, cpu: number): boolean {
-  return spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' }).status === 0;
+  return setAffinity(pid, String(cpu));
 }
 
 /** The CPUs a process may run on, as taskset lists them ("0,1", "0-3"); undefined when unknown. */

@@ -6,7 +6,7 @@ import { cpus } from 'node:os';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keepCpusAwake } from '../../bench/keep-awake.js';
-import { stealSeconds } from '../../tools/cpu.js';
+import { readStat, stealSeconds } from '../../tools/cpu.js';
 
 const status = (pid: number): string | undefined => {
   try {
@@ -28,9 +28,7 @@ test('keepCpusAwake runs one SCHED_IDLE spinner on each CPU, pinned to it, and s
   try {
     assert.equal(spinners.pids.length, cpus().length);
     spinners.pids.forEach((pid, cpu) => {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      assert.equal(fields[41 - 3], '5', `spinner of CPU ${cpu} runs at SCHED_IDLE (policy 5)`);
+      assert.equal(readStat(pid).fields[41 - 3], '5', `spinner of CPU ${cpu} runs at SCHED_IDLE (policy 5)`);
       assert.equal(field(status(pid) ?? '', 'Cpus_allowed_list'), String(cpu));
     });
   } finally {
