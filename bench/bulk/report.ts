@@ -1,5 +1,6 @@
 // The report of bench:bulk-single (bench/single-beside-bulk.ts): the table of its cases (medians
-// of the measured rounds), the goals' verdicts, each round's p99 alone and beside bulk (the
+// of the measured rounds; with how late the load generator itself woke for its requests, so a
+// case whose latency grew on the generators' CPU shows it), the goals' verdicts, each round's p99 alone and beside bulk (the
 // warm-up rounds' too, listed apart), bench/results/bulk-single-latest.md and the run's record.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -22,6 +23,9 @@ export interface Latency {
   readonly p99: number;
   readonly p999: number;
   readonly max: number;
+  /** How late the generator woke for a request past its due time, p99 and max (ms): its own CPU's scheduling, in the latency too. */
+  readonly wakeP99: number;
+  readonly wakeMax: number;
 }
 
 export const TRANSPORTS = ['HTTP', 'UDP'] as const;
@@ -110,6 +114,7 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
         name.endsWith('beside bulk') ? (median(list.map((m) => m.bulkRate)) / 1e6).toFixed(2) : '-',
         median(list.map((m) => m.serverPct)).toFixed(0),
         median(list.map((m) => m.stealPct)).toFixed(1),
+        ms(l((x) => x.wakeP99)),
         isFloor(name) ? '-' : ms(median(list.map((m) => m.loop.p99))),
         isFloor(name) ? '-' : ms(median(list.map((m) => m.loop.max))),
         String(list.reduce((s, m) => s + m.latency[tr].ok, 0)),
@@ -118,7 +123,7 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
     }
   }
   const dashes = (count: number): string[] => Array<string>(count).fill('-');
-  rows.push(['bulk consumer alone', ...dashes(6), (median(bulkAlone) / 1e6).toFixed(2), ...dashes(6)]);
+  rows.push(['bulk consumer alone', ...dashes(6), (median(bulkAlone) / 1e6).toFixed(2), ...dashes(7)]);
   const table = [
     [
       'case',
@@ -131,6 +136,7 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
       'bulk (M IDs/s)',
       'server CPU %',
       "steal on the servers' CPU %",
+      'generator woke late p99 (ms)',
       'event loop delay p99 (ms)',
       'event loop delay max (ms)',
       'ok',

@@ -13,7 +13,10 @@
  *         "seq":"k"} over CONNS sockets; a success has code 0 and the request's seq
  * Requests due in the first WARMUP_S seconds are sent but not counted. A reply that does not
  * come within 2 s is a failure (its connection is then reopened). Prints one line:
- *   # sent ok fail p50_ms p90_ms p99_ms p999_ms max_ms
+ *   # sent ok fail p50_ms p90_ms p99_ms p999_ms max_ms wake_p99_ms wake_max_ms
+ * wake is how late the generator itself woke for a request, past the time it fell due (the
+ * scheduler of the generator's own CPU, not the server): a request's latency counts it too, so
+ * a case where it grows measures the generator's CPU as much as the server.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -50,6 +53,9 @@ static double rate, start;
 static double warmup;
 static double *latency;
 static long counted, ok, fail;
+/* How late the loop woke for each counted request, past its due time. */
+static double *woke;
+static long woken;
 
 static double now(void) {
   struct timespec ts;
@@ -146,12 +152,15 @@ static int cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static double pct(double p) {
-  if (counted == 0) return 0;
-  long i = (long)(p * counted);
-  if (i >= counted) i = counted - 1;
-  return latency[i] * 1000;
+/* The p-th quantile of n sorted values, ms. */
+static double quantile(const double *sorted, long n, double p) {
+  if (n == 0) return 0;
+  long i = (long)(p * n);
+  if (i >= n) i = n - 1;
+  return sorted[i] * 1000;
 }
+
+static double pct(double p) { return quantile(latency, counted, p); }
 
 int main(int argc, char **argv) {
   if (argc != 8) {
@@ -170,6 +179,7 @@ int main(int argc, char **argv) {
   warmup = atof(argv[7]);
   long total = (long)(rate * seconds);
   latency = malloc(sizeof(double) * (total + 1));
+  woke = malloc(sizeof(double) * (total + 1));
   int ep = epoll_create1(0);
   conn_t *cs = calloc(conns, sizeof(conn_t));
   for (int i = 0; i < conns; i++) {
@@ -185,6 +195,7 @@ int main(int argc, char **argv) {
   for (;;) {
     double t = now();
     while (next < total && start + next / rate <= t) {
+      if (next / rate >= warmup) woke[woken++] = t - (start + next / rate);
       push(&cs[next % conns], next);
       next++;
     }
@@ -218,6 +229,8 @@ int main(int argc, char **argv) {
     }
   }
   qsort(latency, counted, sizeof(double), cmp);
-  printf("# %ld %ld %ld %.3f %.3f %.3f %.3f %.3f\n", next, ok, fail, pct(0.5), pct(0.9), pct(0.99), pct(0.999), counted ? latency[counted - 1] * 1000 : 0);
+  qsort(woke, woken, sizeof(double), cmp);
+  printf("# %ld %ld %ld %.3f %.3f %.3f %.3f %.3f %.3f %.3f\n", next, ok, fail, pct(0.5), pct(0.9), pct(0.99), pct(0.999),
+         counted ? latency[counted - 1] * 1000 : 0, quantile(woke, woken, 0.99), woken ? woke[woken - 1] * 1000 : 0);
   return 0;
 }
