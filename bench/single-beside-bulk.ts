@@ -54,6 +54,7 @@ import { freePort, startTsx, type Child } from '../tools/child.js';
 import { startBare, startBareStream, startEcho } from './bulk/floor-servers.js';
 import { pinProcess, procCpuSeconds, processTree, readProcs, stealSeconds } from '../tools/cpu.js';
 import { cleanup, testEnv, testNames } from '../tools/env.js';
+import { servingThreads, threadTimes, type ThreadTimes } from '../tools/threads.js';
 import { createTag } from '../tools/node.js';
 import { BulkConsumer } from './bulk/consumer.js';
 import { loopDelay } from './bulk/loop-delay.js';
@@ -156,6 +157,10 @@ function generate(binary: string, transport: 'http' | 'udp', port: number, targe
 /** The benchmark's name in bench/results: one serving process, or N. */
 const benchName = (): string =>
   opts.apart ? 'bulk-single-apart' : opts.processes > 1 ? `bulk-single-p${opts.processes}` : 'bulk-single';
+
+/** The threads of a server's processes (pid → tid → times): its serving processes, for servingThreads(). */
+const treeThreads = (pid: number): Map<number, Map<number, ThreadTimes>> =>
+  new Map([...processTree(readProcs(), pid)].map((p) => [p, threadTimes(p)]));
 
 /** The CPU the bulk stream's server is pinned to: the servers' core, or the clients' when apart. */
 const bulkCpu = (): number => (opts.apart ? 0 : 1);
@@ -264,6 +269,7 @@ async function main(): Promise<void> {
         await bulk?.start('bulk', opts.take, opts.block);
         const delayOf = !isFloor(name) && opts.processes === 1 ? () => loopDelay(url) : undefined;
         await delayOf?.();
+        const threads0 = treeThreads(t.pid);
         const [cpu0, steal0, ids0, at0] = [treeCpuSeconds(t.pid), serversSteal(), bulk?.ids ?? 0, performance.now()];
         const [http, udp] = await Promise.all([generate(binary, 'http', ...t.http), generate(binary, 'udp', ...t.udp)]);
         const loop = (await delayOf?.()) ?? { p99: NaN, max: NaN };
@@ -271,6 +277,8 @@ async function main(): Promise<void> {
         const bulkRate = bulk ? (bulk.ids - ids0) / wall : NaN;
         const serverPct = ((treeCpuSeconds(t.pid) - cpu0) / wall) * 100;
         const stealPct = ((serversSteal() - steal0) / wall) * 100;
+        const met = servingThreads(threads0, treeThreads(t.pid));
+        const [servingWaitMs, othersPct] = [(met.servingWaitS / wall) * 1000, (met.othersRunS / wall) * 100];
         await bulk?.stop();
         await bareStream?.child.stop(5000);
         if (http.fail + udp.fail + (bulk?.failures ?? 0) > 0) {
@@ -279,9 +287,17 @@ async function main(): Promise<void> {
             `  FAILED: ${http.fail} HTTP and ${udp.fail} UDP requests failed, ${bulk?.failures ?? 0} bulk frames out of order or refused`,
           );
         }
-        const m: Measured = { latency: { HTTP: http, UDP: udp }, bulkRate, serverPct, stealPct, loop };
+        const m: Measured = {
+          latency: { HTTP: http, UDP: udp },
+          bulkRate,
+          serverPct,
+          stealPct,
+          servingWaitMs,
+          othersPct,
+          loop,
+        };
         console.log(
-          `${name} (round ${round}): p99 HTTP ${http.p99} ms, UDP ${udp.p99} ms; generators woke late p99 ${http.wakeP99} and ${udp.wakeP99} ms${bulk ? `; bulk ${(bulkRate / 1e6).toFixed(2)}M IDs/s` : ''}; server ${serverPct.toFixed(0)}% CPU; steal ${stealPct.toFixed(1)}%; event loop delay p99 ${loop.p99.toFixed(2)} ms, max ${loop.max.toFixed(2)} ms`,
+          `${name} (round ${round}): p99 HTTP ${http.p99} ms, UDP ${udp.p99} ms; generators woke late p99 ${http.wakeP99} and ${udp.wakeP99} ms${bulk ? `; bulk ${(bulkRate / 1e6).toFixed(2)}M IDs/s` : ''}; server ${serverPct.toFixed(0)}% CPU, its serving thread waited ${servingWaitMs.toFixed(1)} ms/s for the CPU, its other threads ${othersPct.toFixed(1)}%; steal ${stealPct.toFixed(1)}%; event loop delay p99 ${loop.p99.toFixed(2)} ms, max ${loop.max.toFixed(2)} ms`,
         );
         rounds.set(name, [...(rounds.get(name) ?? []), m]);
       }

@@ -40,6 +40,10 @@ export interface Measured {
   readonly serverPct: number;
   /** Time the hypervisor took from the servers' CPU over the case, % of the wall time. */
   readonly stealPct: number;
+  /** How long the server's serving thread was ready to run and waited for its CPU, ms per second (tools/threads.ts). */
+  readonly servingWaitMs: number;
+  /** The CPU of the server's other threads (V8's compiler and GC helpers, libuv's pool), % of one core. */
+  readonly othersPct: number;
   /** idmint's event loop delay over the case (NaN for the floor, or several serving processes). */
   readonly loop: LoopDelay;
 }
@@ -114,6 +118,8 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
         name.endsWith('beside bulk') ? (median(list.map((m) => m.bulkRate)) / 1e6).toFixed(2) : '-',
         median(list.map((m) => m.serverPct)).toFixed(0),
         median(list.map((m) => m.stealPct)).toFixed(1),
+        median(list.map((m) => m.servingWaitMs)).toFixed(1),
+        median(list.map((m) => m.othersPct)).toFixed(1),
         ms(l((x) => x.wakeP99)),
         isFloor(name) ? '-' : ms(median(list.map((m) => m.loop.p99))),
         isFloor(name) ? '-' : ms(median(list.map((m) => m.loop.max))),
@@ -123,7 +129,7 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
     }
   }
   const dashes = (count: number): string[] => Array<string>(count).fill('-');
-  rows.push(['bulk consumer alone', ...dashes(6), (median(bulkAlone) / 1e6).toFixed(2), ...dashes(7)]);
+  rows.push(['bulk consumer alone', ...dashes(6), (median(bulkAlone) / 1e6).toFixed(2), ...dashes(9)]);
   const table = [
     [
       'case',
@@ -136,6 +142,8 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
       'bulk (M IDs/s)',
       'server CPU %',
       "steal on the servers' CPU %",
+      'serving thread waited for the CPU (ms/s)',
+      "server's other threads CPU %",
       'generator woke late p99 (ms)',
       'event loop delay p99 (ms)',
       'event loop delay max (ms)',
