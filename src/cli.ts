@@ -55,7 +55,7 @@ async function main(argv: string[]): Promise<void> {
   if (missing.length > 0)
     node.rt.log.warn(
       { missing, shipped: SERVE_NODE_FLAGS },
-      'node was started without the flags idmint serves with: under load it spends more CPU per request collecting garbage (docs/OPERATIONS.md)',
+      'node was started without the flags idmint serves with: under load its garbage collection costs its requests more (docs/OPERATIONS.md)',
     );
   closeOnSignals(node);
 }

@@ -11,19 +11,34 @@
 // docs/OPERATIONS.md ("Node flags") the operator's side. The young generation grows to that
 // size only under load.
 //
+// --single-threaded-gc: V8 collects garbage on the serving thread alone, in its own small steps,
+// instead of also on helper threads beside it. A server runs on one core (the Kubernetes
+// manifest's limit is 1 CPU; `serve --processes N` runs a process per core), so a helper thread
+// can only run by taking that core from the serving thread, and the scheduler gives it a whole
+// slice, milliseconds, while every request that comes meanwhile waits. Beside a bulk stream,
+// whose takes make garbage, the serving thread waited for its core several times as long as
+// alone, and a single request's p99 doubled; with the flag it waited about as long as alone
+// (bench:bulk-single's "serving thread waited for the CPU"). The same work is done, on one
+// thread. docs/BENCHMARKS.md ("Single IDs beside a bulk stream", "UDP") gives the runs.
+//
 // The shipped ways to start a server pass these flags (package.json's scripts, the Dockerfile,
 // the Kubernetes manifest, bin/idmint.mjs); node-flags.test.ts checks each names them. `serve`
 // started without one logs so, and `serve --processes N` gives its workers the missing ones.
 
 /** The flags of a serving process, as given to node. */
-export const SERVE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=64'];
+export const SERVE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=64', '--single-threaded-gc'];
 
-/** A flag's name as V8 reads it: dashes and underscores alike, any value dropped. */
-const flagName = (arg: string): string => arg.split('=')[0].replace(/_/g, '-');
+/** A flag's name as V8 reads it: dashes and underscores alike, any value and a negating `no-` dropped. */
+const flagName = (arg: string): string =>
+  arg
+    .split('=')[0]
+    .replace(/_/g, '-')
+    .replace(/^--no-/, '--');
 
 /**
  * The flags of SERVE_NODE_FLAGS a process started with `execArgv` and NODE_OPTIONS
- * `nodeOptions` lacks. A flag given with another value counts as given: it is the operator's.
+ * `nodeOptions` lacks. A flag given with another value, or negated (`--no-single-threaded-gc`),
+ * counts as given: it is the operator's.
  */
 export function missingServeFlags(execArgv: readonly string[], nodeOptions = ''): string[] {
   const given = new Set([...execArgv, ...nodeOptions.split(/\s+/)].filter((a) => a.startsWith('--')).map(flagName));

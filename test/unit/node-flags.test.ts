@@ -14,11 +14,18 @@ describe('missingServeFlags', () => {
   });
 
   it('counts a flag given on the command line or in NODE_OPTIONS, with any value or spelling', () => {
-    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64']), []);
-    assert.deepEqual(missingServeFlags([], '--enable-source-maps  --max-semi-space-size=128'), []);
-    assert.deepEqual(missingServeFlags(['--max_semi_space_size=32']), []);
-    assert.deepEqual(missingServeFlags(['--max-semi-space-size', '16']), []);
+    const gc = '--single-threaded-gc';
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64', gc]), []);
+    assert.deepEqual(missingServeFlags([gc], '--enable-source-maps  --max-semi-space-size=128'), []);
+    assert.deepEqual(missingServeFlags(['--max_semi_space_size=32', '--single_threaded_gc']), []);
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size', '16', gc]), []);
     assert.deepEqual(missingServeFlags(['--max-old-space-size=64']), [...SERVE_NODE_FLAGS]);
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64']), [gc]);
+  });
+
+  it('counts a flag the operator turned off (--no-...) as given', () => {
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64', '--no-single-threaded-gc']), []);
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64'], '--no-single_threaded_gc'), []);
   });
 });
 
