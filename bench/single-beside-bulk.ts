@@ -41,7 +41,10 @@
 //        --bulk-apart (the bulk consumer takes from a second idmint process of the same stores,
 //        and the floor's bare stream runs apart too; pinned, both on CPU 0 beside the consumer,
 //        the single requests' servers alone on CPU 1: the two kinds of users on cores of their
-//        own, recorded as bulk-single-apart)  --let-idle (no spinners: see below)  --no-write
+//        own, recorded as bulk-single-apart)  --let-idle (no spinners: see below)
+//        --node-flag=FLAG (idmint started with this node flag too, repeatable; a flag it serves
+//        with given another way, e.g. --node-flag=--no-single-threaded-gc, replaces it: recorded
+//        as bulk-single-node-flags)  --no-write
 // Every CPU is kept awake over the rounds by a spinner at SCHED_IDLE (bench/keep-awake.ts): on a
 // virtual machine whose idle CPUs halt, a request reaching an idle CPU waits milliseconds for the
 // host, which a case that keeps the CPU busy (beside bulk) never pays; the spinners take that
@@ -80,6 +83,8 @@ const opts = {
   processes: 1,
   apart: false,
   awake: true,
+  /** Node flags idmint is started with beyond (or instead of) the ones it serves with (--node-flag). */
+  nodeFlags: [] as string[],
 };
 /** Requests due in the first second of a case are sent but not counted (connections warm up). */
 const WARMUP_S = 1;
@@ -87,7 +92,7 @@ const WARMUP_S = 1;
 function parseArgs(): void {
   readBenchOptions(
     args,
-    'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--warmup-rounds N] [--take N] [--block N] [--pin] [--processes N] [--bulk-apart] [--let-idle] [--no-write]',
+    'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--warmup-rounds N] [--take N] [--block N] [--pin] [--processes N] [--bulk-apart] [--let-idle] [--node-flag=FLAG] [--no-write]',
     { seconds: [WARMUP_S + 1, 600], connections: [1, 256], rounds: [1], pin: true, write: true },
     opts,
     (a) => {
@@ -113,6 +118,13 @@ function parseArgs(): void {
         case '--warmup-rounds':
           opts.warmupRounds = a.whole(0, 10);
           break;
+        case '--node-flag': {
+          const flag = a.text();
+          if (!flag.startsWith('--'))
+            throw new Error(`--node-flag takes a node flag (--node-flag=--no-single-threaded-gc): ${flag}`);
+          opts.nodeFlags.push(flag);
+          break;
+        }
         default:
           return false;
       }
@@ -154,9 +166,15 @@ function generate(binary: string, transport: 'http' | 'udp', port: number, targe
   );
 }
 
-/** The benchmark's name in bench/results: one serving process, or N. */
+/** The benchmark's name in bench/results: one serving process, or N, or idmint with node flags of the run's own. */
 const benchName = (): string =>
-  opts.apart ? 'bulk-single-apart' : opts.processes > 1 ? `bulk-single-p${opts.processes}` : 'bulk-single';
+  opts.apart
+    ? 'bulk-single-apart'
+    : opts.processes > 1
+      ? `bulk-single-p${opts.processes}`
+      : opts.nodeFlags.length > 0
+        ? 'bulk-single-node-flags'
+        : 'bulk-single';
 
 /** The threads of a server's processes (pid → tid → times): its serving processes, for servingThreads(). */
 const treeThreads = (pid: number): Map<number, Map<number, ThreadTimes>> =>
@@ -170,9 +188,10 @@ async function startIdmint(env: Record<string, string | undefined>): Promise<Chi
   const one = opts.processes === 1;
   const settled = { ...env, ...BENCH_SETTINGS };
   const idmint = one
-    ? startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env: settled, inherit: true })
+    ? startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env: settled, inherit: true, nodeFlags: opts.nodeFlags })
     : startTsx(['src/cli.ts', 'serve', '--processes', String(opts.processes)], {
         name: 'idmint',
+        nodeFlags: opts.nodeFlags,
         env: { ...settled, LOG_LEVEL: 'info' },
       });
   try {

@@ -61,6 +61,8 @@ export interface Setup {
   readonly processes: number;
   /** The bulk consumer served by a process of its own (--bulk-apart). */
   readonly apart: boolean;
+  /** Node flags idmint was started with beyond the ones it serves with (--node-flag). */
+  readonly nodeFlags: readonly string[];
   readonly pin: boolean;
   /** Every CPU kept awake by a SCHED_IDLE spinner over the rounds (bench/keep-awake.ts). */
   readonly awake: boolean;
@@ -185,6 +187,11 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
         : opts.processes > 1
           ? `- idmint as \`serve --processes ${opts.processes}\`: ${opts.processes} serving processes sharing the ports`
           : '- idmint as one serving process',
+      ...(opts.nodeFlags.length > 0
+        ? [
+            `- idmint started with the node flags ${opts.nodeFlags.join(' ')} (a flag it serves with, given another way, replaced)`,
+          ]
+        : []),
       !opts.pin
         ? '- not pinned'
         : opts.apart
