@@ -1,7 +1,8 @@
 // The report of bench:bulk-single (bench/single-beside-bulk.ts): the table of its cases (medians
 // of the measured rounds; with how late the load generator itself woke for its requests, so a
-// case whose latency grew on the generators' CPU shows it), the goals' verdicts, each round's p99 alone and beside bulk (the
-// warm-up rounds' too, listed apart), bench/results/bulk-single-latest.md and the run's record.
+// case whose latency grew on the generators' CPU shows it), the goals' verdicts, each round's
+// p99 alone and beside bulk (the warm-up rounds' too, listed apart),
+// bench/results/bulk-single-latest.md and the run's record.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +24,10 @@ export interface Latency {
   readonly p99: number;
   readonly p999: number;
   readonly max: number;
-  /** How late the generator woke for a request past its due time, p99 and max (ms): its own CPU's scheduling, in the latency too. */
+  /**
+   * How late the generator woke for a request past its due time, p99 and max (ms): its own CPU's
+   * scheduling, which the latency counts too.
+   */
   readonly wakeP99: number;
   readonly wakeMax: number;
 }
