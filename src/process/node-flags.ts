@@ -16,10 +16,10 @@
 // manifest's limit is 1 CPU; `serve --processes N` runs a process per core), so a helper thread
 // can only run by taking that core from the serving thread, and the scheduler gives it a whole
 // slice, milliseconds, while every request that comes meanwhile waits. Beside a bulk stream,
-// whose takes make garbage, the serving thread waited for its core several times as long as
-// alone, and a single request's p99 doubled; with the flag it waited about as long as alone
-// (bench:bulk-single's "serving thread waited for the CPU"). The same work is done, on one
-// thread. docs/BENCHMARKS.md ("Single IDs beside a bulk stream", "UDP") gives the runs.
+// whose takes make garbage, the serving thread waited for its core twice as long as alone or
+// more; with the flag about as long as alone (bench:bulk-single's "serving thread waited for the
+// CPU"). The same work is done, on one thread. docs/BENCHMARKS.md ("Single IDs beside a bulk
+// stream", "UDP") gives the runs.
 //
 // The shipped ways to start a server pass these flags (package.json's scripts, the Dockerfile,
 // the Kubernetes manifest, bin/idmint.mjs); node-flags.test.ts checks each names them. `serve`
