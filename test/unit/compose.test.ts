@@ -123,7 +123,10 @@ describe('Dockerfile', () => {
   it('runs the compiled server with plain node, on production dependencies only', () => {
     assert.match(runtime, /^COPY --from=build \/pkg \.\/$/m, 'takes the packed files from the build stage');
     assert.match(runtime, /^RUN npm install --omit=dev\b/m);
-    assert.match(runtime, /^CMD \["node", "--max-semi-space-size=64", "--single-threaded-gc", "dist\/cli\.js", "serve"\]$/m);
+    assert.match(
+      runtime,
+      /^CMD \["node", "--max-semi-space-size=64", "--single-threaded-gc", "dist\/cli\.js", "serve"\]$/m,
+    );
     assert.doesNotMatch(runtime, /tsx|--import|--loader|src\//, 'no TypeScript loader, no sources in the image');
     assert.ok(!pkg.dependencies.tsx && pkg.devDependencies.tsx, 'tsx is a dev dependency, left out by --omit=dev');
     assert.ok(!pkg.dependencies.typescript, 'typescript is a dev dependency');
