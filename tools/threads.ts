@@ -13,22 +13,32 @@ export interface ThreadTimes {
   readonly waitS: number;
 }
 
+/** The threads of `pid` (their tids); empty when they cannot be read (the process ended). */
+export function threadIds(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** A thread's ns on a CPU and ns ready to run and waiting for one, so far; NaNs when it cannot be read (it ended). */
+export function schedstatNs(pid: number, tid: number): [runNs: number, waitNs: number] {
+  try {
+    const f = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ');
+    return [Number(f[0]), Number(f[1])];
+  } catch {
+    return [NaN, NaN];
+  }
+}
+
 /** The times of each thread of `pid` (by tid); empty when they cannot be read. */
 export function threadTimes(pid: number): Map<number, ThreadTimes> {
   const out = new Map<number, ThreadTimes>();
-  let tids: string[];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const tid of tids) {
-    try {
-      const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
-      out.set(Number(tid), { runS: run / 1e9, waitS: wait / 1e9 });
-    } catch {
-      // the thread ended while the list was read
-    }
+  for (const tid of threadIds(pid)) {
+    const [run, wait] = schedstatNs(pid, tid);
+    // NaN: the thread ended while the list was read.
+    if (!Number.isNaN(run)) out.set(tid, { runS: run / 1e9, waitS: wait / 1e9 });
   }
   return out;
 }

@@ -8,7 +8,7 @@
 // server's demand is that time plus its running time, and a server whose demand fills the
 // window never waited for its clients.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { schedstatNs, threadIds } from '../../tools/threads.js';
 import { buildC } from '../c-build.js';
 
 /** The length of one CPU window. */
@@ -16,16 +16,6 @@ export const WINDOW_MS = 500;
 
 /** Builds the client (bench/c-build.ts); answers its path. */
 export const buildClient = (): string => buildC('bench/udp-client/udp-client.c');
-
-/** A thread's running and run-queue waiting ns (schedstat); NaNs when it cannot be read. */
-function schedstat(path: string): [number, number] {
-  try {
-    const f = readFileSync(path, 'utf8').split(' ');
-    return [Number(f[0]), Number(f[1])];
-  } catch {
-    return [NaN, NaN];
-  }
-}
 
 /** A sample whose clock reads lie further apart than this was preempted between them, ns. */
 const SAMPLE_GAP_NS = 200_000n;
@@ -37,11 +27,11 @@ const SAMPLE_GAP_NS = 200_000n;
  * 107%); so the clock is read on both sides and the read taken again (up to 5 times) while
  * they lie further apart than SAMPLE_GAP_NS.
  */
-function demandAt(path: string): { at: bigint; demand: number } {
+function demandAt(pid: number, tid: number): { at: bigint; demand: number } {
   let sample = { at: 0n, demand: NaN };
   for (let tries = 0; tries < 5; tries++) {
     const before = process.hrtime.bigint();
-    const [run, wait] = schedstat(path);
+    const [run, wait] = schedstatNs(pid, tid);
     const after = process.hrtime.bigint();
     sample = { at: (before + after) / 2n, demand: run + wait };
     if (after - before <= SAMPLE_GAP_NS) break;
@@ -51,14 +41,9 @@ function demandAt(path: string): { at: bigint; demand: number } {
 
 /** CPU ns a process has used, all its threads (schedstat); NaN when it cannot be read. */
 export function cpuNs(pid: number): number {
-  try {
-    let ns = 0;
-    for (const t of readdirSync(`/proc/${pid}/task`))
-      ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
-    return ns;
-  } catch {
-    return NaN;
-  }
+  const tids = threadIds(pid);
+  // A thread that ended while the list was read gives NaN, as the process that is gone does.
+  return tids.length === 0 ? NaN : tids.reduce((ns, tid) => ns + schedstatNs(pid, tid)[0], 0);
 }
 
 export type Workload = 'idserver' | 'reuse';
@@ -151,9 +136,9 @@ export async function runClients(binary: string, o: LoadOptions): Promise<LoadRu
   });
   for (const k of kids) void k.done.finally(() => (k.running = false)).catch(() => undefined);
   const windows: { endedNs: bigint; server: number; demand: number; client: number }[] = [];
-  const main = `/proc/${o.serverPid}/task/${o.serverPid}/schedstat`;
   const sample = () => {
-    const { at, demand } = demandAt(main);
+    // The server's main thread: its tid is its pid.
+    const { at, demand } = demandAt(o.serverPid, o.serverPid);
     return {
       at,
       server: cpuNs(o.serverPid),
