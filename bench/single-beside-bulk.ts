@@ -176,10 +176,6 @@ const benchName = (): string =>
         ? 'bulk-single-node-flags'
         : 'bulk-single';
 
-/** The threads of a server's processes (pid → tid → times): its serving processes, for servingThreads(). */
-const treeThreads = (pid: number): Map<number, Map<number, ThreadTimes>> =>
-  new Map([...processTree(readProcs(), pid)].map((p) => [p, threadTimes(p)]));
-
 /** The CPU the bulk stream's server is pinned to: the servers' core, or the clients' when apart. */
 const bulkCpu = (): number => (opts.apart ? 0 : 1);
 
@@ -207,9 +203,17 @@ async function startIdmint(env: Record<string, string | undefined>): Promise<Chi
 /** Steal on the servers' CPU (pinned), or on all CPUs as % of one (not pinned). */
 const serversSteal = (): number => stealSeconds(opts.pin ? 1 : undefined);
 
-/** A server's CPU seconds: every process of it (the serving processes of `--processes N` too). */
-const treeCpuSeconds = (pid: number): number =>
-  [...processTree(readProcs(), pid)].reduce((s, p) => s + procCpuSeconds(p), 0);
+/**
+ * A server read once (every process of it, the serving processes of `--processes N` too): its CPU
+ * seconds, and its processes' threads (pid → tid → times) for servingThreads().
+ */
+function readServer(pid: number): { cpuS: number; threads: Map<number, Map<number, ThreadTimes>> } {
+  const tree = [...processTree(readProcs(), pid)];
+  return {
+    cpuS: tree.reduce((s, p) => s + procCpuSeconds(p), 0),
+    threads: new Map(tree.map((p) => [p, threadTimes(p)])),
+  };
+}
 
 async function main(): Promise<void> {
   parseArgs();
@@ -288,15 +292,15 @@ async function main(): Promise<void> {
         await bulk?.start('bulk', opts.take, opts.block);
         const delayOf = !isFloor(name) && opts.processes === 1 ? () => loopDelay(url) : undefined;
         await delayOf?.();
-        const threads0 = treeThreads(t.pid);
-        const [cpu0, steal0, ids0, at0] = [treeCpuSeconds(t.pid), serversSteal(), bulk?.ids ?? 0, performance.now()];
+        const [server0, steal0, ids0, at0] = [readServer(t.pid), serversSteal(), bulk?.ids ?? 0, performance.now()];
         const [http, udp] = await Promise.all([generate(binary, 'http', ...t.http), generate(binary, 'udp', ...t.udp)]);
         const loop = (await delayOf?.()) ?? { p99: NaN, max: NaN };
         const wall = (performance.now() - at0) / 1000;
         const bulkRate = bulk ? (bulk.ids - ids0) / wall : NaN;
-        const serverPct = ((treeCpuSeconds(t.pid) - cpu0) / wall) * 100;
+        const server = readServer(t.pid);
+        const serverPct = ((server.cpuS - server0.cpuS) / wall) * 100;
         const stealPct = ((serversSteal() - steal0) / wall) * 100;
-        const met = servingThreads(threads0, treeThreads(t.pid));
+        const met = servingThreads(server0.threads, server.threads);
         const [servingWaitMs, othersPct] = [(met.servingWaitS / wall) * 1000, (met.othersRunS / wall) * 100];
         await bulk?.stop();
         await bareStream?.child.stop(5000);
