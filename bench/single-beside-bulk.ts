@@ -158,10 +158,10 @@ function generate(binary: string, transport: 'http' | 'udp', port: number, targe
   return new Promise((resolve, reject) =>
     proc.once('close', (code) => {
       const f = out.trim().split(' ');
-      if (code !== 0 || f[0] !== '#' || f.length !== 11)
+      if (code !== 0 || f[0] !== '#' || f.length !== 10)
         return reject(new Error(`fixed-rate ${transport} ended with ${code}: ${out}`));
-      const [sent, ok, fail, p50, p90, p99, p999, max, wakeP99, wakeMax] = f.slice(1).map(Number);
-      resolve({ sent, ok, fail, p50, p90, p99, p999, max, wakeP99, wakeMax });
+      const [sent, ok, fail, p50, p90, p99, p999, max, wakeP99] = f.slice(1).map(Number);
+      resolve({ sent, ok, fail, p50, p90, p99, p999, max, wakeP99 });
     }),
   );
 }

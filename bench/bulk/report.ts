@@ -25,11 +25,10 @@ export interface Latency {
   readonly p999: number;
   readonly max: number;
   /**
-   * How late the generator woke for a request past its due time, p99 and max (ms): its own CPU's
+   * How late the generator woke for a request past its due time, p99 (ms): its own CPU's
    * scheduling, which the latency counts too.
    */
   readonly wakeP99: number;
-  readonly wakeMax: number;
 }
 
 export const TRANSPORTS = ['HTTP', 'UDP'] as const;
