@@ -57,8 +57,11 @@ export class BulkTurns {
   private singlesBefore = false;
   /** Turns put off to the next window so far (read by tests). */
   deferred = 0;
-  /** The single-request count at the last look (servingSingles()), and when it last moved. */
-  private seenSingles = Number.NaN;
+  /**
+   * The single-request count at the last look (servingSingles()), and when it last moved: none
+   * before the first look, so that look finds it moved if any single ever came.
+   */
+  private seenSingles = 0;
   private singlesMovedAt = Number.NEGATIVE_INFINITY;
 
   constructor(

@@ -112,8 +112,16 @@ describe('bulk turns', () => {
     assert.deepEqual(state.asked, ['now']);
   });
 
+  it('at the first look, tells that single requests are served only if any ever came', () => {
+    const { state, clock } = fakeClock();
+    assert.equal(new BulkTurns(0.05, clock).servingSingles(), false, 'a process that never served a single');
+    state.singles = 3;
+    assert.equal(new BulkTurns(0.05, clock).servingSingles(), true, 'a process that served some');
+  });
+
   it('tells whether single requests are being served: at the first look, then while the count moved within two windows', () => {
     const { state, clock } = fakeClock();
+    state.singles = 1;
     const turns = new BulkTurns(0.05, clock);
     assert.equal(turns.servingSingles(), true, 'the first look counts any single that ever came');
     state.now += 2 * WINDOW_MS - 0.1;
