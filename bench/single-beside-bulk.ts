@@ -24,7 +24,8 @@
 // part of the p99 in a case, the latency measured there is the server's and not the generator's.
 // For idmint's cases, its event loop's delay over the case (p99 and max, bench/bulk/loop-delay.ts):
 // the part of a request's latency spent waiting for the loop; the rest is the kernel's and the
-// generators'.
+// generators'. And its garbage collection pauses over the case (how many a second, and how long
+// they held the loop, ms a second): a request that comes during one waits for its end.
 // Goals: p99 beside bulk ≤ 1.5 × p99 alone (HTTP and UDP); the bulk consumer ≥ 3M IDs/s beside them.
 // Each round's p99 alone and beside bulk is listed under the table, so the spread of the
 // baseline the ratios divide by is in the record.
@@ -60,7 +61,7 @@ import { cleanup, testEnv, testNames } from '../tools/env.js';
 import { servingThreads, threadTimes, type ThreadTimes } from '../tools/threads.js';
 import { createTag } from '../tools/node.js';
 import { BulkConsumer } from './bulk/consumer.js';
-import { loopDelay } from './bulk/loop-delay.js';
+import { pausesBetween, scrapeLoop } from './bulk/loop-delay.js';
 import { keepCpusAwake, type Spinners } from './keep-awake.js';
 import { placeStores, type PlacedStores } from './bulk/place-stores.js';
 import { isFloor, report, type CaseName, type Latency, type Measured } from './bulk/report.js';
@@ -290,12 +291,14 @@ async function main(): Promise<void> {
         const bulkUrl = name === 'beside bulk' ? stream : bareStream?.url;
         const bulk = bulkUrl === undefined ? undefined : await BulkConsumer.open(bulkUrl);
         await bulk?.start('bulk', opts.take, opts.block);
-        const delayOf = !isFloor(name) && opts.processes === 1 ? () => loopDelay(url) : undefined;
-        await delayOf?.();
+        const scrape = !isFloor(name) && opts.processes === 1 ? () => scrapeLoop(url) : undefined;
+        const loop0 = await scrape?.();
         const [server0, steal0, ids0, at0] = [readServer(t.pid), serversSteal(), bulk?.ids ?? 0, performance.now()];
         const [http, udp] = await Promise.all([generate(binary, 'http', ...t.http), generate(binary, 'udp', ...t.udp)]);
-        const loop = (await delayOf?.()) ?? { p99: NaN, max: NaN };
+        const loop1 = await scrape?.();
         const wall = (performance.now() - at0) / 1000;
+        const loop = loop1?.delay ?? { p99: NaN, max: NaN };
+        const gc = loop0 && loop1 ? pausesBetween(loop0.gc, loop1.gc, wall) : { perS: NaN, msPerS: NaN };
         const bulkRate = bulk ? (bulk.ids - ids0) / wall : NaN;
         const server = readServer(t.pid);
         const serverPct = ((server.cpuS - server0.cpuS) / wall) * 100;
@@ -318,9 +321,10 @@ async function main(): Promise<void> {
           servingWaitMs,
           othersPct,
           loop,
+          gc,
         };
         console.log(
-          `${name} (round ${round}): p99 HTTP ${http.p99} ms, UDP ${udp.p99} ms; generators woke late p99 ${http.wakeP99} and ${udp.wakeP99} ms${bulk ? `; bulk ${(bulkRate / 1e6).toFixed(2)}M IDs/s` : ''}; server ${serverPct.toFixed(0)}% CPU, its serving thread waited ${servingWaitMs.toFixed(1)} ms/s for the CPU, its other threads ${othersPct.toFixed(1)}%; steal ${stealPct.toFixed(1)}%; event loop delay p99 ${loop.p99.toFixed(2)} ms, max ${loop.max.toFixed(2)} ms`,
+          `${name} (round ${round}): p99 HTTP ${http.p99} ms, UDP ${udp.p99} ms; generators woke late p99 ${http.wakeP99} and ${udp.wakeP99} ms${bulk ? `; bulk ${(bulkRate / 1e6).toFixed(2)}M IDs/s` : ''}; server ${serverPct.toFixed(0)}% CPU, its serving thread waited ${servingWaitMs.toFixed(1)} ms/s for the CPU, its other threads ${othersPct.toFixed(1)}%; steal ${stealPct.toFixed(1)}%; event loop delay p99 ${loop.p99.toFixed(2)} ms, max ${loop.max.toFixed(2)} ms; GC paused it ${gc.perS.toFixed(1)} times a second, ${gc.msPerS.toFixed(1)} ms/s`,
         );
         rounds.set(name, [...(rounds.get(name) ?? []), m]);
       }

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { markdownTable } from '../../tools/table.js';
 import type { startRun } from '../record.js';
 import { medianOrNaN as median } from '../stats.js';
-import type { LoopDelay } from './loop-delay.js';
+import type { GcPauses, LoopDelay } from './loop-delay.js';
 
 const RESULTS = fileURLToPath(new URL('../results/', import.meta.url));
 const P99_GOAL = 1.5;
@@ -49,6 +49,8 @@ export interface Measured {
   readonly othersPct: number;
   /** idmint's event loop delay over the case (NaN for the floor, or several serving processes). */
   readonly loop: LoopDelay;
+  /** idmint's garbage collection pauses over the case (NaN as the loop's delay). */
+  readonly gc: GcPauses;
 }
 
 /** How the run was made, as its command line set it. */
@@ -91,13 +93,15 @@ export interface Outcome {
   readonly ok: boolean;
 }
 
-/** p99 of idmint alone and beside bulk, by round (ms), of `rounds`, with the steal of each round. */
+/** p99 of idmint alone and beside bulk, by round (ms), of `rounds`, with each round's steal and GC pauses. */
 function p99ByRound(rounds: Map<CaseName, Measured[]>, kind: string): string[] {
   return (['alone', 'beside bulk'] as const).map((name) => {
     const list = rounds.get(name) ?? [];
     return `- p99 of idmint ${name} by ${kind} (ms): ${TRANSPORTS.map(
       (tr) => `${tr} ${list.map((m) => m.latency[tr].p99.toFixed(2)).join(', ')}`,
-    ).join('; ')}; steal on the servers' CPU (%) ${list.map((m) => m.stealPct.toFixed(1)).join(', ')}`;
+    ).join(
+      '; ',
+    )}; steal on the servers' CPU (%) ${list.map((m) => m.stealPct.toFixed(1)).join(', ')}; GC paused the loop (ms/s) ${list.map((m) => m.gc.msPerS.toFixed(1)).join(', ')}`;
   });
 }
 
@@ -128,13 +132,15 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
         ms(l((x) => x.wakeP99)),
         isFloor(name) ? '-' : ms(median(list.map((m) => m.loop.p99))),
         isFloor(name) ? '-' : ms(median(list.map((m) => m.loop.max))),
+        isFloor(name) ? '-' : median(list.map((m) => m.gc.perS)).toFixed(1),
+        isFloor(name) ? '-' : median(list.map((m) => m.gc.msPerS)).toFixed(1),
         String(list.reduce((s, m) => s + m.latency[tr].ok, 0)),
         String(list.reduce((s, m) => s + m.latency[tr].fail, 0)),
       ]);
     }
   }
   const dashes = (count: number): string[] => Array<string>(count).fill('-');
-  rows.push(['bulk consumer alone', ...dashes(6), (median(bulkAlone) / 1e6).toFixed(2), ...dashes(9)]);
+  rows.push(['bulk consumer alone', ...dashes(6), (median(bulkAlone) / 1e6).toFixed(2), ...dashes(11)]);
   const table = [
     [
       'case',
@@ -152,6 +158,8 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
       'generator woke late p99 (ms)',
       'event loop delay p99 (ms)',
       'event loop delay max (ms)',
+      'GC pauses (/s)',
+      'GC paused the loop (ms/s)',
       'ok',
       'failed',
     ],
