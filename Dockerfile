@@ -25,4 +25,4 @@ EXPOSE 8080 8081/udp 8082
 USER node
 HEALTHCHECK --interval=5s --timeout=2s --retries=10 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--max-semi-space-size=64", "--single-threaded-gc", "dist/cli.js", "serve"]
+CMD ["node", "--max-semi-space-size=64", "--min-semi-space-size=64", "--single-threaded-gc", "dist/cli.js", "serve"]

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=64 --single-threaded-gc
+#!/usr/bin/env -S node --max-semi-space-size=64 --min-semi-space-size=64 --single-threaded-gc
 // The installed command: runs the compiled server in dist/ with plain node (`npm run build`
 // makes it; the published package ships it). A development checkout runs the TypeScript
 // sources with `npm run serve` instead. The first line passes node the flags a server runs

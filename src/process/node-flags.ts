@@ -8,8 +8,15 @@
 // be collected again there. With 64 MB semi-spaces the same copy comes about four times less
 // often: the process spends less CPU per request, and its resident memory at its peak was no
 // higher (less garbage reached the old generation). docs/BENCHMARKS.md ("UDP") gives the runs;
-// docs/OPERATIONS.md ("Node flags") the operator's side. The young generation grows to that
-// size only under load.
+// docs/OPERATIONS.md ("Node flags") the operator's side.
+//
+// --min-semi-space-size=64: the young generation keeps that size. Left to V8 it grows to it
+// under load, and V8's memory reducer, which runs once a process has made little garbage for a
+// few seconds, shrinks it back to its smallest (1 MB semi-spaces). A server loaded again after an
+// idle spell then scavenged 15 times a second where it had scavenged once, each pause about half
+// a millisecond however little survived: 7 ms a second of pauses against 1.5 (`--trace-gc`, and
+// bench:bulk-single's "GC paused the loop" by round), until the young generation grew back, which
+// with little surviving takes minutes. The memory reducer still shrinks the old generation.
 //
 // --single-threaded-gc: V8 collects garbage on the serving thread alone, in its own small steps,
 // instead of also on helper threads beside it. A server runs on one core (the Kubernetes
@@ -26,7 +33,11 @@
 // started without one logs so, and `serve --processes N` gives its workers the missing ones.
 
 /** The flags of a serving process, as given to node. */
-export const SERVE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=64', '--single-threaded-gc'];
+export const SERVE_NODE_FLAGS: readonly string[] = [
+  '--max-semi-space-size=64',
+  '--min-semi-space-size=64',
+  '--single-threaded-gc',
+];
 
 /** A flag's name as V8 reads it: dashes and underscores alike, any value and a negating `no-` dropped. */
 const flagName = (arg: string): string =>

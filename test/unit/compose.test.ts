@@ -125,7 +125,7 @@ describe('Dockerfile', () => {
     assert.match(runtime, /^RUN npm install --omit=dev\b/m);
     assert.match(
       runtime,
-      /^CMD \["node", "--max-semi-space-size=64", "--single-threaded-gc", "dist\/cli\.js", "serve"\]$/m,
+      /^CMD \["node", "--max-semi-space-size=64", "--min-semi-space-size=64", "--single-threaded-gc", "dist\/cli\.js", "serve"\]$/m,
     );
     assert.doesNotMatch(runtime, /tsx|--import|--loader|src\//, 'no TypeScript loader, no sources in the image');
     assert.ok(!pkg.dependencies.tsx && pkg.devDependencies.tsx, 'tsx is a dev dependency, left out by --omit=dev');

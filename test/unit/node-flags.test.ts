@@ -14,18 +14,26 @@ describe('missingServeFlags', () => {
   });
 
   it('counts a flag given on the command line or in NODE_OPTIONS, with any value or spelling', () => {
-    const gc = '--single-threaded-gc';
-    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64', gc]), []);
-    assert.deepEqual(missingServeFlags([gc], '--enable-source-maps  --max-semi-space-size=128'), []);
-    assert.deepEqual(missingServeFlags(['--max_semi_space_size=32', '--single_threaded_gc']), []);
-    assert.deepEqual(missingServeFlags(['--max-semi-space-size', '16', gc]), []);
+    const [gc, min] = ['--single-threaded-gc', '--min-semi-space-size=64'];
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64', min, gc]), []);
+    assert.deepEqual(
+      missingServeFlags([gc], '--enable-source-maps  --max-semi-space-size=128 --min-semi-space-size=8'),
+      [],
+    );
+    assert.deepEqual(
+      missingServeFlags(['--max_semi_space_size=32', '--min_semi_space_size=16', '--single_threaded_gc']),
+      [],
+    );
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size', '16', '--min-semi-space-size', '16', gc]), []);
     assert.deepEqual(missingServeFlags(['--max-old-space-size=64']), [...SERVE_NODE_FLAGS]);
-    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64']), [gc]);
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64']), [min, gc]);
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64', gc]), [min], 'the young generation left to shrink');
   });
 
   it('counts a flag the operator turned off (--no-...) as given', () => {
-    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64', '--no-single-threaded-gc']), []);
-    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64'], '--no-single_threaded_gc'), []);
+    const min = '--min-semi-space-size=64';
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64', min, '--no-single-threaded-gc']), []);
+    assert.deepEqual(missingServeFlags(['--max-semi-space-size=64', min], '--no-single_threaded_gc'), []);
   });
 });
 
