@@ -15,8 +15,9 @@
 // few seconds, shrinks it back to its smallest (1 MB semi-spaces). A server loaded again after an
 // idle spell then scavenged 15 times a second where it had scavenged once, each pause about half
 // a millisecond however little survived: 7 ms a second of pauses against 1.5 (`--trace-gc`, and
-// bench:bulk-single's "GC paused the loop" by round), until the young generation grew back, which
-// with little surviving takes minutes. The memory reducer still shrinks the old generation.
+// bench:bulk-single's "GC paused the loop" by round); V8 grows it again only as objects survive,
+// and with little surviving it had not grown back a minute later. The memory reducer still
+// shrinks the old generation.
 //
 // --single-threaded-gc: V8 collects garbage on the serving thread alone, in its own small steps,
 // instead of also on helper threads beside it. A server runs on one core (the Kubernetes
