@@ -9,10 +9,13 @@
 // that moment could have waited for it. The rest of a request's latency is outside the loop (the
 // kernel, the load generator).
 //
-// Its garbage collection pauses (nodejs_gc_duration_seconds, every kind: scavenges of the young
-// generation, the old generation's mark-compact and its incremental steps) are counted since the
-// process started, so the span's pauses are those of its end less those of its start. A request
-// that comes during a pause waits for its end, whatever else the process does.
+// Its garbage collection pauses (nodejs_gc_duration_seconds, every kind Node reports: scavenges
+// of the young generation, the old generation's mark-compact, the start of its incremental
+// marking, weak callbacks) are counted since the process started, so the span's pauses are those
+// of its end less those of its start. A request that comes during a pause waits for its end,
+// whatever else the process does. The steps of incremental marking V8 takes between them (with
+// --single-threaded-gc, on the serving thread) are not reported one by one and are not in it: a
+// span in which the old generation was marked held the loop longer than its pauses show.
 
 /** prom-client's sampling interval of the loop (its eventLoopMonitoringPrecision default), ms. */
 const SAMPLE_MS = 10;
@@ -54,16 +57,18 @@ export async function scrapeLoop(url: string): Promise<LoopScrape> {
 /** The loop's delay and its pauses so far from the text of a /metrics scrape (of `url`, for errors). */
 export function readLoop(text: string, url: string): LoopScrape {
   const lines = text.split('\n');
+  /** The values of metric `name`'s samples, with or without labels. */
+  const samples = (name: string): number[] =>
+    lines.filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`)).map(valueOf);
   const seconds = (name: string): number => {
-    const line = lines.find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-    if (line === undefined) throw new Error(`${url}/metrics has no ${name}`);
-    return valueOf(line);
+    const [value] = samples(name);
+    if (value === undefined) throw new Error(`${url}/metrics has no ${name}`);
+    return value;
   };
   // A histogram shows no sample of a kind before its first pause: with none, none was made.
   const summed = (histogram: string, name: string): number => {
     if (!lines.includes(`# TYPE ${histogram} histogram`)) throw new Error(`${url}/metrics has no ${histogram}`);
-    const found = lines.filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
-    return found.reduce((sum, l) => sum + valueOf(l), 0);
+    return samples(name).reduce((sum, v) => sum + v, 0);
   };
   return {
     delay: {
