@@ -12,6 +12,13 @@ import type { BulkTurns } from './bulk-turns.js';
 export const SLICE_IDS = 4096;
 /** Most IDs encoded per slice where each ID is a string made or read (ten times the cost). */
 export const SLICE_STRING_IDS = 1024;
+/**
+ * The same while single requests are being served (BulkTurns.servingSingles()): a single request
+ * that comes during a slice waits for its end, and for the write of its bytes, so slices are a
+ * quarter as long then. A take alone keeps the larger slices, fewer turns for the same IDs.
+ */
+export const SHARED_SLICE_IDS = 1024;
+export const SHARED_SLICE_STRING_IDS = 256;
 
 /** Part of a block's counter runs. */
 export interface RunsSlice {
@@ -39,15 +46,22 @@ export function indexSlices(start: number, end: number, size: number): [from: nu
   return out;
 }
 
-/**
- * Does `work` for each slice, in order, each in a turn of its own; false when the take stopped
- * before its last slice (nothing more is done then).
- */
-export type Slicer = <T>(slices: readonly T[], work: (slice: T) => void) => Promise<boolean>;
+/** A take's slices: how large to cut a block now, and the work of each slice done in turns. */
+export interface Slicer {
+  /**
+   * Does `work` for each slice, in order, each in a turn of its own; false when the take stopped
+   * before its last slice (nothing more is done then).
+   */
+  <T>(slices: readonly T[], work: (slice: T) => void): Promise<boolean>;
+  /** Most IDs of counter runs per slice of a block cut now. */
+  ids(): number;
+  /** Most IDs held as strings per slice of a block cut now. */
+  strings(): number;
+}
 
 /** A take's slicer: it asks `turns` for a turn before each slice, looks at `stopped` after, charges the slice. */
 export function slicer(turns: BulkTurns, stopped: () => boolean): Slicer {
-  return async (slices, work) => {
+  const run = async <T>(slices: readonly T[], work: (slice: T) => void): Promise<boolean> => {
     for (const slice of slices) {
       await turns.next();
       if (stopped()) return false;
@@ -55,4 +69,8 @@ export function slicer(turns: BulkTurns, stopped: () => boolean): Slicer {
     }
     return true;
   };
+  return Object.assign(run, {
+    ids: () => (turns.servingSingles() ? SHARED_SLICE_IDS : SLICE_IDS),
+    strings: () => (turns.servingSingles() ? SHARED_SLICE_STRING_IDS : SLICE_STRING_IDS),
+  });
 }

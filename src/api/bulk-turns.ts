@@ -3,7 +3,8 @@
 // may hold as many IDs as its consumer asked for (up to STREAM_MAX_BLOCK); done in one go it
 // would hold every other request of the process (single IDs over HTTP and UDP, gRPC Next,
 // Redis replies) for as long. So a take encodes a block a slice at a time (bulk-slices.ts:
-// at most SLICE_IDS IDs, SLICE_STRING_IDS of IDs held as strings) and asks for a turn before
+// at most SLICE_IDS IDs, SLICE_STRING_IDS of IDs held as strings, a quarter of those while
+// single requests are served) and asks for a turn before
 // each slice: the takes that asked are served in order of asking, SLICES_PER_TURN slices per
 // turn of the event loop across all takes, and the I/O that came meanwhile is served between
 // turns (setImmediate runs after the loop's poll phase). With nothing else to do the loop turns

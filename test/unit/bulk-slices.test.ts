@@ -1,13 +1,20 @@
 // Blocks encoded a slice at a time are the same, byte for byte, as blocks encoded at once, in
 // every format of the websocket stream and of gRPC Take, with runs and ranges that cross slice
-// bounds; a take that stops mid-block stops before its next slice.
+// bounds, whether a take runs alone or beside single requests (smaller slices); a take that
+// stops mid-block stops before its next slice.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decimalRuns, idsFromRuns } from '../../src/core/id-runs.js';
 import type { Packing } from '../../src/core/layout.js';
 import type { Range } from '../../src/core/ranges.js';
-import { SLICE_IDS, SLICE_STRING_IDS, slicer } from '../../src/api/bulk-slices.js';
-import { BulkTurns } from '../../src/api/bulk-turns.js';
+import {
+  SHARED_SLICE_IDS,
+  SHARED_SLICE_STRING_IDS,
+  SLICE_IDS,
+  SLICE_STRING_IDS,
+  slicer,
+} from '../../src/api/bulk-slices.js';
+import { BulkTurns, type TurnClock } from '../../src/api/bulk-turns.js';
 import {
   binaryFromDecimals,
   binaryFromRuns,
@@ -39,12 +46,25 @@ const noEncode = (): Buffer => {
   throw new Error('the schema encoder is not needed for decimal IDs');
 };
 
+/** Turns of a process asked for a single request before every look: it is always serving singles. */
+function servingTurns(): BulkTurns {
+  let singles = 0;
+  const clock: TurnClock = {
+    now: () => performance.now(),
+    singles: () => ++singles,
+    immediate: (turn) => setImmediate(turn),
+    later: (turn, ms) => setTimeout(turn, ms),
+  };
+  return new BulkTurns(1, clock);
+}
+
 describe('blocks encoded in slices', () => {
-  const turns = new BulkTurns();
-  const slice = slicer(turns, never);
+  const alone = slicer(new BulkTurns(), never);
+  const beside = slicer(servingTurns(), never);
+  const slicers = [alone, beside];
 
   it('write the same stream frames as blocks encoded at once', async () => {
-    for (const p of [plain, packed]) {
+    for (const [p, slice] of [plain, packed].flatMap((p) => slicers.map((s) => [p, s] as const))) {
       assert.deepEqual(await slicedBinaryFromRuns(slice, 7, runs, count, p), binaryFromRuns(7, runs, count, p));
       assert.equal(await slicedJsonFromRuns(slice, 7, runs, count, p), jsonFromRuns(7, runs, count, p));
       const ids = idsFromRuns(runs, count, p);
@@ -65,7 +85,7 @@ describe('blocks encoded in slices', () => {
   });
 
   it('write the same gRPC blocks as blocks encoded at once', async () => {
-    for (const p of [plain, packed]) {
+    for (const [p, slice] of [plain, packed].flatMap((p) => slicers.map((s) => [p, s] as const))) {
       assert.deepEqual(await slicedRunsBlock(slice, runs, count, p, 1 << 30), encodeRunsBlock(runs, count, p, 1 << 30));
       const ids = idsFromRuns(runs, count, p);
       assert.deepEqual(
@@ -75,8 +95,28 @@ describe('blocks encoded in slices', () => {
       assert.deepEqual(await slicedIdsRanges(slice, ids, 1, ids.length), decimalRuns(ids, 1, ids.length));
     }
     // Past the byte bound, or from 2^53: not written from the runs.
-    assert.equal(await slicedRunsBlock(slice, runs, count, plain, 1000), 'not-from-runs');
-    assert.equal(await slicedRunsBlock(slice, [[2 ** 53 - 10, 2 ** 53 + 10]], 21, plain, 1 << 30), 'not-from-runs');
+    for (const slice of slicers) {
+      assert.equal(await slicedRunsBlock(slice, runs, count, plain, 1000), 'not-from-runs');
+      assert.equal(await slicedRunsBlock(slice, [[2 ** 53 - 10, 2 ** 53 + 10]], 21, plain, 1 << 30), 'not-from-runs');
+    }
+  });
+
+  it('cut a block into slices a quarter as large while single requests are being served', async () => {
+    assert.deepEqual([alone.ids(), alone.strings()], [SLICE_IDS, SLICE_STRING_IDS]);
+    assert.deepEqual([beside.ids(), beside.strings()], [SHARED_SLICE_IDS, SHARED_SLICE_STRING_IDS]);
+    assert.equal(SHARED_SLICE_IDS * 4, SLICE_IDS);
+    const sizes = async (turns: BulkTurns) => {
+      const slices: number[] = [];
+      let before = 0;
+      await slicedBinaryFromRuns(slicer(turns, never), 1, runs, count, plain, undefined, (_frame, end) => {
+        slices.push((end - 8) / 8 - before);
+        before = (end - 8) / 8;
+      });
+      return slices;
+    };
+    const whole = (n: number) => [...Array(Math.floor(count / n)).fill(n), count % n].filter((x) => x > 0);
+    assert.deepEqual(await sizes(new BulkTurns()), whole(SLICE_IDS));
+    assert.deepEqual(await sizes(servingTurns()), whole(SHARED_SLICE_IDS));
   });
 
   it('encode one slice per turn of the event loop, and stop before the next slice once the take stopped', async () => {

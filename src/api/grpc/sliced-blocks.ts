@@ -5,7 +5,7 @@
 import { appendDecimalRuns, decimalRuns } from '../../core/id-runs.js';
 import type { Packing } from '../../core/layout.js';
 import type { Range } from '../../core/ranges.js';
-import { indexSlices, runSlices, SLICE_IDS, SLICE_STRING_IDS, type Slicer } from '../bulk-slices.js';
+import { indexSlices, runSlices, type Slicer } from '../bulk-slices.js';
 import type { TakeBlock } from './requests.js';
 import { encodeIdsBlock, encodeRunsBlock } from './take-encode.js';
 
@@ -23,7 +23,7 @@ export async function slicedRunsBlock(
   const parts: Buffer[] = [];
   let bytes = 0;
   let strings = false;
-  const done = await slice(runSlices(runs, count, SLICE_IDS), (runsSlice) => {
+  const done = await slice(runSlices(runs, count, slice.ids()), (runsSlice) => {
     if (strings) return;
     const part = encodeRunsBlock(runsSlice.runs, runsSlice.count, packing, maxBytes - bytes);
     if (part === undefined) strings = true;
@@ -45,7 +45,7 @@ export async function slicedIdsBlock(
   encode: (block: TakeBlock) => Buffer,
 ): Promise<Buffer | undefined> {
   const parts: Buffer[] = [];
-  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) =>
+  const done = await slice(indexSlices(start, end, slice.strings()), ([from, to]) =>
     parts.push(encodeIdsBlock(ids, from, to, encode)),
   );
   return done ? Buffer.concat(parts) : undefined;
@@ -59,7 +59,7 @@ export async function slicedIdsRanges(
   end: number,
 ): Promise<[string, string][] | undefined> {
   const runs: [string, string][] = [];
-  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) =>
+  const done = await slice(indexSlices(start, end, slice.strings()), ([from, to]) =>
     appendDecimalRuns(runs, decimalRuns(ids, from, to)),
   );
   return done ? runs : undefined;

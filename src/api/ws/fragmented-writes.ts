@@ -14,10 +14,11 @@
 // one is being written every other message of the socket waits for its end: blocks of other takes
 // wait for the gate, replies to refused control messages are held and sent right after it.
 import type { WebSocket } from 'ws';
+import { SHARED_SLICE_IDS } from '../bulk-slices.js';
 import type { BulkTurns } from '../bulk-turns.js';
 
-/** Most bytes of a message written in one turn (a slice's binary IDs: 4096 x 8). */
-export const FRAGMENT_BYTES = 32 * 1024;
+/** Most bytes of a message written in one turn (a slice's binary IDs beside single requests: 1024 x 8). */
+export const FRAGMENT_BYTES = 8 * SHARED_SLICE_IDS;
 
 export class FragmentedWrites {
   /** Resolves when the message being written in fragments is done (undefined: none is). */

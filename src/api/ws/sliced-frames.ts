@@ -6,7 +6,7 @@
 import { appendDecimalRuns, decimalRuns, idsFromRuns } from '../../core/id-runs.js';
 import type { Packing } from '../../core/layout.js';
 import type { Range } from '../../core/ranges.js';
-import { indexSlices, runSlices, SLICE_IDS, SLICE_STRING_IDS, type Slicer } from '../bulk-slices.js';
+import { indexSlices, runSlices, type Slicer } from '../bulk-slices.js';
 import {
   binaryFrame,
   fillDecimals,
@@ -31,7 +31,7 @@ export async function slicedBinaryFromRuns(
 ): Promise<Buffer | undefined> {
   const frame = binaryFrame(req, count, memory);
   let at = 0;
-  const done = await slice(runSlices(runs, count, SLICE_IDS), (runsSlice) => {
+  const done = await slice(runSlices(runs, count, slice.ids()), (runsSlice) => {
     fillRuns(frame, at, runsSlice.runs, packing);
     at += runsSlice.count;
     filled?.(frame, 8 + 8 * at);
@@ -49,7 +49,7 @@ export async function slicedBinaryFromDecimals(
   memory?: FrameMemory,
 ): Promise<Buffer | undefined> {
   const frame = binaryFrame(req, end - start, memory);
-  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) =>
+  const done = await slice(indexSlices(start, end, slice.strings()), ([from, to]) =>
     fillDecimals(frame, from - start, ids, from, to),
   );
   return done ? frame : undefined;
@@ -64,7 +64,7 @@ export async function slicedJsonFromRuns(
   packing: Packing,
 ): Promise<string | undefined> {
   const parts: string[] = [];
-  const done = await slice(runSlices(runs, count, SLICE_STRING_IDS), (s) =>
+  const done = await slice(runSlices(runs, count, slice.strings()), (s) =>
     parts.push(idsFromRuns(s.runs, s.count, packing).join('","')),
   );
   return done ? jsonFromParts(req, parts) : undefined;
@@ -79,7 +79,7 @@ export async function slicedJsonFromStrings(
   end: number,
 ): Promise<string | undefined> {
   const parts: string[] = [];
-  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) => {
+  const done = await slice(indexSlices(start, end, slice.strings()), ([from, to]) => {
     const list = JSON.stringify(ids.slice(from, to));
     parts.push(list.slice(1, -1));
   });
@@ -95,7 +95,7 @@ export async function slicedRangesFromDecimals(
   end: number,
 ): Promise<string | undefined> {
   const runs: [string, string][] = [];
-  const done = await slice(indexSlices(start, end, SLICE_STRING_IDS), ([from, to]) =>
+  const done = await slice(indexSlices(start, end, slice.strings()), ([from, to]) =>
     appendDecimalRuns(runs, decimalRuns(ids, from, to)),
   );
   return done ? rangesFromDecimalRuns(req, runs) : undefined;
