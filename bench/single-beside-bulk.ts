@@ -31,7 +31,7 @@
 // baseline the ratios divide by is in the record.
 // Flags: --rate N (requests per second per transport, default 2000)  --seconds N (per case,
 //        default 10)  --connections N (per transport, default 8)  --rounds N (default 3)
-//        --warmup-rounds N (rounds of every case run first, printed and left out of the medians: default 1)
+//        --warmup-rounds N (rounds of every case run first, printed and left out of the medians: default 2)
 //        --take N (IDs per bulk take, default 10M)  --block N (IDs per frame, default 50000)
 //        --pin (the servers on CPU 1; generators, bulk consumer and this process on CPU 0, the
 //        generators at real-time priority so the consumer beside them does not delay their sends;
@@ -76,7 +76,7 @@ const opts = {
   seconds: 10,
   connections: 8,
   rounds: 3,
-  warmupRounds: 1,
+  warmupRounds: 2,
   take: 10_000_000,
   block: 50_000,
   pin: false,
@@ -277,7 +277,11 @@ async function main(): Promise<void> {
     };
     const stream = `ws://127.0.0.1:${bulkPort}/v1/stream`;
     // The warm-up rounds first (the first cases a process serves find V8 and the caches cold):
-    // printed and listed, never in the medians.
+    // printed and listed, never in the medians. Two by default: with --trace-opt --trace-deopt,
+    // idmint's first round after one warm-up round still deoptimised its HTTP path ('wrong map',
+    // the socket and parser objects' shapes having changed with the bulk case's websocket) and
+    // optimised some hundred functions again, its compiler's threads taking the serving thread's
+    // core; from the second on it optimised a few functions a case and deoptimised none.
     for (let at = 1; at <= opts.warmupRounds + opts.rounds; at++) {
       const warm = at <= opts.warmupRounds;
       const round = warm ? `warm-up ${at}` : String(at - opts.warmupRounds);
