@@ -48,7 +48,7 @@ export function fillRuns(buf: Buffer, at: number, runs: readonly Range[], packin
   // optimised again after that kept the halves as heap numbers, a new one per ID (some 19 bytes
   // of garbage an ID, ten times the rest of a take's), and the collections it made paused the
   // process's single requests too.
-  const stepLo = packing.step % TWO32 | 0;
+  const stepLo = (packing.step % TWO32) | 0;
   const stepHi = Math.floor(packing.step / TWO32) | 0;
   let slot = 2 * at;
   for (const [first, last] of runs) {
@@ -60,7 +60,7 @@ export function fillRuns(buf: Buffer, at: number, runs: readonly Range[], packin
       u32[slot++] = hi;
       const next = (lo + stepLo) | 0;
       // The low half wrapped past 2^32 (unsigned, it came out below where it was): carry one.
-      hi = (hi + stepHi + ((next >>> 0) < (lo >>> 0) ? 1 : 0)) | 0;
+      hi = (hi + stepHi + (next >>> 0 < lo >>> 0 ? 1 : 0)) | 0;
       lo = next;
     }
   }
