@@ -44,7 +44,7 @@ export function fillRuns(buf: Buffer, at: number, runs: readonly Range[], packin
   const u32 = new Uint32Array(buf.buffer, buf.byteOffset + 8, (buf.length - 8) / 4);
   // Each half is held as a signed 32-bit integer of the same bits (a typed array stores its value
   // mod 2^32), so the loop's arithmetic stays in 32-bit integers in optimised code. Held as a
-  // number up to 2^32, a half above 2^31 is no small integer to V8: once IDs passed 2^32, code
+  // number up to 2^32, a half above 2^31 is no small integer to V8: once IDs passed 2^31, code
   // optimised again after that kept the halves as heap numbers, a new one per ID (some 19 bytes
   // of garbage an ID, ten times the rest of a take's), and the collections it made paused the
   // process's single requests too.
