@@ -45,13 +45,17 @@
 //        own, recorded as bulk-single-apart)  --let-idle (no spinners: see below)
 //        --node-flag=FLAG (idmint started with this node flag too, repeatable; a flag it serves
 //        with given another way, e.g. --node-flag=--no-single-threaded-gc, replaces it: recorded
-//        as bulk-single-node-flags)  --no-write
+//        as bulk-single-node-flags)  --bulk-share N (idmint started with BULK_SHARE_PERCENT=N, 1 to
+//        100: what bulk takes may spend of each 5 ms window beside single requests, which trades
+//        the single requests' p99 for the bulk consumer's rate; recorded as bulk-single-share<N>
+//        when not the default, as a share given by BULK_SHARE_PERCENT is: runs at several shares
+//        sit beside the default's)  --no-write
 // Every CPU is kept awake over the rounds by a spinner at SCHED_IDLE (bench/keep-awake.ts): on a
 // virtual machine whose idle CPUs halt, a request reaching an idle CPU waits milliseconds for the
 // host, which a case that keeps the CPU busy (beside bulk) never pays; the spinners take that
 // wait out of every case, so the ratio compares the servers and not how idle the CPU was.
 // Results: bench/results/bulk-single-latest.md (bulk-single-p<N>-latest.md with --processes N,
-// bulk-single-apart-latest.md with --bulk-apart)
+// bulk-single-apart-latest.md with --bulk-apart, bulk-single-share<N>-latest.md with --bulk-share N)
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { freePort, startTsx, type Child } from '../tools/child.js';
@@ -66,75 +70,12 @@ import { keepCpusAwake, type Spinners } from './keep-awake.js';
 import { placeStores, type PlacedStores } from './bulk/place-stores.js';
 import { isFloor, report, type CaseName, type Latency, type Measured } from './bulk/report.js';
 import { buildC } from './c-build.js';
-import { readBenchOptions } from './common-options.js';
+import { readBulkSingleOptions, WARMUP_S } from './bulk/options.js';
 import { startRun } from './record.js';
 import { BENCH_SETTINGS } from './server.js';
 
 const args = process.argv.slice(2);
-const opts = {
-  rate: 2000,
-  seconds: 10,
-  connections: 8,
-  rounds: 3,
-  warmupRounds: 2,
-  take: 10_000_000,
-  block: 50_000,
-  pin: false,
-  write: true,
-  processes: 1,
-  apart: false,
-  awake: true,
-  /** Node flags idmint is started with beyond (or instead of) the ones it serves with (--node-flag). */
-  nodeFlags: [] as string[],
-};
-/** Requests due in the first second of a case are sent but not counted (connections warm up). */
-const WARMUP_S = 1;
-
-function parseArgs(): void {
-  readBenchOptions(
-    args,
-    'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--warmup-rounds N] [--take N] [--block N] [--pin] [--processes N] [--bulk-apart] [--let-idle] [--node-flag=FLAG] [--no-write]',
-    { seconds: [WARMUP_S + 1, 600], connections: [1, 256], rounds: [1], pin: true, write: true },
-    opts,
-    (a) => {
-      switch (a.flag) {
-        case '--rate':
-          opts.rate = a.whole(1, 100_000);
-          break;
-        case '--take':
-          opts.take = a.whole(1);
-          break;
-        case '--block':
-          opts.block = a.whole(1);
-          break;
-        case '--processes':
-          opts.processes = a.whole(1, 16);
-          break;
-        case '--bulk-apart':
-          opts.apart = true;
-          break;
-        case '--let-idle':
-          opts.awake = false;
-          break;
-        case '--warmup-rounds':
-          opts.warmupRounds = a.whole(0, 10);
-          break;
-        case '--node-flag': {
-          const flag = a.text();
-          if (!flag.startsWith('--'))
-            throw new Error(`--node-flag takes a node flag (--node-flag=--no-single-threaded-gc): ${flag}`);
-          opts.nodeFlags.push(flag);
-          break;
-        }
-        default:
-          return false;
-      }
-      return true;
-    },
-  );
-  if (opts.apart && opts.processes > 1)
-    throw new Error('--bulk-apart serves the bulk consumer from a process of its own: give it without --processes');
-}
+const opts = readBulkSingleOptions(args);
 
 /** One fixed-rate generator to its end. */
 function generate(binary: string, transport: 'http' | 'udp', port: number, target: string): Promise<Latency> {
@@ -167,23 +108,13 @@ function generate(binary: string, transport: 'http' | 'udp', port: number, targe
   );
 }
 
-/** The benchmark's name in bench/results: one serving process, or N, or idmint with node flags of the run's own. */
-const benchName = (): string =>
-  opts.apart
-    ? 'bulk-single-apart'
-    : opts.processes > 1
-      ? `bulk-single-p${opts.processes}`
-      : opts.nodeFlags.length > 0
-        ? 'bulk-single-node-flags'
-        : 'bulk-single';
-
 /** The CPU the bulk stream's server is pinned to: the servers' core, or the clients' when apart. */
 const bulkCpu = (): number => (opts.apart ? 0 : 1);
 
 /** idmint, as one serving process or `serve --processes N` (ready once every process is). */
 async function startIdmint(env: Record<string, string | undefined>): Promise<Child> {
   const one = opts.processes === 1;
-  const settled = { ...env, ...BENCH_SETTINGS };
+  const settled = { ...env, ...BENCH_SETTINGS, BULK_SHARE_PERCENT: String(opts.bulkShare) };
   const idmint = one
     ? startTsx(['src/cli.ts', 'serve'], { name: 'idmint', env: settled, inherit: true, nodeFlags: opts.nodeFlags })
     : startTsx(['src/cli.ts', 'serve', '--processes', String(opts.processes)], {
@@ -217,8 +148,7 @@ function readServer(pid: number): { cpuS: number; threads: Map<number, Map<numbe
 }
 
 async function main(): Promise<void> {
-  parseArgs();
-  const recorder = startRun(benchName());
+  const recorder = startRun(opts.bench);
   if (opts.pin) {
     if (cpus().length < 2) throw new Error('--pin needs 2 CPUs');
     pinProcess(process.pid, 0);
@@ -350,7 +280,12 @@ async function main(): Promise<void> {
     await Promise.all([idmint.stop(), bulkIdmint?.stop(), bare.stop()]);
     await cleanup(names);
   }
-  const setup = { ...opts, warmupS: WARMUP_S, bench: benchName(), args, stores: stores?.said ?? [] };
+  const setup = {
+    ...opts,
+    warmupS: WARMUP_S,
+    args,
+    stores: stores?.said ?? [],
+  };
   report(setup, { measured, warmups, bulkAlone, load, ok }, recorder);
 }
 

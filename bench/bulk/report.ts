@@ -68,6 +68,8 @@ export interface Setup {
   readonly apart: boolean;
   /** Node flags idmint was started with beyond the ones it serves with (--node-flag). */
   readonly nodeFlags: readonly string[];
+  /** BULK_SHARE_PERCENT idmint ran with: of each 5 ms window, what bulk takes may use beside single requests. */
+  readonly bulkShare: number;
   readonly pin: boolean;
   /** Every CPU kept awake by a SCHED_IDLE spinner over the rounds (bench/keep-awake.ts). */
   readonly awake: boolean;
@@ -178,6 +180,7 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
         return `${tr} ${median(beside.map((m, i) => m.latency[tr].p99 / alone[i].latency[tr].p99)).toFixed(2)}`;
       },
     ).join(', ')}`,
+    `- idmint's bulk share: bulk takes may use ${opts.bulkShare}% of each 5 ms window while single requests are served (BULK_SHARE_PERCENT)`,
     ...p99ByRound(measured, 'measured round'),
     ...(opts.warmupRounds > 0 ? p99ByRound(warmups, 'warm-up round, not in the medians') : []),
     `- load average before the run ${load}, after ${loadavg()
