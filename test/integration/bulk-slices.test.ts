@@ -7,7 +7,8 @@
 // request for a single ID is sent, and its answer must come before the server writes the take's
 // second block (encoded at once, the second block would be written in the next turn, well
 // before). The socket bound is far above the take, so no block waits for room. The take's IDs
-// still come exact, ascending and unique.
+// still come exact, ascending and unique. Beside single requests a binary block's slices are
+// written as fragments of at least FRAGMENT_BYTES each, not one a slice.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import WebSocket from 'ws';
@@ -17,6 +18,7 @@ import { cleanup, testNames } from '../../tools/env.js';
 import { IdsClient } from '../../tools/grpc-client.js';
 import { createTag, startLocalNode } from '../../tools/node.js';
 import { assertIncreasing } from '../../tools/order.js';
+import { FRAGMENT_BYTES } from '../../src/api/ws/fragmented-writes.js';
 
 const names = testNames();
 let node: Awaited<ReturnType<typeof startLocalNode>>;
@@ -139,6 +141,45 @@ it("answers a single request between the fragments of one block's write on the w
   ws.close();
   await single;
   assert.deepEqual(events, ['first write', 'answer', 'last write']);
+  assert.equal(ids.length, 50_000);
+  assertIncreasing(ids, 'stream take');
+});
+
+it('writes a binary block beside single requests in fragments of at least FRAGMENT_BYTES, not one a slice', async (t) => {
+  // A write costs the process mostly its call, not its bytes: a block's encoded slices go out
+  // four at a time (FRAGMENT_BYTES), so a block of 50,000 IDs (400 KB) is 13 writes, not 49.
+  // A single request sent at each write keeps the process serving single requests, so the
+  // block is cut all through.
+  const sizes: number[] = [];
+  const singles: Promise<void>[] = [];
+  const send = WebSocket.prototype.send;
+  t.after(() => {
+    WebSocket.prototype.send = send;
+  });
+  WebSocket.prototype.send = function (this: WebSocket, ...a: Parameters<WebSocket['send']>) {
+    if (typeof a[0] !== 'string') {
+      sizes.push((a[0] as Buffer).length);
+      singles.push(fetch(`${node.url}/v1/id/single`).then((res) => assert.equal(res.status, 200)));
+    }
+    return send.apply(this, a);
+  } as WebSocket['send'];
+
+  const ws = await openStream();
+  assert.equal((await fetch(`${node.url}/v1/id/single`)).status, 200);
+  const ids = await takeBinary(ws, 50_000, 50_000);
+  ws.close();
+  await Promise.all(singles);
+  const bytes = 8 + 8 * 50_000;
+  assert.equal(
+    sizes.reduce((a, b) => a + b, 0),
+    bytes,
+  );
+  assert.ok(sizes.length > 1, `the block was written whole: ${sizes.join(', ')}`);
+  assert.ok(
+    sizes.slice(0, -1).every((size) => size >= FRAGMENT_BYTES),
+    `a fragment under ${FRAGMENT_BYTES} bytes before the last: ${sizes.join(', ')}`,
+  );
+  assert.ok(sizes.length <= Math.ceil(bytes / FRAGMENT_BYTES), `${sizes.length} writes: ${sizes.join(', ')}`);
   assert.equal(ids.length, 50_000);
   assertIncreasing(ids, 'stream take');
 });

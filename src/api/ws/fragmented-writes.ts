@@ -8,8 +8,9 @@
 // the bulk turns of its own (../bulk-turns.ts), charged to their window like a slice; a take alone
 // writes whole messages, fewer calls for the same bytes. The reader gets one message, the same
 // bytes: fragmentation is the transport's, below what any websocket client hands its user.
-// A binary block of counter runs is written as it is encoded, each slice's bytes as a fragment in
-// the slice's own turn (hold(), piece(), release()), so its write adds no turns of its own.
+// A binary block of counter runs is written as it is encoded: once its encoded bytes not yet
+// written reach FRAGMENT_BYTES, they go as a fragment in the turn of the slice that completed
+// them (hold(), piece(), release()), so its write adds no turns of its own.
 // A fragmented message must not be interleaved with another data message on its socket, so while
 // one is being written every other message of the socket waits for its end: blocks of other takes
 // wait for the gate, replies to refused control messages are held and sent right after it.
@@ -17,8 +18,14 @@ import type { WebSocket } from 'ws';
 import { SHARED_SLICE_IDS } from '../bulk-slices.js';
 import type { BulkTurns } from '../bulk-turns.js';
 
-/** Most bytes of a message written in one turn (a slice's binary IDs beside single requests: 1024 x 8). */
-export const FRAGMENT_BYTES = 8 * SHARED_SLICE_IDS;
+/**
+ * Most bytes of a message written in one turn: four slices' binary IDs beside single requests
+ * (4 x 1024 x 8, 32 KiB). A write's cost is mostly the call's, not its bytes': in
+ * npm run bench:ws-fragments a send of 32 KiB held the serving thread about a third longer than
+ * one of 8 KiB, for four times the bytes, so a block costs the process a third as much in writes
+ * for a wait of a few microseconds more in the single request that comes during one.
+ */
+export const FRAGMENT_BYTES = 4 * 8 * SHARED_SLICE_IDS;
 
 export class FragmentedWrites {
   /** Resolves when the message being written in fragments is done (undefined: none is). */

@@ -255,8 +255,9 @@ export class StreamSession {
   }
 
   /**
-   * A binary block of counter runs, a large one written as it is encoded: each slice's bytes go
-   * out as a fragment in the slice's turn (fragmented-writes.ts); false when the socket is gone.
+   * A binary block of counter runs, a large one written as it is encoded: its bytes go out as a
+   * fragment in the turn of the slice that makes them FRAGMENT_BYTES (fragmented-writes.ts);
+   * false when the socket is gone.
    */
   private async sendBinaryRuns(
     req: number,
@@ -273,8 +274,9 @@ export class StreamSession {
       let sent = 0;
       const frame = await slicedBinaryFromRuns(this.slice, req, runs, count, packing, this.memory, (block, end) => {
         const fin = end === block.length;
-        // With no single request being served the bytes wait for a later piece: the block goes whole.
-        if (!fin && !this.writes.cutting()) return;
+        // The bytes wait for a later piece until they make a fragment; with no single request
+        // being served, until the block's end: it goes whole.
+        if (!fin && (end - sent < FRAGMENT_BYTES || !this.writes.cutting())) return;
         this.writes.piece(block.subarray(sent, end), fin, fin ? () => this.written(block) : undefined);
         sent = end;
       });
