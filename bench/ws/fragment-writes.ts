@@ -2,17 +2,20 @@
 // message as fragments of one size, one fragment per turn of its event loop (as a bulk take's
 // turns do, src/api/bulk-turns.ts), to a client in a process of its own that reads them, and
 // times each send() call (what the serving thread spends in it: ws's framing and the socket's
-// write, which on a local connection runs the reader's side of TCP too). The smallest size, 1 KiB,
-// is the floor: the cost of a write that carries little (a reader's websocket library caps a
-// message's fragments: ws at 16,384). Sizes take turns in interleaved
-// rounds; medians. With --pin the server runs on CPU 1 and the client on CPU 0.
-// usage: npm run bench:ws-fragments -- [--seconds N] [--rounds N] [--pin]
+// write, which on a local connection runs the reader's side of TCP too). The smallest size,
+// 1 KiB, is the floor: the cost of a write that carries little (a reader's websocket library
+// caps a message's fragments: ws at 16,384). Sizes take turns in interleaved rounds; medians.
+// With --pin the server runs on CPU 1 and the client on CPU 0. Each run is recorded in
+// bench/results/runs as ws-fragments (--no-write: printed only).
+// usage: npm run bench:ws-fragments -- [--seconds N] [--rounds N] [--pin] [--no-write]
 import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as turn } from 'node:timers/promises';
 import { WebSocket, WebSocketServer } from 'ws';
 import { pinProcess } from '../../tools/cpu.js';
 import { readOptions } from '../../tools/args.js';
+import { markdownTable } from '../../tools/table.js';
+import { startRun } from '../record.js';
 
 const SIZES = [1024, 4096, 8192, 16384, 32768, 65536];
 const MESSAGE_BYTES = 400_000;
@@ -49,14 +52,20 @@ const median = (xs: number[]): number => {
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'client') return client(process.argv[3]);
-  const opts = { seconds: 2, rounds: 3, pin: false };
-  readOptions(process.argv.slice(2), 'npm run bench:ws-fragments -- [--seconds N] [--rounds N] [--pin]', (a) => {
-    if (a.flag === '--seconds') opts.seconds = a.whole(1, 60);
-    else if (a.flag === '--rounds') opts.rounds = a.whole(1, 20);
-    else if (a.flag === '--pin') opts.pin = true;
-    else return false;
-    return true;
-  });
+  const opts = { seconds: 2, rounds: 3, pin: false, write: true };
+  const recorder = startRun('ws-fragments');
+  readOptions(
+    process.argv.slice(2),
+    'npm run bench:ws-fragments -- [--seconds N] [--rounds N] [--pin] [--no-write]',
+    (a) => {
+      if (a.flag === '--seconds') opts.seconds = a.whole(1, 60);
+      else if (a.flag === '--rounds') opts.rounds = a.whole(1, 20);
+      else if (a.flag === '--pin') opts.pin = true;
+      else if (a.flag === '--no-write') opts.write = false;
+      else return false;
+      return true;
+    },
+  );
   if (opts.pin) pinProcess(process.pid, 1);
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
   await new Promise((resolve) => wss.once('listening', resolve));
@@ -79,13 +88,20 @@ async function main(): Promise<void> {
   wss.close();
   reader.kill();
   const floor = median(bySize.get(SIZES[0])!);
-  console.log('| fragment (bytes) | µs a send (median) | ÷ floor | µs per 8 KiB |');
-  console.log('| ---: | ---: | ---: | ---: |');
-  for (const size of SIZES) {
-    const us = median(bySize.get(size)!);
-    const per8k = size >= 8192 ? ((us * 8192) / size).toFixed(1) : '-';
-    console.log(`| ${size} | ${us.toFixed(1)} | ${(us / floor).toFixed(2)} | ${per8k} |`);
-  }
+  const rows = [
+    ['fragment (bytes)', 'µs a send (median)', '÷ floor', 'µs per 8 KiB'],
+    ...SIZES.map((size) => {
+      const us = median(bySize.get(size)!);
+      return [
+        String(size),
+        us.toFixed(1),
+        (us / floor).toFixed(2),
+        size >= 8192 ? ((us * 8192) / size).toFixed(1) : '-',
+      ];
+    }),
+  ];
+  console.log(markdownTable(rows));
+  if (opts.write) recorder.finish({ rows, ratio: { column: '÷ floor', baseline: String(SIZES[0]) } });
 }
 
 main().catch((err: Error) => {

@@ -21,9 +21,9 @@ import type { BulkTurns } from '../bulk-turns.js';
 /**
  * Most bytes of a message written in one turn: four slices' binary IDs beside single requests
  * (4 x 1024 x 8, 32 KiB). A write's cost is mostly the call's, not its bytes': in
- * npm run bench:ws-fragments a send of 32 KiB held the serving thread about a third longer than
- * one of 8 KiB, for four times the bytes, so a block costs the process a third as much in writes
- * for a wait of a few microseconds more in the single request that comes during one.
+ * `npm run bench:ws-fragments` a send of 32 KiB held the serving thread well under twice as long
+ * as one of 8 KiB, for four times the bytes, so a block costs the process far less in writes for
+ * a wait of a few microseconds more in the single request that comes during one.
  */
 export const FRAGMENT_BYTES = 4 * 8 * SHARED_SLICE_IDS;
 
