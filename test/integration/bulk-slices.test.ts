@@ -10,7 +10,7 @@
 // still come exact, ascending and unique. Beside single requests a binary block's slices are
 // written as fragments of at least FRAGMENT_BYTES each, not one a slice.
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, it, type TestContext } from 'node:test';
 import WebSocket from 'ws';
 import { ServerWritableStreamImpl } from '@grpc/grpc-js/build/src/server-call.js';
 import { freePort } from '../../tools/child.js';
@@ -63,6 +63,21 @@ class Order {
 const lastFragment = (options: unknown): boolean =>
   typeof options !== 'object' || options === null || (options as { fin?: boolean }).fin !== false;
 
+/**
+ * Calls `seen` with each binary message or fragment a websocket of this process sends (its
+ * bytes and whether it ends its message) before sending it, until the test ends.
+ */
+function onBinarySend(t: TestContext, seen: (bytes: Buffer, last: boolean) => void): void {
+  const send = WebSocket.prototype.send;
+  t.after(() => {
+    WebSocket.prototype.send = send;
+  });
+  WebSocket.prototype.send = function (this: WebSocket, ...a: Parameters<WebSocket['send']>) {
+    if (typeof a[0] !== 'string') seen(a[0] as Buffer, lastFragment(a[1]));
+    return send.apply(this, a);
+  } as WebSocket['send'];
+}
+
 /** Connects a websocket to the node's stream. */
 async function openStream(): Promise<WebSocket> {
   const ws = new WebSocket(`${node.url.replace(/^http/, 'ws')}/v1/stream`, { perMessageDeflate: false });
@@ -89,15 +104,10 @@ async function takeBinary(ws: WebSocket, count: number, block: number): Promise<
 
 it('answers a single request between the slices of a block of 500,000 IDs on the websocket stream', async (t) => {
   const order = new Order();
-  const send = WebSocket.prototype.send;
-  t.after(() => {
-    WebSocket.prototype.send = send;
+  // A block's frame is written in fragments (fragmented-writes.ts): the block is written with its last.
+  onBinarySend(t, (_bytes, last) => {
+    if (last) order.block();
   });
-  WebSocket.prototype.send = function (this: WebSocket, ...a: Parameters<WebSocket['send']>) {
-    // A block's frame is written in fragments (fragmented-writes.ts): the block is written with its last.
-    if (typeof a[0] !== 'string' && lastFragment(a[1])) order.block();
-    return send.apply(this, a);
-  } as WebSocket['send'];
 
   const ws = await openStream();
   const ids = await takeBinary(ws, 1_000_000, 500_000);
@@ -114,24 +124,17 @@ it("answers a single request between the fragments of one block's write on the w
   // block's first write would be its last, and the answer would come after).
   const events: string[] = [];
   let single: Promise<void> | undefined;
-  const send = WebSocket.prototype.send;
-  t.after(() => {
-    WebSocket.prototype.send = send;
-  });
-  WebSocket.prototype.send = function (this: WebSocket, ...a: Parameters<WebSocket['send']>) {
-    if (typeof a[0] !== 'string') {
-      if (single === undefined) {
-        events.push('first write');
-        single = fetch(`${node.url}/v1/id/single`).then(async (res) => {
-          assert.equal(res.status, 200);
-          assert.match(((await res.json()) as { id: string }).id, /^[0-9]+$/);
-          events.push('answer');
-        });
-      }
-      if (lastFragment(a[1])) events.push('last write');
+  onBinarySend(t, (_bytes, last) => {
+    if (single === undefined) {
+      events.push('first write');
+      single = fetch(`${node.url}/v1/id/single`).then(async (res) => {
+        assert.equal(res.status, 200);
+        assert.match(((await res.json()) as { id: string }).id, /^[0-9]+$/);
+        events.push('answer');
+      });
     }
-    return send.apply(this, a);
-  } as WebSocket['send'];
+    if (last) events.push('last write');
+  });
 
   const ws = await openStream();
   // A single request answered before the take: the process is serving single requests, so the
@@ -152,17 +155,10 @@ it('writes a binary block beside single requests in fragments of at least FRAGME
   // block is cut all through.
   const sizes: number[] = [];
   const singles: Promise<void>[] = [];
-  const send = WebSocket.prototype.send;
-  t.after(() => {
-    WebSocket.prototype.send = send;
+  onBinarySend(t, (bytes) => {
+    sizes.push(bytes.length);
+    singles.push(fetch(`${node.url}/v1/id/single`).then((res) => assert.equal(res.status, 200)));
   });
-  WebSocket.prototype.send = function (this: WebSocket, ...a: Parameters<WebSocket['send']>) {
-    if (typeof a[0] !== 'string') {
-      sizes.push((a[0] as Buffer).length);
-      singles.push(fetch(`${node.url}/v1/id/single`).then((res) => assert.equal(res.status, 200)));
-    }
-    return send.apply(this, a);
-  } as WebSocket['send'];
 
   const ws = await openStream();
   assert.equal((await fetch(`${node.url}/v1/id/single`)).status, 200);
