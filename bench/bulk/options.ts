@@ -3,7 +3,7 @@
 // the bulk consumer apart, node flags of the run's own or a bulk share other than the default
 // each record under a name of their own, so their runs sit beside the default's and never
 // replace its latest.
-import { DEFAULT_BULK_SHARE_PERCENT } from '../../src/config.js';
+import { DEFAULT_BULK_SHARE_PERCENT, loadConfig } from '../../src/config.js';
 import { readBenchOptions } from '../common-options.js';
 
 /** Requests due in the first second of a case are sent but not counted (connections warm up). */
@@ -103,9 +103,8 @@ export function readBulkSingleOptions(
   );
   if (opts.apart && opts.processes > 1)
     throw new Error('--bulk-apart serves the bulk consumer from a process of its own: give it without --processes');
-  const bulkShare = shareFlag ?? Number(env.BULK_SHARE_PERCENT ?? DEFAULT_BULK_SHARE_PERCENT);
-  if (!Number.isInteger(bulkShare) || bulkShare < 1 || bulkShare > 100)
-    throw new Error(`BULK_SHARE_PERCENT takes a whole number from 1 to 100: ${env.BULK_SHARE_PERCENT}`);
+  // The environment's share read as idmint reads it (an empty one is the default).
+  const bulkShare = shareFlag ?? loadConfig({ BULK_SHARE_PERCENT: env.BULK_SHARE_PERCENT }).bulkSharePercent;
   const ownShare = bulkShare !== DEFAULT_BULK_SHARE_PERCENT;
   if (ownShare && (opts.apart || opts.processes > 1 || opts.nodeFlags.length > 0))
     throw new Error(

@@ -13,9 +13,10 @@ import type { AddressInfo } from 'node:net';
 import { setImmediate as turn } from 'node:timers/promises';
 import { WebSocket, WebSocketServer } from 'ws';
 import { pinProcess } from '../../tools/cpu.js';
-import { readOptions } from '../../tools/args.js';
 import { markdownTable } from '../../tools/table.js';
+import { readBenchOptions } from '../common-options.js';
 import { startRun } from '../record.js';
+import { medianOrNaN } from '../stats.js';
 
 const SIZES = [1024, 4096, 8192, 16384, 32768, 65536];
 const MESSAGE_BYTES = 400_000;
@@ -42,29 +43,18 @@ async function measure(socket: WebSocket, message: Buffer, size: number, seconds
       while (socket.bufferedAmount > MOST_BUFFERED) await new Promise((r) => setTimeout(r, 1));
     }
   }
-  return median(took);
+  return medianOrNaN(took);
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-};
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'client') return client(process.argv[3]);
   const opts = { seconds: 2, rounds: 3, pin: false, write: true };
   const recorder = startRun('ws-fragments');
-  readOptions(
+  readBenchOptions(
     process.argv.slice(2),
     'npm run bench:ws-fragments -- [--seconds N] [--rounds N] [--pin] [--no-write]',
-    (a) => {
-      if (a.flag === '--seconds') opts.seconds = a.whole(1, 60);
-      else if (a.flag === '--rounds') opts.rounds = a.whole(1, 20);
-      else if (a.flag === '--pin') opts.pin = true;
-      else if (a.flag === '--no-write') opts.write = false;
-      else return false;
-      return true;
-    },
+    { seconds: [1, 60], rounds: [1, 20], pin: true, write: true },
+    opts,
   );
   if (opts.pin) pinProcess(process.pid, 1);
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
@@ -87,11 +77,11 @@ async function main(): Promise<void> {
   socket.close();
   wss.close();
   reader.kill();
-  const floor = median(bySize.get(SIZES[0])!);
+  const floor = medianOrNaN(bySize.get(SIZES[0])!);
   const rows = [
     ['fragment (bytes)', 'µs a send (median)', '÷ floor', 'µs per 8 KiB'],
     ...SIZES.map((size) => {
-      const us = median(bySize.get(size)!);
+      const us = medianOrNaN(bySize.get(size)!);
       return [
         String(size),
         us.toFixed(1),

@@ -20,6 +20,8 @@ test('another share, from the flag or the environment, records under a name of i
   );
   const env = readBulkSingleOptions([], { BULK_SHARE_PERCENT: '10' });
   assert.deepEqual([env.bulkShare, env.bench], [10, 'bulk-single-share10']);
+  // An empty one is the default, as idmint reads it.
+  assert.equal(readBulkSingleOptions([], { BULK_SHARE_PERCENT: '' }).bench, 'bulk-single');
   // The flag wins over the environment.
   assert.equal(readBulkSingleOptions(['--bulk-share', '3'], { BULK_SHARE_PERCENT: '10' }).bulkShare, 3);
 });
