@@ -11,7 +11,7 @@ export function progressLine(s: Sample): string {
   const rps = KINDS.reduce((n, k) => n + s.latency[k].n, 0) / s.windowS;
   const lat = KINDS.map((k) => `${k} ${fmt(s.latency[k].p99, 1)}`).join(', ');
   return (
-    `soak ${clock(s.t)}  RSS ${fmt(s.rssMb, 1)} MB  heap ${fmt(s.heapMb, 1)} MB after GC (used ${fmt(s.heapFloorMb, 1)}..${fmt(s.heapPeakMb, 1)}, ${s.majorGcs} major)  loop p99 ${fmt(s.loopP99Ms, 1)} ms  ` +
+    `soak ${clock(s.t)}  RSS ${fmt(s.rssMb, 1)} MB  heap ${fmt(s.heapMb, 1)} MB after GC (used ${fmt(s.heapFloorMb, 1)}..${fmt(s.heapPeakMb, 1)}, ${s.majorGcs} major; ${fmt(s.heapCommittedMb, 1)} committed)  loop p99 ${fmt(s.loopP99Ms, 1)} ms  ` +
     `handles ${s.handles}  cpu ${fmt(s.cpu)}%  answers/s ${fmt(rps)}  failed ${s.failed}  p99 ms: ${lat}`
   );
 }
@@ -24,6 +24,8 @@ interface Row {
 
 const ROWS: readonly Row[] = [
   { name: 'RSS (MB)', d: 1, value: (s) => s.rssMb },
+  { name: 'heap committed by V8, all spaces (MB)', d: 1, value: (s) => s.heapCommittedMb },
+  { name: 'external memory, Buffers and ArrayBuffers (MB)', d: 1, value: (s) => s.externalMb },
   { name: 'heap after a full collection, old generation (MB)', d: 1, value: (s) => s.heapMb },
   { name: 'heap used, floor (MB)', d: 1, value: (s) => s.heapFloorMb },
   { name: 'heap used, peak (MB)', d: 1, value: (s) => s.heapPeakMb },

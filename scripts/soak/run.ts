@@ -176,9 +176,15 @@ try {
   writeFileSync(
     svgPath,
     chartSvg(
-      `idmint soak, ${o.minutes} min: RSS and heap used`,
+      `idmint soak, ${o.minutes} min: RSS, heap committed and heap used`,
       [
         { name: 'RSS', color: '#1f77b4', points: samples.map((s) => ({ t: s.t, v: s.rssMb })), plateau: rss.plateau },
+        {
+          name: 'heap committed by V8',
+          color: '#9edae5',
+          points: samples.map((s) => ({ t: s.t, v: s.heapCommittedMb })),
+          plateau: NaN,
+        },
         {
           name: 'heap after GC (old gen.)',
           color: '#d62728',

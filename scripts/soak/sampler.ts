@@ -1,7 +1,7 @@
-// The samples of the server under soak: its RSS from /proc (the child's own figure), heap used,
-// event-loop delay p99 and open handles from its /metrics (prom-client's default metrics,
-// src/metrics/metrics.ts, prefixed `idmint_`, read once a second), its CPU share since the last
-// sample, and what the clients saw in the same window.
+// The samples of the server under soak: its RSS from /proc (the child's own figure); heap used,
+// the heap's committed size, memory held outside it, event-loop delay p99 and open handles from
+// its /metrics (prom-client's default metrics, src/metrics/metrics.ts, prefixed `idmint_`, read
+// once a second); its CPU share since the last sample; and what the clients saw in the same window.
 import { readFileSync } from 'node:fs';
 import { procCpuSeconds } from '../../tools/cpu.js';
 import type { Window } from './latency.js';
@@ -12,7 +12,7 @@ export const KINDS = ['http single', 'http batch', 'ws take', 'udp get', 'grpc n
 export interface Sample {
   /** Seconds since the load started. */
   readonly t: number;
-  /** Seconds since the previous sample (the window of the figures below but rssMb and handles). */
+  /** Seconds since the previous sample (the window of the figures below but those read at the sample). */
   readonly windowS: number;
   /** At the sample. */
   readonly rssMb: number;
@@ -24,6 +24,15 @@ export interface Sample {
    * about when the collector last ran than about what stays alive. NaN before the first one.
    */
   readonly heapMb: number;
+  /**
+   * V8's heap at the sample: the memory it has committed for its spaces (young generation, old
+   * generation, code, large objects), touched or not. RSS counts only the pages touched, so
+   * RSS can rise while this stays flat: pages the heap already holds being touched, not a heap
+   * that grows.
+   */
+  readonly heapCommittedMb: number;
+  /** Memory held by JavaScript objects outside V8's heap (Buffers, ArrayBuffers) at the sample. */
+  readonly externalMb: number;
   /** Heap used: the lowest and the highest reading of the window. */
   readonly heapFloorMb: number;
   readonly heapPeakMb: number;
@@ -65,6 +74,8 @@ interface Reading {
   readonly majorGcs: number;
   readonly loopP99Ms: number;
   readonly handles: number;
+  readonly heapCommittedMb: number;
+  readonly externalMb: number;
 }
 
 /** Reads the server once a second (read) and sums a window up into a sample (sample). */
@@ -101,6 +112,8 @@ export class Sampler {
       majorGcs: metricValue(text, 'idmint_nodejs_gc_duration_seconds_count', '{kind="major"}', 0),
       loopP99Ms: metricValue(text, 'idmint_nodejs_eventloop_lag_p99_seconds') * 1000,
       handles: metricValue(text, 'idmint_nodejs_active_handles_total'),
+      heapCommittedMb: metricValue(text, 'idmint_nodejs_heap_size_total_bytes') / 2 ** 20,
+      externalMb: metricValue(text, 'idmint_nodejs_external_memory_bytes') / 2 ** 20,
     };
     if (this.majors !== undefined && r.majorGcs > this.majors) this.afterMajor = r.oldMb;
     else this.afterMajor = Math.min(this.afterMajor, r.oldMb);
@@ -126,6 +139,8 @@ export class Sampler {
       majorGcs: this.majors! - this.majorsAtSample!,
       loopP99Ms: Math.max(...r.map((x) => x.loopP99Ms)),
       handles: r[r.length - 1].handles,
+      heapCommittedMb: r[r.length - 1].heapCommittedMb,
+      externalMb: r[r.length - 1].externalMb,
       cpu: ((cpu - this.lastCpu) / ((now - this.lastAt) / 1000)) * 100,
       failed: failed - this.lastFailed,
       latency: this.ctx.latency.take(KINDS),

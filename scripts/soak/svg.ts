@@ -1,5 +1,6 @@
-// The chart of a soak run: RSS and heap used (MB) over time (minutes), the warm-up shaded and each plateau dashed; the
-// heap after each full collection and, lighter, the peak of each sample. Hand-written SVG, no dependency.
+// The chart of a soak run: RSS, the heap's committed size and heap used (MB) over time (minutes), the warm-up shaded
+// and each plateau dashed; the heap after each full collection and, lighter, the peak of each sample. Hand-written
+// SVG, no dependency.
 
 export interface ChartSeries {
   readonly name: string;

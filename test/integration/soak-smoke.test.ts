@@ -35,6 +35,8 @@ describe('soak', () => {
     const outcome = /^soak verdict: (PASS|FAIL|too short to judge)/.exec(verdictLine)![1];
     assert.equal(r.status, { PASS: 0, FAIL: 1, 'too short to judge': 3 }[outcome], why);
     assert.match(r.stdout, /\| series \| after warm-up \| plateau \| min \| max \| slope per min \|/);
+    assert.match(r.stdout, /\| heap committed by V8, all spaces \(MB\) \| [\d.]+ \|/);
+    assert.match(r.stdout, /\| external memory, Buffers and ArrayBuffers \(MB\) \| [\d.]+ \|/);
     assert.match(r.stdout, /\| soak-rule-node \| [\d,]+ \| [\d,]+ \| 0 \|/);
 
     const json = JSON.parse(readFileSync(out, 'utf8')) as {
@@ -42,6 +44,8 @@ describe('soak', () => {
         t: number;
         rssMb: number;
         heapPeakMb: number;
+        heapCommittedMb: number;
+        externalMb: number;
         handles: number;
         latency: Record<string, { n: number }>;
       }[];
@@ -51,6 +55,7 @@ describe('soak', () => {
     assert.equal(json.samples.length, progress.length);
     for (const s of json.samples) {
       assert.ok(s.rssMb > 10 && s.heapPeakMb > 1 && s.handles > 0, JSON.stringify(s));
+      assert.ok(s.heapCommittedMb > 1 && s.externalMb > 0, JSON.stringify(s));
     }
     // Every transport answered.
     for (const kind of ['http single', 'http batch', 'ws take', 'udp get', 'grpc next', 'grpc take'])
