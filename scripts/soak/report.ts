@@ -11,7 +11,7 @@ export function progressLine(s: Sample): string {
   const rps = KINDS.reduce((n, k) => n + s.latency[k].n, 0) / s.windowS;
   const lat = KINDS.map((k) => `${k} ${fmt(s.latency[k].p99, 1)}`).join(', ');
   return (
-    `soak ${clock(s.t)}  RSS ${fmt(s.rssMb, 1)} MB  heap ${fmt(s.heapMb, 1)} MB after GC (used ${fmt(s.heapFloorMb, 1)}..${fmt(s.heapPeakMb, 1)}, ${s.majorGcs} major; ${fmt(s.heapCommittedMb, 1)} committed)  loop p99 ${fmt(s.loopP99Ms, 1)} ms  ` +
+    `soak ${clock(s.t)}  RSS ${fmt(s.rssMb, 1)} MB (${fmt(s.wholeMb, 1)} with V8's pages whole)  heap ${fmt(s.heapMb, 1)} MB after GC (used ${fmt(s.heapFloorMb, 1)}..${fmt(s.heapPeakMb, 1)}, ${s.majorGcs} major; ${fmt(s.heapCommittedMb, 1)} committed)  loop p99 ${fmt(s.loopP99Ms, 1)} ms  ` +
     `handles ${s.handles}  cpu ${fmt(s.cpu)}%  answers/s ${fmt(rps)}  failed ${s.failed}  p99 ms: ${lat}`
   );
 }
@@ -24,6 +24,9 @@ interface Row {
 
 const ROWS: readonly Row[] = [
   { name: 'RSS (MB)', d: 1, value: (s) => s.rssMb },
+  { name: "RSS with V8's heap pages counted whole (MB)", d: 1, value: (s) => s.wholeMb },
+  { name: "V8's heap pages, resident (MB)", d: 1, value: (s) => s.v8ResidentMb },
+  { name: "V8's heap pages, mapped (MB)", d: 1, value: (s) => s.v8MappedMb },
   { name: 'heap committed by V8, all spaces (MB)', d: 1, value: (s) => s.heapCommittedMb },
   { name: 'external memory, Buffers and ArrayBuffers (MB)', d: 1, value: (s) => s.externalMb },
   { name: 'heap after a full collection, old generation (MB)', d: 1, value: (s) => s.heapMb },
@@ -103,8 +106,9 @@ export function verdictLine(v: Verdict, band: number, maxSlope: number): string 
   const series = (name: string, s: Verdict['rss']) =>
     `${name} plateau ${fmt(s.plateau, 1)} MB (after warm-up within ${fmt(s.worst * 100, 1)}% of it, bound ${fmt(band * 100)}%; slope ${s.slope >= 0 ? '+' : ''}${fmt(s.slope, 2)} MB/min, bound ${fmt(maxSlope, 2)})`;
   const c = v.checks;
+  const rss = `RSS plateau ${fmt(v.rss.plateau, 1)} MB (slope ${v.rss.slope >= 0 ? '+' : ''}${fmt(v.rss.slope, 2)} MB/min, shown, not judged)`;
   return (
-    `soak verdict: ${v.outcome === 'pass' ? 'PASS' : v.outcome === 'fail' ? 'FAIL' : 'too short to judge'}: ${series('RSS', v.rss)}, ${series('heap after GC', v.heap)}, ` +
+    `soak verdict: ${v.outcome === 'pass' ? 'PASS' : v.outcome === 'fail' ? 'FAIL' : 'too short to judge'}: ${series("RSS with V8's pages whole", v.whole)}, ${series('heap after GC', v.heap)}, ${rss}, ` +
     `${c.duplicates} duplicates in ${fmt(Number(c.ids))} IDs, ${c.orderViolations} order violations in ${fmt(c.orderChecked)} ordered answers, ` +
     `${c.failed} failed requests${v.ok ? '' : ` [${v.reasons.join('; ')}]`}`
   );

@@ -100,22 +100,19 @@ try {
   console.log(
     `soak: duplicates checked over ${checks.reduce((n, c) => n + c.runs, 0)} runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
-  const rss = judgeSeries(
-    samples.map((s) => ({ t: s.t, v: s.rssMb })),
-    warmupS,
-    o.band,
-    o.maxSlope,
-  );
-  const heap = judgeSeries(
-    samples.map((s) => ({ t: s.t, v: s.heapMb })),
-    warmupS,
-    o.band,
-    o.maxSlope,
-  );
+  const judge = (v: (s: Sample) => number) =>
+    judgeSeries(
+      samples.map((s) => ({ t: s.t, v: v(s) })),
+      warmupS,
+      o.band,
+      o.maxSlope,
+    );
+  const whole = judge((s) => s.wholeMb);
+  const heap = judge((s) => s.heapMb);
+  const rss = judge((s) => s.rssMb);
   const served = new Set(checks.filter((c) => c.ids > 0n).map((c) => c.tag));
   const v = verdict(
-    rss,
-    heap,
+    { whole, heap, rss },
     {
       ids: checks.reduce((n, c) => n + c.ids, 0n),
       duplicates: checks.reduce((n, c) => n + c.duplicates, 0n),
@@ -176,8 +173,14 @@ try {
   writeFileSync(
     svgPath,
     chartSvg(
-      `idmint soak, ${o.minutes} min: RSS, heap committed and heap used`,
+      `idmint soak, ${o.minutes} min: RSS, RSS with V8's pages whole, heap committed and heap used`,
       [
+        {
+          name: "RSS, V8's pages whole",
+          color: '#2ca02c',
+          points: samples.map((s) => ({ t: s.t, v: s.wholeMb })),
+          plateau: whole.plateau,
+        },
         { name: 'RSS', color: '#1f77b4', points: samples.map((s) => ({ t: s.t, v: s.rssMb })), plateau: rss.plateau },
         {
           name: 'heap committed by V8',

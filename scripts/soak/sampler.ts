@@ -1,11 +1,13 @@
 // The samples of the server under soak: its RSS from /proc (the child's own figure); heap used,
 // the heap's committed size, memory held outside it, event-loop delay p99 and open handles from
 // its /metrics (prom-client's default metrics, src/metrics/metrics.ts, prefixed `idmint_`, read
-// once a second); its CPU share since the last sample; and what the clients saw in the same window.
+// once a second); how much of RSS lies in V8's heap pages (smaps.ts); its CPU share since the last
+// sample; and what the clients saw in the same window.
 import { readFileSync } from 'node:fs';
 import { procCpuSeconds } from '../../tools/cpu.js';
 import type { Window } from './latency.js';
 import type { LoadContext } from './load-context.js';
+import { residentSplit } from './smaps.js';
 
 export const KINDS = ['http single', 'http batch', 'ws take', 'udp get', 'grpc next', 'grpc take'] as const;
 
@@ -16,6 +18,10 @@ export interface Sample {
   readonly windowS: number;
   /** At the sample. */
   readonly rssMb: number;
+  /** At the sample (smaps.ts): RSS in V8's heap pages, those pages mapped, and RSS with them counted whole. */
+  readonly v8ResidentMb: number;
+  readonly v8MappedMb: number;
+  readonly wholeMb: number;
   /**
    * The old generation after the last full (major) collection: heap used less the young
    * generation (new space), at its lowest since prom-client's count of major collections last
@@ -129,10 +135,14 @@ export class Sampler {
     const cpu = procCpuSeconds(this.pid);
     const failed = this.ctx.failed();
     const r = this.readings;
+    const split = residentSplit(this.pid);
     const s: Sample = {
       t: (now - this.start) / 1000,
       windowS: (now - this.lastAt) / 1000,
       rssMb: rssMb(this.pid),
+      v8ResidentMb: split.v8ResidentMb,
+      v8MappedMb: split.v8MappedMb,
+      wholeMb: split.wholeMb,
       heapMb: this.afterMajor,
       heapFloorMb: Math.min(...r.map((x) => x.heapMb)),
       heapPeakMb: Math.max(...r.map((x) => x.heapMb)),

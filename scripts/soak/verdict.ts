@@ -1,4 +1,7 @@
-// The soak's verdict over its samples (no I/O). For RSS and heap, each on its own:
+// The soak's verdict over its samples (no I/O). Memory is judged on two series: RSS with V8's
+// heap pages counted whole (smaps.ts; what the process holds, where RSS alone also climbs as
+// pages V8 already holds are touched again) and the heap left after full collections (objects
+// kept). RSS itself is summed up the same way and shown, not judged. For each judged series:
 // - warm-up: the first minute (the first third of a run shorter than three minutes), and then
 //   up to the second sample whose window saw a full (major) collection: until one has run under
 //   the load, the heap and RSS hold everything since the start, and V8 gives the pages it freed
@@ -96,24 +99,28 @@ export interface Verdict {
   readonly ok: boolean;
   /** pass, fail, or tooShort: nothing failed but the memory could not be judged. */
   readonly outcome: Outcome;
-  readonly rss: SeriesVerdict;
+  /** RSS with V8's heap pages counted whole: judged. */
+  readonly whole: SeriesVerdict;
+  /** The heap after full collections: judged. */
   readonly heap: SeriesVerdict;
+  /** RSS: shown, not judged (its `ok` says how it would have fared). */
+  readonly rss: SeriesVerdict;
   readonly checks: Checks;
   /** What failed, in words; empty when ok. */
   readonly reasons: string[];
 }
 
 export function verdict(
-  rss: SeriesVerdict,
-  heap: SeriesVerdict,
+  memory: { readonly whole: SeriesVerdict; readonly heap: SeriesVerdict; readonly rss: SeriesVerdict },
   checks: Checks,
   band: number,
   maxSlope: number,
 ): Verdict {
+  const { whole, heap, rss } = memory;
   const reasons: string[] = [];
   const short: string[] = [];
   for (const [name, s] of [
-    ['RSS', rss],
+    ["RSS with V8's pages whole", whole],
     ['heap', heap],
   ] as const) {
     if (s.samples < 2) short.push(`${name}: fewer than 2 samples after the warm-up`);
@@ -128,5 +135,5 @@ export function verdict(
   if (checks.failed > 0) reasons.push(`${checks.failed} failed requests`);
   if (checks.silentTags.length > 0) reasons.push(`no ID of ${checks.silentTags.join(', ')}`);
   const outcome: Outcome = reasons.length > 0 ? 'fail' : short.length > 0 ? 'tooShort' : 'pass';
-  return { ok: outcome === 'pass', outcome, rss, heap, checks, reasons: [...reasons, ...short] };
+  return { ok: outcome === 'pass', outcome, whole, heap, rss, checks, reasons: [...reasons, ...short] };
 }

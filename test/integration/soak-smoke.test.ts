@@ -24,19 +24,24 @@ describe('soak', () => {
     const lines = r.stdout.split('\n');
     const why = `exit ${r.status}\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-2000)}`;
 
-    const progress = lines.filter((l) => /^soak \d+:\d\d {2}RSS [\d.]+ MB {2}heap /.test(l));
+    const progress = lines.filter((l) =>
+      /^soak \d+:\d\d {2}RSS [\d.]+ MB \([\d.]+ with V8's pages whole\) {2}heap /.test(l),
+    );
     assert.ok(progress.length >= 10, why);
     const verdictLine = lines.find((l) => l.startsWith('soak verdict: '));
     assert.ok(verdictLine, why);
     assert.match(
       verdictLine,
-      /^soak verdict: (PASS|FAIL|too short to judge): RSS plateau [\d.]+ MB .* 0 duplicates in [\d,]+ IDs, 0 order violations in [\d,]+ ordered answers, /,
+      /^soak verdict: (PASS|FAIL|too short to judge): RSS with V8's pages whole plateau [\d.]+ MB .*, RSS plateau [\d.]+ MB \(slope [-+][\d.]+ MB\/min, shown, not judged\), 0 duplicates in [\d,]+ IDs, 0 order violations in [\d,]+ ordered answers, /,
     );
     const outcome = /^soak verdict: (PASS|FAIL|too short to judge)/.exec(verdictLine)![1];
     assert.equal(r.status, { PASS: 0, FAIL: 1, 'too short to judge': 3 }[outcome], why);
     assert.match(r.stdout, /\| series \| after warm-up \| plateau \| min \| max \| slope per min \|/);
     assert.match(r.stdout, /\| heap committed by V8, all spaces \(MB\) \| [\d.]+ \|/);
     assert.match(r.stdout, /\| external memory, Buffers and ArrayBuffers \(MB\) \| [\d.]+ \|/);
+    assert.match(r.stdout, /\| RSS with V8's heap pages counted whole \(MB\) \| [\d.]+ \|/);
+    assert.match(r.stdout, /\| V8's heap pages, resident \(MB\) \| [\d.]+ \|/);
+    assert.match(r.stdout, /\| V8's heap pages, mapped \(MB\) \| [\d.]+ \|/);
     assert.match(r.stdout, /\| soak-rule-node \| [\d,]+ \| [\d,]+ \| 0 \|/);
 
     const json = JSON.parse(readFileSync(out, 'utf8')) as {
@@ -46,6 +51,9 @@ describe('soak', () => {
         heapPeakMb: number;
         heapCommittedMb: number;
         externalMb: number;
+        v8ResidentMb: number;
+        v8MappedMb: number;
+        wholeMb: number;
         handles: number;
         latency: Record<string, { n: number }>;
       }[];
@@ -56,6 +64,9 @@ describe('soak', () => {
     for (const s of json.samples) {
       assert.ok(s.rssMb > 10 && s.heapPeakMb > 1 && s.handles > 0, JSON.stringify(s));
       assert.ok(s.heapCommittedMb > 1 && s.externalMb > 0, JSON.stringify(s));
+      // The server's heap pages are found, resident no more than mapped, and counted whole.
+      assert.ok(s.v8MappedMb > 1 && s.v8ResidentMb > 0 && s.v8ResidentMb <= s.v8MappedMb, JSON.stringify(s));
+      assert.ok(s.wholeMb >= s.rssMb * 0.9, JSON.stringify(s));
     }
     // Every transport answered.
     for (const kind of ['http single', 'http batch', 'ws take', 'udp get', 'grpc next', 'grpc take'])

@@ -12,11 +12,15 @@ import {
   warmupEnd,
   warmupSeconds,
   type Point,
+  type SeriesVerdict,
 } from '../../scripts/soak/verdict.js';
 
 /** A sample every 5 s for `minutes`, of value f(t seconds). */
 const series = (minutes: number, f: (t: number) => number): Point[] =>
   Array.from({ length: (minutes * 60) / 5 }, (_, i) => ({ t: (i + 1) * 5, v: f((i + 1) * 5) }));
+
+/** The judged series (RSS with V8's pages whole, heap after GC) and RSS, by default as the first. */
+const memory = (whole: SeriesVerdict, heap: SeriesVerdict, rss = whole) => ({ whole, heap, rss });
 
 const clean = { ids: 10n, duplicates: 0n, orderChecked: 5, orderViolations: 0, failed: 0, silentTags: [] };
 
@@ -76,6 +80,39 @@ describe('soak verdict', () => {
     assert.ok(Math.abs(s.worst - 50 / 150) < 1e-9);
   });
 
+  it("judges RSS with V8's pages counted whole, not RSS: RSS climbing toward pages already mapped passes", () => {
+    const flat = judgeSeries(
+      series(10, () => 380),
+      60,
+      0.1,
+      1,
+    );
+    // RSS 1.2 MB a minute from 300 MB: V8's pages touched again, inside the band.
+    const climbing = judgeSeries(
+      series(10, (t) => 300 + (1.2 * t) / 60),
+      60,
+      0.1,
+      1,
+    );
+    assert.equal(climbing.ok, false);
+    const heap = judgeSeries(
+      series(10, () => 50),
+      60,
+      0.1,
+      1,
+    );
+    const v = verdict(memory(flat, heap, climbing), clean, 0.1, 1);
+    assert.deepEqual([v.ok, v.reasons], [true, []]);
+    assert.match(
+      verdictLine(v, 0.1, 1),
+      /^soak verdict: PASS: RSS with V8's pages whole plateau 380\.0 MB .*, heap after GC plateau 50\.0 MB .*, RSS plateau [\d.]+ MB \(slope \+1\.20 MB\/min, shown, not judged\), 0 duplicates/,
+    );
+    // The same growth in what V8's pages whole count fails the run.
+    const grown = verdict(memory(climbing, heap, flat), clean, 0.1, 1);
+    assert.equal(grown.ok, false);
+    assert.match(grown.reasons.join('; '), /^RSS with V8's pages whole: growing 1\.20 MB\/min \(bound 1\)$/);
+  });
+
   it('fails on a duplicate, an order violation, a failed request, an unchecked order or a silent tag', () => {
     const flat = judgeSeries(
       series(10, () => 100),
@@ -83,8 +120,8 @@ describe('soak verdict', () => {
       0.1,
       1,
     );
-    assert.deepEqual(verdict(flat, flat, clean, 0.1, 1).reasons, []);
-    assert.equal(verdict(flat, flat, clean, 0.1, 1).ok, true);
+    assert.deepEqual(verdict(memory(flat, flat), clean, 0.1, 1).reasons, []);
+    assert.equal(verdict(memory(flat, flat), clean, 0.1, 1).ok, true);
     for (const [bad, reason] of [
       [{ duplicates: 2n }, /2 duplicate IDs/],
       [{ orderViolations: 1 }, /1 order violations/],
@@ -92,12 +129,12 @@ describe('soak verdict', () => {
       [{ failed: 3 }, /3 failed requests/],
       [{ silentTags: ['x'] }, /no ID of x/],
     ] as const) {
-      const v = verdict(flat, flat, { ...clean, ...bad }, 0.1, 1);
+      const v = verdict(memory(flat, flat), { ...clean, ...bad }, 0.1, 1);
       assert.equal(v.ok, false);
       assert.match(v.reasons.join('; '), reason);
     }
     const short = judgeSeries([{ t: 1, v: 1 }], 60, 0.1, 1);
-    assert.match(verdict(short, flat, clean, 0.1, 1).reasons.join(), /fewer than 2 samples after the warm-up/);
+    assert.match(verdict(memory(short, flat), clean, 0.1, 1).reasons.join(), /fewer than 2 samples after the warm-up/);
   });
 
   it('says "too short to judge" (its own exit code) when the memory has too few samples and nothing else failed', () => {
@@ -108,15 +145,15 @@ describe('soak verdict', () => {
       1,
     );
     const short = judgeSeries([{ t: 61, v: 100 }], 60, 0.1, 1);
-    const v = verdict(short, short, clean, 0.1, 1);
+    const v = verdict(memory(short, short), clean, 0.1, 1);
     assert.deepEqual([v.outcome, v.ok, SOAK_EXIT[v.outcome]], ['tooShort', false, 3]);
     assert.match(verdictLine(v, 0.1, 1), /^soak verdict: too short to judge: /);
-    assert.equal(verdict(flat, short, clean, 0.1, 1).outcome, 'tooShort');
+    assert.equal(verdict(memory(flat, short), clean, 0.1, 1).outcome, 'tooShort');
     // A failed check fails the run however short it was.
-    const bad = verdict(short, short, { ...clean, duplicates: 1n }, 0.1, 1);
+    const bad = verdict(memory(short, short), { ...clean, duplicates: 1n }, 0.1, 1);
     assert.equal(bad.outcome, 'fail');
     assert.match(verdictLine(bad, 0.1, 1), /^soak verdict: FAIL: /);
-    assert.equal(verdict(flat, flat, clean, 0.1, 1).outcome, 'pass');
+    assert.equal(verdict(memory(flat, flat), clean, 0.1, 1).outcome, 'pass');
     assert.notEqual(SOAK_EXIT.tooShort, SOAK_EXIT.fail);
   });
 });
