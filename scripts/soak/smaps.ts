@@ -8,7 +8,9 @@
 // already mapped, while nothing more is held. `wholeMb` counts every such page whole: RSS were
 // every page touched, the level RSS climbs toward, and what grows when something is held.
 // Mappings of another size, merged pages among them, stay outside the split (counted as they are
-// resident), which only makes `wholeMb` closer to RSS.
+// resident), which only makes `wholeMb` closer to RSS; a mapping of that size that is not V8's
+// (a large malloc, say) counts whole. Either way `wholeMb` is never below RSS, and any mapping
+// added grows it by at least what it adds to RSS.
 import { readFileSync } from 'node:fs';
 
 /** V8's page size on x64 (kPageSize of its heap), bytes. */

@@ -1,9 +1,14 @@
 // How much of a process's RSS lies in V8's heap pages (scripts/soak/smaps.ts): anonymous
 // read-write mappings of exactly V8's page size count as its pages, resident or mapped; every
-// other mapping counts as it is resident; and the split of this very process finds V8's pages.
+// other mapping counts as it is resident; whatever the mappings, RSS with the pages counted whole
+// is never below RSS and a mapping added never grows it by less than it grows RSS (a property
+// over generated smaps texts, FUZZ_SEED replays it); and the split of this very process finds
+// V8's pages.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { params, SEED } from '../helpers/fuzz-run.js';
 import { residentSplit, splitResident, V8_PAGE_BYTES } from '../../scripts/soak/smaps.js';
 
 /** A smaps entry: its header line, then the lines the kernel writes that the split reads or skips. */
@@ -36,6 +41,41 @@ describe('soak: RSS split by V8 heap pages', () => {
     // RSS less the pages' resident part plus their mapped size: 828 - 356 + 512 kB.
     assert.equal(s.wholeMb, (828 - 356 + 512) / 1024);
     assert.ok(s.wholeMb >= s.rssMb);
+  });
+
+  it(`never counts less than RSS, and grows at least as RSS does with any mapping added (seed ${SEED})`, () => {
+    const sizes = [4096, 8192, V8_PAGE_BYTES - 4096, V8_PAGE_BYTES, V8_PAGE_BYTES + 4096, 2 * V8_PAGE_BYTES, 8 << 20];
+    const mapping = fc.record({
+      bytes: fc.constantFrom(...sizes),
+      perms: fc.constantFrom('rw-p', 'r--p', '---p', 'rwxp', 'r-xp'),
+      name: fc.constantFrom('', '', '[heap]', '[stack]', '/usr/bin/node', '[anon:x]'),
+      touched: fc.double({ min: 0, max: 1, noNaN: true }),
+    });
+    const text = (ms: readonly { bytes: number; perms: string; name: string; touched: number }[]) => {
+      let at = 0x10000000;
+      return `${ms
+        .map((m) => {
+          const kb = m.perms === '---p' ? 0 : Math.floor((m.touched * m.bytes) / 4096) * 4;
+          const e = entry(at, m.bytes, m.perms, m.name, kb);
+          at += m.bytes + V8_PAGE_BYTES;
+          return e;
+        })
+        .join('\n')}\n`;
+    };
+    fc.assert(
+      fc.property(fc.array(mapping, { maxLength: 30 }), mapping, (ms, added) => {
+        const before = splitResident(text(ms));
+        const after = splitResident(text([...ms, added]));
+        const eps = 1e-9;
+        assert.ok(before.wholeMb >= before.rssMb - eps, JSON.stringify(before));
+        assert.ok(
+          after.wholeMb - before.wholeMb >= after.rssMb - before.rssMb - eps,
+          JSON.stringify({ before, after }),
+        );
+        assert.ok(before.v8ResidentMb <= before.v8MappedMb + eps, JSON.stringify(before));
+      }),
+      params(500),
+    );
   });
 
   it('refuses a smaps text it cannot read', () => {
