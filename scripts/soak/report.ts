@@ -103,10 +103,11 @@ export function summary(
 }
 
 export function verdictLine(v: Verdict, band: number, maxSlope: number): string {
+  const slopeOf = (s: Verdict['rss']) => `slope ${s.slope >= 0 ? '+' : ''}${fmt(s.slope, 2)} MB/min`;
   const series = (name: string, s: Verdict['rss']) =>
-    `${name} plateau ${fmt(s.plateau, 1)} MB (after warm-up within ${fmt(s.worst * 100, 1)}% of it, bound ${fmt(band * 100)}%; slope ${s.slope >= 0 ? '+' : ''}${fmt(s.slope, 2)} MB/min, bound ${fmt(maxSlope, 2)})`;
+    `${name} plateau ${fmt(s.plateau, 1)} MB (after warm-up within ${fmt(s.worst * 100, 1)}% of it, bound ${fmt(band * 100)}%; ${slopeOf(s)}, bound ${fmt(maxSlope, 2)})`;
   const c = v.checks;
-  const rss = `RSS plateau ${fmt(v.rss.plateau, 1)} MB (slope ${v.rss.slope >= 0 ? '+' : ''}${fmt(v.rss.slope, 2)} MB/min, shown, not judged)`;
+  const rss = `RSS plateau ${fmt(v.rss.plateau, 1)} MB (${slopeOf(v.rss)}, shown, not judged)`;
   return (
     `soak verdict: ${v.outcome === 'pass' ? 'PASS' : v.outcome === 'fail' ? 'FAIL' : 'too short to judge'}: ${series("RSS with V8's pages whole", v.whole)}, ${series('heap after GC', v.heap)}, ${rss}, ` +
     `${c.duplicates} duplicates in ${fmt(Number(c.ids))} IDs, ${c.orderViolations} order violations in ${fmt(c.orderChecked)} ordered answers, ` +

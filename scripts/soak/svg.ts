@@ -10,9 +10,9 @@ export interface ChartSeries {
 }
 
 const W = 800;
-/** The height with one row of legend. */
+/** The height and the plot's top with one row of legend; each row more adds LEGEND_ROW to both. */
 const BASE_H = 400;
-const M = { left: 60, right: 20, bottom: 50 };
+const M = { left: 60, right: 20, top: 56, bottom: 50 };
 const LEGEND_ROW = 18;
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -45,8 +45,9 @@ function legendLayout(series: readonly ChartSeries[]): { label: string; x: numbe
 export function chartSvg(title: string, input: readonly ChartSeries[], warmupS: number): string {
   const series = input.map((s) => ({ ...s, points: s.points.filter((p) => Number.isFinite(p.v)) }));
   const legend = legendLayout(series);
-  const top = 56 + LEGEND_ROW * Math.max(0, ...legend.map((l) => l.row));
-  const H = BASE_H + top - 56;
+  const extra = LEGEND_ROW * Math.max(0, ...legend.map((l) => l.row));
+  const top = M.top + extra;
+  const H = BASE_H + extra;
   const all = series.flatMap((s) => s.points);
   const tMax = Math.max(1, ...all.map((p) => p.t)) / 60;
   const vMax = Math.max(1, ...all.map((p) => p.v)) * 1.1;

@@ -5,10 +5,10 @@
 // over generated smaps texts, FUZZ_SEED replays it); and the split of this very process finds
 // V8's pages.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { params, SEED } from '../helpers/fuzz-run.js';
+import { rssMb } from '../../scripts/soak/sampler.js';
 import { residentSplit, splitResident, V8_PAGE_BYTES } from '../../scripts/soak/smaps.js';
 
 /** A smaps entry: its header line, then the lines the kernel writes that the split reads or skips. */
@@ -86,7 +86,7 @@ describe('soak: RSS split by V8 heap pages', () => {
   });
 
   it('finds the heap pages of this process, and a total RSS near its own', () => {
-    const vmRssMb = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
+    const vmRssMb = rssMb(process.pid);
     const s = residentSplit(process.pid);
     assert.ok(Math.abs(s.rssMb - vmRssMb) / vmRssMb < 0.1, `${s.rssMb} against VmRSS ${vmRssMb}`);
     assert.ok(s.v8MappedMb >= 1, JSON.stringify(s));
