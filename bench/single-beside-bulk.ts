@@ -8,12 +8,15 @@
 //                 a bare dgram echo server (bench/udp/servers.ts): the least the latency can be
 //   alone         against idmint, a segment tag with order node, nothing else running
 //   beside bulk   the same while one websocket client (bench/bulk/consumer.ts) takes binary
-//                 blocks of another tag as fast as it can; its IDs per second are measured
-//                 over the generators' window
-//   floor beside bulk  the floor while the bulk consumer takes from a bare stream (bench/bulk/
-//                 bare-stream.ts, a process of its own on the servers' core) at the rate it had
-//                 from idmint in the round: what the stream's bytes cost the single requests
-//                 through the kernel and the cores, with nothing of idmint's process
+//                 blocks of another tag as fast as it can, or with --consumer grpc one gRPC
+//                 client (bench/bulk/grpc-consumer.ts) takes them with Take as runs of
+//                 consecutive IDs (--consumer grpc-ids: a decimal string per ID); its IDs per
+//                 second are measured over the generators' window
+//   floor beside bulk  the floor while the bulk consumer takes from a bare stream of its
+//                 transport (bench/bulk/bare-stream.ts or bare-grpc-stream.ts, a process of its
+//                 own on the servers' core) at the rate it had from idmint in the round: what the
+//                 stream's bytes cost the single requests through the kernel and the cores, with
+//                 nothing of idmint's process
 //   bulk alone    the bulk consumer with no single-ID requests
 // idmint runs as a child process against the real Redis and MySQL with a database and key
 // prefix of its own, removed at the end. Every reply is checked (HTTP 200; UDP code 0 and the
@@ -49,13 +52,15 @@
 //        100: what bulk takes may spend of each 5 ms window beside single requests, which trades
 //        the single requests' p99 for the bulk consumer's rate; recorded as bulk-single-share<N>
 //        when not the default, as a share given by BULK_SHARE_PERCENT is: runs at several shares
-//        sit beside the default's)  --no-write
+//        sit beside the default's)  --consumer ws|grpc|grpc-ids (the bulk consumer, ws by
+//        default; a gRPC one is recorded with its name after the bench's, bulk-single-grpc)  --no-write
 // Every CPU is kept awake over the rounds by a spinner at SCHED_IDLE (bench/keep-awake.ts): on a
 // virtual machine whose idle CPUs halt, a request reaching an idle CPU waits milliseconds for the
 // host, which a case that keeps the CPU busy (beside bulk) never pays; the spinners take that
 // wait out of every case, so the ratio compares the servers and not how idle the CPU was.
 // Results: bench/results/bulk-single-latest.md (bulk-single-p<N>-latest.md with --processes N,
-// bulk-single-apart-latest.md with --bulk-apart, bulk-single-share<N>-latest.md with --bulk-share N)
+// bulk-single-apart-latest.md with --bulk-apart, bulk-single-share<N>-latest.md with --bulk-share N,
+// bulk-single-grpc-latest.md with --consumer grpc, bulk-single-grpc-ids-latest.md with grpc-ids)
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { freePort, startTsx, type Child } from '../tools/child.js';
@@ -64,7 +69,8 @@ import { pinProcess, procCpuSeconds, processTree, readProcs, stealSeconds } from
 import { cleanup, testEnv, testNames } from '../tools/env.js';
 import { servingThreads, threadTimes, type ThreadTimes } from '../tools/threads.js';
 import { createTag } from '../tools/node.js';
-import { BulkConsumer } from './bulk/consumer.js';
+import { BulkConsumer, type BulkTaker } from './bulk/consumer.js';
+import { GrpcBulkConsumer } from './bulk/grpc-consumer.js';
 import { pausesBetween, scrapeLoop } from './bulk/loop-delay.js';
 import { keepCpusAwake, type Spinners } from './keep-awake.js';
 import { placeStores, type PlacedStores } from './bulk/place-stores.js';
@@ -132,6 +138,12 @@ async function startIdmint(env: Record<string, string | undefined>): Promise<Chi
   return idmint;
 }
 
+/** A bulk consumer of the run's transport, of the stream at `address` (a ws:// URL, or 127.0.0.1:port for gRPC). */
+const openConsumer = (address: string): Promise<BulkTaker> =>
+  opts.consumer === 'ws'
+    ? BulkConsumer.open(address)
+    : GrpcBulkConsumer.open(address, opts.consumer === 'grpc' ? 'ranges' : 'ids');
+
 /** Steal on the servers' CPU (pinned), or on all CPUs as % of one (not pinned). */
 const serversSteal = (): number => stealSeconds(opts.pin ? 1 : undefined);
 
@@ -161,16 +173,31 @@ async function main(): Promise<void> {
   );
   const binary = buildC('bench/fixed-rate/fixed-rate.c');
   const names = testNames();
-  const [httpPort, udpPort, barePort] = [await freePort(), await freePort(), await freePort()];
+  const [httpPort, udpPort, grpcPort, barePort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const env = {
     ...process.env,
-    ...testEnv(names, { PORT: String(httpPort), UDP_PORT: String(udpPort), LOG_LEVEL: 'warn' }),
+    ...testEnv(names, {
+      PORT: String(httpPort),
+      UDP_PORT: String(udpPort),
+      GRPC_PORT: String(opts.consumer === 'ws' ? 0 : grpcPort),
+      LOG_LEVEL: 'warn',
+    }),
   };
   const idmint = await startIdmint(env);
   // Apart: a second process of the same stores serves the bulk consumer.
-  const bulkPort = opts.apart ? await freePort() : httpPort;
+  const [bulkPort, bulkGrpcPort] = opts.apart ? [await freePort(), await freePort()] : [httpPort, grpcPort];
   const bulkIdmint = opts.apart
-    ? await startIdmint({ ...env, PORT: String(bulkPort), UDP_PORT: String(await freePort()) }).catch(async (err) => {
+    ? await startIdmint({
+        ...env,
+        PORT: String(bulkPort),
+        UDP_PORT: String(await freePort()),
+        GRPC_PORT: String(opts.consumer === 'ws' ? 0 : bulkGrpcPort),
+      }).catch(async (err) => {
         await idmint.stop();
         throw err;
       })
@@ -205,7 +232,7 @@ async function main(): Promise<void> {
       'beside bulk': { http: [httpPort, '/v1/id/single'], udp: [udpPort, 'single'], pid: idmint.pid },
       'floor beside bulk': { http: [barePort, '/v1/id/single'], udp: [echoPort, 'single'], pid: bare.pid },
     };
-    const stream = `ws://127.0.0.1:${bulkPort}/v1/stream`;
+    const stream = opts.consumer === 'ws' ? `ws://127.0.0.1:${bulkPort}/v1/stream` : `127.0.0.1:${bulkGrpcPort}`;
     // The warm-up rounds first (the first cases a process serves find V8 and the caches cold):
     // printed and listed, never in the medians. Two by default: with --trace-opt --trace-deopt,
     // idmint's first round after one warm-up round still deoptimised its HTTP path ('wrong map',
@@ -220,10 +247,12 @@ async function main(): Promise<void> {
         const t = targets[name];
         // Beside the floor, a bare stream at the rate idmint's bulk consumer had in this round.
         const bareStream =
-          name === 'floor beside bulk' ? await startBareStream(rounds.get('beside bulk')!.at(-1)!.bulkRate) : undefined;
+          name === 'floor beside bulk'
+            ? await startBareStream(rounds.get('beside bulk')!.at(-1)!.bulkRate, opts.consumer === 'ws' ? 'ws' : 'grpc')
+            : undefined;
         if (bareStream && opts.pin) pinProcess(bareStream.child.pid, bulkCpu());
         const bulkUrl = name === 'beside bulk' ? stream : bareStream?.url;
-        const bulk = bulkUrl === undefined ? undefined : await BulkConsumer.open(bulkUrl);
+        const bulk = bulkUrl === undefined ? undefined : await openConsumer(bulkUrl);
         await bulk?.start('bulk', opts.take, opts.block);
         const scrape = !isFloor(name) && opts.processes === 1 ? () => scrapeLoop(url) : undefined;
         const loop0 = await scrape?.();
@@ -263,7 +292,7 @@ async function main(): Promise<void> {
         rounds.set(name, [...(rounds.get(name) ?? []), m]);
       }
       // The bulk consumer alone, as long as a case.
-      const bulk = await BulkConsumer.open(stream);
+      const bulk = await openConsumer(stream);
       await bulk.start('bulk', opts.take, opts.block);
       const [ids0, at0] = [bulk.ids, performance.now()];
       await new Promise((r) => setTimeout(r, opts.seconds * 1000));

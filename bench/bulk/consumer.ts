@@ -4,7 +4,15 @@
 // of an `order: node` tag answers ascending IDs); a frame that is not is a failure.
 import WebSocket from 'ws';
 
-export class BulkConsumer {
+/** A bulk consumer of either transport (this one, or the gRPC one of grpc-consumer.ts). */
+export interface BulkTaker {
+  readonly ids: number;
+  readonly failures: number;
+  start(tag: string, count: number, block: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export class BulkConsumer implements BulkTaker {
   /** IDs received so far. */
   ids = 0;
   /** Frames whose IDs were not above the ones before, or error replies. */

@@ -2,12 +2,16 @@
 // run is recorded under: one serving process as it ships is `bulk-single`; several processes,
 // the bulk consumer apart, node flags of the run's own or a bulk share other than the default
 // each record under a name of their own, so their runs sit beside the default's and never
-// replace its latest.
+// replace its latest; a gRPC bulk consumer adds its own to the name (--consumer grpc: -grpc,
+// --consumer grpc-ids: -grpc-ids).
 import { DEFAULT_BULK_SHARE_PERCENT, loadConfig } from '../../src/config.js';
 import { readBenchOptions } from '../common-options.js';
 
 /** Requests due in the first second of a case are sent but not counted (connections warm up). */
 export const WARMUP_S = 1;
+
+export const CONSUMERS = ['ws', 'grpc', 'grpc-ids'] as const;
+export type Consumer = (typeof CONSUMERS)[number];
 
 export interface BulkSingleOptions {
   rate: number;
@@ -29,12 +33,17 @@ export interface BulkSingleOptions {
    * default. Of each 5 ms window, what bulk takes may use while single requests are served.
    */
   bulkShare: number;
+  /**
+   * The bulk consumer (--consumer): the websocket stream's binary takes, gRPC Take's runs of
+   * consecutive IDs (TakeBlock.ranges), or gRPC Take's decimal string per ID (TakeBlock.ids).
+   */
+  consumer: Consumer;
   /** The benchmark's name in bench/results. */
   bench: string;
 }
 
 const USAGE =
-  'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--warmup-rounds N] [--take N] [--block N] [--pin] [--processes N] [--bulk-apart] [--let-idle] [--node-flag=FLAG] [--bulk-share N] [--no-write]';
+  'npm run bench:bulk-single -- [--rate N] [--seconds N] [--connections N] [--rounds N] [--warmup-rounds N] [--take N] [--block N] [--pin] [--processes N] [--bulk-apart] [--let-idle] [--node-flag=FLAG] [--bulk-share N] [--consumer ws|grpc|grpc-ids] [--no-write]';
 
 /** The options of a run from its arguments and environment (BULK_SHARE_PERCENT); throws on a bad or clashing one. */
 export function readBulkSingleOptions(
@@ -55,6 +64,7 @@ export function readBulkSingleOptions(
     apart: false,
     awake: true,
     nodeFlags: [] as string[],
+    consumer: 'ws' as Consumer,
   };
   let shareFlag: number | undefined;
   readBenchOptions(
@@ -85,6 +95,13 @@ export function readBulkSingleOptions(
         case '--bulk-share':
           shareFlag = a.whole(1, 100);
           break;
+        case '--consumer': {
+          const given = a.text();
+          const consumer = CONSUMERS.find((c) => c === given);
+          if (consumer === undefined) throw new Error(`--consumer takes one of ${CONSUMERS.join(', ')}: ${given}`);
+          opts.consumer = consumer;
+          break;
+        }
         case '--warmup-rounds':
           opts.warmupRounds = a.whole(0, 10);
           break;
@@ -110,7 +127,7 @@ export function readBulkSingleOptions(
     throw new Error(
       'a bulk share of its own (--bulk-share, BULK_SHARE_PERCENT) is measured with one serving process: give it without --bulk-apart, --processes or --node-flag',
     );
-  const bench = opts.apart
+  const name = opts.apart
     ? 'bulk-single-apart'
     : opts.processes > 1
       ? `bulk-single-p${opts.processes}`
@@ -119,5 +136,7 @@ export function readBulkSingleOptions(
         : ownShare
           ? `bulk-single-share${bulkShare}`
           : 'bulk-single';
+  // A gRPC consumer's runs sit beside the websocket consumer's of the same setup.
+  const bench = opts.consumer === 'ws' ? name : `${name}-${opts.consumer}`;
   return { ...opts, bulkShare, bench };
 }

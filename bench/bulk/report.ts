@@ -10,6 +10,7 @@ import { markdownTable } from '../../tools/table.js';
 import type { startRun } from '../record.js';
 import { medianOrNaN as median } from '../stats.js';
 import type { GcPauses, LoopDelay } from './loop-delay.js';
+import type { Consumer } from './options.js';
 
 const RESULTS = fileURLToPath(new URL('../results/', import.meta.url));
 const P99_GOAL = 1.5;
@@ -53,6 +54,13 @@ export interface Measured {
   readonly gc: GcPauses;
 }
 
+/** What each bulk consumer takes, as the record says it. */
+const CONSUMER_SAID: Record<Consumer, string> = {
+  ws: 'one websocket, binary takes',
+  grpc: 'one gRPC channel, Take calls answered as runs of consecutive IDs (TakeBlock.ranges)',
+  'grpc-ids': 'one gRPC channel, Take calls answered as a decimal string per ID (TakeBlock.ids)',
+};
+
 /** How the run was made, as its command line set it. */
 export interface Setup {
   readonly rate: number;
@@ -70,6 +78,8 @@ export interface Setup {
   readonly nodeFlags: readonly string[];
   /** BULK_SHARE_PERCENT idmint ran with: of each 5 ms window, what bulk takes may use beside single requests. */
   readonly bulkShare: number;
+  /** The bulk consumer (--consumer). */
+  readonly consumer: Consumer;
   readonly pin: boolean;
   /** Every CPU kept awake by a SCHED_IDLE spinner over the rounds (bench/keep-awake.ts). */
   readonly awake: boolean;
@@ -195,7 +205,7 @@ export function report(opts: Setup, outcome: Outcome, recorder: ReturnType<typeo
       '',
       `- date: ${new Date().toISOString()}; node ${process.version}; ${cpus().length} CPUs; load average before the run ${load}`,
       `- ${opts.rate} single-ID requests a second over HTTP (${opts.connections} keep-alive connections) and as many over UDP (${opts.connections} sockets), at once, fixed-rate and open-loop (latency from when each request fell due); ${opts.seconds} s per case, the first ${opts.warmupS} s not counted; ${opts.rounds} interleaved rounds, medians, after ${opts.warmupRounds} warm-up round(s) of every case left out of them`,
-      `- bulk consumer: one websocket, binary takes of ${opts.take.toLocaleString('en-US')} IDs in blocks of ${opts.block.toLocaleString('en-US')}, one after another`,
+      `- bulk consumer: ${CONSUMER_SAID[opts.consumer]} of ${opts.take.toLocaleString('en-US')} IDs in blocks of ${opts.block.toLocaleString('en-US')}, one after another`,
       opts.apart
         ? "- idmint as two processes of the same stores: one serves the single requests, the other the bulk consumer (and the floor's bare stream runs apart from the floor's servers too)"
         : opts.processes > 1

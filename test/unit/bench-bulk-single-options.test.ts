@@ -1,6 +1,6 @@
 // bench:bulk-single's command line: the bulk share idmint runs with (--bulk-share,
 // BULK_SHARE_PERCENT) and the name a run is recorded under, so a run at another share never
-// replaces the default's latest.
+// replaces the default's latest; the bulk consumer's transport (--consumer) names it too.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readBulkSingleOptions } from '../../bench/bulk/options.js';
@@ -42,4 +42,19 @@ test('a share of its own is refused with several processes, the bulk consumer ap
   assert.equal(readBulkSingleOptions(['--bulk-apart'], {}).bench, 'bulk-single-apart');
   assert.equal(readBulkSingleOptions(['--processes', '2'], {}).bench, 'bulk-single-p2');
   assert.equal(readBulkSingleOptions(['--node-flag=--trace-gc'], {}).bench, 'bulk-single-node-flags');
+});
+
+test('a gRPC bulk consumer records beside the websocket one of the same setup', () => {
+  assert.equal(readBulkSingleOptions([], {}).consumer, 'ws');
+  const named = (args: string[]) => {
+    const o = readBulkSingleOptions(args, {});
+    return [o.consumer, o.bench];
+  };
+  assert.deepEqual(named(['--consumer', 'ws']), ['ws', 'bulk-single']);
+  assert.deepEqual(named(['--consumer', 'grpc']), ['grpc', 'bulk-single-grpc']);
+  assert.deepEqual(named(['--consumer', 'grpc-ids']), ['grpc-ids', 'bulk-single-grpc-ids']);
+  assert.deepEqual(named(['--consumer', 'grpc', '--bulk-apart']), ['grpc', 'bulk-single-apart-grpc']);
+  assert.deepEqual(named(['--consumer', 'grpc', '--bulk-share', '2']), ['grpc', 'bulk-single-share2-grpc']);
+  for (const bad of ['http', 'GRPC', ''])
+    assert.throws(() => readBulkSingleOptions(['--consumer', bad], {}), /--consumer takes one of ws, grpc, grpc-ids/);
 });
