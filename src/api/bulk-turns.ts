@@ -17,6 +17,15 @@
 // for single IDs or lists (IdService counts them), a take whose window already spent the
 // share of it that BULK_SHARE_PERCENT gives to bulk work waits for the next window. With no
 // single request in this window or the last, bulk takes run unbounded.
+//
+// A message written costs the process more than the call that writes it: HTTP/2 frames and
+// sends a gRPC message in a later callback of the loop, the store's replies to a take's chunks
+// are read in callbacks of their own, and their garbage is collected later. No timer around the
+// call sees that work, so each message (sent()) is also charged what a message has cost beyond
+// its timed work, an estimate kept from the windows where bulk takes ran alone: the event loop's
+// busy time in such a window less the work timed in it, per message written. Until such a window
+// was seen the estimate is DEFAULT_MESSAGE_COST_MS.
+import { performance } from 'node:perf_hooks';
 import { setImmediate } from 'node:timers';
 import { DEFAULT_BULK_SHARE_PERCENT } from '../config.js';
 import { singlesAskedSoFar } from '../service/id-service.js';
@@ -27,6 +36,10 @@ export const SLICES_PER_TURN = 1;
 export const WINDOW_MS = 5;
 /** Default share of a window bulk work may take while single requests are served (BULK_SHARE_PERCENT / 100). */
 export const DEFAULT_SHARE = DEFAULT_BULK_SHARE_PERCENT / 100;
+/** What a message costs beyond its timed work until the process measured it, ms. */
+export const DEFAULT_MESSAGE_COST_MS = 0.1;
+/** Weight of each new measure of a message's cost in the estimate (an exponential average). */
+const MESSAGE_COST_WEIGHT = 0.2;
 
 /** What the turns read and schedule with (real ones by default; tests give their own). */
 export interface TurnClock {
@@ -38,6 +51,8 @@ export interface TurnClock {
   immediate(turn: () => void): void;
   /** Runs `turn` in `ms`. */
   later(turn: () => void, ms: number): void;
+  /** How long the event loop was busy so far (not waiting for I/O), ms. */
+  busy(): number;
 }
 
 const REAL_CLOCK: TurnClock = {
@@ -45,6 +60,7 @@ const REAL_CLOCK: TurnClock = {
   singles: singlesAskedSoFar,
   immediate: (turn) => setImmediate(turn),
   later: (turn, ms) => setTimeout(turn, ms),
+  busy: () => performance.eventLoopUtilization().active,
 };
 
 export class BulkTurns {
@@ -58,6 +74,11 @@ export class BulkTurns {
   private singlesBefore = false;
   /** Turns put off to the next window so far (read by tests). */
   deferred = 0;
+  /** What a message written costs beyond its timed work, ms (an estimate: see above). */
+  messageCostMs = DEFAULT_MESSAGE_COST_MS;
+  /** The loop's busy time when the current window began, and the messages written in it. */
+  private busyAtStart = 0;
+  private messages = 0;
   /**
    * The single-request count at the last look (servingSingles()), and when it last moved: none
    * before the first look, so that look finds it moved if any single ever came.
@@ -102,7 +123,18 @@ export class BulkTurns {
 
   /** Charges `ms` of bulk work (a slice encoded, a frame written) to the current window. */
   charge(ms: number): void {
+    this.roll(this.clock.now());
     this.spentMs += ms;
+  }
+
+  /**
+   * A message of a take was written: counted for the estimate of a message's cost and, while
+   * single requests are served, charged that estimate on top of its timed work.
+   */
+  sent(): void {
+    this.roll(this.clock.now());
+    this.messages++;
+    if (this.singlesBefore || this.clock.singles() !== this.singlesAtStart) this.spentMs += this.messageCostMs;
   }
 
   /** Runs `work` as bulk work charged to the current window. */
@@ -115,25 +147,60 @@ export class BulkTurns {
     }
   }
 
+  /**
+   * Begins a new window if the current one's time is up. Called wherever time is read: when a
+   * turn is asked for, when one begins and when work is charged. A turn put off to the window's
+   * end (`ending`) begins the next window, at that end, when it comes, even if its timer fired a
+   * little before the end by this clock: its work is charged to the window it runs in, never to
+   * the one that put it off, which is over.
+   */
+  private roll(now: number, ending = false): void {
+    if (!ending && now - this.windowStart < WINDOW_MS) return;
+    const singles = this.clock.singles();
+    this.measureMessages(now, singles);
+    this.singlesBefore = singles !== this.singlesAtStart && now - this.windowStart < 2 * WINDOW_MS;
+    const end = this.windowStart + WINDOW_MS;
+    this.windowStart = ending && now < end + WINDOW_MS ? end : now;
+    this.spentMs = 0;
+    this.singlesAtStart = singles;
+  }
+
+  /**
+   * At the end of a window: if bulk takes ran alone in it (no single request, and it lasted
+   * less than two windows, so nothing but them kept the loop busy), what its messages cost
+   * beyond the work timed in it goes into the estimate.
+   */
+  private measureMessages(now: number, singles: number): void {
+    const busy = this.clock.busy();
+    const alone = singles === this.singlesAtStart && !this.singlesBefore && now - this.windowStart < 2 * WINDOW_MS;
+    if (alone && this.messages > 0) {
+      const cost = Math.max(0, busy - this.busyAtStart - this.spentMs) / this.messages;
+      this.messageCostMs += (cost - this.messageCostMs) * MESSAGE_COST_WEIGHT;
+    }
+    this.busyAtStart = busy;
+    this.messages = 0;
+  }
+
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     const now = this.clock.now();
+    this.roll(now);
     const singles = this.clock.singles();
-    if (now - this.windowStart >= WINDOW_MS) {
-      this.singlesBefore = singles !== this.singlesAtStart && now - this.windowStart < 2 * WINDOW_MS;
-      this.windowStart = now;
-      this.spentMs = 0;
-      this.singlesAtStart = singles;
-    }
     const shared = this.singlesBefore || singles !== this.singlesAtStart;
     if (shared && this.share < 1 && this.spentMs >= this.share * WINDOW_MS) {
       this.deferred++;
-      this.clock.later(this.turn, this.windowStart + WINDOW_MS - now);
+      this.clock.later(this.putOffTurn, this.windowStart + WINDOW_MS - now);
     } else this.clock.immediate(this.turn);
   }
 
+  private readonly putOffTurn = (): void => {
+    this.roll(this.clock.now(), true);
+    this.turn();
+  };
+
   private readonly turn = (): void => {
+    this.roll(this.clock.now());
     this.scheduled = false;
     const ready = this.queue.splice(0, this.perTurn);
     if (this.queue.length > 0) this.schedule();

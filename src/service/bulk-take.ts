@@ -40,20 +40,23 @@ export interface BulkLimits {
  * hold up to max(spec.block, chunkIds) IDs (few store round trips); snowflake and rule chunks hold
  * a string per ID and stay one block. The next chunk is taken while the caller sends this one,
  * unless stopped() says the caller is gone (nothing more is taken then); a failed chunk throws
- * after the chunks before it were yielded.
+ * after the chunks before it were yielded. Each chunk's request is made inside `timed`, so that
+ * a caller can count the work of sending it to the store (the command written to its socket) as
+ * the take's.
  */
 export async function* takeChunks(
   source: ChunkSource,
   spec: BulkTake,
   chunkIds: number,
   stopped: () => boolean,
+  timed: <T>(work: () => T) => T = (work) => work(),
 ): AsyncGenerator<Chunk> {
   const size = source.whole ? spec.count : source.compact ? Math.max(spec.block, chunkIds) : spec.block;
   let left = spec.count;
   const take = (): Promise<Chunk> => {
     const count = Math.min(left, size);
     left -= count;
-    const nextChunk = source.next(count);
+    const nextChunk = timed(() => source.next(count));
     // Awaited in turn below; a failure is reported after the chunks before it.
     nextChunk.catch(() => undefined);
     return nextChunk;

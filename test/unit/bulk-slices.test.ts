@@ -54,6 +54,7 @@ function servingTurns(): BulkTurns {
     singles: () => ++singles,
     immediate: (turn) => setImmediate(turn),
     later: (turn, ms) => setTimeout(turn, ms),
+    busy: () => 0,
   };
   return new BulkTurns(1, clock);
 }

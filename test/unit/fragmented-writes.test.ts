@@ -73,6 +73,7 @@ function turnsWith(serving: boolean): BulkTurns {
     singles: () => (serving ? ++singles : singles),
     immediate: (turn) => setImmediate(turn),
     later: (turn, ms) => setTimeout(turn, ms),
+    busy: () => 0,
   };
   return new BulkTurns(1, clock);
 }

@@ -52,6 +52,8 @@ export class TakeCall {
   private waiters: (() => void)[] = [];
   /** Slices a block's encoding into turns; stops once the call is cancelled or the server closes. */
   private readonly slice: Slicer;
+  /** Runs a chunk's request to the store as bulk work charged to the turns' window. */
+  private readonly timed = <T>(work: () => T): T => this.opts.turns.timed(work);
   private readonly wake = (): void => {
     const ws = this.waiters;
     this.waiters = [];
@@ -130,6 +132,7 @@ export class TakeCall {
         this.wake();
       }),
     );
+    this.opts.turns.sent();
     return undefined;
   }
 
@@ -159,7 +162,13 @@ export class TakeCall {
   private async serve(take: BulkTake): Promise<Stopped | undefined> {
     this.take = take;
     const source = await openBulkTake(this.ids, take);
-    for await (const chunk of takeChunks(source, take, this.opts.chunkIds, () => this.stopped !== undefined)) {
+    for await (const chunk of takeChunks(
+      source,
+      take,
+      this.opts.chunkIds,
+      () => this.stopped !== undefined,
+      this.timed,
+    )) {
       const stopped = await this.emit(take, chunk);
       if (stopped !== undefined) return stopped;
     }

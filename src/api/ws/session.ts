@@ -69,6 +69,8 @@ export class StreamSession {
   private readonly memory = (bytes: number): Buffer => this.frames.take(bytes);
   /** Slices a block's encoding into turns; stops once the socket is gone. */
   private readonly slice: Slicer;
+  /** Runs a chunk's request to the store as bulk work charged to the turns' window. */
+  private readonly timed = <T>(work: () => T): T => this.opts.turns.timed(work);
   /** The socket's messages, a large one written a fragment per turn (fragmented-writes.ts). */
   private readonly writes: FragmentedWrites;
 
@@ -194,7 +196,9 @@ export class StreamSession {
       if (!this.writes.busy && this.fits(size)) break;
     }
     // Writing a large frame is bulk work too: a fragment per turn, charged to the turns' window.
-    return this.writes.write(frame, typeof frame === 'string' ? this.onSent : () => this.written(frame));
+    const wrote = this.writes.write(frame, typeof frame === 'string' ? this.onSent : () => this.written(frame));
+    this.opts.turns.sent();
+    return wrote;
   }
 
   /**
@@ -214,7 +218,7 @@ export class StreamSession {
   private async run(take: TakeMessage): Promise<void> {
     try {
       const source = await openBulkTake(this.ids, take);
-      for await (const chunk of takeChunks(source, take, this.opts.chunkIds, () => this.gone)) {
+      for await (const chunk of takeChunks(source, take, this.opts.chunkIds, () => this.gone, this.timed)) {
         if (!(await this.emit(take, chunk))) return;
       }
       if (this.gone) return;
