@@ -4,24 +4,34 @@
 // of an `order: node` tag answers ascending IDs); a frame that is not is a failure.
 import WebSocket from 'ws';
 
-/** A bulk consumer of either transport (this one, or the gRPC one of grpc-consumer.ts). */
-export interface BulkTaker {
-  readonly ids: number;
-  readonly failures: number;
-  start(tag: string, count: number, block: number): Promise<void>;
-  stop(): Promise<void>;
+/**
+ * A bulk consumer of either transport (this one, or the gRPC one of grpc-consumer.ts): the IDs
+ * it received and its failures (IDs not above the ones before, error replies, failed calls).
+ */
+export abstract class BulkTaker {
+  ids = 0;
+  failures = 0;
+  protected last = 0n;
+  protected stopped = false;
+  protected running?: Promise<void>;
+
+  /** Starts taking; resolves once the first IDs have come. */
+  abstract start(tag: string, count: number, block: number): Promise<void>;
+  /** Stops taking: what was taken but not sent is a gap, never reissued. */
+  abstract stop(): Promise<void>;
+
+  /** Counts `n` ascending IDs from `first` to `last`: a failure unless above the ones before and spanning `n`. */
+  protected tally(first: bigint, last: bigint, n: number): void {
+    if (first <= this.last || last < first || last - first + 1n < BigInt(n)) this.failures++;
+    this.last = last;
+    this.ids += n;
+  }
 }
 
-export class BulkConsumer implements BulkTaker {
-  /** IDs received so far. */
-  ids = 0;
-  /** Frames whose IDs were not above the ones before, or error replies. */
-  failures = 0;
-  private last = 0n;
-  private stopped = false;
-  private running?: Promise<void>;
-
-  private constructor(private readonly ws: WebSocket) {}
+export class BulkConsumer extends BulkTaker {
+  private constructor(private readonly ws: WebSocket) {
+    super();
+  }
 
   static open(url: string): Promise<BulkConsumer> {
     const ws = new WebSocket(url, { perMessageDeflate: false });
@@ -39,10 +49,7 @@ export class BulkConsumer implements BulkTaker {
     this.ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (isBinary) {
         const n = data.readUInt32LE(4);
-        const lo = data.readBigUInt64LE(8);
-        if (lo <= this.last) this.failures++;
-        this.last = data.readBigUInt64LE(8 + 8 * (n - 1));
-        this.ids += n;
+        this.tally(data.readBigUInt64LE(8), data.readBigUInt64LE(8 + 8 * (n - 1)), n);
         first?.();
         return;
       }

@@ -8,22 +8,17 @@
 // as is a call that ends in an error other than the cancel of stop().
 import { status, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { IdsClient, type Block } from '../../tools/grpc-client.js';
-import type { BulkTaker } from './consumer.js';
+import { BulkTaker } from './consumer.js';
 
-export class GrpcBulkConsumer implements BulkTaker {
-  /** IDs received so far. */
-  ids = 0;
-  /** Blocks whose IDs were not above the ones before, or calls that failed. */
-  failures = 0;
-  private last = 0n;
-  private stopped = false;
+export class GrpcBulkConsumer extends BulkTaker {
   private call?: ClientReadableStream<Block>;
-  private running?: Promise<void>;
 
   private constructor(
     private readonly client: IdsClient,
     private readonly ranges: boolean,
-  ) {}
+  ) {
+    super();
+  }
 
   /** A consumer of the Take of the gRPC server at `address` (127.0.0.1:port), taking runs or `ids`. */
   static open(address: string, form: 'ranges' | 'ids'): Promise<GrpcBulkConsumer> {
@@ -60,19 +55,12 @@ export class GrpcBulkConsumer implements BulkTaker {
   }
 
   private checkRun(first: bigint, last: bigint): void {
-    if (first <= this.last || last < first) this.failures++;
-    this.last = last;
-    this.ids += Number(last - first + 1n);
+    this.tally(first, last, Math.max(0, Number(last - first + 1n)));
   }
 
   private checkIds(ids: readonly string[]): void {
     const n = ids.length;
-    if (n === 0) return;
-    const lo = BigInt(ids[0]);
-    const hi = BigInt(ids[n - 1]);
-    if (lo <= this.last || hi - lo + 1n < BigInt(n)) this.failures++;
-    this.last = hi;
-    this.ids += n;
+    if (n > 0) this.tally(BigInt(ids[0]), BigInt(ids[n - 1]), n);
   }
 
   /** Stops taking: the call is cancelled, and what was taken but not sent is a gap, never reissued. */

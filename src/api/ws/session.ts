@@ -284,7 +284,9 @@ export class StreamSession {
         this.writes.piece(block.subarray(sent, end), fin, fin ? () => this.written(block) : undefined);
         sent = end;
       });
-      return frame !== undefined;
+      if (frame === undefined) return false;
+      this.opts.turns.sent();
+      return true;
     } finally {
       this.writes.release();
     }
