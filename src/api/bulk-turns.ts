@@ -134,18 +134,23 @@ export class BulkTurns {
   sent(): void {
     this.roll(this.clock.now());
     this.messages++;
-    if (this.singlesBefore || this.clock.singles() !== this.singlesAtStart) this.spentMs += this.messageCostMs;
+    if (this.sharing(this.clock.singles())) this.spentMs += this.messageCostMs;
   }
 
-  /** Runs `work` as bulk work charged to the current window. */
-  timed<T>(work: () => T): T {
+  /** Whether the current window is shared with single requests: some came in it or in the last. */
+  private sharing(singles: number): boolean {
+    return this.singlesBefore || singles !== this.singlesAtStart;
+  }
+
+  /** Runs `work` as bulk work charged to the current window (bound: it may be passed on as it is). */
+  readonly timed = <T>(work: () => T): T => {
     const start = this.clock.now();
     try {
       return work();
     } finally {
       this.charge(this.clock.now() - start);
     }
-  }
+  };
 
   /**
    * Begins a new window if the current one's time is up. Called wherever time is read: when a
@@ -186,9 +191,7 @@ export class BulkTurns {
     this.scheduled = true;
     const now = this.clock.now();
     this.roll(now);
-    const singles = this.clock.singles();
-    const shared = this.singlesBefore || singles !== this.singlesAtStart;
-    if (shared && this.share < 1 && this.spentMs >= this.share * WINDOW_MS) {
+    if (this.sharing(this.clock.singles()) && this.share < 1 && this.spentMs >= this.share * WINDOW_MS) {
       this.deferred++;
       this.clock.later(this.putOffTurn, this.windowStart + WINDOW_MS - now);
     } else this.clock.immediate(this.turn);

@@ -52,8 +52,6 @@ export class TakeCall {
   private waiters: (() => void)[] = [];
   /** Slices a block's encoding into turns; stops once the call is cancelled or the server closes. */
   private readonly slice: Slicer;
-  /** Runs a chunk's request to the store as bulk work charged to the turns' window. */
-  private readonly timed = <T>(work: () => T): T => this.opts.turns.timed(work);
   private readonly wake = (): void => {
     const ws = this.waiters;
     this.waiters = [];
@@ -167,7 +165,7 @@ export class TakeCall {
       take,
       this.opts.chunkIds,
       () => this.stopped !== undefined,
-      this.timed,
+      this.opts.turns.timed,
     )) {
       const stopped = await this.emit(take, chunk);
       if (stopped !== undefined) return stopped;

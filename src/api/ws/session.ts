@@ -69,8 +69,6 @@ export class StreamSession {
   private readonly memory = (bytes: number): Buffer => this.frames.take(bytes);
   /** Slices a block's encoding into turns; stops once the socket is gone. */
   private readonly slice: Slicer;
-  /** Runs a chunk's request to the store as bulk work charged to the turns' window. */
-  private readonly timed = <T>(work: () => T): T => this.opts.turns.timed(work);
   /** The socket's messages, a large one written a fragment per turn (fragmented-writes.ts). */
   private readonly writes: FragmentedWrites;
 
@@ -218,7 +216,7 @@ export class StreamSession {
   private async run(take: TakeMessage): Promise<void> {
     try {
       const source = await openBulkTake(this.ids, take);
-      for await (const chunk of takeChunks(source, take, this.opts.chunkIds, () => this.gone, this.timed)) {
+      for await (const chunk of takeChunks(source, take, this.opts.chunkIds, () => this.gone, this.opts.turns.timed)) {
         if (!(await this.emit(take, chunk))) return;
       }
       if (this.gone) return;
