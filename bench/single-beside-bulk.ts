@@ -76,12 +76,13 @@ import { keepCpusAwake, type Spinners } from './keep-awake.js';
 import { placeStores, type PlacedStores } from './bulk/place-stores.js';
 import { isFloor, report, type CaseName, type Latency, type Measured } from './bulk/report.js';
 import { buildC } from './c-build.js';
-import { readBulkSingleOptions, WARMUP_S } from './bulk/options.js';
+import { readBulkSingleOptions, transportOf, WARMUP_S } from './bulk/options.js';
 import { startRun } from './record.js';
 import { BENCH_SETTINGS } from './server.js';
 
 const args = process.argv.slice(2);
 const opts = readBulkSingleOptions(args);
+const transport = transportOf(opts.consumer);
 
 /** One fixed-rate generator to its end. */
 function generate(binary: string, transport: 'http' | 'udp', port: number, target: string): Promise<Latency> {
@@ -140,7 +141,7 @@ async function startIdmint(env: Record<string, string | undefined>): Promise<Chi
 
 /** A bulk consumer of the run's transport, of the stream at `address` (a ws:// URL, or 127.0.0.1:port for gRPC). */
 const openConsumer = (address: string): Promise<BulkTaker> =>
-  opts.consumer === 'ws'
+  transport === 'ws'
     ? BulkConsumer.open(address)
     : GrpcBulkConsumer.open(address, opts.consumer === 'grpc' ? 'ranges' : 'ids');
 
@@ -184,7 +185,7 @@ async function main(): Promise<void> {
     ...testEnv(names, {
       PORT: String(httpPort),
       UDP_PORT: String(udpPort),
-      GRPC_PORT: String(opts.consumer === 'ws' ? 0 : grpcPort),
+      GRPC_PORT: String(transport === 'ws' ? 0 : grpcPort),
       LOG_LEVEL: 'warn',
     }),
   };
@@ -196,7 +197,7 @@ async function main(): Promise<void> {
         ...env,
         PORT: String(bulkPort),
         UDP_PORT: String(await freePort()),
-        GRPC_PORT: String(opts.consumer === 'ws' ? 0 : bulkGrpcPort),
+        GRPC_PORT: String(transport === 'ws' ? 0 : bulkGrpcPort),
       }).catch(async (err) => {
         await idmint.stop();
         throw err;
@@ -232,7 +233,7 @@ async function main(): Promise<void> {
       'beside bulk': { http: [httpPort, '/v1/id/single'], udp: [udpPort, 'single'], pid: idmint.pid },
       'floor beside bulk': { http: [barePort, '/v1/id/single'], udp: [echoPort, 'single'], pid: bare.pid },
     };
-    const stream = opts.consumer === 'ws' ? `ws://127.0.0.1:${bulkPort}/v1/stream` : `127.0.0.1:${bulkGrpcPort}`;
+    const stream = transport === 'ws' ? `ws://127.0.0.1:${bulkPort}/v1/stream` : `127.0.0.1:${bulkGrpcPort}`;
     // The warm-up rounds first (the first cases a process serves find V8 and the caches cold):
     // printed and listed, never in the medians. Two by default: with --trace-opt --trace-deopt,
     // idmint's first round after one warm-up round still deoptimised its HTTP path ('wrong map',
@@ -248,7 +249,7 @@ async function main(): Promise<void> {
         // Beside the floor, a bare stream at the rate idmint's bulk consumer had in this round.
         const bareStream =
           name === 'floor beside bulk'
-            ? await startBareStream(rounds.get('beside bulk')!.at(-1)!.bulkRate, opts.consumer === 'ws' ? 'ws' : 'grpc')
+            ? await startBareStream(rounds.get('beside bulk')!.at(-1)!.bulkRate, transport)
             : undefined;
         if (bareStream && opts.pin) pinProcess(bareStream.child.pid, bulkCpu());
         const bulkUrl = name === 'beside bulk' ? stream : bareStream?.url;

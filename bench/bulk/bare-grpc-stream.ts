@@ -8,15 +8,13 @@
 // does, with nothing of idmint's process: what such a stream costs single requests on this
 // machine whatever serves it. Prints `listening 127.0.0.1:<port>` (GRPC_PORT, 0: any); exits on
 // SIGTERM or SIGINT.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { paced } from './pace.js';
 import { Server, ServerCredentials, status, type ServerWritableStream } from '@grpc/grpc-js';
 import { idsServiceEncodingTakes } from '../../src/api/grpc/proto.js';
 
-const rate = Number(process.env.BARE_STREAM_RATE ?? 0);
 const { service, encode } = idsServiceEncodingTakes();
-/** The next ID of the stream, and when the next block is due (performance.now(), ms). */
+/** The next ID of the stream. */
 let nextId = 1;
-let due = 0;
 
 /** A block of `count` ascending IDs, encoded: one run, or a string per ID. */
 function fill(count: number, ranges: boolean): Buffer {
@@ -39,12 +37,7 @@ async function take(call: TakeCall): Promise<void> {
   call.once('cancelled', () => (cancelled = true));
   for (let sent = 0; sent < count && !cancelled; ) {
     const size = Math.min(block, count - sent);
-    if (rate > 0) {
-      const now = performance.now();
-      if (due > now) await sleep(due - now);
-      // No catching up past a few milliseconds: a stall is not followed by a burst.
-      due = Math.max(due, performance.now() - 5) + (size / rate) * 1000;
-    }
+    await paced(size);
     await new Promise<void>((resolve) => call.write(fill(size, call.request.ranges), () => resolve()));
     sent += size;
   }

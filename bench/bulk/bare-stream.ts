@@ -7,18 +7,16 @@
 // the same bytes through the same kernel and cores as idmint's bulk consumer does, with nothing
 // of idmint's process: what a bulk stream costs single requests on this machine whatever serves
 // it. PORT (0: any); prints `listening <url>`; exits on SIGTERM or SIGINT.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { paced } from './pace.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 
-const rate = Number(process.env.BARE_STREAM_RATE ?? 0);
 const server = new WebSocketServer({
   host: '127.0.0.1',
   port: Number(process.env.PORT ?? 0),
   perMessageDeflate: false,
 });
-/** The next ID of the stream, and when the next frame is due (performance.now(), ms). */
+/** The next ID of the stream. */
 let nextId = 1;
-let due = 0;
 
 /** Fills `frame` with the header and `count` ascending IDs. */
 function fill(frame: Buffer, req: number, count: number): void {
@@ -36,12 +34,7 @@ async function take(socket: WebSocket, req: number, count: number, block: number
   const frame = Buffer.alloc(8 + 8 * block);
   for (let sent = 0; sent < count && socket.readyState === socket.OPEN; ) {
     const size = Math.min(block, count - sent);
-    if (rate > 0) {
-      const now = performance.now();
-      if (due > now) await sleep(due - now);
-      // No catching up past a few milliseconds: a stall is not followed by a burst.
-      due = Math.max(due, performance.now() - 5) + (size / rate) * 1000;
-    }
+    await paced(size);
     fill(frame, req, size);
     const view = size === block ? frame : frame.subarray(0, 8 + 8 * size);
     await new Promise<void>((resolve) => socket.send(view, { binary: true }, () => resolve()));

@@ -5,6 +5,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startTsx, type Child } from '../../tools/child.js';
+import type { Transport } from './options.js';
 
 /** The bare Fastify route on `port`. */
 export function startBare(port: number): Child {
@@ -22,11 +23,11 @@ export function startEcho(): { pid: number; port: Promise<number>; stop: () => v
 }
 
 /**
- * The bare bulk stream of the consumer's transport at `rate` IDs a second (0: as fast as it can),
+ * The bare bulk stream of `transport` at `rate` IDs a second (0: as fast as it can),
  * ready; with its address (a ws:// URL, or 127.0.0.1:port for gRPC).
  */
-export async function startBareStream(rate: number, consumer: 'ws' | 'grpc'): Promise<{ child: Child; url: string }> {
-  const script = consumer === 'ws' ? 'bench/bulk/bare-stream.ts' : 'bench/bulk/bare-grpc-stream.ts';
+export async function startBareStream(rate: number, transport: Transport): Promise<{ child: Child; url: string }> {
+  const script = transport === 'ws' ? 'bench/bulk/bare-stream.ts' : 'bench/bulk/bare-grpc-stream.ts';
   const child = startTsx([script], {
     name: 'bare-stream',
     env: { ...process.env, PORT: '0', GRPC_PORT: '0', BARE_STREAM_RATE: String(Math.round(rate)) },

@@ -12,6 +12,9 @@ export const WARMUP_S = 1;
 
 export const CONSUMERS = ['ws', 'grpc', 'grpc-ids'] as const;
 export type Consumer = (typeof CONSUMERS)[number];
+/** The transport a consumer takes over: the websocket stream or gRPC Take. */
+export type Transport = 'ws' | 'grpc';
+export const transportOf = (consumer: Consumer): Transport => (consumer === 'ws' ? 'ws' : 'grpc');
 
 export interface BulkSingleOptions {
   rate: number;
